@@ -1,0 +1,214 @@
+//! The agent: one tokio task per session, fed [`Op`]s, producing [`Event`]s.
+//!
+//! [`spawn`] starts the task. It routes ops: a user message starts a turn (or waits for
+//! the running one), an approval goes to the call awaiting it, an interrupt cancels the
+//! turn's token. The turn itself runs as its own task holding the session state.
+
+pub mod approval;
+pub mod context;
+pub mod history;
+mod model_call;
+mod turn;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::llm::{ModelClient, Usage};
+use crate::protocol::{Event, Op};
+use crate::tools::ToolRegistry;
+use approval::{ApprovalPolicy, PendingApprovals};
+use history::Message;
+
+/// Everything a session needs that does not change while it runs.
+pub struct AgentOptions {
+    pub config: Config,
+    pub workspace: PathBuf,
+    pub system_prompt: String,
+    pub client: Arc<dyn ModelClient>,
+    pub tools: ToolRegistry,
+}
+
+/// The front end's side of a running agent.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<Event>,
+}
+
+/// Sends events to the front end; a front end that went away is not an error.
+#[derive(Clone, Debug)]
+pub(crate) struct EventSink(mpsc::UnboundedSender<Event>);
+
+impl EventSink {
+    pub(crate) fn emit(&self, event: Event) {
+        let _ = self.0.send(event);
+    }
+
+    pub(crate) fn sender(&self) -> mpsc::UnboundedSender<Event> {
+        self.0.clone()
+    }
+}
+
+/// Provider-reported token counts over the session.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UsageTotals {
+    pub last: Usage,
+    pub input: u64,
+    pub output: u64,
+}
+
+/// The state a turn changes.
+pub(crate) struct Session {
+    pub history: Vec<Message>,
+    pub policy: ApprovalPolicy,
+    pub usage: UsageTotals,
+}
+
+/// What every turn of the session shares.
+pub(crate) struct TurnContext {
+    pub options: Arc<AgentOptions>,
+    pub events: EventSink,
+    pub cancel: CancellationToken,
+    pub approvals: PendingApprovals,
+}
+
+/// Starts the agent task. It ends after [`Op::Shutdown`] or when the op sender is dropped.
+pub fn spawn(options: AgentOptions) -> AgentHandle {
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    tokio::spawn(run(Arc::new(options), ops_rx, EventSink(events_tx)));
+    AgentHandle {
+        ops: ops_tx,
+        events: events_rx,
+    }
+}
+
+struct RunningTurn {
+    task: JoinHandle<()>,
+    cancel: CancellationToken,
+}
+
+async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, events: EventSink) {
+    events.emit(Event::SessionConfigured {
+        model: options.client.model().to_string(),
+        provider: options.client.provider().to_string(),
+        workspace: options.workspace.display().to_string(),
+        tools: options.tools.infos(),
+    });
+    let session = Arc::new(Mutex::new(Session {
+        history: Vec::new(),
+        policy: ApprovalPolicy::new(options.config.agent.approval),
+        usage: UsageTotals::default(),
+    }));
+    let approvals = PendingApprovals::default();
+    let mut running: Option<RunningTurn> = None;
+    let mut queued: VecDeque<String> = VecDeque::new();
+
+    loop {
+        tokio::select! {
+            op = ops.recv() => {
+                let Some(op) = op else {
+                    stop_turn(&mut running, &session, &events).await;
+                    break;
+                };
+                match op {
+                    Op::UserInput { text } => {
+                        if running.is_some() {
+                            queued.push_back(text);
+                        } else {
+                            running = Some(start_turn(&options, &session, &events, &approvals, text));
+                        }
+                    }
+                    Op::Approval { id, decision } => {
+                        if !approvals.resolve(&id, decision) {
+                            events.emit(Event::Notice {
+                                message: format!("no tool call `{id}` is waiting for approval"),
+                            });
+                        }
+                    }
+                    Op::Interrupt => match &running {
+                        Some(turn) => {
+                            turn.cancel.cancel();
+                            if !queued.is_empty() {
+                                events.emit(Event::Notice {
+                                    message: format!("dropped {} queued message(s) with the interrupt", queued.len()),
+                                });
+                                queued.clear();
+                            }
+                        }
+                        None => events.emit(Event::Notice { message: "nothing is running".to_string() }),
+                    },
+                    Op::CompactNow => events.emit(Event::Notice {
+                        message: "compaction is not available in this version".to_string(),
+                    }),
+                    Op::Shutdown => {
+                        stop_turn(&mut running, &session, &events).await;
+                        break;
+                    }
+                }
+            }
+            joined = async { match running.as_mut() {
+                Some(turn) => (&mut turn.task).await,
+                None => std::future::pending().await,
+            } } => {
+                running = None;
+                if let Err(err) = joined {
+                    recover_from_crash(&session, &events, &err.to_string()).await;
+                }
+                if let Some(text) = queued.pop_front() {
+                    running = Some(start_turn(&options, &session, &events, &approvals, text));
+                }
+            }
+        }
+    }
+    events.emit(Event::ShutdownComplete);
+}
+
+fn start_turn(
+    options: &Arc<AgentOptions>,
+    session: &Arc<Mutex<Session>>,
+    events: &EventSink,
+    approvals: &PendingApprovals,
+    text: String,
+) -> RunningTurn {
+    let cancel = CancellationToken::new();
+    let context = TurnContext {
+        options: Arc::clone(options),
+        events: events.clone(),
+        cancel: cancel.clone(),
+        approvals: approvals.clone(),
+    };
+    let session = Arc::clone(session);
+    let task = tokio::spawn(async move {
+        let mut session = session.lock().await;
+        turn::run_turn(&mut session, text, &context).await;
+    });
+    RunningTurn { task, cancel }
+}
+
+/// Cancels the running turn, if any, and waits for it to leave the history valid.
+async fn stop_turn(running: &mut Option<RunningTurn>, session: &Arc<Mutex<Session>>, events: &EventSink) {
+    if let Some(turn) = running.take() {
+        turn.cancel.cancel();
+        if let Err(err) = turn.task.await {
+            recover_from_crash(session, events, &err.to_string()).await;
+        }
+    }
+}
+
+/// A turn task panicked: repair the history it left and say so.
+async fn recover_from_crash(session: &Arc<Mutex<Session>>, events: &EventSink, why: &str) {
+    let mut session = session.lock().await;
+    history::close_open_tool_calls(
+        &mut session.history,
+        "the agent crashed while this call was running",
+    );
+    events.emit(Event::Error {
+        message: format!("internal error, the turn was stopped: {why}"),
+    });
+}

@@ -1,0 +1,347 @@
+//! One turn: from a user message to a final answer, an interruption, an error, or the
+//! step limit.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::approval::Verdict;
+use super::history::{self, ContentBlock, Message, Role};
+use super::model_call::{CallFailure, call_model};
+use super::{Session, TurnContext, context};
+use crate::llm::{InvalidArguments, ModelRequest, ModelResponse};
+use crate::protocol::{Decision, Event, StopReason, ToolCallSummary};
+use crate::tools::output::{cap_text, preview_line};
+use crate::tools::{OutputSink, ToolContext, ToolOutput, schema};
+
+/// The result text every unanswered call gets when the person interrupts.
+const INTERRUPTED: &str = "interrupted by the user";
+/// Marks assistant text cut short by an interruption.
+const INTERRUPTED_MARK: &str = "[interrupted by the user]";
+/// Hard cap on one tool result in the history, whatever the tool did.
+const RESULT_LIMIT_BYTES: usize = 100_000;
+/// Sent when a reply stopped at the output limit, once per turn.
+const CONTINUE_PROMPT: &str =
+    "Your previous reply was cut off by the output token limit. Continue exactly where it stopped.";
+
+/// How the tool phase of a step ended.
+enum ToolPhase {
+    Done,
+    Interrupted,
+}
+
+pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
+    let options = &context.options;
+    let max_steps = options.config.agent.max_steps;
+    let specs = options.tools.specs();
+    context.events.emit(Event::TurnStarted { text: text.clone() });
+    session.history.push(Message::user(text));
+
+    let mut asked_to_continue = false;
+    // Text of a reply cut at the output limit, to be joined with its continuation.
+    let mut carried_text = String::new();
+    for step in 1..=max_steps {
+        context.events.emit(Event::StepStarted { step, max_steps });
+        let request = ModelRequest {
+            system: &options.system_prompt,
+            messages: &session.history,
+            tools: &specs,
+            max_output_tokens: options.config.model.max_output_tokens,
+        };
+        let response = match call_model(context, &request).await {
+            Ok(response) => response,
+            Err(failure) => return end_without_response(session, context, failure),
+        };
+        record_response(session, context, &response);
+        if !response
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
+        {
+            let reply = assistant_text(&response);
+            if response.stop_reason == StopReason::MaxTokens && !asked_to_continue {
+                asked_to_continue = true;
+                carried_text.push_str(&reply);
+                context.events.emit(Event::Notice {
+                    message: "the reply hit the output token limit; asking the model to continue".to_string(),
+                });
+                session.history.push(Message::user(CONTINUE_PROMPT));
+                continue;
+            }
+            if response.stop_reason == StopReason::MaxTokens {
+                context.events.emit(Event::Notice {
+                    message: "the reply hit the output token limit again; it is incomplete".to_string(),
+                });
+            }
+            carried_text.push_str(&reply);
+            context.events.emit(Event::TurnComplete { text: carried_text });
+            return;
+        }
+        match run_tools(session, context, &response).await {
+            ToolPhase::Done => {}
+            ToolPhase::Interrupted => {
+                history::close_open_tool_calls(&mut session.history, INTERRUPTED);
+                context.events.emit(Event::TurnAborted {
+                    reason: "interrupted by the user while tools were running".to_string(),
+                });
+                return;
+            }
+        }
+    }
+    step_limit_report(session, context, max_steps).await;
+}
+
+fn assistant_text(response: &ModelResponse) -> String {
+    response
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Appends the reply to the history and tells the front end about it and the context size.
+fn record_response(session: &mut Session, context: &TurnContext, response: &ModelResponse) {
+    if !response.content.is_empty() {
+        session.history.push(Message {
+            role: Role::Assistant,
+            content: response.content.clone(),
+        });
+    }
+    let message = Message {
+        role: Role::Assistant,
+        content: response.content.clone(),
+    };
+    context.events.emit(Event::AssistantMessage {
+        thinking: message.thinking(),
+        text: message.text(),
+        tool_calls: message
+            .tool_uses()
+            .map(|call| ToolCallSummary {
+                id: call.id.to_string(),
+                name: call.name.to_string(),
+            })
+            .collect(),
+        stop_reason: response.stop_reason,
+    });
+    let usage = response.usage;
+    session.usage.last = usage;
+    session.usage.input += usage.input_tokens;
+    session.usage.output += usage.output_tokens;
+    let options = &context.options;
+    let reported = usage.input_tokens + usage.output_tokens;
+    let (context_tokens, estimated) = if reported > 0 {
+        (reported, false)
+    } else {
+        (
+            context::estimate_request(&options.system_prompt, &session.history, &options.tools.specs()),
+            true,
+        )
+    };
+    context.events.emit(Event::TokenUsage {
+        context_tokens,
+        estimated,
+        token_limit: options.config.agent.token_limit,
+        context_window: options.config.model.context_window,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        total_input_tokens: session.usage.input,
+        total_output_tokens: session.usage.output,
+    });
+}
+
+/// The model call failed or was interrupted: keep the history valid and end the turn.
+fn end_without_response(session: &mut Session, context: &TurnContext, failure: CallFailure) {
+    match failure {
+        CallFailure::Cancelled { partial_text } => {
+            if !partial_text.trim().is_empty() {
+                session.history.push(Message::assistant_text(format!(
+                    "{partial_text}\n\n{INTERRUPTED_MARK}"
+                )));
+            }
+            context.events.emit(Event::TurnAborted {
+                reason: "interrupted by the user while the model was replying".to_string(),
+            });
+        }
+        CallFailure::Failed(error) => {
+            context.events.emit(Event::Error {
+                message: format!("the model call failed: {error}"),
+            });
+        }
+    }
+}
+
+/// Runs every tool call of the reply in order, appending one tool message with all results.
+async fn run_tools(session: &mut Session, context: &TurnContext, response: &ModelResponse) -> ToolPhase {
+    let calls: Vec<(String, String, Value)> = response
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
+            _ => None,
+        })
+        .collect();
+    session.history.push(Message {
+        role: Role::Tool,
+        content: Vec::with_capacity(calls.len()),
+    });
+    for (id, name, arguments) in calls {
+        context.events.emit(Event::ToolCallRequested {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        });
+        let started = Instant::now();
+        let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
+        let outcome = run_one(session, context, &id, &name, arguments, invalid).await;
+        let Some(output) = outcome else {
+            context.events.emit(Event::ToolCallFinished {
+                id,
+                name,
+                ok: false,
+                duration_ms: elapsed_ms(started),
+                output_preview: INTERRUPTED.to_string(),
+            });
+            return ToolPhase::Interrupted;
+        };
+        let content = cap_text(&output.content, RESULT_LIMIT_BYTES);
+        context.events.emit(Event::ToolCallFinished {
+            id: id.clone(),
+            name,
+            ok: !output.is_error,
+            duration_ms: elapsed_ms(started),
+            output_preview: preview_line(&content, 200),
+        });
+        if let Some(results) = session.history.last_mut() {
+            results.content.push(ContentBlock::ToolResult {
+                tool_use_id: id,
+                content,
+                is_error: output.is_error,
+            });
+        }
+        if context.cancel.is_cancelled() {
+            return ToolPhase::Interrupted;
+        }
+    }
+    ToolPhase::Done
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One call: validation, approval, execution. `None` when the person interrupted.
+async fn run_one(
+    session: &mut Session,
+    context: &TurnContext,
+    id: &str,
+    name: &str,
+    arguments: Value,
+    invalid: Option<&InvalidArguments>,
+) -> Option<ToolOutput> {
+    if let Some(invalid) = invalid {
+        return Some(ToolOutput::error(invalid.error.clone()));
+    }
+    let options = &context.options;
+    let Some(tool) = options.tools.get(name) else {
+        return Some(ToolOutput::error(format!(
+            "unknown tool `{name}`; the tools are: {}",
+            options.tools.names().join(", ")
+        )));
+    };
+    if let Err(problem) = schema::validate(&tool.input_schema(), &arguments) {
+        return Some(ToolOutput::error(format!(
+            "invalid arguments for `{name}`: {problem}"
+        )));
+    }
+    match session.policy.check(name, tool.effect()) {
+        Verdict::Run => {}
+        Verdict::Refuse(reason) => return Some(ToolOutput::error(format!("refused: {reason}"))),
+        Verdict::Ask => {
+            let decision = context.approvals.register(id);
+            context.events.emit(Event::ApprovalRequested {
+                id: id.to_string(),
+                name: name.to_string(),
+                preview: tool.preview(&arguments, &options.workspace),
+            });
+            let decision = tokio::select! {
+                _ = context.cancel.cancelled() => {
+                    context.approvals.remove(id);
+                    return None;
+                }
+                decision = decision => decision,
+            };
+            match decision {
+                Ok(Decision::Approve) => {}
+                Ok(Decision::ApproveForSession) => session.policy.allow_for_session(name),
+                Ok(Decision::Deny { reason }) => {
+                    let because = reason.map(|r| format!(": {r}")).unwrap_or_default();
+                    return Some(ToolOutput::error(format!(
+                        "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
+                    )));
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+    context.events.emit(Event::ToolCallStarted {
+        id: id.to_string(),
+        name: name.to_string(),
+    });
+    let tool_context = ToolContext {
+        workspace: options.workspace.clone(),
+        cancel: context.cancel.child_token(),
+        output: OutputSink::new(id.to_string(), context.events.sender()),
+    };
+    tokio::select! {
+        // Dropping the tool's future is how it is stopped: tools clean up on drop
+        // (bash kills its process group).
+        _ = context.cancel.cancelled() => None,
+        output = tool.run(arguments, tool_context) => Some(output),
+    }
+}
+
+/// The step limit was hit: ask the model for a progress report (no more tool use) so the
+/// work can be picked up, and end the turn with it.
+async fn step_limit_report(session: &mut Session, context: &TurnContext, max_steps: u32) {
+    let options = &context.options;
+    let mut messages = session.history.clone();
+    messages.push(Message::user(format!(
+        "You have used all {max_steps} steps allowed for this task, so stop here and do not call any tools. \
+         Write a short progress report for the person: what was done, what remains, and what the next step would be."
+    )));
+    // Tools stay declared: providers refuse a history with tool calls but no tools.
+    let specs = options.tools.specs();
+    let request = ModelRequest {
+        system: &options.system_prompt,
+        messages: &messages,
+        tools: &specs,
+        max_output_tokens: options.config.model.max_output_tokens,
+    };
+    let report = match call_model(context, &request).await {
+        Ok(response) => {
+            let text = assistant_text(&response);
+            if text.trim().is_empty() {
+                format!("Stopped after {max_steps} steps; the model wrote no report.")
+            } else {
+                text
+            }
+        }
+        Err(CallFailure::Cancelled { .. }) => {
+            context.events.emit(Event::TurnAborted {
+                reason: "interrupted by the user while the progress report was written".to_string(),
+            });
+            return;
+        }
+        Err(CallFailure::Failed(error)) => {
+            format!("Stopped after {max_steps} steps; the progress report could not be written: {error}")
+        }
+    };
+    session.history.push(Message::assistant_text(report.clone()));
+    context.events.emit(Event::StepLimitReached {
+        steps: max_steps,
+        report,
+    });
+}

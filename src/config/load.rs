@@ -1,0 +1,478 @@
+//! Reading the configuration layers: built-in defaults < user file < `--config FILE` <
+//! environment < flags.
+//!
+//! Each layer is a TOML table. A key a layer sets that the defaults do not have is an
+//! error naming the layer; the merged table is then deserialized once, and a type error
+//! names the key and the layer that set it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use toml::{Table, Value};
+
+use super::{Config, DEFAULT_CONFIG};
+
+/// A configuration problem, as one line naming where it came from.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// Values given on the command line; `None` leaves the lower layers' value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    pub provider: Option<super::Provider>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub approval: Option<super::ApprovalMode>,
+    pub max_steps: Option<u32>,
+}
+
+/// Where to look and what to put on top.
+pub struct LoadOptions<'a> {
+    /// The user's config directory; `config.toml` there is read when it exists.
+    pub config_dir: Option<PathBuf>,
+    /// `--config FILE`: must exist.
+    pub config_file: Option<PathBuf>,
+    pub overrides: Overrides,
+    /// Reads an environment variable (a parameter so tests need not touch the process env).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// Environment variables that set config keys.
+const ENV_KEYS: [(&str, &str); 7] = [
+    ("MINIAGENT_PROVIDER", "model.provider"),
+    ("MINIAGENT_BASE_URL", "model.base_url"),
+    ("MINIAGENT_MODEL", "model.model"),
+    ("MINIAGENT_API_KEY_ENV", "model.api_key_env"),
+    ("MINIAGENT_APPROVAL", "agent.approval"),
+    ("MINIAGENT_MAX_STEPS", "agent.max_steps"),
+    ("MINIAGENT_TOKEN_LIMIT", "agent.token_limit"),
+];
+
+/// The user's config directory: `MINIAGENT_CONFIG_DIR`, else the platform's
+/// (`~/.config/miniagent` on Linux).
+pub fn config_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(dir) = env("MINIAGENT_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    directories::ProjectDirs::from("", "", "miniagent").map(|dirs| dirs.config_dir().to_path_buf())
+}
+
+struct Layer {
+    /// Shown in errors: a file path, `environment variable X` or `--flag`.
+    source: String,
+    /// The folder relative paths in this layer are resolved against.
+    base_dir: Option<PathBuf>,
+    table: Table,
+}
+
+/// Reads every layer and returns the resulting configuration.
+pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
+    let defaults = parse_toml(DEFAULT_CONFIG, "built-in defaults")?;
+    let mut layers = Vec::new();
+    if let Some(dir) = &options.config_dir {
+        let path = dir.join("config.toml");
+        if path.exists() {
+            layers.push(file_layer(&path)?);
+        }
+    }
+    if let Some(path) = &options.config_file {
+        layers.push(file_layer(path)?);
+    }
+    layers.extend(env_layers(&defaults, options.env)?);
+    layers.extend(override_layers(&options.overrides));
+
+    let mut merged = defaults.clone();
+    let mut origins: HashMap<String, usize> = HashMap::new();
+    for (index, layer) in layers.iter().enumerate() {
+        check_known_keys(&defaults, &layer.table, "", &layer.source)?;
+        merge(&mut merged, &layer.table, "", index, &mut origins);
+    }
+    let source_of = |path: &str| -> String {
+        // The deepest key (or table) a layer set that contains `path`.
+        let mut key = path;
+        loop {
+            if let Some(index) = origins.get(key) {
+                return layers[*index].source.clone();
+            }
+            match key.rfind('.') {
+                Some(dot) => key = &key[..dot],
+                None => return "built-in defaults".to_string(),
+            }
+        }
+    };
+    let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|err| {
+        let path = err.path().to_string();
+        let message = one_line(&err.inner().to_string());
+        ConfigError(format!("{}: key `{path}`: {message}", source_of(&path)))
+    })?;
+    validate(&config, &source_of)?;
+    if !config.agent.system_prompt_file.is_empty() {
+        let named = PathBuf::from(&config.agent.system_prompt_file);
+        let base = origins
+            .get("agent.system_prompt_file")
+            .and_then(|index| layers[*index].base_dir.clone());
+        config.system_prompt_path = Some(match base {
+            Some(base) if named.is_relative() => base.join(named),
+            _ => named,
+        });
+    }
+    Ok(config)
+}
+
+fn parse_toml(text: &str, source: &str) -> Result<Table, ConfigError> {
+    text.parse::<Table>().map_err(|err| {
+        let location = err
+            .span()
+            .map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                format!(" at line {line}, column {column}")
+            })
+            .unwrap_or_default();
+        ConfigError(format!(
+            "{source}: TOML syntax error{location}: {}",
+            one_line(err.message())
+        ))
+    })
+}
+
+fn file_layer(path: &Path) -> Result<Layer, ConfigError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|err| ConfigError(format!("{shown}: cannot read the config file: {err}")))?;
+    Ok(Layer {
+        table: parse_toml(&text, &shown)?,
+        base_dir: path.parent().map(Path::to_path_buf),
+        source: shown,
+    })
+}
+
+/// Environment values are strings; each is typed like the default it replaces.
+fn env_layers(defaults: &Table, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Layer>, ConfigError> {
+    let mut layers = Vec::new();
+    for (var, key) in ENV_KEYS {
+        let Some(raw) = env(var).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let source = format!("environment variable {var}");
+        let value = match lookup(defaults, key) {
+            Some(Value::Integer(_)) => raw.trim().parse::<i64>().map(Value::Integer).map_err(|_| {
+                ConfigError(format!(
+                    "{source}: key `{key}`: expected a whole number, got `{raw}`"
+                ))
+            })?,
+            _ => Value::String(raw),
+        };
+        layers.push(Layer {
+            table: nested(key, value),
+            base_dir: std::env::current_dir().ok(),
+            source,
+        });
+    }
+    Ok(layers)
+}
+
+fn override_layers(overrides: &Overrides) -> Vec<Layer> {
+    let flags: [(&str, &str, Option<Value>); 6] = [
+        (
+            "--provider",
+            "model.provider",
+            overrides.provider.map(|p| Value::String(p.to_string())),
+        ),
+        (
+            "--base-url",
+            "model.base_url",
+            overrides.base_url.clone().map(Value::String),
+        ),
+        (
+            "--model",
+            "model.model",
+            overrides.model.clone().map(Value::String),
+        ),
+        (
+            "--api-key-env",
+            "model.api_key_env",
+            overrides.api_key_env.clone().map(Value::String),
+        ),
+        (
+            "--approval",
+            "agent.approval",
+            overrides.approval.map(|a| Value::String(a.to_string())),
+        ),
+        (
+            "--max-steps",
+            "agent.max_steps",
+            overrides.max_steps.map(|n| Value::Integer(i64::from(n))),
+        ),
+    ];
+    flags
+        .into_iter()
+        .filter_map(|(flag, key, value)| {
+            value.map(|value| Layer {
+                source: flag.to_string(),
+                base_dir: std::env::current_dir().ok(),
+                table: nested(key, value),
+            })
+        })
+        .collect()
+}
+
+fn nested(dotted: &str, value: Value) -> Table {
+    let mut parts: Vec<&str> = dotted.split('.').collect();
+    let last = parts.pop().unwrap_or(dotted);
+    let mut table = Table::new();
+    table.insert(last.to_string(), value);
+    for part in parts.into_iter().rev() {
+        let mut outer = Table::new();
+        outer.insert(part.to_string(), Value::Table(table));
+        table = outer;
+    }
+    table
+}
+
+fn lookup<'a>(table: &'a Table, dotted: &str) -> Option<&'a Value> {
+    let mut parts = dotted.split('.');
+    let mut value = table.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_table()?.get(part)?;
+    }
+    Some(value)
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) -> Result<(), ConfigError> {
+    for (key, value) in layer {
+        let path = join(prefix, key);
+        match (known.get(key), value) {
+            (None, _) => {
+                let section = if prefix.is_empty() {
+                    "the top level"
+                } else {
+                    prefix
+                };
+                let mut choices: Vec<&str> = known.keys().map(String::as_str).collect();
+                choices.sort_unstable();
+                return Err(ConfigError(format!(
+                    "{source}: unknown key `{path}` (known in {section}: {})",
+                    choices.join(", ")
+                )));
+            }
+            (Some(Value::Table(known_inner)), Value::Table(inner)) => {
+                check_known_keys(known_inner, inner, &path, source)?;
+            }
+            // A type mismatch (e.g. a table where a value belongs) is reported by the
+            // typed deserialization, which names the expected type.
+            (Some(_), _) => {}
+        }
+    }
+    Ok(())
+}
+
+fn merge(into: &mut Table, layer: &Table, prefix: &str, index: usize, origins: &mut HashMap<String, usize>) {
+    for (key, value) in layer {
+        let path = join(prefix, key);
+        match (into.get_mut(key), value) {
+            (Some(Value::Table(existing)), Value::Table(inner)) => {
+                merge(existing, inner, &path, index, origins)
+            }
+            _ => {
+                into.insert(key.clone(), value.clone());
+                origins.insert(path, index);
+            }
+        }
+    }
+}
+
+fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    let fail =
+        |key: &str, message: &str| Err(ConfigError(format!("{}: key `{key}`: {message}", source_of(key))));
+    if config.agent.max_steps == 0 {
+        return fail("agent.max_steps", "must be at least 1");
+    }
+    if config.model.model.trim().is_empty() {
+        return fail("model.model", "must name a model");
+    }
+    if config.model.max_output_tokens == 0 {
+        return fail("model.max_output_tokens", "must be at least 1");
+    }
+    if config.tools.bash.default_timeout_s == 0
+        || config.tools.bash.default_timeout_s > config.tools.bash.max_timeout_s
+    {
+        return fail(
+            "tools.bash.default_timeout_s",
+            "must be between 1 and tools.bash.max_timeout_s",
+        );
+    }
+    if config.retry.exponential_base.is_nan() || config.retry.exponential_base < 1.0 {
+        return fail("retry.exponential_base", "must be 1.0 or more");
+    }
+    crate::llm::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)
+        .map(|_| ())
+        .or_else(|err| fail("model.base_url", &err.to_string()))
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ApprovalMode, Provider};
+    use pretty_assertions::assert_eq;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("miniagent-config-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn load_with(
+        config_dir: Option<PathBuf>,
+        file: Option<PathBuf>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        load(&LoadOptions {
+            config_dir,
+            config_file: file,
+            overrides: Overrides::default(),
+            env,
+        })
+    }
+
+    #[test]
+    fn defaults_load() {
+        let config = load_with(None, None, &no_env).unwrap();
+        assert_eq!(config.model.provider, Provider::Anthropic);
+        assert_eq!(config.agent.max_steps, 50);
+        assert_eq!(config.agent.token_limit, 80_000);
+        assert_eq!(config.retry.max_retries, 3);
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        let dir = scratch("layers");
+        write(
+            &dir,
+            "config.toml",
+            "[agent]\nmax_steps = 7\ntoken_limit = 1000\n[model]\nmodel = \"user-model\"\n",
+        );
+        let file = write(&dir, "extra.toml", "[agent]\nmax_steps = 9\n");
+        let env = |name: &str| match name {
+            "MINIAGENT_TOKEN_LIMIT" => Some("2000".to_string()),
+            "MINIAGENT_MODEL" => Some("env-model".to_string()),
+            _ => None,
+        };
+        let config = load(&LoadOptions {
+            config_dir: Some(dir.clone()),
+            config_file: Some(file),
+            overrides: Overrides {
+                model: Some("flag-model".into()),
+                approval: Some(ApprovalMode::FullAuto),
+                ..Overrides::default()
+            },
+            env: &env,
+        })
+        .unwrap();
+        assert_eq!(config.agent.max_steps, 9);
+        assert_eq!(config.agent.token_limit, 2000);
+        assert_eq!(config.model.model, "flag-model");
+        assert_eq!(config.agent.approval, ApprovalMode::FullAuto);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_file_and_key() {
+        let dir = scratch("errors");
+        let cases = [
+            (
+                "[agent]\nmax_steps = \"many\"\n",
+                "key `agent.max_steps`: invalid type: string \"many\", expected u32",
+            ),
+            (
+                "[agent]\nmax_stpes = 3\n",
+                "unknown key `agent.max_stpes` (known in agent: approval, max_steps, system_prompt_file, token_limit)",
+            ),
+            ("[modle]\n", "unknown key `modle`"),
+            (
+                "[model]\nprovider = \"gemini\"\n",
+                "key `model.provider`: unknown variant `gemini`, expected `anthropic` or `openai`",
+            ),
+            (
+                "agent = 5\n",
+                "key `agent`: invalid type: integer `5`, expected struct AgentSettings",
+            ),
+            ("[agent\nmax_steps = 3\n", "TOML syntax error at line 1, column 7"),
+            (
+                "[agent]\nmax_steps = 0\n",
+                "key `agent.max_steps`: must be at least 1",
+            ),
+        ];
+        for (text, expected) in cases {
+            let file = write(&dir, "bad.toml", text);
+            let err = load_with(None, Some(file.clone()), &no_env).unwrap_err().0;
+            assert!(err.starts_with(&format!("{}: ", file.display())), "{err}");
+            assert!(err.contains(expected), "{text:?} gave {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn bad_environment_values_are_named() {
+        let env = |name: &str| (name == "MINIAGENT_MAX_STEPS").then(|| "lots".to_string());
+        let err = load_with(None, None, &env).unwrap_err().0;
+        assert_eq!(
+            err,
+            "environment variable MINIAGENT_MAX_STEPS: key `agent.max_steps`: expected a whole number, got `lots`"
+        );
+        let env = |name: &str| (name == "MINIAGENT_APPROVAL").then(|| "sometimes".to_string());
+        let err = load_with(None, None, &env).unwrap_err().0;
+        assert!(
+            err.starts_with(
+                "environment variable MINIAGENT_APPROVAL: key `agent.approval`: unknown variant `sometimes`"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_config_file_is_an_error() {
+        let err = load_with(None, Some(PathBuf::from("/nonexistent/miniagent.toml")), &no_env)
+            .unwrap_err()
+            .0;
+        assert!(
+            err.starts_with("/nonexistent/miniagent.toml: cannot read the config file"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn system_prompt_file_is_relative_to_its_config_file() {
+        let dir = scratch("prompt");
+        let file = write(&dir, "c.toml", "[agent]\nsystem_prompt_file = \"prompt.md\"\n");
+        let config = load_with(None, Some(file), &no_env).unwrap();
+        assert_eq!(config.system_prompt_path, Some(dir.join("prompt.md")));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,114 @@
+//! Configuration: the typed settings and how the layers that make them are read.
+
+mod load;
+mod prompt;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load};
+pub use prompt::{SYSTEM_PROMPT, system_prompt};
+
+use crate::llm::retry::RetryPolicy;
+
+/// The built-in defaults, the first layer; they list every key that exists.
+pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
+
+/// Which wire protocol the model speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Anthropic,
+    Openai,
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Provider::Anthropic => "anthropic",
+            Provider::Openai => "openai",
+        })
+    }
+}
+
+/// How much the agent may do without asking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Only tools that change nothing run; everything else is refused.
+    ReadOnly,
+    /// Tools that change nothing run; every other call asks.
+    Ask,
+    /// Reading and editing files in the workspace run; commands and external tools ask.
+    AutoEdit,
+    /// Everything runs without asking.
+    FullAuto,
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ApprovalMode::ReadOnly => "read-only",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::AutoEdit => "auto-edit",
+            ApprovalMode::FullAuto => "full-auto",
+        })
+    }
+}
+
+/// `[model]`: which model, where, and how to talk to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub provider: Provider,
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: String,
+    pub max_output_tokens: u32,
+    pub context_window: u64,
+    pub thinking_budget_tokens: u32,
+    pub anthropic_version: String,
+    pub connect_timeout_s: u64,
+    pub stream_idle_timeout_s: u64,
+}
+
+/// `[agent]`: the loop's limits and policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSettings {
+    pub max_steps: u32,
+    pub token_limit: u64,
+    pub approval: ApprovalMode,
+    pub system_prompt_file: String,
+}
+
+/// `[tools.bash]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BashSettings {
+    pub default_timeout_s: u64,
+    pub max_timeout_s: u64,
+    pub output_limit_bytes: usize,
+}
+
+/// `[tools]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSettings {
+    pub bash: BashSettings,
+}
+
+/// Everything miniagent reads from configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub model: ModelConfig,
+    pub retry: RetryPolicy,
+    pub agent: AgentSettings,
+    pub tools: ToolSettings,
+    /// Where the system prompt file, if any, was resolved to (not a config key).
+    #[serde(skip)]
+    pub system_prompt_path: Option<PathBuf>,
+}

@@ -1,0 +1,264 @@
+//! `miniagent exec PROMPT`: one turn without a terminal UI. Progress goes to stderr, the
+//! final answer to stdout; with `--json`, every event is one JSON line on stdout.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::agent::AgentHandle;
+use crate::protocol::{Decision, Event, Op};
+use crate::tools::output::preview_line;
+
+/// How `exec` ended, as the process exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecOutcome {
+    Completed,
+    Failed,
+    StepLimit,
+    Interrupted,
+}
+
+impl ExecOutcome {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ExecOutcome::Completed => 0,
+            ExecOutcome::Failed => 1,
+            ExecOutcome::StepLimit => 2,
+            ExecOutcome::Interrupted => 130,
+        }
+    }
+}
+
+/// How progress is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Human-readable progress on stderr, the answer on stdout; `color` dims thinking.
+    Human { color: bool },
+    /// Every event as a JSON line on stdout.
+    Json,
+}
+
+/// Runs one turn to its end. SIGINT interrupts the turn cleanly; a second SIGINT gives up
+/// waiting.
+pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> ExecOutcome {
+    let mut printer = Printer::new(mode);
+    let _ = agent.ops.send(Op::UserInput { text: prompt });
+    let mut interrupts = 0u32;
+    let outcome = loop {
+        let event = tokio::select! {
+            event = agent.events.recv() => event,
+            _ = tokio::signal::ctrl_c() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    break ExecOutcome::Interrupted;
+                }
+                printer.note("interrupting…");
+                let _ = agent.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            printer.note("the agent stopped unexpectedly");
+            break ExecOutcome::Failed;
+        };
+        if let Event::ApprovalRequested { id, name, .. } = &event {
+            // Nobody is here to approve: refuse, and tell the model why.
+            let _ = agent.ops.send(Op::Approval {
+                id: id.clone(),
+                decision: Decision::Deny {
+                    reason: Some(format!(
+                        "miniagent exec runs without a person to approve tool calls, and the approval mode requires approval for `{name}`; rerun with --approval full-auto (or auto-edit for file edits) to allow it"
+                    )),
+                },
+            });
+        }
+        let ending = match &event {
+            Event::TurnComplete { .. } => Some(ExecOutcome::Completed),
+            Event::TurnAborted { .. } => Some(ExecOutcome::Interrupted),
+            Event::StepLimitReached { .. } => Some(ExecOutcome::StepLimit),
+            Event::Error { .. } => Some(ExecOutcome::Failed),
+            _ => None,
+        };
+        printer.event(&event);
+        if let Some(ending) = ending {
+            break ending;
+        }
+    };
+    // Let the agent stop its tools and finish cleanly before the process exits.
+    let _ = agent.ops.send(Op::Shutdown);
+    while let Some(event) = agent.events.recv().await {
+        let done = matches!(event, Event::ShutdownComplete);
+        if mode == OutputMode::Json {
+            printer.event(&event);
+        }
+        if done {
+            break;
+        }
+    }
+    outcome
+}
+
+struct Printer {
+    mode: OutputMode,
+    /// Arguments of requested calls, for the one-line summary when they finish.
+    call_arguments: HashMap<String, String>,
+    /// Whether the last thing written to stderr was a streamed fragment without a newline.
+    mid_line: bool,
+}
+
+impl Printer {
+    fn new(mode: OutputMode) -> Self {
+        Self {
+            mode,
+            call_arguments: HashMap::new(),
+            mid_line: false,
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        if let OutputMode::Human { .. } = self.mode {
+            self.end_line();
+            eprintln!("{text}");
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.mid_line {
+            eprintln!();
+            self.mid_line = false;
+        }
+    }
+
+    fn event(&mut self, event: &Event) {
+        match self.mode {
+            OutputMode::Json => {
+                if let Ok(line) = serde_json::to_string(event) {
+                    let mut stdout = std::io::stdout().lock();
+                    let _ = writeln!(stdout, "{line}");
+                    let _ = stdout.flush();
+                }
+            }
+            OutputMode::Human { color } => self.human(event, color),
+        }
+    }
+
+    fn human(&mut self, event: &Event, color: bool) {
+        let dim = |text: &str| {
+            if color {
+                format!("\x1b[2m{text}\x1b[0m")
+            } else {
+                text.to_string()
+            }
+        };
+        match event {
+            Event::SessionConfigured {
+                model,
+                provider,
+                workspace,
+                ..
+            } => {
+                eprintln!(
+                    "{}",
+                    dim(&format!("miniagent · {provider} · {model} · {workspace}"))
+                );
+            }
+            Event::ThinkingDelta { delta } => {
+                eprint!("{}", dim(delta));
+                self.mid_line = !delta.ends_with('\n');
+            }
+            Event::AssistantMessage { text, tool_calls, .. } => {
+                self.end_line();
+                // The final answer goes to stdout at the end; text that accompanies tool
+                // calls is progress.
+                if !tool_calls.is_empty() && !text.trim().is_empty() {
+                    eprintln!("{}", text.trim_end());
+                }
+            }
+            Event::ToolCallRequested { id, arguments, .. } => {
+                self.call_arguments.insert(id.clone(), short_arguments(arguments));
+            }
+            Event::ToolCallFinished {
+                id,
+                name,
+                ok,
+                duration_ms,
+                output_preview,
+            } => {
+                self.end_line();
+                let arguments = self.call_arguments.remove(id).unwrap_or_default();
+                let mark = if *ok { "✓" } else { "✗" };
+                let detail = if *ok {
+                    String::new()
+                } else {
+                    format!(" — {}", preview_line(output_preview, 100))
+                };
+                eprintln!("{mark} {name} {arguments} ({duration_ms} ms){detail}");
+            }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                self.end_line();
+                eprintln!(
+                    "retrying ({attempt}/{max_attempts}) in {:.1} s: {reason}",
+                    *delay_ms as f64 / 1000.0
+                );
+            }
+            Event::Notice { message } => {
+                self.end_line();
+                eprintln!("note: {message}");
+            }
+            Event::ContextCompacted {
+                tokens_before,
+                tokens_after,
+                ..
+            } => {
+                self.end_line();
+                eprintln!("context compacted: {tokens_before} → {tokens_after} tokens");
+            }
+            Event::TurnComplete { text } => {
+                self.end_line();
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{}", text.trim_end());
+                let _ = stdout.flush();
+            }
+            Event::StepLimitReached { steps, report } => {
+                self.end_line();
+                eprintln!("step limit reached after {steps} steps");
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{}", report.trim_end());
+                let _ = stdout.flush();
+            }
+            Event::TurnAborted { reason } => {
+                self.end_line();
+                eprintln!("aborted: {reason}");
+            }
+            Event::Error { message } => {
+                self.end_line();
+                eprintln!("error: {message}");
+            }
+            Event::ApprovalRequested { name, .. } => {
+                self.end_line();
+                eprintln!("refused `{name}`: exec cannot ask for approval (see --approval)");
+            }
+            Event::TurnStarted { .. }
+            | Event::StepStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ToolOutputDelta { .. }
+            | Event::TokenUsage { .. }
+            | Event::ShutdownComplete => {}
+        }
+    }
+}
+
+/// A call's arguments on one short line: the command for bash, compact JSON otherwise.
+fn short_arguments(arguments: &serde_json::Value) -> String {
+    let text = match arguments.get("command").and_then(|c| c.as_str()) {
+        Some(command) => command.to_string(),
+        None => arguments.to_string(),
+    };
+    preview_line(&text, 80)
+}

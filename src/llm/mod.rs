@@ -1,0 +1,300 @@
+//! Model clients: one [`ModelClient`] trait, two streaming providers (Anthropic Messages
+//! and OpenAI Chat Completions), the SSE decoding they share, and the retry policy.
+
+pub mod anthropic;
+pub mod endpoint;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+use crate::agent::history::{ContentBlock, Message};
+use crate::config::{ModelConfig, Provider};
+use crate::protocol::StopReason;
+
+/// A tool as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub input_schema: serde_json::Value,
+}
+
+/// One model call, provider-neutral. It borrows the history so a step costs no copy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelRequest<'a> {
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+    pub max_output_tokens: u32,
+}
+
+/// Token counts a provider reported for one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// A tool call whose arguments were not valid JSON; the loop answers it with this error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidArguments {
+    pub call_id: String,
+    pub error: String,
+}
+
+/// The complete reply of one model call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelResponse {
+    /// Blocks in the order the model produced them (thinking, text, tool calls).
+    pub content: Vec<ContentBlock>,
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    pub invalid_arguments: Vec<InvalidArguments>,
+}
+
+/// What a model stream yields.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelEvent {
+    ThinkingDelta(String),
+    TextDelta(String),
+    /// Always the last item of a successful stream.
+    Completed(ModelResponse),
+}
+
+/// Why a model call failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    #[error("cannot connect to {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("no data from the provider for {0} s")]
+    Timeout(u64),
+    #[error("HTTP {status} from the provider: {message}")]
+    Status {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("the stream broke: {0}")]
+    StreamBroken(String),
+    #[error("the provider reported an error mid-stream ({kind}): {message}")]
+    StreamError { kind: String, message: String },
+    #[error("malformed stream data: {0}")]
+    Malformed(String),
+    #[error("cannot send the request: {0}")]
+    Request(String),
+}
+
+impl LlmError {
+    /// Whether another attempt may succeed: 408/409/429/5xx, connection problems,
+    /// timeouts, broken streams and the provider's own overload errors. Never other 4xx,
+    /// context-length errors or malformed data.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Connect { .. } | LlmError::Timeout(_) | LlmError::StreamBroken(_) => true,
+            LlmError::Status { status, message, .. } => {
+                matches!(status, 408 | 409 | 429 | 500..=599) && !is_context_length_message(message)
+            }
+            LlmError::StreamError { kind, .. } => matches!(
+                kind.as_str(),
+                "overloaded_error" | "api_error" | "rate_limit_error" | "server_error"
+            ),
+            LlmError::Malformed(_) | LlmError::Request(_) => false,
+        }
+    }
+
+    /// The delay the provider asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Whether the provider refused the request because the prompt is too long.
+    pub fn is_context_length(&self) -> bool {
+        match self {
+            LlmError::Status {
+                status: 400 | 413,
+                message,
+                ..
+            } => is_context_length_message(message),
+            _ => false,
+        }
+    }
+}
+
+fn is_context_length_message(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "context length",
+        "context_length",
+        "prompt is too long",
+        "too many tokens",
+        "maximum context",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+/// A stream of [`ModelEvent`]s for one model call.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, LlmError>> + Send>>;
+
+/// A streaming model provider.
+pub trait ModelClient: Send + Sync {
+    /// `anthropic` or `openai`.
+    fn provider(&self) -> &'static str;
+    /// The model name requests carry.
+    fn model(&self) -> &str;
+    /// Sends the request; resolves once the provider accepted it and the reply streams.
+    /// The body is built before this returns, so the request need not outlive the call.
+    fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>>;
+}
+
+/// Builds the client the configuration names. The key is kept inside the client only.
+pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc<dyn ModelClient>> {
+    // reqwest is built without a bundled TLS provider; ring is the one this crate ships.
+    // Installing twice is refused harmlessly, so the result is ignored on purpose.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(config.connect_timeout_s))
+        .read_timeout(Duration::from_secs(config.stream_idle_timeout_s))
+        .build()
+        .map_err(|err| anyhow::anyhow!("cannot build the HTTP client: {err}"))?;
+    let base = endpoint::resolve_base_url(config.provider, &config.base_url)?;
+    Ok(match config.provider {
+        Provider::Anthropic => Arc::new(anthropic::AnthropicClient::new(http, base, api_key, config)),
+        Provider::Openai => Arc::new(openai::OpenAiClient::new(http, base, api_key, config)),
+    })
+}
+
+/// Parses streamed tool-call arguments: empty means no arguments; anything else must be
+/// a JSON object. The error text is what the model is told.
+pub(crate) fn parse_tool_arguments(raw: &str) -> Result<serde_json::Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "arguments must be a JSON object, got {}",
+            json_kind(&other)
+        )),
+        Err(err) => Err(format!("arguments were not valid JSON: {err}")),
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Turns a transport error into the matching [`LlmError`].
+pub(crate) fn transport_error(url: &str, err: &reqwest::Error, idle_timeout_s: u64) -> LlmError {
+    if err.is_timeout() {
+        LlmError::Timeout(idle_timeout_s)
+    } else if err.is_connect() {
+        LlmError::Connect {
+            url: url.to_string(),
+            detail: error_chain(err),
+        }
+    } else if err.is_builder() {
+        LlmError::Request(error_chain(err))
+    } else {
+        LlmError::StreamBroken(error_chain(err))
+    }
+}
+
+/// An error with its causes, on one line (reqwest hides the useful part in `source()`).
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Reads an error response: status, the provider's message and `Retry-After`.
+pub(crate) async fn status_error(response: reqwest::Response) -> LlmError {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let body = response.text().await.unwrap_or_default();
+    let message = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|json| {
+            json.pointer("/error/message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| {
+            let trimmed = body.trim();
+            if trimmed.is_empty() {
+                "(empty body)".to_string()
+            } else {
+                trimmed.chars().take(500).collect()
+            }
+        });
+    LlmError::Status {
+        status,
+        message,
+        retry_after,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16, message: &str) -> LlmError {
+        LlmError::Status {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn retryable_failures_are_the_transient_ones() {
+        assert!(status(429, "slow down").is_retryable());
+        assert!(status(503, "unavailable").is_retryable());
+        assert!(status(408, "timeout").is_retryable());
+        assert!(!status(400, "bad request").is_retryable());
+        assert!(!status(401, "bad key").is_retryable());
+        assert!(!status(400, "prompt is too long: 210000 tokens").is_retryable());
+        assert!(status(400, "prompt is too long: 210000 tokens").is_context_length());
+        assert!(LlmError::StreamBroken("eof".into()).is_retryable());
+        assert!(!LlmError::Malformed("x".into()).is_retryable());
+        assert!(
+            LlmError::StreamError {
+                kind: "overloaded_error".into(),
+                message: "busy".into()
+            }
+            .is_retryable()
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! The `miniagent` command line.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use miniagent::config::{ApprovalMode, Overrides, Provider};
+use miniagent::exec::{self, ExecOutcome, OutputMode};
+use miniagent::startup::{self, StartOptions};
+
+/// A terminal workbench for an LLM agent that reads and edits files, runs commands and
+/// keeps going on long tasks.
+#[derive(Parser, Debug)]
+#[command(name = "miniagent", version)]
+struct Cli {
+    #[command(flatten)]
+    shared: SharedOptions,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Options every front end takes.
+#[derive(Args, Debug)]
+struct SharedOptions {
+    /// The folder the agent works in (default: the current directory).
+    #[arg(short = 'w', long, global = true, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// A config file layered over the user's config.toml.
+    #[arg(short = 'c', long = "config", global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The model provider's protocol.
+    #[arg(long, global = true, value_enum)]
+    provider: Option<Provider>,
+    /// The provider's base URL.
+    #[arg(long, global = true, value_name = "URL")]
+    base_url: Option<String>,
+    /// The model name.
+    #[arg(long, global = true, value_name = "NAME")]
+    model: Option<String>,
+    /// The environment variable that holds the API key.
+    #[arg(long, global = true, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// What may run without asking.
+    #[arg(long, global = true, value_enum)]
+    approval: Option<ApprovalMode>,
+    /// Model calls per turn before the agent stops and reports.
+    #[arg(long, global = true, value_name = "N")]
+    max_steps: Option<u32>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run one prompt without the workbench: progress on stderr, the answer on stdout.
+    Exec {
+        /// Print every event as one JSON line on stdout instead.
+        #[arg(long)]
+        json: bool,
+        /// The task; `-` reads it from standard input.
+        prompt: String,
+    },
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { 1 } else { 0 };
+            let _ = err.print();
+            std::process::exit(code);
+        }
+    };
+    std::process::exit(run(cli));
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+fn run(cli: Cli) -> i32 {
+    let shared = cli.shared;
+    let start = StartOptions {
+        workspace: shared.workspace,
+        config_file: shared.config,
+        overrides: Overrides {
+            provider: shared.provider,
+            base_url: shared.base_url,
+            model: shared.model,
+            api_key_env: shared.api_key_env,
+            approval: shared.approval,
+            max_steps: shared.max_steps,
+        },
+    };
+    match cli.command {
+        None => {
+            eprintln!(
+                "miniagent: the full-screen workbench is not built yet; run a task with `miniagent exec \"PROMPT\"` (see README.md)"
+            );
+            1
+        }
+        Some(Command::Exec { json, prompt }) => run_exec(&start, json, prompt),
+    }
+}
+
+fn run_exec(start: &StartOptions, json: bool, prompt: String) -> i32 {
+    let prompt = if prompt == "-" {
+        let mut text = String::new();
+        if let Err(err) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("miniagent: cannot read the prompt from standard input: {err}");
+            return 1;
+        }
+        text
+    } else {
+        prompt
+    };
+    if prompt.trim().is_empty() {
+        eprintln!("miniagent: the prompt is empty");
+        return 1;
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("miniagent: cannot start the async runtime: {err}");
+            return 1;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        let options = match startup::prepare(start, &env) {
+            Ok(options) => options,
+            Err(err) => {
+                eprintln!("miniagent: {err:#}");
+                return ExecOutcome::Failed;
+            }
+        };
+        let mode = if json {
+            OutputMode::Json
+        } else {
+            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+            OutputMode::Human {
+                color: std::io::stderr().is_terminal() && !no_color,
+            }
+        };
+        exec::run(miniagent::agent::spawn(options), prompt, mode).await
+    });
+    // Tool processes were stopped by the agent; do not wait on stray blocking tasks.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    outcome.exit_code()
+}

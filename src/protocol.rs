@@ -1,0 +1,214 @@
+//! The contract between the agent and every front end (workbench, `exec`, replay).
+//!
+//! Front ends send [`Op`]s and receive [`Event`]s. Both are plain serde types tagged as
+//! `{"type": "<snake_case>", ...}` so they can be logged as JSONL and replayed. Nothing
+//! here holds logic.
+
+use serde::{Deserialize, Serialize};
+
+/// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).
+pub type CallId = String;
+
+/// What a person (or a headless front end) decided about a tool call awaiting approval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call.
+    Approve,
+    /// Run this call and every later call of the same tool in this session without asking.
+    ApproveForSession,
+    /// Do not run it; the model is told, with the reason when one is given.
+    Deny { reason: Option<String> },
+}
+
+/// A request from a front end to the agent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// A user message. If a turn is running it is queued and starts when that turn ends.
+    UserInput { text: String },
+    /// The answer to an [`Event::ApprovalRequested`].
+    Approval { id: CallId, decision: Decision },
+    /// Cancel the running turn now: stop the stream, kill running tools, refuse pending approvals.
+    Interrupt,
+    /// Compact the history now instead of waiting for the budget to demand it.
+    CompactNow,
+    /// Cancel whatever runs and end the agent task.
+    Shutdown,
+}
+
+/// One tool the agent can call, as announced to front ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+}
+
+/// Why a turn stopped streaming text early, as the provider reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its reply.
+    EndTurn,
+    /// The model wants tools to run.
+    ToolUse,
+    /// The reply hit the output token limit.
+    MaxTokens,
+    /// The provider gave a reason we do not model (the text is in the log).
+    Other,
+}
+
+/// Something that happened in the agent, in the order it happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The session is ready: what it talks to and with which tools.
+    SessionConfigured {
+        model: String,
+        provider: String,
+        workspace: String,
+        tools: Vec<ToolInfo>,
+    },
+    /// A user message was taken and a turn began.
+    TurnStarted { text: String },
+    /// A model call (one step of the turn) begins.
+    StepStarted { step: u32, max_steps: u32 },
+    /// A piece of the model's thinking.
+    ThinkingDelta { delta: String },
+    /// A piece of the model's visible reply.
+    TextDelta { delta: String },
+    /// The complete reply of one model call.
+    AssistantMessage {
+        thinking: String,
+        text: String,
+        tool_calls: Vec<ToolCallSummary>,
+        stop_reason: StopReason,
+    },
+    /// The model asked for a tool call.
+    ToolCallRequested {
+        id: CallId,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    /// The approval policy wants a person to decide; answer with [`Op::Approval`].
+    ApprovalRequested {
+        id: CallId,
+        name: String,
+        preview: String,
+    },
+    /// A tool call began to run.
+    ToolCallStarted { id: CallId, name: String },
+    /// Output a running tool produced (not capped; the capped result is what the model sees).
+    ToolOutputDelta { id: CallId, delta: String },
+    /// A tool call ended (ok, failed, refused or interrupted).
+    ToolCallFinished {
+        id: CallId,
+        name: String,
+        ok: bool,
+        duration_ms: u64,
+        output_preview: String,
+    },
+    /// Where the context stands after a model call.
+    TokenUsage {
+        /// Tokens the next request would carry (provider figure when known, else an estimate).
+        context_tokens: u64,
+        /// True when `context_tokens` is our estimate rather than the provider's count.
+        estimated: bool,
+        /// The configured budget that triggers compaction.
+        token_limit: u64,
+        /// The model's context window.
+        context_window: u64,
+        /// Provider-reported input tokens of the last call.
+        input_tokens: u64,
+        /// Provider-reported output tokens of the last call.
+        output_tokens: u64,
+        /// Provider-reported totals over the session.
+        total_input_tokens: u64,
+        total_output_tokens: u64,
+    },
+    /// A model call failed in a way worth another try; the next attempt starts after `delay_ms`.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+        /// True when text or thinking of the failed attempt was already streamed: front ends
+        /// drop it, because the retry streams the whole reply again.
+        discard_partial: bool,
+    },
+    /// The history was compacted.
+    ContextCompacted {
+        tokens_before: u64,
+        tokens_after: u64,
+        summary: String,
+    },
+    /// Something worth telling the person that is not an error (e.g. a reply cut at the token limit).
+    Notice { message: String },
+    /// The turn finished with the model's final answer.
+    TurnComplete { text: String },
+    /// The turn was interrupted; the history was repaired and the next message continues it.
+    TurnAborted { reason: String },
+    /// The step limit was hit; `report` is the model's account of what was done and what remains.
+    StepLimitReached { steps: u32, report: String },
+    /// The turn (or a request) failed; the message says why.
+    Error { message: String },
+    /// The agent task ended (after [`Op::Shutdown`] or when every sender is gone).
+    ShutdownComplete,
+}
+
+/// A tool call as shown in an [`Event::AssistantMessage`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallSummary {
+    pub id: CallId,
+    pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn ops_are_tagged_snake_case() {
+        let op = Op::Approval {
+            id: "toolu_1".into(),
+            decision: Decision::Deny {
+                reason: Some("no".into()),
+            },
+        };
+        let json = serde_json::to_value(&op).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "approval", "id": "toolu_1", "decision": {"decision": "deny", "reason": "no"}})
+        );
+        assert_eq!(serde_json::from_value::<Op>(json).unwrap(), op);
+        assert_eq!(
+            serde_json::to_value(Op::CompactNow).unwrap(),
+            serde_json::json!({"type": "compact_now"})
+        );
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let events = vec![
+            Event::TurnStarted { text: "hi".into() },
+            Event::ToolCallFinished {
+                id: "c".into(),
+                name: "bash".into(),
+                ok: false,
+                duration_ms: 12,
+                output_preview: "exit 1".into(),
+            },
+            Event::StepLimitReached {
+                steps: 3,
+                report: "done".into(),
+            },
+        ];
+        for event in events {
+            let line = serde_json::to_string(&event).unwrap();
+            assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event);
+        }
+        let line = serde_json::to_string(&Event::TextDelta { delta: "x".into() }).unwrap();
+        assert_eq!(line, r#"{"type":"text_delta","delta":"x"}"#);
+    }
+}

@@ -1,0 +1,361 @@
+//! `bash {command, timeout?}`: runs a command with `bash -c` in the workspace, in its own
+//! process group with no standard input, and kills the whole group on timeout or
+//! interrupt so no child outlives the call.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::output::HeadTailBuffer;
+use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
+use crate::config::BashSettings;
+
+/// How long a process group gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long to keep reading after the shell exited, for output still in the pipes.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+
+/// The `bash` tool.
+pub struct BashTool {
+    settings: BashSettings,
+}
+
+impl BashTool {
+    pub fn new(settings: BashSettings) -> Self {
+        Self { settings }
+    }
+}
+
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        "Run a shell command with `bash -c` in the workspace and return its output and exit code. \
+         The command has no terminal and no standard input. Both stdout and stderr are returned, \
+         even when the command fails; long output keeps its beginning and end."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run."},
+                "timeout": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": self.settings.max_timeout_s,
+                    "description": format!("Seconds before the command is killed (default {}).", self.settings.default_timeout_s),
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Execute
+    }
+
+    fn preview(&self, arguments: &Value, workspace: &std::path::Path) -> String {
+        let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
+        format!("$ {command}\n(in {})", workspace.display())
+    }
+
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let command = arguments
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if command.trim().is_empty() {
+                return ToolOutput::error("`command` is empty");
+            }
+            let timeout_s = arguments
+                .get("timeout")
+                .and_then(Value::as_u64)
+                .unwrap_or(self.settings.default_timeout_s)
+                .clamp(1, self.settings.max_timeout_s);
+            run_command(
+                &command,
+                Duration::from_secs(timeout_s),
+                &context,
+                self.settings.output_limit_bytes,
+            )
+            .await
+        })
+    }
+}
+
+/// Sends a signal to a whole process group.
+fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions; a stale or foreign group id
+    // only makes it fail with ESRCH/EPERM, which we ignore.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// Owns a running process group: unless disarmed, dropping it sends TERM to the group
+/// and KILL after a grace period, so cancelling the future never leaves children behind.
+struct ProcessGroup {
+    pgid: i32,
+    armed: bool,
+}
+
+impl ProcessGroup {
+    fn terminate(&mut self) {
+        if !self.armed {
+            return;
+        }
+        self.armed = false;
+        let pgid = self.pgid;
+        signal_group(pgid, libc::SIGTERM);
+        // The KILL follows on a plain thread so it also happens when the runtime is
+        // shutting down.
+        std::thread::spawn(move || {
+            std::thread::sleep(KILL_GRACE);
+            signal_group(pgid, libc::SIGKILL);
+        });
+    }
+
+    fn kill_now(&mut self) {
+        if self.armed {
+            self.armed = false;
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Interrupted,
+}
+
+async fn run_command(command: &str, timeout: Duration, context: &ToolContext, limit: usize) -> ToolOutput {
+    let mut child = match tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&context.workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(err) => return ToolOutput::error(format!("cannot start bash: {err}")),
+    };
+    let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
+        return ToolOutput::error("bash exited before it could be tracked");
+    };
+    let mut group = ProcessGroup {
+        pgid: pid,
+        armed: true,
+    };
+    let started = Instant::now();
+
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let stdout_reader = tokio::spawn(collect(stdout, limit, context.output.clone()));
+    let stderr_reader = tokio::spawn(collect(stderr, limit / 3, context.output.clone()));
+
+    let ending = tokio::select! {
+        status = child.wait() => match status {
+            Ok(status) => Ending::Exited(status),
+            Err(err) => return ToolOutput::error(format!("waiting for bash failed: {err}")),
+        },
+        _ = tokio::time::sleep(timeout) => Ending::TimedOut,
+        _ = context.cancel.cancelled() => Ending::Interrupted,
+    };
+    match ending {
+        Ending::Exited(_) => {}
+        Ending::TimedOut | Ending::Interrupted => group.terminate(),
+    }
+    // Keep what is still in the pipes, but do not wait on background children that
+    // hold them open: after a short drain, anything left in the group is killed.
+    let drain = async {
+        let out = stdout_reader.await.unwrap_or_else(|_| HeadTailBuffer::new(1));
+        let err = stderr_reader.await.unwrap_or_else(|_| HeadTailBuffer::new(1));
+        (out, err)
+    };
+    tokio::pin!(drain);
+    let (stdout, stderr) = match tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await {
+        Ok(buffers) => buffers,
+        Err(_) => {
+            group.kill_now();
+            drain.await
+        }
+    };
+    group.kill_now();
+
+    let mut text = stdout.text();
+    if !stderr.is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("[stderr]\n");
+        text.push_str(&stderr.text());
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    match ending {
+        Ending::Exited(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(0), _) => {
+                    if text.is_empty() {
+                        text.push_str("(no output)\n");
+                    }
+                    text.push_str("[exit code: 0]");
+                    ToolOutput::ok(text)
+                }
+                (Some(code), _) => {
+                    text.push_str(&format!("[exit code: {code}]"));
+                    ToolOutput::error(text)
+                }
+                (None, Some(signal)) => {
+                    text.push_str(&format!("[killed by signal {signal}]"));
+                    ToolOutput::error(text)
+                }
+                (None, None) => {
+                    text.push_str("[ended without an exit code]");
+                    ToolOutput::error(text)
+                }
+            }
+        }
+        Ending::TimedOut => {
+            text.push_str(&format!(
+                "[timed out after {} s ({elapsed:.1} s elapsed); the command and its children were killed]",
+                timeout.as_secs()
+            ));
+            ToolOutput::error(text)
+        }
+        Ending::Interrupted => {
+            text.push_str("[interrupted by the user; the command and its children were killed]");
+            ToolOutput::error(text)
+        }
+    }
+}
+
+/// Reads a pipe to its end, streaming decoded text to the front end and keeping a
+/// bounded copy for the model.
+async fn collect<R: AsyncRead + Unpin>(pipe: Option<R>, limit: usize, sink: OutputSink) -> HeadTailBuffer {
+    let mut buffer = HeadTailBuffer::new(limit);
+    let Some(mut pipe) = pipe else {
+        return buffer;
+    };
+    let mut chunk = vec![0u8; 16 * 1024];
+    // Bytes of a UTF-8 character split across reads, carried to the next read.
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        match pipe.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                buffer.push(&chunk[..n]);
+                carry.extend_from_slice(&chunk[..n]);
+                let valid = match std::str::from_utf8(&carry) {
+                    Ok(_) => carry.len(),
+                    Err(err) if err.error_len().is_none() => err.valid_up_to(),
+                    Err(_) => carry.len(),
+                };
+                let text = String::from_utf8_lossy(&carry[..valid]).into_owned();
+                carry.drain(..valid);
+                if !text.is_empty() {
+                    sink.send(text);
+                }
+            }
+        }
+    }
+    if !carry.is_empty() {
+        sink.send(String::from_utf8_lossy(&carry).into_owned());
+    }
+    buffer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    fn settings() -> BashSettings {
+        BashSettings {
+            default_timeout_s: 120,
+            max_timeout_s: 600,
+            output_limit_bytes: 1000,
+        }
+    }
+
+    fn context(cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            workspace: std::env::temp_dir(),
+            cancel,
+            output: OutputSink::discard(),
+        }
+    }
+
+    #[tokio::test]
+    async fn stdout_and_stderr_reach_the_model_even_on_failure() {
+        let tool = BashTool::new(settings());
+        let out = tool
+            .run(
+                json!({"command": "echo out; echo err >&2; exit 3"}),
+                context(CancellationToken::new()),
+            )
+            .await;
+        assert_eq!(out, ToolOutput::error("out\n[stderr]\nerr\n[exit code: 3]"));
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_group_and_keeps_partial_output() {
+        let tool = BashTool::new(settings());
+        let marker = format!("miniagent-test-{}", std::process::id());
+        let out = tool
+            .run(
+                json!({"command": format!("echo started; (sleep 30; echo {marker}) & sleep 30"), "timeout": 1}),
+                context(CancellationToken::new()),
+            )
+            .await;
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("started\n[timed out after 1 s"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn huge_output_is_capped() {
+        let tool = BashTool::new(settings());
+        let out = tool
+            .run(
+                json!({"command": "seq 1 100000"}),
+                context(CancellationToken::new()),
+            )
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(out.content.starts_with("1\n2\n3\n"), "{}", &out.content[..50]);
+        assert!(out.content.contains("bytes of output cut"));
+        assert!(
+            out.content.ends_with("99999\n100000\n[exit code: 0]"),
+            "{}",
+            out.content
+        );
+        assert!(out.content.len() < 1200);
+    }
+}

@@ -1,0 +1,163 @@
+//! What the agent can do: the [`Tool`] trait, the registry the loop looks tools up in,
+//! argument validation and output capping.
+
+pub mod bash;
+pub mod output;
+pub mod schema;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::llm::ToolSpec;
+use crate::protocol::{CallId, Event, ToolInfo};
+
+/// What running a tool can change; the approval policy decides by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolEffect {
+    /// Reads only; never changes anything.
+    ReadOnly,
+    /// Changes files in the workspace.
+    Edit,
+    /// Runs programs.
+    Execute,
+    /// Acts outside this machine's workspace (MCP servers, the network).
+    External,
+}
+
+/// What a tool returns; an error is a result the model reads, never a crash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// Where a running tool sends its live output.
+#[derive(Clone, Debug)]
+pub struct OutputSink {
+    call_id: CallId,
+    events: Option<UnboundedSender<Event>>,
+}
+
+impl OutputSink {
+    pub fn new(call_id: CallId, events: UnboundedSender<Event>) -> Self {
+        Self {
+            call_id,
+            events: Some(events),
+        }
+    }
+
+    /// A sink that drops everything (tests, sub-tasks nobody watches).
+    pub fn discard() -> Self {
+        Self {
+            call_id: String::new(),
+            events: None,
+        }
+    }
+
+    pub fn send(&self, delta: String) {
+        if let Some(events) = &self.events {
+            // A closed channel means no front end is listening; output still reaches the model.
+            let _ = events.send(Event::ToolOutputDelta {
+                id: self.call_id.clone(),
+                delta,
+            });
+        }
+    }
+}
+
+/// What a tool gets besides its arguments.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    pub workspace: PathBuf,
+    /// Cancelled when the person interrupts the turn: stop at once.
+    pub cancel: CancellationToken,
+    pub output: OutputSink,
+}
+
+/// A capability the model can call.
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments object.
+    fn input_schema(&self) -> Value;
+    fn effect(&self) -> ToolEffect;
+    /// What the person sees when asked to approve the call.
+    fn preview(&self, arguments: &Value, workspace: &std::path::Path) -> String {
+        let _ = workspace;
+        serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string())
+    }
+    /// Runs the call. Arguments were already validated against [`Self::input_schema`].
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
+}
+
+/// The tools of a session, in the order the model sees them.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// The built-in tools, configured.
+    pub fn builtin(config: &Config) -> Self {
+        let mut registry = Self::default();
+        registry.register(Arc::new(bash::BashTool::new(config.tools.bash.clone())));
+        registry
+    }
+
+    /// Adds a tool; a tool of the same name is replaced.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.retain(|existing| existing.name() != tool.name());
+        self.tools.push(tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|tool| tool.name()).collect()
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                input_schema: tool.input_schema(),
+            })
+            .collect()
+    }
+
+    pub fn infos(&self) -> Vec<ToolInfo> {
+        self.tools
+            .iter()
+            .map(|tool| ToolInfo {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,127 @@
+//! Keeping tool output within bounds: the head and the tail survive, the middle is
+//! replaced by a marker saying how much was cut.
+
+/// Collects a byte stream of any length in bounded memory: the first and last
+/// `limit / 2` bytes are kept, the count of dropped bytes in between is remembered.
+#[derive(Debug)]
+pub struct HeadTailBuffer {
+    limit: usize,
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    dropped: u64,
+}
+
+impl HeadTailBuffer {
+    pub fn new(limit: usize) -> Self {
+        Self {
+            limit: limit.max(2),
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            dropped: 0,
+        }
+    }
+
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        let head_room = self.limit / 2 - self.head.len().min(self.limit / 2);
+        if head_room > 0 {
+            let take = head_room.min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+        }
+        let tail_limit = self.limit - self.limit / 2;
+        if bytes.len() >= tail_limit {
+            self.dropped += (self.tail.len() + bytes.len() - tail_limit) as u64;
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - tail_limit..]);
+            return;
+        }
+        self.tail.extend(bytes);
+        let excess = self.tail.len().saturating_sub(tail_limit);
+        if excess > 0 {
+            self.tail.drain(..excess);
+            self.dropped += excess as u64;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.head.is_empty() && self.tail.is_empty()
+    }
+
+    /// The kept text (lossy UTF-8), with a marker where bytes were dropped.
+    pub fn text(&self) -> String {
+        let head = String::from_utf8_lossy(&self.head);
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let tail = String::from_utf8_lossy(&tail);
+        if self.dropped == 0 {
+            return format!("{head}{tail}");
+        }
+        format!("{head}\n[... {} bytes of output cut ...]\n{tail}", self.dropped)
+    }
+}
+
+/// Caps `text` at about `limit` bytes, keeping head and tail on character boundaries.
+pub fn cap_text(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let half = limit / 2;
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let cut = tail_start - head_end;
+    format!(
+        "{}\n[... {cut} bytes cut ...]\n{}",
+        &text[..head_end],
+        &text[tail_start..]
+    )
+}
+
+/// The first line of `text`, shortened to `max_chars` characters, for one-line previews.
+pub fn preview_line(text: &str, max_chars: usize) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    if line.chars().count() <= max_chars {
+        return line.to_string();
+    }
+    let mut short: String = line.chars().take(max_chars.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn buffer_keeps_head_and_tail_in_bounded_memory() {
+        let mut buffer = HeadTailBuffer::new(10);
+        for chunk in ["abc", "defgh", "ijklmnop", "qrstuvwxyz"] {
+            buffer.push(chunk.as_bytes());
+        }
+        assert_eq!(buffer.text(), "abcde\n[... 16 bytes of output cut ...]\nvwxyz");
+        let mut small = HeadTailBuffer::new(100);
+        small.push(b"hello ");
+        small.push(b"world");
+        assert_eq!(small.text(), "hello world");
+    }
+
+    #[test]
+    fn cap_text_respects_char_boundaries() {
+        let text = "日本語のテキスト".repeat(10);
+        let capped = cap_text(&text, 20);
+        assert!(capped.starts_with("日本語"), "{capped}");
+        assert!(capped.contains("bytes cut"));
+        assert_eq!(cap_text("short", 20), "short");
+    }
+
+    #[test]
+    fn preview_is_one_short_line() {
+        assert_eq!(preview_line("\n  first line here\nsecond", 8), "first l…");
+        assert_eq!(preview_line("ok", 8), "ok");
+    }
+}
