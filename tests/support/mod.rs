@@ -29,3 +29,6 @@ pub use script::{Block, ReasoningStyle, Reply, Stop, Turn, TurnExt};
 pub use server::{RecordedRequest, ScriptedServer};
 pub use tempdir::TempDir;
 pub use wire::Format;
+
+pub mod harness;
+pub mod validate;

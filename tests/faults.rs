@@ -1,0 +1,220 @@
+//! Provider faults: what is retried, what is not, and that a retry never duplicates output.
+
+mod support;
+
+use miniagent::config::Provider;
+use miniagent::protocol::Event;
+use pretty_assertions::assert_eq;
+use support::harness::{Harness, streamed_text, test_config};
+use support::*;
+
+fn retries(events: &[Event]) -> Vec<(u32, u64, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                discard_partial,
+                ..
+            } => Some((*attempt, *delay_ms, *discard_partial)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried_then_succeed() {
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let server = ScriptedServer::start(vec![
+            Reply::rate_limited(1),
+            Reply::status(429, "slow down"),
+            Reply::status(500, "internal"),
+            Reply::text("finally"),
+        ])
+        .await;
+        let mut agent = Harness::start(test_config(provider, &server));
+        let events = agent.turn("hi").await;
+        assert_eq!(
+            events.last(),
+            Some(&Event::TurnComplete {
+                text: "finally".into()
+            }),
+            "{provider}"
+        );
+        let seen = retries(&events);
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        // Retry-After: 1 is honoured exactly; the others follow the (test-fast) backoff.
+        assert_eq!(seen[0], (1, 1000, false));
+        assert!(seen[1].1 <= 60 && seen[2].1 <= 60, "{seen:?}");
+        let reason = events.iter().find_map(|e| match e {
+            Event::Retrying { reason, .. } => Some(reason.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            reason.as_deref(),
+            Some("HTTP 429 from the provider: scripted rate limit: slow down")
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 4);
+        // Every attempt sends the same request.
+        assert!(requests.windows(2).all(|w| w[0].body == w[1].body));
+    }
+}
+
+#[tokio::test]
+async fn a_bad_request_is_not_retried() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(400, "messages: field required"),
+        Reply::text("never"),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let events = agent.turn("hi").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::Error {
+            message: "the model call failed: HTTP 400 from the provider: messages: field required".into()
+        })
+    );
+    assert_eq!(server.request_count(), 1);
+    assert!(retries(&events).is_empty());
+}
+
+#[tokio::test]
+async fn retries_give_up_after_the_configured_count() {
+    let server = ScriptedServer::start((0..5).map(|_| Reply::status(503, "unavailable")).collect()).await;
+    let mut agent = Harness::start(test_config(Provider::Openai, &server));
+    let events = agent.turn("hi").await;
+    assert!(matches!(events.last(), Some(Event::Error { message }) if message.contains("HTTP 503")));
+    assert_eq!(server.request_count(), 4, "one attempt and three retries");
+    assert_eq!(
+        retries(&events).iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_stream_is_retried_without_duplicated_text() {
+    let long = "This reply is long enough to arrive in many small pieces over the wire.";
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let server = ScriptedServer::start(vec![
+            Reply::drop_after(Turn::text(long), 5),
+            Reply::Stream(Turn::text(long)),
+        ])
+        .await;
+        let mut agent = Harness::start(test_config(provider, &server));
+        let events = agent.turn("talk").await;
+        assert_eq!(
+            events.last(),
+            Some(&Event::TurnComplete { text: long.into() }),
+            "{provider}"
+        );
+        let retry_at = events
+            .iter()
+            .position(|e| matches!(e, Event::Retrying { .. }))
+            .expect("a retry");
+        assert!(matches!(
+            events[retry_at],
+            Event::Retrying {
+                discard_partial: true,
+                ..
+            }
+        ));
+        // What streamed after the retry is the whole reply once; what came before was
+        // flagged for discarding.
+        assert_eq!(streamed_text(&events[retry_at..]), long);
+        assert!(!streamed_text(&events[..retry_at]).is_empty());
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        assert_eq!(requests[0].body, requests[1].body);
+        // The next request carries the reply once.
+        server.push(Reply::text("ok"));
+        agent.turn("again").await;
+        let history = server.requests()[2].body["messages"].to_string();
+        assert_eq!(history.matches("many small pieces").count(), 1, "{history}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_sse_ends_the_turn_with_an_error() {
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let server = ScriptedServer::start(vec![Reply::malformed("{\"type\": \"content_blo")]).await;
+        let mut agent = Harness::start(test_config(provider, &server));
+        let events = agent.turn("hi").await;
+        let Some(Event::Error { message }) = events.last() else {
+            panic!("{provider}: expected an error, got {events:#?}");
+        };
+        assert!(
+            message.starts_with("the model call failed: malformed stream data:"),
+            "{message}"
+        );
+        assert_eq!(server.request_count(), 1, "not retried");
+        // The session goes on.
+        server.push(Reply::text("recovered"));
+        let next = agent.turn("again").await;
+        assert_eq!(
+            next.last(),
+            Some(&Event::TurnComplete {
+                text: "recovered".into()
+            })
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_or_silent_stream_times_out_and_is_retried() {
+    let server = ScriptedServer::start(vec![
+        Reply::stall_after(Turn::text("partial then silence"), 3),
+        Reply::Hang,
+        Reply::text("after the stall"),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.model.stream_idle_timeout_s = 1;
+    let mut agent = Harness::start(config);
+    let events = agent.turn("hi").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "after the stall".into()
+        })
+    );
+    let reasons: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(
+        reasons.iter().all(|r| r == "no data from the provider for 1 s"),
+        "{reasons:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_provider_is_an_error_after_retries() {
+    // Bind and drop a listener to get a port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = ScriptedServer::start(vec![]).await;
+    let mut config = test_config(Provider::Openai, &server);
+    config.model.base_url = format!("http://127.0.0.1:{port}/v1");
+    let mut agent = Harness::start(config);
+    let events = agent.turn("hi").await;
+    let Some(Event::Error { message }) = events.last() else {
+        panic!("{events:#?}");
+    };
+    assert!(
+        message.starts_with(&format!(
+            "the model call failed: cannot connect to http://127.0.0.1:{port}/v1/chat/completions"
+        )),
+        "{message}"
+    );
+    assert_eq!(retries(&events).len(), 3);
+}

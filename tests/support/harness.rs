@@ -1,0 +1,131 @@
+//! Drives the agent library against a [`ScriptedServer`]: builds a session for either
+//! provider and collects its events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use miniagent::agent::{self, AgentHandle, AgentOptions};
+use miniagent::config::{self, ApprovalMode, Config, LoadOptions, Overrides, Provider};
+use miniagent::protocol::{Event, Op};
+use miniagent::tools::ToolRegistry;
+
+use super::{ScriptedServer, TempDir};
+
+/// The key the tests send; asserted in headers and never expected in events.
+pub const TEST_KEY: &str = "sk-test-0123456789";
+
+/// The built-in configuration pointed at `server`, with fast retries.
+pub fn test_config(provider: Provider, server: &ScriptedServer) -> Config {
+    let mut config = config::load(&LoadOptions {
+        config_dir: None,
+        config_file: None,
+        overrides: Overrides::default(),
+        env: &|_| None,
+    })
+    .expect("built-in config loads");
+    config.model.provider = provider;
+    config.model.base_url = match provider {
+        Provider::Anthropic => server.anthropic_base_url(),
+        Provider::Openai => server.openai_base_url(),
+    };
+    config.model.model = "scripted-model".to_string();
+    config.retry.initial_delay_ms = 10;
+    config.retry.max_delay_ms = 50;
+    config.agent.approval = ApprovalMode::FullAuto;
+    config
+}
+
+/// A running agent, its workspace and its event log.
+pub struct Harness {
+    pub handle: AgentHandle,
+    pub workspace: TempDir,
+    pub events: Vec<Event>,
+}
+
+impl Harness {
+    pub fn start(config: Config) -> Harness {
+        let workspace = TempDir::new();
+        let client =
+            miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
+        let tools = ToolRegistry::builtin(&config);
+        let options = AgentOptions {
+            system_prompt: "You are a test agent.".to_string(),
+            workspace: workspace.path().to_path_buf(),
+            client: Arc::clone(&client),
+            tools,
+            config,
+        };
+        Harness {
+            handle: agent::spawn(options),
+            workspace,
+            events: Vec::new(),
+        }
+    }
+
+    pub fn send(&self, op: Op) {
+        self.handle.ops.send(op).expect("agent is running");
+    }
+
+    /// Waits for the next event (10 s at most), records and returns it.
+    pub async fn next(&mut self) -> Event {
+        let event = tokio::time::timeout(Duration::from_secs(10), self.handle.events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no event within 10 s; so far: {:#?}", self.events))
+            .expect("event channel open");
+        self.events.push(event.clone());
+        event
+    }
+
+    /// Waits for the first event matching `pred` and returns it.
+    pub async fn wait_for(&mut self, pred: impl Fn(&Event) -> bool) -> Event {
+        loop {
+            let event = self.next().await;
+            if pred(&event) {
+                return event;
+            }
+        }
+    }
+
+    /// Sends a user message and collects events until the turn ends; returns them.
+    pub async fn turn(&mut self, text: &str) -> Vec<Event> {
+        let start = self.events.len();
+        self.send(Op::UserInput {
+            text: text.to_string(),
+        });
+        self.wait_for(is_turn_end).await;
+        self.events[start..].to_vec()
+    }
+}
+
+/// Whether the event ends a turn.
+pub fn is_turn_end(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::TurnComplete { .. }
+            | Event::TurnAborted { .. }
+            | Event::StepLimitReached { .. }
+            | Event::Error { .. }
+    )
+}
+
+/// The concatenated text deltas among `events`.
+pub fn streamed_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The concatenated thinking deltas among `events`.
+pub fn streamed_thinking(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ThinkingDelta { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,132 @@
+//! Checks that a recorded request carries a history the provider would accept: roles in
+//! order, every tool call answered by exactly one result, no result without its call.
+
+use serde_json::Value;
+
+/// Panics with the reason (and the messages) when an Anthropic request is not valid.
+pub fn assert_valid_anthropic(body: &Value) {
+    if let Err(problem) = check_anthropic(body) {
+        panic!("invalid Anthropic request: {problem}\n{:#}", body["messages"]);
+    }
+}
+
+/// Panics with the reason (and the messages) when an OpenAI request is not valid.
+pub fn assert_valid_openai(body: &Value) {
+    if let Err(problem) = check_openai(body) {
+        panic!("invalid OpenAI request: {problem}\n{:#}", body["messages"]);
+    }
+}
+
+fn check_anthropic(body: &Value) -> Result<(), String> {
+    let messages = body["messages"].as_array().ok_or("no messages array")?;
+    if messages.is_empty() {
+        return Err("no messages".into());
+    }
+    let mut open_calls: Vec<String> = Vec::new();
+    let mut expected_role = "user";
+    for (index, message) in messages.iter().enumerate() {
+        let role = message["role"]
+            .as_str()
+            .ok_or(format!("message {index} has no role"))?;
+        if role != expected_role {
+            return Err(format!(
+                "message {index} is `{role}`, expected `{expected_role}` (roles must alternate, starting with user)"
+            ));
+        }
+        let content = message["content"]
+            .as_array()
+            .ok_or(format!("message {index} content is not an array"))?;
+        if content.is_empty() {
+            return Err(format!("message {index} has empty content"));
+        }
+        let mut answered = Vec::new();
+        for block in content {
+            match block["type"].as_str() {
+                Some("text") if block["text"].as_str().is_none_or(str::is_empty) => {
+                    return Err(format!("message {index} has an empty text block"));
+                }
+                Some("tool_result") => {
+                    if role != "user" {
+                        return Err(format!("tool_result in {role} message {index}"));
+                    }
+                    answered.push(block["tool_use_id"].as_str().unwrap_or("").to_string());
+                }
+                Some("thinking") if block["signature"].as_str().is_none_or(str::is_empty) => {
+                    return Err(format!("unsigned thinking block in message {index}"));
+                }
+                _ => {}
+            }
+        }
+        if role == "user" {
+            let mut expected = std::mem::take(&mut open_calls);
+            expected.sort();
+            answered.sort();
+            if expected != answered {
+                return Err(format!(
+                    "message {index} answers tool calls {answered:?}, expected {expected:?}"
+                ));
+            }
+            expected_role = "assistant";
+        } else {
+            open_calls = content
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| b["id"].as_str().unwrap_or("").to_string())
+                .collect();
+            expected_role = "user";
+        }
+    }
+    if !open_calls.is_empty() {
+        return Err(format!(
+            "the request ends with unanswered tool calls {open_calls:?}"
+        ));
+    }
+    if messages.last().map(|m| m["role"] != "user").unwrap_or(true) {
+        return Err("the last message is not from the user".into());
+    }
+    Ok(())
+}
+
+fn check_openai(body: &Value) -> Result<(), String> {
+    let messages = body["messages"].as_array().ok_or("no messages array")?;
+    let mut open_calls: Vec<String> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        let role = message["role"]
+            .as_str()
+            .ok_or(format!("message {index} has no role"))?;
+        match role {
+            "system" if index != 0 => return Err(format!("system message at {index}")),
+            "tool" => {
+                let id = message["tool_call_id"].as_str().unwrap_or("");
+                let Some(position) = open_calls.iter().position(|open| open == id) else {
+                    return Err(format!("tool message {index} answers `{id}`, which is not open"));
+                };
+                open_calls.remove(position);
+            }
+            _ if !open_calls.is_empty() => {
+                return Err(format!(
+                    "message {index} ({role}) comes before tool calls {open_calls:?} were answered"
+                ));
+            }
+            "assistant" => {
+                if let Some(calls) = message["tool_calls"].as_array() {
+                    for call in calls {
+                        let arguments = call["function"]["arguments"]
+                            .as_str()
+                            .ok_or("tool call arguments are not a string")?;
+                        serde_json::from_str::<Value>(arguments)
+                            .map_err(|err| format!("tool call arguments are not JSON: {err}"))?;
+                        open_calls.push(call["id"].as_str().unwrap_or("").to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !open_calls.is_empty() {
+        return Err(format!(
+            "the request ends with unanswered tool calls {open_calls:?}"
+        ));
+    }
+    Ok(())
+}
