@@ -104,7 +104,11 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     };
     let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|err| {
         let path = err.path().to_string();
-        let message = one_line(&err.inner().to_string());
+        let mut message = one_line(&err.inner().to_string());
+        // Deserializing from a TOML value appends the key, which this message already names.
+        if let Some(stripped) = message.strip_suffix(&format!(" in `{path}`")) {
+            message = stripped.to_string();
+        }
         ConfigError(format!("{}: key `{path}`: {message}", source_of(&path)))
     })?;
     validate(&config, &source_of)?;

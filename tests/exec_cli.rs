@@ -1,0 +1,311 @@
+//! The `miniagent exec` binary: exit codes, stdout/stderr split, `--json`, config errors
+//! and SIGINT, against the scripted server.
+
+mod support;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use miniagent::protocol::Event;
+use pretty_assertions::assert_eq;
+use support::harness::TEST_KEY;
+use support::*;
+
+/// A `miniagent` command isolated from the machine's own configuration and keys.
+fn miniagent(workspace: Option<&TempDir>, config_dir: &TempDir) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_miniagent"));
+    for (name, _) in std::env::vars() {
+        if name.starts_with("MINIAGENT_") || name.ends_with("_API_KEY") || name == "NO_COLOR" {
+            command.env_remove(name);
+        }
+    }
+    command
+        .env("MINIAGENT_CONFIG_DIR", config_dir.path())
+        .env("MINIAGENT_API_KEY", TEST_KEY)
+        .stdin(Stdio::null());
+    if let Some(workspace) = workspace {
+        command.arg("--workspace").arg(workspace.path());
+    }
+    command
+}
+
+fn exec_against(server: &ScriptedServer, extra: &[&str], prompt: &str) -> (Output, TempDir) {
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args([
+            "--base-url",
+            &server.anthropic_base_url(),
+            "--model",
+            "scripted-model",
+        ])
+        .arg("exec")
+        .args(extra)
+        .arg(prompt)
+        .output()
+        .expect("miniagent runs");
+    (output, workspace)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn exit_0_prints_the_answer_on_stdout_and_progress_on_stderr() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::Stream(Turn::new().thinking("I will count.", "sig").tool(
+            "t1",
+            "bash",
+            r#"{"command": "ls | wc -l"}"#,
+        )),
+        Reply::text("There are 0 files."),
+    ]);
+    let (output, _workspace) = exec_against(&server, &["--approval", "full-auto"], "count files");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(text(&output.stdout), "There are 0 files.\n");
+    assert!(stderr.contains("I will count."), "{stderr}");
+    assert!(stderr.contains("✓ bash ls | wc -l ("), "{stderr}");
+    assert!(
+        !stderr.contains('\x1b'),
+        "no colour without a terminal: {stderr:?}"
+    );
+    assert!(!stderr.contains(TEST_KEY) && !text(&output.stdout).contains(TEST_KEY));
+}
+
+#[test]
+fn exec_refuses_calls_that_need_approval_and_tells_the_model() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("t1", "bash", r#"{"command": "touch created"}"#),
+        Reply::text("I was not allowed to run it."),
+    ]);
+    let (output, workspace) = exec_against(&server, &[], "make a file");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(!workspace.join("created").exists());
+    let result = server.requests()[1].body["messages"][2]["content"][0].clone();
+    assert_eq!(result["is_error"], true);
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.starts_with(
+            "the person refused this call: miniagent exec runs without a person to approve tool calls"
+        ),
+        "{content}"
+    );
+    assert!(text(&output.stderr).contains("refused `bash`"));
+}
+
+#[test]
+fn exit_1_on_provider_errors_and_malformed_streams() {
+    let server = ScriptedServer::start_blocking(vec![Reply::status(400, "bad request body")]);
+    let (output, _w) = exec_against(&server, &[], "hi");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr).lines().last(),
+        Some("error: the model call failed: HTTP 400 from the provider: bad request body")
+    );
+    assert_eq!(text(&output.stdout), "");
+
+    let server = ScriptedServer::start_blocking(vec![Reply::malformed("{not json")]);
+    let (output, _w) = exec_against(&server, &[], "hi");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("error: the model call failed: malformed stream data:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn exit_2_at_the_step_limit_with_the_report_on_stdout() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("t1", "bash", r#"{"command": "true"}"#),
+        Reply::tool("t2", "bash", r#"{"command": "true"}"#),
+        Reply::text("Report: ran true twice; nothing else done."),
+    ]);
+    let (output, _w) = exec_against(&server, &["--approval", "full-auto", "--max-steps", "2"], "loop");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        "Report: ran true twice; nothing else done.\n"
+    );
+    assert!(text(&output.stderr).contains("step limit reached after 2 steps"));
+}
+
+#[test]
+fn exit_130_when_interrupted_with_sigint() {
+    let server = ScriptedServer::start_blocking(vec![Reply::slow(Turn::text("slow ".repeat(100)), 100)]);
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    let child = miniagent(Some(&workspace), &config_dir)
+        .args([
+            "--base-url",
+            &server.anthropic_base_url(),
+            "exec",
+            "--json",
+            "story",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.request_count() == 0 {
+        assert!(Instant::now() < deadline, "no request arrived");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
+    let events: Vec<Event> = text(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::TurnAborted { .. })),
+        "{events:#?}"
+    );
+    assert_eq!(events.last(), Some(&Event::ShutdownComplete));
+}
+
+#[test]
+fn json_mode_prints_only_events() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("t1", "bash", r#"{"command": "echo hi"}"#),
+        Reply::Stream(Turn::thinking_text("ok", "sig", "All done.")),
+    ]);
+    let (output, _w) = exec_against(&server, &["--json", "--approval", "full-auto"], "go");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let events: Vec<Event> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("not an Event: {line}: {err}")))
+        .collect();
+    assert!(
+        matches!(events.first(), Some(Event::SessionConfigured { provider, .. }) if provider == "anthropic")
+    );
+    let kinds: Vec<String> = text(&output.stdout)
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for expected in [
+        "turn_started",
+        "tool_call_requested",
+        "tool_call_started",
+        "tool_output_delta",
+        "tool_call_finished",
+        "token_usage",
+        "thinking_delta",
+        "text_delta",
+        "assistant_message",
+        "turn_complete",
+        "shutdown_complete",
+    ] {
+        assert!(kinds.iter().any(|k| k == expected), "no {expected} in {kinds:?}");
+    }
+    assert!(events.contains(&Event::TurnComplete {
+        text: "All done.".into()
+    }));
+}
+
+#[test]
+fn a_malformed_config_file_is_one_line_naming_file_and_key() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let config_dir = TempDir::new();
+    let user_config = config_dir.write("config.toml", "[agent]\nmax_steps = \"lots\"\n");
+    let workspace = TempDir::new();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["--base-url", &server.anthropic_base_url(), "exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "miniagent: {}: key `agent.max_steps`: invalid type: string \"lots\", expected u32\n",
+            user_config.display()
+        )
+    );
+    assert_eq!(server.request_count(), 0);
+
+    let extra = workspace.write("extra.toml", "[model]\nprovidr = \"openai\"\n");
+    let output = miniagent(Some(&workspace), &TempDir::new())
+        .args(["--config", extra.to_str().unwrap(), "exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "miniagent: {}: unknown key `model.providr`",
+            extra.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn usage_errors_and_missing_keys_exit_1() {
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["exec", "--approval", "sometimes", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("invalid value 'sometimes'"));
+
+    let output = miniagent(Some(&workspace), &config_dir)
+        .env_remove("MINIAGENT_API_KEY")
+        .args(["--base-url", "https://api.anthropic.com", "exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        "miniagent: no API key: set MINIAGENT_API_KEY or ANTHROPIC_API_KEY, or name another variable with --api-key-env\n"
+    );
+
+    let output = miniagent(None, &config_dir)
+        .args(["--workspace", "/nonexistent/dir", "exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).starts_with("miniagent: workspace /nonexistent/dir: cannot open it"));
+}
+
+#[test]
+fn openai_provider_from_the_environment() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("from openai")]);
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .env("MINIAGENT_PROVIDER", "openai")
+        .env("MINIAGENT_BASE_URL", server.openai_base_url())
+        .env("MINIAGENT_MODEL", "env-model")
+        .args(["exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "from openai\n");
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.body["model"], "env-model");
+}
