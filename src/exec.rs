@@ -41,12 +41,26 @@ pub enum OutputMode {
 /// waiting.
 pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> ExecOutcome {
     let mut printer = Printer::new(mode);
+    // One listener for the whole run, so a signal between two events is never missed.
+    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+        Ok(listener) => Some(listener),
+        Err(err) => {
+            printer.note(&format!("Ctrl-C will not interrupt cleanly: {err}"));
+            None
+        }
+    };
     let _ = agent.ops.send(Op::UserInput { text: prompt });
     let mut interrupts = 0u32;
     let outcome = loop {
+        let interrupted = async {
+            match sigint.as_mut() {
+                Some(listener) => listener.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         let event = tokio::select! {
             event = agent.events.recv() => event,
-            _ = tokio::signal::ctrl_c() => {
+            _ = interrupted => {
                 interrupts += 1;
                 if interrupts > 1 {
                     break ExecOutcome::Interrupted;
@@ -76,7 +90,23 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             Event::TurnAborted { .. } => Some(ExecOutcome::Interrupted),
             Event::StepLimitReached { .. } => Some(ExecOutcome::StepLimit),
             Event::Error { .. } => Some(ExecOutcome::Failed),
-            _ => None,
+            // The agent only ends by our Shutdown, which comes after the turn ends.
+            Event::ShutdownComplete => Some(ExecOutcome::Failed),
+            Event::SessionConfigured { .. }
+            | Event::TurnStarted { .. }
+            | Event::StepStarted { .. }
+            | Event::ThinkingDelta { .. }
+            | Event::TextDelta { .. }
+            | Event::AssistantMessage { .. }
+            | Event::ToolCallRequested { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ToolOutputDelta { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::TokenUsage { .. }
+            | Event::Retrying { .. }
+            | Event::ContextCompacted { .. }
+            | Event::Notice { .. } => None,
         };
         printer.event(&event);
         if let Some(ending) = ending {

@@ -150,7 +150,8 @@ pub enum Event {
     TurnAborted { reason: String },
     /// The step limit was hit; `report` is the model's account of what was done and what remains.
     StepLimitReached { steps: u32, report: String },
-    /// The turn (or a request) failed; the message says why.
+    /// The turn failed and ended; the message says why. (Problems that do not end the
+    /// turn are [`Event::Notice`]s.)
     Error { message: String },
     /// The agent task ended (after [`Op::Shutdown`] or when every sender is gone).
     ShutdownComplete,
