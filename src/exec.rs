@@ -100,6 +100,7 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             | Event::AssistantMessage { .. }
             | Event::ToolCallRequested { .. }
             | Event::ApprovalRequested { .. }
+            | Event::ApprovalRulesChanged { .. }
             | Event::ToolCallStarted { .. }
             | Event::ToolOutputDelta { .. }
             | Event::ToolCallFinished { .. }
@@ -274,6 +275,7 @@ impl Printer {
                 eprintln!("refused `{name}`: exec cannot ask for approval (see --approval)");
             }
             Event::TurnStarted { .. }
+            | Event::ApprovalRulesChanged { .. }
             | Event::StepStarted { .. }
             | Event::TextDelta { .. }
             | Event::ToolCallStarted { .. }

@@ -19,6 +19,27 @@ pub enum Decision {
     ApproveForSession,
     /// Do not run it; the model is told, with the reason when one is given.
     Deny { reason: Option<String> },
+    /// Do not run it and end the turn, as an interrupt would.
+    Abort,
+}
+
+/// An approval remembered for the rest of the session.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalRule {
+    /// Every call of this tool.
+    Tool { name: String },
+    /// `bash` running this program as a simple command (no pipes, chains or redirects).
+    Command { program: String },
+}
+
+impl std::fmt::Display for ApprovalRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApprovalRule::Tool { name } => write!(f, "tool `{name}`"),
+            ApprovalRule::Command { program } => write!(f, "command `{program} …`"),
+        }
+    }
 }
 
 /// A request from a front end to the agent.
@@ -31,6 +52,8 @@ pub enum Op {
     Approval { id: CallId, decision: Decision },
     /// Cancel the running turn now: stop the stream, kill running tools, refuse pending approvals.
     Interrupt,
+    /// Forget a remembered approval; the next such call asks again.
+    RevokeApproval { rule: ApprovalRule },
     /// Compact the history now instead of waiting for the budget to demand it.
     CompactNow,
     /// Cancel whatever runs and end the agent task.
@@ -96,6 +119,8 @@ pub enum Event {
         name: String,
         preview: String,
     },
+    /// The approvals remembered for this session changed (one was added or revoked).
+    ApprovalRulesChanged { rules: Vec<ApprovalRule> },
     /// A tool call began to run.
     ToolCallStarted { id: CallId, name: String },
     /// Output a running tool produced (not capped; the capped result is what the model sees).

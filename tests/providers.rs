@@ -11,6 +11,18 @@ use support::harness::{Harness, TEST_KEY, streamed_text, streamed_thinking, test
 use support::validate::{assert_valid_anthropic, assert_valid_openai};
 use support::*;
 
+/// The built-in tools, in the order the model sees them.
+const ALL_TOOLS: [&str; 8] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "bash",
+    "bash_output",
+    "bash_kill",
+    "record_note",
+    "recall_notes",
+];
+
 #[tokio::test]
 async fn anthropic_thinking_and_text_stream_as_deltas_and_complete() {
     let server = ScriptedServer::start(vec![Reply::Stream(
@@ -60,8 +72,11 @@ async fn anthropic_thinking_and_text_stream_as_deltas_and_complete() {
         request.body["messages"],
         json!([{"role": "user", "content": [{"type": "text", "text": "say hello"}]}])
     );
-    assert_eq!(request.body["tools"][0]["name"], "bash");
-    assert!(request.body["tools"][0]["input_schema"]["properties"]["command"].is_object());
+    let tools = request.body["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ALL_TOOLS);
+    let bash = tools.iter().find(|t| t["name"] == "bash").unwrap();
+    assert!(bash["input_schema"]["properties"]["command"].is_object());
     // The key never leaks into what front ends see.
     let all_events = serde_json::to_string(&agent.events).unwrap();
     assert!(!all_events.contains(TEST_KEY));
@@ -103,8 +118,13 @@ async fn openai_reasoning_both_ways_and_text_stream_and_complete() {
         Some(format!("Bearer {TEST_KEY}").as_str())
     );
     assert_eq!(requests[0].body["stream_options"], json!({"include_usage": true}));
-    assert_eq!(requests[0].body["tools"][0]["type"], "function");
-    assert_eq!(requests[0].body["tools"][0]["function"]["name"], "bash");
+    let tools = requests[0].body["tools"].as_array().unwrap();
+    assert!(tools.iter().all(|t| t["type"] == "function"));
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ALL_TOOLS);
     // The first reply's reasoning comes back as reasoning_details, as it was received.
     assert_eq!(
         requests[1].body["messages"],
@@ -268,7 +288,10 @@ async fn invalid_tool_arguments_become_an_error_result() {
         );
         assert_eq!(
             results[1],
-            format!("{prefix}unknown tool `no_such_tool`; the tools are: bash")
+            format!(
+                "{prefix}unknown tool `no_such_tool`; the tools are: {}",
+                ALL_TOOLS.join(", ")
+            )
         );
         assert_eq!(
             results[2],

@@ -1,14 +1,15 @@
 //! Which tool calls run, which ask a person, and which are refused; and the pending
 //! approvals awaiting an answer.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::config::ApprovalMode;
-use crate::protocol::{CallId, Decision};
-use crate::tools::ToolEffect;
+use crate::protocol::{ApprovalRule, CallId, Decision};
+use crate::tools::{Tool, ToolEffect};
 
 /// What the policy says about one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,18 +19,19 @@ pub enum Verdict {
     Refuse(String),
 }
 
-/// The approval mode plus the tools a person allowed for the rest of the session.
+/// The approval mode plus what a person allowed for the rest of the session.
 #[derive(Clone, Debug)]
 pub struct ApprovalPolicy {
     mode: ApprovalMode,
-    allowed_for_session: HashSet<String>,
+    /// In the order they were given, for listing.
+    rules: Vec<ApprovalRule>,
 }
 
 impl ApprovalPolicy {
     pub fn new(mode: ApprovalMode) -> Self {
         Self {
             mode,
-            allowed_for_session: HashSet::new(),
+            rules: Vec::new(),
         }
     }
 
@@ -37,29 +39,69 @@ impl ApprovalPolicy {
         self.mode
     }
 
-    pub fn check(&self, tool_name: &str, effect: ToolEffect) -> Verdict {
+    /// Whether a call of `tool` with `arguments` runs, asks, or is refused.
+    pub fn check(&self, tool: &dyn Tool, arguments: &Value) -> Verdict {
+        let effect = tool.effect();
         if effect == ToolEffect::ReadOnly {
             return Verdict::Run;
         }
         match self.mode {
             ApprovalMode::ReadOnly => Verdict::Refuse(format!(
-                "the approval mode is read-only, which allows only tools that change nothing; `{tool_name}` can change things"
+                "the approval mode is read-only, which allows only tools that change nothing; `{}` {}",
+                tool.name(),
+                match effect {
+                    ToolEffect::WritesFiles => "writes files",
+                    ToolEffect::RunsCommands => "runs commands",
+                    ToolEffect::External | ToolEffect::ReadOnly => "acts outside miniagent",
+                }
             )),
             ApprovalMode::FullAuto => Verdict::Run,
-            ApprovalMode::AutoEdit if effect == ToolEffect::Edit => Verdict::Run,
+            ApprovalMode::AutoEdit if effect == ToolEffect::WritesFiles => Verdict::Run,
             ApprovalMode::Ask | ApprovalMode::AutoEdit => {
-                if self.allowed_for_session.contains(tool_name) {
-                    Verdict::Run
-                } else {
-                    Verdict::Ask
-                }
+                let remembered = tool
+                    .session_rule(arguments)
+                    .is_some_and(|rule| self.rules.contains(&rule));
+                if remembered { Verdict::Run } else { Verdict::Ask }
             }
         }
     }
 
-    /// Remembers "approve for this session" for a tool.
-    pub fn allow_for_session(&mut self, tool_name: &str) {
-        self.allowed_for_session.insert(tool_name.to_string());
+    /// Remembers a rule; false when it was already there.
+    pub fn remember(&mut self, rule: ApprovalRule) -> bool {
+        if self.rules.contains(&rule) {
+            return false;
+        }
+        self.rules.push(rule);
+        true
+    }
+
+    /// Forgets a rule; false when there was no such rule.
+    pub fn revoke(&mut self, rule: &ApprovalRule) -> bool {
+        let before = self.rules.len();
+        self.rules.retain(|kept| kept != rule);
+        self.rules.len() != before
+    }
+
+    pub fn rules(&self) -> &[ApprovalRule] {
+        &self.rules
+    }
+}
+
+/// The policy, shared by the running turn (which consults it) and the op router (which
+/// revokes rules while a turn runs).
+#[derive(Clone, Debug)]
+pub struct SharedPolicy(Arc<Mutex<ApprovalPolicy>>);
+
+impl SharedPolicy {
+    pub fn new(policy: ApprovalPolicy) -> Self {
+        Self(Arc::new(Mutex::new(policy)))
+    }
+
+    /// Runs `f` with the policy locked (never across an await).
+    pub fn with<T>(&self, f: impl FnOnce(&mut ApprovalPolicy) -> T) -> T {
+        // Every change is one push or retain: a panic cannot leave it half-done.
+        let mut policy = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut policy)
     }
 }
 
@@ -105,36 +147,70 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    struct FakeTool(ToolEffect);
+
+    impl Tool for FakeTool {
+        fn name(&self) -> &str {
+            "fake"
+        }
+        fn description(&self) -> &str {
+            "a tool for policy tests"
+        }
+        fn input_schema(&self) -> Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn effect(&self) -> ToolEffect {
+            self.0
+        }
+        fn run(
+            &self,
+            _: Value,
+            _: crate::tools::ToolContext,
+        ) -> futures_util::future::BoxFuture<'_, crate::tools::ToolOutput> {
+            Box::pin(async { crate::tools::ToolOutput::ok("") })
+        }
+    }
+
     #[test]
     fn modes_decide_by_effect() {
         let cases = [
             (ApprovalMode::ReadOnly, ToolEffect::ReadOnly, Verdict::Run),
-            (ApprovalMode::Ask, ToolEffect::Edit, Verdict::Ask),
-            (ApprovalMode::Ask, ToolEffect::Execute, Verdict::Ask),
-            (ApprovalMode::AutoEdit, ToolEffect::Edit, Verdict::Run),
-            (ApprovalMode::AutoEdit, ToolEffect::Execute, Verdict::Ask),
+            (ApprovalMode::Ask, ToolEffect::ReadOnly, Verdict::Run),
+            (ApprovalMode::Ask, ToolEffect::WritesFiles, Verdict::Ask),
+            (ApprovalMode::Ask, ToolEffect::RunsCommands, Verdict::Ask),
+            (ApprovalMode::AutoEdit, ToolEffect::WritesFiles, Verdict::Run),
+            (ApprovalMode::AutoEdit, ToolEffect::RunsCommands, Verdict::Ask),
             (ApprovalMode::AutoEdit, ToolEffect::External, Verdict::Ask),
             (ApprovalMode::FullAuto, ToolEffect::External, Verdict::Run),
         ];
+        let args = serde_json::json!({});
         for (mode, effect, expected) in cases {
             assert_eq!(
-                ApprovalPolicy::new(mode).check("t", effect),
+                ApprovalPolicy::new(mode).check(&FakeTool(effect), &args),
                 expected,
-                "{mode} {effect:?}"
+                "{mode} {effect}"
             );
         }
-        assert!(matches!(
-            ApprovalPolicy::new(ApprovalMode::ReadOnly).check("bash", ToolEffect::Execute),
-            Verdict::Refuse(_)
-        ));
+        assert_eq!(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(&FakeTool(ToolEffect::WritesFiles), &args),
+            Verdict::Refuse(
+                "the approval mode is read-only, which allows only tools that change nothing; `fake` writes files".into()
+            )
+        );
     }
 
     #[test]
-    fn session_approval_is_per_tool() {
+    fn remembered_rules_apply_until_revoked() {
+        let tool = FakeTool(ToolEffect::RunsCommands);
+        let args = serde_json::json!({});
+        let rule = ApprovalRule::Tool { name: "fake".into() };
         let mut policy = ApprovalPolicy::new(ApprovalMode::Ask);
-        policy.allow_for_session("bash");
-        assert_eq!(policy.check("bash", ToolEffect::Execute), Verdict::Run);
-        assert_eq!(policy.check("write_file", ToolEffect::Edit), Verdict::Ask);
+        assert!(policy.remember(rule.clone()));
+        assert!(!policy.remember(rule.clone()));
+        assert_eq!(policy.check(&tool, &args), Verdict::Run);
+        assert!(policy.revoke(&rule));
+        assert_eq!(policy.check(&tool, &args), Verdict::Ask);
+        assert!(!policy.revoke(&rule));
     }
 
     #[tokio::test]

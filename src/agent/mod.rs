@@ -22,7 +22,8 @@ use crate::config::Config;
 use crate::llm::{ModelClient, Usage};
 use crate::protocol::{Event, Op};
 use crate::tools::ToolRegistry;
-use approval::{ApprovalPolicy, PendingApprovals};
+use crate::tools::paths::Workspace;
+use approval::{ApprovalPolicy, PendingApprovals, SharedPolicy};
 use history::Message;
 
 /// Everything a session needs that does not change while it runs.
@@ -65,16 +66,29 @@ pub(crate) struct UsageTotals {
 /// The state a turn changes.
 pub(crate) struct Session {
     pub history: Vec<Message>,
-    pub policy: ApprovalPolicy,
     pub usage: UsageTotals,
 }
 
 /// What every turn of the session shares.
 pub(crate) struct TurnContext {
     pub options: Arc<AgentOptions>,
+    /// Where file tools may work (the workspace plus read-only extra roots).
+    pub workspace: Arc<Workspace>,
     pub events: EventSink,
     pub cancel: CancellationToken,
     pub approvals: PendingApprovals,
+    pub policy: SharedPolicy,
+}
+
+/// What every turn of a session shares, and the router too.
+#[derive(Clone)]
+struct Shared {
+    options: Arc<AgentOptions>,
+    workspace: Arc<Workspace>,
+    session: Arc<Mutex<Session>>,
+    events: EventSink,
+    approvals: PendingApprovals,
+    policy: SharedPolicy,
 }
 
 /// Starts the agent task. It ends after [`Op::Shutdown`] or when the op sender is dropped.
@@ -100,12 +114,21 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         workspace: options.workspace.display().to_string(),
         tools: options.tools.infos(),
     });
-    let session = Arc::new(Mutex::new(Session {
-        history: Vec::new(),
-        policy: ApprovalPolicy::new(options.config.agent.approval),
-        usage: UsageTotals::default(),
-    }));
-    let approvals = PendingApprovals::default();
+    let shared = Shared {
+        workspace: Arc::new(Workspace::new(
+            &options.workspace,
+            &options.config.tools.allow_paths,
+        )),
+        session: Arc::new(Mutex::new(Session {
+            history: Vec::new(),
+            usage: UsageTotals::default(),
+        })),
+        policy: SharedPolicy::new(ApprovalPolicy::new(options.config.agent.approval)),
+        approvals: PendingApprovals::default(),
+        events,
+        options,
+    };
+    let events = &shared.events;
     let mut running: Option<RunningTurn> = None;
     let mut queued: VecDeque<String> = VecDeque::new();
 
@@ -113,7 +136,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         tokio::select! {
             op = ops.recv() => {
                 let Some(op) = op else {
-                    stop_turn(&mut running, &session, &events).await;
+                    stop_turn(&mut running, &shared).await;
                     break;
                 };
                 match op {
@@ -121,14 +144,22 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         if running.is_some() {
                             queued.push_back(text);
                         } else {
-                            running = Some(start_turn(&options, &session, &events, &approvals, text));
+                            running = Some(start_turn(&shared, text));
                         }
                     }
                     Op::Approval { id, decision } => {
-                        if !approvals.resolve(&id, decision) {
+                        if !shared.approvals.resolve(&id, decision) {
                             events.emit(Event::Notice {
                                 message: format!("no tool call `{id}` is waiting for approval"),
                             });
+                        }
+                    }
+                    Op::RevokeApproval { rule } => {
+                        let (revoked, rules) = shared.policy.with(|policy| (policy.revoke(&rule), policy.rules().to_vec()));
+                        if revoked {
+                            events.emit(Event::ApprovalRulesChanged { rules });
+                        } else {
+                            events.emit(Event::Notice { message: format!("no remembered approval for {rule}") });
                         }
                     }
                     Op::Interrupt => match &running {
@@ -147,7 +178,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         message: "compaction is not available in this version".to_string(),
                     }),
                     Op::Shutdown => {
-                        stop_turn(&mut running, &session, &events).await;
+                        stop_turn(&mut running, &shared).await;
                         break;
                     }
                 }
@@ -158,10 +189,10 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
             } } => {
                 running = None;
                 if let Err(err) = joined {
-                    recover_from_crash(&session, &events, &err.to_string()).await;
+                    recover_from_crash(&shared, &err.to_string()).await;
                 }
                 if let Some(text) = queued.pop_front() {
-                    running = Some(start_turn(&options, &session, &events, &approvals, text));
+                    running = Some(start_turn(&shared, text));
                 }
             }
         }
@@ -169,21 +200,17 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
     events.emit(Event::ShutdownComplete);
 }
 
-fn start_turn(
-    options: &Arc<AgentOptions>,
-    session: &Arc<Mutex<Session>>,
-    events: &EventSink,
-    approvals: &PendingApprovals,
-    text: String,
-) -> RunningTurn {
+fn start_turn(shared: &Shared, text: String) -> RunningTurn {
     let cancel = CancellationToken::new();
     let context = TurnContext {
-        options: Arc::clone(options),
-        events: events.clone(),
+        options: Arc::clone(&shared.options),
+        workspace: Arc::clone(&shared.workspace),
+        events: shared.events.clone(),
         cancel: cancel.clone(),
-        approvals: approvals.clone(),
+        approvals: shared.approvals.clone(),
+        policy: shared.policy.clone(),
     };
-    let session = Arc::clone(session);
+    let session = Arc::clone(&shared.session);
     let task = tokio::spawn(async move {
         let mut session = session.lock().await;
         turn::run_turn(&mut session, text, &context).await;
@@ -192,23 +219,23 @@ fn start_turn(
 }
 
 /// Cancels the running turn, if any, and waits for it to leave the history valid.
-async fn stop_turn(running: &mut Option<RunningTurn>, session: &Arc<Mutex<Session>>, events: &EventSink) {
+async fn stop_turn(running: &mut Option<RunningTurn>, shared: &Shared) {
     if let Some(turn) = running.take() {
         turn.cancel.cancel();
         if let Err(err) = turn.task.await {
-            recover_from_crash(session, events, &err.to_string()).await;
+            recover_from_crash(shared, &err.to_string()).await;
         }
     }
 }
 
 /// A turn task panicked: repair the history it left and say so.
-async fn recover_from_crash(session: &Arc<Mutex<Session>>, events: &EventSink, why: &str) {
-    let mut session = session.lock().await;
+async fn recover_from_crash(shared: &Shared, why: &str) {
+    let mut session = shared.session.lock().await;
     history::close_open_tool_calls(
         &mut session.history,
         "the agent crashed while this call was running",
     );
-    events.emit(Event::Error {
+    shared.events.emit(Event::Error {
         message: format!("internal error, the turn was stopped: {why}"),
     });
 }

@@ -1,6 +1,7 @@
 //! One turn: from a user message to a final answer, an interruption, an error, or the
 //! step limit.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -10,7 +11,7 @@ use super::history::{self, ContentBlock, Message, Role};
 use super::model_call::{CallFailure, call_model};
 use super::{Session, TurnContext, context};
 use crate::llm::{InvalidArguments, ModelRequest, ModelResponse};
-use crate::protocol::{Decision, Event, StopReason, ToolCallSummary};
+use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary};
 use crate::tools::output::{cap_text, preview_line};
 use crate::tools::{OutputSink, ToolContext, ToolOutput, schema};
 
@@ -24,10 +25,23 @@ const RESULT_LIMIT_BYTES: usize = 100_000;
 const CONTINUE_PROMPT: &str =
     "Your previous reply was cut off by the output token limit. Continue exactly where it stopped.";
 
+/// The result text every unanswered call gets when the person aborts at an approval.
+const ABORTED: &str = "the person stopped the turn before this call ran";
+
 /// How the tool phase of a step ended.
 enum ToolPhase {
     Done,
     Interrupted,
+    Aborted,
+}
+
+/// How one tool call ended.
+enum CallOutcome {
+    Finished(ToolOutput),
+    /// The person interrupted the turn.
+    Interrupted,
+    /// The person chose "abort the turn" at this call's approval.
+    Aborted,
 }
 
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
@@ -83,6 +97,13 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
                 history::close_open_tool_calls(&mut session.history, INTERRUPTED);
                 context.events.emit(Event::TurnAborted {
                     reason: "interrupted by the user while tools were running".to_string(),
+                });
+                return;
+            }
+            ToolPhase::Aborted => {
+                history::close_open_tool_calls(&mut session.history, ABORTED);
+                context.events.emit(Event::TurnAborted {
+                    reason: "the person stopped the turn at an approval".to_string(),
                 });
                 return;
             }
@@ -195,17 +216,22 @@ async fn run_tools(session: &mut Session, context: &TurnContext, response: &Mode
         });
         let started = Instant::now();
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
-        let outcome = run_one(session, context, &id, &name, arguments, invalid).await;
-        let Some(output) = outcome else {
+        let (phase, preview) = match run_one(context, &id, &name, arguments, invalid).await {
+            CallOutcome::Finished(output) => (None, output),
+            CallOutcome::Interrupted => (Some(ToolPhase::Interrupted), ToolOutput::error(INTERRUPTED)),
+            CallOutcome::Aborted => (Some(ToolPhase::Aborted), ToolOutput::error(ABORTED)),
+        };
+        if let Some(phase) = phase {
             context.events.emit(Event::ToolCallFinished {
                 id,
                 name,
                 ok: false,
                 duration_ms: elapsed_ms(started),
-                output_preview: INTERRUPTED.to_string(),
+                output_preview: preview.content,
             });
-            return ToolPhase::Interrupted;
-        };
+            return phase;
+        }
+        let output = preview;
         let content = cap_text(&output.content, RESULT_LIMIT_BYTES);
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
@@ -232,57 +258,66 @@ fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One call: validation, approval, execution. `None` when the person interrupted.
+/// One call: validation, approval, execution.
 async fn run_one(
-    session: &mut Session,
     context: &TurnContext,
     id: &str,
     name: &str,
     arguments: Value,
     invalid: Option<&InvalidArguments>,
-) -> Option<ToolOutput> {
+) -> CallOutcome {
+    use CallOutcome::Finished;
     if let Some(invalid) = invalid {
-        return Some(ToolOutput::error(invalid.error.clone()));
+        return Finished(ToolOutput::error(invalid.error.clone()));
     }
     let options = &context.options;
     let Some(tool) = options.tools.get(name) else {
-        return Some(ToolOutput::error(format!(
+        return Finished(ToolOutput::error(format!(
             "unknown tool `{name}`; the tools are: {}",
             options.tools.names().join(", ")
         )));
     };
     if let Err(problem) = schema::validate(&tool.input_schema(), &arguments) {
-        return Some(ToolOutput::error(format!(
+        return Finished(ToolOutput::error(format!(
             "invalid arguments for `{name}`: {problem}"
         )));
     }
-    match session.policy.check(name, tool.effect()) {
+    match context
+        .policy
+        .with(|policy| policy.check(tool.as_ref(), &arguments))
+    {
         Verdict::Run => {}
-        Verdict::Refuse(reason) => return Some(ToolOutput::error(format!("refused: {reason}"))),
+        Verdict::Refuse(reason) => return Finished(ToolOutput::error(format!("refused: {reason}"))),
         Verdict::Ask => {
+            // A call that cannot succeed is answered at once; nobody is asked about it.
+            let preview = match tool.preview(&arguments, &context.workspace) {
+                Ok(preview) => preview,
+                Err(message) => return Finished(ToolOutput::error(message)),
+            };
             let decision = context.approvals.register(id);
             context.events.emit(Event::ApprovalRequested {
                 id: id.to_string(),
                 name: name.to_string(),
-                preview: tool.preview(&arguments, &options.workspace),
+                preview,
             });
             let decision = tokio::select! {
                 _ = context.cancel.cancelled() => {
                     context.approvals.remove(id);
-                    return None;
+                    return CallOutcome::Interrupted;
                 }
                 decision = decision => decision,
             };
             match decision {
                 Ok(Decision::Approve) => {}
-                Ok(Decision::ApproveForSession) => session.policy.allow_for_session(name),
+                Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
                 Ok(Decision::Deny { reason }) => {
                     let because = reason.map(|r| format!(": {r}")).unwrap_or_default();
-                    return Some(ToolOutput::error(format!(
+                    return Finished(ToolOutput::error(format!(
                         "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
                     )));
                 }
-                Err(_) => return None,
+                Ok(Decision::Abort) => return CallOutcome::Aborted,
+                Err(_) => return CallOutcome::Interrupted,
             }
         }
     }
@@ -291,15 +326,31 @@ async fn run_one(
         name: name.to_string(),
     });
     let tool_context = ToolContext {
-        workspace: options.workspace.clone(),
+        workspace: Arc::clone(&context.workspace),
         cancel: context.cancel.child_token(),
         output: OutputSink::new(id.to_string(), context.events.sender()),
     };
     tokio::select! {
         // Dropping the tool's future is how it is stopped: tools clean up on drop
         // (bash kills its process group).
-        _ = context.cancel.cancelled() => None,
-        output = tool.run(arguments, tool_context) => Some(output),
+        _ = context.cancel.cancelled() => CallOutcome::Interrupted,
+        output = tool.run(arguments, tool_context) => Finished(output),
+    }
+}
+
+/// "Approve for this session": remember the call's rule, or say why it cannot be.
+fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
+    let Some(rule) = rule else {
+        context.events.emit(Event::Notice {
+            message: "approved once: this command chains, pipes, redirects or wraps other commands, so it cannot be remembered for the session".to_string(),
+        });
+        return;
+    };
+    let changed = context
+        .policy
+        .with(|policy| policy.remember(rule).then(|| policy.rules().to_vec()));
+    if let Some(rules) = changed {
+        context.events.emit(Event::ApprovalRulesChanged { rules });
     }
 }
 

@@ -93,10 +93,20 @@ pub struct BashSettings {
     pub output_limit_bytes: usize,
 }
 
+/// `[tools.read_file]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileSettings {
+    pub max_tokens: u64,
+}
+
 /// `[tools]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSettings {
+    /// Extra read-only roots for file tools.
+    pub allow_paths: Vec<PathBuf>,
+    pub read_file: ReadFileSettings,
     pub bash: BashSettings,
 }
 

@@ -9,24 +9,48 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::jobs::BackgroundJobs;
 use super::output::HeadTailBuffer;
+use super::paths::Workspace;
 use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::config::BashSettings;
+use crate::protocol::ApprovalRule;
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to keep reading after the shell exited, for output still in the pipes.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+/// Programs whose approval cannot be remembered by name: they run other commands.
+const WRAPPERS: [&str; 20] = [
+    "sh", "bash", "zsh", "dash", "fish", "sudo", "su", "doas", "env", "xargs", "eval", "exec", "nohup",
+    "timeout", "nice", "time", "command", "builtin", "source", ".",
+];
 
 /// The `bash` tool.
 pub struct BashTool {
     settings: BashSettings,
+    jobs: BackgroundJobs,
 }
 
 impl BashTool {
-    pub fn new(settings: BashSettings) -> Self {
-        Self { settings }
+    pub fn new(settings: BashSettings, jobs: BackgroundJobs) -> Self {
+        Self { settings, jobs }
     }
+}
+
+/// The program a simple command runs (`cargo test -q` → `cargo`), or `None` when the
+/// command chains, pipes, redirects, substitutes or wraps other commands, so that
+/// approving "cargo" for the session can never approve `cargo build; rm -rf ~`.
+pub fn simple_program(command: &str) -> Option<&str> {
+    const OPERATORS: [&str; 9] = [";", "&", "|", "<", ">", "`", "$(", "\n", "\r"];
+    if OPERATORS.iter().any(|op| command.contains(op)) {
+        return None;
+    }
+    let program = command.split_whitespace().next()?;
+    if program.contains('=') || WRAPPERS.contains(&program) {
+        return None;
+    }
+    Some(program)
 }
 
 impl Tool for BashTool {
@@ -37,7 +61,9 @@ impl Tool for BashTool {
     fn description(&self) -> &str {
         "Run a shell command with `bash -c` in the workspace and return its output and exit code. \
          The command has no terminal and no standard input. Both stdout and stderr are returned, \
-         even when the command fails; long output keeps its beginning and end."
+         even when the command fails; long output keeps its beginning and end. Set \
+         run_in_background for servers and other long-running commands, then use bash_output \
+         and bash_kill with the returned bash_id."
     }
 
     fn input_schema(&self) -> Value {
@@ -49,8 +75,12 @@ impl Tool for BashTool {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": self.settings.max_timeout_s,
-                    "description": format!("Seconds before the command is killed (default {}).", self.settings.default_timeout_s),
+                    "description": format!(
+                        "Seconds before the command and its children are killed (default {}, max {}); not used in the background.",
+                        self.settings.default_timeout_s, self.settings.max_timeout_s
+                    ),
                 },
+                "run_in_background": {"type": "boolean", "description": "Start the command and return at once with a bash_id."},
             },
             "required": ["command"],
             "additionalProperties": false,
@@ -58,12 +88,27 @@ impl Tool for BashTool {
     }
 
     fn effect(&self) -> ToolEffect {
-        ToolEffect::Execute
+        ToolEffect::RunsCommands
     }
 
-    fn preview(&self, arguments: &Value, workspace: &std::path::Path) -> String {
+    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
         let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
-        format!("$ {command}\n(in {})", workspace.display())
+        if command.trim().is_empty() {
+            return Err("`command` is empty".to_string());
+        }
+        let how = if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            "in the background".to_string()
+        } else {
+            format!("timeout {} s", self.timeout(arguments).as_secs())
+        };
+        Ok(format!("$ {command}\n(in {}, {how})", workspace.root().display()))
+    }
+
+    fn session_rule(&self, arguments: &Value) -> Option<ApprovalRule> {
+        let command = arguments.get("command").and_then(Value::as_str)?;
+        simple_program(command).map(|program| ApprovalRule::Command {
+            program: program.to_string(),
+        })
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
@@ -76,24 +121,33 @@ impl Tool for BashTool {
             if command.trim().is_empty() {
                 return ToolOutput::error("`command` is empty");
             }
-            let timeout_s = arguments
-                .get("timeout")
-                .and_then(Value::as_u64)
-                .unwrap_or(self.settings.default_timeout_s)
-                .clamp(1, self.settings.max_timeout_s);
-            run_command(
-                &command,
-                Duration::from_secs(timeout_s),
-                &context,
-                self.settings.output_limit_bytes,
-            )
-            .await
+            let limit = self.settings.output_limit_bytes;
+            if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+                return match self.jobs.start(&command, context.workspace.root(), limit) {
+                    Ok(id) => ToolOutput::ok(format!(
+                        "started background job {id}: {command}\nRead its output with bash_output {{\"bash_id\": \"{id}\"}}; stop it with bash_kill."
+                    )),
+                    Err(message) => ToolOutput::error(message),
+                };
+            }
+            run_command(&command, self.timeout(&arguments), &context, limit).await
         })
     }
 }
 
+impl BashTool {
+    fn timeout(&self, arguments: &Value) -> Duration {
+        let seconds = arguments
+            .get("timeout")
+            .and_then(Value::as_u64)
+            .unwrap_or(self.settings.default_timeout_s)
+            .clamp(1, self.settings.max_timeout_s);
+        Duration::from_secs(seconds)
+    }
+}
+
 /// Sends a signal to a whole process group.
-fn signal_group(pgid: i32, signal: i32) {
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: kill(2) has no memory-safety preconditions; a stale or foreign group id
     // only makes it fail with ESRCH/EPERM, which we ignore.
     unsafe {
@@ -103,12 +157,21 @@ fn signal_group(pgid: i32, signal: i32) {
 
 /// Owns a running process group: unless disarmed, dropping it sends TERM to the group
 /// and KILL after a grace period, so cancelling the future never leaves children behind.
-struct ProcessGroup {
+pub(crate) struct ProcessGroup {
     pgid: i32,
     armed: bool,
 }
 
 impl ProcessGroup {
+    pub(crate) fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// The group ended by itself: nothing to signal on drop.
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
+
     fn terminate(&mut self) {
         if !self.armed {
             return;
@@ -144,27 +207,40 @@ enum Ending {
     Interrupted,
 }
 
-async fn run_command(command: &str, timeout: Duration, context: &ToolContext, limit: usize) -> ToolOutput {
-    let mut child = match tokio::process::Command::new("bash")
+/// Starts `bash -c command` in `workspace` as the leader of a new process group, with
+/// no standard input and both outputs piped.
+pub(crate) fn spawn_in_group(
+    command: &str,
+    workspace: &std::path::Path,
+) -> Result<(tokio::process::Child, ProcessGroup), String> {
+    let child = tokio::process::Command::new("bash")
         .arg("-c")
         .arg(command)
-        .current_dir(&context.workspace)
+        .current_dir(workspace)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-    {
-        Ok(child) => child,
-        Err(err) => return ToolOutput::error(format!("cannot start bash: {err}")),
-    };
-    let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
-        return ToolOutput::error("bash exited before it could be tracked");
-    };
-    let mut group = ProcessGroup {
-        pgid: pid,
-        armed: true,
+        .map_err(|err| format!("cannot start bash: {err}"))?;
+    let pid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| "bash exited before it could be tracked".to_string())?;
+    Ok((
+        child,
+        ProcessGroup {
+            pgid: pid,
+            armed: true,
+        },
+    ))
+}
+
+async fn run_command(command: &str, timeout: Duration, context: &ToolContext, limit: usize) -> ToolOutput {
+    let (mut child, mut group) = match spawn_in_group(command, context.workspace.root()) {
+        Ok(spawned) => spawned,
+        Err(message) => return ToolOutput::error(message),
     };
     let started = Instant::now();
 
@@ -303,7 +379,7 @@ mod tests {
 
     fn context(cancel: CancellationToken) -> ToolContext {
         ToolContext {
-            workspace: std::env::temp_dir(),
+            workspace: std::sync::Arc::new(Workspace::new(&std::env::temp_dir(), &[])),
             cancel,
             output: OutputSink::discard(),
         }
@@ -311,7 +387,7 @@ mod tests {
 
     #[tokio::test]
     async fn stdout_and_stderr_reach_the_model_even_on_failure() {
-        let tool = BashTool::new(settings());
+        let tool = BashTool::new(settings(), BackgroundJobs::default());
         let out = tool
             .run(
                 json!({"command": "echo out; echo err >&2; exit 3"}),
@@ -323,7 +399,7 @@ mod tests {
 
     #[tokio::test]
     async fn timeout_kills_the_group_and_keeps_partial_output() {
-        let tool = BashTool::new(settings());
+        let tool = BashTool::new(settings(), BackgroundJobs::default());
         let marker = format!("miniagent-test-{}", std::process::id());
         let out = tool
             .run(
@@ -341,7 +417,7 @@ mod tests {
 
     #[tokio::test]
     async fn huge_output_is_capped() {
-        let tool = BashTool::new(settings());
+        let tool = BashTool::new(settings(), BackgroundJobs::default());
         let out = tool
             .run(
                 json!({"command": "seq 1 100000"}),

@@ -2,10 +2,15 @@
 //! argument validation and output capping.
 
 pub mod bash;
+pub mod edit;
+pub mod files;
+pub mod jobs;
+pub mod notes;
 pub mod output;
+pub mod paths;
+pub mod read;
 pub mod schema;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -15,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::ToolSpec;
-use crate::protocol::{CallId, Event, ToolInfo};
+use crate::protocol::{ApprovalRule, CallId, Event, ToolInfo};
+use paths::Workspace;
 
 /// What running a tool can change; the approval policy decides by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,11 +29,22 @@ pub enum ToolEffect {
     /// Reads only; never changes anything.
     ReadOnly,
     /// Changes files in the workspace.
-    Edit,
+    WritesFiles,
     /// Runs programs.
-    Execute,
-    /// Acts outside this machine's workspace (MCP servers, the network).
+    RunsCommands,
+    /// Acts through something outside miniagent (MCP servers, the network).
     External,
+}
+
+impl std::fmt::Display for ToolEffect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ToolEffect::ReadOnly => "read-only",
+            ToolEffect::WritesFiles => "writes-files",
+            ToolEffect::RunsCommands => "runs-commands",
+            ToolEffect::External => "external",
+        })
+    }
 }
 
 /// What a tool returns; an error is a result the model reads, never a crash.
@@ -90,7 +107,8 @@ impl OutputSink {
 /// What a tool gets besides its arguments.
 #[derive(Clone, Debug)]
 pub struct ToolContext {
-    pub workspace: PathBuf,
+    /// Where file tools may work; relative paths resolve against its root.
+    pub workspace: Arc<Workspace>,
     /// Cancelled when the person interrupts the turn: stop at once.
     pub cancel: CancellationToken,
     pub output: OutputSink,
@@ -103,10 +121,20 @@ pub trait Tool: Send + Sync {
     /// JSON schema of the arguments object.
     fn input_schema(&self) -> Value;
     fn effect(&self) -> ToolEffect;
-    /// What the person sees when asked to approve the call.
-    fn preview(&self, arguments: &Value, workspace: &std::path::Path) -> String {
+    /// What the person sees when asked to approve the call. An error means the call
+    /// cannot succeed (a path outside the workspace, an edit that matches nothing): the
+    /// model gets it as the result and nobody is asked.
+    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
         let _ = workspace;
-        serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string())
+        Ok(serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string()))
+    }
+    /// What "approve for this session" remembers for this call; `None` when it cannot be
+    /// remembered safely (then the call is approved once).
+    fn session_rule(&self, arguments: &Value) -> Option<ApprovalRule> {
+        let _ = arguments;
+        Some(ApprovalRule::Tool {
+            name: self.name().to_string(),
+        })
     }
     /// Runs the call. Arguments were already validated against [`Self::input_schema`].
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
@@ -119,10 +147,25 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// The built-in tools, configured.
+    /// The built-in tools, configured. Background jobs live as long as the registry.
     pub fn builtin(config: &Config) -> Self {
+        let jobs = jobs::BackgroundJobs::default();
+        let limit = config.tools.bash.output_limit_bytes;
+        let notes = notes::NotesLock::default();
         let mut registry = Self::default();
-        registry.register(Arc::new(bash::BashTool::new(config.tools.bash.clone())));
+        registry.register(Arc::new(read::ReadFileTool::new(
+            config.tools.read_file.max_tokens,
+        )));
+        registry.register(Arc::new(edit::WriteFileTool));
+        registry.register(Arc::new(edit::EditFileTool));
+        registry.register(Arc::new(bash::BashTool::new(
+            config.tools.bash.clone(),
+            jobs.clone(),
+        )));
+        registry.register(Arc::new(jobs::BashOutputTool::new(jobs.clone(), limit)));
+        registry.register(Arc::new(jobs::BashKillTool::new(jobs, limit)));
+        registry.register(Arc::new(notes::RecordNoteTool::new(notes)));
+        registry.register(Arc::new(notes::RecallNotesTool));
         registry
     }
 

@@ -43,6 +43,10 @@ impl HeadTailBuffer {
         }
     }
 
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     pub fn is_empty(&self) -> bool {
         self.head.is_empty() && self.tail.is_empty()
     }

@@ -1,0 +1,379 @@
+//! `write_file {path, content}` and `edit_file {path, old_str, new_str, replace_all?}`.
+//! Both are confined to the workspace, write atomically, and preview as a unified diff.
+
+use std::path::{Path, PathBuf};
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::files::{unified_diff, write_atomic};
+use super::output::cap_text;
+use super::paths::{Access, Workspace};
+use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+
+/// Context lines around each change in diffs.
+const DIFF_CONTEXT: usize = 3;
+/// Bytes of diff shown in results and previews.
+const DIFF_LIMIT: usize = 8_000;
+
+fn string_arg<'a>(arguments: &'a Value, name: &str) -> &'a str {
+    arguments.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The current text of a file to be replaced: `None` when it does not exist yet.
+fn existing_text(path: &Path, shown: &str) -> Result<Option<String>, String> {
+    match std::fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(format!("cannot read {shown}: {err}")),
+        Ok(meta) if meta.is_dir() => Err(format!("{shown} is a folder, not a file")),
+        Ok(meta) if !meta.is_file() => Err(format!("{shown} is not a regular file")),
+        Ok(_) => {
+            let bytes = std::fs::read(path).map_err(|err| format!("cannot read {shown}: {err}"))?;
+            // A binary or non-UTF-8 file is still replaceable; its diff is described, not shown.
+            Ok(Some(String::from_utf8(bytes).unwrap_or_else(|err| {
+                format!("(binary or non-UTF-8 content, {} bytes)\n", err.as_bytes().len())
+            })))
+        }
+    }
+}
+
+/// The `write_file` tool.
+pub struct WriteFileTool;
+
+struct PlannedWrite {
+    path: PathBuf,
+    shown: String,
+    before: Option<String>,
+}
+
+fn plan_write(workspace: &Workspace, arguments: &Value) -> Result<PlannedWrite, String> {
+    let path = workspace.resolve(string_arg(arguments, "path"), Access::Write)?;
+    let shown = workspace.display(&path);
+    let before = existing_text(&path, &shown)?;
+    Ok(PlannedWrite { path, shown, before })
+}
+
+impl Tool for WriteFileTool {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+
+    fn description(&self) -> &str {
+        "Write a whole file in the workspace, creating parent folders as needed; an existing file \
+         is replaced. Prefer edit_file for changing part of a file."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace or absolute inside it."},
+                "content": {"type": "string", "description": "The complete new content."},
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::WritesFiles
+    }
+
+    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+        let plan = plan_write(workspace, arguments)?;
+        let content = string_arg(arguments, "content");
+        let diff = unified_diff(
+            plan.before.as_deref().unwrap_or(""),
+            content,
+            &plan.shown,
+            DIFF_CONTEXT,
+        );
+        let what = match plan.before {
+            None => format!("create {} ({} bytes)", plan.shown, content.len()),
+            Some(_) if diff.is_empty() => format!("rewrite {} unchanged", plan.shown),
+            Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
+        };
+        Ok(format!("{what}\n{}", cap_text(&diff, DIFF_LIMIT)))
+    }
+
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let plan = match plan_write(&context.workspace, &arguments) {
+                Ok(plan) => plan,
+                Err(message) => return ToolOutput::error(message),
+            };
+            let content = string_arg(&arguments, "content");
+            match write_atomic(&plan.path, content.as_bytes()) {
+                Ok(()) => ToolOutput::ok(match plan.before {
+                    None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
+                    Some(before) => format!(
+                        "wrote {} bytes to {} (replaced {} bytes)",
+                        content.len(),
+                        plan.shown,
+                        before.len()
+                    ),
+                }),
+                Err(err) => ToolOutput::error(format!("cannot write {}: {err}", plan.shown)),
+            }
+        })
+    }
+}
+
+/// The `edit_file` tool.
+pub struct EditFileTool;
+
+struct PlannedEdit {
+    path: PathBuf,
+    shown: String,
+    after: String,
+    replaced: usize,
+    diff: String,
+}
+
+fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, String> {
+    let path = workspace.resolve(string_arg(arguments, "path"), Access::Write)?;
+    let shown = workspace.display(&path);
+    let old = string_arg(arguments, "old_str");
+    let new = string_arg(arguments, "new_str");
+    let replace_all = arguments
+        .get("replace_all")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if old.is_empty() {
+        return Err("`old_str` is empty; to create or overwrite a whole file use write_file".to_string());
+    }
+    if old == new {
+        return Err("`old_str` and `new_str` are the same; nothing to change".to_string());
+    }
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("file not found: {shown}; use write_file to create it"));
+        }
+        Err(err) if path.is_dir() => return Err(format!("{shown} is a folder, not a file ({err})")),
+        Err(err) => return Err(format!("cannot read {shown}: {err}")),
+    };
+    let before = String::from_utf8(bytes)
+        .map_err(|_| format!("{shown} is not UTF-8 text; edit_file edits text files only"))?;
+    let starts: Vec<usize> = before.match_indices(old).map(|(at, _)| at).collect();
+    let line_of = |at: usize| before[..at].matches('\n').count() + 1;
+    match starts.len() {
+        0 => {
+            return Err(format!(
+                "`old_str` was not found in {shown}; nothing was changed. It must match exactly, \
+                 including whitespace and indentation: read the file again and copy the text."
+            ));
+        }
+        1 => {}
+        count if !replace_all => {
+            let lines: Vec<String> = starts.iter().map(|at| line_of(*at).to_string()).collect();
+            return Err(format!(
+                "`old_str` matches {count} times in {shown} (lines {}); nothing was changed. \
+                 Include more surrounding text to make it unique, or set replace_all to true.",
+                lines.join(", ")
+            ));
+        }
+        _ => {}
+    }
+    let after = before.replace(old, new);
+    let diff = unified_diff(&before, &after, &shown, DIFF_CONTEXT);
+    Ok(PlannedEdit {
+        path,
+        shown,
+        after,
+        replaced: starts.len(),
+        diff,
+    })
+}
+
+impl Tool for EditFileTool {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &str {
+        "Replace text in a file of the workspace. `old_str` must match the file exactly (whitespace \
+         included) and exactly once, unless replace_all is true. The result shows the diff."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace or absolute inside it."},
+                "old_str": {"type": "string", "description": "The exact text to replace."},
+                "new_str": {"type": "string", "description": "The text to put in its place."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+            },
+            "required": ["path", "old_str", "new_str"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::WritesFiles
+    }
+
+    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+        let plan = plan_edit(workspace, arguments)?;
+        Ok(format!(
+            "edit {} ({} replacement{})\n{}",
+            plan.shown,
+            plan.replaced,
+            if plan.replaced == 1 { "" } else { "s" },
+            cap_text(&plan.diff, DIFF_LIMIT)
+        ))
+    }
+
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let plan = match plan_edit(&context.workspace, &arguments) {
+                Ok(plan) => plan,
+                Err(message) => return ToolOutput::error(message),
+            };
+            if let Err(err) = write_atomic(&plan.path, plan.after.as_bytes()) {
+                return ToolOutput::error(format!("cannot write {}: {err}", plan.shown));
+            }
+            ToolOutput::ok(format!(
+                "edited {}: {} replacement{}\n{}",
+                plan.shown,
+                plan.replaced,
+                if plan.replaced == 1 { "" } else { "s" },
+                cap_text(&plan.diff, DIFF_LIMIT)
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::OutputSink;
+    use pretty_assertions::assert_eq;
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("miniagent-edit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.canonicalize().unwrap()
+    }
+
+    fn context(dir: &Path) -> ToolContext {
+        ToolContext {
+            workspace: Arc::new(Workspace::new(dir, &[])),
+            cancel: CancellationToken::new(),
+            output: OutputSink::discard(),
+        }
+    }
+
+    #[tokio::test]
+    async fn write_creates_folders_and_reports_bytes() {
+        let dir = scratch("write");
+        let out = WriteFileTool
+            .run(json!({"path": "a/b/c.txt", "content": "héllo\n"}), context(&dir))
+            .await;
+        assert_eq!(out, ToolOutput::ok("wrote 7 bytes to a/b/c.txt (new file)"));
+        let out = WriteFileTool
+            .run(json!({"path": "a/b/c.txt", "content": "bye\n"}), context(&dir))
+            .await;
+        assert_eq!(
+            out,
+            ToolOutput::ok("wrote 4 bytes to a/b/c.txt (replaced 7 bytes)")
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("a/b/c.txt")).unwrap(), "bye\n");
+        let preview = WriteFileTool
+            .preview(
+                &json!({"path": "a/b/c.txt", "content": "bye\nnow\n"}),
+                &Workspace::new(&dir, &[]),
+            )
+            .unwrap();
+        assert_eq!(
+            preview,
+            "replace a/b/c.txt (8 bytes)\n--- a/a/b/c.txt\n+++ b/a/b/c.txt\n@@ -1 +1,2 @@\n bye\n+now\n"
+        );
+        let out = WriteFileTool
+            .run(json!({"path": "a", "content": "x"}), context(&dir))
+            .await;
+        assert_eq!(out, ToolOutput::error("a is a folder, not a file"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn edit_requires_one_match_unless_replace_all() {
+        let dir = scratch("edit");
+        std::fs::write(dir.join("f.rs"), "let a = 1;\nlet b = 2;\nlet a = 1;\n").unwrap();
+        let twice = json!({"path": "f.rs", "old_str": "let a = 1;", "new_str": "let a = 3;"});
+        let out = EditFileTool.run(twice.clone(), context(&dir)).await;
+        assert_eq!(
+            out,
+            ToolOutput::error(
+                "`old_str` matches 2 times in f.rs (lines 1, 3); nothing was changed. Include more surrounding text to make it unique, or set replace_all to true."
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("f.rs")).unwrap(),
+            "let a = 1;\nlet b = 2;\nlet a = 1;\n"
+        );
+
+        let out = EditFileTool
+            .run(
+                json!({"path": "f.rs", "old_str": "b = 2", "new_str": "b = 20"}),
+                context(&dir),
+            )
+            .await;
+        assert_eq!(
+            out,
+            ToolOutput::ok(
+                "edited f.rs: 1 replacement\n--- a/f.rs\n+++ b/f.rs\n@@ -1,3 +1,3 @@\n let a = 1;\n-let b = 2;\n+let b = 20;\n let a = 1;\n"
+            )
+        );
+        let mut all = twice;
+        all["replace_all"] = json!(true);
+        let out = EditFileTool.run(all, context(&dir)).await;
+        assert!(
+            out.content.starts_with("edited f.rs: 2 replacements\n"),
+            "{}",
+            out.content
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("f.rs")).unwrap(),
+            "let a = 3;\nlet b = 20;\nlet a = 3;\n"
+        );
+
+        let missing = EditFileTool
+            .run(
+                json!({"path": "f.rs", "old_str": "nope", "new_str": "x"}),
+                context(&dir),
+            )
+            .await;
+        assert!(
+            missing
+                .content
+                .starts_with("`old_str` was not found in f.rs; nothing was changed.")
+        );
+        let absent = EditFileTool
+            .run(
+                json!({"path": "g.rs", "old_str": "a", "new_str": "b"}),
+                context(&dir),
+            )
+            .await;
+        assert_eq!(
+            absent,
+            ToolOutput::error("file not found: g.rs; use write_file to create it")
+        );
+        std::fs::write(dir.join("latin1"), b"caf\xe9").unwrap();
+        let binary = EditFileTool
+            .run(
+                json!({"path": "latin1", "old_str": "caf", "new_str": "x"}),
+                context(&dir),
+            )
+            .await;
+        assert_eq!(
+            binary,
+            ToolOutput::error("latin1 is not UTF-8 text; edit_file edits text files only")
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

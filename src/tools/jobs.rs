@@ -1,0 +1,407 @@
+//! Background commands: `bash {run_in_background: true}` starts one, `bash_output` reads
+//! what it printed since the last read, `bash_kill` stops it. A job is reported as ended
+//! only after its output pipes closed, so its last lines are never lost.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
+
+use super::bash::{ProcessGroup, spawn_in_group};
+use super::output::{HeadTailBuffer, cap_text};
+use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+
+/// How long `bash_kill` waits after TERM before it sends KILL.
+const KILL_GRACE: Duration = Duration::from_secs(5);
+/// How long to keep reading a job's pipes after its shell exited.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+
+/// Where a job stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    Running,
+    Exited(i32),
+    Killed(i32),
+    Failed(String),
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobStatus::Running => f.write_str("running"),
+            JobStatus::Exited(code) => write!(f, "exited {code}"),
+            JobStatus::Killed(signal) => write!(f, "killed (signal {signal})"),
+            JobStatus::Failed(why) => write!(f, "failed: {why}"),
+        }
+    }
+}
+
+struct Job {
+    command: String,
+    group: ProcessGroup,
+    /// Output not yet read by `bash_output`, bounded (head and tail kept).
+    unread: Arc<Mutex<HeadTailBuffer>>,
+    status: watch::Receiver<JobStatus>,
+}
+
+/// The background jobs of one session. Dropping it kills every job still running.
+#[derive(Clone, Default)]
+pub struct BackgroundJobs {
+    state: Arc<Mutex<JobTable>>,
+}
+
+#[derive(Default)]
+struct JobTable {
+    next_id: u32,
+    jobs: HashMap<String, Job>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section here is a push, a take or an insert: a panic cannot leave
+    // the data half-changed, so a poisoned lock is still safe to use.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl BackgroundJobs {
+    /// Starts `command` in the background; returns its id.
+    pub fn start(
+        &self,
+        command: &str,
+        workspace: &std::path::Path,
+        output_limit: usize,
+    ) -> Result<String, String> {
+        let (mut child, group) = spawn_in_group(command, workspace)?;
+        let unread = Arc::new(Mutex::new(HeadTailBuffer::new(output_limit)));
+        let (status_tx, status_rx) = watch::channel(JobStatus::Running);
+        let stdout = tokio::spawn(pump(child.stdout.take(), Arc::clone(&unread)));
+        let stderr = tokio::spawn(pump(child.stderr.take(), Arc::clone(&unread)));
+        let pgid = group.pgid();
+        tokio::spawn(async move {
+            let status = match child.wait().await {
+                Ok(status) => {
+                    use std::os::unix::process::ExitStatusExt;
+                    match (status.code(), status.signal()) {
+                        (Some(code), _) => JobStatus::Exited(code),
+                        (None, Some(signal)) => JobStatus::Killed(signal),
+                        (None, None) => JobStatus::Failed("ended without an exit code".to_string()),
+                    }
+                }
+                Err(err) => JobStatus::Failed(err.to_string()),
+            };
+            // Everything the shell wrote is in the pipes; read it to the end before saying
+            // the job ended. Children left holding the pipes are killed after a short drain.
+            let drain = async {
+                let _ = stdout.await;
+                let _ = stderr.await;
+            };
+            tokio::pin!(drain);
+            if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await.is_err() {
+                super::bash::signal_group(pgid, libc::SIGKILL);
+                drain.await;
+            }
+            let _ = status_tx.send(status);
+        });
+        let mut table = lock(&self.state);
+        table.next_id += 1;
+        let id = format!("bash_{}", table.next_id);
+        table.jobs.insert(
+            id.clone(),
+            Job {
+                command: command.to_string(),
+                group,
+                unread,
+                status: status_rx,
+            },
+        );
+        Ok(id)
+    }
+
+    /// New output and the status of a job.
+    fn read(&self, id: &str) -> Result<(String, JobStatus, String), String> {
+        let table = lock(&self.state);
+        let job = table.jobs.get(id).ok_or_else(|| unknown_job(id, &table))?;
+        // Status first: if it says ended, all output is already in the buffer.
+        let status = job.status.borrow().clone();
+        let limit = lock(&job.unread).limit();
+        let taken = std::mem::replace(&mut *lock(&job.unread), HeadTailBuffer::new(limit));
+        Ok((taken.text(), status, job.command.clone()))
+    }
+
+    /// TERM, then KILL after the grace period; returns once the job ended.
+    async fn kill(&self, id: &str, grace: Duration) -> Result<(), String> {
+        let (mut status, pgid) = {
+            let table = lock(&self.state);
+            let job = table.jobs.get(id).ok_or_else(|| unknown_job(id, &table))?;
+            (job.status.clone(), job.group.pgid())
+        };
+        if *status.borrow() != JobStatus::Running {
+            return Ok(());
+        }
+        super::bash::signal_group(pgid, libc::SIGTERM);
+        let ended = |s: &JobStatus| *s != JobStatus::Running;
+        if tokio::time::timeout(grace, status.wait_for(ended)).await.is_err() {
+            super::bash::signal_group(pgid, libc::SIGKILL);
+            let _ = tokio::time::timeout(Duration::from_secs(2), status.wait_for(ended)).await;
+        }
+        if let Some(job) = lock(&self.state).jobs.get_mut(id) {
+            job.group.disarm();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for JobTable {
+    fn drop(&mut self) {
+        // Jobs still running die with the session; ended ones must not be signalled, as
+        // their group id may already belong to someone else.
+        for job in self.jobs.values_mut() {
+            if *job.status.borrow() != JobStatus::Running {
+                job.group.disarm();
+            }
+        }
+    }
+}
+
+fn unknown_job(id: &str, table: &JobTable) -> String {
+    let mut ids: Vec<&str> = table.jobs.keys().map(String::as_str).collect();
+    ids.sort_unstable();
+    if ids.is_empty() {
+        format!("no background job `{id}`; none were started")
+    } else {
+        format!("no background job `{id}`; the jobs are: {}", ids.join(", "))
+    }
+}
+
+async fn pump<R: AsyncRead + Unpin>(pipe: Option<R>, unread: Arc<Mutex<HeadTailBuffer>>) {
+    let Some(mut pipe) = pipe else { return };
+    let mut chunk = vec![0u8; 16 * 1024];
+    while let Ok(n) = pipe.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        lock(&unread).push(&chunk[..n]);
+    }
+}
+
+fn format_report(id: &str, status: &JobStatus, output: &str, filter: Option<&regex::Regex>) -> String {
+    let text = match filter {
+        Some(filter) => output
+            .lines()
+            .filter(|line| filter.is_match(line))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => output.trim_end_matches('\n').to_string(),
+    };
+    let body = if text.is_empty() {
+        "(no new output)".to_string()
+    } else {
+        text
+    };
+    format!("[job {id}: {status}]\n{body}")
+}
+
+/// The `bash_output` tool.
+pub struct BashOutputTool {
+    jobs: BackgroundJobs,
+    limit: usize,
+}
+
+impl BashOutputTool {
+    pub fn new(jobs: BackgroundJobs, limit: usize) -> Self {
+        Self { jobs, limit }
+    }
+}
+
+impl Tool for BashOutputTool {
+    fn name(&self) -> &str {
+        "bash_output"
+    }
+
+    fn description(&self) -> &str {
+        "Read what a background job (started by bash with run_in_background) printed since the \
+         last read, and its status: running, exited N, or killed. filter_str keeps only lines \
+         matching that regular expression."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "bash_id": {"type": "string", "description": "The job id bash returned, e.g. bash_1."},
+                "filter_str": {"type": "string", "description": "Regular expression; only matching lines are returned."},
+            },
+            "required": ["bash_id"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::ReadOnly
+    }
+
+    fn run(&self, arguments: Value, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let id = arguments.get("bash_id").and_then(Value::as_str).unwrap_or("");
+            let filter = match arguments.get("filter_str").and_then(Value::as_str) {
+                Some(pattern) => match regex::Regex::new(pattern) {
+                    Ok(filter) => Some(filter),
+                    Err(err) => {
+                        return ToolOutput::error(format!(
+                            "`filter_str` is not a valid regular expression: {err}"
+                        ));
+                    }
+                },
+                None => None,
+            };
+            match self.jobs.read(id) {
+                Ok((output, status, _)) => ToolOutput::ok(cap_text(
+                    &format_report(id, &status, &output, filter.as_ref()),
+                    self.limit,
+                )),
+                Err(message) => ToolOutput::error(message),
+            }
+        })
+    }
+}
+
+/// The `bash_kill` tool.
+pub struct BashKillTool {
+    jobs: BackgroundJobs,
+    limit: usize,
+}
+
+impl BashKillTool {
+    pub fn new(jobs: BackgroundJobs, limit: usize) -> Self {
+        Self { jobs, limit }
+    }
+}
+
+impl Tool for BashKillTool {
+    fn name(&self) -> &str {
+        "bash_kill"
+    }
+
+    fn description(&self) -> &str {
+        "Stop a background job and its children (TERM, then KILL after 5 s) and return the output \
+         it printed since the last read."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "bash_id": {"type": "string", "description": "The job id bash returned, e.g. bash_1."},
+            },
+            "required": ["bash_id"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::RunsCommands
+    }
+
+    fn run(&self, arguments: Value, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let id = arguments
+                .get("bash_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if let Err(message) = self.jobs.kill(&id, KILL_GRACE).await {
+                return ToolOutput::error(message);
+            }
+            match self.jobs.read(&id) {
+                Ok((output, status, _)) => {
+                    ToolOutput::ok(cap_text(&format_report(&id, &status, &output, None), self.limit))
+                }
+                Err(message) => ToolOutput::error(message),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::OutputSink;
+    use crate::tools::paths::Workspace;
+    use pretty_assertions::assert_eq;
+    use tokio_util::sync::CancellationToken;
+
+    fn context() -> ToolContext {
+        ToolContext {
+            workspace: Arc::new(Workspace::new(&std::env::temp_dir(), &[])),
+            cancel: CancellationToken::new(),
+            output: OutputSink::discard(),
+        }
+    }
+
+    async fn wait_until_ended(jobs: &BackgroundJobs, id: &str) {
+        let mut status = lock(&jobs.state).jobs[id].status.clone();
+        let _ = tokio::time::timeout(
+            Duration::from_secs(10),
+            status.wait_for(|s| *s != JobStatus::Running),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn output_is_read_incrementally_and_final_lines_survive() {
+        let jobs = BackgroundJobs::default();
+        let id = jobs
+            .start(
+                "echo first; sleep 0.3; for i in 1 2 3; do echo line $i; done",
+                &std::env::temp_dir(),
+                10_000,
+            )
+            .unwrap();
+        let tool = BashOutputTool::new(jobs.clone(), 10_000);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let early = tool.run(json!({"bash_id": id}), context()).await;
+        assert_eq!(early, ToolOutput::ok("[job bash_1: running]\nfirst"));
+        wait_until_ended(&jobs, &id).await;
+        let late = tool
+            .run(json!({"bash_id": id, "filter_str": "line [13]"}), context())
+            .await;
+        assert_eq!(late, ToolOutput::ok("[job bash_1: exited 0]\nline 1\nline 3"));
+        let again = tool.run(json!({"bash_id": id}), context()).await;
+        assert_eq!(again, ToolOutput::ok("[job bash_1: exited 0]\n(no new output)"));
+        let bad = tool.run(json!({"bash_id": "bash_9"}), context()).await;
+        assert_eq!(
+            bad,
+            ToolOutput::error("no background job `bash_9`; the jobs are: bash_1")
+        );
+        let regex = tool
+            .run(json!({"bash_id": id, "filter_str": "("}), context())
+            .await;
+        assert!(
+            regex
+                .content
+                .starts_with("`filter_str` is not a valid regular expression")
+        );
+    }
+
+    #[tokio::test]
+    async fn kill_stops_the_group_and_returns_the_rest() {
+        let jobs = BackgroundJobs::default();
+        let id = jobs
+            .start(
+                "trap '' TERM; echo stubborn; while true; do sleep 0.05; done",
+                &std::env::temp_dir(),
+                10_000,
+            )
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let started = std::time::Instant::now();
+        jobs.kill(&id, Duration::from_millis(300)).await.unwrap();
+        let (output, status, _) = jobs.read(&id).unwrap();
+        assert_eq!(output, "stubborn\n");
+        assert_eq!(status, JobStatus::Killed(libc::SIGKILL));
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+}

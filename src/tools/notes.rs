@@ -1,0 +1,259 @@
+//! Session notes: `record_note {content, category?}` and `recall_notes {category?}`, kept
+//! in `<workspace>/.agent_memory.json` as Mini-Agent keeps them (a JSON array of
+//! `{timestamp, category, content}`), written atomically.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use super::files::{now_iso8601, write_atomic};
+use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+
+/// The notes file, relative to the workspace.
+pub const NOTES_FILE: &str = ".agent_memory.json";
+const DEFAULT_CATEGORY: &str = "general";
+
+/// One note.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    pub timestamp: String,
+    pub category: String,
+    pub content: String,
+}
+
+/// Serialises writers within the session so two notes never race on the file.
+#[derive(Clone, Default)]
+pub struct NotesLock(Arc<Mutex<()>>);
+
+fn notes_path(workspace: &Path) -> PathBuf {
+    workspace.join(NOTES_FILE)
+}
+
+/// Reads the notes; a missing file is no notes, a damaged one is an error (never overwritten).
+pub fn load_notes(workspace: &Path) -> Result<Vec<Note>, String> {
+    let path = notes_path(workspace);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim().is_empty() => Ok(Vec::new()),
+        Ok(text) => serde_json::from_str(&text).map_err(|err| {
+            format!("{NOTES_FILE} is not a JSON array of notes ({err}); it was left as it is")
+        }),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(err) => Err(format!("cannot read {NOTES_FILE}: {err}")),
+    }
+}
+
+/// The `record_note` tool.
+pub struct RecordNoteTool {
+    lock: NotesLock,
+}
+
+impl RecordNoteTool {
+    pub fn new(lock: NotesLock) -> Self {
+        Self { lock }
+    }
+}
+
+impl Tool for RecordNoteTool {
+    fn name(&self) -> &str {
+        "record_note"
+    }
+
+    fn description(&self) -> &str {
+        "Record a short note to remember across this session and later ones (decisions, facts \
+         about the project, progress). Notes are kept in the workspace."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "content": {"type": "string", "description": "What to remember."},
+                "category": {"type": "string", "description": "A label to group notes by (default \"general\")."},
+            },
+            "required": ["content"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::WritesFiles
+    }
+
+    fn preview(&self, arguments: &Value, _workspace: &super::paths::Workspace) -> Result<String, String> {
+        let content = arguments.get("content").and_then(Value::as_str).unwrap_or("");
+        let category = arguments
+            .get("category")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_CATEGORY);
+        Ok(format!("note [{category}] in {NOTES_FILE}:\n{content}"))
+    }
+
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let content = arguments
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            if content.is_empty() {
+                return ToolOutput::error("`content` is empty");
+            }
+            let category = arguments
+                .get("category")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .unwrap_or(DEFAULT_CATEGORY)
+                .to_string();
+            let _guard = self.lock.0.lock().await;
+            let root = context.workspace.root();
+            let mut notes = match load_notes(root) {
+                Ok(notes) => notes,
+                Err(message) => return ToolOutput::error(message),
+            };
+            notes.push(Note {
+                timestamp: now_iso8601(),
+                category: category.clone(),
+                content,
+            });
+            let json = match serde_json::to_string_pretty(&notes) {
+                Ok(json) => json,
+                Err(err) => return ToolOutput::error(format!("cannot encode the notes: {err}")),
+            };
+            match write_atomic(&notes_path(root), json.as_bytes()) {
+                Ok(()) => ToolOutput::ok(format!(
+                    "noted under \"{category}\" ({} notes in all)",
+                    notes.len()
+                )),
+                Err(err) => ToolOutput::error(format!("cannot write {NOTES_FILE}: {err}")),
+            }
+        })
+    }
+}
+
+/// The `recall_notes` tool.
+pub struct RecallNotesTool;
+
+impl Tool for RecallNotesTool {
+    fn name(&self) -> &str {
+        "recall_notes"
+    }
+
+    fn description(&self) -> &str {
+        "Read the notes recorded with record_note, optionally only one category."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "category": {"type": "string", "description": "Only notes of this category."},
+            },
+            "additionalProperties": false,
+        })
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::ReadOnly
+    }
+
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let notes = match load_notes(context.workspace.root()) {
+                Ok(notes) => notes,
+                Err(message) => return ToolOutput::error(message),
+            };
+            let category = arguments.get("category").and_then(Value::as_str);
+            let chosen: Vec<&Note> = notes
+                .iter()
+                .filter(|note| category.is_none_or(|c| note.category == c))
+                .collect();
+            if chosen.is_empty() {
+                return ToolOutput::ok(match category {
+                    Some(category) => format!("no notes in category \"{category}\""),
+                    None => "no notes recorded yet".to_string(),
+                });
+            }
+            let lines: Vec<String> = chosen
+                .iter()
+                .enumerate()
+                .map(|(i, note)| {
+                    format!(
+                        "{}. [{}] {} ({})",
+                        i + 1,
+                        note.category,
+                        note.content,
+                        note.timestamp
+                    )
+                })
+                .collect();
+            ToolOutput::ok(lines.join("\n"))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::OutputSink;
+    use crate::tools::paths::Workspace;
+    use pretty_assertions::assert_eq;
+    use tokio_util::sync::CancellationToken;
+
+    #[tokio::test]
+    async fn notes_round_trip_in_the_mini_agent_format() {
+        let dir = std::env::temp_dir().join(format!("miniagent-notes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let context = || ToolContext {
+            workspace: Arc::new(Workspace::new(&dir, &[])),
+            cancel: CancellationToken::new(),
+            output: OutputSink::discard(),
+        };
+        let record = RecordNoteTool::new(NotesLock::default());
+        assert_eq!(
+            record.run(json!({"content": "uses tokio"}), context()).await,
+            ToolOutput::ok("noted under \"general\" (1 notes in all)")
+        );
+        record
+            .run(
+                json!({"content": "tests pass", "category": "progress"}),
+                context(),
+            )
+            .await;
+        let raw: Vec<serde_json::Map<String, Value>> =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(NOTES_FILE)).unwrap()).unwrap();
+        assert_eq!(raw.len(), 2);
+        assert_eq!(raw[1]["category"], "progress");
+        assert_eq!(
+            raw[1].keys().collect::<Vec<_>>(),
+            vec!["category", "content", "timestamp"]
+        );
+        let recalled = RecallNotesTool
+            .run(json!({"category": "progress"}), context())
+            .await;
+        assert!(
+            recalled.content.starts_with("1. [progress] tests pass ("),
+            "{}",
+            recalled.content
+        );
+        assert_eq!(
+            RecallNotesTool.run(json!({"category": "none"}), context()).await,
+            ToolOutput::ok("no notes in category \"none\"")
+        );
+        std::fs::write(dir.join(NOTES_FILE), "{broken").unwrap();
+        let broken = record.run(json!({"content": "x"}), context()).await;
+        assert!(
+            broken.is_error && broken.content.contains("left as it is"),
+            "{}",
+            broken.content
+        );
+        assert_eq!(std::fs::read_to_string(dir.join(NOTES_FILE)).unwrap(), "{broken");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
