@@ -309,3 +309,62 @@ fn openai_provider_from_the_environment() {
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(request.body["model"], "env-model");
 }
+
+#[test]
+fn read_only_exec_refuses_writes_and_tells_the_model_why() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("w1", "write_file", r#"{"path": "out.txt", "content": "data"}"#),
+        Reply::text("I could not write it."),
+    ]);
+    let (output, workspace) = exec_against(&server, &["--approval", "read-only"], "write a file");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(!workspace.join("out.txt").exists());
+    let result = server.requests()[1].body["messages"][2]["content"][0].clone();
+    assert_eq!(result["is_error"], true);
+    assert_eq!(
+        result["content"],
+        "refused: the approval mode is read-only, which allows only tools that change nothing; `write_file` writes files"
+    );
+}
+
+#[test]
+fn auto_edit_exec_writes_inside_the_workspace_but_refuses_commands() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool(
+            "w1",
+            "write_file",
+            r#"{"path": "src/lib.rs", "content": "pub fn f() {}\n"}"#,
+        ),
+        Reply::tool(
+            "w2",
+            "write_file",
+            r#"{"path": "../outside.txt", "content": "x"}"#,
+        ),
+        Reply::tool("b1", "bash", r#"{"command": "touch ran"}"#),
+        Reply::text("Wrote the file; bash was refused."),
+    ]);
+    let (output, workspace) = exec_against(&server, &["--approval", "auto-edit"], "edit and run");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap(),
+        "pub fn f() {}\n"
+    );
+    assert!(!workspace.join("ran").exists());
+    let result = |n: usize| {
+        server.requests()[n].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"][0]
+            .clone()
+    };
+    assert_eq!(result(1)["content"], "wrote 14 bytes to src/lib.rs (new file)");
+    let escaped = result(2)["content"].as_str().unwrap().to_string();
+    assert!(escaped.starts_with("`../outside.txt` resolves to "), "{escaped}");
+    assert!(!workspace.path().parent().unwrap().join("outside.txt").exists());
+    let refused = result(3)["content"].as_str().unwrap().to_string();
+    assert!(
+        refused.starts_with("the person refused this call: miniagent exec runs without a person"),
+        "{refused}"
+    );
+}

@@ -19,8 +19,18 @@ use crate::tools::{OutputSink, ToolContext, ToolOutput, schema};
 const INTERRUPTED: &str = "interrupted by the user";
 /// Marks assistant text cut short by an interruption.
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
-/// Hard cap on one tool result in the history, whatever the tool did.
+/// Floor of the hard cap on one tool result in the history, whatever the tool did.
 const RESULT_LIMIT_BYTES: usize = 100_000;
+
+/// The hard cap on one tool result: above every built-in tool's own cap (read_file's is
+/// in tokens, about four bytes each), so it only ever cuts tools that do not cap themselves.
+fn result_limit(context: &TurnContext) -> usize {
+    let tools = &context.options.config.tools;
+    let read_file_bytes = usize::try_from(tools.read_file.max_tokens.saturating_mul(5)).unwrap_or(usize::MAX);
+    RESULT_LIMIT_BYTES
+        .max(read_file_bytes)
+        .max(tools.bash.output_limit_bytes.saturating_mul(2))
+}
 /// Sent when a reply stopped at the output limit, once per turn.
 const CONTINUE_PROMPT: &str =
     "Your previous reply was cut off by the output token limit. Continue exactly where it stopped.";
@@ -232,7 +242,7 @@ async fn run_tools(session: &mut Session, context: &TurnContext, response: &Mode
             return phase;
         }
         let output = preview;
-        let content = cap_text(&output.content, RESULT_LIMIT_BYTES);
+        let content = cap_text(&output.content, result_limit(context));
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
             name,

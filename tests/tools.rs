@@ -1,0 +1,582 @@
+//! The built-in tools end to end through the agent loop, on real files in temp dirs:
+//! each assertion is on the result the model received in the next recorded request.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use miniagent::config::{ApprovalMode, Provider};
+use miniagent::protocol::{ApprovalRule, Decision, Event, Op};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use support::harness::{Harness, test_config};
+use support::validate::assert_valid_anthropic;
+use support::*;
+
+/// What the model received for one call: (content, is_error).
+type Received = (String, bool);
+
+/// Runs the given calls (one model step each) in a full-auto session whose workspace was
+/// prepared by `setup`, and returns what the model received for each.
+async fn run_calls(setup: impl FnOnce(&TempDir), calls: &[(&str, Value)]) -> (Vec<Received>, Harness) {
+    let mut script: Vec<Reply> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| Reply::tool(format!("toolu_{i}"), *name, args.to_string()))
+        .collect();
+    script.push(Reply::text("done"));
+    let server = ScriptedServer::start(script).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    setup(&agent.workspace);
+    let events = agent.turn("do it").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete { text: "done".into() }),
+        "{events:#?}"
+    );
+    let received = server.requests()[1..]
+        .iter()
+        .map(|request| {
+            assert_valid_anthropic(&request.body);
+            let last = request.body["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            let block = &last["content"][0];
+            (
+                block["content"].as_str().unwrap().to_string(),
+                block["is_error"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    (received, agent)
+}
+
+async fn one_call(setup: impl FnOnce(&TempDir), name: &str, args: Value) -> (Received, Harness) {
+    let (mut received, agent) = run_calls(setup, &[(name, args)]).await;
+    (received.remove(0), agent)
+}
+
+#[tokio::test]
+async fn read_file_numbers_lines_and_explains_failures() {
+    let (received, _agent) = run_calls(
+        |ws| {
+            ws.write("src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n");
+            ws.write("blob.bin", b"\x00\x01\x02binary");
+            ws.write("latin1.txt", b"na\xefve\n");
+        },
+        &[
+            ("read_file", json!({"path": "src/main.rs"})),
+            (
+                "read_file",
+                json!({"path": "src/main.rs", "offset": 2, "limit": 1}),
+            ),
+            ("read_file", json!({"path": "src"})),
+            ("read_file", json!({"path": "blob.bin"})),
+            ("read_file", json!({"path": "latin1.txt"})),
+            ("read_file", json!({"path": "missing.txt"})),
+            ("read_file", json!({"path": "/etc/hostname"})),
+            ("read_file", json!({"path": "src/main.rs", "limit": "all"})),
+        ],
+    )
+    .await;
+    assert_eq!(
+        received[0],
+        (
+            "     1|fn main() {\n     2|    println!(\"hi\");\n     3|}".into(),
+            false
+        )
+    );
+    assert_eq!(received[1], ("     2|    println!(\"hi\");".into(), false));
+    assert_eq!(
+        received[2],
+        (
+            "src is a folder with 1 entries:\nmain.rs (34 bytes)".into(),
+            false
+        )
+    );
+    assert_eq!(
+        received[3],
+        (
+            "blob.bin is a binary file (9 bytes); read_file shows text only".into(),
+            true
+        )
+    );
+    assert_eq!(
+        received[4],
+        (
+            "     1|na\u{FFFD}ve\n[note: the file is not valid UTF-8; invalid bytes are shown as \u{FFFD}]"
+                .into(),
+            false
+        )
+    );
+    assert_eq!(received[5], ("file not found: missing.txt".into(), true));
+    assert!(received[6].1);
+    assert!(
+        received[6]
+            .0
+            .starts_with("`/etc/hostname` resolves to /etc/hostname, which is outside the workspace")
+    );
+    assert_eq!(
+        received[7],
+        (
+            "invalid arguments for `read_file`: `limit` must be an integer, got string".into(),
+            true
+        )
+    );
+}
+
+#[tokio::test]
+async fn read_file_caps_huge_files_at_the_token_limit() {
+    let ((content, is_error), _agent) = one_call(
+        |ws| {
+            let text: String = (1..=100_000)
+                .map(|n| format!("this is line number {n}\n"))
+                .collect();
+            ws.write("big.txt", text);
+        },
+        "read_file",
+        json!({"path": "big.txt"}),
+    )
+    .await;
+    assert!(!is_error);
+    assert!(content.starts_with("     1|this is line number 1\n"));
+    assert!(content.ends_with("100000|this is line number 100000"));
+    assert!(content.contains("cut to stay within 32000 tokens; read them with offset and limit"));
+    assert!(content.len() < 32_000 * 4 + 1000, "{} bytes", content.len());
+}
+
+#[tokio::test]
+async fn write_file_creates_folders_and_stays_inside_the_workspace() {
+    let outside = TempDir::new();
+    let outside_target = outside.join("target.txt");
+    let absolute_escape = outside.join("absolute.txt");
+    let (received, agent) = run_calls(
+        |ws| std::os::unix::fs::symlink(outside.path(), ws.join("link-out")).unwrap(),
+        &[
+            (
+                "write_file",
+                json!({"path": "deep/new/file.txt", "content": "hello\n"}),
+            ),
+            ("write_file", json!({"path": "../escape.txt", "content": "x"})),
+            (
+                "write_file",
+                json!({"path": absolute_escape.to_str().unwrap(), "content": "x"}),
+            ),
+            (
+                "write_file",
+                json!({"path": "link-out/target.txt", "content": "x"}),
+            ),
+            ("write_file", json!({"path": "deep", "content": "x"})),
+        ],
+    )
+    .await;
+    let ws = agent.workspace.path().canonicalize().unwrap();
+    assert_eq!(
+        received[0],
+        ("wrote 6 bytes to deep/new/file.txt (new file)".into(), false)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("deep/new/file.txt")).unwrap(),
+        "hello\n"
+    );
+    let escape = ws.parent().unwrap().join("escape.txt");
+    assert_eq!(
+        received[1],
+        (
+            format!(
+                "`../escape.txt` resolves to {}, which is outside the workspace {}; file tools only work inside it",
+                escape.display(),
+                ws.display()
+            ),
+            true
+        )
+    );
+    assert!(!escape.exists());
+    assert!(
+        received[2].1
+            && received[2]
+                .0
+                .contains(&format!("resolves to {}", absolute_escape.display()))
+    );
+    assert!(!absolute_escape.exists());
+    let real_target = outside.path().canonicalize().unwrap().join("target.txt");
+    assert!(
+        received[3].1
+            && received[3]
+                .0
+                .contains(&format!("resolves to {}", real_target.display())),
+        "{:?}",
+        received[3]
+    );
+    assert!(!outside_target.exists());
+    assert_eq!(received[4], ("deep is a folder, not a file".into(), true));
+    // No temporary files were left behind by the atomic writes.
+    let names: Vec<String> = std::fs::read_dir(ws.join("deep/new"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["file.txt"]);
+}
+
+#[tokio::test]
+async fn edit_file_with_two_matches_changes_nothing_and_names_both_lines() {
+    let original = "alpha\nbeta\nalpha\ngamma\n";
+    let (received, agent) = run_calls(
+        |ws| {
+            ws.write("notes.txt", original);
+        },
+        &[
+            (
+                "edit_file",
+                json!({"path": "notes.txt", "old_str": "alpha", "new_str": "omega"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "notes.txt", "old_str": "gamma", "new_str": "delta"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "notes.txt", "old_str": "zeta", "new_str": "eta"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "notes.txt", "old_str": "alpha", "new_str": "omega", "replace_all": true}),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        received[0],
+        (
+            "`old_str` matches 2 times in notes.txt (lines 1, 3); nothing was changed. Include more surrounding text to make it unique, or set replace_all to true.".into(),
+            true
+        )
+    );
+    assert_eq!(
+        received[1],
+        (
+            "edited notes.txt: 1 replacement\n--- a/notes.txt\n+++ b/notes.txt\n@@ -1,4 +1,4 @@\n alpha\n beta\n alpha\n-gamma\n+delta\n".into(),
+            false
+        )
+    );
+    assert!(
+        received[2].1
+            && received[2]
+                .0
+                .starts_with("`old_str` was not found in notes.txt; nothing was changed.")
+    );
+    assert!(received[3].0.starts_with("edited notes.txt: 2 replacements\n"));
+    assert_eq!(
+        std::fs::read_to_string(agent.workspace.join("notes.txt")).unwrap(),
+        "omega\nbeta\nomega\ndelta\n"
+    );
+}
+
+/// Processes whose working directory is inside `dir` (the commands a test started there).
+fn processes_in(dir: &std::path::Path) -> Vec<String> {
+    let dir = dir.canonicalize().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter(|entry| std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir)))
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("cmdline")).ok())
+        .map(|cmdline| cmdline.replace('\0', " "))
+        .collect()
+}
+
+#[tokio::test]
+async fn bash_timeout_kills_the_whole_group() {
+    let started = Instant::now();
+    let ((content, is_error), agent) = one_call(
+        |_| {},
+        "bash",
+        json!({"command": "sleep 100 & sleep 100; echo never", "timeout": 1}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(is_error);
+    assert!(content.starts_with("[timed out after 1 s"), "{content}");
+    assert!(!content.contains("never"));
+    // TERM reaches every sleep of the group at once; allow the KILL grace in case.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = processes_in(agent.workspace.path());
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still running: {left:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn five_megabytes_of_output_reach_the_model_capped_and_the_front_end_streamed() {
+    let ((content, is_error), agent) = one_call(
+        |_| {},
+        "bash",
+        json!({"command": "head -c 5000000 /dev/zero | tr '\\0' 'a'; echo; echo the-end"}),
+    )
+    .await;
+    assert!(!is_error);
+    assert!(
+        content.len() < 31_000,
+        "{} bytes reached the model",
+        content.len()
+    );
+    assert!(content.contains("bytes of output cut ...]"), "no marker");
+    assert!(content.starts_with("aaaa"));
+    assert!(
+        content.ends_with("the-end\n[exit code: 0]"),
+        "{}",
+        &content[content.len() - 60..]
+    );
+    let streamed: usize = agent
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolOutputDelta { delta, .. } => Some(delta.len()),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(streamed, 5_000_000 + 1 + "the-end\n".len());
+}
+
+#[tokio::test]
+async fn background_jobs_report_new_output_and_can_be_killed() {
+    let (received, agent) = run_calls(
+        |_| {},
+        &[
+            (
+                "bash",
+                json!({"command": "echo one; sleep 0.2; echo two; echo three", "run_in_background": true}),
+            ),
+            ("bash", json!({"command": "sleep 0.6"})),
+            ("bash_output", json!({"bash_id": "bash_1"})),
+            ("bash_output", json!({"bash_id": "bash_1"})),
+            (
+                "bash",
+                json!({"command": "echo tick; exec sleep 60", "run_in_background": true}),
+            ),
+            ("bash", json!({"command": "sleep 0.3"})),
+            ("bash_kill", json!({"bash_id": "bash_2"})),
+            ("bash_output", json!({"bash_id": "bash_9"})),
+        ],
+    )
+    .await;
+    assert_eq!(
+        received[0],
+        (
+            "started background job bash_1: echo one; sleep 0.2; echo two; echo three\nRead its output with bash_output {\"bash_id\": \"bash_1\"}; stop it with bash_kill.".into(),
+            false
+        )
+    );
+    assert_eq!(
+        received[2],
+        ("[job bash_1: exited 0]\none\ntwo\nthree".into(), false)
+    );
+    assert_eq!(
+        received[3],
+        ("[job bash_1: exited 0]\n(no new output)".into(), false)
+    );
+    assert_eq!(
+        received[6],
+        ("[job bash_2: killed (signal 15)]\ntick".into(), false)
+    );
+    assert_eq!(
+        received[7],
+        (
+            "no background job `bash_9`; the jobs are: bash_1, bash_2".into(),
+            true
+        )
+    );
+    assert!(processes_in(agent.workspace.path()).is_empty());
+}
+
+#[tokio::test]
+async fn notes_are_recorded_and_recalled() {
+    let (received, agent) = run_calls(
+        |_| {},
+        &[
+            (
+                "record_note",
+                json!({"content": "the build uses cargo", "category": "project"}),
+            ),
+            ("record_note", json!({"content": "step 1 done"})),
+            ("recall_notes", json!({"category": "project"})),
+            ("recall_notes", json!({})),
+        ],
+    )
+    .await;
+    assert_eq!(
+        received[0],
+        ("noted under \"project\" (1 notes in all)".into(), false)
+    );
+    assert!(
+        received[2].0.starts_with("1. [project] the build uses cargo ("),
+        "{:?}",
+        received[2]
+    );
+    assert_eq!(received[3].0.lines().count(), 2);
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(agent.workspace.join(".agent_memory.json")).unwrap())
+            .unwrap();
+    assert_eq!(file[1]["category"], "general");
+    assert_eq!(file[1]["content"], "step 1 done");
+    assert!(file[1]["timestamp"].as_str().unwrap().ends_with('Z'));
+}
+
+#[tokio::test]
+async fn approvals_preview_diffs_remember_commands_and_can_abort() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "w1",
+            "write_file",
+            json!({"path": "a.txt", "content": "new\n"}).to_string(),
+        ),
+        Reply::tool(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_str": "nothing-like-this", "new_str": "x"}).to_string(),
+        ),
+        Reply::tool("b1", "bash", json!({"command": "ls -a"}).to_string()),
+        Reply::tool("b2", "bash", json!({"command": "ls -l"}).to_string()),
+        Reply::tool("b3", "bash", json!({"command": "ls; touch chained"}).to_string()),
+        Reply::text("first turn done"),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.approval = ApprovalMode::Ask;
+    let mut agent = Harness::start(config);
+    agent.workspace.write("a.txt", "old\n");
+    agent.send(Op::UserInput { text: "go".into() });
+
+    let Event::ApprovalRequested { preview, .. } = agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        preview,
+        "replace a.txt (4 bytes)\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n"
+    );
+    agent.send(Op::Approval {
+        id: "w1".into(),
+        decision: Decision::Approve,
+    });
+    // The edit cannot match: answered without asking. Then bash asks; remember `ls`.
+    let Event::ApprovalRequested { id, preview, .. } = agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(id, "b1");
+    assert!(
+        preview.starts_with("$ ls -a\n(in ") && preview.ends_with(", timeout 120 s)"),
+        "{preview}"
+    );
+    agent.send(Op::Approval {
+        id: "b1".into(),
+        decision: Decision::ApproveForSession,
+    });
+    let rules = agent
+        .wait_for(|e| matches!(e, Event::ApprovalRulesChanged { .. }))
+        .await;
+    assert_eq!(
+        rules,
+        Event::ApprovalRulesChanged {
+            rules: vec![ApprovalRule::Command { program: "ls".into() }]
+        }
+    );
+    // `ls -l` runs without asking; `ls; touch chained` is not a simple `ls` and asks.
+    let Event::ApprovalRequested { id, .. } = agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(id, "b3");
+    agent.send(Op::Approval {
+        id: "b3".into(),
+        decision: Decision::Deny { reason: None },
+    });
+    agent.wait_for(|e| matches!(e, Event::TurnComplete { .. })).await;
+
+    assert_eq!(
+        std::fs::read_to_string(agent.workspace.join("a.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(!agent.workspace.join("chained").exists());
+    let asked: Vec<String> = agent
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, vec!["w1", "b1", "b3"]);
+    let edit_result = server.requests()[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"][0]
+        .clone();
+    assert!(
+        edit_result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("`old_str` was not found in a.txt")
+    );
+
+    // Revoking the rule makes `ls` ask again; aborting at that approval ends the turn.
+    agent.send(Op::RevokeApproval {
+        rule: ApprovalRule::Command { program: "ls".into() },
+    });
+    assert_eq!(
+        agent
+            .wait_for(|e| matches!(e, Event::ApprovalRulesChanged { .. }))
+            .await,
+        Event::ApprovalRulesChanged { rules: vec![] }
+    );
+    server.push(Reply::tool("b4", "bash", json!({"command": "ls"}).to_string()));
+    agent.send(Op::UserInput { text: "again".into() });
+    agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "b4"))
+        .await;
+    agent.send(Op::Approval {
+        id: "b4".into(),
+        decision: Decision::Abort,
+    });
+    let aborted = agent.wait_for(|e| matches!(e, Event::TurnAborted { .. })).await;
+    assert_eq!(
+        aborted,
+        Event::TurnAborted {
+            reason: "the person stopped the turn at an approval".into()
+        }
+    );
+    server.push(Reply::text("ok"));
+    agent.turn("fine").await;
+    let last = server.requests().last().unwrap().body.clone();
+    assert_valid_anthropic(&last);
+    assert!(
+        last["messages"]
+            .to_string()
+            .contains("the person stopped the turn before this call ran")
+    );
+}
