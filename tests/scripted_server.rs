@@ -13,7 +13,7 @@ use support::*;
 
 fn client() -> reqwest::Client {
     // reqwest is built with `rustls-no-provider`: install one (idempotent).
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 

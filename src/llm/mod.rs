@@ -161,9 +161,9 @@ pub trait ModelClient: Send + Sync {
 
 /// Builds the client the configuration names. The key is kept inside the client only.
 pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc<dyn ModelClient>> {
-    // reqwest is built without a bundled TLS provider; ring is the one this crate ships.
-    // Installing twice is refused harmlessly, so the result is ignored on purpose.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    // reqwest picks aws-lc-rs itself; making it the process default as well keeps every
+    // other rustls user on the same provider. A second install is refused harmlessly.
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(config.connect_timeout_s))
         .read_timeout(Duration::from_secs(config.stream_idle_timeout_s))
