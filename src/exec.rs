@@ -101,6 +101,8 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             | Event::ToolCallRequested { .. }
             | Event::ApprovalRequested { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::ApprovalModeChanged { .. }
+            | Event::HistoryCleared
             | Event::ToolCallStarted { .. }
             | Event::ToolOutputDelta { .. }
             | Event::ToolCallFinished { .. }
@@ -213,6 +215,7 @@ impl Printer {
                 ok,
                 duration_ms,
                 output_preview,
+                ..
             } => {
                 self.end_line();
                 let arguments = self.call_arguments.remove(id).unwrap_or_default();
@@ -276,6 +279,8 @@ impl Printer {
             }
             Event::TurnStarted { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::ApprovalModeChanged { .. }
+            | Event::HistoryCleared
             | Event::StepStarted { .. }
             | Event::TextDelta { .. }
             | Event::ToolCallStarted { .. }

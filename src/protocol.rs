@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::config::ApprovalMode;
+
 /// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).
 pub type CallId = String;
 
@@ -54,6 +56,10 @@ pub enum Op {
     Interrupt,
     /// Forget a remembered approval; the next such call asks again.
     RevokeApproval { rule: ApprovalRule },
+    /// Change the approval mode for the rest of the session.
+    SetApprovalMode { mode: ApprovalMode },
+    /// Start the conversation over (the system prompt stays); refused while a turn runs.
+    ClearHistory,
     /// Compact the history now instead of waiting for the budget to demand it.
     CompactNow,
     /// Cancel whatever runs and end the agent task.
@@ -121,6 +127,10 @@ pub enum Event {
     },
     /// The approvals remembered for this session changed (one was added or revoked).
     ApprovalRulesChanged { rules: Vec<ApprovalRule> },
+    /// The approval mode changed.
+    ApprovalModeChanged { mode: ApprovalMode },
+    /// The conversation was started over.
+    HistoryCleared,
     /// A tool call began to run.
     ToolCallStarted { id: CallId, name: String },
     /// Output a running tool produced (not capped; the capped result is what the model sees).
@@ -130,8 +140,12 @@ pub enum Event {
         id: CallId,
         name: String,
         ok: bool,
+        outcome: ToolOutcome,
         duration_ms: u64,
+        /// One line for lists.
         output_preview: String,
+        /// The whole result, as the model received it.
+        output: String,
     },
     /// Where the context stands after a model call.
     TokenUsage {
@@ -182,6 +196,20 @@ pub enum Event {
     ShutdownComplete,
 }
 
+/// How a tool call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// It ran and succeeded.
+    Ok,
+    /// It ran (or could not) and failed; the model got the error.
+    Error,
+    /// The approval policy or the person refused it.
+    Denied,
+    /// The person interrupted or aborted the turn before it finished.
+    Cancelled,
+}
+
 /// A tool call as shown in an [`Event::AssistantMessage`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCallSummary {
@@ -222,8 +250,10 @@ mod tests {
                 id: "c".into(),
                 name: "bash".into(),
                 ok: false,
+                outcome: ToolOutcome::Error,
                 duration_ms: 12,
                 output_preview: "exit 1".into(),
+                output: "[exit code: 1]".into(),
             },
             Event::StepLimitReached {
                 steps: 3,

@@ -39,6 +39,10 @@ impl ApprovalPolicy {
         self.mode
     }
 
+    pub fn set_mode(&mut self, mode: ApprovalMode) {
+        self.mode = mode;
+    }
+
     /// Whether a call of `tool` with `arguments` runs, asks, or is refused.
     pub fn check(&self, tool: &dyn Tool, arguments: &Value) -> Verdict {
         let effect = tool.effect();

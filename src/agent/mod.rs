@@ -174,6 +174,22 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         }
                         None => events.emit(Event::Notice { message: "nothing is running".to_string() }),
                     },
+                    Op::SetApprovalMode { mode } => {
+                        shared.policy.with(|policy| policy.set_mode(mode));
+                        events.emit(Event::ApprovalModeChanged { mode });
+                    }
+                    Op::ClearHistory => {
+                        if running.is_some() {
+                            events.emit(Event::Notice {
+                                message: "a turn is running; interrupt it before clearing the conversation".to_string(),
+                            });
+                        } else {
+                            let mut session = shared.session.lock().await;
+                            session.history.clear();
+                            session.usage = UsageTotals::default();
+                            events.emit(Event::HistoryCleared);
+                        }
+                    }
                     Op::CompactNow => events.emit(Event::Notice {
                         message: "compaction is not available in this version".to_string(),
                     }),

@@ -11,7 +11,7 @@ use super::history::{self, ContentBlock, Message, Role};
 use super::model_call::{CallFailure, call_model};
 use super::{Session, TurnContext, context};
 use crate::llm::{InvalidArguments, ModelRequest, ModelResponse};
-use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary};
+use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary, ToolOutcome};
 use crate::tools::output::{cap_text, preview_line};
 use crate::tools::{OutputSink, ToolContext, ToolOutput, schema};
 
@@ -48,6 +48,8 @@ enum ToolPhase {
 /// How one tool call ended.
 enum CallOutcome {
     Finished(ToolOutput),
+    /// The policy or the person refused the call; the output says why.
+    Denied(ToolOutput),
     /// The person interrupted the turn.
     Interrupted,
     /// The person chose "abort the turn" at this call's approval.
@@ -226,30 +228,41 @@ async fn run_tools(session: &mut Session, context: &TurnContext, response: &Mode
         });
         let started = Instant::now();
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
-        let (phase, preview) = match run_one(context, &id, &name, arguments, invalid).await {
-            CallOutcome::Finished(output) => (None, output),
-            CallOutcome::Interrupted => (Some(ToolPhase::Interrupted), ToolOutput::error(INTERRUPTED)),
-            CallOutcome::Aborted => (Some(ToolPhase::Aborted), ToolOutput::error(ABORTED)),
+        let (phase, output, outcome) = match run_one(context, &id, &name, arguments, invalid).await {
+            CallOutcome::Finished(output) => {
+                let outcome = if output.is_error {
+                    ToolOutcome::Error
+                } else {
+                    ToolOutcome::Ok
+                };
+                (None, output, outcome)
+            }
+            CallOutcome::Denied(output) => (None, output, ToolOutcome::Denied),
+            CallOutcome::Interrupted => (
+                Some(ToolPhase::Interrupted),
+                ToolOutput::error(INTERRUPTED),
+                ToolOutcome::Cancelled,
+            ),
+            CallOutcome::Aborted => (
+                Some(ToolPhase::Aborted),
+                ToolOutput::error(ABORTED),
+                ToolOutcome::Cancelled,
+            ),
         };
-        if let Some(phase) = phase {
-            context.events.emit(Event::ToolCallFinished {
-                id,
-                name,
-                ok: false,
-                duration_ms: elapsed_ms(started),
-                output_preview: preview.content,
-            });
-            return phase;
-        }
-        let output = preview;
         let content = cap_text(&output.content, result_limit(context));
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
             name,
-            ok: !output.is_error,
+            ok: outcome == ToolOutcome::Ok,
+            outcome,
             duration_ms: elapsed_ms(started),
             output_preview: preview_line(&content, 200),
+            output: content.clone(),
         });
+        if let Some(phase) = phase {
+            // The history repair after the loop gives this call its result.
+            return phase;
+        }
         if let Some(results) = session.history.last_mut() {
             results.content.push(ContentBlock::ToolResult {
                 tool_use_id: id,
@@ -297,7 +310,9 @@ async fn run_one(
         .with(|policy| policy.check(tool.as_ref(), &arguments))
     {
         Verdict::Run => {}
-        Verdict::Refuse(reason) => return Finished(ToolOutput::error(format!("refused: {reason}"))),
+        Verdict::Refuse(reason) => {
+            return CallOutcome::Denied(ToolOutput::error(format!("refused: {reason}")));
+        }
         Verdict::Ask => {
             // A call that cannot succeed is answered at once; nobody is asked about it.
             let preview = match tool.preview(&arguments, &context.workspace) {
@@ -322,7 +337,7 @@ async fn run_one(
                 Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
                 Ok(Decision::Deny { reason }) => {
                     let because = reason.map(|r| format!(": {r}")).unwrap_or_default();
-                    return Finished(ToolOutput::error(format!(
+                    return CallOutcome::Denied(ToolOutput::error(format!(
                         "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
                     )));
                 }
