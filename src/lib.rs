@@ -11,3 +11,4 @@ pub mod llm;
 pub mod protocol;
 pub mod startup;
 pub mod tools;
+pub mod tui;

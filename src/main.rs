@@ -10,7 +10,7 @@ use miniagent::exec::{self, ExecOutcome, OutputMode};
 use miniagent::startup::{self, StartOptions};
 
 /// A terminal workbench for an LLM agent that reads and edits files, runs commands and
-/// keeps going on long tasks.
+/// keeps going on long tasks. With no command, the full-screen workbench opens.
 #[derive(Parser, Debug)]
 #[command(name = "miniagent", version)]
 struct Cli {
@@ -47,6 +47,9 @@ struct SharedOptions {
     /// Model calls per turn before the agent stops and reports.
     #[arg(long, global = true, value_name = "N")]
     max_steps: Option<u32>,
+    /// The workbench's colour theme (dark, light, high-contrast, or your own).
+    #[arg(long, global = true, value_name = "NAME")]
+    theme: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -92,12 +95,10 @@ fn run(cli: Cli) -> i32 {
         },
     };
     match cli.command {
-        None => {
-            eprintln!(
-                "miniagent: the full-screen workbench is not built yet; run a task with `miniagent exec \"PROMPT\"` (see README.md)"
-            );
-            1
-        }
+        None => miniagent::tui::run(miniagent::tui::WorkbenchOptions {
+            start,
+            theme: shared.theme,
+        }),
         Some(Command::Exec { json, prompt }) => run_exec(&start, json, prompt),
     }
 }

@@ -33,6 +33,13 @@ pub fn load_config(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>)
 /// Builds everything a session needs. Errors are one line, ready to show.
 pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<AgentOptions> {
     let config = load_config(options, env)?;
+    let workspace = resolve_workspace(options)?;
+    let api_key = api_key(&config, env)?;
+    build(config, workspace, api_key)
+}
+
+/// The workspace folder, resolved: the option given, else the current directory.
+pub fn resolve_workspace(options: &StartOptions) -> anyhow::Result<PathBuf> {
     let workspace = match &options.workspace {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -43,7 +50,11 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
     if !workspace.is_dir() {
         bail!("workspace {}: not a directory", workspace.display());
     }
-    let api_key = api_key(&config, env)?;
+    Ok(workspace)
+}
+
+/// A session from a loaded configuration, a resolved workspace and a key.
+pub fn build(config: Config, workspace: PathBuf, api_key: String) -> anyhow::Result<AgentOptions> {
     let client = llm::build_client(&config.model, api_key)?;
     let system_prompt = config::system_prompt(&config, &workspace, "")?;
     let tools = ToolRegistry::builtin(&config);

@@ -93,6 +93,14 @@ pub struct BashSettings {
     pub output_limit_bytes: usize,
 }
 
+/// `[ui]`: the workbench.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiSettings {
+    pub theme: String,
+    pub show_thinking: bool,
+}
+
 /// `[tools.read_file]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +125,7 @@ pub struct Config {
     pub model: ModelConfig,
     pub retry: RetryPolicy,
     pub agent: AgentSettings,
+    pub ui: UiSettings,
     pub tools: ToolSettings,
     /// Where the system prompt file, if any, was resolved to (not a config key).
     #[serde(skip)]

@@ -1,0 +1,105 @@
+//! One frame of the workbench with a 10,000-message transcript at 160×48, and one
+//! frame while five panes change at once. Budget: 2 ms per frame on the 2-core machine.
+
+use std::time::{Duration, SystemTime};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use miniagent::config::ApprovalMode;
+use miniagent::protocol::{Event, StopReason};
+use miniagent::tui::app::App;
+use miniagent::tui::render;
+use miniagent::tui::theme::Theme;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+fn transcript_app(messages: usize) -> App {
+    let workspace = std::env::temp_dir().join(format!("miniagent-bench-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&workspace);
+    let start = SystemTime::now() + Duration::from_secs(3600);
+    let mut app = App::new(Theme::dark(), workspace, ApprovalMode::Ask, 50, start);
+    for n in 0..messages / 2 {
+        app.on_agent_event(Event::TurnStarted {
+            text: format!("Question {n}: what does module {n} do, and is it tested?"),
+        });
+        app.on_agent_event(Event::AssistantMessage {
+            thinking: String::new(),
+            text: format!(
+                "Module **{n}** parses the input and *reports* errors.\n\n- it has `{n}` tests\n- it is used by `main`\n\n```rust\nfn f{n}() -> u32 {{ {n} }}\n```"
+            ),
+            tool_calls: vec![],
+            stop_reason: StopReason::EndTurn,
+        });
+        app.on_agent_event(Event::TurnComplete { text: String::new() });
+    }
+    app
+}
+
+fn bench_render(c: &mut Criterion) {
+    let mut app = transcript_app(10_000);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("test backend");
+    // The first frame wraps every message once; later frames reuse that.
+    terminal
+        .draw(|frame| render::draw(frame, &mut app))
+        .expect("draw");
+    c.bench_function("frame_10000_messages_160x48", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|frame| render::draw(frame, &mut app))
+                .expect("draw");
+        })
+    });
+
+    let mut busy = transcript_app(10_000);
+    terminal
+        .draw(|frame| render::draw(frame, &mut busy))
+        .expect("draw");
+    busy.on_agent_event(Event::TurnStarted { text: "go".into() });
+    busy.on_agent_event(Event::ToolCallRequested {
+        id: "t".into(),
+        name: "bash".into(),
+        arguments: json!({"command": "make"}),
+    });
+    busy.on_agent_event(Event::ToolCallStarted {
+        id: "t".into(),
+        name: "bash".into(),
+    });
+    let mut n = 0u64;
+    c.bench_function("frame_five_panes_updating_160x48", |b| {
+        b.iter(|| {
+            n += 1;
+            // Text, thinking, tool output, the token gauge and the file tree all change.
+            busy.on_agent_event(Event::TextDelta {
+                delta: format!("word{n} "),
+            });
+            busy.on_agent_event(Event::ThinkingDelta {
+                delta: format!("thought{n} "),
+            });
+            busy.on_agent_event(Event::ToolOutputDelta {
+                id: "t".into(),
+                delta: format!("line {n}\n"),
+            });
+            busy.on_agent_event(Event::TokenUsage {
+                context_tokens: 1000 + n,
+                estimated: true,
+                token_limit: 80_000,
+                context_window: 200_000,
+                input_tokens: 0,
+                output_tokens: 0,
+                total_input_tokens: n,
+                total_output_tokens: n,
+            });
+            busy.tree.refresh();
+            terminal
+                .draw(|frame| render::draw(frame, &mut busy))
+                .expect("draw");
+        })
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(50).measurement_time(Duration::from_secs(5));
+    targets = bench_render
+}
+criterion_main!(benches);

@@ -1,0 +1,538 @@
+//! Keys, the mouse and pastes. A key goes to the pending approval first, then to the
+//! top overlay, then to the workbench's own keys, then to the focused pane; the first
+//! that uses it wins.
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+
+use super::{Activity, App, Pane};
+use crate::config::ApprovalMode;
+use crate::protocol::{Decision, Op};
+use crate::tui::conversation::NoticeKind;
+use crate::tui::input::InputAction;
+use crate::tui::keys::KeyHint;
+use crate::tui::overlay::{Overlay, OverlayAction};
+use crate::tui::theme::Theme;
+use crate::tui::tree::{FilePreview, TreeAction};
+
+/// The workbench's own keys, for the help overlay and the bottom bar.
+pub const GLOBAL_HINTS: [KeyHint; 10] = [
+    KeyHint::new("Esc", "interrupt the step"),
+    KeyHint::new("Ctrl-C", "interrupt / clear input / quit"),
+    KeyHint::new("Ctrl-D", "quit (empty input)"),
+    KeyHint::new("Tab/Shift-Tab", "next / previous pane"),
+    KeyHint::new("F1", "help"),
+    KeyHint::new("F2", "files"),
+    KeyHint::new("F3", "thinking"),
+    KeyHint::new("F4", "tools"),
+    KeyHint::new("F5", "maximise / restore pane"),
+    KeyHint::new("mouse", "focus, select, scroll"),
+];
+
+/// Keys of the approval overlay.
+pub const APPROVAL_HINTS: [KeyHint; 5] = [
+    KeyHint::new("y", "approve"),
+    KeyHint::new("a", "approve for the session"),
+    KeyHint::new("n", "deny (then a reason)"),
+    KeyHint::new("Esc", "abort the turn"),
+    KeyHint::new("↑/↓", "scroll the preview"),
+];
+
+impl App {
+    /// Applies a key. Returns whether the screen changed.
+    pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        if key.kind == KeyEventKind::Release {
+            return false;
+        }
+        if !self.approvals.is_empty() {
+            return self.approval_key(key);
+        }
+        if let Some(top) = self.overlays.last_mut() {
+            match top.on_key(key, &self.rules) {
+                OverlayAction::Ignored => {}
+                OverlayAction::Changed => return true,
+                OverlayAction::Close => {
+                    self.overlays.pop();
+                    return true;
+                }
+                OverlayAction::Send(op) => {
+                    self.send(op);
+                    return true;
+                }
+            }
+            // An overlay that did not use the key still blocks the panes under it,
+            // except for the keys that must always work.
+            if !is_always_on(key) {
+                return false;
+            }
+        }
+        if let Some(changed) = self.global_key(key) {
+            return changed;
+        }
+        self.pane_key(key)
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            self.interrupt();
+            return true;
+        }
+        if let Some(reason) = &mut self.deny_reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let reason = reason.trim().to_string();
+                    self.decide(Decision::Deny {
+                        reason: (!reason.is_empty()).then_some(reason),
+                    });
+                }
+                KeyCode::Esc => self.deny_reason = None,
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char(c) if !ctrl => reason.push(c),
+                _ => return false,
+            }
+            return true;
+        }
+        match key.code {
+            KeyCode::Char('y') => self.decide(Decision::Approve),
+            KeyCode::Char('a') => self.decide(Decision::ApproveForSession),
+            KeyCode::Char('n') => self.deny_reason = Some(String::new()),
+            KeyCode::Esc => self.decide(Decision::Abort),
+            KeyCode::Up | KeyCode::Char('k') => self.approval_scroll = self.approval_scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.approval_scroll = self.approval_scroll.saturating_add(1)
+            }
+            KeyCode::PageUp => self.approval_scroll = self.approval_scroll.saturating_sub(10),
+            KeyCode::PageDown => self.approval_scroll = self.approval_scroll.saturating_add(10),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Answers the front approval; the next one (if any) shows.
+    fn decide(&mut self, decision: Decision) {
+        if let Some(pending) = self.approvals.pop_front() {
+            if decision == Decision::Abort {
+                self.approvals.clear();
+                self.activity = Activity::Interrupting;
+            }
+            self.send(Op::Approval {
+                id: pending.id,
+                decision,
+            });
+        }
+        self.deny_reason = None;
+        self.approval_scroll = 0;
+    }
+
+    fn interrupt(&mut self) {
+        if self.turn_running {
+            self.send(Op::Interrupt);
+            self.approvals.clear();
+            self.deny_reason = None;
+            self.activity = Activity::Interrupting;
+        }
+    }
+
+    /// The workbench's own keys; `None` when the key is not one of them.
+    fn global_key(&mut self, key: KeyEvent) -> Option<bool> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('c') if ctrl => {
+                if self.turn_running {
+                    self.interrupt();
+                } else if !self.input.is_empty() {
+                    self.input.clear();
+                } else {
+                    self.quit = true;
+                }
+                Some(true)
+            }
+            KeyCode::Char('d') if ctrl && self.input.is_empty() => {
+                self.quit = true;
+                Some(true)
+            }
+            KeyCode::Esc if self.focus == Pane::Input && !self.input.completions().is_empty() => None,
+            KeyCode::Esc => {
+                // An open side pane is an overlay: Esc closes it before interrupting.
+                if self.side_popup.is_some() {
+                    self.side_popup = None;
+                    self.focus = Pane::Input;
+                } else if self.turn_running {
+                    self.interrupt();
+                } else if self.maximized.is_some() {
+                    self.maximized = None;
+                } else {
+                    return Some(false);
+                }
+                Some(true)
+            }
+            KeyCode::F(1) => {
+                self.overlays.push(Overlay::Help { scroll: 0 });
+                Some(true)
+            }
+            KeyCode::Char('?') if self.focus != Pane::Input => {
+                self.overlays.push(Overlay::Help { scroll: 0 });
+                Some(true)
+            }
+            KeyCode::F(2) => Some(self.toggle_side(Pane::Tree)),
+            KeyCode::F(3) => Some(self.toggle_side(Pane::Thinking)),
+            KeyCode::F(4) => Some(self.toggle_side(Pane::Timeline)),
+            KeyCode::F(5) => {
+                self.maximized = match self.maximized {
+                    Some(_) => None,
+                    None => Some(self.focus),
+                };
+                Some(true)
+            }
+            KeyCode::Tab if self.focus != Pane::Input || self.input.completions().is_empty() => {
+                self.cycle_focus(true);
+                Some(true)
+            }
+            KeyCode::BackTab => {
+                self.cycle_focus(false);
+                Some(true)
+            }
+            KeyCode::PageUp | KeyCode::PageDown if self.focus == Pane::Input => {
+                let page = self.conversation.page();
+                if key.code == KeyCode::PageUp {
+                    self.conversation.scroll_up(page);
+                } else {
+                    self.conversation.scroll_down(page);
+                }
+                Some(true)
+            }
+            _ => None,
+        }
+    }
+
+    /// Shows or hides a side pane: at full width it folds in and out of the layout;
+    /// below 120 columns it opens over the conversation.
+    fn toggle_side(&mut self, pane: Pane) -> bool {
+        if self.areas.narrow {
+            self.side_popup = if self.side_popup == Some(pane) {
+                None
+            } else {
+                Some(pane)
+            };
+            if self.side_popup.is_some() {
+                self.focus = pane;
+            } else if self.focus == pane {
+                self.focus = Pane::Input;
+            }
+            return true;
+        }
+        let shown = match pane {
+            Pane::Tree => &mut self.side.tree,
+            Pane::Thinking => &mut self.side.thinking,
+            Pane::Timeline => &mut self.side.timeline,
+            Pane::Conversation | Pane::Input => return false,
+        };
+        *shown = !*shown;
+        if !*shown && self.focus == pane {
+            self.focus = Pane::Input;
+        }
+        true
+    }
+
+    /// The panes on screen now, in Tab order.
+    pub fn visible_panes(&self) -> Vec<Pane> {
+        if let Some(pane) = self.maximized {
+            return if pane == Pane::Input {
+                vec![Pane::Input]
+            } else {
+                vec![pane, Pane::Input]
+            };
+        }
+        let mut panes = Vec::new();
+        let wide = !self.areas.narrow;
+        if (wide && self.side.tree) || self.side_popup == Some(Pane::Tree) {
+            panes.push(Pane::Tree);
+        }
+        panes.push(Pane::Conversation);
+        panes.push(Pane::Input);
+        for pane in [Pane::Thinking, Pane::Timeline] {
+            let shown = match pane {
+                Pane::Thinking => self.side.thinking,
+                _ => self.side.timeline,
+            };
+            if (wide && shown) || self.side_popup == Some(pane) {
+                panes.push(pane);
+            }
+        }
+        panes
+    }
+
+    fn cycle_focus(&mut self, forward: bool) {
+        let panes = self.visible_panes();
+        let at = panes.iter().position(|p| *p == self.focus).unwrap_or(0);
+        let next = if forward {
+            (at + 1) % panes.len()
+        } else {
+            (at + panes.len() - 1) % panes.len()
+        };
+        self.focus = panes[next];
+    }
+
+    fn pane_key(&mut self, key: KeyEvent) -> bool {
+        match self.focus {
+            Pane::Input => match self.input.on_key(key) {
+                InputAction::Ignored => false,
+                InputAction::Changed => true,
+                InputAction::Submit(text) => {
+                    self.submit(text);
+                    true
+                }
+            },
+            Pane::Conversation => {
+                let page = self.conversation.page();
+                match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => self.conversation.scroll_up(1),
+                    KeyCode::Down | KeyCode::Char('j') => self.conversation.scroll_down(1),
+                    KeyCode::PageUp => self.conversation.scroll_up(page),
+                    KeyCode::PageDown | KeyCode::Char(' ') => self.conversation.scroll_down(page),
+                    KeyCode::Home | KeyCode::Char('g') => self.conversation.scroll_to_top(),
+                    KeyCode::End | KeyCode::Char('G') => self.conversation.scroll_to_bottom(),
+                    _ => return self.type_into_input(key),
+                }
+                true
+            }
+            Pane::Thinking => {
+                let page = self.thinking.page();
+                match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => self.thinking.select_previous(),
+                    KeyCode::Down | KeyCode::Char('j') => self.thinking.select_next(),
+                    KeyCode::Enter => self.thinking.toggle_selected(),
+                    KeyCode::PageUp => self.thinking.scroll_up(page),
+                    KeyCode::PageDown => self.thinking.scroll_down(page),
+                    _ => return self.type_into_input(key),
+                }
+                true
+            }
+            Pane::Timeline => {
+                match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => self.timeline.select_previous(),
+                    KeyCode::Down | KeyCode::Char('j') => self.timeline.select_next(),
+                    KeyCode::Enter => self.open_selected_call(),
+                    _ => return self.type_into_input(key),
+                }
+                true
+            }
+            Pane::Tree => match self.tree.on_key(key) {
+                TreeAction::Ignored => self.type_into_input(key),
+                TreeAction::Changed => true,
+                TreeAction::Open(path) => {
+                    self.overlays
+                        .push(Overlay::FilePreview(Box::new(FilePreview::open(
+                            &path,
+                            &self.theme,
+                        ))));
+                    true
+                }
+            },
+        }
+    }
+
+    fn open_selected_call(&mut self) {
+        if self.timeline.selected().is_none() {
+            // Nothing chosen yet: the newest call.
+            self.timeline.select_previous();
+        }
+        if let Some(call) = self.timeline.selected() {
+            let call_id = call.id.clone();
+            self.overlays.push(Overlay::ToolDetail { call_id, scroll: 0 });
+        }
+    }
+
+    /// A printable key in a pane that does not use it starts typing in the input.
+    fn type_into_input(&mut self, key: KeyEvent) -> bool {
+        let printable = matches!(key.code, KeyCode::Char(_))
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if !printable {
+            return false;
+        }
+        self.focus = Pane::Input;
+        self.input.on_key(key);
+        true
+    }
+
+    /// A pasted text: into the input (as one insert), or into the deny reason.
+    pub fn on_paste(&mut self, text: &str) -> bool {
+        if let Some(reason) = &mut self.deny_reason {
+            reason.push_str(&text.replace(['\r', '\n'], " "));
+            return true;
+        }
+        if !self.approvals.is_empty() || !self.overlays.is_empty() {
+            return false;
+        }
+        self.focus = Pane::Input;
+        self.input.paste(text);
+        true
+    }
+
+    /// Runs a submitted input: a slash command, or a message for the agent.
+    pub fn submit(&mut self, text: String) {
+        let trimmed = text.trim();
+        if let Some(command) = trimmed.strip_prefix('/') {
+            let mut words = command.split_whitespace();
+            let name = words.next().unwrap_or("");
+            let argument = words.next();
+            self.run_command(name, argument);
+            return;
+        }
+        if self.turn_running {
+            self.queued_inputs += 1;
+            self.notice(
+                NoticeKind::Info,
+                "queued: it will be sent when the current turn ends".to_string(),
+            );
+        }
+        self.send(Op::UserInput { text });
+        self.conversation.scroll_to_bottom();
+    }
+
+    fn run_command(&mut self, name: &str, argument: Option<&str>) {
+        match name {
+            "help" => self.overlays.push(Overlay::Help { scroll: 0 }),
+            "clear" => self.send(Op::ClearHistory),
+            "compact" => self.send(Op::CompactNow),
+            "approval" => match argument.and_then(parse_mode) {
+                Some(mode) => self.send(Op::SetApprovalMode { mode }),
+                None => self.notice(
+                    NoticeKind::Error,
+                    format!(
+                        "/approval needs a mode: read-only, ask, auto-edit or full-auto (now: {})",
+                        self.approval_mode
+                    ),
+                ),
+            },
+            "approvals" => self.overlays.push(Overlay::Approvals { selected: 0 }),
+            "notes" => {
+                let workspace = std::path::PathBuf::from(&self.session.workspace);
+                let overlay = Overlay::notes(&workspace);
+                self.overlays.push(overlay);
+            }
+            "stats" => self.overlays.push(Overlay::Stats),
+            "theme" => match argument {
+                Some(theme) => match Theme::load(theme, self.config_dir.as_deref(), self.no_color) {
+                    Ok(theme) => {
+                        self.theme = theme;
+                        self.conversation.invalidate_all();
+                    }
+                    Err(message) => self.notice(NoticeKind::Error, message),
+                },
+                None => self.notice(
+                    NoticeKind::Error,
+                    format!("/theme needs a name: {}", Theme::built_in_names().join(", ")),
+                ),
+            },
+            "quit" | "exit" => self.quit = true,
+            other => self.notice(
+                NoticeKind::Error,
+                format!("unknown command /{other}; /help lists them"),
+            ),
+        }
+    }
+
+    /// Applies a mouse event: focus and select on click, scroll with the wheel.
+    pub fn on_mouse(&mut self, mouse: MouseEvent) -> bool {
+        if !self.approvals.is_empty() {
+            return match mouse.kind {
+                MouseEventKind::ScrollUp => {
+                    self.approval_scroll = self.approval_scroll.saturating_sub(3);
+                    true
+                }
+                MouseEventKind::ScrollDown => {
+                    self.approval_scroll = self.approval_scroll.saturating_add(3);
+                    true
+                }
+                _ => false,
+            };
+        }
+        let position = Position::new(mouse.column, mouse.row);
+        if let Some(top) = self.overlays.last_mut() {
+            return match mouse.kind {
+                MouseEventKind::ScrollUp => top.scroll(-3),
+                MouseEventKind::ScrollDown => top.scroll(3),
+                _ => false,
+            };
+        }
+        let Some((pane, area)) = self.areas.pane_at(position) else {
+            return false;
+        };
+        let inner_row = mouse.row.saturating_sub(area.y + 1);
+        match mouse.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                match pane {
+                    Pane::Tree => {
+                        if let TreeAction::Open(path) = self.tree.on_click(inner_row) {
+                            self.overlays
+                                .push(Overlay::FilePreview(Box::new(FilePreview::open(
+                                    &path,
+                                    &self.theme,
+                                ))));
+                        }
+                    }
+                    Pane::Timeline => {
+                        let already = self.timeline.selected().map(|c| c.id.clone());
+                        if self.timeline.select_row(inner_row)
+                            && already == self.timeline.selected().map(|c| c.id.clone())
+                        {
+                            self.open_selected_call();
+                        }
+                    }
+                    Pane::Conversation | Pane::Input | Pane::Thinking => {}
+                }
+                true
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = mouse.kind == MouseEventKind::ScrollUp;
+                match pane {
+                    Pane::Conversation | Pane::Input if up => self.conversation.scroll_up(3),
+                    Pane::Conversation | Pane::Input => self.conversation.scroll_down(3),
+                    Pane::Thinking if up => self.thinking.scroll_up(3),
+                    Pane::Thinking => self.thinking.scroll_down(3),
+                    Pane::Timeline => self.timeline.scroll_by(if up { -3 } else { 3 }),
+                    Pane::Tree => {
+                        self.tree.on_scroll(if up { -3 } else { 3 });
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Keys that work whatever overlay is open.
+fn is_always_on(key: KeyEvent) -> bool {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    matches!(key.code, KeyCode::Char('c') if ctrl)
+}
+
+fn parse_mode(text: &str) -> Option<ApprovalMode> {
+    match text {
+        "read-only" => Some(ApprovalMode::ReadOnly),
+        "ask" => Some(ApprovalMode::Ask),
+        "auto-edit" => Some(ApprovalMode::AutoEdit),
+        "full-auto" => Some(ApprovalMode::FullAuto),
+        _ => None,
+    }
+}
+
+/// The inner area of a bordered pane.
+pub fn inner(area: Rect) -> Rect {
+    Rect {
+        x: area.x.saturating_add(1),
+        y: area.y.saturating_add(1),
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    }
+}

@@ -1,0 +1,454 @@
+//! The workbench's state: one `App`, changed by agent events (here) and by keys and the
+//! mouse (`keys.rs`), drawn by pure functions of it (`render.rs`). Requests for the
+//! agent collect in `outbox`; the event loop sends them.
+
+mod keys;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::conversation::{Conversation, Entry, NoticeKind};
+use super::input::InputBox;
+use super::layout::Areas;
+use super::overlay::Overlay;
+use super::theme::Theme;
+use super::thinking::ThinkingPane;
+use super::timeline::{CallStatus, Timeline};
+use super::tree::FileTree;
+use crate::config::ApprovalMode;
+use crate::protocol::{ApprovalRule, Event, Op, ToolInfo, ToolOutcome};
+
+/// Tools whose `path` argument names a file they create or change.
+const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
+
+pub use keys::{APPROVAL_HINTS, GLOBAL_HINTS, inner};
+
+/// The panes that can hold focus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Tree,
+    Conversation,
+    Input,
+    Thinking,
+    Timeline,
+}
+
+impl Pane {
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Tree => "Files",
+            Pane::Conversation => "Conversation",
+            Pane::Input => "Input",
+            Pane::Thinking => "Thinking",
+            Pane::Timeline => "Tools",
+        }
+    }
+}
+
+/// What the agent is doing, as precisely as the events say.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Activity {
+    Idle,
+    /// Waiting for the model's first output of a step.
+    Waiting {
+        since: Instant,
+    },
+    Thinking {
+        since: Instant,
+    },
+    Writing {
+        since: Instant,
+    },
+    Running {
+        name: String,
+        since: Instant,
+    },
+    AwaitingApproval,
+    Retrying {
+        until: Instant,
+        attempt: u32,
+        of: u32,
+    },
+    Compacting,
+    Interrupting,
+}
+
+/// A tool call waiting for the person's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingApproval {
+    pub id: String,
+    pub name: String,
+    pub preview: String,
+}
+
+/// The token-budget figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TokenFigures {
+    pub context_tokens: u64,
+    pub estimated: bool,
+    pub token_limit: u64,
+    pub context_window: u64,
+    pub total_input: u64,
+    pub total_output: u64,
+    pub compactions: u32,
+}
+
+/// Counters for `/stats`.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub turns: u32,
+    pub steps: u32,
+    pub tool_calls: BTreeMap<String, u32>,
+    pub retries: u32,
+}
+
+/// Which side panes show at full width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SidePanes {
+    pub tree: bool,
+    pub thinking: bool,
+    pub timeline: bool,
+}
+
+/// What the session talks to, from `session_configured`.
+#[derive(Clone, Debug, Default)]
+pub struct SessionView {
+    pub model: String,
+    pub provider: String,
+    pub workspace: String,
+    pub tools: Vec<ToolInfo>,
+}
+
+/// The whole workbench state.
+pub struct App {
+    pub theme: Theme,
+    pub session: SessionView,
+    pub approval_mode: ApprovalMode,
+    pub max_steps: u32,
+    pub step: Option<u32>,
+    pub activity: Activity,
+    pub turn_running: bool,
+    pub conversation: Conversation,
+    pub thinking: ThinkingPane,
+    pub timeline: Timeline,
+    pub tree: FileTree,
+    pub input: InputBox,
+    pub tokens: TokenFigures,
+    pub stats: Stats,
+    pub focus: Pane,
+    pub maximized: Option<Pane>,
+    pub side: SidePanes,
+    /// Below 120 columns: the side pane shown as an overlay, if any.
+    pub side_popup: Option<Pane>,
+    pub overlays: Vec<Overlay>,
+    pub approvals: VecDeque<PendingApproval>,
+    /// While the person types a reason for denying the front approval.
+    pub deny_reason: Option<String>,
+    pub approval_scroll: u16,
+    pub rules: Vec<ApprovalRule>,
+    pub queued_inputs: usize,
+    /// The latest notice, shown in the status bar until the next turn.
+    pub last_notice: Option<(NoticeKind, String)>,
+    /// The clock everything is drawn against (set by the event loop; fixed in tests).
+    pub now: Instant,
+    pub outbox: Vec<Op>,
+    pub quit: bool,
+    /// Where each pane was drawn last, for the mouse.
+    pub areas: Areas,
+    /// Config folder, for `/theme` lookups.
+    pub config_dir: Option<PathBuf>,
+    pub no_color: bool,
+}
+
+impl App {
+    pub fn new(
+        theme: Theme,
+        workspace: PathBuf,
+        approval_mode: ApprovalMode,
+        max_steps: u32,
+        session_start: SystemTime,
+    ) -> Self {
+        let now = Instant::now();
+        App {
+            theme,
+            session: SessionView {
+                workspace: workspace.display().to_string(),
+                ..SessionView::default()
+            },
+            approval_mode,
+            max_steps,
+            step: None,
+            activity: Activity::Idle,
+            turn_running: false,
+            conversation: Conversation::default(),
+            thinking: ThinkingPane::default(),
+            timeline: Timeline::default(),
+            tree: FileTree::new(workspace, session_start),
+            input: InputBox::default(),
+            tokens: TokenFigures::default(),
+            stats: Stats::default(),
+            focus: Pane::Input,
+            maximized: None,
+            side: SidePanes {
+                tree: true,
+                thinking: true,
+                timeline: true,
+            },
+            side_popup: None,
+            overlays: Vec::new(),
+            approvals: VecDeque::new(),
+            deny_reason: None,
+            approval_scroll: 0,
+            rules: Vec::new(),
+            queued_inputs: 0,
+            last_notice: None,
+            now,
+            outbox: Vec::new(),
+            quit: false,
+            areas: Areas::default(),
+            config_dir: None,
+            no_color: false,
+        }
+    }
+
+    /// Whether something on screen moves by itself (a spinner, a ticking duration, a
+    /// countdown); only then does the event loop tick.
+    pub fn animating(&self) -> bool {
+        !matches!(self.activity, Activity::Idle) || self.timeline.any_running()
+    }
+
+    /// Applies one agent event. Returns whether the screen changed.
+    pub fn on_agent_event(&mut self, event: Event) -> bool {
+        let now = self.now;
+        match event {
+            Event::SessionConfigured {
+                model,
+                provider,
+                workspace,
+                tools,
+            } => {
+                self.session = SessionView {
+                    model,
+                    provider,
+                    workspace,
+                    tools,
+                };
+            }
+            Event::TurnStarted { text } => {
+                self.turn_running = true;
+                self.queued_inputs = self.queued_inputs.saturating_sub(1);
+                self.last_notice = None;
+                self.stats.turns += 1;
+                self.conversation.push(Entry::User(text));
+                self.conversation.scroll_to_bottom();
+                self.activity = Activity::Waiting { since: now };
+            }
+            Event::StepStarted { step, max_steps } => {
+                self.step = Some(step);
+                self.max_steps = max_steps;
+                self.stats.steps += 1;
+                self.thinking.start_step(self.stats.turns, step);
+                self.activity = Activity::Waiting { since: now };
+            }
+            Event::ThinkingDelta { delta } => {
+                self.thinking.push_delta(&delta);
+                if !matches!(self.activity, Activity::Thinking { .. }) {
+                    self.activity = Activity::Thinking { since: now };
+                }
+            }
+            Event::TextDelta { delta } => {
+                self.conversation.push_assistant_delta(&delta);
+                if !matches!(self.activity, Activity::Writing { .. }) {
+                    self.activity = Activity::Writing { since: now };
+                }
+            }
+            Event::AssistantMessage { text, .. } => {
+                self.conversation.finish_assistant(&text);
+                self.activity = Activity::Waiting { since: now };
+            }
+            Event::ToolCallRequested { id, name, arguments } => {
+                self.timeline.requested(&id, &name, &arguments);
+                *self.stats.tool_calls.entry(name.clone()).or_default() += 1;
+                let summary = super::timeline::summarize_arguments(&arguments);
+                self.conversation.push(Entry::Tool { id, name, summary });
+            }
+            Event::ApprovalRequested { id, name, preview } => {
+                self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
+                self.conversation.invalidate_tool(&id);
+                if self.approvals.is_empty() {
+                    self.approval_scroll = 0;
+                }
+                self.approvals.push_back(PendingApproval { id, name, preview });
+                self.activity = Activity::AwaitingApproval;
+            }
+            Event::ApprovalRulesChanged { rules } => self.rules = rules,
+            Event::ApprovalModeChanged { mode } => {
+                self.approval_mode = mode;
+                self.notice(NoticeKind::Info, format!("approval mode: {mode}"));
+            }
+            Event::HistoryCleared => {
+                self.conversation.clear();
+                self.thinking.clear();
+                self.timeline.clear();
+                self.tokens = TokenFigures {
+                    token_limit: self.tokens.token_limit,
+                    context_window: self.tokens.context_window,
+                    ..TokenFigures::default()
+                };
+                self.step = None;
+                self.notice(NoticeKind::Info, "the conversation was cleared".to_string());
+            }
+            Event::ToolCallStarted { id, name } => {
+                self.timeline.set_status(&id, CallStatus::Running, now);
+                self.conversation.invalidate_tool(&id);
+                self.activity = Activity::Running { name, since: now };
+            }
+            Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
+            Event::ToolCallFinished {
+                id,
+                name,
+                outcome,
+                duration_ms,
+                output,
+                ..
+            } => {
+                if outcome == ToolOutcome::Ok
+                    && FILE_WRITERS.contains(&name.as_str())
+                    && let Some(path) = self
+                        .timeline
+                        .get(&id)
+                        .and_then(|call| call.arguments.get("path"))
+                        .and_then(|p| p.as_str())
+                {
+                    let path = self.tree.root().join(path);
+                    self.tree.mark_touched(&path);
+                }
+                self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.conversation.invalidate_tool(&id);
+                self.approvals.retain(|pending| pending.id != id);
+                self.tree.refresh();
+                self.activity = Activity::Waiting { since: now };
+            }
+            Event::TokenUsage {
+                context_tokens,
+                estimated,
+                token_limit,
+                context_window,
+                total_input_tokens,
+                total_output_tokens,
+                ..
+            } => {
+                self.tokens = TokenFigures {
+                    context_tokens,
+                    estimated,
+                    token_limit,
+                    context_window,
+                    total_input: total_input_tokens,
+                    total_output: total_output_tokens,
+                    compactions: self.tokens.compactions,
+                };
+            }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+                discard_partial,
+            } => {
+                if discard_partial {
+                    self.conversation.discard_streaming();
+                    self.thinking.discard_current();
+                }
+                self.stats.retries += 1;
+                self.activity = Activity::Retrying {
+                    until: now + Duration::from_millis(delay_ms),
+                    attempt: attempt + 1,
+                    of: max_attempts + 1,
+                };
+                self.notice(NoticeKind::Warning, format!("retrying: {reason}"));
+            }
+            Event::ContextCompacted {
+                tokens_before,
+                tokens_after,
+                ..
+            } => {
+                self.tokens.compactions += 1;
+                self.notice(
+                    NoticeKind::Info,
+                    format!("context compacted: {tokens_before} → {tokens_after} tokens"),
+                );
+            }
+            Event::Notice { message } => self.notice(NoticeKind::Info, message),
+            Event::TurnComplete { .. } => self.end_turn(),
+            Event::TurnAborted { reason } => {
+                self.conversation.stop_streaming();
+                self.end_turn();
+                self.notice(NoticeKind::Warning, reason);
+            }
+            Event::StepLimitReached { steps, report } => {
+                self.conversation.finish_assistant(&report);
+                self.end_turn();
+                self.notice(
+                    NoticeKind::Warning,
+                    format!("stopped at the step limit ({steps} steps)"),
+                );
+            }
+            Event::Error { message } => {
+                self.conversation.stop_streaming();
+                self.end_turn();
+                self.notice(NoticeKind::Error, message);
+            }
+            Event::ShutdownComplete => self.quit = true,
+        }
+        true
+    }
+
+    fn end_turn(&mut self) {
+        self.turn_running = false;
+        self.activity = Activity::Idle;
+        self.approvals.clear();
+        self.deny_reason = None;
+        self.timeline.cancel_open();
+        self.tree.refresh();
+    }
+
+    /// Syntax highlighting finished loading: code drawn plain so far gets its colours.
+    pub fn on_highlight_ready(&mut self) {
+        self.conversation.invalidate_all();
+    }
+
+    /// Shows a notice in the conversation and the status bar.
+    pub fn notice(&mut self, kind: NoticeKind, text: String) {
+        self.conversation.push(Entry::Notice {
+            kind,
+            text: text.clone(),
+        });
+        self.last_notice = Some((kind, text));
+    }
+
+    /// The status line: exactly what the agent is doing.
+    pub fn status_text(&self) -> String {
+        let now = self.now;
+        let secs = |since: Instant| now.saturating_duration_since(since).as_secs_f64();
+        match &self.activity {
+            Activity::Idle => "ready".to_string(),
+            Activity::Waiting { since } => format!("waiting for the model {:.1} s", secs(*since)),
+            Activity::Thinking { .. } => "thinking".to_string(),
+            Activity::Writing { .. } => "writing".to_string(),
+            Activity::Running { name, since } => format!("running {name} for {:.1} s", secs(*since)),
+            Activity::AwaitingApproval => "waiting for approval".to_string(),
+            Activity::Retrying { until, attempt, of } => {
+                let left = until.saturating_duration_since(now).as_secs_f64().ceil();
+                format!("retrying in {left:.0} s (attempt {attempt} of {of})")
+            }
+            Activity::Compacting => "compacting".to_string(),
+            Activity::Interrupting => "interrupting…".to_string(),
+        }
+    }
+
+    /// Sends an op to the agent (through the event loop).
+    pub fn send(&mut self, op: Op) {
+        self.outbox.push(op);
+    }
+}

@@ -1,0 +1,90 @@
+//! With no API key the workbench still opens: this panel says how to set one, and offers
+//! an OpenAI-compatible server found answering on this machine (Ollama on 11434,
+//! llama.cpp and others on 8080).
+
+use std::time::Duration;
+
+use ratatui::text::{Line, Span};
+
+use super::overlay::FirstRun;
+use super::theme::Theme;
+
+/// Where local OpenAI-compatible servers usually listen.
+pub const LOCAL_SERVERS: [&str; 2] = ["http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1"];
+
+/// The panel's text.
+pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
+    let text = |s: &str| Line::from(Span::styled(s.to_string(), theme.text));
+    let mut lines = vec![
+        Line::from(Span::styled(first_run.problem.clone(), theme.warning)),
+        Line::default(),
+        text("To use a hosted model, set a key in the environment and start miniagent again:"),
+        Line::from(Span::styled(
+            "  export ANTHROPIC_API_KEY=…      (provider anthropic, the default)",
+            theme.code,
+        )),
+        Line::from(Span::styled(
+            "  export OPENAI_API_KEY=…         (with --provider openai)",
+            theme.code,
+        )),
+        Line::from(Span::styled(
+            "  export MINIMAX_API_KEY=…        (with --base-url https://api.minimax.io)",
+            theme.code,
+        )),
+        Line::from(Span::styled(
+            "  export MINIAGENT_API_KEY=…      (any provider)",
+            theme.code,
+        )),
+        text("or name your own variable with --api-key-env VAR, or api_key_env in"),
+        Line::from(Span::styled(format!("  {}", first_run.config_path), theme.code)),
+        Line::default(),
+    ];
+    match &first_run.local_server {
+        Some((url, model)) => {
+            lines.push(Line::from(vec![
+                Span::styled("A local model server answers at ", theme.text),
+                Span::styled(url.clone(), theme.accent),
+                Span::styled(format!(" (model {model})."), theme.text),
+            ]));
+            lines.push(Line::from(vec![
+                Span::styled("Enter", theme.key),
+                Span::styled(" uses it now   ", theme.text),
+                Span::styled("Ctrl-C", theme.key),
+                Span::styled(" quits", theme.text),
+            ]));
+        }
+        None => lines.push(Line::from(Span::styled(
+            "No local model server answers on 127.0.0.1:11434 or 127.0.0.1:8080. Ctrl-C quits.",
+            theme.dim,
+        ))),
+    }
+    lines
+}
+
+/// The first local server that lists a model, as (base URL, model id).
+pub async fn probe_local_servers() -> Option<(String, String)> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(800))
+        .no_proxy()
+        .build()
+        .ok()?;
+    for base in LOCAL_SERVERS {
+        let Ok(response) = client.get(format!("{base}/models")).send().await else {
+            continue;
+        };
+        if !response.status().is_success() {
+            continue;
+        }
+        let Ok(body) = response.json::<serde_json::Value>().await else {
+            continue;
+        };
+        let model = body
+            .pointer("/data/0/id")
+            .and_then(serde_json::Value::as_str)
+            .or_else(|| body.pointer("/models/0/name").and_then(serde_json::Value::as_str));
+        if let Some(model) = model {
+            return Some((base.to_string(), model.to_string()));
+        }
+    }
+    None
+}

@@ -1,0 +1,384 @@
+//! The input box: a multi-line editor (ratatui-textarea) with history recall and a
+//! completion popup for slash commands.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use super::keys::KeyHint;
+use super::theme::Theme;
+
+/// A command typed as `/name args`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlashCommand {
+    pub name: &'static str,
+    pub args: &'static str,
+    pub help: &'static str,
+}
+
+/// Every slash command, in the order the popup lists them.
+pub const SLASH_COMMANDS: [SlashCommand; 9] = [
+    SlashCommand {
+        name: "/help",
+        args: "",
+        help: "every key and command",
+    },
+    SlashCommand {
+        name: "/clear",
+        args: "",
+        help: "start the conversation over",
+    },
+    SlashCommand {
+        name: "/compact",
+        args: "",
+        help: "compact the history now",
+    },
+    SlashCommand {
+        name: "/approval",
+        args: "MODE",
+        help: "read-only, ask, auto-edit or full-auto",
+    },
+    SlashCommand {
+        name: "/approvals",
+        args: "",
+        help: "list and revoke remembered approvals",
+    },
+    SlashCommand {
+        name: "/notes",
+        args: "",
+        help: "the session notes",
+    },
+    SlashCommand {
+        name: "/stats",
+        args: "",
+        help: "tokens, steps and tool calls so far",
+    },
+    SlashCommand {
+        name: "/theme",
+        args: "NAME",
+        help: "dark, light, high-contrast or your own",
+    },
+    SlashCommand {
+        name: "/quit",
+        args: "",
+        help: "leave miniagent",
+    },
+];
+
+/// What a key did to the input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputAction {
+    /// Not an input key; let the workbench have it.
+    Ignored,
+    Changed,
+    /// Enter on a non-empty input: the text to send (or the command to run).
+    Submit(String),
+}
+
+/// The input box.
+pub struct InputBox {
+    editor: TextArea<'static>,
+    history: Vec<String>,
+    /// While recalling: the index into `history`, and what was typed before recalling.
+    recall: Option<(usize, String)>,
+    /// The highlighted completion, while the popup shows.
+    completion: usize,
+    popup_dismissed: bool,
+}
+
+impl Default for InputBox {
+    fn default() -> Self {
+        let mut editor = TextArea::default();
+        editor.set_wrap_mode(WrapMode::WordOrGlyph);
+        editor.set_placeholder_text("Ask miniagent…  Enter sends · Alt-Enter new line · / commands");
+        Self {
+            editor,
+            history: Vec::new(),
+            recall: None,
+            completion: 0,
+            popup_dismissed: false,
+        }
+    }
+}
+
+impl InputBox {
+    pub fn text(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.editor.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.set_text("");
+    }
+
+    fn set_text(&mut self, text: &str) {
+        let mut editor = TextArea::new(text.split('\n').map(str::to_string).collect());
+        editor.set_wrap_mode(WrapMode::WordOrGlyph);
+        editor.set_placeholder_text(self.editor.placeholder_text().to_string());
+        editor.move_cursor(CursorMove::Bottom);
+        editor.move_cursor(CursorMove::End);
+        self.editor = editor;
+        self.popup_dismissed = false;
+        self.completion = 0;
+    }
+
+    /// Earlier inputs, oldest first (restored from disk by the workbench).
+    pub fn set_history(&mut self, history: Vec<String>) {
+        self.history = history;
+    }
+
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    /// A paste arrives as one insert, however long, never as a flood of keys.
+    pub fn paste(&mut self, text: &str) {
+        let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+        self.editor.insert_str(normalized);
+        self.recall = None;
+    }
+
+    /// Slash commands matching what is typed, while the input is a bare `/word`.
+    pub fn completions(&self) -> Vec<SlashCommand> {
+        if self.popup_dismissed {
+            return Vec::new();
+        }
+        let text = self.text();
+        if !text.starts_with('/') || text.contains(char::is_whitespace) {
+            return Vec::new();
+        }
+        SLASH_COMMANDS
+            .iter()
+            .copied()
+            .filter(|c| c.name.starts_with(text.as_str()))
+            .collect()
+    }
+
+    pub fn selected_completion(&self) -> usize {
+        self.completion
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> InputAction {
+        let completions = self.completions();
+        if !completions.is_empty() {
+            match key.code {
+                KeyCode::Up => {
+                    self.completion = self.completion.checked_sub(1).unwrap_or(completions.len() - 1);
+                    return InputAction::Changed;
+                }
+                KeyCode::Down => {
+                    self.completion = (self.completion + 1) % completions.len();
+                    return InputAction::Changed;
+                }
+                KeyCode::Esc => {
+                    self.popup_dismissed = true;
+                    return InputAction::Changed;
+                }
+                KeyCode::Tab | KeyCode::Enter if key.modifiers.is_empty() => {
+                    let chosen = completions[self.completion.min(completions.len() - 1)];
+                    if key.code == KeyCode::Enter && chosen.args.is_empty() {
+                        self.clear();
+                        self.history_push(chosen.name);
+                        return InputAction::Submit(chosen.name.to_string());
+                    }
+                    let completed = if chosen.args.is_empty() {
+                        chosen.name.to_string()
+                    } else {
+                        format!("{} ", chosen.name)
+                    };
+                    self.set_text(&completed);
+                    return InputAction::Changed;
+                }
+                _ => {}
+            }
+        }
+        let newline = matches!(key.code, KeyCode::Enter)
+            && (key.modifiers.contains(KeyModifiers::SHIFT) || key.modifiers.contains(KeyModifiers::ALT))
+            || (key.code == KeyCode::Char('j') && key.modifiers == KeyModifiers::CONTROL);
+        if newline {
+            self.editor.insert_newline();
+            return InputAction::Changed;
+        }
+        match key.code {
+            KeyCode::Enter if key.modifiers.is_empty() => {
+                let text = self.text();
+                if text.trim().is_empty() {
+                    return InputAction::Ignored;
+                }
+                self.history_push(&text);
+                self.clear();
+                InputAction::Submit(text)
+            }
+            KeyCode::Up if key.modifiers.is_empty() && self.editor.cursor().0 == 0 => self.recall_older(),
+            KeyCode::Down
+                if key.modifiers.is_empty() && self.editor.cursor().0 + 1 >= self.editor.lines().len() =>
+            {
+                self.recall_newer()
+            }
+            // Keys the workbench owns.
+            KeyCode::Tab
+            | KeyCode::BackTab
+            | KeyCode::Esc
+            | KeyCode::F(_)
+            | KeyCode::PageUp
+            | KeyCode::PageDown => InputAction::Ignored,
+            KeyCode::Char('c' | 'd') if key.modifiers.contains(KeyModifiers::CONTROL) => InputAction::Ignored,
+            _ => {
+                let changed = self.editor.input(key);
+                if changed {
+                    self.popup_dismissed = false;
+                    self.completion = 0;
+                    InputAction::Changed
+                } else {
+                    InputAction::Ignored
+                }
+            }
+        }
+    }
+
+    fn history_push(&mut self, text: &str) {
+        if self.history.last().is_none_or(|last| last != text) {
+            self.history.push(text.to_string());
+        }
+        self.recall = None;
+    }
+
+    fn recall_older(&mut self) -> InputAction {
+        if self.history.is_empty() {
+            return InputAction::Ignored;
+        }
+        let (index, draft) = match self.recall.take() {
+            Some((index, draft)) => (index.saturating_sub(1), draft),
+            None => (self.history.len() - 1, self.text()),
+        };
+        let text = self.history[index].clone();
+        self.set_text(&text);
+        self.recall = Some((index, draft));
+        InputAction::Changed
+    }
+
+    fn recall_newer(&mut self) -> InputAction {
+        let Some((index, draft)) = self.recall.take() else {
+            return InputAction::Ignored;
+        };
+        if index + 1 < self.history.len() {
+            let text = self.history[index + 1].clone();
+            self.set_text(&text);
+            self.recall = Some((index + 1, draft));
+        } else {
+            self.set_text(&draft);
+        }
+        InputAction::Changed
+    }
+
+    /// Rows the editor wants at `width` (without borders), between 1 and `max`.
+    pub fn wanted_height(&self, width: u16, max: u16) -> u16 {
+        let width = usize::from(width.max(1));
+        let rows: usize = self
+            .editor
+            .lines()
+            .iter()
+            .map(|line| super::text::wrap::display_width(line).div_ceil(width).max(1))
+            .sum();
+        u16::try_from(rows).unwrap_or(u16::MAX).clamp(1, max.max(1))
+    }
+
+    pub fn key_hints(&self) -> Vec<KeyHint> {
+        vec![
+            KeyHint::new("Enter", "send"),
+            KeyHint::new("Alt-Enter/Ctrl-J", "new line"),
+            KeyHint::new("↑/↓", "earlier inputs"),
+            KeyHint::new("/", "commands"),
+        ]
+    }
+
+    /// Draws the editor into `area` (the caller draws the frame); `focused` shows the cursor.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+        self.editor.set_style(theme.text);
+        self.editor.set_placeholder_style(theme.dim);
+        self.editor
+            .set_cursor_line_style(ratatui::style::Style::default());
+        let cursor = if focused { theme.selection } else { theme.text };
+        self.editor.set_cursor_style(cursor);
+        (&self.editor).render(area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn type_text(input: &mut InputBox, text: &str) {
+        for c in text.chars() {
+            input.on_key(key(KeyCode::Char(c)));
+        }
+    }
+
+    #[test]
+    fn enter_sends_and_newline_keys_do_not() {
+        let mut input = InputBox::default();
+        type_text(&mut input, "hello");
+        input.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+        input.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
+        type_text(&mut input, "world");
+        assert_eq!(
+            input.on_key(key(KeyCode::Enter)),
+            InputAction::Submit("hello\n\nworld".into())
+        );
+        assert!(input.is_empty());
+        assert_eq!(input.on_key(key(KeyCode::Enter)), InputAction::Ignored);
+    }
+
+    #[test]
+    fn history_recall_keeps_the_draft() {
+        let mut input = InputBox::default();
+        for text in ["one", "two"] {
+            type_text(&mut input, text);
+            input.on_key(key(KeyCode::Enter));
+        }
+        type_text(&mut input, "dra");
+        input.on_key(key(KeyCode::Up));
+        assert_eq!(input.text(), "two");
+        input.on_key(key(KeyCode::Up));
+        assert_eq!(input.text(), "one");
+        input.on_key(key(KeyCode::Down));
+        input.on_key(key(KeyCode::Down));
+        assert_eq!(input.text(), "dra");
+    }
+
+    #[test]
+    fn slash_completion_filters_and_completes() {
+        let mut input = InputBox::default();
+        type_text(&mut input, "/app");
+        let names: Vec<&str> = input.completions().iter().map(|c| c.name).collect();
+        assert_eq!(names, vec!["/approval", "/approvals"]);
+        input.on_key(key(KeyCode::Tab));
+        assert_eq!(input.text(), "/approval ");
+        assert!(input.completions().is_empty());
+        input.clear();
+        type_text(&mut input, "/st");
+        assert_eq!(
+            input.on_key(key(KeyCode::Enter)),
+            InputAction::Submit("/stats".into())
+        );
+    }
+
+    #[test]
+    fn a_big_paste_is_one_insert() {
+        let mut input = InputBox::default();
+        let big = "line\r\n".repeat(100_000);
+        input.paste(&big);
+        assert_eq!(input.text().lines().count(), 100_000);
+        assert_eq!(input.wanted_height(40, 8), 8);
+    }
+}

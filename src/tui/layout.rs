@@ -1,0 +1,146 @@
+//! Where each pane goes. At 120 columns and wider: files | conversation + input |
+//! thinking over tools, between a title bar and a status bar. Narrower, the side panes
+//! fold away and open over the conversation when asked for.
+
+use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
+
+use super::app::{App, Pane};
+
+/// Columns from which the side panes fit beside the conversation.
+pub const WIDE_COLUMNS: u16 = 120;
+/// The input's editor never grows past this many rows.
+const INPUT_MAX_ROWS: u16 = 8;
+
+/// The rectangles of the last frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Areas {
+    pub narrow: bool,
+    pub title: Rect,
+    pub status: Rect,
+    /// Outer rectangles (borders included), in drawing order: later ones are on top.
+    pub panes: Vec<(Pane, Rect)>,
+}
+
+impl Areas {
+    /// The topmost pane at a screen position.
+    pub fn pane_at(&self, position: Position) -> Option<(Pane, Rect)> {
+        self.panes
+            .iter()
+            .rev()
+            .find(|(_, area)| area.contains(position))
+            .copied()
+    }
+
+    pub fn get(&self, pane: Pane) -> Option<Rect> {
+        self.panes
+            .iter()
+            .rev()
+            .find(|(p, _)| *p == pane)
+            .map(|(_, area)| *area)
+    }
+}
+
+fn split(direction: Direction, area: Rect, constraints: &[Constraint]) -> Vec<Rect> {
+    Layout::default()
+        .direction(direction)
+        .constraints(constraints.to_vec())
+        .split(area)
+        .to_vec()
+}
+
+/// Lays out the screen for the app's current state.
+pub fn compute(size: Rect, app: &App) -> Areas {
+    let narrow = size.width < WIDE_COLUMNS;
+    let rows = split(
+        Direction::Vertical,
+        size,
+        &[Constraint::Length(1), Constraint::Min(0), Constraint::Length(1)],
+    );
+    let (title, body, status) = (rows[0], rows[1], rows[2]);
+    let mut panes = Vec::new();
+
+    let input_height = |width: u16| app.input.wanted_height(width.saturating_sub(2), INPUT_MAX_ROWS) + 2;
+    let with_input = |panes: &mut Vec<(Pane, Rect)>, pane: Pane, area: Rect| {
+        let parts = split(
+            Direction::Vertical,
+            area,
+            &[Constraint::Min(3), Constraint::Length(input_height(area.width))],
+        );
+        panes.push((pane, parts[0]));
+        panes.push((Pane::Input, parts[1]));
+    };
+
+    if let Some(pane) = app.maximized {
+        if pane == Pane::Input {
+            panes.push((Pane::Input, body));
+        } else {
+            with_input(&mut panes, pane, body);
+        }
+        return Areas {
+            narrow,
+            title,
+            status,
+            panes,
+        };
+    }
+
+    if narrow {
+        with_input(&mut panes, Pane::Conversation, body);
+        if let Some(side) = app.side_popup {
+            // Over the conversation, leaving the input reachable.
+            let conversation = panes[0].1;
+            panes.push((side, conversation));
+        }
+        return Areas {
+            narrow,
+            title,
+            status,
+            panes,
+        };
+    }
+
+    let show_right = app.side.thinking || app.side.timeline;
+    let tree_width = if app.side.tree {
+        (size.width / 5).clamp(24, 36)
+    } else {
+        0
+    };
+    let right_width = if show_right {
+        (size.width * 3 / 10).clamp(40, 64)
+    } else {
+        0
+    };
+    let columns = split(
+        Direction::Horizontal,
+        body,
+        &[
+            Constraint::Length(tree_width),
+            Constraint::Min(40),
+            Constraint::Length(right_width),
+        ],
+    );
+    if app.side.tree {
+        panes.push((Pane::Tree, columns[0]));
+    }
+    with_input(&mut panes, Pane::Conversation, columns[1]);
+    match (app.side.thinking, app.side.timeline) {
+        (true, true) => {
+            let right = split(
+                Direction::Vertical,
+                columns[2],
+                &[Constraint::Percentage(50), Constraint::Percentage(50)],
+            );
+            panes.push((Pane::Thinking, right[0]));
+            panes.push((Pane::Timeline, right[1]));
+        }
+        (true, false) => panes.push((Pane::Thinking, columns[2])),
+        (false, true) => panes.push((Pane::Timeline, columns[2])),
+        (false, false) => {}
+    }
+    Areas {
+        narrow,
+        title,
+        status,
+        panes,
+    }
+}

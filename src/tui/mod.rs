@@ -1,0 +1,23 @@
+//! The workbench: a full-screen terminal front end on the agent's event stream.
+//!
+//! One [`app::App`] holds the state; agent events and keys change it; [`render::draw`]
+//! draws it. Nothing here reaches into the agent: it sends `Op`s and reads `Event`s.
+
+pub mod app;
+pub mod conversation;
+pub mod first_run;
+pub mod input;
+pub mod keys;
+pub mod layout;
+pub mod overlay;
+pub mod overlay_view;
+pub mod render;
+pub mod run;
+pub mod terminal;
+pub mod text;
+pub mod theme;
+pub mod thinking;
+pub mod timeline;
+pub mod tree;
+
+pub use run::{WorkbenchOptions, run};

@@ -1,0 +1,168 @@
+//! Overlays drawn over the panes: help, a tool call's detail, a file preview, the
+//! remembered approvals, notes, stats and the first-run panel. The top one gets keys
+//! first. (The approval overlay is the app's own, above all of these.)
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::keys::KeyHint;
+use super::tree::{FilePreview, PreviewAction};
+use crate::protocol::{ApprovalRule, Op};
+use crate::tools::notes::load_notes;
+
+/// What an overlay did with a key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OverlayAction {
+    /// Not its key.
+    Ignored,
+    Changed,
+    Close,
+    /// Ask the agent for something.
+    Send(Op),
+}
+
+/// The first-run panel's facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstRun {
+    /// Why there is no agent yet (the API key problem).
+    pub problem: String,
+    /// The user's config file.
+    pub config_path: String,
+    /// A local OpenAI-compatible server found answering: (base URL, model).
+    pub local_server: Option<(String, String)>,
+    /// Set when the person chose the local server; the event loop starts the agent.
+    pub accepted: bool,
+}
+
+/// An overlay.
+pub enum Overlay {
+    Help { scroll: u16 },
+    ToolDetail { call_id: String, scroll: u16 },
+    FilePreview(Box<FilePreview>),
+    Approvals { selected: usize },
+    Notes { lines: Vec<String>, scroll: u16 },
+    Stats,
+    FirstRun(FirstRun),
+}
+
+impl Overlay {
+    /// The notes of the workspace, read now.
+    pub fn notes(workspace: &std::path::Path) -> Overlay {
+        let lines = match load_notes(workspace) {
+            Ok(notes) if notes.is_empty() => {
+                vec!["No notes yet. The agent records them with record_note.".to_string()]
+            }
+            Ok(notes) => notes
+                .iter()
+                .map(|note| format!("[{}] {}  ({})", note.category, note.content, note.timestamp))
+                .collect(),
+            Err(message) => vec![message],
+        };
+        Overlay::Notes { lines, scroll: 0 }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, rules: &[ApprovalRule]) -> OverlayAction {
+        if let Overlay::FilePreview(preview) = self {
+            return match preview.on_key(key) {
+                PreviewAction::Ignored => OverlayAction::Ignored,
+                PreviewAction::Changed => OverlayAction::Changed,
+                PreviewAction::Close => OverlayAction::Close,
+            };
+        }
+        if let Overlay::FirstRun(first_run) = self {
+            return match key.code {
+                KeyCode::Enter if first_run.local_server.is_some() => {
+                    first_run.accepted = true;
+                    OverlayAction::Changed
+                }
+                _ => OverlayAction::Ignored,
+            };
+        }
+        if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) {
+            return OverlayAction::Close;
+        }
+        if let Overlay::Approvals { selected } = self {
+            return match key.code {
+                KeyCode::Up | KeyCode::Char('k') => {
+                    *selected = selected.saturating_sub(1);
+                    OverlayAction::Changed
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    *selected = (*selected + 1).min(rules.len().saturating_sub(1));
+                    OverlayAction::Changed
+                }
+                KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => match rules.get(*selected) {
+                    Some(rule) => {
+                        let op = Op::RevokeApproval { rule: rule.clone() };
+                        *selected = selected.saturating_sub(usize::from(*selected + 1 >= rules.len()));
+                        OverlayAction::Send(op)
+                    }
+                    None => OverlayAction::Ignored,
+                },
+                _ => OverlayAction::Ignored,
+            };
+        }
+        let step: i32 = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => -1,
+            KeyCode::Down | KeyCode::Char('j') => 1,
+            KeyCode::PageUp => -10,
+            KeyCode::PageDown | KeyCode::Char(' ') => 10,
+            KeyCode::Home | KeyCode::Char('g') => -100_000,
+            KeyCode::End | KeyCode::Char('G') => 100_000,
+            _ => return OverlayAction::Ignored,
+        };
+        if self.scroll(step) {
+            OverlayAction::Changed
+        } else {
+            OverlayAction::Ignored
+        }
+    }
+
+    /// Scrolls by `lines` (negative: up). Returns whether anything scrolls.
+    pub fn scroll(&mut self, lines: i32) -> bool {
+        let position = match self {
+            Overlay::Help { scroll } | Overlay::ToolDetail { scroll, .. } | Overlay::Notes { scroll, .. } => {
+                scroll
+            }
+            Overlay::FilePreview(preview) => return preview.on_scroll(lines) != PreviewAction::Ignored,
+            Overlay::Approvals { .. } | Overlay::Stats | Overlay::FirstRun(_) => return false,
+        };
+        let next = i32::from(*position)
+            .saturating_add(lines)
+            .clamp(0, i32::from(u16::MAX));
+        *position = u16::try_from(next).unwrap_or(0);
+        true
+    }
+
+    pub fn title(&self, root: &std::path::Path) -> String {
+        match self {
+            Overlay::Help { .. } => "Help".to_string(),
+            Overlay::ToolDetail { .. } => "Tool call".to_string(),
+            Overlay::FilePreview(preview) => preview.title(root),
+            Overlay::Approvals { .. } => "Remembered approvals".to_string(),
+            Overlay::Notes { .. } => "Notes".to_string(),
+            Overlay::Stats => "Session statistics".to_string(),
+            Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
+        }
+    }
+
+    pub fn key_hints(&self) -> Vec<KeyHint> {
+        match self {
+            Overlay::FilePreview(preview) => preview.key_hints(),
+            Overlay::Approvals { .. } => vec![
+                KeyHint::new("↑/↓", "select"),
+                KeyHint::new("d", "revoke"),
+                KeyHint::new("Esc", "close"),
+            ],
+            Overlay::FirstRun(_) => vec![
+                KeyHint::new("Enter", "use the local server"),
+                KeyHint::new("Ctrl-C", "quit"),
+            ],
+            Overlay::Help { .. } | Overlay::ToolDetail { .. } | Overlay::Notes { .. } | Overlay::Stats => {
+                vec![
+                    KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
+                    KeyHint::new("Esc/q", "close"),
+                ]
+            }
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! Drawing the workbench: a function of the app state into the frame.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
+
+use super::app::{Activity, App, GLOBAL_HINTS, Pane};
+use super::keys::KeyHint;
+use super::layout::{self, Areas};
+use super::overlay_view;
+use super::text::wrap;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Draws one frame.
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    let size = frame.area();
+    let areas = layout::compute(size, app);
+    let buf = frame.buffer_mut();
+    draw_title(app, areas.title, buf);
+    let focus = app.focus;
+    for (pane, area) in areas.panes.clone() {
+        if matches!(app.side_popup, Some(side) if side == pane) && areas.narrow {
+            clear_for_popup(area, buf);
+        }
+        draw_pane(app, pane, area, buf, pane == focus);
+    }
+    draw_status(app, &areas, areas.status, buf);
+    if app.focus == Pane::Input
+        && let Some(input_area) = areas.get(Pane::Input)
+    {
+        overlay_view::draw_completions(app, input_area, size, buf);
+    }
+    app.areas = areas;
+    if let Some(top) = app.overlays.last() {
+        let _ = top;
+        overlay_view::draw_overlay(app, size, buf);
+    }
+    if !app.approvals.is_empty() {
+        overlay_view::draw_approval(app, size, buf);
+    }
+}
+
+/// The border and title every pane gets; the focused one stands out.
+pub fn pane_block<'a>(title: String, focused: bool, app: &App) -> Block<'a> {
+    let theme = &app.theme;
+    let (border, kind) = if focused {
+        (theme.border_focused, BorderType::Thick)
+    } else {
+        (theme.border, BorderType::Rounded)
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(kind)
+        .border_style(border)
+        .title(Span::styled(
+            format!(" {title} "),
+            if focused { theme.title } else { theme.dim },
+        ))
+}
+
+fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool) {
+    if area.width < 3 || area.height < 3 {
+        return;
+    }
+    let title = match pane {
+        Pane::Conversation if !app.conversation.is_following() => "Conversation (scrolled)".to_string(),
+        Pane::Input if app.queued_inputs > 0 => format!("Input · {} queued", app.queued_inputs),
+        Pane::Thinking => format!("Thinking · F3{}", if app.areas.narrow { " closes" } else { "" }),
+        Pane::Timeline => format!("Tools · {}", app.timeline.calls().len()),
+        other => other.title().to_string(),
+    };
+    let block = pane_block(title, focused, app);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let now = app.now;
+    match pane {
+        Pane::Conversation => {
+            let timeline = &app.timeline;
+            let status_of = |id: &str| timeline.status_text(id, now);
+            app.conversation.render(inner, buf, &app.theme, &status_of);
+        }
+        Pane::Input => app.input.render(inner, buf, &app.theme, focused),
+        Pane::Thinking => app.thinking.render(inner, buf, &app.theme, focused),
+        Pane::Timeline => app.timeline.render(inner, buf, &app.theme, now, focused),
+        Pane::Tree => app.tree.render(inner, buf, &app.theme, focused),
+    }
+}
+
+fn spinner(now: Instant, since: Instant) -> &'static str {
+    let frame = (now.saturating_duration_since(since).as_millis() / 100) as usize;
+    SPINNER[frame % SPINNER.len()]
+}
+
+fn activity_since(activity: &Activity) -> Option<Instant> {
+    match activity {
+        Activity::Waiting { since }
+        | Activity::Thinking { since }
+        | Activity::Writing { since }
+        | Activity::Running { since, .. } => Some(*since),
+        Activity::Idle
+        | Activity::AwaitingApproval
+        | Activity::Retrying { .. }
+        | Activity::Compacting
+        | Activity::Interrupting => None,
+    }
+}
+
+fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
+    let theme = &app.theme;
+    buf.set_style(area, theme.title_bar);
+    let step = match app.step {
+        Some(step) if app.turn_running => format!("step {step}/{}", app.max_steps),
+        _ => format!("max {} steps", app.max_steps),
+    };
+    let mark = match activity_since(&app.activity) {
+        Some(since) => spinner(app.now, since),
+        None if app.activity == Activity::Idle => "●",
+        None => "◆",
+    };
+    let workspace = shorten_home(&app.session.workspace);
+    let state = format!("{mark} {}", app.status_text());
+    let left = format!(
+        " miniagent · {} · {} · {workspace} · {step} · {} ",
+        app.session.model, app.session.provider, app.approval_mode
+    );
+    let width = usize::from(area.width);
+    let state_width = wrap::display_width(&state) + 1;
+    // One column always separates the two halves.
+    let left = wrap::truncate(&left, width.saturating_sub(state_width + 1));
+    let pad = width.saturating_sub(wrap::display_width(&left) + state_width);
+    let line = Line::from(vec![
+        Span::styled(left, theme.title_bar),
+        Span::styled(" ".repeat(pad), theme.title_bar),
+        Span::styled(state, theme.title_bar.patch(theme.strong)),
+        Span::styled(" ", theme.title_bar),
+    ]);
+    buf.set_line(area.x, area.y, &line, area.width);
+}
+
+fn shorten_home(path: &str) -> String {
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && path.starts_with(&home) => format!("~{}", &path[home.len()..]),
+        _ => path.to_string(),
+    }
+}
+
+/// "12.3k" for token counts.
+pub fn tokens(count: u64) -> String {
+    if count >= 1_000_000 {
+        format!("{:.1}M", count as f64 / 1e6)
+    } else if count >= 10_000 {
+        format!("{}k", count / 1000)
+    } else if count >= 1000 {
+        format!("{:.1}k", count as f64 / 1000.0)
+    } else {
+        count.to_string()
+    }
+}
+
+fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
+    let theme = &app.theme;
+    buf.set_style(area, theme.status_bar);
+    let figures = app.tokens;
+    let ratio = if figures.token_limit > 0 {
+        figures.context_tokens as f64 / figures.token_limit as f64
+    } else {
+        0.0
+    };
+    let gauge_style = if ratio >= 0.9 {
+        theme.gauge_danger
+    } else if ratio >= 0.7 {
+        theme.gauge_warn
+    } else {
+        theme.gauge_ok
+    };
+    let cells = 10usize;
+    let filled = ((ratio.min(1.0) * cells as f64).round() as usize).min(cells);
+    let approx = if figures.estimated { "~" } else { "" };
+    let mut spans = vec![
+        Span::styled(" ctx ", theme.status_bar),
+        Span::styled("█".repeat(filled), theme.status_bar.patch(gauge_style)),
+        Span::styled("░".repeat(cells - filled), theme.status_bar.patch(theme.dim)),
+        Span::styled(
+            format!(
+                " {approx}{}/{} {:.0}%",
+                tokens(figures.context_tokens),
+                tokens(figures.token_limit),
+                ratio * 100.0
+            ),
+            theme.status_bar.patch(gauge_style),
+        ),
+    ];
+    if !areas.narrow {
+        spans.push(Span::styled(
+            format!(
+                " · window {} · in {} out {} · {} compaction{}",
+                tokens(figures.context_window),
+                tokens(figures.total_input),
+                tokens(figures.total_output),
+                figures.compactions,
+                if figures.compactions == 1 { "" } else { "s" }
+            ),
+            theme.status_bar,
+        ));
+    }
+    let left = Line::from(spans);
+    let left_width = left.width();
+    let hints = current_hints(app);
+    let room = usize::from(area.width).saturating_sub(left_width + 2);
+    let mut right: Vec<Span> = Vec::new();
+    let mut used = 0;
+    for hint in hints {
+        let piece = wrap::display_width(hint.keys) + wrap::display_width(hint.action) + 3;
+        if used + piece > room {
+            break;
+        }
+        used += piece;
+        right.push(Span::styled(
+            hint.keys.to_string(),
+            theme.status_bar.patch(theme.key),
+        ));
+        right.push(Span::styled(format!(" {}  ", hint.action), theme.status_bar));
+    }
+    buf.set_line(area.x, area.y, &left, area.width);
+    let right_line = Line::from(right);
+    let x = area.x + area.width.saturating_sub(u16::try_from(used).unwrap_or(u16::MAX));
+    buf.set_line(x, area.y, &right_line, u16::try_from(used).unwrap_or(u16::MAX));
+}
+
+/// The keys that matter now: the approval's, the top overlay's, or the focused pane's
+/// followed by the workbench's.
+pub fn current_hints(app: &App) -> Vec<KeyHint> {
+    if !app.approvals.is_empty() {
+        return super::app::APPROVAL_HINTS.to_vec();
+    }
+    if let Some(top) = app.overlays.last() {
+        return top.key_hints();
+    }
+    let mut hints = match app.focus {
+        Pane::Input => app.input.key_hints(),
+        Pane::Conversation => app.conversation.key_hints(),
+        Pane::Thinking => app.thinking.key_hints(),
+        Pane::Timeline => app.timeline.key_hints(),
+        Pane::Tree => app.tree.key_hints(),
+    };
+    if app.turn_running {
+        hints.insert(0, KeyHint::new("Esc", "interrupt"));
+    }
+    hints.push(KeyHint::new("F1", "help"));
+    hints.extend(GLOBAL_HINTS.iter().skip(3).take(2).copied());
+    hints
+}
+
+/// A centred rectangle of at most `width` × `height` inside `area`.
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// Clears `area` for a popup. A wide (CJK) character whose cell lies just left of the
+/// area would otherwise spill its second column over the popup's border; the half of
+/// one cut by the right edge would leave a stray column.
+pub fn clear_for_popup(area: Rect, buf: &mut Buffer) {
+    let bounds = buf.area;
+    for y in area.top()..area.bottom() {
+        if area.left() > bounds.left()
+            && let Some(cell) = buf.cell_mut((area.left() - 1, y))
+            && wrap::display_width(cell.symbol()) > 1
+        {
+            cell.set_symbol(" ");
+        }
+        if area.right() < bounds.right()
+            && let Some(cell) = buf.cell_mut((area.right(), y))
+            && cell.symbol().is_empty()
+        {
+            cell.set_symbol(" ");
+        }
+    }
+    Clear.render(area, buf);
+}
+
+/// Draws a framed popup with `lines`, scrolled by `scroll`; returns the inner area.
+pub fn popup(
+    buf: &mut Buffer,
+    area: Rect,
+    title: &str,
+    lines: Vec<Line<'static>>,
+    scroll: u16,
+    app: &App,
+    wrap_text: bool,
+) -> Rect {
+    clear_for_popup(area, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Thick)
+        .border_style(app.theme.border_focused)
+        .title(Span::styled(format!(" {title} "), app.theme.title));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let max_scroll = u16::try_from(lines.len())
+        .unwrap_or(u16::MAX)
+        .saturating_sub(inner.height);
+    let mut paragraph = Paragraph::new(lines)
+        .style(app.theme.text)
+        .scroll((scroll.min(max_scroll), 0));
+    if wrap_text {
+        paragraph = paragraph.wrap(Wrap { trim: false });
+    }
+    paragraph.render(inner, buf);
+    inner
+}
+
+/// A style for text that must stand out in any theme.
+pub fn emphasis(app: &App) -> Style {
+    app.theme.strong
+}

@@ -1,0 +1,291 @@
+//! The workbench's event loop: terminal input, agent events and (only while something
+//! animates) a tick, feeding one `App`. Redraws are requested by changes, coalesced,
+//! and capped at 60 frames per second; an idle workbench draws nothing.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Context;
+use crossterm::event::{Event as TermEvent, EventStream};
+use futures_util::StreamExt;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use super::app::App;
+use super::overlay::{FirstRun, Overlay};
+use super::terminal::TerminalGuard;
+use super::theme::Theme;
+use super::{first_run, render, text::highlight};
+use crate::agent::{self, AgentHandle};
+use crate::config::{self, Config, Provider};
+use crate::protocol::{Event, Op};
+use crate::startup::{self, StartOptions};
+
+/// The shortest time between two frames (60 per second at most).
+const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// How often animated things (spinners, ticking durations) advance.
+const TICK: Duration = Duration::from_millis(100);
+/// How long quitting waits for the agent to stop its tools.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
+
+/// What the workbench is started with.
+#[derive(Clone, Debug, Default)]
+pub struct WorkbenchOptions {
+    pub start: StartOptions,
+    /// `--theme NAME`, over `ui.theme`.
+    pub theme: Option<String>,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Runs the workbench until the person quits; returns the process exit code.
+pub fn run(options: WorkbenchOptions) -> i32 {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("miniagent: cannot start the async runtime: {err}");
+            return 1;
+        }
+    };
+    let result = runtime.block_on(workbench(options));
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    match result {
+        Ok(()) => 0,
+        Err(err) => {
+            eprintln!("miniagent: {err:#}");
+            1
+        }
+    }
+}
+
+fn start_logging(config_dir: Option<&std::path::Path>) {
+    let dir = env("MINIAGENT_LOG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
+        })
+        .or_else(|| config_dir.map(std::path::Path::to_path_buf));
+    let Some(dir) = dir else { return };
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("miniagent.log"))
+    else {
+        return;
+    };
+    // Never to the terminal the workbench owns.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .try_init();
+}
+
+async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
+    // Everything that can fail with a plain message fails before the screen changes.
+    let config = startup::load_config(&options.start, &env)?;
+    let workspace = startup::resolve_workspace(&options.start)?;
+    let config_dir = config::config_dir(&env);
+    start_logging(config_dir.as_deref());
+    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let theme_name = options.theme.clone().unwrap_or_else(|| config.ui.theme.clone());
+    let theme =
+        Theme::load(&theme_name, config_dir.as_deref(), no_color).map_err(|err| anyhow::anyhow!(err))?;
+    let key = startup::api_key(&config, &env);
+    // Syntax sets load in the background; the first frame never waits for them.
+    highlight::preload();
+
+    let mut app = App::new(
+        theme,
+        workspace.clone(),
+        config.agent.approval,
+        config.agent.max_steps,
+        SystemTime::now(),
+    );
+    app.config_dir = config_dir.clone();
+    app.no_color = no_color;
+    app.side.thinking = config.ui.show_thinking;
+    app.tokens.token_limit = config.agent.token_limit;
+    app.tokens.context_window = config.model.context_window;
+    app.session.model = config.model.model.clone();
+    app.session.provider = config.model.provider.to_string();
+
+    let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
+    let mut agent = match key {
+        Ok(key) => Some(agent::spawn(startup::build(
+            config.clone(),
+            workspace.clone(),
+            key,
+        )?)),
+        Err(problem) => {
+            let config_path = config_dir
+                .as_ref()
+                .map(|dir| dir.join("config.toml").display().to_string())
+                .unwrap_or_else(|| "config.toml in your config folder".to_string());
+            app.overlays.push(Overlay::FirstRun(FirstRun {
+                problem: problem.to_string(),
+                config_path,
+                local_server: None,
+                accepted: false,
+            }));
+            tokio::spawn(async move {
+                let _ = probe_tx.send(first_run::probe_local_servers().await);
+            });
+            None
+        }
+    };
+
+    let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
+    let result = event_loop(
+        &mut guard,
+        &mut app,
+        &mut agent,
+        &config,
+        &workspace,
+        &mut probe_rx,
+    )
+    .await;
+    if let Some(agent) = agent.as_mut() {
+        shut_down(agent).await;
+    }
+    drop(guard);
+    result
+}
+
+async fn shut_down(agent: &mut AgentHandle) {
+    let _ = agent.ops.send(Op::Shutdown);
+    let _ = tokio::time::timeout(SHUTDOWN_WAIT, async {
+        while let Some(event) = agent.events.recv().await {
+            if event == Event::ShutdownComplete {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<Event> {
+    match agent.as_mut() {
+        Some(agent) => agent.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn event_loop(
+    guard: &mut TerminalGuard,
+    app: &mut App,
+    agent: &mut Option<AgentHandle>,
+    config: &Config,
+    workspace: &std::path::Path,
+    probe_rx: &mut mpsc::UnboundedReceiver<Option<(String, String)>>,
+) -> anyhow::Result<()> {
+    let mut terminal_events = EventStream::new();
+    let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    let mut sighup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    let mut agent_gone = false;
+    let mut highlight_pending = !highlight::is_ready();
+    loop {
+        app.now = Instant::now();
+        if dirty && last_draw.is_none_or(|at| app.now.duration_since(at) >= FRAME_INTERVAL) {
+            guard
+                .terminal
+                .draw(|frame| render::draw(frame, app))
+                .context("cannot draw")?;
+            last_draw = Some(app.now);
+            dirty = false;
+        }
+        if let Some(agent) = agent.as_ref() {
+            for op in app.outbox.drain(..) {
+                let _ = agent.ops.send(op);
+            }
+        } else {
+            app.outbox.clear();
+        }
+        if app.quit {
+            return Ok(());
+        }
+        if start_local_if_accepted(app, agent, config, workspace)? {
+            dirty = true;
+            continue;
+        }
+        let redraw_in = match (dirty, last_draw) {
+            (true, Some(at)) => Some(FRAME_INTERVAL.saturating_sub(app.now.duration_since(at))),
+            (true, None) => Some(Duration::ZERO),
+            (false, _) => None,
+        };
+        let tick = app.animating().then_some(TICK);
+        tokio::select! {
+            event = terminal_events.next() => match event {
+                Some(Ok(TermEvent::Key(key))) => dirty |= app.on_key(key),
+                Some(Ok(TermEvent::Paste(text))) => dirty |= app.on_paste(&text),
+                Some(Ok(TermEvent::Mouse(mouse))) => dirty |= app.on_mouse(mouse),
+                Some(Ok(TermEvent::Resize(..))) => dirty = true,
+                Some(Ok(TermEvent::FocusGained | TermEvent::FocusLost)) => {}
+                Some(Err(err)) => return Err(err).context("cannot read the terminal"),
+                None => return Ok(()),
+            },
+            event = next_agent_event(agent), if !agent_gone => match event {
+                Some(event) => {
+                    app.now = Instant::now();
+                    dirty |= app.on_agent_event(event);
+                }
+                None => agent_gone = true,
+            },
+            probe = probe_rx.recv() => {
+                if let (Some(Some(found)), Some(Overlay::FirstRun(first_run))) = (probe, app.overlays.last_mut()) {
+                    first_run.local_server = Some(found);
+                    dirty = true;
+                }
+            }
+            _ = tokio::time::sleep(redraw_in.unwrap_or(Duration::ZERO)), if redraw_in.is_some() => {}
+            _ = tokio::time::sleep(tick.unwrap_or(TICK)), if tick.is_some() => dirty = true,
+            _ = tokio::time::sleep(TICK), if highlight_pending => {
+                if highlight::is_ready() {
+                    highlight_pending = false;
+                    app.on_highlight_ready();
+                    dirty = true;
+                }
+            }
+            _ = sigterm.recv() => app.quit = true,
+            _ = sighup.recv() => app.quit = true,
+        }
+    }
+}
+
+/// The person chose the local server on the first-run panel: start the agent with it.
+fn start_local_if_accepted(
+    app: &mut App,
+    agent: &mut Option<AgentHandle>,
+    config: &Config,
+    workspace: &std::path::Path,
+) -> anyhow::Result<bool> {
+    let Some(Overlay::FirstRun(first_run)) = app.overlays.last() else {
+        return Ok(false);
+    };
+    if !first_run.accepted {
+        return Ok(false);
+    }
+    let Some((base_url, model)) = first_run.local_server.clone() else {
+        return Ok(false);
+    };
+    app.overlays.pop();
+    let mut config = config.clone();
+    config.model.provider = Provider::Openai;
+    config.model.base_url = base_url;
+    config.model.model = model.clone();
+    app.session.model = model;
+    app.session.provider = Provider::Openai.to_string();
+    *agent = Some(agent::spawn(startup::build(
+        config,
+        workspace.to_path_buf(),
+        String::new(),
+    )?));
+    Ok(true)
+}

@@ -1,0 +1,104 @@
+//! The terminal's lifecycle, paired and guarded: raw mode, the alternate screen,
+//! bracketed paste and mouse capture are entered in one place and left in one place,
+//! by a guard that also runs on early returns and, through the panic hook, on panics.
+
+use std::io::{Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+/// Whether the terminal is in the workbench's modes (so restoring twice is harmless).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether keyboard enhancement was pushed and must be popped.
+static ENHANCED: AtomicBool = AtomicBool::new(false);
+
+/// The terminal in full-screen mode; dropping it restores everything.
+pub struct TerminalGuard {
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> std::io::Result<TerminalGuard> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut stdout = std::io::stdout();
+        let entered = execute!(
+            stdout,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        );
+        if let Err(err) = entered {
+            restore();
+            return Err(err);
+        }
+        // Lets terminals that can tell Shift-Enter from Enter say so; others ignore it.
+        if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
+            && execute!(
+                stdout,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok()
+        {
+            ENHANCED.store(true, Ordering::SeqCst);
+        }
+        let terminal = match Terminal::new(CrosstermBackend::new(stdout)) {
+            Ok(terminal) => terminal,
+            Err(err) => {
+                restore();
+                return Err(err);
+            }
+        };
+        let mut guard = TerminalGuard { terminal };
+        guard.terminal.hide_cursor()?;
+        guard.terminal.clear()?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Leaves every mode the workbench entered; safe to call more than once.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = std::io::stdout();
+    if ENHANCED.swap(false, Ordering::SeqCst) {
+        let _ = execute!(stdout, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(
+        stdout,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = stdout.flush();
+}
+
+fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        // Put the terminal back first, so the panic message is readable and the shell usable.
+        restore();
+        previous(info);
+    }));
+}

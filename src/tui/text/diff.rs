@@ -1,0 +1,394 @@
+//! Unified diffs (as the `similar` crate writes them) drawn with a gutter of old and new
+//! line numbers, additions and removals in the theme's diff colours.
+
+use ratatui::text::{Line, Span};
+
+use crate::tui::theme::Theme;
+
+const TAB_WIDTH: usize = 4;
+
+/// `diff` as styled lines: each change line gets a gutter with its old and new line
+/// numbers (right-aligned to the widest number), then its sign and text. File headers
+/// (`---`/`+++`) are in `theme.strong`, hunk headers in `theme.diff_hunk`, and any
+/// other text (a caption before the first `---`, `diff --git` lines) is shown as is.
+/// Malformed input never fails: unparsable hunk headers number from 1 and stray lines
+/// show as plain text.
+pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
+    let rows = parse(diff);
+    let widest = rows
+        .iter()
+        .filter_map(|row| match row {
+            Row::Change { old, new, .. } => Some(old.unwrap_or(0).max(new.unwrap_or(0))),
+            Row::Text { .. } => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let number_width = widest.to_string().len();
+    rows.into_iter()
+        .map(|row| draw(row, number_width, theme))
+        .collect()
+}
+
+/// What a line of the diff is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Caption,
+    FileHeader,
+    HunkHeader,
+    Context,
+    Added,
+    Removed,
+    /// `\ No newline at end of file`.
+    Note,
+}
+
+#[derive(Debug, PartialEq)]
+enum Row<'a> {
+    Text {
+        kind: Kind,
+        text: &'a str,
+    },
+    Change {
+        kind: Kind,
+        old: Option<usize>,
+        new: Option<usize>,
+        text: &'a str,
+    },
+}
+
+/// Where the parser is inside a hunk: the next line numbers and the lines the header
+/// promised on each side.
+struct Hunk {
+    old_line: usize,
+    new_line: usize,
+    old_left: usize,
+    new_left: usize,
+}
+
+fn parse(diff: &str) -> Vec<Row<'_>> {
+    let mut rows = Vec::new();
+    let mut hunk: Option<Hunk> = None;
+    for line in diff.lines() {
+        if line.starts_with("@@") {
+            hunk = Some(parse_hunk_header(line));
+            rows.push(Row::Text {
+                kind: Kind::HunkHeader,
+                text: line,
+            });
+            continue;
+        }
+        if let Some(current) = hunk.as_mut() {
+            let exhausted = current.old_left == 0 && current.new_left == 0;
+            // Once the header's counts are used up, `---`/`+++`/`diff` begin the next file;
+            // before that they are changed lines that happen to start that way.
+            let next_file = exhausted
+                && ["--- ", "+++ ", "diff "]
+                    .iter()
+                    .any(|prefix| line.starts_with(prefix));
+            if !next_file && let Some(row) = hunk_row(current, line) {
+                rows.push(row);
+                continue;
+            }
+            hunk = None;
+        }
+        let kind = if line.starts_with("---") || line.starts_with("+++") {
+            Kind::FileHeader
+        } else {
+            Kind::Caption
+        };
+        rows.push(Row::Text { kind, text: line });
+    }
+    rows
+}
+
+/// A line inside a hunk, or `None` when the line cannot belong to one.
+fn hunk_row<'a>(hunk: &mut Hunk, line: &'a str) -> Option<Row<'a>> {
+    let (sign, text) = match line.chars().next() {
+        // Some tools strip the space from empty context lines.
+        None => (' ', ""),
+        Some(sign @ (' ' | '-' | '+' | '\\')) => (sign, &line[1..]),
+        Some(_) => return None,
+    };
+    let row = match sign {
+        '-' => {
+            let row = Row::Change {
+                kind: Kind::Removed,
+                old: Some(hunk.old_line),
+                new: None,
+                text,
+            };
+            hunk.old_line += 1;
+            hunk.old_left = hunk.old_left.saturating_sub(1);
+            row
+        }
+        '+' => {
+            let row = Row::Change {
+                kind: Kind::Added,
+                old: None,
+                new: Some(hunk.new_line),
+                text,
+            };
+            hunk.new_line += 1;
+            hunk.new_left = hunk.new_left.saturating_sub(1);
+            row
+        }
+        '\\' => Row::Text {
+            kind: Kind::Note,
+            text: line,
+        },
+        _ => {
+            let row = Row::Change {
+                kind: Kind::Context,
+                old: Some(hunk.old_line),
+                new: Some(hunk.new_line),
+                text,
+            };
+            hunk.old_line += 1;
+            hunk.new_line += 1;
+            hunk.old_left = hunk.old_left.saturating_sub(1);
+            hunk.new_left = hunk.new_left.saturating_sub(1);
+            row
+        }
+    };
+    Some(row)
+}
+
+/// Reads `@@ -a,b +c,d @@`; a missing count means 1, anything unreadable means line 1.
+fn parse_hunk_header(line: &str) -> Hunk {
+    let mut old = (1, 1);
+    let mut new = (1, 1);
+    for part in line
+        .trim_start_matches('@')
+        .split_whitespace()
+        .take_while(|part| !part.starts_with("@@"))
+    {
+        if let Some(range) = part.strip_prefix('-') {
+            old = parse_range(range);
+        } else if let Some(range) = part.strip_prefix('+') {
+            new = parse_range(range);
+        }
+    }
+    Hunk {
+        old_line: old.0.max(1),
+        new_line: new.0.max(1),
+        old_left: old.1,
+        new_left: new.1,
+    }
+}
+
+fn parse_range(range: &str) -> (usize, usize) {
+    let (start, count) = range.split_once(',').unwrap_or((range, "1"));
+    (start.parse().unwrap_or(1), count.parse().unwrap_or(1))
+}
+
+fn draw(row: Row<'_>, number_width: usize, theme: &Theme) -> Line<'static> {
+    match row {
+        Row::Text { kind, text } => {
+            let style = match kind {
+                Kind::FileHeader => theme.strong,
+                Kind::HunkHeader => theme.diff_hunk,
+                Kind::Note => theme.dim,
+                Kind::Caption | Kind::Context | Kind::Added | Kind::Removed => theme.text,
+            };
+            Line::from(Span::styled(expand_tabs(text), style))
+        }
+        Row::Change { kind, old, new, text } => {
+            let (sign, style) = match kind {
+                Kind::Added => ('+', theme.diff_add),
+                Kind::Removed => ('-', theme.diff_remove),
+                Kind::Context | Kind::Caption | Kind::FileHeader | Kind::HunkHeader | Kind::Note => {
+                    (' ', theme.text)
+                }
+            };
+            let number = |n: Option<usize>| {
+                n.map_or_else(|| " ".repeat(number_width), |n| format!("{n:>number_width$}"))
+            };
+            let gutter = format!("{} {} ", number(old), number(new));
+            Line::from(vec![
+                Span::styled(gutter, theme.dim),
+                Span::styled(format!("{sign}{}", expand_tabs(text)), style),
+            ])
+        }
+    }
+}
+
+/// Tabs would be dropped when drawn; they become spaces to the next 4-column stop.
+fn expand_tabs(text: &str) -> String {
+    if !text.contains('\t') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + TAB_WIDTH);
+    let mut column = 0;
+    for c in text.chars() {
+        if c == '\t' {
+            let spaces = TAB_WIDTH - column % TAB_WIDTH;
+            out.extend(std::iter::repeat_n(' ', spaces));
+            column += spaces;
+        } else {
+            out.push(c);
+            column += super::wrap::display_width(c.encode_utf8(&mut [0; 4]));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::text::wrap::test_render;
+    use pretty_assertions::assert_eq;
+
+    fn texts(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|line| line.spans.iter().map(|span| span.content.as_ref()).collect())
+            .collect()
+    }
+
+    fn similar_diff(old: &str, new: &str) -> String {
+        similar::TextDiff::from_lines(old, new)
+            .unified_diff()
+            .context_radius(2)
+            .header("a/x.txt", "b/x.txt")
+            .to_string()
+    }
+
+    #[test]
+    fn numbers_each_side_and_styles_each_kind() {
+        let theme = Theme::dark();
+        let diff = format!(
+            "replace x.txt (4 bytes)\n{}",
+            similar_diff("one\ntwo\nthree\n", "one\nTWO\nthree\nfour\n")
+        );
+        let gutter = |text: &str| Span::styled(text.to_string(), theme.dim);
+        let expected = vec![
+            Line::from(Span::styled("replace x.txt (4 bytes)", theme.text)),
+            Line::from(Span::styled("--- a/x.txt", theme.strong)),
+            Line::from(Span::styled("+++ b/x.txt", theme.strong)),
+            Line::from(Span::styled("@@ -1,3 +1,4 @@", theme.diff_hunk)),
+            Line::from(vec![gutter("1 1 "), Span::styled(" one", theme.text)]),
+            Line::from(vec![gutter("2   "), Span::styled("-two", theme.diff_remove)]),
+            Line::from(vec![gutter("  2 "), Span::styled("+TWO", theme.diff_add)]),
+            Line::from(vec![gutter("3 3 "), Span::styled(" three", theme.text)]),
+            Line::from(vec![gutter("  4 "), Span::styled("+four", theme.diff_add)]),
+        ];
+        assert_eq!(diff_lines(&diff, &theme), expected);
+    }
+
+    #[test]
+    fn gutter_width_follows_the_largest_number() {
+        let old: String = (1..=120).map(|n| format!("line {n}\n")).collect();
+        let new = old.replace("line 99\n", "line ninety-nine\n");
+        let lines = diff_lines(&similar_diff(&old, &new), &Theme::dark());
+        assert_eq!(
+            texts(&lines),
+            vec![
+                "--- a/x.txt",
+                "+++ b/x.txt",
+                "@@ -97,5 +97,5 @@",
+                " 97  97  line 97",
+                " 98  98  line 98",
+                " 99     -line 99",
+                "     99 +line ninety-nine",
+                "100 100  line 100",
+                "101 101  line 101",
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_that_look_like_headers_inside_a_hunk_are_changes() {
+        let diff = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n--- old rule\n+++ new rule\n-x\n+y\n--- a/next\n+++ b/next\n@@ -5 +5 @@\n-a\n+b\n";
+        assert_eq!(
+            texts(&diff_lines(diff, &Theme::dark())),
+            vec![
+                "--- a/x",
+                "+++ b/x",
+                "@@ -1,2 +1,2 @@",
+                "1   --- old rule",
+                "  1 +++ new rule",
+                "2   -x",
+                "  2 +y",
+                "--- a/next",
+                "+++ b/next",
+                "@@ -5 +5 @@",
+                "5   -a",
+                "  5 +b",
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_newline_notes_and_tabs() {
+        let theme = Theme::dark();
+        let diff = similar_diff("a\n\tb", "a\n\tc");
+        let lines = diff_lines(&diff, &theme);
+        assert_eq!(
+            texts(&lines),
+            vec![
+                "--- a/x.txt",
+                "+++ b/x.txt",
+                "@@ -1,2 +1,2 @@",
+                "1 1  a",
+                "2   -    b",
+                "\\ No newline at end of file",
+                "  2 +    c",
+                "\\ No newline at end of file",
+            ]
+        );
+        assert_eq!(
+            lines[5],
+            Line::from(Span::styled("\\ No newline at end of file", theme.dim))
+        );
+    }
+
+    #[test]
+    fn malformed_diffs_do_not_fail() {
+        let inputs = [
+            "",
+            "@@",
+            "@@ garbage @@\n-x\n+y",
+            "@@ -a,b +c,d @@\n x",
+            "@@ -1,1 +1,1 @@\n-x\n+y\n z\n-more than promised\nplain trailing text",
+            "+++\n---\n@@ -0,0 +1 @@\n+new file\n",
+            "no diff here\njust text",
+            "@@ -99999999999999999999999,1 +1 @@\n-x",
+            "\n\n\n",
+        ];
+        let got: Vec<Vec<String>> = inputs
+            .iter()
+            .map(|input| texts(&diff_lines(input, &Theme::dark())))
+            .collect();
+        let expected: Vec<Vec<&str>> = vec![
+            vec![],
+            vec!["@@"],
+            vec!["@@ garbage @@", "1   -x", "  1 +y"],
+            vec!["@@ -a,b +c,d @@", "1 1  x"],
+            vec![
+                "@@ -1,1 +1,1 @@",
+                "1   -x",
+                "  1 +y",
+                "2 2  z",
+                "3   -more than promised",
+                "plain trailing text",
+            ],
+            vec!["+++", "---", "@@ -0,0 +1 @@", "  1 +new file"],
+            vec!["no diff here", "just text"],
+            vec!["@@ -99999999999999999999999,1 +1 @@", "1   -x"],
+            vec!["", "", ""],
+        ];
+        let expected: Vec<Vec<String>> = expected
+            .into_iter()
+            .map(|lines| lines.into_iter().map(str::to_string).collect())
+            .collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn coloured_diff_snapshot() {
+        let old = "fn main() {\n    println!(\"hello\");\n}\n";
+        let new = "fn main() {\n    // 你好\n    println!(\"hello, world\");\n}\n";
+        let diff = format!("edit src/main.rs (1 replacement)\n{}", similar_diff(old, new));
+        insta::assert_debug_snapshot!(test_render::buffer(diff_lines(&diff, &Theme::dark()), 44));
+    }
+}

@@ -1,0 +1,339 @@
+//! The tool-call timeline: one row per call with its status, name, short arguments and
+//! duration; the selected call opens a detail view.
+
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::keys::KeyHint;
+use super::text::wrap;
+use super::theme::Theme;
+use crate::protocol::ToolOutcome;
+use crate::tools::output::HeadTailBuffer;
+
+/// Streamed output kept per call for the detail view (head and tail).
+const OUTPUT_KEEP_BYTES: usize = 1 << 20;
+
+/// Where a call stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallStatus {
+    Queued,
+    AwaitingApproval,
+    Running,
+    Ok,
+    Error,
+    Denied,
+    Cancelled,
+}
+
+impl CallStatus {
+    /// A mark readable without colour, and its style.
+    pub fn mark(self, theme: &Theme) -> (&'static str, Style) {
+        match self {
+            CallStatus::Queued => ("·", theme.dim),
+            CallStatus::AwaitingApproval => ("?", theme.warning),
+            CallStatus::Running => ("▶", theme.accent),
+            CallStatus::Ok => ("✓", theme.ok),
+            CallStatus::Error => ("✗", theme.error),
+            CallStatus::Denied => ("⊘", theme.warning),
+            CallStatus::Cancelled => ("■", theme.dim),
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            CallStatus::Queued => "queued",
+            CallStatus::AwaitingApproval => "awaiting approval",
+            CallStatus::Running => "running",
+            CallStatus::Ok => "ok",
+            CallStatus::Error => "error",
+            CallStatus::Denied => "denied",
+            CallStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn from_outcome(outcome: ToolOutcome) -> Self {
+        match outcome {
+            ToolOutcome::Ok => CallStatus::Ok,
+            ToolOutcome::Error => CallStatus::Error,
+            ToolOutcome::Denied => CallStatus::Denied,
+            ToolOutcome::Cancelled => CallStatus::Cancelled,
+        }
+    }
+}
+
+/// One tool call as the workbench knows it.
+pub struct Call {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    pub summary: String,
+    pub status: CallStatus,
+    pub started: Option<Instant>,
+    pub duration: Option<Duration>,
+    /// What the tool printed while it ran.
+    pub streamed: HeadTailBuffer,
+    /// The result the model received.
+    pub result: Option<String>,
+}
+
+/// A call's arguments in a few words: the command, the path, or compact JSON.
+pub fn summarize_arguments(arguments: &Value) -> String {
+    for key in ["command", "path", "bash_id", "content"] {
+        if let Some(text) = arguments.get(key).and_then(Value::as_str) {
+            return text.lines().next().unwrap_or("").to_string();
+        }
+    }
+    if arguments.as_object().is_some_and(|o| o.is_empty()) {
+        return String::new();
+    }
+    arguments.to_string()
+}
+
+/// "12 ms", "4.2 s", "2 m 05 s".
+pub fn format_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", duration.as_secs_f64())
+    } else {
+        let secs = duration.as_secs();
+        format!("{} m {:02} s", secs / 60, secs % 60)
+    }
+}
+
+/// The calls of the session, in order.
+#[derive(Default)]
+pub struct Timeline {
+    calls: Vec<Call>,
+    selected: Option<usize>,
+    scroll: usize,
+    height: usize,
+}
+
+impl Timeline {
+    pub fn calls(&self) -> &[Call] {
+        &self.calls
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Call> {
+        self.calls.iter().rev().find(|call| call.id == id)
+    }
+
+    fn get_mut(&mut self, id: &str) -> Option<&mut Call> {
+        self.calls.iter_mut().rev().find(|call| call.id == id)
+    }
+
+    pub fn requested(&mut self, id: &str, name: &str, arguments: &Value) {
+        self.calls.push(Call {
+            id: id.to_string(),
+            name: name.to_string(),
+            summary: summarize_arguments(arguments),
+            arguments: arguments.clone(),
+            status: CallStatus::Queued,
+            started: None,
+            duration: None,
+            streamed: HeadTailBuffer::new(OUTPUT_KEEP_BYTES),
+            result: None,
+        });
+    }
+
+    pub fn set_status(&mut self, id: &str, status: CallStatus, now: Instant) {
+        if let Some(call) = self.get_mut(id) {
+            if status == CallStatus::Running {
+                call.started = Some(now);
+            }
+            call.status = status;
+        }
+    }
+
+    pub fn output(&mut self, id: &str, delta: &str) {
+        if let Some(call) = self.get_mut(id) {
+            call.streamed.push(delta.as_bytes());
+        }
+    }
+
+    pub fn finished(&mut self, id: &str, outcome: ToolOutcome, duration_ms: u64, output: &str) {
+        if let Some(call) = self.get_mut(id) {
+            call.status = CallStatus::from_outcome(outcome);
+            call.duration = Some(Duration::from_millis(duration_ms));
+            call.result = Some(output.to_string());
+        }
+    }
+
+    /// Calls that never finished (the turn ended): cancelled.
+    pub fn cancel_open(&mut self) {
+        for call in &mut self.calls {
+            if matches!(
+                call.status,
+                CallStatus::Queued | CallStatus::AwaitingApproval | CallStatus::Running
+            ) {
+                call.status = CallStatus::Cancelled;
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        *self = Timeline::default();
+    }
+
+    pub fn any_running(&self) -> bool {
+        self.calls.iter().any(|call| call.status == CallStatus::Running)
+    }
+
+    /// Status and duration text of a call, for the conversation's tool lines.
+    pub fn status_text(&self, id: &str, now: Instant) -> Option<(CallStatus, String)> {
+        self.get(id).map(|call| (call.status, duration_text(call, now)))
+    }
+
+    pub fn selected(&self) -> Option<&Call> {
+        self.selected.and_then(|index| self.calls.get(index))
+    }
+
+    pub fn select_next(&mut self) {
+        if self.calls.is_empty() {
+            return;
+        }
+        self.selected = Some(match self.selected {
+            Some(index) => (index + 1).min(self.calls.len() - 1),
+            None => self.calls.len() - 1,
+        });
+    }
+
+    pub fn select_previous(&mut self) {
+        if self.calls.is_empty() {
+            return;
+        }
+        self.selected = Some(match self.selected {
+            Some(index) => index.saturating_sub(1),
+            None => self.calls.len() - 1,
+        });
+    }
+
+    pub fn select_row(&mut self, row: u16) -> bool {
+        let index = self.scroll + usize::from(row);
+        if index < self.calls.len() {
+            self.selected = Some(index);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn scroll_by(&mut self, lines: i32) {
+        let max = self.calls.len().saturating_sub(self.height);
+        let next = i64::try_from(self.scroll).unwrap_or(0) + i64::from(lines);
+        self.scroll = usize::try_from(next.max(0)).unwrap_or(0).min(max);
+    }
+
+    pub fn key_hints(&self) -> Vec<KeyHint> {
+        vec![
+            KeyHint::new("↑/↓", "select a call"),
+            KeyHint::new("Enter", "call details"),
+        ]
+    }
+
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant, focused: bool) {
+        self.height = usize::from(area.height);
+        if self.calls.is_empty() {
+            if area.height > 0 {
+                buf.set_stringn(
+                    area.x,
+                    area.y,
+                    "no tool calls yet",
+                    usize::from(area.width),
+                    theme.dim,
+                );
+            }
+            return;
+        }
+        // Keep the selection visible; otherwise follow the newest call.
+        match self.selected {
+            Some(index) if index < self.scroll => self.scroll = index,
+            Some(index) if index >= self.scroll + self.height => self.scroll = index + 1 - self.height,
+            Some(_) => {}
+            None => self.scroll = self.calls.len().saturating_sub(self.height),
+        }
+        let width = usize::from(area.width);
+        for (row, index) in (self.scroll..self.calls.len()).take(self.height).enumerate() {
+            let call = &self.calls[index];
+            let (mark, mark_style) = call.status.mark(theme);
+            let duration = duration_text(call, now);
+            let name_width = wrap::display_width(&call.name);
+            let room = width.saturating_sub(2 + name_width + 1 + wrap::display_width(&duration) + 1);
+            let summary = wrap::truncate(&call.summary, room);
+            let pad = room.saturating_sub(wrap::display_width(&summary));
+            let mut line = Line::from(vec![
+                Span::styled(format!("{mark} "), mark_style),
+                Span::styled(call.name.clone(), theme.tool),
+                Span::raw(" "),
+                Span::styled(summary, theme.text),
+                Span::raw(" ".repeat(pad + 1)),
+                Span::styled(duration, theme.dim),
+            ]);
+            if focused && self.selected == Some(index) {
+                line = line.style(theme.selection);
+            }
+            let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
+            buf.set_line(area.x, y, &line, area.width);
+        }
+    }
+}
+
+fn duration_text(call: &Call, now: Instant) -> String {
+    match (call.status, call.duration, call.started) {
+        (_, Some(duration), _) => format_duration(duration),
+        (CallStatus::Running, None, Some(started)) => format_duration(now.saturating_duration_since(started)),
+        (CallStatus::AwaitingApproval, _, _) => "waiting".to_string(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn summaries_and_durations() {
+        assert_eq!(
+            summarize_arguments(&json!({"command": "ls -la\nsecond"})),
+            "ls -la"
+        );
+        assert_eq!(
+            summarize_arguments(&json!({"path": "src/main.rs", "offset": 3})),
+            "src/main.rs"
+        );
+        assert_eq!(summarize_arguments(&json!({})), "");
+        assert_eq!(format_duration(Duration::from_millis(12)), "12 ms");
+        assert_eq!(format_duration(Duration::from_millis(4200)), "4.2 s");
+        assert_eq!(format_duration(Duration::from_secs(125)), "2 m 05 s");
+    }
+
+    #[test]
+    fn calls_move_through_their_states() {
+        let now = Instant::now();
+        let mut timeline = Timeline::default();
+        timeline.requested("a", "bash", &json!({"command": "sleep 5"}));
+        timeline.set_status("a", CallStatus::Running, now);
+        assert_eq!(
+            timeline.status_text("a", now + Duration::from_millis(4200)),
+            Some((CallStatus::Running, "4.2 s".into()))
+        );
+        timeline.output("a", "partial");
+        timeline.finished("a", ToolOutcome::Denied, 7, "refused");
+        assert_eq!(
+            timeline.status_text("a", now),
+            Some((CallStatus::Denied, "7 ms".into()))
+        );
+        timeline.requested("b", "bash", &json!({}));
+        timeline.cancel_open();
+        assert_eq!(timeline.get("b").map(|c| c.status), Some(CallStatus::Cancelled));
+    }
+}

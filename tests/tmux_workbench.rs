@@ -1,0 +1,254 @@
+//! The real binary in tmux against the scripted server: the first frame, a streamed
+//! answer, an approved command, a denied write with its reason, Esc during a long tool,
+//! resizes, and a clean shell after quitting.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::harness::TEST_KEY;
+use support::*;
+
+/// A private tmux server with one 160×48 window running a plain shell.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(workspace: &TempDir) -> Tmux {
+        let socket = format!("miniagent-test-{}-{}", std::process::id(), fastrand_suffix());
+        let tmux = Tmux { socket };
+        tmux.run(&["new-session", "-d", "-s", "main", "-x", "160", "-y", "48", "-c"])
+            .arg_path(workspace.path())
+            .finish(&["bash --norc --noprofile"]);
+        // Esc must reach the program at once, not after tmux's escape delay.
+        tmux.ok(&["set", "-sg", "escape-time", "0"]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> PendingCommand {
+        let mut command = Command::new("tmux");
+        // CI has no terminal of its own; tmux makes one, and needs only a known TERM.
+        command
+            .env("TERM", "xterm-256color")
+            .env_remove("TMUX")
+            .args(["-L", &self.socket])
+            .args(args);
+        PendingCommand(command)
+    }
+
+    fn ok(&self, args: &[&str]) {
+        let status = self.run(args).0.status().expect("tmux runs");
+        assert!(status.success(), "tmux {args:?} failed");
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "main"];
+        args.extend_from_slice(keys);
+        self.ok(&args);
+    }
+
+    /// Types text literally (no key-name interpretation).
+    fn type_text(&self, text: &str) {
+        self.ok(&["send-keys", "-t", "main", "-l", text]);
+    }
+
+    fn screen(&self) -> String {
+        let output = self
+            .run(&["capture-pane", "-p", "-t", "main"])
+            .0
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Waits until the screen satisfies `pred` (15 s at most) and returns it.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; the screen is:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for_text(&self, text: &str) -> String {
+        self.wait_for(text, |screen| screen.contains(text))
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+struct PendingCommand(Command);
+
+impl PendingCommand {
+    fn arg_path(mut self, path: &std::path::Path) -> Self {
+        self.0.arg(path);
+        self
+    }
+
+    fn finish(mut self, args: &[&str]) {
+        let status = self.0.args(args).status().expect("tmux runs");
+        assert!(status.success(), "tmux failed to start");
+    }
+}
+
+fn fastrand_suffix() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+#[test]
+fn the_workbench_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::slow(
+            Turn::text("Hello from the scripted model, streamed in pieces."),
+            20,
+        ),
+        Reply::tool("b1", "bash", r#"{"command": "echo tmux-bash-output"}"#),
+        Reply::text("The command ran."),
+        Reply::tool("w1", "write_file", r#"{"path": "denied.txt", "content": "no"}"#),
+        Reply::text("Understood, I did not write it."),
+        Reply::tool("s1", "bash", r#"{"command": "sleep 30"}"#),
+    ]);
+    let workspace = TempDir::new();
+    workspace.write("src/lib.rs", "pub fn f() {}\n");
+    let config_dir = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    let command = format!(
+        "PS1='$ ' MINIAGENT_CONFIG_DIR={} MINIAGENT_LOG_DIR={} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
+        shell_quote(config_dir.path().to_str().unwrap()),
+        shell_quote(config_dir.path().to_str().unwrap()),
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url(),
+    );
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    tmux.type_text(&command);
+    tmux.keys(&["Enter"]);
+
+    // The first frame shows every pane.
+    let first = tmux.wait_for("all panes", |s| {
+        [
+            "Files",
+            "Conversation",
+            "Input",
+            "Thinking",
+            "Tools",
+            "ctx",
+            "src/",
+        ]
+        .iter()
+        .all(|t| s.contains(t))
+    });
+    assert!(first.contains("scripted-model"), "{first}");
+
+    // A prompt streams an answer.
+    tmux.type_text("say hello");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Hello from the scripted model, streamed in pieces.");
+    tmux.wait_for_text("ready");
+
+    // A bash call is approved with y and its output reaches the timeline.
+    tmux.type_text("run a command");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Allow bash?");
+    tmux.keys(&["y"]);
+    tmux.wait_for_text("The command ran.");
+    let screen = tmux.wait_for("the finished call", |s| {
+        s.contains("✓ bash echo tmux-bash-output")
+    });
+    assert!(screen.contains("ms"), "{screen}");
+    // Open the call's detail from the timeline (Input → Thinking → Tools): the output is there.
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the output in the detail", |s| {
+        s.contains("Tool call") && s.contains("Output") && s.matches("tmux-bash-output").count() >= 3
+    });
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["BTab"]);
+    tmux.keys(&["BTab"]);
+
+    // A write is denied with n and a reason; the model receives the reason.
+    tmux.type_text("write a file");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Allow write_file?");
+    tmux.keys(&["n"]);
+    tmux.wait_for_text("Reason for the model");
+    tmux.type_text("not in this repo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Understood, I did not write it.");
+    assert!(!workspace.join("denied.txt").exists());
+    let denial = server.requests()[4].body["messages"].to_string();
+    assert!(
+        denial.contains("the person refused this call: not in this repo"),
+        "{denial}"
+    );
+
+    // Esc during a long tool call interrupts it.
+    tmux.type_text("wait a while");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Allow bash?");
+    tmux.keys(&["y"]);
+    tmux.wait_for_text("running bash for");
+    let pressed = Instant::now();
+    tmux.keys(&["Escape"]);
+    tmux.wait_for_text("interrupted by the user while tools were running");
+    tmux.wait_for_text("ready");
+    assert!(
+        pressed.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        pressed.elapsed()
+    );
+
+    // Resizes keep the screen whole.
+    tmux.ok(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
+    let small = tmux.wait_for("the 80×24 layout", |s| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines.len() >= 24
+            && lines[0].contains("miniagent")
+            && lines[23].contains("ctx")
+            && s.contains("Conversation")
+            && !s.contains("Files")
+    });
+    assert!(small.lines().all(|l| l.chars().count() <= 80), "{small}");
+    tmux.ok(&["resize-window", "-t", "main", "-x", "160", "-y", "48"]);
+    tmux.wait_for("the wide layout again", |s| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines.len() >= 48 && lines[47].contains("ctx") && s.contains("Files") && s.contains("Thinking")
+    });
+
+    // Quitting leaves a clean shell.
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+    tmux.type_text("echo done-$((40+2))");
+    tmux.keys(&["Enter"]);
+    let after = tmux.wait_for_text("done-42");
+    assert!(after.lines().any(|l| l.trim_end() == "done-42"), "{after}");
+    // The terminal is out of raw mode: canonical input and echo are back.
+    tmux.type_text("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
+    tmux.keys(&["Enter"]);
+    let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
+    assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+}

@@ -1,0 +1,499 @@
+//! The workbench without a terminal: sequences of agent events and keys produce the
+//! expected state and `Op`s, and every pane and overlay is snapshotted on ratatui's
+//! `TestBackend` at 80×24 and 160×48.
+
+mod support;
+
+use std::time::{Duration, Instant, SystemTime};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use miniagent::config::ApprovalMode;
+use miniagent::protocol::{
+    ApprovalRule, Decision, Event, Op, StopReason, ToolCallSummary, ToolInfo, ToolOutcome,
+};
+use miniagent::tui::app::{App, Pane};
+use miniagent::tui::overlay::{FirstRun, Overlay};
+use miniagent::tui::render;
+use miniagent::tui::theme::Theme;
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use support::TempDir;
+
+/// A workspace with a few files, and an app on it with a fixed clock.
+fn app_in(workspace: &TempDir) -> App {
+    workspace.write("src/main.rs", "fn main() {}\n");
+    workspace.write("README.md", "# demo\n");
+    workspace.write(".gitignore", "target/\n");
+    // A session start in the future: no file counts as touched unless marked.
+    let start = SystemTime::now() + Duration::from_secs(3600);
+    let mut app = App::new(
+        Theme::dark(),
+        workspace.path().to_path_buf(),
+        ApprovalMode::Ask,
+        50,
+        start,
+    );
+    app.now = Instant::now();
+    app.tokens.token_limit = 80_000;
+    app.tokens.context_window = 200_000;
+    app.on_agent_event(Event::SessionConfigured {
+        model: "claude-test".into(),
+        provider: "anthropic".into(),
+        workspace: "/home/dev/project".into(),
+        tools: vec![ToolInfo {
+            name: "bash".into(),
+            description: "run".into(),
+        }],
+    });
+    app
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| render::draw(frame, app)).unwrap();
+    terminal.backend().to_string()
+}
+
+/// A turn with thinking, markdown (CJK, a wide table, code), a finished tool call and a
+/// running one.
+fn busy_session(app: &mut App) {
+    let now = app.now;
+    let events = vec![
+        Event::TurnStarted { text: "总结一下这个项目，然后运行测试。".into() },
+        Event::StepStarted { step: 1, max_steps: 50 },
+        Event::ThinkingDelta { delta: "The user wants a summary in Chinese and a test run.".into() },
+        Event::TextDelta { delta: "这个项目是一个**终端代理**。".into() },
+        Event::AssistantMessage {
+            thinking: "The user wants a summary in Chinese and a test run.".into(),
+            text: "这个项目是一个**终端代理**。它包含：\n\n- 对话窗格\n- 工具时间线\n\n| module | lines | owner | status | notes | since |\n|---|---|---|---|---|---|\n| agent | 812 | core team | stable | the loop and history | 2026-01 |\n| tui | 2400 | ui team | growing | panes, overlays, themes | 2026-11 |\n\n```rust\nfn main() { println!(\"hi\"); }\n```".into(),
+            tool_calls: vec![ToolCallSummary { id: "t1".into(), name: "bash".into() }],
+            stop_reason: StopReason::ToolUse,
+        },
+        Event::ToolCallRequested { id: "t1".into(), name: "bash".into(), arguments: json!({"command": "cargo test -q"}) },
+        Event::ToolCallStarted { id: "t1".into(), name: "bash".into() },
+        Event::ToolOutputDelta { id: "t1".into(), delta: "\u{1b}[32mrunning 12 tests\u{1b}[0m\ntest result: ok\n".into() },
+        Event::ToolCallFinished {
+            id: "t1".into(),
+            name: "bash".into(),
+            ok: true,
+            outcome: ToolOutcome::Ok,
+            duration_ms: 1234,
+            output_preview: "running 12 tests".into(),
+            output: "running 12 tests\ntest result: ok\n[exit code: 0]".into(),
+        },
+        Event::TokenUsage {
+            context_tokens: 61_000,
+            estimated: false,
+            token_limit: 80_000,
+            context_window: 200_000,
+            input_tokens: 60_000,
+            output_tokens: 1000,
+            total_input_tokens: 120_000,
+            total_output_tokens: 3_000,
+        },
+        Event::StepStarted { step: 2, max_steps: 50 },
+        Event::ThinkingDelta { delta: "Tests pass; now read the README.".into() },
+        Event::ToolCallRequested { id: "t2".into(), name: "read_file".into(), arguments: json!({"path": "README.md"}) },
+        Event::ToolCallStarted { id: "t2".into(), name: "read_file".into() },
+    ];
+    for event in events {
+        app.on_agent_event(event);
+    }
+    app.now = now + Duration::from_millis(4200);
+}
+
+#[test]
+fn first_frame_shows_every_pane() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    insta::assert_snapshot!("empty_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("empty_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn a_busy_session_at_both_sizes() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    insta::assert_snapshot!("busy_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("busy_80x24", screen(&mut app, 80, 24));
+    assert_eq!(app.status_text(), "running read_file for 4.2 s");
+}
+
+#[test]
+fn approval_overlays_for_an_edit_and_a_command() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "fix the greeting".into(),
+    });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "e1".into(),
+        name: "edit_file".into(),
+        arguments: json!({"path": "src/main.rs", "old_str": "hi", "new_str": "hello"}),
+    });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "e1".into(),
+        name: "edit_file".into(),
+        preview: "edit src/main.rs (1 replacement)\n--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"hi\");\n+    println!(\"hello\");\n }\n".into(),
+    });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": "cargo fmt"}),
+    });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ cargo fmt\n(in /home/dev/project, timeout 120 s)".into(),
+    });
+    insta::assert_snapshot!("approval_edit_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("approval_edit_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Char('y')));
+    insta::assert_snapshot!("approval_command_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("approval_command_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Char('n')));
+    type_text(&mut app, "not now");
+    insta::assert_snapshot!("approval_deny_reason_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn approve_deny_with_reason_and_abort_send_the_right_ops() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    for id in ["a", "b", "c"] {
+        app.on_agent_event(Event::ApprovalRequested {
+            id: id.into(),
+            name: "bash".into(),
+            preview: "$ ls".into(),
+        });
+    }
+    // Keys the approval does not use change nothing.
+    assert!(!app.on_key(key(KeyCode::Char('x'))));
+    app.on_key(key(KeyCode::Char('y')));
+    app.on_key(key(KeyCode::Char('n')));
+    type_text(&mut app, "too risky");
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(key(KeyCode::Char('y')));
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        app.outbox,
+        vec![
+            Op::Approval {
+                id: "a".into(),
+                decision: Decision::Approve
+            },
+            Op::Approval {
+                id: "b".into(),
+                decision: Decision::Deny {
+                    reason: Some("too risky".into())
+                }
+            },
+            Op::Approval {
+                id: "c".into(),
+                decision: Decision::Abort
+            },
+        ]
+    );
+    assert!(app.approvals.is_empty());
+    assert_eq!(app.status_text(), "interrupting…");
+}
+
+#[test]
+fn esc_and_ctrl_c_interrupt_clear_and_quit() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "long task".into(),
+    });
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.outbox, vec![Op::Interrupt]);
+    app.outbox.clear();
+    app.on_agent_event(Event::TurnAborted {
+        reason: "interrupted by the user while tools were running".into(),
+    });
+    assert_eq!(app.status_text(), "ready");
+    type_text(&mut app, "draft");
+    app.on_key(ctrl('c'));
+    assert!(app.input.is_empty() && !app.quit && app.outbox.is_empty());
+    app.on_agent_event(Event::TurnStarted { text: "again".into() });
+    app.on_key(ctrl('c'));
+    assert_eq!(app.outbox, vec![Op::Interrupt]);
+    app.on_agent_event(Event::TurnComplete { text: "done".into() });
+    app.on_key(ctrl('c'));
+    assert!(app.quit);
+    let mut app = app_in(&workspace);
+    app.on_key(ctrl('d'));
+    assert!(app.quit);
+}
+
+#[test]
+fn typing_sends_queues_and_runs_commands() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "hello");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted { text: "hello".into() });
+    type_text(&mut app, "and then this");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.queued_inputs, 1);
+    type_text(&mut app, "/approval full-auto");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "/compact");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.outbox,
+        vec![
+            Op::UserInput { text: "hello".into() },
+            Op::UserInput {
+                text: "and then this".into()
+            },
+            Op::SetApprovalMode {
+                mode: ApprovalMode::FullAuto
+            },
+            Op::CompactNow,
+        ]
+    );
+    type_text(&mut app, "/frobnicate");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some("unknown command /frobnicate; /help lists them")
+    );
+    // A 1 MB paste is one insert.
+    let big = "x".repeat(1 << 20);
+    assert!(app.on_paste(&big));
+    assert_eq!(app.input.text().len(), 1 << 20);
+}
+
+#[test]
+fn a_retry_discards_what_streamed() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "hi".into() });
+    app.on_agent_event(Event::TextDelta {
+        delta: "partial repl".into(),
+    });
+    app.on_agent_event(Event::Retrying {
+        attempt: 1,
+        max_attempts: 3,
+        delay_ms: 3000,
+        reason: "HTTP 529".into(),
+        discard_partial: true,
+    });
+    assert_eq!(app.status_text(), "retrying in 3 s (attempt 2 of 4)");
+    app.on_agent_event(Event::TextDelta {
+        delta: "whole reply".into(),
+    });
+    app.on_agent_event(Event::TurnComplete {
+        text: "whole reply".into(),
+    });
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("whole reply") && !text.contains("partial repl"),
+        "{text}"
+    );
+}
+
+#[test]
+fn overlays_help_detail_stats_approvals_and_first_run() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    app.on_key(key(KeyCode::F(1)));
+    insta::assert_snapshot!("help_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("help_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    app.focus = Pane::Timeline;
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Enter));
+    insta::assert_snapshot!("tool_detail_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("tool_detail_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Esc));
+    app.on_agent_event(Event::ApprovalRulesChanged {
+        rules: vec![
+            ApprovalRule::Command {
+                program: "cargo".into(),
+            },
+            ApprovalRule::Tool {
+                name: "write_file".into(),
+            },
+        ],
+    });
+    app.submit("/approvals".into());
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('d')));
+    assert_eq!(
+        app.outbox.last(),
+        Some(&Op::RevokeApproval {
+            rule: ApprovalRule::Tool {
+                name: "write_file".into()
+            }
+        })
+    );
+    insta::assert_snapshot!("approvals_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("approvals_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Esc));
+    app.submit("/stats".into());
+    insta::assert_snapshot!("stats_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("stats_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Esc));
+
+    let mut fresh = app_in(&workspace);
+    fresh.overlays.push(Overlay::FirstRun(FirstRun {
+        problem: "no API key: set MINIAGENT_API_KEY or ANTHROPIC_API_KEY, or name another variable with --api-key-env".into(),
+        config_path: "/home/dev/.config/miniagent/config.toml".into(),
+        local_server: Some(("http://127.0.0.1:11434/v1".into(), "llama3.2".into())),
+        accepted: false,
+    }));
+    insta::assert_snapshot!("first_run_80x24", screen(&mut fresh, 80, 24));
+    insta::assert_snapshot!("first_run_160x48", screen(&mut fresh, 160, 48));
+    fresh.on_key(key(KeyCode::Enter));
+    assert!(matches!(
+        fresh.overlays.last(),
+        Some(Overlay::FirstRun(FirstRun { accepted: true, .. }))
+    ));
+}
+
+#[test]
+fn narrow_side_panes_open_as_overlays_and_panes_maximise() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    screen(&mut app, 80, 24);
+    app.on_key(key(KeyCode::F(4)));
+    assert_eq!(app.focus, Pane::Timeline);
+    insta::assert_snapshot!("narrow_tools_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::F(2)));
+    insta::assert_snapshot!("narrow_files_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    screen(&mut app, 160, 48);
+    app.focus = Pane::Thinking;
+    app.on_key(key(KeyCode::F(5)));
+    insta::assert_snapshot!("maximised_thinking_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("maximised_thinking_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::F(5)));
+    assert_eq!(app.maximized, None);
+    // Tab walks the visible panes in order (at full width).
+    screen(&mut app, 160, 48);
+    app.focus = Pane::Tree;
+    let mut order = vec![app.focus];
+    for _ in 0..5 {
+        app.on_key(key(KeyCode::Tab));
+        order.push(app.focus);
+    }
+    assert_eq!(
+        order,
+        vec![
+            Pane::Tree,
+            Pane::Conversation,
+            Pane::Input,
+            Pane::Thinking,
+            Pane::Timeline,
+            Pane::Tree
+        ]
+    );
+}
+
+#[test]
+fn scrolling_up_shows_the_new_output_marker() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "count".into() });
+    let long: String = (1..=80).map(|n| format!("line {n}\n\n")).collect();
+    app.on_agent_event(Event::TextDelta { delta: long });
+    screen(&mut app, 80, 24);
+    app.focus = Pane::Conversation;
+    app.on_key(key(KeyCode::PageUp));
+    app.on_agent_event(Event::TextDelta {
+        delta: "more\n".into(),
+    });
+    insta::assert_snapshot!("scrolled_up_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::PageUp));
+    insta::assert_snapshot!("scrolled_up_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::End));
+    assert!(app.conversation.is_following());
+}
+
+#[test]
+fn slash_popup_and_tiny_sizes_do_not_break() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "/");
+    insta::assert_snapshot!("slash_popup_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("slash_popup_160x48", screen(&mut app, 160, 48));
+    busy_session(&mut app);
+    for (width, height) in [
+        (1, 1),
+        (2, 3),
+        (10, 5),
+        (40, 10),
+        (119, 30),
+        (120, 30),
+        (300, 100),
+    ] {
+        screen(&mut app, width, height);
+    }
+}
+
+#[test]
+fn file_preview_overlay_at_both_sizes() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.focus = Pane::Tree;
+    screen(&mut app, 160, 48);
+    // README.md is the third row (src/, .gitignore, README.md).
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.overlays.last(), Some(Overlay::FilePreview(_))));
+    insta::assert_snapshot!("file_preview_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("file_preview_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+}
+
+#[test]
+fn monochrome_theme_has_no_colours() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.theme = Theme::monochrome();
+    busy_session(&mut app);
+    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    for cell in buffer.content() {
+        assert_eq!(
+            cell.fg,
+            ratatui::style::Color::Reset,
+            "coloured cell {:?}",
+            cell.symbol()
+        );
+        assert_eq!(
+            cell.bg,
+            ratatui::style::Color::Reset,
+            "coloured cell {:?}",
+            cell.symbol()
+        );
+    }
+}
