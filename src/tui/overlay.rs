@@ -153,10 +153,13 @@ impl Overlay {
                 KeyHint::new("d", "revoke"),
                 KeyHint::new("Esc", "close"),
             ],
-            Overlay::FirstRun(_) => vec![
-                KeyHint::new("Enter", "use the local server"),
-                KeyHint::new("Ctrl-C", "quit"),
-            ],
+            Overlay::FirstRun(first_run) if first_run.local_server.is_some() => {
+                vec![
+                    KeyHint::new("Enter", "use the local server"),
+                    KeyHint::new("Ctrl-C", "quit"),
+                ]
+            }
+            Overlay::FirstRun(_) => vec![KeyHint::new("Ctrl-C", "quit")],
             Overlay::Help { .. } | Overlay::ToolDetail { .. } | Overlay::Notes { .. } | Overlay::Stats => {
                 vec![
                     KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
