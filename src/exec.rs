@@ -108,6 +108,7 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             | Event::ToolCallFinished { .. }
             | Event::TokenUsage { .. }
             | Event::Retrying { .. }
+            | Event::CompactionStarted { .. }
             | Event::ContextCompacted { .. }
             | Event::Notice { .. } => None,
         };
@@ -243,6 +244,10 @@ impl Printer {
             Event::Notice { message } => {
                 self.end_line();
                 eprintln!("note: {message}");
+            }
+            Event::CompactionStarted { reason } => {
+                self.end_line();
+                eprintln!("compacting: {reason}");
             }
             Event::ContextCompacted {
                 tokens_before,

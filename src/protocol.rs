@@ -175,11 +175,19 @@ pub enum Event {
         /// drop it, because the retry streams the whole reply again.
         discard_partial: bool,
     },
-    /// The history was compacted.
+    /// Compaction began (the workbench shows "compacting").
+    CompactionStarted { reason: String },
+    /// A range of the history was replaced by a summary in the prompt (the originals are kept).
     ContextCompacted {
+        /// The whole prompt's estimated tokens before and after.
         tokens_before: u64,
         tokens_after: u64,
         summary: String,
+        /// The replaced messages: `start..end` of the history.
+        start: u64,
+        end: u64,
+        /// True when the model could not summarize and a digest stands in.
+        fallback: bool,
     },
     /// Something worth telling the person that is not an error (e.g. a reply cut at the token limit).
     Notice { message: String },

@@ -1,57 +1,449 @@
-//! How big the context is. Until exact counting lands, a size estimate of about four
-//! bytes of text per token, plus a few tokens of framing per message.
+//! The context: every message of the session (nothing is ever deleted), the summaries
+//! that stand in for ranges of them, the masking of old tool results, and the prompt the
+//! model sees next, built from those. Token counts are cached per message, so a step
+//! costs the new messages only.
 
-use super::history::{ContentBlock, Message};
-use crate::llm::ToolSpec;
+use serde_json::Value;
 
-/// Framing tokens each message costs on the wire.
-const PER_MESSAGE_TOKENS: u64 = 4;
+use super::history::{ContentBlock, Message, Role};
+use super::tokens::TokenCounter;
 
-/// Estimated tokens of a text.
-pub fn estimate_text(text: &str) -> u64 {
-    (text.len() as u64).div_ceil(4)
+/// Opens a summary's text in the prompt, so the model knows what it is reading.
+pub const SUMMARY_MARK: &str = "[Summary of earlier work in this conversation, written when the context was compacted; the original messages are not shown]";
+
+/// A model-written (or fallback) summary standing in for `messages[start..end]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+    /// Tokens the range took in the prompt before this summary.
+    pub tokens_before: u64,
+    /// Tokens of the summary message.
+    pub tokens: u64,
+    /// True when the model could not write it and a digest stands in.
+    pub fallback: bool,
+    /// Earlier summaries this one absorbed.
+    pub nested: Vec<Summary>,
 }
 
-/// Estimated tokens of one message.
-pub fn estimate_message(message: &Message) -> u64 {
-    let blocks: u64 = message
+impl Summary {
+    pub fn message(&self) -> Message {
+        Message::user(format!("{SUMMARY_MARK}\n\n{}", self.text))
+    }
+}
+
+/// One item of the prompt view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewItem {
+    /// `messages[index]`, with masked results if any.
+    Message(usize),
+    /// `summaries[index]`.
+    Summary(usize),
+}
+
+/// The session's context.
+#[derive(Debug)]
+pub struct ContextState {
+    messages: Vec<Message>,
+    counts: Vec<Option<u64>>,
+    summaries: Vec<Summary>,
+    /// Tool results (counted in history order) that the prompt shows as stubs.
+    masked_results: usize,
+    counter: TokenCounter,
+}
+
+impl ContextState {
+    pub fn new(counter: TokenCounter) -> Self {
+        Self {
+            messages: Vec::new(),
+            counts: Vec::new(),
+            summaries: Vec::new(),
+            masked_results: 0,
+            counter,
+        }
+    }
+
+    pub fn counter(&self) -> TokenCounter {
+        self.counter
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn summaries(&self) -> &[Summary] {
+        &self.summaries
+    }
+
+    pub fn masked_results(&self) -> usize {
+        self.masked_results
+    }
+
+    pub fn push(&mut self, message: Message) {
+        self.messages.push(message);
+        self.counts.push(None);
+    }
+
+    /// The last message, for adding tool results to it (its count is refreshed).
+    pub fn last_mut(&mut self) -> Option<&mut Message> {
+        if let Some(count) = self.counts.last_mut() {
+            *count = None;
+        }
+        self.messages.last_mut()
+    }
+
+    /// Gives every open tool call a result (after an interruption or a crash).
+    pub fn close_open_tool_calls(&mut self, reason: &str) {
+        let before = self.messages.len();
+        super::history::close_open_tool_calls(&mut self.messages, reason);
+        self.counts.resize(self.messages.len(), None);
+        if self.messages.len() == before
+            && let Some(count) = self.counts.last_mut()
+        {
+            *count = None;
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.messages.clear();
+        self.counts.clear();
+        self.summaries.clear();
+        self.masked_results = 0;
+    }
+
+    /// Tokens of one message (cached).
+    pub fn message_tokens(&mut self, index: usize) -> u64 {
+        if let Some(Some(count)) = self.counts.get(index) {
+            return *count;
+        }
+        let count = self.messages.get(index).map_or(0, |m| self.counter.message(m));
+        if let Some(slot) = self.counts.get_mut(index) {
+            *slot = Some(count);
+        }
+        count
+    }
+
+    /// The prompt's items in order: summaries in place of their ranges.
+    pub fn view_items(&self) -> Vec<ViewItem> {
+        let mut items = Vec::new();
+        let mut index = 0;
+        let mut next_summary = 0;
+        while index < self.messages.len() {
+            if let Some(summary) = self.summaries.get(next_summary)
+                && summary.start == index
+            {
+                items.push(ViewItem::Summary(next_summary));
+                index = summary.end.max(index + 1);
+                next_summary += 1;
+                continue;
+            }
+            items.push(ViewItem::Message(index));
+            index += 1;
+        }
+        items
+    }
+
+    /// The messages the model sees next.
+    pub fn prompt(&self) -> Vec<Message> {
+        let names = self.tool_names();
+        // Results are counted in history order, also those inside summarized ranges.
+        let mut ordinal = 0;
+        self.view_items()
+            .into_iter()
+            .map(|item| match item {
+                ViewItem::Summary(index) => {
+                    let summary = &self.summaries[index];
+                    ordinal += self.messages[summary.start..summary.end]
+                        .iter()
+                        .map(results_in)
+                        .sum::<usize>();
+                    summary.message()
+                }
+                ViewItem::Message(index) => self.masked(&self.messages[index], &names, &mut ordinal),
+            })
+            .collect()
+    }
+
+    /// Tokens of the prompt's messages (without system prompt and tools).
+    pub fn prompt_tokens(&mut self) -> u64 {
+        let names = self.tool_names();
+        let mut ordinal = 0;
+        let mut total = 0;
+        for item in self.view_items() {
+            total += match item {
+                ViewItem::Summary(index) => {
+                    let summary = &self.summaries[index];
+                    ordinal += self.messages[summary.start..summary.end]
+                        .iter()
+                        .map(results_in)
+                        .sum::<usize>();
+                    summary.tokens
+                }
+                ViewItem::Message(index) => {
+                    let message = &self.messages[index];
+                    let results = results_in(message);
+                    let fully_shown = ordinal >= self.masked_results;
+                    if results == 0 || fully_shown {
+                        ordinal += results;
+                        self.message_tokens(index)
+                    } else {
+                        let masked = self.masked(message, &names, &mut ordinal);
+                        self.counter.message(&masked)
+                    }
+                }
+            };
+        }
+        total
+    }
+
+    /// Tool names and arguments by call id, for stubs.
+    fn tool_names(&self) -> std::collections::HashMap<String, (String, Value)> {
+        let mut names = std::collections::HashMap::new();
+        for message in &self.messages {
+            for call in message.tool_uses() {
+                names.insert(call.id.to_string(), (call.name.to_string(), call.input.clone()));
+            }
+        }
+        names
+    }
+
+    fn masked(
+        &self,
+        message: &Message,
+        names: &std::collections::HashMap<String, (String, Value)>,
+        ordinal: &mut usize,
+    ) -> Message {
+        if message.role != Role::Tool {
+            return message.clone();
+        }
+        let content = message
+            .content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => {
+                    let shown = *ordinal >= self.masked_results;
+                    *ordinal += 1;
+                    if shown {
+                        return block.clone();
+                    }
+                    let (name, input) = names
+                        .get(tool_use_id)
+                        .cloned()
+                        .unwrap_or_else(|| ("a tool".to_string(), Value::Null));
+                    ContentBlock::ToolResult {
+                        tool_use_id: tool_use_id.clone(),
+                        content: stub(&name, &input, content, self.counter),
+                        is_error: *is_error,
+                    }
+                }
+                other => other.clone(),
+            })
+            .collect();
+        Message {
+            role: Role::Tool,
+            content,
+        }
+    }
+
+    /// Tool results in the whole history.
+    pub fn result_count(&self) -> usize {
+        self.messages.iter().map(results_in).sum()
+    }
+
+    /// Keep-last-K masking, moved in batches of K so the prompt's prefix stays the same
+    /// for several steps (provider prompt caches keep working). Returns whether it moved.
+    pub fn advance_masking(&mut self, keep: usize) -> bool {
+        let total = self.result_count();
+        let shown = total.saturating_sub(self.masked_results);
+        if shown > keep.saturating_mul(2).max(keep + 1) {
+            self.masked_results = total - keep;
+            return true;
+        }
+        false
+    }
+
+    /// Masks everything but the last `keep` results at once (when over budget).
+    pub fn mask_all_but(&mut self, keep: usize) -> bool {
+        let target = self.result_count().saturating_sub(keep);
+        if target > self.masked_results {
+            self.masked_results = target;
+            return true;
+        }
+        false
+    }
+
+    /// Puts a summary in place of `start..end`; summaries inside the range are absorbed.
+    pub fn apply_summary(&mut self, mut summary: Summary) {
+        let (start, end) = (summary.start, summary.end);
+        let mut kept = Vec::new();
+        for existing in std::mem::take(&mut self.summaries) {
+            if existing.start >= start && existing.end <= end {
+                summary.nested.push(existing);
+            } else {
+                kept.push(existing);
+            }
+        }
+        kept.push(summary);
+        kept.sort_by_key(|s| s.start);
+        self.summaries = kept;
+    }
+
+    /// Tokens that `start..end` take in the prompt now (summaries inside counted as such).
+    pub fn range_tokens(&mut self, start: usize, end: usize) -> u64 {
+        let mut total = 0;
+        for item in self.view_items() {
+            match item {
+                ViewItem::Summary(index) => {
+                    let summary = &self.summaries[index];
+                    if summary.start >= start && summary.end <= end {
+                        total += summary.tokens;
+                    }
+                }
+                ViewItem::Message(index) if index >= start && index < end => {
+                    total += self.message_tokens(index)
+                }
+                ViewItem::Message(_) => {}
+            }
+        }
+        total
+    }
+}
+
+fn results_in(message: &Message) -> usize {
+    message
         .content
         .iter()
-        .map(|block| match block {
-            ContentBlock::Text { text } => estimate_text(text),
-            ContentBlock::Thinking { thinking, .. } => estimate_text(thinking),
-            ContentBlock::RedactedThinking { data } => estimate_text(data),
-            ContentBlock::ToolUse { name, input, .. } => {
-                estimate_text(name) + estimate_text(&input.to_string())
-            }
-            ContentBlock::ToolResult { content, .. } => estimate_text(content),
-        })
-        .sum();
-    blocks + PER_MESSAGE_TOKENS
+        .filter(|block| matches!(block, ContentBlock::ToolResult { .. }))
+        .count()
 }
 
-/// Estimated tokens of a whole request.
-pub fn estimate_request(system: &str, messages: &[Message], tools: &[ToolSpec]) -> u64 {
-    let tools: u64 = tools
-        .iter()
-        .map(|tool| {
-            estimate_text(&tool.name)
-                + estimate_text(&tool.description)
-                + estimate_text(&tool.input_schema.to_string())
-        })
-        .sum();
-    estimate_text(system) + tools + messages.iter().map(estimate_message).sum::<u64>()
+/// The one line a masked result becomes.
+pub fn stub(name: &str, input: &Value, content: &str, counter: TokenCounter) -> String {
+    let mut arguments = input.to_string();
+    if arguments.chars().count() > 120 {
+        arguments = arguments.chars().take(119).collect::<String>() + "…";
+    }
+    format!(
+        "[result omitted to save context: {name} {arguments} returned {} bytes (about {} tokens); run it again if you need it]",
+        content.len(),
+        counter.count(content)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::tokens::Encoding;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn step(context: &mut ContextState, n: usize, output: &str) {
+        context.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: format!("t{n}"),
+                name: "bash".into(),
+                input: json!({"command": format!("echo {n}")}),
+            }],
+        });
+        context.push(Message {
+            role: Role::Tool,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: format!("t{n}"),
+                content: output.to_string(),
+                is_error: false,
+            }],
+        });
+    }
 
     #[test]
-    fn estimates_grow_with_content() {
-        let small = estimate_request("sys", &[Message::user("hi")], &[]);
-        let large = estimate_request("sys", &[Message::user("hi".repeat(400))], &[]);
-        assert_eq!(small, 1 + 1 + PER_MESSAGE_TOKENS);
-        assert_eq!(large, 1 + 200 + PER_MESSAGE_TOKENS);
+    fn masking_moves_in_batches_and_keeps_the_newest() {
+        let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+        context.push(Message::user("go"));
+        for n in 1..=10 {
+            step(&mut context, n, &format!("output {n}"));
+            assert!(!context.advance_masking(5), "moved at {n}");
+        }
+        step(&mut context, 11, "output 11");
+        assert!(context.advance_masking(5));
+        assert_eq!(context.masked_results(), 6);
+        let prompt = context.prompt();
+        let results: Vec<String> = prompt
+            .iter()
+            .flat_map(|m| m.content.iter())
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            results[5].starts_with(
+                "[result omitted to save context: bash {\"command\":\"echo 6\"} returned 8 bytes"
+            )
+        );
+        assert_eq!(
+            &results[6..],
+            &["output 7", "output 8", "output 9", "output 10", "output 11"]
+        );
+        // Counting the masked prompt counts the stubs, not the originals.
+        let tokens = context.prompt_tokens();
+        let counter = context.counter();
+        assert_eq!(tokens, prompt.iter().map(|m| counter.message(m)).sum::<u64>());
+    }
+
+    #[test]
+    fn summaries_replace_ranges_and_absorb_older_ones() {
+        let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+        context.push(Message::user("go"));
+        for n in 1..=4 {
+            step(&mut context, n, &"x ".repeat(500));
+        }
+        let before = context.range_tokens(1, 5);
+        let first = Summary {
+            start: 1,
+            end: 5,
+            text: "did 1 and 2".into(),
+            tokens_before: before,
+            tokens: 10,
+            fallback: false,
+            nested: vec![],
+        };
+        context.apply_summary(first.clone());
+        assert_eq!(
+            context.view_items(),
+            vec![
+                ViewItem::Message(0),
+                ViewItem::Summary(0),
+                ViewItem::Message(5),
+                ViewItem::Message(6),
+                ViewItem::Message(7),
+                ViewItem::Message(8)
+            ]
+        );
+        assert_eq!(
+            context.range_tokens(1, 7),
+            10 + context.message_tokens(5) + context.message_tokens(6)
+        );
+        context.apply_summary(Summary {
+            start: 1,
+            end: 7,
+            text: "did 1 to 3".into(),
+            tokens_before: 0,
+            tokens: 12,
+            fallback: false,
+            nested: vec![],
+        });
+        assert_eq!(context.summaries().len(), 1);
+        assert_eq!(context.summaries()[0].nested, vec![first]);
+        assert_eq!(
+            context.prompt()[1].text(),
+            format!("{SUMMARY_MARK}\n\ndid 1 to 3")
+        );
+        assert_eq!(context.messages().len(), 9, "nothing is deleted");
     }
 }

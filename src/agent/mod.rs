@@ -5,9 +5,11 @@
 //! turn's token. The turn itself runs as its own task holding the session state.
 
 pub mod approval;
+pub mod compaction;
 pub mod context;
 pub mod history;
 mod model_call;
+pub mod tokens;
 mod turn;
 
 use std::collections::VecDeque;
@@ -24,7 +26,8 @@ use crate::protocol::{Event, Op};
 use crate::tools::ToolRegistry;
 use crate::tools::paths::Workspace;
 use approval::{ApprovalPolicy, PendingApprovals, SharedPolicy};
-use history::Message;
+use context::ContextState;
+use tokens::TokenCounter;
 
 /// Everything a session needs that does not change while it runs.
 pub struct AgentOptions {
@@ -65,8 +68,9 @@ pub(crate) struct UsageTotals {
 
 /// The state a turn changes.
 pub(crate) struct Session {
-    pub history: Vec<Message>,
+    pub context: ContextState,
     pub usage: UsageTotals,
+    pub compactions: u32,
 }
 
 /// What every turn of the session shares.
@@ -114,14 +118,20 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         workspace: options.workspace.display().to_string(),
         tools: options.tools.infos(),
     });
+    // The tokenizer's first load takes a moment; it must not block an async worker.
+    let encoding = options.config.agent.tokenizer;
+    let counter = tokio::task::spawn_blocking(move || TokenCounter::new(encoding))
+        .await
+        .unwrap_or_else(|_| TokenCounter::estimate_only());
     let shared = Shared {
         workspace: Arc::new(Workspace::new(
             &options.workspace,
             &options.config.tools.allow_paths,
         )),
         session: Arc::new(Mutex::new(Session {
-            history: Vec::new(),
+            context: ContextState::new(counter),
             usage: UsageTotals::default(),
+            compactions: 0,
         })),
         policy: SharedPolicy::new(ApprovalPolicy::new(options.config.agent.approval)),
         approvals: PendingApprovals::default(),
@@ -144,7 +154,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         if running.is_some() {
                             queued.push_back(text);
                         } else {
-                            running = Some(start_turn(&shared, text));
+                            running = Some(start_job(&shared, Job::Turn(text)));
                         }
                     }
                     Op::Approval { id, decision } => {
@@ -185,14 +195,20 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                             });
                         } else {
                             let mut session = shared.session.lock().await;
-                            session.history.clear();
+                            session.context.clear();
                             session.usage = UsageTotals::default();
                             events.emit(Event::HistoryCleared);
                         }
                     }
-                    Op::CompactNow => events.emit(Event::Notice {
-                        message: "compaction is not available in this version".to_string(),
-                    }),
+                    Op::CompactNow => {
+                        if running.is_some() {
+                            events.emit(Event::Notice {
+                                message: "a turn is running; compact again when it ends".to_string(),
+                            });
+                        } else {
+                            running = Some(start_job(&shared, Job::Compact));
+                        }
+                    }
                     Op::Shutdown => {
                         stop_turn(&mut running, &shared).await;
                         break;
@@ -208,7 +224,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                     recover_from_crash(&shared, &err.to_string()).await;
                 }
                 if let Some(text) = queued.pop_front() {
-                    running = Some(start_turn(&shared, text));
+                    running = Some(start_job(&shared, Job::Turn(text)));
                 }
             }
         }
@@ -216,7 +232,14 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
     events.emit(Event::ShutdownComplete);
 }
 
-fn start_turn(shared: &Shared, text: String) -> RunningTurn {
+/// Work that holds the session while it runs.
+enum Job {
+    Turn(String),
+    /// `/compact`: compact everything that can be, now.
+    Compact,
+}
+
+fn start_job(shared: &Shared, job: Job) -> RunningTurn {
     let cancel = CancellationToken::new();
     let context = TurnContext {
         options: Arc::clone(&shared.options),
@@ -229,7 +252,10 @@ fn start_turn(shared: &Shared, text: String) -> RunningTurn {
     let session = Arc::clone(&shared.session);
     let task = tokio::spawn(async move {
         let mut session = session.lock().await;
-        turn::run_turn(&mut session, text, &context).await;
+        match job {
+            Job::Turn(text) => turn::run_turn(&mut session, text, &context).await,
+            Job::Compact => turn::compact_now(&mut session, &context).await,
+        }
     });
     RunningTurn { task, cancel }
 }
@@ -247,10 +273,9 @@ async fn stop_turn(running: &mut Option<RunningTurn>, shared: &Shared) {
 /// A turn task panicked: repair the history it left and say so.
 async fn recover_from_crash(shared: &Shared, why: &str) {
     let mut session = shared.session.lock().await;
-    history::close_open_tool_calls(
-        &mut session.history,
-        "the agent crashed while this call was running",
-    );
+    session
+        .context
+        .close_open_tool_calls("the agent crashed while this call was running");
     shared.events.emit(Event::Error {
         message: format!("internal error, the turn was stopped: {why}"),
     });

@@ -18,6 +18,15 @@ pub(crate) enum CallFailure {
     Failed(LlmError),
 }
 
+/// Whether a call's text and thinking stream to the front end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Deltas {
+    /// The conversation's own replies.
+    Forward,
+    /// Housekeeping calls (summaries): nothing shows in the conversation.
+    Quiet,
+}
+
 /// What one attempt streamed before it ended.
 #[derive(Debug, Default)]
 struct Streamed {
@@ -31,13 +40,14 @@ struct Streamed {
 pub(crate) async fn call_model(
     context: &TurnContext,
     request: &ModelRequest<'_>,
+    deltas: Deltas,
 ) -> Result<ModelResponse, CallFailure> {
     let policy = &context.options.config.retry;
     let mut retries = 0u32;
     loop {
         let mut streamed = Streamed::default();
         let outcome = {
-            let attempt = attempt(context, request, &mut streamed);
+            let attempt = attempt(context, request, &mut streamed, deltas);
             tokio::select! {
                 biased;
                 _ = context.cancel.cancelled() => None,
@@ -84,18 +94,23 @@ async fn attempt(
     context: &TurnContext,
     request: &ModelRequest<'_>,
     streamed: &mut Streamed,
+    deltas: Deltas,
 ) -> Result<ModelResponse, LlmError> {
     let mut stream = context.options.client.stream(request).await?;
     while let Some(item) = stream.next().await {
         match item? {
             ModelEvent::ThinkingDelta(delta) => {
                 streamed.any_output = true;
-                context.events.emit(Event::ThinkingDelta { delta });
+                if deltas == Deltas::Forward {
+                    context.events.emit(Event::ThinkingDelta { delta });
+                }
             }
             ModelEvent::TextDelta(delta) => {
                 streamed.any_output = true;
                 streamed.text.push_str(&delta);
-                context.events.emit(Event::TextDelta { delta });
+                if deltas == Deltas::Forward {
+                    context.events.emit(Event::TextDelta { delta });
+                }
             }
             ModelEvent::Completed(response) => return Ok(response),
         }

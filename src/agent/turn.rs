@@ -7,9 +7,10 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::approval::Verdict;
-use super::history::{self, ContentBlock, Message, Role};
-use super::model_call::{CallFailure, call_model};
-use super::{Session, TurnContext, context};
+use super::compaction::{self, BudgetFailure};
+use super::history::{ContentBlock, Message, Role};
+use super::model_call::{CallFailure, Deltas, call_model};
+use super::{Session, TurnContext};
 use crate::llm::{InvalidArguments, ModelRequest, ModelResponse};
 use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary, ToolOutcome};
 use crate::tools::output::{cap_text, preview_line};
@@ -61,20 +62,24 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     let max_steps = options.config.agent.max_steps;
     let specs = options.tools.specs();
     context.events.emit(Event::TurnStarted { text: text.clone() });
-    session.history.push(Message::user(text));
+    session.context.push(Message::user(text));
 
     let mut asked_to_continue = false;
     // Text of a reply cut at the output limit, to be joined with its continuation.
     let mut carried_text = String::new();
     for step in 1..=max_steps {
         context.events.emit(Event::StepStarted { step, max_steps });
+        if !preflight(session, context).await {
+            return;
+        }
+        let prompt = session.context.prompt();
         let request = ModelRequest {
             system: &options.system_prompt,
-            messages: &session.history,
+            messages: &prompt,
             tools: &specs,
             max_output_tokens: options.config.model.max_output_tokens,
         };
-        let response = match call_model(context, &request).await {
+        let response = match call_model(context, &request, Deltas::Forward).await {
             Ok(response) => response,
             Err(failure) => return end_without_response(session, context, failure),
         };
@@ -91,7 +96,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
                 context.events.emit(Event::Notice {
                     message: "the reply hit the output token limit; asking the model to continue".to_string(),
                 });
-                session.history.push(Message::user(CONTINUE_PROMPT));
+                session.context.push(Message::user(CONTINUE_PROMPT));
                 continue;
             }
             if response.stop_reason == StopReason::MaxTokens {
@@ -106,14 +111,14 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         match run_tools(session, context, &response).await {
             ToolPhase::Done => {}
             ToolPhase::Interrupted => {
-                history::close_open_tool_calls(&mut session.history, INTERRUPTED);
+                session.context.close_open_tool_calls(INTERRUPTED);
                 context.events.emit(Event::TurnAborted {
                     reason: "interrupted by the user while tools were running".to_string(),
                 });
                 return;
             }
             ToolPhase::Aborted => {
-                history::close_open_tool_calls(&mut session.history, ABORTED);
+                session.context.close_open_tool_calls(ABORTED);
                 context.events.emit(Event::TurnAborted {
                     reason: "the person stopped the turn at an approval".to_string(),
                 });
@@ -135,10 +140,48 @@ fn assistant_text(response: &ModelResponse) -> String {
         .collect()
 }
 
+/// Makes the next prompt fit its budget. False when the turn had to end (interrupted,
+/// or the prompt cannot be made small enough); the events say which.
+async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
+    match compaction::ensure_budget(session, context, false).await {
+        Ok(()) => true,
+        Err(BudgetFailure::Cancelled) => {
+            context.events.emit(Event::TurnAborted {
+                reason: "interrupted by the user while the context was compacted".to_string(),
+            });
+            false
+        }
+        Err(BudgetFailure::TooLarge(why)) => {
+            context.events.emit(Event::Error {
+                message: format!("the request was not sent: {why}"),
+            });
+            false
+        }
+    }
+}
+
+/// `/compact`: compacts whatever can be, now, and reports the result.
+pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
+    let before = compaction::prompt_size(session, context);
+    let compactions = session.compactions;
+    match compaction::ensure_budget(session, context, true).await {
+        Ok(()) | Err(BudgetFailure::TooLarge(_)) => {
+            if session.compactions == compactions {
+                context.events.emit(Event::Notice {
+                    message: format!("nothing to compact: the prompt is about {before} tokens"),
+                });
+            }
+        }
+        Err(BudgetFailure::Cancelled) => context.events.emit(Event::Notice {
+            message: "compaction interrupted".to_string(),
+        }),
+    }
+}
+
 /// Appends the reply to the history and tells the front end about it and the context size.
 fn record_response(session: &mut Session, context: &TurnContext, response: &ModelResponse) {
     if !response.content.is_empty() {
-        session.history.push(Message {
+        session.context.push(Message {
             role: Role::Assistant,
             content: response.content.clone(),
         });
@@ -164,14 +207,13 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
     session.usage.input += usage.input_tokens;
     session.usage.output += usage.output_tokens;
     let options = &context.options;
+    // The provider's figure is exact for the prompt it saw plus this reply; without
+    // one, our count of the next prompt stands in.
     let reported = usage.input_tokens + usage.output_tokens;
     let (context_tokens, estimated) = if reported > 0 {
         (reported, false)
     } else {
-        (
-            context::estimate_request(&options.system_prompt, &session.history, &options.tools.specs()),
-            true,
-        )
+        (compaction::prompt_size(session, context), true)
     };
     context.events.emit(Event::TokenUsage {
         context_tokens,
@@ -190,7 +232,7 @@ fn end_without_response(session: &mut Session, context: &TurnContext, failure: C
     match failure {
         CallFailure::Cancelled { partial_text } => {
             if !partial_text.trim().is_empty() {
-                session.history.push(Message::assistant_text(format!(
+                session.context.push(Message::assistant_text(format!(
                     "{partial_text}\n\n{INTERRUPTED_MARK}"
                 )));
             }
@@ -216,7 +258,7 @@ async fn run_tools(session: &mut Session, context: &TurnContext, response: &Mode
             _ => None,
         })
         .collect();
-    session.history.push(Message {
+    session.context.push(Message {
         role: Role::Tool,
         content: Vec::with_capacity(calls.len()),
     });
@@ -263,7 +305,7 @@ async fn run_tools(session: &mut Session, context: &TurnContext, response: &Mode
             // The history repair after the loop gives this call its result.
             return phase;
         }
-        if let Some(results) = session.history.last_mut() {
+        if let Some(results) = session.context.last_mut() {
             results.content.push(ContentBlock::ToolResult {
                 tool_use_id: id,
                 content,
@@ -383,7 +425,10 @@ fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
 /// work can be picked up, and end the turn with it.
 async fn step_limit_report(session: &mut Session, context: &TurnContext, max_steps: u32) {
     let options = &context.options;
-    let mut messages = session.history.clone();
+    if !preflight(session, context).await {
+        return;
+    }
+    let mut messages = session.context.prompt();
     messages.push(Message::user(format!(
         "You have used all {max_steps} steps allowed for this task, so stop here and do not call any tools. \
          Write a short progress report for the person: what was done, what remains, and what the next step would be."
@@ -396,7 +441,7 @@ async fn step_limit_report(session: &mut Session, context: &TurnContext, max_ste
         tools: &specs,
         max_output_tokens: options.config.model.max_output_tokens,
     };
-    let report = match call_model(context, &request).await {
+    let report = match call_model(context, &request, Deltas::Forward).await {
         Ok(response) => {
             let text = assistant_text(&response);
             if text.trim().is_empty() {
@@ -415,7 +460,7 @@ async fn step_limit_report(session: &mut Session, context: &TurnContext, max_ste
             format!("Stopped after {max_steps} steps; the progress report could not be written: {error}")
         }
     };
-    session.history.push(Message::assistant_text(report.clone()));
+    session.context.push(Message::assistant_text(report.clone()));
     context.events.emit(Event::StepLimitReached {
         steps: max_steps,
         report,

@@ -80,6 +80,10 @@ pub struct ModelConfig {
 pub struct AgentSettings {
     pub max_steps: u32,
     pub token_limit: u64,
+    pub compaction: crate::agent::compaction::Strategy,
+    pub keep_tool_results: usize,
+    pub keep_recent_steps: usize,
+    pub tokenizer: crate::agent::tokens::Encoding,
     pub approval: ApprovalMode,
     pub system_prompt_file: String,
 }

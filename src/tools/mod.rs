@@ -155,6 +155,7 @@ impl ToolRegistry {
         let mut registry = Self::default();
         registry.register(Arc::new(read::ReadFileTool::new(
             config.tools.read_file.max_tokens,
+            config.agent.tokenizer,
         )));
         registry.register(Arc::new(edit::WriteFileTool));
         registry.register(Arc::new(edit::EditFileTool));

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::paths::{Access, Workspace};
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
-use crate::agent::context::estimate_text;
+use crate::agent::tokens::{Encoding, TokenCounter};
 
 /// Entries a folder listing shows before summarising the rest.
 const MAX_ENTRIES: usize = 500;
@@ -20,11 +20,12 @@ const SNIFF_BYTES: usize = 8192;
 /// The `read_file` tool.
 pub struct ReadFileTool {
     max_tokens: u64,
+    encoding: Encoding,
 }
 
 impl ReadFileTool {
-    pub fn new(max_tokens: u64) -> Self {
-        Self { max_tokens }
+    pub fn new(max_tokens: u64, encoding: Encoding) -> Self {
+        Self { max_tokens, encoding }
     }
 }
 
@@ -58,17 +59,20 @@ impl Tool for ReadFileTool {
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         let max_tokens = self.max_tokens;
+        let encoding = self.encoding;
         Box::pin(async move {
             let workspace = context.workspace.clone();
-            // File reading blocks; keep it off the async workers.
-            tokio::task::spawn_blocking(move || read(&workspace, &arguments, max_tokens))
-                .await
-                .unwrap_or_else(|err| ToolOutput::error(format!("read_file failed: {err}")))
+            // File reading (and the tokenizer's first load) blocks; keep it off the async workers.
+            tokio::task::spawn_blocking(move || {
+                read(&workspace, &arguments, max_tokens, TokenCounter::new(encoding))
+            })
+            .await
+            .unwrap_or_else(|err| ToolOutput::error(format!("read_file failed: {err}")))
         })
     }
 }
 
-fn read(workspace: &Workspace, arguments: &Value, max_tokens: u64) -> ToolOutput {
+fn read(workspace: &Workspace, arguments: &Value, max_tokens: u64, counter: TokenCounter) -> ToolOutput {
     let named = arguments.get("path").and_then(Value::as_str).unwrap_or("");
     let path = match workspace.resolve(named, Access::Read) {
         Ok(path) => path,
@@ -96,7 +100,7 @@ fn read(workspace: &Workspace, arguments: &Value, max_tokens: u64) -> ToolOutput
         .unwrap_or(1)
         .max(1);
     let limit = arguments.get("limit").and_then(Value::as_u64);
-    match read_lines(&path, offset, limit, max_tokens) {
+    match read_lines(&path, offset, limit, max_tokens, counter) {
         Ok(Lines::Binary) => ToolOutput::error(format!(
             "{shown} is a binary file ({} bytes); read_file shows text only",
             meta.len()
@@ -118,7 +122,13 @@ enum Lines {
     PastEnd { total: u64 },
 }
 
-fn read_lines(path: &Path, offset: u64, limit: Option<u64>, max_tokens: u64) -> std::io::Result<Lines> {
+fn read_lines(
+    path: &Path,
+    offset: u64,
+    limit: Option<u64>,
+    max_tokens: u64,
+    counter: TokenCounter,
+) -> std::io::Result<Lines> {
     let mut file = std::fs::File::open(path)?;
     let mut sniff = vec![0u8; SNIFF_BYTES];
     let sniffed = read_up_to(&mut file, &mut sniff)?;
@@ -166,7 +176,7 @@ fn read_lines(path: &Path, offset: u64, limit: Option<u64>, max_tokens: u64) -> 
             }
         };
         let line = format!("{number:>6}|{text}");
-        let tokens = estimate_text(&line) + 1;
+        let tokens = counter.count(&line) + 1;
         if !head_full && head_tokens + tokens <= half_budget {
             head_tokens += tokens;
             head.push(line);
@@ -262,7 +272,12 @@ mod tests {
     }
 
     fn run(dir: &Path, arguments: Value, max_tokens: u64) -> ToolOutput {
-        read(&Workspace::new(dir, &[]), &arguments, max_tokens)
+        read(
+            &Workspace::new(dir, &[]),
+            &arguments,
+            max_tokens,
+            TokenCounter::new(Encoding::Cl100kBase),
+        )
     }
 
     #[test]
@@ -302,11 +317,8 @@ mod tests {
             out.content
                 .contains("cut to stay within 200 tokens; read them with offset and limit")
         );
-        assert!(
-            estimate_text(&out.content) < 260,
-            "{}",
-            estimate_text(&out.content)
-        );
+        let tokens = TokenCounter::new(Encoding::Cl100kBase).count(&out.content);
+        assert!(tokens < 260, "{tokens}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -334,7 +346,12 @@ mod tests {
             ToolOutput::error("file not found: nope")
         );
         let ws = Workspace::new(&dir, &[std::path::PathBuf::from("/dev")]);
-        let out = read(&ws, &json!({"path": "/dev/zero"}), 100);
+        let out = read(
+            &ws,
+            &json!({"path": "/dev/zero"}),
+            100,
+            TokenCounter::estimate_only(),
+        );
         assert_eq!(
             out,
             ToolOutput::error(

@@ -97,8 +97,9 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     let theme =
         Theme::load(&theme_name, config_dir.as_deref(), no_color).map_err(|err| anyhow::anyhow!(err))?;
     let key = startup::api_key(&config, &env);
-    // Syntax sets load in the background; the first frame never waits for them.
+    // Syntax sets and the tokenizer load in the background; the first frame waits for neither.
     highlight::preload();
+    crate::agent::tokens::preload(config.agent.tokenizer);
 
     let mut app = App::new(
         theme,

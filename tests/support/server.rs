@@ -61,6 +61,8 @@ impl RecordedRequest {
 #[derive(Default)]
 struct Shared {
     script: VecDeque<Reply>,
+    /// Answers every request that declares no tools (a summary call), when set.
+    toolless: Option<Reply>,
     requests: Vec<RecordedRequest>,
     /// Model requests answered so far (for response ids).
     seq: u64,
@@ -192,6 +194,12 @@ impl ScriptedServer {
         }
     }
 
+    /// Answers every request that declares no tools (summary calls) with `reply`,
+    /// without consuming the script.
+    pub fn answer_toolless_with(&self, reply: Reply) {
+        lock(&self.shared).toolless = Some(reply);
+    }
+
     /// Appends a reply to the script while running.
     pub fn push(&self, reply: Reply) {
         lock(&self.shared).script.push_back(reply);
@@ -279,6 +287,11 @@ async fn handle_connection(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let body_is_json = !recorded.body.is_null();
+    let declares_tools = recorded
+        .body
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .is_some_and(|t| !t.is_empty());
     let method = recorded.method.clone();
     let path = recorded.path.clone();
 
@@ -303,6 +316,14 @@ async fn handle_connection(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
                     "scripted server: malformed request: body is not JSON",
                 ),
             },
+            Some(format) if !declares_tools && shared.toolless.is_some() => {
+                shared.seq += 1;
+                Action::Reply {
+                    format,
+                    reply: shared.toolless.clone().unwrap_or_else(|| Reply::text("")),
+                    seq: shared.seq,
+                }
+            }
             Some(format) => match shared.script.pop_front() {
                 None => Action::Error {
                     status: 500,

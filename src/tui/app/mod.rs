@@ -368,6 +368,10 @@ impl App {
                 };
                 self.notice(NoticeKind::Warning, format!("retrying: {reason}"));
             }
+            Event::CompactionStarted { reason } => {
+                self.activity = Activity::Compacting;
+                self.notice(NoticeKind::Info, format!("compacting: {reason}"));
+            }
             Event::ContextCompacted {
                 tokens_before,
                 tokens_after,

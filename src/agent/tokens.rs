@@ -1,0 +1,130 @@
+//! Counting tokens with tiktoken's BPE (bundled, offline). The encoding is loaded once
+//! per process; `preload` starts that in the background so nothing waits for it later.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+use tiktoken_rs::CoreBPE;
+
+use super::history::{ContentBlock, Message};
+use crate::llm::ToolSpec;
+
+/// Framing tokens each message costs on the wire (role, separators).
+pub const PER_MESSAGE_TOKENS: u64 = 4;
+
+/// Which BPE encoding counts tokens (`agent.tokenizer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// GPT-4 era; close enough for Claude and MiniMax budgeting.
+    Cl100kBase,
+    /// GPT-4o and later.
+    O200kBase,
+}
+
+static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+
+fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
+    let (cell, load): (&OnceLock<Option<CoreBPE>>, fn() -> anyhow::Result<CoreBPE>) = match encoding {
+        Encoding::Cl100kBase => (&CL100K, tiktoken_rs::cl100k_base),
+        Encoding::O200kBase => (&O200K, tiktoken_rs::o200k_base),
+    };
+    cell.get_or_init(|| match load() {
+        Ok(bpe) => Some(bpe),
+        Err(err) => {
+            tracing::warn!("cannot load the {encoding:?} tokenizer, estimating by size instead: {err}");
+            None
+        }
+    })
+    .as_ref()
+}
+
+/// Starts loading the encoding on a background thread (idempotent).
+pub fn preload(encoding: Encoding) {
+    std::thread::spawn(move || {
+        let _ = bpe(encoding);
+    });
+}
+
+/// Counts tokens of text and of messages.
+#[derive(Clone, Copy)]
+pub struct TokenCounter {
+    bpe: Option<&'static CoreBPE>,
+}
+
+impl std::fmt::Debug for TokenCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.bpe.is_some() {
+            "TokenCounter(bpe)"
+        } else {
+            "TokenCounter(estimate)"
+        })
+    }
+}
+
+impl TokenCounter {
+    /// The counter for `encoding`; loads it on first use (about a tenth of a second).
+    pub fn new(encoding: Encoding) -> Self {
+        Self { bpe: bpe(encoding) }
+    }
+
+    /// A counter that estimates four bytes per token (when the tokenizer is unavailable).
+    pub fn estimate_only() -> Self {
+        Self { bpe: None }
+    }
+
+    pub fn count(&self, text: &str) -> u64 {
+        match self.bpe {
+            Some(bpe) => bpe.count_ordinary(text) as u64,
+            None => (text.len() as u64).div_ceil(4),
+        }
+    }
+
+    /// Tokens of one content block as the provider sees it.
+    pub fn block(&self, block: &ContentBlock) -> u64 {
+        match block {
+            ContentBlock::Text { text } => self.count(text),
+            ContentBlock::Thinking { thinking, .. } => self.count(thinking),
+            ContentBlock::RedactedThinking { data } => self.count(data),
+            ContentBlock::ToolUse { name, input, .. } => self.count(name) + self.count(&input.to_string()),
+            ContentBlock::ToolResult { content, .. } => self.count(content),
+        }
+    }
+
+    /// Tokens of a message, framing included.
+    pub fn message(&self, message: &Message) -> u64 {
+        message.content.iter().map(|block| self.block(block)).sum::<u64>() + PER_MESSAGE_TOKENS
+    }
+
+    /// Tokens the tool schemas add to every request.
+    pub fn tools(&self, tools: &[ToolSpec]) -> u64 {
+        tools
+            .iter()
+            .map(|tool| {
+                self.count(&tool.name)
+                    + self.count(&tool.description)
+                    + self.count(&tool.input_schema.to_string())
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_with_the_real_encoding() {
+        let counter = TokenCounter::new(Encoding::Cl100kBase);
+        assert_eq!(counter.count("hello world"), 2);
+        assert_eq!(counter.count(""), 0);
+        let o200k = TokenCounter::new(Encoding::O200kBase);
+        assert!(o200k.count("The quick brown fox jumps over the lazy dog.") >= 9);
+        assert_eq!(
+            counter.message(&Message::user("hello world")),
+            2 + PER_MESSAGE_TOKENS
+        );
+        assert_eq!(TokenCounter::estimate_only().count("12345678"), 2);
+    }
+}
