@@ -25,8 +25,14 @@ pub enum Encoding {
 static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
 static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
 
+/// Where an encoding is kept once loaded, and how it is loaded.
+type Slot = (
+    &'static OnceLock<Option<CoreBPE>>,
+    fn() -> anyhow::Result<CoreBPE>,
+);
+
 fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
-    let (cell, load): (&OnceLock<Option<CoreBPE>>, fn() -> anyhow::Result<CoreBPE>) = match encoding {
+    let (cell, load): Slot = match encoding {
         Encoding::Cl100kBase => (&CL100K, tiktoken_rs::cl100k_base),
         Encoding::O200kBase => (&O200K, tiktoken_rs::o200k_base),
     };
