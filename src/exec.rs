@@ -110,6 +110,7 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             | Event::Retrying { .. }
             | Event::CompactionStarted { .. }
             | Event::ContextCompacted { .. }
+            | Event::HistorySnapshot { .. }
             | Event::Notice { .. } => None,
         };
         printer.event(&event);
@@ -283,6 +284,7 @@ impl Printer {
                 eprintln!("refused `{name}`: exec cannot ask for approval (see --approval)");
             }
             Event::TurnStarted { .. }
+            | Event::HistorySnapshot { .. }
             | Event::ApprovalRulesChanged { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared

@@ -62,6 +62,8 @@ pub enum Op {
     ClearHistory,
     /// Compact the history now instead of waiting for the budget to demand it.
     CompactNow,
+    /// Ask for a [`Event::HistorySnapshot`]: the prompt as the model will see it next.
+    InspectHistory,
     /// Cancel whatever runs and end the agent task.
     Shutdown,
 }
@@ -189,6 +191,8 @@ pub enum Event {
         /// True when the model could not summarize and a digest stands in.
         fallback: bool,
     },
+    /// The answer to [`Op::InspectHistory`].
+    HistorySnapshot { snapshot: HistorySnapshot },
     /// Something worth telling the person that is not an error (e.g. a reply cut at the token limit).
     Notice { message: String },
     /// The turn finished with the model's final answer.
@@ -202,6 +206,72 @@ pub enum Event {
     Error { message: String },
     /// The agent task ended (after [`Op::Shutdown`] or when every sender is gone).
     ShutdownComplete,
+}
+
+/// The prompt as the model will see it next, with what the summaries replaced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistorySnapshot {
+    /// In prompt order: user messages, assistant messages, tool results, summaries.
+    pub entries: Vec<HistoryEntry>,
+    /// Tokens of the whole prompt (system prompt and tool schemas included).
+    pub prompt_tokens: u64,
+    /// Tokens of the prompt's messages by kind: `user`, `assistant`, `tool results`, `summaries`.
+    pub by_role: Vec<(String, u64)>,
+    /// Tokens of tool results in the prompt, by tool.
+    pub by_tool: Vec<(String, u64)>,
+    /// Every compaction of the session, oldest first.
+    pub compactions: Vec<CompactionRecord>,
+    /// Tool results the prompt shows as one-line stubs.
+    pub masked_results: u64,
+}
+
+/// One item of a [`HistorySnapshot`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub kind: HistoryEntryKind,
+    /// One line: the first words of a message, the tools called, or the summary's range.
+    pub title: String,
+    pub tokens: u64,
+    /// The whole text as the model sees it (capped for very long entries).
+    pub body: String,
+    /// For summaries: what they replaced.
+    pub summary: Option<SummaryDetail>,
+}
+
+/// What kind of prompt item a [`HistoryEntry`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryEntryKind {
+    User,
+    Assistant,
+    /// The results of one step's tool calls; some may be masked stubs.
+    ToolResults,
+    Summary,
+}
+
+/// A summary's record: the range it replaced and the original messages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SummaryDetail {
+    /// History messages `start..end`.
+    pub start: u64,
+    pub end: u64,
+    /// Tokens the range took before it was summarized.
+    pub tokens_before: u64,
+    /// True when the model could not summarize and a digest stands in.
+    pub fallback: bool,
+    /// The replaced messages (earlier summaries it absorbed appear as summary entries).
+    pub originals: Vec<HistoryEntry>,
+}
+
+/// One compaction, as the session log and `/stats` show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionRecord {
+    /// The whole prompt's tokens before and after.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub start: u64,
+    pub end: u64,
+    pub fallback: bool,
 }
 
 /// How a tool call ended.

@@ -287,3 +287,66 @@ fn a_failing_summarizer_falls_back_to_a_digest_and_the_turn_goes_on() {
         }
     });
 }
+
+#[test]
+fn the_history_snapshot_shows_summaries_and_their_originals() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let mut script: Vec<Reply> = (0..4)
+            .map(|n| Reply::tool(format!("call_{n}"), "read_file", r#"{"path": "big.txt"}"#))
+            .collect();
+        script.push(Reply::text("done"));
+        let server = ScriptedServer::start(script).await;
+        server.answer_toolless_with(Reply::text("Read big.txt twice; it lists numbered lines."));
+        let mut config = test_config(Provider::Anthropic, &server);
+        config.agent.token_limit = 80_000;
+        config.model.max_output_tokens = 4096;
+        config.tools.read_file.max_tokens = 40_000;
+        let mut agent = Harness::start(config);
+        big_file(&agent.workspace, 30_000);
+        agent.turn(TASK).await;
+        agent.send(miniagent::protocol::Op::InspectHistory);
+        let Event::HistorySnapshot { snapshot } = agent
+            .wait_for(|e| matches!(e, Event::HistorySnapshot { .. }))
+            .await
+        else {
+            unreachable!()
+        };
+        use miniagent::protocol::HistoryEntryKind;
+        assert_eq!(snapshot.entries[0].kind, HistoryEntryKind::User);
+        assert_eq!(snapshot.entries[0].title, TASK);
+        let summary = snapshot
+            .entries
+            .iter()
+            .find(|e| e.kind == HistoryEntryKind::Summary)
+            .expect("a summary entry");
+        assert!(
+            summary.title.starts_with("summary of messages 1–"),
+            "{}",
+            summary.title
+        );
+        assert_eq!(summary.body, "Read big.txt twice; it lists numbered lines.");
+        let detail = summary.summary.as_ref().expect("summary detail");
+        assert!(
+            detail
+                .originals
+                .iter()
+                .any(|e| e.kind == HistoryEntryKind::ToolResults && e.body.contains("line 1: the quick"))
+        );
+        assert!(
+            detail
+                .originals
+                .iter()
+                .any(|e| e.kind == HistoryEntryKind::Assistant && e.title.contains("calls read_file"))
+        );
+        assert!(detail.tokens_before > 25_000, "{}", detail.tokens_before);
+        assert!(!snapshot.compactions.is_empty());
+        assert!(
+            snapshot
+                .by_tool
+                .iter()
+                .any(|(name, tokens)| name == "read_file" && *tokens > 0)
+        );
+        assert!(snapshot.prompt_tokens < 80_000);
+    });
+}

@@ -9,9 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use miniagent::config::ApprovalMode;
 use miniagent::protocol::{
-    ApprovalRule, Decision, Event, Op, StopReason, ToolCallSummary, ToolInfo, ToolOutcome,
+    ApprovalRule, CompactionRecord, Decision, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op,
+    StopReason, SummaryDetail, ToolCallSummary, ToolInfo, ToolOutcome,
 };
 use miniagent::tui::app::{App, Pane};
+use miniagent::tui::inspector::HistoryInspector;
 use miniagent::tui::overlay::{FirstRun, Overlay};
 use miniagent::tui::render;
 use miniagent::tui::theme::Theme;
@@ -496,4 +498,299 @@ fn monochrome_theme_has_no_colours() {
             cell.symbol()
         );
     }
+}
+
+/// Entries from (kind, title, tokens, body); an empty title repeats the body.
+fn entries(items: &[(HistoryEntryKind, &str, u64, &str)]) -> Vec<HistoryEntry> {
+    items
+        .iter()
+        .map(|&(kind, title, tokens, body)| HistoryEntry {
+            kind,
+            title: if title.is_empty() { body } else { title }.into(),
+            tokens,
+            body: body.into(),
+            summary: None,
+        })
+        .collect()
+}
+
+/// The session's compactions: prompt before and after, messages `start..end`, fallback.
+const COMPACTIONS: [(u64, u64, u64, u64, bool); 2] =
+    [(75_400, 41_600, 1, 12, true), (48_200, 19_100, 12, 26, false)];
+
+/// A prompt after two compactions: a fallback digest, a model summary, then the live
+/// messages (a masked tool result among them, and CJK text).
+fn summarized_history() -> HistorySnapshot {
+    use HistoryEntryKind::{Assistant, Summary, ToolResults, User};
+    let summary = |title: &str, tokens, body: &str, detail| HistoryEntry {
+        kind: Summary,
+        title: title.into(),
+        tokens,
+        body: body.into(),
+        summary: Some(detail),
+    };
+    let digest = summary(
+        "summary of messages 1–11 (digest): 36100 → 2350 tokens",
+        2_350,
+        "[digest of steps 1–11; the summary call failed]\n- user: add a --json flag to `report` and keep the table output as the default\n- read_file src/report.rs (412 lines)\n- edit_file src/report.rs: added `Format::{Table, Json}` and `--json`\n- bash `cargo test -q report`: 2 failed (report::tests::json_has_totals, report::tests::empty_rows)",
+        SummaryDetail {
+            start: 1,
+            end: 12,
+            tokens_before: 36_100,
+            fallback: true,
+            originals: entries(&[
+                (
+                    User,
+                    "",
+                    38,
+                    "Add a --json flag to the report command; keep the table as the default.",
+                ),
+                (
+                    Assistant,
+                    "I'll read the report module first. · calls read_file",
+                    164,
+                    "[thinking]\nThe flag belongs in the CLI struct; the formatting lives in report.rs.\n[/thinking]\nI'll read the report module first.\n→ read_file {\"path\":\"src/report.rs\"}",
+                ),
+                (
+                    ToolResults,
+                    "1 tool result",
+                    5_210,
+                    "← read_file result:\n//! Monthly reports: rows, totals and the table printer.\n\npub struct Report {\n\tpub rows: Vec<Row>,\n}\n… (408 more lines)",
+                ),
+            ]),
+        },
+    );
+    let summarized = summary(
+        "summary of messages 12–25: 27400 → 1870 tokens",
+        1_870,
+        "The JSON output now carries per-row totals and a grand total; both failing tests pass. `empty_rows` needed `rows: []` instead of `null`. Remaining: the README still documents only the table output.",
+        SummaryDetail {
+            start: 12,
+            end: 26,
+            tokens_before: 27_400,
+            fallback: false,
+            originals: entries(&[
+                (
+                    Assistant,
+                    "Two tests fail; fixing the totals first. · calls edit_file",
+                    412,
+                    "Two tests fail; fixing the totals first.\n→ edit_file {\"path\":\"src/report.rs\",\"old_str\":\"totals: None\",\"new_str\":\"totals: Some(totals)\"}",
+                ),
+                (
+                    ToolResults,
+                    "1 tool result",
+                    96,
+                    "← edit_file result:\nedited src/report.rs (1 replacement)",
+                ),
+                (
+                    Summary,
+                    "earlier summary of messages 1–11",
+                    2_350,
+                    "[digest of steps 1–11]",
+                ),
+            ]),
+        },
+    );
+    let mut all = vec![digest, summarized];
+    all.extend(entries(&[
+        (User, "", 21, "now update the README and run the whole suite"),
+        (Assistant, "Running the suite before touching the docs. · calls bash, read_file", 236, "[thinking]\nRun everything first so the README describes working behaviour.\n[/thinking]\nRunning the suite before touching the docs.\n→ bash {\"command\":\"cargo test -q\"}\n→ read_file {\"path\":\"README.md\"}"),
+        (ToolResults, "2 tool results, 1 masked", 2_940, "← bash result:\n[result omitted to save context: 18.2k tokens of `cargo test -q` output; the model saw it at step 27]\n← read_file result:\n# report\n\nPrints monthly reports as a table."),
+        (Assistant, "测试全部通过。我来更新 README，加入 --json 的说明。 · calls edit_file", 188, "测试全部通过。我来更新 README，加入 --json 的说明。\n→ edit_file {\"path\":\"README.md\",\"old_str\":\"as a table.\",\"new_str\":\"as a table, or as JSON with --json.\"}"),
+        (ToolResults, "1 tool result", 31, "← edit_file result:\nedited README.md (1 replacement)"),
+    ]));
+    let named = |pairs: &[(&str, u64)]| pairs.iter().map(|&(name, n)| (name.to_string(), n)).collect();
+    HistorySnapshot {
+        entries: all,
+        prompt_tokens: 19_400,
+        by_role: named(&[
+            ("assistant", 824),
+            ("summaries", 4_220),
+            ("tool results", 2_971),
+            ("user", 21),
+        ]),
+        by_tool: named(&[("bash", 1_020), ("edit_file", 31), ("read_file", 1_920)]),
+        compactions: COMPACTIONS
+            .iter()
+            .map(
+                |&(tokens_before, tokens_after, start, end, fallback)| CompactionRecord {
+                    tokens_before,
+                    tokens_after,
+                    start,
+                    end,
+                    fallback,
+                },
+            )
+            .collect(),
+        masked_results: 3,
+    }
+}
+
+/// Two compactions as the agent reports them.
+fn two_compactions(app: &mut App) {
+    for (before, after, start, end, fallback) in COMPACTIONS {
+        app.on_agent_event(Event::CompactionStarted {
+            reason: format!("summarizing messages {start}–{}", end - 1),
+        });
+        app.on_agent_event(Event::ContextCompacted {
+            tokens_before: before,
+            tokens_after: after,
+            summary: "…".into(),
+            start,
+            end,
+            fallback,
+        });
+    }
+}
+
+fn inspector(app: &App) -> Option<&HistoryInspector> {
+    match app.overlays.last() {
+        Some(Overlay::History(inspector)) => Some(inspector),
+        _ => None,
+    }
+}
+
+#[test]
+fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_key(key(KeyCode::F(6)));
+    assert_eq!(app.outbox, vec![Op::InspectHistory]);
+    assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
+    assert!(screen(&mut app, 80, 24).contains("loading the history…"));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+
+    // The snapshot goes stale: every opening asks again.
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    type_text(&mut app, "/history");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.outbox, vec![Op::InspectHistory, Op::InspectHistory]);
+    assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    assert_eq!(inspector(&app).map(|i| i.waiting), Some(false));
+
+    // Tab on a plain message does nothing; on a summary it shows the originals.
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('j')));
+    assert!(!app.on_key(key(KeyCode::Tab)));
+    app.on_key(key(KeyCode::Home));
+    app.on_key(key(KeyCode::Tab));
+    let view = inspector(&app).cloned();
+    assert_eq!(view.map(|i| (i.selected, i.originals)), Some((0, true)));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("Replaced messages 1–11 (Tab: summary)"), "{text}");
+    assert!(text.contains("Add a --json flag to the report command"), "{text}");
+    // Moving on drops back to the summary text; Enter toggles too.
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(
+        inspector(&app).map(|i| (i.selected, i.originals)),
+        Some((1, false))
+    );
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(inspector(&app).map(|i| i.originals), Some(true));
+
+    // A compaction while the inspector is open asks again.
+    app.outbox.clear();
+    app.on_agent_event(Event::ContextCompacted {
+        tokens_before: 30_000,
+        tokens_after: 12_000,
+        summary: "…".into(),
+        start: 26,
+        end: 30,
+        fallback: false,
+    });
+    assert_eq!(app.outbox, vec![Op::InspectHistory]);
+    assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
+    app.on_key(key(KeyCode::Char('q')));
+    assert!(app.overlays.is_empty());
+}
+
+#[test]
+fn the_inspector_on_a_summarized_history() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    two_compactions(&mut app);
+    app.on_key(key(KeyCode::F(6)));
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    insta::assert_snapshot!("history_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("history_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Tab));
+    insta::assert_snapshot!("history_originals_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("history_originals_160x48", screen(&mut app, 160, 48));
+    // The text scrolls by pages and stops at its end.
+    screen(&mut app, 80, 24);
+    app.on_key(key(KeyCode::PageDown));
+    let scrolled = inspector(&app).map_or(0, |i| i.scroll);
+    assert!(scrolled > 0);
+    for _ in 0..10 {
+        app.on_key(key(KeyCode::PageDown));
+    }
+    screen(&mut app, 80, 24);
+    let end = inspector(&app).map_or(0, |i| i.scroll);
+    app.on_key(key(KeyCode::PageUp));
+    assert!(inspector(&app).map_or(0, |i| i.scroll) < end);
+    // A CJK message, selected, at 80 columns.
+    app.on_key(key(KeyCode::End));
+    app.on_key(key(KeyCode::Up));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("The model's message"), "{text}");
+    for (width, height) in [(20, 6), (40, 10), (109, 30), (112, 30), (300, 100)] {
+        screen(&mut app, width, height);
+    }
+}
+
+#[test]
+fn stats_show_the_history_figures() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    two_compactions(&mut app);
+    app.submit("/stats".into());
+    assert_eq!(app.outbox, vec![Op::InspectHistory]);
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    insta::assert_snapshot!("stats_history_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("stats_history_160x48", screen(&mut app, 160, 48));
+    let narrow = screen(&mut app, 60, 24);
+    assert!(narrow.contains("prompt by role"), "{narrow}");
+}
+
+#[test]
+fn the_status_bar_marks_compactions() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "keep going".into(),
+    });
+    two_compactions(&mut app);
+    // Compacting ends in waiting for the model, within a turn.
+    assert_eq!(app.status_text(), "waiting for the model 0.0 s");
+    assert_eq!(app.tokens.compactions, 2);
+    assert_eq!(app.tokens.context_tokens, 19_100);
+    let last_row = |text: String| text.lines().last().unwrap_or_default().to_string();
+    insta::assert_snapshot!("status_compactions_80x24", last_row(screen(&mut app, 80, 24)));
+    insta::assert_snapshot!("status_compactions_160x48", last_row(screen(&mut app, 160, 48)));
+    // Outside a turn (`/compact`), compaction ends in ready.
+    app.on_agent_event(Event::TurnComplete { text: "done".into() });
+    app.on_agent_event(Event::CompactionStarted {
+        reason: "asked for".into(),
+    });
+    assert_eq!(app.status_text(), "compacting");
+    app.on_agent_event(Event::ContextCompacted {
+        tokens_before: 19_100,
+        tokens_after: 9_000,
+        summary: "…".into(),
+        start: 26,
+        end: 30,
+        fallback: false,
+    });
+    assert_eq!(app.status_text(), "ready");
 }

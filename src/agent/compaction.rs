@@ -254,6 +254,13 @@ async fn summarize(
     });
     session.compactions += 1;
     let prompt_after = prompt_size(session, context);
+    session.compaction_log.push(crate::protocol::CompactionRecord {
+        tokens_before: prompt_before,
+        tokens_after: prompt_after,
+        start: start as u64,
+        end: end as u64,
+        fallback,
+    });
     context.events.emit(Event::ContextCompacted {
         tokens_before: prompt_before,
         tokens_after: prompt_after,

@@ -43,7 +43,7 @@ pub enum ViewItem {
 }
 
 /// The session's context.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ContextState {
     messages: Vec<Message>,
     counts: Vec<Option<u64>>,

@@ -8,6 +8,7 @@ pub mod approval;
 pub mod compaction;
 pub mod context;
 pub mod history;
+mod inspect;
 mod model_call;
 pub mod tokens;
 mod turn;
@@ -71,6 +72,7 @@ pub(crate) struct Session {
     pub context: ContextState,
     pub usage: UsageTotals,
     pub compactions: u32,
+    pub compaction_log: Vec<crate::protocol::CompactionRecord>,
 }
 
 /// What every turn of the session shares.
@@ -82,6 +84,8 @@ pub(crate) struct TurnContext {
     pub cancel: CancellationToken,
     pub approvals: PendingApprovals,
     pub policy: SharedPolicy,
+    /// Set when the inspector asked while this turn held the session.
+    pub inspect_requested: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What every turn of a session shares, and the router too.
@@ -93,6 +97,7 @@ struct Shared {
     events: EventSink,
     approvals: PendingApprovals,
     policy: SharedPolicy,
+    inspect_requested: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Starts the agent task. It ends after [`Op::Shutdown`] or when the op sender is dropped.
@@ -132,9 +137,11 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
             context: ContextState::new(counter),
             usage: UsageTotals::default(),
             compactions: 0,
+            compaction_log: Vec::new(),
         })),
         policy: SharedPolicy::new(ApprovalPolicy::new(options.config.agent.approval)),
         approvals: PendingApprovals::default(),
+        inspect_requested: Arc::default(),
         events,
         options,
     };
@@ -197,9 +204,18 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                             let mut session = shared.session.lock().await;
                             session.context.clear();
                             session.usage = UsageTotals::default();
+                            session.compaction_log.clear();
                             events.emit(Event::HistoryCleared);
                         }
                     }
+                    Op::InspectHistory => match shared.session.try_lock() {
+                        Ok(mut session) => {
+                            let snapshot = inspect::snapshot(&mut session, &shared.options);
+                            events.emit(Event::HistorySnapshot { snapshot });
+                        }
+                        // A turn holds the session: it answers at its next step.
+                        Err(_) => shared.inspect_requested.store(true, std::sync::atomic::Ordering::SeqCst),
+                    },
                     Op::CompactNow => {
                         if running.is_some() {
                             events.emit(Event::Notice {
@@ -222,6 +238,11 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                 running = None;
                 if let Err(err) = joined {
                     recover_from_crash(&shared, &err.to_string()).await;
+                }
+                if shared.inspect_requested.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                    let mut session = shared.session.lock().await;
+                    let snapshot = inspect::snapshot(&mut session, &shared.options);
+                    events.emit(Event::HistorySnapshot { snapshot });
                 }
                 if let Some(text) = queued.pop_front() {
                     running = Some(start_job(&shared, Job::Turn(text)));
@@ -248,6 +269,7 @@ fn start_job(shared: &Shared, job: Job) -> RunningTurn {
         cancel: cancel.clone(),
         approvals: shared.approvals.clone(),
         policy: shared.policy.clone(),
+        inspect_requested: Arc::clone(&shared.inspect_requested),
     };
     let session = Arc::clone(&shared.session);
     let task = tokio::spawn(async move {

@@ -143,6 +143,13 @@ fn assistant_text(response: &ModelResponse) -> String {
 /// Makes the next prompt fit its budget. False when the turn had to end (interrupted,
 /// or the prompt cannot be made small enough); the events say which.
 async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
+    if context
+        .inspect_requested
+        .swap(false, std::sync::atomic::Ordering::SeqCst)
+    {
+        let snapshot = super::inspect::snapshot(session, &context.options);
+        context.events.emit(Event::HistorySnapshot { snapshot });
+    }
     match compaction::ensure_budget(session, context, false).await {
         Ok(()) => true,
         Err(BudgetFailure::Cancelled) => {
@@ -166,11 +173,13 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     let compactions = session.compactions;
     match compaction::ensure_budget(session, context, true).await {
         Ok(()) | Err(BudgetFailure::TooLarge(_)) => {
-            if session.compactions == compactions {
-                context.events.emit(Event::Notice {
-                    message: format!("nothing to compact: the prompt is about {before} tokens"),
-                });
-            }
+            let after = compaction::prompt_size(session, context);
+            let message = if session.compactions == compactions {
+                format!("nothing to compact: the prompt is about {before} tokens")
+            } else {
+                format!("compacted: the prompt went from about {before} to {after} tokens")
+            };
+            context.events.emit(Event::Notice { message });
         }
         Err(BudgetFailure::Cancelled) => context.events.emit(Event::Notice {
             message: "compaction interrupted".to_string(),

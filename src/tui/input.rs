@@ -19,7 +19,7 @@ pub struct SlashCommand {
 }
 
 /// Every slash command, in the order the popup lists them.
-pub const SLASH_COMMANDS: [SlashCommand; 9] = [
+pub const SLASH_COMMANDS: [SlashCommand; 10] = [
     SlashCommand {
         name: "/help",
         args: "",
@@ -34,6 +34,11 @@ pub const SLASH_COMMANDS: [SlashCommand; 9] = [
         name: "/compact",
         args: "",
         help: "compact the history now",
+    },
+    SlashCommand {
+        name: "/history",
+        args: "",
+        help: "the prompt as the model sees it, and what summaries replaced",
     },
     SlashCommand {
         name: "/approval",

@@ -7,6 +7,7 @@ pub mod app;
 pub mod conversation;
 pub mod first_run;
 pub mod input;
+pub mod inspector;
 pub mod keys;
 pub mod layout;
 pub mod overlay;

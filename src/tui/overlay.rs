@@ -1,12 +1,14 @@
 //! Overlays drawn over the panes: help, a tool call's detail, a file preview, the
-//! remembered approvals, notes, stats and the first-run panel. The top one gets keys
-//! first. (The approval overlay is the app's own, above all of these.)
+//! remembered approvals, notes, stats, the history inspector and the first-run panel.
+//! The top one gets keys first. (The approval overlay is the app's own, above all of
+//! these.)
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::inspector::{HistoryInspector, INSPECTOR_HINTS, INSPECTOR_TITLE};
 use super::keys::KeyHint;
 use super::tree::{FilePreview, PreviewAction};
-use crate::protocol::{ApprovalRule, Op};
+use crate::protocol::{ApprovalRule, HistorySnapshot, Op};
 use crate::tools::notes::load_notes;
 
 /// What an overlay did with a key.
@@ -33,14 +35,24 @@ pub struct FirstRun {
     pub accepted: bool,
 }
 
-/// An overlay.
+/// What an overlay may read of the app while it handles a key.
+#[derive(Clone, Copy, Debug)]
+pub struct OverlayContext<'a> {
+    /// The remembered approvals (for `/approvals`).
+    pub rules: &'a [ApprovalRule],
+    /// The latest history snapshot (for the inspector).
+    pub history: Option<&'a HistorySnapshot>,
+}
+
+/// An overlay. `History` is the summarized-history inspector (`/history`, F6).
 pub enum Overlay {
     Help { scroll: u16 },
     ToolDetail { call_id: String, scroll: u16 },
     FilePreview(Box<FilePreview>),
     Approvals { selected: usize },
     Notes { lines: Vec<String>, scroll: u16 },
-    Stats,
+    Stats { scroll: u16 },
+    History(HistoryInspector),
     FirstRun(FirstRun),
 }
 
@@ -60,7 +72,12 @@ impl Overlay {
         Overlay::Notes { lines, scroll: 0 }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, rules: &[ApprovalRule]) -> OverlayAction {
+    /// Applies a key to this overlay.
+    pub fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
+        let rules = context.rules;
+        if let Overlay::History(inspector) = self {
+            return inspector.on_key(key, context.history);
+        }
         if let Overlay::FilePreview(preview) = self {
             return match preview.on_key(key) {
                 PreviewAction::Ignored => OverlayAction::Ignored,
@@ -120,11 +137,13 @@ impl Overlay {
     /// Scrolls by `lines` (negative: up). Returns whether anything scrolls.
     pub fn scroll(&mut self, lines: i32) -> bool {
         let position = match self {
-            Overlay::Help { scroll } | Overlay::ToolDetail { scroll, .. } | Overlay::Notes { scroll, .. } => {
-                scroll
-            }
+            Overlay::Help { scroll }
+            | Overlay::ToolDetail { scroll, .. }
+            | Overlay::Notes { scroll, .. }
+            | Overlay::Stats { scroll } => scroll,
             Overlay::FilePreview(preview) => return preview.on_scroll(lines) != PreviewAction::Ignored,
-            Overlay::Approvals { .. } | Overlay::Stats | Overlay::FirstRun(_) => return false,
+            Overlay::History(inspector) => return inspector.scroll_text(lines),
+            Overlay::Approvals { .. } | Overlay::FirstRun(_) => return false,
         };
         let next = i32::from(*position)
             .saturating_add(lines)
@@ -133,6 +152,7 @@ impl Overlay {
         true
     }
 
+    /// The overlay's frame title.
     pub fn title(&self, root: &std::path::Path) -> String {
         match self {
             Overlay::Help { .. } => "Help".to_string(),
@@ -140,14 +160,17 @@ impl Overlay {
             Overlay::FilePreview(preview) => preview.title(root),
             Overlay::Approvals { .. } => "Remembered approvals".to_string(),
             Overlay::Notes { .. } => "Notes".to_string(),
-            Overlay::Stats => "Session statistics".to_string(),
+            Overlay::Stats { .. } => "Session statistics".to_string(),
+            Overlay::History(_) => INSPECTOR_TITLE.to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
         }
     }
 
+    /// The keys this overlay takes, for the bottom bar.
     pub fn key_hints(&self) -> Vec<KeyHint> {
         match self {
             Overlay::FilePreview(preview) => preview.key_hints(),
+            Overlay::History(_) => INSPECTOR_HINTS.to_vec(),
             Overlay::Approvals { .. } => vec![
                 KeyHint::new("↑/↓", "select"),
                 KeyHint::new("d", "revoke"),
@@ -160,7 +183,10 @@ impl Overlay {
                 ]
             }
             Overlay::FirstRun(_) => vec![KeyHint::new("Ctrl-C", "quit")],
-            Overlay::Help { .. } | Overlay::ToolDetail { .. } | Overlay::Notes { .. } | Overlay::Stats => {
+            Overlay::Help { .. }
+            | Overlay::ToolDetail { .. }
+            | Overlay::Notes { .. }
+            | Overlay::Stats { .. } => {
                 vec![
                     KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
                     KeyHint::new("Esc/q", "close"),

@@ -1,6 +1,6 @@
 //! Drawing the overlays: the approval request, the slash-command popup, and the
-//! overlay stack's top (help, tool detail, file preview, approvals, notes, stats,
-//! first run).
+//! overlay stack's top (help, tool detail, file preview, approvals, notes, stats, the
+//! history inspector, first run).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::app::{APPROVAL_HINTS, App, GLOBAL_HINTS};
 use super::input::SLASH_COMMANDS;
+use super::inspector::{INSPECTOR_HINTS, message_range};
 use super::keys::KeyHint;
 use super::overlay::Overlay;
 use super::render::{centered, clear_for_popup, popup, tokens};
@@ -111,7 +112,16 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
         return;
     }
     let rows = u16::try_from(completions.len()).unwrap_or(u16::MAX) + 2;
-    let width = 60.min(size.width);
+    // Wide enough for the longest help text, where the screen allows.
+    let widest = completions
+        .iter()
+        .map(|command| wrap::display_width(command.help))
+        .max()
+        .unwrap_or(0);
+    let width = u16::try_from(widest + 20)
+        .unwrap_or(u16::MAX)
+        .max(60)
+        .min(size.width);
     let y = input.y.saturating_sub(rows);
     let area = Rect {
         x: input.x,
@@ -143,6 +153,16 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
 
 /// The top overlay of the stack.
 pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
+    if let Some(Overlay::History(inspector)) = app.overlays.last_mut() {
+        // The inspector wants the room: the list and the text side by side when wide.
+        let area = centered(
+            size,
+            size.width.saturating_sub(4).min(200),
+            size.height.saturating_sub(2),
+        );
+        inspector.draw(app.history.as_ref(), &app.theme, area, buf);
+        return;
+    }
     let root = app.tree.root().to_path_buf();
     let Some(top) = app.overlays.last() else {
         return;
@@ -155,7 +175,7 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
     );
     match top {
         Overlay::Help { scroll } => {
-            let lines = help_lines(app);
+            let lines = help_lines(app, area.width.saturating_sub(2));
             popup(buf, area, &title, lines, *scroll, app, false);
         }
         Overlay::ToolDetail { call_id, scroll } => {
@@ -184,15 +204,13 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
                 .collect();
             popup(buf, area, &title, lines, *scroll, app, true);
         }
-        Overlay::Stats => {
-            let lines = stats_lines(app);
-            let small = centered(
-                size,
-                64.min(size.width),
-                (lines.len() as u16 + 2).min(size.height),
-            );
-            popup(buf, small, &title, lines, 0, app, false);
+        Overlay::Stats { scroll } => {
+            let (lines, width) = stats_lines(app, size.width);
+            let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
+            popup(buf, small, &title, lines, *scroll, app, false);
         }
+        // Drawn above, before the other overlays borrow the app.
+        Overlay::History(_) => {}
         Overlay::FirstRun(first_run) => {
             let lines = super::first_run::lines(first_run, &app.theme);
             let small = centered(
@@ -205,38 +223,62 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
     }
 }
 
-fn section(title: &str, hints: &[KeyHint], app: &App) -> Vec<Line<'static>> {
+/// Columns of the keys (or command) column of the help, indentation included.
+const HELP_KEY_COLUMNS: usize = 20;
+
+/// One help row: the keys, then what they do, wrapped under itself when too long.
+fn help_row(keys: &str, action: &str, app: &App, width: u16) -> Vec<Line<'static>> {
+    let action_width = usize::from(width).saturating_sub(HELP_KEY_COLUMNS).max(16);
+    let action_line = Line::from(Span::styled(action.to_string(), app.theme.text));
+    let wrapped = wrap::wrap_line(&action_line, u16::try_from(action_width).unwrap_or(u16::MAX));
+    wrapped
+        .into_iter()
+        .enumerate()
+        .map(|(index, line)| {
+            let lead = if index == 0 {
+                format!("  {keys:<18}")
+            } else {
+                " ".repeat(HELP_KEY_COLUMNS)
+            };
+            let mut spans = vec![Span::styled(lead, app.theme.key)];
+            spans.extend(line.spans);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+fn section(title: &str, hints: &[KeyHint], app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(Span::styled(title.to_string(), app.theme.heading))];
     for hint in hints {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<18}", hint.keys), app.theme.key),
-            Span::styled(hint.action.to_string(), app.theme.text),
-        ]));
+        lines.extend(help_row(hint.keys, hint.action, app, width));
     }
     lines.push(Line::default());
     lines
 }
 
-/// Help, generated from every component's own bindings.
-fn help_lines(app: &App) -> Vec<Line<'static>> {
+/// Help, generated from every component's own bindings, for `width` columns.
+fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    lines.extend(section("Workbench", &GLOBAL_HINTS, app));
-    lines.extend(section("Input", &app.input.key_hints(), app));
-    lines.extend(section("Conversation", &app.conversation.key_hints(), app));
-    lines.extend(section("Thinking", &app.thinking.key_hints(), app));
-    lines.extend(section("Tools", &app.timeline.key_hints(), app));
-    lines.extend(section("Files", &app.tree.key_hints(), app));
-    lines.extend(section("Approval", &APPROVAL_HINTS, app));
+    let sections = [
+        ("Workbench", GLOBAL_HINTS.to_vec()),
+        ("Input", app.input.key_hints()),
+        ("Conversation", app.conversation.key_hints()),
+        ("Thinking", app.thinking.key_hints()),
+        ("Tools", app.timeline.key_hints()),
+        ("Files", app.tree.key_hints()),
+        ("Approval", APPROVAL_HINTS.to_vec()),
+        ("History inspector (F6, /history)", INSPECTOR_HINTS.to_vec()),
+    ];
+    for (title, hints) in &sections {
+        lines.extend(section(title, hints, app, width));
+    }
     lines.push(Line::from(Span::styled(
         "Commands".to_string(),
         app.theme.heading,
     )));
     for command in SLASH_COMMANDS {
         let name = format!("{} {}", command.name, command.args);
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<18}", name.trim_end()), app.theme.key),
-            Span::styled(command.help.to_string(), app.theme.text),
-        ]));
+        lines.extend(help_row(name.trim_end(), command.help, app, width));
     }
     lines
 }
@@ -303,15 +345,69 @@ fn approval_rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
         .collect()
 }
 
-fn stats_lines(app: &App) -> Vec<Line<'static>> {
-    let theme = &app.theme;
-    let row = |label: &str, value: String| {
-        Line::from(vec![
-            Span::styled(format!("{label:<22}"), theme.dim),
-            Span::styled(value, theme.text),
-        ])
+/// Columns the history figures need when they stand beside the session's.
+const STATS_RIGHT_COLUMNS: usize = 35;
+
+/// The `/stats` lines and the popup's width. With a history snapshot, its figures stand
+/// beside the session's when the screen has room, under them otherwise (and it scrolls).
+fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
+    let left = session_stats(app);
+    let Some(right) = history_stats(app) else {
+        return (left, 64.min(screen_width));
     };
+    // As wide as both columns want, within the screen.
+    let widest_left = left.iter().map(Line::width).max().unwrap_or(0);
+    let widest_right = right.iter().map(Line::width).max().unwrap_or(0);
+    let wanted = u16::try_from(widest_left + 2 + widest_right + 2).unwrap_or(u16::MAX);
+    let width = screen_width.saturating_sub(2).min(wanted).min(100);
+    let inner = usize::from(width.saturating_sub(2));
+    if inner < 36 + 2 + STATS_RIGHT_COLUMNS {
+        let mut lines = left;
+        lines.push(Line::default());
+        lines.extend(right);
+        return (lines, 64.min(screen_width));
+    }
+    // The session figures as wide as they are, leaving the history figures their room.
+    let left_width = widest_left.min(inner - 2 - STATS_RIGHT_COLUMNS);
+    let right_width = inner - left_width - 2;
+    let rows = left.len().max(right.len());
+    let lines = (0..rows)
+        .map(|row| {
+            let mut spans = Vec::new();
+            if let Some(line) = left.get(row) {
+                spans.extend(wrap::truncate_spans(&line.spans, left_width));
+            }
+            let used: usize = spans.iter().map(|span| wrap::display_width(&span.content)).sum();
+            spans.push(Span::raw(" ".repeat(left_width + 2 - used)));
+            if let Some(line) = right.get(row) {
+                spans.extend(wrap::truncate_spans(&line.spans, right_width));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    (lines, width)
+}
+
+fn stats_row(app: &App, label: &str, value: String) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{label:<22}"), app.theme.dim),
+        Span::styled(value, app.theme.text),
+    ])
+}
+
+fn session_stats(app: &App) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let row = |label: &str, value: String| stats_row(app, label, value);
     let figures = app.tokens;
+    let compactions = match figures.last_compaction {
+        Some(last) if figures.compactions > 0 => format!(
+            "{}, last {} → {}",
+            figures.compactions,
+            tokens(last.tokens_before),
+            tokens(last.tokens_after)
+        ),
+        _ => figures.compactions.to_string(),
+    };
     let mut lines = vec![
         row("turns", app.stats.turns.to_string()),
         row("model calls (steps)", app.stats.steps.to_string()),
@@ -332,7 +428,7 @@ fn stats_lines(app: &App) -> Vec<Line<'static>> {
                 tokens(figures.total_output)
             ),
         ),
-        row("compactions", figures.compactions.to_string()),
+        row("compactions", compactions),
         row("approval mode", app.approval_mode.to_string()),
         row("remembered approvals", app.rules.len().to_string()),
     ];
@@ -344,4 +440,64 @@ fn stats_lines(app: &App) -> Vec<Line<'static>> {
         lines.push(row(&format!("  {name}"), count.to_string()));
     }
     lines
+}
+
+/// Where the prompt's tokens go and every compaction, from the latest snapshot.
+fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
+    let history = app.history.as_ref()?;
+    let theme = &app.theme;
+    let row = |label: &str, value: String| stats_row(app, label, value);
+    let heading = |text: &str| Line::from(Span::styled(text.to_string(), theme.heading));
+    let none = || Line::from(Span::styled("  none yet", theme.dim));
+    let mut lines = vec![
+        heading("prompt by role"),
+        row(
+            "  whole prompt",
+            format!("{} tokens", tokens(history.prompt_tokens)),
+        ),
+    ];
+    lines.extend(
+        history
+            .by_role
+            .iter()
+            .map(|(role, count)| row(&format!("  {role}"), tokens(*count))),
+    );
+    lines.push(row("  masked tool results", history.masked_results.to_string()));
+    lines.push(Line::default());
+    lines.push(heading("tool results by tool"));
+    if history.by_tool.is_empty() {
+        lines.push(none());
+    }
+    lines.extend(
+        history
+            .by_tool
+            .iter()
+            .map(|(tool, count)| row(&format!("  {tool}"), tokens(*count))),
+    );
+    lines.push(Line::default());
+    lines.push(heading("compactions (prompt before → after)"));
+    if history.compactions.is_empty() {
+        lines.push(none());
+    }
+    for record in &history.compactions {
+        let mut spans = vec![
+            Span::styled(
+                format!(
+                    "  {} → {}",
+                    tokens(record.tokens_before),
+                    tokens(record.tokens_after)
+                ),
+                theme.text,
+            ),
+            Span::styled(
+                format!("  messages {}", message_range(record.start, record.end)),
+                theme.dim,
+            ),
+        ];
+        if record.fallback {
+            spans.push(Span::styled(", digest", theme.warning));
+        }
+        lines.push(Line::from(spans));
+    }
+    Some(lines)
 }

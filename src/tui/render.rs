@@ -196,7 +196,23 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
             theme.status_bar.patch(gauge_style),
         ),
     ];
-    if !areas.narrow {
+    // The last compaction's drop, e.g. `⇣75k→19k`.
+    let last_drop = figures
+        .last_compaction
+        .filter(|_| figures.compactions > 0)
+        .map(|last| format!("⇣{}→{}", tokens(last.tokens_before), tokens(last.tokens_after)));
+    if areas.narrow {
+        // The long figures do not fit; the compactions still show, short.
+        if figures.compactions > 0 {
+            spans.push(Span::styled(
+                format!(" Σ{}", figures.compactions),
+                theme.status_bar.patch(theme.strong),
+            ));
+        }
+        if let Some(drop) = last_drop {
+            spans.push(Span::styled(format!(" {drop}"), theme.status_bar));
+        }
+    } else {
         spans.push(Span::styled(
             format!(
                 " · window {} · in {} out {} · {} compaction{}",
@@ -208,6 +224,9 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
             ),
             theme.status_bar,
         ));
+        if let Some(drop) = last_drop {
+            spans.push(Span::styled(format!(", last {drop}"), theme.status_bar));
+        }
     }
     let left = Line::from(spans);
     let left_width = left.width();

@@ -13,12 +13,12 @@ use crate::protocol::{Decision, Op};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
 use crate::tui::keys::KeyHint;
-use crate::tui::overlay::{Overlay, OverlayAction};
+use crate::tui::overlay::{Overlay, OverlayAction, OverlayContext};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{FilePreview, TreeAction};
 
 /// The workbench's own keys, for the help overlay and the bottom bar.
-pub const GLOBAL_HINTS: [KeyHint; 10] = [
+pub const GLOBAL_HINTS: [KeyHint; 11] = [
     KeyHint::new("Esc", "interrupt the step"),
     KeyHint::new("Ctrl-C", "interrupt / clear input / quit"),
     KeyHint::new("Ctrl-D", "quit (empty input)"),
@@ -28,6 +28,7 @@ pub const GLOBAL_HINTS: [KeyHint; 10] = [
     KeyHint::new("F3", "thinking"),
     KeyHint::new("F4", "tools"),
     KeyHint::new("F5", "maximise / restore pane"),
+    KeyHint::new("F6", "history inspector"),
     KeyHint::new("mouse", "focus, select, scroll"),
 ];
 
@@ -50,7 +51,11 @@ impl App {
             return self.approval_key(key);
         }
         if let Some(top) = self.overlays.last_mut() {
-            match top.on_key(key, &self.rules) {
+            let context = OverlayContext {
+                rules: &self.rules,
+                history: self.history.as_ref(),
+            };
+            match top.on_key(key, context) {
                 OverlayAction::Ignored => {}
                 OverlayAction::Changed => return true,
                 OverlayAction::Close => {
@@ -182,6 +187,10 @@ impl App {
             KeyCode::F(2) => Some(self.toggle_side(Pane::Tree)),
             KeyCode::F(3) => Some(self.toggle_side(Pane::Thinking)),
             KeyCode::F(4) => Some(self.toggle_side(Pane::Timeline)),
+            KeyCode::F(6) => {
+                self.open_history();
+                Some(true)
+            }
             KeyCode::F(5) => {
                 self.maximized = match self.maximized {
                     Some(_) => None,
@@ -418,7 +427,8 @@ impl App {
                 let overlay = Overlay::notes(&workspace);
                 self.overlays.push(overlay);
             }
-            "stats" => self.overlays.push(Overlay::Stats),
+            "stats" => self.open_stats(),
+            "history" => self.open_history(),
             "theme" => match argument {
                 Some(theme) => match Theme::load(theme, self.config_dir.as_deref(), self.no_color) {
                     Ok(theme) => {

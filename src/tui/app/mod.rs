@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::conversation::{Conversation, Entry, NoticeKind};
 use super::input::InputBox;
+use super::inspector::HistoryInspector;
 use super::layout::Areas;
 use super::overlay::Overlay;
 use super::theme::Theme;
@@ -17,7 +18,7 @@ use super::thinking::ThinkingPane;
 use super::timeline::{CallStatus, Timeline};
 use super::tree::FileTree;
 use crate::config::ApprovalMode;
-use crate::protocol::{ApprovalRule, Event, Op, ToolInfo, ToolOutcome};
+use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, ToolInfo, ToolOutcome};
 
 /// Tools whose `path` argument names a file they create or change.
 const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
@@ -92,6 +93,15 @@ pub struct TokenFigures {
     pub total_input: u64,
     pub total_output: u64,
     pub compactions: u32,
+    /// The latest compaction's prompt size before and after, for the gauge.
+    pub last_compaction: Option<CompactionFigures>,
+}
+
+/// The whole prompt's tokens around one compaction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompactionFigures {
+    pub tokens_before: u64,
+    pub tokens_after: u64,
 }
 
 /// Counters for `/stats`.
@@ -156,6 +166,8 @@ pub struct App {
     pub quit: bool,
     /// Where each pane was drawn last, for the mouse.
     pub areas: Areas,
+    /// The latest history snapshot from the agent (for the inspector and `/stats`).
+    pub history: Option<HistorySnapshot>,
     /// Config folder, for `/theme` lookups.
     pub config_dir: Option<PathBuf>,
     pub no_color: bool,
@@ -207,6 +219,7 @@ impl App {
             outbox: Vec::new(),
             quit: false,
             areas: Areas::default(),
+            history: None,
             config_dir: None,
             no_color: false,
         }
@@ -297,6 +310,8 @@ impl App {
                     ..TokenFigures::default()
                 };
                 self.step = None;
+                // The agent forgot the history and its compactions; so does the inspector.
+                self.history = None;
                 self.notice(NoticeKind::Info, "the conversation was cleared".to_string());
             }
             Event::ToolCallStarted { id, name } => {
@@ -346,7 +361,7 @@ impl App {
                     context_window,
                     total_input: total_input_tokens,
                     total_output: total_output_tokens,
-                    compactions: self.tokens.compactions,
+                    ..self.tokens
                 };
             }
             Event::Retrying {
@@ -368,6 +383,14 @@ impl App {
                 };
                 self.notice(NoticeKind::Warning, format!("retrying: {reason}"));
             }
+            Event::HistorySnapshot { snapshot } => {
+                for overlay in &mut self.overlays {
+                    if let Overlay::History(inspector) = overlay {
+                        inspector.snapshot_arrived(&snapshot);
+                    }
+                }
+                self.history = Some(snapshot);
+            }
             Event::CompactionStarted { reason } => {
                 self.activity = Activity::Compacting;
                 self.notice(NoticeKind::Info, format!("compacting: {reason}"));
@@ -378,12 +401,33 @@ impl App {
                 ..
             } => {
                 self.tokens.compactions += 1;
+                self.tokens.last_compaction = Some(CompactionFigures {
+                    tokens_before,
+                    tokens_after,
+                });
+                // Until the next model call reports, the estimate after compaction is the best figure.
+                self.tokens.context_tokens = tokens_after;
+                self.tokens.estimated = true;
+                if self.activity == Activity::Compacting {
+                    self.activity = if self.turn_running {
+                        Activity::Waiting { since: now }
+                    } else {
+                        Activity::Idle
+                    };
+                }
+                self.refresh_history_views();
                 self.notice(
                     NoticeKind::Info,
                     format!("context compacted: {tokens_before} → {tokens_after} tokens"),
                 );
             }
-            Event::Notice { message } => self.notice(NoticeKind::Info, message),
+            Event::Notice { message } => {
+                // A `/compact` outside a turn ends with a notice when nothing was compacted.
+                if self.activity == Activity::Compacting && !self.turn_running {
+                    self.activity = Activity::Idle;
+                }
+                self.notice(NoticeKind::Info, message);
+            }
             Event::TurnComplete { .. } => self.end_turn(),
             Event::TurnAborted { reason } => {
                 self.conversation.stop_streaming();
@@ -448,6 +492,43 @@ impl App {
             }
             Activity::Compacting => "compacting".to_string(),
             Activity::Interrupting => "interrupting…".to_string(),
+        }
+    }
+
+    /// Opens the history inspector and asks the agent for a fresh snapshot (the one
+    /// kept from before may be stale).
+    pub fn open_history(&mut self) {
+        self.send(Op::InspectHistory);
+        self.overlays
+            .push(Overlay::History(HistoryInspector::awaiting_snapshot()));
+    }
+
+    /// Opens `/stats`, asking for a fresh snapshot for its history figures.
+    pub fn open_stats(&mut self) {
+        self.send(Op::InspectHistory);
+        self.overlays.push(Overlay::Stats { scroll: 0 });
+    }
+
+    /// Asks for a new snapshot when an open overlay shows one (the history just changed).
+    fn refresh_history_views(&mut self) {
+        let mut shown = false;
+        for overlay in &mut self.overlays {
+            match overlay {
+                Overlay::History(inspector) => {
+                    inspector.waiting = true;
+                    shown = true;
+                }
+                Overlay::Stats { .. } => shown = true,
+                Overlay::Help { .. }
+                | Overlay::ToolDetail { .. }
+                | Overlay::FilePreview(_)
+                | Overlay::Approvals { .. }
+                | Overlay::Notes { .. }
+                | Overlay::FirstRun(_) => {}
+            }
+        }
+        if shown {
+            self.send(Op::InspectHistory);
         }
     }
 

@@ -190,7 +190,10 @@ fn draw(row: Row<'_>, number_width: usize, theme: &Theme) -> Line<'static> {
                 Kind::Note => theme.dim,
                 Kind::Caption | Kind::Context | Kind::Added | Kind::Removed => theme.text,
             };
-            Line::from(Span::styled(expand_tabs(text), style))
+            Line::from(Span::styled(
+                crate::tui::text::wrap::expand_tabs(text, TAB_WIDTH),
+                style,
+            ))
         }
         Row::Change { kind, old, new, text } => {
             let (sign, style) = match kind {
@@ -206,30 +209,13 @@ fn draw(row: Row<'_>, number_width: usize, theme: &Theme) -> Line<'static> {
             let gutter = format!("{} {} ", number(old), number(new));
             Line::from(vec![
                 Span::styled(gutter, theme.dim),
-                Span::styled(format!("{sign}{}", expand_tabs(text)), style),
+                Span::styled(
+                    format!("{sign}{}", crate::tui::text::wrap::expand_tabs(text, TAB_WIDTH)),
+                    style,
+                ),
             ])
         }
     }
-}
-
-/// Tabs would be dropped when drawn; they become spaces to the next 4-column stop.
-fn expand_tabs(text: &str) -> String {
-    if !text.contains('\t') {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len() + TAB_WIDTH);
-    let mut column = 0;
-    for c in text.chars() {
-        if c == '\t' {
-            let spaces = TAB_WIDTH - column % TAB_WIDTH;
-            out.extend(std::iter::repeat_n(' ', spaces));
-            column += spaces;
-        } else {
-            out.push(c);
-            column += super::wrap::display_width(c.encode_utf8(&mut [0; 4]));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -66,7 +66,10 @@ pub fn is_ready() -> bool {
 pub fn highlight(code: &str, language: &str, theme: &Theme) -> Vec<Line<'static>> {
     // Loading starts on first use if the workbench did not start it earlier.
     preload();
-    let lines: Vec<String> = code.lines().map(expand_tabs).collect();
+    let lines: Vec<String> = code
+        .lines()
+        .map(|line| crate::tui::text::wrap::expand_tabs(line, TAB_WIDTH))
+        .collect();
     match coloured(&lines, language, theme) {
         Some(coloured) => coloured,
         None => lines
@@ -147,26 +150,6 @@ fn to_style(style: SyntectStyle) -> Style {
     for (font, modifier) in modifiers {
         if style.font_style.contains(font) {
             out = out.add_modifier(modifier);
-        }
-    }
-    out
-}
-
-/// Replaces tabs with spaces up to the next multiple of four columns.
-fn expand_tabs(line: &str) -> String {
-    if !line.contains('\t') {
-        return line.to_string();
-    }
-    let mut out = String::with_capacity(line.len() + TAB_WIDTH);
-    let mut column = 0;
-    for c in line.chars() {
-        if c == '\t' {
-            let spaces = TAB_WIDTH - column % TAB_WIDTH;
-            out.extend(std::iter::repeat_n(' ', spaces));
-            column += spaces;
-        } else {
-            out.push(c);
-            column += super::wrap::display_width(c.encode_utf8(&mut [0; 4]));
         }
     }
     out
@@ -362,9 +345,12 @@ mod tests {
 
     #[test]
     fn tabs_expand_to_four_column_stops() {
-        assert_eq!(expand_tabs("\tx"), "    x");
-        assert_eq!(expand_tabs("ab\tx"), "ab  x");
-        assert_eq!(expand_tabs("你\tx"), "你  x");
-        assert_eq!(expand_tabs("abcd\t"), "abcd    ");
+        assert_eq!(crate::tui::text::wrap::expand_tabs("\tx", TAB_WIDTH), "    x");
+        assert_eq!(crate::tui::text::wrap::expand_tabs("ab\tx", TAB_WIDTH), "ab  x");
+        assert_eq!(crate::tui::text::wrap::expand_tabs("你\tx", TAB_WIDTH), "你  x");
+        assert_eq!(
+            crate::tui::text::wrap::expand_tabs("abcd\t", TAB_WIDTH),
+            "abcd    "
+        );
     }
 }

@@ -13,6 +13,28 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 const ELLIPSIS: &str = "…";
 const ZERO_WIDTH_JOINER: char = '\u{200d}';
 
+/// Replaces tabs with spaces up to the next multiple of `tab_width` columns (a tab would
+/// otherwise be dropped when drawn).
+pub fn expand_tabs(text: &str, tab_width: usize) -> String {
+    if !text.contains('\t') {
+        return text.to_string();
+    }
+    let tab_width = tab_width.max(1);
+    let mut out = String::with_capacity(text.len() + tab_width);
+    let mut column = 0;
+    for c in text.chars() {
+        if c == '\t' {
+            let spaces = tab_width - column % tab_width;
+            out.extend(std::iter::repeat_n(' ', spaces));
+            column += spaces;
+        } else {
+            out.push(c);
+            column += display_width(c.encode_utf8(&mut [0; 4]));
+        }
+    }
+    out
+}
+
 /// The number of terminal columns `text` occupies.
 pub fn display_width(text: &str) -> usize {
     clusters(text).map(|cluster| cluster.width).sum()

@@ -1,0 +1,204 @@
+//! The inspector's view of the context: the prompt as the model will see it next, what
+//! each summary replaced, and where the tokens go.
+
+use std::collections::BTreeMap;
+
+use super::context::ViewItem;
+use super::history::{ContentBlock, Message, Role};
+use super::{AgentOptions, Session};
+use crate::protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail};
+
+/// Characters of one entry's body sent to the front end; longer ones are cut in the middle.
+const BODY_LIMIT: usize = 20_000;
+
+/// Builds the snapshot of the session's context.
+pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> HistorySnapshot {
+    let counter = session.context.counter();
+    let prompt = session.context.prompt();
+    let items = session.context.view_items();
+    let tool_names = tool_names(session.context.messages());
+    let mut entries = Vec::with_capacity(items.len());
+    let mut by_role: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut by_tool: BTreeMap<String, u64> = BTreeMap::new();
+    for (item, message) in items.iter().zip(&prompt) {
+        let tokens = counter.message(message);
+        match item {
+            ViewItem::Summary(index) => {
+                let summary = session.context.summaries()[*index].clone();
+                *by_role.entry("summaries").or_default() += tokens;
+                let originals = originals(session, summary.start, summary.end, &summary.nested);
+                entries.push(HistoryEntry {
+                    kind: HistoryEntryKind::Summary,
+                    title: format!(
+                        "summary of messages {}–{}{}: {} → {} tokens",
+                        summary.start,
+                        summary.end.saturating_sub(1),
+                        if summary.fallback { " (digest)" } else { "" },
+                        summary.tokens_before,
+                        summary.tokens
+                    ),
+                    tokens,
+                    body: cap(&summary.text),
+                    summary: Some(SummaryDetail {
+                        start: summary.start as u64,
+                        end: summary.end as u64,
+                        tokens_before: summary.tokens_before,
+                        fallback: summary.fallback,
+                        originals,
+                    }),
+                });
+            }
+            ViewItem::Message(_) => {
+                let role = match message.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                    Role::Tool => "tool results",
+                };
+                *by_role.entry(role).or_default() += tokens;
+                if message.role == Role::Tool {
+                    for block in &message.content {
+                        if let ContentBlock::ToolResult {
+                            tool_use_id, content, ..
+                        } = block
+                        {
+                            let name = tool_names
+                                .get(tool_use_id)
+                                .cloned()
+                                .unwrap_or_else(|| "unknown".to_string());
+                            *by_tool.entry(name).or_default() += counter.count(content);
+                        }
+                    }
+                }
+                entries.push(entry(message, tokens, &tool_names));
+            }
+        }
+    }
+    let fixed = counter.count(&options.system_prompt) + counter.tools(&options.tools.specs());
+    HistorySnapshot {
+        prompt_tokens: fixed + session.context.prompt_tokens(),
+        entries,
+        by_role: by_role.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        by_tool: by_tool.into_iter().collect(),
+        compactions: session.compaction_log.clone(),
+        masked_results: session.context.masked_results() as u64,
+    }
+}
+
+fn tool_names(messages: &[Message]) -> std::collections::HashMap<String, String> {
+    messages
+        .iter()
+        .flat_map(|m| {
+            m.tool_uses()
+                .map(|call| (call.id.to_string(), call.name.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The messages `start..end`, with summaries it absorbed shown as summaries.
+fn originals(
+    session: &Session,
+    start: usize,
+    end: usize,
+    nested: &[super::context::Summary],
+) -> Vec<HistoryEntry> {
+    let counter = session.context.counter();
+    let messages = session.context.messages();
+    let names = tool_names(messages);
+    let mut out = Vec::new();
+    let mut index = start;
+    while index < end.min(messages.len()) {
+        if let Some(inner) = nested.iter().find(|s| s.start == index) {
+            out.push(HistoryEntry {
+                kind: HistoryEntryKind::Summary,
+                title: format!(
+                    "earlier summary of messages {}–{}",
+                    inner.start,
+                    inner.end.saturating_sub(1)
+                ),
+                tokens: inner.tokens,
+                body: cap(&inner.text),
+                summary: None,
+            });
+            index = inner.end.max(index + 1);
+            continue;
+        }
+        let message = &messages[index];
+        out.push(entry(message, counter.message(message), &names));
+        index += 1;
+    }
+    out
+}
+
+fn entry(message: &Message, tokens: u64, names: &std::collections::HashMap<String, String>) -> HistoryEntry {
+    let kind = match message.role {
+        Role::User => HistoryEntryKind::User,
+        Role::Assistant => HistoryEntryKind::Assistant,
+        Role::Tool => HistoryEntryKind::ToolResults,
+    };
+    let mut body = String::new();
+    let mut calls = Vec::new();
+    let mut masked = 0;
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } => body.push_str(&format!("{text}\n")),
+            ContentBlock::Thinking { thinking, .. } => {
+                body.push_str(&format!("[thinking]\n{thinking}\n[/thinking]\n"))
+            }
+            ContentBlock::RedactedThinking { .. } => body.push_str("[redacted thinking]\n"),
+            ContentBlock::ToolUse { name, input, .. } => {
+                calls.push(name.clone());
+                body.push_str(&format!("→ {name} {input}\n"));
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                let name = names.get(tool_use_id).map(String::as_str).unwrap_or("tool");
+                if content.starts_with("[result omitted to save context") {
+                    masked += 1;
+                }
+                let kind = if *is_error { "error" } else { "result" };
+                body.push_str(&format!("← {name} {kind}:\n{content}\n"));
+            }
+        }
+    }
+    let first_line = message
+        .text()
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string();
+    let title = match kind {
+        HistoryEntryKind::ToolResults => {
+            let count = message.content.len();
+            let masked = if masked > 0 {
+                format!(", {masked} masked")
+            } else {
+                String::new()
+            };
+            format!("{count} tool result{}{masked}", if count == 1 { "" } else { "s" })
+        }
+        HistoryEntryKind::Assistant if !calls.is_empty() => {
+            let lead = if first_line.is_empty() {
+                String::new()
+            } else {
+                format!("{first_line} · ")
+            };
+            format!("{lead}calls {}", calls.join(", "))
+        }
+        _ => first_line,
+    };
+    HistoryEntry {
+        kind,
+        title,
+        tokens,
+        body: cap(&body),
+        summary: None,
+    }
+}
+
+fn cap(text: &str) -> String {
+    crate::tools::output::cap_text(text, BODY_LIMIT)
+}

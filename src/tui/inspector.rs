@@ -1,0 +1,531 @@
+//! The history inspector: the prompt as the model will see it next, one row per entry,
+//! with the selected entry's text below (or beside, when wide). On a summary, Enter or
+//! Tab swaps its text for the original messages it replaced.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
+
+use super::keys::KeyHint;
+use super::overlay::OverlayAction;
+use super::render::{clear_for_popup, tokens};
+use super::text::wrap::{display_width, truncate, wrap_lines};
+use super::theme::Theme;
+use crate::protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, Op, SummaryDetail};
+
+/// The inspector's keys, for the bottom bar and the help overlay (closing first, so it
+/// stays in the bottom bar at 80 columns).
+pub const INSPECTOR_HINTS: [KeyHint; 6] = [
+    KeyHint::new("↑/↓", "select"),
+    KeyHint::new("Esc/q", "close"),
+    KeyHint::new("Enter/Tab", "summary / originals"),
+    KeyHint::new("PgUp/PgDn", "scroll the text"),
+    KeyHint::new("Home/End", "first / last entry"),
+    KeyHint::new("r", "refresh"),
+];
+
+/// The inspector's frame title.
+pub const INSPECTOR_TITLE: &str = "History · the prompt as the model sees it";
+
+/// From this inner width on, the text stands beside the list instead of under it.
+const SIDE_BY_SIDE_COLUMNS: u16 = 110;
+/// Columns of the kind mark (`tools` and a space).
+const MARK_COLUMNS: usize = 6;
+/// Columns of the right-aligned token count.
+const COUNT_COLUMNS: usize = 6;
+
+/// The inspector's state; the snapshot itself lives in the app (`App::history`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryInspector {
+    /// The selected entry of the snapshot.
+    pub selected: usize,
+    /// The first row of the selected entry's text that shows.
+    pub scroll: u16,
+    /// On a summary: show the original messages it replaced instead of its text.
+    pub originals: bool,
+    /// A snapshot was asked for and has not arrived yet.
+    pub waiting: bool,
+    /// The first list row shown, kept so the selection stays in view.
+    list_offset: usize,
+    /// Rows of text the last frame showed, for paging.
+    page: u16,
+    /// The largest useful `scroll` at the last frame.
+    max_scroll: u16,
+}
+
+impl HistoryInspector {
+    /// A fresh inspector waiting for the snapshot it has just asked for.
+    pub fn awaiting_snapshot() -> Self {
+        Self {
+            selected: 0,
+            scroll: 0,
+            originals: false,
+            waiting: true,
+            list_offset: 0,
+            page: 10,
+            max_scroll: u16::MAX,
+        }
+    }
+
+    /// A snapshot arrived: stop waiting and keep the selection inside it.
+    pub fn snapshot_arrived(&mut self, snapshot: &HistorySnapshot) {
+        self.waiting = false;
+        let last = snapshot.entries.len().saturating_sub(1);
+        if self.selected > last {
+            self.select(last);
+        }
+        if summary_of(snapshot, self.selected).is_none() {
+            self.originals = false;
+        }
+    }
+
+    fn select(&mut self, index: usize) {
+        if index != self.selected {
+            self.selected = index;
+            self.scroll = 0;
+            self.originals = false;
+            self.max_scroll = u16::MAX;
+        }
+    }
+
+    /// Applies a key; `snapshot` is the app's latest one, if any.
+    pub fn on_key(&mut self, key: KeyEvent, snapshot: Option<&HistorySnapshot>) -> OverlayAction {
+        let count = snapshot.map_or(0, |s| s.entries.len());
+        let last = count.saturating_sub(1);
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::F(6) => return OverlayAction::Close,
+            KeyCode::Char('r') => {
+                self.waiting = true;
+                return OverlayAction::Send(Op::InspectHistory);
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.select(self.selected.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => self.select((self.selected + 1).min(last)),
+            KeyCode::Home | KeyCode::Char('g') => self.select(0),
+            KeyCode::End | KeyCode::Char('G') => self.select(last),
+            KeyCode::Enter | KeyCode::Tab => {
+                if snapshot.and_then(|s| summary_of(s, self.selected)).is_none() {
+                    return OverlayAction::Ignored;
+                }
+                self.originals = !self.originals;
+                self.scroll = 0;
+                self.max_scroll = u16::MAX;
+            }
+            KeyCode::PageUp => return changed(self.scroll_text(-i32::from(self.page.max(1)))),
+            KeyCode::PageDown | KeyCode::Char(' ') => {
+                return changed(self.scroll_text(i32::from(self.page.max(1))));
+            }
+            _ => return OverlayAction::Ignored,
+        }
+        OverlayAction::Changed
+    }
+
+    /// Scrolls the selected entry's text by `lines` (negative: up). Returns whether it moved.
+    pub fn scroll_text(&mut self, lines: i32) -> bool {
+        let next = i32::from(self.scroll)
+            .saturating_add(lines)
+            .clamp(0, i32::from(self.max_scroll));
+        let next = u16::try_from(next).unwrap_or(0);
+        let moved = next != self.scroll;
+        self.scroll = next;
+        moved
+    }
+
+    /// Draws the inspector as a popup over `area` (borders included).
+    pub fn draw(&mut self, snapshot: Option<&HistorySnapshot>, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        clear_for_popup(area, buf);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Thick)
+            .border_style(theme.border_focused)
+            .title(Span::styled(
+                " History · the prompt as the model sees it ",
+                theme.title,
+            ));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.width < 8 || inner.height < 4 {
+            return;
+        }
+        let header = header_line(snapshot, self.waiting, theme, usize::from(inner.width));
+        buf.set_line(inner.x, inner.y, &header, inner.width);
+        let body = Rect {
+            y: inner.y + 1,
+            height: inner.height - 1,
+            ..inner
+        };
+        let Some(snapshot) = snapshot else {
+            let note = Line::from(Span::styled(
+                "The agent answers at once when it is idle, and at its next step during a turn.",
+                theme.dim,
+            ));
+            let width = body.width.saturating_sub(4);
+            for (row, line) in wrap_lines(&[note], width)
+                .iter()
+                .take(usize::from(body.height))
+                .enumerate()
+            {
+                let y = body.y + 1 + u16::try_from(row).unwrap_or(0);
+                if y < body.bottom() {
+                    buf.set_line(body.x + 2, y, line, width);
+                }
+            }
+            return;
+        };
+        let (list_area, text_area) = if inner.width >= SIDE_BY_SIDE_COLUMNS {
+            let list_width = (inner.width / 2).clamp(40, 90);
+            (
+                Rect {
+                    width: list_width,
+                    ..body
+                },
+                Rect {
+                    x: body.x + list_width,
+                    width: body.width - list_width,
+                    ..body
+                },
+            )
+        } else {
+            let entries = u16::try_from(snapshot.entries.len()).unwrap_or(u16::MAX);
+            // The rule above the list, then at most two fifths of the rest for the list.
+            let list_rows = entries.clamp(1, ((body.height - 1) * 2 / 5).max(3)) + 1;
+            let list_rows = list_rows.min(body.height.saturating_sub(3));
+            (
+                Rect {
+                    height: list_rows,
+                    ..body
+                },
+                Rect {
+                    y: body.y + list_rows,
+                    height: body.height - list_rows,
+                    ..body
+                },
+            )
+        };
+        self.draw_list(snapshot, theme, list_area, buf);
+        self.draw_text(snapshot, theme, text_area, list_area.y == text_area.y, buf);
+    }
+
+    fn draw_list(&mut self, snapshot: &HistorySnapshot, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let count = snapshot.entries.len();
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .border_style(theme.border)
+            .title(Span::styled(
+                format!(
+                    " Prompt, oldest first · {count} entr{} ",
+                    if count == 1 { "y" } else { "ies" }
+                ),
+                theme.dim,
+            ));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.height == 0 {
+            return;
+        }
+        if count == 0 {
+            let empty = Line::from(Span::styled("  The prompt has no messages yet.", theme.dim));
+            buf.set_line(inner.x, inner.y, &empty, inner.width);
+            return;
+        }
+        let rows = usize::from(inner.height);
+        if self.selected < self.list_offset {
+            self.list_offset = self.selected;
+        } else if self.selected >= self.list_offset + rows {
+            self.list_offset = self.selected + 1 - rows;
+        }
+        self.list_offset = self.list_offset.min(count.saturating_sub(rows));
+        for (row, (index, entry)) in snapshot
+            .entries
+            .iter()
+            .enumerate()
+            .skip(self.list_offset)
+            .take(rows)
+            .enumerate()
+        {
+            let line = list_row(entry, index == self.selected, usize::from(inner.width), theme);
+            let y = inner.y + u16::try_from(row).unwrap_or(0);
+            buf.set_line(inner.x, y, &line, inner.width);
+        }
+    }
+
+    fn draw_text(
+        &mut self,
+        snapshot: &HistorySnapshot,
+        theme: &Theme,
+        area: Rect,
+        beside: bool,
+        buf: &mut Buffer,
+    ) {
+        let Some(entry) = snapshot.entries.get(self.selected) else {
+            return;
+        };
+        let width = area.width.saturating_sub(u16::from(beside));
+        let (title, lines) = match (&entry.summary, self.originals) {
+            (Some(detail), true) => (
+                format!("Replaced messages {} (Tab: summary)", range(detail)),
+                originals_lines(detail, theme, width),
+            ),
+            (Some(detail), false) => {
+                let what = if detail.fallback { "Digest" } else { "Summary" };
+                let mut lines = vec![
+                    Line::from(Span::styled(
+                        format!(
+                            "Stands in for messages {}: {} → {} tokens.{}",
+                            range(detail),
+                            tokens(detail.tokens_before),
+                            tokens(entry.tokens),
+                            if detail.fallback {
+                                " A digest: the model could not summarize them."
+                            } else {
+                                ""
+                            }
+                        ),
+                        theme.dim,
+                    )),
+                    Line::default(),
+                ];
+                lines.extend(body_lines(&entry.body, theme));
+                (
+                    format!("{what} of messages {} (Tab: originals)", range(detail)),
+                    lines,
+                )
+            }
+            (None, _) => (kind_name(entry.kind).to_string(), body_lines(&entry.body, theme)),
+        };
+        let borders = if beside {
+            Borders::TOP | Borders::LEFT
+        } else {
+            Borders::TOP
+        };
+        let mut block = Block::default()
+            .borders(borders)
+            .border_style(theme.border)
+            .title(Span::styled(format!(" {title} "), theme.title));
+        let wrapped = wrap_lines(&lines, width);
+        let height = area.height.saturating_sub(1);
+        let total = wrapped.len();
+        self.page = height.max(1);
+        self.max_scroll = u16::try_from(total.saturating_sub(usize::from(height))).unwrap_or(u16::MAX);
+        self.scroll = self.scroll.min(self.max_scroll);
+        let first = usize::from(self.scroll);
+        if total > usize::from(height) {
+            let last = (first + usize::from(height)).min(total);
+            block = block.title_top(
+                Line::from(Span::styled(
+                    format!(" {}–{last} of {total} ", first + 1),
+                    theme.dim,
+                ))
+                .right_aligned(),
+            );
+        }
+        let inner = block.inner(area);
+        block.render(area, buf);
+        for (row, line) in wrapped
+            .iter()
+            .skip(first)
+            .take(usize::from(inner.height))
+            .enumerate()
+        {
+            let y = inner.y + u16::try_from(row).unwrap_or(0);
+            buf.set_line(inner.x, y, line, inner.width);
+        }
+    }
+}
+
+fn changed(moved: bool) -> OverlayAction {
+    if moved {
+        OverlayAction::Changed
+    } else {
+        OverlayAction::Ignored
+    }
+}
+
+fn summary_of(snapshot: &HistorySnapshot, index: usize) -> Option<&SummaryDetail> {
+    snapshot
+        .entries
+        .get(index)
+        .and_then(|entry| entry.summary.as_ref())
+}
+
+/// The prompt's size, masked results and compactions, then its parts as far as they fit.
+fn header_line(
+    snapshot: Option<&HistorySnapshot>,
+    waiting: bool,
+    theme: &Theme,
+    width: usize,
+) -> Line<'static> {
+    let mut spans = Vec::new();
+    if waiting {
+        spans.push(Span::styled("loading the history…", theme.warning));
+    }
+    if let Some(snapshot) = snapshot {
+        if waiting {
+            spans.push(Span::styled(" · ", theme.dim));
+        }
+        let compactions = snapshot.compactions.len();
+        spans.push(Span::styled(
+            format!("prompt {} tokens", tokens(snapshot.prompt_tokens)),
+            theme.strong,
+        ));
+        spans.push(Span::styled(
+            format!(
+                " · {} tool result{} masked · {compactions} compaction{}",
+                snapshot.masked_results,
+                if snapshot.masked_results == 1 { "" } else { "s" },
+                if compactions == 1 { "" } else { "s" }
+            ),
+            theme.text,
+        ));
+        // Where the tokens go, when all of it fits.
+        let used: usize = spans.iter().map(|span| display_width(&span.content)).sum();
+        let roles: String = snapshot
+            .by_role
+            .iter()
+            .map(|(role, count)| format!(" · {role} {}", tokens(*count)))
+            .collect();
+        if used + display_width(&roles) <= width {
+            spans.push(Span::styled(roles, theme.dim));
+        }
+    }
+    let line = Line::from(spans);
+    if line.width() > width {
+        return Line::from(super::text::wrap::truncate_spans(&line.spans, width));
+    }
+    line
+}
+
+/// One list row: selection mark, kind, title, tokens (right-aligned).
+fn list_row(entry: &HistoryEntry, selected: bool, width: usize, theme: &Theme) -> Line<'static> {
+    let title_width = width.saturating_sub(2 + MARK_COLUMNS + 1 + COUNT_COLUMNS);
+    let title = truncate(&entry_title(entry), title_width);
+    let padding = title_width.saturating_sub(display_width(&title));
+    let mark_style = match entry.kind {
+        HistoryEntryKind::User => theme.user,
+        HistoryEntryKind::Assistant => theme.assistant,
+        HistoryEntryKind::ToolResults => theme.tool,
+        HistoryEntryKind::Summary => theme.accent.patch(theme.strong),
+    };
+    let line = Line::from(vec![
+        Span::styled(if selected { "▸ " } else { "  " }, theme.strong),
+        Span::styled(pad(kind_mark(entry.kind), MARK_COLUMNS), mark_style),
+        Span::styled(format!("{title}{} ", " ".repeat(padding)), theme.text),
+        Span::styled(format!("{:>COUNT_COLUMNS$}", tokens(entry.tokens)), theme.dim),
+    ]);
+    if selected {
+        line.style(theme.selection)
+    } else {
+        line
+    }
+}
+
+/// A mark readable without colour.
+fn kind_mark(kind: HistoryEntryKind) -> &'static str {
+    match kind {
+        HistoryEntryKind::User => "you",
+        HistoryEntryKind::Assistant => "ai",
+        HistoryEntryKind::ToolResults => "tools",
+        HistoryEntryKind::Summary => "Σ",
+    }
+}
+
+fn kind_name(kind: HistoryEntryKind) -> &'static str {
+    match kind {
+        HistoryEntryKind::User => "Your message",
+        HistoryEntryKind::Assistant => "The model's message",
+        HistoryEntryKind::ToolResults => "Tool results",
+        HistoryEntryKind::Summary => "Summary",
+    }
+}
+
+/// A summary's title built from its figures; other entries keep the agent's title.
+fn entry_title(entry: &HistoryEntry) -> String {
+    let title = match &entry.summary {
+        // The digest mark comes first so that a cut title keeps it.
+        Some(detail) => format!(
+            "summary{} of messages {} · {} → {} tokens",
+            if detail.fallback { " (digest)" } else { "" },
+            range(detail),
+            tokens(detail.tokens_before),
+            tokens(entry.tokens),
+        ),
+        None => entry.title.clone(),
+    };
+    title.replace(|c: char| c.is_control(), " ")
+}
+
+fn range(detail: &SummaryDetail) -> String {
+    message_range(detail.start, detail.end)
+}
+
+/// `3–17` for the history messages `3..18` (as the summaries name them).
+pub fn message_range(start: u64, end: u64) -> String {
+    let last = end.saturating_sub(1).max(start);
+    if last == start {
+        start.to_string()
+    } else {
+        format!("{start}–{last}")
+    }
+}
+
+fn pad(text: &str, width: usize) -> String {
+    format!("{text}{}", " ".repeat(width.saturating_sub(display_width(text))))
+}
+
+/// The replaced messages one after another: a heading row each (kind, title, tokens),
+/// then its text.
+fn originals_lines(detail: &SummaryDetail, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+    if detail.originals.is_empty() {
+        return vec![Line::from(Span::styled(
+            "The original messages are not available.",
+            theme.dim,
+        ))];
+    }
+    let mut lines = Vec::new();
+    for (index, original) in detail.originals.iter().enumerate() {
+        if index > 0 {
+            lines.push(Line::default());
+        }
+        let count = format!("{} tokens", tokens(original.tokens));
+        let title_width = usize::from(width).saturating_sub(MARK_COLUMNS + 2 + display_width(&count));
+        let title = truncate(&entry_title(original), title_width);
+        let padding = title_width.saturating_sub(display_width(&title));
+        lines.push(Line::from(vec![
+            Span::styled(pad(kind_mark(original.kind), MARK_COLUMNS), theme.heading),
+            Span::styled(format!("{title}{}  ", " ".repeat(padding)), theme.heading),
+            Span::styled(count, theme.dim),
+        ]));
+        lines.extend(body_lines(&original.body, theme));
+    }
+    lines
+}
+
+/// An entry's text with its parts told apart: thinking, tool calls (`→`) and results (`←`).
+fn body_lines(body: &str, theme: &Theme) -> Vec<Line<'static>> {
+    let body = body.trim_end();
+    if body.is_empty() {
+        return vec![Line::from(Span::styled("(no text)", theme.dim))];
+    }
+    let mut in_thinking = false;
+    let mut lines = Vec::new();
+    for raw in body.lines() {
+        let text = crate::tui::text::wrap::expand_tabs(raw, 4);
+        let style: Style = match text.as_str() {
+            "[thinking]" => {
+                in_thinking = true;
+                theme.thinking
+            }
+            "[/thinking]" => {
+                in_thinking = false;
+                theme.thinking
+            }
+            _ if in_thinking => theme.thinking,
+            _ if text.starts_with("→ ") || text.starts_with("← ") => theme.tool,
+            _ => theme.text,
+        };
+        lines.push(Line::from(Span::styled(text, style)));
+    }
+    lines
+}
