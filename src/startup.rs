@@ -61,6 +61,7 @@ pub fn build(config: Config, workspace: PathBuf, api_key: String) -> anyhow::Res
     Ok(AgentOptions {
         config,
         workspace,
+        read_roots: Vec::new(),
         system_prompt,
         client: Arc::clone(&client),
         tools,

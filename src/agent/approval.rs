@@ -60,6 +60,7 @@ impl ApprovalPolicy {
                 }
             )),
             ApprovalMode::FullAuto => Verdict::Run,
+            ApprovalMode::Ask | ApprovalMode::AutoEdit if tool.auto_approved() => Verdict::Run,
             ApprovalMode::AutoEdit if effect == ToolEffect::WritesFiles => Verdict::Run,
             ApprovalMode::Ask | ApprovalMode::AutoEdit => {
                 let remembered = tool

@@ -34,6 +34,8 @@ use tokens::TokenCounter;
 pub struct AgentOptions {
     pub config: Config,
     pub workspace: PathBuf,
+    /// Folders file tools may read besides the workspace (skill folders), with `tools.allow_paths`.
+    pub read_roots: Vec<PathBuf>,
     pub system_prompt: String,
     pub client: Arc<dyn ModelClient>,
     pub tools: ToolRegistry,
@@ -100,6 +102,12 @@ struct Shared {
     inspect_requested: Arc<std::sync::atomic::AtomicBool>,
 }
 
+fn read_roots(options: &AgentOptions) -> Vec<PathBuf> {
+    let mut roots = options.config.tools.allow_paths.clone();
+    roots.extend(options.read_roots.iter().cloned());
+    roots
+}
+
 /// Starts the agent task. It ends after [`Op::Shutdown`] or when the op sender is dropped.
 pub fn spawn(options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
@@ -129,10 +137,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         .await
         .unwrap_or_else(|_| TokenCounter::estimate_only());
     let shared = Shared {
-        workspace: Arc::new(Workspace::new(
-            &options.workspace,
-            &options.config.tools.allow_paths,
-        )),
+        workspace: Arc::new(Workspace::new(&options.workspace, &read_roots(&options))),
         session: Arc::new(Mutex::new(Session {
             context: ContextState::new(counter),
             usage: UsageTotals::default(),

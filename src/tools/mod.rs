@@ -136,14 +136,27 @@ pub trait Tool: Send + Sync {
             name: self.name().to_string(),
         })
     }
+    /// Whether configuration lets this tool run without asking (MCP servers or tools set
+    /// to `approval = "auto"`); the read-only approval mode still refuses it.
+    fn auto_approved(&self) -> bool {
+        false
+    }
     /// Runs the call. Arguments were already validated against [`Self::input_schema`].
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
 }
 
-/// The tools of a session, in the order the model sees them.
+/// Tools that come and go while the session runs (MCP servers connecting later).
+pub trait ToolSource: Send + Sync {
+    /// The tools available now.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
+/// The tools of a session, in the order the model sees them: the built-in ones, then
+/// those of each source as they are now.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl ToolRegistry {
@@ -176,16 +189,34 @@ impl ToolRegistry {
         self.tools.push(tool);
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|tool| tool.name() == name)
+    /// Adds a source whose tools join the registry whenever they are there.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
     }
 
-    pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|tool| tool.name()).collect()
+    /// Every tool available now: built-in first, then the sources'.
+    pub fn all(&self) -> Vec<Arc<dyn Tool>> {
+        let mut all = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.tools() {
+                if !all.iter().any(|existing| existing.name() == tool.name()) {
+                    all.push(tool);
+                }
+            }
+        }
+        all
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.all().into_iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.all().iter().map(|tool| tool.name().to_string()).collect()
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
+        self.all()
             .iter()
             .map(|tool| ToolSpec {
                 name: tool.name().to_string(),
@@ -196,7 +227,7 @@ impl ToolRegistry {
     }
 
     pub fn infos(&self) -> Vec<ToolInfo> {
-        self.tools
+        self.all()
             .iter()
             .map(|tool| ToolInfo {
                 name: tool.name().to_string(),

@@ -51,6 +51,7 @@ impl Harness {
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
             workspace: workspace.path().to_path_buf(),
+            read_roots: Vec::new(),
             client: Arc::clone(&client),
             tools,
             config,
