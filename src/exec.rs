@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use crate::agent::AgentHandle;
-use crate::protocol::{Decision, Event, Op};
+use crate::protocol::{Decision, Event, McpState, Op};
 use crate::tools::output::preview_line;
 
 /// How `exec` ended, as the process exit code.
@@ -111,6 +111,8 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             | Event::CompactionStarted { .. }
             | Event::ContextCompacted { .. }
             | Event::HistorySnapshot { .. }
+            | Event::McpServerStatus { .. }
+            | Event::SkillsLoaded { .. }
             | Event::Notice { .. } => None,
         };
         printer.event(&event);
@@ -245,6 +247,20 @@ impl Printer {
             Event::Notice { message } => {
                 self.end_line();
                 eprintln!("note: {message}");
+            }
+            Event::McpServerStatus { server, state } => {
+                self.end_line();
+                match state {
+                    McpState::Ready { tools } => eprintln!("mcp: {server} ready ({} tools)", tools.len()),
+                    McpState::Failed { reason } => eprintln!("mcp: {server} failed: {reason}"),
+                    McpState::Connecting | McpState::Disabled => {}
+                }
+            }
+            Event::SkillsLoaded { warnings, .. } => {
+                self.end_line();
+                for warning in warnings {
+                    eprintln!("skills: {warning}");
+                }
             }
             Event::CompactionStarted { reason } => {
                 self.end_line();

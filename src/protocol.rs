@@ -64,6 +64,8 @@ pub enum Op {
     CompactNow,
     /// Ask for a [`Event::HistorySnapshot`]: the prompt as the model will see it next.
     InspectHistory,
+    /// Drop an MCP server's connection and connect again.
+    ReconnectMcp { server: String },
     /// Cancel whatever runs and end the agent task.
     Shutdown,
 }
@@ -191,6 +193,13 @@ pub enum Event {
         /// True when the model could not summarize and a digest stands in.
         fallback: bool,
     },
+    /// An MCP server's state changed (they connect in the background).
+    McpServerStatus { server: String, state: McpState },
+    /// The skills found at start-up, and problems met while finding them.
+    SkillsLoaded {
+        skills: Vec<SkillInfo>,
+        warnings: Vec<String>,
+    },
     /// The answer to [`Op::InspectHistory`].
     HistorySnapshot { snapshot: HistorySnapshot },
     /// Something worth telling the person that is not an error (e.g. a reply cut at the token limit).
@@ -272,6 +281,26 @@ pub struct CompactionRecord {
     pub start: u64,
     pub end: u64,
     pub fallback: bool,
+}
+
+/// Where an MCP server stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpState {
+    Disabled,
+    Connecting,
+    Ready { tools: Vec<String> },
+    Failed { reason: String },
+}
+
+/// A skill as front ends list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: String,
+    /// `bundled`, `user` or `workspace`.
+    pub source: String,
+    pub root: String,
 }
 
 /// How a tool call ended.

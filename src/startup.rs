@@ -62,6 +62,8 @@ pub fn build(config: Config, workspace: PathBuf, api_key: String) -> anyhow::Res
         config,
         workspace,
         read_roots: Vec::new(),
+        mcp: None,
+        side_events: std::sync::Mutex::new(None),
         system_prompt,
         client: Arc::clone(&client),
         tools,

@@ -36,6 +36,11 @@ pub struct AgentOptions {
     pub workspace: PathBuf,
     /// Folders file tools may read besides the workspace (skill folders), with `tools.allow_paths`.
     pub read_roots: Vec<PathBuf>,
+    /// The MCP servers, when any are configured.
+    pub mcp: Option<Arc<dyn crate::tools::McpControl>>,
+    /// Events produced outside the loop (MCP servers connecting, skills found), forwarded
+    /// to front ends in order. Taken by the agent task when it starts.
+    pub side_events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
     pub system_prompt: String,
     pub client: Arc<dyn ModelClient>,
     pub tools: ToolRegistry,
@@ -151,6 +156,12 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         options,
     };
     let events = &shared.events;
+    let mut side_events = shared
+        .options
+        .side_events
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
     let mut running: Option<RunningTurn> = None;
     let mut queued: VecDeque<String> = VecDeque::new();
 
@@ -213,6 +224,17 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                             events.emit(Event::HistoryCleared);
                         }
                     }
+                    Op::ReconnectMcp { server } => match shared.options.mcp.clone() {
+                        Some(mcp) => {
+                            let events = events.clone();
+                            tokio::spawn(async move {
+                                if let Err(why) = mcp.reconnect(server.clone()).await {
+                                    events.emit(Event::Notice { message: format!("cannot reconnect `{server}`: {why}") });
+                                }
+                            });
+                        }
+                        None => events.emit(Event::Notice { message: "no MCP servers are configured".to_string() }),
+                    },
                     Op::InspectHistory => match shared.session.try_lock() {
                         Ok(mut session) => {
                             let snapshot = inspect::snapshot(&mut session, &shared.options);
@@ -236,6 +258,13 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                     }
                 }
             }
+            side = async { match side_events.as_mut() {
+                Some(receiver) => receiver.recv().await,
+                None => std::future::pending().await,
+            } } => match side {
+                Some(event) => events.emit(event),
+                None => side_events = None,
+            },
             joined = async { match running.as_mut() {
                 Some(turn) => (&mut turn.task).await,
                 None => std::future::pending().await,
@@ -254,6 +283,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                 }
             }
         }
+    }
+    if let Some(mcp) = shared.options.mcp.clone() {
+        mcp.shutdown().await;
     }
     events.emit(Event::ShutdownComplete);
 }

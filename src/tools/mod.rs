@@ -10,6 +10,7 @@ pub mod output;
 pub mod paths;
 pub mod read;
 pub mod schema;
+pub mod skills;
 
 use std::sync::Arc;
 
@@ -143,6 +144,14 @@ pub trait Tool: Send + Sync {
     }
     /// Runs the call. Arguments were already validated against [`Self::input_schema`].
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
+}
+
+/// Control of the MCP servers behind a [`ToolSource`]: what `/mcp` can ask for.
+pub trait McpControl: Send + Sync {
+    /// Drops a server's connection and connects again.
+    fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), String>>;
+    /// Stops every server; no child process is left running.
+    fn shutdown(&self) -> BoxFuture<'static, ()>;
 }
 
 /// Tools that come and go while the session runs (MCP servers connecting later).

@@ -19,7 +19,7 @@ pub struct SlashCommand {
 }
 
 /// Every slash command, in the order the popup lists them.
-pub const SLASH_COMMANDS: [SlashCommand; 10] = [
+pub const SLASH_COMMANDS: [SlashCommand; 12] = [
     SlashCommand {
         name: "/help",
         args: "",
@@ -64,6 +64,16 @@ pub const SLASH_COMMANDS: [SlashCommand; 10] = [
         name: "/theme",
         args: "NAME",
         help: "dark, light, high-contrast or your own",
+    },
+    SlashCommand {
+        name: "/mcp",
+        args: "",
+        help: "MCP servers, their state and tools; r reconnects",
+    },
+    SlashCommand {
+        name: "/skills",
+        args: "",
+        help: "the skills the agent can load",
     },
     SlashCommand {
         name: "/quit",

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod conversation;
+pub mod extensions;
 pub mod first_run;
 pub mod input;
 pub mod inspector;

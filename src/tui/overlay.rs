@@ -42,17 +42,39 @@ pub struct OverlayContext<'a> {
     pub rules: &'a [ApprovalRule],
     /// The latest history snapshot (for the inspector).
     pub history: Option<&'a HistorySnapshot>,
+    /// The MCP servers and their states (for `/mcp`).
+    pub mcp: &'a [(String, crate::protocol::McpState)],
 }
 
 /// An overlay. `History` is the summarized-history inspector (`/history`, F6).
 pub enum Overlay {
-    Help { scroll: u16 },
-    ToolDetail { call_id: String, scroll: u16 },
+    Help {
+        scroll: u16,
+    },
+    ToolDetail {
+        call_id: String,
+        scroll: u16,
+    },
     FilePreview(Box<FilePreview>),
-    Approvals { selected: usize },
-    Notes { lines: Vec<String>, scroll: u16 },
-    Stats { scroll: u16 },
+    Approvals {
+        selected: usize,
+    },
+    Notes {
+        lines: Vec<String>,
+        scroll: u16,
+    },
+    Stats {
+        scroll: u16,
+    },
     History(HistoryInspector),
+    /// `/mcp`: servers, states and tools.
+    Mcp {
+        selected: usize,
+    },
+    /// `/skills`: the skills the agent can load.
+    Skills {
+        scroll: u16,
+    },
     FirstRun(FirstRun),
 }
 
@@ -97,6 +119,9 @@ impl Overlay {
         if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) {
             return OverlayAction::Close;
         }
+        if let Overlay::Mcp { selected } = self {
+            return super::extensions::mcp_key(key, selected, context.mcp);
+        }
         if let Overlay::Approvals { selected } = self {
             return match key.code {
                 KeyCode::Up | KeyCode::Char('k') => {
@@ -140,10 +165,11 @@ impl Overlay {
             Overlay::Help { scroll }
             | Overlay::ToolDetail { scroll, .. }
             | Overlay::Notes { scroll, .. }
-            | Overlay::Stats { scroll } => scroll,
+            | Overlay::Stats { scroll }
+            | Overlay::Skills { scroll } => scroll,
             Overlay::FilePreview(preview) => return preview.on_scroll(lines) != PreviewAction::Ignored,
             Overlay::History(inspector) => return inspector.scroll_text(lines),
-            Overlay::Approvals { .. } | Overlay::FirstRun(_) => return false,
+            Overlay::Approvals { .. } | Overlay::Mcp { .. } | Overlay::FirstRun(_) => return false,
         };
         let next = i32::from(*position)
             .saturating_add(lines)
@@ -162,6 +188,8 @@ impl Overlay {
             Overlay::Notes { .. } => "Notes".to_string(),
             Overlay::Stats { .. } => "Session statistics".to_string(),
             Overlay::History(_) => INSPECTOR_TITLE.to_string(),
+            Overlay::Mcp { .. } => "MCP servers".to_string(),
+            Overlay::Skills { .. } => "Skills".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
         }
     }
@@ -171,6 +199,7 @@ impl Overlay {
         match self {
             Overlay::FilePreview(preview) => preview.key_hints(),
             Overlay::History(_) => INSPECTOR_HINTS.to_vec(),
+            Overlay::Mcp { .. } => super::extensions::MCP_HINTS.to_vec(),
             Overlay::Approvals { .. } => vec![
                 KeyHint::new("↑/↓", "select"),
                 KeyHint::new("d", "revoke"),
@@ -186,6 +215,7 @@ impl Overlay {
             Overlay::Help { .. }
             | Overlay::ToolDetail { .. }
             | Overlay::Notes { .. }
+            | Overlay::Skills { .. }
             | Overlay::Stats { .. } => {
                 vec![
                     KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),

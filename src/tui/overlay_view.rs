@@ -209,6 +209,19 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
             popup(buf, small, &title, lines, *scroll, app, false);
         }
+        Overlay::Mcp { selected } => {
+            let servers: Vec<(String, crate::protocol::McpState)> = app
+                .mcp
+                .iter()
+                .map(|(name, state)| (name.clone(), state.clone()))
+                .collect();
+            let lines = super::extensions::mcp_lines(&servers, *selected, &app.theme);
+            popup(buf, area, &title, lines, 0, app, true);
+        }
+        Overlay::Skills { scroll } => {
+            let lines = super::extensions::skills_lines(&app.skills, &app.skill_warnings, &app.theme);
+            popup(buf, area, &title, lines, *scroll, app, true);
+        }
         // Drawn above, before the other overlays borrow the app.
         Overlay::History(_) => {}
         Overlay::FirstRun(first_run) => {

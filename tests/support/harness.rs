@@ -52,6 +52,8 @@ impl Harness {
             system_prompt: "You are a test agent.".to_string(),
             workspace: workspace.path().to_path_buf(),
             read_roots: Vec::new(),
+            mcp: None,
+            side_events: std::sync::Mutex::new(None),
             client: Arc::clone(&client),
             tools,
             config,

@@ -51,9 +51,15 @@ impl App {
             return self.approval_key(key);
         }
         if let Some(top) = self.overlays.last_mut() {
+            let servers: Vec<(String, crate::protocol::McpState)> = self
+                .mcp
+                .iter()
+                .map(|(name, state)| (name.clone(), state.clone()))
+                .collect();
             let context = OverlayContext {
                 rules: &self.rules,
                 history: self.history.as_ref(),
+                mcp: &servers,
             };
             match top.on_key(key, context) {
                 OverlayAction::Ignored => {}
@@ -428,6 +434,8 @@ impl App {
                 self.overlays.push(overlay);
             }
             "stats" => self.open_stats(),
+            "mcp" => self.overlays.push(Overlay::Mcp { selected: 0 }),
+            "skills" => self.overlays.push(Overlay::Skills { scroll: 0 }),
             "history" => self.open_history(),
             "theme" => match argument {
                 Some(theme) => match Theme::load(theme, self.config_dir.as_deref(), self.no_color) {

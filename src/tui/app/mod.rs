@@ -166,6 +166,11 @@ pub struct App {
     pub quit: bool,
     /// Where each pane was drawn last, for the mouse.
     pub areas: Areas,
+    /// MCP servers and their states, by name.
+    pub mcp: BTreeMap<String, crate::protocol::McpState>,
+    /// The skills the agent can load, and problems finding them.
+    pub skills: Vec<crate::protocol::SkillInfo>,
+    pub skill_warnings: Vec<String>,
     /// The latest history snapshot from the agent (for the inspector and `/stats`).
     pub history: Option<HistorySnapshot>,
     /// Config folder, for `/theme` lookups.
@@ -220,6 +225,9 @@ impl App {
             quit: false,
             areas: Areas::default(),
             history: None,
+            mcp: BTreeMap::new(),
+            skills: Vec::new(),
+            skill_warnings: Vec::new(),
             config_dir: None,
             no_color: false,
         }
@@ -383,6 +391,28 @@ impl App {
                 };
                 self.notice(NoticeKind::Warning, format!("retrying: {reason}"));
             }
+            Event::McpServerStatus { server, state } => {
+                match &state {
+                    crate::protocol::McpState::Failed { reason } => {
+                        self.notice(
+                            NoticeKind::Warning,
+                            format!("MCP server `{server}` failed: {reason}"),
+                        );
+                    }
+                    crate::protocol::McpState::Ready { tools } => {
+                        self.notice(
+                            NoticeKind::Info,
+                            format!("MCP server `{server}` ready with {} tools", tools.len()),
+                        );
+                    }
+                    crate::protocol::McpState::Connecting | crate::protocol::McpState::Disabled => {}
+                }
+                self.mcp.insert(server, state);
+            }
+            Event::SkillsLoaded { skills, warnings } => {
+                self.skills = skills;
+                self.skill_warnings = warnings;
+            }
             Event::HistorySnapshot { snapshot } => {
                 for overlay in &mut self.overlays {
                     if let Overlay::History(inspector) = overlay {
@@ -524,6 +554,8 @@ impl App {
                 | Overlay::FilePreview(_)
                 | Overlay::Approvals { .. }
                 | Overlay::Notes { .. }
+                | Overlay::Mcp { .. }
+                | Overlay::Skills { .. }
                 | Overlay::FirstRun(_) => {}
             }
         }

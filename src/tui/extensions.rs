@@ -1,0 +1,112 @@
+//! The `/mcp` and `/skills` overlays: which MCP servers are connected (and reconnecting
+//! one), and which skills the agent can load.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::text::{Line, Span};
+
+use super::keys::KeyHint;
+use super::overlay::OverlayAction;
+use super::theme::Theme;
+use crate::protocol::{McpState, Op, SkillInfo};
+
+/// Keys of the `/mcp` overlay.
+pub const MCP_HINTS: [KeyHint; 3] = [
+    KeyHint::new("↑/↓", "select"),
+    KeyHint::new("r", "reconnect"),
+    KeyHint::new("Esc", "close"),
+];
+
+/// A key in the `/mcp` overlay.
+pub fn mcp_key(key: KeyEvent, selected: &mut usize, servers: &[(String, McpState)]) -> OverlayAction {
+    match key.code {
+        KeyCode::Up | KeyCode::Char('k') => {
+            *selected = selected.saturating_sub(1);
+            OverlayAction::Changed
+        }
+        KeyCode::Down | KeyCode::Char('j') => {
+            *selected = (*selected + 1).min(servers.len().saturating_sub(1));
+            OverlayAction::Changed
+        }
+        KeyCode::Char('r') => match servers.get(*selected) {
+            Some((server, _)) => OverlayAction::Send(Op::ReconnectMcp {
+                server: server.clone(),
+            }),
+            None => OverlayAction::Ignored,
+        },
+        _ => OverlayAction::Ignored,
+    }
+}
+
+/// One word for a state, readable without colour, and its style.
+pub fn state_label(state: &McpState, theme: &Theme) -> (String, ratatui::style::Style) {
+    match state {
+        McpState::Disabled => ("disabled".to_string(), theme.dim),
+        McpState::Connecting => ("connecting…".to_string(), theme.warning),
+        McpState::Ready { tools } => (format!("ready, {} tools", tools.len()), theme.ok),
+        McpState::Failed { .. } => ("failed".to_string(), theme.error),
+    }
+}
+
+/// The `/mcp` overlay's lines.
+pub fn mcp_lines(servers: &[(String, McpState)], selected: usize, theme: &Theme) -> Vec<Line<'static>> {
+    if servers.is_empty() {
+        return vec![
+            Line::from(Span::styled("No MCP servers are configured.", theme.dim)),
+            Line::from(Span::styled(
+                "Add them to mcp.json in the config folder (see config/mcp.json), or pass --mcp-config FILE.",
+                theme.dim,
+            )),
+        ];
+    }
+    let mut lines = Vec::new();
+    for (index, (server, state)) in servers.iter().enumerate() {
+        let (label, style) = state_label(state, theme);
+        let mut header = Line::from(vec![
+            Span::styled(format!("{server:<20} "), theme.strong),
+            Span::styled(label, style),
+        ]);
+        if index == selected {
+            header = header.style(theme.selection);
+        }
+        lines.push(header);
+        match state {
+            McpState::Ready { tools } => {
+                for tool in tools {
+                    lines.push(Line::from(Span::styled(format!("    {tool}"), theme.tool)));
+                }
+            }
+            McpState::Failed { reason } => {
+                lines.push(Line::from(Span::styled(format!("    {reason}"), theme.error)))
+            }
+            McpState::Connecting | McpState::Disabled => {}
+        }
+    }
+    lines
+}
+
+/// The `/skills` overlay's lines.
+pub fn skills_lines(skills: &[SkillInfo], warnings: &[String], theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if skills.is_empty() {
+        lines.push(Line::from(Span::styled("No skills were found.", theme.dim)));
+    }
+    for skill in skills {
+        lines.push(Line::from(vec![
+            Span::styled(skill.name.clone(), theme.strong),
+            Span::styled(format!("  ({})", skill.source), theme.dim),
+        ]));
+        lines.push(Line::from(Span::styled(
+            format!("  {}", skill.description),
+            theme.text,
+        )));
+        lines.push(Line::from(Span::styled(format!("  {}", skill.root), theme.dim)));
+    }
+    if !warnings.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled("Warnings", theme.heading)));
+        for warning in warnings {
+            lines.push(Line::from(Span::styled(format!("  {warning}"), theme.warning)));
+        }
+    }
+    lines
+}

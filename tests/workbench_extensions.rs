@@ -1,0 +1,111 @@
+//! The workbench's `/mcp` and `/skills` overlays and the server-state events behind them.
+
+mod support;
+
+use std::time::{Duration, Instant, SystemTime};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use miniagent::config::ApprovalMode;
+use miniagent::protocol::{Event, McpState, Op, SkillInfo};
+use miniagent::tui::app::App;
+use miniagent::tui::render;
+use miniagent::tui::theme::Theme;
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use support::TempDir;
+
+fn app_in(workspace: &TempDir) -> App {
+    let start = SystemTime::now() + Duration::from_secs(3600);
+    let mut app = App::new(
+        Theme::dark(),
+        workspace.path().to_path_buf(),
+        ApprovalMode::Ask,
+        50,
+        start,
+    );
+    app.now = Instant::now();
+    app.on_agent_event(Event::SessionConfigured {
+        model: "claude-test".into(),
+        provider: "anthropic".into(),
+        workspace: "/home/dev/project".into(),
+        tools: vec![],
+    });
+    app
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| render::draw(frame, app)).unwrap();
+    terminal.backend().to_string()
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+#[test]
+fn mcp_overlay_lists_servers_and_reconnects_the_selected_one() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    for (server, state) in [
+        (
+            "everything",
+            McpState::Ready {
+                tools: vec!["mcp__everything__echo".into(), "mcp__everything__get-sum".into()],
+            },
+        ),
+        ("files", McpState::Connecting),
+        (
+            "broken",
+            McpState::Failed {
+                reason: "cannot start `no-such-server`: No such file or directory".into(),
+            },
+        ),
+    ] {
+        app.on_agent_event(Event::McpServerStatus {
+            server: server.into(),
+            state,
+        });
+    }
+    app.submit("/mcp".into());
+    insta::assert_snapshot!("mcp_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("mcp_160x48", screen(&mut app, 160, 48));
+    // Servers are listed by name: broken, everything, files. Reconnect "everything".
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('r')));
+    assert_eq!(
+        app.outbox,
+        vec![Op::ReconnectMcp {
+            server: "everything".into()
+        }]
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+}
+
+#[test]
+fn skills_overlay_lists_skills_and_warnings() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::SkillsLoaded {
+        skills: vec![
+            SkillInfo {
+                name: "commit-message".into(),
+                description: "Write a commit message from the staged diff.".into(),
+                source: "bundled".into(),
+                root: "/home/dev/.local/share/miniagent/skills/commit-message".into(),
+            },
+            SkillInfo {
+                name: "release".into(),
+                description: "This project's release checklist.".into(),
+                source: "workspace".into(),
+                root: "/home/dev/project/.miniagent/skills/release".into(),
+            },
+        ],
+        warnings: vec!["skill `review-diff` in the workspace replaces the bundled one".into()],
+    });
+    app.submit("/skills".into());
+    insta::assert_snapshot!("skills_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("skills_160x48", screen(&mut app, 160, 48));
+}
