@@ -9,7 +9,9 @@ use anyhow::{Context, bail};
 use crate::agent::AgentOptions;
 use crate::config::{self, Config, LoadOptions, Overrides, Provider};
 use crate::llm::{self, endpoint};
+use crate::protocol::{Event, SkillInfo};
 use crate::tools::ToolRegistry;
+use crate::tools::skills::{self, SkillSet};
 
 /// What the person chose on the command line.
 #[derive(Clone, Debug, Default)]
@@ -53,17 +55,49 @@ pub fn resolve_workspace(options: &StartOptions) -> anyhow::Result<PathBuf> {
     Ok(workspace)
 }
 
+/// The skills of this session: the bundled ones (written to the cache folder so the agent
+/// can read their files), the user's, and the workspace's.
+pub fn discover_skills(workspace: &std::path::Path) -> SkillSet {
+    let bundled = skills::default_install_dir().and_then(|dir| match skills::install_bundled(&dir) {
+        Ok(dir) => Some(dir),
+        Err(why) => {
+            tracing::warn!("the bundled skills could not be installed: {why}");
+            None
+        }
+    });
+    let user = config::config_dir(&|name| std::env::var(name).ok()).map(|dir| skills::user_skills_dir(&dir));
+    SkillSet::discover(bundled.as_deref(), user.as_deref(), workspace)
+}
+
 /// A session from a loaded configuration, a resolved workspace and a key.
 pub fn build(config: Config, workspace: PathBuf, api_key: String) -> anyhow::Result<AgentOptions> {
     let client = llm::build_client(&config.model, api_key)?;
-    let system_prompt = config::system_prompt(&config, &workspace, "")?;
-    let tools = ToolRegistry::builtin(&config);
+    let skills = Arc::new(discover_skills(&workspace));
+    let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
+    let mut tools = ToolRegistry::builtin(&config);
+    if !skills.is_empty() {
+        tools.register(Arc::new(skills::GetSkillTool::new(Arc::clone(&skills))));
+    }
+    let (side_tx, side_rx) = tokio::sync::mpsc::unbounded_channel();
+    let _ = side_tx.send(Event::SkillsLoaded {
+        skills: skills
+            .skills()
+            .iter()
+            .map(|skill| SkillInfo {
+                name: skill.name.clone(),
+                description: skill.description.clone(),
+                source: skill.source.to_string(),
+                root: skill.root.display().to_string(),
+            })
+            .collect(),
+        warnings: skills.warnings().to_vec(),
+    });
     Ok(AgentOptions {
         config,
         workspace,
-        read_roots: Vec::new(),
+        read_roots: skills.roots(),
         mcp: None,
-        side_events: std::sync::Mutex::new(None),
+        side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
         client: Arc::clone(&client),
         tools,

@@ -65,6 +65,8 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     session.context.push(Message::user(text));
 
     let mut asked_to_continue = false;
+    // Set by a skill's `allowed-tools` once the agent loads that skill.
+    let mut allowed_tools: Option<Vec<String>> = None;
     // Text of a reply cut at the output limit, to be joined with its continuation.
     let mut carried_text = String::new();
     for step in 1..=max_steps {
@@ -108,7 +110,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
             context.events.emit(Event::TurnComplete { text: carried_text });
             return;
         }
-        match run_tools(session, context, &response).await {
+        match run_tools(session, context, &response, &mut allowed_tools).await {
             ToolPhase::Done => {}
             ToolPhase::Interrupted => {
                 session.context.close_open_tool_calls(INTERRUPTED);
@@ -257,8 +259,15 @@ fn end_without_response(session: &mut Session, context: &TurnContext, failure: C
     }
 }
 
-/// Runs every tool call of the reply in order, appending one tool message with all results.
-async fn run_tools(session: &mut Session, context: &TurnContext, response: &ModelResponse) -> ToolPhase {
+/// Runs every tool call of the reply in order, appending one tool message with all
+/// results. Once a tool result sets `allowed_tools` (a skill's `allowed-tools`), only
+/// those tools run for the rest of the turn.
+async fn run_tools(
+    session: &mut Session,
+    context: &TurnContext,
+    response: &ModelResponse,
+    allowed_tools: &mut Option<Vec<String>>,
+) -> ToolPhase {
     let calls: Vec<(String, String, Value)> = response
         .content
         .iter()
@@ -279,7 +288,22 @@ async fn run_tools(session: &mut Session, context: &TurnContext, response: &Mode
         });
         let started = Instant::now();
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
-        let (phase, output, outcome) = match run_one(context, &id, &name, arguments, invalid).await {
+        let outcome = match allowed_tools.as_ref() {
+            Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
+                CallOutcome::Denied(ToolOutput::error(format!(
+                    "the skill being followed allows only these tools: {}; `{name}` is not one of them",
+                    allowed.join(", ")
+                )))
+            }
+            _ => run_one(context, &id, &name, arguments, invalid).await,
+        };
+        if let CallOutcome::Finished(output) = &outcome
+            && !output.is_error
+            && let Some(tools) = &output.restrict_tools
+        {
+            *allowed_tools = Some(tools.clone());
+        }
+        let (phase, output, outcome) = match outcome {
             CallOutcome::Finished(output) => {
                 let outcome = if output.is_error {
                     ToolOutcome::Error

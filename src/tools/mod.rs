@@ -53,6 +53,8 @@ impl std::fmt::Display for ToolEffect {
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
+    /// When set, the rest of the turn may call only these tools (a skill's `allowed-tools`).
+    pub restrict_tools: Option<Vec<String>>,
 }
 
 impl ToolOutput {
@@ -60,6 +62,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: false,
+            restrict_tools: None,
         }
     }
 
@@ -67,7 +70,14 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: true,
+            restrict_tools: None,
         }
+    }
+
+    /// Limits the rest of the turn to `tools`.
+    pub fn restricting_tools_to(mut self, tools: Vec<String>) -> Self {
+        self.restrict_tools = Some(tools);
+        self
     }
 }
 

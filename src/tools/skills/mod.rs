@@ -1,0 +1,387 @@
+//! Agent Skills with progressive disclosure: folders holding a `SKILL.md` (YAML front
+//! matter, then Markdown instructions) and any scripts, references and assets it uses.
+//!
+//! Level 1 is each skill's name and description in the system prompt
+//! ([`SkillSet::prompt_metadata`]); level 2 is the body, loaded on demand by the `get_skill`
+//! tool ([`GetSkillTool`]) with its relative paths made absolute; level 3 is the files
+//! themselves, which the agent reads or runs with its other tools ([`SkillSet::roots`]).
+
+mod bundled;
+mod front_matter;
+mod get_skill;
+mod rewrite;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+pub use bundled::{BUNDLED_FILES, BundledFile, default_install_dir, install_bundled};
+pub use get_skill::GetSkillTool;
+pub use rewrite::rewrite_paths;
+
+use front_matter::YamlValue;
+
+/// The file that makes a folder a skill.
+pub const SKILL_FILE: &str = "SKILL.md";
+/// Where a workspace keeps its own skills, relative to the workspace root.
+pub const WORKSPACE_SKILLS_DIR: &str = ".miniagent/skills";
+/// Characters of a description the system prompt shows (the Agent Skills limit), so one
+/// verbose skill cannot crowd every request.
+const MAX_PROMPT_DESCRIPTION: usize = 1024;
+/// How deep below a skills folder a `SKILL.md` is looked for (`group/skill/SKILL.md` is 2).
+const MAX_DEPTH: usize = 3;
+
+/// The person's own skills folder inside miniagent's configuration folder.
+pub fn user_skills_dir(config_dir: &Path) -> PathBuf {
+    config_dir.join("skills")
+}
+
+/// Where a skill was found; later sources take precedence over earlier ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SkillSource {
+    /// Shipped inside the binary and installed by [`install_bundled`].
+    Bundled,
+    /// The person's own skills folder, shared by every workspace.
+    User,
+    /// The workspace's `.miniagent/skills/`.
+    Workspace,
+}
+
+impl std::fmt::Display for SkillSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SkillSource::Bundled => "bundled",
+            SkillSource::User => "user",
+            SkillSource::Workspace => "workspace",
+        })
+    }
+}
+
+/// One skill, read from its `SKILL.md`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skill {
+    /// What `get_skill` is called with.
+    pub name: String,
+    /// When to use the skill; shown in the system prompt.
+    pub description: String,
+    pub license: Option<String>,
+    /// The tools the skill says it needs (`allowed-tools`), as written; `None` when unrestricted.
+    pub allowed_tools: Option<Vec<String>>,
+    /// The `metadata` map as JSON with text values (nested maps and lists kept as such);
+    /// an empty object when absent.
+    pub metadata: serde_json::Value,
+    /// The skill's folder, absolute.
+    pub root: PathBuf,
+    /// The Markdown after the front matter, with `\n` line endings.
+    pub body: String,
+    pub source: SkillSource,
+}
+
+impl Skill {
+    /// The `SKILL.md` this skill was read from.
+    pub fn skill_file(&self) -> PathBuf {
+        self.root.join(SKILL_FILE)
+    }
+
+    /// Reads a skill from the text of its `SKILL.md`. Returns the skill and warnings about
+    /// optional fields it had to ignore, or why the file is not a skill.
+    fn parse(text: &str, root: PathBuf, source: SkillSource) -> Result<(Skill, Vec<String>), String> {
+        let document = front_matter::split(text)?;
+        let fields = front_matter::parse(&document.yaml).map_err(|err| format!("front matter {err}"))?;
+        let field = |key: &str| {
+            fields
+                .iter()
+                .find(|(name, _)| name == key)
+                .map(|(_, value)| value)
+        };
+        let required = |key: &str| match field(key) {
+            Some(YamlValue::Text(text)) if !text.trim().is_empty() => Ok(text.trim().to_string()),
+            Some(YamlValue::Text(_)) | None => Err(format!("its front matter has no `{key}`")),
+            Some(YamlValue::List(_) | YamlValue::Map(_)) => Err(format!("its `{key}` is not text")),
+        };
+        let name = required("name")?;
+        // The name is a lookup key and a line of the system prompt; an escaped line break
+        // in it could smuggle text into the prompt.
+        if name.chars().any(char::is_control) {
+            return Err("its `name` contains a line break or control character".to_string());
+        }
+        let description = required("description")?;
+        let mut warnings = Vec::new();
+        if description.chars().count() > MAX_PROMPT_DESCRIPTION {
+            warnings.push(format!(
+                "its `description` is longer than {MAX_PROMPT_DESCRIPTION} characters; the system prompt shows only the start"
+            ));
+        }
+        let license = match field("license") {
+            Some(YamlValue::Text(text)) if !text.trim().is_empty() => Some(text.trim().to_string()),
+            Some(YamlValue::Text(_)) | None => None,
+            Some(YamlValue::List(_) | YamlValue::Map(_)) => {
+                warnings.push("its `license` is not text; ignored".to_string());
+                None
+            }
+        };
+        let allowed_tools = match field("allowed-tools").or_else(|| field("allowed_tools")) {
+            None => None,
+            Some(value) => allowed_tools(value, &mut warnings),
+        };
+        let metadata = match field("metadata") {
+            Some(value @ YamlValue::Map(_)) => value.to_json(),
+            Some(YamlValue::Text(text)) if text.is_empty() => serde_json::json!({}),
+            None => serde_json::json!({}),
+            Some(YamlValue::Text(_) | YamlValue::List(_)) => {
+                warnings.push("its `metadata` is not a map; ignored".to_string());
+                serde_json::json!({})
+            }
+        };
+        let skill = Skill {
+            name,
+            description,
+            license,
+            allowed_tools,
+            metadata,
+            root,
+            body: document.body,
+            source,
+        };
+        Ok((skill, warnings))
+    }
+}
+
+/// `allowed-tools` as a list of names: a YAML list, or one string separated by commas or
+/// blanks (a blank inside parentheses, as in `Bash(git log:*)`, does not separate).
+/// Empty means unrestricted, since a skill allowed no tools at all could do nothing.
+fn allowed_tools(value: &YamlValue, warnings: &mut Vec<String>) -> Option<Vec<String>> {
+    let mut tools = Vec::new();
+    match value {
+        YamlValue::Text(text) => {
+            let mut depth = 0usize;
+            let mut current = String::new();
+            for c in text.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                if depth == 0 && (c == ',' || c.is_whitespace()) {
+                    tools.push(std::mem::take(&mut current));
+                } else {
+                    current.push(c);
+                }
+            }
+            tools.push(current);
+        }
+        YamlValue::List(items) => {
+            for item in items {
+                match item {
+                    YamlValue::Text(text) => tools.push(text.clone()),
+                    YamlValue::List(_) | YamlValue::Map(_) => {
+                        warnings.push("an `allowed-tools` entry is not a name; ignored".to_string());
+                    }
+                }
+            }
+        }
+        YamlValue::Map(_) => {
+            warnings.push("its `allowed-tools` is a map, not a list; ignored".to_string());
+        }
+    }
+    let tools: Vec<String> = tools
+        .iter()
+        .map(|tool| tool.trim().to_string())
+        .filter(|tool| !tool.is_empty())
+        .collect();
+    (!tools.is_empty()).then_some(tools)
+}
+
+/// The skills of a session, found once at start, sorted by name.
+#[derive(Clone, Debug, Default)]
+pub struct SkillSet {
+    skills: Vec<Skill>,
+    warnings: Vec<String>,
+}
+
+impl SkillSet {
+    /// Finds skills in (lowest to highest precedence) the bundled folder, the user's folder
+    /// and the workspace's `.miniagent/skills/`; a name found again in a more specific place
+    /// replaces the earlier one and adds a warning naming both paths.
+    ///
+    /// A folder that does not exist is simply skipped. A `SKILL.md` that cannot be read,
+    /// has no front matter, or lacks `name` or `description` is skipped with a warning.
+    pub fn discover(bundled: Option<&Path>, user: Option<&Path>, workspace: &Path) -> SkillSet {
+        let workspace_dir = workspace.join(WORKSPACE_SKILLS_DIR);
+        let places = [
+            (SkillSource::Bundled, bundled.map(Path::to_path_buf)),
+            (SkillSource::User, user.map(Path::to_path_buf)),
+            (SkillSource::Workspace, Some(workspace_dir)),
+        ];
+        let mut warnings = Vec::new();
+        let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
+        // The same folder reached twice (a workspace that is the home folder, say) would
+        // otherwise report every skill in it as replacing itself.
+        let mut visited: HashSet<PathBuf> = HashSet::new();
+        for (source, dir) in places {
+            let Some(dir) = dir else { continue };
+            if !dir.exists() {
+                continue;
+            }
+            let canonical = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            if !visited.insert(canonical.clone()) {
+                continue;
+            }
+            let mut files = Vec::new();
+            find_skill_files(&canonical, MAX_DEPTH, &mut files, &mut warnings);
+            for file in files {
+                let Some(skill) = read_skill(&file, source, &mut warnings) else {
+                    continue;
+                };
+                match by_name.get(&skill.name) {
+                    Some(existing) if existing.source == source => {
+                        warnings.push(format!(
+                            "skill `{}` is defined twice: {} is used, {} is ignored",
+                            skill.name,
+                            existing.skill_file().display(),
+                            skill.skill_file().display()
+                        ));
+                        continue;
+                    }
+                    Some(existing) => warnings.push(format!(
+                        "skill `{}` in {} replaces the {} one in {}",
+                        skill.name,
+                        skill.skill_file().display(),
+                        existing.source,
+                        existing.skill_file().display()
+                    )),
+                    None => {}
+                }
+                by_name.insert(skill.name.clone(), skill);
+            }
+        }
+        SkillSet {
+            skills: by_name.into_values().collect(),
+            warnings,
+        }
+    }
+
+    /// A set of the given skills (sorted by name; the last of a repeated name wins), for
+    /// callers that build skills themselves.
+    pub fn from_skills(skills: Vec<Skill>) -> SkillSet {
+        let by_name: BTreeMap<String, Skill> = skills
+            .into_iter()
+            .map(|skill| (skill.name.clone(), skill))
+            .collect();
+        SkillSet {
+            skills: by_name.into_values().collect(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Every skill, sorted by name.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The skill called `name`, exactly.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills
+            .binary_search_by(|skill| skill.name.as_str().cmp(name))
+            .ok()
+            .and_then(|index| self.skills.get(index))
+    }
+
+    /// What discovery skipped or overrode, one sentence each, for the person to see.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// Level 1: the text that replaces `{SKILLS_METADATA}` in the system prompt: a short
+    /// heading, one line per skill "- name: description", and one line saying that
+    /// `get_skill` loads a skill's instructions. Empty when there are no skills.
+    pub fn prompt_metadata(&self) -> String {
+        if self.skills.is_empty() {
+            return String::new();
+        }
+        let mut text = String::from("## Skills\n\n");
+        for skill in &self.skills {
+            // One line per skill, whatever line breaks a folded description kept.
+            let description = skill.description.split_whitespace().collect::<Vec<_>>().join(" ");
+            let description = match description.char_indices().nth(MAX_PROMPT_DESCRIPTION) {
+                Some((cut, _)) => format!("{}…", &description[..cut]),
+                None => description,
+            };
+            text.push_str(&format!("- {}: {description}\n", skill.name));
+        }
+        text.push_str(
+            "\nWhen a task matches a skill, call `get_skill` with its name first to load its \
+             instructions, and follow them.\n",
+        );
+        text
+    }
+
+    /// Skill folders, to be made readable roots for the file tools.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = self.skills.iter().map(|skill| skill.root.clone()).collect();
+        roots.sort();
+        roots.dedup();
+        roots
+    }
+}
+
+/// Collects `SKILL.md` files under `dir`: a folder holding one is a skill and is not
+/// searched further (its subfolders are its own files); hidden folders are skipped.
+fn find_skill_files(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
+    let skill_file = dir.join(SKILL_FILE);
+    if skill_file.is_file() {
+        files.push(skill_file);
+        return;
+    }
+    if depth == 0 {
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) => {
+            warnings.push(format!("cannot list skills in {}: {err}", dir.display()));
+            return;
+        }
+    };
+    let mut folders: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+        .map(|entry| entry.path())
+        // `is_dir` follows symlinks, so a linked skill folder counts.
+        .filter(|path| path.is_dir())
+        .collect();
+    folders.sort();
+    for folder in folders {
+        find_skill_files(&folder, depth - 1, files, warnings);
+    }
+}
+
+/// Reads one `SKILL.md`; `None` (with a warning) when it is not a usable skill.
+fn read_skill(file: &Path, source: SkillSource, warnings: &mut Vec<String>) -> Option<Skill> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(err) => {
+            warnings.push(format!("skipped {}: cannot read it: {err}", file.display()));
+            return None;
+        }
+    };
+    let folder = file.parent().unwrap_or(file);
+    let root = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
+    match Skill::parse(&text, root, source) {
+        Ok((skill, field_warnings)) => {
+            warnings.extend(
+                field_warnings
+                    .into_iter()
+                    .map(|warning| format!("{}: {warning}", file.display())),
+            );
+            Some(skill)
+        }
+        Err(reason) => {
+            warnings.push(format!("skipped {}: {reason}", file.display()));
+            None
+        }
+    }
+}

@@ -1,0 +1,617 @@
+//! Agent Skills: discovery from the bundled, user and workspace folders, front-matter
+//! reading, the level-1 prompt text, `get_skill` through the `Tool` trait, and the
+//! installation of the bundled skills, all on real files in temp dirs.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use miniagent::tools::paths::Workspace;
+use miniagent::tools::skills::{BUNDLED_FILES, GetSkillTool, Skill, SkillSet, SkillSource, install_bundled};
+use miniagent::tools::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use support::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// A SKILL.md with just a name, a description and a body.
+fn simple_skill(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
+}
+
+/// The temp dir's real path: `discover` reports canonical paths, and the temp folder may
+/// be reached through a symlink (macOS `/var`).
+fn real(dir: &TempDir) -> PathBuf {
+    dir.path().canonicalize().unwrap()
+}
+
+/// Name, source and root of every skill, for whole-value comparisons.
+fn summary(set: &SkillSet) -> Vec<(String, SkillSource, PathBuf)> {
+    set.skills()
+        .iter()
+        .map(|skill| (skill.name.clone(), skill.source, skill.root.clone()))
+        .collect()
+}
+
+async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -> ToolOutput {
+    let context = ToolContext {
+        workspace: Arc::new(Workspace::new(workspace, &[])),
+        cancel: CancellationToken::new(),
+        output: OutputSink::discard(),
+    };
+    tool.run(arguments, context).await
+}
+
+#[test]
+fn discovery_takes_the_most_specific_place_and_warns_about_overrides() {
+    let bundled = TempDir::new();
+    let user = TempDir::new();
+    let workspace = TempDir::new();
+    bundled.write("alpha/SKILL.md", simple_skill("alpha", "bundled alpha"));
+    bundled.write("beta/SKILL.md", simple_skill("beta", "bundled beta"));
+    user.write("beta/SKILL.md", simple_skill("beta", "user beta"));
+    user.write("gamma/SKILL.md", simple_skill("gamma", "user gamma"));
+    // Grouped one level deeper, and a hidden folder that is never searched.
+    workspace.write(
+        ".miniagent/skills/group/gamma/SKILL.md",
+        simple_skill("gamma", "workspace gamma"),
+    );
+    workspace.write(
+        ".miniagent/skills/delta/SKILL.md",
+        simple_skill("delta", "workspace delta"),
+    );
+    workspace.write(
+        ".miniagent/skills/.hidden/SKILL.md",
+        simple_skill("hidden", "never found"),
+    );
+    // A skill's subfolders are its own files, not more skills.
+    workspace.write(
+        ".miniagent/skills/delta/references/SKILL.md",
+        simple_skill("inner", "not a skill"),
+    );
+
+    let set = SkillSet::discover(Some(bundled.path()), Some(user.path()), workspace.path());
+
+    let (b, u, w) = (
+        real(&bundled),
+        real(&user),
+        real(&workspace).join(".miniagent/skills"),
+    );
+    assert_eq!(
+        summary(&set),
+        vec![
+            ("alpha".to_string(), SkillSource::Bundled, b.join("alpha")),
+            ("beta".to_string(), SkillSource::User, u.join("beta")),
+            ("delta".to_string(), SkillSource::Workspace, w.join("delta")),
+            ("gamma".to_string(), SkillSource::Workspace, w.join("group/gamma")),
+        ]
+    );
+    assert_eq!(
+        set.warnings(),
+        [
+            format!(
+                "skill `beta` in {} replaces the bundled one in {}",
+                u.join("beta/SKILL.md").display(),
+                b.join("beta/SKILL.md").display()
+            ),
+            format!(
+                "skill `gamma` in {} replaces the user one in {}",
+                w.join("group/gamma/SKILL.md").display(),
+                u.join("gamma/SKILL.md").display()
+            ),
+        ]
+    );
+    assert_eq!(
+        set.get("beta").map(|skill| skill.description.as_str()),
+        Some("user beta")
+    );
+    assert_eq!(set.get("hidden"), None);
+    assert_eq!(
+        set.roots(),
+        vec![
+            b.join("alpha"),
+            u.join("beta"),
+            w.join("delta"),
+            w.join("group/gamma")
+        ]
+    );
+}
+
+#[test]
+fn missing_folders_are_no_skills_and_no_warnings() {
+    let workspace = TempDir::new();
+    let set = SkillSet::discover(Some(&workspace.join("no-bundled")), None, workspace.path());
+    assert_eq!(set.skills(), []);
+    assert_eq!(set.warnings(), [] as [String; 0]);
+    assert_eq!(set.prompt_metadata(), "");
+}
+
+#[test]
+fn a_name_defined_twice_in_one_place_keeps_the_first_and_warns() {
+    let user = TempDir::new();
+    let workspace = TempDir::new();
+    user.write("a-first/SKILL.md", simple_skill("twin", "first"));
+    user.write("b-second/SKILL.md", simple_skill("twin", "second"));
+    let set = SkillSet::discover(None, Some(user.path()), workspace.path());
+    assert_eq!(
+        set.get("twin").map(|skill| skill.description.as_str()),
+        Some("first")
+    );
+    assert_eq!(
+        set.warnings(),
+        [format!(
+            "skill `twin` is defined twice: {} is used, {} is ignored",
+            real(&user).join("a-first/SKILL.md").display(),
+            real(&user).join("b-second/SKILL.md").display()
+        )]
+    );
+}
+
+#[test]
+fn front_matter_with_bom_crlf_quotes_and_folded_values() {
+    let workspace = TempDir::new();
+    let text = "\u{feff}---\r\n\
+                name: \"windows-skill\"\r\n\
+                description: >\r\n\
+                \x20 Written on Windows,\r\n\
+                \x20 folded over lines.\r\n\
+                license: 'Apache-2.0'\r\n\
+                metadata:\r\n\
+                \x20 version: 1.0\r\n\
+                \x20 author: \"Someone: quoted\"\r\n\
+                \x20 extra:\r\n\
+                \x20   nested: kept\r\n\
+                ---\r\n\
+                \r\n\
+                # Steps\r\n\
+                Do the thing.\r\n";
+    workspace.write(".miniagent/skills/windows-skill/SKILL.md", text);
+    let set = SkillSet::discover(None, None, workspace.path());
+    assert_eq!(set.warnings(), [] as [String; 0]);
+    assert_eq!(
+        set.skills(),
+        [Skill {
+            name: "windows-skill".to_string(),
+            description: "Written on Windows, folded over lines.".to_string(),
+            license: Some("Apache-2.0".to_string()),
+            allowed_tools: None,
+            metadata: json!({"version": "1.0", "author": "Someone: quoted", "extra": {"nested": "kept"}}),
+            root: real(&workspace).join(".miniagent/skills/windows-skill"),
+            body: "# Steps\nDo the thing.".to_string(),
+            source: SkillSource::Workspace,
+        }]
+    );
+}
+
+#[test]
+fn literal_and_single_quoted_descriptions() {
+    let workspace = TempDir::new();
+    workspace.write(
+        ".miniagent/skills/lit/SKILL.md",
+        "---\nname: lit\ndescription: |\n  Two lines\n  kept apart.\n---\nbody\n",
+    );
+    workspace.write(
+        ".miniagent/skills/quoted/SKILL.md",
+        "---\nname: 'quoted'\ndescription: 'It''s: a quote'\n---\nbody\n",
+    );
+    let set = SkillSet::discover(None, None, workspace.path());
+    let descriptions: Vec<(&str, &str)> = set
+        .skills()
+        .iter()
+        .map(|skill| (skill.name.as_str(), skill.description.as_str()))
+        .collect();
+    assert_eq!(
+        descriptions,
+        [("lit", "Two lines\nkept apart."), ("quoted", "It's: a quote")]
+    );
+    // The prompt keeps one line per skill whatever breaks the description holds.
+    assert!(set.prompt_metadata().contains("- lit: Two lines kept apart.\n"));
+}
+
+#[test]
+fn allowed_tools_as_a_string_or_a_list() {
+    let workspace = TempDir::new();
+    let skill = |name: &str, tools: &str| {
+        workspace.write(
+            format!(".miniagent/skills/{name}/SKILL.md"),
+            format!("---\nname: {name}\ndescription: d\n{tools}---\nbody\n"),
+        );
+    };
+    skill("commas", "allowed-tools: bash, read_file\n");
+    skill("spaces", "allowed-tools: bash  read_file Bash(git log:*)\n");
+    skill("list", "allowed-tools:\n  - bash\n  - \"read_file\"\n");
+    skill("compact-list", "allowed-tools:\n- edit_file\n");
+    skill("flow", "allowed-tools: [bash, read_file]\n");
+    skill("none", "");
+    skill("empty", "allowed-tools: \"\"\n");
+    let set = SkillSet::discover(None, None, workspace.path());
+    let tools: Vec<(&str, Option<Vec<String>>)> = set
+        .skills()
+        .iter()
+        .map(|skill| (skill.name.as_str(), skill.allowed_tools.clone()))
+        .collect();
+    let some = |names: &[&str]| Some(names.iter().map(|name| name.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        tools,
+        vec![
+            ("commas", some(&["bash", "read_file"])),
+            ("compact-list", some(&["edit_file"])),
+            ("empty", None),
+            ("flow", some(&["bash", "read_file"])),
+            ("list", some(&["bash", "read_file"])),
+            ("none", None),
+            ("spaces", some(&["bash", "read_file", "Bash(git log:*)"])),
+        ]
+    );
+}
+
+#[test]
+fn malformed_skill_files_are_skipped_with_a_warning() {
+    let workspace = TempDir::new();
+    let dir = ".miniagent/skills";
+    workspace.write(format!("{dir}/good/SKILL.md"), simple_skill("good", "works"));
+    workspace.write(format!("{dir}/no-front-matter/SKILL.md"), "# Just Markdown\n");
+    workspace.write(
+        format!("{dir}/not-closed/SKILL.md"),
+        "---\nname: x\ndescription: y\n",
+    );
+    workspace.write(
+        format!("{dir}/no-description/SKILL.md"),
+        "---\nname: lonely\n---\nbody\n",
+    );
+    workspace.write(
+        format!("{dir}/bad-indent/SKILL.md"),
+        "---\nname: x\n   description: y\n---\n",
+    );
+    workspace.write(
+        format!("{dir}/list-name/SKILL.md"),
+        "---\nname: [a, b]\ndescription: y\n---\n",
+    );
+    workspace.write(
+        format!("{dir}/two-line-name/SKILL.md"),
+        "---\nname: \"a\\nb\"\ndescription: y\n---\n",
+    );
+    workspace.write(
+        format!("{dir}/bad-metadata/SKILL.md"),
+        "---\nname: meta\ndescription: d\nmetadata: just text\n---\n",
+    );
+
+    let set = SkillSet::discover(None, None, workspace.path());
+
+    let names: Vec<&str> = set.skills().iter().map(|skill| skill.name.as_str()).collect();
+    assert_eq!(names, ["good", "meta"]);
+    let file = |folder: &str| {
+        real(&workspace)
+            .join(dir)
+            .join(folder)
+            .join("SKILL.md")
+            .display()
+            .to_string()
+    };
+    assert_eq!(
+        set.warnings(),
+        [
+            format!(
+                "skipped {}: front matter line 2: unexpected indentation",
+                file("bad-indent")
+            ),
+            format!("{}: its `metadata` is not a map; ignored", file("bad-metadata")),
+            format!("skipped {}: its `name` is not text", file("list-name")),
+            format!(
+                "skipped {}: its front matter has no `description`",
+                file("no-description")
+            ),
+            format!(
+                "skipped {}: it does not start with front matter (a `---` line)",
+                file("no-front-matter")
+            ),
+            format!(
+                "skipped {}: its front matter has no closing `---` line",
+                file("not-closed")
+            ),
+            format!(
+                "skipped {}: its `name` contains a line break or control character",
+                file("two-line-name")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn prompt_metadata_lists_every_skill_on_one_line() {
+    let workspace = TempDir::new();
+    workspace.write(
+        ".miniagent/skills/zeta/SKILL.md",
+        simple_skill("zeta", "Last by name."),
+    );
+    workspace.write(
+        ".miniagent/skills/alpha/SKILL.md",
+        "---\nname: alpha\ndescription: >\n  First by name,\n  over two lines.\n---\n",
+    );
+    let set = SkillSet::discover(None, None, workspace.path());
+    assert_eq!(
+        set.prompt_metadata(),
+        "## Skills\n\
+         \n\
+         - alpha: First by name, over two lines.\n\
+         - zeta: Last by name.\n\
+         \n\
+         When a task matches a skill, call `get_skill` with its name first to load its instructions, \
+         and follow them.\n"
+    );
+}
+
+#[tokio::test]
+async fn get_skill_returns_the_body_with_absolute_paths() {
+    let workspace = TempDir::new();
+    let dir = ".miniagent/skills/demo";
+    workspace.write(
+        format!("{dir}/SKILL.md"),
+        "---\n\
+         name: demo\n\
+         description: A small skill.\n\
+         allowed-tools: bash, read_file\n\
+         ---\n\
+         Run `bash \"scripts/run.sh\"`, then read [the guide](references/guide.md).\n\
+         Fill in assets/template.txt and see notes.txt.\n\
+         Leave README.md, scripts/missing.sh, https://example.com/references/guide.md\n\
+         and /etc/hosts alone.\n",
+    );
+    workspace.write(format!("{dir}/scripts/run.sh"), "echo hi\n");
+    workspace.write(format!("{dir}/references/guide.md"), "# Guide\n");
+    workspace.write(format!("{dir}/assets/template.txt"), "{}\n");
+    workspace.write(format!("{dir}/notes.txt"), "notes\n");
+    let set = Arc::new(SkillSet::discover(None, None, workspace.path()));
+    let tool = GetSkillTool::new(set);
+    let root = real(&workspace).join(dir);
+    let r = root.display();
+
+    let output = call(&tool, json!({"skill_name": "demo"}), workspace.path()).await;
+
+    assert_eq!(
+        output,
+        ToolOutput::ok(format!(
+            "Skill `demo` (folder: {r})\n\
+             While following this skill, use only: bash, read_file.\n\
+             \n\
+             Run `bash \"{r}/scripts/run.sh\"`, then read [the guide]({r}/references/guide.md).\n\
+             Fill in {r}/assets/template.txt and see {r}/notes.txt.\n\
+             Leave README.md, scripts/missing.sh, https://example.com/references/guide.md\n\
+             and /etc/hosts alone.\n"
+        ))
+    );
+}
+
+#[tokio::test]
+async fn get_skill_without_allowed_tools_has_no_restriction_line() {
+    let workspace = TempDir::new();
+    workspace.write(
+        ".miniagent/skills/free/SKILL.md",
+        simple_skill("free", "No limits."),
+    );
+    let tool = GetSkillTool::new(Arc::new(SkillSet::discover(None, None, workspace.path())));
+    let root = real(&workspace).join(".miniagent/skills/free");
+    // A name that differs only in case still finds the one skill.
+    let output = call(&tool, json!({"skill_name": "Free"}), workspace.path()).await;
+    assert_eq!(
+        output,
+        ToolOutput::ok(format!("Skill `free` (folder: {})\n\n# free\n", root.display()))
+    );
+}
+
+#[tokio::test]
+async fn get_skill_with_an_unknown_name_lists_the_available_ones() {
+    let workspace = TempDir::new();
+    workspace.write(".miniagent/skills/one/SKILL.md", simple_skill("one", "1"));
+    workspace.write(".miniagent/skills/two/SKILL.md", simple_skill("two", "2"));
+    let tool = GetSkillTool::new(Arc::new(SkillSet::discover(None, None, workspace.path())));
+    assert_eq!(
+        call(&tool, json!({"skill_name": "three"}), workspace.path()).await,
+        ToolOutput::error("There is no skill named `three`. Available skills: one, two.")
+    );
+
+    let empty = GetSkillTool::new(Arc::new(SkillSet::default()));
+    assert_eq!(
+        call(&empty, json!({"skill_name": "three"}), workspace.path()).await,
+        ToolOutput::error("There is no skill named `three`: no skills are installed.")
+    );
+}
+
+#[test]
+fn get_skill_declares_its_schema_and_effect() {
+    let tool = GetSkillTool::new(Arc::new(SkillSet::default()));
+    assert_eq!(tool.name(), "get_skill");
+    assert_eq!(tool.effect(), ToolEffect::ReadOnly);
+    assert_eq!(
+        tool.input_schema(),
+        json!({
+            "type": "object",
+            "properties": {
+                "skill_name": {"type": "string", "description": "The skill's name, as listed in the system prompt."},
+            },
+            "required": ["skill_name"],
+            "additionalProperties": false,
+        })
+    );
+}
+
+/// Every file under the repository's `skills/` folder, relative and `/`-separated.
+fn files_under(dir: &Path, prefix: &str, found: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+        if entry.file_type().unwrap().is_dir() {
+            files_under(&entry.path(), &format!("{name}/"), found);
+        } else {
+            found.push(name);
+        }
+    }
+}
+
+#[test]
+fn the_bundled_table_lists_every_file_of_the_skills_folder() {
+    let mut on_disk = Vec::new();
+    files_under(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("skills"),
+        "",
+        &mut on_disk,
+    );
+    on_disk.sort();
+    let mut bundled: Vec<String> = BUNDLED_FILES.iter().map(|file| file.path.to_string()).collect();
+    bundled.sort();
+    assert_eq!(bundled, on_disk);
+}
+
+#[cfg(unix)]
+#[test]
+fn install_bundled_writes_every_file_once_and_the_skills_are_found() {
+    use std::os::unix::fs::MetadataExt;
+
+    let cache = TempDir::new();
+    let dir = cache.join("skills/0.1.0");
+    let installed = install_bundled(&dir).unwrap();
+    assert_eq!(installed, dir.canonicalize().unwrap());
+    for file in BUNDLED_FILES {
+        assert_eq!(
+            std::fs::read_to_string(installed.join(file.path)).unwrap(),
+            file.content,
+            "{}",
+            file.path
+        );
+    }
+
+    // A second run leaves every file alone (same inode: not even rewritten in place)...
+    let identity = |path: &str| {
+        let meta = std::fs::metadata(installed.join(path)).unwrap();
+        (meta.ino(), meta.mtime(), meta.mtime_nsec())
+    };
+    let before: Vec<_> = BUNDLED_FILES.iter().map(|file| identity(file.path)).collect();
+    assert_eq!(install_bundled(&dir).unwrap(), installed);
+    let after: Vec<_> = BUNDLED_FILES.iter().map(|file| identity(file.path)).collect();
+    assert_eq!(after, before);
+
+    // ...but puts back a file that was changed.
+    let changed = installed.join("review-diff/references/checklist.md");
+    std::fs::write(&changed, "edited").unwrap();
+    install_bundled(&dir).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&changed).unwrap(),
+        BUNDLED_FILES
+            .iter()
+            .find(|file| file.path == "review-diff/references/checklist.md")
+            .unwrap()
+            .content
+    );
+
+    let workspace = TempDir::new();
+    let set = SkillSet::discover(Some(&installed), None, workspace.path());
+    assert_eq!(set.warnings(), [] as [String; 0]);
+    let found: Vec<(&str, SkillSource)> = set
+        .skills()
+        .iter()
+        .map(|skill| (skill.name.as_str(), skill.source))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("commit-message", SkillSource::Bundled),
+            ("review-diff", SkillSource::Bundled),
+            ("test-fix-loop", SkillSource::Bundled),
+            ("write-skill", SkillSource::Bundled),
+        ]
+    );
+    let allowed = |name: &str| set.get(name).and_then(|skill| skill.allowed_tools.clone());
+    assert_eq!(
+        allowed("commit-message"),
+        Some(vec!["bash".to_string(), "read_file".to_string()])
+    );
+    assert_eq!(
+        allowed("review-diff"),
+        Some(vec!["bash".to_string(), "read_file".to_string()])
+    );
+    assert_eq!(allowed("test-fix-loop"), None);
+}
+
+/// Every path a bundled skill's instructions point to exists once installed, and its
+/// scripts are valid bash.
+#[cfg(unix)]
+#[tokio::test]
+async fn bundled_skills_point_at_real_files_and_their_scripts_parse() {
+    let cache = TempDir::new();
+    let installed = install_bundled(cache.path()).unwrap();
+    let workspace = TempDir::new();
+    let set = Arc::new(SkillSet::discover(Some(&installed), None, workspace.path()));
+    let tool = GetSkillTool::new(set.clone());
+    let prefix = installed.display().to_string();
+    let mut mentioned = Vec::new();
+    for skill in set.skills() {
+        let output = call(&tool, json!({"skill_name": skill.name}), workspace.path()).await;
+        assert!(!output.is_error, "{}", output.content);
+        for (at, _) in output.content.match_indices(&prefix) {
+            let path: String = output.content[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
+                .collect();
+            let path = path.trim_end_matches('.').to_string();
+            assert!(
+                Path::new(&path).exists(),
+                "{} points at missing {path}",
+                skill.name
+            );
+            mentioned.push(path.strip_prefix(&prefix).unwrap_or(&path).to_string());
+        }
+    }
+    mentioned.sort();
+    mentioned.dedup();
+    assert_eq!(
+        mentioned,
+        [
+            "/commit-message",
+            "/commit-message/references/examples.md",
+            "/commit-message/scripts/staged_summary.sh",
+            "/review-diff",
+            "/review-diff/references/checklist.md",
+            "/test-fix-loop",
+            "/test-fix-loop/references/runners.md",
+            "/test-fix-loop/scripts/detect_test_command.sh",
+            "/write-skill",
+            "/write-skill/references/format.md",
+        ]
+    );
+
+    for file in BUNDLED_FILES.iter().filter(|file| file.path.ends_with(".sh")) {
+        let status = std::process::Command::new("bash")
+            .arg("-n")
+            .arg(installed.join(file.path))
+            .status()
+            .unwrap();
+        assert!(status.success(), "{} is not valid bash", file.path);
+    }
+}
+
+#[test]
+fn a_very_long_description_is_cut_in_the_prompt_with_a_warning() {
+    let workspace = TempDir::new();
+    let long = "x".repeat(1100);
+    workspace.write(".miniagent/skills/wordy/SKILL.md", simple_skill("wordy", &long));
+    let set = SkillSet::discover(None, None, workspace.path());
+    assert_eq!(set.get("wordy").map(|skill| skill.description.len()), Some(1100));
+    assert_eq!(
+        set.warnings(),
+        [format!(
+            "{}: its `description` is longer than 1024 characters; the system prompt shows only the start",
+            real(&workspace)
+                .join(".miniagent/skills/wordy/SKILL.md")
+                .display()
+        )]
+    );
+    assert_eq!(
+        set.prompt_metadata(),
+        format!(
+            "## Skills\n\n- wordy: {}…\n\nWhen a task matches a skill, call `get_skill` with its name \
+             first to load its instructions, and follow them.\n",
+            "x".repeat(1024)
+        )
+    );
+}
