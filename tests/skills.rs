@@ -380,6 +380,8 @@ async fn get_skill_returns_the_body_with_absolute_paths() {
              Leave README.md, scripts/missing.sh, https://example.com/references/guide.md\n\
              and /etc/hosts alone.\n"
         ))
+        // The loop keeps the rest of the turn to these tools (and get_skill).
+        .restricting_tools_to(vec!["bash".into(), "read_file".into(), "get_skill".into()])
     );
 }
 
