@@ -47,6 +47,9 @@ struct SharedOptions {
     /// Model calls per turn before the agent stops and reports.
     #[arg(long, global = true, value_name = "N")]
     max_steps: Option<u32>,
+    /// An MCP servers file (the mcpServers format), instead of <config dir>/mcp.json.
+    #[arg(long, global = true, value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
     /// The workbench's colour theme (dark, light, high-contrast, or your own).
     #[arg(long, global = true, value_name = "NAME")]
     theme: Option<String>,
@@ -85,6 +88,7 @@ fn run(cli: Cli) -> i32 {
     let start = StartOptions {
         workspace: shared.workspace,
         config_file: shared.config,
+        mcp_config: shared.mcp_config,
         overrides: Overrides {
             provider: shared.provider,
             base_url: shared.base_url,

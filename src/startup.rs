@@ -11,6 +11,7 @@ use crate::config::{self, Config, LoadOptions, Overrides, Provider};
 use crate::llm::{self, endpoint};
 use crate::protocol::{Event, SkillInfo};
 use crate::tools::ToolRegistry;
+use crate::tools::mcp;
 use crate::tools::skills::{self, SkillSet};
 
 /// What the person chose on the command line.
@@ -19,6 +20,8 @@ pub struct StartOptions {
     /// Default: the current directory.
     pub workspace: Option<PathBuf>,
     pub config_file: Option<PathBuf>,
+    /// `--mcp-config FILE`, over `<config dir>/mcp.json`.
+    pub mcp_config: Option<PathBuf>,
     pub overrides: Overrides,
 }
 
@@ -37,7 +40,25 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
     let config = load_config(options, env)?;
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
-    build(config, workspace, api_key)
+    let mcp = mcp_config(options, env)?;
+    build(config, workspace, api_key, mcp)
+}
+
+/// The MCP servers to start: `--mcp-config FILE`, else `<config dir>/mcp.json` when it
+/// exists. A workspace's own `.miniagent/mcp.json` is never read: it would start
+/// programs from whatever repository is opened.
+pub fn mcp_config(
+    options: &StartOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Option<mcp::McpConfig>> {
+    let path = match &options.mcp_config {
+        Some(path) => path.clone(),
+        None => match config::config_dir(env).map(|dir| dir.join("mcp.json")) {
+            Some(path) if path.exists() => path,
+            _ => return Ok(None),
+        },
+    };
+    Ok(Some(mcp::load_config(&path).map_err(|why| anyhow::anyhow!(why))?))
 }
 
 /// The workspace folder, resolved: the option given, else the current directory.
@@ -55,6 +76,18 @@ pub fn resolve_workspace(options: &StartOptions) -> anyhow::Result<PathBuf> {
     Ok(workspace)
 }
 
+/// Where MCP servers' stderr goes: `mcp.log` beside miniagent's own log, never the screen.
+fn mcp_log_path() -> Option<PathBuf> {
+    let dir = std::env::var("MINIAGENT_LOG_DIR")
+        .ok()
+        .map(PathBuf::from)
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
+        })?;
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join("mcp.log"))
+}
+
 /// The skills of this session: the bundled ones (written to the cache folder so the agent
 /// can read their files), the user's, and the workspace's.
 pub fn discover_skills(workspace: &std::path::Path) -> SkillSet {
@@ -70,7 +103,12 @@ pub fn discover_skills(workspace: &std::path::Path) -> SkillSet {
 }
 
 /// A session from a loaded configuration, a resolved workspace and a key.
-pub fn build(config: Config, workspace: PathBuf, api_key: String) -> anyhow::Result<AgentOptions> {
+pub fn build(
+    config: Config,
+    workspace: PathBuf,
+    api_key: String,
+    mcp_config: Option<mcp::McpConfig>,
+) -> anyhow::Result<AgentOptions> {
     let client = llm::build_client(&config.model, api_key)?;
     let skills = Arc::new(discover_skills(&workspace));
     let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
@@ -92,11 +130,24 @@ pub fn build(config: Config, workspace: PathBuf, api_key: String) -> anyhow::Res
             .collect(),
         warnings: skills.warnings().to_vec(),
     });
+    // MCP servers connect in the background; their tools join as each one is ready.
+    let mcp = mcp_config.map(|mcp_config| {
+        let events = side_tx.clone();
+        let on_state: mcp::McpStateCallback = Arc::new(move |server: &str, state: &mcp::McpServerState| {
+            let _ = events.send(Event::McpServerStatus {
+                server: server.to_string(),
+                state: state.clone().into(),
+            });
+        });
+        let manager = mcp::McpManager::start(mcp_config, mcp_log_path(), on_state);
+        tools.add_source(Arc::new(manager.clone()));
+        manager
+    });
     Ok(AgentOptions {
         config,
         workspace,
         read_roots: skills.roots(),
-        mcp: None,
+        mcp: mcp.map(|manager| Arc::new(manager) as Arc<dyn crate::tools::McpControl>),
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
         client: Arc::clone(&client),

@@ -5,6 +5,7 @@ pub mod bash;
 pub mod edit;
 pub mod files;
 pub mod jobs;
+pub mod mcp;
 pub mod notes;
 pub mod output;
 pub mod paths;

@@ -97,6 +97,8 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     let theme =
         Theme::load(&theme_name, config_dir.as_deref(), no_color).map_err(|err| anyhow::anyhow!(err))?;
     let key = startup::api_key(&config, &env);
+    // A bad mcp.json is reported before the screen changes; the servers start with the agent.
+    let mut mcp = startup::mcp_config(&options.start, &env)?;
     // Syntax sets and the tokenizer load in the background; the first frame waits for neither.
     highlight::preload();
     crate::agent::tokens::preload(config.agent.tokenizer);
@@ -122,6 +124,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
             config.clone(),
             workspace.clone(),
             key,
+            mcp.take(),
         )?)),
         Err(problem) => {
             let config_path = config_dir
@@ -149,6 +152,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         &config,
         &workspace,
         &mut probe_rx,
+        &mut mcp,
     )
     .await;
     if let Some(agent) = agent.as_mut() {
@@ -184,6 +188,7 @@ async fn event_loop(
     config: &Config,
     workspace: &std::path::Path,
     probe_rx: &mut mpsc::UnboundedReceiver<Option<(String, String)>>,
+    mcp: &mut Option<crate::tools::mcp::McpConfig>,
 ) -> anyhow::Result<()> {
     let mut terminal_events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
@@ -212,7 +217,7 @@ async fn event_loop(
         if app.quit {
             return Ok(());
         }
-        if start_local_if_accepted(app, agent, config, workspace)? {
+        if start_local_if_accepted(app, agent, config, workspace, mcp)? {
             dirty = true;
             continue;
         }
@@ -266,6 +271,7 @@ fn start_local_if_accepted(
     agent: &mut Option<AgentHandle>,
     config: &Config,
     workspace: &std::path::Path,
+    mcp: &mut Option<crate::tools::mcp::McpConfig>,
 ) -> anyhow::Result<bool> {
     let Some(Overlay::FirstRun(first_run)) = app.overlays.last() else {
         return Ok(false);
@@ -287,6 +293,7 @@ fn start_local_if_accepted(
         config,
         workspace.to_path_buf(),
         String::new(),
+        mcp.take(),
     )?));
     Ok(true)
 }

@@ -1,0 +1,319 @@
+//! An MCP server's tool as one of ours: its name made safe for model APIs, its schema
+//! made an object schema, its results turned into text.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::{Map, Value, json};
+
+use super::config::McpApproval;
+use super::manager::ServerSlot;
+use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
+
+/// Longest tool name the model APIs accept.
+pub(super) const MAX_TOOL_NAME: usize = 64;
+
+/// Results beyond this are cut in the middle, keeping head and tail.
+pub(super) const RESULT_LIMIT_BYTES: usize = 100_000;
+
+/// A tool of a connected MCP server, named `mcp__<server>__<tool>`. Calls go to
+/// whichever connection the server has at the time, so a tool kept across a reconnect
+/// keeps working.
+pub struct McpTool {
+    name: String,
+    remote_name: String,
+    description: String,
+    input_schema: Value,
+    approval: McpApproval,
+    server: Arc<ServerSlot>,
+}
+
+impl McpTool {
+    pub(super) fn new(name: String, remote: &rmcp::model::Tool, server: Arc<ServerSlot>) -> Self {
+        let remote_name = remote.name.to_string();
+        let description = remote
+            .description
+            .as_deref()
+            .map(str::to_string)
+            .or_else(|| remote.title.clone())
+            .unwrap_or_else(|| format!("Tool `{remote_name}` of MCP server `{}`.", server.config.name));
+        Self {
+            approval: server.config.approval_for(&remote_name),
+            input_schema: object_schema(&remote.input_schema),
+            name,
+            remote_name,
+            description,
+            server,
+        }
+    }
+
+    /// The same tool under another name (to keep names unique across servers).
+    pub(super) fn renamed(&self, name: String) -> Self {
+        Self {
+            name,
+            remote_name: self.remote_name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            approval: self.approval,
+            server: self.server.clone(),
+        }
+    }
+
+    /// Whether calls need the person's approval, from the server's `approval` and its
+    /// `tool_approval` override for this tool.
+    pub fn approval(&self) -> McpApproval {
+        self.approval
+    }
+
+    /// The configured name of the server the tool belongs to.
+    pub fn server_name(&self) -> &str {
+        &self.server.config.name
+    }
+
+    /// The tool's name as the server spells it.
+    pub fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        self.input_schema.clone()
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::External
+    }
+
+    fn auto_approved(&self) -> bool {
+        self.approval == McpApproval::Auto
+    }
+
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(self.server.call(&self.remote_name, arguments, context))
+    }
+}
+
+/// The server's schema as an object schema: model APIs accept nothing else, and a tool
+/// without parameters often sends `{}` or omits `type`.
+fn object_schema(schema: &Map<String, Value>) -> Value {
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind == "object" => {}
+        None => {}
+        Some(_) => return json!({"type": "object", "properties": {}}),
+    }
+    let mut schema = schema.clone();
+    // Says which draft the server's generator wrote; the model has no use for it.
+    schema.remove("$schema");
+    schema.insert("type".to_string(), json!("object"));
+    schema.entry("properties").or_insert_with(|| json!({}));
+    Value::Object(schema)
+}
+
+/// `mcp__<server>__<tool>` for each of `tools`, limited to `[a-zA-Z0-9_-]` and 64
+/// characters, made unique with `_2`, `_3`… in order.
+pub(super) fn tool_names(server: &str, tools: &[&str]) -> Vec<String> {
+    let mut taken = HashSet::new();
+    tools
+        .iter()
+        .map(|tool| {
+            unique_name(
+                &format!("mcp__{}__{}", sanitize(server), sanitize(tool)),
+                &mut taken,
+            )
+        })
+        .collect()
+}
+
+/// `base` (cut to 64 characters) or, when taken, the first free `base_N`.
+pub(super) fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
+    // Sanitised names are ASCII, so byte and character positions agree.
+    let cut = |limit: usize| base[..base.len().min(limit)].to_string();
+    let mut name = cut(MAX_TOOL_NAME);
+    let mut counter = 2;
+    while taken.contains(&name) {
+        let suffix = format!("_{counter}");
+        name = format!("{}{suffix}", cut(MAX_TOOL_NAME - suffix.len()));
+        counter += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The text the model reads for a result: text items as they are, one summary line
+/// for each image, audio clip or resource; `isError` makes it an error result.
+pub(super) fn format_result(result: CallToolResult) -> ToolOutput {
+    let mut parts: Vec<String> = result.content.iter().map(describe_content).collect();
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        parts.push(structured.to_string());
+    }
+    let text = crate::tools::output::cap_text(&parts.join("\n"), RESULT_LIMIT_BYTES);
+    if result.is_error == Some(true) {
+        ToolOutput::error(if text.is_empty() {
+            "the tool reported an error without a message".to_string()
+        } else {
+            text
+        })
+    } else {
+        ToolOutput::ok(text)
+    }
+}
+
+fn describe_content(content: &ContentBlock) -> String {
+    match content {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => summary("image", base64_len(&image.data), Some(&image.mime_type), None),
+        ContentBlock::Audio(audio) => summary("audio", base64_len(&audio.data), Some(&audio.mime_type), None),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents {
+                uri, mime_type, text, ..
+            } => summary(
+                "resource",
+                Some(text.len() as u64),
+                mime_type.as_deref(),
+                Some(uri),
+            ),
+            ResourceContents::BlobResourceContents {
+                uri, mime_type, blob, ..
+            } => summary("resource", base64_len(blob), mime_type.as_deref(), Some(uri)),
+            // Open-ended upstream (`non_exhaustive`): a new kind still gets its line.
+            _ => "[resource]".to_string(),
+        },
+        ContentBlock::ResourceLink(link) => summary(
+            "resource link",
+            link.size,
+            link.mime_type.as_deref(),
+            Some(&link.uri),
+        ),
+        // The content union is open-ended (`non_exhaustive`); show what a new kind is.
+        other => match serde_json::to_value(other) {
+            Ok(value) => format!("[{} content]", value["type"].as_str().unwrap_or("unknown")),
+            Err(_) => "[unknown content]".to_string(),
+        },
+    }
+}
+
+/// `[image: 1234 bytes, image/png]`, `[resource: 12 bytes, text/plain, file:///a.txt]`.
+fn summary(kind: &str, bytes: Option<u64>, mime: Option<&str>, uri: Option<&str>) -> String {
+    let mut fields = Vec::new();
+    if let Some(bytes) = bytes {
+        fields.push(format!("{bytes} bytes"));
+    }
+    fields.extend(mime.map(str::to_string));
+    fields.extend(uri.map(str::to_string));
+    format!("[{kind}: {}]", fields.join(", "))
+}
+
+/// Decoded size of base64 `data`, without decoding it.
+fn base64_len(data: &str) -> Option<u64> {
+    let symbols = data
+        .bytes()
+        .filter(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'-' | b'_'))
+        .count() as u64;
+    // Every 4 symbols carry 3 bytes; padding and line breaks carry none.
+    Some(symbols * 3 / 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn names_are_safe_short_and_unique() {
+        let long = "x".repeat(80);
+        assert_eq!(
+            tool_names(
+                "my server",
+                &["read.file", "read_file", "read file", &long, &long]
+            ),
+            vec![
+                "mcp__my_server__read_file".to_string(),
+                "mcp__my_server__read_file_2".to_string(),
+                "mcp__my_server__read_file_3".to_string(),
+                format!("mcp__my_server__{}", "x".repeat(64 - 16)),
+                format!("mcp__my_server__{}_2", "x".repeat(64 - 18)),
+            ]
+        );
+        assert_eq!(
+            tool_names("日本", &["読む"]),
+            vec![format!("mcp{}", "_".repeat(8))]
+        );
+    }
+
+    #[test]
+    fn schemas_become_object_schemas() {
+        let map = |value: Value| value.as_object().cloned().unwrap();
+        assert_eq!(
+            object_schema(&map(json!({}))),
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(
+            object_schema(&map(
+                json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                       "properties": {"a": {"type": "number"}}, "required": ["a"]})
+            )),
+            json!({"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]})
+        );
+        assert_eq!(
+            object_schema(&map(json!({"type": "string"}))),
+            json!({"type": "object", "properties": {}})
+        );
+    }
+
+    #[test]
+    fn results_become_text_with_one_line_per_attachment() {
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [
+                {"type": "text", "text": "first"},
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+                {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"}},
+                {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAAAA=="}},
+                {"type": "resource_link", "uri": "file:///c", "name": "c"},
+                {"type": "text", "text": "last"}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            format_result(result),
+            ToolOutput::ok(
+                "first\n[image: 5 bytes, image/png]\n[audio: 3 bytes, audio/wav]\n\
+                 [resource: 5 bytes, text/plain, file:///a.txt]\n[resource: 4 bytes, file:///b.bin]\n\
+                 [resource link: file:///c]\nlast"
+            )
+        );
+        let failed: CallToolResult = serde_json::from_value(
+            json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}),
+        )
+        .unwrap();
+        assert_eq!(format_result(failed), ToolOutput::error("no such file"));
+        let structured: CallToolResult =
+            serde_json::from_value(json!({"content": [], "structuredContent": {"a": 1}})).unwrap();
+        assert_eq!(format_result(structured), ToolOutput::ok("{\"a\":1}"));
+    }
+}

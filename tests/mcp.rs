@@ -1,0 +1,704 @@
+//! The MCP client against real servers from the npm registry, started by the tests with
+//! `npx` over stdio, streamable HTTP and legacy SSE, plus the `mcp.json` parser.
+//!
+//! The packages are pinned so tool names and texts stay what the assertions say. The
+//! first test to need them downloads both into npm's cache once per test binary (a fresh
+//! machine included); after that every `npx --prefer-offline` start reads the cache.
+
+#[path = "mcp/harness.rs"]
+mod harness;
+#[path = "support/tempdir.rs"]
+mod tempdir;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use harness::*;
+use miniagent::tools::mcp::{
+    HttpKind, McpApproval, McpConfig, McpManager, McpServerConfig, McpServerState, McpTransport, load_config,
+    parse_config,
+};
+use miniagent::tools::{ToolEffect, ToolOutput};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tempdir::TempDir;
+
+// ---------------------------------------------------------------------------------------
+// Servers
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn stdio_server_lists_its_tools_and_answers_calls() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    let log = dir.join("mcp-stderr.log");
+    let mut server = npx(EVERYTHING, &[]);
+    server["env"] = json!({"MINIAGENT_TEST_SETTING": "on"});
+    server["approval"] = json!("auto");
+    server["tool_approval"] = json!({"get-sum": "ask"});
+    let recorder = Recorder::default();
+    let manager = McpManager::start(
+        config(json!({ "everything": server })),
+        Some(log.clone()),
+        recorder.callback(),
+    );
+
+    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        recorder.of("everything"),
+        vec![McpServerState::Connecting, ready(EVERYTHING_TOOLS)]
+    );
+    let names: Vec<String> = manager
+        .tools()
+        .iter()
+        .map(|tool| tool.name().to_string())
+        .collect();
+    let expected: Vec<String> = EVERYTHING_TOOLS
+        .iter()
+        .map(|tool| format!("mcp__everything__{tool}"))
+        .collect();
+    assert_eq!(names, expected);
+
+    let echo = tool(&manager, "mcp__everything__echo");
+    assert_eq!(echo.description(), "Echoes back the input string");
+    assert_eq!(
+        echo.input_schema(),
+        json!({
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "Message to echo"}},
+            "required": ["message"]
+        })
+    );
+    assert_eq!(echo.effect(), ToolEffect::External);
+    assert!(echo.auto_approved());
+    assert!(!tool(&manager, "mcp__everything__get-sum").auto_approved());
+
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__everything__echo",
+            json!({"message": "hello 世界"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("Echo: hello 世界")
+    );
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__everything__get-sum",
+            json!({"a": 2, "b": 3.5}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("The sum of 2 and 3.5 is 5.5.")
+    );
+    assert_eq!(
+        call(&manager, "mcp__everything__get-tiny-image", json!({}), dir.path()).await,
+        ToolOutput::ok(
+            "Here's the image you requested:\n[image: 4033 bytes, image/png]\nThe image above is the MCP logo."
+        )
+    );
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__everything__get-resource-reference",
+            json!({"resourceType": "Text", "resourceId": 1}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok(
+            "Returning resource reference for Resource 1:\n\
+             [resource: 62 bytes, text/plain, demo://resource/dynamic/text/1]\n\
+             You can access this resource using the URI: demo://resource/dynamic/text/1"
+        )
+    );
+
+    // The server sees its configured `env` but not miniagent's own variables (cargo
+    // sets CARGO_MANIFEST_DIR for this test, as an API key would be set for miniagent).
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    let env = call(&manager, "mcp__everything__get-env", json!({}), dir.path()).await;
+    let env: serde_json::Map<String, Value> = serde_json::from_str(&env.content).unwrap();
+    assert_eq!(env.get("MINIAGENT_TEST_SETTING"), Some(&json!("on")));
+    assert_eq!(env.get("CARGO_MANIFEST_DIR"), None);
+    assert!(env.contains_key("PATH"));
+
+    manager.shutdown().await;
+    assert_eq!(
+        recorder.of("everything").last(),
+        Some(&McpServerState::Failed {
+            reason: "shut down".into()
+        })
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.lines()
+            .any(|line| line == "[everything] Starting default (STDIO) server..."),
+        "{log}"
+    );
+}
+
+#[tokio::test]
+async fn calls_time_out_and_cancel_without_harming_the_server() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    let mut server = npx(EVERYTHING, &[]);
+    server["execute_timeout"] = json!(1);
+    let manager = McpManager::start(
+        config(json!({ "everything": server })),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    let slow = tool(&manager, "mcp__everything__trigger-long-running-operation");
+
+    let started = Instant::now();
+    assert_eq!(
+        slow.run(json!({"duration": 30, "steps": 30}), context(dir.path()))
+            .await,
+        ToolOutput::error(
+            "MCP tool `trigger-long-running-operation` of server `everything` did not finish within 1 s; \
+             the call was cancelled"
+        )
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let interrupted = context(dir.path());
+    let cancel = interrupted.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    assert_eq!(
+        slow.run(json!({"duration": 30, "steps": 30}), interrupted).await,
+        ToolOutput::error("[interrupted by the user; the MCP call was cancelled]")
+    );
+
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__everything__echo",
+            json!({"message": "still here"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("Echo: still here")
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn streamable_http_server_answers_calls() {
+    let server = HttpServer::start("streamableHttp").await;
+    let dir = TempDir::new();
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let manager = McpManager::start(
+        config(json!({"remote": {"url": url, "type": "streamable_http", "headers": {"X-Test": "1"}}})),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "remote").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(manager.child_pids(), Vec::<u32>::new());
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__remote__echo",
+            json!({"message": "over http"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("Echo: over http")
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn legacy_sse_server_answers_calls() {
+    let server = HttpServer::start("sse").await;
+    let dir = TempDir::new();
+    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let manager = McpManager::start(
+        config(json!({"old": {"url": url, "type": "sse"}})),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "old").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__old__get-sum",
+            json!({"a": 40, "b": 2}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("The sum of 40 and 2 is 42.")
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn filesystem_server_lists_and_reads_a_folder() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    dir.write("notes.txt", "first line\nsecond line\n");
+    dir.write("src/main.rs", "fn main() {}\n");
+    let root = dir.path().canonicalize().unwrap();
+    let manager = McpManager::start(
+        config(json!({"files": npx(FILESYSTEM, &[root.to_str().unwrap()])})),
+        None,
+        Recorder::default().callback(),
+    );
+    let McpServerState::Ready { tools } = settle(&manager, "files").await else {
+        panic!("{:?}", manager.states());
+    };
+    assert!(tools.contains(&"list_directory".to_string()), "{tools:?}");
+    assert!(tools.contains(&"read_text_file".to_string()), "{tools:?}");
+
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__files__list_directory",
+            json!({"path": root}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("[FILE] notes.txt\n[DIR] src")
+    );
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__files__read_text_file",
+            json!({"path": root.join("notes.txt")}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("first line\nsecond line\n")
+    );
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__files__read_text_file",
+            json!({"path": "/etc/hostname"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::error(format!(
+            "Access denied - path outside allowed directories: /etc/hostname not in {}",
+            root.display()
+        ))
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn broken_servers_fail_within_their_timeout_while_others_connect() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    // A unique duration finds this test's `sleep` among other processes.
+    let silent_args = ["sleep", "99.4711"];
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let unreachable = format!("http://127.0.0.1:{closed_port}/mcp");
+    let started = Instant::now();
+    let manager = McpManager::start(
+        config(json!({
+            "a-missing": {"command": "miniagent-no-such-command", "connect_timeout": 2},
+            "b-silent": {"command": "sleep", "args": [silent_args[1]], "connect_timeout": 2},
+            "c-works": npx(EVERYTHING, &[]),
+            "d-off": {"command": "sleep", "args": ["1"], "disabled": true},
+            "e-unreachable": {"url": unreachable, "connect_timeout": 2},
+        })),
+        None,
+        Recorder::default().callback(),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "start must not wait for servers"
+    );
+
+    assert_eq!(
+        settle(&manager, "a-missing").await,
+        McpServerState::Failed {
+            reason: "cannot start `miniagent-no-such-command`: No such file or directory (os error 2)".into()
+        }
+    );
+    wait_for("the silent server to start", || {
+        !pids_running(&silent_args).is_empty()
+    })
+    .await;
+    assert_eq!(
+        settle(&manager, "b-silent").await,
+        McpServerState::Failed {
+            reason: "no answer to `initialize` within 2 s".into()
+        }
+    );
+    let failed_after = started.elapsed();
+    assert!(failed_after >= Duration::from_secs(2), "{failed_after:?}");
+    assert!(failed_after < Duration::from_secs(6), "{failed_after:?}");
+    wait_for("the silent server to be killed", || {
+        pids_running(&silent_args).is_empty()
+    })
+    .await;
+    assert_eq!(state_of(&manager, "d-off"), McpServerState::Disabled);
+    let McpServerState::Failed { reason } = settle(&manager, "e-unreachable").await else {
+        panic!("{:?}", manager.states());
+    };
+    // The tail of the cause comes from the OS and hyper; the head is ours.
+    assert!(
+        reason.starts_with(&format!(
+            "send initialize request failed: error sending request for url ({unreachable})"
+        )),
+        "{reason}"
+    );
+    assert!(reason.contains("Connection refused"), "{reason}");
+    assert_eq!(settle(&manager, "c-works").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__c-works__echo",
+            json!({"message": "ok"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("Echo: ok")
+    );
+
+    assert_eq!(
+        manager.reconnect("b-silent").await,
+        Err("no answer to `initialize` within 2 s".to_string())
+    );
+    assert_eq!(
+        manager.reconnect("d-off").await,
+        Err("MCP server `d-off` is disabled in the configuration".to_string())
+    );
+    assert_eq!(
+        manager.reconnect("nope").await,
+        Err("there is no MCP server named `nope`".to_string())
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_dead_server_fails_its_tools_until_reconnected() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    let recorder = Recorder::default();
+    let manager = McpManager::start(
+        config(json!({"everything": npx(EVERYTHING, &[])})),
+        None,
+        recorder.callback(),
+    );
+    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    let echo = tool(&manager, "mcp__everything__echo");
+    let [pid] = manager.child_pids()[..] else {
+        panic!("{:?}", manager.child_pids());
+    };
+    // SAFETY: kill(2) on the server's own process group; no memory is involved.
+    unsafe {
+        libc::kill(-(pid as i32), libc::SIGKILL);
+    }
+    wait_for("the server to be marked failed", || {
+        matches!(state_of(&manager, "everything"), McpServerState::Failed { .. })
+    })
+    .await;
+    let McpServerState::Failed { reason } = state_of(&manager, "everything") else {
+        unreachable!()
+    };
+    assert!(reason.starts_with("the server closed the connection"), "{reason}");
+    assert_eq!(
+        recorder.of("everything").last(),
+        Some(&McpServerState::Failed {
+            reason: reason.clone()
+        })
+    );
+    assert_eq!(manager.tools().len(), 0);
+    assert_eq!(
+        echo.run(json!({"message": "anyone?"}), context(dir.path())).await,
+        ToolOutput::error(format!(
+            "MCP server `everything` is not connected (failed: {reason}); /mcp can reconnect it"
+        ))
+    );
+
+    assert_eq!(manager.reconnect("everything").await, Ok(()));
+    assert_eq!(state_of(&manager, "everything"), ready(EVERYTHING_TOOLS));
+    // A tool handed out before the reconnect reaches the new connection.
+    assert_eq!(
+        echo.run(json!({"message": "back"}), context(dir.path())).await,
+        ToolOutput::ok("Echo: back")
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_leaves_no_server_process_behind() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    let manager = McpManager::start(
+        config(json!({
+            "everything": npx(EVERYTHING, &[]),
+            "files": npx(FILESYSTEM, &[dir.path().to_str().unwrap()]),
+        })),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    assert!(matches!(
+        settle(&manager, "files").await,
+        McpServerState::Ready { .. }
+    ));
+    let leaders = manager.child_pids();
+    assert_eq!(leaders.len(), 2, "{leaders:?}");
+    let processes: Vec<u32> = leaders.iter().flat_map(|pid| group_members(*pid)).collect();
+    // npx starts the server as its own child: each group holds more than its leader.
+    assert!(processes.len() > leaders.len(), "{processes:?}");
+    assert!(processes.iter().all(|pid| running(*pid)), "{processes:?}");
+    let echo = tool(&manager, "mcp__everything__echo");
+
+    manager.shutdown().await;
+    let still_running: Vec<u32> = processes.iter().copied().filter(|pid| running(*pid)).collect();
+    assert_eq!(still_running, Vec::<u32>::new());
+    assert_eq!(manager.child_pids(), Vec::<u32>::new());
+    assert_eq!(manager.tools().len(), 0);
+    assert_eq!(
+        echo.run(json!({"message": "late"}), context(dir.path())).await,
+        ToolOutput::error(
+            "MCP server `everything` is not connected (failed: shut down); /mcp can reconnect it"
+        )
+    );
+    assert_eq!(
+        manager.reconnect("everything").await,
+        Err("the MCP servers were shut down".to_string())
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_manager_kills_its_servers() {
+    warm_npm_cache().await;
+    // Two names that sanitise alike: the second server's tools get a suffix.
+    let manager = McpManager::start(
+        config(json!({"dup.x": npx(EVERYTHING, &[]), "dup_x": npx(EVERYTHING, &[])})),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "dup.x").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(settle(&manager, "dup_x").await, ready(EVERYTHING_TOOLS));
+    let echoes: Vec<String> = manager
+        .tools()
+        .iter()
+        .map(|tool| tool.name().to_string())
+        .filter(|name| name.starts_with("mcp__dup_x__echo"))
+        .collect();
+    assert_eq!(echoes, vec!["mcp__dup_x__echo", "mcp__dup_x__echo_2"]);
+    let leaders = manager.child_pids();
+    assert_eq!(leaders.len(), 2, "{leaders:?}");
+    let processes: Vec<u32> = leaders.iter().flat_map(|pid| group_members(*pid)).collect();
+    assert!(processes.len() > 2, "{processes:?}");
+    let copy = manager.clone();
+    drop(manager);
+    assert!(processes.iter().all(|pid| running(*pid)), "a clone keeps them");
+    drop(copy);
+    wait_for("the servers to die", || {
+        processes.iter().all(|pid| !running(*pid))
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn config_reads_both_transports_with_defaults() {
+    let text = r#"{"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "pkg", "."], "env": {"TOKEN": "t"}, "cwd": "/srv"},
+        "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"},
+                   "approval": "auto", "tool_approval": {"delete": "ask"},
+                   "connect_timeout": 2.5, "execute_timeout": 300},
+        "legacy": {"url": "http://localhost:3001/sse", "type": "sse", "disabled": true,
+                   "sse_read_timeout": 120},
+        "plain": {"type": "stdio", "command": "server"}
+    }}"#;
+    let stdio = |command: &str, args: &[&str], env: &[(&str, &str)], cwd: Option<&str>| McpTransport::Stdio {
+        command: command.into(),
+        args: args.iter().map(|arg| arg.to_string()).collect(),
+        env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        cwd: cwd.map(PathBuf::from),
+    };
+    let server = |name: &str, transport: McpTransport| McpServerConfig {
+        name: name.into(),
+        transport,
+        disabled: false,
+        connect_timeout: Duration::from_secs(10),
+        execute_timeout: Duration::from_secs(60),
+        approval: McpApproval::Ask,
+        tool_approval: HashMap::new(),
+    };
+    let config = parse_config(text, "mcp.json").unwrap();
+    assert_eq!(
+        config,
+        McpConfig {
+            servers: vec![
+                server(
+                    "files",
+                    stdio("npx", &["-y", "pkg", "."], &[("TOKEN", "t")], Some("/srv"))
+                ),
+                McpServerConfig {
+                    disabled: true,
+                    ..server(
+                        "legacy",
+                        McpTransport::Http {
+                            url: "http://localhost:3001/sse".into(),
+                            headers: BTreeMap::new(),
+                            kind: HttpKind::Sse,
+                        },
+                    )
+                },
+                server("plain", stdio("server", &[], &[], None)),
+                McpServerConfig {
+                    connect_timeout: Duration::from_millis(2500),
+                    execute_timeout: Duration::from_secs(300),
+                    approval: McpApproval::Auto,
+                    tool_approval: HashMap::from([("delete".to_string(), McpApproval::Ask)]),
+                    ..server(
+                        "remote",
+                        McpTransport::Http {
+                            url: "https://example.com/mcp".into(),
+                            headers: BTreeMap::from([("Authorization".to_string(), "Bearer x".to_string())]),
+                            kind: HttpKind::StreamableHttp,
+                        },
+                    )
+                },
+            ]
+        }
+    );
+    let remote = &config.servers[3];
+    assert_eq!(remote.approval_for("delete"), McpApproval::Ask);
+    assert_eq!(remote.approval_for("search"), McpApproval::Auto);
+    assert_eq!(
+        parse_config(r#"{"mcpServers": {}}"#, "mcp.json"),
+        Ok(McpConfig::default())
+    );
+}
+
+#[test]
+fn config_problems_are_one_line_naming_file_and_server() {
+    let cases = [
+        (
+            r#"{"mcpServers": {"#,
+            "m.json: invalid JSON: EOF while parsing an object at line 1 column 16",
+        ),
+        (r#"[]"#, "m.json: expected a JSON object with `mcpServers`"),
+        (r#"{"servers": {}}"#, "m.json: `mcpServers` is missing"),
+        (
+            r#"{"mcpServers": []}"#,
+            "m.json: `mcpServers` must be an object of servers, got an array",
+        ),
+        (
+            r#"{"mcpServers": {"x": "npx"}}"#,
+            "m.json: server `x`: expected an object, got a string",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "args": "b c"}}}"#,
+            "m.json: server `x`: `args` must be an array of strings, got a string",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": 5}}}"#,
+            "m.json: server `x`: `command` must be a string, got a number",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "env": {"K": 1}}}}"#,
+            "m.json: server `x`: `env.K` must be a string, got a number",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "disabled": "yes"}}}"#,
+            "m.json: server `x`: `disabled` must be true or false, got a string",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "connect_timeout": -1}}}"#,
+            "m.json: server `x`: `connect_timeout` must be between 0 and 86400 seconds, got -1",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "approval": "sometimes"}}}"#,
+            "m.json: server `x`: `approval` must be \"auto\" or \"ask\", got \"sometimes\"",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "tool_approval": {"t": true}}}}"#,
+            "m.json: server `x`: `tool_approval.t` must be \"auto\" or \"ask\", got true",
+        ),
+        (
+            r#"{"mcpServers": {"x": {}}}"#,
+            "m.json: server `x`: needs `command` (a program to start) or `url` (a server to reach)",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "url": "http://h"}}}"#,
+            "m.json: server `x`: has both `command` and `url`; a server is one or the other",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"url": "ftp://h/mcp"}}}"#,
+            "m.json: server `x`: `url` \"ftp://h/mcp\" must start with http:// or https://",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"url": "http://h", "type": "websocket"}}}"#,
+            "m.json: server `x`: `type` \"websocket\" is not one of \"streamable_http\", \"http\", \"sse\", \"stdio\"",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"url": "http://h", "headers": {"Accept": "x"}}}}"#,
+            "m.json: server `x`: `headers`: \"Accept\" is set by the transport and cannot be configured",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"url": "http://h", "args": []}}}"#,
+            "m.json: server `x`: `args` only applies to servers with a `command`",
+        ),
+        (
+            r#"{"mcpServers": {"x": {"command": "a", "disable": true}}}"#,
+            "m.json: server `x`: unknown key `disable` (known: command, args, env, cwd, url, headers, type, \
+             disabled, connect_timeout, execute_timeout, sse_read_timeout, approval, tool_approval)",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = parse_config(text, "m.json").unwrap_err();
+        assert_eq!(error, expected, "for {text}");
+        assert!(!error.contains('\n'), "{error}");
+    }
+}
+
+#[test]
+fn load_config_resolves_relative_folders_and_names_the_file() {
+    let dir = TempDir::new();
+    let path = dir.write(
+        "conf/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "server", "cwd": "work"}, "t": {"command": "x", "cwd": "/abs"}}}"#,
+    );
+    let config = load_config(&path).unwrap();
+    let cwds: Vec<Option<PathBuf>> = config
+        .servers
+        .iter()
+        .map(|server| match &server.transport {
+            McpTransport::Stdio { cwd, .. } => cwd.clone(),
+            McpTransport::Http { .. } => None,
+        })
+        .collect();
+    assert_eq!(
+        cwds,
+        vec![Some(dir.join("conf/work")), Some(PathBuf::from("/abs"))]
+    );
+    let missing = dir.join("nope.json");
+    assert_eq!(
+        load_config(&missing),
+        Err(format!(
+            "{}: cannot read: No such file or directory (os error 2)",
+            missing.display()
+        ))
+    );
+}
+
+#[test]
+fn the_example_config_parses() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/mcp.json");
+    let config = load_config(&path).unwrap();
+    assert!(!config.servers.is_empty());
+}
