@@ -74,7 +74,16 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             printer.note("the agent stopped unexpectedly");
             break ExecOutcome::Failed;
         };
-        if let Event::ApprovalRequested { id, name, .. } = &event {
+        // A sub-agent's approvals need a person as much as the agent's own.
+        let approval = match &event {
+            Event::SubAgent { event, .. } => match event.as_ref() {
+                Event::ApprovalRequested { id, name, .. } => Some((id, name)),
+                _ => None,
+            },
+            Event::ApprovalRequested { id, name, .. } => Some((id, name)),
+            _ => None,
+        };
+        if let Some((id, name)) = approval {
             // Nobody is here to approve: refuse, and tell the model why.
             let _ = agent.ops.send(Op::Approval {
                 id: id.clone(),
@@ -113,6 +122,7 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             | Event::HistorySnapshot { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }
+            | Event::SubAgent { .. }
             | Event::Notice { .. } => None,
         };
         printer.event(&event);
@@ -247,6 +257,23 @@ impl Printer {
             Event::Notice { message } => {
                 self.end_line();
                 eprintln!("note: {message}");
+            }
+            Event::SubAgent { agent, event, .. } => {
+                if let Event::ToolCallFinished {
+                    name,
+                    ok,
+                    duration_ms,
+                    output_preview,
+                    ..
+                } = event.as_ref()
+                {
+                    self.end_line();
+                    let mark = if *ok { "✓" } else { "✗" };
+                    eprintln!(
+                        "  ↳ {agent} {mark} {name} ({duration_ms} ms) {}",
+                        preview_line(output_preview, 80)
+                    );
+                }
             }
             Event::McpServerStatus { server, state } => {
                 self.end_line();

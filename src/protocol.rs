@@ -200,6 +200,12 @@ pub enum Event {
         skills: Vec<SkillInfo>,
         warnings: Vec<String>,
     },
+    /// Something a sub-agent did; `parent` is the `delegate` call that started it.
+    SubAgent {
+        parent: CallId,
+        agent: String,
+        event: Box<Event>,
+    },
     /// The answer to [`Op::InspectHistory`].
     HistorySnapshot { snapshot: HistorySnapshot },
     /// Something worth telling the person that is not an error (e.g. a reply cut at the token limit).

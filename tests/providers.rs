@@ -12,7 +12,7 @@ use support::validate::{assert_valid_anthropic, assert_valid_openai};
 use support::*;
 
 /// The built-in tools, in the order the model sees them.
-const ALL_TOOLS: [&str; 8] = [
+const ALL_TOOLS: [&str; 9] = [
     "read_file",
     "write_file",
     "edit_file",
@@ -21,6 +21,7 @@ const ALL_TOOLS: [&str; 8] = [
     "bash_kill",
     "record_note",
     "recall_notes",
+    "delegate",
 ];
 
 #[tokio::test]

@@ -77,7 +77,7 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_enforced() {
     assert_eq!(result(3)["is_error"], true);
     assert_eq!(
         result(3)["content"],
-        "the skill being followed allows only these tools: read_file, get_skill; `bash` is not one of them"
+        "only these tools may be used now: read_file, get_skill; `bash` is not one of them"
     );
     assert!(!workspace.join("not-allowed").exists());
 }

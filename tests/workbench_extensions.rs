@@ -109,3 +109,68 @@ fn skills_overlay_lists_skills_and_warnings() {
     insta::assert_snapshot!("skills_80x24", screen(&mut app, 80, 24));
     insta::assert_snapshot!("skills_160x48", screen(&mut app, 160, 48));
 }
+
+#[test]
+fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
+    use miniagent::protocol::ToolOutcome;
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let sub = |event: Event| Event::SubAgent {
+        parent: "d1".into(),
+        agent: "sub-1".into(),
+        event: Box::new(event),
+    };
+    for event in [
+        Event::TurnStarted {
+            text: "what version is this?".into(),
+        },
+        Event::ToolCallRequested {
+            id: "d1".into(),
+            name: "delegate".into(),
+            arguments: serde_json::json!({"task": "Find the version in Cargo.toml"}),
+        },
+        Event::ToolCallStarted {
+            id: "d1".into(),
+            name: "delegate".into(),
+        },
+        sub(Event::ToolCallRequested {
+            id: "s1".into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({"path": "Cargo.toml"}),
+        }),
+        sub(Event::ToolCallStarted {
+            id: "s1".into(),
+            name: "read_file".into(),
+        }),
+        sub(Event::ToolCallFinished {
+            id: "s1".into(),
+            name: "read_file".into(),
+            ok: true,
+            outcome: ToolOutcome::Ok,
+            duration_ms: 3,
+            output_preview: "[package]".into(),
+            output: "     1|[package]".into(),
+        }),
+        sub(Event::ToolCallRequested {
+            id: "s2".into(),
+            name: "bash".into(),
+            arguments: serde_json::json!({"command": "cargo pkgid"}),
+        }),
+        sub(Event::ApprovalRequested {
+            id: "s2".into(),
+            name: "bash".into(),
+            preview: "$ cargo pkgid\n(in /home/dev/project, timeout 120 s)".into(),
+        }),
+    ] {
+        app.on_agent_event(event);
+    }
+    insta::assert_snapshot!("sub_agent_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "s2".into(),
+            decision: miniagent::protocol::Decision::Approve
+        }]
+    );
+}

@@ -7,6 +7,7 @@
 pub mod approval;
 pub mod compaction;
 pub mod context;
+mod delegate;
 pub mod history;
 mod inspect;
 mod model_call;
@@ -54,15 +55,44 @@ pub struct AgentHandle {
 
 /// Sends events to the front end; a front end that went away is not an error.
 #[derive(Clone, Debug)]
-pub(crate) struct EventSink(mpsc::UnboundedSender<Event>);
+pub(crate) struct EventSink {
+    sender: mpsc::UnboundedSender<Event>,
+    /// Set for a sub-agent: its events go out wrapped, naming the delegate call and agent.
+    nest: Option<(String, String)>,
+}
 
 impl EventSink {
-    pub(crate) fn emit(&self, event: Event) {
-        let _ = self.0.send(event);
+    fn new(sender: mpsc::UnboundedSender<Event>) -> Self {
+        Self { sender, nest: None }
     }
 
-    pub(crate) fn sender(&self) -> mpsc::UnboundedSender<Event> {
-        self.0.clone()
+    pub(crate) fn emit(&self, event: Event) {
+        let event = match &self.nest {
+            Some((parent, agent)) => Event::SubAgent {
+                parent: parent.clone(),
+                agent: agent.clone(),
+                event: Box::new(event),
+            },
+            None => event,
+        };
+        let _ = self.sender.send(event);
+    }
+
+    /// The same stream, for a sub-agent started by the `parent` call.
+    pub(crate) fn nested(&self, parent: &str, agent: &str) -> Self {
+        Self {
+            sender: self.sender.clone(),
+            nest: Some((parent.to_string(), agent.to_string())),
+        }
+    }
+
+    /// Where a tool's live output goes; a sub-agent's tools stream nowhere (their results
+    /// still reach the front end with `tool_call_finished`).
+    pub(crate) fn output_sink(&self, call_id: &str) -> crate::tools::OutputSink {
+        match self.nest {
+            Some(_) => crate::tools::OutputSink::discard(),
+            None => crate::tools::OutputSink::new(call_id.to_string(), self.sender.clone()),
+        }
     }
 }
 
@@ -117,7 +147,7 @@ fn read_roots(options: &AgentOptions) -> Vec<PathBuf> {
 pub fn spawn(options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    tokio::spawn(run(Arc::new(options), ops_rx, EventSink(events_tx)));
+    tokio::spawn(run(Arc::new(options), ops_rx, EventSink::new(events_tx)));
     AgentHandle {
         ops: ops_tx,
         events: events_rx,

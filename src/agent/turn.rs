@@ -14,7 +14,7 @@ use super::{Session, TurnContext};
 use crate::llm::{InvalidArguments, ModelRequest, ModelResponse};
 use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary, ToolOutcome};
 use crate::tools::output::{cap_text, preview_line};
-use crate::tools::{OutputSink, ToolContext, ToolOutput, schema};
+use crate::tools::{ToolContext, ToolOutput, schema};
 
 /// The result text every unanswered call gets when the person interrupts.
 const INTERRUPTED: &str = "interrupted by the user";
@@ -40,7 +40,7 @@ const CONTINUE_PROMPT: &str =
 const ABORTED: &str = "the person stopped the turn before this call ran";
 
 /// How the tool phase of a step ended.
-enum ToolPhase {
+pub(super) enum ToolPhase {
     Done,
     Interrupted,
     Aborted,
@@ -60,7 +60,8 @@ enum CallOutcome {
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
     let options = &context.options;
     let max_steps = options.config.agent.max_steps;
-    let specs = options.tools.specs();
+    let mut specs = options.tools.specs();
+    specs.push(super::delegate::spec());
     context.events.emit(Event::TurnStarted { text: text.clone() });
     session.context.push(Message::user(text));
 
@@ -262,7 +263,7 @@ fn end_without_response(session: &mut Session, context: &TurnContext, failure: C
 /// Runs every tool call of the reply in order, appending one tool message with all
 /// results. Once a tool result sets `allowed_tools` (a skill's `allowed-tools`), only
 /// those tools run for the rest of the turn.
-async fn run_tools(
+pub(super) async fn run_tools(
     session: &mut Session,
     context: &TurnContext,
     response: &ModelResponse,
@@ -291,7 +292,7 @@ async fn run_tools(
         let outcome = match allowed_tools.as_ref() {
             Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
                 CallOutcome::Denied(ToolOutput::error(format!(
-                    "the skill being followed allows only these tools: {}; `{name}` is not one of them",
+                    "only these tools may be used now: {}; `{name}` is not one of them",
                     allowed.join(", ")
                 )))
             }
@@ -356,8 +357,19 @@ fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One call: validation, approval, execution.
-async fn run_one(
+/// One call: validation, approval, execution. Boxed as a `Send` future: a `delegate`
+/// call runs a sub-agent whose own calls come back here, and the box ends that cycle.
+fn run_one<'a>(
+    context: &'a TurnContext,
+    id: &'a str,
+    name: &'a str,
+    arguments: Value,
+    invalid: Option<&'a InvalidArguments>,
+) -> futures_util::future::BoxFuture<'a, CallOutcome> {
+    Box::pin(run_one_inner(context, id, name, arguments, invalid))
+}
+
+async fn run_one_inner(
     context: &TurnContext,
     id: &str,
     name: &str,
@@ -369,10 +381,14 @@ async fn run_one(
         return Finished(ToolOutput::error(invalid.error.clone()));
     }
     let options = &context.options;
+    if name == super::delegate::NAME {
+        return delegate_call(context, id, arguments).await;
+    }
     let Some(tool) = options.tools.get(name) else {
         return Finished(ToolOutput::error(format!(
-            "unknown tool `{name}`; the tools are: {}",
-            options.tools.names().join(", ")
+            "unknown tool `{name}`; the tools are: {}, {}",
+            options.tools.names().join(", "),
+            super::delegate::NAME
         )));
     };
     if let Err(problem) = schema::validate(&tool.input_schema(), &arguments) {
@@ -428,13 +444,30 @@ async fn run_one(
     let tool_context = ToolContext {
         workspace: Arc::clone(&context.workspace),
         cancel: context.cancel.child_token(),
-        output: OutputSink::new(id.to_string(), context.events.sender()),
+        output: context.events.output_sink(id),
     };
     tokio::select! {
         // Dropping the tool's future is how it is stopped: tools clean up on drop
         // (bash kills its process group).
         _ = context.cancel.cancelled() => CallOutcome::Interrupted,
         output = tool.run(arguments, tool_context) => Finished(output),
+    }
+}
+
+/// A `delegate` call: the sub-agent runs inside this call.
+async fn delegate_call(context: &TurnContext, id: &str, arguments: Value) -> CallOutcome {
+    if let Err(problem) = schema::validate(&super::delegate::spec().input_schema, &arguments) {
+        return CallOutcome::Finished(ToolOutput::error(format!(
+            "invalid arguments for `delegate`: {problem}"
+        )));
+    }
+    context.events.emit(Event::ToolCallStarted {
+        id: id.to_string(),
+        name: super::delegate::NAME.to_string(),
+    });
+    match super::delegate::run(context, id, &arguments).await {
+        Ok(output) => CallOutcome::Finished(output),
+        Err(super::delegate::Stopped::Cancelled) => CallOutcome::Interrupted,
     }
 }
 

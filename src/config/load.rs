@@ -415,7 +415,7 @@ mod tests {
             ),
             (
                 "[agent]\nmax_stpes = 3\n",
-                "unknown key `agent.max_stpes` (known in agent: approval, compaction, keep_recent_steps, keep_tool_results, max_steps, system_prompt_file, token_limit, tokenizer)",
+                "unknown key `agent.max_stpes` (known in agent: approval, compaction, delegate_max_steps, keep_recent_steps, keep_tool_results, max_steps, system_prompt_file, token_limit, tokenizer)",
             ),
             ("[modle]\n", "unknown key `modle`"),
             (

@@ -83,6 +83,7 @@ pub struct AgentSettings {
     pub compaction: crate::agent::compaction::Strategy,
     pub keep_tool_results: usize,
     pub keep_recent_steps: usize,
+    pub delegate_max_steps: u32,
     pub tokenizer: crate::agent::tokens::Encoding,
     pub approval: ApprovalMode,
     pub system_prompt_file: String,

@@ -83,7 +83,7 @@ pub struct Call {
 
 /// A call's arguments in a few words: the command, the path, or compact JSON.
 pub fn summarize_arguments(arguments: &Value) -> String {
-    for key in ["command", "path", "bash_id", "content"] {
+    for key in ["command", "path", "bash_id", "task", "skill_name", "content"] {
         if let Some(text) = arguments.get(key).and_then(Value::as_str) {
             return text.lines().next().unwrap_or("").to_string();
         }

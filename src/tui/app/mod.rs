@@ -391,6 +391,7 @@ impl App {
                 };
                 self.notice(NoticeKind::Warning, format!("retrying: {reason}"));
             }
+            Event::SubAgent { agent, event, .. } => self.on_sub_agent_event(&agent, *event),
             Event::McpServerStatus { server, state } => {
                 match &state {
                     crate::protocol::McpState::Failed { reason } => {
@@ -480,6 +481,83 @@ impl App {
             Event::ShutdownComplete => self.quit = true,
         }
         true
+    }
+
+    /// A sub-agent's event: its tool calls join the timeline beneath the delegate call,
+    /// its approvals queue like the agent's own (naming it); the rest stays out of the
+    /// conversation and the gauge, which are the main agent's.
+    fn on_sub_agent_event(&mut self, agent: &str, event: Event) {
+        let now = self.now;
+        match event {
+            Event::ToolCallRequested { id, name, arguments } => {
+                self.timeline.requested(&id, &format!("↳ {name}"), &arguments);
+            }
+            Event::ApprovalRequested { id, name, preview } => {
+                self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
+                if self.approvals.is_empty() {
+                    self.approval_scroll = 0;
+                }
+                self.approvals.push_back(PendingApproval {
+                    id,
+                    name: format!("{name} (for sub-agent {agent})"),
+                    preview,
+                });
+                self.activity = Activity::AwaitingApproval;
+            }
+            Event::ToolCallStarted { id, name } => {
+                self.timeline.set_status(&id, CallStatus::Running, now);
+                self.activity = Activity::Running {
+                    name: format!("{name} for {agent}"),
+                    since: now,
+                };
+            }
+            Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
+            Event::ToolCallFinished {
+                id,
+                outcome,
+                duration_ms,
+                output,
+                ..
+            } => {
+                self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.approvals.retain(|pending| pending.id != id);
+                self.activity = Activity::Running {
+                    name: "delegate".to_string(),
+                    since: now,
+                };
+            }
+            Event::Retrying { reason, .. } => {
+                self.notice(
+                    NoticeKind::Warning,
+                    format!("sub-agent {agent} retrying: {reason}"),
+                );
+            }
+            Event::Error { message } => {
+                self.notice(NoticeKind::Error, format!("sub-agent {agent}: {message}"))
+            }
+            // Its own conversation, thinking and context are not the main agent's.
+            Event::SessionConfigured { .. }
+            | Event::TurnStarted { .. }
+            | Event::StepStarted { .. }
+            | Event::ThinkingDelta { .. }
+            | Event::TextDelta { .. }
+            | Event::AssistantMessage { .. }
+            | Event::ApprovalRulesChanged { .. }
+            | Event::ApprovalModeChanged { .. }
+            | Event::HistoryCleared
+            | Event::TokenUsage { .. }
+            | Event::CompactionStarted { .. }
+            | Event::ContextCompacted { .. }
+            | Event::McpServerStatus { .. }
+            | Event::SkillsLoaded { .. }
+            | Event::SubAgent { .. }
+            | Event::HistorySnapshot { .. }
+            | Event::Notice { .. }
+            | Event::TurnComplete { .. }
+            | Event::TurnAborted { .. }
+            | Event::StepLimitReached { .. }
+            | Event::ShutdownComplete => {}
+        }
     }
 
     fn end_turn(&mut self) {
