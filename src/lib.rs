@@ -11,4 +11,5 @@ pub mod llm;
 pub mod protocol;
 pub mod startup;
 pub mod tools;
+pub mod trust;
 pub mod tui;

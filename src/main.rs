@@ -47,6 +47,9 @@ struct SharedOptions {
     /// Model calls per turn before the agent stops and reports.
     #[arg(long, global = true, value_name = "N")]
     max_steps: Option<u32>,
+    /// Trust this workspace: use its .miniagent/mcp.json (remembered for next time).
+    #[arg(long, global = true)]
+    trust_workspace: bool,
     /// An MCP servers file (the mcpServers format), instead of <config dir>/mcp.json.
     #[arg(long, global = true, value_name = "FILE")]
     mcp_config: Option<PathBuf>,
@@ -89,6 +92,7 @@ fn run(cli: Cli) -> i32 {
         workspace: shared.workspace,
         config_file: shared.config,
         mcp_config: shared.mcp_config,
+        trust_workspace: shared.trust_workspace,
         overrides: Overrides {
             provider: shared.provider,
             base_url: shared.base_url,

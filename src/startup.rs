@@ -13,6 +13,7 @@ use crate::protocol::{Event, SkillInfo};
 use crate::tools::ToolRegistry;
 use crate::tools::mcp;
 use crate::tools::skills::{self, SkillSet};
+use crate::trust;
 
 /// What the person chose on the command line.
 #[derive(Clone, Debug, Default)]
@@ -22,6 +23,8 @@ pub struct StartOptions {
     pub config_file: Option<PathBuf>,
     /// `--mcp-config FILE`, over `<config dir>/mcp.json`.
     pub mcp_config: Option<PathBuf>,
+    /// `--trust-workspace`: use (and remember trusting) the workspace's `.miniagent/mcp.json`.
+    pub trust_workspace: bool,
     pub overrides: Overrides,
 }
 
@@ -40,8 +43,29 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
     let config = load_config(options, env)?;
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
-    let mcp = mcp_config(options, env)?;
-    build(config, workspace, api_key, mcp)
+    let mut mcp = mcp_config(options, env)?;
+    let mut notices = Vec::new();
+    if let Some(project) = trust::workspace_mcp(&workspace).map_err(|why| anyhow::anyhow!(why))? {
+        let config_dir = config::config_dir(env);
+        if options.trust_workspace || trust::is_trusted(config_dir.as_deref(), &workspace) {
+            if options.trust_workspace
+                && let Some(dir) = &config_dir
+                && let Err(why) = trust::remember(dir, &workspace)
+            {
+                notices.push(why);
+            }
+            mcp = Some(trust::merge(mcp, project));
+        } else {
+            notices.push(format!(
+                "this workspace has {} ({}); it starts programs, so it is used only if you trust the workspace (--trust-workspace)",
+                trust::WORKSPACE_MCP,
+                trust::describe(&project).join("; ")
+            ));
+        }
+    }
+    let mut options = build(config, workspace, api_key, mcp)?;
+    options.startup_notices = notices;
+    Ok(options)
 }
 
 /// The MCP servers to start: `--mcp-config FILE`, else `<config dir>/mcp.json` when it
@@ -148,6 +172,7 @@ pub fn build(
         workspace,
         read_roots: skills.roots(),
         mcp: mcp.map(|manager| Arc::new(manager) as Arc<dyn crate::tools::McpControl>),
+        startup_notices: Vec::new(),
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
         client: Arc::clone(&client),

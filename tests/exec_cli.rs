@@ -368,3 +368,38 @@ fn auto_edit_exec_writes_inside_the_workspace_but_refuses_commands() {
         "{refused}"
     );
 }
+
+#[test]
+fn a_workspace_mcp_file_is_used_only_once_the_workspace_is_trusted() {
+    let workspace = TempDir::new();
+    workspace.write(
+        ".miniagent/mcp.json",
+        r#"{"mcpServers": {"repo-tool": {"command": "no-such-program-from-the-repo", "connect_timeout": 5}}}"#,
+    );
+    let config_dir = TempDir::new();
+    let run = |trust: bool| {
+        let server = ScriptedServer::start_blocking(vec![Reply::text("ok")]);
+        let mut command = miniagent(Some(&workspace), &config_dir);
+        command.args(["--base-url", &server.anthropic_base_url()]);
+        if trust {
+            command.arg("--trust-workspace");
+        }
+        let output = command.args(["exec", "hi"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stderr)
+    };
+    // Untrusted: not started, and the person is told why.
+    let stderr = run(false);
+    assert!(
+        stderr.contains("note: this workspace has .miniagent/mcp.json (repo-tool: runs `no-such-program-from-the-repo `); it starts programs, so it is used only if you trust the workspace (--trust-workspace)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("mcp: repo-tool"), "{stderr}");
+    // Trusted with the flag: started (and it fails, as its program does not exist).
+    let stderr = run(true);
+    assert!(stderr.contains("mcp: repo-tool failed"), "{stderr}");
+    // Remembered: the next run uses it without the flag.
+    let stderr = run(false);
+    assert!(stderr.contains("mcp: repo-tool failed"), "{stderr}");
+    assert!(!stderr.contains("it starts programs"), "{stderr}");
+}

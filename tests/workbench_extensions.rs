@@ -174,3 +174,28 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
         }]
     );
 }
+
+#[test]
+fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
+    use miniagent::tui::overlay::{Overlay, TrustPrompt};
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.overlays.push(Overlay::Trust(TrustPrompt {
+        servers: vec![
+            "repo-tool: runs `node scripts/mcp-server.js`".into(),
+            "docs: connects to http://127.0.0.1:4000/mcp".into(),
+        ],
+        answer: None,
+    }));
+    insta::assert_snapshot!("trust_80x24", screen(&mut app, 80, 24));
+    // Other keys do nothing; y answers.
+    assert!(!app.on_key(key(KeyCode::Char('x'))));
+    app.on_key(key(KeyCode::Char('y')));
+    assert!(matches!(
+        app.overlays.last(),
+        Some(Overlay::Trust(TrustPrompt {
+            answer: Some(true),
+            ..
+        }))
+    ));
+}

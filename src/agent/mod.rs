@@ -37,6 +37,8 @@ pub struct AgentOptions {
     pub workspace: PathBuf,
     /// Folders file tools may read besides the workspace (skill folders), with `tools.allow_paths`.
     pub read_roots: Vec<PathBuf>,
+    /// Things to tell the person when the session starts (e.g. an ignored workspace config).
+    pub startup_notices: Vec<String>,
     /// The MCP servers, when any are configured.
     pub mcp: Option<Arc<dyn crate::tools::McpControl>>,
     /// Events produced outside the loop (MCP servers connecting, skills found), forwarded
@@ -171,6 +173,11 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
     let counter = tokio::task::spawn_blocking(move || TokenCounter::new(encoding))
         .await
         .unwrap_or_else(|_| TokenCounter::estimate_only());
+    for message in &options.startup_notices {
+        events.emit(Event::Notice {
+            message: message.clone(),
+        });
+    }
     let shared = Shared {
         workspace: Arc::new(Workspace::new(&options.workspace, &read_roots(&options))),
         session: Arc::new(Mutex::new(Session {

@@ -22,6 +22,15 @@ pub enum OverlayAction {
     Send(Op),
 }
 
+/// The question asked before a workspace's own `.miniagent/mcp.json` may start programs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrustPrompt {
+    /// One line per server it would start.
+    pub servers: Vec<String>,
+    /// The person's answer, once given; the event loop acts on it.
+    pub answer: Option<bool>,
+}
+
 /// The first-run panel's facts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FirstRun {
@@ -75,6 +84,8 @@ pub enum Overlay {
     Skills {
         scroll: u16,
     },
+    /// The workspace has its own MCP servers: trust it (and start them) or not.
+    Trust(TrustPrompt),
     FirstRun(FirstRun),
 }
 
@@ -105,6 +116,19 @@ impl Overlay {
                 PreviewAction::Ignored => OverlayAction::Ignored,
                 PreviewAction::Changed => OverlayAction::Changed,
                 PreviewAction::Close => OverlayAction::Close,
+            };
+        }
+        if let Overlay::Trust(prompt) = self {
+            return match key.code {
+                KeyCode::Char('y') => {
+                    prompt.answer = Some(true);
+                    OverlayAction::Changed
+                }
+                KeyCode::Char('n') | KeyCode::Esc => {
+                    prompt.answer = Some(false);
+                    OverlayAction::Changed
+                }
+                _ => OverlayAction::Ignored,
             };
         }
         if let Overlay::FirstRun(first_run) = self {
@@ -169,7 +193,9 @@ impl Overlay {
             | Overlay::Skills { scroll } => scroll,
             Overlay::FilePreview(preview) => return preview.on_scroll(lines) != PreviewAction::Ignored,
             Overlay::History(inspector) => return inspector.scroll_text(lines),
-            Overlay::Approvals { .. } | Overlay::Mcp { .. } | Overlay::FirstRun(_) => return false,
+            Overlay::Approvals { .. } | Overlay::Mcp { .. } | Overlay::Trust(_) | Overlay::FirstRun(_) => {
+                return false;
+            }
         };
         let next = i32::from(*position)
             .saturating_add(lines)
@@ -190,6 +216,7 @@ impl Overlay {
             Overlay::History(_) => INSPECTOR_TITLE.to_string(),
             Overlay::Mcp { .. } => "MCP servers".to_string(),
             Overlay::Skills { .. } => "Skills".to_string(),
+            Overlay::Trust(_) => "Trust this workspace?".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
         }
     }
@@ -200,6 +227,10 @@ impl Overlay {
             Overlay::FilePreview(preview) => preview.key_hints(),
             Overlay::History(_) => INSPECTOR_HINTS.to_vec(),
             Overlay::Mcp { .. } => super::extensions::MCP_HINTS.to_vec(),
+            Overlay::Trust(_) => vec![
+                KeyHint::new("y", "trust and start them"),
+                KeyHint::new("n", "not now"),
+            ],
             Overlay::Approvals { .. } => vec![
                 KeyHint::new("↑/↓", "select"),
                 KeyHint::new("d", "revoke"),

@@ -218,6 +218,35 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             let lines = super::extensions::mcp_lines(&servers, *selected, &app.theme);
             popup(buf, area, &title, lines, 0, app, true);
         }
+        Overlay::Trust(prompt) => {
+            let theme = &app.theme;
+            let mut lines = vec![
+                Line::from(Span::styled(
+                    "This workspace has its own MCP servers (.miniagent/mcp.json). Starting them runs programs from this repository:",
+                    theme.warning,
+                )),
+                Line::default(),
+            ];
+            lines.extend(
+                prompt
+                    .servers
+                    .iter()
+                    .map(|s| Line::from(Span::styled(format!("  {s}"), theme.code))),
+            );
+            lines.push(Line::default());
+            lines.push(Line::from(vec![
+                Span::styled("y", theme.key),
+                Span::styled(" trust this workspace and start them (remembered)   ", theme.text),
+                Span::styled("n", theme.key),
+                Span::styled(" continue without them", theme.text),
+            ]));
+            let small = centered(
+                size,
+                90.min(size.width),
+                (lines.len() as u16 + 4).min(size.height),
+            );
+            popup(buf, small, &title, lines, 0, app, true);
+        }
         Overlay::Skills { scroll } => {
             let lines = super::extensions::skills_lines(&app.skills, &app.skill_warnings, &app.theme);
             popup(buf, area, &title, lines, *scroll, app, true);

@@ -12,7 +12,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::App;
-use super::overlay::{FirstRun, Overlay};
+use super::overlay::{FirstRun, Overlay, TrustPrompt};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::{first_run, render, text::highlight};
@@ -20,6 +20,7 @@ use crate::agent::{self, AgentHandle};
 use crate::config::{self, Config, Provider};
 use crate::protocol::{Event, Op};
 use crate::startup::{self, StartOptions};
+use crate::trust;
 
 /// The shortest time between two frames (60 per second at most).
 const FRAME_INTERVAL: Duration = Duration::from_millis(16);
@@ -97,6 +98,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     let theme =
         Theme::load(&theme_name, config_dir.as_deref(), no_color).map_err(|err| anyhow::anyhow!(err))?;
     let key = startup::api_key(&config, &env);
+    let mut pending_key: Option<String> = None;
     // A bad mcp.json is reported before the screen changes; the servers start with the agent.
     let mut mcp = startup::mcp_config(&options.start, &env)?;
     // Syntax sets and the tokenizer load in the background; the first frame waits for neither.
@@ -118,8 +120,32 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     app.session.model = config.model.model.clone();
     app.session.provider = config.model.provider.to_string();
 
+    // A workspace's own MCP servers start programs: only with the person's trust.
+    let mut awaiting = None;
+    if let Some(project) = trust::workspace_mcp(&workspace).map_err(|why| anyhow::anyhow!(why))? {
+        if options.start.trust_workspace || trust::is_trusted(config_dir.as_deref(), &workspace) {
+            if options.start.trust_workspace
+                && let Some(dir) = &config_dir
+            {
+                trust::remember(dir, &workspace).map_err(|why| anyhow::anyhow!(why))?;
+            }
+            mcp = Some(trust::merge(mcp, project));
+        } else if key.is_ok() {
+            app.overlays.push(Overlay::Trust(TrustPrompt {
+                servers: trust::describe(&project),
+                answer: None,
+            }));
+            awaiting = Some(project);
+        }
+    }
+
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
     let mut agent = match key {
+        // The session starts once the person answered the trust question.
+        Ok(key) if awaiting.is_some() => {
+            pending_key = Some(key);
+            None
+        }
         Ok(key) => Some(agent::spawn(startup::build(
             config.clone(),
             workspace.clone(),
@@ -152,7 +178,12 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         &config,
         &workspace,
         &mut probe_rx,
-        &mut mcp,
+        &mut Deferred {
+            mcp,
+            project: awaiting,
+            key: pending_key,
+            config_dir,
+        },
     )
     .await;
     if let Some(agent) = agent.as_mut() {
@@ -188,7 +219,7 @@ async fn event_loop(
     config: &Config,
     workspace: &std::path::Path,
     probe_rx: &mut mpsc::UnboundedReceiver<Option<(String, String)>>,
-    mcp: &mut Option<crate::tools::mcp::McpConfig>,
+    deferred: &mut Deferred,
 ) -> anyhow::Result<()> {
     let mut terminal_events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
@@ -217,7 +248,9 @@ async fn event_loop(
         if app.quit {
             return Ok(());
         }
-        if start_local_if_accepted(app, agent, config, workspace, mcp)? {
+        if start_local_if_accepted(app, agent, config, workspace, &mut deferred.mcp)?
+            || start_after_trust(app, agent, config, workspace, deferred)?
+        {
             dirty = true;
             continue;
         }
@@ -263,6 +296,53 @@ async fn event_loop(
             _ = sighup.recv() => app.quit = true,
         }
     }
+}
+
+/// What the session waits for before it starts: the trust answer (and the key to use).
+struct Deferred {
+    /// The user's MCP servers, until the agent takes them.
+    mcp: Option<crate::tools::mcp::McpConfig>,
+    /// The workspace's own servers, while the trust question is open.
+    project: Option<crate::tools::mcp::McpConfig>,
+    key: Option<String>,
+    config_dir: Option<std::path::PathBuf>,
+}
+
+/// The person answered the trust question: remember a yes, and start the session with or
+/// without the workspace's servers.
+fn start_after_trust(
+    app: &mut App,
+    agent: &mut Option<AgentHandle>,
+    config: &Config,
+    workspace: &std::path::Path,
+    deferred: &mut Deferred,
+) -> anyhow::Result<bool> {
+    let Some(Overlay::Trust(prompt)) = app.overlays.last() else {
+        return Ok(false);
+    };
+    let Some(trusted) = prompt.answer else {
+        return Ok(false);
+    };
+    app.overlays.pop();
+    let (Some(project), Some(key)) = (deferred.project.take(), deferred.key.take()) else {
+        return Ok(true);
+    };
+    let mut mcp = deferred.mcp.take();
+    if trusted {
+        if let Some(dir) = &deferred.config_dir
+            && let Err(why) = trust::remember(dir, workspace)
+        {
+            app.notice(crate::tui::conversation::NoticeKind::Warning, why);
+        }
+        mcp = Some(trust::merge(mcp, project));
+    }
+    *agent = Some(agent::spawn(startup::build(
+        config.clone(),
+        workspace.to_path_buf(),
+        key,
+        mcp,
+    )?));
+    Ok(true)
 }
 
 /// The person chose the local server on the first-run panel: start the agent with it.

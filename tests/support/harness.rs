@@ -53,6 +53,7 @@ impl Harness {
             workspace: workspace.path().to_path_buf(),
             read_roots: Vec::new(),
             mcp: None,
+            startup_notices: Vec::new(),
             side_events: std::sync::Mutex::new(None),
             client: Arc::clone(&client),
             tools,

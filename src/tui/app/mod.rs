@@ -634,6 +634,7 @@ impl App {
                 | Overlay::Notes { .. }
                 | Overlay::Mcp { .. }
                 | Overlay::Skills { .. }
+                | Overlay::Trust(_)
                 | Overlay::FirstRun(_) => {}
             }
         }
