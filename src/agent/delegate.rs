@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use super::context::ContextState;
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
-use super::turn::{ToolPhase, run_tools};
+use super::turn::{ToolPhase, announce, run_tools};
 use super::{Session, TurnContext, UsageTotals};
 use crate::llm::{ModelRequest, ToolSpec};
-use crate::protocol::{Event, StopReason, ToolCallSummary};
+use crate::protocol::{Event, StopReason};
 use crate::tools::{ToolEffect, ToolOutput};
 
 /// The tool's name.
@@ -150,22 +150,7 @@ pub(crate) async fn run(
                 )));
             }
         };
-        let message = Message {
-            role: Role::Assistant,
-            content: response.content.clone(),
-        };
-        sub.events.emit(Event::AssistantMessage {
-            thinking: message.thinking(),
-            text: message.text(),
-            tool_calls: message
-                .tool_uses()
-                .map(|call| ToolCallSummary {
-                    id: call.id.to_string(),
-                    name: call.name.to_string(),
-                })
-                .collect(),
-            stop_reason: response.stop_reason,
-        });
+        let message = announce(&sub, &response);
         let calls_tools = response
             .content
             .iter()

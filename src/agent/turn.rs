@@ -143,6 +143,28 @@ fn assistant_text(response: &ModelResponse) -> String {
         .collect()
 }
 
+/// Tells front ends about a model reply: its thinking, text and tool calls. Returns the
+/// reply as a message.
+pub(super) fn announce(context: &TurnContext, response: &ModelResponse) -> Message {
+    let message = Message {
+        role: Role::Assistant,
+        content: response.content.clone(),
+    };
+    context.events.emit(Event::AssistantMessage {
+        thinking: message.thinking(),
+        text: message.text(),
+        tool_calls: message
+            .tool_uses()
+            .map(|call| ToolCallSummary {
+                id: call.id.to_string(),
+                name: call.name.to_string(),
+            })
+            .collect(),
+        stop_reason: response.stop_reason,
+    });
+    message
+}
+
 /// Makes the next prompt fit its budget. False when the turn had to end (interrupted,
 /// or the prompt cannot be made small enough); the events say which.
 async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
@@ -198,22 +220,7 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
             content: response.content.clone(),
         });
     }
-    let message = Message {
-        role: Role::Assistant,
-        content: response.content.clone(),
-    };
-    context.events.emit(Event::AssistantMessage {
-        thinking: message.thinking(),
-        text: message.text(),
-        tool_calls: message
-            .tool_uses()
-            .map(|call| ToolCallSummary {
-                id: call.id.to_string(),
-                name: call.name.to_string(),
-            })
-            .collect(),
-        stop_reason: response.stop_reason,
-    });
+    announce(context, response);
     let usage = response.usage;
     session.usage.last = usage;
     session.usage.input += usage.input_tokens;

@@ -451,17 +451,7 @@ pub(super) fn transport_error(error: &rmcp::transport::DynamicTransportError) ->
 
 /// An error and its sources on one line ("error sending request: connection refused").
 pub(super) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
+    crate::llm::error_chain(err)
 }
 
 /// "2 s", "1.5 s": a duration as people write it in messages.
