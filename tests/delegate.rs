@@ -113,3 +113,37 @@ async fn a_sub_agent_works_in_its_own_context_with_its_own_tools() {
         "only the parent's two model calls count: {usage:?}"
     );
 }
+
+#[tokio::test]
+async fn an_interrupt_stops_the_sub_agent_and_the_history_stays_valid() {
+    use miniagent::protocol::Op;
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "d1",
+            "delegate",
+            json!({"task": "Read everything slowly."}).to_string(),
+        ),
+        Reply::slow(Turn::text("word ".repeat(300)), 50),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent.send(Op::UserInput {
+        text: "delegate it".into(),
+    });
+    agent
+        .wait_for(|e| matches!(e, Event::SubAgent { event, .. } if matches!(event.as_ref(), Event::TextDelta { .. })))
+        .await;
+    let sent = std::time::Instant::now();
+    agent.send(Op::Interrupt);
+    agent.wait_for(|e| matches!(e, Event::TurnAborted { .. })).await;
+    assert!(
+        sent.elapsed() < std::time::Duration::from_millis(500),
+        "{:?}",
+        sent.elapsed()
+    );
+    server.push(Reply::text("stopped"));
+    agent.turn("never mind").await;
+    let last = server.requests().last().unwrap().body.clone();
+    assert_valid_anthropic(&last);
+    assert!(last["messages"].to_string().contains("interrupted by the user"));
+}
