@@ -175,7 +175,7 @@ pub fn build(
         startup_notices: Vec::new(),
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
-        client: Arc::clone(&client),
+        client,
         tools,
     })
 }

@@ -252,7 +252,6 @@ async fn summarize(
         fallback,
         nested: Vec::new(),
     });
-    session.compactions += 1;
     let prompt_after = prompt_size(session, context);
     session.compaction_log.push(crate::protocol::CompactionRecord {
         tokens_before: prompt_before,

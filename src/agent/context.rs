@@ -3,6 +3,8 @@
 //! model sees next, built from those. Token counts are cached per message, so a step
 //! costs the new messages only.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::history::{ContentBlock, Message, Role};
@@ -146,49 +148,40 @@ impl ContextState {
 
     /// The messages the model sees next.
     pub fn prompt(&self) -> Vec<Message> {
-        let names = self.tool_names();
+        let calls = self.masked_calls();
         // Results are counted in history order, also those inside summarized ranges.
         let mut ordinal = 0;
         self.view_items()
             .into_iter()
             .map(|item| match item {
                 ViewItem::Summary(index) => {
-                    let summary = &self.summaries[index];
-                    ordinal += self.messages[summary.start..summary.end]
-                        .iter()
-                        .map(results_in)
-                        .sum::<usize>();
-                    summary.message()
+                    ordinal += self.summary_results(index);
+                    self.summaries[index].message()
                 }
-                ViewItem::Message(index) => self.masked(&self.messages[index], &names, &mut ordinal),
+                ViewItem::Message(index) => self.masked(&self.messages[index], &calls, &mut ordinal),
             })
             .collect()
     }
 
     /// Tokens of the prompt's messages (without system prompt and tools).
     pub fn prompt_tokens(&mut self) -> u64 {
-        let names = self.tool_names();
         let mut ordinal = 0;
         let mut total = 0;
         for item in self.view_items() {
             total += match item {
                 ViewItem::Summary(index) => {
-                    let summary = &self.summaries[index];
-                    ordinal += self.messages[summary.start..summary.end]
-                        .iter()
-                        .map(results_in)
-                        .sum::<usize>();
-                    summary.tokens
+                    ordinal += self.summary_results(index);
+                    self.summaries[index].tokens
                 }
                 ViewItem::Message(index) => {
-                    let message = &self.messages[index];
-                    let results = results_in(message);
-                    let fully_shown = ordinal >= self.masked_results;
-                    if results == 0 || fully_shown {
+                    let results = results_in(&self.messages[index]);
+                    if results == 0 || ordinal >= self.masked_results {
                         ordinal += results;
                         self.message_tokens(index)
                     } else {
-                        let masked = self.masked(message, &names, &mut ordinal);
+                        // Only the few messages that hold stubs are counted afresh.
+                        let calls = self.masked_calls();
+                        let masked = self.masked(&self.messages[index], &calls, &mut ordinal);
                         self.counter.message(&masked)
                     }
                 }
@@ -197,21 +190,32 @@ impl ContextState {
         total
     }
 
-    /// Tool names and arguments by call id, for stubs.
-    fn tool_names(&self) -> std::collections::HashMap<String, (String, Value)> {
-        let mut names = std::collections::HashMap::new();
-        for message in &self.messages {
-            for call in message.tool_uses() {
-                names.insert(call.id.to_string(), (call.name.to_string(), call.input.clone()));
-            }
+    /// Tool results inside `summaries[index]`'s range.
+    fn summary_results(&self, index: usize) -> usize {
+        let summary = &self.summaries[index];
+        self.messages[summary.start..summary.end]
+            .iter()
+            .map(results_in)
+            .sum()
+    }
+
+    /// Tool name and arguments by call id, for stubs; empty while nothing is masked, so an
+    /// unmasked prompt costs no map.
+    fn masked_calls(&self) -> HashMap<&str, (&str, &Value)> {
+        if self.masked_results == 0 {
+            return HashMap::new();
         }
-        names
+        self.messages
+            .iter()
+            .flat_map(|message| message.tool_uses())
+            .map(|call| (call.id, (call.name, call.input)))
+            .collect()
     }
 
     fn masked(
         &self,
         message: &Message,
-        names: &std::collections::HashMap<String, (String, Value)>,
+        calls: &HashMap<&str, (&str, &Value)>,
         ordinal: &mut usize,
     ) -> Message {
         if message.role != Role::Tool {
@@ -231,13 +235,13 @@ impl ContextState {
                     if shown {
                         return block.clone();
                     }
-                    let (name, input) = names
-                        .get(tool_use_id)
-                        .cloned()
-                        .unwrap_or_else(|| ("a tool".to_string(), Value::Null));
+                    let (name, input) = calls
+                        .get(tool_use_id.as_str())
+                        .copied()
+                        .unwrap_or(("a tool", &Value::Null));
                     ContentBlock::ToolResult {
                         tool_use_id: tool_use_id.clone(),
-                        content: stub(&name, &input, content, self.counter),
+                        content: stub(name, input, content, self.counter),
                         is_error: *is_error,
                     }
                 }

@@ -125,7 +125,6 @@ pub(crate) async fn run(
     let mut session = Session {
         context: ContextState::new(context_counter(context)),
         usage: UsageTotals::default(),
-        compactions: 0,
         compaction_log: Vec::new(),
     };
     sub.events.emit(Event::TurnStarted { text: task.clone() });

@@ -110,7 +110,6 @@ pub(crate) struct UsageTotals {
 pub(crate) struct Session {
     pub context: ContextState,
     pub usage: UsageTotals,
-    pub compactions: u32,
     pub compaction_log: Vec<crate::protocol::CompactionRecord>,
 }
 
@@ -183,7 +182,6 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         session: Arc::new(Mutex::new(Session {
             context: ContextState::new(counter),
             usage: UsageTotals::default(),
-            compactions: 0,
             compaction_log: Vec::new(),
         })),
         policy: SharedPolicy::new(ApprovalPolicy::new(options.config.agent.approval)),

@@ -195,11 +195,11 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
 /// `/compact`: compacts whatever can be, now, and reports the result.
 pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     let before = compaction::prompt_size(session, context);
-    let compactions = session.compactions;
+    let compactions = session.compaction_log.len();
     match compaction::ensure_budget(session, context, true).await {
         Ok(()) | Err(BudgetFailure::TooLarge(_)) => {
             let after = compaction::prompt_size(session, context);
-            let message = if session.compactions == compactions {
+            let message = if session.compaction_log.len() == compactions {
                 format!("nothing to compact: the prompt is about {before} tokens")
             } else {
                 format!("compacted: the prompt went from about {before} to {after} tokens")

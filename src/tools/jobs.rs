@@ -41,7 +41,6 @@ impl std::fmt::Display for JobStatus {
 }
 
 struct Job {
-    command: String,
     group: ProcessGroup,
     /// Output not yet read by `bash_output`, bounded (head and tail kept).
     unread: Arc<Mutex<HeadTailBuffer>>,
@@ -111,7 +110,6 @@ impl BackgroundJobs {
         table.jobs.insert(
             id.clone(),
             Job {
-                command: command.to_string(),
                 group,
                 unread,
                 status: status_rx,
@@ -121,14 +119,14 @@ impl BackgroundJobs {
     }
 
     /// New output and the status of a job.
-    fn read(&self, id: &str) -> Result<(String, JobStatus, String), String> {
+    fn read(&self, id: &str) -> Result<(String, JobStatus), String> {
         let table = lock(&self.state);
         let job = table.jobs.get(id).ok_or_else(|| unknown_job(id, &table))?;
         // Status first: if it says ended, all output is already in the buffer.
         let status = job.status.borrow().clone();
         let limit = lock(&job.unread).limit();
         let taken = std::mem::replace(&mut *lock(&job.unread), HeadTailBuffer::new(limit));
-        Ok((taken.text(), status, job.command.clone()))
+        Ok((taken.text(), status))
     }
 
     /// TERM, then KILL after the grace period; returns once the job ended.
@@ -258,7 +256,7 @@ impl Tool for BashOutputTool {
                 None => None,
             };
             match self.jobs.read(id) {
-                Ok((output, status, _)) => ToolOutput::ok(cap_text(
+                Ok((output, status)) => ToolOutput::ok(cap_text(
                     &format_report(id, &status, &output, filter.as_ref()),
                     self.limit,
                 )),
@@ -316,7 +314,7 @@ impl Tool for BashKillTool {
                 return ToolOutput::error(message);
             }
             match self.jobs.read(&id) {
-                Ok((output, status, _)) => {
+                Ok((output, status)) => {
                     ToolOutput::ok(cap_text(&format_report(&id, &status, &output, None), self.limit))
                 }
                 Err(message) => ToolOutput::error(message),
@@ -399,7 +397,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let started = std::time::Instant::now();
         jobs.kill(&id, Duration::from_millis(300)).await.unwrap();
-        let (output, status, _) = jobs.read(&id).unwrap();
+        let (output, status) = jobs.read(&id).unwrap();
         assert_eq!(output, "stubborn\n");
         assert_eq!(status, JobStatus::Killed(libc::SIGKILL));
         assert!(started.elapsed() < Duration::from_secs(3));
