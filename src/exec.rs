@@ -39,7 +39,12 @@ pub enum OutputMode {
 
 /// Runs one turn to its end. SIGINT interrupts the turn cleanly; a second SIGINT gives up
 /// waiting.
-pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> ExecOutcome {
+pub async fn run(
+    mut agent: AgentHandle,
+    resume: Option<std::path::PathBuf>,
+    prompt: String,
+    mode: OutputMode,
+) -> ExecOutcome {
     let mut printer = Printer::new(mode);
     // One listener for the whole run, so a signal between two events is never missed.
     let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
@@ -49,8 +54,21 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             None
         }
     };
-    let _ = agent.ops.send(Op::UserInput { text: prompt });
+    // With a session to resume, the prompt waits until the history is back: a resume
+    // that fails ends the run before anything is sent to the model.
+    let mut prompt = Some(prompt);
+    match resume {
+        Some(path) => {
+            let _ = agent.ops.send(Op::Resume { path });
+        }
+        None => {
+            if let Some(text) = prompt.take() {
+                let _ = agent.ops.send(Op::UserInput { text });
+            }
+        }
+    }
     let mut interrupts = 0u32;
+    let mut turn_started = false;
     let outcome = loop {
         let interrupted = async {
             match sigint.as_mut() {
@@ -102,6 +120,7 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             // The agent only ends by our Shutdown, which comes after the turn ends.
             Event::ShutdownComplete => Some(ExecOutcome::Failed),
             Event::SessionConfigured { .. }
+            | Event::SessionResumed { .. }
             | Event::TurnStarted { .. }
             | Event::StepStarted { .. }
             | Event::ThinkingDelta { .. }
@@ -126,7 +145,15 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
             | Event::Notice { .. } => None,
         };
         printer.event(&event);
-        if let Some(ending) = ending {
+        if matches!(event, Event::SessionResumed { .. })
+            && let Some(text) = prompt.take()
+        {
+            let _ = agent.ops.send(Op::UserInput { text });
+        }
+        // A resumed session first closes the turn its log left open: that one is not ours.
+        let earlier_turn = !turn_started && matches!(event, Event::TurnAborted { .. });
+        turn_started |= matches!(event, Event::TurnStarted { .. });
+        if let Some(ending) = ending.filter(|_| !earlier_turn) {
             break ending;
         }
     };
@@ -144,7 +171,9 @@ pub async fn run(mut agent: AgentHandle, prompt: String, mode: OutputMode) -> Ex
     outcome
 }
 
-struct Printer {
+/// Prints events as `exec` does: progress on stderr and each turn's answer on stdout, or
+/// one JSON line per event. `replay --headless` prints a recorded session with it.
+pub struct Printer {
     mode: OutputMode,
     /// Arguments of requested calls, for the one-line summary when they finish.
     call_arguments: HashMap<String, String>,
@@ -153,7 +182,7 @@ struct Printer {
 }
 
 impl Printer {
-    fn new(mode: OutputMode) -> Self {
+    pub fn new(mode: OutputMode) -> Self {
         Self {
             mode,
             call_arguments: HashMap::new(),
@@ -161,7 +190,8 @@ impl Printer {
         }
     }
 
-    fn note(&mut self, text: &str) {
+    /// A line of progress on stderr (nothing in JSON mode).
+    pub fn note(&mut self, text: &str) {
         if let OutputMode::Human { .. } = self.mode {
             self.end_line();
             eprintln!("{text}");
@@ -175,7 +205,8 @@ impl Printer {
         }
     }
 
-    fn event(&mut self, event: &Event) {
+    /// Prints one event.
+    pub fn event(&mut self, event: &Event) {
         match self.mode {
             OutputMode::Json => {
                 if let Ok(line) = serde_json::to_string(event) {
@@ -206,6 +237,15 @@ impl Printer {
                 eprintln!(
                     "{}",
                     dim(&format!("miniagent · {provider} · {model} · {workspace}"))
+                );
+            }
+            Event::SessionResumed { id, messages, turns } => {
+                self.end_line();
+                eprintln!(
+                    "{}",
+                    dim(&format!(
+                        "resumed session {id}: {turns} turn(s), {messages} messages of history"
+                    ))
                 );
             }
             Event::ThinkingDelta { delta } => {

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use miniagent::config::{ApprovalMode, Overrides, Provider};
 use miniagent::exec::{self, ExecOutcome, OutputMode};
+use miniagent::session::cli::{self, ExportFormat};
 use miniagent::startup::{self, StartOptions};
 
 /// A terminal workbench for an LLM agent that reads and edits files, runs commands and
@@ -16,6 +17,9 @@ use miniagent::startup::{self, StartOptions};
 struct Cli {
     #[command(flatten)]
     shared: SharedOptions,
+    /// Continue a recorded session: the newest one of this workspace, or session ID.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -65,8 +69,42 @@ enum Command {
         /// Print every event as one JSON line on stdout instead.
         #[arg(long)]
         json: bool,
+        /// Continue recorded session ID (an id, a unique prefix of one, or a .jsonl file).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
         /// The task; `-` reads it from standard input.
         prompt: String,
+    },
+    /// Play a recorded session back in the workbench, with no model and no network.
+    Replay {
+        /// Print the session as `exec` would have, instead of opening the workbench.
+        #[arg(long)]
+        headless: bool,
+        /// A session log (.jsonl), or a recorded session's id.
+        file: String,
+    },
+    /// List, show and export recorded sessions.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionsCommand {
+    /// Every recorded session, newest first; the id is the first field.
+    List,
+    /// A session's details and its conversation.
+    Show {
+        /// A session id, a unique prefix of one, or a .jsonl file.
+        id: String,
+    },
+    /// A session as markdown (the conversation, tool calls folded) or JSON (the history
+    /// the model saw), on stdout.
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportFormat,
     },
 }
 
@@ -88,7 +126,7 @@ fn env(name: &str) -> Option<String> {
 
 fn run(cli: Cli) -> i32 {
     let shared = cli.shared;
-    let start = StartOptions {
+    let mut start = StartOptions {
         workspace: shared.workspace,
         config_file: shared.config,
         mcp_config: shared.mcp_config,
@@ -103,15 +141,50 @@ fn run(cli: Cli) -> i32 {
         },
     };
     match cli.command {
-        None => miniagent::tui::run(miniagent::tui::WorkbenchOptions {
-            start,
-            theme: shared.theme,
-        }),
-        Some(Command::Exec { json, prompt }) => run_exec(&start, json, prompt),
+        None => {
+            let resume = match cli.resume.as_deref() {
+                Some(id) => match startup::resume_target(&mut start, Some(id).filter(|id| !id.is_empty())) {
+                    Ok(path) => Some(path),
+                    Err(err) => {
+                        eprintln!("miniagent: {err:#}");
+                        return 1;
+                    }
+                },
+                None => None,
+            };
+            miniagent::tui::run(miniagent::tui::WorkbenchOptions {
+                start,
+                theme: shared.theme,
+                resume,
+            })
+        }
+        Some(Command::Exec { json, resume, prompt }) => {
+            let resume = match resume.as_deref() {
+                Some(id) => match startup::resume_target(&mut start, Some(id)) {
+                    Ok(path) => Some(path),
+                    Err(err) => {
+                        eprintln!("miniagent: {err:#}");
+                        return 1;
+                    }
+                },
+                None => None,
+            };
+            run_exec(&start, json, resume, prompt)
+        }
+        Some(Command::Replay { headless: true, file }) => cli::replay_headless(&file),
+        Some(Command::Replay {
+            headless: false,
+            file,
+        }) => miniagent::tui::replay(&file, shared.theme),
+        Some(Command::Sessions { command }) => match command {
+            SessionsCommand::List => cli::list(),
+            SessionsCommand::Show { id } => cli::show(&id),
+            SessionsCommand::Export { id, format } => cli::export(&id, format),
+        },
     }
 }
 
-fn run_exec(start: &StartOptions, json: bool, prompt: String) -> i32 {
+fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: String) -> i32 {
     let prompt = if prompt == "-" {
         let mut text = String::new();
         if let Err(err) = std::io::stdin().read_to_string(&mut text) {
@@ -149,7 +222,7 @@ fn run_exec(start: &StartOptions, json: bool, prompt: String) -> i32 {
                 color: std::io::stderr().is_terminal() && !no_color,
             }
         };
-        exec::run(miniagent::agent::spawn(options), prompt, mode).await
+        exec::run(miniagent::agent::spawn(options), resume, prompt, mode).await
     });
     // Tool processes were stopped by the agent; do not wait on stray blocking tasks.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -66,6 +66,9 @@ pub enum Op {
     InspectHistory,
     /// Drop an MCP server's connection and connect again.
     ReconnectMcp { server: String },
+    /// Continue the session recorded in this log: its history, summaries, remembered
+    /// approvals and token figures replace the current ones; refused while a turn runs.
+    Resume { path: std::path::PathBuf },
     /// Cancel whatever runs and end the agent task.
     Shutdown,
 }
@@ -101,6 +104,17 @@ pub enum Event {
         provider: String,
         workspace: String,
         tools: Vec<ToolInfo>,
+        /// The id the session is recorded under, when it is recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+    },
+    /// The agent continues a recorded session ([`Op::Resume`]).
+    SessionResumed {
+        id: String,
+        /// Messages of the history it continues from.
+        messages: u64,
+        /// Turns recorded so far.
+        turns: u32,
     },
     /// A user message was taken and a turn began.
     TurnStarted { text: String },

@@ -10,6 +10,7 @@ use crate::agent::AgentOptions;
 use crate::config::{self, Config, LoadOptions, Overrides, Provider};
 use crate::llm::{self, endpoint};
 use crate::protocol::{Event, SkillInfo};
+use crate::session::{self, SessionLog};
 use crate::tools::ToolRegistry;
 use crate::tools::mcp;
 use crate::tools::skills::{self, SkillSet};
@@ -64,7 +65,7 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
         }
     }
     let mut options = build(config, workspace, api_key, mcp)?;
-    options.startup_notices = notices;
+    options.startup_notices.extend(notices);
     Ok(options)
 }
 
@@ -100,6 +101,35 @@ pub fn resolve_workspace(options: &StartOptions) -> anyhow::Result<PathBuf> {
     Ok(workspace)
 }
 
+/// The log `--resume [ID]` continues: session `id` (or an id prefix, or a file), else the
+/// newest session recorded in the workspace. Without `--workspace`, the session's own
+/// workspace is used when it still exists.
+pub fn resume_target(options: &mut StartOptions, id: Option<&str>) -> anyhow::Result<PathBuf> {
+    let dir = session::store::sessions_dir(&|name| std::env::var(name).ok());
+    let path = match id {
+        Some(id) => session::store::resolve(dir.as_deref(), id).map_err(|why| anyhow::anyhow!(why))?,
+        None => {
+            let workspace = resolve_workspace(options)?;
+            let newest = dir
+                .as_deref()
+                .and_then(|dir| session::store::newest_for(dir, &workspace));
+            match newest {
+                Some(info) => info.path,
+                None => bail!(
+                    "no session was recorded in {}; `miniagent sessions list` shows them all",
+                    workspace.display()
+                ),
+            }
+        }
+    };
+    let loaded = session::load(&path).map_err(|why| anyhow::anyhow!(why))?;
+    let recorded = PathBuf::from(&loaded.header.workspace);
+    if options.workspace.is_none() && recorded.is_dir() {
+        options.workspace = Some(recorded);
+    }
+    Ok(path)
+}
+
 /// Where MCP servers' stderr goes: `mcp.log` beside miniagent's own log, never the screen.
 fn mcp_log_path() -> Option<PathBuf> {
     let dir = std::env::var("MINIAGENT_LOG_DIR")
@@ -133,7 +163,12 @@ pub fn build(
     api_key: String,
     mcp_config: Option<mcp::McpConfig>,
 ) -> anyhow::Result<AgentOptions> {
+    let mut secrets = vec![api_key.clone()];
+    if let Some(mcp) = &mcp_config {
+        secrets.extend(mcp.secret_values());
+    }
     let client = llm::build_client(&config.model, api_key)?;
+    let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets);
     let skills = Arc::new(discover_skills(&workspace));
     let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
     let mut tools = ToolRegistry::builtin(&config);
@@ -172,12 +207,45 @@ pub fn build(
         workspace,
         read_roots: skills.roots(),
         mcp: mcp.map(|manager| Arc::new(manager) as Arc<dyn crate::tools::McpControl>),
-        startup_notices: Vec::new(),
+        startup_notices: log_notice.into_iter().collect(),
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
         client,
         tools,
+        session_log,
     })
+}
+
+/// Where this session is recorded (`session.record`), and a notice when it cannot be.
+fn session_log(
+    config: &Config,
+    workspace: &std::path::Path,
+    client: &dyn llm::ModelClient,
+    secrets: Vec<String>,
+) -> (SessionLog, Option<String>) {
+    if !config.session.record {
+        return (SessionLog::disabled(), None);
+    }
+    let Some(dir) = session::store::sessions_dir(&|name| std::env::var(name).ok()) else {
+        return (
+            SessionLog::disabled(),
+            Some(
+                "this machine has no data folder, so the session is not recorded; set MINIAGENT_DATA_DIR"
+                    .to_string(),
+            ),
+        );
+    };
+    let header = session::Header {
+        id: String::new(),
+        created: crate::tools::files::now_iso8601(),
+        workspace: workspace.display().to_string(),
+        model: client.model().to_string(),
+        provider: client.provider().to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        format: session::FORMAT,
+        fixed_tokens: 0,
+    };
+    (SessionLog::create(&dir, header, secrets), None)
 }
 
 /// The API key: the variable `model.api_key_env` names, else `MINIAGENT_API_KEY`, else the

@@ -21,6 +21,7 @@ fn miniagent(workspace: Option<&TempDir>, config_dir: &TempDir) -> Command {
     }
     command
         .env("MINIAGENT_CONFIG_DIR", config_dir.path())
+        .env("MINIAGENT_DATA_DIR", config_dir.path())
         .env("MINIAGENT_API_KEY", TEST_KEY)
         .stdin(Stdio::null());
     if let Some(workspace) = workspace {

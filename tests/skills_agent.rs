@@ -39,6 +39,7 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_enforced() {
     let cache = TempDir::new();
     let output = Command::new(env!("CARGO_BIN_EXE_miniagent"))
         .env("MINIAGENT_CONFIG_DIR", config_dir.path())
+        .env("MINIAGENT_DATA_DIR", config_dir.path())
         .env("XDG_CACHE_HOME", cache.path())
         .env("MINIAGENT_API_KEY", TEST_KEY)
         .args([

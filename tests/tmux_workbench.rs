@@ -134,7 +134,8 @@ fn the_workbench_in_tmux() {
     let config_dir = TempDir::new();
     let tmux = Tmux::start(&workspace);
     let command = format!(
-        "PS1='$ ' MINIAGENT_CONFIG_DIR={} MINIAGENT_LOG_DIR={} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
+        "PS1='$ ' MINIAGENT_CONFIG_DIR={} MINIAGENT_LOG_DIR={} MINIAGENT_DATA_DIR={} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
+        shell_quote(config_dir.path().to_str().unwrap()),
         shell_quote(config_dir.path().to_str().unwrap()),
         shell_quote(config_dir.path().to_str().unwrap()),
         shell_quote(env!("CARGO_BIN_EXE_miniagent")),

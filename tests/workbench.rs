@@ -48,6 +48,7 @@ fn app_in(workspace: &TempDir) -> App {
             name: "bash".into(),
             description: "run".into(),
         }],
+        session_id: None,
     });
     app
 }

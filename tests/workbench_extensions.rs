@@ -30,6 +30,7 @@ fn app_in(workspace: &TempDir) -> App {
         provider: "anthropic".into(),
         workspace: "/home/dev/project".into(),
         tools: vec![],
+        session_id: None,
     });
     app
 }

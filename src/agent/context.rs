@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::history::{ContentBlock, Message, Role};
@@ -14,7 +15,7 @@ use super::tokens::TokenCounter;
 pub const SUMMARY_MARK: &str = "[Summary of earlier work in this conversation, written when the context was compacted; the original messages are not shown]";
 
 /// A model-written (or fallback) summary standing in for `messages[start..end]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub start: usize,
     pub end: usize,
@@ -26,6 +27,7 @@ pub struct Summary {
     /// True when the model could not write it and a digest stands in.
     pub fallback: bool,
     /// Earlier summaries this one absorbed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nested: Vec<Summary>,
 }
 
@@ -44,6 +46,31 @@ pub enum ViewItem {
     Summary(usize),
 }
 
+/// A change to the context, as the session log records it. Applying a session's changes
+/// in order to an empty context rebuilds it exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// The history was cut to `from` messages, then `messages` appended (messages are only
+    /// ever appended, and the last one completed, so `from` is where the change starts).
+    Messages { from: usize, messages: Vec<Message> },
+    /// A summary as it was applied (before it absorbed older ones).
+    Summary(Summary),
+    /// The number of tool results shown as stubs.
+    Masked(usize),
+    /// The conversation started over.
+    Cleared,
+}
+
+/// What changed since the session log last took the changes.
+#[derive(Clone, Debug, Default)]
+struct Journal {
+    cleared: bool,
+    /// The first message appended or changed.
+    dirty_from: Option<usize>,
+    summaries: Vec<Summary>,
+    masked: Option<usize>,
+}
+
 /// The session's context.
 #[derive(Clone, Debug)]
 pub struct ContextState {
@@ -53,6 +80,7 @@ pub struct ContextState {
     /// Tool results (counted in history order) that the prompt shows as stubs.
     masked_results: usize,
     counter: TokenCounter,
+    journal: Journal,
 }
 
 impl ContextState {
@@ -63,7 +91,57 @@ impl ContextState {
             summaries: Vec::new(),
             masked_results: 0,
             counter,
+            journal: Journal::default(),
         }
+    }
+
+    /// The changes since the last call, oldest first, for the session log.
+    pub fn take_changes(&mut self) -> Vec<Change> {
+        let journal = std::mem::take(&mut self.journal);
+        let mut changes = Vec::new();
+        if journal.cleared {
+            changes.push(Change::Cleared);
+        }
+        if let Some(from) = journal.dirty_from {
+            let from = from.min(self.messages.len());
+            changes.push(Change::Messages {
+                from,
+                messages: self.messages[from..].to_vec(),
+            });
+        }
+        changes.extend(journal.summaries.into_iter().map(Change::Summary));
+        if let Some(masked) = journal.masked {
+            changes.push(Change::Masked(masked));
+        }
+        changes
+    }
+
+    /// Applies a recorded change (rebuilding a session from its log).
+    pub fn apply(&mut self, change: Change) {
+        match change {
+            Change::Messages { from, messages } => {
+                let from = from.min(self.messages.len());
+                self.messages.truncate(from);
+                self.counts.truncate(from);
+                for message in messages {
+                    self.push(message);
+                }
+                self.mark_dirty(from);
+            }
+            Change::Summary(summary) => self.apply_summary(summary),
+            Change::Masked(count) => self.set_masked(count),
+            Change::Cleared => self.clear(),
+        }
+    }
+
+    fn mark_dirty(&mut self, index: usize) {
+        let from = self.journal.dirty_from.map_or(index, |from| from.min(index));
+        self.journal.dirty_from = Some(from);
+    }
+
+    fn set_masked(&mut self, count: usize) {
+        self.masked_results = count;
+        self.journal.masked = Some(count);
     }
 
     pub fn counter(&self) -> TokenCounter {
@@ -83,6 +161,7 @@ impl ContextState {
     }
 
     pub fn push(&mut self, message: Message) {
+        self.mark_dirty(self.messages.len());
         self.messages.push(message);
         self.counts.push(None);
     }
@@ -92,18 +171,25 @@ impl ContextState {
         if let Some(count) = self.counts.last_mut() {
             *count = None;
         }
+        if let Some(last) = self.messages.len().checked_sub(1) {
+            self.mark_dirty(last);
+        }
         self.messages.last_mut()
     }
 
     /// Gives every open tool call a result (after an interruption or a crash).
     pub fn close_open_tool_calls(&mut self, reason: &str) {
         let before = self.messages.len();
+        let last_blocks = self.messages.last().map_or(0, |m| m.content.len());
         super::history::close_open_tool_calls(&mut self.messages, reason);
         self.counts.resize(self.messages.len(), None);
-        if self.messages.len() == before
-            && let Some(count) = self.counts.last_mut()
+        if self.messages.len() > before {
+            self.mark_dirty(before);
+        } else if let Some(last) = before.checked_sub(1)
+            && self.messages[last].content.len() != last_blocks
         {
-            *count = None;
+            self.counts[last] = None;
+            self.mark_dirty(last);
         }
     }
 
@@ -112,6 +198,10 @@ impl ContextState {
         self.counts.clear();
         self.summaries.clear();
         self.masked_results = 0;
+        self.journal = Journal {
+            cleared: true,
+            ..Journal::default()
+        };
     }
 
     /// Tokens of one message (cached).
@@ -265,7 +355,7 @@ impl ContextState {
         let total = self.result_count();
         let shown = total.saturating_sub(self.masked_results);
         if shown > keep.saturating_mul(2).max(keep + 1) {
-            self.masked_results = total - keep;
+            self.set_masked(total - keep);
             return true;
         }
         false
@@ -275,7 +365,7 @@ impl ContextState {
     pub fn mask_all_but(&mut self, keep: usize) -> bool {
         let target = self.result_count().saturating_sub(keep);
         if target > self.masked_results {
-            self.masked_results = target;
+            self.set_masked(target);
             return true;
         }
         false
@@ -283,6 +373,7 @@ impl ContextState {
 
     /// Puts a summary in place of `start..end`; summaries inside the range are absorbed.
     pub fn apply_summary(&mut self, mut summary: Summary) {
+        self.journal.summaries.push(summary.clone());
         let (start, end) = (summary.start, summary.end);
         let mut kept = Vec::new();
         for existing in std::mem::take(&mut self.summaries) {

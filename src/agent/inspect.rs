@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::context::ViewItem;
+use super::context::{ContextState, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::{AgentOptions, Session};
-use crate::protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail};
+use crate::protocol::{CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail};
 
 /// Characters of one entry's body sent to the front end; longer ones are cut in the middle.
 const BODY_LIMIT: usize = 20_000;
@@ -14,9 +14,21 @@ const BODY_LIMIT: usize = 20_000;
 /// Builds the snapshot of the session's context.
 pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> HistorySnapshot {
     let counter = session.context.counter();
-    let prompt = session.context.prompt();
-    let items = session.context.view_items();
-    let tool_names = tool_names(session.context.messages());
+    let fixed = counter.count(&options.system_prompt) + counter.tools(&options.tools.specs());
+    snapshot_of(&mut session.context, &session.compaction_log, fixed)
+}
+
+/// The snapshot of a context with these compactions behind it; `fixed_tokens` are the
+/// system prompt's and tool schemas'. Replay builds one from a log without an agent.
+pub(crate) fn snapshot_of(
+    context: &mut ContextState,
+    compactions: &[CompactionRecord],
+    fixed_tokens: u64,
+) -> HistorySnapshot {
+    let counter = context.counter();
+    let prompt = context.prompt();
+    let items = context.view_items();
+    let tool_names = tool_names(context.messages());
     let mut entries = Vec::with_capacity(items.len());
     let mut by_role: BTreeMap<&str, u64> = BTreeMap::new();
     let mut by_tool: BTreeMap<String, u64> = BTreeMap::new();
@@ -24,9 +36,9 @@ pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> History
         let tokens = counter.message(message);
         match item {
             ViewItem::Summary(index) => {
-                let summary = session.context.summaries()[*index].clone();
+                let summary = context.summaries()[*index].clone();
                 *by_role.entry("summaries").or_default() += tokens;
-                let originals = originals(session, summary.start, summary.end, &summary.nested);
+                let originals = originals(context, summary.start, summary.end, &summary.nested);
                 entries.push(HistoryEntry {
                     kind: HistoryEntryKind::Summary,
                     title: format!(
@@ -73,14 +85,13 @@ pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> History
             }
         }
     }
-    let fixed = counter.count(&options.system_prompt) + counter.tools(&options.tools.specs());
     HistorySnapshot {
-        prompt_tokens: fixed + session.context.prompt_tokens(),
+        prompt_tokens: fixed_tokens + context.prompt_tokens(),
         entries,
         by_role: by_role.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         by_tool: by_tool.into_iter().collect(),
-        compactions: session.compaction_log.clone(),
-        masked_results: session.context.masked_results() as u64,
+        compactions: compactions.to_vec(),
+        masked_results: context.masked_results() as u64,
     }
 }
 
@@ -97,13 +108,13 @@ fn tool_names(messages: &[Message]) -> std::collections::HashMap<String, String>
 
 /// The messages `start..end`, with summaries it absorbed shown as summaries.
 fn originals(
-    session: &Session,
+    context: &ContextState,
     start: usize,
     end: usize,
     nested: &[super::context::Summary],
 ) -> Vec<HistoryEntry> {
-    let counter = session.context.counter();
-    let messages = session.context.messages();
+    let counter = context.counter();
+    let messages = context.messages();
     let names = tool_names(messages);
     let mut out = Vec::new();
     let mut index = start;

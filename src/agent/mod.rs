@@ -9,8 +9,9 @@ pub mod compaction;
 pub mod context;
 mod delegate;
 pub mod history;
-mod inspect;
+pub(crate) mod inspect;
 mod model_call;
+mod resume;
 pub mod tokens;
 mod turn;
 
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::llm::{ModelClient, Usage};
 use crate::protocol::{Event, Op};
+use crate::session::SessionLog;
 use crate::tools::ToolRegistry;
 use crate::tools::paths::Workspace;
 use approval::{ApprovalPolicy, PendingApprovals, SharedPolicy};
@@ -47,6 +49,8 @@ pub struct AgentOptions {
     pub system_prompt: String,
     pub client: Arc<dyn ModelClient>,
     pub tools: ToolRegistry,
+    /// Where the session is recorded ([`SessionLog::disabled`] records nothing).
+    pub session_log: SessionLog,
 }
 
 /// The front end's side of a running agent.
@@ -61,11 +65,32 @@ pub(crate) struct EventSink {
     sender: mpsc::UnboundedSender<Event>,
     /// Set for a sub-agent: its events go out wrapped, naming the delegate call and agent.
     nest: Option<(String, String)>,
+    /// Every event is recorded here as it goes out.
+    log: SessionLog,
 }
 
 impl EventSink {
-    fn new(sender: mpsc::UnboundedSender<Event>) -> Self {
-        Self { sender, nest: None }
+    fn new(sender: mpsc::UnboundedSender<Event>, log: SessionLog) -> Self {
+        Self {
+            sender,
+            nest: None,
+            log,
+        }
+    }
+
+    /// Records the history's changes and writes the session log out (a step boundary).
+    pub(crate) fn commit(&self, session: &mut Session) {
+        if let Some(problem) = self.log.commit(session.context.take_changes()) {
+            self.emit(Event::Notice { message: problem });
+        }
+    }
+
+    /// [`Self::commit`], and the session's entry in lists (the end of a turn).
+    pub(crate) fn checkpoint(&self, session: &mut Session) {
+        self.commit(session);
+        if let Some(problem) = self.log.checkpoint() {
+            self.emit(Event::Notice { message: problem });
+        }
     }
 
     pub(crate) fn emit(&self, event: Event) {
@@ -77,6 +102,7 @@ impl EventSink {
             },
             None => event,
         };
+        self.log.event(&event);
         let _ = self.sender.send(event);
     }
 
@@ -85,6 +111,7 @@ impl EventSink {
         Self {
             sender: self.sender.clone(),
             nest: Some((parent.to_string(), agent.to_string())),
+            log: self.log.clone(),
         }
     }
 
@@ -148,7 +175,8 @@ fn read_roots(options: &AgentOptions) -> Vec<PathBuf> {
 pub fn spawn(options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    tokio::spawn(run(Arc::new(options), ops_rx, EventSink::new(events_tx)));
+    let sink = EventSink::new(events_tx, options.session_log.clone());
+    tokio::spawn(run(Arc::new(options), ops_rx, sink));
     AgentHandle {
         ops: ops_tx,
         events: events_rx,
@@ -166,12 +194,16 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         provider: options.client.provider().to_string(),
         workspace: options.workspace.display().to_string(),
         tools: options.tools.infos(),
+        session_id: options.session_log.id(),
     });
     // The tokenizer's first load takes a moment; it must not block an async worker.
     let encoding = options.config.agent.tokenizer;
     let counter = tokio::task::spawn_blocking(move || TokenCounter::new(encoding))
         .await
         .unwrap_or_else(|_| TokenCounter::estimate_only());
+    options
+        .session_log
+        .set_fixed_tokens(counter.count(&options.system_prompt) + counter.tools(&options.tools.specs()));
     for message in &options.startup_notices {
         events.emit(Event::Notice {
             message: message.clone(),
@@ -216,6 +248,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         }
                     }
                     Op::Approval { id, decision } => {
+                        if let Some(problem) = shared.options.session_log.decision(&id, &decision) {
+                            events.emit(Event::Notice { message: problem });
+                        }
                         if !shared.approvals.resolve(&id, decision) {
                             events.emit(Event::Notice {
                                 message: format!("no tool call `{id}` is waiting for approval"),
@@ -257,6 +292,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                             session.usage = UsageTotals::default();
                             session.compaction_log.clear();
                             events.emit(Event::HistoryCleared);
+                            events.checkpoint(&mut session);
                         }
                     }
                     Op::ReconnectMcp { server } => match shared.options.mcp.clone() {
@@ -270,6 +306,15 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         }
                         None => events.emit(Event::Notice { message: "no MCP servers are configured".to_string() }),
                     },
+                    Op::Resume { path } => {
+                        if running.is_some() {
+                            events.emit(Event::Notice {
+                                message: "a turn is running; interrupt it before resuming another session".to_string(),
+                            });
+                        } else {
+                            resume::resume(&shared, &path).await;
+                        }
+                    }
                     Op::InspectHistory => match shared.session.try_lock() {
                         Ok(mut session) => {
                             let snapshot = inspect::snapshot(&mut session, &shared.options);
@@ -322,6 +367,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
     if let Some(mcp) = shared.options.mcp.clone() {
         mcp.shutdown().await;
     }
+    events.checkpoint(&mut *shared.session.lock().await);
     events.emit(Event::ShutdownComplete);
 }
 
@@ -350,6 +396,7 @@ fn start_job(shared: &Shared, job: Job) -> RunningTurn {
             Job::Turn(text) => turn::run_turn(&mut session, text, &context).await,
             Job::Compact => turn::compact_now(&mut session, &context).await,
         }
+        context.events.checkpoint(&mut session);
     });
     RunningTurn { task, cancel }
 }
@@ -373,4 +420,5 @@ async fn recover_from_crash(shared: &Shared, why: &str) {
     shared.events.emit(Event::Error {
         message: format!("internal error, the turn was stopped: {why}"),
     });
+    shared.events.checkpoint(&mut session);
 }

@@ -64,6 +64,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     specs.push(super::delegate::spec());
     context.events.emit(Event::TurnStarted { text: text.clone() });
     session.context.push(Message::user(text));
+    context.events.commit(session);
 
     let mut asked_to_continue = false;
     // Set by a skill's `allowed-tools` once the agent loads that skill.
@@ -87,6 +88,8 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
             Err(failure) => return end_without_response(session, context, failure),
         };
         record_response(session, context, &response);
+        // The reply is recorded before any of its tools run.
+        context.events.commit(session);
         if !response
             .content
             .iter()
@@ -175,7 +178,9 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
         let snapshot = super::inspect::snapshot(session, &context.options);
         context.events.emit(Event::HistorySnapshot { snapshot });
     }
-    match compaction::ensure_budget(session, context, false).await {
+    let result = compaction::ensure_budget(session, context, false).await;
+    context.events.commit(session);
+    match result {
         Ok(()) => true,
         Err(BudgetFailure::Cancelled) => {
             context.events.emit(Event::TurnAborted {
@@ -353,6 +358,7 @@ pub(super) async fn run_tools(
                 is_error: output.is_error,
             });
         }
+        context.events.commit(session);
         if context.cancel.is_cancelled() {
             return ToolPhase::Interrupted;
         }

@@ -106,6 +106,13 @@ pub struct UiSettings {
     pub show_thinking: bool,
 }
 
+/// `[session]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    pub record: bool,
+}
+
 /// `[tools.read_file]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -130,6 +137,7 @@ pub struct Config {
     pub model: ModelConfig,
     pub retry: RetryPolicy,
     pub agent: AgentSettings,
+    pub session: SessionSettings,
     pub ui: UiSettings,
     pub tools: ToolSettings,
     /// Where the system prompt file, if any, was resolved to (not a config key).

@@ -59,7 +59,7 @@ pub fn now_iso8601() -> String {
     iso8601(seconds)
 }
 
-fn iso8601(unix_seconds: u64) -> String {
+pub fn iso8601(unix_seconds: u64) -> String {
     let days = (unix_seconds / 86_400) as i64;
     let of_day = unix_seconds % 86_400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

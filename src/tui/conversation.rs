@@ -297,7 +297,8 @@ fn render_entry(
                 Span::styled(name.clone(), theme.tool),
                 Span::raw(" "),
             ];
-            let used = 4 + wrap::display_width(name) + wrap::display_width(&duration) + 2;
+            // "  ✓ " + name + " " + summary + "  " + duration
+            let used = 4 + wrap::display_width(name) + 1 + 2 + wrap::display_width(&duration);
             let room = usize::from(width).saturating_sub(used);
             spans.push(Span::styled(wrap::truncate(summary, room), theme.dim));
             if !duration.is_empty() {

@@ -19,7 +19,7 @@ pub struct SlashCommand {
 }
 
 /// Every slash command, in the order the popup lists them.
-pub const SLASH_COMMANDS: [SlashCommand; 12] = [
+pub const SLASH_COMMANDS: [SlashCommand; 13] = [
     SlashCommand {
         name: "/help",
         args: "",
@@ -39,6 +39,11 @@ pub const SLASH_COMMANDS: [SlashCommand; 12] = [
         name: "/history",
         args: "",
         help: "the prompt as the model sees it, and what summaries replaced",
+    },
+    SlashCommand {
+        name: "/resume",
+        args: "",
+        help: "continue a recorded session (this workspace's; Tab: all)",
     },
     SlashCommand {
         name: "/approval",

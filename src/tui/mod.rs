@@ -14,7 +14,9 @@ pub mod layout;
 pub mod overlay;
 pub mod overlay_view;
 pub mod render;
+pub mod replay;
 pub mod run;
+pub mod sessions;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -22,4 +24,5 @@ pub mod thinking;
 pub mod timeline;
 pub mod tree;
 
+pub use replay::replay;
 pub use run::{WorkbenchOptions, run};

@@ -1,5 +1,6 @@
 //! Overlays drawn over the panes: help, a tool call's detail, a file preview, the
-//! remembered approvals, notes, stats, the history inspector and the first-run panel.
+//! remembered approvals, notes, stats, the history inspector, the session picker and the
+//! first-run panel.
 //! The top one gets keys first. (The approval overlay is the app's own, above all of
 //! these.)
 
@@ -7,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::inspector::{HistoryInspector, INSPECTOR_HINTS, INSPECTOR_TITLE};
 use super::keys::KeyHint;
+use super::sessions::{PICKER_HINTS, PICKER_TITLE, SessionPicker};
 use super::tree::{FilePreview, PreviewAction};
 use crate::protocol::{ApprovalRule, HistorySnapshot, Op};
 use crate::tools::notes::load_notes;
@@ -20,6 +22,8 @@ pub enum OverlayAction {
     Close,
     /// Ask the agent for something.
     Send(Op),
+    /// Continue the session recorded in this log (the `/resume` picker's choice).
+    Resume(std::path::PathBuf),
 }
 
 /// The question asked before a workspace's own `.miniagent/mcp.json` may start programs.
@@ -84,6 +88,8 @@ pub enum Overlay {
     Skills {
         scroll: u16,
     },
+    /// `/resume`: the recorded sessions to continue.
+    Sessions(SessionPicker),
     /// The workspace has its own MCP servers: trust it (and start them) or not.
     Trust(TrustPrompt),
     FirstRun(FirstRun),
@@ -110,6 +116,9 @@ impl Overlay {
         let rules = context.rules;
         if let Overlay::History(inspector) = self {
             return inspector.on_key(key, context.history);
+        }
+        if let Overlay::Sessions(picker) = self {
+            return picker.on_key(key);
         }
         if let Overlay::FilePreview(preview) = self {
             return match preview.on_key(key) {
@@ -193,7 +202,11 @@ impl Overlay {
             | Overlay::Skills { scroll } => scroll,
             Overlay::FilePreview(preview) => return preview.on_scroll(lines) != PreviewAction::Ignored,
             Overlay::History(inspector) => return inspector.scroll_text(lines),
-            Overlay::Approvals { .. } | Overlay::Mcp { .. } | Overlay::Trust(_) | Overlay::FirstRun(_) => {
+            Overlay::Approvals { .. }
+            | Overlay::Mcp { .. }
+            | Overlay::Sessions(_)
+            | Overlay::Trust(_)
+            | Overlay::FirstRun(_) => {
                 return false;
             }
         };
@@ -216,6 +229,7 @@ impl Overlay {
             Overlay::History(_) => INSPECTOR_TITLE.to_string(),
             Overlay::Mcp { .. } => "MCP servers".to_string(),
             Overlay::Skills { .. } => "Skills".to_string(),
+            Overlay::Sessions(_) => PICKER_TITLE.to_string(),
             Overlay::Trust(_) => "Trust this workspace?".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
         }
@@ -227,6 +241,7 @@ impl Overlay {
             Overlay::FilePreview(preview) => preview.key_hints(),
             Overlay::History(_) => INSPECTOR_HINTS.to_vec(),
             Overlay::Mcp { .. } => super::extensions::MCP_HINTS.to_vec(),
+            Overlay::Sessions(_) => PICKER_HINTS.to_vec(),
             Overlay::Trust(_) => vec![
                 KeyHint::new("y", "trust and start them"),
                 KeyHint::new("n", "not now"),

@@ -1,6 +1,6 @@
 //! Drawing the overlays: the approval request, the slash-command popup, and the
 //! overlay stack's top (help, tool detail, file preview, approvals, notes, stats, the
-//! history inspector, first run).
+//! history inspector, the session picker, first run).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,6 +13,8 @@ use super::inspector::{INSPECTOR_HINTS, message_range};
 use super::keys::KeyHint;
 use super::overlay::Overlay;
 use super::render::{centered, clear_for_popup, popup, tokens};
+use super::replay::REPLAY_HINTS;
+use super::sessions::PICKER_HINTS;
 use super::text::{ansi::ansi_lines, diff::diff_lines, wrap};
 use super::timeline::format_duration;
 
@@ -163,6 +165,15 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
         inspector.draw(app.history.as_ref(), &app.theme, area, buf);
         return;
     }
+    if let Some(Overlay::Sessions(picker)) = app.overlays.last_mut() {
+        let area = centered(
+            size,
+            size.width.saturating_sub(6).min(120),
+            picker.wanted_height().min(size.height.saturating_sub(2)),
+        );
+        picker.draw(&app.theme, area, buf);
+        return;
+    }
     let root = app.tree.root().to_path_buf();
     let Some(top) = app.overlays.last() else {
         return;
@@ -252,7 +263,7 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             popup(buf, area, &title, lines, *scroll, app, true);
         }
         // Drawn above, before the other overlays borrow the app.
-        Overlay::History(_) => {}
+        Overlay::History(_) | Overlay::Sessions(_) => {}
         Overlay::FirstRun(first_run) => {
             let lines = super::first_run::lines(first_run, &app.theme);
             let small = centered(
@@ -301,6 +312,9 @@ fn section(title: &str, hints: &[KeyHint], app: &App, width: u16) -> Vec<Line<'s
 /// Help, generated from every component's own bindings, for `width` columns.
 fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
+    if app.replay.is_some() {
+        lines.extend(section("Replay", &REPLAY_HINTS, app, width));
+    }
     let sections = [
         ("Workbench", GLOBAL_HINTS.to_vec()),
         ("Input", app.input.key_hints()),
@@ -310,6 +324,7 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         ("Files", app.tree.key_hints()),
         ("Approval", APPROVAL_HINTS.to_vec()),
         ("History inspector (F6, /history)", INSPECTOR_HINTS.to_vec()),
+        ("Session picker (/resume)", PICKER_HINTS.to_vec()),
     ];
     for (title, hints) in &sections {
         lines.extend(section(title, hints, app, width));

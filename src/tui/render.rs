@@ -13,7 +13,9 @@ use super::app::{Activity, App, GLOBAL_HINTS, Pane};
 use super::keys::KeyHint;
 use super::layout::{self, Areas};
 use super::overlay_view;
+use super::replay::ReplayStatus;
 use super::text::wrap;
+use super::timeline::CallStatus;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -21,6 +23,8 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 pub fn draw(frame: &mut Frame, app: &mut App) {
     let size = frame.area();
     let areas = layout::compute(size, app);
+    // Panes read the layout they are drawn in (a title says whether it is narrow).
+    app.areas = areas.clone();
     let buf = frame.buffer_mut();
     draw_title(app, areas.title, buf);
     let focus = app.focus;
@@ -36,7 +40,6 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     {
         overlay_view::draw_completions(app, input_area, size, buf);
     }
-    app.areas = areas;
     if let Some(top) = app.overlays.last() {
         let _ = top;
         overlay_view::draw_overlay(app, size, buf);
@@ -70,6 +73,7 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
     }
     let title = match pane {
         Pane::Conversation if !app.conversation.is_following() => "Conversation (scrolled)".to_string(),
+        Pane::Input if app.replay.is_some() => "Replay · / for commands".to_string(),
         Pane::Input if app.queued_inputs > 0 => format!("Input · {} queued", app.queued_inputs),
         Pane::Thinking => format!("Thinking · F3{}", if app.areas.narrow { " closes" } else { "" }),
         Pane::Timeline => format!("Tools · {}", app.timeline.calls().len()),
@@ -82,14 +86,52 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
     match pane {
         Pane::Conversation => {
             let timeline = &app.timeline;
+            // Running calls' durations tick: their lines are drawn afresh each frame.
+            for call in timeline.calls().iter().rev().take_while(|c| {
+                matches!(
+                    c.status,
+                    CallStatus::Running | CallStatus::Queued | CallStatus::AwaitingApproval
+                )
+            }) {
+                app.conversation.invalidate_tool(&call.id);
+            }
             let status_of = |id: &str| timeline.status_text(id, now);
             app.conversation.render(inner, buf, &app.theme, &status_of);
         }
-        Pane::Input => app.input.render(inner, buf, &app.theme, focused),
+        Pane::Input => match &app.replay {
+            // A replay takes no prompts: its state and keys stand where one is typed,
+            // until a command is typed.
+            Some(status) if app.input.is_empty() => draw_replay_status(status, app, inner, buf),
+            Some(_) | None => app.input.render(inner, buf, &app.theme, focused),
+        },
         Pane::Thinking => app.thinking.render(inner, buf, &app.theme, focused),
         Pane::Timeline => app.timeline.render(inner, buf, &app.theme, now, focused),
         Pane::Tree => app.tree.render(inner, buf, &app.theme, focused),
     }
+}
+
+/// `▶ replay 2× · event 45/300 · 00:12/01:40 · space pause · → step …`, as many of the
+/// keys as fit.
+fn draw_replay_status(status: &ReplayStatus, app: &App, area: Rect, buf: &mut Buffer) {
+    if area.is_empty() {
+        return;
+    }
+    let theme = &app.theme;
+    let width = usize::from(area.width);
+    let head = wrap::truncate(&status.head(), width);
+    let mut used = wrap::display_width(&head);
+    let mut spans = vec![Span::styled(head, theme.strong)];
+    for hint in status.hints() {
+        let piece = 3 + wrap::display_width(hint.keys) + 1 + wrap::display_width(hint.action);
+        if used + piece > width {
+            break;
+        }
+        used += piece;
+        spans.push(Span::styled(" · ", theme.dim));
+        spans.push(Span::styled(hint.keys, theme.key));
+        spans.push(Span::styled(format!(" {}", hint.action), theme.text));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
 
 fn spinner(now: Instant, since: Instant) -> &'static str {
@@ -125,10 +167,17 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
     };
     let workspace = shorten_home(&app.session.workspace);
     let state = format!("{mark} {}", app.status_text());
-    let left = format!(
-        " miniagent · {} · {} · {workspace} · {step} · {} ",
-        app.session.model, app.session.provider, app.approval_mode
-    );
+    let left = match app.replay {
+        // What the recording ran with; its approval mode is not known.
+        Some(_) => format!(
+            " miniagent replay · {} · {} · {workspace} · {step} ",
+            app.session.model, app.session.provider
+        ),
+        None => format!(
+            " miniagent · {} · {} · {workspace} · {step} · {} ",
+            app.session.model, app.session.provider, app.approval_mode
+        ),
+    };
     let width = usize::from(area.width);
     let state_width = wrap::display_width(&state) + 1;
     // One column always separates the two halves.
@@ -255,20 +304,22 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
 /// The keys that matter now: the approval's, the top overlay's, or the focused pane's
 /// followed by the workbench's.
 pub fn current_hints(app: &App) -> Vec<KeyHint> {
-    if !app.approvals.is_empty() {
+    // A replayed approval is shown, not answered.
+    if !app.approvals.is_empty() && app.replay.is_none() {
         return super::app::APPROVAL_HINTS.to_vec();
     }
     if let Some(top) = app.overlays.last() {
         return top.key_hints();
     }
     let mut hints = match app.focus {
+        Pane::Input if app.replay.is_some() => super::replay::REPLAY_BAR_HINTS.to_vec(),
         Pane::Input => app.input.key_hints(),
         Pane::Conversation => app.conversation.key_hints(),
         Pane::Thinking => app.thinking.key_hints(),
         Pane::Timeline => app.timeline.key_hints(),
         Pane::Tree => app.tree.key_hints(),
     };
-    if app.turn_running {
+    if app.turn_running && app.replay.is_none() {
         hints.insert(0, KeyHint::new("Esc", "interrupt"));
     }
     hints.push(KeyHint::new("F1", "help"));

@@ -19,11 +19,12 @@ use super::{first_run, render, text::highlight};
 use crate::agent::{self, AgentHandle};
 use crate::config::{self, Config, Provider};
 use crate::protocol::{Event, Op};
+use crate::session;
 use crate::startup::{self, StartOptions};
 use crate::trust;
 
 /// The shortest time between two frames (60 per second at most).
-const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+pub(crate) const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// How often animated things (spinners, ticking durations) advance.
 const TICK: Duration = Duration::from_millis(100);
 /// How long quitting waits for the agent to stop its tools.
@@ -35,6 +36,8 @@ pub struct WorkbenchOptions {
     pub start: StartOptions,
     /// `--theme NAME`, over `ui.theme`.
     pub theme: Option<String>,
+    /// `--resume`: the session log to continue.
+    pub resume: Option<PathBuf>,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -101,6 +104,14 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     let mut pending_key: Option<String> = None;
     // A bad mcp.json is reported before the screen changes; the servers start with the agent.
     let mut mcp = startup::mcp_config(&options.start, &env)?;
+    // So is a log that cannot be resumed.
+    let resumed = match &options.resume {
+        Some(path) => Some((
+            path.clone(),
+            session::load(path).map_err(|why| anyhow::anyhow!(why))?,
+        )),
+        None => None,
+    };
     // Syntax sets and the tokenizer load in the background; the first frame waits for neither.
     highlight::preload();
     crate::agent::tokens::preload(config.agent.tokenizer);
@@ -119,6 +130,12 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     app.tokens.context_window = config.model.context_window;
     app.session.model = config.model.model.clone();
     app.session.provider = config.model.provider.to_string();
+    app.sessions_dir = session::store::sessions_dir(&env);
+    // The panes show the resumed session at once; the agent takes it up when it starts.
+    let resume = resumed.map(|(path, loaded)| {
+        app.show_resumed(&loaded);
+        path
+    });
 
     // A workspace's own MCP servers start programs: only with the person's trust.
     let mut awaiting = None;
@@ -183,6 +200,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
             project: awaiting,
             key: pending_key,
             config_dir,
+            resume,
         },
     )
     .await;
@@ -239,6 +257,10 @@ async fn event_loop(
             dirty = false;
         }
         if let Some(agent) = agent.as_ref() {
+            // The session to resume is the agent's first request, whenever it starts.
+            if let Some(path) = deferred.resume.take() {
+                let _ = agent.ops.send(Op::Resume { path });
+            }
             for op in app.outbox.drain(..) {
                 let _ = agent.ops.send(op);
             }
@@ -298,7 +320,8 @@ async fn event_loop(
     }
 }
 
-/// What the session waits for before it starts: the trust answer (and the key to use).
+/// What the session waits for before it starts: the trust answer (and the key to use),
+/// and what it does first once it exists (resume a session).
 struct Deferred {
     /// The user's MCP servers, until the agent takes them.
     mcp: Option<crate::tools::mcp::McpConfig>,
@@ -306,6 +329,8 @@ struct Deferred {
     project: Option<crate::tools::mcp::McpConfig>,
     key: Option<String>,
     config_dir: Option<std::path::PathBuf>,
+    /// `--resume`: the log the agent continues once it exists.
+    resume: Option<PathBuf>,
 }
 
 /// The person answered the trust question: remember a yes, and start the session with or

@@ -58,6 +58,7 @@ impl Harness {
             client: Arc::clone(&client),
             tools,
             config,
+            session_log: miniagent::session::SessionLog::disabled(),
         };
         Harness {
             handle: agent::spawn(options),

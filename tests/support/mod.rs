@@ -30,5 +30,6 @@ pub use server::{RecordedRequest, ScriptedServer};
 pub use tempdir::TempDir;
 pub use wire::Format;
 
+pub mod cli;
 pub mod harness;
 pub mod validate;

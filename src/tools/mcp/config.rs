@@ -58,6 +58,37 @@ pub struct McpConfig {
     pub servers: Vec<McpServerConfig>,
 }
 
+impl McpConfig {
+    /// Configured values that may be credentials, to keep out of logs: every header
+    /// value (and the token after `Bearer `), and environment values whose name says
+    /// secret or that are long enough to be a key.
+    pub fn secret_values(&self) -> Vec<String> {
+        const SECRET_NAMES: [&str; 6] = ["KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL"];
+        let mut secrets = Vec::new();
+        for server in &self.servers {
+            match &server.transport {
+                McpTransport::Http { headers, .. } => {
+                    for value in headers.values() {
+                        secrets.push(value.clone());
+                        if let Some((_, token)) = value.split_once(' ') {
+                            secrets.push(token.to_string());
+                        }
+                    }
+                }
+                McpTransport::Stdio { env, .. } => {
+                    for (name, value) in env {
+                        let upper = name.to_ascii_uppercase();
+                        if value.len() >= 20 || SECRET_NAMES.iter().any(|word| upper.contains(word)) {
+                            secrets.push(value.clone());
+                        }
+                    }
+                }
+            }
+        }
+        secrets
+    }
+}
+
 /// One entry of `mcpServers`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct McpServerConfig {

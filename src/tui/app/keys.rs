@@ -72,6 +72,11 @@ impl App {
                     self.send(op);
                     return true;
                 }
+                OverlayAction::Resume(path) => {
+                    self.overlays.pop();
+                    self.resume_session(&path);
+                    return true;
+                }
             }
             // An overlay that did not use the key still blocks the panes under it,
             // except for the keys that must always work.
@@ -141,7 +146,8 @@ impl App {
     }
 
     fn interrupt(&mut self) {
-        if self.turn_running {
+        // A replayed turn runs to its recorded end.
+        if self.turn_running && self.replay.is_none() {
             self.send(Op::Interrupt);
             self.approvals.clear();
             self.deny_reason = None;
@@ -437,6 +443,11 @@ impl App {
             "mcp" => self.overlays.push(Overlay::Mcp { selected: 0 }),
             "skills" => self.overlays.push(Overlay::Skills { scroll: 0 }),
             "history" => self.open_history(),
+            "resume" if self.replay.is_some() => self.notice(
+                NoticeKind::Info,
+                "this is a replay: `miniagent --resume ID` continues a session".to_string(),
+            ),
+            "resume" => self.open_session_picker(),
             "theme" => match argument {
                 Some(theme) => match Theme::load(theme, self.config_dir.as_deref(), self.no_color) {
                     Ok(theme) => {

@@ -3,6 +3,7 @@
 //! agent collect in `outbox`; the event loop sends them.
 
 mod keys;
+mod resume;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -24,6 +25,7 @@ use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, ToolInfo, ToolOu
 const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 
 pub use keys::{APPROVAL_HINTS, GLOBAL_HINTS, inner};
+pub use resume::Playback;
 
 /// The panes that can hold focus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -128,6 +130,8 @@ pub struct SessionView {
     pub provider: String,
     pub workspace: String,
     pub tools: Vec<ToolInfo>,
+    /// The id the session is recorded under.
+    pub session_id: Option<String>,
 }
 
 /// The whole workbench state.
@@ -175,6 +179,14 @@ pub struct App {
     pub history: Option<HistorySnapshot>,
     /// Config folder, for `/theme` lookups.
     pub config_dir: Option<PathBuf>,
+    /// Where session logs are kept, for `/resume`; `None`: this machine has no data folder.
+    pub sessions_dir: Option<PathBuf>,
+    /// Set while a recorded session plays back: what the input box shows instead of a
+    /// prompt. The workbench then sends nothing anywhere.
+    pub replay: Option<super::replay::ReplayStatus>,
+    /// Events already shown from a log being resumed, which the agent is about to send
+    /// again (the log's warnings and the closing of what it left open): shown once.
+    resume_echo: Vec<Event>,
     pub no_color: bool,
 }
 
@@ -229,6 +241,9 @@ impl App {
             skills: Vec::new(),
             skill_warnings: Vec::new(),
             config_dir: None,
+            sessions_dir: None,
+            replay: None,
+            resume_echo: Vec::new(),
             no_color: false,
         }
     }
@@ -241,6 +256,9 @@ impl App {
 
     /// Applies one agent event. Returns whether the screen changed.
     pub fn on_agent_event(&mut self, event: Event) -> bool {
+        if self.is_resume_echo(&event) {
+            return false;
+        }
         let now = self.now;
         match event {
             Event::SessionConfigured {
@@ -248,13 +266,22 @@ impl App {
                 provider,
                 workspace,
                 tools,
+                session_id,
             } => {
                 self.session = SessionView {
                     model,
                     provider,
                     workspace,
                     tools,
+                    session_id,
                 };
+            }
+            Event::SessionResumed { id, messages, turns } => {
+                self.session.session_id = Some(id.clone());
+                self.notice(
+                    NoticeKind::Info,
+                    format!("resumed session {id}: {turns} turn(s), {messages} messages of history"),
+                );
             }
             Event::TurnStarted { text } => {
                 self.turn_running = true;
@@ -325,6 +352,8 @@ impl App {
             Event::ToolCallStarted { id, name } => {
                 self.timeline.set_status(&id, CallStatus::Running, now);
                 self.conversation.invalidate_tool(&id);
+                // A call that runs was decided on (here, or in the session being replayed).
+                self.approvals.retain(|pending| pending.id != id);
                 self.activity = Activity::Running { name, since: now };
             }
             Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
@@ -506,6 +535,7 @@ impl App {
             }
             Event::ToolCallStarted { id, name } => {
                 self.timeline.set_status(&id, CallStatus::Running, now);
+                self.approvals.retain(|pending| pending.id != id);
                 self.activity = Activity::Running {
                     name: format!("{name} for {agent}"),
                     since: now,
@@ -537,6 +567,7 @@ impl App {
             }
             // Its own conversation, thinking and context are not the main agent's.
             Event::SessionConfigured { .. }
+            | Event::SessionResumed { .. }
             | Event::TurnStarted { .. }
             | Event::StepStarted { .. }
             | Event::ThinkingDelta { .. }
@@ -634,6 +665,7 @@ impl App {
                 | Overlay::Notes { .. }
                 | Overlay::Mcp { .. }
                 | Overlay::Skills { .. }
+                | Overlay::Sessions(_)
                 | Overlay::Trust(_)
                 | Overlay::FirstRun(_) => {}
             }

@@ -78,6 +78,8 @@ struct Entry {
 enum Listing {
     Read(Vec<Entry>),
     Unreadable,
+    /// The folder does not exist (a replayed session's workspace on another machine).
+    Missing,
 }
 
 /// One visible row of the tree.
@@ -242,7 +244,16 @@ impl FileTree {
         if self.rows.is_empty() {
             let note = match self.listings.get(&self.root) {
                 Some(Listing::Unreadable) => "(unreadable)",
-                _ => "(empty)",
+                Some(Listing::Missing) => {
+                    // The path (its end, which names the project), then why nothing is listed.
+                    let path = keep_end(&self.root.display().to_string(), width);
+                    buf.set_stringn(area.x, area.y, &path, width, theme.text);
+                    if area.height > 1 {
+                        buf.set_stringn(area.x, area.y + 1, "(not on this machine)", width, theme.dim);
+                    }
+                    return;
+                }
+                Some(Listing::Read(_)) | None => "(empty)",
             };
             buf.set_stringn(area.x, area.y, note, width, theme.dim);
             return;
@@ -350,7 +361,7 @@ impl FileTree {
             .values()
             .filter_map(|listing| match listing {
                 Listing::Read(entries) => Some(entries),
-                Listing::Unreadable => None,
+                Listing::Unreadable | Listing::Missing => None,
             })
             .flatten()
             .filter(|entry| entry.recent)
@@ -471,7 +482,12 @@ impl FileTree {
                 if self.touched_folders.contains(&entry.path) {
                     pieces.push(Span::styled(" •", theme.dim));
                 }
-                if expanded && matches!(self.listings.get(&entry.path), Some(Listing::Unreadable)) {
+                if expanded
+                    && matches!(
+                        self.listings.get(&entry.path),
+                        Some(Listing::Unreadable | Listing::Missing)
+                    )
+                {
                     pieces.push(Span::styled(" (unreadable)", theme.error));
                 }
             }
@@ -494,6 +510,28 @@ impl FileTree {
     }
 }
 
+/// The last `width` columns of `text`, with `…` in front when cut.
+fn keep_end(text: &str, width: usize) -> String {
+    use crate::tui::text::wrap::display_width;
+    if display_width(text) <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let columns = display_width(c.encode_utf8(&mut [0; 4]));
+        if used + columns > width {
+            break;
+        }
+        used += columns;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
 fn is_plain_press(key: &KeyEvent) -> bool {
     // Shift is part of a character (`G`); Ctrl and Alt chords belong to the workbench.
     let chord = KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER;
@@ -505,8 +543,11 @@ fn is_plain_press(key: &KeyEvent) -> bool {
 fn read_folder(folder: &Path, session_start: SystemTime, global_excludes: GlobalExcludes) -> Listing {
     // The walker skips folders it cannot read without saying so; asking first is the
     // only way to tell "unreadable" from "empty".
-    if std::fs::read_dir(folder).is_err() {
-        return Listing::Unreadable;
+    if let Err(err) = std::fs::read_dir(folder) {
+        return match err.kind() {
+            std::io::ErrorKind::NotFound => Listing::Missing,
+            _ => Listing::Unreadable,
+        };
     }
     let walk = WalkBuilder::new(folder)
         .max_depth(Some(1))

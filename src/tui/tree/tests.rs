@@ -481,13 +481,20 @@ fn empty_and_missing_workspaces_and_unreadable_folders() {
     assert_eq!(tree.on_scroll(3), TreeAction::Ignored);
     assert_eq!(tree.on_scroll(-3), TreeAction::Ignored);
 
+    // A workspace that is not on this machine (a replay of another's session): its
+    // path, its end kept when cut, and why nothing is listed.
     let mut missing = open_tree(&dir);
-    missing.root = dir.root.join("nowhere");
+    missing.root = PathBuf::from("/home/李雷/projects/demo");
     missing.refresh();
     assert_eq!(
-        buffer_text(&render_tree(&mut missing, 14, 1, true)),
-        "(unreadable)"
+        buffer_text(&render_tree(&mut missing, 24, 3, true)),
+        "/home/李雷/projects/demo\n(not on this machine)\n"
     );
+    assert_eq!(
+        buffer_text(&render_tree(&mut missing, 14, 2, true)),
+        "…projects/demo\n(not on this m"
+    );
+    assert_eq!(missing.on_key(key(Enter)), TreeAction::Changed);
 
     // A folder that cannot be listed (here: gone since the parent was read; as
     // root, permission bits would not stop us) says so when opened.

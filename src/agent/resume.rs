@@ -1,0 +1,90 @@
+//! [`Op::Resume`](crate::protocol::Op::Resume): continue a recorded session. Its history,
+//! summaries, masking, remembered approvals and token figures replace the current ones,
+//! and later records are appended to its log.
+
+use std::path::Path;
+
+use super::{Shared, UsageTotals};
+use crate::protocol::Event;
+use crate::session;
+
+pub(super) async fn resume(shared: &Shared, path: &Path) {
+    let events = &shared.events;
+    let loaded = match session::load(path) {
+        Ok(loaded) => loaded,
+        Err(why) => {
+            events.emit(Event::Error {
+                message: format!("cannot resume: {why}"),
+            });
+            return;
+        }
+    };
+    for warning in &loaded.warnings {
+        events.emit(Event::Notice {
+            message: warning.clone(),
+        });
+    }
+    let mut session = shared.session.lock().await;
+    // What this session did so far stays in its own log.
+    events.checkpoint(&mut session);
+    let model = shared.options.client.model().to_string();
+    let provider = shared.options.client.provider().to_string();
+    // Continuing without recording would lose what comes next: no log, no resume.
+    if let Err(why) = shared
+        .options
+        .session_log
+        .resume(path, &loaded, &model, &provider)
+    {
+        events.emit(Event::Error {
+            message: format!("cannot resume: {why}"),
+        });
+        return;
+    }
+    let mut restored = loaded.restore(session.context.counter());
+    restored.close_open_calls();
+    session.context = restored.context;
+    session.usage = UsageTotals {
+        last: Default::default(),
+        input: restored.total_input,
+        output: restored.total_output,
+    };
+    session.compaction_log = restored.compactions;
+    let rules = restored.rules;
+    shared.policy.with(|policy| {
+        for rule in policy.rules().to_vec() {
+            policy.revoke(&rule);
+        }
+        for rule in rules.iter().cloned() {
+            policy.remember(rule);
+        }
+    });
+
+    // Calls and a turn the log left open are closed, and the closing is recorded.
+    for event in loaded.closing_events() {
+        events.emit(event);
+    }
+    let turns = loaded
+        .events()
+        .filter(|(_, event)| matches!(event, Event::TurnStarted { .. }))
+        .count();
+    events.emit(Event::SessionResumed {
+        id: loaded.header.id.clone(),
+        messages: session.context.messages().len() as u64,
+        turns: u32::try_from(turns).unwrap_or(u32::MAX),
+    });
+    if (restored.model.as_str(), restored.provider.as_str()) != (model.as_str(), provider.as_str())
+        && !restored.model.is_empty()
+    {
+        events.emit(Event::Notice {
+            message: format!(
+                "this session was recorded with {} ({}); it continues with {model} ({provider})",
+                restored.model, restored.provider
+            ),
+        });
+    }
+    events.emit(Event::ApprovalRulesChanged { rules });
+    if let Some(usage) = restored.usage {
+        events.emit(usage);
+    }
+    events.checkpoint(&mut session);
+}

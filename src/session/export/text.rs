@@ -1,0 +1,279 @@
+//! `sessions list` and `sessions show`: sessions and conversations as plain text.
+
+use std::path::Path;
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::{CallEnds, Conversation, PREVIEW_CHARS, Results};
+use super::{
+    arguments_line, call_ends, conversations, long_time, placed_summaries, requested_calls, short_time,
+};
+use crate::agent::history::{ContentBlock, Role};
+use crate::session::Loaded;
+use crate::session::store::SessionInfo;
+use crate::tools::output::preview_line;
+
+/// Widest workspace column of `sessions list`; longer paths keep their end.
+const LIST_WORKSPACE_WIDTH: usize = 40;
+/// Characters of the first prompt `sessions list` shows.
+const LIST_TITLE_CHARS: usize = 60;
+
+/// `987`, `12.3k`, `4.5M`.
+fn short_count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// `text` padded with spaces to `width` display columns.
+fn pad(text: &str, width: usize) -> String {
+    let mut out = text.to_string();
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(text.width())));
+    out
+}
+
+/// `text` cut to `width` display columns, keeping its end (the telling part of a path).
+fn keep_end(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    let mut kept = Vec::new();
+    let mut used = 1; // the ellipsis
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
+/// `sessions list`: one line per session, the id first, columns aligned, no header.
+pub fn list_lines(sessions: &[SessionInfo]) -> Vec<String> {
+    let workspaces: Vec<String> = sessions
+        .iter()
+        .map(|s| keep_end(&s.workspace, LIST_WORKSPACE_WIDTH))
+        .collect();
+    let steps: Vec<String> = sessions.iter().map(|s| format!("{} steps", s.steps)).collect();
+    let tokens: Vec<String> = sessions
+        .iter()
+        .map(|s| format!("{} tok", short_count(s.tokens)))
+        .collect();
+    let width = |column: &[String]| column.iter().map(|c| c.width()).max().unwrap_or(0);
+    let (steps_width, tokens_width, workspace_width) = (width(&steps), width(&tokens), width(&workspaces));
+    sessions
+        .iter()
+        .enumerate()
+        .map(|(i, session)| {
+            format!(
+                "{}  {}  {:>steps_width$}  {:>tokens_width$}  {}  {}",
+                session.id,
+                pad(&short_time(&session.created), "2026-11-22 04:04".len()),
+                steps[i],
+                tokens[i],
+                pad(&workspaces[i], workspace_width),
+                session.title(LIST_TITLE_CHARS),
+            )
+        })
+        .collect()
+}
+
+/// `sessions show`: the session's details, then its conversation as plain text.
+pub fn show(loaded: &Loaded, path: &Path) -> String {
+    let info = SessionInfo::from_loaded(loaded, path);
+    let mut fields = vec![
+        ("session", info.id.clone()),
+        ("created", long_time(&info.created)),
+        ("updated", long_time(&info.updated)),
+        ("workspace", info.workspace.clone()),
+        ("model", format!("{} ({})", info.model, info.provider)),
+        ("turns", info.turns.to_string()),
+        ("steps", info.steps.to_string()),
+        ("tokens", info.tokens.to_string()),
+        ("messages", info.messages.to_string()),
+        ("file", path.display().to_string()),
+    ];
+    fields.extend(loaded.warnings.iter().map(|w| ("warning", w.clone())));
+    let mut out = String::new();
+    for (name, value) in fields {
+        out.push_str(&format!("{name:<10} {value}\n"));
+    }
+    let ends = call_ends(loaded);
+    for (i, conversation) in conversations(loaded).iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n── the conversation was started over ──\n");
+        }
+        conversation_text(&mut out, conversation, &ends);
+    }
+    out
+}
+
+/// Ends `out` with an empty line (once, however many blocks ask for one).
+fn blank_line(out: &mut String) {
+    while !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+}
+
+/// One conversation as plain text: prompts, replies, one line per call, summaries framed.
+fn conversation_text(out: &mut String, conversation: &Conversation, ends: &CallEnds) {
+    let messages = &conversation.messages;
+    let results = Results::new(messages, ends);
+    let requested = requested_calls(messages);
+    let summaries = placed_summaries(&conversation.summaries);
+    for (index, message) in messages.iter().enumerate() {
+        for placed in summaries.iter().filter(|p| p.summary.start == index) {
+            let s = placed.summary;
+            let what = if placed.depth == 0 {
+                "the model saw this summary instead"
+            } else {
+                "an earlier summary, later absorbed"
+            };
+            let digest = if s.fallback {
+                ", a digest: the model could not summarize"
+            } else {
+                ""
+            };
+            blank_line(out);
+            out.push_str(&format!(
+                "┌ summary of messages {}–{} ({what}{digest}):\n",
+                s.start + 1,
+                s.end
+            ));
+            for line in s.text.lines() {
+                out.push_str(&format!("│ {line}\n"));
+            }
+        }
+        match message.role {
+            Role::User => {
+                blank_line(out);
+                for (i, line) in message.text().lines().enumerate() {
+                    out.push_str(if i == 0 { "› " } else { "  " });
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                out.push('\n');
+            }
+            Role::Assistant => {
+                for block in &message.content {
+                    match block {
+                        ContentBlock::Thinking { thinking, .. } => {
+                            out.push_str(&format!("  thinking: {}\n", preview_line(thinking, 100)));
+                        }
+                        ContentBlock::RedactedThinking { .. } => out.push_str("  thinking: (redacted)\n"),
+                        ContentBlock::Text { text } => {
+                            out.push_str(text.trim_end());
+                            out.push('\n');
+                        }
+                        ContentBlock::ToolUse { id, name, input } => {
+                            let result = results.of(id);
+                            let mark = if result.ok() { "✓" } else { "✗" };
+                            let arguments = arguments_line(input);
+                            let preview = result
+                                .content
+                                .map(|c| format!(" → {}", preview_line(c, PREVIEW_CHARS)))
+                                .unwrap_or_default();
+                            out.push_str(&format!("  {mark} {name}"));
+                            if !arguments.is_empty() {
+                                out.push_str(&format!(" {arguments}"));
+                            }
+                            out.push_str(&format!(" ({}){preview}\n", result.label()));
+                        }
+                        ContentBlock::ToolResult { .. } => {}
+                    }
+                }
+            }
+            Role::Tool => {
+                // Results are shown with their calls; one without a call is shown alone.
+                for block in &message.content {
+                    if let ContentBlock::ToolResult {
+                        tool_use_id, content, ..
+                    } = block
+                        && !requested.contains(&tool_use_id.as_str())
+                    {
+                        out.push_str(&format!(
+                            "  result of an unknown call: {}\n",
+                            preview_line(content, PREVIEW_CHARS)
+                        ));
+                    }
+                }
+            }
+        }
+        for _ in summaries.iter().filter(|p| p.summary.end == index + 1) {
+            out.push_str("└ end of the summarized messages\n");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::*;
+    use crate::session::Header;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn show_lists_details_then_the_conversation() {
+        let mut session = summarized();
+        session.warnings.push("the last line was cut short".into());
+        let text = show(&session, Path::new("/d/s.jsonl"));
+        assert_eq!(
+            text,
+            "session    20261122-040438-abcd\n\
+             created    2026-11-22 04:04:38 UTC\n\
+             updated    2026-11-22 04:04:40 UTC\n\
+             workspace  /tmp/w\n\
+             model      m (anthropic)\n\
+             turns      1\n\
+             steps      0\n\
+             tokens     0\n\
+             messages   4\n\
+             file       /d/s.jsonl\n\
+             warning    the last line was cut short\n\
+             \n› list files\n\
+             \n┌ summary of messages 2–3 (the model saw this summary instead):\n\
+             │ Ran ls: two files.\n  \
+             thinking: Look first.\n  \
+             ✓ bash ls (ok, 12 ms) → a.txt\n\
+             └ end of the summarized messages\n\
+             Two files.\n"
+        );
+    }
+
+    fn info(id: &str, workspace: &str, steps: u32, tokens: u64, prompt: &str) -> SessionInfo {
+        let mut info = SessionInfo::new(
+            &Header {
+                id: id.into(),
+                workspace: workspace.into(),
+                ..header()
+            },
+            Path::new("x"),
+        );
+        info.steps = steps;
+        info.tokens = tokens;
+        info.first_prompt = Some(prompt.into());
+        info
+    }
+
+    #[test]
+    fn list_lines_start_with_the_id_and_align_in_display_width() {
+        let lines = list_lines(&[
+            info("20261122-040438-abcd", "/tmp/工作", 12, 12_345, "fix the\nbuild"),
+            info("20261121-000000-0001", "/tmp/w", 3, 900, "hi"),
+        ]);
+        assert_eq!(
+            lines,
+            vec![
+                "20261122-040438-abcd  2026-11-22 04:04  12 steps  12.3k tok  /tmp/工作  fix the build",
+                "20261121-000000-0001  2026-11-22 04:04   3 steps    900 tok  /tmp/w     hi",
+            ]
+        );
+        assert_eq!(keep_end("/a/very/long/path", 8), "…ng/path");
+        assert_eq!(keep_end("/工作/工作", 6), "…/工作");
+        assert_eq!(keep_end("/工作/工作", 5), "…工作");
+    }
+}

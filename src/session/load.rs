@@ -1,0 +1,389 @@
+//! Reading a session log back: the records that parse, warnings for those that do not,
+//! and the session state they rebuild.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{FORMAT, Header, Record};
+use crate::agent::context::ContextState;
+use crate::agent::history::{ContentBlock, Message, Role};
+use crate::agent::tokens::TokenCounter;
+use crate::protocol::{ApprovalRule, CompactionRecord, Event, ToolOutcome};
+
+/// The result text a call gets when the session ended while it ran.
+pub const ENDED_WHILE_RUNNING: &str = "interrupted: miniagent stopped while this call was running";
+
+/// A session log as read from disk.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub header: Header,
+    /// Every record after the header that parsed, in order.
+    pub records: Vec<Record>,
+    /// What was wrong with the file (a cut last line, a damaged line); empty when sound.
+    pub warnings: Vec<String>,
+    /// Bytes of the file that hold good records; anything after is damaged.
+    pub valid_bytes: u64,
+    /// True when a damaged line had more lines after it (not just a half-written end).
+    pub damaged_mid_file: bool,
+    /// The file's size when it was read.
+    pub file_bytes: u64,
+}
+
+/// Reads a session log. Damage after the header is a warning: the records before the
+/// first bad line load. A file that is not a session log at all is an error.
+pub fn load(path: &Path) -> Result<Loaded, String> {
+    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    parse(&bytes, &path.display().to_string())
+}
+
+/// [`load`] for bytes already read; `name` names the file in messages.
+pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, String> {
+    let mut offset = 0usize;
+    let mut header: Option<Header> = None;
+    let mut records = Vec::new();
+    let mut warnings = Vec::new();
+    let mut damaged_mid_file = false;
+    let mut line_number = 0usize;
+    while offset < bytes.len() {
+        line_number += 1;
+        let (line, next, complete) = match bytes[offset..].iter().position(|&b| b == b'\n') {
+            Some(end) => (&bytes[offset..offset + end], offset + end + 1, true),
+            None => (&bytes[offset..], bytes.len(), false),
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            offset = next;
+            continue;
+        }
+        let parsed = std::str::from_utf8(line)
+            .map_err(|err| err.to_string())
+            .and_then(|text| serde_json::from_str::<Record>(text).map_err(|err| err.to_string()));
+        match (parsed, &header) {
+            (Ok(Record::Header(found)), None) => {
+                if found.format > FORMAT {
+                    return Err(format!(
+                        "{name} was written by a newer miniagent (log format {}, this one reads {FORMAT})",
+                        found.format
+                    ));
+                }
+                header = Some(found);
+            }
+            (Ok(_) | Err(_), None) => {
+                return Err(format!(
+                    "{name} is not a miniagent session log (its first line is not a session header)"
+                ));
+            }
+            (Ok(Record::Header(_)), Some(_)) => {
+                warnings.push(format!(
+                    "line {line_number} of {name} is a second session header; it and everything after it were ignored"
+                ));
+                damaged_mid_file = true;
+                break;
+            }
+            (Ok(record), Some(_)) => records.push(record),
+            (Err(why), Some(_)) => {
+                if complete || next < bytes.len() {
+                    damaged_mid_file = next < bytes.len();
+                    warnings.push(format!(
+                        "line {line_number} of {name} is not a session record ({why}); it and everything after it were ignored"
+                    ));
+                } else {
+                    warnings.push(format!(
+                        "the last line of {name} was cut short (miniagent stopped while writing it); it was ignored"
+                    ));
+                }
+                break;
+            }
+        }
+        offset = next;
+    }
+    let Some(header) = header else {
+        return Err(format!("{name} is empty: it holds no session"));
+    };
+    Ok(Loaded {
+        header,
+        records,
+        warnings,
+        valid_bytes: offset as u64,
+        damaged_mid_file,
+        file_bytes: bytes.len() as u64,
+    })
+}
+
+impl Loaded {
+    /// The top-level events, in order (with their time stamps).
+    pub fn events(&self) -> impl Iterator<Item = (u64, &Event)> {
+        self.records.iter().filter_map(|record| match record {
+            Record::Event { ts, event } => Some((*ts, event)),
+            _ => None,
+        })
+    }
+
+    /// The session rebuilt from all its records.
+    pub fn restore(&self, counter: TokenCounter) -> Restored {
+        let mut restored = Restored::new(counter);
+        for record in &self.records {
+            restored.apply(record);
+        }
+        // These changes are the log's own; only what happens next is new.
+        restored.context.take_changes();
+        restored
+    }
+
+    /// Events that close what the log left open: calls that never finished and a turn
+    /// that never ended (the process was killed). Front ends apply them after the log's
+    /// own events; the agent emits them when it resumes, so they are recorded.
+    pub fn closing_events(&self) -> Vec<Event> {
+        let mut open: BTreeMap<String, String> = BTreeMap::new();
+        let mut order: Vec<String> = Vec::new();
+        let mut turn_open = false;
+        for (_, event) in self.events() {
+            match event {
+                Event::TurnStarted { .. } => turn_open = true,
+                Event::TurnComplete { .. }
+                | Event::TurnAborted { .. }
+                | Event::StepLimitReached { .. }
+                | Event::Error { .. }
+                | Event::HistoryCleared => {
+                    turn_open = false;
+                    open.clear();
+                    order.clear();
+                }
+                Event::ToolCallRequested { id, name, .. } => {
+                    open.insert(id.clone(), name.clone());
+                    order.push(id.clone());
+                }
+                Event::ToolCallFinished { id, .. } => {
+                    open.remove(id);
+                }
+                _ => {}
+            }
+        }
+        let mut events: Vec<Event> = order
+            .into_iter()
+            .filter_map(|id| {
+                let name = open.remove(&id)?;
+                Some(Event::ToolCallFinished {
+                    id,
+                    name,
+                    ok: false,
+                    outcome: ToolOutcome::Cancelled,
+                    duration_ms: 0,
+                    output_preview: ENDED_WHILE_RUNNING.to_string(),
+                    output: ENDED_WHILE_RUNNING.to_string(),
+                })
+            })
+            .collect();
+        if turn_open {
+            events.push(Event::TurnAborted {
+                reason: "miniagent stopped before this turn finished".to_string(),
+            });
+        }
+        events
+    }
+}
+
+/// A session's state rebuilt from its records: what resume continues from, what replay
+/// shows in the inspector, what export writes.
+#[derive(Clone, Debug)]
+pub struct Restored {
+    pub context: ContextState,
+    pub compactions: Vec<CompactionRecord>,
+    pub rules: Vec<ApprovalRule>,
+    /// The latest `token_usage` event, for the gauge.
+    pub usage: Option<Event>,
+    pub total_input: u64,
+    pub total_output: u64,
+    /// The model and provider that last ran the session.
+    pub model: String,
+    pub provider: String,
+}
+
+impl Restored {
+    pub fn new(counter: TokenCounter) -> Self {
+        Self {
+            context: ContextState::new(counter),
+            compactions: Vec::new(),
+            rules: Vec::new(),
+            usage: None,
+            total_input: 0,
+            total_output: 0,
+            model: String::new(),
+            provider: String::new(),
+        }
+    }
+
+    /// Applies one record.
+    pub fn apply(&mut self, record: &Record) {
+        if let Some(change) = record.to_change() {
+            self.context.apply(change);
+            return;
+        }
+        match record {
+            Record::Header(header) => {
+                self.model = header.model.clone();
+                self.provider = header.provider.clone();
+            }
+            Record::Resumed { model, provider, .. } => {
+                self.model = model.clone();
+                self.provider = provider.clone();
+            }
+            Record::Event { event, .. } => self.apply_event(event),
+            Record::Messages { .. }
+            | Record::Summary { .. }
+            | Record::Masked { .. }
+            | Record::Cleared { .. }
+            | Record::Decision { .. } => {}
+        }
+    }
+
+    fn apply_event(&mut self, event: &Event) {
+        match event {
+            Event::SessionConfigured { model, provider, .. } => {
+                self.model = model.clone();
+                self.provider = provider.clone();
+            }
+            Event::ApprovalRulesChanged { rules } => self.rules = rules.clone(),
+            Event::TokenUsage {
+                total_input_tokens,
+                total_output_tokens,
+                ..
+            } => {
+                self.total_input = *total_input_tokens;
+                self.total_output = *total_output_tokens;
+                self.usage = Some(event.clone());
+            }
+            Event::ContextCompacted {
+                tokens_before,
+                tokens_after,
+                start,
+                end,
+                fallback,
+                ..
+            } => self.compactions.push(CompactionRecord {
+                tokens_before: *tokens_before,
+                tokens_after: *tokens_after,
+                start: *start,
+                end: *end,
+                fallback: *fallback,
+            }),
+            Event::HistoryCleared => {
+                self.compactions.clear();
+                self.total_input = 0;
+                self.total_output = 0;
+                self.usage = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// The history with every call answered: a call the log left open (the process was
+    /// killed while it ran) gets a result saying so.
+    pub fn close_open_calls(&mut self) {
+        self.context.close_open_tool_calls(ENDED_WHILE_RUNNING);
+    }
+}
+
+/// The first user message's text, for lists.
+pub fn first_prompt(messages: &[Message]) -> Option<String> {
+    messages.iter().find(|m| m.role == Role::User).map(|m| {
+        m.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::context::Change;
+    use crate::agent::tokens::Encoding;
+    use pretty_assertions::assert_eq;
+
+    fn header_line() -> String {
+        serde_json::to_string(&Record::Header(super::super::test_header())).expect("serializes")
+    }
+
+    fn line(record: &Record) -> String {
+        serde_json::to_string(record).expect("serializes")
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ignored_with_one_warning() {
+        let good = line(&Record::Event {
+            ts: 1,
+            event: Event::TurnStarted { text: "hi".into() },
+        });
+        let text = format!("{}\n{good}\n{}", header_line(), &good[..good.len() / 2]);
+        let loaded = parse(text.as_bytes(), "s.jsonl").expect("loads");
+        assert_eq!(loaded.records.len(), 1);
+        assert_eq!(
+            loaded.warnings,
+            vec![
+                "the last line of s.jsonl was cut short (miniagent stopped while writing it); it was ignored"
+            ]
+        );
+        assert!(!loaded.damaged_mid_file);
+        assert_eq!(loaded.valid_bytes as usize, text.len() - good.len() / 2);
+    }
+
+    #[test]
+    fn garbage_in_the_middle_names_the_line_and_keeps_what_came_before() {
+        let good = line(&Record::Cleared { ts: 1 });
+        let text = format!("{}\n{good}\n{good}\nnot json\n{good}\n", header_line());
+        let loaded = parse(text.as_bytes(), "s.jsonl").expect("loads");
+        assert_eq!(loaded.records.len(), 2);
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(
+            loaded.warnings[0].starts_with("line 4 of s.jsonl is not a session record"),
+            "{:?}",
+            loaded.warnings
+        );
+        assert!(loaded.damaged_mid_file);
+    }
+
+    #[test]
+    fn other_files_are_refused() {
+        assert!(parse(b"", "x").is_err());
+        let err = parse(b"{\"a\":1}\n", "x").expect_err("refused");
+        assert!(err.contains("not a miniagent session log"), "{err}");
+    }
+
+    #[test]
+    fn restoring_applies_history_changes_in_order() {
+        let user = Message::user("go");
+        let reply = Message::assistant_text("done");
+        let records = vec![
+            Record::from_change(
+                1,
+                Change::Messages {
+                    from: 0,
+                    messages: vec![user.clone()],
+                },
+            ),
+            Record::from_change(
+                2,
+                Change::Messages {
+                    from: 1,
+                    messages: vec![Message::assistant_text("do")],
+                },
+            ),
+            Record::from_change(
+                3,
+                Change::Messages {
+                    from: 1,
+                    messages: vec![reply.clone()],
+                },
+            ),
+            Record::from_change(4, Change::Masked(0)),
+        ];
+        let mut restored = Restored::new(TokenCounter::new(Encoding::Cl100kBase));
+        for record in &records {
+            restored.apply(record);
+        }
+        assert_eq!(restored.context.messages(), &[user, reply]);
+    }
+}

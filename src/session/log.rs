@@ -1,0 +1,496 @@
+//! The writer of a session log. Records are serialized as they happen into a buffer that
+//! is appended to the file at each step boundary and approval decision, so a process that
+//! is killed loses at most the step in flight. Known secrets never reach the file.
+//!
+//! The file is created when the first turn starts: opening the workbench and quitting
+//! leaves no empty session behind.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::store::{self, SessionInfo};
+use super::{Header, Loaded, Record, now_ms};
+use crate::agent::context::Change;
+use crate::protocol::{Decision, Event};
+
+/// Streamed text arriving within this many milliseconds is recorded as one delta, so a
+/// replay still streams but the log holds a line per moment rather than per token.
+const DELTA_WINDOW_MS: u64 = 100;
+/// What a secret becomes in the log.
+pub(super) const REDACTED: &str = "[redacted]";
+
+/// A session's log; cheap to clone. A disabled log records nothing.
+#[derive(Clone, Default)]
+pub struct SessionLog(Option<Arc<Mutex<Writer>>>);
+
+impl std::fmt::Debug for SessionLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.path() {
+            Some(path) => write!(f, "SessionLog({})", path.display()),
+            None => f.write_str("SessionLog(disabled)"),
+        }
+    }
+}
+
+/// A streamed fragment waiting to be joined with the next ones.
+struct PendingDelta {
+    ts: u64,
+    thinking: bool,
+    text: String,
+}
+
+struct Writer {
+    dir: PathBuf,
+    header: Header,
+    path: PathBuf,
+    file: Option<File>,
+    /// Serialized lines not yet in the file.
+    buffer: Vec<u8>,
+    pending_delta: Option<PendingDelta>,
+    /// Values replaced by `[redacted]` in every line (API keys, header values).
+    secrets: Vec<String>,
+    /// False until the first turn: nothing is written before there is a conversation.
+    started: bool,
+    /// The first write error; after it the session is no longer recorded.
+    failed: Option<String>,
+    /// Told to the caller once.
+    failure_reported: bool,
+    info: SessionInfo,
+}
+
+impl SessionLog {
+    /// A log that records nothing (tests, or no data folder on this machine).
+    pub fn disabled() -> Self {
+        Self(None)
+    }
+
+    /// A new session in `dir` (created when the first turn starts).
+    pub fn create(dir: &Path, mut header: Header, secrets: Vec<String>) -> Self {
+        header.id = super::new_id(now_ms());
+        let path = dir.join(format!("{}.jsonl", header.id));
+        let info = SessionInfo::new(&header, &path);
+        Self(Some(Arc::new(Mutex::new(Writer {
+            dir: dir.to_path_buf(),
+            header,
+            path,
+            file: None,
+            buffer: Vec::new(),
+            pending_delta: None,
+            secrets: usable_secrets(secrets),
+            started: false,
+            failed: None,
+            failure_reported: false,
+            info,
+        }))))
+    }
+
+    fn writer(&self) -> Option<MutexGuard<'_, Writer>> {
+        self.0
+            .as_ref()
+            .map(|writer| writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// The session's id, when it is recorded.
+    pub fn id(&self) -> Option<String> {
+        self.writer().map(|w| w.header.id.clone())
+    }
+
+    /// The file, when the session is recorded (it exists once the first turn started).
+    pub fn path(&self) -> Option<PathBuf> {
+        self.writer().map(|w| w.path.clone())
+    }
+
+    /// Tokens of the system prompt and tool schemas, for the header (known once the
+    /// tokenizer has loaded, before anything is written).
+    pub fn set_fixed_tokens(&self, tokens: u64) {
+        if let Some(mut writer) = self.writer()
+            && writer.file.is_none()
+        {
+            writer.header.fixed_tokens = tokens;
+        }
+    }
+
+    /// Records an event the agent emitted.
+    pub fn event(&self, event: &Event) {
+        let Some(mut writer) = self.writer() else { return };
+        let ts = now_ms();
+        match event {
+            Event::TextDelta { delta } => return writer.delta(ts, false, delta),
+            Event::ThinkingDelta { delta } => return writer.delta(ts, true, delta),
+            // Live tool output is not kept: the finished output is in `tool_call_finished`.
+            Event::ToolOutputDelta { .. } => return,
+            Event::TurnStarted { .. } => writer.started = true,
+            _ => {}
+        }
+        writer.info.observe(event);
+        writer.push(&Record::Event {
+            ts,
+            event: event.clone(),
+        });
+        // A call that starts or waits for a person is on disk before anything happens,
+        // so a killed process leaves it visible (and resumable as interrupted).
+        if matches!(
+            event,
+            Event::ToolCallStarted { .. } | Event::ApprovalRequested { .. } | Event::StepStarted { .. }
+        ) && writer.flush().is_some()
+        {
+            // Reported by the next commit's caller, which can emit a notice.
+            writer.failure_reported = false;
+        }
+    }
+
+    /// Records history changes and writes everything buffered to the file. Returns a
+    /// message the first time the log cannot be written.
+    pub fn commit(&self, changes: Vec<Change>) -> Option<String> {
+        let mut writer = self.writer()?;
+        let ts = now_ms();
+        for change in changes {
+            if let Change::Messages { from, messages } = &change {
+                writer.info.messages = from + messages.len();
+            }
+            writer.push(&Record::from_change(ts, change));
+        }
+        writer.flush()
+    }
+
+    /// Records the person's answer to an approval request, and writes it out.
+    pub fn decision(&self, id: &str, decision: &Decision) -> Option<String> {
+        let mut writer = self.writer()?;
+        writer.push(&Record::Decision {
+            ts: now_ms(),
+            id: id.to_string(),
+            decision: decision.clone(),
+        });
+        writer.flush()
+    }
+
+    /// Writes everything buffered and the session's index entry (at the end of a turn
+    /// and when the session ends).
+    pub fn checkpoint(&self) -> Option<String> {
+        let mut writer = self.writer()?;
+        let failure = writer.flush();
+        writer.write_info();
+        failure
+    }
+
+    /// Continues the recorded session `loaded` (from `path`) in this log: later records
+    /// are appended to that file. A damaged end of the file is cut off first; what is
+    /// cut, when it is more than a half-written last line, is kept beside the file.
+    pub fn resume(&self, path: &Path, loaded: &Loaded, model: &str, provider: &str) -> Result<(), String> {
+        let Some(mut writer) = self.writer() else {
+            return Ok(());
+        };
+        // Whatever this session had so far stays in its own file.
+        if let Some(why) = writer.flush() {
+            return Err(why);
+        }
+        writer.write_info();
+        let file = reopen(path, loaded)?;
+        let dir = path
+            .parent()
+            .map_or_else(|| writer.dir.clone(), Path::to_path_buf);
+        writer.dir = dir;
+        writer.header = loaded.header.clone();
+        writer.path = path.to_path_buf();
+        writer.file = Some(file);
+        writer.buffer.clear();
+        writer.pending_delta = None;
+        writer.started = true;
+        writer.failed = None;
+        writer.failure_reported = false;
+        writer.info = SessionInfo::from_loaded(loaded, path);
+        writer.push(&Record::Resumed {
+            ts: now_ms(),
+            model: model.to_string(),
+            provider: provider.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        });
+        match writer.flush() {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Opens a recorded session's file for appending, cutting a damaged end off first.
+fn reopen(path: &Path, loaded: &Loaded) -> Result<File, String> {
+    let file = OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|err| format!("cannot open {}: {err}", path.display()))?;
+    lock(&file).map_err(|_| {
+        format!(
+            "session {} is open in another miniagent; quit that one first",
+            loaded.header.id
+        )
+    })?;
+    let length = file
+        .metadata()
+        .map_err(|err| format!("cannot read {}: {err}", path.display()))?
+        .len();
+    if length != loaded.file_bytes {
+        return Err(format!(
+            "{} changed while it was being read; resume it again",
+            path.display()
+        ));
+    }
+    if length > loaded.valid_bytes {
+        if loaded.damaged_mid_file {
+            let kept = path.with_extension(format!("jsonl.damaged-{}", now_ms()));
+            std::fs::copy(path, &kept)
+                .map_err(|err| format!("cannot keep a copy of the damaged {}: {err}", path.display()))?;
+        }
+        file.set_len(loaded.valid_bytes)
+            .map_err(|err| format!("cannot repair {}: {err}", path.display()))?;
+    }
+    Ok(file)
+}
+
+/// Takes the log's lock for as long as `file` is open, so two processes never append to
+/// one session. Fails at once when another process holds it.
+fn lock(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.
+    let result = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Secrets shorter than this are not redacted: replacing two characters everywhere
+/// would wreck the log and protect nothing.
+const MIN_SECRET_LEN: usize = 6;
+
+fn usable_secrets(secrets: Vec<String>) -> Vec<String> {
+    let mut usable: Vec<String> = Vec::new();
+    for secret in secrets {
+        let secret = secret.trim().to_string();
+        if secret.len() < MIN_SECRET_LEN {
+            continue;
+        }
+        // The form a JSON string gives it, which is what a line holds.
+        let quoted = serde_json::to_string(&secret).unwrap_or_default();
+        let escaped = quoted
+            .strip_prefix('"')
+            .and_then(|rest| rest.strip_suffix('"'))
+            .unwrap_or(&quoted)
+            .to_string();
+        for form in [secret, escaped] {
+            if !usable.contains(&form) {
+                usable.push(form);
+            }
+        }
+    }
+    // Longest first, so a secret containing another is replaced whole.
+    usable.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    usable
+}
+
+impl Writer {
+    fn delta(&mut self, ts: u64, thinking: bool, text: &str) {
+        if let Some(pending) = &mut self.pending_delta
+            && pending.thinking == thinking
+            && ts.saturating_sub(pending.ts) < DELTA_WINDOW_MS
+        {
+            pending.text.push_str(text);
+            return;
+        }
+        self.flush_delta();
+        self.pending_delta = Some(PendingDelta {
+            ts,
+            thinking,
+            text: text.to_string(),
+        });
+    }
+
+    fn flush_delta(&mut self) {
+        if let Some(pending) = self.pending_delta.take() {
+            let event = if pending.thinking {
+                Event::ThinkingDelta { delta: pending.text }
+            } else {
+                Event::TextDelta { delta: pending.text }
+            };
+            self.serialize(&Record::Event {
+                ts: pending.ts,
+                event,
+            });
+        }
+    }
+
+    fn push(&mut self, record: &Record) {
+        self.flush_delta();
+        self.serialize(record);
+    }
+
+    fn serialize(&mut self, record: &Record) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Ok(mut line) = serde_json::to_string(record) else {
+            return;
+        };
+        for secret in &self.secrets {
+            if line.contains(secret.as_str()) {
+                line = line.replace(secret.as_str(), REDACTED);
+            }
+        }
+        self.buffer.extend_from_slice(line.as_bytes());
+        self.buffer.push(b'\n');
+    }
+
+    /// Appends the buffer to the file (creating it at the first turn). Returns the error
+    /// the first time writing fails.
+    fn flush(&mut self) -> Option<String> {
+        self.flush_delta();
+        if !self.started || self.failed.is_some() {
+            return self.report_failure();
+        }
+        if let Err(err) = self.write_buffer() {
+            self.failed = Some(format!(
+                "the session log {} cannot be written ({err}); the rest of this session is not recorded",
+                self.path.display()
+            ));
+            self.buffer = Vec::new();
+        }
+        self.report_failure()
+    }
+
+    fn report_failure(&mut self) -> Option<String> {
+        if self.failure_reported {
+            return None;
+        }
+        let failure = self.failed.clone()?;
+        self.failure_reported = true;
+        Some(failure)
+    }
+
+    fn write_buffer(&mut self) -> std::io::Result<()> {
+        if self.file.is_none() {
+            std::fs::create_dir_all(&self.dir)?;
+            let mut file = OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .open(&self.path)?;
+            lock(&file)?;
+            let mut header = Vec::new();
+            self.serialize_into(&mut header, &Record::Header(self.header.clone()));
+            file.write_all(&header)?;
+            self.file = Some(file);
+        }
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        if let Some(file) = self.file.as_mut() {
+            // One write per flush: a kill can only tear the last line.
+            file.write_all(&self.buffer)?;
+        }
+        self.buffer.clear();
+        Ok(())
+    }
+
+    fn serialize_into(&self, out: &mut Vec<u8>, record: &Record) {
+        if let Ok(mut line) = serde_json::to_string(record) {
+            for secret in &self.secrets {
+                line = line.replace(secret.as_str(), REDACTED);
+            }
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+    }
+
+    /// The index entry `sessions list` and the picker read, written beside the log.
+    fn write_info(&mut self) {
+        let Some(file) = self.file.as_ref() else { return };
+        if let Ok(meta) = file.metadata() {
+            self.info.bytes = meta.len();
+        }
+        self.info.updated = crate::tools::files::now_iso8601();
+        store::write_info(&self.info, &self.secrets);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::history::Message;
+    use pretty_assertions::assert_eq;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("miniagent-log-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn header() -> Header {
+        crate::session::test_header()
+    }
+
+    #[test]
+    fn nothing_is_written_before_the_first_turn_then_everything_is() {
+        let dir = scratch("lazy");
+        let log = SessionLog::create(&dir, header(), vec!["sk-secret-value".into()]);
+        let path = log.path().expect("recorded");
+        log.event(&Event::Notice {
+            message: "hello sk-secret-value".into(),
+        });
+        assert_eq!(log.commit(Vec::new()), None);
+        assert!(!path.exists(), "no file for a session without turns");
+
+        log.event(&Event::TurnStarted { text: "go".into() });
+        for piece in ["a", "b", "c"] {
+            log.event(&Event::TextDelta { delta: piece.into() });
+        }
+        log.event(&Event::ThinkingDelta { delta: "hm".into() });
+        let changes = vec![Change::Messages {
+            from: 0,
+            messages: vec![Message::user("go")],
+        }];
+        assert_eq!(log.commit(changes), None);
+        let loaded = crate::session::load(&path).expect("loads");
+        assert!(loaded.warnings.is_empty());
+        assert_eq!(loaded.header.id, log.id().unwrap_or_default());
+        let events: Vec<&Event> = loaded.events().map(|(_, e)| e).collect();
+        assert_eq!(
+            events,
+            vec![
+                &Event::Notice {
+                    message: "hello [redacted]".into()
+                },
+                &Event::TurnStarted { text: "go".into() },
+                &Event::TextDelta { delta: "abc".into() },
+                &Event::ThinkingDelta { delta: "hm".into() },
+            ],
+            "deltas close together are one record; the secret is gone"
+        );
+        assert!(matches!(
+            loaded.records.last(),
+            Some(Record::Messages { from: 0, .. })
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_log_that_cannot_be_written_says_so_once() {
+        let dir = scratch("unwritable");
+        std::fs::write(&dir, "a file where the folder should be").expect("writes");
+        let log = SessionLog::create(&dir, header(), Vec::new());
+        log.event(&Event::TurnStarted { text: "go".into() });
+        let first = log.commit(Vec::new());
+        assert!(first.is_some_and(|why| why.contains("cannot be written")));
+        assert_eq!(log.commit(Vec::new()), None, "reported once");
+        let _ = std::fs::remove_file(&dir);
+    }
+
+    #[test]
+    fn short_secrets_are_ignored_and_escaped_forms_are_kept() {
+        let secrets = usable_secrets(vec!["ab".into(), "sk-\"quoted\"".into()]);
+        assert_eq!(
+            secrets,
+            vec![r#"sk-\"quoted\""#.to_string(), r#"sk-"quoted""#.to_string()]
+        );
+    }
+}

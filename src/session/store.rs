@@ -1,0 +1,213 @@
+//! Where session logs live and how they are found: one `<id>.jsonl` per session in the
+//! data folder, with a small `<id>.info.json` beside it that lists read instead of the
+//! whole log. An entry that is missing or older than its log is rebuilt from the log.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Header, Loaded, Record};
+use crate::protocol::Event;
+
+/// The folder of session logs: `$MINIAGENT_DATA_DIR/sessions`, else the platform's data
+/// folder (`~/.local/share/miniagent/sessions` on Linux).
+pub fn sessions_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(dir) = env("MINIAGENT_DATA_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("sessions"));
+    }
+    directories::ProjectDirs::from("", "", "miniagent").map(|dirs| dirs.data_dir().join("sessions"))
+}
+
+/// What lists show of a session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub id: String,
+    #[serde(skip)]
+    pub path: PathBuf,
+    pub created: String,
+    pub updated: String,
+    pub workspace: String,
+    pub model: String,
+    pub provider: String,
+    pub first_prompt: Option<String>,
+    pub turns: u32,
+    /// Model calls of the session's own turns (a sub-agent's are not counted).
+    pub steps: u32,
+    /// Tokens the provider reported, in and out, over the session.
+    pub tokens: u64,
+    /// Messages in the history.
+    pub messages: usize,
+    /// The log's size when this was written; a different size means it is out of date.
+    pub bytes: u64,
+}
+
+impl SessionInfo {
+    pub fn new(header: &Header, path: &Path) -> Self {
+        Self {
+            id: header.id.clone(),
+            path: path.to_path_buf(),
+            created: header.created.clone(),
+            updated: header.created.clone(),
+            workspace: header.workspace.clone(),
+            model: header.model.clone(),
+            provider: header.provider.clone(),
+            first_prompt: None,
+            turns: 0,
+            steps: 0,
+            tokens: 0,
+            messages: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The entry of a whole log.
+    pub fn from_loaded(loaded: &Loaded, path: &Path) -> Self {
+        let mut info = Self::new(&loaded.header, path);
+        for record in &loaded.records {
+            match record {
+                Record::Event { event, .. } => info.observe(event),
+                Record::Messages { from, messages, .. } => info.messages = from + messages.len(),
+                Record::Cleared { .. } => info.messages = 0,
+                Record::Resumed { model, provider, .. } => {
+                    info.model = model.clone();
+                    info.provider = provider.clone();
+                }
+                Record::Header(_)
+                | Record::Summary { .. }
+                | Record::Masked { .. }
+                | Record::Decision { .. } => {}
+            }
+            if let Some(ts) = record.ts() {
+                info.updated = crate::tools::files::iso8601(ts / 1000);
+            }
+        }
+        info.bytes = loaded.valid_bytes;
+        info
+    }
+
+    /// Counts what an event adds to the entry.
+    pub fn observe(&mut self, event: &Event) {
+        match event {
+            Event::TurnStarted { text } => {
+                self.turns += 1;
+                if self.first_prompt.is_none() {
+                    self.first_prompt = Some(text.clone());
+                }
+            }
+            Event::StepStarted { .. } => self.steps += 1,
+            Event::TokenUsage {
+                total_input_tokens,
+                total_output_tokens,
+                ..
+            } => self.tokens = total_input_tokens + total_output_tokens,
+            _ => {}
+        }
+    }
+
+    /// The first prompt on one line, at most `width` characters.
+    pub fn title(&self, width: usize) -> String {
+        let text = self.first_prompt.as_deref().unwrap_or("(no prompt)");
+        let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.chars().count() <= width {
+            return line;
+        }
+        let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+fn info_path(log: &Path) -> PathBuf {
+    log.with_extension("info.json")
+}
+
+/// Writes a session's entry beside its log (best effort: lists rebuild a missing one),
+/// with each of `secrets` (as a JSON string holds it) replaced by `[redacted]`.
+pub fn write_info(info: &SessionInfo, secrets: &[String]) {
+    if let Ok(mut text) = serde_json::to_string_pretty(info) {
+        for secret in secrets {
+            text = text.replace(secret.as_str(), super::log::REDACTED);
+        }
+        let _ = crate::tools::files::write_atomic(&info_path(&info.path), text.as_bytes());
+    }
+}
+
+/// The entry of one log: its index entry when that is current, else read from the log.
+pub fn info(log: &Path) -> Result<SessionInfo, String> {
+    let bytes = std::fs::metadata(log)
+        .map_err(|err| format!("cannot read {}: {err}", log.display()))?
+        .len();
+    if let Ok(text) = std::fs::read(info_path(log))
+        && let Ok(mut info) = serde_json::from_slice::<SessionInfo>(&text)
+        && info.bytes == bytes
+    {
+        info.path = log.to_path_buf();
+        return Ok(info);
+    }
+    let loaded = super::load(log)?;
+    let info = SessionInfo::from_loaded(&loaded, log);
+    // Only a sound log's entry is kept; a damaged one is read again next time.
+    if loaded.warnings.is_empty() {
+        write_info(&info, &[]);
+    }
+    Ok(info)
+}
+
+/// Every session in `dir`, the most recently used first. Files that are not session logs are skipped.
+pub fn list(dir: &Path) -> Vec<SessionInfo> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut sessions: Vec<SessionInfo> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .filter_map(|path| info(&path).ok())
+        .collect();
+    // Most recently used first: a resumed session is as new as its last turn.
+    sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| b.id.cmp(&a.id)));
+    sessions
+}
+
+/// The newest session recorded in `workspace`.
+pub fn newest_for(dir: &Path, workspace: &Path) -> Option<SessionInfo> {
+    let workspace = workspace.display().to_string();
+    list(dir).into_iter().find(|info| info.workspace == workspace)
+}
+
+/// The log of session `id`: an exact id, a unique prefix of one, or a path to a file.
+pub fn resolve(dir: Option<&Path>, id: &str) -> Result<PathBuf, String> {
+    let as_path = Path::new(id);
+    if id.ends_with(".jsonl") && as_path.is_file() {
+        return Ok(as_path.to_path_buf());
+    }
+    let Some(dir) = dir else {
+        return Err("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR".to_string());
+    };
+    if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+        return Err(format!("`{id}` is not a session id"));
+    }
+    let exact = dir.join(format!("{id}.jsonl"));
+    if exact.is_file() {
+        return Ok(exact);
+    }
+    let matches: Vec<SessionInfo> = list(dir)
+        .into_iter()
+        .filter(|info| info.id.starts_with(id))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one.path.clone()),
+        [] => Err(format!(
+            "no session `{id}` in {}; `miniagent sessions list` shows them",
+            dir.display()
+        )),
+        several => Err(format!(
+            "`{id}` could be any of {}; give more of the id",
+            several
+                .iter()
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}

@@ -1,0 +1,246 @@
+//! `miniagent sessions list|show|export` and `miniagent replay --headless`, on sessions
+//! the real binary recorded with `exec` against the scripted server.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use miniagent::agent::history::{ContentBlock, Message, Role};
+use pretty_assertions::assert_eq;
+use support::cli::{miniagent, session_id, session_logs, text};
+use support::*;
+
+fn exec(home: &TempDir, workspace: &TempDir, server: &ScriptedServer, prompt: &str) -> Output {
+    let output = support::cli::exec(home, workspace, server, &[prompt]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    output
+}
+
+fn run(home: &TempDir, args: &[&str]) -> Output {
+    miniagent(home).args(args).output().expect("miniagent runs")
+}
+
+/// The first step thinks and runs `echo hi`; the second answers.
+fn tool_turn() -> Vec<Reply> {
+    vec![
+        Reply::Stream(
+            Turn::new()
+                .thinking("Look first.", "sig")
+                .tool("t1", "bash", r#"{"command": "echo hi"}"#)
+                .usage(100, 20),
+        ),
+        Reply::Stream(Turn::text("It printed hi.").usage(150, 5)),
+    ]
+}
+
+/// Two sessions: the tool turn, then (in a later second, so it sorts as newer) a short
+/// answer. Returns their logs, oldest first, and the first run's output.
+fn two_sessions(home: &TempDir, workspace: &TempDir) -> (Vec<PathBuf>, Output) {
+    let mut script = tool_turn();
+    script.push(Reply::text("Hello again."));
+    let server = ScriptedServer::start_blocking(script);
+    let first = exec(home, workspace, &server, "say hi");
+    // Session ids and creation times count whole seconds.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    exec(home, workspace, &server, "greet me");
+    let logs = session_logs(home);
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    (logs, first)
+}
+
+#[test]
+fn sessions_are_listed_shown_and_exported() {
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let (logs, _) = two_sessions(&home, &workspace);
+    let (older, newer) = (session_id(&logs[0]), session_id(&logs[1]));
+
+    let list = run(&home, &["sessions", "list"]);
+    assert_eq!(list.status.code(), Some(0), "{}", text(&list.stderr));
+    let listed = text(&list.stdout);
+    let first_fields: Vec<&str> = listed
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(first_fields, vec![newer.as_str(), older.as_str()], "{listed}");
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(lines[0].ends_with("  greet me"), "{listed}");
+    assert!(lines[1].ends_with("  say hi"), "{listed}");
+    assert!(lines[1].contains(" 2 steps "), "{listed}");
+
+    let show = run(&home, &["sessions", "show", &older]);
+    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    let shown = text(&show.stdout);
+    for expected in [
+        format!("session    {older}\n"),
+        "model      scripted-model (anthropic)\n".to_string(),
+        "turns      1\nsteps      2\n".to_string(),
+        "messages   4\n".to_string(),
+        format!("file       {}\n", logs[0].display()),
+        "\n› say hi\n".to_string(),
+        "  thinking: Look first.\n".to_string(),
+        "  ✓ bash echo hi (ok, ".to_string(),
+        "\nIt printed hi.\n".to_string(),
+    ] {
+        assert!(shown.contains(&expected), "missing {expected:?} in:\n{shown}");
+    }
+
+    let md = run(&home, &["sessions", "export", &older, "--format", "md"]);
+    assert_eq!(md.status.code(), Some(0), "{}", text(&md.stderr));
+    let md = text(&md.stdout);
+    for expected in [
+        format!("# miniagent session {older}\n"),
+        "\n## 👤 User\n\nsay hi\n".to_string(),
+        "<details><summary>Thinking</summary>\n\nLook first.\n\n</details>".to_string(),
+        "<details><summary>🔧 bash — echo hi</summary>".to_string(),
+        "```json\n{\n  \"command\": \"echo hi\"\n}\n```".to_string(),
+        "\n```\nhi\n".to_string(),
+        "\nIt printed hi.\n".to_string(),
+    ] {
+        assert!(md.contains(&expected), "missing {expected:?} in:\n{md}");
+    }
+    assert!(
+        md.find("🔧 bash").unwrap() < md.find("It printed hi.").unwrap(),
+        "{md}"
+    );
+
+    let json = run(&home, &["sessions", "export", &older, "--format", "json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("the export is JSON");
+    assert_eq!(value["session"]["id"], older.as_str());
+    assert_eq!(value["session"]["model"], "scripted-model");
+    assert_eq!(value["summaries"], serde_json::json!([]));
+    let messages: Vec<Message> =
+        serde_json::from_value(value["messages"].clone()).expect("messages round-trip");
+    let roles: Vec<Role> = messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+    assert_eq!(messages[0], Message::user("say hi"));
+    assert_eq!(messages[3].text(), "It printed hi.");
+    let calls: Vec<(&str, &serde_json::Value)> = messages[1].tool_uses().map(|c| (c.name, c.input)).collect();
+    assert_eq!(calls, vec![("bash", &serde_json::json!({"command": "echo hi"}))]);
+    match messages[2].content.as_slice() {
+        [
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error: false,
+            },
+        ] => {
+            assert_eq!(tool_use_id, "t1");
+            assert!(content.contains("hi"), "{content}");
+        }
+        other => panic!("expected one tool result, got {other:?}"),
+    }
+}
+
+#[test]
+fn sessions_are_found_by_a_unique_prefix_of_their_id() {
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let (logs, _) = two_sessions(&home, &workspace);
+    let (older, newer) = (session_id(&logs[0]), session_id(&logs[1]));
+
+    // `20261122-040438-` names one second, so one session.
+    let prefix = &older[..16];
+    let show = run(&home, &["sessions", "show", prefix]);
+    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    assert!(
+        text(&show.stdout).starts_with(&format!("session    {older}\n")),
+        "{}",
+        text(&show.stdout)
+    );
+
+    let common = older
+        .chars()
+        .zip(newer.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let shared = &older[..common];
+    let ambiguous = run(&home, &["sessions", "export", shared]);
+    assert_eq!(ambiguous.status.code(), Some(1));
+    assert_eq!(ambiguous.stdout, b"");
+    assert_eq!(
+        text(&ambiguous.stderr),
+        format!("miniagent: `{shared}` could be any of {newer}, {older}; give more of the id\n")
+    );
+}
+
+#[test]
+fn unknown_sessions_fail_with_one_line() {
+    let home = TempDir::new();
+    let list = run(&home, &["sessions", "list"]);
+    assert_eq!(list.status.code(), Some(0));
+    assert_eq!(list.stdout, b"");
+    assert!(
+        text(&list.stderr).starts_with("no sessions recorded yet"),
+        "{}",
+        text(&list.stderr)
+    );
+
+    let sessions = home.join("sessions");
+    for args in [
+        vec!["sessions", "show", "20990101"],
+        vec!["sessions", "export", "20990101", "--format", "json"],
+        vec!["replay", "--headless", "20990101"],
+    ] {
+        let output = run(&home, &args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert_eq!(output.stdout, b"", "{args:?}");
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "miniagent: no session `20990101` in {}; `miniagent sessions list` shows them\n",
+                sessions.display()
+            ),
+            "{args:?}"
+        );
+    }
+
+    let missing = home.join("gone.jsonl");
+    let missing = missing.to_str().expect("utf-8 path");
+    let output = run(&home, &["replay", "--headless", missing]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!("miniagent: no session log at {missing}\n")
+    );
+
+    let not_a_log = home.write("notes.jsonl", "{\"a\": 1}\n");
+    let output = run(
+        &home,
+        &["replay", "--headless", not_a_log.to_str().expect("utf-8 path")],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("miniagent: ") && stderr.contains("is not a miniagent session log"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_headless_replay_prints_what_exec_printed() {
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let server = ScriptedServer::start_blocking(tool_turn());
+    let live = exec(&home, &workspace, &server, "say hi");
+    let logs = session_logs(&home);
+    let log = logs[0].to_str().expect("utf-8 path");
+
+    let replay = run(&home, &["replay", "--headless", log]);
+    assert_eq!(replay.status.code(), Some(0), "{}", text(&replay.stderr));
+    assert_eq!(text(&replay.stdout), "It printed hi.\n");
+    assert_eq!(text(&replay.stdout), text(&live.stdout));
+    let stderr = text(&replay.stderr);
+    assert!(stderr.contains("\n✓ bash echo hi ("), "{stderr}");
+    // The replay adds the prompt of each turn; the rest is exec's progress, line for line.
+    assert_eq!(stderr.replace("› say hi\n", ""), text(&live.stderr));
+
+    // The same by id, with the server gone: no model is needed.
+    drop(server);
+    let by_id = run(&home, &["replay", "--headless", &session_id(&logs[0])]);
+    assert_eq!(by_id.status.code(), Some(0), "{}", text(&by_id.stderr));
+    assert_eq!(by_id.stdout, replay.stdout);
+}

@@ -1,0 +1,601 @@
+//! Recorded sessions in the workbench: the `/resume` picker, resuming a log (the panes
+//! rebuilt from its events, the agent asked to continue it), and replay (a log played
+//! back with no agent), snapshotted on ratatui's `TestBackend`.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use miniagent::agent::history::{ContentBlock, Message, Role};
+use miniagent::config::ApprovalMode;
+use miniagent::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolInfo, ToolOutcome};
+use miniagent::session::{self, FORMAT, Header, Record};
+use miniagent::tui::app::App;
+use miniagent::tui::conversation::{Entry, NoticeKind};
+use miniagent::tui::overlay::Overlay;
+use miniagent::tui::render;
+use miniagent::tui::replay::Player;
+use miniagent::tui::theme::Theme;
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use support::TempDir;
+
+/// 2026-11-22T04:04:38Z, when the recorded sessions begin.
+const T0: u64 = 1_795_320_278_000;
+const WORKSPACE: &str = "/home/dev/project";
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| render::draw(frame, app)).unwrap();
+    terminal.backend().to_string()
+}
+
+/// A workbench on a small workspace, in a session of its own, with `home` as its data folder.
+fn app_in(workspace: &TempDir, home: &TempDir) -> App {
+    workspace.write("src/main.rs", "fn main() {}\n");
+    workspace.write("README.md", "# demo\n");
+    let start = SystemTime::now() + Duration::from_secs(3600);
+    let mut app = App::new(
+        Theme::dark(),
+        workspace.path().to_path_buf(),
+        ApprovalMode::Ask,
+        50,
+        start,
+    );
+    app.now = Instant::now();
+    app.tokens.token_limit = 80_000;
+    app.tokens.context_window = 200_000;
+    app.sessions_dir = Some(home.join("sessions"));
+    app.on_agent_event(Event::SessionConfigured {
+        model: "claude-test".into(),
+        provider: "anthropic".into(),
+        workspace: WORKSPACE.into(),
+        tools: vec![ToolInfo {
+            name: "bash".into(),
+            description: "run".into(),
+        }],
+        session_id: Some("20261123-090000-ffff".into()),
+    });
+    app
+}
+
+fn header(id: &str, workspace: &str, created: &str) -> Header {
+    Header {
+        id: id.into(),
+        created: created.into(),
+        workspace: workspace.into(),
+        model: "claude-test".into(),
+        provider: "anthropic".into(),
+        version: "0.1.0".into(),
+        format: FORMAT,
+        fixed_tokens: 1_200,
+    }
+}
+
+fn ev(ts: u64, event: Event) -> Record {
+    Record::Event { ts: T0 + ts, event }
+}
+
+fn history(ts: u64, from: usize, messages: Vec<Message>) -> Record {
+    Record::Messages {
+        ts: T0 + ts,
+        from,
+        messages,
+    }
+}
+
+fn tool_use(text: &str, id: &str, name: &str, input: serde_json::Value) -> Message {
+    Message {
+        role: Role::Assistant,
+        content: vec![
+            ContentBlock::Text { text: text.into() },
+            ContentBlock::ToolUse {
+                id: id.into(),
+                name: name.into(),
+                input,
+            },
+        ],
+    }
+}
+
+fn tool_result(id: &str, content: &str) -> Message {
+    Message {
+        role: Role::Tool,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: content.into(),
+            is_error: false,
+        }],
+    }
+}
+
+fn usage(context: u64, total_in: u64, total_out: u64) -> Event {
+    Event::TokenUsage {
+        context_tokens: context,
+        estimated: false,
+        token_limit: 80_000,
+        context_window: 200_000,
+        input_tokens: context,
+        output_tokens: 300,
+        total_input_tokens: total_in,
+        total_output_tokens: total_out,
+    }
+}
+
+const PROMPT: &str = "把 README 翻译成中文，然后运行测试。";
+const README: &str = "# demo\n\nA terminal workbench for an LLM agent.\n";
+
+/// A turn as the agent records it, up to the moment the test run starts: a prompt in
+/// Chinese, thinking, a file read, and an approved `bash` call.
+fn turn_until_bash() -> Vec<Record> {
+    vec![
+        ev(
+            0,
+            Event::SessionConfigured {
+                model: "claude-test".into(),
+                provider: "anthropic".into(),
+                workspace: WORKSPACE.into(),
+                tools: Vec::new(),
+                session_id: Some("20261122-040438-a1b2".into()),
+            },
+        ),
+        ev(100, Event::TurnStarted { text: PROMPT.into() }),
+        history(100, 0, vec![Message::user(PROMPT)]),
+        ev(
+            200,
+            Event::StepStarted {
+                step: 1,
+                max_steps: 50,
+            },
+        ),
+        ev(
+            300,
+            Event::ThinkingDelta {
+                delta: "Read the README first, then translate it.".into(),
+            },
+        ),
+        ev(
+            900,
+            Event::TextDelta {
+                delta: "好的，我先读一下 README。".into(),
+            },
+        ),
+        ev(
+            1_000,
+            Event::AssistantMessage {
+                thinking: "Read the README first, then translate it.".into(),
+                text: "好的，我先读一下 README。".into(),
+                tool_calls: vec![ToolCallSummary {
+                    id: "t1".into(),
+                    name: "read_file".into(),
+                }],
+                stop_reason: StopReason::ToolUse,
+            },
+        ),
+        ev(
+            1_000,
+            Event::ToolCallRequested {
+                id: "t1".into(),
+                name: "read_file".into(),
+                arguments: json!({"path": "README.md"}),
+            },
+        ),
+        ev(
+            1_050,
+            Event::ToolCallStarted {
+                id: "t1".into(),
+                name: "read_file".into(),
+            },
+        ),
+        ev(
+            1_100,
+            Event::ToolCallFinished {
+                id: "t1".into(),
+                name: "read_file".into(),
+                ok: true,
+                outcome: ToolOutcome::Ok,
+                duration_ms: 12,
+                output_preview: "# demo".into(),
+                output: README.into(),
+            },
+        ),
+        history(
+            1_100,
+            1,
+            vec![
+                tool_use(
+                    "好的，我先读一下 README。",
+                    "t1",
+                    "read_file",
+                    json!({"path": "README.md"}),
+                ),
+                tool_result("t1", README),
+            ],
+        ),
+        ev(1_200, usage(2_400, 2_400, 300)),
+        ev(
+            1_300,
+            Event::StepStarted {
+                step: 2,
+                max_steps: 50,
+            },
+        ),
+        ev(
+            2_000,
+            Event::TextDelta {
+                delta: "README 已翻译。现在运行测试。".into(),
+            },
+        ),
+        ev(
+            2_100,
+            Event::AssistantMessage {
+                thinking: String::new(),
+                text: "README 已翻译。现在运行测试。".into(),
+                tool_calls: vec![ToolCallSummary {
+                    id: "t2".into(),
+                    name: "bash".into(),
+                }],
+                stop_reason: StopReason::ToolUse,
+            },
+        ),
+        ev(
+            2_100,
+            Event::ToolCallRequested {
+                id: "t2".into(),
+                name: "bash".into(),
+                arguments: json!({"command": "cargo test -q"}),
+            },
+        ),
+        ev(
+            2_150,
+            Event::ApprovalRequested {
+                id: "t2".into(),
+                name: "bash".into(),
+                preview: format!("$ cargo test -q\n(in {WORKSPACE})"),
+            },
+        ),
+        Record::Decision {
+            ts: T0 + 4_000,
+            id: "t2".into(),
+            decision: Decision::Approve,
+        },
+        ev(
+            4_000,
+            Event::ToolCallStarted {
+                id: "t2".into(),
+                name: "bash".into(),
+            },
+        ),
+    ]
+}
+
+/// The whole session: the tests pass and the turn completes.
+fn finished_session() -> Vec<Record> {
+    let mut records = turn_until_bash();
+    let answer = "测试全部通过（12 个）。README 已翻译成中文。";
+    records.extend([
+        ev(
+            6_300,
+            Event::ToolCallFinished {
+                id: "t2".into(),
+                name: "bash".into(),
+                ok: true,
+                outcome: ToolOutcome::Ok,
+                duration_ms: 2_300,
+                output_preview: "test result: ok. 12 passed".into(),
+                output: "test result: ok. 12 passed\n[exit code: 0]".into(),
+            },
+        ),
+        history(
+            6_300,
+            3,
+            vec![
+                tool_use(
+                    "README 已翻译。现在运行测试。",
+                    "t2",
+                    "bash",
+                    json!({"command": "cargo test -q"}),
+                ),
+                tool_result("t2", "test result: ok. 12 passed\n[exit code: 0]"),
+            ],
+        ),
+        ev(6_400, usage(3_100, 5_500, 700)),
+        ev(
+            6_500,
+            Event::StepStarted {
+                step: 3,
+                max_steps: 50,
+            },
+        ),
+        ev(7_000, Event::TextDelta { delta: answer.into() }),
+        ev(
+            7_100,
+            Event::AssistantMessage {
+                thinking: String::new(),
+                text: answer.into(),
+                tool_calls: Vec::new(),
+                stop_reason: StopReason::EndTurn,
+            },
+        ),
+        history(7_100, 5, vec![Message::assistant_text(answer)]),
+        ev(7_200, usage(3_300, 8_800, 1_000)),
+        ev(7_200, Event::TurnComplete { text: answer.into() }),
+    ]);
+    records
+}
+
+fn jsonl(header: &Header, records: &[Record]) -> String {
+    let mut text = serde_json::to_string(&Record::Header(header.clone())).unwrap();
+    text.push('\n');
+    for record in records {
+        text.push_str(&serde_json::to_string(record).unwrap());
+        text.push('\n');
+    }
+    text
+}
+
+/// Writes a session log into `home`'s sessions folder.
+fn record(home: &TempDir, header: &Header, records: &[Record], tail: &str) -> PathBuf {
+    home.write(
+        format!("sessions/{}.jsonl", header.id),
+        jsonl(header, records) + tail,
+    )
+}
+
+/// A session killed while `cargo test` ran, its last line cut in half.
+fn killed_log(home: &TempDir) -> PathBuf {
+    let header = header("20261122-040438-a1b2", WORKSPACE, "2026-11-22T04:04:38Z");
+    record(
+        home,
+        &header,
+        &turn_until_bash(),
+        r#"{"kind":"event","ts":1795320284000,"ev"#,
+    )
+}
+
+fn picker_sessions(home: &TempDir) {
+    record(
+        home,
+        &header("20261122-040438-a1b2", WORKSPACE, "2026-11-22T04:04:38Z"),
+        &finished_session(),
+        "",
+    );
+    record(
+        home,
+        &header("20261123-090000-ffff", WORKSPACE, "2026-11-23T09:00:00Z"),
+        &[
+            ev(
+                90_000_000,
+                Event::TurnStarted {
+                    text: "Fix the flaky test in tests/net.rs and explain why it was flaky".into(),
+                },
+            ),
+            ev(
+                90_000_100,
+                Event::StepStarted {
+                    step: 1,
+                    max_steps: 50,
+                },
+            ),
+            ev(90_000_900, usage(1_000, 1_000, 100)),
+        ],
+        "",
+    );
+    record(
+        home,
+        &header("20261121-120000-0c0c", "/home/dev/other", "2026-11-21T12:00:00Z"),
+        &[ev(
+            0,
+            Event::TurnStarted {
+                text: "another project's session".into(),
+            },
+        )],
+        "",
+    );
+}
+
+#[test]
+fn the_resume_picker_lists_this_workspaces_sessions_newest_first() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    picker_sessions(&home);
+    let mut app = app_in(&workspace, &home);
+    app.submit("/resume".into());
+    let Some(Overlay::Sessions(picker)) = app.overlays.last() else {
+        panic!("the picker opens");
+    };
+    let ids: Vec<&str> = picker.shown().iter().map(|info| info.id.as_str()).collect();
+    assert_eq!(ids, vec!["20261123-090000-ffff", "20261122-040438-a1b2"]);
+    insta::assert_snapshot!("resume_picker_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("resume_picker_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::End));
+    insta::assert_snapshot!("resume_picker_all_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn an_empty_resume_picker_says_so() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let mut app = app_in(&workspace, &home);
+    app.submit("/resume".into());
+    insta::assert_snapshot!("resume_picker_empty_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.outbox, vec![]);
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+}
+
+#[test]
+fn resuming_from_the_picker_starts_a_fresh_view_from_the_log_and_asks_the_agent() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    picker_sessions(&home);
+    let mut app = app_in(&workspace, &home);
+    app.on_agent_event(Event::TurnStarted {
+        text: "the session left behind".into(),
+    });
+    app.on_agent_event(Event::TurnComplete { text: String::new() });
+    app.submit("/resume".into());
+    // The newest is the session we are in: choosing it changes nothing.
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.last_notice,
+        Some((
+            NoticeKind::Info,
+            "session 20261123-090000-ffff is the one you are in".into()
+        ))
+    );
+    app.submit("/resume".into());
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    let path = home.join("sessions/20261122-040438-a1b2.jsonl");
+    assert_eq!(app.outbox, vec![Op::Resume { path }]);
+    assert!(app.overlays.is_empty());
+    assert_eq!(
+        app.conversation.entries().first(),
+        Some(&Entry::User(PROMPT.into()))
+    );
+    assert_eq!(
+        (app.stats.turns, app.stats.steps, app.timeline.calls().len()),
+        (1, 3, 2)
+    );
+    assert_eq!((app.tokens.total_input, app.tokens.total_output), (8_800, 1_000));
+    assert!(!app.turn_running && !app.animating());
+}
+
+#[test]
+fn a_resume_is_refused_while_a_turn_runs() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    picker_sessions(&home);
+    let mut app = app_in(&workspace, &home);
+    app.on_agent_event(Event::TurnStarted { text: "busy".into() });
+    app.resume_session(&home.join("sessions/20261122-040438-a1b2.jsonl"));
+    assert_eq!(app.outbox, vec![]);
+    assert_eq!(
+        app.conversation.entries().first(),
+        Some(&Entry::User("busy".into()))
+    );
+    assert!(
+        matches!(&app.last_notice, Some((NoticeKind::Warning, text)) if text.starts_with("a turn is running"))
+    );
+}
+
+#[test]
+fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    // Read under its bare name, so the warning reads the same on every machine.
+    let bytes = std::fs::read(killed_log(&home)).unwrap();
+    let loaded = session::load::parse(&bytes, "20261122-040438-a1b2.jsonl").unwrap();
+    assert_eq!(loaded.warnings.len(), 1);
+    let mut app = app_in(&workspace, &home);
+    app.show_resumed(&loaded);
+    assert!(!app.turn_running && !app.animating());
+    assert!(app.approvals.is_empty());
+    let notices = |app: &App| {
+        app.conversation
+            .entries()
+            .iter()
+            .filter(|entry| matches!(entry, Entry::Notice { .. }))
+            .count()
+    };
+    let before = notices(&app);
+    insta::assert_snapshot!("resumed_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("resumed_160x48", screen(&mut app, 160, 48));
+    // The agent repeats the warning and the closing events, then says it resumed.
+    for warning in &loaded.warnings {
+        app.on_agent_event(Event::Notice {
+            message: warning.clone(),
+        });
+    }
+    for event in loaded.closing_events() {
+        app.on_agent_event(event);
+    }
+    assert_eq!(notices(&app), before);
+    app.on_agent_event(Event::SessionResumed {
+        id: "20261122-040438-a1b2".into(),
+        messages: 5,
+        turns: 1,
+    });
+    assert_eq!(notices(&app), before + 1);
+    assert_eq!(app.session.session_id.as_deref(), Some("20261122-040438-a1b2"));
+    // Later events are shown as usual.
+    app.on_agent_event(Event::Notice {
+        message: loaded.warnings[0].clone(),
+    });
+    assert_eq!(notices(&app), before + 2);
+}
+
+fn player(records: &[Record]) -> Player {
+    let header = header("20261122-040438-a1b2", WORKSPACE, "2026-11-22T04:04:38Z");
+    let loaded = session::load::parse(jsonl(&header, records).as_bytes(), "demo.jsonl").unwrap();
+    let mut player = Player::new(&loaded, Theme::dark());
+    player.counter = miniagent::agent::tokens::TokenCounter::estimate_only();
+    player
+}
+
+#[test]
+fn a_paused_replay_shows_its_state_where_the_prompt_would_be() {
+    let mut player = player(&finished_session());
+    let now = Instant::now();
+    // Step to the approved `bash` call; the replay's clock stands still while paused.
+    while !player.app.timeline.any_running() || player.app.timeline.calls().len() < 2 {
+        player.on_key(key(KeyCode::Right), now);
+    }
+    // Half a second at 2× later, pause while it runs.
+    player.on_key(key(KeyCode::Char('+')), now);
+    player.on_key(key(KeyCode::Char(' ')), now);
+    let later = now + Duration::from_millis(500);
+    player.tick(later);
+    player.on_key(key(KeyCode::Char(' ')), later);
+    assert_eq!(player.app.status_text(), "running bash for 1.0 s");
+    assert_eq!(player.next_wake(now + Duration::from_secs(5)), None);
+    assert!(!player.tick(now + Duration::from_secs(5)));
+    insta::assert_snapshot!("replay_paused_80x24", screen(&mut player.app, 80, 24));
+    insta::assert_snapshot!("replay_paused_160x48", screen(&mut player.app, 160, 48));
+    // The recorded approval showed, and nothing could answer it.
+    assert_eq!(player.app.outbox, vec![]);
+}
+
+#[test]
+fn a_replay_at_its_end_with_the_inspector() {
+    let mut player = player(&finished_session());
+    player.jump_to_end();
+    assert!(!player.app.turn_running);
+    insta::assert_snapshot!("replay_end_120x40", screen(&mut player.app, 120, 40));
+    player.on_key(key(KeyCode::F(6)), Instant::now());
+    let entries = player.app.history.as_ref().map(|h| h.entries.len());
+    assert_eq!(entries, Some(6));
+    insta::assert_snapshot!("replay_history_80x24", screen(&mut player.app, 80, 24));
+}
+
+#[test]
+fn a_replay_of_a_killed_session_ends_with_its_calls_closed() {
+    let home = TempDir::new();
+    let loaded = session::load(&killed_log(&home)).unwrap();
+    let mut player = Player::new(&loaded, Theme::monochrome());
+    player.jump_to_end();
+    assert!(!player.app.turn_running && player.app.approvals.is_empty());
+    let statuses: Vec<&str> = player
+        .app
+        .timeline
+        .calls()
+        .iter()
+        .map(|c| c.status.label())
+        .collect();
+    assert_eq!(statuses.len(), 2);
+    assert_ne!(
+        statuses[0], statuses[1],
+        "the killed call is not shown as it finished: {statuses:?}"
+    );
+    // The torn line's warning is the first thing the conversation says.
+    assert!(matches!(
+        player.app.conversation.entries().first(),
+        Some(Entry::Notice { kind: NoticeKind::Warning, text }) if text.contains("cut short")
+    ));
+}
