@@ -383,9 +383,5 @@ impl Printer {
 
 /// A call's arguments on one short line: the command for bash, compact JSON otherwise.
 fn short_arguments(arguments: &serde_json::Value) -> String {
-    let text = match arguments.get("command").and_then(|c| c.as_str()) {
-        Some(command) => command.to_string(),
-        None => arguments.to_string(),
-    };
-    preview_line(&text, 80)
+    preview_line(&crate::tools::output::summarize_arguments(arguments), 80)
 }

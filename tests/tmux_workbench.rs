@@ -1,6 +1,7 @@
 //! The real binary in tmux against the scripted server: the first frame, a streamed
 //! answer, an approved command, a denied write with its reason, Esc during a long tool,
-//! resizes, and a clean shell after quitting.
+//! resizes, and a clean shell after quitting; then a recorded session resumed, picked and
+//! replayed.
 
 mod support;
 
@@ -252,4 +253,79 @@ fn the_workbench_in_tmux() {
     tmux.keys(&["Enter"]);
     let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
     assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+}
+
+#[test]
+fn resume_and_replay_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("c1", "bash", r#"{"command": "echo recorded-output"}"#),
+        Reply::text("First answer, from the recorded run."),
+        Reply::slow(Turn::text("Second answer, after the resume."), 10),
+    ]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let recorded = support::cli::exec(&home, &workspace, &server, &["first task"]);
+    assert_eq!(recorded.status.code(), Some(0));
+    let log = support::cli::session_logs(&home)
+        .pop()
+        .expect("a recorded session");
+
+    let tmux = Tmux::start(&workspace);
+    let env = format!(
+        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY}",
+        home = shell_quote(home.path().to_str().unwrap()),
+    );
+    let binary = shell_quote(env!("CARGO_BIN_EXE_miniagent"));
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    // The newest session of this workspace comes back in the panes, and goes on.
+    tmux.type_text(&format!(
+        "{env} {binary} --base-url {} --model scripted-model --approval full-auto --resume",
+        server.anthropic_base_url()
+    ));
+    tmux.keys(&["Enter"]);
+    let resumed = tmux.wait_for_text("First answer, from the recorded run.");
+    assert!(
+        resumed.contains("first task") && resumed.contains("✓ bash echo recorded-output"),
+        "{resumed}"
+    );
+    tmux.wait_for_text("resumed session");
+    tmux.type_text("second task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Second answer, after the resume.");
+    let sent = server.last_request().unwrap().body["messages"].to_string();
+    assert!(
+        sent.contains("first task") && sent.contains("recorded-output"),
+        "{sent}"
+    );
+
+    // The picker lists it.
+    tmux.type_text("/resume");
+    tmux.keys(&["Enter"]);
+    let picker = tmux.wait_for_text("Resume a session");
+    assert!(
+        picker.contains("(this session) first task") && picker.contains("3 steps"),
+        "{picker}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+
+    // The replay plays both turns without a model; End jumps to the end.
+    tmux.type_text(&format!(
+        "{env} {binary} replay {}",
+        shell_quote(log.to_str().unwrap())
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("· event ");
+    tmux.keys(&["End"]);
+    let end = tmux.wait_for_text("Second answer, after the resume.");
+    assert!(end.contains("First answer, from the recorded run."), "{end}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+    assert_eq!(server.requests().len(), 3, "the replay sent nothing");
 }

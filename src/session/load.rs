@@ -276,6 +276,12 @@ impl Restored {
         }
     }
 
+    /// The history inspector's view of this state: the prompt with its summaries and
+    /// what they replaced. `fixed_tokens` are the system prompt's and the tools'.
+    pub fn snapshot(&mut self, fixed_tokens: u64) -> crate::protocol::HistorySnapshot {
+        crate::agent::inspect::snapshot_of(&mut self.context, &self.compactions, fixed_tokens)
+    }
+
     /// The history with every call answered: a call the log left open (the process was
     /// killed while it ran) gets a result saying so.
     pub fn close_open_calls(&mut self) {

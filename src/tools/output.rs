@@ -104,6 +104,19 @@ pub fn preview_line(text: &str, max_chars: usize) -> String {
     short
 }
 
+/// A call's arguments in a few words: the command, the path, or compact JSON.
+pub fn summarize_arguments(arguments: &serde_json::Value) -> String {
+    for key in ["command", "path", "bash_id", "task", "skill_name", "content"] {
+        if let Some(text) = arguments.get(key).and_then(serde_json::Value::as_str) {
+            return text.lines().next().unwrap_or("").to_string();
+        }
+    }
+    if arguments.as_object().is_some_and(|o| o.is_empty()) {
+        return String::new();
+    }
+    arguments.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ use super::text::wrap;
 use super::theme::Theme;
 use crate::protocol::ToolOutcome;
 use crate::tools::output::HeadTailBuffer;
+pub use crate::tools::output::summarize_arguments;
 
 /// Streamed output kept per call for the detail view (head and tail).
 const OUTPUT_KEEP_BYTES: usize = 1 << 20;
@@ -79,19 +80,6 @@ pub struct Call {
     pub streamed: HeadTailBuffer,
     /// The result the model received.
     pub result: Option<String>,
-}
-
-/// A call's arguments in a few words: the command, the path, or compact JSON.
-pub fn summarize_arguments(arguments: &Value) -> String {
-    for key in ["command", "path", "bash_id", "task", "skill_name", "content"] {
-        if let Some(text) = arguments.get(key).and_then(Value::as_str) {
-            return text.lines().next().unwrap_or("").to_string();
-        }
-    }
-    if arguments.as_object().is_some_and(|o| o.is_empty()) {
-        return String::new();
-    }
-    arguments.to_string()
 }
 
 /// "12 ms", "4.2 s", "2 m 05 s".

@@ -418,7 +418,7 @@ impl Replay {
         for record in self.records_so_far() {
             restored.apply(record);
         }
-        crate::agent::inspect::snapshot_of(&mut restored.context, &restored.compactions, fixed_tokens)
+        restored.snapshot(fixed_tokens)
     }
 }
 
