@@ -76,6 +76,16 @@ fn big_file(workspace: &TempDir, tokens: u64) -> String {
     text
 }
 
+/// Arguments reading big.txt, spelled two ways in turn: the agent refuses a fourth
+/// identical call in a row, and these steps are meant to run.
+fn read_big(n: usize) -> &'static str {
+    if n % 2 == 0 {
+        r#"{"path": "big.txt"}"#
+    } else {
+        r#"{"path": "./big.txt"}"#
+    }
+}
+
 fn is_summary_request(request: &RecordedRequest) -> bool {
     request.body.get("tools").is_none()
 }
@@ -88,7 +98,7 @@ fn long_session(
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let mut script: Vec<Reply> = (0..steps)
-            .map(|n| Reply::tool(format!("call_{n}"), "read_file", r#"{"path": "big.txt"}"#))
+            .map(|n| Reply::tool(format!("call_{n}"), "read_file", read_big(n)))
             .collect();
         script.push(Reply::text("It has many lines."));
         let server = ScriptedServer::start(script).await;
@@ -243,7 +253,7 @@ fn a_failing_summarizer_falls_back_to_a_digest_and_the_turn_goes_on() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let mut script: Vec<Reply> = (0..6)
-            .map(|n| Reply::tool(format!("call_{n}"), "read_file", r#"{"path": "big.txt"}"#))
+            .map(|n| Reply::tool(format!("call_{n}"), "read_file", read_big(n)))
             .collect();
         script.push(Reply::text("finished anyway"));
         let server = ScriptedServer::start(script).await;
@@ -293,7 +303,7 @@ fn the_history_snapshot_shows_summaries_and_their_originals() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let mut script: Vec<Reply> = (0..4)
-            .map(|n| Reply::tool(format!("call_{n}"), "read_file", r#"{"path": "big.txt"}"#))
+            .map(|n| Reply::tool(format!("call_{n}"), "read_file", read_big(n)))
             .collect();
         script.push(Reply::text("done"));
         let server = ScriptedServer::start(script).await;

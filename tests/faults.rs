@@ -218,3 +218,208 @@ async fn an_unreachable_provider_is_an_error_after_retries() {
     );
     assert_eq!(retries(&events).len(), 3);
 }
+
+/// A step that reads `big.txt` (so there is history to compact).
+fn read_step(n: usize) -> Reply {
+    Reply::tool(format!("read_{n}"), "read_file", r#"{"path": "big.txt"}"#)
+}
+
+fn is_summary_request(request: &RecordedRequest) -> bool {
+    request.body.get("tools").is_none()
+}
+
+#[tokio::test]
+async fn a_context_length_error_compacts_once_and_retries() {
+    let server = ScriptedServer::start(vec![
+        read_step(1),
+        read_step(2),
+        read_step(3),
+        Reply::status(400, "prompt is too long: 210000 tokens > 200000 maximum"),
+        Reply::text("Done after compacting."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("SUMMARY: read big.txt three times."));
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent.workspace.write("big.txt", "some lines\n".repeat(200));
+    let events = agent.turn("read it").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "Done after compacting.".into()
+        }),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("the provider says the prompt is too long"))));
+    let requests = server.requests();
+    let summary_at = requests
+        .iter()
+        .position(is_summary_request)
+        .expect("a summary request");
+    assert_eq!(summary_at, 4, "the summary comes right after the refused request");
+    let retried = requests.last().unwrap().body["messages"].to_string();
+    assert!(
+        retried.contains("SUMMARY: read big.txt three times."),
+        "{retried}"
+    );
+}
+
+#[tokio::test]
+async fn a_context_length_error_that_persists_ends_the_turn_without_looping() {
+    let too_long = || Reply::status(400, "This model's maximum context length is 8192 tokens");
+    let server = ScriptedServer::start(vec![
+        read_step(1),
+        read_step(2),
+        read_step(3),
+        too_long(),
+        too_long(),
+        too_long(),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("SUMMARY."));
+    let mut agent = Harness::start(test_config(Provider::Openai, &server));
+    agent.workspace.write("big.txt", "some lines\n".repeat(200));
+    let events = agent.turn("read it").await;
+    assert!(
+        matches!(events.last(), Some(Event::Error { message }) if message.contains("maximum context length")),
+        "{:?}",
+        events.last()
+    );
+    let model_requests = server
+        .requests()
+        .iter()
+        .filter(|r| !is_summary_request(r))
+        .count();
+    assert_eq!(
+        model_requests, 5,
+        "three steps, the refused request and one retry"
+    );
+    // The history is valid: the next turn goes out and works.
+    server.push(Reply::text("still here"));
+    let events = agent.turn("again").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "still here".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_reply_that_keeps_repeating_is_cut_and_asked_again() {
+    let looping = format!("Let me look. {}", "I will check the file again. ".repeat(40));
+    let server = ScriptedServer::start(vec![
+        Reply::Stream(Turn::text(looping)),
+        Reply::text("The file is fine."),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let events = agent.turn("check it").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "The file is fine.".into()
+        })
+    );
+    let retry = events.iter().find_map(|e| match e {
+        Event::Retrying {
+            reason,
+            discard_partial,
+            ..
+        } => Some((reason.clone(), *discard_partial)),
+        _ => None,
+    });
+    assert_eq!(
+        retry,
+        Some(("the reply kept repeating itself; asking again".to_string(), true))
+    );
+    assert_eq!(server.request_count(), 2);
+}
+
+#[tokio::test]
+async fn a_reply_that_repeats_twice_is_reported_and_the_history_stays_valid() {
+    let looping =
+        || Reply::Stream(Turn::new().thinking(format!("Hmm. {}", "again and again ".repeat(60)), "sig"));
+    let server = ScriptedServer::start(vec![looping(), looping(), Reply::text("recovered")]).await;
+    let mut agent = Harness::start(test_config(Provider::Openai, &server));
+    let events = agent.turn("think").await;
+    assert!(
+        matches!(events.last(), Some(Event::Error { message }) if message.contains("kept repeating itself")),
+        "{:?}",
+        events.last()
+    );
+    let events = agent.turn("try again").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "recovered".into()
+        })
+    );
+    let messages = server.last_request().unwrap().body["messages"].clone();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(roles.iter().filter(|r| **r == "user").count(), 2, "{roles:?}");
+}
+
+#[tokio::test]
+async fn the_same_read_four_times_gets_a_note_instead_of_a_fourth_run() {
+    let same = |n: usize| Reply::tool(format!("r{n}"), "read_file", r#"{"path": "a.txt"}"#);
+    let server = ScriptedServer::start(vec![
+        same(1),
+        same(2),
+        same(3),
+        same(4),
+        Reply::text("ok, I have it"),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent.workspace.write("a.txt", "alpha\n");
+    let events = agent.turn("read a.txt").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "ok, I have it".into()
+        })
+    );
+    let started = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCallStarted { .. }))
+        .count();
+    assert_eq!(started, 3, "the fourth identical read did not run");
+    let last = server.last_request().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("the same `read_file` call, with the same arguments, 3 times in a row"),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn the_same_command_four_times_asks_the_person_even_in_full_auto() {
+    let same = |n: usize| Reply::tool(format!("b{n}"), "bash", r#"{"command": "echo same"}"#);
+    let server = ScriptedServer::start(vec![same(1), same(2), same(3), same(4), Reply::text("done")]).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent.send(miniagent::protocol::Op::UserInput { text: "loop".into() });
+    let asked = agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .await;
+    let Event::ApprovalRequested { id, preview, .. } = asked else {
+        unreachable!()
+    };
+    assert_eq!(id, "b4");
+    assert!(
+        preview.starts_with("The model asked for this same call 4 times in a row."),
+        "{preview}"
+    );
+    agent.send(miniagent::protocol::Op::Approval {
+        id,
+        decision: miniagent::protocol::Decision::Deny {
+            reason: Some("stop looping".into()),
+        },
+    });
+    agent.wait_for(|e| matches!(e, Event::TurnComplete { .. })).await;
+    let last = server.last_request().unwrap().body["messages"].to_string();
+    assert!(last.contains("stop looping"), "{last}");
+}

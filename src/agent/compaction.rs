@@ -232,6 +232,13 @@ async fn summarize(
             });
             None
         }
+        Err(CallFailure::Repeating { .. }) => {
+            context.events.emit(Event::Notice {
+                message: "the summary kept repeating itself; a digest of the steps stands in for it"
+                    .to_string(),
+            });
+            None
+        }
     };
     let summary_tokens = |text: &str| counter.message(&Message::user(format!("{SUMMARY_MARK}\n\n{text}")));
     let (text, fallback) = match written {

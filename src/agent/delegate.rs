@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::context::ContextState;
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
-use super::turn::{ToolPhase, announce, run_tools};
+use super::turn::{CallGuards, ToolPhase, announce, run_tools};
 use super::{Session, TurnContext, UsageTotals};
 use crate::llm::{ModelRequest, ToolSpec};
 use crate::protocol::{Event, StopReason};
@@ -130,7 +130,7 @@ pub(crate) async fn run(
     sub.events.emit(Event::TurnStarted { text: task.clone() });
     session.context.push(Message::user(task));
     let max_steps = options.config.agent.delegate_max_steps;
-    let mut allowed = Some(names.clone());
+    let mut guards = CallGuards::allowing(names.clone());
     for step in 1..=max_steps {
         sub.events.emit(Event::StepStarted { step, max_steps });
         let prompt = session.context.prompt();
@@ -148,6 +148,11 @@ pub(crate) async fn run(
                     "the sub-agent's model call failed: {error}"
                 )));
             }
+            Err(CallFailure::Repeating { partial_text }) => {
+                return Ok(ToolOutput::error(format!(
+                    "the sub-agent's reply kept repeating itself and was cut:\n{partial_text}"
+                )));
+            }
         };
         let message = announce(&sub, &response);
         let calls_tools = response
@@ -162,7 +167,7 @@ pub(crate) async fn run(
             sub.events.emit(Event::TurnComplete { text: text.clone() });
             return Ok(answer(text, response.stop_reason));
         }
-        match run_tools(&mut session, &sub, &response, &mut allowed).await {
+        match run_tools(&mut session, &sub, &response, &mut guards).await {
             ToolPhase::Done => {}
             ToolPhase::Interrupted | ToolPhase::Aborted => return Err(Stopped::Cancelled),
         }
@@ -192,6 +197,9 @@ pub(crate) async fn run(
         Err(CallFailure::Cancelled { .. }) => Err(Stopped::Cancelled),
         Err(CallFailure::Failed(error)) => Ok(ToolOutput::error(format!(
             "the sub-agent used all {max_steps} steps and its report failed: {error}"
+        ))),
+        Err(CallFailure::Repeating { partial_text }) => Ok(ToolOutput::error(format!(
+            "the sub-agent used all {max_steps} steps and its report kept repeating itself:\n{partial_text}"
         ))),
     }
 }

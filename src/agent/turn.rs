@@ -20,6 +20,11 @@ use crate::tools::{ToolContext, ToolOutput, schema};
 const INTERRUPTED: &str = "interrupted by the user";
 /// Marks assistant text cut short by an interruption.
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
+/// Marks assistant text cut because it kept repeating itself.
+const REPEATING_MARK: &str = "[cut: this reply kept repeating itself]";
+/// The same call (tool and arguments) this many times in a row is enough: the next one
+/// is not run as asked (MiroThinker's guard against loops).
+const SAME_CALL_LIMIT: u32 = 3;
 /// Floor of the hard cap on one tool result in the history, whatever the tool did.
 const RESULT_LIMIT_BYTES: usize = 100_000;
 
@@ -67,8 +72,8 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     context.events.commit(session);
 
     let mut asked_to_continue = false;
-    // Set by a skill's `allowed-tools` once the agent loads that skill.
-    let mut allowed_tools: Option<Vec<String>> = None;
+    // A skill's `allowed-tools`, and the streak of identical calls.
+    let mut guards = CallGuards::default();
     // Text of a reply cut at the output limit, to be joined with its continuation.
     let mut carried_text = String::new();
     for step in 1..=max_steps {
@@ -76,14 +81,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         if !preflight(session, context).await {
             return;
         }
-        let prompt = session.context.prompt();
-        let request = ModelRequest {
-            system: &options.system_prompt,
-            messages: &prompt,
-            tools: &specs,
-            max_output_tokens: options.config.model.max_output_tokens,
-        };
-        let response = match call_model(context, &request, Deltas::Forward).await {
+        let response = match call_step(session, context, &specs).await {
             Ok(response) => response,
             Err(failure) => return end_without_response(session, context, failure),
         };
@@ -114,7 +112,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
             context.events.emit(Event::TurnComplete { text: carried_text });
             return;
         }
-        match run_tools(session, context, &response, &mut allowed_tools).await {
+        match run_tools(session, context, &response, &mut guards).await {
             ToolPhase::Done => {}
             ToolPhase::Interrupted => {
                 session.context.close_open_tool_calls(INTERRUPTED);
@@ -133,6 +131,49 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         }
     }
     step_limit_report(session, context, max_steps).await;
+}
+
+/// One step's model call. When the provider says the prompt is too long for the model
+/// (our count was off), the history is compacted and the call made once more; a second
+/// refusal ends the turn.
+async fn call_step(
+    session: &mut Session,
+    context: &TurnContext,
+    specs: &[crate::llm::ToolSpec],
+) -> Result<ModelResponse, CallFailure> {
+    let options = &context.options;
+    let mut compacted = false;
+    loop {
+        let prompt = session.context.prompt();
+        let request = ModelRequest {
+            system: &options.system_prompt,
+            messages: &prompt,
+            tools: specs,
+            max_output_tokens: options.config.model.max_output_tokens,
+        };
+        let error = match call_model(context, &request, Deltas::Forward).await {
+            Err(CallFailure::Failed(error)) if error.is_context_overflow() && !compacted => error,
+            result => return result,
+        };
+        compacted = true;
+        context.events.emit(Event::Notice {
+            message: format!("the provider says the prompt is too long ({error}); compacting the history and trying once more"),
+        });
+        let before = compaction::prompt_size(session, context);
+        let result = compaction::ensure_budget(session, context, true).await;
+        context.events.commit(session);
+        if let Err(BudgetFailure::Cancelled) = result {
+            return Err(CallFailure::Cancelled {
+                partial_text: String::new(),
+            });
+        }
+        if compaction::prompt_size(session, context) >= before {
+            context.events.emit(Event::Notice {
+                message: "nothing in the history could be compacted".to_string(),
+            });
+            return Err(CallFailure::Failed(error));
+        }
+    }
 }
 
 fn assistant_text(response: &ModelResponse) -> String {
@@ -269,6 +310,16 @@ fn end_without_response(session: &mut Session, context: &TurnContext, failure: C
                 message: format!("the model call failed: {error}"),
             });
         }
+        CallFailure::Repeating { partial_text } => {
+            if !partial_text.trim().is_empty() {
+                session.context.push(Message::assistant_text(format!(
+                    "{partial_text}\n\n{REPEATING_MARK}"
+                )));
+            }
+            context.events.emit(Event::Error {
+                message: "the model's reply kept repeating itself, also when asked again; it was cut and the turn stopped".to_string(),
+            });
+        }
     }
 }
 
@@ -279,7 +330,7 @@ pub(super) async fn run_tools(
     session: &mut Session,
     context: &TurnContext,
     response: &ModelResponse,
-    allowed_tools: &mut Option<Vec<String>>,
+    guards: &mut CallGuards,
 ) -> ToolPhase {
     let calls: Vec<(String, String, Value)> = response
         .content
@@ -301,20 +352,30 @@ pub(super) async fn run_tools(
         });
         let started = Instant::now();
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
-        let outcome = match allowed_tools.as_ref() {
+        let repeats = guards.same_call(&name, &arguments);
+        let outcome = match guards.allowed_tools.as_ref() {
             Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
                 CallOutcome::Denied(ToolOutput::error(format!(
                     "only these tools may be used now: {}; `{name}` is not one of them",
                     allowed.join(", ")
                 )))
             }
-            _ => run_one(context, &id, &name, arguments, invalid).await,
+            _ if repeats > SAME_CALL_LIMIT && changes_nothing(context, &name) => {
+                CallOutcome::Denied(ToolOutput::error(format!(
+                    "not run: this is the same `{name}` call, with the same arguments, {SAME_CALL_LIMIT} times in a row already, and it changes nothing, so its result is the one you have. Use that result, or change the arguments or the approach."
+                )))
+            }
+            _ if repeats > SAME_CALL_LIMIT => {
+                let note = format!("The model asked for this same call {} times in a row.", repeats);
+                run_one(context, &id, &name, arguments, invalid, Some(note)).await
+            }
+            _ => run_one(context, &id, &name, arguments, invalid, None).await,
         };
         if let CallOutcome::Finished(output) = &outcome
             && !output.is_error
             && let Some(tools) = &output.restrict_tools
         {
-            *allowed_tools = Some(tools.clone());
+            guards.allowed_tools = Some(tools.clone());
         }
         let (phase, output, outcome) = match outcome {
             CallOutcome::Finished(output) => {
@@ -370,16 +431,62 @@ fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
+/// Whether `name` is a tool that only reads.
+fn changes_nothing(context: &TurnContext, name: &str) -> bool {
+    context
+        .options
+        .tools
+        .get(name)
+        .is_some_and(|tool| tool.effect() == crate::tools::ToolEffect::ReadOnly)
+}
+
+/// What a turn remembers about its calls, across its steps.
+#[derive(Debug, Default)]
+pub(super) struct CallGuards {
+    /// Set by a skill's `allowed-tools`: only these tools run for the rest of the turn.
+    pub allowed_tools: Option<Vec<String>>,
+    /// The last call (tool and arguments) and how many times in a row it was asked for.
+    last_call: Option<(String, Value)>,
+    streak: u32,
+}
+
+impl CallGuards {
+    /// Guards for a turn that may use only `tools`.
+    pub(super) fn allowing(tools: Vec<String>) -> Self {
+        Self {
+            allowed_tools: Some(tools),
+            ..Self::default()
+        }
+    }
+
+    /// Counts this call: how many times in a row it has now been asked for.
+    fn same_call(&mut self, name: &str, arguments: &Value) -> u32 {
+        let same = self
+            .last_call
+            .as_ref()
+            .is_some_and(|(last_name, last_arguments)| last_name == name && last_arguments == arguments);
+        if same {
+            self.streak += 1;
+        } else {
+            self.last_call = Some((name.to_string(), arguments.clone()));
+            self.streak = 1;
+        }
+        self.streak
+    }
+}
+
 /// One call: validation, approval, execution. Boxed as a `Send` future: a `delegate`
 /// call runs a sub-agent whose own calls come back here, and the box ends that cycle.
+/// With `insist`, the person is asked whatever the approval mode says, and told why.
 fn run_one<'a>(
     context: &'a TurnContext,
     id: &'a str,
     name: &'a str,
     arguments: Value,
     invalid: Option<&'a InvalidArguments>,
+    insist: Option<String>,
 ) -> futures_util::future::BoxFuture<'a, CallOutcome> {
-    Box::pin(run_one_inner(context, id, name, arguments, invalid))
+    Box::pin(run_one_inner(context, id, name, arguments, invalid, insist))
 }
 
 async fn run_one_inner(
@@ -388,6 +495,7 @@ async fn run_one_inner(
     name: &str,
     arguments: Value,
     invalid: Option<&InvalidArguments>,
+    insist: Option<String>,
 ) -> CallOutcome {
     use CallOutcome::Finished;
     if let Some(invalid) = invalid {
@@ -409,10 +517,14 @@ async fn run_one_inner(
             "invalid arguments for `{name}`: {problem}"
         )));
     }
-    match context
+    let verdict = match context
         .policy
         .with(|policy| policy.check(tool.as_ref(), &arguments))
     {
+        Verdict::Run if insist.is_some() => Verdict::Ask,
+        verdict => verdict,
+    };
+    match verdict {
         Verdict::Run => {}
         Verdict::Refuse(reason) => {
             return CallOutcome::Denied(ToolOutput::error(format!("refused: {reason}")));
@@ -420,7 +532,10 @@ async fn run_one_inner(
         Verdict::Ask => {
             // A call that cannot succeed is answered at once; nobody is asked about it.
             let preview = match tool.preview(&arguments, &context.workspace) {
-                Ok(preview) => preview,
+                Ok(preview) => match &insist {
+                    Some(note) => format!("{note}\n\n{preview}"),
+                    None => preview,
+                },
                 Err(message) => return Finished(ToolOutput::error(message)),
             };
             let decision = context.approvals.register(id);
@@ -537,6 +652,11 @@ async fn step_limit_report(session: &mut Session, context: &TurnContext, max_ste
         }
         Err(CallFailure::Failed(error)) => {
             format!("Stopped after {max_steps} steps; the progress report could not be written: {error}")
+        }
+        Err(CallFailure::Repeating { partial_text }) => {
+            format!(
+                "Stopped after {max_steps} steps; the progress report kept repeating itself:\n{partial_text}"
+            )
         }
     };
     session.context.push(Message::assistant_text(report.clone()));

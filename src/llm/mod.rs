@@ -111,6 +111,22 @@ impl LlmError {
         }
     }
 
+    /// Whether the provider refused the request because the prompt is longer than the
+    /// model's context (a 400 or 413 saying so, or an error event saying so).
+    pub fn is_context_overflow(&self) -> bool {
+        match self {
+            LlmError::Status { status, message, .. } => {
+                matches!(status, 400 | 413) && is_context_length_message(message)
+            }
+            LlmError::StreamError { message, .. } => is_context_length_message(message),
+            LlmError::Connect { .. }
+            | LlmError::Timeout(_)
+            | LlmError::StreamBroken(_)
+            | LlmError::Malformed(_)
+            | LlmError::Request(_) => false,
+        }
+    }
+
     /// The delay the provider asked for, if any.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
