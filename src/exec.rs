@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use tokio::signal::unix::{SignalKind, signal};
+
 use crate::agent::AgentHandle;
-use crate::protocol::{Decision, Event, McpState, Op};
+use crate::protocol::{Decision, Event, McpState, Op, SandboxState};
 use crate::tools::output::preview_line;
 
 /// How `exec` ended, as the process exit code.
@@ -38,7 +40,8 @@ pub enum OutputMode {
 }
 
 /// Runs one turn to its end. SIGINT interrupts the turn cleanly; a second SIGINT gives up
-/// waiting.
+/// waiting. SIGTERM and SIGHUP stop the turn and end the run at once, the session log
+/// written out as the agent shuts down.
 pub async fn run(
     mut agent: AgentHandle,
     resume: Option<std::path::PathBuf>,
@@ -47,13 +50,14 @@ pub async fn run(
 ) -> ExecOutcome {
     let mut printer = Printer::new(mode);
     // One listener for the whole run, so a signal between two events is never missed.
-    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+    let mut sigint = match signal(SignalKind::interrupt()) {
         Ok(listener) => Some(listener),
         Err(err) => {
             printer.note(&format!("Ctrl-C will not interrupt cleanly: {err}"));
             None
         }
     };
+    let mut terminate = [SignalKind::terminate(), SignalKind::hangup()].map(|kind| signal(kind).ok());
     // With a session to resume, the prompt waits until the history is back: a resume
     // that fails ends the run before anything is sent to the model.
     let mut prompt = Some(prompt);
@@ -76,8 +80,26 @@ pub async fn run(
                 None => std::future::pending().await,
             }
         };
+        let [term, hup] = &mut terminate;
+        let terminated = async {
+            match (term.as_mut(), hup.as_mut()) {
+                (Some(term), Some(hup)) => tokio::select! {
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                },
+                (Some(one), None) | (None, Some(one)) => {
+                    one.recv().await;
+                }
+                (None, None) => std::future::pending().await,
+            }
+        };
         let event = tokio::select! {
             event = agent.events.recv() => event,
+            () = terminated => {
+                printer.note("terminated; stopping the turn");
+                let _ = agent.ops.send(Op::Interrupt);
+                break ExecOutcome::Interrupted;
+            }
             _ = interrupted => {
                 interrupts += 1;
                 if interrupts > 1 {
@@ -232,11 +254,20 @@ impl Printer {
                 model,
                 provider,
                 workspace,
+                sandbox,
                 ..
             } => {
+                let sandbox = match sandbox {
+                    SandboxState::Enforced => " · sandbox ✓".to_string(),
+                    SandboxState::Off => " · no sandbox in full-auto".to_string(),
+                    SandboxState::Unavailable { reason } => format!(" · no sandbox: {reason}"),
+                    SandboxState::Unknown => String::new(),
+                };
                 eprintln!(
                     "{}",
-                    dim(&format!("miniagent · {provider} · {model} · {workspace}"))
+                    dim(&format!(
+                        "miniagent · {provider} · {model} · {workspace}{sandbox}"
+                    ))
                 );
             }
             Event::SessionResumed { id, messages, turns } => {

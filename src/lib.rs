@@ -9,6 +9,7 @@ pub mod config;
 pub mod exec;
 pub mod llm;
 pub mod protocol;
+pub mod secrets;
 pub mod session;
 pub mod startup;
 pub mod tools;

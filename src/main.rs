@@ -9,6 +9,7 @@ use miniagent::config::{ApprovalMode, Overrides, Provider};
 use miniagent::exec::{self, ExecOutcome, OutputMode};
 use miniagent::session::cli::{self, ExportFormat};
 use miniagent::startup::{self, StartOptions};
+use miniagent::tools::sandbox::SandboxSetting;
 
 /// A terminal workbench for an LLM agent that reads and edits files, runs commands and
 /// keeps going on long tasks. With no command, the full-screen workbench opens.
@@ -51,6 +52,10 @@ struct SharedOptions {
     /// Model calls per turn before the agent stops and reports.
     #[arg(long, global = true, value_name = "N")]
     max_steps: Option<u32>,
+    /// The Landlock sandbox for commands (writes only under the workspace and the temp
+    /// dir); `off` lets full-auto run them unsandboxed, the other modes always sandbox.
+    #[arg(long, global = true, value_enum)]
+    sandbox: Option<SandboxSetting>,
     /// Trust this workspace: use its .miniagent/mcp.json (remembered for next time).
     #[arg(long, global = true)]
     trust_workspace: bool,
@@ -138,6 +143,7 @@ fn run(cli: Cli) -> i32 {
             api_key_env: shared.api_key_env,
             approval: shared.approval,
             max_steps: shared.max_steps,
+            sandbox: shared.sandbox,
         },
     };
     match cli.command {

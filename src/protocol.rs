@@ -80,6 +80,23 @@ pub struct ToolInfo {
     pub description: String,
 }
 
+/// Whether `bash` commands run in the Landlock sandbox (writes only under the workspace
+/// and the temp dir), as configured when the session started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxState {
+    /// Not reported (a session recorded before miniagent had a sandbox).
+    #[default]
+    Unknown,
+    /// Every command is sandboxed.
+    Enforced,
+    /// `tools.bash.sandbox = "off"`: full-auto runs commands unsandboxed; the other
+    /// approval modes still sandbox them.
+    Off,
+    /// The kernel cannot sandbox; commands run unsandboxed.
+    Unavailable { reason: String },
+}
+
 /// Why a turn stopped streaming text early, as the provider reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,6 +124,9 @@ pub enum Event {
         /// The id the session is recorded under, when it is recorded.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
+        /// Whether `bash` commands are sandboxed.
+        #[serde(default)]
+        sandbox: SandboxState,
     },
     /// The agent continues a recorded session ([`Op::Resume`]).
     SessionResumed {

@@ -10,6 +10,7 @@ use crate::agent::AgentOptions;
 use crate::config::{self, Config, LoadOptions, Overrides, Provider};
 use crate::llm::{self, endpoint};
 use crate::protocol::{Event, SkillInfo};
+use crate::secrets::Secrets;
 use crate::session::{self, SessionLog};
 use crate::tools::ToolRegistry;
 use crate::tools::mcp;
@@ -46,25 +47,28 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
     let api_key = api_key(&config, env)?;
     let mut mcp = mcp_config(options, env)?;
     let mut notices = Vec::new();
-    if let Some(project) = trust::workspace_mcp(&workspace).map_err(|why| anyhow::anyhow!(why))? {
-        let config_dir = config::config_dir(env);
-        if options.trust_workspace || trust::is_trusted(config_dir.as_deref(), &workspace) {
+    let extras = trust::WorkspaceExtras::load(&workspace).map_err(|why| anyhow::anyhow!(why))?;
+    let config_dir = config::config_dir(env);
+    let trusted = options.trust_workspace || trust::is_trusted(config_dir.as_deref(), &workspace);
+    if !extras.is_empty() {
+        if trusted {
             if options.trust_workspace
                 && let Some(dir) = &config_dir
                 && let Err(why) = trust::remember(dir, &workspace)
             {
                 notices.push(why);
             }
-            mcp = Some(trust::merge(mcp, project));
+            if let Some(project) = extras.mcp {
+                mcp = Some(trust::merge(mcp, project));
+            }
         } else {
             notices.push(format!(
-                "this workspace has {} ({}); it starts programs, so it is used only if you trust the workspace (--trust-workspace)",
-                trust::WORKSPACE_MCP,
-                trust::describe(&project).join("; ")
+                "this workspace has its own MCP servers or skills in .miniagent/ ({}); they run programs or steer the agent, so they are used only if you trust the workspace (--trust-workspace)",
+                extras.describe().join("; ")
             ));
         }
     }
-    let mut options = build(config, workspace, api_key, mcp)?;
+    let mut options = build(config, workspace, api_key, mcp, trusted)?;
     options.startup_notices.extend(notices);
     Ok(options)
 }
@@ -143,8 +147,8 @@ fn mcp_log_path() -> Option<PathBuf> {
 }
 
 /// The skills of this session: the bundled ones (written to the cache folder so the agent
-/// can read their files), the user's, and the workspace's.
-pub fn discover_skills(workspace: &std::path::Path) -> SkillSet {
+/// can read their files), the user's, and the workspace's when it is trusted.
+pub fn discover_skills(workspace: &std::path::Path, trusted: bool) -> SkillSet {
     let bundled = skills::default_install_dir().and_then(|dir| match skills::install_bundled(&dir) {
         Ok(dir) => Some(dir),
         Err(why) => {
@@ -153,23 +157,26 @@ pub fn discover_skills(workspace: &std::path::Path) -> SkillSet {
         }
     });
     let user = config::config_dir(&|name| std::env::var(name).ok()).map(|dir| skills::user_skills_dir(&dir));
-    SkillSet::discover(bundled.as_deref(), user.as_deref(), workspace)
+    SkillSet::discover_in(bundled.as_deref(), user.as_deref(), trusted.then_some(workspace))
 }
 
 /// A session from a loaded configuration, a resolved workspace and a key.
+/// `trusted`: the workspace's own skills are used (its MCP servers come in `mcp_config`).
 pub fn build(
     config: Config,
     workspace: PathBuf,
     api_key: String,
     mcp_config: Option<mcp::McpConfig>,
+    trusted: bool,
 ) -> anyhow::Result<AgentOptions> {
     let mut secrets = vec![api_key.clone()];
     if let Some(mcp) = &mcp_config {
         secrets.extend(mcp.secret_values());
     }
+    let secrets = Secrets::new(secrets);
     let client = llm::build_client(&config.model, api_key)?;
-    let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets);
-    let skills = Arc::new(discover_skills(&workspace));
+    let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone());
+    let skills = Arc::new(discover_skills(&workspace, trusted));
     let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
     let mut tools = ToolRegistry::builtin(&config);
     if !skills.is_empty() {
@@ -213,6 +220,7 @@ pub fn build(
         client,
         tools,
         session_log,
+        secrets,
     })
 }
 
@@ -221,7 +229,7 @@ fn session_log(
     config: &Config,
     workspace: &std::path::Path,
     client: &dyn llm::ModelClient,
-    secrets: Vec<String>,
+    secrets: Secrets,
 ) -> (SessionLog, Option<String>) {
     if !config.session.record {
         return (SessionLog::disabled(), None);

@@ -1,5 +1,6 @@
-//! Trusting a workspace. A workspace's own `.miniagent/mcp.json` starts programs, so it is
-//! used only once the person said they trust that workspace; the answer is remembered in
+//! Trusting a workspace. A workspace's own `.miniagent/mcp.json` starts programs and its
+//! `.miniagent/skills/` change the agent's instructions, so both are used only once the
+//! person said they trust that workspace; the answer is remembered in
 //! `<config dir>/trusted-workspaces.json` (canonical paths).
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,45 @@ pub fn remember(config_dir: &Path, workspace: &Path) -> Result<(), String> {
     let text = serde_json::to_string_pretty(&list).map_err(|err| err.to_string())?;
     write_atomic(&config_dir.join(TRUST_FILE), text.as_bytes())
         .map_err(|err| format!("cannot remember the trusted workspace: {err}"))
+}
+
+/// What a workspace brings of its own that needs trust.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkspaceExtras {
+    /// Its `.miniagent/mcp.json`.
+    pub mcp: Option<McpConfig>,
+    /// Names of the skills in its `.miniagent/skills/`.
+    pub skills: Vec<String>,
+}
+
+impl WorkspaceExtras {
+    /// Reads what `workspace` has; a damaged `mcp.json` is an error.
+    pub fn load(workspace: &Path) -> Result<Self, String> {
+        let skills = crate::tools::skills::SkillSet::discover_in(None, None, Some(workspace))
+            .skills()
+            .iter()
+            .map(|skill| skill.name.clone())
+            .collect();
+        Ok(Self {
+            mcp: workspace_mcp(workspace)?,
+            skills,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.mcp.is_none() && self.skills.is_empty()
+    }
+
+    /// One line per server it would start and per skill it would add, for the prompt.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = self.mcp.as_ref().map(describe).unwrap_or_default();
+        lines.extend(
+            self.skills
+                .iter()
+                .map(|name| format!("skill `{name}`: instructions the agent may follow")),
+        );
+        lines
+    }
 }
 
 /// The workspace's own MCP servers, if it has an `.miniagent/mcp.json`.

@@ -79,7 +79,7 @@ fn big_file(workspace: &TempDir, tokens: u64) -> String {
 /// Arguments reading big.txt, spelled two ways in turn: the agent refuses a fourth
 /// identical call in a row, and these steps are meant to run.
 fn read_big(n: usize) -> &'static str {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         r#"{"path": "big.txt"}"#
     } else {
         r#"{"path": "./big.txt"}"#

@@ -99,7 +99,7 @@ async fn a_dropped_stream_is_retried_without_duplicated_text() {
     let long = "This reply is long enough to arrive in many small pieces over the wire.";
     for provider in [Provider::Anthropic, Provider::Openai] {
         let server = ScriptedServer::start(vec![
-            Reply::drop_after(Turn::text(long), 5),
+            Reply::drop_after(Turn::text(long), 9),
             Reply::Stream(Turn::text(long)),
         ])
         .await;
@@ -422,4 +422,27 @@ async fn the_same_command_four_times_asks_the_person_even_in_full_auto() {
     agent.wait_for(|e| matches!(e, Event::TurnComplete { .. })).await;
     let last = server.last_request().unwrap().body["messages"].to_string();
     assert!(last.contains("stop looping"), "{last}");
+}
+
+#[tokio::test]
+async fn a_502_and_a_stream_dropped_before_any_output_are_retried() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(502, "bad gateway"),
+        Reply::drop_after(Turn::text("never shown"), 0),
+        Reply::text("through at last"),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let events = agent.turn("hi").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "through at last".into()
+        })
+    );
+    let seen = retries(&events);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(!seen[1].2, "nothing was shown, so nothing is discarded");
+    assert!(streamed_text(&events).ends_with("through at last"));
+    assert!(!streamed_text(&events).contains("never shown"));
 }

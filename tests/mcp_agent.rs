@@ -42,6 +42,7 @@ async fn mcp_tools_run_through_the_agent_loop() {
         workspace.path().to_path_buf(),
         "sk-test".into(),
         Some(mcp),
+        false,
     )
     .unwrap();
     let mut agent = miniagent::agent::spawn(options);

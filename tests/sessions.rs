@@ -350,6 +350,13 @@ fn no_api_key_reaches_a_session_file() {
         Some(TEST_KEY),
         "the test key was really used"
     );
+    // Nothing shown carries it either: the answer, the thinking, the tool output.
+    assert_eq!(text(&output.stdout), "Your key is [redacted].\n");
+    let stderr = text(&output.stderr);
+    assert!(
+        !stderr.contains(TEST_KEY) && stderr.contains("The key might be [redacted]."),
+        "{stderr}"
+    );
     let mut files = 0;
     for entry in std::fs::read_dir(home.join("sessions"))
         .unwrap()
@@ -450,4 +457,54 @@ fn a_session_open_in_another_process_is_not_resumed_twice() {
         .args(["-f", "sleep 6.5"])
         .status();
     assert_eq!(server.requests().len(), 2, "the refused resume sent nothing");
+}
+
+#[test]
+fn sigterm_stops_exec_cleanly_and_the_log_is_complete() {
+    let server =
+        ScriptedServer::start_blocking(vec![Reply::tool("c1", "bash", r#"{"command": "sleep 8.75"}"#)]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let child = exec_command(&home, &workspace, &server, &["wait"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let log = loop {
+        if let Some(log) = session_logs(&home).pop()
+            && std::fs::read_to_string(&log).is_ok_and(|t| t.contains(r#""type":"tool_call_started""#))
+        {
+            break log;
+        }
+        assert!(std::time::Instant::now() < deadline, "the call never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let sent = std::time::Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
+    let loaded = session::load(&log).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert!(
+        loaded.closing_events().is_empty(),
+        "the call and the turn were closed before exit"
+    );
+    assert!(
+        std::process::Command::new("pgrep")
+            .args(["-f", "sleep 8.75"])
+            .output()
+            .unwrap()
+            .stdout
+            .is_empty(),
+        "the command was stopped"
+    );
 }

@@ -39,6 +39,7 @@ async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -
         workspace: Arc::new(Workspace::new(workspace, &[])),
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
+        approval: miniagent::config::ApprovalMode::FullAuto,
     };
     tool.run(arguments, context).await
 }

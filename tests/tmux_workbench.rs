@@ -329,3 +329,48 @@ fn resume_and_replay_in_tmux() {
     });
     assert_eq!(server.requests().len(), 3, "the replay sent nothing");
 }
+
+#[test]
+fn sigterm_during_a_tool_call_restores_the_terminal_and_completes_the_log() {
+    let server =
+        ScriptedServer::start_blocking(vec![Reply::tool("s1", "bash", r#"{"command": "sleep 9.25"}"#)]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    let base_url = server.anthropic_base_url();
+    tmux.type_text(&format!(
+        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {base_url} --model scripted-model --approval full-auto",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        home = shell_quote(home.path().to_str().unwrap()),
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Input");
+    tmux.type_text("wait for it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("running bash for");
+    let pids = Command::new("pgrep")
+        .args(["-f", "--", &format!("--base-url {base_url}")])
+        .output()
+        .unwrap();
+    let pids = String::from_utf8_lossy(&pids.stdout).into_owned();
+    assert!(!pids.trim().is_empty(), "the workbench's pid");
+    for pid in pids.split_whitespace() {
+        let _ = Command::new("kill").args(["-TERM", pid]).status();
+    }
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+    tmux.type_text("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
+    tmux.keys(&["Enter"]);
+    let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
+    assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+    let log = support::cli::session_logs(&home).pop().expect("a session log");
+    let loaded = miniagent::session::load(&log).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert!(
+        loaded.closing_events().is_empty(),
+        "the running call and turn were closed"
+    );
+}

@@ -49,6 +49,7 @@ fn app_in(workspace: &TempDir) -> App {
             description: "run".into(),
         }],
         session_id: None,
+        sandbox: miniagent::protocol::SandboxState::Enforced,
     });
     app
 }

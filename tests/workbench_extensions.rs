@@ -31,6 +31,7 @@ fn app_in(workspace: &TempDir) -> App {
         workspace: "/home/dev/project".into(),
         tools: vec![],
         session_id: None,
+        sandbox: miniagent::protocol::SandboxState::Enforced,
     });
     app
 }

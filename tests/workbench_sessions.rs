@@ -63,6 +63,7 @@ fn app_in(workspace: &TempDir, home: &TempDir) -> App {
             description: "run".into(),
         }],
         session_id: Some("20261123-090000-ffff".into()),
+        sandbox: miniagent::protocol::SandboxState::Enforced,
     });
     app
 }
@@ -145,6 +146,7 @@ fn turn_until_bash() -> Vec<Record> {
                 workspace: WORKSPACE.into(),
                 tools: Vec::new(),
                 session_id: Some("20261122-040438-a1b2".into()),
+                sandbox: miniagent::protocol::SandboxState::Enforced,
             },
         ),
         ev(100, Event::TurnStarted { text: PROMPT.into() }),

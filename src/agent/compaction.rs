@@ -69,7 +69,7 @@ fn fixed_tokens(session: &Session, context: &TurnContext) -> u64 {
 
 /// The whole prompt's estimated size.
 pub(crate) fn prompt_size(session: &mut Session, context: &TurnContext) -> u64 {
-    fixed_tokens(session, context) + session.context.prompt_tokens()
+    fixed_tokens(session, context).saturating_add(session.context.prompt_tokens())
 }
 
 /// Makes the next prompt fit the budget (pre-flight). `force` compacts everything that

@@ -222,6 +222,11 @@ impl ContextState {
         let mut index = 0;
         let mut next_summary = 0;
         while index < self.messages.len() {
+            // A summary starting inside a range already replaced (only a damaged or edited
+            // log holds one) is skipped, so the summaries after it still show.
+            while self.summaries.get(next_summary).is_some_and(|s| s.start < index) {
+                next_summary += 1;
+            }
             if let Some(summary) = self.summaries.get(next_summary)
                 && summary.start == index
             {
@@ -256,9 +261,10 @@ impl ContextState {
     /// Tokens of the prompt's messages (without system prompt and tools).
     pub fn prompt_tokens(&mut self) -> u64 {
         let mut ordinal = 0;
-        let mut total = 0;
+        let mut total: u64 = 0;
         for item in self.view_items() {
-            total += match item {
+            // Saturating: a summary's token count comes from the log and may be garbage.
+            total = total.saturating_add(match item {
                 ViewItem::Summary(index) => {
                     ordinal += self.summary_results(index);
                     self.summaries[index].tokens
@@ -275,7 +281,7 @@ impl ContextState {
                         self.counter.message(&masked)
                     }
                 }
-            };
+            });
         }
         total
     }
@@ -283,10 +289,11 @@ impl ContextState {
     /// Tool results inside `summaries[index]`'s range.
     fn summary_results(&self, index: usize) -> usize {
         let summary = &self.summaries[index];
-        self.messages[summary.start..summary.end]
-            .iter()
-            .map(results_in)
-            .sum()
+        // A range past the history's end (or backwards) can only come from a damaged log.
+        let end = summary.end.min(self.messages.len());
+        self.messages
+            .get(summary.start..end)
+            .map_or(0, |range| range.iter().map(results_in).sum())
     }
 
     /// Tool name and arguments by call id, for stubs; empty while nothing is masked, so an
@@ -390,17 +397,17 @@ impl ContextState {
 
     /// Tokens that `start..end` take in the prompt now (summaries inside counted as such).
     pub fn range_tokens(&mut self, start: usize, end: usize) -> u64 {
-        let mut total = 0;
+        let mut total: u64 = 0;
         for item in self.view_items() {
             match item {
                 ViewItem::Summary(index) => {
                     let summary = &self.summaries[index];
                     if summary.start >= start && summary.end <= end {
-                        total += summary.tokens;
+                        total = total.saturating_add(summary.tokens);
                     }
                 }
                 ViewItem::Message(index) if index >= start && index < end => {
-                    total += self.message_tokens(index)
+                    total = total.saturating_add(self.message_tokens(index))
                 }
                 ViewItem::Message(_) => {}
             }
@@ -489,6 +496,43 @@ mod tests {
         let tokens = context.prompt_tokens();
         let counter = context.counter();
         assert_eq!(tokens, prompt.iter().map(|m| counter.message(m)).sum::<u64>());
+    }
+
+    #[test]
+    fn garbage_summaries_from_a_damaged_log_do_not_panic() {
+        // Found by tests/fuzz: a log's summary ranges and token counts are not to be
+        // trusted (backwards, past the end, overlapping, u64::MAX tokens).
+        let mut context = ContextState::new(TokenCounter::estimate_only());
+        context.push(Message::user("go"));
+        for n in 1..=3 {
+            step(&mut context, n, "out");
+        }
+        let summary = |start: usize, end: usize, tokens: u64| Summary {
+            start,
+            end,
+            text: format!("{start}..{end}"),
+            tokens_before: 0,
+            tokens,
+            fallback: false,
+            nested: vec![],
+        };
+        context.apply_summary(summary(1, 5, 10));
+        context.apply_summary(summary(2, 3, 10));
+        context.apply_summary(summary(5, 2, u64::MAX));
+        context.apply_summary(summary(6, usize::MAX, 1));
+        context.set_masked(usize::MAX);
+        assert_eq!(
+            context.view_items(),
+            vec![
+                ViewItem::Message(0),
+                ViewItem::Summary(0),
+                ViewItem::Summary(2),
+                ViewItem::Summary(3),
+            ]
+        );
+        assert_eq!(context.prompt().len(), 4);
+        assert_eq!(context.prompt_tokens(), u64::MAX);
+        assert_eq!(context.range_tokens(0, usize::MAX), u64::MAX);
     }
 
     #[test]

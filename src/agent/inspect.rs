@@ -86,7 +86,7 @@ pub(crate) fn snapshot_of(
         }
     }
     HistorySnapshot {
-        prompt_tokens: fixed_tokens + context.prompt_tokens(),
+        prompt_tokens: fixed_tokens.saturating_add(context.prompt_tokens()),
         entries,
         by_role: by_role.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         by_tool: by_tool.into_iter().collect(),

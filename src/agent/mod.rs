@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::llm::{ModelClient, Usage};
 use crate::protocol::{Event, Op};
+use crate::secrets::Secrets;
 use crate::session::SessionLog;
 use crate::tools::ToolRegistry;
 use crate::tools::paths::Workspace;
@@ -51,6 +52,8 @@ pub struct AgentOptions {
     pub tools: ToolRegistry,
     /// Where the session is recorded ([`SessionLog::disabled`] records nothing).
     pub session_log: SessionLog,
+    /// Values no event may carry (the API key, configured credentials).
+    pub secrets: Secrets,
 }
 
 /// The front end's side of a running agent.
@@ -67,14 +70,17 @@ pub(crate) struct EventSink {
     nest: Option<(String, String)>,
     /// Every event is recorded here as it goes out.
     log: SessionLog,
+    /// Replaced by `[redacted]` in every event.
+    secrets: Secrets,
 }
 
 impl EventSink {
-    fn new(sender: mpsc::UnboundedSender<Event>, log: SessionLog) -> Self {
+    fn new(sender: mpsc::UnboundedSender<Event>, log: SessionLog, secrets: Secrets) -> Self {
         Self {
             sender,
             nest: None,
             log,
+            secrets,
         }
     }
 
@@ -102,6 +108,7 @@ impl EventSink {
             },
             None => event,
         };
+        let event = self.secrets.redact_event(event);
         self.log.event(&event);
         let _ = self.sender.send(event);
     }
@@ -112,6 +119,7 @@ impl EventSink {
             sender: self.sender.clone(),
             nest: Some((parent.to_string(), agent.to_string())),
             log: self.log.clone(),
+            secrets: self.secrets.clone(),
         }
     }
 
@@ -120,7 +128,8 @@ impl EventSink {
     pub(crate) fn output_sink(&self, call_id: &str) -> crate::tools::OutputSink {
         match self.nest {
             Some(_) => crate::tools::OutputSink::discard(),
-            None => crate::tools::OutputSink::new(call_id.to_string(), self.sender.clone()),
+            None => crate::tools::OutputSink::new(call_id.to_string(), self.sender.clone())
+                .redacting(self.secrets.clone()),
         }
     }
 }
@@ -175,7 +184,7 @@ fn read_roots(options: &AgentOptions) -> Vec<PathBuf> {
 pub fn spawn(options: AgentOptions) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let sink = EventSink::new(events_tx, options.session_log.clone());
+    let sink = EventSink::new(events_tx, options.session_log.clone(), options.secrets.clone());
     tokio::spawn(run(Arc::new(options), ops_rx, sink));
     AgentHandle {
         ops: ops_tx,
@@ -195,6 +204,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         workspace: options.workspace.display().to_string(),
         tools: options.tools.infos(),
         session_id: options.session_log.id(),
+        sandbox: crate::tools::sandbox::session_state(options.config.tools.bash.sandbox),
     });
     // The tokenizer's first load takes a moment; it must not block an async worker.
     let encoding = options.config.agent.tokenizer;

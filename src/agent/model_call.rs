@@ -8,6 +8,7 @@ use futures_util::StreamExt;
 use super::TurnContext;
 use crate::llm::{LlmError, ModelEvent, ModelRequest, ModelResponse};
 use crate::protocol::Event;
+use crate::secrets::StreamRedactor;
 
 /// Why a model call produced no response.
 #[derive(Debug)]
@@ -183,23 +184,47 @@ async fn attempt(
     deltas: Deltas,
 ) -> Result<ModelResponse, AttemptError> {
     let mut stream = context.options.client.stream(request).await?;
+    // A secret may arrive split over fragments; these hold back what could start one.
+    let mut thinking_out = StreamRedactor::new(context.options.secrets.clone());
+    let mut text_out = StreamRedactor::new(context.options.secrets.clone());
     while let Some(item) = stream.next().await {
         match item? {
             ModelEvent::ThinkingDelta(delta) => {
                 streamed.any_output = true;
                 streamed.thinking.push_str(&delta);
                 if deltas == Deltas::Forward {
-                    context.events.emit(Event::ThinkingDelta { delta });
+                    // What was held back of the other kind goes first, in order.
+                    if let Some(delta) = text_out.finish() {
+                        context.events.emit(Event::TextDelta { delta });
+                    }
+                    if let Some(delta) = thinking_out.push(&delta) {
+                        context.events.emit(Event::ThinkingDelta { delta });
+                    }
                 }
             }
             ModelEvent::TextDelta(delta) => {
                 streamed.any_output = true;
                 streamed.text.push_str(&delta);
                 if deltas == Deltas::Forward {
-                    context.events.emit(Event::TextDelta { delta });
+                    if let Some(delta) = thinking_out.finish() {
+                        context.events.emit(Event::ThinkingDelta { delta });
+                    }
+                    if let Some(delta) = text_out.push(&delta) {
+                        context.events.emit(Event::TextDelta { delta });
+                    }
                 }
             }
-            ModelEvent::Completed(response) => return Ok(response),
+            ModelEvent::Completed(response) => {
+                if deltas == Deltas::Forward {
+                    if let Some(delta) = thinking_out.finish() {
+                        context.events.emit(Event::ThinkingDelta { delta });
+                    }
+                    if let Some(delta) = text_out.finish() {
+                        context.events.emit(Event::TextDelta { delta });
+                    }
+                }
+                return Ok(response);
+            }
         }
         if streamed.repeating() {
             return Err(AttemptError::Repeating);

@@ -53,6 +53,9 @@ pub fn preload(encoding: Encoding) {
     });
 }
 
+/// Text longer than this is estimated (four bytes a token), not tokenized.
+const EXACT_LIMIT_BYTES: usize = 1 << 20;
+
 /// Counts tokens of text and of messages.
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
@@ -82,8 +85,10 @@ impl TokenCounter {
 
     pub fn count(&self, text: &str) -> u64 {
         match self.bpe {
-            Some(bpe) => bpe.count_ordinary(text) as u64,
-            None => (text.len() as u64).div_ceil(4),
+            // Past a megabyte the tokenizer can take seconds (a long run without spaces is
+            // its worst case); such text is far over any budget, and an estimate does.
+            Some(bpe) if text.len() <= EXACT_LIMIT_BYTES => bpe.count_ordinary(text) as u64,
+            Some(_) | None => (text.len() as u64).div_ceil(4),
         }
     }
 

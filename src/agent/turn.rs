@@ -573,6 +573,7 @@ async fn run_one_inner(
         workspace: Arc::clone(&context.workspace),
         cancel: context.cancel.child_token(),
         output: context.events.output_sink(id),
+        approval: context.policy.with(|policy| policy.mode()),
     };
     tokio::select! {
         // Dropping the tool's future is how it is stopped: tools clean up on drop

@@ -26,6 +26,8 @@ pub struct Overrides {
     pub api_key_env: Option<String>,
     pub approval: Option<super::ApprovalMode>,
     pub max_steps: Option<u32>,
+    /// `--sandbox`: `tools.bash.sandbox`.
+    pub sandbox: Option<crate::tools::sandbox::SandboxSetting>,
 }
 
 /// Where to look and what to put on top.
@@ -102,12 +104,23 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
             }
         }
     };
-    let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|err| {
+    let merged = Value::Table(merged);
+    let mut config: Config = serde_path_to_error::deserialize(merged.clone()).map_err(|err| {
         let path = err.path().to_string();
         let mut message = one_line(&err.inner().to_string());
         // Deserializing from a TOML value appends the key, which this message already names.
         if let Some(stripped) = message.strip_suffix(&format!(" in `{path}`")) {
             message = stripped.to_string();
+        }
+        // For a key that takes one of a few names, serde's words for another type say
+        // nothing useful ("invalid type: unit variant, expected string only", or a table
+        // read as an unknown variant).
+        if let (Some(Value::String(_)), Some(given)) = (
+            lookup(&defaults, &path),
+            merged.as_table().and_then(|table| lookup(table, &path)),
+        ) && !given.is_str()
+        {
+            message = format!("expected a string, got {}", describe(given));
         }
         ConfigError(format!("{}: key `{path}`: {message}", source_of(&path)))
     })?;
@@ -180,7 +193,7 @@ fn env_layers(defaults: &Table, env: &dyn Fn(&str) -> Option<String>) -> Result<
 }
 
 fn override_layers(overrides: &Overrides) -> Vec<Layer> {
-    let flags: [(&str, &str, Option<Value>); 6] = [
+    let flags: [(&str, &str, Option<Value>); 7] = [
         (
             "--provider",
             "model.provider",
@@ -210,6 +223,11 @@ fn override_layers(overrides: &Overrides) -> Vec<Layer> {
             "--max-steps",
             "agent.max_steps",
             overrides.max_steps.map(|n| Value::Integer(i64::from(n))),
+        ),
+        (
+            "--sandbox",
+            "tools.bash.sandbox",
+            overrides.sandbox.map(|s| Value::String(s.to_string())),
         ),
     ];
     flags
@@ -325,6 +343,19 @@ fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), C
         .or_else(|err| fail("model.base_url", &err.to_string()))
 }
 
+/// A TOML value as an error message names it.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::String(text) => format!("the string {text:?}"),
+        Value::Integer(number) => format!("the integer {number}"),
+        Value::Float(number) => format!("the number {number}"),
+        Value::Boolean(flag) => format!("the boolean {flag}"),
+        Value::Datetime(date) => format!("the date {date}"),
+        Value::Array(_) => "a list".to_string(),
+        Value::Table(_) => "a table".to_string(),
+    }
+}
+
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -425,6 +456,16 @@ mod tests {
             (
                 "agent = 5\n",
                 "key `agent`: invalid type: integer `5`, expected struct AgentSettings",
+            ),
+            // Found by tests/bad_input: serde said "invalid type: unit variant, expected
+            // string only" and "unknown variant `a`" for these.
+            (
+                "[agent]\napproval = 7\n",
+                "key `agent.approval`: expected a string, got the integer 7",
+            ),
+            (
+                "[model]\nprovider = { a = 1 }\n",
+                "key `model.provider`: expected a string, got a table",
             ),
             ("[agent\nmax_steps = 3\n", "TOML syntax error at line 1, column 7"),
             (

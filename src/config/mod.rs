@@ -96,6 +96,8 @@ pub struct BashSettings {
     pub default_timeout_s: u64,
     pub max_timeout_s: u64,
     pub output_limit_bytes: usize,
+    /// Whether full-auto sandboxes commands too (the other modes always do).
+    pub sandbox: crate::tools::sandbox::SandboxSetting,
 }
 
 /// `[ui]`: the workbench.

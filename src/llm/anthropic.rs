@@ -265,20 +265,35 @@ impl SseDecoder for AnthropicDecoder {
                         .and_then(Value::as_u64)
                         .unwrap_or(0)
                 };
+                // Saturating: a garbled count must not overflow (a panic in debug builds).
                 self.usage.input_tokens = count("input_tokens")
-                    + count("cache_creation_input_tokens")
-                    + count("cache_read_input_tokens");
+                    .saturating_add(count("cache_creation_input_tokens"))
+                    .saturating_add(count("cache_read_input_tokens"));
                 self.usage.output_tokens = count("output_tokens");
             }
             "content_block_start" => {
                 let index = index_of(&json)?;
                 let block = json.get("content_block").cloned().unwrap_or(Value::Null);
+                // Text a block starts with is streamed like a delta (the API starts blocks
+                // empty; compatible servers may not), so what streamed is the whole reply.
                 let partial = match str_at(&block, "/type") {
-                    "text" => PartialBlock::Text(str_at(&block, "/text").to_string()),
-                    "thinking" => PartialBlock::Thinking {
-                        text: str_at(&block, "/thinking").to_string(),
-                        signature: str_at(&block, "/signature").to_string(),
-                    },
+                    "text" => {
+                        let text = str_at(&block, "/text");
+                        if !text.is_empty() {
+                            out.push(ModelEvent::TextDelta(text.to_string()));
+                        }
+                        PartialBlock::Text(text.to_string())
+                    }
+                    "thinking" => {
+                        let text = str_at(&block, "/thinking");
+                        if !text.is_empty() {
+                            out.push(ModelEvent::ThinkingDelta(text.to_string()));
+                        }
+                        PartialBlock::Thinking {
+                            text: text.to_string(),
+                            signature: str_at(&block, "/signature").to_string(),
+                        }
+                    }
                     "redacted_thinking" => PartialBlock::Redacted(str_at(&block, "/data").to_string()),
                     "tool_use" => PartialBlock::ToolUse {
                         id: str_at(&block, "/id").to_string(),
@@ -495,6 +510,53 @@ mod tests {
             response.invalid_arguments[0].error.contains("EOF"),
             "{:?}",
             response.invalid_arguments
+        );
+    }
+
+    #[test]
+    fn huge_token_counts_saturate_and_initial_block_text_streams() {
+        // Found by tests/fuzz: the counts overflowed, and a block's initial text was in
+        // the reply but never streamed.
+        let mut decoder = AnthropicDecoder::default();
+        let out = feed(
+            &mut decoder,
+            &[
+                (
+                    "message_start",
+                    json!({"type": "message_start", "message": {"usage": {"input_tokens": u64::MAX, "cache_read_input_tokens": 5}}}),
+                ),
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "so"}}),
+                ),
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "Hi"}}),
+                ),
+                (
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": " there"}}),
+                ),
+                ("message_stop", json!({"type": "message_stop"})),
+            ],
+        );
+        assert_eq!(
+            out[..3],
+            [
+                ModelEvent::ThinkingDelta("so".into()),
+                ModelEvent::TextDelta("Hi".into()),
+                ModelEvent::TextDelta(" there".into()),
+            ]
+        );
+        let Some(ModelEvent::Completed(response)) = out.last() else {
+            panic!("no completion: {out:?}");
+        };
+        assert_eq!(response.usage.input_tokens, u64::MAX);
+        assert_eq!(
+            response.content[1],
+            ContentBlock::Text {
+                text: "Hi there".into()
+            }
         );
     }
 

@@ -14,12 +14,12 @@ use super::store::{self, SessionInfo};
 use super::{Header, Loaded, Record, now_ms};
 use crate::agent::context::Change;
 use crate::protocol::{Decision, Event};
+use crate::secrets::Secrets;
+use std::borrow::Cow;
 
 /// Streamed text arriving within this many milliseconds is recorded as one delta, so a
 /// replay still streams but the log holds a line per moment rather than per token.
 const DELTA_WINDOW_MS: u64 = 100;
-/// What a secret becomes in the log.
-pub(super) const REDACTED: &str = "[redacted]";
 
 /// A session's log; cheap to clone. A disabled log records nothing.
 #[derive(Clone, Default)]
@@ -50,7 +50,7 @@ struct Writer {
     buffer: Vec<u8>,
     pending_delta: Option<PendingDelta>,
     /// Values replaced by `[redacted]` in every line (API keys, header values).
-    secrets: Vec<String>,
+    secrets: Secrets,
     /// False until the first turn: nothing is written before there is a conversation.
     started: bool,
     /// The first write error; after it the session is no longer recorded.
@@ -67,7 +67,7 @@ impl SessionLog {
     }
 
     /// A new session in `dir` (created when the first turn starts).
-    pub fn create(dir: &Path, mut header: Header, secrets: Vec<String>) -> Self {
+    pub fn create(dir: &Path, mut header: Header, secrets: Secrets) -> Self {
         header.id = super::new_id(now_ms());
         let path = dir.join(format!("{}.jsonl", header.id));
         let info = SessionInfo::new(&header, &path);
@@ -78,7 +78,7 @@ impl SessionLog {
             file: None,
             buffer: Vec::new(),
             pending_delta: None,
-            secrets: usable_secrets(secrets),
+            secrets,
             started: false,
             failed: None,
             failure_reported: false,
@@ -261,35 +261,6 @@ fn lock(file: &File) -> std::io::Result<()> {
     }
 }
 
-/// Secrets shorter than this are not redacted: replacing two characters everywhere
-/// would wreck the log and protect nothing.
-const MIN_SECRET_LEN: usize = 6;
-
-fn usable_secrets(secrets: Vec<String>) -> Vec<String> {
-    let mut usable: Vec<String> = Vec::new();
-    for secret in secrets {
-        let secret = secret.trim().to_string();
-        if secret.len() < MIN_SECRET_LEN {
-            continue;
-        }
-        // The form a JSON string gives it, which is what a line holds.
-        let quoted = serde_json::to_string(&secret).unwrap_or_default();
-        let escaped = quoted
-            .strip_prefix('"')
-            .and_then(|rest| rest.strip_suffix('"'))
-            .unwrap_or(&quoted)
-            .to_string();
-        for form in [secret, escaped] {
-            if !usable.contains(&form) {
-                usable.push(form);
-            }
-        }
-    }
-    // Longest first, so a secret containing another is replaced whole.
-    usable.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    usable
-}
-
 impl Writer {
     fn delta(&mut self, ts: u64, thinking: bool, text: &str) {
         if let Some(pending) = &mut self.pending_delta
@@ -333,10 +304,8 @@ impl Writer {
         let Ok(mut line) = serde_json::to_string(record) else {
             return;
         };
-        for secret in &self.secrets {
-            if line.contains(secret.as_str()) {
-                line = line.replace(secret.as_str(), REDACTED);
-            }
+        if let Cow::Owned(clean) = self.secrets.redact(&line) {
+            line = clean;
         }
         self.buffer.extend_from_slice(line.as_bytes());
         self.buffer.push(b'\n');
@@ -393,11 +362,8 @@ impl Writer {
     }
 
     fn serialize_into(&self, out: &mut Vec<u8>, record: &Record) {
-        if let Ok(mut line) = serde_json::to_string(record) {
-            for secret in &self.secrets {
-                line = line.replace(secret.as_str(), REDACTED);
-            }
-            out.extend_from_slice(line.as_bytes());
+        if let Ok(line) = serde_json::to_string(record) {
+            out.extend_from_slice(self.secrets.redact(&line).as_bytes());
             out.push(b'\n');
         }
     }
@@ -409,7 +375,7 @@ impl Writer {
             self.info.bytes = meta.len();
         }
         self.info.updated = crate::tools::files::now_iso8601();
-        store::write_info(&self.info, &self.secrets);
+        store::write_info(&self.info, self.secrets.forms());
     }
 }
 
@@ -432,7 +398,7 @@ mod tests {
     #[test]
     fn nothing_is_written_before_the_first_turn_then_everything_is() {
         let dir = scratch("lazy");
-        let log = SessionLog::create(&dir, header(), vec!["sk-secret-value".into()]);
+        let log = SessionLog::create(&dir, header(), Secrets::new(vec!["sk-secret-value".into()]));
         let path = log.path().expect("recorded");
         log.event(&Event::Notice {
             message: "hello sk-secret-value".into(),
@@ -477,20 +443,11 @@ mod tests {
     fn a_log_that_cannot_be_written_says_so_once() {
         let dir = scratch("unwritable");
         std::fs::write(&dir, "a file where the folder should be").expect("writes");
-        let log = SessionLog::create(&dir, header(), Vec::new());
+        let log = SessionLog::create(&dir, header(), Secrets::default());
         log.event(&Event::TurnStarted { text: "go".into() });
         let first = log.commit(Vec::new());
         assert!(first.is_some_and(|why| why.contains("cannot be written")));
         assert_eq!(log.commit(Vec::new()), None, "reported once");
         let _ = std::fs::remove_file(&dir);
-    }
-
-    #[test]
-    fn short_secrets_are_ignored_and_escaped_forms_are_kept() {
-        let secrets = usable_secrets(vec!["ab".into(), "sk-\"quoted\"".into()]);
-        assert_eq!(
-            secrets,
-            vec![r#"sk-\"quoted\""#.to_string(), r#"sk-"quoted""#.to_string()]
-        );
     }
 }

@@ -126,7 +126,7 @@ fn info_path(log: &Path) -> PathBuf {
 pub fn write_info(info: &SessionInfo, secrets: &[String]) {
     if let Ok(mut text) = serde_json::to_string_pretty(info) {
         for secret in secrets {
-            text = text.replace(secret.as_str(), super::log::REDACTED);
+            text = text.replace(secret.as_str(), crate::secrets::REDACTED);
         }
         let _ = crate::tools::files::write_atomic(&info_path(&info.path), text.as_bytes());
     }

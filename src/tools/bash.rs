@@ -1,8 +1,9 @@
 //! `bash {command, timeout?}`: runs a command with `bash -c` in the workspace, in its own
 //! process group with no standard input, and kills the whole group on timeout or
-//! interrupt so no child outlives the call.
-
-use std::process::Stdio;
+//! interrupt so no child outlives the call. Commands run in the Landlock sandbox where it
+//! applies ([`super::sandbox`]). Processes that leave the group are found by the
+//! command's tag and killed too (`tools::process`).
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
@@ -12,14 +13,19 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use super::jobs::BackgroundJobs;
 use super::output::HeadTailBuffer;
 use super::paths::Workspace;
+use super::process::{kill_rest, spawn_in_group};
+use super::sandbox::Confinement;
 use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::config::BashSettings;
 use crate::protocol::ApprovalRule;
 
-/// How long a process group gets between SIGTERM and SIGKILL.
-const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to keep reading after the shell exited, for output still in the pipes.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+/// How long to keep reading once everything was killed: only a process that escaped the
+/// group and the tag can hold the pipes open longer.
+const DRAIN_AFTER_KILL: Duration = Duration::from_secs(3);
+// Public here since before the process code had its own module.
+pub use super::process::TAG_VAR;
 /// Programs whose approval cannot be remembered by name: they run other commands.
 const WRAPPERS: [&str; 20] = [
     "sh", "bash", "zsh", "dash", "fish", "sudo", "su", "doas", "env", "xargs", "eval", "exec", "nohup",
@@ -61,9 +67,11 @@ impl Tool for BashTool {
     fn description(&self) -> &str {
         "Run a shell command with `bash -c` in the workspace and return its output and exit code. \
          The command has no terminal and no standard input. Both stdout and stderr are returned, \
-         even when the command fails; long output keeps its beginning and end. Set \
+         even when the command fails; long output keeps its beginning and end. Processes the \
+         command leaves behind (with &, nohup or setsid) are stopped when it ends: set \
          run_in_background for servers and other long-running commands, then use bash_output \
-         and bash_kill with the returned bash_id."
+         and bash_kill with the returned bash_id. In the sandbox, writes outside the workspace \
+         and the temp dir are refused."
     }
 
     fn input_schema(&self) -> Value {
@@ -122,15 +130,20 @@ impl Tool for BashTool {
                 return ToolOutput::error("`command` is empty");
             }
             let limit = self.settings.output_limit_bytes;
+            let root = context.workspace.root();
+            let confinement = match Confinement::for_command(self.settings.sandbox, context.approval, root) {
+                Ok(confinement) => confinement,
+                Err(message) => return ToolOutput::error(message),
+            };
             if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-                return match self.jobs.start(&command, context.workspace.root(), limit) {
+                return match self.jobs.start(&command, root, limit, &confinement) {
                     Ok(id) => ToolOutput::ok(format!(
                         "started background job {id}: {command}\nRead its output with bash_output {{\"bash_id\": \"{id}\"}}; stop it with bash_kill."
                     )),
                     Err(message) => ToolOutput::error(message),
                 };
             }
-            run_command(&command, self.timeout(&arguments), &context, limit).await
+            run_command(&command, self.timeout(&arguments), &context, limit, &confinement).await
         })
     }
 }
@@ -146,108 +159,38 @@ impl BashTool {
     }
 }
 
-/// Sends a signal to a whole process group.
-pub(crate) fn signal_group(pgid: i32, signal: i32) {
-    // SAFETY: kill(2) has no memory-safety preconditions; a stale or foreign group id
-    // only makes it fail with ESRCH/EPERM, which we ignore.
-    unsafe {
-        libc::kill(-pgid, signal);
-    }
-}
-
-/// Owns a running process group: unless disarmed, dropping it sends TERM to the group
-/// and KILL after a grace period, so cancelling the future never leaves children behind.
-pub(crate) struct ProcessGroup {
-    pgid: i32,
-    armed: bool,
-}
-
-impl ProcessGroup {
-    pub(crate) fn pgid(&self) -> i32 {
-        self.pgid
-    }
-
-    /// The group ended by itself: nothing to signal on drop.
-    pub(crate) fn disarm(&mut self) {
-        self.armed = false;
-    }
-
-    fn terminate(&mut self) {
-        if !self.armed {
-            return;
-        }
-        self.armed = false;
-        let pgid = self.pgid;
-        signal_group(pgid, libc::SIGTERM);
-        // The KILL follows on a plain thread so it also happens when the runtime is
-        // shutting down.
-        std::thread::spawn(move || {
-            std::thread::sleep(KILL_GRACE);
-            signal_group(pgid, libc::SIGKILL);
-        });
-    }
-
-    fn kill_now(&mut self) {
-        if self.armed {
-            self.armed = false;
-            signal_group(self.pgid, libc::SIGKILL);
-        }
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.terminate();
-    }
-}
-
 enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut,
     Interrupted,
 }
 
-/// Starts `bash -c command` in `workspace` as the leader of a new process group, with
-/// no standard input and both outputs piped.
-pub(crate) fn spawn_in_group(
+async fn run_command(
     command: &str,
-    workspace: &std::path::Path,
-) -> Result<(tokio::process::Child, ProcessGroup), String> {
-    let child = tokio::process::Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|err| format!("cannot start bash: {err}"))?;
-    let pid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .ok_or_else(|| "bash exited before it could be tracked".to_string())?;
-    Ok((
-        child,
-        ProcessGroup {
-            pgid: pid,
-            armed: true,
-        },
-    ))
-}
-
-async fn run_command(command: &str, timeout: Duration, context: &ToolContext, limit: usize) -> ToolOutput {
-    let (mut child, mut group) = match spawn_in_group(command, context.workspace.root()) {
+    timeout: Duration,
+    context: &ToolContext,
+    limit: usize,
+    confinement: &Confinement,
+) -> ToolOutput {
+    let (mut child, mut group) = match spawn_in_group(command, context.workspace.root(), confinement) {
         Ok(spawned) => spawned,
         Err(message) => return ToolOutput::error(message),
     };
     let started = Instant::now();
 
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let stdout_reader = tokio::spawn(collect(stdout, limit, context.output.clone()));
-    let stderr_reader = tokio::spawn(collect(stderr, limit / 3, context.output.clone()));
+    let stdout_buffer = Arc::new(Mutex::new(HeadTailBuffer::new(limit)));
+    let stderr_buffer = Arc::new(Mutex::new(HeadTailBuffer::new(limit / 3)));
+    let stdout_reader = tokio::spawn(collect(
+        child.stdout.take(),
+        Arc::clone(&stdout_buffer),
+        context.output.clone(),
+    ));
+    let stderr_reader = tokio::spawn(collect(
+        child.stderr.take(),
+        Arc::clone(&stderr_buffer),
+        context.output.clone(),
+    ));
+    let (stdout_abort, stderr_abort) = (stdout_reader.abort_handle(), stderr_reader.abort_handle());
 
     let ending = tokio::select! {
         status = child.wait() => match status {
@@ -262,35 +205,50 @@ async fn run_command(command: &str, timeout: Duration, context: &ToolContext, li
         Ending::TimedOut | Ending::Interrupted => group.terminate(),
     }
     // Keep what is still in the pipes, but do not wait on background children that
-    // hold them open: after a short drain, anything left in the group is killed.
+    // hold them open: after a short drain, everything left of the command is killed.
     let drain = async {
-        let out = stdout_reader.await.unwrap_or_else(|_| HeadTailBuffer::new(1));
-        let err = stderr_reader.await.unwrap_or_else(|_| HeadTailBuffer::new(1));
-        (out, err)
+        let _ = stdout_reader.await;
+        let _ = stderr_reader.await;
     };
     tokio::pin!(drain);
-    let (stdout, stderr) = match tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await {
-        Ok(buffers) => buffers,
-        Err(_) => {
-            group.kill_now();
-            drain.await
+    let mut escaped = false;
+    if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await.is_err() {
+        kill_rest(group).await;
+        escaped = tokio::time::timeout(DRAIN_AFTER_KILL, &mut drain).await.is_err();
+        if escaped {
+            stdout_abort.abort();
+            stderr_abort.abort();
         }
-    };
-    group.kill_now();
+    } else {
+        kill_rest(group).await;
+    }
 
-    let mut text = stdout.text();
+    let take = |buffer: &Mutex<HeadTailBuffer>| {
+        buffer
+            .lock()
+            .map(|buffer| buffer.text())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().text())
+    };
+    let stderr = take(&stderr_buffer);
+    let mut text = take(&stdout_buffer);
     if !stderr.is_empty() {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         text.push_str("[stderr]\n");
-        text.push_str(&stderr.text());
+        text.push_str(&stderr);
     }
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
+    if escaped {
+        text.push_str(
+            "[a process that left the command's group still holds its output open; stopped reading]\n",
+        );
+    }
+    let hint = confinement.denial_hint(&text, context.workspace.root());
     let elapsed = started.elapsed().as_secs_f64();
-    match ending {
+    let mut output = match ending {
         Ending::Exited(status) => {
             use std::os::unix::process::ExitStatusExt;
             match (status.code(), status.signal()) {
@@ -326,15 +284,23 @@ async fn run_command(command: &str, timeout: Duration, context: &ToolContext, li
             text.push_str("[interrupted by the user; the command and its children were killed]");
             ToolOutput::error(text)
         }
+    };
+    if let Some(hint) = hint {
+        output.content.push('\n');
+        output.content.push_str(&hint);
     }
+    output
 }
 
 /// Reads a pipe to its end, streaming decoded text to the front end and keeping a
 /// bounded copy for the model.
-async fn collect<R: AsyncRead + Unpin>(pipe: Option<R>, limit: usize, sink: OutputSink) -> HeadTailBuffer {
-    let mut buffer = HeadTailBuffer::new(limit);
+async fn collect<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    buffer: Arc<Mutex<HeadTailBuffer>>,
+    sink: OutputSink,
+) {
     let Some(mut pipe) = pipe else {
-        return buffer;
+        return;
     };
     let mut chunk = vec![0u8; 16 * 1024];
     // Bytes of a UTF-8 character split across reads, carried to the next read.
@@ -343,7 +309,11 @@ async fn collect<R: AsyncRead + Unpin>(pipe: Option<R>, limit: usize, sink: Outp
         match pipe.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                buffer.push(&chunk[..n]);
+                // Only this task pushes; a poisoned lock still holds whole chunks.
+                buffer
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push(&chunk[..n]);
                 carry.extend_from_slice(&chunk[..n]);
                 let valid = match std::str::from_utf8(&carry) {
                     Ok(_) => carry.len(),
@@ -361,7 +331,6 @@ async fn collect<R: AsyncRead + Unpin>(pipe: Option<R>, limit: usize, sink: Outp
     if !carry.is_empty() {
         sink.send(String::from_utf8_lossy(&carry).into_owned());
     }
-    buffer
 }
 
 #[cfg(test)]
@@ -374,6 +343,7 @@ mod tests {
             default_timeout_s: 120,
             max_timeout_s: 600,
             output_limit_bytes: 1000,
+            sandbox: crate::tools::sandbox::SandboxSetting::Auto,
         }
     }
 
@@ -382,6 +352,7 @@ mod tests {
             workspace: std::sync::Arc::new(Workspace::new(&std::env::temp_dir(), &[])),
             cancel,
             output: OutputSink::discard(),
+            approval: crate::config::ApprovalMode::FullAuto,
         }
     }
 

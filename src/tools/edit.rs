@@ -145,6 +145,15 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
     if old == new {
         return Err("`old_str` and `new_str` are the same; nothing to change".to_string());
     }
+    // Reading a FIFO would wait for a writer forever, and a device may never end.
+    if let Ok(meta) = std::fs::metadata(&path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return Err(format!(
+            "{shown} is not a regular file (a device, pipe or socket); edit_file edits files only"
+        ));
+    }
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -265,6 +274,7 @@ mod tests {
             workspace: Arc::new(Workspace::new(dir, &[])),
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
+            approval: crate::config::ApprovalMode::FullAuto,
         }
     }
 
@@ -373,6 +383,28 @@ mod tests {
         assert_eq!(
             binary,
             ToolOutput::error("latin1 is not UTF-8 text; edit_file edits text files only")
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_pipe_is_refused_instead_of_read_forever() {
+        // Found by tests/bad_input: reading the FIFO waited for a writer that never came.
+        let dir = scratch("fifo");
+        let fifo = std::ffi::CString::new(dir.join("pipe").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: `fifo` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let out = EditFileTool
+            .run(
+                json!({"path": "pipe", "old_str": "a", "new_str": "b"}),
+                context(&dir),
+            )
+            .await;
+        assert_eq!(
+            out,
+            ToolOutput::error(
+                "pipe is not a regular file (a device, pipe or socket); edit_file edits files only"
+            )
         );
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -1,6 +1,8 @@
 //! Background commands: `bash {run_in_background: true}` starts one, `bash_output` reads
 //! what it printed since the last read, `bash_kill` stops it. A job is reported as ended
-//! only after its output pipes closed, so its last lines are never lost.
+//! only after its output pipes closed, so its last lines are never lost. A job runs in
+//! the same sandbox a foreground command would, and has its own process tag: when its
+//! shell ends, everything it started ends too (daemons included), and nothing else.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -11,14 +13,17 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
-use super::bash::{ProcessGroup, spawn_in_group};
 use super::output::{HeadTailBuffer, cap_text};
+use super::process::{ProcessGroup, kill_all, signal_group, spawn_in_group};
+use super::sandbox::Confinement;
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// How long `bash_kill` waits after TERM before it sends KILL.
 const KILL_GRACE: Duration = Duration::from_secs(5);
 /// How long to keep reading a job's pipes after its shell exited.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+/// How long to keep reading once everything of the job was killed.
+const DRAIN_AFTER_KILL: Duration = Duration::from_secs(3);
 
 /// Where a job stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,19 +71,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl BackgroundJobs {
-    /// Starts `command` in the background; returns its id.
+    /// Starts `command` in the background, confined as `confinement` says; returns its id.
     pub fn start(
         &self,
         command: &str,
         workspace: &std::path::Path,
         output_limit: usize,
+        confinement: &Confinement,
     ) -> Result<String, String> {
-        let (mut child, group) = spawn_in_group(command, workspace)?;
+        let (mut child, group) = spawn_in_group(command, workspace, confinement)?;
         let unread = Arc::new(Mutex::new(HeadTailBuffer::new(output_limit)));
         let (status_tx, status_rx) = watch::channel(JobStatus::Running);
         let stdout = tokio::spawn(pump(child.stdout.take(), Arc::clone(&unread)));
         let stderr = tokio::spawn(pump(child.stderr.take(), Arc::clone(&unread)));
+        let (stdout_abort, stderr_abort) = (stdout.abort_handle(), stderr.abort_handle());
         let pgid = group.pgid();
+        let tag = group.tag().to_string();
         tokio::spawn(async move {
             let status = match child.wait().await {
                 Ok(status) => {
@@ -92,15 +100,19 @@ impl BackgroundJobs {
                 Err(err) => JobStatus::Failed(err.to_string()),
             };
             // Everything the shell wrote is in the pipes; read it to the end before saying
-            // the job ended. Children left holding the pipes are killed after a short drain.
+            // the job ended. What the shell left running is killed: after the drain, or
+            // at once when it holds the pipes.
             let drain = async {
                 let _ = stdout.await;
                 let _ = stderr.await;
             };
             tokio::pin!(drain);
-            if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await.is_err() {
-                super::bash::signal_group(pgid, libc::SIGKILL);
-                drain.await;
+            let drained = tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await.is_ok();
+            let _ = tokio::task::spawn_blocking(move || kill_all(pgid, &tag)).await;
+            if !drained && tokio::time::timeout(DRAIN_AFTER_KILL, &mut drain).await.is_err() {
+                // Only a process that cleared its environment can still hold them.
+                stdout_abort.abort();
+                stderr_abort.abort();
             }
             let _ = status_tx.send(status);
         });
@@ -139,10 +151,10 @@ impl BackgroundJobs {
         if *status.borrow() != JobStatus::Running {
             return Ok(());
         }
-        super::bash::signal_group(pgid, libc::SIGTERM);
+        signal_group(pgid, libc::SIGTERM);
         let ended = |s: &JobStatus| *s != JobStatus::Running;
         if tokio::time::timeout(grace, status.wait_for(ended)).await.is_err() {
-            super::bash::signal_group(pgid, libc::SIGKILL);
+            signal_group(pgid, libc::SIGKILL);
             let _ = tokio::time::timeout(Duration::from_secs(2), status.wait_for(ended)).await;
         }
         if let Some(job) = lock(&self.state).jobs.get_mut(id) {
@@ -336,6 +348,7 @@ mod tests {
             workspace: Arc::new(Workspace::new(&std::env::temp_dir(), &[])),
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
+            approval: crate::config::ApprovalMode::FullAuto,
         }
     }
 
@@ -356,6 +369,7 @@ mod tests {
                 "echo first; sleep 0.3; for i in 1 2 3; do echo line $i; done",
                 &std::env::temp_dir(),
                 10_000,
+                &Confinement::Unconfined,
             )
             .unwrap();
         let tool = BashOutputTool::new(jobs.clone(), 10_000);
@@ -392,6 +406,7 @@ mod tests {
                 "trap '' TERM; echo stubborn; while true; do sleep 0.05; done",
                 &std::env::temp_dir(),
                 10_000,
+                &Confinement::Unconfined,
             )
             .unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;

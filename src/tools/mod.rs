@@ -9,7 +9,9 @@ pub mod mcp;
 pub mod notes;
 pub mod output;
 pub mod paths;
+pub(crate) mod process;
 pub mod read;
+pub mod sandbox;
 pub mod schema;
 pub mod skills;
 
@@ -87,6 +89,8 @@ impl ToolOutput {
 pub struct OutputSink {
     call_id: CallId,
     events: Option<UnboundedSender<Event>>,
+    /// Replaced by `[redacted]` before output is shown.
+    secrets: crate::secrets::Secrets,
 }
 
 impl OutputSink {
@@ -94,7 +98,14 @@ impl OutputSink {
         Self {
             call_id,
             events: Some(events),
+            secrets: crate::secrets::Secrets::default(),
         }
+    }
+
+    /// The same sink, keeping `secrets` off the screen.
+    pub fn redacting(mut self, secrets: crate::secrets::Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// A sink that drops everything (tests, sub-tasks nobody watches).
@@ -102,11 +113,16 @@ impl OutputSink {
         Self {
             call_id: String::new(),
             events: None,
+            secrets: crate::secrets::Secrets::default(),
         }
     }
 
     pub fn send(&self, delta: String) {
         if let Some(events) = &self.events {
+            let delta = match self.secrets.redact(&delta) {
+                std::borrow::Cow::Owned(clean) => clean,
+                std::borrow::Cow::Borrowed(_) => delta,
+            };
             // A closed channel means no front end is listening; output still reaches the model.
             let _ = events.send(Event::ToolOutputDelta {
                 id: self.call_id.clone(),
@@ -124,6 +140,8 @@ pub struct ToolContext {
     /// Cancelled when the person interrupts the turn: stop at once.
     pub cancel: CancellationToken,
     pub output: OutputSink,
+    /// The approval mode when the call started: `bash` sandboxes by it.
+    pub approval: crate::config::ApprovalMode,
 }
 
 /// A capability the model can call.

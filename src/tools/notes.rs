@@ -214,6 +214,7 @@ mod tests {
             workspace: Arc::new(Workspace::new(&dir, &[])),
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
+            approval: crate::config::ApprovalMode::FullAuto,
         };
         let record = RecordNoteTool::new(NotesLock::default());
         assert_eq!(

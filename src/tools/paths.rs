@@ -20,6 +20,9 @@ pub struct Workspace {
 
 /// Symlink hops followed before giving up (the kernel's own limit is 40).
 const MAX_SYMLINK_HOPS: u32 = 40;
+/// The longest path a tool takes (Linux's `PATH_MAX`); a longer one cannot name a file,
+/// and echoing megabytes of it back would bury the message.
+const MAX_PATH_BYTES: usize = 4096;
 
 impl Workspace {
     /// `root` and the extra read-only roots; both are resolved once here, so a workspace
@@ -44,6 +47,12 @@ impl Workspace {
         }
         if path.contains('\0') {
             return Err("the path contains a NUL byte".to_string());
+        }
+        if path.len() > MAX_PATH_BYTES {
+            return Err(format!(
+                "the path is {} bytes long; a path has at most {MAX_PATH_BYTES} bytes",
+                path.len()
+            ));
         }
         let named = Path::new(path);
         let joined = if named.is_absolute() {
@@ -173,6 +182,10 @@ mod tests {
         );
         assert!(ws.resolve("a\0b", Access::Read).is_err());
         assert!(ws.resolve("", Access::Read).is_err());
+        assert_eq!(
+            ws.resolve(&"a".repeat(10_000), Access::Write),
+            Err("the path is 10000 bytes long; a path has at most 4096 bytes".to_string())
+        );
     }
 
     #[test]

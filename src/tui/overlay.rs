@@ -29,7 +29,7 @@ pub enum OverlayAction {
 /// The question asked before a workspace's own `.miniagent/mcp.json` may start programs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrustPrompt {
-    /// One line per server it would start.
+    /// One line per server it would start and per skill it would add.
     pub servers: Vec<String>,
     /// The person's answer, once given; the event loop acts on it.
     pub answer: Option<bool>,

@@ -233,7 +233,7 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             let theme = &app.theme;
             let mut lines = vec![
                 Line::from(Span::styled(
-                    "This workspace has its own MCP servers (.miniagent/mcp.json). Starting them runs programs from this repository:",
+                    "This workspace has its own MCP servers or skills (.miniagent/). Servers run programs from this repository; skills steer the agent:",
                     theme.warning,
                 )),
                 Line::default(),
@@ -247,7 +247,7 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             lines.push(Line::default());
             lines.push(Line::from(vec![
                 Span::styled("y", theme.key),
-                Span::styled(" trust this workspace and start them (remembered)   ", theme.text),
+                Span::styled(" trust this workspace and use them (remembered)   ", theme.text),
                 Span::styled("n", theme.key),
                 Span::styled(" continue without them", theme.text),
             ]));

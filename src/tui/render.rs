@@ -16,6 +16,7 @@ use super::overlay_view;
 use super::replay::ReplayStatus;
 use super::text::wrap;
 use super::timeline::CallStatus;
+use crate::tools::sandbox;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -173,10 +174,17 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
             " miniagent replay · {} · {} · {workspace} · {step} ",
             app.session.model, app.session.provider
         ),
-        None => format!(
-            " miniagent · {} · {} · {workspace} · {step} · {} ",
-            app.session.model, app.session.provider, app.approval_mode
-        ),
+        None => {
+            let sandbox = match sandbox::active(&app.session.sandbox, app.approval_mode) {
+                Some(true) => " · sandbox ✓",
+                Some(false) => " · no sandbox",
+                None => "",
+            };
+            format!(
+                " miniagent · {} · {} · {workspace} · {step} · {}{sandbox} ",
+                app.session.model, app.session.provider, app.approval_mode
+            )
+        }
     };
     let width = usize::from(area.width);
     let state_width = wrap::display_width(&state) + 1;

@@ -137,22 +137,28 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         path
     });
 
-    // A workspace's own MCP servers start programs: only with the person's trust.
+    // A workspace's own MCP servers start programs and its skills steer the agent: only
+    // with the person's trust.
     let mut awaiting = None;
-    if let Some(project) = trust::workspace_mcp(&workspace).map_err(|why| anyhow::anyhow!(why))? {
+    let mut trusted = false;
+    let extras = trust::WorkspaceExtras::load(&workspace).map_err(|why| anyhow::anyhow!(why))?;
+    if !extras.is_empty() {
         if options.start.trust_workspace || trust::is_trusted(config_dir.as_deref(), &workspace) {
             if options.start.trust_workspace
                 && let Some(dir) = &config_dir
             {
                 trust::remember(dir, &workspace).map_err(|why| anyhow::anyhow!(why))?;
             }
-            mcp = Some(trust::merge(mcp, project));
+            trusted = true;
+            if let Some(project) = extras.mcp {
+                mcp = Some(trust::merge(mcp, project));
+            }
         } else if key.is_ok() {
             app.overlays.push(Overlay::Trust(TrustPrompt {
-                servers: trust::describe(&project),
+                servers: extras.describe(),
                 answer: None,
             }));
-            awaiting = Some(project);
+            awaiting = Some(extras);
         }
     }
 
@@ -168,6 +174,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
             workspace.clone(),
             key,
             mcp.take(),
+            trusted,
         )?)),
         Err(problem) => {
             let config_path = config_dir
@@ -325,8 +332,8 @@ async fn event_loop(
 struct Deferred {
     /// The user's MCP servers, until the agent takes them.
     mcp: Option<crate::tools::mcp::McpConfig>,
-    /// The workspace's own servers, while the trust question is open.
-    project: Option<crate::tools::mcp::McpConfig>,
+    /// The workspace's own servers and skills, while the trust question is open.
+    project: Option<trust::WorkspaceExtras>,
     key: Option<String>,
     config_dir: Option<std::path::PathBuf>,
     /// `--resume`: the log the agent continues once it exists.
@@ -359,13 +366,16 @@ fn start_after_trust(
         {
             app.notice(crate::tui::conversation::NoticeKind::Warning, why);
         }
-        mcp = Some(trust::merge(mcp, project));
+        if let Some(servers) = project.mcp {
+            mcp = Some(trust::merge(mcp, servers));
+        }
     }
     *agent = Some(agent::spawn(startup::build(
         config.clone(),
         workspace.to_path_buf(),
         key,
         mcp,
+        trusted,
     )?));
     Ok(true)
 }
@@ -394,11 +404,13 @@ fn start_local_if_accepted(
     config.model.model = model.clone();
     app.session.model = model;
     app.session.provider = Provider::Openai.to_string();
+    // The first-run path has no trust prompt: the workspace's own extras stay out.
     *agent = Some(agent::spawn(startup::build(
         config,
         workspace.to_path_buf(),
         String::new(),
         mcp.take(),
+        false,
     )?));
     Ok(true)
 }

@@ -136,6 +136,7 @@ pub fn context(dir: &Path) -> ToolContext {
         workspace: Arc::new(Workspace::new(dir, &[])),
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
+        approval: miniagent::config::ApprovalMode::FullAuto,
     }
 }
 

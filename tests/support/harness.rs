@@ -44,6 +44,11 @@ pub struct Harness {
 
 impl Harness {
     pub fn start(config: Config) -> Harness {
+        Self::start_recorded(config, miniagent::session::SessionLog::disabled())
+    }
+
+    /// [`Harness::start`], recording the session in `log`.
+    pub fn start_recorded(config: Config, log: miniagent::session::SessionLog) -> Harness {
         let workspace = TempDir::new();
         let client =
             miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
@@ -58,7 +63,8 @@ impl Harness {
             client: Arc::clone(&client),
             tools,
             config,
-            session_log: miniagent::session::SessionLog::disabled(),
+            session_log: log,
+            secrets: miniagent::secrets::Secrets::new(vec![TEST_KEY.to_string()]),
         };
         Harness {
             handle: agent::spawn(options),

@@ -165,6 +165,12 @@ impl ScriptedServer {
         lock(&self.shared).requests.clone()
     }
 
+    /// Every request received since the last call, removed from the record (long runs
+    /// keep their memory flat this way). `request_count` counts only what is kept.
+    pub fn take_requests(&self) -> Vec<RecordedRequest> {
+        std::mem::take(&mut lock(&self.shared).requests)
+    }
+
     /// The number of requests received so far.
     pub fn request_count(&self) -> usize {
         lock(&self.shared).requests.len()

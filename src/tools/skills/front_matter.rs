@@ -61,6 +61,10 @@ pub(crate) fn split(text: &str) -> Result<SplitDocument, String> {
     Err("its front matter has no closing `---` line".to_string())
 }
 
+/// How deeply lists and maps may nest. Far more than any skill needs; the parser recurses
+/// once per level, so without a limit a hostile `SKILL.md` could overflow the stack.
+const MAX_NESTING: usize = 64;
+
 /// Parses front matter into its top-level `key: value` entries, in file order.
 pub(crate) fn parse(yaml: &str) -> Result<Vec<(String, YamlValue)>, String> {
     let mut parser = Parser {
@@ -70,6 +74,7 @@ pub(crate) fn parse(yaml: &str) -> Result<Vec<(String, YamlValue)>, String> {
             .map(|(i, raw)| Line::new(i + 1, raw))
             .collect(),
         pos: 0,
+        depth: 0,
     };
     parser.skip_blank();
     let Some(first) = parser.lines.get(parser.pos) else {
@@ -125,6 +130,8 @@ fn is_list_item(text: &str) -> bool {
 struct Parser {
     lines: Vec<Line>,
     pos: usize,
+    /// Nodes being read inside each other now.
+    depth: usize,
 }
 
 impl Parser {
@@ -140,13 +147,29 @@ impl Parser {
         self.lines.get(self.pos)
     }
 
+    /// One level deeper, or an error naming the line when that is too deep. Every
+    /// recursion passes through [`Self::block`] or [`Self::value`], which call this.
+    fn enter(&mut self, number: usize) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(format!(
+                "line {number}: nested more than {MAX_NESTING} levels deep"
+            ));
+        }
+        Ok(())
+    }
+
     /// A block node whose first line (the current one) is indented `indent`.
     fn block(&mut self, indent: usize) -> Result<YamlValue, String> {
-        match self.peek() {
+        let number = self.lines.get(self.pos).map_or(0, |line| line.number);
+        self.enter(number)?;
+        let node = match self.peek() {
             Some(line) if is_list_item(&line.text) => self.list(indent),
             Some(_) => self.mapping(indent),
             None => Ok(YamlValue::Text(String::new())),
-        }
+        };
+        self.depth -= 1;
+        node
     }
 
     fn mapping(&mut self, indent: usize) -> Result<YamlValue, String> {
@@ -209,6 +232,14 @@ impl Parser {
 
     /// The value after `key:` (or `- `) on line `number`, whose key sits at `parent_indent`.
     fn value(&mut self, rest: &str, parent_indent: usize, number: usize) -> Result<YamlValue, String> {
+        self.enter(number)?;
+        let node = self.node(rest, parent_indent, number);
+        self.depth -= 1;
+        node
+    }
+
+    /// [`Self::value`], one level in.
+    fn node(&mut self, rest: &str, parent_indent: usize, number: usize) -> Result<YamlValue, String> {
         let rest = rest.trim();
         if rest.is_empty() || rest.starts_with('#') {
             return match self.peek() {
@@ -294,6 +325,7 @@ impl Parser {
                 let mut reader = FlowReader {
                     chars: text.chars().collect(),
                     at: 0,
+                    depth: 0,
                 };
                 let value = reader.value().map_err(|err| format!("line {number}: {err}"))?;
                 let after: String = reader.chars[reader.at..].iter().collect();
@@ -567,6 +599,8 @@ fn flow_is_closed(text: &str) -> bool {
 struct FlowReader {
     chars: Vec<char>,
     at: usize,
+    /// Brackets open around the current position.
+    depth: usize,
 }
 
 impl FlowReader {
@@ -578,6 +612,20 @@ impl FlowReader {
 
     fn value(&mut self) -> Result<YamlValue, String> {
         self.skip_blanks();
+        if matches!(self.chars.get(self.at), Some('[' | '{')) {
+            self.depth += 1;
+            if self.depth > MAX_NESTING {
+                return Err(format!("brackets nested more than {MAX_NESTING} levels deep"));
+            }
+            let collection = self.collection();
+            self.depth -= 1;
+            return collection;
+        }
+        self.scalar(&[',', ']', '}'])
+    }
+
+    /// A `[…]` list or `{…}` map starting at the current position.
+    fn collection(&mut self) -> Result<YamlValue, String> {
         match self.chars.get(self.at) {
             Some('[') => {
                 self.at += 1;

@@ -158,3 +158,35 @@ fn reports_what_it_cannot_read() {
         "line 1: the front matter must be `key: value` lines, not a list"
     );
 }
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    // Found by tests/fuzz: each level recursed, so deep enough nesting crashed.
+    let flow = format!("meta: {}x{}\n", "{a: ".repeat(20_000), "}".repeat(20_000));
+    assert_eq!(
+        parse(&flow).unwrap_err(),
+        "line 1: brackets nested more than 64 levels deep"
+    );
+    let lists = format!("meta:\n  {}x\n", "- ".repeat(20_000));
+    assert_eq!(
+        parse(&lists).unwrap_err(),
+        "line 2: nested more than 64 levels deep"
+    );
+    let dashes = format!("meta:\n{}", "-\n".repeat(20_000));
+    assert!(
+        parse(&dashes)
+            .unwrap_err()
+            .ends_with("nested more than 64 levels deep")
+    );
+    // Nesting a skill could really use still reads.
+    let shallow = format!("meta: {}x{}\n", "[".repeat(10), "]".repeat(10));
+    assert!(parse(&shallow).is_ok());
+    let long = format!(
+        "tools:\n{}maps:\n{}",
+        "- a\n".repeat(500),
+        "- k: v\n  j: w\n".repeat(500)
+    );
+    let fields = entries(&long);
+    assert!(matches!(&fields[0].1, YamlValue::List(items) if items.len() == 500));
+    assert!(matches!(&fields[1].1, YamlValue::List(items) if items.len() == 500));
+}

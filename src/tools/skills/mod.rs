@@ -83,8 +83,9 @@ impl Skill {
     }
 
     /// Reads a skill from the text of its `SKILL.md`. Returns the skill and warnings about
-    /// optional fields it had to ignore, or why the file is not a skill.
-    fn parse(text: &str, root: PathBuf, source: SkillSource) -> Result<(Skill, Vec<String>), String> {
+    /// optional fields it had to ignore, or why the file is not a skill. Public so the
+    /// fuzzer (`tests/fuzz`) can feed it text without the filesystem.
+    pub fn parse(text: &str, root: PathBuf, source: SkillSource) -> Result<(Skill, Vec<String>), String> {
         let document = front_matter::split(text)?;
         let fields = front_matter::parse(&document.yaml).map_err(|err| format!("front matter {err}"))?;
         let field = |key: &str| {
@@ -206,11 +207,18 @@ impl SkillSet {
     /// A folder that does not exist is simply skipped. A `SKILL.md` that cannot be read,
     /// has no front matter, or lacks `name` or `description` is skipped with a warning.
     pub fn discover(bundled: Option<&Path>, user: Option<&Path>, workspace: &Path) -> SkillSet {
-        let workspace_dir = workspace.join(WORKSPACE_SKILLS_DIR);
+        Self::discover_in(bundled, user, Some(workspace))
+    }
+
+    /// [`Self::discover`]; without a workspace (one not trusted), its skills are left out.
+    pub fn discover_in(bundled: Option<&Path>, user: Option<&Path>, workspace: Option<&Path>) -> SkillSet {
         let places = [
             (SkillSource::Bundled, bundled.map(Path::to_path_buf)),
             (SkillSource::User, user.map(Path::to_path_buf)),
-            (SkillSource::Workspace, Some(workspace_dir)),
+            (
+                SkillSource::Workspace,
+                workspace.map(|w| w.join(WORKSPACE_SKILLS_DIR)),
+            ),
         ];
         let mut warnings = Vec::new();
         let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();

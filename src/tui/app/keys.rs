@@ -32,6 +32,10 @@ pub const GLOBAL_HINTS: [KeyHint; 11] = [
     KeyHint::new("mouse", "focus, select, scroll"),
 ];
 
+/// The largest paste the input takes. More is far beyond any model's context window, and
+/// laying out megabytes in the input box would stall the workbench for seconds.
+pub const MAX_PASTE_BYTES: usize = 1024 * 1024;
+
 /// Keys of the approval overlay.
 pub const APPROVAL_HINTS: [KeyHint; 5] = [
     KeyHint::new("y", "approve"),
@@ -383,8 +387,19 @@ impl App {
         true
     }
 
-    /// A pasted text: into the input (as one insert), or into the deny reason.
+    /// A pasted text: into the input (as one insert), or into the deny reason. One over
+    /// [`MAX_PASTE_BYTES`] is refused with a notice.
     pub fn on_paste(&mut self, text: &str) -> bool {
+        if text.len() > MAX_PASTE_BYTES {
+            self.notice(
+                NoticeKind::Warning,
+                format!(
+                    "the paste was not inserted: it is {:.1} MB and the input takes at most 1 MB; save it to a file in the workspace and ask the agent to read it",
+                    text.len() as f64 / 1_048_576.0
+                ),
+            );
+            return true;
+        }
         if let Some(reason) = &mut self.deny_reason {
             reason.push_str(&text.replace(['\r', '\n'], " "));
             return true;

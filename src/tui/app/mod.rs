@@ -19,7 +19,7 @@ use super::thinking::ThinkingPane;
 use super::timeline::{CallStatus, Timeline};
 use super::tree::FileTree;
 use crate::config::ApprovalMode;
-use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, ToolInfo, ToolOutcome};
+use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, SandboxState, ToolInfo, ToolOutcome};
 
 /// Tools whose `path` argument names a file they create or change.
 const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
@@ -132,6 +132,8 @@ pub struct SessionView {
     pub tools: Vec<ToolInfo>,
     /// The id the session is recorded under.
     pub session_id: Option<String>,
+    /// Whether `bash` commands are sandboxed.
+    pub sandbox: SandboxState,
 }
 
 /// The whole workbench state.
@@ -267,6 +269,7 @@ impl App {
                 workspace,
                 tools,
                 session_id,
+                sandbox,
             } => {
                 self.session = SessionView {
                     model,
@@ -274,6 +277,7 @@ impl App {
                     workspace,
                     tools,
                     session_id,
+                    sandbox,
                 };
             }
             Event::SessionResumed { id, messages, turns } => {

@@ -83,6 +83,7 @@ impl Player {
             workspace: opening.header.workspace.clone(),
             tools: Vec::new(),
             session_id: Some(opening.header.id.clone()),
+            sandbox: Default::default(),
         };
         for warning in &opening.warnings {
             app.notice(NoticeKind::Warning, warning.clone());

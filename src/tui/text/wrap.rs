@@ -213,8 +213,11 @@ fn clusters(text: &str) -> impl Iterator<Item = Cluster<'_>> {
         if !first.is_control() {
             let mut previous = first;
             let mut regional_pairs = usize::from(is_regional_indicator(first));
+            // A joiner glues two pictographs (an emoji sequence) but nothing else, as in
+            // Unicode's grapheme rules that ratatui draws by: `👩‍🇯🇵` is two clusters.
+            let mut base_is_pictograph = is_pictograph(first);
             for (index, next) in chars {
-                let joins = (previous == ZERO_WIDTH_JOINER && !next.is_control())
+                let joins = (previous == ZERO_WIDTH_JOINER && base_is_pictograph && is_pictograph(next))
                     || (!next.is_control() && next.width() == Some(0))
                     || is_emoji_modifier(next)
                     || (is_regional_indicator(next) && regional_pairs == 1);
@@ -223,6 +226,9 @@ fn clusters(text: &str) -> impl Iterator<Item = Cluster<'_>> {
                 }
                 if is_regional_indicator(next) {
                     regional_pairs += 1;
+                }
+                if previous == ZERO_WIDTH_JOINER {
+                    base_is_pictograph = is_pictograph(next);
                 }
                 end = index + next.len_utf8();
                 previous = next;
@@ -241,6 +247,33 @@ fn is_regional_indicator(c: char) -> bool {
 
 fn is_emoji_modifier(c: char) -> bool {
     ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)
+}
+
+/// Approximately Unicode's `Extended_Pictographic`: the emoji and symbol blocks, without
+/// the regional indicators (flag halves) and skin-tone modifiers.
+fn is_pictograph(c: char) -> bool {
+    matches!(
+        c,
+        '\u{a9}'
+            | '\u{ae}'
+            | '\u{203c}'
+            | '\u{2049}'
+            | '\u{2122}'
+            | '\u{2139}'
+            | '\u{2194}'..='\u{21aa}'
+            | '\u{231a}'..='\u{23ff}'
+            | '\u{24c2}'
+            | '\u{25aa}'..='\u{27bf}'
+            | '\u{2934}'..='\u{2935}'
+            | '\u{2b05}'..='\u{2b55}'
+            | '\u{3030}'
+            | '\u{303d}'
+            | '\u{3297}'
+            | '\u{3299}'
+            | '\u{1f000}'..='\u{1faff}'
+            | '\u{1fc00}'..='\u{1fffd}'
+    ) && !is_regional_indicator(c)
+        && !is_emoji_modifier(c)
 }
 
 /// Punctuation that must not begin a line (kinsoku): it stays with the text before it.
@@ -495,6 +528,11 @@ mod tests {
             ("👨\u{200d}👩\u{200d}👧", 2),
             ("🇺🇸🇫🇷", 4),
             ("❤\u{fe0f}", 2),
+            ("👩\u{1f3fd}\u{200d}💻", 2),
+            // Found by tests/fuzz: a joiner before a flag does not glue it on (ratatui
+            // draws two clusters, four columns).
+            ("👩\u{200d}👩\u{200d}🇯🇵", 4),
+            ("a\u{200d}👩", 3),
             ("a\u{1b}b\tc\n", 3),
         ];
         let measured: Vec<(&str, usize)> = cases

@@ -1,0 +1,546 @@
+//! The Linux Landlock sandbox `bash` commands (and background jobs) run in: they may read
+//! and execute anything, but write only under the workspace, the system temp dir
+//! (`std::env::temp_dir()`) and `/dev/shm`, plus to `/dev/null`-like devices. Writing to
+//! the terminal (`/dev/tty`, `/dev/pts/*`) is not allowed: the workbench owns it.
+//!
+//! When: read-only, ask and auto-edit always sandbox; full-auto sandboxes too unless
+//! `tools.bash.sandbox = "off"` (`--sandbox off`). The approval mode is read when each call
+//! starts, so `/approval` takes effect on the next command. A kernel without Landlock runs
+//! commands unsandboxed, and the session says so (`session_configured`, the title bar,
+//! exec's first line).
+//!
+//! How: the ruleset is built in the parent (opening paths allocates); between fork and
+//! exec the child only calls `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`,
+//! both async-signal-safe. Rights a kernel's Landlock ABI does not know are left out; on
+//! ABI 1, moving a file to another folder is always refused. `no_new_privs` also means
+//! set-uid programs (sudo) do not gain privileges inside the sandbox.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ApprovalMode;
+use crate::protocol::SandboxState;
+
+/// `tools.bash.sandbox`: whether full-auto sandboxes commands too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxSetting {
+    /// Sandbox commands in every approval mode, where the kernel supports it.
+    #[default]
+    #[serde(alias = "on")]
+    #[value(name = "on", alias = "auto")]
+    Auto,
+    /// Full-auto runs commands unsandboxed; the other modes still sandbox them.
+    Off,
+}
+
+impl fmt::Display for SandboxSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SandboxSetting::Auto => "auto",
+            SandboxSetting::Off => "off",
+        })
+    }
+}
+
+/// Whether a command started in `mode` is sandboxed under `setting` (kernel permitting).
+pub fn applies(setting: SandboxSetting, mode: ApprovalMode) -> bool {
+    match mode {
+        ApprovalMode::ReadOnly | ApprovalMode::Ask | ApprovalMode::AutoEdit => true,
+        ApprovalMode::FullAuto => match setting {
+            SandboxSetting::Auto => true,
+            SandboxSetting::Off => false,
+        },
+    }
+}
+
+/// What the session reports: the setting, unless the kernel cannot sandbox at all.
+pub fn session_state(setting: SandboxSetting) -> SandboxState {
+    match kernel_abi() {
+        Err(reason) => SandboxState::Unavailable {
+            reason: reason.clone(),
+        },
+        Ok(_) => match setting {
+            SandboxSetting::Auto => SandboxState::Enforced,
+            SandboxSetting::Off => SandboxState::Off,
+        },
+    }
+}
+
+/// Whether commands started now in `mode` are sandboxed, as far as `state` tells.
+pub fn active(state: &SandboxState, mode: ApprovalMode) -> Option<bool> {
+    match state {
+        SandboxState::Unknown => None,
+        SandboxState::Enforced => Some(true),
+        SandboxState::Off => Some(applies(SandboxSetting::Off, mode)),
+        SandboxState::Unavailable { .. } => Some(false),
+    }
+}
+
+/// The kernel's Landlock ABI version, or why there is none; asked once per process.
+pub fn kernel_abi() -> &'static Result<u32, String> {
+    static ABI: OnceLock<Result<u32, String>> = OnceLock::new();
+    ABI.get_or_init(landlock::abi)
+}
+
+/// How one command runs.
+pub enum Confinement {
+    /// In the Landlock sandbox.
+    Sandboxed(Ruleset),
+    /// Without one: turned off for full-auto, or the kernel has no Landlock.
+    Unconfined,
+}
+
+impl Confinement {
+    /// The confinement of a command started now in `mode`, working in `workspace`.
+    pub fn for_command(
+        setting: SandboxSetting,
+        mode: ApprovalMode,
+        workspace: &Path,
+    ) -> Result<Self, String> {
+        if !applies(setting, mode) {
+            return Ok(Confinement::Unconfined);
+        }
+        match kernel_abi() {
+            Ok(abi) => Ruleset::build(*abi, workspace)
+                .map(Confinement::Sandboxed)
+                .map_err(|err| format!("cannot set up the sandbox: {err}")),
+            Err(_) => Ok(Confinement::Unconfined),
+        }
+    }
+
+    /// Makes `command` enter the sandbox between fork and exec.
+    pub fn install(&self, command: &mut tokio::process::Command) {
+        match self {
+            Confinement::Sandboxed(ruleset) => ruleset.install(command),
+            Confinement::Unconfined => {}
+        }
+    }
+
+    /// A line telling the model its command hit the sandbox, when `output` shows a write
+    /// refused outside the allowed folders (relative paths are taken from `cwd`).
+    pub fn denial_hint(&self, output: &str, cwd: &Path) -> Option<String> {
+        let Confinement::Sandboxed(ruleset) = self else {
+            return None;
+        };
+        let refused = denied_paths(output, cwd)
+            .into_iter()
+            .find(|path| !ruleset.allows(path) && writable_without_sandbox(path))?;
+        Some(format!(
+            "[sandbox: writes are allowed only under {} and {}; this command tried to write elsewhere ({})]",
+            ruleset.workspace.display(),
+            ruleset.temp.display(),
+            refused.display()
+        ))
+    }
+}
+
+/// A Landlock ruleset ready to be entered by a child process.
+pub struct Ruleset {
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    fd: Arc<std::os::fd::OwnedFd>,
+    workspace: PathBuf,
+    temp: PathBuf,
+    /// Every folder or device writes are allowed under, as given and canonical.
+    allowed: Vec<PathBuf>,
+}
+
+/// Devices a shell may write to wherever it runs (`> /dev/null`).
+const WRITABLE_DEVICES: [&str; 5] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+impl Ruleset {
+    fn build(abi: u32, workspace: &Path) -> std::io::Result<Self> {
+        let temp = std::env::temp_dir();
+        let folders = [workspace.to_path_buf(), temp.clone(), PathBuf::from("/dev/shm")];
+        let devices = WRITABLE_DEVICES.map(PathBuf::from);
+        let fd = landlock::ruleset(abi, &folders, &devices)?;
+        let mut allowed = Vec::new();
+        for path in folders.iter().chain(devices.iter()) {
+            if let Ok(canonical) = path.canonicalize()
+                && canonical != *path
+            {
+                allowed.push(canonical);
+            }
+            allowed.push(path.clone());
+        }
+        Ok(Self {
+            fd: Arc::new(fd),
+            workspace: workspace.to_path_buf(),
+            temp,
+            allowed,
+        })
+    }
+
+    fn allows(&self, path: &Path) -> bool {
+        self.allowed.iter().any(|root| path.starts_with(root))
+    }
+
+    #[cfg(target_os = "linux")]
+    fn install(&self, command: &mut tokio::process::Command) {
+        use std::os::fd::AsRawFd;
+        // The closure owns a reference, so the ruleset stays open until the command is spawned.
+        let fd = Arc::clone(&self.fd);
+        let enter = move || landlock::restrict_self(fd.as_raw_fd());
+        // SAFETY: the closure runs in the forked child before exec and only makes two
+        // async-signal-safe system calls (prctl, landlock_restrict_self); it neither
+        // allocates nor takes locks (an io::Error from an errno does not allocate).
+        unsafe {
+            command.pre_exec(enter);
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn install(&self, _command: &mut tokio::process::Command) {}
+}
+
+/// Paths named by "Permission denied" lines: quoted ones, and `: `-separated fields that
+/// look like paths (`bash: line 1: /root/x: Permission denied`).
+fn denied_paths(output: &str, cwd: &Path) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for line in output.lines() {
+        if !line.to_ascii_lowercase().contains("permission denied") {
+            continue;
+        }
+        let mut candidates: Vec<&str> = Vec::new();
+        for quote in ['\'', '"', '`'] {
+            let mut parts = line.split(quote);
+            parts.next();
+            while let Some(inside) = parts.next() {
+                candidates.push(inside);
+                parts.next();
+            }
+        }
+        candidates.extend(line.split(": ").map(str::trim));
+        for candidate in candidates {
+            let candidate = candidate.trim_end_matches(['\'', '"', ',']);
+            let looks_like_path = ["/", "./", "../", "~/"].iter().any(|p| candidate.starts_with(p));
+            if looks_like_path && !candidate.contains('\n') {
+                let path = match candidate.strip_prefix("~/") {
+                    Some(rest) => {
+                        std::env::var_os("HOME").map_or_else(|| cwd.join(rest), |h| Path::new(&h).join(rest))
+                    }
+                    None => cwd.join(candidate),
+                };
+                paths.push(normalize(&path));
+            }
+        }
+    }
+    paths
+}
+
+/// `a/./b/../c` → `a/c`, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether file permissions alone would let us write `path` (or create it in its nearest
+/// existing folder): then a refusal came from the sandbox, not from ownership or modes.
+fn writable_without_sandbox(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(existing) = path.ancestors().find(|p| p.symlink_metadata().is_ok()) else {
+        return false;
+    };
+    let Ok(c_path) = std::ffi::CString::new(existing.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: access(2) reads a NUL-terminated string that lives across the call.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+}
+
+#[cfg(target_os = "linux")]
+mod landlock {
+    //! The raw Landlock system calls (there is no libc wrapper).
+
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::path::PathBuf;
+
+    const CREATE_RULESET_VERSION: u32 = 1 << 0;
+    const RULE_PATH_BENEATH: libc::c_int = 1;
+
+    const WRITE_FILE: u64 = 1 << 1;
+    const REMOVE_DIR: u64 = 1 << 4;
+    const REMOVE_FILE: u64 = 1 << 5;
+    const MAKE_CHAR: u64 = 1 << 6;
+    const MAKE_DIR: u64 = 1 << 7;
+    const MAKE_REG: u64 = 1 << 8;
+    const MAKE_SOCK: u64 = 1 << 9;
+    const MAKE_FIFO: u64 = 1 << 10;
+    const MAKE_BLOCK: u64 = 1 << 11;
+    const MAKE_SYM: u64 = 1 << 12;
+    /// ABI 2: link or rename into another folder.
+    const REFER: u64 = 1 << 13;
+    /// ABI 3: truncate (including `open(O_TRUNC)`).
+    const TRUNCATE: u64 = 1 << 14;
+
+    /// `struct landlock_ruleset_attr`, first field only: the kernel takes a shorter
+    /// struct and treats the rest (network rights, scopes) as not handled.
+    #[repr(C)]
+    struct RulesetAttr {
+        handled_access_fs: u64,
+    }
+
+    /// `struct landlock_path_beneath_attr` (packed in the kernel's header).
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+
+    /// Every write-type right `abi` knows; reads and execution are not handled, so stay allowed.
+    fn handled(abi: u32) -> u64 {
+        let mut rights = WRITE_FILE
+            | REMOVE_DIR
+            | REMOVE_FILE
+            | MAKE_CHAR
+            | MAKE_DIR
+            | MAKE_REG
+            | MAKE_SOCK
+            | MAKE_FIFO
+            | MAKE_BLOCK
+            | MAKE_SYM;
+        if abi >= 2 {
+            rights |= REFER;
+        }
+        if abi >= 3 {
+            rights |= TRUNCATE;
+        }
+        rights
+    }
+
+    pub(super) fn abi() -> Result<u32, String> {
+        // SAFETY: with a null attribute, size 0 and the version flag the call reads no
+        // memory and only returns the ABI version.
+        let abi = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                CREATE_RULESET_VERSION,
+            )
+        };
+        if abi >= 1 {
+            return u32::try_from(abi).map_err(|_| format!("unexpected Landlock ABI {abi}"));
+        }
+        let err = std::io::Error::last_os_error();
+        Err(match err.raw_os_error() {
+            Some(libc::ENOSYS) => "the kernel has no Landlock".to_string(),
+            Some(libc::EOPNOTSUPP) => "Landlock is disabled in this kernel's boot options".to_string(),
+            _ => format!("Landlock cannot be used: {err}"),
+        })
+    }
+
+    /// A ruleset allowing every handled right under `folders` and writing to `devices`;
+    /// paths that do not exist are left out.
+    pub(super) fn ruleset(abi: u32, folders: &[PathBuf], devices: &[PathBuf]) -> std::io::Result<OwnedFd> {
+        let handled = handled(abi);
+        let attr = RulesetAttr {
+            handled_access_fs: handled,
+        };
+        // SAFETY: `attr` is a valid struct of the size passed, alive across the call.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &attr as *const RulesetAttr,
+                std::mem::size_of::<RulesetAttr>(),
+                0u32,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fd = i32::try_from(fd).map_err(|_| std::io::Error::other("ruleset fd out of range"))?;
+        // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+        let ruleset = unsafe { OwnedFd::from_raw_fd(fd) };
+        let file_rights = handled & (WRITE_FILE | TRUNCATE);
+        for (path, rights) in folders
+            .iter()
+            .map(|p| (p, handled))
+            .chain(devices.iter().map(|p| (p, file_rights)))
+        {
+            let Some(opened) = open_path(path) else {
+                continue;
+            };
+            // Folder rights on a file are invalid: a folder named as a device gets file rights.
+            let is_dir = opened.metadata().is_ok_and(|m| m.is_dir());
+            let rule = PathBeneathAttr {
+                allowed_access: if is_dir { rights } else { rights & file_rights },
+                parent_fd: opened.as_raw_fd(),
+            };
+            // SAFETY: `rule` is a valid, packed `landlock_path_beneath_attr`, alive across
+            // the call; both descriptors are open.
+            let added = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset.as_raw_fd(),
+                    RULE_PATH_BENEATH,
+                    &rule as *const PathBeneathAttr,
+                    0u32,
+                )
+            };
+            if added != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(ruleset)
+    }
+
+    fn open_path(path: &std::path::Path) -> Option<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH)
+            .open(path)
+            .ok()
+    }
+
+    /// In the child between fork and exec: no new privileges, then enter the ruleset.
+    pub(super) fn restrict_self(ruleset: i32) -> std::io::Result<()> {
+        // SAFETY: prctl with these arguments reads no memory; async-signal-safe.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a plain system call on a descriptor the parent keeps open; no memory is read.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod landlock {
+    //! Landlock is Linux-only.
+
+    use std::os::fd::OwnedFd;
+    use std::path::PathBuf;
+
+    pub(super) fn abi() -> Result<u32, String> {
+        Err("Landlock exists only on Linux".to_string())
+    }
+
+    pub(super) fn ruleset(_: u32, _: &[PathBuf], _: &[PathBuf]) -> std::io::Result<OwnedFd> {
+        Err(std::io::Error::other("Landlock exists only on Linux"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn every_mode_but_full_auto_with_the_sandbox_off_is_sandboxed() {
+        let cases = [
+            (ApprovalMode::ReadOnly, SandboxSetting::Auto, true),
+            (ApprovalMode::ReadOnly, SandboxSetting::Off, true),
+            (ApprovalMode::Ask, SandboxSetting::Auto, true),
+            (ApprovalMode::Ask, SandboxSetting::Off, true),
+            (ApprovalMode::AutoEdit, SandboxSetting::Auto, true),
+            (ApprovalMode::AutoEdit, SandboxSetting::Off, true),
+            (ApprovalMode::FullAuto, SandboxSetting::Auto, true),
+            (ApprovalMode::FullAuto, SandboxSetting::Off, false),
+        ];
+        for (mode, setting, expected) in cases {
+            assert_eq!(applies(setting, mode), expected, "{mode} with sandbox {setting}");
+        }
+    }
+
+    #[test]
+    fn full_auto_with_the_sandbox_off_runs_unconfined() {
+        let confinement =
+            Confinement::for_command(SandboxSetting::Off, ApprovalMode::FullAuto, Path::new("/")).unwrap();
+        assert!(matches!(confinement, Confinement::Unconfined));
+    }
+
+    #[test]
+    fn the_session_state_follows_the_kernel_and_the_setting() {
+        let (auto, off) = (
+            session_state(SandboxSetting::Auto),
+            session_state(SandboxSetting::Off),
+        );
+        match kernel_abi() {
+            Ok(_) => assert_eq!((auto, off), (SandboxState::Enforced, SandboxState::Off)),
+            Err(reason) => {
+                let unavailable = SandboxState::Unavailable {
+                    reason: reason.clone(),
+                };
+                assert_eq!((auto, off), (unavailable.clone(), unavailable));
+            }
+        }
+    }
+
+    #[test]
+    fn denied_paths_are_found_in_common_messages() {
+        let output = "bash: line 1: /root/probe: Permission denied\n\
+                      touch: cannot touch '/etc/x y': Permission denied\n\
+                      PermissionError: [Errno 13] Permission denied: '../up.txt'\n\
+                      Error: EACCES: permission denied, open '/var/lib/z'\n\
+                      cat: ok.txt: No such file or directory\n";
+        assert_eq!(
+            denied_paths(output, Path::new("/ws/sub")),
+            vec![
+                PathBuf::from("/root/probe"),
+                PathBuf::from("/etc/x y"),
+                PathBuf::from("/ws/up.txt"),
+                PathBuf::from("/var/lib/z"),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_hint_names_the_allowed_folders_only_for_writes_outside_them() {
+        let Ok(abi) = kernel_abi() else {
+            println!(
+                "skipped: {}",
+                kernel_abi().as_ref().err().map_or("", String::as_str)
+            );
+            return;
+        };
+        let workspace = std::env::temp_dir();
+        let confinement = Confinement::Sandboxed(Ruleset::build(*abi, &workspace).unwrap());
+        let outside = Path::new(env!("CARGO_MANIFEST_DIR")).join("probe.txt");
+        let hint = confinement.denial_hint(
+            &format!("bash: line 1: {}: Permission denied\n", outside.display()),
+            &workspace,
+        );
+        assert_eq!(
+            hint,
+            Some(format!(
+                "[sandbox: writes are allowed only under {} and {}; this command tried to write elsewhere ({})]",
+                workspace.display(),
+                std::env::temp_dir().display(),
+                outside.display()
+            ))
+        );
+        let inside = workspace.join("x");
+        assert_eq!(
+            confinement.denial_hint(&format!("{}: Permission denied", inside.display()), &workspace),
+            None
+        );
+        assert_eq!(
+            Confinement::Unconfined
+                .denial_hint(&format!("{}: Permission denied", outside.display()), &workspace),
+            None
+        );
+    }
+}

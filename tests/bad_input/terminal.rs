@@ -1,0 +1,418 @@
+//! Bad terminal input, through the workbench's `App` drawn on ratatui's `TestBackend`:
+//! resizing to one cell, a 10 MB paste, mouse events outside any pane and every key
+//! during every overlay.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use miniagent::config::ApprovalMode;
+use miniagent::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
+use miniagent::tui::app::{App, Pane};
+use miniagent::tui::overlay::{FirstRun, Overlay, TrustPrompt};
+use miniagent::tui::render;
+use miniagent::tui::theme::Theme;
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use crate::support::TempDir;
+
+/// A workspace with a few files, and an app on it with a fixed clock and a busy session
+/// (a finished tool call, a running one, markdown, thinking).
+fn busy_app(workspace: &TempDir, home: &TempDir) -> App {
+    workspace.write("src/main.rs", "fn main() {}\n");
+    workspace.write("README.md", "# demo\n");
+    let start = SystemTime::now() + Duration::from_secs(3600);
+    let mut app = App::new(
+        Theme::dark(),
+        workspace.path().to_path_buf(),
+        ApprovalMode::Ask,
+        50,
+        start,
+    );
+    app.now = Instant::now();
+    app.tokens.token_limit = 80_000;
+    app.tokens.context_window = 200_000;
+    app.sessions_dir = Some(home.join("sessions"));
+    let configured: Event = serde_json::from_value(json!({
+        "type": "session_configured",
+        "model": "claude-test",
+        "provider": "anthropic",
+        "workspace": workspace.path(),
+        "tools": [{"name": "bash", "description": "run"}],
+    }))
+    .expect("a session_configured event");
+    let events = vec![
+        configured,
+        Event::TurnStarted {
+            text: "总结一下这个项目，然后运行测试。".into(),
+        },
+        Event::StepStarted { step: 1, max_steps: 50 },
+        Event::ThinkingDelta {
+            delta: "The user wants a summary and a test run.".into(),
+        },
+        Event::AssistantMessage {
+            thinking: "The user wants a summary and a test run.".into(),
+            text: "这个项目是一个**终端代理**。\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\nfn main() {}\n```".into(),
+            tool_calls: vec![ToolCallSummary {
+                id: "t1".into(),
+                name: "bash".into(),
+            }],
+            stop_reason: StopReason::ToolUse,
+        },
+        Event::ToolCallRequested {
+            id: "t1".into(),
+            name: "bash".into(),
+            arguments: json!({"command": "cargo test -q"}),
+        },
+        Event::ToolCallStarted {
+            id: "t1".into(),
+            name: "bash".into(),
+        },
+        Event::ToolCallFinished {
+            id: "t1".into(),
+            name: "bash".into(),
+            ok: true,
+            outcome: ToolOutcome::Ok,
+            duration_ms: 1234,
+            output_preview: "running 12 tests".into(),
+            output: "running 12 tests\ntest result: ok\n[exit code: 0]".into(),
+        },
+        Event::ApprovalRulesChanged {
+            rules: vec![ApprovalRule::Tool {
+                name: "write_file".into(),
+            }],
+        },
+        Event::StepStarted { step: 2, max_steps: 50 },
+        Event::ToolCallRequested {
+            id: "t2".into(),
+            name: "read_file".into(),
+            arguments: json!({"path": "README.md"}),
+        },
+        Event::ToolCallStarted {
+            id: "t2".into(),
+            name: "read_file".into(),
+        },
+    ];
+    for event in events {
+        app.on_agent_event(event);
+    }
+    app
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+    terminal
+        .draw(|frame| render::draw(frame, app))
+        .expect("the frame draws");
+    terminal.backend().to_string()
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+#[test]
+fn resize_to_one_by_one_and_back() {
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let mut app = busy_app(&workspace, &home);
+    let before = screen(&mut app, 80, 24);
+    for (width, height) in [(1, 1), (2, 2), (1, 24), (80, 1), (3, 1), (1, 1)] {
+        screen(&mut app, width, height);
+        // Keys and the mouse at the tiny size are harmless too.
+        app.on_key(key(KeyCode::Tab));
+        app.on_key(key(KeyCode::BackTab));
+        app.on_mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 0,
+            row: 0,
+            modifiers: KeyModifiers::NONE,
+        });
+    }
+    assert_eq!(screen(&mut app, 80, 24), before, "the screen is whole again");
+    screen(&mut app, 160, 48);
+    assert_eq!(screen(&mut app, 80, 24), before);
+}
+
+#[test]
+fn a_ten_megabyte_bracketed_paste() {
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let mut app = busy_app(&workspace, &home);
+    screen(&mut app, 80, 24);
+    for c in "draft".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    let line = "pasted text with 中文 and tabs\tand more words to fill the line\r\n";
+    let many_lines = line.repeat(10 * 1024 * 1024 / line.len() + 1);
+    let one_line = "x".repeat(10 * 1024 * 1024);
+    for paste in [&many_lines, &one_line] {
+        let started = Instant::now();
+        assert!(app.on_paste(paste), "the paste is answered");
+        screen(&mut app, 80, 24);
+        let took = started.elapsed();
+        eprintln!(
+            "refusing a {} byte paste took {:.2} s",
+            paste.len(),
+            took.as_secs_f64()
+        );
+        assert!(took < Duration::from_secs(5), "a 10 MB paste took {took:?}");
+        let notice = app.last_notice.clone().map(|(_, text)| text).unwrap_or_default();
+        assert!(
+            notice.starts_with("the paste was not inserted: it is 10.0 MB and the input takes at most 1 MB"),
+            "{notice}"
+        );
+        assert_eq!(app.input.text(), "draft", "the input is as it was");
+    }
+    // The largest paste taken arrives whole, in a few seconds at most, and the input
+    // still works after.
+    let largest = line.repeat(1024 * 1024 / line.len());
+    let started = Instant::now();
+    assert!(app.on_paste(&largest));
+    screen(&mut app, 80, 24);
+    let took = started.elapsed();
+    eprintln!(
+        "a {} byte paste took {:.2} s to take and draw",
+        largest.len(),
+        took.as_secs_f64()
+    );
+    assert!(took < Duration::from_secs(5), "a 1 MB paste took {took:?}");
+    assert!(app.input.text() == format!("draft{}", largest.replace("\r\n", "\n")));
+    // Once the turn is over, Ctrl-C clears the input instead of interrupting.
+    app.on_agent_event(Event::TurnComplete { text: "done".into() });
+    app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(app.input.is_empty());
+    for c in "ok".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(app.input.text(), "ok");
+    // A deny reason refuses it too.
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "t2".into(),
+        name: "read_file".into(),
+        preview: "read README.md".into(),
+    });
+    app.on_key(key(KeyCode::Char('n')));
+    assert!(app.on_paste(&one_line));
+    assert_eq!(app.deny_reason.as_deref(), Some(""));
+    screen(&mut app, 80, 24);
+}
+
+#[test]
+fn mouse_events_outside_any_pane() {
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let mut app = busy_app(&workspace, &home);
+    let kinds = [
+        MouseEventKind::Down(MouseButton::Left),
+        MouseEventKind::Down(MouseButton::Right),
+        MouseEventKind::Up(MouseButton::Left),
+        MouseEventKind::Drag(MouseButton::Left),
+        MouseEventKind::Moved,
+        MouseEventKind::ScrollUp,
+        MouseEventKind::ScrollDown,
+        MouseEventKind::ScrollLeft,
+        MouseEventKind::ScrollRight,
+    ];
+    for (width, height) in [(80, 24), (160, 48), (1, 1)] {
+        screen(&mut app, width, height);
+        let mut points = vec![
+            (u16::MAX, u16::MAX),
+            (u16::MAX, 0),
+            (0, u16::MAX),
+            (width, height),
+            (width, 0),
+            (0, height),
+            (width - 1, height - 1),
+        ];
+        // The title bar, the status bar and every pane's border.
+        points.extend((0..width).map(|x| (x, 0)));
+        points.extend((0..width).map(|x| (x, height - 1)));
+        for (_, area) in app.areas.panes.clone() {
+            for x in area.x..area.right() {
+                points.push((x, area.y));
+                points.push((x, area.bottom().saturating_sub(1)));
+            }
+            for y in area.y..area.bottom() {
+                points.push((area.x, y));
+                points.push((area.right().saturating_sub(1), y));
+            }
+        }
+        for (column, row) in points {
+            for kind in kinds {
+                app.on_mouse(MouseEvent {
+                    kind,
+                    column,
+                    row,
+                    modifiers: KeyModifiers::NONE,
+                });
+            }
+        }
+        // A click may have opened a file preview; the app still draws and closes it.
+        screen(&mut app, width, height);
+        while !app.overlays.is_empty() {
+            app.on_key(key(KeyCode::Esc));
+        }
+    }
+    assert!(app.on_paste("ok"));
+    assert!(app.input.text().ends_with("ok"));
+    screen(&mut app, 80, 24);
+}
+
+/// Every overlay the workbench has, opened the way a person opens it.
+fn open_overlay(app: &mut App, which: &str) {
+    app.focus = Pane::Input;
+    match which {
+        "help" => app.submit("/help".into()),
+        "tool detail" => {
+            app.focus = Pane::Timeline;
+            app.on_key(key(KeyCode::Up));
+            app.on_key(key(KeyCode::Enter));
+        }
+        "file preview" => {
+            app.focus = Pane::Tree;
+            app.on_key(key(KeyCode::Down));
+            app.on_key(key(KeyCode::Down));
+            app.on_key(key(KeyCode::Enter));
+        }
+        "approvals" => app.submit("/approvals".into()),
+        "notes" => app.submit("/notes".into()),
+        "stats" => app.submit("/stats".into()),
+        "history" => app.submit("/history".into()),
+        "mcp" => app.submit("/mcp".into()),
+        "skills" => app.submit("/skills".into()),
+        "sessions" => app.submit("/resume".into()),
+        "trust" => app.overlays.push(Overlay::Trust(TrustPrompt {
+            servers: vec!["files: npx -y @modelcontextprotocol/server-filesystem .".into()],
+            answer: None,
+        })),
+        "first run" => app.overlays.push(Overlay::FirstRun(FirstRun {
+            problem: "no API key: set MINIAGENT_API_KEY".into(),
+            config_path: "/home/dev/.config/miniagent/config.toml".into(),
+            local_server: Some(("http://127.0.0.1:11434/v1".into(), "llama3.2".into())),
+            accepted: false,
+        })),
+        "approval" => {
+            app.on_agent_event(Event::ApprovalRequested {
+                id: "t2".into(),
+                name: "read_file".into(),
+                preview: "read README.md\n".repeat(40),
+            });
+        }
+        other => panic!("no overlay called {other}"),
+    }
+}
+
+const OVERLAYS: [&str; 14] = [
+    "help",
+    "tool detail",
+    "file preview",
+    "approvals",
+    "notes",
+    "stats",
+    "history",
+    "mcp",
+    "skills",
+    "sessions",
+    "trust",
+    "first run",
+    "approval",
+    // The approval overlay again, with a deny reason being typed.
+    "deny reason",
+];
+
+fn keys_to_send() -> Vec<KeyEvent> {
+    let mut keys: Vec<KeyEvent> = "aqyndjkgG /?x1".chars().map(|c| key(KeyCode::Char(c))).collect();
+    keys.extend(
+        [
+            KeyCode::Up,
+            KeyCode::Down,
+            KeyCode::Left,
+            KeyCode::Right,
+            KeyCode::PageUp,
+            KeyCode::PageDown,
+            KeyCode::Home,
+            KeyCode::End,
+            KeyCode::Tab,
+            KeyCode::BackTab,
+            KeyCode::Backspace,
+            KeyCode::Delete,
+            KeyCode::Insert,
+            KeyCode::Enter,
+        ]
+        .map(key),
+    );
+    keys.extend((1..=12).map(|n| key(KeyCode::F(n))));
+    keys.push(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    keys.push(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL));
+    keys.push(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    keys.push(key(KeyCode::Esc));
+    keys
+}
+
+#[test]
+fn keys_during_every_overlay() {
+    let keys = keys_to_send();
+    for which in OVERLAYS {
+        let workspace = TempDir::new();
+        let home = TempDir::new();
+        std::fs::create_dir_all(home.join("sessions")).expect("sessions folder");
+        std::fs::copy(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo.jsonl"),
+            home.join("sessions/20261122-043847-5892.jsonl"),
+        )
+        .expect("a recorded session to pick");
+        let mut app = busy_app(&workspace, &home);
+        screen(&mut app, 160, 48);
+        // Each key is sent with the overlay freshly open, then the whole barrage at once.
+        for (round, key) in keys.iter().chain(keys.iter()).enumerate() {
+            let fresh = round < keys.len();
+            if fresh || (app.overlays.is_empty() && app.approvals.is_empty()) {
+                app.overlays.clear();
+                app.approvals.clear();
+                app.deny_reason = None;
+                app.quit = false;
+                if which == "deny reason" {
+                    open_overlay(&mut app, "approval");
+                    app.on_key(self::key(KeyCode::Char('n')));
+                } else {
+                    open_overlay(&mut app, which);
+                }
+                let opened = !app.overlays.is_empty() || !app.approvals.is_empty();
+                assert!(opened, "{which} opened");
+            }
+            app.on_key(*key);
+            let size = if round % 2 == 0 { (80, 24) } else { (160, 48) };
+            screen(&mut app, size.0, size.1);
+        }
+        // Whatever is left closes, and the input works.
+        for _ in 0..10 {
+            app.on_key(key(KeyCode::Esc));
+        }
+        app.approvals.clear();
+        app.deny_reason = None;
+        assert!(
+            app.overlays
+                .iter()
+                .all(|overlay| matches!(overlay, Overlay::Trust(_) | Overlay::FirstRun(_))),
+            "{which}: Esc closes every overlay but those the event loop answers"
+        );
+        app.overlays.clear();
+        assert!(app.on_paste("ok"), "{which}: the input takes a paste");
+        assert!(
+            app.input.text().ends_with("ok"),
+            "{which}: {:?}",
+            app.input.text()
+        );
+        assert!(
+            app.outbox
+                .iter()
+                .all(|op| !matches!(op, Op::UserInput { text } if text.is_empty())),
+            "{which}: no empty message was sent"
+        );
+        screen(&mut app, 80, 24);
+        screen(&mut app, 1, 1);
+    }
+}
