@@ -508,3 +508,95 @@ fn sigterm_stops_exec_cleanly_and_the_log_is_complete() {
         "the command was stopped"
     );
 }
+
+/// A tool whose run panics, standing in for a bug anywhere in a turn.
+struct PanickingTool;
+
+impl miniagent::tools::Tool for PanickingTool {
+    fn name(&self) -> &str {
+        "explode"
+    }
+
+    fn description(&self) -> &str {
+        "panics"
+    }
+
+    fn input_schema(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object", "properties": {}})
+    }
+
+    fn effect(&self) -> miniagent::tools::ToolEffect {
+        miniagent::tools::ToolEffect::ReadOnly
+    }
+
+    fn run(
+        &self,
+        _arguments: serde_json::Value,
+        _context: miniagent::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
+        Box::pin(async { panic!("a bug in a tool") })
+    }
+}
+
+#[test]
+fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
+    use miniagent::protocol::Event;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let server = ScriptedServer::start(vec![
+            Reply::tool("boom", "explode", "{}"),
+            Reply::text("Still here."),
+        ])
+        .await;
+        let data = TempDir::new();
+        let header = session::Header {
+            id: String::new(),
+            created: "2026-11-22T00:00:00Z".into(),
+            workspace: "w".into(),
+            model: "scripted-model".into(),
+            provider: "anthropic".into(),
+            version: "test".into(),
+            format: session::FORMAT,
+            fixed_tokens: 0,
+        };
+        let log = session::SessionLog::create(&data.join("sessions"), header, Default::default());
+        let config = support::harness::test_config(miniagent::config::Provider::Anthropic, &server);
+        let mut agent = support::harness::Harness::start_with(
+            config,
+            log.clone(),
+            vec![std::sync::Arc::new(PanickingTool)],
+        );
+        let events = agent.turn("use the tool").await;
+        assert!(
+            matches!(events.last(), Some(Event::Error { message }) if message.contains("internal error")),
+            "{:?}",
+            events.last()
+        );
+        let events = agent.turn("again").await;
+        assert_eq!(
+            events.last(),
+            Some(&Event::TurnComplete {
+                text: "Still here.".into()
+            })
+        );
+        let sent = server.last_request().unwrap().body["messages"].to_string();
+        assert!(
+            sent.contains("the agent crashed while this call was running"),
+            "{sent}"
+        );
+        // The log holds the repaired history and the error, and loads cleanly.
+        agent.send(miniagent::protocol::Op::Shutdown);
+        agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
+        let loaded = session::load(&log.path().unwrap()).unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        assert!(loaded.closing_events().is_empty());
+        assert!(
+            loaded
+                .events()
+                .any(|(_, e)| matches!(e, Event::Error { message } if message.contains("a bug in a tool")))
+        );
+        let restored = loaded.restore(miniagent::agent::tokens::TokenCounter::estimate_only());
+        let history = serde_json::to_string(restored.context.messages()).unwrap();
+        assert!(history.contains("the agent crashed while this call was running"));
+    });
+}

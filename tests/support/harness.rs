@@ -49,10 +49,22 @@ impl Harness {
 
     /// [`Harness::start`], recording the session in `log`.
     pub fn start_recorded(config: Config, log: miniagent::session::SessionLog) -> Harness {
+        Self::start_with(config, log, Vec::new())
+    }
+
+    /// [`Harness::start_recorded`] with `extra` tools besides the built-in ones.
+    pub fn start_with(
+        config: Config,
+        log: miniagent::session::SessionLog,
+        extra: Vec<Arc<dyn miniagent::tools::Tool>>,
+    ) -> Harness {
         let workspace = TempDir::new();
         let client =
             miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
-        let tools = ToolRegistry::builtin(&config);
+        let mut tools = ToolRegistry::builtin(&config);
+        for tool in extra {
+            tools.register(tool);
+        }
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
             workspace: workspace.path().to_path_buf(),

@@ -1,0 +1,141 @@
+//! MCP servers that fail while a call runs: one that dies mid-call, one that never
+//! answers. Each call ends well within its timeout with an error naming the cause, the
+//! server's processes are gone (or it stays usable), and the caller goes on.
+
+// Shared with tests/mcp.rs, which uses more of it.
+#[allow(dead_code)]
+#[path = "mcp/harness.rs"]
+mod harness;
+#[allow(dead_code)]
+#[path = "support/tempdir.rs"]
+mod tempdir;
+
+use std::time::{Duration, Instant};
+
+use harness::*;
+use miniagent::tools::ToolOutput;
+use miniagent::tools::mcp::{McpManager, McpServerState};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tempdir::TempDir;
+
+/// Processes of group `pgid` still running (a dead leader not yet reaped is not).
+fn alive_in_group(pgid: u32) -> Vec<u32> {
+    group_members(pgid)
+        .into_iter()
+        .filter(|pid| running(*pid))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_call_fails_the_call_at_once() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    let mut server = npx(EVERYTHING, &[]);
+    server["execute_timeout"] = json!(60);
+    let manager = McpManager::start(
+        config(json!({ "everything": server })),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    let slow = tool(&manager, "mcp__everything__trigger-long-running-operation");
+    let [pid] = manager.child_pids()[..] else {
+        panic!("{:?}", manager.child_pids());
+    };
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // SAFETY: kill(2) on the server's own process group; no memory is involved.
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGKILL);
+        }
+    });
+    let started = Instant::now();
+    let output = slow
+        .run(json!({"duration": 30, "steps": 30}), context(dir.path()))
+        .await;
+    assert!(output.is_error, "{output:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the call waited {:?} for a dead server",
+        started.elapsed()
+    );
+    wait_for("the server's processes to be gone", || {
+        alive_in_group(pid).is_empty()
+    })
+    .await;
+    wait_for("the server to be marked failed", || {
+        matches!(state_of(&manager, "everything"), McpServerState::Failed { .. })
+    })
+    .await;
+    // The caller goes on: the tool says the server is down, and a reconnect brings it back.
+    let again = slow
+        .run(json!({"duration": 1, "steps": 1}), context(dir.path()))
+        .await;
+    assert!(
+        again.is_error && again.content.contains("is not connected"),
+        "{again:?}"
+    );
+    assert_eq!(manager.reconnect("everything").await, Ok(()));
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__everything__echo",
+            json!({"message": "back"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("Echo: back")
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_and_stays_usable() {
+    warm_npm_cache().await;
+    let dir = TempDir::new();
+    let mut server = npx(EVERYTHING, &[]);
+    server["execute_timeout"] = json!(2);
+    let manager = McpManager::start(
+        config(json!({ "everything": server })),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    let started = Instant::now();
+    let output = call(
+        &manager,
+        "mcp__everything__trigger-long-running-operation",
+        json!({"duration": 600, "steps": 600}),
+        dir.path(),
+    )
+    .await;
+    assert!(
+        output.is_error && output.content.contains("did not finish within 2 s"),
+        "{output:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__everything__echo",
+            json!({"message": "still here"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("Echo: still here")
+    );
+    let pids = manager.child_pids();
+    manager.shutdown().await;
+    for pid in pids {
+        assert_eq!(
+            alive_in_group(pid),
+            Vec::<u32>::new(),
+            "server {pid} left processes behind"
+        );
+    }
+}
