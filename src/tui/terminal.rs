@@ -90,15 +90,53 @@ pub fn restore() {
     let _ = stdout.flush();
 }
 
+/// The thread that draws: a panic there ends the workbench.
+static UI_THREAD: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+
 fn install_panic_hook() {
     static INSTALLED: AtomicBool = AtomicBool::new(false);
+    let _ = UI_THREAD.set(std::thread::current().id());
     if INSTALLED.swap(true, Ordering::SeqCst) {
         return;
     }
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        // Put the terminal back first, so the panic message is readable and the shell usable.
-        restore();
-        previous(info);
+        if ends_the_workbench(std::thread::current().id()) {
+            // Put the terminal back first, so the panic message is readable and the shell usable.
+            restore();
+            previous(info);
+        } else {
+            // A task on another thread (the agent's turn, a tool) panicked: tokio catches it
+            // and the agent repairs the session, while the workbench goes on drawing. Its
+            // message goes to the log, not over the screen.
+            tracing::error!("a background task panicked: {info}");
+            if !ACTIVE.load(Ordering::SeqCst) {
+                previous(info);
+            }
+        }
     }));
+}
+
+/// Whether a panic on `thread` unwinds through the workbench itself.
+fn ends_the_workbench(thread: std::thread::ThreadId) -> bool {
+    UI_THREAD.get().is_none_or(|ui| *ui == thread)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_panic_on_the_drawing_thread_restores_the_terminal() {
+        let _ = UI_THREAD.set(std::thread::current().id());
+        let ui = *UI_THREAD.get().expect("set");
+        assert!(ends_the_workbench(ui));
+        let worker = std::thread::spawn(|| std::thread::current().id())
+            .join()
+            .expect("the thread ran");
+        assert!(
+            !ends_the_workbench(worker),
+            "a worker's panic leaves the screen alone"
+        );
+    }
 }
