@@ -332,6 +332,15 @@ fn resume_and_replay_in_tmux() {
 
 #[test]
 fn sigterm_during_a_tool_call_restores_the_terminal_and_completes_the_log() {
+    signal_during_a_tool_call("TERM");
+}
+
+#[test]
+fn sighup_during_a_tool_call_restores_the_terminal_and_completes_the_log() {
+    signal_during_a_tool_call("HUP");
+}
+
+fn signal_during_a_tool_call(signal: &str) {
     let server =
         ScriptedServer::start_blocking(vec![Reply::tool("s1", "bash", r#"{"command": "sleep 9.25"}"#)]);
     let workspace = TempDir::new();
@@ -357,7 +366,7 @@ fn sigterm_during_a_tool_call_restores_the_terminal_and_completes_the_log() {
     let pids = String::from_utf8_lossy(&pids.stdout).into_owned();
     assert!(!pids.trim().is_empty(), "the workbench's pid");
     for pid in pids.split_whitespace() {
-        let _ = Command::new("kill").args(["-TERM", pid]).status();
+        let _ = Command::new("kill").args([&format!("-{signal}"), pid]).status();
     }
     tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
