@@ -29,19 +29,39 @@ fn landlock() -> Option<u32> {
 }
 
 /// A path outside both the workspace and the temp dir that the test user may write
-/// (in the build tree), removed now and when dropped.
+/// (the build tree, else the home folder), removed now and when dropped.
 struct Probe(PathBuf);
 
+/// A writable folder outside the temp dir, or `None` after printing why the test is
+/// skipped (a checkout and home both under /tmp, say).
+fn probe_dir() -> Option<PathBuf> {
+    let temp = std::env::temp_dir();
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    let found = candidates.into_iter().flatten().find(|dir| {
+        !dir.starts_with(&temp)
+            && !dir.starts_with("/dev/shm")
+            && std::fs::create_dir_all(dir).is_ok()
+            && tempfile_works(dir)
+    });
+    if found.is_none() {
+        println!("skipped: no writable folder outside {} to probe", temp.display());
+    }
+    found
+}
+
+fn tempfile_works(dir: &Path) -> bool {
+    let path = dir.join(format!(".miniagent-probe-check-{}", std::process::id()));
+    let ok = std::fs::write(&path, b"x").is_ok();
+    let _ = std::fs::remove_file(&path);
+    ok
+}
+
 impl Probe {
-    fn new(name: &str) -> Probe {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        std::fs::create_dir_all(dir).unwrap();
+    fn new(dir: &Path, name: &str) -> Probe {
         let path = dir.join(format!("miniagent-sandbox-probe-{name}-{}", std::process::id()));
-        assert!(
-            !path.starts_with(std::env::temp_dir()),
-            "the probe {} must be outside the temp dir",
-            path.display()
-        );
         let _ = std::fs::remove_file(&path);
         Probe(path)
     }
@@ -134,9 +154,10 @@ async fn start(
 #[tokio::test]
 async fn writes_outside_the_workspace_and_the_temp_dir_are_refused_with_a_hint() {
     let Some(abi) = landlock() else { return };
+    let Some(dir) = probe_dir() else { return };
     println!("Landlock ABI {abi}");
-    let outside = Probe::new("auto-edit");
-    let outside_job = Probe::new("auto-edit-job");
+    let outside = Probe::new(&dir, "auto-edit");
+    let outside_job = Probe::new(&dir, "auto-edit-job");
     let (mut agent, server) = start(
         ApprovalMode::AutoEdit,
         SandboxSetting::Auto,
@@ -212,8 +233,9 @@ async fn writes_outside_the_workspace_and_the_temp_dir_are_refused_with_a_hint()
 #[tokio::test]
 async fn full_auto_with_the_sandbox_off_writes_anywhere_until_the_mode_changes() {
     let Some(_) = landlock() else { return };
-    let first = Probe::new("off-full-auto");
-    let second = Probe::new("off-ask");
+    let Some(dir) = probe_dir() else { return };
+    let first = Probe::new(&dir, "off-full-auto");
+    let second = Probe::new(&dir, "off-ask");
     let (mut agent, server) = start(
         ApprovalMode::FullAuto,
         SandboxSetting::Off,
@@ -264,6 +286,7 @@ async fn full_auto_with_the_sandbox_off_writes_anywhere_until_the_mode_changes()
 #[test]
 fn the_cli_flag_sets_the_sandbox_and_exec_reports_it() {
     let Some(_) = landlock() else { return };
+    let Some(dir) = probe_dir() else { return };
     let run = |flag: &[&str], probe: &Probe| {
         let server = ScriptedServer::start_blocking(vec![
             Reply::tool(
@@ -279,11 +302,11 @@ fn the_cli_flag_sets_the_sandbox_and_exec_reports_it() {
         assert_eq!(output.status.code(), Some(0), "{stderr}");
         stderr.lines().next().unwrap_or_default().to_string()
     };
-    let sandboxed = Probe::new("exec-on");
+    let sandboxed = Probe::new(&dir, "exec-on");
     let first_line = run(&["--sandbox", "on"], &sandboxed);
     assert!(first_line.ends_with(" · sandbox ✓"), "{first_line}");
     assert!(!sandboxed.0.exists());
-    let free = Probe::new("exec-off");
+    let free = Probe::new(&dir, "exec-off");
     let first_line = run(&["--sandbox", "off"], &free);
     assert!(first_line.ends_with(" · no sandbox in full-auto"), "{first_line}");
     assert!(free.0.exists());

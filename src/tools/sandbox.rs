@@ -517,8 +517,26 @@ mod tests {
             return;
         };
         let workspace = std::env::temp_dir();
-        let confinement = Confinement::Sandboxed(Ruleset::build(*abi, &workspace).unwrap());
-        let outside = Path::new(env!("CARGO_MANIFEST_DIR")).join("probe.txt");
+        let ruleset = Ruleset::build(*abi, &workspace).unwrap();
+        // A writable folder outside the workspace and the temp folder (a checkout may
+        // itself live under /tmp, as a fresh CI clone can).
+        let candidates = [
+            Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
+            std::env::var_os("HOME").map(PathBuf::from),
+            std::env::current_exe()
+                .ok()
+                .and_then(|exe| exe.parent().map(Path::to_path_buf)),
+        ];
+        let Some(outside) = candidates
+            .into_iter()
+            .flatten()
+            .map(|dir| dir.join("probe.txt"))
+            .find(|probe| !ruleset.allows(probe) && writable_without_sandbox(probe))
+        else {
+            println!("skipped: no writable folder outside the temp folder to probe");
+            return;
+        };
+        let confinement = Confinement::Sandboxed(ruleset);
         let hint = confinement.denial_hint(
             &format!("bash: line 1: {}: Permission denied\n", outside.display()),
             &workspace,
