@@ -4,13 +4,13 @@
 
 mod support;
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use miniagent::config::ApprovalMode;
 use miniagent::protocol::{
     ApprovalRule, CompactionRecord, Decision, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op,
-    StopReason, SummaryDetail, ToolCallSummary, ToolInfo, ToolOutcome,
+    StopReason, SummaryDetail, ToolCallSummary, ToolOutcome,
 };
 use miniagent::tui::app::{App, Pane};
 use miniagent::tui::inspector::HistoryInspector;
@@ -28,29 +28,8 @@ fn app_in(workspace: &TempDir) -> App {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     workspace.write(".gitignore", "target/\n");
-    // A session start in the future: no file counts as touched unless marked.
-    let start = SystemTime::now() + Duration::from_secs(3600);
-    let mut app = App::new(
-        Theme::dark(),
-        workspace.path().to_path_buf(),
-        ApprovalMode::Ask,
-        50,
-        start,
-    );
-    app.now = Instant::now();
-    app.tokens.token_limit = 80_000;
-    app.tokens.context_window = 200_000;
-    app.on_agent_event(Event::SessionConfigured {
-        model: "claude-test".into(),
-        provider: "anthropic".into(),
-        workspace: "/home/dev/project".into(),
-        tools: vec![ToolInfo {
-            name: "bash".into(),
-            description: "run".into(),
-        }],
-        session_id: None,
-        sandbox: miniagent::protocol::SandboxState::Enforced,
-    });
+    let mut app = support::workbench::bare_app(workspace);
+    app.on_agent_event(support::workbench::configured("/home/dev/project", None));
     app
 }
 

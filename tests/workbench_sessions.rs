@@ -5,12 +5,11 @@
 mod support;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use miniagent::agent::history::{ContentBlock, Message, Role};
-use miniagent::config::ApprovalMode;
-use miniagent::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolInfo, ToolOutcome};
+use miniagent::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use miniagent::session::{self, FORMAT, Header, Record};
 use miniagent::tui::app::App;
 use miniagent::tui::conversation::{Entry, NoticeKind};
@@ -42,29 +41,12 @@ fn screen(app: &mut App, width: u16, height: u16) -> String {
 fn app_in(workspace: &TempDir, home: &TempDir) -> App {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
-    let start = SystemTime::now() + Duration::from_secs(3600);
-    let mut app = App::new(
-        Theme::dark(),
-        workspace.path().to_path_buf(),
-        ApprovalMode::Ask,
-        50,
-        start,
-    );
-    app.now = Instant::now();
-    app.tokens.token_limit = 80_000;
-    app.tokens.context_window = 200_000;
+    let mut app = support::workbench::bare_app(workspace);
     app.sessions_dir = Some(home.join("sessions"));
-    app.on_agent_event(Event::SessionConfigured {
-        model: "claude-test".into(),
-        provider: "anthropic".into(),
-        workspace: WORKSPACE.into(),
-        tools: vec![ToolInfo {
-            name: "bash".into(),
-            description: "run".into(),
-        }],
-        session_id: Some("20261123-090000-ffff".into()),
-        sandbox: miniagent::protocol::SandboxState::Enforced,
-    });
+    app.on_agent_event(support::workbench::configured(
+        WORKSPACE,
+        Some("20261123-090000-ffff"),
+    ));
     app
 }
 

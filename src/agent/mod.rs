@@ -100,6 +100,9 @@ impl EventSink {
     }
 
     pub(crate) fn emit(&self, event: Event) {
+        // Streamed text was redacted as it streamed (a key can span two fragments); the
+        // per-delta path stays free of a serialization round trip.
+        let streamed = matches!(event, Event::TextDelta { .. } | Event::ThinkingDelta { .. });
         let event = match &self.nest {
             Some((parent, agent)) => Event::SubAgent {
                 parent: parent.clone(),
@@ -108,7 +111,11 @@ impl EventSink {
             },
             None => event,
         };
-        let event = self.secrets.redact_event(event);
+        let event = if streamed {
+            event
+        } else {
+            self.secrets.redact_event(event)
+        };
         self.log.event(&event);
         let _ = self.sender.send(event);
     }

@@ -151,12 +151,26 @@ impl<'a> Results<'a> {
 }
 
 /// Call ids asked for by the conversation's assistant messages.
-fn requested_calls(messages: &[Message]) -> Vec<&str> {
+fn requested_calls(messages: &[Message]) -> std::collections::HashSet<&str> {
     messages
         .iter()
         .flat_map(|m| m.tool_uses())
         .map(|call| call.id)
         .collect()
+}
+
+/// The results in a tool message whose call no assistant message asked for (shown
+/// alone; the others are shown with their calls).
+fn orphan_results<'a>(
+    message: &'a Message,
+    requested: &'a std::collections::HashSet<&str>,
+) -> impl Iterator<Item = &'a str> {
+    message.content.iter().filter_map(move |block| match block {
+        ContentBlock::ToolResult {
+            tool_use_id, content, ..
+        } if !requested.contains(tool_use_id.as_str()) => Some(content.as_str()),
+        _ => None,
+    })
 }
 
 /// A call's arguments on one line: the command of a shell call, the path of a file

@@ -15,7 +15,6 @@ use super::{Header, Loaded, Record, now_ms};
 use crate::agent::context::Change;
 use crate::protocol::{Decision, Event};
 use crate::secrets::Secrets;
-use std::borrow::Cow;
 
 /// Streamed text arriving within this many milliseconds is recorded as one delta, so a
 /// replay still streams but the log holds a line per moment rather than per token.
@@ -131,13 +130,12 @@ impl SessionLog {
         });
         // A call that starts or waits for a person is on disk before anything happens,
         // so a killed process leaves it visible (and resumable as interrupted).
+        // A failure is told by the next commit's caller, which can emit a notice.
         if matches!(
             event,
             Event::ToolCallStarted { .. } | Event::ApprovalRequested { .. } | Event::StepStarted { .. }
-        ) && writer.flush().is_some()
-        {
-            // Reported by the next commit's caller, which can emit a notice.
-            writer.failure_reported = false;
+        ) {
+            writer.flush();
         }
     }
 
@@ -152,7 +150,8 @@ impl SessionLog {
             }
             writer.push(&Record::from_change(ts, change));
         }
-        writer.flush()
+        writer.flush();
+        writer.take_failure()
     }
 
     /// Records the person's answer to an approval request, and writes it out.
@@ -163,16 +162,17 @@ impl SessionLog {
             id: id.to_string(),
             decision: decision.clone(),
         });
-        writer.flush()
+        writer.flush();
+        writer.take_failure()
     }
 
     /// Writes everything buffered and the session's index entry (at the end of a turn
     /// and when the session ends).
     pub fn checkpoint(&self) -> Option<String> {
         let mut writer = self.writer()?;
-        let failure = writer.flush();
+        writer.flush();
         writer.write_info();
-        failure
+        writer.take_failure()
     }
 
     /// Continues the recorded session `loaded` (from `path`) in this log: later records
@@ -183,7 +183,8 @@ impl SessionLog {
             return Ok(());
         };
         // Whatever this session had so far stays in its own file.
-        if let Some(why) = writer.flush() {
+        writer.flush();
+        if let Some(why) = writer.take_failure() {
             return Err(why);
         }
         writer.write_info();
@@ -207,7 +208,8 @@ impl SessionLog {
             provider: provider.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         });
-        match writer.flush() {
+        writer.flush();
+        match writer.take_failure() {
             Some(why) => Err(why),
             None => Ok(()),
         }
@@ -285,7 +287,8 @@ impl Writer {
             } else {
                 Event::TextDelta { delta: pending.text }
             };
-            self.serialize(&Record::Event {
+            // The pending delta is taken, so this push writes it without recursing.
+            self.push(&Record::Event {
                 ts: pending.ts,
                 event,
             });
@@ -294,29 +297,27 @@ impl Writer {
 
     fn push(&mut self, record: &Record) {
         self.flush_delta();
-        self.serialize(record);
+        if self.failed.is_none()
+            && let Some(line) = self.line(record)
+        {
+            self.buffer.extend_from_slice(line.as_bytes());
+        }
     }
 
-    fn serialize(&mut self, record: &Record) {
-        if self.failed.is_some() {
-            return;
-        }
-        let Ok(mut line) = serde_json::to_string(record) else {
-            return;
-        };
-        if let Cow::Owned(clean) = self.secrets.redact(&line) {
-            line = clean;
-        }
-        self.buffer.extend_from_slice(line.as_bytes());
-        self.buffer.push(b'\n');
+    /// A record as one line of the log, secrets redacted.
+    fn line(&self, record: &Record) -> Option<String> {
+        let line = serde_json::to_string(record).ok()?;
+        let mut line = self.secrets.redact(&line).into_owned();
+        line.push('\n');
+        Some(line)
     }
 
-    /// Appends the buffer to the file (creating it at the first turn). Returns the error
-    /// the first time writing fails.
-    fn flush(&mut self) -> Option<String> {
+    /// Appends the buffer to the file (creating it, header first, at the first turn).
+    /// After a failure nothing more is written; [`Self::take_failure`] tells it once.
+    fn flush(&mut self) {
         self.flush_delta();
         if !self.started || self.failed.is_some() {
-            return self.report_failure();
+            return;
         }
         if let Err(err) = self.write_buffer() {
             self.failed = Some(format!(
@@ -325,10 +326,10 @@ impl Writer {
             ));
             self.buffer = Vec::new();
         }
-        self.report_failure()
     }
 
-    fn report_failure(&mut self) -> Option<String> {
+    /// The write failure, the first time it is asked for.
+    fn take_failure(&mut self) -> Option<String> {
         if self.failure_reported {
             return None;
         }
@@ -340,14 +341,14 @@ impl Writer {
     fn write_buffer(&mut self) -> std::io::Result<()> {
         if self.file.is_none() {
             std::fs::create_dir_all(&self.dir)?;
-            let mut file = OpenOptions::new()
+            let file = OpenOptions::new()
                 .append(true)
                 .create_new(true)
                 .open(&self.path)?;
             lock(&file)?;
-            let mut header = Vec::new();
-            self.serialize_into(&mut header, &Record::Header(self.header.clone()));
-            file.write_all(&header)?;
+            if let Some(header) = self.line(&Record::Header(self.header.clone())) {
+                self.buffer.splice(0..0, header.into_bytes());
+            }
             self.file = Some(file);
         }
         if self.buffer.is_empty() {
@@ -361,13 +362,6 @@ impl Writer {
         Ok(())
     }
 
-    fn serialize_into(&self, out: &mut Vec<u8>, record: &Record) {
-        if let Ok(line) = serde_json::to_string(record) {
-            out.extend_from_slice(self.secrets.redact(&line).as_bytes());
-            out.push(b'\n');
-        }
-    }
-
     /// The index entry `sessions list` and the picker read, written beside the log.
     fn write_info(&mut self) {
         let Some(file) = self.file.as_ref() else { return };
@@ -375,7 +369,7 @@ impl Writer {
             self.info.bytes = meta.len();
         }
         self.info.updated = crate::tools::files::now_iso8601();
-        store::write_info(&self.info, self.secrets.forms());
+        store::write_info(&self.info, &self.secrets);
     }
 }
 

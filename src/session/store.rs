@@ -122,13 +122,10 @@ fn info_path(log: &Path) -> PathBuf {
 }
 
 /// Writes a session's entry beside its log (best effort: lists rebuild a missing one),
-/// with each of `secrets` (as a JSON string holds it) replaced by `[redacted]`.
-pub fn write_info(info: &SessionInfo, secrets: &[String]) {
-    if let Ok(mut text) = serde_json::to_string_pretty(info) {
-        for secret in secrets {
-            text = text.replace(secret.as_str(), crate::secrets::REDACTED);
-        }
-        let _ = crate::tools::files::write_atomic(&info_path(&info.path), text.as_bytes());
+/// with `secrets` redacted.
+pub fn write_info(info: &SessionInfo, secrets: &crate::secrets::Secrets) {
+    if let Ok(text) = serde_json::to_string_pretty(info) {
+        let _ = crate::tools::files::write_atomic(&info_path(&info.path), secrets.redact(&text).as_bytes());
     }
 }
 
@@ -148,7 +145,7 @@ pub fn info(log: &Path) -> Result<SessionInfo, String> {
     let info = SessionInfo::from_loaded(&loaded, log);
     // Only a sound log's entry is kept; a damaged one is read again next time.
     if loaded.warnings.is_empty() {
-        write_info(&info, &[]);
+        write_info(&info, &crate::secrets::Secrets::default());
     }
     Ok(info)
 }

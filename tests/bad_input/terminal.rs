@@ -2,15 +2,13 @@
 //! resizing to one cell, a 10 MB paste, mouse events outside any pane and every key
 //! during every overlay.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use miniagent::config::ApprovalMode;
 use miniagent::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use miniagent::tui::app::{App, Pane};
 use miniagent::tui::overlay::{FirstRun, Overlay, TrustPrompt};
 use miniagent::tui::render;
-use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -23,17 +21,7 @@ use crate::support::TempDir;
 fn busy_app(workspace: &TempDir, home: &TempDir) -> App {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
-    let start = SystemTime::now() + Duration::from_secs(3600);
-    let mut app = App::new(
-        Theme::dark(),
-        workspace.path().to_path_buf(),
-        ApprovalMode::Ask,
-        50,
-        start,
-    );
-    app.now = Instant::now();
-    app.tokens.token_limit = 80_000;
-    app.tokens.context_window = 200_000;
+    let mut app = crate::support::workbench::bare_app(workspace);
     app.sessions_dir = Some(home.join("sessions"));
     let configured: Event = serde_json::from_value(json!({
         "type": "session_configured",

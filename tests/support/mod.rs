@@ -33,3 +33,4 @@ pub use wire::Format;
 pub mod cli;
 pub mod harness;
 pub mod validate;
+pub mod workbench;

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use super::{CallEnds, CallResult, Conversation, PlacedSummary, Results};
-use super::{arguments_line, call_ends, conversations, long_time, placed_summaries, requested_calls};
+use super::{
+    arguments_line, call_ends, conversations, long_time, orphan_results, placed_summaries, requested_calls,
+};
 use crate::agent::history::{ContentBlock, Role};
 use crate::session::Loaded;
 use crate::session::store::SessionInfo;
@@ -107,17 +109,11 @@ fn conversation_markdown(out: &mut String, conversation: &Conversation, ends: &C
                 }
             }
             Role::Tool => {
-                for block in &message.content {
-                    if let ContentBlock::ToolResult {
-                        tool_use_id, content, ..
-                    } = block
-                        && !requested.contains(&tool_use_id.as_str())
-                    {
-                        out.push_str(&format!(
-                            "\n<details><summary>🔧 result of an unknown call</summary>\n\n{}\n</details>\n",
-                            fenced("", content)
-                        ));
-                    }
+                for content in orphan_results(message, &requested) {
+                    out.push_str(&format!(
+                        "\n<details><summary>🔧 result of an unknown call</summary>\n\n{}\n</details>\n",
+                        fenced("", content)
+                    ));
                 }
             }
         }

@@ -6,7 +6,8 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::{CallEnds, Conversation, PREVIEW_CHARS, Results};
 use super::{
-    arguments_line, call_ends, conversations, long_time, placed_summaries, requested_calls, short_time,
+    arguments_line, call_ends, conversations, long_time, orphan_results, placed_summaries, requested_calls,
+    short_time,
 };
 use crate::agent::history::{ContentBlock, Role};
 use crate::session::Loaded;
@@ -188,18 +189,11 @@ fn conversation_text(out: &mut String, conversation: &Conversation, ends: &CallE
                 }
             }
             Role::Tool => {
-                // Results are shown with their calls; one without a call is shown alone.
-                for block in &message.content {
-                    if let ContentBlock::ToolResult {
-                        tool_use_id, content, ..
-                    } = block
-                        && !requested.contains(&tool_use_id.as_str())
-                    {
-                        out.push_str(&format!(
-                            "  result of an unknown call: {}\n",
-                            preview_line(content, PREVIEW_CHARS)
-                        ));
-                    }
+                for content in orphan_results(message, &requested) {
+                    out.push_str(&format!(
+                        "  result of an unknown call: {}\n",
+                        preview_line(content, PREVIEW_CHARS)
+                    ));
                 }
             }
         }
