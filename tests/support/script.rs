@@ -28,6 +28,9 @@ pub enum Reply {
     StallAfter { turn: Turn, events: usize },
     /// Stream the turn but sleep `delay_ms` between SSE events.
     Slow { turn: Turn, delay_ms: u64 },
+    /// Stream the turn at a steady `events_per_second`, event `i` due at `i / rate`
+    /// after the first (late events go out at once, so the average rate holds).
+    Paced { turn: Turn, events_per_second: f64 },
 }
 
 impl Reply {
@@ -85,6 +88,13 @@ impl Reply {
 
     pub fn slow(turn: Turn, delay_ms: u64) -> Reply {
         Reply::Slow { turn, delay_ms }
+    }
+
+    pub fn paced(turn: Turn, events_per_second: f64) -> Reply {
+        Reply::Paced {
+            turn,
+            events_per_second,
+        }
     }
 }
 

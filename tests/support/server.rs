@@ -404,6 +404,25 @@ async fn stream_events(
     Ok(())
 }
 
+/// Writes `events` on a fixed schedule: event `i` at `i / per_second` after the first.
+async fn stream_paced(
+    stream: &mut TcpStream,
+    format: Format,
+    seq: u64,
+    events: &[String],
+    per_second: f64,
+) -> std::io::Result<()> {
+    write_sse_head(stream, format, seq).await?;
+    let start = tokio::time::Instant::now();
+    let per_second = per_second.max(f64::MIN_POSITIVE);
+    for (i, event) in events.iter().enumerate() {
+        let due = start + Duration::from_secs_f64(i as f64 / per_second);
+        tokio::time::sleep_until(due).await;
+        http::write_chunk(stream, event.as_bytes()).await?;
+    }
+    Ok(())
+}
+
 /// Holds the connection open until the client closes it (or `HOLD_OPEN`).
 async fn wait_until_client_gone(stream: &mut TcpStream) {
     let _ = tokio::time::timeout(HOLD_OPEN, async {
@@ -443,6 +462,18 @@ async fn play(
         Reply::Slow { turn, delay_ms } => {
             let events = events_of(format, &turn, seq, model, include_usage);
             if stream_events(stream, format, seq, &events, Duration::from_millis(delay_ms))
+                .await
+                .is_ok()
+            {
+                let _ = http::finish_chunks(stream).await;
+            }
+        }
+        Reply::Paced {
+            turn,
+            events_per_second,
+        } => {
+            let events = events_of(format, &turn, seq, model, include_usage);
+            if stream_paced(stream, format, seq, &events, events_per_second)
                 .await
                 .is_ok()
             {

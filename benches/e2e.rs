@@ -1,0 +1,125 @@
+//! The end-to-end loop: `miniagent exec --approval full-auto` against the scripted server
+//! over loopback, 30 steps that each run `seq 1 20000` (about 109 KB of output) through
+//! `bash`, then a final answer. Five runs; prints the median wall time, CPU time (user +
+//! system, the process and its children) and peak resident memory of the miniagent
+//! process. Budget on the 2-core machine: wall at most 0.5 s, peak RSS at most 40 MB.
+//!
+//! `cargo bench --bench e2e` (`MINIAGENT_E2E_RUNS` changes the number of runs).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use support::cli::exec_command;
+use support::{Reply, ScriptedServer, TempDir};
+
+/// Steps per run unless `MINIAGENT_E2E_STEPS` says otherwise.
+const STEPS: usize = 30;
+
+struct Run {
+    wall: Duration,
+    cpu: Duration,
+    peak_rss_kb: u64,
+}
+
+fn script(steps: usize) -> Vec<Reply> {
+    let mut replies: Vec<Reply> = (0..steps)
+        .map(|n| Reply::tool(format!("call_{n}"), "bash", r#"{"command": "seq 1 20000"}"#))
+        .collect();
+    replies.push(Reply::text("Counted to 20,000 thirty times."));
+    replies
+}
+
+fn timeval(tv: libc::timeval) -> Duration {
+    Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
+}
+
+fn run_once(steps: usize) -> Run {
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(script(steps));
+    let max_steps = (steps + 1).to_string();
+    let mut command = exec_command(
+        &home,
+        &workspace,
+        &server,
+        &["--max-steps", &max_steps, "count to 20000, thirty times"],
+    );
+    command.stdout(Stdio::null()).stderr(Stdio::piped());
+    let started = Instant::now();
+    // Reaped by `wait4` below, which also reports what the process used.
+    #[allow(clippy::zombie_processes)]
+    let child = command.spawn().expect("miniagent starts");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child, not yet waited for; both pointers are valid.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = started.elapsed();
+    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "miniagent exec failed with status {status}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), steps + 1, "every step reached the server");
+    let last = &requests[steps].body["messages"];
+    let results = last
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "user").count())
+        .unwrap_or(0);
+    assert!(
+        results > steps.min(20),
+        "the last request carries the tool results"
+    );
+    // wait4's usage covers the process and the children it waited for (bash, seq); its
+    // peak RSS is the largest of them, which is miniagent's.
+    Run {
+        wall,
+        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
+        peak_rss_kb: usage.ru_maxrss as u64,
+    }
+}
+
+fn median<T: Ord + Copy>(mut values: Vec<T>) -> T {
+    values.sort();
+    values[values.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; run any other way, one run checks that it works.
+    let benching = std::env::args().any(|a| a == "--bench");
+    let number = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let runs = number("MINIAGENT_E2E_RUNS", if benching { 5 } else { 1 }).max(1);
+    let steps = number("MINIAGENT_E2E_STEPS", STEPS);
+    let mut results = Vec::new();
+    for n in 0..runs {
+        let run = run_once(steps);
+        println!(
+            "run {}: wall {:.3} s, cpu {:.3} s, peak RSS {:.1} MB",
+            n + 1,
+            run.wall.as_secs_f64(),
+            run.cpu.as_secs_f64(),
+            run.peak_rss_kb as f64 / 1024.0
+        );
+        results.push(run);
+    }
+    let wall = median(results.iter().map(|r| r.wall).collect());
+    let cpu = median(results.iter().map(|r| r.cpu).collect());
+    let rss = median(results.iter().map(|r| r.peak_rss_kb).collect());
+    println!(
+        "e2e: {steps} steps of `seq 1 20000`, median of {runs}: wall {:.3} s (budget 0.5 s), \
+         cpu {:.3} s (with bash and seq), peak RSS {:.1} MB (budget 40 MB)",
+        wall.as_secs_f64(),
+        cpu.as_secs_f64(),
+        rss as f64 / 1024.0
+    );
+}
