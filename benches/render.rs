@@ -69,11 +69,13 @@ fn bench_render(c: &mut Criterion) {
         b.iter(|| {
             n += 1;
             // Text, thinking, tool output, the token gauge and the file tree all change.
+            // Prose comes in paragraphs and thinking in lines, so the streamed text
+            // keeps growing without any one paragraph growing without end.
             busy.on_agent_event(Event::TextDelta {
-                delta: format!("word{n} "),
+                delta: format!("word{n}{}", if n.is_multiple_of(60) { "\n\n" } else { " " }),
             });
             busy.on_agent_event(Event::ThinkingDelta {
-                delta: format!("thought{n} "),
+                delta: format!("thought{n}{}", if n.is_multiple_of(25) { "\n" } else { " " }),
             });
             busy.on_agent_event(Event::ToolOutputDelta {
                 id: "t".into(),

@@ -45,6 +45,29 @@ pub enum Entry {
 struct Cached {
     width: u16,
     lines: Vec<Line<'static>>,
+    /// For a message still streaming: `lines` holds its whole markdown blocks so far,
+    /// rendered once; the text after them is rendered into `tail` on each change.
+    streamed: Option<Streamed>,
+}
+
+struct Streamed {
+    /// Bytes of the text rendered into `lines`.
+    settled: usize,
+    tail: Vec<Line<'static>>,
+    /// More text arrived since `tail` was rendered.
+    stale: bool,
+}
+
+impl Cached {
+    fn height(&self) -> usize {
+        self.lines.len() + self.streamed.as_ref().map_or(0, |s| s.tail.len())
+    }
+
+    fn all_lines(&self) -> impl Iterator<Item = &Line<'static>> {
+        self.lines
+            .iter()
+            .chain(self.streamed.iter().flat_map(|s| s.tail.iter()))
+    }
 }
 
 /// The transcript and its scroll position.
@@ -83,7 +106,13 @@ impl Conversation {
                 streaming: true,
             }) => {
                 text.push_str(delta);
-                self.invalidate_last();
+                if let Some(Some(Cached {
+                    streamed: Some(streamed),
+                    ..
+                })) = self.cache.last_mut()
+                {
+                    streamed.stale = true;
+                }
             }
             _ => self.push(Entry::Assistant {
                 text: delta.to_string(),
@@ -198,12 +227,21 @@ impl Conversation {
         // Heights first (cheap once cached), then lines for the visible window only.
         let mut heights = Vec::with_capacity(self.entries.len());
         for index in 0..self.entries.len() {
-            let fresh = matches!(&self.cache[index], Some(cached) if cached.width == width);
-            if !fresh {
+            if let Entry::Assistant {
+                text,
+                streaming: true,
+            } = &self.entries[index]
+            {
+                render_streaming(&mut self.cache[index], text, width, theme);
+            } else if !matches!(&self.cache[index], Some(cached) if cached.width == width) {
                 let lines = render_entry(&self.entries[index], width, theme, status_of);
-                self.cache[index] = Some(Cached { width, lines });
+                self.cache[index] = Some(Cached {
+                    width,
+                    lines,
+                    streamed: None,
+                });
             }
-            heights.push(self.cache[index].as_ref().map_or(0, |c| c.lines.len()));
+            heights.push(self.cache[index].as_ref().map_or(0, Cached::height));
         }
         self.total_lines = heights.iter().sum();
         let bottom_top = self.total_lines.saturating_sub(self.height);
@@ -223,7 +261,7 @@ impl Conversation {
             }
             if let Some(cached) = &self.cache[index] {
                 let skip = top.saturating_sub(line_index);
-                for line in cached.lines.iter().skip(skip) {
+                for line in cached.all_lines().skip(skip) {
                     if visible.len() >= self.height {
                         break;
                     }
@@ -261,6 +299,104 @@ impl Conversation {
             );
         }
     }
+}
+
+/// Brings a streaming message's cached rendering up to date. Its whole blocks (text
+/// before the last blank line that starts a new block outside a code fence) are
+/// rendered once, a block at a time; only the text after them is rendered again, so a
+/// long reply costs the same per frame as a short one. The finished message is
+/// rendered whole again, so a block this splits differently (a loose list, a link
+/// defined further down) shows right in the end.
+fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &Theme) {
+    let fresh = matches!(cache, Some(Cached { width: w, streamed: Some(s), .. }) if *w == width && s.settled <= text.len());
+    if !fresh {
+        *cache = Some(Cached {
+            width,
+            lines: vec![Line::from(Span::styled("● miniagent …", theme.accent))],
+            streamed: Some(Streamed {
+                settled: 0,
+                tail: Vec::new(),
+                stale: true,
+            }),
+        });
+    }
+    let Some(Cached {
+        lines,
+        streamed: Some(streamed),
+        ..
+    }) = cache
+    else {
+        return;
+    };
+    if !streamed.stale {
+        return;
+    }
+    let boundary = settled_boundary(text, streamed.settled);
+    if boundary > streamed.settled {
+        let blocks = render_markdown(&text[streamed.settled..boundary], width, theme);
+        if !blocks.is_empty() {
+            if lines.len() > 1 {
+                lines.push(Line::default());
+            }
+            lines.extend(blocks);
+        }
+        streamed.settled = boundary;
+    }
+    let mut tail = render_markdown(&text[streamed.settled..], width, theme);
+    if lines.len() > 1 && !tail.is_empty() {
+        tail.insert(0, Line::default());
+    }
+    // A blank line between messages.
+    tail.push(Line::from(Span::styled(String::new(), Style::default())));
+    streamed.tail = tail;
+    streamed.stale = false;
+}
+
+/// Where the whole blocks of `text` end, looking from `from` (a block boundary itself,
+/// outside any code fence): the start of the last line that follows a blank line, starts
+/// in its first column and is outside a fenced code block or an HTML comment.
+fn settled_boundary(text: &str, from: usize) -> usize {
+    let mut boundary = from;
+    let mut offset = from;
+    // The open fence's character and length, or an open `<!--` comment.
+    let mut fence: Option<(char, usize)> = None;
+    let mut in_comment = false;
+    let mut after_blank = false;
+    for line in text[from..].split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        if let Some((mark, length)) = fence {
+            let run = trimmed.chars().take_while(|c| *c == mark).count();
+            if indent < 4 && run >= length && trimmed[run * mark.len_utf8()..].trim().is_empty() {
+                fence = None;
+            }
+            continue;
+        }
+        if in_comment {
+            in_comment = !line.contains("-->");
+            after_blank = false;
+            continue;
+        }
+        let blank = line.trim().is_empty();
+        if after_blank && !blank && !line.starts_with([' ', '\t']) {
+            boundary = start;
+        }
+        after_blank = blank;
+        if indent < 4 {
+            for mark in ['`', '~'] {
+                let run = trimmed.chars().take_while(|c| *c == mark).count();
+                if run >= 3 {
+                    fence = Some((mark, run));
+                }
+            }
+            if trimmed.starts_with("<!--") && !trimmed.contains("-->") {
+                in_comment = true;
+            }
+        }
+    }
+    boundary
 }
 
 fn render_entry(
@@ -319,4 +455,89 @@ fn render_entry(
     // A blank line between messages.
     lines.push(Line::from(Span::styled(String::new(), Style::default())));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::text::wrap::test_render;
+    use pretty_assertions::assert_eq;
+
+    const WIDTH: u16 = 40;
+
+    /// What the whole text renders to in one go, drawn: the reference for streaming.
+    fn whole(text: &str, theme: &Theme) -> Buffer {
+        let mut lines = vec![Line::from(Span::styled("● miniagent …", theme.accent))];
+        lines.extend(render_markdown(text, WIDTH, theme));
+        lines.push(Line::from(Span::styled(String::new(), Style::default())));
+        test_render::buffer(lines, WIDTH)
+    }
+
+    /// The text streamed `piece` characters at a time, rendered after every piece.
+    fn streamed(text: &str, piece: usize, theme: &Theme) -> Buffer {
+        let chars: Vec<char> = text.chars().collect();
+        let mut cache = None;
+        let mut so_far = String::new();
+        for chunk in chars.chunks(piece) {
+            so_far.extend(chunk);
+            if let Some(Cached {
+                streamed: Some(streamed),
+                ..
+            }) = cache.as_mut()
+            {
+                streamed.stale = true;
+            }
+            render_streaming(&mut cache, &so_far, WIDTH, theme);
+        }
+        let lines = cache
+            .map(|c| c.all_lines().cloned().collect())
+            .unwrap_or_default();
+        test_render::buffer(lines, WIDTH)
+    }
+
+    #[test]
+    fn a_streamed_reply_renders_like_the_whole_text() {
+        let theme = Theme::dark();
+        let documents = [
+            "One paragraph that is long enough to wrap across a few rows of the pane.\n\nA second one.\n\nAnd a third, *emphasised*.",
+            "# Title\n\nSome text.\n\n## Part\n\n- one\n- two\n\n1. first\n2. second\n\n> quoted\n> more\n\nEnd.",
+            "Code:\n\n```rust\nfn main() {\n\n    println!(\"hi\");\n}\n```\n\nAfter the code.\n\n~~~\nraw\n\n~~~\n\nDone.",
+            "Table:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n<!-- a note\n\nstill a note -->\n\nvisible\n\n---\n\n先看看 CJK text that wraps around the pane edge 在这里。",
+        ];
+        for text in documents {
+            for piece in [1, 3, 8, 1000] {
+                assert_eq!(
+                    streamed(text, piece, &theme),
+                    whole(text, &theme),
+                    "{text:?} in pieces of {piece}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_settle_only_outside_fences_comments_and_indented_continuations() {
+        let text = "a\n\nb\n\n```\nx\n\ny\n";
+        assert_eq!(
+            settled_boundary(text, 0),
+            6,
+            "the open fence and what is in it stay"
+        );
+        let closed = "a\n\n```\nx\n\ny\n```\n\nz";
+        assert_eq!(settled_boundary(closed, 0), closed.len() - 1);
+        let comment = "a\n\n<!-- x\n\ny -->\n\nz";
+        assert_eq!(settled_boundary(comment, 0), comment.len() - 1);
+        let item = "- a\n\n  more of a\n";
+        assert_eq!(
+            settled_boundary(item, 0),
+            0,
+            "an indented line continues its item"
+        );
+        assert_eq!(settled_boundary("a\n\nb", 0), 3);
+        assert_eq!(
+            settled_boundary("a\n\nb\n\nc", 3),
+            6,
+            "looks on from a settled block"
+        );
+    }
 }

@@ -13,6 +13,7 @@ pub mod keys;
 pub mod layout;
 pub mod overlay;
 pub mod overlay_view;
+mod pacing;
 pub mod render;
 pub mod replay;
 pub mod run;

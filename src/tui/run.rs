@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use super::app::App;
 use super::overlay::{FirstRun, Overlay, TrustPrompt};
+use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::{first_run, render, text::highlight};
@@ -23,8 +24,6 @@ use crate::session;
 use crate::startup::{self, StartOptions};
 use crate::trust;
 
-/// The shortest time between two frames (60 per second at most).
-pub(crate) const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// How often animated things (spinners, ticking durations) advance.
 const TICK: Duration = Duration::from_millis(100);
 /// How long quitting waits for the agent to stop its tools.
@@ -112,9 +111,9 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         )),
         None => None,
     };
-    // Syntax sets and the tokenizer load in the background; the first frame waits for neither.
-    highlight::preload();
-    crate::agent::tokens::preload(config.agent.tokenizer);
+    // Errors that building the session would find late are found now, cheaply.
+    crate::llm::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)?;
+    config::system_prompt(&config, &workspace, "").map_err(|why| anyhow::anyhow!(why))?;
 
     let mut app = App::new(
         theme,
@@ -163,19 +162,22 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     }
 
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
+    let mut build = None;
     let mut agent = match key {
         // The session starts once the person answered the trust question.
         Ok(key) if awaiting.is_some() => {
             pending_key = Some(key);
             None
         }
-        Ok(key) => Some(agent::spawn(startup::build(
-            config.clone(),
-            workspace.clone(),
-            key,
-            mcp.take(),
-            trusted,
-        )?)),
+        // Built once the first frame is on screen.
+        Ok(key) => {
+            build = Some(BuildArgs {
+                key,
+                mcp: mcp.take(),
+                trusted,
+            });
+            None
+        }
         Err(problem) => {
             let config_path = config_dir
                 .as_ref()
@@ -208,6 +210,8 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
             key: pending_key,
             config_dir,
             resume,
+            build,
+            building: None,
         },
     )
     .await;
@@ -249,19 +253,48 @@ async fn event_loop(
     let mut terminal_events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
-    let mut dirty = true;
-    let mut last_draw: Option<Instant> = None;
+    let mut pacer = FramePacer::new();
+    let mut warmed = false;
     let mut agent_gone = false;
     let mut highlight_pending = !highlight::is_ready();
     loop {
         app.now = Instant::now();
-        if dirty && last_draw.is_none_or(|at| app.now.duration_since(at) >= FRAME_INTERVAL) {
+        // Events that arrived while a frame was waiting are taken all at once.
+        if let Some(handle) = agent.as_mut()
+            && !agent_gone
+        {
+            loop {
+                match handle.events.try_recv() {
+                    Ok(event) => pacer.changed(app.on_agent_event(event)),
+                    Err(mpsc::error::TryRecvError::Empty) => break,
+                    Err(mpsc::error::TryRecvError::Disconnected) => {
+                        agent_gone = true;
+                        break;
+                    }
+                }
+            }
+            app.now = Instant::now();
+        }
+        if pacer.due(app.now) {
             guard
                 .terminal
                 .draw(|frame| render::draw(frame, app))
                 .context("cannot draw")?;
-            last_draw = Some(app.now);
-            dirty = false;
+            pacer.drawn(app.now, app.now.elapsed());
+            if !warmed {
+                // What the first frame did not wait for starts now: building the session
+                // (loading the system's certificates, finding skills), the syntax sets and
+                // the tokenizer.
+                warmed = true;
+                highlight::preload();
+                crate::agent::tokens::preload(config.agent.tokenizer);
+                if let Some(args) = deferred.build.take() {
+                    let (config, workspace) = (config.clone(), workspace.to_path_buf());
+                    deferred.building = Some(tokio::task::spawn_blocking(move || {
+                        startup::build(config, workspace, args.key, args.mcp, args.trusted)
+                    }));
+                }
+            }
         }
         if let Some(agent) = agent.as_ref() {
             // The session to resume is the agent's first request, whenever it starts.
@@ -271,7 +304,8 @@ async fn event_loop(
             for op in app.outbox.drain(..) {
                 let _ = agent.ops.send(op);
             }
-        } else {
+        } else if deferred.build.is_none() && deferred.building.is_none() {
+            // No session is coming until the person answers: nothing to send to.
             app.outbox.clear();
         }
         if app.quit {
@@ -280,51 +314,74 @@ async fn event_loop(
         if start_local_if_accepted(app, agent, config, workspace, &mut deferred.mcp)?
             || start_after_trust(app, agent, config, workspace, deferred)?
         {
-            dirty = true;
+            pacer.changed(true);
             continue;
         }
-        let redraw_in = match (dirty, last_draw) {
-            (true, Some(at)) => Some(FRAME_INTERVAL.saturating_sub(app.now.duration_since(at))),
-            (true, None) => Some(Duration::ZERO),
-            (false, _) => None,
-        };
+        let redraw_in = pacer.wait(Instant::now());
+        // While a frame waits for its time, agent events wait with it (they are taken
+        // at the top of the loop): a fast stream wakes the loop once a frame, not once
+        // an event. Keys are still read at once.
+        let frame_waiting = redraw_in.is_some_and(|wait| !wait.is_zero());
         let tick = app.animating().then_some(TICK);
         tokio::select! {
             event = terminal_events.next() => match event {
-                Some(Ok(TermEvent::Key(key))) => dirty |= app.on_key(key),
-                Some(Ok(TermEvent::Paste(text))) => dirty |= app.on_paste(&text),
-                Some(Ok(TermEvent::Mouse(mouse))) => dirty |= app.on_mouse(mouse),
-                Some(Ok(TermEvent::Resize(..))) => dirty = true,
+                Some(Ok(TermEvent::Key(key))) => pacer.key(app.on_key(key)),
+                Some(Ok(TermEvent::Paste(text))) => pacer.key(app.on_paste(&text)),
+                Some(Ok(TermEvent::Mouse(mouse))) => pacer.changed(app.on_mouse(mouse)),
+                Some(Ok(TermEvent::Resize(..))) => pacer.key(true),
                 Some(Ok(TermEvent::FocusGained | TermEvent::FocusLost)) => {}
                 Some(Err(err)) => return Err(err).context("cannot read the terminal"),
                 None => return Ok(()),
             },
-            event = next_agent_event(agent), if !agent_gone => match event {
+            event = next_agent_event(agent), if !agent_gone && !frame_waiting => match event {
                 Some(event) => {
                     app.now = Instant::now();
-                    dirty |= app.on_agent_event(event);
+                    pacer.changed(app.on_agent_event(event));
                 }
                 None => agent_gone = true,
             },
             probe = probe_rx.recv() => {
                 if let (Some(Some(found)), Some(Overlay::FirstRun(first_run))) = (probe, app.overlays.last_mut()) {
                     first_run.local_server = Some(found);
-                    dirty = true;
+                    pacer.changed(true);
                 }
             }
             _ = tokio::time::sleep(redraw_in.unwrap_or(Duration::ZERO)), if redraw_in.is_some() => {}
-            _ = tokio::time::sleep(tick.unwrap_or(TICK)), if tick.is_some() => dirty = true,
+            _ = tokio::time::sleep(tick.unwrap_or(TICK)), if tick.is_some() => pacer.changed(true),
             _ = tokio::time::sleep(TICK), if highlight_pending => {
                 if highlight::is_ready() {
                     highlight_pending = false;
                     app.on_highlight_ready();
-                    dirty = true;
+                    pacer.changed(true);
                 }
+            }
+            built = finish_build(&mut deferred.building) => {
+                *agent = Some(agent::spawn(built?));
+                pacer.changed(true);
             }
             _ = sigterm.recv() => app.quit = true,
             _ = sighup.recv() => app.quit = true,
         }
     }
+}
+
+/// The session being built, once it is; never resolves while nothing is being built.
+async fn finish_build(
+    building: &mut Option<tokio::task::JoinHandle<anyhow::Result<agent::AgentOptions>>>,
+) -> anyhow::Result<agent::AgentOptions> {
+    let Some(handle) = building.as_mut() else {
+        return std::future::pending().await;
+    };
+    let built = handle.await;
+    *building = None;
+    built.context("building the session stopped unexpectedly")?
+}
+
+/// What the first session is built from, once the first frame is on screen.
+struct BuildArgs {
+    key: String,
+    mcp: Option<crate::tools::mcp::McpConfig>,
+    trusted: bool,
 }
 
 /// What the session waits for before it starts: the trust answer (and the key to use),
@@ -338,6 +395,9 @@ struct Deferred {
     config_dir: Option<std::path::PathBuf>,
     /// `--resume`: the log the agent continues once it exists.
     resume: Option<PathBuf>,
+    /// The session to build after the first frame, then the build under way.
+    build: Option<BuildArgs>,
+    building: Option<tokio::task::JoinHandle<anyhow::Result<agent::AgentOptions>>>,
 }
 
 /// The person answered the trust question: remember a yes, and start the session with or

@@ -2,7 +2,7 @@
 //! bracketed paste and mouse capture are entered in one place and left in one place,
 //! by a guard that also runs on early returns and, through the panic hook, on panics.
 
-use std::io::{Stdout, Write};
+use std::io::{BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
@@ -19,9 +19,14 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether keyboard enhancement was pushed and must be popped.
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 
+/// Room for a whole frame of escape codes and text at large terminal sizes.
+const FRAME_BUFFER_BYTES: usize = 256 * 1024;
+
 /// The terminal in full-screen mode; dropping it restores everything.
 pub struct TerminalGuard {
-    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    /// Buffered so that a frame reaches the terminal in one write (standard output on
+    /// its own flushes every kilobyte or newline, and terminals may show the pieces).
+    pub terminal: Terminal<CrosstermBackend<BufWriter<Stdout>>>,
 }
 
 impl TerminalGuard {
@@ -50,7 +55,8 @@ impl TerminalGuard {
         {
             ENHANCED.store(true, Ordering::SeqCst);
         }
-        let terminal = match Terminal::new(CrosstermBackend::new(stdout)) {
+        let backend = CrosstermBackend::new(BufWriter::with_capacity(FRAME_BUFFER_BYTES, stdout));
+        let terminal = match Terminal::new(backend) {
             Ok(terminal) => terminal,
             Err(err) => {
                 restore();
@@ -66,6 +72,9 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        // Whatever a failed frame left in the buffer goes out before the modes are left,
+        // not after.
+        let _ = self.terminal.backend_mut().flush();
         restore();
     }
 }

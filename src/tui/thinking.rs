@@ -19,10 +19,46 @@ pub struct ThinkingBlock {
     pub folded: bool,
 }
 
+/// A block's body wrapped for one width: the whole lines so far (through the last
+/// newline) are wrapped once; only the line still growing is wrapped on each frame.
+#[derive(Default)]
+struct Wrapped {
+    width: u16,
+    /// Bytes of the text whose lines are in `lines`: up to and including the last `\n`.
+    bytes: usize,
+    lines: Vec<Line<'static>>,
+}
+
+/// A running count of a growing text's words (what `split_whitespace().count()` says).
+#[derive(Clone, Copy, Default)]
+struct WordCount {
+    bytes: usize,
+    words: usize,
+    in_word: bool,
+}
+
+impl WordCount {
+    fn update(&mut self, text: &str) -> usize {
+        for c in text[self.bytes.min(text.len())..].chars() {
+            if c.is_whitespace() {
+                self.in_word = false;
+            } else if !self.in_word {
+                self.in_word = true;
+                self.words += 1;
+            }
+        }
+        self.bytes = text.len();
+        self.words
+    }
+}
+
 /// All steps' thinking, newest last.
 #[derive(Default)]
 pub struct ThinkingPane {
     blocks: Vec<ThinkingBlock>,
+    /// Per block, parallel to `blocks`: its wrapped body and word count.
+    wrapped: Vec<Wrapped>,
+    words: Vec<WordCount>,
     /// The model call under way: (turn, step). A block opens at its first thinking.
     current: (u32, u32),
     selected: Option<usize>,
@@ -57,6 +93,8 @@ impl ThinkingPane {
                 text: String::new(),
                 folded: false,
             });
+            self.wrapped.push(Wrapped::default());
+            self.words.push(WordCount::default());
             self.scroll_back = 0;
         }
         if let Some(block) = self.blocks.last_mut() {
@@ -72,6 +110,15 @@ impl ThinkingPane {
             .is_some_and(|b| (b.turn, b.step) == self.current)
         {
             self.blocks.pop();
+            self.wrapped.pop();
+            self.words.pop();
+        }
+    }
+
+    /// Forgets the wrapped bodies (the theme changed).
+    pub fn invalidate_all(&mut self) {
+        for wrapped in &mut self.wrapped {
+            *wrapped = Wrapped::default();
         }
     }
 
@@ -128,10 +175,12 @@ impl ThinkingPane {
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
         self.height = usize::from(area.height);
         let width = area.width.max(1);
-        let mut lines: Vec<Line<'static>> = Vec::new();
+        // Per block: its header and the wrapped line still growing; whole lines are
+        // wrapped once into `self.wrapped`.
+        let mut parts: Vec<(Line<'static>, Vec<Line<'static>>)> = Vec::with_capacity(self.blocks.len());
         for (index, block) in self.blocks.iter().enumerate() {
             let selected = focused && self.selected == Some(index);
-            let words = block.text.split_whitespace().count();
+            let words = self.words[index].update(&block.text);
             let marker = if block.folded { "▸" } else { "▾" };
             let mut header = Line::from(vec![
                 Span::styled(
@@ -143,34 +192,85 @@ impl ThinkingPane {
             if selected {
                 header = header.style(theme.selection);
             }
-            lines.push(header);
+            let mut growing = Vec::new();
             if !block.folded {
-                let body: Vec<Line> = block
-                    .text
-                    .lines()
-                    .map(|line| Line::from(Span::styled(line.to_string(), theme.thinking)))
-                    .collect();
-                lines.extend(wrap::wrap_lines(&body, width));
+                let wrapped = &mut self.wrapped[index];
+                if wrapped.width != width || wrapped.bytes > block.text.len() {
+                    *wrapped = Wrapped {
+                        width,
+                        ..Wrapped::default()
+                    };
+                }
+                let whole = block.text.rfind('\n').map_or(0, |at| at + 1);
+                if whole > wrapped.bytes {
+                    let body = body_lines(&block.text[wrapped.bytes..whole], theme);
+                    wrapped.lines.extend(wrap::wrap_lines(&body, width));
+                    wrapped.bytes = whole;
+                }
+                growing = wrap::wrap_lines(&body_lines(&block.text[whole..], theme), width);
+            }
+            parts.push((header, growing));
+        }
+        let mut all: Vec<&Line<'static>> = Vec::new();
+        for ((header, growing), (block, wrapped)) in parts.iter().zip(self.blocks.iter().zip(&self.wrapped)) {
+            all.push(header);
+            if !block.folded {
+                all.extend(wrapped.lines.iter());
+                all.extend(growing.iter());
             }
         }
-        if lines.is_empty() {
-            lines.push(Line::from(Span::styled(
-                "the model's thinking appears here",
-                theme.dim,
-            )));
+        let placeholder = Line::from(Span::styled("the model's thinking appears here", theme.dim));
+        if all.is_empty() {
+            all.push(&placeholder);
         }
-        let max_back = lines.len().saturating_sub(self.height);
+        let max_back = all.len().saturating_sub(self.height);
         self.scroll_back = self.scroll_back.min(max_back);
-        let start = lines.len().saturating_sub(self.height + self.scroll_back);
-        let visible: Vec<Line<'static>> = lines.into_iter().skip(start).take(self.height).collect();
+        let start = all.len().saturating_sub(self.height + self.scroll_back);
+        let visible: Vec<Line<'static>> = all.into_iter().skip(start).take(self.height).cloned().collect();
         Paragraph::new(visible).render(area, buf);
     }
+}
+
+/// The body's source lines, styled as thinking.
+fn body_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
+    text.lines()
+        .map(|line| Line::from(Span::styled(line.to_string(), theme.thinking)))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// The pane drawn at 30×12.
+    fn drawn(pane: &mut ThinkingPane) -> Buffer {
+        let area = Rect::new(0, 0, 30, 12);
+        let mut buf = Buffer::empty(area);
+        pane.render(area, &mut buf, &Theme::dark(), false);
+        buf
+    }
+
+    #[test]
+    fn streamed_thinking_wraps_like_the_whole_text() {
+        let text = "First line of thought that is long enough to wrap.\nshort\n\nA last line, still growing as it streams in 先看看.";
+        let mut whole = ThinkingPane::default();
+        whole.start_step(1, 1);
+        whole.push_delta(text);
+        let mut streamed = ThinkingPane::default();
+        streamed.start_step(1, 1);
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(3) {
+            streamed.push_delta(&piece.iter().collect::<String>());
+            drawn(&mut streamed);
+        }
+        assert_eq!(drawn(&mut streamed), drawn(&mut whole));
+        let words = text.split_whitespace().count();
+        let header = format!("▾ turn 1 · step 1 · {words} words");
+        let buf = drawn(&mut streamed);
+        let top: String = (0..30).map(|x| buf[(x, 0)].symbol().to_string()).collect();
+        assert!(top.starts_with(&header), "{top}");
+    }
 
     #[test]
     fn steps_fold_as_new_ones_start() {

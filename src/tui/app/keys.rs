@@ -468,6 +468,7 @@ impl App {
                     Ok(theme) => {
                         self.theme = theme;
                         self.conversation.invalidate_all();
+                        self.thinking.invalidate_all();
                     }
                     Err(message) => self.notice(NoticeKind::Error, message),
                 },

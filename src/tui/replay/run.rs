@@ -15,8 +15,8 @@ use crate::agent::tokens::{Encoding, TokenCounter};
 use crate::config;
 use crate::session::{self, Loaded};
 use crate::startup::{self, StartOptions};
+use crate::tui::pacing::FramePacer;
 use crate::tui::render;
-use crate::tui::run::FRAME_INTERVAL;
 use crate::tui::terminal::TerminalGuard;
 use crate::tui::text::highlight;
 use crate::tui::theme::Theme;
@@ -105,47 +105,41 @@ async fn event_loop(guard: &mut TerminalGuard, player: &mut Player) -> anyhow::R
     let mut terminal_events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
-    let mut dirty = true;
-    let mut last_draw: Option<Instant> = None;
+    let mut pacer = FramePacer::new();
     let mut highlight_pending = !highlight::is_ready();
     player.start(Instant::now());
     loop {
         let now = Instant::now();
-        dirty |= player.tick(now);
-        if dirty && last_draw.is_none_or(|at| now.duration_since(at) >= FRAME_INTERVAL) {
+        pacer.changed(player.tick(now));
+        if pacer.due(now) {
             guard
                 .terminal
                 .draw(|frame| render::draw(frame, &mut player.app))
                 .context("cannot draw")?;
-            last_draw = Some(now);
-            dirty = false;
+            pacer.drawn(now, now.elapsed());
         }
         if player.app.quit {
             return Ok(());
         }
-        let redraw_in = match (dirty, last_draw) {
-            (true, Some(at)) => Some(FRAME_INTERVAL.saturating_sub(now.duration_since(at))),
-            (true, None) => Some(Duration::ZERO),
-            (false, _) => None,
-        };
+        let redraw_in = pacer.wait(Instant::now());
         let wake = player.next_wake(now);
         tokio::select! {
             event = terminal_events.next() => match event {
-                Some(Ok(TermEvent::Key(key))) => dirty |= player.on_key(key, Instant::now()),
-                Some(Ok(TermEvent::Paste(text))) => dirty |= player.app.on_paste(&text),
-                Some(Ok(TermEvent::Mouse(mouse))) => dirty |= player.app.on_mouse(mouse),
-                Some(Ok(TermEvent::Resize(..))) => dirty = true,
+                Some(Ok(TermEvent::Key(key))) => pacer.key(player.on_key(key, Instant::now())),
+                Some(Ok(TermEvent::Paste(text))) => pacer.key(player.app.on_paste(&text)),
+                Some(Ok(TermEvent::Mouse(mouse))) => pacer.changed(player.app.on_mouse(mouse)),
+                Some(Ok(TermEvent::Resize(..))) => pacer.key(true),
                 Some(Ok(TermEvent::FocusGained | TermEvent::FocusLost)) => {}
                 Some(Err(err)) => return Err(err).context("cannot read the terminal"),
                 None => return Ok(()),
             },
             _ = tokio::time::sleep(redraw_in.unwrap_or(Duration::ZERO)), if redraw_in.is_some() => {}
-            _ = tokio::time::sleep(wake.unwrap_or(Duration::ZERO)), if wake.is_some() => dirty = true,
+            _ = tokio::time::sleep(wake.unwrap_or(Duration::ZERO)), if wake.is_some() => pacer.changed(true),
             _ = tokio::time::sleep(Duration::from_millis(100)), if highlight_pending => {
                 if highlight::is_ready() {
                     highlight_pending = false;
                     player.app.on_highlight_ready();
-                    dirty = true;
+                    pacer.changed(true);
                 }
             }
             _ = sigterm.recv() => player.app.quit = true,
