@@ -61,10 +61,20 @@ pub(crate) fn budget(context: &TurnContext) -> u64 {
     limit.saturating_sub(u64::from(config.model.max_output_tokens) + MARGIN_TOKENS)
 }
 
-/// Everything a request carries besides the messages.
-fn fixed_tokens(session: &Session, context: &TurnContext) -> u64 {
+/// Everything a request carries besides the messages (counted again only when the
+/// tools change).
+fn fixed_tokens(session: &mut Session, context: &TurnContext) -> u64 {
+    let specs = context.options.tools.specs();
+    let names: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
+    if let Some((counted_for, tokens)) = &session.fixed_tokens
+        && *counted_for == names
+    {
+        return *tokens;
+    }
     let counter = session.context.counter();
-    counter.count(&context.options.system_prompt) + counter.tools(&context.options.tools.specs())
+    let tokens = counter.count(&context.options.system_prompt) + counter.tools(&specs);
+    session.fixed_tokens = Some((names, tokens));
+    tokens
 }
 
 /// The whole prompt's estimated size.

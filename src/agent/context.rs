@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::history::{ContentBlock, Message, Role};
-use super::tokens::TokenCounter;
+use super::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
 
 /// Opens a summary's text in the prompt, so the model knows what it is reading.
 pub const SUMMARY_MARK: &str = "[Summary of earlier work in this conversation, written when the context was compacted; the original messages are not shown]";
@@ -81,6 +81,13 @@ pub struct ContextState {
     masked_results: usize,
     counter: TokenCounter,
     journal: Journal,
+    /// Tokens of masked results' content by call id (with the content's length, to
+    /// notice a replaced result), for their stubs: a result is counted once, not on
+    /// every step it stays masked.
+    stub_counts: HashMap<String, (usize, u64)>,
+    /// Tokens of messages shown with stubs, by index, with the masking (`masked_results`
+    /// and the message's first result's ordinal) they were counted under.
+    masked_counts: HashMap<usize, (usize, usize, u64)>,
 }
 
 impl ContextState {
@@ -92,6 +99,8 @@ impl ContextState {
             masked_results: 0,
             counter,
             journal: Journal::default(),
+            stub_counts: HashMap::new(),
+            masked_counts: HashMap::new(),
         }
     }
 
@@ -134,7 +143,11 @@ impl ContextState {
         }
     }
 
+    /// Messages from `index` on changed: for the log, and for the cached stub counts.
     fn mark_dirty(&mut self, index: usize) {
+        if self.masked_counts.keys().any(|i| *i >= index) {
+            self.masked_counts.retain(|i, _| *i < index);
+        }
         let from = self.journal.dirty_from.map_or(index, |from| from.min(index));
         self.journal.dirty_from = Some(from);
     }
@@ -198,6 +211,8 @@ impl ContextState {
         self.counts.clear();
         self.summaries.clear();
         self.masked_results = 0;
+        self.stub_counts.clear();
+        self.masked_counts.clear();
         self.journal = Journal {
             cleared: true,
             ..Journal::default()
@@ -258,10 +273,54 @@ impl ContextState {
             .collect()
     }
 
+    /// Counts the content of masked results not counted yet (for their stubs).
+    fn count_masked_results(&mut self) {
+        let mut ordinal = 0;
+        for (message, count) in self.messages.iter().zip(&self.counts) {
+            for block in &message.content {
+                let ContentBlock::ToolResult {
+                    tool_use_id, content, ..
+                } = block
+                else {
+                    continue;
+                };
+                if ordinal >= self.masked_results {
+                    return;
+                }
+                ordinal += 1;
+                let known = self
+                    .stub_counts
+                    .get(tool_use_id)
+                    .is_some_and(|(len, _)| *len == content.len());
+                if !known {
+                    // A message holding just this result was counted already.
+                    let tokens = match count {
+                        Some(count) if message.content.len() == 1 => count.saturating_sub(PER_MESSAGE_TOKENS),
+                        _ => self.counter.count(content),
+                    };
+                    self.stub_counts
+                        .insert(tool_use_id.clone(), (content.len(), tokens));
+                }
+            }
+        }
+    }
+
+    /// Tokens of a result's content: from the masking cache, else counted now.
+    fn content_tokens(&self, id: &str, content: &str) -> u64 {
+        match self.stub_counts.get(id) {
+            Some((len, tokens)) if *len == content.len() => *tokens,
+            _ => self.counter.count(content),
+        }
+    }
+
     /// Tokens of the prompt's messages (without system prompt and tools).
     pub fn prompt_tokens(&mut self) -> u64 {
+        self.count_masked_results();
         let mut ordinal = 0;
         let mut total: u64 = 0;
+        // Call names and inputs for stubs, gathered once, and only if a message with
+        // stubs is not counted yet.
+        let mut calls_by_id: Option<HashMap<String, (String, Value)>> = None;
         for item in self.view_items() {
             // Saturating: a summary's token count comes from the log and may be garbage.
             total = total.saturating_add(match item {
@@ -275,10 +334,35 @@ impl ContextState {
                         ordinal += results;
                         self.message_tokens(index)
                     } else {
-                        // Only the few messages that hold stubs are counted afresh.
-                        let calls = self.masked_calls();
-                        let masked = self.masked(&self.messages[index], &calls, &mut ordinal);
-                        self.counter.message(&masked)
+                        let first = ordinal;
+                        ordinal += results;
+                        match self.masked_counts.get(&index) {
+                            Some((mask, start, tokens))
+                                if (*mask, *start) == (self.masked_results, first) =>
+                            {
+                                *tokens
+                            }
+                            _ => {
+                                let calls = calls_by_id.get_or_insert_with(|| {
+                                    self.masked_calls()
+                                        .into_iter()
+                                        .map(|(id, (name, input))| {
+                                            (id.to_string(), (name.to_string(), input.clone()))
+                                        })
+                                        .collect()
+                                });
+                                let borrowed = calls
+                                    .iter()
+                                    .map(|(id, (name, input))| (id.as_str(), (name.as_str(), input)))
+                                    .collect();
+                                let mut at = first;
+                                let masked = self.masked(&self.messages[index], &borrowed, &mut at);
+                                let tokens = self.counter.message(&masked);
+                                self.masked_counts
+                                    .insert(index, (self.masked_results, first, tokens));
+                                tokens
+                            }
+                        }
                     }
                 }
             });
@@ -338,7 +422,7 @@ impl ContextState {
                         .unwrap_or(("a tool", &Value::Null));
                     ContentBlock::ToolResult {
                         tool_use_id: tool_use_id.clone(),
-                        content: stub(name, input, content, self.counter),
+                        content: stub(name, input, content, self.content_tokens(tool_use_id, content)),
                         is_error: *is_error,
                     }
                 }
@@ -424,8 +508,8 @@ fn results_in(message: &Message) -> usize {
         .count()
 }
 
-/// The one line a masked result becomes.
-pub fn stub(name: &str, input: &Value, content: &str, counter: TokenCounter) -> String {
+/// The one line a masked result becomes; `tokens` are the content's.
+pub fn stub(name: &str, input: &Value, content: &str, tokens: u64) -> String {
     let mut arguments = input.to_string();
     if arguments.chars().count() > 120 {
         arguments = arguments.chars().take(119).collect::<String>() + "…";
@@ -433,7 +517,7 @@ pub fn stub(name: &str, input: &Value, content: &str, counter: TokenCounter) -> 
     format!(
         "[result omitted to save context: {name} {arguments} returned {} bytes (about {} tokens); run it again if you need it]",
         content.len(),
-        counter.count(content)
+        tokens
     )
 }
 

@@ -126,6 +126,7 @@ pub(crate) async fn run(
         context: ContextState::new(context_counter(context)),
         usage: UsageTotals::default(),
         compaction_log: Vec::new(),
+        fixed_tokens: None,
     };
     sub.events.emit(Event::TurnStarted { text: task.clone() });
     session.context.push(Message::user(task));

@@ -154,6 +154,9 @@ pub(crate) struct Session {
     pub context: ContextState,
     pub usage: UsageTotals,
     pub compaction_log: Vec<crate::protocol::CompactionRecord>,
+    /// Tokens of the system prompt and tool schemas, with the tool names they were
+    /// counted for (MCP servers add tools as they connect).
+    pub fixed_tokens: Option<(Vec<String>, u64)>,
 }
 
 /// What every turn of the session shares.
@@ -232,6 +235,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
             context: ContextState::new(counter),
             usage: UsageTotals::default(),
             compaction_log: Vec::new(),
+            fixed_tokens: None,
         })),
         policy: SharedPolicy::new(ApprovalPolicy::new(options.config.agent.approval)),
         approvals: PendingApprovals::default(),
