@@ -583,3 +583,103 @@ fn a_replay_of_a_killed_session_ends_with_its_calls_closed() {
         Some(Entry::Notice { kind: NoticeKind::Warning, text }) if text.contains("cut short")
     ));
 }
+
+/// A recorded session of `calls` finished `bash` calls, as the workbench saw it live.
+fn many_calls(calls: usize) -> Vec<Record> {
+    let mut records = vec![ev(
+        0,
+        Event::SessionConfigured {
+            model: "claude-test".into(),
+            provider: "anthropic".into(),
+            workspace: WORKSPACE.into(),
+            tools: Vec::new(),
+            session_id: Some("20261122-050000-beef".into()),
+            sandbox: miniagent::protocol::SandboxState::Enforced,
+        },
+    )];
+    for n in 0..calls {
+        let id = format!("c{n}");
+        let ts = 10 * n as u64;
+        records.push(ev(
+            ts,
+            Event::ToolCallRequested {
+                id: id.clone(),
+                name: "bash".into(),
+                arguments: json!({"command": format!("seq 1 {n}")}),
+            },
+        ));
+        records.push(ev(
+            ts + 1,
+            Event::ToolCallStarted {
+                id: id.clone(),
+                name: "bash".into(),
+            },
+        ));
+        records.push(ev(
+            ts + 2,
+            Event::ToolOutputDelta {
+                id: id.clone(),
+                delta: "x".repeat(40_000),
+            },
+        ));
+        records.push(ev(
+            ts + 3,
+            Event::ToolCallFinished {
+                id,
+                name: "bash".into(),
+                ok: true,
+                outcome: ToolOutcome::Ok,
+                duration_ms: 5,
+                output_preview: format!("result {n}"),
+                output: format!("result {n}"),
+            },
+        ));
+    }
+    records
+}
+
+#[test]
+fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
+    let home = TempDir::new();
+    let header = header("20261122-050000-beef", WORKSPACE, "2026-11-22T05:00:00Z");
+    let records = many_calls(25);
+    record(&home, &header, &records, "");
+    let workspace = TempDir::new();
+    let mut app = support::workbench::bare_app(&workspace);
+    app.sessions_dir = Some(home.join("sessions"));
+    for record in records {
+        if let Record::Event { event, .. } = record {
+            app.on_agent_event(event);
+        }
+    }
+    let calls = app.timeline.calls();
+    // The newest 20 keep their results; every call keeps only a preview of its output.
+    assert!(calls[..5].iter().all(|c| c.result.is_none() && c.result_in_log));
+    assert!(calls[5..].iter().all(|c| c.result.is_some() && !c.result_in_log));
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.streamed.total_bytes() == 40_000 && c.streamed.limit() <= 16 * 1024)
+    );
+
+    // Opening the oldest call reads its result back.
+    app.focus = miniagent::tui::app::Pane::Timeline;
+    for _ in 0..25 {
+        app.on_key(key(KeyCode::Up));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.overlays.last(), Some(Overlay::ToolDetail { call_id, .. }) if call_id == "c0"));
+    assert_eq!(app.timeline.calls()[0].result.as_deref(), Some("result 0"));
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("40000 bytes in all; the start and the end are kept"),
+        "{text}"
+    );
+    insta::assert_snapshot!("tool_detail_cut_output_80x24", text);
+    app.on_key(key(KeyCode::End));
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("Result sent to the model") && text.contains("result 0"),
+        "{text}"
+    );
+}

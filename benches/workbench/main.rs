@@ -243,6 +243,43 @@ fn streaming(home: &TempDir) -> Streaming {
     }
 }
 
+/// Peak memory of the workbench over a turn of `steps` `bash` calls that each print
+/// 109 KB (`seq 1 20000`), in full-auto.
+fn long_turn_peak_rss_kb(home: &TempDir, steps: usize) -> u64 {
+    let mut script: Vec<Reply> = (0..steps)
+        .map(|n| {
+            Reply::tool(
+                format!("call_{n}"),
+                "bash",
+                format!(r#"{{"command": ": step {n}; seq 1 20000"}}"#),
+            )
+        })
+        .collect();
+    script.push(Reply::text("Done counting."));
+    let server = ScriptedServer::start_blocking(script);
+    server.answer_toolless_with(Reply::text("Counted from 1 to 20,000 in every step so far."));
+    let workspace = TempDir::new();
+    let max_steps = (steps + 1).to_string();
+    let mut pty = Pty::spawn(
+        workbench(home, &workspace, &server, &["--max-steps", &max_steps]),
+        COLS,
+        ROWS,
+    );
+    pty.wait_for(FRAME_END, 0, Duration::from_secs(10))
+        .expect("first frame");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send(b"count, again and again\r");
+    let started = Instant::now();
+    let mut seen = 0;
+    while !turn_complete(home, &mut seen) {
+        assert!(started.elapsed() < Duration::from_secs(300), "the turn ends");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let peak = pty.peak_rss_kb();
+    pty.finish();
+    peak
+}
+
 fn main() {
     let benching = std::env::args().any(|a| a == "--bench");
     let runs = std::env::var("MINIAGENT_BENCH_RUNS")
@@ -296,6 +333,14 @@ fn main() {
         ms(keys[(keys.len() * 9 / 10).min(keys.len() - 1)]),
         ms(keys[keys.len() - 1])
     );
+    for steps in [20, 200] {
+        let home = TempDir::new();
+        let peak = long_turn_peak_rss_kb(&home, steps);
+        println!(
+            "memory: a turn of {steps} calls printing 109 KB each: workbench peak RSS {:.1} MB",
+            peak as f64 / 1024.0
+        );
+    }
     println!(
         "idle: 10 s after the turn: CPU {} (kernel's 10 ms-tick total: {}) (budget 10 ms), {} bytes in {} writes to the terminal",
         ms(s.idle_cpu),

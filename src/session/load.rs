@@ -36,6 +36,23 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
     parse(&bytes, &path.display().to_string())
 }
 
+/// The output a finished tool call `id` gave (what the model received), as the log at
+/// `path` recorded it; a sub-agent's calls count too.
+pub fn tool_result(path: &Path, id: &str) -> Result<Option<String>, String> {
+    fn finished(event: &Event, id: &str) -> Option<String> {
+        match event {
+            Event::ToolCallFinished { id: call, output, .. } if call == id => Some(output.clone()),
+            Event::SubAgent { event, .. } => finished(event, id),
+            _ => None,
+        }
+    }
+    let loaded = load(path)?;
+    Ok(loaded.records.iter().rev().find_map(|record| match record {
+        Record::Event { event, .. } => finished(event, id),
+        _ => None,
+    }))
+}
+
 /// [`load`] for bytes already read; `name` names the file in messages.
 pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, String> {
     let mut offset = 0usize;

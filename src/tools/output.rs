@@ -47,6 +47,28 @@ impl HeadTailBuffer {
         self.limit
     }
 
+    /// Every byte pushed so far, kept or not.
+    pub fn total_bytes(&self) -> u64 {
+        (self.head.len() + self.tail.len()) as u64 + self.dropped
+    }
+
+    /// Keeps at most `limit` bytes from now on: the head's first half and the tail's
+    /// last half of that; what goes is counted as dropped. Frees the memory.
+    pub fn shrink(&mut self, limit: usize) {
+        let limit = limit.max(2);
+        if limit >= self.limit {
+            return;
+        }
+        let head_keep = (limit / 2).min(self.head.len());
+        let tail_keep = (limit - limit / 2).min(self.tail.len());
+        self.dropped += (self.head.len() - head_keep + self.tail.len() - tail_keep) as u64;
+        self.head.truncate(head_keep);
+        self.head.shrink_to_fit();
+        self.tail.drain(..self.tail.len() - tail_keep);
+        self.tail.shrink_to_fit();
+        self.limit = limit;
+    }
+
     pub fn is_empty(&self) -> bool {
         self.head.is_empty() && self.tail.is_empty()
     }
@@ -119,6 +141,20 @@ pub fn summarize_arguments(arguments: &serde_json::Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shrinking_keeps_head_and_tail_and_counts_the_rest() {
+        let mut buffer = HeadTailBuffer::new(1000);
+        let text: String = (0..300).map(|n| format!("{n:03}")).collect();
+        buffer.push(text.as_bytes());
+        assert_eq!(buffer.total_bytes(), 900);
+        buffer.shrink(10);
+        assert_eq!(buffer.total_bytes(), 900);
+        assert_eq!(buffer.text(), "00000\n[... 890 bytes of output cut ...]\n98299");
+        buffer.push(b"ab");
+        assert_eq!(buffer.total_bytes(), 902);
+        assert!(buffer.text().ends_with("299ab"));
+    }
+
     use super::*;
     use pretty_assertions::assert_eq;
 

@@ -368,6 +368,16 @@ fn tool_detail_lines(app: &App, call_id: &str, width: u16) -> Vec<Line<'static>>
     let streamed = call.streamed.text();
     if !call.streamed.is_empty() {
         lines.push(Line::from(Span::styled("Output", theme.heading)));
+        let total = call.streamed.total_bytes();
+        if total > call.streamed.limit() as u64 {
+            lines.extend(wrap::wrap_lines(
+                &[Line::from(Span::styled(
+                    format!("{total} bytes in all; the start and the end are kept"),
+                    theme.dim,
+                ))],
+                width,
+            ));
+        }
         lines.extend(wrap::wrap_lines(&ansi_lines(&streamed, theme), width));
         lines.push(Line::default());
     }

@@ -18,6 +18,10 @@ pub use crate::tools::output::summarize_arguments;
 
 /// Streamed output kept per call for the detail view (head and tail).
 const OUTPUT_KEEP_BYTES: usize = 1 << 20;
+/// What a finished call keeps of its output: the result the model got stays whole, and
+/// the session log has every byte, so a long session does not hold every command's
+/// output in memory a second time.
+const FINISHED_KEEP_BYTES: usize = 16 * 1024;
 
 /// Where a call stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,8 +82,10 @@ pub struct Call {
     pub duration: Option<Duration>,
     /// What the tool printed while it ran.
     pub streamed: HeadTailBuffer,
-    /// The result the model received.
+    /// The result the model received; `None` once forgotten (see `result_in_log`).
     pub result: Option<String>,
+    /// The result was let go to keep memory flat; the session log has it.
+    pub result_in_log: bool,
 }
 
 /// "12 ms", "4.2 s", "2 m 05 s".
@@ -99,6 +105,8 @@ pub fn format_duration(duration: Duration) -> String {
 #[derive(Default)]
 pub struct Timeline {
     calls: Vec<Call>,
+    /// Finished calls still holding their result, oldest first (indices into `calls`).
+    holding_results: std::collections::VecDeque<usize>,
     selected: Option<usize>,
     scroll: usize,
     height: usize,
@@ -128,6 +136,7 @@ impl Timeline {
             duration: None,
             streamed: HeadTailBuffer::new(OUTPUT_KEEP_BYTES),
             result: None,
+            result_in_log: false,
         });
     }
 
@@ -151,6 +160,33 @@ impl Timeline {
             call.status = CallStatus::from_outcome(outcome);
             call.duration = Some(Duration::from_millis(duration_ms));
             call.result = Some(output.to_string());
+            call.streamed.shrink(FINISHED_KEEP_BYTES);
+        }
+        if let Some(index) = self.calls.iter().rposition(|call| call.id == id) {
+            self.holding_results.push_back(index);
+        }
+    }
+
+    /// Lets go of the results of all but the newest `keep` finished calls: the session
+    /// log has them, and [`Timeline::restore_result`] brings one back when it is looked at.
+    pub fn forget_old_results(&mut self, keep: usize) {
+        while self.holding_results.len() > keep {
+            let Some(index) = self.holding_results.pop_front() else {
+                break;
+            };
+            if let Some(call) = self.calls.get_mut(index)
+                && call.result.take().is_some()
+            {
+                call.result_in_log = true;
+            }
+        }
+    }
+
+    /// A forgotten result, read back from the log.
+    pub fn restore_result(&mut self, id: &str, result: String) {
+        if let Some(call) = self.get_mut(id) {
+            call.result = Some(result);
+            call.result_in_log = false;
         }
     }
 

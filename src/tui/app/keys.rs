@@ -369,7 +369,29 @@ impl App {
         }
         if let Some(call) = self.timeline.selected() {
             let call_id = call.id.clone();
+            if call.result_in_log {
+                self.read_back_result(&call_id);
+            }
             self.overlays.push(Overlay::ToolDetail { call_id, scroll: 0 });
+        }
+    }
+
+    /// Reads a result the timeline let go of back from the session log.
+    fn read_back_result(&mut self, call_id: &str) {
+        let read = match self.session_log_path() {
+            Some(path) => crate::session::load::tool_result(&path, call_id),
+            None => Err("the session log is not known".to_string()),
+        };
+        match read {
+            Ok(Some(result)) => self.timeline.restore_result(call_id, result),
+            Ok(None) => self.notice(
+                NoticeKind::Warning,
+                format!("the result of `{call_id}` is not in the session log"),
+            ),
+            Err(why) => self.notice(
+                NoticeKind::Warning,
+                format!("cannot read the result of `{call_id}` back: {why}"),
+            ),
         }
     }
 

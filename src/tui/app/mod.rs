@@ -23,6 +23,9 @@ use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, SandboxState, To
 
 /// Tools whose `path` argument names a file they create or change.
 const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
+/// Finished calls whose results the timeline keeps in memory when the session is
+/// recorded; older ones are read back from the log when opened.
+const RESULTS_KEPT: usize = 20;
 
 pub use keys::{APPROVAL_HINTS, GLOBAL_HINTS, inner};
 pub use resume::Playback;
@@ -256,6 +259,20 @@ impl App {
         !matches!(self.activity, Activity::Idle) || self.timeline.any_running()
     }
 
+    /// The log this session is recorded in, once the agent named it.
+    pub fn session_log_path(&self) -> Option<PathBuf> {
+        let id = self.session.session_id.as_ref()?;
+        Some(self.sessions_dir.as_ref()?.join(format!("{id}.jsonl")))
+    }
+
+    /// Keeps memory flat over a long session: only the newest results stay in the
+    /// timeline when the session is recorded (the inspector reads older ones back).
+    fn forget_old_results(&mut self) {
+        if self.session_log_path().is_some_and(|path| path.exists()) {
+            self.timeline.forget_old_results(RESULTS_KEPT);
+        }
+    }
+
     /// Applies one agent event. Returns whether the screen changed.
     pub fn on_agent_event(&mut self, event: Event) -> bool {
         if self.is_resume_echo(&event) {
@@ -381,6 +398,7 @@ impl App {
                     self.tree.mark_touched(&path);
                 }
                 self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.forget_old_results();
                 self.conversation.invalidate_tool(&id);
                 self.approvals.retain(|pending| pending.id != id);
                 self.tree.refresh();
@@ -554,6 +572,7 @@ impl App {
                 ..
             } => {
                 self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.forget_old_results();
                 self.approvals.retain(|pending| pending.id != id);
                 self.activity = Activity::Running {
                     name: "delegate".to_string(),
