@@ -101,17 +101,60 @@ where
 /// A byte-order mark, which a stream may start with.
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
-/// The byte stream regrouped so the SSE parser (`eventsource-stream`) gets whole lines,
-/// without a leading byte-order mark. That parser starts over from the beginning of an
-/// unfinished line on every chunk, so a long event arriving in many chunks cost
-/// quadratic time (seconds for megabytes); and it strips a leading BOM by slicing at
-/// byte 1, inside the BOM's three bytes, which panics.
+/// The most bytes [`WholeLines`] hands the parser at once, unless a single line is
+/// longer. Measured with benches/sse.rs: 512 B to 2 KiB all do well; 1 KiB did best.
+const ITEM_BYTES: usize = 1024;
+
+/// How much room [`WholeLines`] keeps for the next chunk; what a huge line took beyond
+/// that is given back once it is handed on.
+const KEPT_CAPACITY: usize = 256 << 10;
+
+fn is_line_end(byte: &u8) -> bool {
+    matches!(byte, b'\n' | b'\r')
+}
+
+/// Where the last whole event in `lines` ends: just after its blank line, which follows
+/// another line end (`\n\n`, `\r\r`, `\n\r`) and may itself be `\r\n`.
+fn last_event_end(lines: &[u8]) -> Option<usize> {
+    let at = lines
+        .windows(2)
+        .rposition(|pair| matches!(pair, b"\n\n" | b"\r\r" | b"\n\r"))?;
+    let crlf = lines[at + 1] == b'\r' && lines.get(at + 2) == Some(&b'\n');
+    Some(at + if crlf { 3 } else { 2 })
+}
+
+/// The byte stream regrouped so the SSE parser (`eventsource-stream`) gets whole lines in
+/// small pieces, without a leading byte-order mark. That parser:
+///
+/// - starts over from the beginning of an unfinished line on every chunk, so a long event
+///   arriving in many chunks cost quadratic time (seconds for megabytes);
+/// - after each line it parses, moves all the rest of its buffer to the front, so a big
+///   chunk of many short lines cost quadratic time too (a 64 KiB chunk decoded at under
+///   half the speed of 4 KiB ones). Items are therefore at most [`ITEM_BYTES`] unless a
+///   line is longer: whole events when they fit, else whole lines;
+/// - strips a leading BOM by slicing at byte 1, inside the BOM's three bytes, which
+///   panics.
+///
+/// A last line with no line end is handed on as it is when the stream ends. Items are cut
+/// only after `\n` or `\r` (ASCII, never inside a UTF-8 sequence), so invalid or cut UTF-8
+/// reaches the parser as it came. (After invalid UTF-8 the parser's decoder holds, and
+/// copies on every item, all that follows until the stream ends, when it reports it; so
+/// from then on each chunk's whole lines go in one item again, as they used to.) Transport errors pass through as they arrive; the next
+/// chunk is only asked for once every whole line before it has been handed on, so what is
+/// held is at most one chunk and an unfinished line, as when each chunk went in one piece.
 struct WholeLines<S> {
     bytes: S,
-    /// Bytes after the last line end seen.
+    /// Bytes received and not yet handed on: those from `taken` on.
     pending: Vec<u8>,
+    /// How many bytes at the front of `pending` have been handed on already.
+    taken: usize,
+    /// The end of the last line end in `pending`: `pending[taken..lines_end]` is whole
+    /// lines waiting to be handed on, and what follows is an unfinished line.
+    lines_end: usize,
     /// Whether the start of the stream (and any BOM there) is behind.
     started: bool,
+    /// Whether an item handed on held invalid UTF-8.
+    invalid_utf8: bool,
     ended: bool,
 }
 
@@ -120,9 +163,52 @@ impl<S> WholeLines<S> {
         Self {
             bytes,
             pending: Vec::new(),
+            taken: 0,
+            lines_end: 0,
             started: false,
+            invalid_utf8: false,
             ended: false,
         }
+    }
+
+    /// How many bytes of the waiting whole lines (there must be some) the next item takes:
+    /// the whole events that fit in [`ITEM_BYTES`], else the whole lines that do, else the
+    /// first line alone, however long; or all of them after invalid UTF-8. Only the first
+    /// [`ITEM_BYTES`] (and a long line) are searched, and an item ending early in them is
+    /// followed by one reaching past them, so this takes linear time overall.
+    fn next_len(&self) -> usize {
+        let lines = &self.pending[self.taken..self.lines_end];
+        if self.invalid_utf8 {
+            return lines.len();
+        }
+        let window = &lines[..lines.len().min(ITEM_BYTES)];
+        last_event_end(window)
+            .or_else(|| window.iter().rposition(is_line_end).map(|at| at + 1))
+            .or_else(|| {
+                let after = &lines[window.len()..];
+                after.iter().position(is_line_end).map(|at| window.len() + at + 1)
+            })
+            // Unreachable: `lines` ends with a line end.
+            .unwrap_or(lines.len())
+    }
+
+    /// The next item (there must be whole lines waiting), noting any invalid UTF-8 in it.
+    fn next_item(&mut self) -> Vec<u8> {
+        let len = self.next_len();
+        let item = if self.taken == 0 && 2 * len >= self.pending.len() {
+            // Most of what there is (a small chunk of one event, a huge line): hand on the
+            // buffer itself and copy the smaller rest instead.
+            let rest = self.pending.split_off(len);
+            self.lines_end -= len;
+            std::mem::replace(&mut self.pending, rest)
+        } else {
+            self.taken += len;
+            self.pending[self.taken - len..self.taken].to_vec()
+        };
+        if !self.invalid_utf8 && std::str::from_utf8(&item).is_err() {
+            self.invalid_utf8 = true;
+        }
+        item
     }
 }
 
@@ -136,9 +222,21 @@ where
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
+            if this.taken < this.lines_end {
+                return Poll::Ready(Some(Ok(this.next_item())));
+            }
             if this.ended {
                 return Poll::Ready(None);
             }
+            // Every whole line is handed on: the unfinished line (if any) moves to the
+            // front, once per chunk rather than once per item. (Not shrinking while a long
+            // line is still growing, which would undo the doubling and take quadratic time.)
+            if this.taken > 0 {
+                this.pending.drain(..this.taken);
+                this.pending.shrink_to(KEPT_CAPACITY);
+            }
+            this.taken = 0;
+            this.lines_end = 0;
             let chunk = match this.bytes.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(chunk))) => chunk,
                 Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(err))),
@@ -163,12 +261,8 @@ where
                 this.started = true;
                 from = 0;
             }
-            if let Some(end) = this.pending[from..]
-                .iter()
-                .rposition(|byte| matches!(byte, b'\n' | b'\r'))
-            {
-                let rest = this.pending.split_off(from + end + 1);
-                return Poll::Ready(Some(Ok(std::mem::replace(&mut this.pending, rest))));
+            if let Some(end) = this.pending[from..].iter().rposition(is_line_end) {
+                this.lines_end = from + end + 1;
             }
         }
     }
@@ -237,5 +331,113 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines.len() < 10, "{} pieces", lines.len());
+    }
+
+    /// `text` through [`WholeLines`] in chunks of `chunk` bytes: the items it hands on.
+    async fn whole_lines(text: &[u8], chunk: usize) -> Vec<Vec<u8>> {
+        WholeLines::new(futures_util::stream::iter(
+            text.chunks(chunk)
+                .map(|c| Ok::<_, std::convert::Infallible>(c.to_vec())),
+        ))
+        .map(|item| item.unwrap_or_else(|never| match never {}))
+        .collect()
+        .await
+    }
+
+    /// An Anthropic reply of `deltas` text deltas, about 130 bytes of SSE each.
+    fn many_events(deltas: usize) -> Vec<u8> {
+        let mut text = String::from(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        );
+        for delta in 0..deltas {
+            text.push_str(&format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"piece {delta} \"}}}}\n\n"
+            ));
+        }
+        [text.as_bytes(), STOP].concat()
+    }
+
+    #[tokio::test]
+    async fn a_big_chunk_reaches_the_parser_in_small_pieces() {
+        // The parser moves the rest of its buffer after every line, so a 64 KiB chunk of
+        // short lines handed over whole cost quadratic time.
+        let text = many_events(600);
+        assert!(text.len() > 64 << 10);
+        // Items are whole events, bar one at each cut between chunks; none is bigger than
+        // ITEM_BYTES (no line is), and all are whole lines.
+        let check = |text: &[u8], items: &[Vec<u8>], event_end: &[u8]| {
+            assert_eq!(items.concat(), text);
+            let cut_events = items.iter().filter(|item| !item.ends_with(event_end)).count();
+            assert!(cut_events <= text.len().div_ceil(64 << 10), "{cut_events}");
+            for item in items {
+                assert!(item.ends_with(b"\n") || item.ends_with(b"\r"), "{item:?}");
+                assert!(item.len() <= ITEM_BYTES, "{} bytes", item.len());
+            }
+            // Not one event or line at a time either: each handing-on has a cost.
+            assert!(items.len() < 2 * text.len() / ITEM_BYTES, "{} items", items.len());
+        };
+        let items = whole_lines(&text, 64 << 10).await;
+        check(&text, &items, b"\n\n");
+        // The same with CRLF and CR line ends.
+        let text_with = |end: &str| String::from_utf8_lossy(&text).replace('\n', end).into_bytes();
+        for end in ["\r\n", "\r"] {
+            let text = text_with(end);
+            let items = whole_lines(&text, 64 << 10).await;
+            check(&text, &items, end.repeat(2).as_bytes());
+        }
+        // Without blank lines, whole lines up to ITEM_BYTES.
+        let lines = String::from_utf8_lossy(&text).replace("\n\n", "\n").into_bytes();
+        let items = whole_lines(&lines, 64 << 10).await;
+        check(&lines, &items, b"\n");
+
+        let whole = decode(vec![text.clone()]).await;
+        assert!(
+            matches!(whole.last(), Some(Ok(ModelEvent::Completed(_)))),
+            "{whole:?}"
+        );
+        assert_eq!(whole.len(), 601);
+        for chunk in [1, 7, 4 << 10, 64 << 10] {
+            let chunks = text.chunks(chunk).map(<[u8]>::to_vec).collect();
+            assert_eq!(decode(chunks).await, whole, "in chunks of {chunk}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_longer_than_an_item_goes_whole() {
+        let long = [b"data: ".as_slice(), &[b'x'; 3 * ITEM_BYTES]].concat();
+        let text = [b"data: a\n".as_slice(), &long, b"\ndata: b\n\n"].concat();
+        let items = whole_lines(&text, 64 << 10).await;
+        let expected = [
+            b"data: a\n".to_vec(),
+            [long.as_slice(), b"\n"].concat(),
+            b"data: b\n\n".to_vec(),
+        ];
+        assert_eq!(items, expected);
+    }
+
+    #[tokio::test]
+    async fn after_invalid_utf8_each_chunk_goes_in_one_item() {
+        // From there eventsource-stream's decoder holds all that follows and copies it on
+        // every item until the stream ends: small items would cost quadratic time.
+        let text = [
+            b": ping\n\n".repeat(300).as_slice(),
+            b"data: \xff\n\n",
+            &many_events(600),
+        ]
+        .concat();
+        let items = whole_lines(&text, 64 << 10).await;
+        assert_eq!(items.concat(), text);
+        let bad = items
+            .iter()
+            .position(|item| std::str::from_utf8(item).is_err())
+            .unwrap();
+        assert!(bad > 1, "small items before it");
+        // The bad one, the rest of its chunk, and the one chunk after.
+        assert_eq!(items.len() - bad, 3, "{} items", items.len());
+        let decoded = decode(vec![text]).await;
+        assert!(
+            matches!(decoded.as_slice(), [Err(LlmError::Malformed(_))]),
+            "{decoded:?}"
+        );
     }
 }
