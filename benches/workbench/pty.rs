@@ -264,6 +264,13 @@ impl Pty {
 
     /// Ends the process (asks first with Ctrl-C twice, then kills) and reaps it.
     pub fn finish(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         let _ = self.master.write_all(b"\x03");
         std::thread::sleep(Duration::from_millis(50));
         let _ = self.master.write_all(b"\x03");
@@ -276,5 +283,12 @@ impl Pty {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A benchmark that fails half-way leaves no workbench running.
+impl Drop for Pty {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
