@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use support::cli::exec_command;
-use support::{Reply, ScriptedServer, TempDir};
+use support::{Reply, ScriptedServer, TempDir, counting_turn};
 
 /// Steps per run unless `MINIAGENT_E2E_STEPS` says otherwise.
 const STEPS: usize = 30;
@@ -24,22 +24,6 @@ struct Run {
     peak_rss_kb: u64,
 }
 
-fn script(steps: usize) -> Vec<Reply> {
-    let mut replies: Vec<Reply> = (0..steps)
-        // Each call differs (`: step N;` does nothing): the agent asks about a fourth
-        // identical call in a row, which `exec` cannot answer.
-        .map(|n| {
-            Reply::tool(
-                format!("call_{n}"),
-                "bash",
-                format!(r#"{{"command": ": step {n}; seq 1 20000"}}"#),
-            )
-        })
-        .collect();
-    replies.push(Reply::text("Counted to 20,000 thirty times."));
-    replies
-}
-
 fn timeval(tv: libc::timeval) -> Duration {
     Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
 }
@@ -47,7 +31,7 @@ fn timeval(tv: libc::timeval) -> Duration {
 fn run_once(steps: usize) -> Run {
     let home = TempDir::new();
     let workspace = TempDir::new();
-    let server = ScriptedServer::start_blocking(script(steps));
+    let server = ScriptedServer::start_blocking(counting_turn(steps));
     // 30 results of 30 KB fill the context more than once: summary requests (they carry
     // no tools) get a summary.
     server.answer_toolless_with(Reply::text("Counted from 1 to 20,000 in each step so far."));

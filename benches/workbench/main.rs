@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use miniagent::agent::tokens::{Encoding, TokenCounter};
 use pty::Pty;
-use support::cli::miniagent;
-use support::{Format, Reply, ScriptedServer, TempDir, Turn, TurnExt};
+use support::cli::against;
+use support::{Format, Reply, ScriptedServer, TempDir, Turn, TurnExt, counting_turn};
 
 const COLS: u16 = 120;
 const ROWS: u16 = 40;
@@ -36,17 +36,9 @@ const TOKENS_PER_SECOND: f64 = 5_000.0;
 const KEY: &str = "Ж";
 
 fn workbench(home: &TempDir, workspace: &TempDir, server: &ScriptedServer, extra: &[&str]) -> Command {
-    let mut command = miniagent(home);
+    let mut command = against(home, workspace, server);
     command
         .env("TERM", "xterm-256color")
-        .arg("--workspace")
-        .arg(workspace.path())
-        .args([
-            "--base-url",
-            &server.anthropic_base_url(),
-            "--model",
-            "scripted-model",
-        ])
         .args(["--approval", "full-auto"])
         .args(extra);
     command
@@ -246,17 +238,7 @@ fn streaming(home: &TempDir) -> Streaming {
 /// Peak memory of the workbench over a turn of `steps` `bash` calls that each print
 /// 109 KB (`seq 1 20000`), in full-auto.
 fn long_turn_peak_rss_kb(home: &TempDir, steps: usize) -> u64 {
-    let mut script: Vec<Reply> = (0..steps)
-        .map(|n| {
-            Reply::tool(
-                format!("call_{n}"),
-                "bash",
-                format!(r#"{{"command": ": step {n}; seq 1 20000"}}"#),
-            )
-        })
-        .collect();
-    script.push(Reply::text("Done counting."));
-    let server = ScriptedServer::start_blocking(script);
+    let server = ScriptedServer::start_blocking(counting_turn(steps));
     server.answer_toolless_with(Reply::text("Counted from 1 to 20,000 in every step so far."));
     let workspace = TempDir::new();
     let max_steps = (steps + 1).to_string();

@@ -313,14 +313,46 @@ impl ContextState {
         }
     }
 
+    /// Counts the messages the prompt shows with stubs that are not counted under the
+    /// current masking yet (the stubs' own counts come from `stub_counts`).
+    fn count_masked_messages(&mut self) {
+        if self.masked_results == 0 {
+            return;
+        }
+        let calls = self.masked_calls();
+        let mut fresh = Vec::new();
+        let mut ordinal = 0;
+        for item in self.view_items() {
+            let ViewItem::Message(index) = item else {
+                if let ViewItem::Summary(summary) = item {
+                    ordinal += self.summary_results(summary);
+                }
+                continue;
+            };
+            let first = ordinal;
+            ordinal += results_in(&self.messages[index]);
+            let counted = self
+                .masked_counts
+                .get(&index)
+                .is_some_and(|(mask, start, _)| (*mask, *start) == (self.masked_results, first));
+            if first < self.masked_results && ordinal > first && !counted {
+                let mut at = first;
+                let masked = self.masked(&self.messages[index], &calls, &mut at);
+                fresh.push((index, first, self.counter.message(&masked)));
+            }
+        }
+        for (index, first, tokens) in fresh {
+            self.masked_counts
+                .insert(index, (self.masked_results, first, tokens));
+        }
+    }
+
     /// Tokens of the prompt's messages (without system prompt and tools).
     pub fn prompt_tokens(&mut self) -> u64 {
         self.count_masked_results();
+        self.count_masked_messages();
         let mut ordinal = 0;
         let mut total: u64 = 0;
-        // Call names and inputs for stubs, gathered once, and only if a message with
-        // stubs is not counted yet.
-        let mut calls_by_id: Option<HashMap<String, (String, Value)>> = None;
         for item in self.view_items() {
             // Saturating: a summary's token count comes from the log and may be garbage.
             total = total.saturating_add(match item {
@@ -330,39 +362,13 @@ impl ContextState {
                 }
                 ViewItem::Message(index) => {
                     let results = results_in(&self.messages[index]);
-                    if results == 0 || ordinal >= self.masked_results {
-                        ordinal += results;
+                    let first = ordinal;
+                    ordinal += results;
+                    if results == 0 || first >= self.masked_results {
                         self.message_tokens(index)
                     } else {
-                        let first = ordinal;
-                        ordinal += results;
-                        match self.masked_counts.get(&index) {
-                            Some((mask, start, tokens))
-                                if (*mask, *start) == (self.masked_results, first) =>
-                            {
-                                *tokens
-                            }
-                            _ => {
-                                let calls = calls_by_id.get_or_insert_with(|| {
-                                    self.masked_calls()
-                                        .into_iter()
-                                        .map(|(id, (name, input))| {
-                                            (id.to_string(), (name.to_string(), input.clone()))
-                                        })
-                                        .collect()
-                                });
-                                let borrowed = calls
-                                    .iter()
-                                    .map(|(id, (name, input))| (id.as_str(), (name.as_str(), input)))
-                                    .collect();
-                                let mut at = first;
-                                let masked = self.masked(&self.messages[index], &borrowed, &mut at);
-                                let tokens = self.counter.message(&masked);
-                                self.masked_counts
-                                    .insert(index, (self.masked_results, first, tokens));
-                                tokens
-                            }
-                        }
+                        // Counted just now, or under this same masking before.
+                        self.masked_counts.get(&index).map_or(0, |(_, _, tokens)| *tokens)
                     }
                 }
             });

@@ -54,8 +54,8 @@ struct Streamed {
     /// Bytes of the text rendered into `lines`.
     settled: usize,
     tail: Vec<Line<'static>>,
-    /// More text arrived since `tail` was rendered.
-    stale: bool,
+    /// The text's length when `tail` was rendered (a streaming text only grows).
+    rendered: usize,
 }
 
 impl Cached {
@@ -106,13 +106,6 @@ impl Conversation {
                 streaming: true,
             }) => {
                 text.push_str(delta);
-                if let Some(Some(Cached {
-                    streamed: Some(streamed),
-                    ..
-                })) = self.cache.last_mut()
-                {
-                    streamed.stale = true;
-                }
             }
             _ => self.push(Entry::Assistant {
                 text: delta.to_string(),
@@ -316,7 +309,7 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
             streamed: Some(Streamed {
                 settled: 0,
                 tail: Vec::new(),
-                stale: true,
+                rendered: usize::MAX,
             }),
         });
     }
@@ -328,7 +321,7 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
     else {
         return;
     };
-    if !streamed.stale {
+    if streamed.rendered == text.len() {
         return;
     }
     let boundary = settled_boundary(text, streamed.settled);
@@ -349,7 +342,7 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
     // A blank line between messages.
     tail.push(Line::from(Span::styled(String::new(), Style::default())));
     streamed.tail = tail;
-    streamed.stale = false;
+    streamed.rendered = text.len();
 }
 
 /// Where the whole blocks of `text` end, looking from `from` (a block boundary itself,
@@ -480,13 +473,6 @@ mod tests {
         let mut so_far = String::new();
         for chunk in chars.chunks(piece) {
             so_far.extend(chunk);
-            if let Some(Cached {
-                streamed: Some(streamed),
-                ..
-            }) = cache.as_mut()
-            {
-                streamed.stale = true;
-            }
             render_streaming(&mut cache, &so_far, WIDTH, theme);
         }
         let lines = cache

@@ -289,10 +289,7 @@ async fn event_loop(
                 highlight::preload();
                 crate::agent::tokens::preload(config.agent.tokenizer);
                 if let Some(args) = deferred.build.take() {
-                    let (config, workspace) = (config.clone(), workspace.to_path_buf());
-                    deferred.building = Some(tokio::task::spawn_blocking(move || {
-                        startup::build(config, workspace, args.key, args.mcp, args.trusted)
-                    }));
+                    deferred.start_building(config.clone(), workspace, args);
                 }
             }
         }
@@ -311,8 +308,8 @@ async fn event_loop(
         if app.quit {
             return Ok(());
         }
-        if start_local_if_accepted(app, agent, config, workspace, &mut deferred.mcp)?
-            || start_after_trust(app, agent, config, workspace, deferred)?
+        if start_local_if_accepted(app, config, workspace, deferred)
+            || start_after_trust(app, config, workspace, deferred)
         {
             pacer.changed(true);
             continue;
@@ -377,7 +374,17 @@ async fn finish_build(
     built.context("building the session stopped unexpectedly")?
 }
 
-/// What the first session is built from, once the first frame is on screen.
+impl Deferred {
+    /// Builds the session off the drawing thread; the event loop takes it up when ready.
+    fn start_building(&mut self, config: Config, workspace: &std::path::Path, args: BuildArgs) {
+        let workspace = workspace.to_path_buf();
+        self.building = Some(tokio::task::spawn_blocking(move || {
+            startup::build(config, workspace, args.key, args.mcp, args.trusted)
+        }));
+    }
+}
+
+/// What a session is built from, besides the configuration and the workspace.
 struct BuildArgs {
     key: String,
     mcp: Option<crate::tools::mcp::McpConfig>,
@@ -404,20 +411,19 @@ struct Deferred {
 /// without the workspace's servers.
 fn start_after_trust(
     app: &mut App,
-    agent: &mut Option<AgentHandle>,
     config: &Config,
     workspace: &std::path::Path,
     deferred: &mut Deferred,
-) -> anyhow::Result<bool> {
+) -> bool {
     let Some(Overlay::Trust(prompt)) = app.overlays.last() else {
-        return Ok(false);
+        return false;
     };
     let Some(trusted) = prompt.answer else {
-        return Ok(false);
+        return false;
     };
     app.overlays.pop();
     let (Some(project), Some(key)) = (deferred.project.take(), deferred.key.take()) else {
-        return Ok(true);
+        return true;
     };
     let mut mcp = deferred.mcp.take();
     if trusted {
@@ -430,32 +436,25 @@ fn start_after_trust(
             mcp = Some(trust::merge(mcp, servers));
         }
     }
-    *agent = Some(agent::spawn(startup::build(
-        config.clone(),
-        workspace.to_path_buf(),
-        key,
-        mcp,
-        trusted,
-    )?));
-    Ok(true)
+    deferred.start_building(config.clone(), workspace, BuildArgs { key, mcp, trusted });
+    true
 }
 
 /// The person chose the local server on the first-run panel: start the agent with it.
 fn start_local_if_accepted(
     app: &mut App,
-    agent: &mut Option<AgentHandle>,
     config: &Config,
     workspace: &std::path::Path,
-    mcp: &mut Option<crate::tools::mcp::McpConfig>,
-) -> anyhow::Result<bool> {
+    deferred: &mut Deferred,
+) -> bool {
     let Some(Overlay::FirstRun(first_run)) = app.overlays.last() else {
-        return Ok(false);
+        return false;
     };
     if !first_run.accepted {
-        return Ok(false);
+        return false;
     }
     let Some((base_url, model)) = first_run.local_server.clone() else {
-        return Ok(false);
+        return false;
     };
     app.overlays.pop();
     let mut config = config.clone();
@@ -465,12 +464,15 @@ fn start_local_if_accepted(
     app.session.model = model;
     app.session.provider = Provider::Openai.to_string();
     // The first-run path has no trust prompt: the workspace's own extras stay out.
-    *agent = Some(agent::spawn(startup::build(
+    let mcp = deferred.mcp.take();
+    deferred.start_building(
         config,
-        workspace.to_path_buf(),
-        String::new(),
-        mcp.take(),
-        false,
-    )?));
-    Ok(true)
+        workspace,
+        BuildArgs {
+            key: String::new(),
+            mcp,
+            trusted: false,
+        },
+    );
+    true
 }

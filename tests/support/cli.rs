@@ -25,22 +25,23 @@ pub fn miniagent(home: &TempDir) -> Command {
     command
 }
 
+/// [`miniagent`] in `workspace` against `server`'s Anthropic endpoint.
+pub fn against(home: &TempDir, workspace: &TempDir, server: &ScriptedServer) -> Command {
+    let mut command = miniagent(home);
+    command.arg("--workspace").arg(workspace.path()).args([
+        "--base-url",
+        &server.anthropic_base_url(),
+        "--model",
+        "scripted-model",
+    ]);
+    command
+}
+
 /// `miniagent exec --approval full-auto ARGS…` in `workspace` against `server`'s
 /// Anthropic endpoint, ready to run or spawn.
 pub fn exec_command(home: &TempDir, workspace: &TempDir, server: &ScriptedServer, args: &[&str]) -> Command {
-    let mut command = miniagent(home);
-    command
-        .arg("--workspace")
-        .arg(workspace.path())
-        .args([
-            "--base-url",
-            &server.anthropic_base_url(),
-            "--model",
-            "scripted-model",
-        ])
-        .arg("exec")
-        .args(["--approval", "full-auto"])
-        .args(args);
+    let mut command = against(home, workspace, server);
+    command.arg("exec").args(["--approval", "full-auto"]).args(args);
     command
 }
 

@@ -25,7 +25,7 @@ pub mod server;
 pub mod tempdir;
 pub mod wire;
 
-pub use script::{Block, ReasoningStyle, Reply, Stop, Turn, TurnExt};
+pub use script::{Block, ReasoningStyle, Reply, Stop, Turn, TurnExt, counting_turn};
 pub use server::{RecordedRequest, ScriptedServer};
 pub use tempdir::TempDir;
 pub use wire::Format;

@@ -98,6 +98,23 @@ impl Reply {
     }
 }
 
+/// The benchmarks' long turn: `steps` `bash` calls that each print `seq 1 20000` (about
+/// 109 KB), then an answer. The calls differ (`: step N;` does nothing), because the
+/// agent asks about a fourth identical call in a row.
+pub fn counting_turn(steps: usize) -> Vec<Reply> {
+    let mut replies: Vec<Reply> = (0..steps)
+        .map(|n| {
+            Reply::tool(
+                format!("call_{n}"),
+                "bash",
+                format!(r#"{{"command": ": step {n}; seq 1 20000"}}"#),
+            )
+        })
+        .collect();
+    replies.push(Reply::text("Done counting."));
+    replies
+}
+
 impl From<Turn> for Reply {
     fn from(turn: Turn) -> Reply {
         Reply::Stream(turn)
