@@ -22,6 +22,8 @@
 //!   it; rendering is repeatable.
 //! - Skill front matter: parsing is repeatable; CRLF and a byte-order mark read the same
 //!   as without; a parsed skill's name, description and tools are trimmed and non-empty.
+//! - Token counts: the regex-free count of ASCII (and of mixed text cut at line starts)
+//!   equals tiktoken's own, for both encodings.
 //!
 //! By default each target runs a fixed number of cases from a fixed seed: quick and
 //! repeatable. Longer runs by hand:
@@ -46,6 +48,7 @@ mod markdown;
 mod mutate;
 mod session_log;
 mod sse;
+mod tokens;
 mod tool_call_arguments;
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};

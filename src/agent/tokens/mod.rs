@@ -1,5 +1,8 @@
 //! Counting tokens with tiktoken's BPE (bundled, offline). The encoding is loaded once
 //! per process; `preload` starts that in the background so nothing waits for it later.
+//! ASCII text is split into pieces without the tokenizer's regex ([`pieces`]).
+
+mod pieces;
 
 use std::sync::OnceLock;
 
@@ -60,6 +63,7 @@ const EXACT_LIMIT_BYTES: usize = 1 << 20;
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
     bpe: Option<&'static CoreBPE>,
+    encoding: Encoding,
 }
 
 impl std::fmt::Debug for TokenCounter {
@@ -75,20 +79,46 @@ impl std::fmt::Debug for TokenCounter {
 impl TokenCounter {
     /// The counter for `encoding`; loads it on first use (about a tenth of a second).
     pub fn new(encoding: Encoding) -> Self {
-        Self { bpe: bpe(encoding) }
+        Self {
+            bpe: bpe(encoding),
+            encoding,
+        }
     }
 
     /// A counter that estimates four bytes per token (when the tokenizer is unavailable).
     pub fn estimate_only() -> Self {
-        Self { bpe: None }
+        Self {
+            bpe: None,
+            encoding: Encoding::Cl100kBase,
+        }
     }
 
     pub fn count(&self, text: &str) -> u64 {
         match self.bpe {
             // Past a megabyte the tokenizer can take seconds (a long run without spaces is
             // its worst case); such text is far over any budget, and an estimate does.
-            Some(bpe) if text.len() <= EXACT_LIMIT_BYTES => bpe.count_ordinary(text) as u64,
+            Some(bpe) if text.len() <= EXACT_LIMIT_BYTES => {
+                let whole = |part: &str| bpe.count_ordinary(part) as u64;
+                if text.is_ascii() {
+                    return pieces::count_ascii(text, self.encoding, whole);
+                }
+                pieces::split_at_lines(text)
+                    .map(|part| match part.is_ascii() {
+                        true => pieces::count_ascii(part, self.encoding, whole),
+                        false => whole(part),
+                    })
+                    .sum()
+            }
             Some(_) | None => (text.len() as u64).div_ceil(4),
+        }
+    }
+
+    /// What tiktoken itself counts for `text`, every piece through its regex: the
+    /// reference [`count`](Self::count) is checked against.
+    pub fn count_by_regex(&self, text: &str) -> u64 {
+        match self.bpe {
+            Some(bpe) => bpe.count_ordinary(text) as u64,
+            None => (text.len() as u64).div_ceil(4),
         }
     }
 
