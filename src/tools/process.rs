@@ -193,8 +193,9 @@ pub(crate) fn spawn_in_group(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    confinement.install(&mut bash);
-    let child = bash.spawn().map_err(|err| format!("cannot start bash: {err}"))?;
+    let child = confinement
+        .spawn(&mut bash)
+        .map_err(|err| format!("cannot start bash: {err}"))?;
     let pid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
