@@ -7,7 +7,8 @@ mod support;
 use miniagent::agent::compaction::Strategy;
 use miniagent::agent::tokens::{Encoding, TokenCounter};
 use miniagent::config::Provider;
-use miniagent::protocol::Event;
+use miniagent::protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op};
+use miniagent::session;
 use serde_json::{Value, json};
 use support::harness::{Harness, test_config};
 use support::validate::{assert_valid_anthropic, assert_valid_openai};
@@ -298,31 +299,55 @@ fn a_failing_summarizer_falls_back_to_a_digest_and_the_turn_goes_on() {
     });
 }
 
+/// Four reads of big.txt, compacted on the way, then the inspector's snapshot; with
+/// `log`, the session is recorded there.
+async fn snapshot_after_compaction(log: Option<session::SessionLog>) -> (Harness, HistorySnapshot) {
+    let mut script: Vec<Reply> = (0..4)
+        .map(|n| Reply::tool(format!("call_{n}"), "read_file", read_big(n)))
+        .collect();
+    script.push(Reply::text("done"));
+    let server = ScriptedServer::start(script).await;
+    server.answer_toolless_with(Reply::text("Read big.txt twice; it lists numbered lines."));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.token_limit = 80_000;
+    config.model.max_output_tokens = 4096;
+    config.tools.read_file.max_tokens = 40_000;
+    let mut agent = match log {
+        Some(log) => Harness::start_recorded(config, log),
+        None => Harness::start(config),
+    };
+    big_file(&agent.workspace, 30_000);
+    agent.turn(TASK).await;
+    let snapshot = inspect(&mut agent).await;
+    (agent, snapshot)
+}
+
+async fn inspect(agent: &mut Harness) -> HistorySnapshot {
+    agent.send(Op::InspectHistory);
+    let Event::HistorySnapshot { snapshot } = agent
+        .wait_for(|e| matches!(e, Event::HistorySnapshot { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    snapshot
+}
+
+/// The originals of the snapshot's one summary.
+fn summarized(snapshot: &HistorySnapshot) -> &[HistoryEntry] {
+    let summary = snapshot
+        .entries
+        .iter()
+        .find(|e| e.kind == HistoryEntryKind::Summary)
+        .expect("a summary entry");
+    &summary.summary.as_ref().expect("summary detail").originals
+}
+
 #[test]
 fn the_history_snapshot_shows_summaries_and_their_originals() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let mut script: Vec<Reply> = (0..4)
-            .map(|n| Reply::tool(format!("call_{n}"), "read_file", read_big(n)))
-            .collect();
-        script.push(Reply::text("done"));
-        let server = ScriptedServer::start(script).await;
-        server.answer_toolless_with(Reply::text("Read big.txt twice; it lists numbered lines."));
-        let mut config = test_config(Provider::Anthropic, &server);
-        config.agent.token_limit = 80_000;
-        config.model.max_output_tokens = 4096;
-        config.tools.read_file.max_tokens = 40_000;
-        let mut agent = Harness::start(config);
-        big_file(&agent.workspace, 30_000);
-        agent.turn(TASK).await;
-        agent.send(miniagent::protocol::Op::InspectHistory);
-        let Event::HistorySnapshot { snapshot } = agent
-            .wait_for(|e| matches!(e, Event::HistorySnapshot { .. }))
-            .await
-        else {
-            unreachable!()
-        };
-        use miniagent::protocol::HistoryEntryKind;
+        let (_agent, snapshot) = snapshot_after_compaction(None).await;
         assert_eq!(snapshot.entries[0].kind, HistoryEntryKind::User);
         assert_eq!(snapshot.entries[0].title, TASK);
         let summary = snapshot
@@ -358,5 +383,80 @@ fn the_history_snapshot_shows_summaries_and_their_originals() {
                 .any(|(name, tokens)| name == "read_file" && *tokens > 0)
         );
         assert!(snapshot.prompt_tokens < 80_000);
+    });
+}
+
+#[test]
+fn a_recorded_session_keeps_summarized_messages_only_in_its_log() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (_plain, unrecorded) = snapshot_after_compaction(None).await;
+        let data = TempDir::new();
+        let header = session::Header {
+            id: String::new(),
+            created: "2026-11-22T00:00:00Z".into(),
+            workspace: "w".into(),
+            model: "scripted-model".into(),
+            provider: "anthropic".into(),
+            version: "test".into(),
+            format: session::FORMAT,
+            fixed_tokens: 0,
+        };
+        let log = session::SessionLog::create(&data.join("sessions"), header, Default::default());
+        let (mut agent, recorded) = snapshot_after_compaction(Some(log.clone())).await;
+        // The inspector shows the same history, what the summary replaced included: it
+        // reads the summarized messages back from the log.
+        assert_eq!(recorded, unrecorded);
+        let originals = summarized(&recorded);
+        assert!(originals.iter().any(|e| e.body.contains("line 1: the quick")));
+
+        // Without the log, the inspector cannot show them: memory no longer holds them.
+        let path = log.path().expect("a recorded session");
+        let away = path.with_extension("moved");
+        std::fs::rename(&path, &away).unwrap();
+        let without_log = inspect(&mut agent).await;
+        std::fs::rename(&away, &path).unwrap();
+        let released = summarized(&without_log);
+        assert_eq!(released.len(), originals.len());
+        let messages = originals
+            .iter()
+            .filter(|e| e.kind != HistoryEntryKind::Summary)
+            .count();
+        assert!(messages >= 2, "{originals:?}");
+        // Earlier summaries it absorbed are kept in memory; the messages are not.
+        for (shown, original) in released.iter().zip(originals) {
+            assert_eq!(shown.kind, original.kind);
+            if original.kind == HistoryEntryKind::Summary {
+                assert_eq!(shown, original);
+                continue;
+            }
+            assert_eq!(shown.tokens, original.tokens, "the counts stay");
+            assert!(
+                shown.title.ends_with("its text is in the session log"),
+                "{}",
+                shown.title
+            );
+            assert!(shown.body.contains("cannot read"), "{}", shown.body);
+        }
+        // The prompt itself never needed them.
+        let entries = |s: &HistorySnapshot| {
+            s.entries
+                .iter()
+                .filter(|e| e.kind != HistoryEntryKind::Summary)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(entries(&without_log), entries(&recorded));
+        assert_eq!(without_log.prompt_tokens, recorded.prompt_tokens);
+
+        // And the log has all of it.
+        let loaded = session::load(&path).unwrap();
+        let restored = loaded.restore(TokenCounter::estimate_only());
+        let history = serde_json::to_string(restored.context.messages()).unwrap();
+        assert_eq!(
+            history.matches("line 1: the quick").count(),
+            4,
+            "every read is in the log"
+        );
     });
 }

@@ -11,6 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use miniagent::agent::history::{ContentBlock, Message, Role};
 use miniagent::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use miniagent::session::{self, FORMAT, Header, Record};
+use miniagent::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 use miniagent::tui::app::App;
 use miniagent::tui::conversation::{Entry, NoticeKind};
 use miniagent::tui::overlay::Overlay;
@@ -615,13 +616,25 @@ fn many_calls(calls: usize) -> Vec<Record> {
                 name: "bash".into(),
             },
         ));
+        let printed = format!("{n}{}", "x".repeat(40_000 - n.to_string().len()));
         records.push(ev(
             ts + 2,
             Event::ToolOutputDelta {
                 id: id.clone(),
-                delta: "x".repeat(40_000),
+                delta: printed.clone(),
             },
         ));
+        // As the log writes it: the output's start and end, before the call's end.
+        let mut kept = HeadTailBuffer::new(FINISHED_OUTPUT_BYTES);
+        kept.push(printed.as_bytes());
+        let (head, tail, dropped) = kept.parts();
+        records.push(Record::Output {
+            ts: ts + 3,
+            id: id.clone(),
+            head,
+            tail,
+            dropped,
+        });
         records.push(ev(
             ts + 3,
             Event::ToolCallFinished {
@@ -653,11 +666,16 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
         }
     }
     let calls = app.timeline.calls();
-    // The newest 20 keep their results; every call keeps only a preview of its output.
-    assert!(calls[..5].iter().all(|c| c.result.is_none() && c.result_in_log));
-    assert!(calls[5..].iter().all(|c| c.result.is_some() && !c.result_in_log));
+    // The newest 20 keep their results and the start and end of their output; older
+    // ones keep neither.
     assert!(
-        calls
+        calls[..5]
+            .iter()
+            .all(|c| c.result.is_none() && c.in_log && c.streamed.total_bytes() == 0)
+    );
+    assert!(calls[5..].iter().all(|c| c.result.is_some() && !c.in_log));
+    assert!(
+        calls[5..]
             .iter()
             .all(|c| c.streamed.total_bytes() == 40_000 && c.streamed.limit() <= 16 * 1024)
     );
@@ -669,7 +687,10 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     }
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.overlays.last(), Some(Overlay::ToolDetail { call_id, .. }) if call_id == "c0"));
-    assert_eq!(app.timeline.calls()[0].result.as_deref(), Some("result 0"));
+    let first = &app.timeline.calls()[0];
+    assert_eq!(first.result.as_deref(), Some("result 0"));
+    assert_eq!(first.streamed.total_bytes(), 40_000, "its output is back too");
+    assert!(first.streamed.text().starts_with("0xxx"));
     let text = screen(&mut app, 80, 24);
     assert!(
         text.contains("40000 bytes in all; the start and the end are kept"),

@@ -11,7 +11,12 @@
 //! - **idle**: the 10 s after the turn finished; CPU used (budget: 10 ms) and bytes
 //!   written to the terminal (no frames: nothing animates).
 //!
-//! `MINIAGENT_BENCH_RUNS` changes the number of start runs.
+//! - **memory**: the workbench's peak RSS over a turn of 20 calls and one of 200, each
+//!   printing 109 KB; it should stay flat.
+//!
+//! `MINIAGENT_BENCH_RUNS` changes the number of start runs; `MINIAGENT_BENCH_PARTS`
+//! (`start`, `streaming`, `memory`, comma-separated) runs only those parts;
+//! `MINIAGENT_BENCH_CALLS` (`20,200`) sets the memory part's turn lengths.
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
@@ -270,8 +275,29 @@ fn main() {
         .unwrap_or(if benching { 5 } else { 1 })
         .max(1);
     let home = TempDir::new();
+    let parts = std::env::var("MINIAGENT_BENCH_PARTS").unwrap_or_default();
+    let part = |name: &str| parts.is_empty() || parts.split(',').any(|p| p.trim() == name);
+    if part("start") {
+        start(runs, &home);
+    }
+    if part("streaming") {
+        streaming_and_idle(&home);
+    }
+    if part("memory") {
+        let calls = std::env::var("MINIAGENT_BENCH_CALLS").unwrap_or_else(|_| "20,200".into());
+        for steps in calls.split(',').filter_map(|n| n.trim().parse::<usize>().ok()) {
+            let home = TempDir::new();
+            let peak = long_turn_peak_rss_kb(&home, steps);
+            println!(
+                "memory: a turn of {steps} calls printing 109 KB each: workbench peak RSS {:.1} MB",
+                peak as f64 / 1024.0
+            );
+        }
+    }
+}
 
-    let plain: Vec<Duration> = (0..runs).map(|_| first_frame(&[], &home)).collect();
+fn start(runs: usize, home: &TempDir) {
+    let plain: Vec<Duration> = (0..runs).map(|_| first_frame(&[], home)).collect();
     println!(
         "start: first frame at {COLS}x{ROWS}, no MCP server: median {} of {runs} (all: {}) (budget 50 ms)",
         ms(median(plain.clone())),
@@ -288,15 +314,17 @@ fn main() {
     );
     let slow_mcp = slow_mcp.to_string_lossy().into_owned();
     let with_mcp: Vec<Duration> = (0..runs)
-        .map(|_| first_frame(&["--mcp-config", &slow_mcp], &home))
+        .map(|_| first_frame(&["--mcp-config", &slow_mcp], home))
         .collect();
     println!(
         "start: first frame at {COLS}x{ROWS}, an MCP server taking 2 s: median {} of {runs} (all: {}) (budget 50 ms)",
         ms(median(with_mcp.clone())),
         with_mcp.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(", ")
     );
+}
 
-    let s = streaming(&home);
+fn streaming_and_idle(home: &TempDir) {
+    let s = streaming(home);
     let mut keys = s.keys.clone();
     keys.sort();
     println!(
@@ -315,14 +343,6 @@ fn main() {
         ms(keys[(keys.len() * 9 / 10).min(keys.len() - 1)]),
         ms(keys[keys.len() - 1])
     );
-    for steps in [20, 200] {
-        let home = TempDir::new();
-        let peak = long_turn_peak_rss_kb(&home, steps);
-        println!(
-            "memory: a turn of {steps} calls printing 109 KB each: workbench peak RSS {:.1} MB",
-            peak as f64 / 1024.0
-        );
-    }
     println!(
         "idle: 10 s after the turn: CPU {} (kernel's 10 ms-tick total: {}) (budget 10 ms), {} bytes in {} writes to the terminal",
         ms(s.idle_cpu),

@@ -2,6 +2,12 @@
 //! that stand in for ranges of them, the masking of old tool results, and the prompt the
 //! model sees next, built from those. Token counts are cached per message, so a step
 //! costs the new messages only.
+//!
+//! Memory stays flat over a long session: once the session log holds a message that a
+//! summary stands in for, [`ContextState::release_summarized`] lets go of its text (the
+//! message stays, with its role, its calls' ids and names, and its token count). Nothing
+//! that builds the prompt reads those messages; the inspector reads them back from the
+//! log.
 
 use std::collections::HashMap;
 
@@ -88,6 +94,8 @@ pub struct ContextState {
     /// Tokens of messages shown with stubs, by index, with the masking (`masked_results`
     /// and the message's first result's ordinal) they were counted under.
     masked_counts: HashMap<usize, (usize, usize, u64)>,
+    /// Per message: its text was let go of (the session log has it).
+    released: Vec<bool>,
 }
 
 impl ContextState {
@@ -101,6 +109,7 @@ impl ContextState {
             journal: Journal::default(),
             stub_counts: HashMap::new(),
             masked_counts: HashMap::new(),
+            released: Vec::new(),
         }
     }
 
@@ -132,6 +141,7 @@ impl ContextState {
                 let from = from.min(self.messages.len());
                 self.messages.truncate(from);
                 self.counts.truncate(from);
+                self.released.truncate(from);
                 for message in messages {
                     self.push(message);
                 }
@@ -177,6 +187,50 @@ impl ContextState {
         self.mark_dirty(self.messages.len());
         self.messages.push(message);
         self.counts.push(None);
+        self.released.push(false);
+    }
+
+    /// The cached token count of `messages()[index]`, if it was counted.
+    pub fn counted_tokens(&self, index: usize) -> Option<u64> {
+        self.counts.get(index).copied().flatten()
+    }
+
+    /// Whether `messages()[index]` was let go of: its text is empty here, and the session
+    /// log has it.
+    pub fn is_released(&self, index: usize) -> bool {
+        self.released.get(index).copied().unwrap_or(false)
+    }
+
+    /// Lets go of the text of every message a summary stands in for, once the session log
+    /// has it (call it right after the log took [`Self::take_changes`] and wrote them).
+    /// The last message is kept whole, since it may still change. Returns how many
+    /// messages were let go of now.
+    pub fn release_summarized(&mut self) -> usize {
+        // Messages changed since the log took them are not on disk yet.
+        let logged = self
+            .journal
+            .dirty_from
+            .unwrap_or(self.messages.len())
+            .min(self.messages.len().saturating_sub(1));
+        let ranges: Vec<(usize, usize)> = self
+            .summaries
+            .iter()
+            .map(|summary| (summary.start, summary.end.min(logged)))
+            .collect();
+        let mut released = 0;
+        for (start, end) in ranges {
+            for index in start..end {
+                if self.released[index] {
+                    continue;
+                }
+                // The count stays right for whatever still asks for it.
+                self.message_tokens(index);
+                strip(&mut self.messages[index]);
+                self.released[index] = true;
+                released += 1;
+            }
+        }
+        released
     }
 
     /// The last message, for adding tool results to it (its count is refreshed).
@@ -196,6 +250,7 @@ impl ContextState {
         let last_blocks = self.messages.last().map_or(0, |m| m.content.len());
         super::history::close_open_tool_calls(&mut self.messages, reason);
         self.counts.resize(self.messages.len(), None);
+        self.released.resize(self.messages.len(), false);
         if self.messages.len() > before {
             self.mark_dirty(before);
         } else if let Some(last) = before.checked_sub(1)
@@ -209,6 +264,7 @@ impl ContextState {
     pub fn clear(&mut self) {
         self.messages.clear();
         self.counts.clear();
+        self.released.clear();
         self.summaries.clear();
         self.masked_results = 0;
         self.stub_counts.clear();
@@ -276,7 +332,12 @@ impl ContextState {
     /// Counts the content of masked results not counted yet (for their stubs).
     fn count_masked_results(&mut self) {
         let mut ordinal = 0;
-        for (message, count) in self.messages.iter().zip(&self.counts) {
+        for ((message, count), released) in self.messages.iter().zip(&self.counts).zip(&self.released) {
+            if *released {
+                // Summarized: never shown, stub or not.
+                ordinal += results_in(message);
+                continue;
+            }
             for block in &message.content {
                 let ContentBlock::ToolResult {
                     tool_use_id, content, ..
@@ -506,6 +567,27 @@ impl ContextState {
     }
 }
 
+/// Empties a message's text, keeping its blocks, roles, call ids and tool names.
+fn strip(message: &mut Message) {
+    for block in &mut message.content {
+        match block {
+            ContentBlock::Text { text } => *text = String::new(),
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+                reasoning_details,
+            } => {
+                *thinking = String::new();
+                *signature = None;
+                *reasoning_details = None;
+            }
+            ContentBlock::RedactedThinking { data } => *data = String::new(),
+            ContentBlock::ToolUse { input, .. } => *input = Value::Null,
+            ContentBlock::ToolResult { content, .. } => *content = String::new(),
+        }
+    }
+}
+
 fn results_in(message: &Message) -> usize {
     message
         .content
@@ -586,6 +668,73 @@ mod tests {
         let tokens = context.prompt_tokens();
         let counter = context.counter();
         assert_eq!(tokens, prompt.iter().map(|m| counter.message(m)).sum::<u64>());
+    }
+
+    #[test]
+    fn summarized_messages_are_let_go_of_once_logged_and_the_prompt_is_the_same() {
+        let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+        context.push(Message::user("go"));
+        for n in 1..=4 {
+            step(&mut context, n, &format!("output {n} ").repeat(50));
+        }
+        let summary = Summary {
+            start: 1,
+            end: 5,
+            text: "ran echo twice".into(),
+            tokens_before: 0,
+            tokens: 5,
+            fallback: false,
+            nested: vec![],
+        };
+        context.apply_summary(summary);
+        context.set_masked(3);
+        let prompt = context.prompt();
+        let tokens = context.prompt_tokens();
+        // Nothing is let go of before the log took it.
+        assert_eq!(context.release_summarized(), 0);
+        let logged = context.take_changes();
+        assert_eq!(context.release_summarized(), 4);
+        assert!((1..5).all(|i| context.is_released(i)));
+        assert!(!context.is_released(0) && !context.is_released(5));
+        assert_eq!(context.release_summarized(), 0, "once is enough");
+        // The texts are gone, the shape stays.
+        assert_eq!(context.messages()[2].content.len(), 1);
+        assert!(
+            !serde_json::to_string(&context.messages()[1..5])
+                .unwrap()
+                .contains("output")
+        );
+        assert_eq!(
+            context.messages()[1].tool_uses().next().map(|c| c.name),
+            Some("bash")
+        );
+        // The prompt, its count and the log's changes are the same as before.
+        assert_eq!(context.prompt(), prompt);
+        assert_eq!(context.prompt_tokens(), tokens);
+        assert!(context.take_changes().is_empty());
+        assert!(
+            logged.iter().any(
+                |change| matches!(change, Change::Messages { from: 0, messages } if messages.len() == 9)
+            )
+        );
+        // A summary over the end keeps the last message, which may still change; so do
+        // messages the log has not taken yet.
+        step(&mut context, 5, "output 5");
+        context.apply_summary(Summary {
+            start: 1,
+            end: 11,
+            text: "ran echo five times".into(),
+            tokens_before: 0,
+            tokens: 5,
+            fallback: false,
+            nested: vec![],
+        });
+        // 5..9 are in the log; 9 and 10 are not yet.
+        assert_eq!(context.release_summarized(), 4);
+        assert!(!context.is_released(9));
+        context.take_changes();
+        assert_eq!(context.release_summarized(), 1);
+        assert!(context.is_released(9) && !context.is_released(10));
     }
 
     #[test]

@@ -11,11 +11,30 @@ use crate::protocol::{CompactionRecord, HistoryEntry, HistoryEntryKind, HistoryS
 /// Characters of one entry's body sent to the front end; longer ones are cut in the middle.
 const BODY_LIMIT: usize = 20_000;
 
-/// Builds the snapshot of the session's context.
+/// Builds the snapshot of the session's context. Messages the context let go of (a
+/// summary stands in for them) are read back from the session log.
 pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> HistorySnapshot {
     let counter = session.context.counter();
     let fixed = counter.count(&options.system_prompt) + counter.tools(&options.tools.specs());
-    snapshot_of(&mut session.context, &session.compaction_log, fixed)
+    let released = (0..session.context.messages().len()).any(|i| session.context.is_released(i));
+    let recorded = match (released, options.session_log.path()) {
+        (false, _) => Recorded::NotNeeded,
+        (true, None) => Recorded::Unreadable("the session is not recorded".to_string()),
+        (true, Some(path)) => match crate::session::load::load(&path) {
+            Ok(loaded) => Recorded::Context(Box::new(loaded.restore(counter).context)),
+            Err(why) => Recorded::Unreadable(why),
+        },
+    };
+    snapshot_of(&mut session.context, &session.compaction_log, fixed, &recorded)
+}
+
+/// The whole context as the session log has it, for the messages the live one let go of.
+pub(crate) enum Recorded {
+    /// The live context holds every message.
+    NotNeeded,
+    Context(Box<ContextState>),
+    /// Why the log could not be read.
+    Unreadable(String),
 }
 
 /// The snapshot of a context with these compactions behind it; `fixed_tokens` are the
@@ -24,6 +43,7 @@ pub(crate) fn snapshot_of(
     context: &mut ContextState,
     compactions: &[CompactionRecord],
     fixed_tokens: u64,
+    recorded: &Recorded,
 ) -> HistorySnapshot {
     let counter = context.counter();
     let prompt = context.prompt();
@@ -38,7 +58,7 @@ pub(crate) fn snapshot_of(
             ViewItem::Summary(index) => {
                 let summary = context.summaries()[*index].clone();
                 *by_role.entry("summaries").or_default() += tokens;
-                let originals = originals(context, summary.start, summary.end, &summary.nested);
+                let originals = originals(context, recorded, summary.start, summary.end, &summary.nested);
                 entries.push(HistoryEntry {
                     kind: HistoryEntryKind::Summary,
                     title: format!(
@@ -106,9 +126,11 @@ fn tool_names(messages: &[Message]) -> std::collections::HashMap<String, String>
         .collect()
 }
 
-/// The messages `start..end`, with summaries it absorbed shown as summaries.
+/// The messages `start..end`, with summaries it absorbed shown as summaries; those the
+/// context let go of come from `recorded`.
 fn originals(
     context: &ContextState,
+    recorded: &Recorded,
     start: usize,
     end: usize,
     nested: &[super::context::Summary],
@@ -134,19 +156,32 @@ fn originals(
             index = inner.end.max(index + 1);
             continue;
         }
-        let message = &messages[index];
-        out.push(entry(message, counter.message(message), &names));
+        let message = match recorded {
+            _ if !context.is_released(index) => Ok(&messages[index]),
+            Recorded::Context(full) => full
+                .messages()
+                .get(index)
+                .ok_or_else(|| "the session log ends before it".to_string()),
+            Recorded::Unreadable(why) => Err(why.clone()),
+            Recorded::NotNeeded => Err("it was let go of".to_string()),
+        };
+        out.push(match message {
+            Ok(message) => entry(message, counter.message(message), &names),
+            Err(why) => HistoryEntry {
+                kind: kind_of(messages[index].role),
+                title: format!("message {index}: its text is in the session log"),
+                tokens: context.counted_tokens(index).unwrap_or(0),
+                body: format!("This message was summarized, so only the session log keeps its text, and the log cannot be read now: {why}."),
+                summary: None,
+            },
+        });
         index += 1;
     }
     out
 }
 
 fn entry(message: &Message, tokens: u64, names: &std::collections::HashMap<String, String>) -> HistoryEntry {
-    let kind = match message.role {
-        Role::User => HistoryEntryKind::User,
-        Role::Assistant => HistoryEntryKind::Assistant,
-        Role::Tool => HistoryEntryKind::ToolResults,
-    };
+    let kind = kind_of(message.role);
     let mut body = String::new();
     let mut calls = Vec::new();
     let mut masked = 0;
@@ -207,6 +242,14 @@ fn entry(message: &Message, tokens: u64, names: &std::collections::HashMap<Strin
         tokens,
         body: cap(&body),
         summary: None,
+    }
+}
+
+fn kind_of(role: Role) -> HistoryEntryKind {
+    match role {
+        Role::User => HistoryEntryKind::User,
+        Role::Assistant => HistoryEntryKind::Assistant,
+        Role::Tool => HistoryEntryKind::ToolResults,
     }
 }
 

@@ -89,6 +89,10 @@ impl EventSink {
         if let Some(problem) = self.log.commit(session.context.take_changes()) {
             self.emit(Event::Notice { message: problem });
         }
+        // What summaries stand in for is on disk now: memory need not hold it too.
+        if self.log.is_written() {
+            session.context.release_summarized();
+        }
     }
 
     /// [`Self::commit`], and the session's entry in lists (the end of a turn).

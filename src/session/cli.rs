@@ -116,6 +116,7 @@ impl HeadlessReplay {
             | Record::Messages { .. }
             | Record::Summary { .. }
             | Record::Masked { .. }
+            | Record::Output { .. }
             | Record::Resumed { .. } => {}
         }
     }

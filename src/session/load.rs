@@ -9,6 +9,7 @@ use crate::agent::context::ContextState;
 use crate::agent::history::{ContentBlock, Message, Role};
 use crate::agent::tokens::TokenCounter;
 use crate::protocol::{ApprovalRule, CompactionRecord, Event, ToolOutcome};
+use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 
 /// The result text a call gets when the session ended while it ran.
 pub const ENDED_WHILE_RUNNING: &str = "interrupted: miniagent stopped while this call was running";
@@ -39,6 +40,20 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
 /// The output a finished tool call `id` gave (what the model received), as the log at
 /// `path` recorded it; a sub-agent's calls count too.
 pub fn tool_result(path: &Path, id: &str) -> Result<Option<String>, String> {
+    Ok(tool_call(path, id)?.result)
+}
+
+/// What the log holds of one call: the result the model got, and what the call printed
+/// (its start and end).
+#[derive(Debug, Default)]
+pub struct RecordedCall {
+    pub result: Option<String>,
+    pub output: Option<HeadTailBuffer>,
+}
+
+/// The result and the output of call `id`, read from the log at `path` (the last call
+/// with that id).
+pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, String> {
     fn finished(event: &Event, id: &str) -> Option<String> {
         match event {
             Event::ToolCallFinished { id: call, output, .. } if call == id => Some(output.clone()),
@@ -47,10 +62,34 @@ pub fn tool_result(path: &Path, id: &str) -> Result<Option<String>, String> {
         }
     }
     let loaded = load(path)?;
-    Ok(loaded.records.iter().rev().find_map(|record| match record {
-        Record::Event { event, .. } => finished(event, id),
-        _ => None,
-    }))
+    let mut call = RecordedCall::default();
+    for record in loaded.records.iter().rev() {
+        match record {
+            Record::Event { event, .. } if call.result.is_none() => call.result = finished(event, id),
+            // Written just before its call's end; an older one belongs to an older call.
+            Record::Output {
+                id: of,
+                head,
+                tail,
+                dropped,
+                ..
+            } if of == id && call.result.is_some() => {
+                call.output = Some(HeadTailBuffer::from_parts(
+                    FINISHED_OUTPUT_BYTES,
+                    head,
+                    tail,
+                    *dropped,
+                ));
+                break;
+            }
+            Record::Event {
+                event: Event::ToolCallStarted { id: started, .. },
+                ..
+            } if started == id && call.result.is_some() => break,
+            _ => {}
+        }
+    }
+    Ok(call)
 }
 
 /// [`load`] for bytes already read; `name` names the file in messages.
@@ -249,7 +288,8 @@ impl Restored {
             | Record::Summary { .. }
             | Record::Masked { .. }
             | Record::Cleared { .. }
-            | Record::Decision { .. } => {}
+            | Record::Decision { .. }
+            | Record::Output { .. } => {}
         }
     }
 
@@ -296,7 +336,12 @@ impl Restored {
     /// The history inspector's view of this state: the prompt with its summaries and
     /// what they replaced. `fixed_tokens` are the system prompt's and the tools'.
     pub fn snapshot(&mut self, fixed_tokens: u64) -> crate::protocol::HistorySnapshot {
-        crate::agent::inspect::snapshot_of(&mut self.context, &self.compactions, fixed_tokens)
+        crate::agent::inspect::snapshot_of(
+            &mut self.context,
+            &self.compactions,
+            fixed_tokens,
+            &crate::agent::inspect::Recorded::NotNeeded,
+        )
     }
 
     /// The history with every call answered: a call the log left open (the process was

@@ -5,6 +5,7 @@
 //! The file is created when the first turn starts: opening the workbench and quitting
 //! leaves no empty session behind.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use super::{Header, Loaded, Record, now_ms};
 use crate::agent::context::Change;
 use crate::protocol::{Decision, Event};
 use crate::secrets::Secrets;
+use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 
 /// Streamed text arriving within this many milliseconds is recorded as one delta, so a
 /// replay still streams but the log holds a line per moment rather than per token.
@@ -56,6 +58,10 @@ struct Writer {
     failed: Option<String>,
     /// Told to the caller once.
     failure_reported: bool,
+    /// A record could not be serialized, so the file is not the whole session.
+    skipped_records: bool,
+    /// What running calls printed so far (start and end).
+    outputs: HashMap<String, HeadTailBuffer>,
     info: SessionInfo,
 }
 
@@ -81,6 +87,8 @@ impl SessionLog {
             started: false,
             failed: None,
             failure_reported: false,
+            skipped_records: false,
+            outputs: HashMap::new(),
             info,
         }))))
     }
@@ -101,6 +109,14 @@ impl SessionLog {
         self.writer().map(|w| w.path.clone())
     }
 
+    /// Whether everything given to the log so far is in its file: it exists, and no
+    /// write has failed.
+    pub fn is_written(&self) -> bool {
+        self.writer().is_some_and(|w| {
+            w.file.is_some() && w.failed.is_none() && w.buffer.is_empty() && !w.skipped_records
+        })
+    }
+
     /// Tokens of the system prompt and tool schemas, for the header (known once the
     /// tokenizer has loaded, before anything is written).
     pub fn set_fixed_tokens(&self, tokens: u64) {
@@ -118,8 +134,28 @@ impl SessionLog {
         match event {
             Event::TextDelta { delta } => return writer.delta(ts, false, delta),
             Event::ThinkingDelta { delta } => return writer.delta(ts, true, delta),
-            // Live tool output is not kept: the finished output is in `tool_call_finished`.
-            Event::ToolOutputDelta { .. } => return,
+            // Live output is gathered per call (its start and end) and written as one
+            // `output` record when the call finishes.
+            Event::ToolOutputDelta { id, delta } => {
+                writer
+                    .outputs
+                    .entry(id.clone())
+                    .or_insert_with(|| HeadTailBuffer::new(FINISHED_OUTPUT_BYTES))
+                    .push(delta.as_bytes());
+                return;
+            }
+            Event::ToolCallFinished { id, .. } => {
+                if let Some(output) = writer.outputs.remove(id) {
+                    let (head, tail, dropped) = output.parts();
+                    writer.push(&Record::Output {
+                        ts,
+                        id: id.clone(),
+                        head,
+                        tail,
+                        dropped,
+                    });
+                }
+            }
             Event::TurnStarted { .. } => writer.started = true,
             _ => {}
         }
@@ -201,6 +237,7 @@ impl SessionLog {
         writer.started = true;
         writer.failed = None;
         writer.failure_reported = false;
+        writer.skipped_records = false;
         writer.info = SessionInfo::from_loaded(loaded, path);
         writer.push(&Record::Resumed {
             ts: now_ms(),
@@ -297,10 +334,11 @@ impl Writer {
 
     fn push(&mut self, record: &Record) {
         self.flush_delta();
-        if self.failed.is_none()
-            && let Some(line) = self.line(record)
-        {
-            self.buffer.extend_from_slice(line.as_bytes());
+        if self.failed.is_none() {
+            match self.line(record) {
+                Some(line) => self.buffer.extend_from_slice(line.as_bytes()),
+                None => self.skipped_records = true,
+            }
         }
     }
 
@@ -434,6 +472,56 @@ mod tests {
     }
 
     #[test]
+    fn a_calls_output_is_kept_as_its_start_and_end_and_read_back_with_its_result() {
+        let dir = scratch("output");
+        let log = SessionLog::create(&dir, header(), Secrets::new(vec!["sk-secret-value".into()]));
+        let path = log.path().expect("recorded");
+        assert!(!log.is_written(), "no file yet");
+        log.event(&Event::TurnStarted { text: "go".into() });
+        let finished = |id: &str, output: &str| Event::ToolCallFinished {
+            id: id.into(),
+            name: "bash".into(),
+            ok: true,
+            outcome: crate::protocol::ToolOutcome::Ok,
+            duration_ms: 1,
+            output_preview: output.into(),
+            output: output.into(),
+        };
+        for id in ["c1", "c2"] {
+            log.event(&Event::ToolCallStarted {
+                id: id.into(),
+                name: "bash".into(),
+            });
+        }
+        log.event(&Event::ToolOutputDelta {
+            id: "c1".into(),
+            delta: format!("first sk-secret-value {}", "a".repeat(20_000)),
+        });
+        log.event(&Event::ToolOutputDelta {
+            id: "c1".into(),
+            delta: format!("{} last", "z".repeat(20_000)),
+        });
+        log.event(&finished("c1", "result one"));
+        log.event(&finished("c2", "result two"));
+        assert_eq!(log.commit(Vec::new()), None);
+        assert!(log.is_written());
+
+        let one = crate::session::load::tool_call(&path, "c1").expect("reads");
+        assert_eq!(one.result.as_deref(), Some("result one"));
+        let output = one.output.expect("c1 printed");
+        let text = output.text();
+        assert!(text.starts_with("first [redacted] aaa"), "{}", &text[..40]);
+        assert!(text.ends_with("zzz last"));
+        assert!(text.len() < FINISHED_OUTPUT_BYTES + 100);
+        // The secret's redaction shortens the head by a few bytes.
+        assert!(output.total_bytes() > 40_000, "{}", output.total_bytes());
+        let two = crate::session::load::tool_call(&path, "c2").expect("reads");
+        assert_eq!(two.result.as_deref(), Some("result two"));
+        assert!(two.output.is_none(), "c2 printed nothing");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_log_that_cannot_be_written_says_so_once() {
         let dir = scratch("unwritable");
         std::fs::write(&dir, "a file where the folder should be").expect("writes");
@@ -442,6 +530,7 @@ mod tests {
         let first = log.commit(Vec::new());
         assert!(first.is_some_and(|why| why.contains("cannot be written")));
         assert_eq!(log.commit(Vec::new()), None, "reported once");
+        assert!(!log.is_written());
         let _ = std::fs::remove_file(&dir);
     }
 }

@@ -22,8 +22,9 @@ use crate::protocol::{Decision, Event};
 pub use load::{Loaded, Restored, load};
 pub use log::SessionLog;
 
-/// The format written in headers; a loader reads this and older.
-pub const FORMAT: u32 = 1;
+/// The format written in headers; a loader reads this and older. Format 2 added
+/// `output` records, which format-1 readers would stop at.
+pub const FORMAT: u32 = 2;
 
 /// The first line of a session log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,6 +79,15 @@ pub enum Record {
         id: String,
         decision: Decision,
     },
+    /// What a call printed while it ran (its start and end, and how much was cut
+    /// between them), written just before the call's `tool_call_finished`.
+    Output {
+        ts: u64,
+        id: String,
+        head: String,
+        tail: String,
+        dropped: u64,
+    },
     /// The session was picked up again, possibly with another model.
     Resumed {
         ts: u64,
@@ -98,6 +108,7 @@ impl Record {
             | Record::Masked { ts, .. }
             | Record::Cleared { ts }
             | Record::Decision { ts, .. }
+            | Record::Output { ts, .. }
             | Record::Resumed { ts, .. } => Some(*ts),
         }
     }
@@ -122,9 +133,11 @@ impl Record {
             Record::Summary { summary, .. } => Some(Change::Summary(summary.clone())),
             Record::Masked { results, .. } => Some(Change::Masked(*results)),
             Record::Cleared { .. } => Some(Change::Cleared),
-            Record::Header(_) | Record::Event { .. } | Record::Decision { .. } | Record::Resumed { .. } => {
-                None
-            }
+            Record::Header(_)
+            | Record::Event { .. }
+            | Record::Decision { .. }
+            | Record::Output { .. }
+            | Record::Resumed { .. } => None,
         }
     }
 }

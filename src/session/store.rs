@@ -75,7 +75,8 @@ impl SessionInfo {
                 Record::Header(_)
                 | Record::Summary { .. }
                 | Record::Masked { .. }
-                | Record::Decision { .. } => {}
+                | Record::Decision { .. }
+                | Record::Output { .. } => {}
             }
             if let Some(ts) = record.ts() {
                 info.updated = crate::tools::files::iso8601(ts / 1000);

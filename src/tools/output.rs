@@ -1,6 +1,10 @@
 //! Keeping tool output within bounds: the head and the tail survive, the middle is
 //! replaced by a marker saying how much was cut.
 
+/// What is kept of a finished call's live output, in the timeline and in the session
+/// log (head and tail); the result the model got is kept whole besides.
+pub const FINISHED_OUTPUT_BYTES: usize = 16 * 1024;
+
 /// Collects a byte stream of any length in bounded memory: the first and last
 /// `limit / 2` bytes are kept, the count of dropped bytes in between is remembered.
 #[derive(Debug)]
@@ -71,6 +75,29 @@ impl HeadTailBuffer {
 
     pub fn is_empty(&self) -> bool {
         self.head.is_empty() && self.tail.is_empty()
+    }
+
+    /// The kept head and tail as text (lossy UTF-8) and the bytes dropped between them:
+    /// what the session log records of a call's output.
+    pub fn parts(&self) -> (String, String, u64) {
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        (
+            String::from_utf8_lossy(&self.head).into_owned(),
+            String::from_utf8_lossy(&tail).into_owned(),
+            self.dropped,
+        )
+    }
+
+    /// A buffer holding what [`Self::parts`] gave (read back from the session log); it
+    /// keeps at least `limit` bytes.
+    pub fn from_parts(limit: usize, head: &str, tail: &str, dropped: u64) -> Self {
+        let limit = limit.max(2).max(2 * head.len().max(tail.len()));
+        Self {
+            limit,
+            head: head.as_bytes().to_vec(),
+            tail: tail.bytes().collect(),
+            dropped,
+        }
     }
 
     /// The kept text (lossy UTF-8), with a marker where bytes were dropped.

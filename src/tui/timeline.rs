@@ -13,15 +13,11 @@ use super::keys::KeyHint;
 use super::text::wrap;
 use super::theme::Theme;
 use crate::protocol::ToolOutcome;
-use crate::tools::output::HeadTailBuffer;
 pub use crate::tools::output::summarize_arguments;
+use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 
 /// Streamed output kept per call for the detail view (head and tail).
 const OUTPUT_KEEP_BYTES: usize = 1 << 20;
-/// What a finished call keeps of its output: the result the model got stays whole, and
-/// the session log has every byte, so a long session does not hold every command's
-/// output in memory a second time.
-const FINISHED_KEEP_BYTES: usize = 16 * 1024;
 
 /// Where a call stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,10 +78,11 @@ pub struct Call {
     pub duration: Option<Duration>,
     /// What the tool printed while it ran.
     pub streamed: HeadTailBuffer,
-    /// The result the model received; `None` once forgotten (see `result_in_log`).
+    /// The result the model received; `None` once forgotten (see `in_log`).
     pub result: Option<String>,
-    /// The result was let go to keep memory flat; the session log has it.
-    pub result_in_log: bool,
+    /// The result and the output were let go of to keep memory flat; the session log
+    /// has them.
+    pub in_log: bool,
 }
 
 /// "12 ms", "4.2 s", "2 m 05 s".
@@ -136,7 +133,7 @@ impl Timeline {
             duration: None,
             streamed: HeadTailBuffer::new(OUTPUT_KEEP_BYTES),
             result: None,
-            result_in_log: false,
+            in_log: false,
         });
     }
 
@@ -160,15 +157,16 @@ impl Timeline {
             call.status = CallStatus::from_outcome(outcome);
             call.duration = Some(Duration::from_millis(duration_ms));
             call.result = Some(output.to_string());
-            call.streamed.shrink(FINISHED_KEEP_BYTES);
+            call.streamed.shrink(FINISHED_OUTPUT_BYTES);
         }
         if let Some(index) = self.calls.iter().rposition(|call| call.id == id) {
             self.holding_results.push_back(index);
         }
     }
 
-    /// Lets go of the results of all but the newest `keep` finished calls: the session
-    /// log has them, and [`Timeline::restore_result`] brings one back when it is looked at.
+    /// Lets go of the results and output of all but the newest `keep` finished calls:
+    /// the session log has them, and [`Timeline::restore`] brings one back when it is
+    /// looked at.
     pub fn forget_old_results(&mut self, keep: usize) {
         while self.holding_results.len() > keep {
             let Some(index) = self.holding_results.pop_front() else {
@@ -177,17 +175,25 @@ impl Timeline {
             if let Some(call) = self.calls.get_mut(index)
                 && call.result.take().is_some()
             {
-                call.result_in_log = true;
+                call.streamed = HeadTailBuffer::new(0);
+                call.in_log = true;
             }
         }
     }
 
-    /// A forgotten result, read back from the log.
-    pub fn restore_result(&mut self, id: &str, result: String) {
-        if let Some(call) = self.get_mut(id) {
-            call.result = Some(result);
-            call.result_in_log = false;
+    /// A forgotten call's result and output, read back from the log.
+    /// It is let go of again when newer calls push it out.
+    pub fn restore(&mut self, id: &str, result: String, output: Option<HeadTailBuffer>) {
+        let Some(index) = self.calls.iter().rposition(|call| call.id == id) else {
+            return;
+        };
+        let call = &mut self.calls[index];
+        call.result = Some(result);
+        if let Some(output) = output {
+            call.streamed = output;
         }
+        call.in_log = false;
+        self.holding_results.push_back(index);
     }
 
     /// Calls that never finished (the turn ended): cancelled.

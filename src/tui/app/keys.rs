@@ -369,22 +369,25 @@ impl App {
         }
         if let Some(call) = self.timeline.selected() {
             let call_id = call.id.clone();
-            if call.result_in_log {
+            if call.in_log {
                 self.read_back_result(&call_id);
             }
             self.overlays.push(Overlay::ToolDetail { call_id, scroll: 0 });
         }
     }
 
-    /// Reads a result the timeline let go of back from the session log.
+    /// Reads a result (and output) the timeline let go of back from the session log.
     fn read_back_result(&mut self, call_id: &str) {
         let read = match self.session_log_path() {
-            Some(path) => crate::session::load::tool_result(&path, call_id),
+            Some(path) => crate::session::load::tool_call(&path, call_id),
             None => Err("the session log is not known".to_string()),
         };
         match read {
-            Ok(Some(result)) => self.timeline.restore_result(call_id, result),
-            Ok(None) => self.notice(
+            Ok(crate::session::load::RecordedCall {
+                result: Some(result),
+                output,
+            }) => self.timeline.restore(call_id, result, output),
+            Ok(_) => self.notice(
                 NoticeKind::Warning,
                 format!("the result of `{call_id}` is not in the session log"),
             ),

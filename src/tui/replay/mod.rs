@@ -18,6 +18,7 @@ use super::keys::KeyHint;
 use crate::agent::tokens::TokenCounter;
 use crate::protocol::{Event, HistorySnapshot};
 use crate::session::{Loaded, Record, Restored};
+use crate::tools::output::HeadTailBuffer;
 
 pub use player::Player;
 pub use run::replay;
@@ -184,8 +185,25 @@ impl Replay {
         let mut at = Duration::ZERO;
         let mut last_ts: Option<u64> = None;
         for (index, record) in loaded.records.iter().enumerate() {
-            let Record::Event { ts, event } = record else {
-                continue;
+            // A call's output plays as one piece, just before the call ends.
+            let output;
+            let (ts, event) = match record {
+                Record::Event { ts, event } => (ts, event),
+                Record::Output {
+                    ts,
+                    id,
+                    head,
+                    tail,
+                    dropped,
+                } => {
+                    let text = HeadTailBuffer::from_parts(0, head, tail, *dropped).text();
+                    output = Event::ToolOutputDelta {
+                        id: id.clone(),
+                        delta: text,
+                    };
+                    (ts, &output)
+                }
+                _ => continue,
             };
             if let Some(last) = last_ts {
                 at += Duration::from_millis(ts.saturating_sub(last)).min(GAP_CAP);

@@ -114,6 +114,50 @@ fn playing_stops_after_the_last_event_and_jumping_plays_the_rest_at_once() {
 }
 
 #[test]
+fn a_calls_recorded_output_plays_just_before_it_ends() {
+    let records = vec![
+        event(1_000, Event::TurnStarted { text: "go".into() }),
+        event(
+            1_100,
+            Event::ToolCallStarted {
+                id: "c1".into(),
+                name: "bash".into(),
+            },
+        ),
+        Record::Output {
+            ts: 1_300,
+            id: "c1".into(),
+            head: "1\n2\n".into(),
+            tail: "99\n100\n".into(),
+            dropped: 280,
+        },
+        event(
+            1_300,
+            Event::ToolCallFinished {
+                id: "c1".into(),
+                name: "bash".into(),
+                ok: true,
+                outcome: crate::protocol::ToolOutcome::Ok,
+                duration_ms: 200,
+                output_preview: "1".into(),
+                output: "1\n…\n100\n".into(),
+            },
+        ),
+    ];
+    let mut replay = Replay::new(&log(&records));
+    let played = replay.jump_to_end();
+    assert_eq!(
+        played[2].event,
+        Event::ToolOutputDelta {
+            id: "c1".into(),
+            delta: "1\n2\n\n[... 280 bytes of output cut ...]\n99\n100\n".into()
+        }
+    );
+    assert_eq!(played[2].at, Duration::from_millis(300));
+    assert!(matches!(&played[3].event, Event::ToolCallFinished { .. }));
+}
+
+#[test]
 fn what_a_killed_session_left_open_is_closed_at_the_end() {
     let records = vec![
         event(1_000, Event::TurnStarted { text: "go".into() }),
