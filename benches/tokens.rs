@@ -1,6 +1,7 @@
 //! Token accounting: with a 1 MB history, adding one 1 KB message and reading the
 //! prompt's total (cached per message) against recounting the whole history.
-//! Budget: the incremental update at most 1 ms.
+//! Budget: the incremental update at most 1 ms. Also counting 30 KB of command output
+//! and of prose, against tiktoken's own regex-driven count.
 
 use std::time::Duration;
 
@@ -68,6 +69,21 @@ fn bench_tokens(c: &mut Criterion) {
     let messages: Vec<Message> = warm.messages().to_vec();
     c.bench_function("full_recount_1mb_history", |b| {
         b.iter(|| messages.iter().map(|m| counter.message(m)).sum::<u64>())
+    });
+
+    // What the e2e loop's results hold: the first and last 15 KB of `seq 1 20000`.
+    let seq: String = (1..=20_000).map(|n| format!("{n}\n")).collect();
+    let seq = format!("{}{}", &seq[..15_000], &seq[seq.len() - 15_000..]);
+    assert_eq!(counter.count(&seq), counter.count_by_regex(&seq));
+    c.bench_function("count_30kb_of_seq_output", |b| b.iter(|| counter.count(&seq)));
+    c.bench_function("count_30kb_of_seq_output_by_regex", |b| {
+        b.iter(|| counter.count_by_regex(&seq))
+    });
+    let prose = kilobyte(7).repeat(30);
+    assert_eq!(counter.count(&prose), counter.count_by_regex(&prose));
+    c.bench_function("count_30kb_of_prose", |b| b.iter(|| counter.count(&prose)));
+    c.bench_function("count_30kb_of_prose_by_regex", |b| {
+        b.iter(|| counter.count_by_regex(&prose))
     });
 }
 
