@@ -20,8 +20,8 @@ pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> History
     let recorded = match (released, options.session_log.path()) {
         (false, _) => Recorded::NotNeeded,
         (true, None) => Recorded::Unreadable("the session is not recorded".to_string()),
-        (true, Some(path)) => match crate::session::load::load(&path) {
-            Ok(loaded) => Recorded::Context(Box::new(loaded.restore(counter).context)),
+        (true, Some(path)) => match crate::session::load::messages(&path) {
+            Ok(messages) => Recorded::Messages(messages),
             Err(why) => Recorded::Unreadable(why),
         },
     };
@@ -32,7 +32,7 @@ pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> History
 pub(crate) enum Recorded {
     /// The live context holds every message.
     NotNeeded,
-    Context(Box<ContextState>),
+    Messages(Vec<Message>),
     /// Why the log could not be read.
     Unreadable(String),
 }
@@ -158,10 +158,16 @@ fn originals(
         }
         let message = match recorded {
             _ if !context.is_released(index) => Ok(&messages[index]),
-            Recorded::Context(full) => full
-                .messages()
-                .get(index)
-                .ok_or_else(|| "the session log ends before it".to_string()),
+            Recorded::Messages(full) => match full.get(index) {
+                Some(recorded)
+                    if recorded.role == messages[index].role
+                        && recorded.content.len() == messages[index].content.len() =>
+                {
+                    Ok(recorded)
+                }
+                Some(_) => Err("the session log holds another message there".to_string()),
+                None => Err("the session log ends before it".to_string()),
+            },
             Recorded::Unreadable(why) => Err(why.clone()),
             Recorded::NotNeeded => Err("it was let go of".to_string()),
         };

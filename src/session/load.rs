@@ -43,6 +43,33 @@ pub fn tool_result(path: &Path, id: &str) -> Result<Option<String>, String> {
     Ok(tool_call(path, id)?.result)
 }
 
+/// The history's messages as the log at `path` last recorded them: only its `messages`
+/// and `cleared` records are parsed (the inspector reads back what the agent let go of;
+/// the events, most of a log's bytes, are skipped unread). Stops at a damaged line.
+pub fn messages(path: &Path) -> Result<Vec<Message>, String> {
+    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let mut history: Vec<Message> = Vec::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        // Records are written with their kind first.
+        let wanted = [&b"{\"kind\":\"messages\""[..], b"{\"kind\":\"cleared\""];
+        if !wanted.iter().any(|prefix| line.starts_with(prefix)) {
+            continue;
+        }
+        let Ok(record) = serde_json::from_slice::<Record>(line) else {
+            break;
+        };
+        match record {
+            Record::Messages { from, messages, .. } => {
+                history.truncate(from);
+                history.extend(messages);
+            }
+            Record::Cleared { .. } => history.clear(),
+            _ => {}
+        }
+    }
+    Ok(history)
+}
+
 /// What the log holds of one call: the result the model got, and what the call printed
 /// (its start and end).
 #[derive(Debug, Default)]
