@@ -212,20 +212,48 @@ impl ContextState {
             .dirty_from
             .unwrap_or(self.messages.len())
             .min(self.messages.len().saturating_sub(1));
+        // The ranges the prompt shows summaries for, exactly as it skips them (a damaged
+        // log's summaries may overlap; one the prompt does not use releases nothing).
         let ranges: Vec<(usize, usize)> = self
-            .summaries
+            .view_items()
+            .into_iter()
+            .filter_map(|item| match item {
+                ViewItem::Summary(index) => {
+                    let start = self.summaries[index].start;
+                    Some((start, self.summaries[index].end.max(start + 1).min(logged)))
+                }
+                ViewItem::Message(_) => None,
+            })
+            .collect();
+        if ranges
             .iter()
-            .map(|summary| (summary.start, summary.end.min(logged)))
+            .all(|(start, end)| (*start..*end).all(|index| self.released[index]))
+        {
+            return 0;
+        }
+        let inside = |index: usize| ranges.iter().any(|(start, end)| (*start..*end).contains(&index));
+        // Calls whose results the prompt still shows (a damaged log can put a call inside
+        // a summary and its result outside): their arguments stay, for the stubs.
+        let shown_results: std::collections::HashSet<String> = self
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| !inside(*index))
+            .flat_map(|(_, message)| &message.content)
+            .filter_map(|block| match block {
+                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                _ => None,
+            })
             .collect();
         let mut released = 0;
-        for (start, end) in ranges {
+        for (start, end) in ranges.iter().copied() {
             for index in start..end {
                 if self.released[index] {
                     continue;
                 }
                 // The count stays right for whatever still asks for it.
                 self.message_tokens(index);
-                strip(&mut self.messages[index]);
+                strip(&mut self.messages[index], &shown_results);
                 self.released[index] = true;
                 released += 1;
             }
@@ -567,8 +595,9 @@ impl ContextState {
     }
 }
 
-/// Empties a message's text, keeping its blocks, roles, call ids and tool names.
-fn strip(message: &mut Message) {
+/// Empties a message's text, keeping its blocks, roles, call ids and tool names, and the
+/// arguments of the calls in `keep_arguments`.
+fn strip(message: &mut Message, keep_arguments: &std::collections::HashSet<String>) {
     for block in &mut message.content {
         match block {
             ContentBlock::Text { text } => *text = String::new(),
@@ -582,7 +611,8 @@ fn strip(message: &mut Message) {
                 *reasoning_details = None;
             }
             ContentBlock::RedactedThinking { data } => *data = String::new(),
-            ContentBlock::ToolUse { input, .. } => *input = Value::Null,
+            ContentBlock::ToolUse { id, input, .. } if !keep_arguments.contains(id) => *input = Value::Null,
+            ContentBlock::ToolUse { .. } => {}
             ContentBlock::ToolResult { content, .. } => *content = String::new(),
         }
     }
@@ -735,6 +765,34 @@ mod tests {
         context.take_changes();
         assert_eq!(context.release_summarized(), 1);
         assert!(context.is_released(9) && !context.is_released(10));
+    }
+
+    #[test]
+    fn only_what_the_prompt_summarizes_is_let_go_of() {
+        // A damaged log's summary that straddles another is not used by the prompt, so
+        // the messages past the first one stay.
+        let mut context = ContextState::new(TokenCounter::estimate_only());
+        context.push(Message::user("go"));
+        for n in 1..=5 {
+            step(&mut context, n, "out");
+        }
+        let summary = |start: usize, end: usize| Summary {
+            start,
+            end,
+            text: format!("{start}..{end}"),
+            tokens_before: 0,
+            tokens: 1,
+            fallback: false,
+            nested: vec![],
+        };
+        context.apply_summary(summary(1, 5));
+        context.apply_summary(summary(3, 9));
+        context.take_changes();
+        let prompt = context.prompt();
+        assert_eq!(context.release_summarized(), 4);
+        assert!((1..5).all(|i| context.is_released(i)));
+        assert!((5..11).all(|i| !context.is_released(i)));
+        assert_eq!(context.prompt(), prompt);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Target 2: session logs: load, restore, build the prompt. A valid log round-trips to
 //! the same context and prompt; a damaged one loads what it can, writes back and loads
-//! the same, and restoring, building the prompt, counting it and closing open calls
-//! never panic.
+//! the same, and restoring, building the prompt, counting it, letting go of summarized
+//! messages (the prompt stays the same) and closing open calls never panic.
 
 use fastrand::Rng;
 use miniagent::agent::context::{ContextState, Summary, ViewItem};
@@ -181,7 +181,13 @@ fn exercise(context: &mut ContextState) {
             ViewItem::Summary(index) => assert!(index < context.summaries().len(), "{item:?}"),
         }
     }
-    context.prompt_tokens();
+    // Letting go of what summaries stand in for changes neither the prompt nor its count,
+    // whatever the summaries' ranges.
+    let tokens = context.prompt_tokens();
+    context.take_changes();
+    context.release_summarized();
+    assert_eq!(context.prompt(), prompt, "releasing changed the prompt");
+    assert_eq!(context.prompt_tokens(), tokens, "releasing changed the count");
     context.range_tokens(0, usize::MAX);
     context.range_tokens(usize::MAX, 0);
     context.result_count();
