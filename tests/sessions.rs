@@ -51,6 +51,43 @@ fn an_exec_session_is_recorded_with_history_and_events() {
     assert!(matches!(loaded.records.first(), Some(Record::Event { .. })));
 }
 
+#[test]
+fn a_commands_output_is_recorded_as_its_start_and_end_beside_its_result() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("c1", "bash", r#"{"command": "seq 1 5000"}"#),
+        Reply::text("Counted."),
+    ]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let output = exec(&home, &workspace, &server, &["count"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let log = session_logs(&home).pop().expect("a log");
+    let call = session::load::tool_call(&log, "c1").expect("reads");
+    assert!(call.result.is_some_and(|r| r.contains("5000")));
+    // `seq 1 5000` prints 23,893 bytes; the first and last 8 KB are kept.
+    let printed = call.output.expect("the output is recorded");
+    assert_eq!(printed.total_bytes(), 23_893);
+    let kept = printed.text();
+    assert!(
+        kept.starts_with("1\n2\n3\n") && kept.ends_with("4999\n5000\n"),
+        "{kept}"
+    );
+    assert!(kept.contains("bytes of output cut"));
+    // One record, just before the call's end.
+    let loaded = session::load(&log).unwrap();
+    let at = |wanted: fn(&Record) -> bool| loaded.records.iter().position(wanted);
+    let recorded = at(|r| matches!(r, Record::Output { id, .. } if id == "c1")).expect("an output record");
+    let finished = at(|r| {
+        matches!(
+            r,
+            Record::Event {
+                event: miniagent::protocol::Event::ToolCallFinished { .. },
+                ..
+            }
+        )
+    });
+    assert_eq!(finished, Some(recorded + 1));
+}
+
 /// A workspace file whose `read_file` result is about `lines * 12` tokens.
 fn numbered_file(workspace: &TempDir, lines: usize) {
     let text: String = (1..=lines)
@@ -373,6 +410,10 @@ fn no_api_key_reaches_a_session_file() {
     }
     assert_eq!(files, 2, "the log and its index entry");
     let log = session_logs(&home).pop().unwrap();
+    // The command's output is recorded, redacted.
+    let call = session::load::tool_call(&log, "c1").expect("reads");
+    let printed = call.output.expect("the output is recorded").text();
+    assert_eq!(printed, "[redacted]\n[redacted]\n");
     assert!(
         std::fs::read_to_string(log)
             .unwrap()

@@ -140,7 +140,8 @@ impl EventSink {
         match self.nest {
             Some(_) => crate::tools::OutputSink::discard(),
             None => crate::tools::OutputSink::new(call_id.to_string(), self.sender.clone())
-                .redacting(self.secrets.clone()),
+                .redacting(self.secrets.clone())
+                .recording(self.log.clone()),
         }
     }
 }

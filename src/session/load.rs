@@ -88,10 +88,18 @@ pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, String> {
             _ => None,
         }
     }
-    let loaded = load(path)?;
+    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    // Only lines naming the call are parsed, newest first: a long session's log is
+    // megabytes, and this runs when a person opens a call.
+    let needle = format!("\"id\":{}", serde_json::to_string(id).unwrap_or_default());
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let records = bytes
+        .rsplit(|&b| b == b'\n')
+        .filter(|line| finder.find(line).is_some())
+        .filter_map(|line| serde_json::from_slice::<Record>(line).ok());
     let mut call = RecordedCall::default();
-    for record in loaded.records.iter().rev() {
-        match record {
+    for record in records {
+        match &record {
             Record::Event { event, .. } if call.result.is_none() => call.result = finished(event, id),
             // Written just before its call's end; an older one belongs to an older call.
             Record::Output {

@@ -91,6 +91,8 @@ pub struct OutputSink {
     events: Option<UnboundedSender<Event>>,
     /// Replaced by `[redacted]` before output is shown.
     secrets: crate::secrets::Secrets,
+    /// Keeps the start and end of the output for the call's `output` record.
+    log: crate::session::SessionLog,
 }
 
 impl OutputSink {
@@ -99,7 +101,14 @@ impl OutputSink {
             call_id,
             events: Some(events),
             secrets: crate::secrets::Secrets::default(),
+            log: crate::session::SessionLog::disabled(),
         }
+    }
+
+    /// The same sink, recording the output in the session's `log` too.
+    pub fn recording(mut self, log: crate::session::SessionLog) -> Self {
+        self.log = log;
+        self
     }
 
     /// The same sink, keeping `secrets` off the screen.
@@ -114,6 +123,7 @@ impl OutputSink {
             call_id: String::new(),
             events: None,
             secrets: crate::secrets::Secrets::default(),
+            log: crate::session::SessionLog::disabled(),
         }
     }
 
@@ -123,11 +133,13 @@ impl OutputSink {
                 std::borrow::Cow::Owned(clean) => clean,
                 std::borrow::Cow::Borrowed(_) => delta,
             };
-            // A closed channel means no front end is listening; output still reaches the model.
-            let _ = events.send(Event::ToolOutputDelta {
+            let event = Event::ToolOutputDelta {
                 id: self.call_id.clone(),
                 delta,
-            });
+            };
+            self.log.event(&event);
+            // A closed channel means no front end is listening; output still reaches the model.
+            let _ = events.send(event);
         }
     }
 }
