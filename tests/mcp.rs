@@ -394,6 +394,34 @@ async fn broken_servers_fail_within_their_timeout_while_others_connect() {
 }
 
 #[tokio::test]
+async fn a_servers_own_token_never_reaches_its_stderr_log_or_failure() {
+    let dir = TempDir::new();
+    let log = dir.join("mcp-stderr.log");
+    let token = "tok-3b1f9a7c5e";
+    let manager = McpManager::start(
+        config(json!({"leaky": {
+            "command": "sh",
+            "args": ["-c", "echo \"starting with $API_TOKEN\" >&2; sleep 0.3; exit 3"],
+            "env": {"API_TOKEN": token},
+            "connect_timeout": 5,
+        }})),
+        Some(log.clone()),
+        Recorder::default().callback(),
+    );
+    let McpServerState::Failed { reason } = settle(&manager, "leaky").await else {
+        panic!("{:?}", manager.states());
+    };
+    assert!(!reason.contains(token), "{reason}");
+    wait_for("the stderr line to be logged", || {
+        std::fs::read_to_string(&log).is_ok_and(|written| !written.is_empty())
+    })
+    .await;
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(written, "[leaky] starting with [redacted]\n");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_dead_server_fails_its_tools_until_reconnected() {
     warm_npm_cache().await;
     let dir = TempDir::new();

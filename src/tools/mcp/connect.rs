@@ -152,10 +152,12 @@ pub(super) struct ServerLog {
     server: String,
     file: Mutex<Option<std::fs::File>>,
     tail: Mutex<VecDeque<String>>,
+    /// Replaced by `[redacted]` in the file and the tail.
+    secrets: crate::secrets::Secrets,
 }
 
 impl ServerLog {
-    pub fn new(server: &str, path: Option<&PathBuf>) -> Self {
+    pub fn new(server: &str, path: Option<&PathBuf>, secrets: crate::secrets::Secrets) -> Self {
         // A log that cannot be opened loses lines but must not stop the server.
         let file = path.and_then(|path| {
             std::fs::OpenOptions::new()
@@ -168,11 +170,13 @@ impl ServerLog {
             server: server.to_string(),
             file: Mutex::new(file),
             tail: Mutex::new(VecDeque::new()),
+            secrets,
         }
     }
 
     pub fn line(&self, line: &str) {
-        let line = line.trim_end();
+        let line = self.secrets.redact(line.trim_end());
+        let line = line.as_ref();
         if let Some(file) = lock(&self.file).as_mut() {
             // One write per line so servers sharing the file interleave whole lines.
             let _ = file.write_all(format!("[{}] {line}\n", self.server).as_bytes());

@@ -45,6 +45,8 @@ struct ManagerInner {
 pub(super) struct ServerSlot {
     pub config: McpServerConfig,
     stderr_log: Option<PathBuf>,
+    /// The configuration's secret values, kept out of `stderr_log`.
+    secrets: crate::secrets::Secrets,
     on_state: McpStateCallback,
     inner: Mutex<SlotInner>,
     /// Held while reporting, so callbacks arrive in the order the states were set.
@@ -120,11 +122,14 @@ impl McpManager {
     /// `on_state(server, state)` is called on every state change, from any task.
     ///
     /// Stdio servers get stdin/stdout as the protocol, stderr appended to `stderr_log`
-    /// (each line prefixed with `[server]`; never the terminal), their own process
+    /// (each line prefixed with `[server]`, the configuration's secret values replaced by
+    /// `[redacted]`; never the terminal), their own process
     /// group, and only a few of miniagent's environment variables (`PATH`, `HOME`,
     /// locale, proxies, certificates, `npm_config_*`) plus their configured `env`.
     pub fn start(config: McpConfig, stderr_log: Option<PathBuf>, on_state: McpStateCallback) -> McpManager {
         let runtime = tokio::runtime::Handle::try_current();
+        // A server may print its own token (in its environment or headers) to stderr.
+        let secrets = crate::secrets::Secrets::new(config.secret_values());
         let slots: Vec<Arc<ServerSlot>> = config
             .servers
             .into_iter()
@@ -145,6 +150,7 @@ impl McpManager {
                     }),
                     config,
                     stderr_log: stderr_log.clone(),
+                    secrets: secrets.clone(),
                     on_state: on_state.clone(),
                     reporting: Mutex::new(()),
                 })
@@ -383,7 +389,11 @@ impl ServerSlot {
         if !self.set_state(generation, McpServerState::Connecting) {
             return;
         }
-        let log = Arc::new(ServerLog::new(&self.config.name, self.stderr_log.as_ref()));
+        let log = Arc::new(ServerLog::new(
+            &self.config.name,
+            self.stderr_log.as_ref(),
+            self.secrets.clone(),
+        ));
         let opened = connect::open(&self.config, &log, |child| {
             let mut inner = lock(&self.inner);
             if inner.generation != generation || inner.closed {
