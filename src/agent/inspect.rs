@@ -177,7 +177,9 @@ fn originals(
                 kind: kind_of(messages[index].role),
                 title: format!("message {index}: its text is in the session log"),
                 tokens: context.counted_tokens(index).unwrap_or(0),
-                body: format!("This message was summarized, so only the session log keeps its text, and the log cannot be read now: {why}."),
+                body: format!(
+                    "This message was summarized, so only the session log keeps its text, and it cannot be shown: {why}."
+                ),
                 summary: None,
             },
         });
