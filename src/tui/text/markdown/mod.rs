@@ -490,13 +490,23 @@ impl<'t> Renderer<'t> {
     /// Adds a line that already fits the room left by the prefix, behind the prefix.
     fn emit(&mut self, content: Line<'static>) {
         if let Some(depth) = self.blank_before_next.take() {
-            let mut blank = Line::from(self.prefix(depth, Prefix::Continuation));
-            // A blank line inside a quote keeps its bar but not the bar's trailing space.
-            if let Some(last) = blank.spans.last_mut() {
+            let mut spans = self.prefix(depth, Prefix::Continuation);
+            // A blank line inside a quote keeps its bar but not the bar's trailing space,
+            // and a list's indentation leaves nothing at all.
+            while spans
+                .last()
+                .is_some_and(|span| span.content.trim_end().is_empty())
+            {
+                spans.pop();
+            }
+            if let Some(last) = spans.last_mut() {
                 let trimmed = last.content.trim_end().to_string();
                 last.content = trimmed.into();
             }
-            self.lines.push(blank);
+            if spans_width(&spans) > self.width {
+                spans = truncate_spans(&spans, self.width);
+            }
+            self.lines.push(Line::from(spans));
         }
         let mut spans = self.prefix(self.containers.len(), Prefix::FirstLine);
         self.unstarted_from = self.containers.len();

@@ -306,3 +306,22 @@ fn odd_inputs_never_panic_and_never_overflow() {
     // A megabyte once is enough to show it renders; speed belongs in benchmarks.
     check(&big, 40);
 }
+
+#[test]
+fn blank_lines_in_lists_carry_no_indentation_and_fit_any_width() {
+    // Found by tests/fuzz: at one column, the blank line between a loose item's
+    // paragraphs kept the item's two-space indentation.
+    let source = "- [x] m\n\n  k\n\n> a\n>\n> b\n";
+    assert_eq!(
+        plain(source, 20),
+        ["• [x] m", "", "      k", "", "│ a", "│", "│ b"]
+    );
+    for width in 1..=4 {
+        for line in plain(source, width) {
+            assert!(
+                crate::tui::text::wrap::display_width(&line) <= usize::from(width),
+                "{line:?} at {width}"
+            );
+        }
+    }
+}
