@@ -1,7 +1,7 @@
 //! The real binary in tmux against the scripted server: the first frame, a streamed
 //! answer, an approved command, a denied write with its reason, Esc during a long tool,
 //! resizes, and a clean shell after quitting; then a recorded session resumed, picked and
-//! replayed.
+//! replayed; and an old call's result and output read back from the session log.
 
 mod support;
 
@@ -328,6 +328,59 @@ fn resume_and_replay_in_tmux() {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
     });
     assert_eq!(server.requests().len(), 3, "the replay sent nothing");
+}
+
+#[test]
+fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
+    // The timeline keeps the newest 20 calls' results and output; older ones are read
+    // back from the session log when opened.
+    let mut script: Vec<Reply> = (0..22)
+        .map(|n| {
+            Reply::tool(
+                format!("c{n}"),
+                "bash",
+                format!(r#"{{"command": "echo old-output-{n}"}}"#),
+            )
+        })
+        .collect();
+    script.push(Reply::text("All twenty-two ran."));
+    let server = ScriptedServer::start_blocking(script);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    tmux.type_text(&format!(
+        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model --approval full-auto --max-steps 30",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url(),
+        home = shell_quote(home.path().to_str().unwrap()),
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("run them all");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("All twenty-two ran.");
+    tmux.wait_for_text("ready");
+    // The oldest call, from the timeline (Input → Thinking → Tools).
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Tab"]);
+    for _ in 0..25 {
+        tmux.keys(&["Up"]);
+    }
+    tmux.keys(&["Enter"]);
+    let detail = tmux.wait_for("the oldest call's detail", |s| {
+        s.contains("Tool call") && s.contains("(c0)")
+    });
+    // Its arguments, its output and its result: the last two read back from the log.
+    assert!(detail.contains("Output"), "{detail}");
+    assert!(detail.contains("Result sent to the model"), "{detail}");
+    assert!(detail.matches("old-output-0").count() >= 3, "{detail}");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
 }
 
 #[test]
