@@ -156,7 +156,12 @@ impl SessionLog {
                     });
                 }
             }
-            Event::TurnStarted { .. } => writer.started = true,
+            Event::TurnStarted { .. } => {
+                writer.started = true;
+                // Calls never outlive their turn; one that never said it finished (a
+                // crash in the turn) leaves nothing behind.
+                writer.outputs.clear();
+            }
             _ => {}
         }
         writer.info.observe(event);
