@@ -20,12 +20,23 @@ pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> History
     let recorded = match (released, options.session_log.path()) {
         (false, _) => Recorded::NotNeeded,
         (true, None) => Recorded::Unreadable("the session is not recorded".to_string()),
-        (true, Some(path)) => match crate::session::load::messages(&path) {
+        (true, Some(path)) => match off_the_workers(|| crate::session::load::messages(&path)) {
             Ok(messages) => Recorded::Messages(messages),
             Err(why) => Recorded::Unreadable(why),
         },
     };
     snapshot_of(&mut session.context, &session.compaction_log, fixed, &recorded)
+}
+
+/// Runs `read` (a file read that may take tens of milliseconds on a long session) without
+/// holding up other tasks: on a multi-threaded runtime the worker hands its tasks on.
+fn off_the_workers<T>(read: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(read)
+        }
+        _ => read(),
+    }
 }
 
 /// The whole context as the session log has it, for the messages the live one let go of.
