@@ -1,0 +1,381 @@
+//! The context: every message of the session (nothing is ever deleted), the summaries
+//! that stand in for ranges of them, the masking of old tool results, and the prompt the
+//! model sees next, built from those. Token counts are cached per message, so a step
+//! costs the new messages only.
+//!
+//! Masking lives in [`masking`]; letting go of summarized messages once they are logged
+//! (memory stays flat over a long session) in [`release`].
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::history::{ContentBlock, Message, Role};
+use super::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
+
+mod masking;
+mod release;
+
+pub use masking::stub;
+
+/// Opens a summary's text in the prompt, so the model knows what it is reading.
+pub const SUMMARY_MARK: &str = "[Summary of earlier work in this conversation, written when the context was compacted; the original messages are not shown]";
+
+/// A model-written (or fallback) summary standing in for `messages[start..end]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+    /// Tokens the range took in the prompt before this summary.
+    pub tokens_before: u64,
+    /// Tokens of the summary message.
+    pub tokens: u64,
+    /// True when the model could not write it and a digest stands in.
+    pub fallback: bool,
+    /// Earlier summaries this one absorbed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nested: Vec<Summary>,
+}
+
+impl Summary {
+    pub fn message(&self) -> Message {
+        Message::user(format!("{SUMMARY_MARK}\n\n{}", self.text))
+    }
+}
+
+/// One item of the prompt view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewItem {
+    /// `messages[index]`, with masked results if any.
+    Message(usize),
+    /// `summaries[index]`.
+    Summary(usize),
+}
+
+/// A change to the context, as the session log records it. Applying a session's changes
+/// in order to an empty context rebuilds it exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// The history was cut to `from` messages, then `messages` appended (messages are only
+    /// ever appended, and the last one completed, so `from` is where the change starts).
+    Messages { from: usize, messages: Vec<Message> },
+    /// A summary as it was applied (before it absorbed older ones).
+    Summary(Summary),
+    /// The number of tool results shown as stubs.
+    Masked(usize),
+    /// The conversation started over.
+    Cleared,
+}
+
+/// What changed since the session log last took the changes.
+#[derive(Clone, Debug, Default)]
+struct Journal {
+    cleared: bool,
+    /// The first message appended or changed.
+    dirty_from: Option<usize>,
+    summaries: Vec<Summary>,
+    masked: Option<usize>,
+}
+
+/// The session's context.
+#[derive(Clone, Debug)]
+pub struct ContextState {
+    messages: Vec<Message>,
+    counts: Vec<Option<u64>>,
+    summaries: Vec<Summary>,
+    /// Tool results (counted in history order) that the prompt shows as stubs.
+    masked_results: usize,
+    counter: TokenCounter,
+    journal: Journal,
+    /// Tokens of masked results' content by call id (with the content's length, to
+    /// notice a replaced result), for their stubs: a result is counted once, not on
+    /// every step it stays masked.
+    stub_counts: HashMap<String, (usize, u64)>,
+    /// Tokens of messages shown with stubs, by index, with the masking (`masked_results`
+    /// and the message's first result's ordinal) they were counted under.
+    masked_counts: HashMap<usize, (usize, usize, u64)>,
+    /// Per message: its text was let go of (the session log has it).
+    released: Vec<bool>,
+}
+
+impl ContextState {
+    pub fn new(counter: TokenCounter) -> Self {
+        Self {
+            messages: Vec::new(),
+            counts: Vec::new(),
+            summaries: Vec::new(),
+            masked_results: 0,
+            counter,
+            journal: Journal::default(),
+            stub_counts: HashMap::new(),
+            masked_counts: HashMap::new(),
+            released: Vec::new(),
+        }
+    }
+
+    /// The changes since the last call, oldest first, for the session log.
+    pub fn take_changes(&mut self) -> Vec<Change> {
+        let journal = std::mem::take(&mut self.journal);
+        let mut changes = Vec::new();
+        if journal.cleared {
+            changes.push(Change::Cleared);
+        }
+        if let Some(from) = journal.dirty_from {
+            let from = from.min(self.messages.len());
+            changes.push(Change::Messages {
+                from,
+                messages: self.messages[from..].to_vec(),
+            });
+        }
+        changes.extend(journal.summaries.into_iter().map(Change::Summary));
+        if let Some(masked) = journal.masked {
+            changes.push(Change::Masked(masked));
+        }
+        changes
+    }
+
+    /// Applies a recorded change (rebuilding a session from its log).
+    pub fn apply(&mut self, change: Change) {
+        match change {
+            Change::Messages { from, messages } => {
+                let from = from.min(self.messages.len());
+                self.messages.truncate(from);
+                self.counts.truncate(from);
+                self.released.truncate(from);
+                for message in messages {
+                    self.push(message);
+                }
+                self.mark_dirty(from);
+            }
+            Change::Summary(summary) => self.apply_summary(summary),
+            Change::Masked(count) => self.set_masked(count),
+            Change::Cleared => self.clear(),
+        }
+    }
+
+    /// Messages from `index` on changed: for the log, and for the cached stub counts.
+    fn mark_dirty(&mut self, index: usize) {
+        if self.masked_counts.keys().any(|i| *i >= index) {
+            self.masked_counts.retain(|i, _| *i < index);
+        }
+        let from = self.journal.dirty_from.map_or(index, |from| from.min(index));
+        self.journal.dirty_from = Some(from);
+    }
+
+    fn set_masked(&mut self, count: usize) {
+        self.masked_results = count;
+        self.journal.masked = Some(count);
+    }
+
+    pub fn counter(&self) -> TokenCounter {
+        self.counter
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn summaries(&self) -> &[Summary] {
+        &self.summaries
+    }
+
+    pub fn masked_results(&self) -> usize {
+        self.masked_results
+    }
+
+    pub fn push(&mut self, message: Message) {
+        self.mark_dirty(self.messages.len());
+        self.messages.push(message);
+        self.counts.push(None);
+        self.released.push(false);
+    }
+
+    /// The last message, for adding tool results to it (its count is refreshed).
+    pub fn last_mut(&mut self) -> Option<&mut Message> {
+        if let Some(count) = self.counts.last_mut() {
+            *count = None;
+        }
+        if let Some(last) = self.messages.len().checked_sub(1) {
+            self.mark_dirty(last);
+        }
+        self.messages.last_mut()
+    }
+
+    /// Gives every open tool call a result (after an interruption or a crash).
+    pub fn close_open_tool_calls(&mut self, reason: &str) {
+        let before = self.messages.len();
+        let last_blocks = self.messages.last().map_or(0, |m| m.content.len());
+        super::history::close_open_tool_calls(&mut self.messages, reason);
+        self.counts.resize(self.messages.len(), None);
+        self.released.resize(self.messages.len(), false);
+        if self.messages.len() > before {
+            self.mark_dirty(before);
+        } else if let Some(last) = before.checked_sub(1)
+            && self.messages[last].content.len() != last_blocks
+        {
+            self.counts[last] = None;
+            self.mark_dirty(last);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.messages.clear();
+        self.counts.clear();
+        self.released.clear();
+        self.summaries.clear();
+        self.masked_results = 0;
+        self.stub_counts.clear();
+        self.masked_counts.clear();
+        self.journal = Journal {
+            cleared: true,
+            ..Journal::default()
+        };
+    }
+
+    /// Tokens of one message (cached).
+    pub fn message_tokens(&mut self, index: usize) -> u64 {
+        if let Some(Some(count)) = self.counts.get(index) {
+            return *count;
+        }
+        let count = self.messages.get(index).map_or(0, |m| self.counter.message(m));
+        if let Some(slot) = self.counts.get_mut(index) {
+            *slot = Some(count);
+        }
+        count
+    }
+
+    /// The prompt's items in order: summaries in place of their ranges.
+    pub fn view_items(&self) -> Vec<ViewItem> {
+        let mut items = Vec::new();
+        let mut index = 0;
+        let mut next_summary = 0;
+        while index < self.messages.len() {
+            // A summary starting inside a range already replaced (only a damaged or edited
+            // log holds one) is skipped, so the summaries after it still show.
+            while self.summaries.get(next_summary).is_some_and(|s| s.start < index) {
+                next_summary += 1;
+            }
+            if let Some(summary) = self.summaries.get(next_summary)
+                && summary.start == index
+            {
+                items.push(ViewItem::Summary(next_summary));
+                index = summary.end.max(index + 1);
+                next_summary += 1;
+                continue;
+            }
+            items.push(ViewItem::Message(index));
+            index += 1;
+        }
+        items
+    }
+
+    /// The messages the model sees next.
+    pub fn prompt(&self) -> Vec<Message> {
+        let calls = self.masked_calls();
+        // Results are counted in history order, also those inside summarized ranges.
+        let mut ordinal = 0;
+        self.view_items()
+            .into_iter()
+            .map(|item| match item {
+                ViewItem::Summary(index) => {
+                    ordinal += self.summary_results(index);
+                    self.summaries[index].message()
+                }
+                ViewItem::Message(index) => self.masked(&self.messages[index], &calls, &mut ordinal),
+            })
+            .collect()
+    }
+
+    /// Tokens of the prompt's messages (without system prompt and tools).
+    pub fn prompt_tokens(&mut self) -> u64 {
+        self.count_masked_results();
+        self.count_masked_messages();
+        let mut ordinal = 0;
+        let mut total: u64 = 0;
+        for item in self.view_items() {
+            // Saturating: a summary's token count comes from the log and may be garbage.
+            total = total.saturating_add(match item {
+                ViewItem::Summary(index) => {
+                    ordinal += self.summary_results(index);
+                    self.summaries[index].tokens
+                }
+                ViewItem::Message(index) => {
+                    let results = results_in(&self.messages[index]);
+                    let first = ordinal;
+                    ordinal += results;
+                    if results == 0 || first >= self.masked_results {
+                        self.message_tokens(index)
+                    } else {
+                        // Counted just now, or under this same masking before.
+                        self.masked_counts.get(&index).map_or(0, |(_, _, tokens)| *tokens)
+                    }
+                }
+            });
+        }
+        total
+    }
+
+    /// Tool results inside `summaries[index]`'s range.
+    fn summary_results(&self, index: usize) -> usize {
+        let summary = &self.summaries[index];
+        // A range past the history's end (or backwards) can only come from a damaged log.
+        let end = summary.end.min(self.messages.len());
+        self.messages
+            .get(summary.start..end)
+            .map_or(0, |range| range.iter().map(results_in).sum())
+    }
+
+    /// Tool results in the whole history.
+    pub fn result_count(&self) -> usize {
+        self.messages.iter().map(results_in).sum()
+    }
+
+    /// Puts a summary in place of `start..end`; summaries inside the range are absorbed.
+    pub fn apply_summary(&mut self, mut summary: Summary) {
+        self.journal.summaries.push(summary.clone());
+        let (start, end) = (summary.start, summary.end);
+        let mut kept = Vec::new();
+        for existing in std::mem::take(&mut self.summaries) {
+            if existing.start >= start && existing.end <= end {
+                summary.nested.push(existing);
+            } else {
+                kept.push(existing);
+            }
+        }
+        kept.push(summary);
+        kept.sort_by_key(|s| s.start);
+        self.summaries = kept;
+    }
+
+    /// Tokens that `start..end` take in the prompt now (summaries inside counted as such).
+    pub fn range_tokens(&mut self, start: usize, end: usize) -> u64 {
+        let mut total: u64 = 0;
+        for item in self.view_items() {
+            match item {
+                ViewItem::Summary(index) => {
+                    let summary = &self.summaries[index];
+                    if summary.start >= start && summary.end <= end {
+                        total = total.saturating_add(summary.tokens);
+                    }
+                }
+                ViewItem::Message(index) if index >= start && index < end => {
+                    total = total.saturating_add(self.message_tokens(index))
+                }
+                ViewItem::Message(_) => {}
+            }
+        }
+        total
+    }
+}
+
+fn results_in(message: &Message) -> usize {
+    message
+        .content
+        .iter()
+        .filter(|block| matches!(block, ContentBlock::ToolResult { .. }))
+        .count()
+}
+
+#[cfg(test)]
+mod tests;

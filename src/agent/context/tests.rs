@@ -1,0 +1,240 @@
+use super::*;
+use crate::agent::tokens::Encoding;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+fn step(context: &mut ContextState, n: usize, output: &str) {
+    context.push(Message {
+        role: Role::Assistant,
+        content: vec![ContentBlock::ToolUse {
+            id: format!("t{n}"),
+            name: "bash".into(),
+            input: json!({"command": format!("echo {n}")}),
+        }],
+    });
+    context.push(Message {
+        role: Role::Tool,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: format!("t{n}"),
+            content: output.to_string(),
+            is_error: false,
+        }],
+    });
+}
+
+#[test]
+fn masking_moves_in_batches_and_keeps_the_newest() {
+    let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+    context.push(Message::user("go"));
+    for n in 1..=10 {
+        step(&mut context, n, &format!("output {n}"));
+        assert!(!context.advance_masking(5), "moved at {n}");
+    }
+    step(&mut context, 11, "output 11");
+    assert!(context.advance_masking(5));
+    assert_eq!(context.masked_results(), 6);
+    let prompt = context.prompt();
+    let results: Vec<String> = prompt
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        results[5]
+            .starts_with("[result omitted to save context: bash {\"command\":\"echo 6\"} returned 8 bytes")
+    );
+    assert_eq!(
+        &results[6..],
+        &["output 7", "output 8", "output 9", "output 10", "output 11"]
+    );
+    // Counting the masked prompt counts the stubs, not the originals.
+    let tokens = context.prompt_tokens();
+    let counter = context.counter();
+    assert_eq!(tokens, prompt.iter().map(|m| counter.message(m)).sum::<u64>());
+}
+
+#[test]
+fn summarized_messages_are_let_go_of_once_logged_and_the_prompt_is_the_same() {
+    let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+    context.push(Message::user("go"));
+    for n in 1..=4 {
+        step(&mut context, n, &format!("output {n} ").repeat(50));
+    }
+    let summary = Summary {
+        start: 1,
+        end: 5,
+        text: "ran echo twice".into(),
+        tokens_before: 0,
+        tokens: 5,
+        fallback: false,
+        nested: vec![],
+    };
+    context.apply_summary(summary);
+    context.set_masked(3);
+    let prompt = context.prompt();
+    let tokens = context.prompt_tokens();
+    // Nothing is let go of before the log took it.
+    assert_eq!(context.release_summarized(), 0);
+    let logged = context.take_changes();
+    assert_eq!(context.release_summarized(), 4);
+    assert!((1..5).all(|i| context.is_released(i)));
+    assert!(!context.is_released(0) && !context.is_released(5));
+    assert_eq!(context.release_summarized(), 0, "once is enough");
+    // The texts are gone, the shape stays.
+    assert_eq!(context.messages()[2].content.len(), 1);
+    assert!(
+        !serde_json::to_string(&context.messages()[1..5])
+            .unwrap()
+            .contains("output")
+    );
+    assert_eq!(
+        context.messages()[1].tool_uses().next().map(|c| c.name),
+        Some("bash")
+    );
+    // The prompt, its count and the log's changes are the same as before.
+    assert_eq!(context.prompt(), prompt);
+    assert_eq!(context.prompt_tokens(), tokens);
+    assert!(context.take_changes().is_empty());
+    assert!(
+        logged
+            .iter()
+            .any(|change| matches!(change, Change::Messages { from: 0, messages } if messages.len() == 9))
+    );
+    // A summary over the end keeps the last message, which may still change; so do
+    // messages the log has not taken yet.
+    step(&mut context, 5, "output 5");
+    context.apply_summary(Summary {
+        start: 1,
+        end: 11,
+        text: "ran echo five times".into(),
+        tokens_before: 0,
+        tokens: 5,
+        fallback: false,
+        nested: vec![],
+    });
+    // 5..9 are in the log; 9 and 10 are not yet.
+    assert_eq!(context.release_summarized(), 4);
+    assert!(!context.is_released(9));
+    context.take_changes();
+    assert_eq!(context.release_summarized(), 1);
+    assert!(context.is_released(9) && !context.is_released(10));
+}
+
+#[test]
+fn only_what_the_prompt_summarizes_is_let_go_of() {
+    // A damaged log's summary that straddles another is not used by the prompt, so
+    // the messages past the first one stay.
+    let mut context = ContextState::new(TokenCounter::estimate_only());
+    context.push(Message::user("go"));
+    for n in 1..=5 {
+        step(&mut context, n, "out");
+    }
+    let summary = |start: usize, end: usize| Summary {
+        start,
+        end,
+        text: format!("{start}..{end}"),
+        tokens_before: 0,
+        tokens: 1,
+        fallback: false,
+        nested: vec![],
+    };
+    context.apply_summary(summary(1, 5));
+    context.apply_summary(summary(3, 9));
+    context.take_changes();
+    let prompt = context.prompt();
+    assert_eq!(context.release_summarized(), 4);
+    assert!((1..5).all(|i| context.is_released(i)));
+    assert!((5..11).all(|i| !context.is_released(i)));
+    assert_eq!(context.prompt(), prompt);
+}
+
+#[test]
+fn garbage_summaries_from_a_damaged_log_do_not_panic() {
+    // Found by tests/fuzz: a log's summary ranges and token counts are not to be
+    // trusted (backwards, past the end, overlapping, u64::MAX tokens).
+    let mut context = ContextState::new(TokenCounter::estimate_only());
+    context.push(Message::user("go"));
+    for n in 1..=3 {
+        step(&mut context, n, "out");
+    }
+    let summary = |start: usize, end: usize, tokens: u64| Summary {
+        start,
+        end,
+        text: format!("{start}..{end}"),
+        tokens_before: 0,
+        tokens,
+        fallback: false,
+        nested: vec![],
+    };
+    context.apply_summary(summary(1, 5, 10));
+    context.apply_summary(summary(2, 3, 10));
+    context.apply_summary(summary(5, 2, u64::MAX));
+    context.apply_summary(summary(6, usize::MAX, 1));
+    context.set_masked(usize::MAX);
+    assert_eq!(
+        context.view_items(),
+        vec![
+            ViewItem::Message(0),
+            ViewItem::Summary(0),
+            ViewItem::Summary(2),
+            ViewItem::Summary(3),
+        ]
+    );
+    assert_eq!(context.prompt().len(), 4);
+    assert_eq!(context.prompt_tokens(), u64::MAX);
+    assert_eq!(context.range_tokens(0, usize::MAX), u64::MAX);
+}
+
+#[test]
+fn summaries_replace_ranges_and_absorb_older_ones() {
+    let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+    context.push(Message::user("go"));
+    for n in 1..=4 {
+        step(&mut context, n, &"x ".repeat(500));
+    }
+    let before = context.range_tokens(1, 5);
+    let first = Summary {
+        start: 1,
+        end: 5,
+        text: "did 1 and 2".into(),
+        tokens_before: before,
+        tokens: 10,
+        fallback: false,
+        nested: vec![],
+    };
+    context.apply_summary(first.clone());
+    assert_eq!(
+        context.view_items(),
+        vec![
+            ViewItem::Message(0),
+            ViewItem::Summary(0),
+            ViewItem::Message(5),
+            ViewItem::Message(6),
+            ViewItem::Message(7),
+            ViewItem::Message(8)
+        ]
+    );
+    assert_eq!(
+        context.range_tokens(1, 7),
+        10 + context.message_tokens(5) + context.message_tokens(6)
+    );
+    context.apply_summary(Summary {
+        start: 1,
+        end: 7,
+        text: "did 1 to 3".into(),
+        tokens_before: 0,
+        tokens: 12,
+        fallback: false,
+        nested: vec![],
+    });
+    assert_eq!(context.summaries().len(), 1);
+    assert_eq!(context.summaries()[0].nested, vec![first]);
+    assert_eq!(
+        context.prompt()[1].text(),
+        format!("{SUMMARY_MARK}\n\ndid 1 to 3")
+    );
+    assert_eq!(context.messages().len(), 9, "nothing is deleted");
+}
