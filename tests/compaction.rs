@@ -7,7 +7,7 @@ mod support;
 use miniagent::agent::compaction::Strategy;
 use miniagent::agent::tokens::{Encoding, TokenCounter};
 use miniagent::config::Provider;
-use miniagent::protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op};
+use miniagent::protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot};
 use miniagent::session;
 use serde_json::{Value, json};
 use support::harness::{Harness, test_config};
@@ -318,19 +318,8 @@ async fn snapshot_after_compaction(log: Option<session::SessionLog>) -> (Harness
     };
     big_file(&agent.workspace, 30_000);
     agent.turn(TASK).await;
-    let snapshot = inspect(&mut agent).await;
+    let snapshot = agent.inspect().await;
     (agent, snapshot)
-}
-
-async fn inspect(agent: &mut Harness) -> HistorySnapshot {
-    agent.send(Op::InspectHistory);
-    let Event::HistorySnapshot { snapshot } = agent
-        .wait_for(|e| matches!(e, Event::HistorySnapshot { .. }))
-        .await
-    else {
-        unreachable!()
-    };
-    snapshot
 }
 
 /// The originals of the snapshot's one summary.
@@ -392,17 +381,7 @@ fn a_recorded_session_keeps_summarized_messages_only_in_its_log() {
     runtime.block_on(async {
         let (_plain, unrecorded) = snapshot_after_compaction(None).await;
         let data = TempDir::new();
-        let header = session::Header {
-            id: String::new(),
-            created: "2026-11-22T00:00:00Z".into(),
-            workspace: "w".into(),
-            model: "scripted-model".into(),
-            provider: "anthropic".into(),
-            version: "test".into(),
-            format: session::FORMAT,
-            fixed_tokens: 0,
-        };
-        let log = session::SessionLog::create(&data.join("sessions"), header, Default::default());
+        let log = support::harness::session_log_in(&data);
         let (mut agent, recorded) = snapshot_after_compaction(Some(log.clone())).await;
         // The inspector shows the same history, what the summary replaced included: it
         // reads the summarized messages back from the log.
@@ -414,7 +393,7 @@ fn a_recorded_session_keeps_summarized_messages_only_in_its_log() {
         let path = log.path().expect("a recorded session");
         let away = path.with_extension("moved");
         std::fs::rename(&path, &away).unwrap();
-        let without_log = inspect(&mut agent).await;
+        let without_log = agent.inspect().await;
         std::fs::rename(&away, &path).unwrap();
         let released = summarized(&without_log);
         assert_eq!(released.len(), originals.len());

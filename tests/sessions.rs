@@ -590,17 +590,7 @@ fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
         ])
         .await;
         let data = TempDir::new();
-        let header = session::Header {
-            id: String::new(),
-            created: "2026-11-22T00:00:00Z".into(),
-            workspace: "w".into(),
-            model: "scripted-model".into(),
-            provider: "anthropic".into(),
-            version: "test".into(),
-            format: session::FORMAT,
-            fixed_tokens: 0,
-        };
-        let log = session::SessionLog::create(&data.join("sessions"), header, Default::default());
+        let log = support::harness::session_log_in(&data);
         let config = support::harness::test_config(miniagent::config::Provider::Anthropic, &server);
         let mut agent = support::harness::Harness::start_with(
             config,

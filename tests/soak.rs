@@ -13,8 +13,7 @@ mod support;
 
 use miniagent::config::Provider;
 use miniagent::protocol::{Event, Op};
-use miniagent::secrets::Secrets;
-use miniagent::session::{self, Header, SessionLog};
+use miniagent::session;
 use support::harness::{Harness, is_turn_end, test_config};
 use support::validate::assert_valid_anthropic;
 use support::*;
@@ -107,20 +106,7 @@ fn a_thousand_faulty_steps() {
         config.model.max_output_tokens = 2_000;
         config.retry.max_retries = 3;
         let data = TempDir::new();
-        let log = SessionLog::create(
-            &data.join("sessions"),
-            Header {
-                id: String::new(),
-                created: "2026-11-22T00:00:00Z".into(),
-                workspace: "soak".into(),
-                model: "scripted-model".into(),
-                provider: "anthropic".into(),
-                version: "soak".into(),
-                format: session::FORMAT,
-                fixed_tokens: 0,
-            },
-            Secrets::default(),
-        );
+        let log = support::harness::session_log_in(&data);
         let mut agent = Harness::start_recorded(config, log.clone());
         let started = std::time::Instant::now();
         let (mut steps, mut errors, mut requests, mut turn) = (0usize, 0usize, 0usize, 0usize);
@@ -172,13 +158,7 @@ fn a_thousand_faulty_steps() {
         );
 
         // The log rebuilds the history the agent ended with.
-        agent.send(Op::InspectHistory);
-        let Event::HistorySnapshot { snapshot } = agent
-            .wait_for(|e| matches!(e, Event::HistorySnapshot { .. }))
-            .await
-        else {
-            unreachable!()
-        };
+        let snapshot = agent.inspect().await;
         agent.send(Op::Shutdown);
         agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
         let loaded = session::load(&log.path().unwrap()).unwrap();

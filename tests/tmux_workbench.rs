@@ -117,6 +117,20 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
+/// Starts the workbench in `tmux`'s shell against `server`, in full-auto, with its
+/// configuration, logs and sessions in `home` and `extra` arguments.
+fn launch(tmux: &Tmux, home: &TempDir, server: &ScriptedServer, extra: &str) {
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    tmux.type_text(&format!(
+        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model --approval full-auto {extra}",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url(),
+        home = shell_quote(home.path().to_str().unwrap()),
+    ));
+    tmux.keys(&["Enter"]);
+}
+
 #[test]
 fn the_workbench_in_tmux() {
     let server = ScriptedServer::start_blocking(vec![
@@ -348,15 +362,7 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     let workspace = TempDir::new();
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    tmux.type_text(&format!(
-        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model --approval full-auto --max-steps 30",
-        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
-        server.anthropic_base_url(),
-        home = shell_quote(home.path().to_str().unwrap()),
-    ));
-    tmux.keys(&["Enter"]);
+    launch(&tmux, &home, &server, "--max-steps 30");
     tmux.wait_for_text("Conversation");
     tmux.type_text("run them all");
     tmux.keys(&["Enter"]);
@@ -399,15 +405,8 @@ fn signal_during_a_tool_call(signal: &str) {
     let workspace = TempDir::new();
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
     let base_url = server.anthropic_base_url();
-    tmux.type_text(&format!(
-        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {base_url} --model scripted-model --approval full-auto",
-        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
-        home = shell_quote(home.path().to_str().unwrap()),
-    ));
-    tmux.keys(&["Enter"]);
+    launch(&tmux, &home, &server, "");
     tmux.wait_for_text("Input");
     tmux.type_text("wait for it");
     tmux.keys(&["Enter"]);

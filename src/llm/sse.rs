@@ -139,9 +139,10 @@ fn last_event_end(lines: &[u8]) -> Option<usize> {
 /// only after `\n` or `\r` (ASCII, never inside a UTF-8 sequence), so invalid or cut UTF-8
 /// reaches the parser as it came. (After invalid UTF-8 the parser's decoder holds, and
 /// copies on every item, all that follows until the stream ends, when it reports it; so
-/// from then on each chunk's whole lines go in one item again, as they used to.) Transport errors pass through as they arrive; the next
-/// chunk is only asked for once every whole line before it has been handed on, so what is
-/// held is at most one chunk and an unfinished line, as when each chunk went in one piece.
+/// from then on each chunk's whole lines go in one item again, as they used to.)
+/// Transport errors pass through as they arrive; the next chunk is only asked for once
+/// every whole line before it has been handed on, so what is held is at most one chunk
+/// and an unfinished line, as when each chunk went in one piece.
 struct WholeLines<S> {
     bytes: S,
     /// Bytes received and not yet handed on: those from `taken` on.

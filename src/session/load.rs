@@ -33,25 +33,23 @@ pub struct Loaded {
 /// Reads a session log. Damage after the header is a warning: the records before the
 /// first bad line load. A file that is not a session log at all is an error.
 pub fn load(path: &Path) -> Result<Loaded, String> {
-    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let bytes = read(path)?;
     parse(&bytes, &path.display().to_string())
 }
 
-/// The output a finished tool call `id` gave (what the model received), as the log at
-/// `path` recorded it; a sub-agent's calls count too.
-pub fn tool_result(path: &Path, id: &str) -> Result<Option<String>, String> {
-    Ok(tool_call(path, id)?.result)
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))
 }
 
 /// The history's messages as the log at `path` last recorded them: only its `messages`
 /// and `cleared` records are parsed (the inspector reads back what the agent let go of;
 /// the events, most of a log's bytes, are skipped unread). Stops at a damaged line.
 pub fn messages(path: &Path) -> Result<Vec<Message>, String> {
-    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let bytes = read(path)?;
+    // Records are written with their kind first.
+    let wanted = [&b"{\"kind\":\"messages\""[..], b"{\"kind\":\"cleared\""];
     let mut history: Vec<Message> = Vec::new();
     for line in bytes.split(|&b| b == b'\n') {
-        // Records are written with their kind first.
-        let wanted = [&b"{\"kind\":\"messages\""[..], b"{\"kind\":\"cleared\""];
         if !wanted.iter().any(|prefix| line.starts_with(prefix)) {
             continue;
         }
@@ -88,7 +86,7 @@ pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, String> {
             _ => None,
         }
     }
-    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let bytes = read(path)?;
     // Only lines naming the call are parsed, newest first: a long session's log is
     // megabytes, and this runs when a person opens a call.
     let needle = format!("\"id\":{}", serde_json::to_string(id).unwrap_or_default());

@@ -35,6 +35,22 @@ pub fn test_config(provider: Provider, server: &ScriptedServer) -> Config {
     config
 }
 
+/// A session log in `data`'s `sessions` folder, created at the first turn, with a header
+/// naming the scripted model.
+pub fn session_log_in(data: &TempDir) -> miniagent::session::SessionLog {
+    let header = miniagent::session::Header {
+        id: String::new(),
+        created: "2026-11-22T00:00:00Z".into(),
+        workspace: "w".into(),
+        model: "scripted-model".into(),
+        provider: "anthropic".into(),
+        version: "test".into(),
+        format: miniagent::session::FORMAT,
+        fixed_tokens: 0,
+    };
+    miniagent::session::SessionLog::create(&data.join("sessions"), header, Default::default())
+}
+
 /// A running agent, its workspace and its event log.
 pub struct Harness {
     pub handle: AgentHandle,
@@ -106,6 +122,18 @@ impl Harness {
             if pred(&event) {
                 return event;
             }
+        }
+    }
+
+    /// Asks for the history inspector's snapshot and waits for it.
+    pub async fn inspect(&mut self) -> miniagent::protocol::HistorySnapshot {
+        self.send(Op::InspectHistory);
+        match self
+            .wait_for(|e| matches!(e, Event::HistorySnapshot { .. }))
+            .await
+        {
+            Event::HistorySnapshot { snapshot } => snapshot,
+            _ => unreachable!("waited for a snapshot"),
         }
     }
 

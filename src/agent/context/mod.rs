@@ -3,8 +3,8 @@
 //! model sees next, built from those. Token counts are cached per message, so a step
 //! costs the new messages only.
 //!
-//! Masking lives in [`masking`]; letting go of summarized messages once they are logged
-//! (memory stays flat over a long session) in [`release`].
+//! Masking lives in `masking`; letting go of summarized messages once they are logged
+//! (memory stays flat over a long session) in `release`.
 
 use std::collections::HashMap;
 

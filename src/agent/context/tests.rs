@@ -3,6 +3,19 @@ use crate::agent::tokens::Encoding;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+/// A summary of `start..end` that takes `tokens` in the prompt.
+fn summary(start: usize, end: usize, tokens: u64) -> Summary {
+    Summary {
+        start,
+        end,
+        text: format!("{start}..{end}"),
+        tokens_before: 0,
+        tokens,
+        fallback: false,
+        nested: vec![],
+    }
+}
+
 fn step(context: &mut ContextState, n: usize, output: &str) {
     context.push(Message {
         role: Role::Assistant,
@@ -63,16 +76,7 @@ fn summarized_messages_are_let_go_of_once_logged_and_the_prompt_is_the_same() {
     for n in 1..=4 {
         step(&mut context, n, &format!("output {n} ").repeat(50));
     }
-    let summary = Summary {
-        start: 1,
-        end: 5,
-        text: "ran echo twice".into(),
-        tokens_before: 0,
-        tokens: 5,
-        fallback: false,
-        nested: vec![],
-    };
-    context.apply_summary(summary);
+    context.apply_summary(summary(1, 5, 5));
     context.set_masked(3);
     let prompt = context.prompt();
     let tokens = context.prompt_tokens();
@@ -106,15 +110,7 @@ fn summarized_messages_are_let_go_of_once_logged_and_the_prompt_is_the_same() {
     // A summary over the end keeps the last message, which may still change; so do
     // messages the log has not taken yet.
     step(&mut context, 5, "output 5");
-    context.apply_summary(Summary {
-        start: 1,
-        end: 11,
-        text: "ran echo five times".into(),
-        tokens_before: 0,
-        tokens: 5,
-        fallback: false,
-        nested: vec![],
-    });
+    context.apply_summary(summary(1, 11, 5));
     // 5..9 are in the log; 9 and 10 are not yet.
     assert_eq!(context.release_summarized(), 4);
     assert!(!context.is_released(9));
@@ -132,17 +128,8 @@ fn only_what_the_prompt_summarizes_is_let_go_of() {
     for n in 1..=5 {
         step(&mut context, n, "out");
     }
-    let summary = |start: usize, end: usize| Summary {
-        start,
-        end,
-        text: format!("{start}..{end}"),
-        tokens_before: 0,
-        tokens: 1,
-        fallback: false,
-        nested: vec![],
-    };
-    context.apply_summary(summary(1, 5));
-    context.apply_summary(summary(3, 9));
+    context.apply_summary(summary(1, 5, 1));
+    context.apply_summary(summary(3, 9, 1));
     context.take_changes();
     let prompt = context.prompt();
     assert_eq!(context.release_summarized(), 4);
@@ -160,15 +147,6 @@ fn garbage_summaries_from_a_damaged_log_do_not_panic() {
     for n in 1..=3 {
         step(&mut context, n, "out");
     }
-    let summary = |start: usize, end: usize, tokens: u64| Summary {
-        start,
-        end,
-        text: format!("{start}..{end}"),
-        tokens_before: 0,
-        tokens,
-        fallback: false,
-        nested: vec![],
-    };
     context.apply_summary(summary(1, 5, 10));
     context.apply_summary(summary(2, 3, 10));
     context.apply_summary(summary(5, 2, u64::MAX));

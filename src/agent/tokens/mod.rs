@@ -1,6 +1,6 @@
 //! Counting tokens with tiktoken's BPE (bundled, offline). The encoding is loaded once
 //! per process; `preload` starts that in the background so nothing waits for it later.
-//! ASCII text is split into pieces without the tokenizer's regex ([`pieces`]).
+//! ASCII text is split into pieces without the tokenizer's regex (`pieces`).
 
 mod pieces;
 

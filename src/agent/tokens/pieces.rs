@@ -240,7 +240,7 @@ pub(super) fn split_at_lines(text: &str) -> impl Iterator<Item = &str> {
         }
         let mut at = start;
         loop {
-            match memchr_newline(&bytes[at..]) {
+            match memchr::memchr(b'\n', &bytes[at..]) {
                 Some(offset) => {
                     let next = at + offset + 1;
                     // `\s` is Unicode's White_Space, as `char::is_whitespace` is.
@@ -260,10 +260,6 @@ pub(super) fn split_at_lines(text: &str) -> impl Iterator<Item = &str> {
             }
         }
     })
-}
-
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&byte| byte == b'\n')
 }
 
 #[cfg(test)]
