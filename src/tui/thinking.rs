@@ -29,6 +29,13 @@ struct Wrapped {
     lines: Vec<Line<'static>>,
 }
 
+/// What a block's rendering keeps between frames.
+#[derive(Default)]
+struct BlockCache {
+    wrapped: Wrapped,
+    words: WordCount,
+}
+
 /// A running count of a growing text's words (what `split_whitespace().count()` says).
 #[derive(Clone, Copy, Default)]
 struct WordCount {
@@ -56,9 +63,8 @@ impl WordCount {
 #[derive(Default)]
 pub struct ThinkingPane {
     blocks: Vec<ThinkingBlock>,
-    /// Per block, parallel to `blocks`: its wrapped body and word count.
-    wrapped: Vec<Wrapped>,
-    words: Vec<WordCount>,
+    /// Per block, parallel to `blocks`: what rendering it keeps between frames.
+    caches: Vec<BlockCache>,
     /// The model call under way: (turn, step). A block opens at its first thinking.
     current: (u32, u32),
     selected: Option<usize>,
@@ -93,8 +99,7 @@ impl ThinkingPane {
                 text: String::new(),
                 folded: false,
             });
-            self.wrapped.push(Wrapped::default());
-            self.words.push(WordCount::default());
+            self.caches.push(BlockCache::default());
             self.scroll_back = 0;
         }
         if let Some(block) = self.blocks.last_mut() {
@@ -110,15 +115,14 @@ impl ThinkingPane {
             .is_some_and(|b| (b.turn, b.step) == self.current)
         {
             self.blocks.pop();
-            self.wrapped.pop();
-            self.words.pop();
+            self.caches.pop();
         }
     }
 
     /// Forgets the wrapped bodies (the theme changed).
     pub fn invalidate_all(&mut self) {
-        for wrapped in &mut self.wrapped {
-            *wrapped = Wrapped::default();
+        for cache in &mut self.caches {
+            cache.wrapped = Wrapped::default();
         }
     }
 
@@ -176,11 +180,12 @@ impl ThinkingPane {
         self.height = usize::from(area.height);
         let width = area.width.max(1);
         // Per block: its header and the wrapped line still growing; whole lines are
-        // wrapped once into `self.wrapped`.
+        // wrapped once into the block's cache.
         let mut parts: Vec<(Line<'static>, Vec<Line<'static>>)> = Vec::with_capacity(self.blocks.len());
         for (index, block) in self.blocks.iter().enumerate() {
             let selected = focused && self.selected == Some(index);
-            let words = self.words[index].update(&block.text);
+            let cache = &mut self.caches[index];
+            let words = cache.words.update(&block.text);
             let marker = if block.folded { "▸" } else { "▾" };
             let mut header = Line::from(vec![
                 Span::styled(
@@ -194,7 +199,7 @@ impl ThinkingPane {
             }
             let mut growing = Vec::new();
             if !block.folded {
-                let wrapped = &mut self.wrapped[index];
+                let wrapped = &mut cache.wrapped;
                 if wrapped.width != width || wrapped.bytes > block.text.len() {
                     *wrapped = Wrapped {
                         width,
@@ -212,10 +217,10 @@ impl ThinkingPane {
             parts.push((header, growing));
         }
         let mut all: Vec<&Line<'static>> = Vec::new();
-        for ((header, growing), (block, wrapped)) in parts.iter().zip(self.blocks.iter().zip(&self.wrapped)) {
+        for ((header, growing), (block, cache)) in parts.iter().zip(self.blocks.iter().zip(&self.caches)) {
             all.push(header);
             if !block.folded {
-                all.extend(wrapped.lines.iter());
+                all.extend(cache.wrapped.lines.iter());
                 all.extend(growing.iter());
             }
         }
