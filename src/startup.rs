@@ -51,24 +51,40 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
     let mut notices = Vec::new();
     let extras = trust::WorkspaceExtras::load(&workspace).map_err(|why| anyhow::anyhow!(why))?;
     let config_dir = config::config_dir(env);
-    let trusted = options.trust_workspace || trust::is_trusted(config_dir.as_deref(), &workspace);
-    if !extras.is_empty() {
-        if trusted {
-            if options.trust_workspace
-                && let Some(dir) = &config_dir
-                && let Err(why) = trust::remember(dir, &workspace)
+    let trusted = match trust::status(config_dir.as_deref(), &workspace, &extras) {
+        trust::TrustStatus::NothingToTrust => false,
+        trust::TrustStatus::Trusted => true,
+        trust::TrustStatus::Untrustable(why) => {
+            notices.push(format!(
+                "this workspace's own MCP servers and skills in .miniagent/ are not used: {why}"
+            ));
+            false
+        }
+        trust::TrustStatus::Unknown | trust::TrustStatus::Changed if options.trust_workspace => {
+            if let Some(dir) = &config_dir
+                && let Err(why) = trust::remember(dir, &workspace, &extras)
             {
                 notices.push(why);
             }
-            if let Some(project) = extras.mcp {
-                mcp = Some(trust::merge(mcp, project));
-            }
-        } else {
+            true
+        }
+        trust::TrustStatus::Unknown => {
             notices.push(format!(
                 "this workspace has its own MCP servers or skills in .miniagent/ ({}); they run programs or steer the agent, so they are used only if you trust the workspace (--trust-workspace)",
                 extras.describe().join("; ")
             ));
+            false
         }
+        trust::TrustStatus::Changed => {
+            notices.push(format!(
+                "this workspace's .miniagent/ changed since you trusted it ({}); its servers and skills are used only once you trust it again (--trust-workspace)",
+                extras.describe().join("; ")
+            ));
+            false
+        }
+    };
+    if trusted && let Some(project) = extras.mcp {
+        mcp = Some(trust::merge(mcp, project));
     }
     let mut options = build(config, workspace, api_key, mcp, trusted)?;
     options.startup_notices.extend(notices);
@@ -138,14 +154,19 @@ pub fn resume_target(options: &mut StartOptions, id: Option<&str>) -> anyhow::Re
 
 /// Where MCP servers' stderr goes: `mcp.log` beside miniagent's own log, never the screen.
 fn mcp_log_path() -> Option<PathBuf> {
-    let dir = std::env::var("MINIAGENT_LOG_DIR")
+    let dir = log_dir()?;
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join("mcp.log"))
+}
+
+/// miniagent's own log folder: `MINIAGENT_LOG_DIR`, else the platform's local data folder.
+fn log_dir() -> Option<PathBuf> {
+    std::env::var("MINIAGENT_LOG_DIR")
         .ok()
         .map(PathBuf::from)
         .or_else(|| {
             directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
-        })?;
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(dir.join("mcp.log"))
+        })
 }
 
 /// The skills of this session: the bundled ones (written to the cache folder so the agent
@@ -223,7 +244,23 @@ pub fn build(
         tools,
         session_log,
         secrets,
+        protected: own_folders(),
     })
+}
+
+/// miniagent's own folders, which file tools change only with approval each time: the
+/// configuration (trust, MCP servers, skills), the session logs (their remembered
+/// approvals are restored on resume) and the log folder.
+fn own_folders() -> Vec<PathBuf> {
+    let env = |name: &str| std::env::var(name).ok();
+    [
+        config::config_dir(&env),
+        session::store::sessions_dir(&env),
+        log_dir(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Where this session is recorded (`session.record`), and a notice when it cannot be.

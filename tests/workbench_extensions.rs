@@ -187,9 +187,15 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
             "repo-tool: runs `node scripts/mcp-server.js`".into(),
             "docs: connects to http://127.0.0.1:4000/mcp".into(),
         ],
+        changed: false,
         answer: None,
     }));
     insta::assert_snapshot!("trust_80x24", screen(&mut app, 80, 24));
+    // Trusted before, changed since: the prompt says so.
+    if let Some(Overlay::Trust(prompt)) = app.overlays.last_mut() {
+        prompt.changed = true;
+    }
+    insta::assert_snapshot!("trust_changed_80x24", screen(&mut app, 80, 24));
     // Other keys do nothing; y answers.
     assert!(!app.on_key(key(KeyCode::Char('x'))));
     app.on_key(key(KeyCode::Char('y')));

@@ -2,6 +2,7 @@
 //! approvals awaiting an answer.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -9,15 +10,45 @@ use tokio::sync::oneshot;
 
 use crate::config::ApprovalMode;
 use crate::protocol::{ApprovalRule, CallId, Decision};
+use crate::tools::paths::{Access, Workspace};
 use crate::tools::{Tool, ToolEffect};
+
+/// `path` with its longest existing part resolved (the rest appended as named), so a
+/// folder that does not exist yet still compares with resolved paths.
+fn real_path(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return missing
+                .iter()
+                .rev()
+                .fold(real, |acc: PathBuf, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
 
 /// What the policy says about one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Run,
     Ask,
+    /// Ask whatever the mode and the remembered rules say, and approve this call only:
+    /// the note tells the person why.
+    AskEachTime(String),
     Refuse(String),
 }
+
+/// The workspace folder holding what trusting a workspace unlocks (its MCP servers and
+/// skills): file tools never change it unasked, in any mode.
+pub const WORKSPACE_SETTINGS_DIR: &str = ".miniagent";
 
 /// The approval mode plus what a person allowed for the rest of the session.
 #[derive(Clone, Debug)]
@@ -25,6 +56,10 @@ pub struct ApprovalPolicy {
     mode: ApprovalMode,
     /// In the order they were given, for listing.
     rules: Vec<ApprovalRule>,
+    /// Folders (real paths) whose files are changed only with the person's approval each
+    /// time: miniagent's own configuration and data. The workspace's `.miniagent/` is
+    /// always one of them.
+    protected: Vec<PathBuf>,
 }
 
 impl ApprovalPolicy {
@@ -32,7 +67,15 @@ impl ApprovalPolicy {
         Self {
             mode,
             rules: Vec::new(),
+            protected: Vec::new(),
         }
+    }
+
+    /// The same policy, also asking each time before a file tool changes anything under
+    /// `folders` (miniagent's config and data folders).
+    pub fn protecting(mut self, folders: &[PathBuf]) -> Self {
+        self.protected = folders.iter().map(|folder| real_path(folder)).collect();
+        self
     }
 
     pub fn mode(&self) -> ApprovalMode {
@@ -43,11 +86,21 @@ impl ApprovalPolicy {
         self.mode = mode;
     }
 
-    /// Whether a call of `tool` with `arguments` runs, asks, or is refused.
-    pub fn check(&self, tool: &dyn Tool, arguments: &Value) -> Verdict {
+    /// Whether a call of `tool` with `arguments` runs, asks, or is refused; `workspace`
+    /// resolves the paths it would change.
+    pub fn check(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Verdict {
         let effect = tool.effect();
         if effect == ToolEffect::ReadOnly {
             return Verdict::Run;
+        }
+        if self.mode != ApprovalMode::ReadOnly
+            && let Some(path) = self.protected_path(tool, arguments, workspace)
+        {
+            return Verdict::AskEachTime(format!(
+                "`{}` would change {}, which holds miniagent's own settings (servers that run outside the sandbox, skills, trust, sessions); it needs your approval each time, whatever the approval mode.",
+                tool.name(),
+                path.display()
+            ));
         }
         match self.mode {
             ApprovalMode::ReadOnly => Verdict::Refuse(format!(
@@ -69,6 +122,17 @@ impl ApprovalPolicy {
                 if remembered { Verdict::Run } else { Verdict::Ask }
             }
         }
+    }
+
+    /// The first path `tool` would change that lies in a protected folder.
+    fn protected_path(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Option<PathBuf> {
+        let settings = workspace.root().join(WORKSPACE_SETTINGS_DIR);
+        tool.changed_paths(arguments).into_iter().find_map(|path| {
+            let real = workspace.resolve(&path, Access::Write).ok()?;
+            let protected =
+                real.starts_with(&settings) || self.protected.iter().any(|folder| real.starts_with(folder));
+            protected.then_some(real)
+        })
     }
 
     /// Remembers a rule; false when it was already there.
@@ -154,6 +218,104 @@ mod tests {
 
     struct FakeTool(ToolEffect);
 
+    /// A file writer whose `path` argument names what it changes.
+    struct FakeWriter;
+
+    impl Tool for FakeWriter {
+        fn name(&self) -> &str {
+            "writer"
+        }
+        fn description(&self) -> &str {
+            "writes the file at `path`"
+        }
+        fn input_schema(&self) -> Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn effect(&self) -> ToolEffect {
+            ToolEffect::WritesFiles
+        }
+        fn changed_paths(&self, arguments: &Value) -> Vec<String> {
+            arguments["path"]
+                .as_str()
+                .map(str::to_string)
+                .into_iter()
+                .collect()
+        }
+        fn run(
+            &self,
+            _: Value,
+            _: crate::tools::ToolContext,
+        ) -> futures_util::future::BoxFuture<'_, crate::tools::ToolOutput> {
+            Box::pin(async { crate::tools::ToolOutput::ok("") })
+        }
+    }
+
+    #[test]
+    fn miniagents_own_settings_are_asked_about_each_time_in_every_mode() {
+        let scratch = std::env::temp_dir().join(format!("miniagent-protected-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(scratch.join("ws/home/.config")).unwrap();
+        let root = scratch.join("ws").canonicalize().unwrap();
+        std::os::unix::fs::symlink(".miniagent", root.join("settings")).unwrap();
+        let workspace = Workspace::new(&root, &[]);
+        let config = root.join("home/.config/miniagent");
+        let args = |path: &str| serde_json::json!({"path": path});
+        for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit, ApprovalMode::FullAuto] {
+            let mut policy = ApprovalPolicy::new(mode).protecting(std::slice::from_ref(&config));
+            // Approving the tool for the session does not cover them either.
+            policy.remember(ApprovalRule::Tool {
+                name: "writer".into(),
+            });
+            for path in [
+                ".miniagent/mcp.json",
+                "./src/../.miniagent/skills/x/SKILL.md",
+                "settings/mcp.json",
+                "home/.config/miniagent/trusted-workspaces.json",
+            ] {
+                assert!(
+                    matches!(
+                        policy.check(&FakeWriter, &args(path), &workspace),
+                        Verdict::AskEachTime(_)
+                    ),
+                    "{mode} {path}"
+                );
+            }
+            // Elsewhere the mode (or in ask mode, the remembered rule) lets it run.
+            assert_eq!(
+                policy.check(&FakeWriter, &args("src/main.rs"), &workspace),
+                Verdict::Run
+            );
+            assert_eq!(
+                policy.check(&FakeWriter, &args(".miniagentx/a"), &workspace),
+                Verdict::Run
+            );
+        }
+        let Verdict::AskEachTime(note) = ApprovalPolicy::new(ApprovalMode::FullAuto).check(
+            &FakeWriter,
+            &args(".miniagent/mcp.json"),
+            &workspace,
+        ) else {
+            panic!("full-auto must ask");
+        };
+        assert_eq!(
+            note,
+            format!(
+                "`writer` would change {}, which holds miniagent's own settings (servers that run outside the sandbox, skills, trust, sessions); it needs your approval each time, whatever the approval mode.",
+                root.join(".miniagent/mcp.json").display()
+            )
+        );
+        // Read-only refuses it as it refuses every change.
+        assert!(matches!(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
+                &FakeWriter,
+                &args(".miniagent/mcp.json"),
+                &workspace
+            ),
+            Verdict::Refuse(_)
+        ));
+        std::fs::remove_dir_all(scratch).unwrap();
+    }
+
     impl Tool for FakeTool {
         fn name(&self) -> &str {
             "fake"
@@ -189,15 +351,20 @@ mod tests {
             (ApprovalMode::FullAuto, ToolEffect::External, Verdict::Run),
         ];
         let args = serde_json::json!({});
+        let workspace = Workspace::new(Path::new("/nonexistent-ws"), &[]);
         for (mode, effect, expected) in cases {
             assert_eq!(
-                ApprovalPolicy::new(mode).check(&FakeTool(effect), &args),
+                ApprovalPolicy::new(mode).check(&FakeTool(effect), &args, &workspace),
                 expected,
                 "{mode} {effect}"
             );
         }
         assert_eq!(
-            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(&FakeTool(ToolEffect::WritesFiles), &args),
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
+                &FakeTool(ToolEffect::WritesFiles),
+                &args,
+                &workspace
+            ),
             Verdict::Refuse(
                 "the approval mode is read-only, which allows only tools that change nothing; `fake` writes files".into()
             )
@@ -209,12 +376,13 @@ mod tests {
         let tool = FakeTool(ToolEffect::RunsCommands);
         let args = serde_json::json!({});
         let rule = ApprovalRule::Tool { name: "fake".into() };
+        let workspace = Workspace::new(Path::new("/nonexistent-ws"), &[]);
         let mut policy = ApprovalPolicy::new(ApprovalMode::Ask);
         assert!(policy.remember(rule.clone()));
         assert!(!policy.remember(rule.clone()));
-        assert_eq!(policy.check(&tool, &args), Verdict::Run);
+        assert_eq!(policy.check(&tool, &args, &workspace), Verdict::Run);
         assert!(policy.revoke(&rule));
-        assert_eq!(policy.check(&tool, &args), Verdict::Ask);
+        assert_eq!(policy.check(&tool, &args, &workspace), Verdict::Ask);
         assert!(!policy.revoke(&rule));
     }
 

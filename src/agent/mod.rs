@@ -54,6 +54,9 @@ pub struct AgentOptions {
     pub session_log: SessionLog,
     /// Values no event may carry (the API key, configured credentials).
     pub secrets: Secrets,
+    /// miniagent's own folders (config, data) that file tools change only when the person
+    /// approves each time; the workspace's `.miniagent/` always is one.
+    pub protected: Vec<PathBuf>,
 }
 
 /// The front end's side of a running agent.
@@ -242,7 +245,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
             compaction_log: Vec::new(),
             fixed_tokens: None,
         })),
-        policy: SharedPolicy::new(ApprovalPolicy::new(options.config.agent.approval)),
+        policy: SharedPolicy::new(
+            ApprovalPolicy::new(options.config.agent.approval).protecting(&options.protected),
+        ),
         approvals: PendingApprovals::default(),
         inspect_requested: Arc::default(),
         events,

@@ -519,7 +519,7 @@ async fn run_one_inner(
     }
     let verdict = match context
         .policy
-        .with(|policy| policy.check(tool.as_ref(), &arguments))
+        .with(|policy| policy.check(tool.as_ref(), &arguments, &context.workspace))
     {
         Verdict::Run if insist.is_some() => Verdict::Ask,
         verdict => verdict,
@@ -529,13 +529,19 @@ async fn run_one_inner(
         Verdict::Refuse(reason) => {
             return CallOutcome::Denied(ToolOutput::error(format!("refused: {reason}")));
         }
-        Verdict::Ask => {
+        Verdict::Ask | Verdict::AskEachTime(_) => {
+            let each_time = match &verdict {
+                Verdict::AskEachTime(note) => Some(note.clone()),
+                Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
+            };
             // A call that cannot succeed is answered at once; nobody is asked about it.
             let preview = match tool.preview(&arguments, &context.workspace) {
-                Ok(preview) => match &insist {
-                    Some(note) => format!("{note}\n\n{preview}"),
-                    None => preview,
-                },
+                Ok(preview) => [each_time.as_deref(), insist.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .chain(std::iter::once(preview.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
                 Err(message) => return Finished(ToolOutput::error(message)),
             };
             let decision = context.approvals.register(id);
@@ -553,6 +559,13 @@ async fn run_one_inner(
             };
             match decision {
                 Ok(Decision::Approve) => {}
+                Ok(Decision::ApproveForSession) if each_time.is_some() => {
+                    context.events.emit(Event::Notice {
+                        message:
+                            "approved once: changes to miniagent's own settings are asked about each time"
+                                .to_string(),
+                    });
+                }
                 Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
                 Ok(Decision::Deny { reason }) => {
                     let because = reason.map(|r| format!(": {r}")).unwrap_or_default();

@@ -79,6 +79,10 @@ impl Tool for WriteFileTool {
         ToolEffect::WritesFiles
     }
 
+    fn changed_paths(&self, arguments: &Value) -> Vec<String> {
+        path_argument(arguments)
+    }
+
     fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
         let plan = plan_write(workspace, arguments)?;
         let content = string_arg(arguments, "content");
@@ -223,6 +227,10 @@ impl Tool for EditFileTool {
         ToolEffect::WritesFiles
     }
 
+    fn changed_paths(&self, arguments: &Value) -> Vec<String> {
+        path_argument(arguments)
+    }
+
     fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
         let plan = plan_edit(workspace, arguments)?;
         Ok(format!(
@@ -252,6 +260,16 @@ impl Tool for EditFileTool {
             ))
         })
     }
+}
+
+/// The `path` argument of a file-changing call, when it has one.
+fn path_argument(arguments: &Value) -> Vec<String> {
+    arguments
+        .get("path")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .into_iter()
+        .collect()
 }
 
 #[cfg(test)]

@@ -178,6 +178,12 @@ pub trait Tool: Send + Sync {
             name: self.name().to_string(),
         })
     }
+    /// The paths (as the model named them) a call would create, change or delete, for
+    /// tools that know them; the approval policy asks each time one is miniagent's own.
+    fn changed_paths(&self, arguments: &Value) -> Vec<String> {
+        let _ = arguments;
+        Vec::new()
+    }
     /// Whether configuration lets this tool run without asking (MCP servers or tools set
     /// to `approval = "auto"`); the read-only approval mode still refuses it.
     fn auto_approved(&self) -> bool {

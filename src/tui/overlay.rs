@@ -31,6 +31,8 @@ pub enum OverlayAction {
 pub struct TrustPrompt {
     /// One line per server it would start and per skill it would add.
     pub servers: Vec<String>,
+    /// Trusted before, but `.miniagent/` changed since.
+    pub changed: bool,
     /// The person's answer, once given; the event loop acts on it.
     pub answer: Option<bool>,
 }

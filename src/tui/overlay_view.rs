@@ -231,13 +231,12 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
         }
         Overlay::Trust(prompt) => {
             let theme = &app.theme;
-            let mut lines = vec![
-                Line::from(Span::styled(
-                    "This workspace has its own MCP servers or skills (.miniagent/). Servers run programs from this repository; skills steer the agent:",
-                    theme.warning,
-                )),
-                Line::default(),
-            ];
+            let intro = if prompt.changed {
+                "This workspace's MCP servers or skills (.miniagent/) changed since you trusted it. Servers run programs from this repository; skills steer the agent:"
+            } else {
+                "This workspace has its own MCP servers or skills (.miniagent/). Servers run programs from this repository; skills steer the agent:"
+            };
+            let mut lines = vec![Line::from(Span::styled(intro, theme.warning)), Line::default()];
             lines.extend(
                 prompt
                     .servers

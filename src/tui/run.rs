@@ -141,23 +141,36 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     let mut awaiting = None;
     let mut trusted = false;
     let extras = trust::WorkspaceExtras::load(&workspace).map_err(|why| anyhow::anyhow!(why))?;
-    if !extras.is_empty() {
-        if options.start.trust_workspace || trust::is_trusted(config_dir.as_deref(), &workspace) {
-            if options.start.trust_workspace
-                && let Some(dir) = &config_dir
-            {
-                trust::remember(dir, &workspace).map_err(|why| anyhow::anyhow!(why))?;
+    match trust::status(config_dir.as_deref(), &workspace, &extras) {
+        trust::TrustStatus::NothingToTrust => {}
+        trust::TrustStatus::Trusted => {
+            trusted = true;
+            if let Some(project) = extras.mcp {
+                mcp = Some(trust::merge(mcp, project));
+            }
+        }
+        trust::TrustStatus::Untrustable(why) => app.notice(
+            crate::tui::conversation::NoticeKind::Warning,
+            format!("this workspace's own MCP servers and skills in .miniagent/ are not used: {why}"),
+        ),
+        trust::TrustStatus::Unknown | trust::TrustStatus::Changed if options.start.trust_workspace => {
+            if let Some(dir) = &config_dir {
+                trust::remember(dir, &workspace, &extras).map_err(|why| anyhow::anyhow!(why))?;
             }
             trusted = true;
             if let Some(project) = extras.mcp {
                 mcp = Some(trust::merge(mcp, project));
             }
-        } else if key.is_ok() {
-            app.overlays.push(Overlay::Trust(TrustPrompt {
-                servers: extras.describe(),
-                answer: None,
-            }));
-            awaiting = Some(extras);
+        }
+        status @ (trust::TrustStatus::Unknown | trust::TrustStatus::Changed) => {
+            if key.is_ok() {
+                app.overlays.push(Overlay::Trust(TrustPrompt {
+                    servers: extras.describe(),
+                    changed: status == trust::TrustStatus::Changed,
+                    answer: None,
+                }));
+                awaiting = Some(extras);
+            }
         }
     }
 
@@ -428,7 +441,7 @@ fn start_after_trust(
     let mut mcp = deferred.mcp.take();
     if trusted {
         if let Some(dir) = &deferred.config_dir
-            && let Err(why) = trust::remember(dir, workspace)
+            && let Err(why) = trust::remember(dir, workspace, &project)
         {
             app.notice(crate::tui::conversation::NoticeKind::Warning, why);
         }

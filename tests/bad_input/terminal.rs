@@ -274,6 +274,7 @@ fn open_overlay(app: &mut App, which: &str) {
         "sessions" => app.submit("/resume".into()),
         "trust" => app.overlays.push(Overlay::Trust(TrustPrompt {
             servers: vec!["files: npx -y @modelcontextprotocol/server-filesystem .".into()],
+            changed: false,
             answer: None,
         })),
         "first run" => app.overlays.push(Overlay::FirstRun(FirstRun {

@@ -93,6 +93,7 @@ impl Harness {
             config,
             session_log: log,
             secrets: miniagent::secrets::Secrets::new(vec![TEST_KEY.to_string()]),
+            protected: Vec::new(),
         };
         Harness {
             handle: agent::spawn(options),

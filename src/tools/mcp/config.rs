@@ -161,9 +161,15 @@ pub enum McpApproval {
 /// Reads and parses `path`; every problem is one line naming the file and the
 /// server/key. Relative `cwd` values are resolved against the file's folder.
 pub fn load_config(path: &Path) -> Result<McpConfig, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|err| format!("{}: cannot read: {err}", path.display()))?;
+    config_from_text(&text, path)
+}
+
+/// Parses `text`, read from the file at `path` (relative `cwd`s are taken from its folder).
+pub fn config_from_text(text: &str, path: &Path) -> Result<McpConfig, String> {
     let source = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{source}: cannot read: {err}"))?;
-    let mut config = parse_config(&text, &source)?;
+    let mut config = parse_config(text, &source)?;
     let base = path.parent().unwrap_or(Path::new(""));
     for server in &mut config.servers {
         if let McpTransport::Stdio { cwd: Some(cwd), .. } = &mut server.transport

@@ -15,7 +15,7 @@ mod tool;
 
 pub use config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_EXECUTE_TIMEOUT, HttpKind, McpApproval, McpConfig, McpServerConfig,
-    McpTransport, load_config, parse_config,
+    McpTransport, config_from_text, load_config, parse_config,
 };
 pub use manager::{McpManager, McpStateCallback};
 pub use tool::McpTool;

@@ -1,0 +1,150 @@
+//! What trust, remembered approvals and resuming can be made to grant, attacked with the
+//! real binary against the scripted server: a workspace whose `.miniagent/` changed after
+//! it was trusted, the agent's own tools writing miniagent's settings, a crafted session
+//! log, and "approve for the session" on an interpreter.
+
+mod support;
+
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use support::cli::*;
+use support::*;
+
+/// The last tool result the model received in request `n`.
+fn last_result(server: &ScriptedServer, n: usize) -> Value {
+    server.requests()[n].body["messages"]
+        .as_array()
+        .and_then(|messages| messages.last())
+        .map(|message| message["content"][0].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// An MCP server entry whose program leaves `marker` behind when started.
+fn server_that_touches(marker: &Path) -> String {
+    serde_json::json!({"mcpServers": {"repo-tool": {
+        "command": "sh",
+        "args": ["-c", format!("touch '{}'", marker.display())],
+        "connect_timeout": 5
+    }}})
+    .to_string()
+}
+
+#[test]
+fn a_trusted_workspace_whose_servers_change_asks_again_and_tools_cannot_change_them_unasked() {
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let elsewhere = TempDir::new();
+    let marker = elsewhere.join("PWNED");
+    workspace.write(
+        ".miniagent/mcp.json",
+        r#"{"mcpServers": {"repo-tool": {"command": "no-such-program-from-the-repo", "connect_timeout": 5}}}"#,
+    );
+
+    // The person trusts the workspace as it is.
+    let server = ScriptedServer::start_blocking(vec![Reply::text("ok")]);
+    let output = against(&home, &workspace, &server)
+        .args(["--trust-workspace", "exec", "--approval", "read-only", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("mcp: repo-tool failed"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    // A later full-auto run: the model tries to add a server. write_file must ask (and
+    // exec has nobody to ask); a command can still write the file in the workspace.
+    let evil = server_that_touches(&marker);
+    let write = serde_json::json!({"path": ".miniagent/mcp.json", "content": evil}).to_string();
+    let command = format!("cat > .miniagent/mcp.json <<'EOF'\n{evil}\nEOF");
+    let bash = serde_json::json!({ "command": command }).to_string();
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("w1", "write_file", write),
+        Reply::tool("b1", "bash", bash),
+        Reply::text("done"),
+    ]);
+    let output = exec(&home, &workspace, &server, &["add a tool"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let refused = last_result(&server, 1);
+    assert_eq!(refused["is_error"], true);
+    let refused = refused["content"].as_str().unwrap_or_default().to_string();
+    assert!(
+        refused.starts_with("the person refused this call: miniagent exec runs without a person"),
+        "{refused}"
+    );
+    assert_eq!(last_result(&server, 2)["is_error"], false);
+    assert!(!marker.exists(), "the changed server started during the run");
+
+    // The next start, in read-only: the changed server is not started, and it says why.
+    let server = ScriptedServer::start_blocking(vec![Reply::text("ok")]);
+    let output = against(&home, &workspace, &server)
+        .args(["exec", "--approval", "read-only", "hi"])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        !marker.exists(),
+        "a changed mcp.json ran without being trusted again"
+    );
+    assert!(
+        stderr.contains(
+            "note: this workspace's .miniagent/ changed since you trusted it (repo-tool: runs `sh -c touch"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("mcp: repo-tool"), "{stderr}");
+}
+
+#[test]
+fn a_person_can_let_the_agent_change_the_workspace_settings_one_call_at_a_time() {
+    use miniagent::config::{ApprovalMode, Provider};
+    use miniagent::protocol::{Decision, Event, Op};
+    use support::harness::{Harness, is_turn_end, test_config};
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let server = ScriptedServer::start(vec![
+            Reply::tool("w1", "write_file", r#"{"path": ".miniagent/skills/a/SKILL.md", "content": "x"}"#),
+            Reply::tool("w2", "write_file", r#"{"path": ".miniagent/skills/b/SKILL.md", "content": "y"}"#),
+            Reply::text("done"),
+        ])
+        .await;
+        let mut config = test_config(Provider::Anthropic, &server);
+        config.agent.approval = ApprovalMode::FullAuto;
+        let mut harness = Harness::start(config);
+        harness.send(Op::UserInput { text: "add skills".into() });
+        // Full-auto still asks; "for the session" approves this call only.
+        for (id, decision) in [("w1", Decision::ApproveForSession), ("w2", Decision::Deny { reason: None })] {
+            let event = harness
+                .wait_for(|event| matches!(event, Event::ApprovalRequested { .. }))
+                .await;
+            let Event::ApprovalRequested { id: asked, preview, .. } = event else {
+                unreachable!()
+            };
+            assert_eq!(asked, id);
+            assert!(preview.contains("holds miniagent's own settings"), "{preview}");
+            harness.send(Op::Approval {
+                id: id.into(),
+                decision,
+            });
+        }
+        harness.wait_for(is_turn_end).await;
+        let root = harness.workspace.path();
+        assert_eq!(std::fs::read_to_string(root.join(".miniagent/skills/a/SKILL.md")).unwrap(), "x");
+        assert!(!root.join(".miniagent/skills/b/SKILL.md").exists());
+        assert!(harness.events.iter().any(|event| matches!(
+            event,
+            Event::Notice { message } if message == "approved once: changes to miniagent's own settings are asked about each time"
+        )));
+        assert!(
+            !harness
+                .events
+                .iter()
+                .any(|event| matches!(event, Event::ApprovalRulesChanged { .. }))
+        );
+    });
+}
