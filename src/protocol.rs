@@ -17,7 +17,7 @@ pub type CallId = String;
 pub enum Decision {
     /// Run this call.
     Approve,
-    /// Run this call and every later call of the same tool in this session without asking.
+    /// Run this call, and later calls the request's `session_rule` covers, without asking.
     ApproveForSession,
     /// Do not run it; the model is told, with the reason when one is given.
     Deny { reason: Option<String> },
@@ -33,6 +33,10 @@ pub enum ApprovalRule {
     Tool { name: String },
     /// `bash` running this program as a simple command (no pipes, chains or redirects).
     Command { program: String },
+    /// `bash` running exactly this command line: what "for the session" covers for
+    /// interpreters, shells, wrappers and compound commands, whose effect is not in
+    /// their arguments' shape.
+    CommandLine { command: String },
 }
 
 impl std::fmt::Display for ApprovalRule {
@@ -40,6 +44,7 @@ impl std::fmt::Display for ApprovalRule {
         match self {
             ApprovalRule::Tool { name } => write!(f, "tool `{name}`"),
             ApprovalRule::Command { program } => write!(f, "command `{program} …`"),
+            ApprovalRule::CommandLine { command } => write!(f, "exactly `{command}`"),
         }
     }
 }
@@ -162,6 +167,10 @@ pub enum Event {
         id: CallId,
         name: String,
         preview: String,
+        /// What [`Decision::ApproveForSession`] would remember; `None`: it approves this
+        /// call only. Logs from before it existed read as `None`.
+        #[serde(default)]
+        session_rule: Option<ApprovalRule>,
     },
     /// The approvals remembered for this session changed (one was added or revoked).
     ApprovalRulesChanged { rules: Vec<ApprovalRule> },

@@ -151,11 +151,23 @@ async fn interrupt_while_an_approval_is_pending() {
         let request = agent
             .wait_for(|e| matches!(e, Event::ApprovalRequested { .. }))
             .await;
-        let Event::ApprovalRequested { id, name, preview } = request else {
+        let Event::ApprovalRequested {
+            id,
+            name,
+            preview,
+            session_rule,
+        } = request
+        else {
             unreachable!()
         };
         assert_eq!((id.as_str(), name.as_str()), ("call_9", "bash"));
         assert!(preview.starts_with("$ touch made-it\n(in "), "{preview}");
+        assert_eq!(
+            session_rule,
+            Some(miniagent::protocol::ApprovalRule::Command {
+                program: "touch".into()
+            })
+        );
         let took = interrupt(&mut agent).await;
         assert!(took < BUDGET, "{provider}: turn_aborted after {took:?}");
         // A late answer finds nothing waiting, and nothing runs.

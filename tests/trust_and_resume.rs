@@ -148,3 +148,90 @@ fn a_person_can_let_the_agent_change_the_workspace_settings_one_call_at_a_time()
         );
     });
 }
+
+#[test]
+fn approving_an_interpreter_for_the_session_approves_that_command_line_only() {
+    use miniagent::config::Provider;
+    use miniagent::protocol::{ApprovalRule, Decision, Event, Op};
+    use support::harness::{Harness, is_turn_end, test_config};
+
+    let rmtree = r#"python3 -c "import shutil; shutil.rmtree('precious')""#;
+    let bash = |command: &str| serde_json::json!({ "command": command }).to_string();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let server = ScriptedServer::start(vec![
+            Reply::tool("c1", "bash", bash("python3 --version")),
+            Reply::tool("c2", "bash", bash(rmtree)),
+            Reply::tool("c3", "bash", bash("python3 --version")),
+            Reply::tool("c4", "bash", bash("ls -a")),
+            Reply::tool("c5", "bash", bash("ls precious")),
+            Reply::text("done"),
+        ])
+        .await;
+        let mut config = test_config(Provider::Anthropic, &server);
+        config.agent.approval = miniagent::config::ApprovalMode::Ask;
+        let mut harness = Harness::start(config);
+        harness.workspace.write("precious/keep.txt", "data");
+        harness.send(Op::UserInput {
+            text: "check python".into(),
+        });
+        let mut asked = Vec::new();
+        loop {
+            let event = harness
+                .wait_for(|event| matches!(event, Event::ApprovalRequested { .. }) || is_turn_end(event))
+                .await;
+            let Event::ApprovalRequested { id, session_rule, .. } = event else {
+                break;
+            };
+            let decision = match id.as_str() {
+                "c2" => Decision::Deny { reason: None },
+                _ => Decision::ApproveForSession,
+            };
+            asked.push((id.clone(), session_rule));
+            harness.send(Op::Approval { id, decision });
+        }
+        // The dialog knew what `a` would cover; the second python3 line and `ls` with
+        // other arguments were asked about, or not, accordingly.
+        assert_eq!(
+            asked,
+            vec![
+                (
+                    "c1".to_string(),
+                    Some(ApprovalRule::CommandLine {
+                        command: "python3 --version".into()
+                    })
+                ),
+                (
+                    "c2".to_string(),
+                    Some(ApprovalRule::CommandLine {
+                        command: rmtree.into()
+                    })
+                ),
+                (
+                    "c4".to_string(),
+                    Some(ApprovalRule::Command { program: "ls".into() })
+                ),
+            ]
+        );
+        assert!(harness.workspace.join("precious/keep.txt").exists());
+        let requests = server.requests();
+        let result = |n: usize| {
+            requests[n].body["messages"]
+                .as_array()
+                .and_then(|messages| messages.last())
+                .map(|message| message["content"][0]["content"].clone())
+                .unwrap_or(Value::Null)
+        };
+        assert!(
+            result(2)
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("the person refused this call")
+        );
+        assert!(
+            result(5).as_str().unwrap_or_default().contains("keep.txt"),
+            "{}",
+            result(5)
+        );
+    });
+}

@@ -135,6 +135,9 @@ fn approval_overlays_for_an_edit_and_a_command() {
         id: "e1".into(),
         name: "edit_file".into(),
         preview: "edit src/main.rs (1 replacement)\n--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"hi\");\n+    println!(\"hello\");\n }\n".into(),
+        session_rule: Some(ApprovalRule::Tool {
+            name: "edit_file".into(),
+        }),
     });
     app.on_agent_event(Event::ToolCallRequested {
         id: "b1".into(),
@@ -145,6 +148,9 @@ fn approval_overlays_for_an_edit_and_a_command() {
         id: "b1".into(),
         name: "bash".into(),
         preview: "$ cargo fmt\n(in /home/dev/project, timeout 120 s)".into(),
+        session_rule: Some(ApprovalRule::Command {
+            program: "cargo".into(),
+        }),
     });
     insta::assert_snapshot!("approval_edit_160x48", screen(&mut app, 160, 48));
     insta::assert_snapshot!("approval_edit_80x24", screen(&mut app, 80, 24));
@@ -166,6 +172,7 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
             id: id.into(),
             name: "bash".into(),
             preview: "$ ls".into(),
+            session_rule: None,
         });
     }
     // Keys the approval does not use change nothing.

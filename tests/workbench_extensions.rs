@@ -162,6 +162,7 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
             id: "s2".into(),
             name: "bash".into(),
             preview: "$ cargo pkgid\n(in /home/dev/project, timeout 120 s)".into(),
+            session_rule: None,
         }),
     ] {
         app.on_agent_event(event);

@@ -245,6 +245,7 @@ fn turn_until_bash() -> Vec<Record> {
                 id: "t2".into(),
                 name: "bash".into(),
                 preview: format!("$ cargo test -q\n(in {WORKSPACE})"),
+                session_rule: None,
             },
         ),
         Record::Decision {

@@ -549,6 +549,10 @@ async fn run_one_inner(
                 id: id.to_string(),
                 name: name.to_string(),
                 preview,
+                session_rule: match each_time {
+                    Some(_) => None,
+                    None => tool.session_rule(&arguments),
+                },
             });
             let decision = tokio::select! {
                 _ = context.cancel.cancelled() => {
@@ -617,7 +621,7 @@ async fn delegate_call(context: &TurnContext, id: &str, arguments: Value) -> Cal
 fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
     let Some(rule) = rule else {
         context.events.emit(Event::Notice {
-            message: "approved once: this command chains, pipes, redirects or wraps other commands, so it cannot be remembered for the session".to_string(),
+            message: "approved once: this call cannot be remembered for the session".to_string(),
         });
         return;
     };

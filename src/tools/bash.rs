@@ -26,12 +26,6 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(3);
 // Public here since before the process code had its own module.
 pub use super::process::TAG_VAR;
-/// Programs whose approval cannot be remembered by name: they run other commands.
-const WRAPPERS: [&str; 20] = [
-    "sh", "bash", "zsh", "dash", "fish", "sudo", "su", "doas", "env", "xargs", "eval", "exec", "nohup",
-    "timeout", "nice", "time", "command", "builtin", "source", ".",
-];
-
 /// The `bash` tool.
 pub struct BashTool {
     settings: BashSettings,
@@ -42,21 +36,6 @@ impl BashTool {
     pub fn new(settings: BashSettings, jobs: BackgroundJobs) -> Self {
         Self { settings, jobs }
     }
-}
-
-/// The program a simple command runs (`cargo test -q` → `cargo`), or `None` when the
-/// command chains, pipes, redirects, substitutes or wraps other commands, so that
-/// approving "cargo" for the session can never approve `cargo build; rm -rf ~`.
-pub fn simple_program(command: &str) -> Option<&str> {
-    const OPERATORS: [&str; 9] = [";", "&", "|", "<", ">", "`", "$(", "\n", "\r"];
-    if OPERATORS.iter().any(|op| command.contains(op)) {
-        return None;
-    }
-    let program = command.split_whitespace().next()?;
-    if program.contains('=') || WRAPPERS.contains(&program) {
-        return None;
-    }
-    Some(program)
 }
 
 impl Tool for BashTool {
@@ -114,9 +93,7 @@ impl Tool for BashTool {
 
     fn session_rule(&self, arguments: &Value) -> Option<ApprovalRule> {
         let command = arguments.get("command").and_then(Value::as_str)?;
-        simple_program(command).map(|program| ApprovalRule::Command {
-            program: program.to_string(),
-        })
+        Some(super::command_rule::session_rule(command))
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {

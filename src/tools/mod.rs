@@ -2,6 +2,7 @@
 //! argument validation and output capping.
 
 pub mod bash;
+pub mod command_rule;
 pub mod edit;
 pub mod files;
 pub mod jobs;

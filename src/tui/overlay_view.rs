@@ -17,6 +17,7 @@ use super::replay::REPLAY_HINTS;
 use super::sessions::PICKER_HINTS;
 use super::text::{ansi::ansi_lines, diff::diff_lines, wrap};
 use super::timeline::format_duration;
+use crate::protocol::ApprovalRule;
 
 /// Tools whose approval preview is a unified diff.
 const DIFF_TOOLS: [&str; 2] = ["write_file", "edit_file"];
@@ -47,8 +48,8 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
     };
     let width = size.width.saturating_sub(4).min(110);
     let body_rows = u16::try_from(body.len()).unwrap_or(u16::MAX);
-    // Borders and the two footer rows around the preview.
-    let height = (body_rows + 4)
+    // Borders and the three footer rows (scroll position, what `a` covers, keys).
+    let height = (body_rows + 5)
         .min(size.height.saturating_sub(2))
         .max(6.min(size.height));
     let area = centered(size, width, height);
@@ -71,7 +72,7 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
     if inner.height < 2 {
         return;
     }
-    let footer_rows = 2u16;
+    let footer_rows = 3u16;
     let body_area = Rect {
         height: inner.height.saturating_sub(footer_rows),
         ..inner
@@ -97,13 +98,35 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         None => hint_line(&APPROVAL_HINTS[..4], app),
     };
     buf.set_line(inner.x, footer_y, &footer, inner.width);
+    let scope = Line::from(vec![
+        Span::styled("a", theme.key),
+        Span::styled(
+            format!(" {}", session_scope(pending.session_rule.as_ref())),
+            theme.dim,
+        ),
+    ]);
+    buf.set_line(inner.x, footer_y - 1, &scope, inner.width);
     if wrapped.len() > usize::from(body_area.height) {
         let more = format!(
             "↑/↓ scroll · {}/{} lines",
             scroll + usize::from(body_area.height).min(wrapped.len()),
             wrapped.len()
         );
-        buf.set_stringn(inner.x, footer_y - 1, &more, usize::from(inner.width), theme.dim);
+        buf.set_stringn(inner.x, footer_y - 2, &more, usize::from(inner.width), theme.dim);
+    }
+}
+
+/// What approving for the session will cover, said before the key is pressed.
+fn session_scope(rule: Option<&ApprovalRule>) -> String {
+    match rule {
+        Some(ApprovalRule::Tool { name }) => format!("approves every `{name}` call for the rest of the session"),
+        Some(ApprovalRule::Command { program }) => {
+            format!("approves every simple `{program} …` command for the rest of the session")
+        }
+        Some(ApprovalRule::CommandLine { .. }) => {
+            "approves exactly this command line for the session, nothing else: it runs code its arguments give, or several commands".to_string()
+        }
+        None => "approves this call only: it cannot be approved for the session".to_string(),
     }
 }
 

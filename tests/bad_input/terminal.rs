@@ -181,6 +181,7 @@ fn a_ten_megabyte_bracketed_paste() {
         id: "t2".into(),
         name: "read_file".into(),
         preview: "read README.md".into(),
+        session_rule: None,
     });
     app.on_key(key(KeyCode::Char('n')));
     assert!(app.on_paste(&one_line));
@@ -288,6 +289,7 @@ fn open_overlay(app: &mut App, which: &str) {
                 id: "t2".into(),
                 name: "read_file".into(),
                 preview: "read README.md\n".repeat(40),
+                session_rule: None,
             });
         }
         other => panic!("no overlay called {other}"),

@@ -86,6 +86,8 @@ pub struct PendingApproval {
     pub id: String,
     pub name: String,
     pub preview: String,
+    /// What `a` (approve for the session) remembers; `None`: this call only.
+    pub session_rule: Option<crate::protocol::ApprovalRule>,
 }
 
 /// The token-budget figures.
@@ -342,13 +344,23 @@ impl App {
                 let summary = super::timeline::summarize_arguments(&arguments);
                 self.conversation.push(Entry::Tool { id, name, summary });
             }
-            Event::ApprovalRequested { id, name, preview } => {
+            Event::ApprovalRequested {
+                id,
+                name,
+                preview,
+                session_rule,
+            } => {
                 self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
                 self.conversation.invalidate_tool(&id);
                 if self.approvals.is_empty() {
                     self.approval_scroll = 0;
                 }
-                self.approvals.push_back(PendingApproval { id, name, preview });
+                self.approvals.push_back(PendingApproval {
+                    id,
+                    name,
+                    preview,
+                    session_rule,
+                });
                 self.activity = Activity::AwaitingApproval;
             }
             Event::ApprovalRulesChanged { rules } => self.rules = rules,
@@ -543,7 +555,12 @@ impl App {
             Event::ToolCallRequested { id, name, arguments } => {
                 self.timeline.requested(&id, &format!("↳ {name}"), &arguments);
             }
-            Event::ApprovalRequested { id, name, preview } => {
+            Event::ApprovalRequested {
+                id,
+                name,
+                preview,
+                session_rule,
+            } => {
                 self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
                 if self.approvals.is_empty() {
                     self.approval_scroll = 0;
@@ -552,6 +569,7 @@ impl App {
                     id,
                     name: format!("{name} (for sub-agent {agent})"),
                     preview,
+                    session_rule,
                 });
                 self.activity = Activity::AwaitingApproval;
             }

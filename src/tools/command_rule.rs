@@ -1,0 +1,247 @@
+//! What "approve for the session" remembers for a `bash` command.
+//!
+//! Approving a program by name (`cargo …`) is safe only when what the program does is in
+//! the shape of its arguments: `cargo test -q` and `cargo build` differ in flags, not in
+//! code handed to them. Interpreters (`python3 -c …`), shells, wrappers that run another
+//! command (`env`, `xargs`, `timeout`), package runners (`npx`) and programs with an
+//! option that executes or deletes (`git -c`, `find -exec`) take arbitrary code in their
+//! arguments: for them, and for compound commands (pipes, chains, redirects,
+//! substitutions) and programs named by a path, only the exact command line is
+//! remembered.
+//!
+//! A program approved by name still runs what the project's own files say: `cargo test`
+//! runs the tests and build scripts, `git commit` runs the repository's hooks. That is
+//! what approving the program means, and the README says so.
+
+use crate::protocol::ApprovalRule;
+
+/// Shells and programs that run another command given in their arguments.
+const RUNS_A_COMMAND: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "busybox",
+    "sudo",
+    "su",
+    "doas",
+    "env",
+    "xargs",
+    "eval",
+    "exec",
+    "nohup",
+    "timeout",
+    "nice",
+    "ionice",
+    "time",
+    "command",
+    "builtin",
+    "source",
+    ".",
+    "setsid",
+    "stdbuf",
+    "chroot",
+    "flock",
+    "watch",
+    "parallel",
+    "strace",
+    "ltrace",
+    "unbuffer",
+    "script",
+    "nsenter",
+    "unshare",
+    "firejail",
+    "systemd-run",
+    "ssh",
+    "docker",
+    "podman",
+    "kubectl",
+    "nix-shell",
+    "tmux",
+    "screen",
+    "make",
+    "gmake",
+];
+
+/// Interpreters and tools whose arguments can carry a program (`-c`, `-e`, scripts on the
+/// command line, shell escapes); versioned names (`python3.11`) count by their base.
+const INTERPRETERS: &[&str] = &[
+    "python",
+    "pypy",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "ruby",
+    "irb",
+    "perl",
+    "php",
+    "lua",
+    "luajit",
+    "r",
+    "rscript",
+    "julia",
+    "tclsh",
+    "wish",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "sed",
+    "java",
+    "jshell",
+    "groovy",
+    "scala",
+    "kotlin",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "expect",
+    "gdb",
+    "lldb",
+    "vim",
+    "vi",
+    "nvim",
+    "emacs",
+    "ed",
+    "ex",
+    "sqlite",
+    "psql",
+    "mysql",
+    "npx",
+    "pnpx",
+    "bunx",
+    "uvx",
+    "pipx",
+];
+
+/// Options after which `find` runs a command, deletes or writes files.
+const FIND_ACTIONS: &[&str] = &[
+    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
+];
+
+/// Characters that make a command more than one simple command, or hide its program.
+const OPERATORS: &[&str] = &[";", "&", "|", "<", ">", "`", "$(", "\n", "\r"];
+
+/// What approving `command` for the session remembers.
+pub fn session_rule(command: &str) -> ApprovalRule {
+    match program_by_name(command) {
+        Some(program) => ApprovalRule::Command {
+            program: program.to_string(),
+        },
+        None => ApprovalRule::CommandLine {
+            command: command.to_string(),
+        },
+    }
+}
+
+/// The program `command` runs, when approving it by name is safe (see the module header).
+pub fn program_by_name(command: &str) -> Option<&str> {
+    if OPERATORS.iter().any(|op| command.contains(op)) {
+        return None;
+    }
+    let mut words = command.split_whitespace();
+    let program = words.next()?;
+    let plain = program
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+    if !plain || program == "." {
+        return None;
+    }
+    let lower = program.to_ascii_lowercase();
+    let base = lower.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if RUNS_A_COMMAND.contains(&lower.as_str())
+        || INTERPRETERS.contains(&lower.as_str())
+        || INTERPRETERS.contains(&base)
+    {
+        return None;
+    }
+    let args: Vec<&str> = words.collect();
+    let executes = match lower.as_str() {
+        // `git -c core.pager=…`, `--config-env`, `--exec-path` and aliases set on the
+        // command line run whatever they name.
+        "git" => args.iter().any(|arg| {
+            arg.starts_with("-c") || arg.starts_with("--config-env") || arg.starts_with("--exec-path")
+        }),
+        "find" => args.iter().any(|arg| FIND_ACTIONS.contains(arg)),
+        // Package managers' "run any package" subcommands.
+        "npm" | "yarn" | "pnpm" => args
+            .first()
+            .is_some_and(|sub| matches!(*sub, "exec" | "x" | "dlx" | "create" | "init")),
+        _ => false,
+    };
+    (!executes).then_some(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn programs_whose_effect_is_in_their_arguments_are_remembered_by_name() {
+        for (command, program) in [
+            ("cargo test -q", "cargo"),
+            ("ls -la src", "ls"),
+            ("git status", "git"),
+            ("git log --oneline -5", "git"),
+            ("find . -name '*.rs'", "find"),
+            ("npm test", "npm"),
+            ("rg -n TODO", "rg"),
+            ("c++ -O2 main.cc", "c++"),
+        ] {
+            assert_eq!(
+                session_rule(command),
+                ApprovalRule::Command {
+                    program: program.into()
+                },
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn code_in_the_arguments_is_remembered_as_the_exact_line() {
+        for command in [
+            "python3 --version",
+            "python3 -c \"import shutil; shutil.rmtree('precious')\"",
+            "python3.11 -m http.server",
+            "/usr/bin/python3 x.py",
+            "./run.sh",
+            "node -e 'require(\"fs\").rmSync(\"x\")'",
+            "perl -e 'unlink glob \"*\"'",
+            "awk 'BEGIN{system(\"rm -rf x\")}'",
+            "sed -n 1p file",
+            "bash -c 'rm -rf x'",
+            "env rm -rf x",
+            "xargs rm",
+            "timeout 5 rm -rf x",
+            "make clean",
+            "npx cowsay hi",
+            "npm exec -- rimraf .",
+            "git -c core.pager='rm -rf x' log",
+            "git --config-env=core.pager=EVIL log",
+            "find . -exec rm {} +",
+            "find . -delete",
+            "FOO=1 cargo test",
+            "cargo test; rm -rf ~",
+            "ls | sh",
+            "ls $(rm -rf x)",
+            "\"cargo\" test",
+        ] {
+            assert_eq!(
+                session_rule(command),
+                ApprovalRule::CommandLine {
+                    command: command.into()
+                },
+                "{command}"
+            );
+        }
+    }
+}
