@@ -131,7 +131,7 @@ fn env(name: &str) -> Option<String> {
 
 fn run(cli: Cli) -> i32 {
     let shared = cli.shared;
-    let mut start = StartOptions {
+    let start = StartOptions {
         workspace: shared.workspace,
         config_file: shared.config,
         mcp_config: shared.mcp_config,
@@ -149,8 +149,9 @@ fn run(cli: Cli) -> i32 {
     match cli.command {
         None => {
             let resume = match cli.resume.as_deref() {
-                Some(id) => match startup::resume_target(&mut start, Some(id).filter(|id| !id.is_empty())) {
-                    Ok(path) => Some(path),
+                Some(id) => match startup::resume_target(&start, Some(id).filter(|id| !id.is_empty())) {
+                    // The workbench asks when the log is from elsewhere.
+                    Ok(target) => Some(target.path),
                     Err(err) => {
                         eprintln!("miniagent: {err:#}");
                         return 1;
@@ -166,8 +167,10 @@ fn run(cli: Cli) -> i32 {
         }
         Some(Command::Exec { json, resume, prompt }) => {
             let resume = match resume.as_deref() {
-                Some(id) => match startup::resume_target(&mut start, Some(id)) {
-                    Ok(path) => Some(path),
+                Some(id) => match startup::resume_target(&start, Some(id))
+                    .and_then(|target| target.check_for_exec(&start).map(|()| target))
+                {
+                    Ok(target) => Some(target.path),
                     Err(err) => {
                         eprintln!("miniagent: {err:#}");
                         return 1;

@@ -123,10 +123,49 @@ pub fn resolve_workspace(options: &StartOptions) -> anyhow::Result<PathBuf> {
     Ok(workspace)
 }
 
+/// A log `--resume` would continue, and what the person should know before it does.
+#[derive(Clone, Debug)]
+pub struct ResumeTarget {
+    pub path: PathBuf,
+    pub id: String,
+    /// The workspace the log says it was recorded in.
+    pub recorded_workspace: PathBuf,
+    /// One of this user's recorded sessions ([`session::store::is_own_log`]).
+    pub own: bool,
+}
+
+impl ResumeTarget {
+    /// `exec` has nobody to ask: it continues a log from elsewhere, or one recorded in
+    /// another workspace, only where `-w` says. A crafted log never moves the workspace.
+    pub fn check_for_exec(&self, options: &StartOptions) -> anyhow::Result<()> {
+        if options.workspace.is_some() {
+            return Ok(());
+        }
+        let here = resolve_workspace(options)?;
+        if !self.own {
+            bail!(
+                "{} is not one of your recorded sessions; to continue it, name the workspace it may work in with -w (its remembered approvals are not restored)",
+                self.path.display()
+            );
+        }
+        if self.recorded_workspace.canonicalize().ok().as_deref() != Some(here.as_path()) {
+            bail!(
+                "session {} was recorded in {}, not here ({}); run it there, or name the workspace with -w (-w {} to continue it there)",
+                self.id,
+                self.recorded_workspace.display(),
+                here.display(),
+                self.recorded_workspace.display()
+            );
+        }
+        Ok(())
+    }
+}
+
 /// The log `--resume [ID]` continues: session `id` (or an id prefix, or a file), else the
-/// newest session recorded in the workspace. Without `--workspace`, the session's own
-/// workspace is used when it still exists.
-pub fn resume_target(options: &mut StartOptions, id: Option<&str>) -> anyhow::Result<PathBuf> {
+/// newest session recorded in the workspace. The workspace stays the one the person
+/// named (or the current directory): front ends ask, or refuse, when the log was
+/// recorded elsewhere ([`ResumeTarget::check_for_exec`]).
+pub fn resume_target(options: &StartOptions, id: Option<&str>) -> anyhow::Result<ResumeTarget> {
     let dir = session::store::sessions_dir(&|name| std::env::var(name).ok());
     let path = match id {
         Some(id) => session::store::resolve(dir.as_deref(), id).map_err(|why| anyhow::anyhow!(why))?,
@@ -145,11 +184,12 @@ pub fn resume_target(options: &mut StartOptions, id: Option<&str>) -> anyhow::Re
         }
     };
     let loaded = session::load(&path).map_err(|why| anyhow::anyhow!(why))?;
-    let recorded = PathBuf::from(&loaded.header.workspace);
-    if options.workspace.is_none() && recorded.is_dir() {
-        options.workspace = Some(recorded);
-    }
-    Ok(path)
+    Ok(ResumeTarget {
+        own: session::store::is_own_log(dir.as_deref(), &path),
+        id: loaded.header.id.clone(),
+        recorded_workspace: PathBuf::from(&loaded.header.workspace),
+        path,
+    })
 }
 
 /// Where MCP servers' stderr goes: `mcp.log` beside miniagent's own log, never the screen.

@@ -705,3 +705,43 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
         "{text}"
     );
 }
+
+#[test]
+fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    picker_sessions(&home);
+    let mut app = app_in(&workspace, &home);
+    // Another workspace's session, from the every-workspace list: asked first.
+    app.submit("/resume".into());
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::End));
+    app.on_key(key(KeyCode::Enter));
+    let other = home.join("sessions/20261121-120000-0c0c.jsonl");
+    assert!(matches!(app.overlays.last(), Some(Overlay::ResumeQuestion(q)) if q.elsewhere && q.own));
+    assert_eq!(app.outbox, vec![]);
+    insta::assert_snapshot!("resume_elsewhere_80x24", screen(&mut app, 80, 24));
+    // n: nothing is resumed.
+    app.on_key(key(KeyCode::Char('n')));
+    assert!(app.overlays.is_empty());
+    assert_eq!(app.outbox, vec![]);
+    // y: it continues here.
+    app.resume_session(&other);
+    app.on_key(key(KeyCode::Char('y')));
+    assert!(app.overlays.is_empty());
+    assert_eq!(app.outbox, vec![Op::Resume { path: other }]);
+
+    // A log from outside the data folder, even one naming this workspace.
+    let mut app = app_in(&workspace, &home);
+    let header = header("20261120-000000-e711", WORKSPACE, "2026-11-20T00:00:00Z");
+    let crafted = workspace.write("evil.jsonl", jsonl(&header, &finished_session()));
+    app.resume_session(&crafted);
+    assert!(matches!(app.overlays.last(), Some(Overlay::ResumeQuestion(q)) if !q.elsewhere && !q.own));
+    // The temporary folder's name changes from run to run; the snapshot shows a fixed one.
+    if let Some(Overlay::ResumeQuestion(question)) = app.overlays.last_mut() {
+        question.path = PathBuf::from("/home/dev/Downloads/evil.jsonl");
+    }
+    insta::assert_snapshot!("resume_foreign_log_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+    assert_eq!(app.outbox, vec![]);
+}

@@ -49,7 +49,19 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         output: restored.total_output,
     };
     session.compaction_log = restored.compactions;
-    let rules = restored.rules;
+    // Remembered approvals come back only from this user's own logs: a log from
+    // anywhere else could name any rule.
+    let own = session::store::is_own_log(shared.options.session_log.sessions_folder().as_deref(), path);
+    if !own && !restored.rules.is_empty() {
+        events.emit(Event::Notice {
+            message: format!(
+                "{} is not one of your recorded sessions, so its {} remembered approval(s) were not restored",
+                path.display(),
+                restored.rules.len()
+            ),
+        });
+    }
+    let rules = if own { restored.rules } else { Vec::new() };
     shared.policy.with(|policy| {
         for rule in policy.rules().to_vec() {
             policy.revoke(&rule);

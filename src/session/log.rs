@@ -44,6 +44,9 @@ struct PendingDelta {
 
 struct Writer {
     dir: PathBuf,
+    /// The sessions folder the log was created in; `dir` follows a resumed log, this
+    /// does not.
+    sessions_folder: PathBuf,
     header: Header,
     path: PathBuf,
     file: Option<File>,
@@ -78,6 +81,7 @@ impl SessionLog {
         let info = SessionInfo::new(&header, &path);
         Self(Some(Arc::new(Mutex::new(Writer {
             dir: dir.to_path_buf(),
+            sessions_folder: dir.to_path_buf(),
             header,
             path,
             file: None,
@@ -102,6 +106,12 @@ impl SessionLog {
     /// The session's id, when it is recorded.
     pub fn id(&self) -> Option<String> {
         self.writer().map(|w| w.header.id.clone())
+    }
+
+    /// The folder of this user's session logs the session was started with, when it is
+    /// recorded (a resumed log elsewhere does not change it).
+    pub fn sessions_folder(&self) -> Option<PathBuf> {
+        self.writer().map(|w| w.sessions_folder.clone())
     }
 
     /// The file, when the session is recorded (it exists once the first turn started).

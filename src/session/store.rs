@@ -18,6 +18,30 @@ pub fn sessions_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "miniagent").map(|dirs| dirs.data_dir().join("sessions"))
 }
 
+/// Whether `path` is one of this user's recorded sessions: a regular file (not a link)
+/// directly in `dir`, the sessions folder, owned by this user. Only such a log's
+/// remembered approvals are restored, and only it continues without being asked about:
+/// a log from anywhere else (a repository, a download) may say anything.
+pub fn is_own_log(dir: Option<&Path>, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(dir) = dir.and_then(|dir| dir.canonicalize().ok()) else {
+        return false;
+    };
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let in_folder = path
+        .parent()
+        .and_then(|parent| parent.canonicalize().ok())
+        .is_some_and(|parent| parent == dir);
+    meta.file_type().is_file()
+        && meta.uid() == uid
+        && in_folder
+        && path.extension().is_some_and(|ext| ext == "jsonl")
+}
+
 /// What lists show of a session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {

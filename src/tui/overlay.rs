@@ -24,6 +24,25 @@ pub enum OverlayAction {
     Send(Op),
     /// Continue the session recorded in this log (the `/resume` picker's choice).
     Resume(std::path::PathBuf),
+    /// Continue it after all: the person said yes to [`ResumeQuestion`].
+    ResumeConfirmed(std::path::PathBuf),
+}
+
+/// Asked before a log is continued that was recorded in another workspace, or is not
+/// one of this user's recorded sessions: a log names its workspace and its remembered
+/// approvals, and a crafted one may name anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResumeQuestion {
+    pub path: std::path::PathBuf,
+    pub id: String,
+    /// Where the log says it was recorded.
+    pub recorded: String,
+    /// This workspace, where it would continue.
+    pub here: String,
+    /// Whether `recorded` differs from `here`.
+    pub elsewhere: bool,
+    /// One of this user's recorded sessions.
+    pub own: bool,
 }
 
 /// The question asked before a workspace's own `.miniagent/mcp.json` may start programs.
@@ -94,6 +113,8 @@ pub enum Overlay {
     Sessions(SessionPicker),
     /// The workspace has its own MCP servers: trust it (and start them) or not.
     Trust(TrustPrompt),
+    /// A log from elsewhere: continue it here or not.
+    ResumeQuestion(ResumeQuestion),
     FirstRun(FirstRun),
 }
 
@@ -127,6 +148,13 @@ impl Overlay {
                 PreviewAction::Ignored => OverlayAction::Ignored,
                 PreviewAction::Changed => OverlayAction::Changed,
                 PreviewAction::Close => OverlayAction::Close,
+            };
+        }
+        if let Overlay::ResumeQuestion(question) = self {
+            return match key.code {
+                KeyCode::Char('y') => OverlayAction::ResumeConfirmed(question.path.clone()),
+                KeyCode::Char('n') | KeyCode::Esc => OverlayAction::Close,
+                _ => OverlayAction::Ignored,
             };
         }
         if let Overlay::Trust(prompt) = self {
@@ -208,6 +236,7 @@ impl Overlay {
             | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
+            | Overlay::ResumeQuestion(_)
             | Overlay::FirstRun(_) => {
                 return false;
             }
@@ -233,6 +262,7 @@ impl Overlay {
             Overlay::Skills { .. } => "Skills".to_string(),
             Overlay::Sessions(_) => PICKER_TITLE.to_string(),
             Overlay::Trust(_) => "Trust this workspace?".to_string(),
+            Overlay::ResumeQuestion(_) => "Continue this session here?".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
         }
     }
@@ -247,6 +277,10 @@ impl Overlay {
             Overlay::Trust(_) => vec![
                 KeyHint::new("y", "trust and start them"),
                 KeyHint::new("n", "not now"),
+            ],
+            Overlay::ResumeQuestion(_) => vec![
+                KeyHint::new("y", "continue it here"),
+                KeyHint::new("n/Esc", "do not resume"),
             ],
             Overlay::Approvals { .. } => vec![
                 KeyHint::new("↑/↓", "select"),

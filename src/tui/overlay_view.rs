@@ -252,6 +252,53 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             let lines = super::extensions::mcp_lines(&servers, *selected, &app.theme);
             popup(buf, area, &title, lines, 0, app, true);
         }
+        Overlay::ResumeQuestion(question) => {
+            let theme = &app.theme;
+            let mut lines = Vec::new();
+            if question.elsewhere {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "Session {} was recorded in {}, not in this workspace ({}). Continued here, its conversation goes on with this workspace's files.",
+                        question.id, question.recorded, question.here
+                    ),
+                    theme.warning,
+                )));
+            }
+            if !question.own {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "{} is not one of your recorded sessions: it could say anything, and its remembered approvals are not restored.",
+                        question.path.display()
+                    ),
+                    theme.warning,
+                )));
+            }
+            lines.push(Line::default());
+            if question.elsewhere {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "To continue it in its own workspace instead: miniagent -w {} --resume {}",
+                        question.recorded, question.id
+                    ),
+                    theme.dim,
+                )));
+                lines.push(Line::default());
+            }
+            lines.push(Line::from(vec![
+                Span::styled("y", theme.key),
+                Span::styled(" continue it here   ", theme.text),
+                Span::styled("n", theme.key),
+                Span::styled(" do not resume", theme.text),
+            ]));
+            let width = 90.min(size.width);
+            let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();
+            let small = centered(
+                size,
+                width,
+                (u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)).min(size.height),
+            );
+            popup(buf, small, &title, lines, 0, app, true);
+        }
         Overlay::Trust(prompt) => {
             let theme = &app.theme;
             let intro = if prompt.changed {

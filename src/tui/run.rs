@@ -104,13 +104,9 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     // A bad mcp.json is reported before the screen changes; the servers start with the agent.
     let mut mcp = startup::mcp_config(&options.start, &env)?;
     // So is a log that cannot be resumed.
-    let resumed = match &options.resume {
-        Some(path) => Some((
-            path.clone(),
-            session::load(path).map_err(|why| anyhow::anyhow!(why))?,
-        )),
-        None => None,
-    };
+    if let Some(path) = &options.resume {
+        session::load(path).map_err(|why| anyhow::anyhow!(why))?;
+    }
     // Errors that building the session would find late are found now, cheaply.
     crate::llm::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)?;
     config::system_prompt(&config, &workspace, "").map_err(|why| anyhow::anyhow!(why))?;
@@ -130,11 +126,11 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     app.session.model = config.model.model.clone();
     app.session.provider = config.model.provider.to_string();
     app.sessions_dir = session::store::sessions_dir(&env);
-    // The panes show the resumed session at once; the agent takes it up when it starts.
-    let resume = resumed.map(|(path, loaded)| {
-        app.show_resumed(&loaded);
-        path
-    });
+    // The panes show the resumed session at once (or the question whether to continue a
+    // log from elsewhere here); the agent takes it up when it starts.
+    if let Some(path) = &options.resume {
+        app.resume_session(path);
+    }
 
     // A workspace's own MCP servers start programs and its skills steer the agent: only
     // with the person's trust.
@@ -222,7 +218,6 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
             project: awaiting,
             key: pending_key,
             config_dir,
-            resume,
             build,
             building: None,
         },
@@ -307,16 +302,13 @@ async fn event_loop(
             }
         }
         if let Some(agent) = agent.as_ref() {
-            // The session to resume is the agent's first request, whenever it starts.
-            if let Some(path) = deferred.resume.take() {
-                let _ = agent.ops.send(Op::Resume { path });
-            }
             for op in app.outbox.drain(..) {
                 let _ = agent.ops.send(op);
             }
         } else if deferred.build.is_none() && deferred.building.is_none() {
-            // No session is coming until the person answers: nothing to send to.
-            app.outbox.clear();
+            // No session is coming until the person answers: nothing to send to, but the
+            // session to resume is still the agent's first request once it starts.
+            app.outbox.retain(|op| matches!(op, Op::Resume { .. }));
         }
         if app.quit {
             return Ok(());
@@ -404,8 +396,7 @@ struct BuildArgs {
     trusted: bool,
 }
 
-/// What the session waits for before it starts: the trust answer (and the key to use),
-/// and what it does first once it exists (resume a session).
+/// What the session waits for before it starts: the trust answer (and the key to use).
 struct Deferred {
     /// The user's MCP servers, until the agent takes them.
     mcp: Option<crate::tools::mcp::McpConfig>,
@@ -413,8 +404,6 @@ struct Deferred {
     project: Option<trust::WorkspaceExtras>,
     key: Option<String>,
     config_dir: Option<std::path::PathBuf>,
-    /// `--resume`: the log the agent continues once it exists.
-    resume: Option<PathBuf>,
     /// The session to build after the first frame, then the build under way.
     build: Option<BuildArgs>,
     building: Option<tokio::task::JoinHandle<anyhow::Result<agent::AgentOptions>>>,

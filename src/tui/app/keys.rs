@@ -81,6 +81,11 @@ impl App {
                     self.resume_session(&path);
                     return true;
                 }
+                OverlayAction::ResumeConfirmed(path) => {
+                    self.overlays.pop();
+                    self.resume_session_confirmed(&path);
+                    return true;
+                }
             }
             // An overlay that did not use the key still blocks the panes under it,
             // except for the keys that must always work.

@@ -708,6 +708,7 @@ impl App {
                 | Overlay::Skills { .. }
                 | Overlay::Sessions(_)
                 | Overlay::Trust(_)
+                | Overlay::ResumeQuestion(_)
                 | Overlay::FirstRun(_) => {}
             }
         }

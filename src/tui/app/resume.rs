@@ -9,7 +9,7 @@ use super::{Activity, App, Stats, TokenFigures};
 use crate::protocol::{Event, Op};
 use crate::session::{self, Loaded};
 use crate::tui::conversation::{Conversation, NoticeKind};
-use crate::tui::overlay::Overlay;
+use crate::tui::overlay::{Overlay, ResumeQuestion};
 use crate::tui::sessions::SessionPicker;
 use crate::tui::thinking::ThinkingPane;
 use crate::tui::timeline::Timeline;
@@ -101,8 +101,19 @@ impl App {
     }
 
     /// Continues the session recorded in `path`: a fresh view filled from its log, and
-    /// the agent asked to take it up. The session left behind stays in its own log.
+    /// the agent asked to take it up. The session left behind stays in its own log. A log
+    /// recorded in another workspace, or not one of this user's sessions, is asked about
+    /// first ([`Overlay::ResumeQuestion`]).
     pub fn resume_session(&mut self, path: &Path) {
+        self.resume(path, Confirmation::AskIfForeign);
+    }
+
+    /// [`Self::resume_session`] once the person said yes to continuing it here.
+    pub fn resume_session_confirmed(&mut self, path: &Path) {
+        self.resume(path, Confirmation::Given);
+    }
+
+    fn resume(&mut self, path: &Path, confirmation: Confirmation) {
         if self.turn_running {
             self.notice(
                 NoticeKind::Warning,
@@ -122,6 +133,22 @@ impl App {
                 NoticeKind::Info,
                 format!("session {} is the one you are in", loaded.header.id),
             );
+            return;
+        }
+        let own = session::store::is_own_log(self.sessions_dir.as_deref(), path);
+        let recorded = loaded.header.workspace.clone();
+        let here = self.session.workspace.clone();
+        let elsewhere =
+            recorded != here && Path::new(&recorded).canonicalize().ok().as_deref() != Some(Path::new(&here));
+        if confirmation == Confirmation::AskIfForeign && (elsewhere || !own) {
+            self.overlays.push(Overlay::ResumeQuestion(ResumeQuestion {
+                path: path.to_path_buf(),
+                id: loaded.header.id.clone(),
+                recorded,
+                here,
+                elsewhere,
+                own,
+            }));
             return;
         }
         self.reset_session_view();
@@ -167,6 +194,7 @@ impl App {
             | Overlay::Skills { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
+            | Overlay::ResumeQuestion(_)
             | Overlay::FirstRun(_) => true,
         });
     }
@@ -200,4 +228,11 @@ impl App {
             None => false,
         }
     }
+}
+
+/// Whether a log from elsewhere is asked about before it continues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Confirmation {
+    AskIfForeign,
+    Given,
 }
