@@ -9,6 +9,7 @@ use miniagent::config::{ApprovalMode, Overrides, Provider};
 use miniagent::exec::{self, ExecOutcome, OutputMode};
 use miniagent::session::cli::{self, ExportFormat};
 use miniagent::startup::{self, StartOptions};
+use miniagent::terminal_text;
 use miniagent::tools::sandbox::SandboxSetting;
 
 /// A terminal workbench for an LLM agent that reads and edits files, runs commands and
@@ -152,7 +153,7 @@ fn run(cli: Cli) -> i32 {
                 Some(id) => match startup::resume_target(&mut start, Some(id).filter(|id| !id.is_empty())) {
                     Ok(path) => Some(path),
                     Err(err) => {
-                        eprintln!("miniagent: {err:#}");
+                        terminal_text::eprintln(&format!("miniagent: {err:#}"));
                         return 1;
                     }
                 },
@@ -169,7 +170,7 @@ fn run(cli: Cli) -> i32 {
                 Some(id) => match startup::resume_target(&mut start, Some(id)) {
                     Ok(path) => Some(path),
                     Err(err) => {
-                        eprintln!("miniagent: {err:#}");
+                        terminal_text::eprintln(&format!("miniagent: {err:#}"));
                         return 1;
                     }
                 },
@@ -194,7 +195,9 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
     let prompt = if prompt == "-" {
         let mut text = String::new();
         if let Err(err) = std::io::stdin().read_to_string(&mut text) {
-            eprintln!("miniagent: cannot read the prompt from standard input: {err}");
+            terminal_text::eprintln(&format!(
+                "miniagent: cannot read the prompt from standard input: {err}"
+            ));
             return 1;
         }
         text
@@ -202,13 +205,13 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         prompt
     };
     if prompt.trim().is_empty() {
-        eprintln!("miniagent: the prompt is empty");
+        terminal_text::eprintln("miniagent: the prompt is empty");
         return 1;
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("miniagent: cannot start the async runtime: {err}");
+            terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
             return 1;
         }
     };
@@ -216,7 +219,7 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         let options = match startup::prepare(start, &env) {
             Ok(options) => options,
             Err(err) => {
-                eprintln!("miniagent: {err:#}");
+                terminal_text::eprintln(&format!("miniagent: {err:#}"));
                 return ExecOutcome::Failed;
             }
         };

@@ -48,7 +48,7 @@ pub fn run(options: WorkbenchOptions) -> i32 {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("miniagent: cannot start the async runtime: {err}");
+            crate::terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
             return 1;
         }
     };
@@ -57,7 +57,7 @@ pub fn run(options: WorkbenchOptions) -> i32 {
     match result {
         Ok(()) => 0,
         Err(err) => {
-            eprintln!("miniagent: {err:#}");
+            crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
             1
         }
     }
