@@ -439,6 +439,19 @@ mod tests {
     }
 
     #[test]
+    fn drawn_text_is_what_the_command_line_prints() {
+        // One set of rules: the workbench shows the characters `exec` would print.
+        for input in [
+            "a\x1b]52;c;cHduZWQ=\x07b\u{202e}c\u{9b}2Jd\n\x1bP1\x1b\\e\x1b]0;t\x1b[1mf",
+            "\x1b[31mred\x1b[0m \u{9d}8;;x\u{9c}link\x1b(B\x07\x00\x7f.",
+            "\x1b]0;never ends\nnext\u{2066}line",
+        ] {
+            let printed: Vec<String> = terminal_text::clean(input).lines().map(str::to_string).collect();
+            assert_eq!(plain(input), printed, "{input:?}");
+        }
+    }
+
+    #[test]
     fn truncated_sequences_at_the_end_do_not_panic() {
         for tail in [
             "\x1b",
