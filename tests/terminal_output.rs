@@ -31,8 +31,9 @@ const HOSTILE: &str = concat!(
 const VISIBLE: &str = "VISIBLE";
 
 /// Runs `command` with stdout and stderr on a new pseudo-terminal and returns its exit
-/// status and every byte the terminal received.
-fn on_pty(mut command: Command) -> (ExitStatus, Vec<u8>) {
+/// status and every byte the terminal received; `None` (and why, printed) where the
+/// system offers no pseudo-terminals.
+fn on_pty(mut command: Command) -> Option<(ExitStatus, Vec<u8>)> {
     let (mut master, slave) = {
         let mut master = -1;
         let mut slave = -1;
@@ -47,7 +48,10 @@ fn on_pty(mut command: Command) -> (ExitStatus, Vec<u8>) {
                 std::ptr::null(),
             )
         };
-        assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+        if opened != 0 {
+            println!("skipped: no pseudo-terminal: {}", std::io::Error::last_os_error());
+            return None;
+        }
         // SAFETY: both descriptors were just opened and nothing else owns them.
         unsafe {
             (
@@ -79,7 +83,7 @@ fn on_pty(mut command: Command) -> (ExitStatus, Vec<u8>) {
     while let Ok(chunk) = chunks.recv_timeout(Duration::from_secs(5)) {
         bytes.extend(chunk);
     }
-    (status, bytes)
+    Some((status, bytes))
 }
 
 /// Fails if `bytes` hold an escape, a C1 control, or any C0 control but the line ends
@@ -131,7 +135,9 @@ fn hostile_turn() -> Vec<Reply> {
 fn exec_progress_and_answer_reach_a_terminal_without_escapes() {
     let server = ScriptedServer::start_blocking(hostile_turn());
     let (home, workspace) = (TempDir::new(), TempDir::new());
-    let (status, bytes) = on_pty(exec_command(&home, &workspace, &server, &["go"]));
+    let Some((status, bytes)) = on_pty(exec_command(&home, &workspace, &server, &["go"])) else {
+        return;
+    };
     let text = assert_inert(&bytes, &DIM, "exec");
     assert!(status.success(), "{status}: {text}");
     for shown in [
@@ -151,7 +157,9 @@ fn a_provider_error_body_reaches_a_terminal_without_escapes() {
     let (home, workspace) = (TempDir::new(), TempDir::new());
     let mut command = exec_command(&home, &workspace, &server, &["go"]);
     command.env("NO_COLOR", "1");
-    let (status, bytes) = on_pty(command);
+    let Some((status, bytes)) = on_pty(command) else {
+        return;
+    };
     let text = assert_inert(&bytes, &[], "provider error");
     assert_eq!(status.code(), Some(1), "{text}");
     assert!(
@@ -164,20 +172,25 @@ fn a_provider_error_body_reaches_a_terminal_without_escapes() {
 
 #[test]
 fn mcp_server_names_and_stderr_reach_neither_the_terminal_nor_the_log_raw() {
-    let server = ScriptedServer::start_blocking(vec![Reply::text("done")]);
+    // The reply takes seconds (its events 700 ms apart), so the server's failure is
+    // reported before the turn ends.
+    let server = ScriptedServer::start_blocking(vec![Reply::slow(Turn::text("done"), 700)]);
     let (home, workspace) = (TempDir::new(), TempDir::new());
-    // The server's stderr line, as printf's format: octal escapes for the controls.
+    // The server's stderr line, as printf's format: octal escapes for the controls. It
+    // waits before it exits so the line is read before the failure is reported.
     let printed = "boot\\033]52;c;cm0gLXJmIH4=\\007 failed\\033[2J\\n";
     let config = serde_json::json!({ "mcpServers": { format!("srv{HOSTILE}"): {
         "command": "sh",
-        "args": ["-c", format!("printf '{printed}' >&2; exit 3")],
+        "args": ["-c", format!("printf '{printed}' >&2; sleep 1; exit 3")],
         "connect_timeout": 10,
     }}});
     let mcp_file = home.join("servers.json");
     std::fs::write(&mcp_file, config.to_string()).unwrap();
     let mut command = exec_command(&home, &workspace, &server, &["go"]);
     command.arg("--mcp-config").arg(&mcp_file);
-    let (status, bytes) = on_pty(command);
+    let Some((status, bytes)) = on_pty(command) else {
+        return;
+    };
     let text = assert_inert(&bytes, &DIM, "mcp");
     assert!(status.success(), "{status}: {text}");
     // The name, cleaned on its own, cannot hide the rest of its line.
@@ -197,14 +210,16 @@ fn sessions_show_export_list_and_headless_replay_reach_a_terminal_without_escape
     let (home, workspace) = (TempDir::new(), TempDir::new());
     let mut command = exec_command(&home, &workspace, &server, &[&format!("prompt {HOSTILE}")]);
     command.env("NO_COLOR", "1");
-    let (status, _) = on_pty(command);
+    let Some((status, _)) = on_pty(command) else {
+        return;
+    };
     assert!(status.success());
     let log = session_logs(&home).pop().expect("a session log");
     let log = log.to_str().unwrap();
     let run = |args: &[&str]| {
         let mut command = miniagent(&home);
         command.args(args);
-        let (status, bytes) = on_pty(command);
+        let (status, bytes) = on_pty(command).expect("a pseudo-terminal, as for the first run");
         let text = assert_inert(&bytes, &DIM, &args.join(" "));
         assert!(status.success(), "{args:?}: {status}: {text}");
         text
@@ -247,7 +262,9 @@ fn sessions_show_export_list_and_headless_replay_reach_a_terminal_without_escape
 fn exec_json_escapes_every_control_it_carries() {
     let server = ScriptedServer::start_blocking(hostile_turn());
     let (home, workspace) = (TempDir::new(), TempDir::new());
-    let (status, bytes) = on_pty(exec_command(&home, &workspace, &server, &["--json", "go"]));
+    let Some((status, bytes)) = on_pty(exec_command(&home, &workspace, &server, &["--json", "go"])) else {
+        return;
+    };
     let text = assert_inert(&bytes, &[], "exec --json");
     assert!(status.success(), "{status}: {text}");
     let answer = text
