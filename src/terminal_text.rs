@@ -1,8 +1,9 @@
 //! Text from the model, tools, servers and session logs made inert for a terminal.
 //!
 //! One set of rules for everything a person reads: the workbench's tool output
-//! ([`crate::tui::text::ansi`]) and every line `exec`, `sessions` and `replay --headless`
-//! print or write to a human-readable file. Escape sequences of every kind (CSI, OSC with
+//! ([`crate::tui::text::ansi`]), every line `exec`, `sessions` and `replay --headless`
+//! print, errors, and the human-readable files (`mcp.log`, the workbench's log through
+//! [`CleanWriter`]). Escape sequences of every kind (CSI, OSC with
 //! a BEL or ST terminator, DCS, SOS, PM, APC, short escapes, their C1 forms, and ones
 //! never finished) are recognised by [`Sequences`]; the workbench turns colour sequences
 //! into styles, everything else drops them. Control characters other than newline and
@@ -73,6 +74,37 @@ impl Cleaner {
                 out.push(c);
             }
         }
+    }
+}
+
+/// A writer that cleans the text written through it, for a log file read on a terminal.
+/// Each write is taken as UTF-8 (a log line is written whole); a sequence split between
+/// writes is still removed whole.
+#[derive(Debug)]
+pub struct CleanWriter<W> {
+    inner: W,
+    cleaner: Cleaner,
+}
+
+impl<W> CleanWriter<W> {
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            cleaner: Cleaner::default(),
+        }
+    }
+}
+
+impl<W: Write> Write for CleanWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut out = String::with_capacity(buf.len());
+        self.cleaner.push(&String::from_utf8_lossy(buf), &mut out);
+        self.inner.write_all(out.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -247,7 +279,7 @@ pub fn eprint(text: &str) {
     let _ = write_clean(&mut stderr, text);
 }
 
-/// [`eprint`] with a newline.
+/// [`eprint()`] with a newline.
 pub fn eprintln(text: &str) {
     let mut stderr = std::io::stderr().lock();
     let _ = write_clean(&mut stderr, text).and_then(|()| stderr.write_all(b"\n"));
@@ -387,6 +419,22 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(&escaped).unwrap(),
             value
+        );
+    }
+
+    #[test]
+    fn a_clean_writer_cleans_across_writes() {
+        let mut writer = CleanWriter::new(Vec::new());
+        for piece in [
+            "INFO error: \x1b]52;c;",
+            "cHduZWQ=\x07body\r\u{202e}\n",
+            "next \u{9b}2Jline\n",
+        ] {
+            writer.write_all(piece.as_bytes()).unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(writer.inner).unwrap(),
+            "INFO error: body\nnext line\n"
         );
     }
 

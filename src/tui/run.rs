@@ -83,7 +83,9 @@ fn start_logging(config_dir: Option<&std::path::Path>) {
     };
     // Never to the terminal the workbench owns.
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(file))
+        .with_writer(std::sync::Mutex::new(crate::terminal_text::CleanWriter::new(
+            file,
+        )))
         .with_ansi(false)
         .with_max_level(tracing::Level::INFO)
         .try_init();
