@@ -296,7 +296,10 @@ impl Printer {
                 );
             }
             Event::SessionResumed { id, messages, turns } => self.dim_line(
-                &format!("resumed session {id}: {turns} turn(s), {messages} messages of history"),
+                &format!(
+                    "resumed session {}: {turns} turn(s), {messages} messages of history",
+                    clean(id)
+                ),
                 color,
             ),
             Event::ThinkingDelta { delta } => {
