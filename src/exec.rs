@@ -8,6 +8,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::agent::AgentHandle;
 use crate::protocol::{Decision, Event, McpState, Op, SandboxState};
+use crate::terminal_text::{self, Cleaner, clean};
 use crate::tools::output::preview_line;
 
 /// How `exec` ended, as the process exit code.
@@ -195,12 +196,18 @@ pub async fn run(
 
 /// Prints events as `exec` does: progress on stderr and each turn's answer on stdout, or
 /// one JSON line per event. `replay --headless` prints a recorded session with it.
+///
+/// Every human-readable line is cleaned of escape sequences and control characters as it
+/// is written ([`terminal_text`]); JSON carries the raw text, escaped. A reader that went
+/// away is ignored: the run goes on and ends as it would have.
 pub struct Printer {
     mode: OutputMode,
     /// Arguments of requested calls, for the one-line summary when they finish.
     call_arguments: HashMap<String, String>,
     /// Whether the last thing written to stderr was a streamed fragment without a newline.
     mid_line: bool,
+    /// Thinking arrives in pieces; a sequence split between two is removed whole.
+    thinking: Cleaner,
 }
 
 impl Printer {
@@ -209,22 +216,43 @@ impl Printer {
             mode,
             call_arguments: HashMap::new(),
             mid_line: false,
+            thinking: Cleaner::default(),
         }
     }
 
     /// A line of progress on stderr (nothing in JSON mode).
     pub fn note(&mut self, text: &str) {
         if let OutputMode::Human { .. } = self.mode {
-            self.end_line();
-            eprintln!("{text}");
+            self.line(text);
         }
     }
 
     fn end_line(&mut self) {
         if self.mid_line {
-            eprintln!();
+            terminal_text::eprintln("");
             self.mid_line = false;
         }
+        // Whatever the thinking left open ends with its line.
+        self.thinking = Cleaner::default();
+    }
+
+    /// A whole line on stderr, cleaned.
+    fn line(&mut self, text: &str) {
+        self.end_line();
+        terminal_text::eprintln(text);
+    }
+
+    /// A whole line on stderr, cleaned, then dimmed when `color`.
+    fn dim_line(&mut self, text: &str, color: bool) {
+        self.end_line();
+        write_dim(&clean(text), color);
+        terminal_text::eprintln("");
+    }
+
+    /// The answer on stdout, cleaned.
+    fn answer(&mut self, text: &str) {
+        self.end_line();
+        terminal_text::print(&format!("{}\n", text.trim_end()));
     }
 
     /// Prints one event.
@@ -232,23 +260,18 @@ impl Printer {
         match self.mode {
             OutputMode::Json => {
                 if let Ok(line) = serde_json::to_string(event) {
+                    let line = terminal_text::escape_json_controls(line);
                     let mut stdout = std::io::stdout().lock();
-                    let _ = writeln!(stdout, "{line}");
-                    let _ = stdout.flush();
+                    let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
                 }
             }
             OutputMode::Human { color } => self.human(event, color),
         }
     }
 
+    /// Fields followed by more text on their line are cleaned on their own, so a sequence
+    /// left unfinished in one cannot hide the rest of the line.
     fn human(&mut self, event: &Event, color: bool) {
-        let dim = |text: &str| {
-            if color {
-                format!("\x1b[2m{text}\x1b[0m")
-            } else {
-                text.to_string()
-            }
-        };
         match event {
             Event::SessionConfigured {
                 model,
@@ -260,35 +283,39 @@ impl Printer {
                 let sandbox = match sandbox {
                     SandboxState::Enforced => " · sandbox ✓".to_string(),
                     SandboxState::Off => " · no sandbox in full-auto".to_string(),
-                    SandboxState::Unavailable { reason } => format!(" · no sandbox: {reason}"),
+                    SandboxState::Unavailable { reason } => format!(" · no sandbox: {}", clean(reason)),
                     SandboxState::Unknown => String::new(),
                 };
-                eprintln!(
-                    "{}",
-                    dim(&format!(
-                        "miniagent · {provider} · {model} · {workspace}{sandbox}"
-                    ))
+                self.dim_line(
+                    &format!(
+                        "miniagent · {provider} · {} · {}{sandbox}",
+                        clean(model),
+                        clean(workspace)
+                    ),
+                    color,
                 );
             }
-            Event::SessionResumed { id, messages, turns } => {
-                self.end_line();
-                eprintln!(
-                    "{}",
-                    dim(&format!(
-                        "resumed session {id}: {turns} turn(s), {messages} messages of history"
-                    ))
-                );
-            }
+            Event::SessionResumed { id, messages, turns } => self.dim_line(
+                &format!(
+                    "resumed session {}: {turns} turn(s), {messages} messages of history",
+                    clean(id)
+                ),
+                color,
+            ),
             Event::ThinkingDelta { delta } => {
-                eprint!("{}", dim(delta));
-                self.mid_line = !delta.ends_with('\n');
+                let mut shown = String::new();
+                self.thinking.push(delta, &mut shown);
+                if !shown.is_empty() {
+                    write_dim(&shown, color);
+                    self.mid_line = !shown.ends_with('\n');
+                }
             }
             Event::AssistantMessage { text, tool_calls, .. } => {
                 self.end_line();
                 // The final answer goes to stdout at the end; text that accompanies tool
                 // calls is progress.
                 if !tool_calls.is_empty() && !text.trim().is_empty() {
-                    eprintln!("{}", text.trim_end());
+                    self.line(text.trim_end());
                 }
             }
             Event::ToolCallRequested { id, arguments, .. } => {
@@ -302,15 +329,15 @@ impl Printer {
                 output_preview,
                 ..
             } => {
-                self.end_line();
                 let arguments = self.call_arguments.remove(id).unwrap_or_default();
                 let mark = if *ok { "✓" } else { "✗" };
                 let detail = if *ok {
                     String::new()
                 } else {
-                    format!(" — {}", preview_line(output_preview, 100))
+                    format!(" — {}", preview_line(&clean(output_preview), 100))
                 };
-                eprintln!("{mark} {name} {arguments} ({duration_ms} ms){detail}");
+                let name = clean(name);
+                self.line(&format!("{mark} {name} {arguments} ({duration_ms} ms){detail}"));
             }
             Event::Retrying {
                 attempt,
@@ -318,17 +345,11 @@ impl Printer {
                 delay_ms,
                 reason,
                 ..
-            } => {
-                self.end_line();
-                eprintln!(
-                    "retrying ({attempt}/{max_attempts}) in {:.1} s: {reason}",
-                    *delay_ms as f64 / 1000.0
-                );
-            }
-            Event::Notice { message } => {
-                self.end_line();
-                eprintln!("note: {message}");
-            }
+            } => self.line(&format!(
+                "retrying ({attempt}/{max_attempts}) in {:.1} s: {reason}",
+                *delay_ms as f64 / 1000.0
+            )),
+            Event::Notice { message } => self.line(&format!("note: {message}")),
             Event::SubAgent { agent, event, .. } => {
                 if let Event::ToolCallFinished {
                     name,
@@ -338,64 +359,49 @@ impl Printer {
                     ..
                 } = event.as_ref()
                 {
-                    self.end_line();
                     let mark = if *ok { "✓" } else { "✗" };
-                    eprintln!(
+                    let (agent, name) = (clean(agent), clean(name));
+                    self.line(&format!(
                         "  ↳ {agent} {mark} {name} ({duration_ms} ms) {}",
-                        preview_line(output_preview, 80)
-                    );
+                        preview_line(&clean(output_preview), 80)
+                    ));
                 }
             }
-            Event::McpServerStatus { server, state } => {
-                self.end_line();
-                match state {
-                    McpState::Ready { tools } => eprintln!("mcp: {server} ready ({} tools)", tools.len()),
-                    McpState::Failed { reason } => eprintln!("mcp: {server} failed: {reason}"),
-                    McpState::Connecting | McpState::Disabled => {}
+            Event::McpServerStatus { server, state } => match (clean(server), state) {
+                (server, McpState::Ready { tools }) => {
+                    self.line(&format!("mcp: {server} ready ({} tools)", tools.len()))
                 }
-            }
+                (server, McpState::Failed { reason }) => {
+                    self.line(&format!("mcp: {server} failed: {reason}"))
+                }
+                (_, McpState::Connecting | McpState::Disabled) => self.end_line(),
+            },
             Event::SkillsLoaded { warnings, .. } => {
                 self.end_line();
                 for warning in warnings {
-                    eprintln!("skills: {warning}");
+                    self.line(&format!("skills: {warning}"));
                 }
             }
-            Event::CompactionStarted { reason } => {
-                self.end_line();
-                eprintln!("compacting: {reason}");
-            }
+            Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
             Event::ContextCompacted {
                 tokens_before,
                 tokens_after,
                 ..
-            } => {
-                self.end_line();
-                eprintln!("context compacted: {tokens_before} → {tokens_after} tokens");
-            }
-            Event::TurnComplete { text } => {
-                self.end_line();
-                let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{}", text.trim_end());
-                let _ = stdout.flush();
-            }
+            } => self.line(&format!(
+                "context compacted: {tokens_before} → {tokens_after} tokens"
+            )),
+            Event::TurnComplete { text } => self.answer(text),
             Event::StepLimitReached { steps, report } => {
-                self.end_line();
-                eprintln!("step limit reached after {steps} steps");
-                let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{}", report.trim_end());
-                let _ = stdout.flush();
+                self.line(&format!("step limit reached after {steps} steps"));
+                self.answer(report);
             }
-            Event::TurnAborted { reason } => {
-                self.end_line();
-                eprintln!("aborted: {reason}");
-            }
-            Event::Error { message } => {
-                self.end_line();
-                eprintln!("error: {message}");
-            }
+            Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),
+            Event::Error { message } => self.line(&format!("error: {message}")),
             Event::ApprovalRequested { name, .. } => {
-                self.end_line();
-                eprintln!("refused `{name}`: exec cannot ask for approval (see --approval)");
+                let name = clean(name);
+                self.line(&format!(
+                    "refused `{name}`: exec cannot ask for approval (see --approval)"
+                ))
             }
             Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
@@ -412,7 +418,17 @@ impl Printer {
     }
 }
 
+/// Already-cleaned `text` on stderr, dimmed when `color`.
+fn write_dim(text: &str, color: bool) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = if color {
+        write!(stderr, "\x1b[2m{text}\x1b[0m")
+    } else {
+        stderr.write_all(text.as_bytes())
+    };
+}
+
 /// A call's arguments on one short line: the command for bash, compact JSON otherwise.
 fn short_arguments(arguments: &serde_json::Value) -> String {
-    preview_line(&crate::tools::output::summarize_arguments(arguments), 80)
+    preview_line(&clean(&crate::tools::output::summarize_arguments(arguments)), 80)
 }

@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod secrets;
 pub mod session;
 pub mod startup;
+pub mod terminal_text;
 pub mod tools;
 pub mod trust;
 pub mod tui;

@@ -9,6 +9,7 @@ use miniagent::config::{ApprovalMode, Overrides, Provider};
 use miniagent::exec::{self, ExecOutcome, OutputMode};
 use miniagent::session::cli::{self, ExportFormat};
 use miniagent::startup::{self, StartOptions};
+use miniagent::terminal_text;
 use miniagent::tools::sandbox::SandboxSetting;
 
 /// A terminal workbench for an LLM agent that reads and edits files, runs commands and
@@ -153,7 +154,7 @@ fn run(cli: Cli) -> i32 {
                     // The workbench asks when the log is from elsewhere.
                     Ok(target) => Some(target.path),
                     Err(err) => {
-                        eprintln!("miniagent: {err:#}");
+                        terminal_text::eprintln(&format!("miniagent: {err:#}"));
                         return 1;
                     }
                 },
@@ -172,7 +173,7 @@ fn run(cli: Cli) -> i32 {
                 {
                     Ok(target) => Some(target.path),
                     Err(err) => {
-                        eprintln!("miniagent: {err:#}");
+                        terminal_text::eprintln(&format!("miniagent: {err:#}"));
                         return 1;
                     }
                 },
@@ -197,7 +198,9 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
     let prompt = if prompt == "-" {
         let mut text = String::new();
         if let Err(err) = std::io::stdin().read_to_string(&mut text) {
-            eprintln!("miniagent: cannot read the prompt from standard input: {err}");
+            terminal_text::eprintln(&format!(
+                "miniagent: cannot read the prompt from standard input: {err}"
+            ));
             return 1;
         }
         text
@@ -205,13 +208,13 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         prompt
     };
     if prompt.trim().is_empty() {
-        eprintln!("miniagent: the prompt is empty");
+        terminal_text::eprintln("miniagent: the prompt is empty");
         return 1;
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("miniagent: cannot start the async runtime: {err}");
+            terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
             return 1;
         }
     };
@@ -219,7 +222,7 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         let options = match startup::prepare(start, &env) {
             Ok(options) => options,
             Err(err) => {
-                eprintln!("miniagent: {err:#}");
+                terminal_text::eprintln(&format!("miniagent: {err:#}"));
                 return ExecOutcome::Failed;
             }
         };

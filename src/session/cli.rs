@@ -1,6 +1,7 @@
 //! `miniagent sessions list|show|export` and `miniagent replay --headless`: finding a
 //! session's log, reading it, and writing what [`super::export`] renders. Every error is
-//! one line on stderr and exit code 1.
+//! one line on stderr and exit code 1. What a log holds came from the model and its tools:
+//! text and markdown are cleaned for the terminal as they are written, JSON is escaped.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -12,6 +13,7 @@ use super::{Loaded, Record, export, store};
 use crate::agent::tokens::{Encoding, TokenCounter};
 use crate::exec::{OutputMode, Printer};
 use crate::protocol::{Decision, Event};
+use crate::terminal_text;
 use crate::tools::output::preview_line;
 
 /// What `sessions export` writes.
@@ -30,7 +32,10 @@ pub fn list() -> i32 {
     };
     let sessions = store::list(&dir);
     if sessions.is_empty() {
-        eprintln!("no sessions recorded yet (they are kept in {})", dir.display());
+        terminal_text::eprintln(&format!(
+            "no sessions recorded yet (they are kept in {})",
+            dir.display()
+        ));
         return 0;
     }
     let lines = export::list_lines(&sessions);
@@ -65,7 +70,13 @@ pub fn export(id: &str, format: ExportFormat) -> i32 {
             // The history stays valid to send: a call the log left open gets a result.
             restored.close_open_calls();
             match export::json(&loaded, &restored) {
-                Ok(json) => json + "\n",
+                Ok(json) => {
+                    // The raw text, every control in it escaped.
+                    let mut stdout = std::io::stdout().lock();
+                    let json = terminal_text::escape_json_controls(json);
+                    let _ = writeln!(stdout, "{json}").and_then(|()| stdout.flush());
+                    return 0;
+                }
                 Err(why) => return fail(&why),
             }
         }
@@ -144,10 +155,15 @@ impl HeadlessReplay {
 
 /// `approved `bash``, `refused `bash`: reason`.
 fn decision_line(name: &str, decision: &Decision) -> String {
+    // Cleaned on its own so that nothing in it can hide the rest of the line.
+    let name = terminal_text::clean(name);
     match decision {
         Decision::Approve => format!("approved `{name}`"),
         Decision::ApproveForSession => format!("approved `{name}` for the rest of the session"),
-        Decision::Deny { reason: Some(reason) } => format!("refused `{name}`: {}", preview_line(reason, 100)),
+        Decision::Deny { reason: Some(reason) } => format!(
+            "refused `{name}`: {}",
+            preview_line(&terminal_text::clean(reason), 100)
+        ),
         Decision::Deny { reason: None } => format!("refused `{name}`"),
         Decision::Abort => format!("refused `{name}` and ended the turn"),
     }
@@ -178,18 +194,17 @@ fn locate(id: &str) -> Result<PathBuf, String> {
 
 fn warn(loaded: &Loaded) {
     for warning in &loaded.warnings {
-        eprintln!("miniagent: warning: {warning}");
+        terminal_text::eprintln(&format!("miniagent: warning: {warning}"));
     }
 }
 
 fn fail(why: &str) -> i32 {
-    eprintln!("miniagent: {why}");
+    terminal_text::eprintln(&format!("miniagent: {why}"));
     1
 }
 
-/// Writes to stdout; a reader that went away (`| head`) is not an error.
+/// Writes human-readable text to stdout, cleaned; a reader that went away (`| head`) is
+/// not an error.
 fn write_stdout(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    terminal_text::print(text);
 }

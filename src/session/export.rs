@@ -16,7 +16,8 @@ use crate::agent::context::Summary;
 use crate::agent::history::{ContentBlock, Message};
 use crate::agent::tokens::TokenCounter;
 use crate::protocol::{Event, ToolOutcome};
-use crate::tools::output::preview_line;
+use crate::terminal_text::clean;
+use crate::tools::output;
 
 pub use markdown::markdown;
 pub use text::{list_lines, show};
@@ -175,6 +176,12 @@ fn orphan_results<'a>(
 
 /// A call's arguments on one line: the command of a shell call, the path of a file
 /// tool's, compact JSON otherwise.
+/// [`output::preview_line`] of `text` cleaned first: the preview counts what shows, and a
+/// sequence left unfinished cannot hide what follows it on the line.
+fn preview_line(text: &str, max_chars: usize) -> String {
+    output::preview_line(&clean(text), max_chars)
+}
+
 fn arguments_line(input: &serde_json::Value) -> String {
     let field = |name: &str| input.get(name).and_then(|v| v.as_str());
     match field("command").or_else(|| field("path")) {

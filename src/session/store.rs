@@ -131,7 +131,7 @@ impl SessionInfo {
 
     /// The first prompt on one line, at most `width` characters.
     pub fn title(&self, width: usize) -> String {
-        let text = self.first_prompt.as_deref().unwrap_or("(no prompt)");
+        let text = crate::terminal_text::clean(self.first_prompt.as_deref().unwrap_or("(no prompt)"));
         let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if line.chars().count() <= width {
             return line;

@@ -48,7 +48,7 @@ pub fn run(options: WorkbenchOptions) -> i32 {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("miniagent: cannot start the async runtime: {err}");
+            crate::terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
             return 1;
         }
     };
@@ -57,7 +57,7 @@ pub fn run(options: WorkbenchOptions) -> i32 {
     match result {
         Ok(()) => 0,
         Err(err) => {
-            eprintln!("miniagent: {err:#}");
+            crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
             1
         }
     }
@@ -83,7 +83,9 @@ fn start_logging(config_dir: Option<&std::path::Path>) {
     };
     // Never to the terminal the workbench owns.
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(file))
+        .with_writer(std::sync::Mutex::new(crate::terminal_text::CleanWriter::new(
+            file,
+        )))
         .with_ansi(false)
         .with_max_level(tracing::Level::INFO)
         .try_init();

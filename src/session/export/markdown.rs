@@ -10,6 +10,7 @@ use super::{
 use crate::agent::history::{ContentBlock, Role};
 use crate::session::Loaded;
 use crate::session::store::SessionInfo;
+use crate::terminal_text::clean;
 
 /// Marks where the conversation was started over.
 const STARTED_OVER: &str =
@@ -151,7 +152,8 @@ fn summary_markdown(out: &mut String, placed: &PlacedSummary) {
 /// A call folded: its arguments and its result in fences.
 fn call_markdown(out: &mut String, name: &str, input: &serde_json::Value, result: &CallResult) {
     let arguments = arguments_line(input);
-    let mut title = format!("🔧 {name}");
+    // The name cleaned on its own, so nothing in it can hide the rest of the title.
+    let mut title = format!("🔧 {}", clean(name));
     if !arguments.is_empty() {
         title.push_str(&format!(" — {arguments}"));
     }
@@ -176,13 +178,17 @@ fn call_markdown(out: &mut String, name: &str, input: &serde_json::Value, result
 /// `content` in a fenced code block whose fence is longer than any backtick run inside,
 /// so nothing in it can close the block early.
 fn fenced(language: &str, content: &str) -> String {
-    let fence = "`".repeat(longest_run(content, '`').max(2) + 1);
+    // Cleaned first, as it will be written: removing a control between two backtick runs
+    // must not make a run the fence did not outrun.
+    let content = clean(content);
+    let fence = "`".repeat(longest_run(&content, '`').max(2) + 1);
     format!("{fence}{language}\n{}\n{fence}\n", content.trim_end_matches('\n'))
 }
 
 /// Inline code that holds any text (the delimiter outruns the backticks inside).
 fn code_span(text: &str) -> String {
-    let ticks = "`".repeat(longest_run(text, '`') + 1);
+    let text = clean(text);
+    let ticks = "`".repeat(longest_run(&text, '`') + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
         " "
     } else {
@@ -204,6 +210,7 @@ fn longest_run(text: &str, mark: char) -> usize {
 /// Markdown with a code fence it opened and never closed closed at its end, so the
 /// fence cannot swallow the rest of the document.
 fn balanced(markdown: &str) -> String {
+    let markdown = clean(markdown);
     let mut open: Option<(char, usize)> = None;
     for line in markdown.lines() {
         let trimmed = line.trim_start_matches(' ');
@@ -225,13 +232,14 @@ fn balanced(markdown: &str) -> String {
     }
     match open {
         Some((mark, run)) => format!("{markdown}\n{}", mark.to_string().repeat(run)),
-        None => markdown.to_string(),
+        None => markdown.into_owned(),
     }
 }
 
 /// Text safe inside an HTML element such as `<summary>`.
 fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;")
+    clean(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
@@ -273,6 +281,15 @@ mod tests {
         assert!(md.contains(&expected), "{md}");
         assert_eq!(fenced("", "plain"), "```\nplain\n```\n");
         assert_eq!(code_span("a`b"), "``a`b``");
+    }
+
+    #[test]
+    fn controls_between_backticks_cannot_make_a_run_that_closes_the_fence() {
+        // Cleaned, "```\x07```" is a run of six: the fence must outrun that.
+        assert_eq!(fenced("", "```\x07```"), "```````\n``````\n```````\n");
+        assert_eq!(code_span("`\x1b[m`"), "``` `` ```");
+        assert_eq!(balanced("``\x07`sh\nls"), "```sh\nls\n```");
+        assert_eq!(escape_html("<b\x1b]0;t\x07>"), "&lt;b&gt;");
     }
 
     #[test]

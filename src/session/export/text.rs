@@ -4,7 +4,7 @@ use std::path::Path;
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::{CallEnds, Conversation, PREVIEW_CHARS, Results};
+use super::{CallEnds, Conversation, PREVIEW_CHARS, Results, preview_line};
 use super::{
     arguments_line, call_ends, conversations, long_time, orphan_results, placed_summaries, requested_calls,
     short_time,
@@ -12,7 +12,7 @@ use super::{
 use crate::agent::history::{ContentBlock, Role};
 use crate::session::Loaded;
 use crate::session::store::SessionInfo;
-use crate::tools::output::preview_line;
+use crate::terminal_text::clean;
 
 /// Widest workspace column of `sessions list`; longer paths keep their end.
 const LIST_WORKSPACE_WIDTH: usize = 40;
@@ -57,7 +57,7 @@ fn keep_end(text: &str, width: usize) -> String {
 pub fn list_lines(sessions: &[SessionInfo]) -> Vec<String> {
     let workspaces: Vec<String> = sessions
         .iter()
-        .map(|s| keep_end(&s.workspace, LIST_WORKSPACE_WIDTH))
+        .map(|s| keep_end(&clean(&s.workspace), LIST_WORKSPACE_WIDTH))
         .collect();
     let steps: Vec<String> = sessions.iter().map(|s| format!("{} steps", s.steps)).collect();
     let tokens: Vec<String> = sessions
@@ -77,7 +77,7 @@ pub fn list_lines(sessions: &[SessionInfo]) -> Vec<String> {
                 steps[i],
                 tokens[i],
                 pad(&workspaces[i], workspace_width),
-                session.title(LIST_TITLE_CHARS),
+                clean(&session.title(LIST_TITLE_CHARS)),
             )
         })
         .collect()
@@ -178,7 +178,7 @@ fn conversation_text(out: &mut String, conversation: &Conversation, ends: &CallE
                                 .content
                                 .map(|c| format!(" → {}", preview_line(c, PREVIEW_CHARS)))
                                 .unwrap_or_default();
-                            out.push_str(&format!("  {mark} {name}"));
+                            out.push_str(&format!("  {mark} {}", clean(name)));
                             if !arguments.is_empty() {
                                 out.push_str(&format!(" {arguments}"));
                             }

@@ -167,7 +167,7 @@ impl ServerLog {
                 .ok()
         });
         Self {
-            server: server.to_string(),
+            server: crate::terminal_text::clean(server).into_owned(),
             file: Mutex::new(file),
             tail: Mutex::new(VecDeque::new()),
             secrets,
@@ -175,7 +175,10 @@ impl ServerLog {
     }
 
     pub fn line(&self, line: &str) {
-        let line = self.secrets.redact(line.trim_end());
+        // The file is read on a terminal. Cleaned before redaction, so controls put
+        // inside a secret cannot keep it from being recognised.
+        let line = crate::terminal_text::clean(line.trim_end());
+        let line = self.secrets.redact(&line);
         let line = line.as_ref();
         if let Some(file) = lock(&self.file).as_mut() {
             // One write per line so servers sharing the file interleave whole lines.

@@ -32,7 +32,7 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
     let (loaded, theme, settings) = match prepare(file, theme) {
         Ok(prepared) => prepared,
         Err(why) => {
-            eprintln!("miniagent: {why}");
+            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
             return 1;
         }
     };
@@ -41,7 +41,7 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("miniagent: cannot start the async runtime: {err}");
+            crate::terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
             return 1;
         }
     };
@@ -58,7 +58,7 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(err) => {
-            eprintln!("miniagent: {err:#}");
+            crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
             1
         }
     }

@@ -2,28 +2,20 @@
 //!
 //! Colour and attribute sequences (SGR) become ratatui styles. Everything else that a
 //! terminal would act on (cursor movement, erasing, titles, hyperlinks, device control
-//! strings, bells, backspaces) is removed, so drawn output can never move the cursor or
-//! reconfigure the terminal. Each line is kept as a row of cells the way a terminal
-//! keeps it, so a carriage return lets later text overwrite earlier text: a progress
-//! bar shows only its final state.
+//! strings, bells, backspaces) is removed by the rules every human-readable output shares
+//! ([`crate::terminal_text`]), so drawn output can never move the cursor or reconfigure
+//! the terminal. Each line is kept as a row of cells the way a terminal keeps it, so a
+//! carriage return lets later text overwrite earlier text: a progress bar shows only its
+//! final state.
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
+use crate::terminal_text::{self, Sequences, Step};
 use crate::tui::theme::Theme;
 
 const TAB_STOP: usize = 8;
-const ESC: char = '\u{1b}';
-const BEL: char = '\u{7}';
-/// C1 forms of the introducers and terminator, which some terminals honour in UTF-8.
-const C1_DCS: char = '\u{90}';
-const C1_SOS: char = '\u{98}';
-const C1_CSI: char = '\u{9b}';
-const C1_ST: char = '\u{9c}';
-const C1_OSC: char = '\u{9d}';
-const C1_PM: char = '\u{9e}';
-const C1_APC: char = '\u{9f}';
 
 /// `text` as styled lines with every escape sequence either turned into a style or
 /// removed. Colours are dropped when `!theme.colored`; text outside any SGR carries no
@@ -34,109 +26,35 @@ pub fn ansi_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
         colored: theme.colored,
         ..Screen::default()
     };
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => screen.newline(),
-            '\r' => screen.column = 0,
-            '\t' => screen.tab(),
-            ESC => match chars.peek().copied() {
-                Some('[') => {
-                    chars.next();
-                    control_sequence(&mut chars, &mut screen);
-                }
-                Some(']' | 'P' | 'X' | '^' | '_') => {
-                    chars.next();
-                    skip_string(&mut chars);
-                }
-                Some(next) => skip_escape(next, &mut chars),
-                None => {}
-            },
-            C1_CSI => control_sequence(&mut chars, &mut screen),
-            C1_OSC | C1_DCS | C1_SOS | C1_PM | C1_APC => skip_string(&mut chars),
+    let mut sequences = Sequences::default();
+    for c in text.chars() {
+        match sequences.feed(c) {
+            Step::Char('\n') => screen.newline(),
+            Step::Char('\r') => screen.column = 0,
+            Step::Char('\t') => screen.tab(),
+            Step::Char(c) if terminal_text::shown(c) => screen.put(c),
             // Bells, backspaces and every other control character would act on the
             // terminal instead of showing.
-            c if c.is_control() => {}
-            c => screen.put(c),
-        }
-    }
-    screen.finish()
-}
-
-type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
-
-/// A CSI sequence after its introducer: parameters, intermediates, one final byte. Only
-/// SGR (`m`) and erase-in-line (`K`, applied to the row so progress redraws come out
-/// right) have an effect. A sequence broken by an unexpected character ends there and
-/// that character is processed normally.
-fn control_sequence(chars: &mut Chars<'_>, screen: &mut Screen) {
-    let mut params = String::new();
-    let mut has_intermediates = false;
-    while let Some(&c) = chars.peek() {
-        match c {
-            '0'..='?' if !has_intermediates => params.push(c),
-            ' '..='/' => has_intermediates = true,
-            '@'..='~' => {
-                chars.next();
+            Step::Char(_) | Step::Consumed => {}
+            // Only SGR (`m`) and erase-in-line (`K`, applied to the row so progress
+            // redraws come out right) have an effect.
+            Step::Csi {
+                params,
+                intermediates,
+                final_byte,
+            } => {
                 let private = params.starts_with(['<', '=', '>', '?']);
-                if !private && !has_intermediates {
-                    match c {
-                        'm' => screen.select_graphic_rendition(&params),
-                        'K' => screen.erase_in_line(&params),
+                if !private && !intermediates {
+                    match final_byte {
+                        'm' => screen.select_graphic_rendition(params),
+                        'K' => screen.erase_in_line(params),
                         _ => {}
                     }
                 }
-                return;
-            }
-            _ => return,
-        }
-        chars.next();
-    }
-}
-
-/// Skips an OSC, DCS, SOS, PM or APC string up to its terminator (BEL or ST). A string
-/// that never ends stops at the end of its line, so a stray introducer cannot swallow
-/// all the output after it.
-fn skip_string(chars: &mut Chars<'_>) {
-    while let Some(&c) = chars.peek() {
-        match c {
-            '\n' => return,
-            BEL | C1_ST => {
-                chars.next();
-                return;
-            }
-            ESC => {
-                chars.next();
-                if chars.peek() == Some(&'\\') {
-                    chars.next();
-                }
-                return;
-            }
-            _ => {
-                chars.next();
             }
         }
     }
-}
-
-/// Skips a short escape such as `ESC 7`, `ESC M` or `ESC ( B`: intermediates, then one
-/// final character. Anything else after ESC leaves the ESC alone to be dropped.
-fn skip_escape(next: char, chars: &mut Chars<'_>) {
-    if !(' '..='~').contains(&next) {
-        return;
-    }
-    while let Some(&c) = chars.peek() {
-        match c {
-            ' '..='/' => {
-                chars.next();
-            }
-            '0'..='~' => {
-                chars.next();
-                return;
-            }
-            _ => return,
-        }
-    }
+    screen.finish()
 }
 
 /// One terminal column.
@@ -517,6 +435,19 @@ mod tests {
         ];
         for (input, output) in cases {
             assert_eq!(plain(input), vec![output.to_string()], "{input:?}");
+        }
+    }
+
+    #[test]
+    fn drawn_text_is_what_the_command_line_prints() {
+        // One set of rules: the workbench shows the characters `exec` would print.
+        for input in [
+            "a\x1b]52;c;cHduZWQ=\x07b\u{202e}c\u{9b}2Jd\n\x1bP1\x1b\\e\x1b]0;t\x1b[1mf",
+            "\x1b[31mred\x1b[0m \u{9d}8;;x\u{9c}link\x1b(B\x07\x00\x7f.",
+            "\x1b]0;never ends\nnext\u{2066}line",
+        ] {
+            let printed: Vec<String> = terminal_text::clean(input).lines().map(str::to_string).collect();
+            assert_eq!(plain(input), printed, "{input:?}");
         }
     }
 
