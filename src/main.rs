@@ -114,6 +114,7 @@ enum SessionsCommand {
 }
 
 fn main() {
+    miniagent::hardening::start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
