@@ -416,3 +416,31 @@ fn a_job_that_left_its_group_ends_when_the_agent_is_killed() {
         "a process of a command or a background job outlived the killed agent"
     );
 }
+
+#[test]
+fn a_sandboxed_command_cannot_kill_its_supervisor_to_leave_a_process_behind() {
+    if !landlock() {
+        return;
+    }
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let duration = unique_sleep();
+    let pattern = format!("sleep {duration}");
+    let _cleanup = KillOnDrop(pattern.clone());
+    let server = ScriptedServer::start_blocking(vec![
+        bash(
+            "t1",
+            &format!(
+                "kill -9 $PPID; echo kill $?; sleep 0.2; env -i setsid sleep {duration} >/dev/null 2>&1 & echo started"
+            ),
+        ),
+        Reply::text("done"),
+    ]);
+    let output = exec(&home, &workspace, &server, &["kill the supervisor"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let results = tool_results(&server);
+    assert!(
+        wait_until(Duration::from_secs(5), || processes_running(&pattern).is_empty()),
+        "a process outlived its command after the command killed its parent: {results:?}"
+    );
+}

@@ -287,9 +287,11 @@ pub(crate) fn spawn_in_group(
             let mut supervised = tokio::process::Command::new(program);
             supervised
                 .arg(super::supervisor::ARG)
-                .arg(KILL_GRACE.as_millis().to_string())
-                .arg("--")
-                .arg("bash");
+                .arg(KILL_GRACE.as_millis().to_string());
+            if matches!(confinement, Confinement::Sandboxed(_)) {
+                supervised.arg(super::supervisor::SANDBOXED);
+            }
+            supervised.arg("--").arg("bash");
             supervised
         }
         None => tokio::process::Command::new("bash"),

@@ -109,6 +109,17 @@ pub fn kernel_abi() -> &'static Result<u32, String> {
     ABI.get_or_init(landlock::abi)
 }
 
+/// Puts the calling thread, and what it starts from then on, in a Landlock domain of its
+/// own that only forbids signalling processes outside it (ABI 6; nothing on older
+/// kernels). The supervisor starts a sandboxed command this way, so the command cannot
+/// kill its supervisor and leave its other processes unwatched.
+pub(crate) fn scope_signals_of_this_thread() -> std::io::Result<()> {
+    match kernel_abi() {
+        Ok(abi) if *abi >= 6 => landlock::scope_signals(),
+        _ => Ok(()),
+    }
+}
+
 /// How one command runs.
 pub enum Confinement {
     /// In the Landlock sandbox.
@@ -489,6 +500,39 @@ mod landlock {
             .custom_flags(libc::O_PATH)
             .open(path)
             .ok()
+    }
+
+    /// A domain that only scopes signals, entered by the calling thread.
+    pub(super) fn scope_signals() -> std::io::Result<()> {
+        let attr = RulesetAttr {
+            handled_access_fs: 0,
+            handled_access_net: 0,
+            scoped: SCOPE_SIGNAL,
+        };
+        // SAFETY: `attr` is a valid struct of the size passed, alive across the call.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &attr as *const RulesetAttr,
+                std::mem::size_of::<RulesetAttr>(),
+                0u32,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fd = i32::try_from(fd).map_err(|_| std::io::Error::other("ruleset fd out of range"))?;
+        // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+        let ruleset = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: prctl with these arguments reads no memory.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a plain system call on a descriptor held open by `ruleset`.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     /// No new privileges, no `CAP_SYS_PTRACE`, the socket filter when `seccomp`, then

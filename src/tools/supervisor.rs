@@ -1,5 +1,5 @@
 //! The supervisor every command runs under: the miniagent binary re-executed as
-//! `miniagent __miniagent-supervise GRACE_MS -- bash -c COMMAND`. It makes itself a child
+//! `miniagent __miniagent-supervise GRACE_MS [--sandboxed] -- bash -c COMMAND`. It makes itself a child
 //! subreaper, so every process the command starts, however it detaches (`setsid`,
 //! double forks, `env -i`), stays its descendant: orphans are reparented to it, not to
 //! init. It starts the command, relays its exit status as its own, and when the command
@@ -12,6 +12,10 @@
 //! included, stops the command too. (`PR_SET_PDEATHSIG` would not do: it fires when the
 //! *thread* that started the child ends, and sandboxed commands are started from
 //! short-lived threads.)
+//!
+//! A sandboxed command (`--sandboxed`; the supervisor itself is already in the sandbox)
+//! is started in a nested Landlock domain that scopes signals (ABI 6), so it cannot kill
+//! its supervisor (`kill -9 $PPID`) to get its processes out from under it.
 //!
 //! Why a separate process: the agent itself cannot be the subreaper, since adopted
 //! orphans would be zombies that only `waitpid(-1)` reaps, stealing the exit statuses of
@@ -28,6 +32,8 @@ use std::time::{Duration, Instant};
 
 /// The hidden first argument that makes the binary a supervisor.
 pub const ARG: &str = "__miniagent-supervise";
+/// The optional argument saying the command is sandboxed.
+pub const SANDBOXED: &str = "--sandboxed";
 
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 
@@ -52,10 +58,16 @@ pub fn run_if_requested() -> Option<i32> {
         .next()
         .and_then(|ms| ms.to_str().and_then(|ms| ms.parse::<u64>().ok()))
         .map(Duration::from_millis);
-    let separator = args.next();
+    let mut separator = args.next();
+    let sandboxed = separator.as_ref().is_some_and(|arg| arg == SANDBOXED);
+    if sandboxed {
+        separator = args.next();
+    }
     let command: Vec<OsString> = args.collect();
     match (grace, separator) {
-        (Some(grace), Some(sep)) if sep == "--" && !command.is_empty() => Some(supervise(grace, &command)),
+        (Some(grace), Some(sep)) if sep == "--" && !command.is_empty() => {
+            Some(supervise(grace, sandboxed, &command))
+        }
         _ => {
             eprintln!("miniagent: {ARG} takes GRACE_MS -- PROGRAM ARGS…");
             Some(2)
@@ -64,8 +76,8 @@ pub fn run_if_requested() -> Option<i32> {
 }
 
 #[cfg(target_os = "linux")]
-fn supervise(grace: Duration, command: &[OsString]) -> i32 {
-    match linux::supervise(grace, command) {
+fn supervise(grace: Duration, sandboxed: bool, command: &[OsString]) -> i32 {
+    match linux::supervise(grace, sandboxed, command) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("miniagent: the command's supervisor failed: {err}");
@@ -75,7 +87,7 @@ fn supervise(grace: Duration, command: &[OsString]) -> i32 {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn supervise(_grace: Duration, command: &[OsString]) -> i32 {
+fn supervise(_grace: Duration, _sandboxed: bool, command: &[OsString]) -> i32 {
     // No subreapers here: run the command and relay its status.
     match std::process::Command::new(&command[0])
         .args(&command[1..])
@@ -124,7 +136,7 @@ mod linux {
         }
     }
 
-    pub(super) fn supervise(grace: Duration, command: &[OsString]) -> Result<i32> {
+    pub(super) fn supervise(grace: Duration, sandboxed: bool, command: &[OsString]) -> Result<i32> {
         // Nothing but the standard descriptors may reach the command (issue 15: a
         // descriptor inherited on a file outside the sandbox is a way out of it).
         // SAFETY: close_range takes plain integers.
@@ -142,10 +154,23 @@ mod linux {
         let signals = unsafe { OwnedFd::from_raw_fd(signals) };
 
         // std resets the signal mask for the child, so the command starts with none blocked.
-        let child = std::process::Command::new(&command[0])
-            .args(&command[1..])
-            .stdin(std::process::Stdio::null())
-            .spawn();
+        let mut start = std::process::Command::new(&command[0]);
+        start.args(&command[1..]).stdin(std::process::Stdio::null());
+        let child = if sandboxed {
+            // From a thread of its own: the nested domain binds that thread and the
+            // command, not this loop.
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        crate::tools::sandbox::scope_signals_of_this_thread()?;
+                        start.spawn()
+                    })
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::other("the command's start panicked")))
+            })
+        } else {
+            start.spawn()
+        };
         let child = match child {
             Ok(child) => child,
             Err(err) => {
