@@ -444,3 +444,23 @@ fn a_sandboxed_command_cannot_kill_its_supervisor_to_leave_a_process_behind() {
         "a process outlived its command after the command killed its parent: {results:?}"
     );
 }
+
+#[test]
+fn a_command_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(vec![
+        bash(
+            "t1",
+            "grep SigBlk /proc/self/status; yes | head -1 >/dev/null; echo pipe ${PIPESTATUS[0]}",
+        ),
+        Reply::text("done"),
+    ]);
+    let output = exec(&home, &workspace, &server, &["signals"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let results = tool_results(&server);
+    assert!(
+        results[0].starts_with("SigBlk:\t0000000000000000\npipe 141\n"),
+        "{results:?}"
+    );
+}

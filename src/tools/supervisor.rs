@@ -153,9 +153,6 @@ mod linux {
         // SAFETY: the kernel just returned this descriptor; nothing else owns it.
         let signals = unsafe { OwnedFd::from_raw_fd(signals) };
 
-        // std resets the signal mask for the child, so the command starts with none blocked.
-        let mut start = std::process::Command::new(&command[0]);
-        start.args(&command[1..]).stdin(std::process::Stdio::null());
         let child = if sandboxed {
             // From a thread of its own: the nested domain binds that thread and the
             // command, not this loop.
@@ -163,24 +160,21 @@ mod linux {
                 scope
                     .spawn(|| {
                         crate::tools::sandbox::scope_signals_of_this_thread()?;
-                        start.spawn()
+                        spawn(command)
                     })
                     .join()
                     .unwrap_or_else(|_| Err(Error::other("the command's start panicked")))
             })
         } else {
-            start.spawn()
+            spawn(command)
         };
-        let child = match child {
-            Ok(child) => child,
+        let main = match child {
+            Ok(pid) => pid,
             Err(err) => {
                 eprintln!("miniagent: cannot start {}: {err}", command[0].to_string_lossy());
                 return Ok(127);
             }
         };
-        let main = i32::try_from(child.id()).map_err(Error::other)?;
-        // The child is reaped with waitpid(-1) below, with every adopted orphan.
-        std::mem::forget(child);
 
         let mut status: Option<i32> = None;
         let mut control_open = true;
@@ -250,6 +244,54 @@ mod linux {
         kill_descendants(main, &mut status);
         drop(signals);
         Ok(relay(status.unwrap_or(libc::SIGKILL)))
+    }
+
+    /// Starts `command` (looked up in PATH) with standard input from /dev/null, no signal
+    /// blocked and SIGPIPE at its default: posix_spawn directly, because std's `Command`
+    /// passes on the signals this process blocks for its signalfd.
+    fn spawn(command: &[OsString]) -> Result<i32> {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let args: Vec<CString> = command
+            .iter()
+            .map(|arg| CString::new(arg.as_bytes()).map_err(Error::other))
+            .collect::<Result<_>>()?;
+        let mut argv: Vec<*mut libc::c_char> = args.iter().map(|arg| arg.as_ptr().cast_mut()).collect();
+        argv.push(std::ptr::null_mut());
+        let null = c"/dev/null";
+        // SAFETY: the attribute and file-action objects are initialised before use and
+        // destroyed after; every pointer passed (argv, the path, `environ`) stays valid
+        // across posix_spawnp, which copies what it needs.
+        unsafe {
+            let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+            let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+            libc::posix_spawnattr_init(&mut attr);
+            libc::posix_spawn_file_actions_init(&mut actions);
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            let mut default: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut default);
+            libc::sigaddset(&mut default, libc::SIGPIPE);
+            libc::posix_spawnattr_setsigmask(&mut attr, &empty);
+            libc::posix_spawnattr_setsigdefault(&mut attr, &default);
+            libc::posix_spawnattr_setflags(
+                &mut attr,
+                (libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF) as libc::c_short,
+            );
+            libc::posix_spawn_file_actions_addopen(&mut actions, 0, null.as_ptr(), libc::O_RDONLY, 0);
+            let mut pid: libc::pid_t = 0;
+            let result = libc::posix_spawnp(&mut pid, argv[0], &actions, &attr, argv.as_ptr(), environ);
+            libc::posix_spawn_file_actions_destroy(&mut actions);
+            libc::posix_spawnattr_destroy(&mut attr);
+            if result != 0 {
+                return Err(Error::from_raw_os_error(result));
+            }
+            Ok(pid)
+        }
+    }
+
+    unsafe extern "C" {
+        static environ: *const *mut libc::c_char;
     }
 
     /// TERM to every descendant, and the deadline for the KILL that follows.
