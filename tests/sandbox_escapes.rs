@@ -170,6 +170,10 @@ fn a_tmux_server_reached_through_its_socket_does_not_write_outside_for_a_sandbox
         "the tmux server wrote outside the workspace for a sandboxed command: {results:?}"
     );
     assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].contains("Permission denied") && results[0].contains("tools.bash.unix_sockets = true"),
+        "{results:?}"
+    );
     let _ = std::fs::remove_dir_all(&outside);
 }
 
@@ -463,4 +467,40 @@ fn a_command_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
         results[0].starts_with("SigBlk:\t0000000000000000\npipe 141\n"),
         "{results:?}"
     );
+}
+
+/// The first tool result of an `exec` with `config` as its config.toml, running `command`.
+fn first_result_with_config(config: &str, command: &str) -> String {
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let server = ScriptedServer::start_blocking(vec![bash("t1", command), Reply::text("done")]);
+    let output = exec(&home, &workspace, &server, &["options"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    tool_results(&server).remove(0)
+}
+
+#[test]
+fn unix_sockets_and_tcp_follow_their_options() {
+    if !landlock() {
+        return;
+    }
+    let unix = "python3 -c 'import socket; socket.socket(socket.AF_UNIX); print(\"unix ok\")' 2>&1 | tail -1";
+    let refused = first_result_with_config("", unix);
+    assert!(refused.contains("Permission denied"), "{refused}");
+    let allowed = first_result_with_config("[tools.bash]\nunix_sockets = true\n", unix);
+    assert!(allowed.starts_with("unix ok"), "{allowed}");
+    let pair = "python3 -c 'import socket; socket.socketpair(); print(\"pair ok\")'";
+    assert!(first_result_with_config("", pair).starts_with("pair ok"));
+
+    if sandbox::kernel_abi().as_ref().is_ok_and(|abi| *abi < 4) {
+        println!("skipped the TCP part: Landlock ABI below 4");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tcp = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo tcp ok || echo tcp refused");
+    assert!(first_result_with_config("", &tcp).starts_with("tcp ok"));
+    let off = first_result_with_config("[tools.bash]\nnetwork = false\n", &tcp);
+    assert!(off.starts_with("tcp refused"), "{off}");
 }

@@ -167,13 +167,23 @@ impl Confinement {
         };
         let refused = denied_paths(output, cwd)
             .into_iter()
-            .find(|path| !ruleset.allows(path) && writable_without_sandbox(path))?;
-        Some(format!(
-            "[sandbox: writes are allowed only under {} and {}; this command tried to write elsewhere ({})]",
-            ruleset.workspace.display(),
-            ruleset.temp.display(),
-            refused.display()
-        ))
+            .find(|path| !ruleset.allows(path) && writable_without_sandbox(path));
+        if let Some(refused) = refused {
+            return Some(format!(
+                "[sandbox: writes are allowed only under {} and {}; this command tried to write elsewhere ({})]",
+                ruleset.workspace.display(),
+                ruleset.temp.display(),
+                refused.display()
+            ));
+        }
+        let socket_refused = output.lines().any(|line| {
+            let line = line.to_ascii_lowercase();
+            line.contains("permission denied") && (line.contains("socket") || line.contains("connect"))
+        });
+        (socket_refused && !ruleset.options.unix_sockets).then(|| {
+            "[sandbox: Unix sockets are refused to sandboxed commands, since a server outside the sandbox would act for them; tools.bash.unix_sockets = true allows them]"
+                .to_string()
+        })
     }
 }
 
