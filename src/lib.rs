@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod config;
 pub mod exec;
+pub mod hardening;
 pub mod llm;
 pub mod protocol;
 pub mod secrets;

@@ -115,6 +115,7 @@ enum SessionsCommand {
 }
 
 fn main() {
+    miniagent::hardening::start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

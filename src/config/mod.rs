@@ -98,6 +98,13 @@ pub struct BashSettings {
     pub output_limit_bytes: usize,
     /// Whether full-auto sandboxes commands too (the other modes always do).
     pub sandbox: crate::tools::sandbox::SandboxSetting,
+    /// Variables that reach commands although they point at a socket or agent outside
+    /// the sandbox (`SSH_AUTH_SOCK`, `DOCKER_HOST`, …); API key variables never do.
+    pub pass_env: Vec<String>,
+    /// Whether sandboxed commands may open Unix sockets (psql, docker).
+    pub unix_sockets: bool,
+    /// Whether sandboxed commands may bind or connect TCP sockets (Landlock ABI 4).
+    pub network: bool,
 }
 
 /// `[ui]`: the workbench.

@@ -1,8 +1,9 @@
 //! `bash {command, timeout?}`: runs a command with `bash -c` in the workspace, in its own
 //! process group with no standard input, and kills the whole group on timeout or
 //! interrupt so no child outlives the call. Commands run in the Landlock sandbox where it
-//! applies ([`super::sandbox`]). Processes that leave the group are found by the
-//! command's tag and killed too (`tools::process`).
+//! applies ([`super::sandbox`]), under a supervisor that ends every process they leave
+//! behind, and with the agent's environment minus API keys and socket variables
+//! (`tools::process`).
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use super::jobs::BackgroundJobs;
 use super::output::HeadTailBuffer;
 use super::paths::Workspace;
-use super::process::{kill_rest, spawn_in_group};
+use super::process::{command_env, kill_rest, spawn_in_group};
 use super::sandbox::Confinement;
 use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::config::BashSettings;
@@ -30,11 +31,23 @@ pub use super::process::TAG_VAR;
 pub struct BashTool {
     settings: BashSettings,
     jobs: BackgroundJobs,
+    /// The variable `model.api_key_env` names, kept from commands like the usual ones.
+    key_var: String,
 }
 
 impl BashTool {
     pub fn new(settings: BashSettings, jobs: BackgroundJobs) -> Self {
-        Self { settings, jobs }
+        Self {
+            settings,
+            jobs,
+            key_var: String::new(),
+        }
+    }
+
+    /// Also keeps `key_var` (the API key variable the config names) from commands.
+    pub fn hiding(mut self, key_var: &str) -> Self {
+        self.key_var = key_var.trim().to_string();
+        self
     }
 }
 
@@ -108,19 +121,28 @@ impl Tool for BashTool {
             }
             let limit = self.settings.output_limit_bytes;
             let root = context.workspace.root();
-            let confinement = match Confinement::for_command(self.settings.sandbox, context.approval, root) {
+            let confinement = match Confinement::for_command(&self.settings, context.approval, root) {
                 Ok(confinement) => confinement,
                 Err(message) => return ToolOutput::error(message),
             };
+            let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
             if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-                return match self.jobs.start(&command, root, limit, &confinement) {
+                return match self.jobs.start(&command, root, limit, &confinement, &env) {
                     Ok(id) => ToolOutput::ok(format!(
                         "started background job {id}: {command}\nRead its output with bash_output {{\"bash_id\": \"{id}\"}}; stop it with bash_kill."
                     )),
                     Err(message) => ToolOutput::error(message),
                 };
             }
-            run_command(&command, self.timeout(&arguments), &context, limit, &confinement).await
+            run_command(
+                &command,
+                self.timeout(&arguments),
+                &context,
+                limit,
+                &confinement,
+                &env,
+            )
+            .await
         })
     }
 }
@@ -148,8 +170,9 @@ async fn run_command(
     context: &ToolContext,
     limit: usize,
     confinement: &Confinement,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
 ) -> ToolOutput {
-    let (mut child, mut group) = match spawn_in_group(command, context.workspace.root(), confinement) {
+    let (mut child, mut group) = match spawn_in_group(command, context.workspace.root(), confinement, env) {
         Ok(spawned) => spawned,
         Err(message) => return ToolOutput::error(message),
     };
@@ -178,7 +201,7 @@ async fn run_command(
         _ = context.cancel.cancelled() => Ending::Interrupted,
     };
     match ending {
-        Ending::Exited(_) => {}
+        Ending::Exited(_) => group.exited(),
         Ending::TimedOut | Ending::Interrupted => group.terminate(),
     }
     // Keep what is still in the pipes, but do not wait on background children that
@@ -321,6 +344,9 @@ mod tests {
             max_timeout_s: 600,
             output_limit_bytes: 1000,
             sandbox: crate::tools::sandbox::SandboxSetting::Auto,
+            pass_env: Vec::new(),
+            unix_sockets: false,
+            network: true,
         }
     }
 

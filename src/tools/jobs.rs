@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
 use super::output::{HeadTailBuffer, cap_text};
-use super::process::{ProcessGroup, kill_all, signal_group, spawn_in_group};
+use super::process::{ProcessGroup, force, kill_all, signal_group, spawn_in_group};
 use super::sandbox::Confinement;
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 
@@ -78,8 +78,9 @@ impl BackgroundJobs {
         workspace: &std::path::Path,
         output_limit: usize,
         confinement: &Confinement,
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
     ) -> Result<String, String> {
-        let (mut child, group) = spawn_in_group(command, workspace, confinement)?;
+        let (mut child, group) = spawn_in_group(command, workspace, confinement, env)?;
         let unread = Arc::new(Mutex::new(HeadTailBuffer::new(output_limit)));
         let (status_tx, status_rx) = watch::channel(JobStatus::Running);
         let stdout = tokio::spawn(pump(child.stdout.take(), Arc::clone(&unread)));
@@ -87,6 +88,7 @@ impl BackgroundJobs {
         let (stdout_abort, stderr_abort) = (stdout.abort_handle(), stderr.abort_handle());
         let pgid = group.pgid();
         let tag = group.tag().to_string();
+        let supervised = group.supervised();
         tokio::spawn(async move {
             let status = match child.wait().await {
                 Ok(status) => {
@@ -108,7 +110,10 @@ impl BackgroundJobs {
             };
             tokio::pin!(drain);
             let drained = tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await.is_ok();
-            let _ = tokio::task::spawn_blocking(move || kill_all(pgid, &tag)).await;
+            // A supervisor ended everything of the job before it exited.
+            if !supervised {
+                let _ = tokio::task::spawn_blocking(move || kill_all(pgid, &tag)).await;
+            }
             if !drained && tokio::time::timeout(DRAIN_AFTER_KILL, &mut drain).await.is_err() {
                 // Only a process that cleared its environment can still hold them.
                 stdout_abort.abort();
@@ -143,10 +148,10 @@ impl BackgroundJobs {
 
     /// TERM, then KILL after the grace period; returns once the job ended.
     async fn kill(&self, id: &str, grace: Duration) -> Result<(), String> {
-        let (mut status, pgid) = {
+        let (mut status, pgid, supervised) = {
             let table = lock(&self.state);
             let job = table.jobs.get(id).ok_or_else(|| unknown_job(id, &table))?;
-            (job.status.clone(), job.group.pgid())
+            (job.status.clone(), job.group.pgid(), job.group.supervised())
         };
         if *status.borrow() != JobStatus::Running {
             return Ok(());
@@ -154,7 +159,8 @@ impl BackgroundJobs {
         signal_group(pgid, libc::SIGTERM);
         let ended = |s: &JobStatus| *s != JobStatus::Running;
         if tokio::time::timeout(grace, status.wait_for(ended)).await.is_err() {
-            signal_group(pgid, libc::SIGKILL);
+            // Still running, so the group's leader is not reaped: its id is still its own.
+            force(pgid, supervised);
             let _ = tokio::time::timeout(Duration::from_secs(2), status.wait_for(ended)).await;
         }
         if let Some(job) = lock(&self.state).jobs.get_mut(id) {
@@ -370,6 +376,7 @@ mod tests {
                 &std::env::temp_dir(),
                 10_000,
                 &Confinement::Unconfined,
+                &[],
             )
             .unwrap();
         let tool = BashOutputTool::new(jobs.clone(), 10_000);
@@ -407,6 +414,7 @@ mod tests {
                 &std::env::temp_dir(),
                 10_000,
                 &Confinement::Unconfined,
+                &[],
             )
             .unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;

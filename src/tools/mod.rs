@@ -15,6 +15,7 @@ pub mod read;
 pub mod sandbox;
 pub mod schema;
 pub mod skills;
+pub mod supervisor;
 
 use std::sync::Arc;
 
@@ -229,10 +230,9 @@ impl ToolRegistry {
         )));
         registry.register(Arc::new(edit::WriteFileTool));
         registry.register(Arc::new(edit::EditFileTool));
-        registry.register(Arc::new(bash::BashTool::new(
-            config.tools.bash.clone(),
-            jobs.clone(),
-        )));
+        registry.register(Arc::new(
+            bash::BashTool::new(config.tools.bash.clone(), jobs.clone()).hiding(&config.model.api_key_env),
+        ));
         registry.register(Arc::new(jobs::BashOutputTool::new(jobs.clone(), limit)));
         registry.register(Arc::new(jobs::BashKillTool::new(jobs, limit)));
         registry.register(Arc::new(notes::RecordNoteTool::new(notes)));

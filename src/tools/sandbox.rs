@@ -18,6 +18,24 @@
 //! machine. Rights a kernel's Landlock ABI does not know are left out; on ABI 1, moving a
 //! file to another folder is always refused. `no_new_privs` also means set-uid programs
 //! (sudo) do not gain privileges inside the sandbox.
+//!
+//! Beyond files, the same thread also: scopes the domain (Landlock ABI 6) so a command
+//! can neither signal processes outside it nor connect to abstract Unix sockets; with
+//! `tools.bash.network = false`, refuses TCP bind and connect (ABI 4); drops
+//! `CAP_SYS_PTRACE` from the capability bounding set (when running as root), so with the
+//! agent non-dumpable ([`crate::hardening`]) a command cannot read the agent's
+//! `/proc/PID/environ` or memory (Landlock does not mediate those reads); and, unless
+//! `tools.bash.unix_sockets = true`, installs a seccomp filter that refuses
+//! `socket(AF_UNIX, …)`. That last one is needed because Landlock (up to ABI 7) does not
+//! mediate `connect()` to a *pathname* socket: a tmux, docker or D-Bus server listening on
+//! one would otherwise act for the command, outside the sandbox (`tmux -S sock
+//! run-shell …`). `socketpair` stays allowed (shells and runtimes use it internally);
+//! `io_uring_setup` is refused too (io_uring can create and connect sockets without the
+//! `socket` call), as is `socketcall` for 32-bit programs (its arguments are in memory a
+//! filter cannot read); x32 calls are checked like native ones. The filter is a dozen
+//! classic-BPF instructions written here rather than a crate: it is fixed, small, and
+//! read once in review; a crate such as `seccompiler` would add a dependency for less
+//! clarity. Architectures other than x86_64 and aarch64 get no filter.
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -26,7 +44,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ApprovalMode;
+use crate::config::{ApprovalMode, BashSettings};
 use crate::protocol::SandboxState;
 
 /// `tools.bash.sandbox`: whether full-auto sandboxes commands too.
@@ -91,6 +109,17 @@ pub fn kernel_abi() -> &'static Result<u32, String> {
     ABI.get_or_init(landlock::abi)
 }
 
+/// Puts the calling thread, and what it starts from then on, in a Landlock domain of its
+/// own that only forbids signalling processes outside it (ABI 6; nothing on older
+/// kernels). The supervisor starts a sandboxed command this way, so the command cannot
+/// kill its supervisor and leave its other processes unwatched.
+pub(crate) fn scope_signals_of_this_thread() -> std::io::Result<()> {
+    match kernel_abi() {
+        Ok(abi) if *abi >= 6 => landlock::scope_signals(),
+        _ => Ok(()),
+    }
+}
+
 /// How one command runs.
 pub enum Confinement {
     /// In the Landlock sandbox.
@@ -102,15 +131,19 @@ pub enum Confinement {
 impl Confinement {
     /// The confinement of a command started now in `mode`, working in `workspace`.
     pub fn for_command(
-        setting: SandboxSetting,
+        settings: &BashSettings,
         mode: ApprovalMode,
         workspace: &Path,
     ) -> Result<Self, String> {
-        if !applies(setting, mode) {
+        if !applies(settings.sandbox, mode) {
             return Ok(Confinement::Unconfined);
         }
+        let options = Options {
+            unix_sockets: settings.unix_sockets,
+            network: settings.network,
+        };
         match kernel_abi() {
-            Ok(abi) => Ruleset::build(*abi, workspace)
+            Ok(abi) => Ruleset::build(*abi, workspace, options)
                 .map(Confinement::Sandboxed)
                 .map_err(|err| format!("cannot set up the sandbox: {err}")),
             Err(_) => Ok(Confinement::Unconfined),
@@ -134,20 +167,41 @@ impl Confinement {
         };
         let refused = denied_paths(output, cwd)
             .into_iter()
-            .find(|path| !ruleset.allows(path) && writable_without_sandbox(path))?;
-        Some(format!(
-            "[sandbox: writes are allowed only under {} and {}; this command tried to write elsewhere ({})]",
-            ruleset.workspace.display(),
-            ruleset.temp.display(),
-            refused.display()
-        ))
+            .find(|path| !ruleset.allows(path) && writable_without_sandbox(path));
+        if let Some(refused) = refused {
+            return Some(format!(
+                "[sandbox: writes are allowed only under {} and {}; this command tried to write elsewhere ({})]",
+                ruleset.workspace.display(),
+                ruleset.temp.display(),
+                refused.display()
+            ));
+        }
+        let socket_refused = output.lines().any(|line| {
+            let line = line.to_ascii_lowercase();
+            line.contains("permission denied") && (line.contains("socket") || line.contains("connect"))
+        });
+        (socket_refused && !ruleset.options.unix_sockets).then(|| {
+            "[sandbox: Unix sockets are refused to sandboxed commands, since a server outside the sandbox would act for them; tools.bash.unix_sockets = true allows them]"
+                .to_string()
+        })
     }
+}
+
+/// What a sandboxed command may do besides writing under its folders.
+#[derive(Clone, Copy, Debug)]
+struct Options {
+    /// Open Unix sockets (no seccomp filter, no abstract-socket scope).
+    unix_sockets: bool,
+    /// Bind and connect TCP sockets.
+    network: bool,
 }
 
 /// A Landlock ruleset ready to be entered by a child process.
 pub struct Ruleset {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fd: Arc<std::os::fd::OwnedFd>,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    options: Options,
     workspace: PathBuf,
     temp: PathBuf,
     /// Every folder or device writes are allowed under, as given and canonical.
@@ -164,11 +218,11 @@ const WRITABLE_DEVICES: [&str; 5] = [
 ];
 
 impl Ruleset {
-    fn build(abi: u32, workspace: &Path) -> std::io::Result<Self> {
+    fn build(abi: u32, workspace: &Path, options: Options) -> std::io::Result<Self> {
         let temp = std::env::temp_dir();
         let folders = [workspace.to_path_buf(), temp.clone(), PathBuf::from("/dev/shm")];
         let devices = WRITABLE_DEVICES.map(PathBuf::from);
-        let fd = landlock::ruleset(abi, &folders, &devices)?;
+        let fd = landlock::ruleset(abi, &folders, &devices, options)?;
         let mut allowed = Vec::new();
         for path in folders.iter().chain(devices.iter()) {
             if let Ok(canonical) = path.canonicalize()
@@ -180,6 +234,7 @@ impl Ruleset {
         }
         Ok(Self {
             fd: Arc::new(fd),
+            options,
             workspace: workspace.to_path_buf(),
             temp,
             allowed,
@@ -197,12 +252,13 @@ impl Ruleset {
         use std::os::fd::AsRawFd;
         let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
         let fd = self.fd.as_raw_fd();
+        let seccomp = !self.options.unix_sockets;
         std::thread::scope(|scope| {
             let spawner = std::thread::Builder::new()
                 .name("sandboxed-spawn".into())
                 .spawn_scoped(scope, || {
                     let _runtime = runtime.enter();
-                    landlock::restrict_self(fd)?;
+                    landlock::restrict_self(fd, seccomp)?;
                     command.spawn()
                 })?;
             spawner
@@ -306,11 +362,22 @@ mod landlock {
     /// ABI 3: truncate (including `open(O_TRUNC)`).
     const TRUNCATE: u64 = 1 << 14;
 
-    /// `struct landlock_ruleset_attr`, first field only: the kernel takes a shorter
-    /// struct and treats the rest (network rights, scopes) as not handled.
+    /// ABI 4: TCP bind and connect.
+    const NET_BIND_TCP: u64 = 1 << 0;
+    const NET_CONNECT_TCP: u64 = 1 << 1;
+    /// ABI 6: no connecting to abstract Unix sockets, no signals, outside the domain.
+    const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+    const SCOPE_SIGNAL: u64 = 1 << 1;
+    /// `CAP_SYS_PTRACE` in `linux/capability.h`.
+    const CAP_SYS_PTRACE: libc::c_ulong = 19;
+
+    /// `struct landlock_ruleset_attr`. Older kernels take it whole as long as the fields
+    /// they do not know are zero.
     #[repr(C)]
     struct RulesetAttr {
         handled_access_fs: u64,
+        handled_access_net: u64,
+        scoped: u64,
     }
 
     /// `struct landlock_path_beneath_attr` (packed in the kernel's header).
@@ -365,10 +432,28 @@ mod landlock {
 
     /// A ruleset allowing every handled right under `folders` and writing to `devices`;
     /// paths that do not exist are left out.
-    pub(super) fn ruleset(abi: u32, folders: &[PathBuf], devices: &[PathBuf]) -> std::io::Result<OwnedFd> {
+    pub(super) fn ruleset(
+        abi: u32,
+        folders: &[PathBuf],
+        devices: &[PathBuf],
+        options: super::Options,
+    ) -> std::io::Result<OwnedFd> {
         let handled = handled(abi);
+        // Handled with no rule: all TCP binds and connects are refused.
+        let handled_access_net = if abi >= 4 && !options.network {
+            NET_BIND_TCP | NET_CONNECT_TCP
+        } else {
+            0
+        };
+        let scoped = match (abi >= 6, options.unix_sockets) {
+            (false, _) => 0,
+            (true, true) => SCOPE_SIGNAL,
+            (true, false) => SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET,
+        };
         let attr = RulesetAttr {
             handled_access_fs: handled,
+            handled_access_net,
+            scoped,
         };
         // SAFETY: `attr` is a valid struct of the size passed, alive across the call.
         let fd = unsafe {
@@ -427,12 +512,53 @@ mod landlock {
             .ok()
     }
 
-    /// No new privileges, then enter the ruleset: both for the calling thread only, and
-    /// for whatever it starts from then on.
-    pub(super) fn restrict_self(ruleset: i32) -> std::io::Result<()> {
+    /// A domain that only scopes signals, entered by the calling thread.
+    pub(super) fn scope_signals() -> std::io::Result<()> {
+        let attr = RulesetAttr {
+            handled_access_fs: 0,
+            handled_access_net: 0,
+            scoped: SCOPE_SIGNAL,
+        };
+        // SAFETY: `attr` is a valid struct of the size passed, alive across the call.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &attr as *const RulesetAttr,
+                std::mem::size_of::<RulesetAttr>(),
+                0u32,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fd = i32::try_from(fd).map_err(|_| std::io::Error::other("ruleset fd out of range"))?;
+        // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+        let ruleset = unsafe { OwnedFd::from_raw_fd(fd) };
         // SAFETY: prctl with these arguments reads no memory.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a plain system call on a descriptor held open by `ruleset`.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// No new privileges, no `CAP_SYS_PTRACE`, the socket filter when `seccomp`, then
+    /// enter the ruleset: all for the calling thread only, and for whatever it starts
+    /// from then on.
+    pub(super) fn restrict_self(ruleset: i32, seccomp: bool) -> std::io::Result<()> {
+        // SAFETY: prctl with these arguments reads no memory.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // Only a process with CAP_SETPCAP (root) can drop it, and only root has it to
+        // drop: elsewhere this fails with EPERM, which is the state wanted anyway.
+        // SAFETY: prctl with these arguments reads no memory.
+        unsafe { libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) };
+        if seccomp {
+            super::seccomp::refuse_unix_sockets()?;
         }
         // SAFETY: a plain system call on a descriptor the ruleset keeps open; no memory is read.
         if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
@@ -453,8 +579,98 @@ mod landlock {
         Err("Landlock exists only on Linux".to_string())
     }
 
-    pub(super) fn ruleset(_: u32, _: &[PathBuf], _: &[PathBuf]) -> std::io::Result<OwnedFd> {
+    pub(super) fn ruleset(
+        _: u32,
+        _: &[PathBuf],
+        _: &[PathBuf],
+        _: super::Options,
+    ) -> std::io::Result<OwnedFd> {
         Err(std::io::Error::other("Landlock exists only on Linux"))
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod seccomp {
+    //! The filter refusing Unix sockets: classic BPF over `struct seccomp_data`
+    //! (`nr` at 0, `arch` at 4, `args[0]` at 16, low half first on these little-endian
+    //! machines).
+
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const AND_K: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    const AF_UNIX: u32 = 1;
+
+    /// (native arch, its `socket`, its compat arch, the compat `socket`, the compat
+    /// `socketcall` or 0): numbers from the kernel's syscall tables.
+    #[cfg(target_arch = "x86_64")]
+    const ARCH: Option<(u32, u32, u32, u32, u32)> = Some((0xc000_003e, 41, 0x4000_0003, 359, 102));
+    #[cfg(target_arch = "aarch64")]
+    const ARCH: Option<(u32, u32, u32, u32, u32)> = Some((0xc000_00b7, 198, 0x4000_0028, 281, 0));
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    const ARCH: Option<(u32, u32, u32, u32, u32)> = None;
+    /// `io_uring_setup`, the same number on every architecture.
+    const IO_URING_SETUP: u32 = 425;
+    /// x32 calls are native numbers with this bit set.
+    const X32_BIT: u32 = 0x4000_0000;
+
+    fn op(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+        libc::sock_filter { code, jt, jf, k }
+    }
+
+    /// The program; a jump's `jt`/`jf` count the instructions it skips.
+    fn program() -> Option<Vec<libc::sock_filter>> {
+        let (native, socket, compat, compat_socket, socketcall) = ARCH?;
+        // No socketcall on this compat arch: a number no call has.
+        let socketcall = if socketcall == 0 { u32::MAX } else { socketcall };
+        let deny = RET_ERRNO | libc::EACCES as u32;
+        Some(vec![
+            op(LD_W_ABS, 0, 0, 4),            // 0: arch
+            op(JEQ_K, 0, 5, native),          // 1: native → 2, else → 7
+            op(LD_W_ABS, 0, 0, 0),            // 2: nr
+            op(AND_K, 0, 0, !X32_BIT),        // 3: x32 calls as native ones
+            op(JEQ_K, 8, 0, socket),          // 4: → 13
+            op(JEQ_K, 10, 0, IO_URING_SETUP), // 5: → 16
+            op(RET_K, 0, 0, RET_ALLOW),       // 6
+            op(JEQ_K, 0, 7, compat),          // 7: compat → 8, else → 15
+            op(LD_W_ABS, 0, 0, 0),            // 8: nr
+            op(JEQ_K, 3, 0, compat_socket),   // 9: → 13
+            op(JEQ_K, 5, 0, IO_URING_SETUP),  // 10: → 16
+            op(JEQ_K, 4, 0, socketcall),      // 11: → 16
+            op(RET_K, 0, 0, RET_ALLOW),       // 12
+            op(LD_W_ABS, 0, 0, 16),           // 13: socket's domain
+            op(JEQ_K, 1, 0, AF_UNIX),         // 14: → 16
+            op(RET_K, 0, 0, RET_ALLOW),       // 15
+            op(RET_K, 0, 0, deny),            // 16
+        ])
+    }
+
+    /// Installs the filter on the calling thread (which already has `no_new_privs`); it
+    /// is inherited by whatever the thread starts.
+    pub(super) fn refuse_unix_sockets() -> std::io::Result<()> {
+        let Some(mut filter) = program() else {
+            return Ok(());
+        };
+        let prog = libc::sock_fprog {
+            len: u16::try_from(filter.len()).map_err(std::io::Error::other)?,
+            filter: filter.as_mut_ptr(),
+        };
+        // SAFETY: `prog` points at `filter`, alive across the call; the kernel copies it.
+        let installed = unsafe {
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog,
+                0,
+                0,
+            )
+        };
+        if installed != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 }
 
@@ -462,6 +678,18 @@ mod landlock {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    fn settings(sandbox: SandboxSetting) -> BashSettings {
+        BashSettings {
+            default_timeout_s: 120,
+            max_timeout_s: 600,
+            output_limit_bytes: 1000,
+            sandbox,
+            pass_env: Vec::new(),
+            unix_sockets: false,
+            network: true,
+        }
+    }
 
     #[test]
     fn every_mode_but_full_auto_with_the_sandbox_off_is_sandboxed() {
@@ -482,8 +710,12 @@ mod tests {
 
     #[test]
     fn full_auto_with_the_sandbox_off_runs_unconfined() {
-        let confinement =
-            Confinement::for_command(SandboxSetting::Off, ApprovalMode::FullAuto, Path::new("/")).unwrap();
+        let confinement = Confinement::for_command(
+            &settings(SandboxSetting::Off),
+            ApprovalMode::FullAuto,
+            Path::new("/"),
+        )
+        .unwrap();
         assert!(matches!(confinement, Confinement::Unconfined));
     }
 
@@ -532,7 +764,11 @@ mod tests {
             return;
         };
         let workspace = std::env::temp_dir();
-        let ruleset = Ruleset::build(*abi, &workspace).unwrap();
+        let options = Options {
+            unix_sockets: false,
+            network: true,
+        };
+        let ruleset = Ruleset::build(*abi, &workspace, options).unwrap();
         // A writable folder outside the workspace and the temp folder (a checkout may
         // itself live under /tmp, as a fresh CI clone can).
         let candidates = [

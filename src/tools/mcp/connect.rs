@@ -403,7 +403,14 @@ fn client_info() -> ClientConfig {
 
 /// `vars_os`, not `vars`: a variable that is not UTF-8 must not stop a server starting.
 fn inherited_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    std::env::vars_os()
+    inherited_from(std::env::vars_os())
+}
+
+/// The variables of `vars` a stdio server inherits.
+fn inherited_from(
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    vars.into_iter()
         .filter(|(name, _)| {
             name.to_str().is_some_and(|name| {
                 INHERITED_ENV.contains(&name)
@@ -468,5 +475,33 @@ pub(super) fn seconds(duration: Duration) -> String {
         format!("{secs:.0} s")
     } else {
         format!("{secs:.1} s")
+    }
+}
+
+#[cfg(test)]
+mod env_tests {
+    use super::*;
+
+    #[test]
+    fn a_stdio_server_inherits_no_key_and_no_socket_variable() {
+        let vars = [
+            ("PATH", "/usr/bin"),
+            ("HOME", "/root"),
+            ("npm_config_cache", "/c"),
+            ("MINIAGENT_API_KEY", "sk-a"),
+            ("ANTHROPIC_API_KEY", "sk-b"),
+            ("OPENAI_API_KEY", "sk-c"),
+            ("MINIMAX_API_KEY", "sk-d"),
+            ("MY_OWN_KEY_VAR", "sk-e"),
+            ("TMUX", "/tmp/tmux-0/default,1,0"),
+            ("SSH_AUTH_SOCK", "/tmp/agent"),
+            ("DOCKER_HOST", "unix:///var/run/docker.sock"),
+        ]
+        .map(|(name, value)| (name.into(), value.into()));
+        let kept: Vec<String> = inherited_from(vars)
+            .into_iter()
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(kept, ["PATH", "HOME", "npm_config_cache"]);
     }
 }

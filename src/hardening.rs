@@ -1,0 +1,112 @@
+//! Hardening done first thing at process start, before any thread or child exists
+//! (`hardening::start()` is the first line of `main`):
+//!
+//! - Every descriptor above 2 inherited from whoever launched miniagent is marked
+//!   close-on-exec, so no command, job or MCP server inherits it (issue 15: `echo … >&7`
+//!   wrote through a descriptor the launching shell had opened on a file outside the
+//!   sandbox). Marking once, at the cause, is enough: every descriptor Rust and its
+//!   crates open afterwards is close-on-exec already. The command supervisor closes
+//!   everything above 2 again before it starts a command ([`crate::tools::supervisor`]).
+//! - The API key must not be readable from `/proc/PID/environ`, which shows the block of
+//!   variables the process started with. Neither Landlock nor `PR_SET_DUMPABLE 0` stops
+//!   that read here (kernel 6.18, as root: reading `environ` and `auxv` was allowed from a
+//!   sandboxed command without `CAP_SYS_PTRACE` while `mem` and `fd/` were refused). So
+//!   every variable is copied to the heap (`setenv`, which later lookups use) and the
+//!   original block is zeroed: `environ` then reads as NUL bytes.
+//! - The process is made non-dumpable (`PR_SET_DUMPABLE 0`): its memory (`/proc/PID/mem`,
+//!   where the key also is) and descriptors can then be opened only with
+//!   `CAP_SYS_PTRACE`, which sandboxed commands lose ([`crate::tools::sandbox`]). A
+//!   command run outside the sandbox by root keeps that capability and can read them.
+//! - The binary records itself as the supervisor commands run under, and when it was
+//!   started as one, runs as that instead.
+
+/// Call first in `main`. Never returns when the process was started as a supervisor.
+pub fn start() {
+    if let Some(code) = crate::tools::supervisor::run_if_requested() {
+        std::process::exit(code);
+    }
+    close_inherited_on_exec();
+    wipe_initial_environment();
+    // SAFETY: prctl with these arguments reads no memory.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    if let Ok(exe) = std::env::current_exe() {
+        crate::tools::supervisor::use_program(exe);
+    }
+}
+
+/// Marks every descriptor above 2 close-on-exec.
+fn close_inherited_on_exec() {
+    const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
+    // SAFETY: close_range takes plain integers and only changes descriptor flags here.
+    let marked = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    if marked != 0 {
+        // Kernels before 5.11.
+        close_on_exec_from(3);
+    }
+}
+
+/// Marks every open descriptor from `first` on close-on-exec, as listed in /proc.
+pub(crate) fn close_on_exec_from(first: i32) {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    // Collected first: the listing's own descriptor is among them.
+    let fds: Vec<i32> = entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str().and_then(|n| n.parse().ok()))
+        .filter(|fd| *fd >= first)
+        .collect();
+    for fd in fds {
+        // SAFETY: fcntl on a descriptor number; a closed one fails with EBADF, ignored.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// Moves every variable to the heap and zeroes the block the process started with (what
+/// `/proc/PID/environ` shows). Runs before any other thread exists, so nothing reads the
+/// environment meanwhile.
+#[cfg(target_os = "linux")]
+fn wipe_initial_environment() {
+    use std::os::unix::ffi::OsStrExt;
+    let Some((start, end)) = environment_block() else {
+        return;
+    };
+    for (name, value) in std::env::vars_os() {
+        let (Ok(name), Ok(value)) = (
+            std::ffi::CString::new(name.as_bytes()),
+            std::ffi::CString::new(value.as_bytes()),
+        ) else {
+            return;
+        };
+        // SAFETY: single-threaded (see above); both strings are NUL-terminated and live
+        // across the call, which copies them.
+        if unsafe { libc::setenv(name.as_ptr(), value.as_ptr(), 1) } != 0 {
+            // A variable still points into the block: leave the block as it is.
+            return;
+        }
+    }
+    // Every entry of `environ` now points at a heap copy; the block is unreferenced.
+    // SAFETY: [start, end) is this process's own initial environment block, mapped
+    // writable on its stack, as the kernel reports it; nothing points into it any more.
+    unsafe { std::ptr::write_bytes(start as *mut u8, 0, end - start) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn wipe_initial_environment() {}
+
+/// `env_start` and `env_end` from /proc/self/stat (fields 50 and 51).
+#[cfg(target_os = "linux")]
+fn environment_block() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // `rest` starts at field 3.
+    let mut fields = rest.split_whitespace().skip(50 - 3);
+    let start: usize = fields.next()?.parse().ok()?;
+    let end: usize = fields.next()?.parse().ok()?;
+    (start != 0 && end > start && end - start < 16 << 20).then_some((start, end))
+}
