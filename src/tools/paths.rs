@@ -295,8 +295,18 @@ impl Workspace {
         }
         let named = Path::new(path);
         let (root, relative) = if named.is_absolute() {
-            self.root_of(named, access)
-                .ok_or_else(|| self.outside(path, &normalize(named), access))?
+            match self.root_of(named, access) {
+                Some(found) => found,
+                // `/ws/a/../ws/b`: where `..` leads depends on symlinks outside the
+                // workspace, which are not followed here.
+                None if self.root_of(&normalize(named), access).is_some() => {
+                    return Err(format!(
+                        "`{path}` goes through `..` before it reaches the workspace {}; give the path relative to the workspace",
+                        self.root.display()
+                    ));
+                }
+                None => return Err(self.outside(path, &normalize(named), access)),
+            }
         } else {
             (self.root.as_path(), named.to_path_buf())
         };
@@ -409,7 +419,16 @@ impl Workspace {
                     let mut beyond = walk.here();
                     beyond.push("..");
                     beyond.extend(&queue);
-                    return Err(self.outside(path, &normalize(&beyond), access));
+                    let beyond = normalize(&beyond);
+                    if self.root_of(&beyond, access).is_some() {
+                        // Out and back in: refused like any step above a root, as
+                        // `RESOLVE_BENEATH` does, but said as it is.
+                        return Err(format!(
+                            "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
+                            walk.root.display()
+                        ));
+                    }
+                    return Err(self.outside(path, &beyond, access));
                 }
                 walk.folders.pop();
                 continue;
@@ -630,6 +649,62 @@ mod tests {
                 .contains("outside/ghost.txt")
         );
         assert_eq!(ws.resolve("inner/f", Access::Write), Ok(root.join("sub/f")));
+    }
+
+    #[test]
+    fn extra_roots_confine_reads_to_themselves() {
+        let scratch = Scratch::new("skillroot");
+        let skills = scratch.0.join("outside/skills");
+        std::fs::create_dir_all(skills.join("demo")).unwrap();
+        std::fs::write(skills.join("demo/SKILL.md"), "skill").unwrap();
+        std::fs::write(scratch.0.join("outside/secret.txt"), "secret").unwrap();
+        std::os::unix::fs::symlink("../../secret.txt", skills.join("demo/leak")).unwrap();
+        std::os::unix::fs::symlink(&skills, scratch.0.join("ws/skills-link")).unwrap();
+        let ws = Workspace::new(&scratch.0.join("ws"), std::slice::from_ref(&skills));
+        let skill = skills.join("demo/SKILL.md");
+        assert_eq!(
+            ws.resolve(skill.to_str().unwrap(), Access::Read),
+            Ok(skill.clone())
+        );
+        // Through a workspace symlink into the skills folder: read-only too.
+        assert_eq!(ws.resolve("skills-link/demo/SKILL.md", Access::Read), Ok(skill));
+        assert!(ws.resolve("skills-link/demo/new.md", Access::Write).is_err());
+        let leak = skills.join("demo/leak");
+        let err = ws.resolve(leak.to_str().unwrap(), Access::Read).unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "resolves to {}",
+                scratch.0.join("outside/secret.txt").display()
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn absolute_paths_with_dot_dot_before_the_workspace_are_refused_clearly() {
+        let scratch = Scratch::new("absdotdot");
+        let root = scratch.0.join("ws");
+        let ws = Workspace::new(&root, &[]);
+        let path = format!("{}/sub/../../ws/a.txt", root.display());
+        assert_eq!(
+            ws.resolve(&path, Access::Write),
+            Err(format!(
+                "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
+                root.display()
+            ))
+        );
+        assert_eq!(
+            ws.resolve(&format!("{}/sub/../a.txt", root.display()), Access::Write),
+            Ok(root.join("a.txt"))
+        );
+        let path = format!("{}/outside/../ws/a.txt", scratch.0.display());
+        assert_eq!(
+            ws.resolve(&path, Access::Write),
+            Err(format!(
+                "`{path}` goes through `..` before it reaches the workspace {}; give the path relative to the workspace",
+                root.display()
+            ))
+        );
     }
 
     #[test]
