@@ -357,7 +357,7 @@ async fn a_long_line_is_paged_by_column() {
     assert_eq!(
         first,
         ToolOutput::ok(format!(
-            "     1|{}\n[line 1 goes on for 96000 more bytes; to read on, use offset 1 and column 4001]",
+            "     1|{}\n[line 1 goes on past column 4000; to read on, use offset 1 and column 4001]",
             &line[..4000]
         ))
     );
@@ -370,7 +370,7 @@ async fn a_long_line_is_paged_by_column() {
     assert_eq!(
         next,
         ToolOutput::ok(format!(
-            "     1|{}\n[line 1 goes on for 92000 more bytes; to read on, use offset 1 and column 8001]",
+            "     1|{}\n[line 1 goes on past column 8000; to read on, use offset 1 and column 8001]",
             &line[4000..8000]
         ))
     );
@@ -398,7 +398,7 @@ async fn a_long_line_is_cut_on_a_character_boundary() {
     assert_eq!(
         first,
         ToolOutput::ok(format!(
-            "     1|{}\n[line 1 goes on for 11001 more bytes; to read on, use offset 1 and column 4000]",
+            "     1|{}\n[line 1 goes on past column 3999; to read on, use offset 1 and column 4000]",
             "語".repeat(1333)
         ))
     );

@@ -43,7 +43,8 @@ impl Tool for ReadFileTool {
         "Read a text file from the workspace. Lines come numbered as `     1|text`. Use offset \
          (first line, from 1) and limit (number of lines) to read part of a long file. A line \
          longer than 4000 bytes is cut, and a note after it gives the offset and column (byte \
-         position in that line, from 1) to read on from. A folder path lists its entries."
+         position in that line, from 1) to read on from. Reading stops at the limit. A folder \
+         path lists its entries."
     }
 
     fn input_schema(&self) -> Value {
@@ -168,27 +169,40 @@ enum Lines {
 
 /// One line as [`next_line`] saw it.
 struct LineSeen {
-    /// Bytes in the line, without its newline.
-    length: u64,
+    /// Whether the line goes on past the bytes kept.
+    cut: bool,
     /// Whether it holds a NUL byte (reading stopped there).
     nul: bool,
 }
 
+/// Whether [`next_line`] reads a line to its end or may stop once the kept part is full.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineEnd {
+    ReadTo,
+    StopWhenKept,
+}
+
 /// Reads the next line, keeping bytes `skip..skip + keep` of it in `kept` and only
-/// counting the rest; `None` at the end of the file.
+/// scanning the rest (or, with [`LineEnd::StopWhenKept`], not even that); `None` at the
+/// end of the file.
 fn next_line(
     reader: &mut impl BufRead,
     skip: u64,
     keep: u64,
+    end: LineEnd,
     kept: &mut Vec<u8>,
 ) -> std::io::Result<Option<LineSeen>> {
     kept.clear();
     let mut length = 0u64;
     let mut any = false;
+    let keep_to = skip.saturating_add(keep);
     loop {
         let buffer = reader.fill_buf()?;
         if buffer.is_empty() {
-            return Ok(any.then_some(LineSeen { length, nul: false }));
+            return Ok(any.then_some(LineSeen {
+                cut: length > keep_to,
+                nul: false,
+            }));
         }
         any = true;
         let (chunk, ends) = match memchr::memchr(b'\n', buffer) {
@@ -197,20 +211,18 @@ fn next_line(
         };
         let nul = memchr::memchr(0, chunk).is_some();
         let start = length;
-        let end = start + chunk.len() as u64;
+        let chunk_end = start + chunk.len() as u64;
         let from = skip.max(start);
-        let to = skip.saturating_add(keep).min(end);
+        let to = keep_to.min(chunk_end);
         if from < to {
             kept.extend_from_slice(&chunk[(from - start) as usize..(to - start) as usize]);
         }
         let used = chunk.len() + usize::from(ends);
-        length = end;
+        length = chunk_end;
         reader.consume(used);
-        if nul {
-            return Ok(Some(LineSeen { length, nul: true }));
-        }
-        if ends {
-            return Ok(Some(LineSeen { length, nul: false }));
+        let cut = length > keep_to;
+        if nul || ends || (cut && end == LineEnd::StopWhenKept) {
+            return Ok(Some(LineSeen { cut, nul }));
         }
     }
 }
@@ -270,7 +282,12 @@ fn read_lines(
             0
         };
         let keep = if wanted { MAX_LINE_BYTES } else { 0 };
-        let Some(seen) = next_line(&mut reader, skip, keep, &mut raw)? else {
+        // The last line the limit allows need not be read past what is shown.
+        let end = match window.limit {
+            Some(limit) if wanted && kept_lines + 1 >= limit => LineEnd::StopWhenKept,
+            _ => LineEnd::ReadTo,
+        };
+        let Some(seen) = next_line(&mut reader, skip, keep, end, &mut raw)? else {
             break;
         };
         if seen.nul {
@@ -281,9 +298,7 @@ fn read_lines(
             continue;
         }
         kept_lines += 1;
-        let shown_to = skip + raw.len() as u64;
-        let cut = seen.length > shown_to;
-        if cut {
+        if seen.cut {
             cut_at_char_boundary(&mut raw);
         } else if raw.last() == Some(&b'\r') {
             raw.pop();
@@ -297,10 +312,9 @@ fn read_lines(
             }
         };
         let mut line = format!("{number:>6}|{text}");
-        if cut {
+        if seen.cut {
             line.push_str(&format!(
-                "\n[line {number} goes on for {} more bytes; to read on, use offset {number} and column {}]",
-                seen.length - read_on,
+                "\n[line {number} goes on past column {read_on}; to read on, use offset {number} and column {}]",
                 read_on + 1
             ));
         }
