@@ -205,11 +205,12 @@ fn next_line(
             }));
         }
         any = true;
-        let (chunk, ends) = match memchr::memchr(b'\n', buffer) {
-            Some(at) => (&buffer[..at], true),
-            None => (buffer, false),
+        // One pass finds the line's end or a NUL byte, whichever comes first.
+        let (chunk, ends, nul) = match memchr::memchr2(b'\n', 0, buffer) {
+            Some(at) if buffer[at] == 0 => (&buffer[..at], false, true),
+            Some(at) => (&buffer[..at], true, false),
+            None => (buffer, false, false),
         };
-        let nul = memchr::memchr(0, chunk).is_some();
         let start = length;
         let chunk_end = start + chunk.len() as u64;
         let from = skip.max(start);
