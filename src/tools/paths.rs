@@ -70,7 +70,7 @@ pub enum OpenError {
 }
 
 impl OpenError {
-    /// The message for `shown`; `tool` names what was refused in the generic cases.
+    /// The message for the model about the file shown as `shown`.
     pub fn message(&self, shown: &str) -> String {
         match self {
             OpenError::NotFound => format!("file not found: {shown}"),
