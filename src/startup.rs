@@ -239,6 +239,7 @@ pub fn build(
     let secrets = Secrets::new(secrets);
     let client = llm::build_client(&config.model, api_key)?;
     let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone());
+    crate::tools::files::remove_stale_temp_files_in_background(&workspace);
     let skills = Arc::new(discover_skills(&workspace, trusted));
     let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
     let mut tools = ToolRegistry::builtin(&config);

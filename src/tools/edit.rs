@@ -1,14 +1,14 @@
 //! `write_file {path, content}` and `edit_file {path, old_str, new_str, replace_all?}`.
 //! Both are confined to the workspace, write atomically, and preview as a unified diff.
 
-use std::path::{Path, PathBuf};
+use std::io::Read;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::files::{unified_diff, write_atomic};
+use super::files::unified_diff;
 use super::output::cap_text;
-use super::paths::{Access, Workspace};
+use super::paths::{Access, Located, OpenError, Workspace};
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// Context lines around each change in diffs.
@@ -20,15 +20,23 @@ fn string_arg<'a>(arguments: &'a Value, name: &str) -> &'a str {
     arguments.get(name).and_then(Value::as_str).unwrap_or("")
 }
 
-/// The current text of a file to be replaced: `None` when it does not exist yet.
-fn existing_text(path: &Path, shown: &str) -> Result<Option<String>, String> {
-    match std::fs::metadata(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(format!("cannot read {shown}: {err}")),
-        Ok(meta) if meta.is_dir() => Err(format!("{shown} is a folder, not a file")),
-        Ok(meta) if !meta.is_file() => Err(format!("{shown} is not a regular file")),
-        Ok(_) => {
-            let bytes = std::fs::read(path).map_err(|err| format!("cannot read {shown}: {err}"))?;
+/// The current text of a file to be replaced: `None` when it does not exist yet. A file
+/// with several hard links is replaced without being read (it may be shared with a file
+/// outside the workspace; the rename gives the workspace its own file).
+fn existing_text(located: &Located, shown: &str) -> Result<Option<String>, String> {
+    match located.open_file() {
+        Err(OpenError::NotFound) => Ok(None),
+        Err(OpenError::HardLinked(links)) => Ok(Some(format!(
+            "(a file with {links} hard links; its content is not read)\n"
+        ))),
+        Err(OpenError::NotRegular) => Err(format!("{shown} is not a regular file")),
+        Err(err) => Err(err.message(shown)),
+        Ok(mut opened) => {
+            let mut bytes = Vec::new();
+            opened
+                .file
+                .read_to_end(&mut bytes)
+                .map_err(|err| format!("cannot read {shown}: {err}"))?;
             // A binary or non-UTF-8 file is still replaceable; its diff is described, not shown.
             Ok(Some(String::from_utf8(bytes).unwrap_or_else(|err| {
                 format!("(binary or non-UTF-8 content, {} bytes)\n", err.as_bytes().len())
@@ -41,16 +49,20 @@ fn existing_text(path: &Path, shown: &str) -> Result<Option<String>, String> {
 pub struct WriteFileTool;
 
 struct PlannedWrite {
-    path: PathBuf,
+    located: Located,
     shown: String,
     before: Option<String>,
 }
 
 fn plan_write(workspace: &Workspace, arguments: &Value) -> Result<PlannedWrite, String> {
-    let path = workspace.resolve(string_arg(arguments, "path"), Access::Write)?;
-    let shown = workspace.display(&path);
-    let before = existing_text(&path, &shown)?;
-    Ok(PlannedWrite { path, shown, before })
+    let located = workspace.locate(string_arg(arguments, "path"), Access::Write)?;
+    let shown = workspace.display(located.path());
+    let before = existing_text(&located, &shown)?;
+    Ok(PlannedWrite {
+        located,
+        shown,
+        before,
+    })
 }
 
 impl Tool for WriteFileTool {
@@ -102,12 +114,12 @@ impl Tool for WriteFileTool {
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let plan = match plan_write(&context.workspace, &arguments) {
+            let mut plan = match plan_write(&context.workspace, &arguments) {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
             let content = string_arg(&arguments, "content");
-            match write_atomic(&plan.path, content.as_bytes()) {
+            match plan.located.write_atomic(content.as_bytes()) {
                 Ok(()) => ToolOutput::ok(match plan.before {
                     None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
                     Some(before) => format!(
@@ -127,7 +139,7 @@ impl Tool for WriteFileTool {
 pub struct EditFileTool;
 
 struct PlannedEdit {
-    path: PathBuf,
+    located: Located,
     shown: String,
     after: String,
     replaced: usize,
@@ -135,8 +147,8 @@ struct PlannedEdit {
 }
 
 fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, String> {
-    let path = workspace.resolve(string_arg(arguments, "path"), Access::Write)?;
-    let shown = workspace.display(&path);
+    let located = workspace.locate(string_arg(arguments, "path"), Access::Write)?;
+    let shown = workspace.display(located.path());
     let old = string_arg(arguments, "old_str");
     let new = string_arg(arguments, "new_str");
     let replace_all = arguments
@@ -149,23 +161,24 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
     if old == new {
         return Err("`old_str` and `new_str` are the same; nothing to change".to_string());
     }
-    // Reading a FIFO would wait for a writer forever, and a device may never end.
-    if let Ok(meta) = std::fs::metadata(&path)
-        && !meta.is_file()
-        && !meta.is_dir()
-    {
-        return Err(format!(
-            "{shown} is not a regular file (a device, pipe or socket); edit_file edits files only"
-        ));
-    }
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+    let mut opened = match located.open_file() {
+        Ok(opened) => opened,
+        Err(OpenError::NotFound) => {
             return Err(format!("file not found: {shown}; use write_file to create it"));
         }
-        Err(err) if path.is_dir() => return Err(format!("{shown} is a folder, not a file ({err})")),
-        Err(err) => return Err(format!("cannot read {shown}: {err}")),
+        // Reading a FIFO would wait for a writer forever, and a device may never end.
+        Err(OpenError::NotRegular) => {
+            return Err(format!(
+                "{shown} is not a regular file (a device, pipe or socket); edit_file edits files only"
+            ));
+        }
+        Err(err) => return Err(err.message(&shown)),
     };
+    let mut bytes = Vec::new();
+    opened
+        .file
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read {shown}: {err}"))?;
     let before = String::from_utf8(bytes)
         .map_err(|_| format!("{shown} is not UTF-8 text; edit_file edits text files only"))?;
     let starts: Vec<usize> = before.match_indices(old).map(|(at, _)| at).collect();
@@ -191,7 +204,7 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
     let after = before.replace(old, new);
     let diff = unified_diff(&before, &after, &shown, DIFF_CONTEXT);
     Ok(PlannedEdit {
-        path,
+        located,
         shown,
         after,
         replaced: starts.len(),
@@ -244,11 +257,11 @@ impl Tool for EditFileTool {
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let plan = match plan_edit(&context.workspace, &arguments) {
+            let mut plan = match plan_edit(&context.workspace, &arguments) {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
-            if let Err(err) = write_atomic(&plan.path, plan.after.as_bytes()) {
+            if let Err(err) = plan.located.write_atomic(plan.after.as_bytes()) {
                 return ToolOutput::error(format!("cannot write {}: {err}", plan.shown));
             }
             ToolOutput::ok(format!(
@@ -277,6 +290,7 @@ mod tests {
     use super::*;
     use crate::tools::OutputSink;
     use pretty_assertions::assert_eq;
+    use std::path::{Path, PathBuf};
     use std::sync::Arc;
     use tokio_util::sync::CancellationToken;
 

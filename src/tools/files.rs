@@ -1,41 +1,175 @@
-//! File helpers shared by the file tools: atomic writes, unified diffs, timestamps.
+//! File helpers shared by the file tools: atomic writes, removing the temporary files a
+//! killed process left behind, unified diffs, timestamps.
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::paths::Kind;
+use super::paths::at;
+
+/// The part of a file's name kept in its temporary file's name, so that the whole stays
+/// within the 255 bytes a name may have.
+const TEMP_NAME_KEEP: usize = 200;
+
 /// Writes `content` to `path` so that readers see the old file or the new one, never a
-/// mix: a temporary file in the same folder, flushed to disk, then renamed over. Parent
-/// folders are created; an existing file's permissions are kept.
+/// mix. Parent folders are created; an existing file's permissions are kept. For the
+/// agent's own files (configuration, sessions); the file tools go through
+/// [`super::paths::Located::write_atomic`].
 pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
     let parent = path
         .parent()
         .ok_or_else(|| std::io::Error::other("the path has no parent folder"))?;
-    std::fs::create_dir_all(parent)?;
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = parent.join(format!(
-        ".{name}.miniagent-{}-{:08x}.tmp",
-        std::process::id(),
-        fastrand::u32(..)
-    ));
+        .ok_or_else(|| std::io::Error::other("the path has no file name"))?;
+    std::fs::create_dir_all(parent)?;
+    let folder = at::open_folder(parent)?;
+    write_atomic_in(folder.as_fd(), name, content)
+}
+
+/// Writes `content` to `name` in `folder` atomically: a temporary file created in the
+/// same folder handle (never through a symlink), flushed to disk, then renamed over the
+/// name (a symlink or hard link there is replaced, not written through). An existing
+/// file's permissions are kept.
+pub fn write_atomic_in(folder: BorrowedFd<'_>, name: &OsStr, content: &[u8]) -> std::io::Result<()> {
+    let temp = temp_name(name);
+    let file = at::open_at(
+        folder,
+        &temp,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+        0o666,
+    )?;
     let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut file = std::fs::File::from(file);
         file.write_all(content)?;
-        file.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&temp, meta.permissions())?;
+        if let Ok(stat) = at::stat_at(folder, name)
+            && at::kind_of(&stat) == Kind::File
+        {
+            at::set_mode(file.as_fd(), stat.st_mode & 0o7777)?;
         }
-        std::fs::rename(&temp, path)
+        file.sync_all()?;
+        at::rename_at(folder, &temp, name)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+        let _ = at::remove_file_at(folder, &temp);
     }
     result
+}
+
+/// `.NAME.miniagent-PID-RANDOM.tmp`, NAME cut to fit.
+fn temp_name(name: &OsStr) -> OsString {
+    let bytes = name.as_bytes();
+    let kept = String::from_utf8_lossy(&bytes[..bytes.len().min(TEMP_NAME_KEEP)]).into_owned();
+    OsString::from(format!(
+        ".{kept}.miniagent-{}-{:08x}.tmp",
+        std::process::id(),
+        fastrand::u32(..)
+    ))
+}
+
+/// The PID in a name of the exact form [`temp_name`] makes, if it is one.
+fn temp_file_pid(name: &[u8]) -> Option<u32> {
+    let rest = name.strip_prefix(b".")?.strip_suffix(b".tmp")?;
+    let (before, random) = split_last(rest, b'-')?;
+    let (before, pid) = split_last(before, b'-')?;
+    let is_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    if random.len() != 8 || !random.iter().all(is_hex) {
+        return None;
+    }
+    if pid.is_empty() || pid.len() > 10 || !pid.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let stem = before.strip_suffix(b".miniagent")?;
+    if stem.is_empty() {
+        return None;
+    }
+    std::str::from_utf8(pid).ok()?.parse().ok()
+}
+
+fn split_last(bytes: &[u8], at: u8) -> Option<(&[u8], &[u8])> {
+    let index = memchr::memrchr(at, bytes)?;
+    Some((&bytes[..index], &bytes[index + 1..]))
+}
+
+/// Whether `pid` is this process or a live miniagent (a PID reused by another program
+/// does not keep a dead writer's file).
+fn writer_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    match std::fs::read(format!("/proc/{pid}/comm")) {
+        Ok(comm) => comm.starts_with(b"miniagent"),
+        Err(_) => false,
+    }
+}
+
+/// Folders a start-up sweep looks into at most, so a huge tree cannot stall it.
+const SWEEP_MAX_FOLDERS: usize = 20_000;
+/// Depth a sweep goes to at most.
+const SWEEP_MAX_DEPTH: usize = 64;
+
+/// Removes the temporary files of atomic writes that a killed miniagent left under
+/// `root`: only regular files named exactly like [`temp_name`]'s whose writer is not a
+/// live miniagent process. Folders are walked by handle without following symlinks, and
+/// `.git` is skipped. Returns how many files were removed.
+pub fn remove_stale_temp_files(root: &Path) -> usize {
+    let Ok(top) = at::open_folder(root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    let mut visited = 0;
+    let mut stack = vec![(top, 0usize)];
+    while let Some((folder, depth)) = stack.pop() {
+        visited += 1;
+        if visited > SWEEP_MAX_FOLDERS {
+            break;
+        }
+        let Ok(entries) = at::list_folder(folder.as_fd()) else {
+            continue;
+        };
+        for (name, kind) in entries {
+            let kind = kind.or_else(|| at::stat_at(folder.as_fd(), &name).ok().map(|s| at::kind_of(&s)));
+            match kind {
+                Some(Kind::Folder) if depth < SWEEP_MAX_DEPTH && name != ".git" => {
+                    if let Ok(sub) = at::open_subfolder(folder.as_fd(), &name) {
+                        stack.push((sub, depth + 1));
+                    }
+                }
+                Some(Kind::File) => {
+                    let Some(pid) = temp_file_pid(name.as_bytes()) else {
+                        continue;
+                    };
+                    // Looked at again just before: only a regular file is removed.
+                    let still_file =
+                        at::stat_at(folder.as_fd(), &name).is_ok_and(|stat| at::kind_of(&stat) == Kind::File);
+                    if still_file && !writer_alive(pid) && at::remove_file_at(folder.as_fd(), &name).is_ok() {
+                        removed += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    removed
+}
+
+/// [`remove_stale_temp_files`] on a thread of its own, so start-up does not wait for it.
+pub fn remove_stale_temp_files_in_background(root: &Path) {
+    let root = root.to_path_buf();
+    let spawned = std::thread::Builder::new()
+        .name("temp-sweep".to_string())
+        .spawn(move || {
+            let removed = remove_stale_temp_files(&root);
+            if removed > 0 {
+                tracing::info!("removed {removed} temporary files left by interrupted writes");
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::warn!("cannot start the sweep of stale temporary files: {err}");
+    }
 }
 
 /// A unified diff of two texts, with `context` lines around each change; empty when equal.

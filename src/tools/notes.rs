@@ -1,8 +1,12 @@
 //! Session notes: `record_note {content, category?}` and `recall_notes {category?}`, kept
 //! in `<workspace>/.agent_memory.json` as Mini-Agent keeps them (a JSON array of
-//! `{timestamp, category, content}`), written atomically.
+//! `{timestamp, category, content}`), written atomically. The file is opened relative to
+//! a handle on the workspace folder and never through a symlink or a hard link.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::path::Path;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -10,12 +14,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::files::{now_iso8601, write_atomic};
+use super::files::{now_iso8601, write_atomic_in};
+use super::paths::at;
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// The notes file, relative to the workspace.
 pub const NOTES_FILE: &str = ".agent_memory.json";
 const DEFAULT_CATEGORY: &str = "general";
+/// The largest notes file read; a bigger one is not notes this agent wrote.
+const MAX_NOTES_BYTES: u64 = 8 * 1024 * 1024;
 
 /// One note.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,21 +36,56 @@ pub struct Note {
 #[derive(Clone, Default)]
 pub struct NotesLock(Arc<Mutex<()>>);
 
-fn notes_path(workspace: &Path) -> PathBuf {
-    workspace.join(NOTES_FILE)
+/// Reads the notes; a missing file is no notes, a damaged one is an error (never
+/// overwritten), and a symlink, a hard link or anything but a regular file is refused.
+pub fn load_notes(workspace: &Path) -> Result<Vec<Note>, String> {
+    let cannot = |err: std::io::Error| format!("cannot read {NOTES_FILE}: {err}");
+    let folder = at::open_folder(workspace).map_err(cannot)?;
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK;
+    let fd = match at::open_at(folder.as_fd(), OsStr::new(NOTES_FILE), flags, 0) {
+        Ok(fd) => fd,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(format!(
+                "{NOTES_FILE} is a symbolic link; notes are kept only in a regular file in the workspace, so it was left as it is"
+            ));
+        }
+        Err(err) => return Err(cannot(err)),
+    };
+    let stat = at::stat_fd(fd.as_fd()).map_err(cannot)?;
+    if at::kind_of(&stat) != at::Kind::File {
+        return Err(format!(
+            "{NOTES_FILE} is not a regular file; it was left as it is"
+        ));
+    }
+    if stat.st_nlink > 1 {
+        return Err(format!(
+            "{NOTES_FILE} has {} hard links, so it may be shared with a file outside the workspace; it was left as it is",
+            stat.st_nlink
+        ));
+    }
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    if size > MAX_NOTES_BYTES {
+        return Err(format!(
+            "{NOTES_FILE} is {size} bytes, more than notes take ({MAX_NOTES_BYTES} at most); it was left as it is"
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::from(fd)
+        .take(MAX_NOTES_BYTES)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_str(&text)
+        .map_err(|err| format!("{NOTES_FILE} is not a JSON array of notes ({err}); it was left as it is"))
 }
 
-/// Reads the notes; a missing file is no notes, a damaged one is an error (never overwritten).
-pub fn load_notes(workspace: &Path) -> Result<Vec<Note>, String> {
-    let path = notes_path(workspace);
-    match std::fs::read_to_string(&path) {
-        Ok(text) if text.trim().is_empty() => Ok(Vec::new()),
-        Ok(text) => serde_json::from_str(&text).map_err(|err| {
-            format!("{NOTES_FILE} is not a JSON array of notes ({err}); it was left as it is")
-        }),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(err) => Err(format!("cannot read {NOTES_FILE}: {err}")),
-    }
+/// Replaces the notes file with `json`, atomically, inside the workspace folder's handle.
+fn save_notes(workspace: &Path, json: &str) -> std::io::Result<()> {
+    let folder = at::open_folder(workspace)?;
+    write_atomic_in(folder.as_fd(), OsStr::new(NOTES_FILE), json.as_bytes())
 }
 
 /// The `record_note` tool.
@@ -125,7 +167,7 @@ impl Tool for RecordNoteTool {
                 Ok(json) => json,
                 Err(err) => return ToolOutput::error(format!("cannot encode the notes: {err}")),
             };
-            match write_atomic(&notes_path(root), json.as_bytes()) {
+            match save_notes(root, &json) {
                 Ok(()) => ToolOutput::ok(format!(
                     "noted under \"{category}\" ({} notes in all)",
                     notes.len()

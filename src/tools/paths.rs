@@ -1,8 +1,21 @@
-//! Workspace confinement: every path a file tool touches is resolved (relative to the
-//! workspace, `..` folded, symlinks followed) and must land inside the workspace, or,
-//! for reading only, inside an extra allowed root.
+//! Workspace confinement: every path a file tool touches is resolved one component at a
+//! time relative to a handle on the workspace folder (or, for reading only, an extra
+//! allowed root), never letting the kernel follow a symlink on its own. Symlinks are
+//! followed by hand, as the kernel would (`..` after a symlink goes up from its target),
+//! and must stay inside a root. The result is a handle on the folder that holds the file
+//! plus its name, so a folder swapped for a symlink after the check cannot redirect the
+//! use: a swap is either seen (and refused) or has no effect.
 
+pub(crate) mod at;
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+
+pub use at::Kind;
 
 /// How a path will be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +37,225 @@ const MAX_SYMLINK_HOPS: u32 = 40;
 /// and echoing megabytes of it back would bury the message.
 const MAX_PATH_BYTES: usize = 4096;
 
+/// A path resolved inside a root: the folder that holds it (as a handle) and its name.
+#[derive(Debug)]
+pub struct Located {
+    /// The deepest folder on the way that exists.
+    folder: OwnedFd,
+    /// Folders under `folder` that do not exist yet, outermost first.
+    missing: Vec<OsString>,
+    /// The last component; "." when the path names a folder reached through `..` or a root.
+    name: OsString,
+    /// The real path, for messages.
+    path: PathBuf,
+}
+
+/// A file opened for reading through [`Located::open_file`].
+pub struct OpenedFile {
+    pub file: File,
+    pub size: u64,
+}
+
+/// Why [`Located::open_file`] refused or failed, in words for the model.
+#[derive(Debug)]
+pub enum OpenError {
+    NotFound,
+    Folder,
+    /// A device, pipe or socket.
+    NotRegular,
+    /// A symlink appeared where a file was a moment ago.
+    Swapped,
+    HardLinked(u64),
+    Io(io::Error),
+}
+
+impl OpenError {
+    /// The message for the model about the file shown as `shown`.
+    pub fn message(&self, shown: &str) -> String {
+        match self {
+            OpenError::NotFound => format!("file not found: {shown}"),
+            OpenError::Folder => format!("{shown} is a folder, not a file"),
+            OpenError::NotRegular => format!("{shown} is not a regular file (a device, pipe or socket)"),
+            OpenError::Swapped => {
+                format!("{shown} was replaced by a symbolic link while it was being opened; nothing was read")
+            }
+            OpenError::HardLinked(links) => format!(
+                "{shown} has {links} hard links, so it may be shared with a file outside the \
+                 workspace; file tools do not read it (write_file can replace it with a file of its own)"
+            ),
+            OpenError::Io(err) => format!("cannot read {shown}: {err}"),
+        }
+    }
+}
+
+impl Located {
+    /// The real path, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What is at the path now (a symlink only if one was swapped in after resolving);
+    /// `None` when nothing is.
+    pub fn kind(&self) -> io::Result<Option<Kind>> {
+        if !self.missing.is_empty() {
+            return Ok(None);
+        }
+        match at::stat_at(self.folder.as_fd(), &self.name) {
+            Ok(stat) => Ok(Some(at::kind_of(&stat))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Opens the regular file for reading. Refuses folders, devices, pipes and sockets
+    /// before opening them (opening has effects on some), symlinks swapped in since the
+    /// path was resolved, and files with more than one hard link (one of them may be
+    /// outside the workspace).
+    pub fn open_file(&self) -> Result<OpenedFile, OpenError> {
+        if !self.missing.is_empty() {
+            return Err(OpenError::NotFound);
+        }
+        let before = match at::stat_at(self.folder.as_fd(), &self.name) {
+            Ok(stat) => stat,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(OpenError::NotFound),
+            Err(err) => return Err(OpenError::Io(err)),
+        };
+        match at::kind_of(&before) {
+            Kind::File => {}
+            Kind::Folder => return Err(OpenError::Folder),
+            Kind::Symlink => return Err(OpenError::Swapped),
+            Kind::Other => return Err(OpenError::NotRegular),
+        }
+        // O_NONBLOCK: should a pipe be swapped in after the check, opening it does not wait.
+        let fd = match at::open_at(
+            self.folder.as_fd(),
+            &self.name,
+            libc::O_RDONLY | libc::O_NONBLOCK,
+            0,
+        ) {
+            Ok(fd) => fd,
+            Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Err(OpenError::Swapped),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(OpenError::NotFound),
+            Err(err) => return Err(OpenError::Io(err)),
+        };
+        let stat = at::stat_fd(fd.as_fd()).map_err(OpenError::Io)?;
+        if at::kind_of(&stat) != Kind::File {
+            return Err(OpenError::NotRegular);
+        }
+        if stat.st_nlink > 1 {
+            // `st_nlink` is narrower on some targets.
+            #[allow(clippy::useless_conversion)]
+            return Err(OpenError::HardLinked(u64::from(stat.st_nlink)));
+        }
+        Ok(OpenedFile {
+            file: File::from(fd),
+            size: u64::try_from(stat.st_size).unwrap_or(0),
+        })
+    }
+
+    /// The folder the path names, listed: names with their kinds (symlinks with their
+    /// targets, files with their sizes), looked up relative to the folder's handle.
+    pub fn list_folder(&self) -> io::Result<Vec<FolderEntry>> {
+        if !self.missing.is_empty() {
+            return Err(io::Error::from(io::ErrorKind::NotFound));
+        }
+        let folder = if self.name == "." {
+            at::open_subfolder(self.folder.as_fd(), OsStr::new("."))?
+        } else {
+            at::open_subfolder(self.folder.as_fd(), &self.name)?
+        };
+        let mut entries = Vec::new();
+        for (name, kind) in at::list_folder(folder.as_fd())? {
+            let stat = at::stat_at(folder.as_fd(), &name).ok();
+            let kind = kind.or_else(|| stat.as_ref().map(at::kind_of));
+            let detail = match kind {
+                Some(Kind::Symlink) => at::read_link_at(folder.as_fd(), &name)
+                    .ok()
+                    .map(|target| EntryDetail::LinksTo(PathBuf::from(target))),
+                Some(Kind::File) => {
+                    stat.map(|stat| EntryDetail::Bytes(u64::try_from(stat.st_size).unwrap_or(0)))
+                }
+                _ => None,
+            };
+            entries.push(FolderEntry { name, kind, detail });
+        }
+        Ok(entries)
+    }
+
+    /// Creates the missing folders on the way, each relative to the one before; a folder
+    /// replaced by a symlink meanwhile stops it.
+    pub fn create_folders(&mut self) -> io::Result<()> {
+        for name in std::mem::take(&mut self.missing) {
+            match at::make_folder_at(self.folder.as_fd(), &name) {
+                Ok(()) => {}
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(err) => return Err(err),
+            }
+            self.folder = at::open_subfolder(self.folder.as_fd(), &name).map_err(|err| {
+                if err.raw_os_error() == Some(libc::ENOTDIR) {
+                    io::Error::other(format!(
+                        "{} is not a folder (it was replaced while the folders were being created)",
+                        name.to_string_lossy()
+                    ))
+                } else {
+                    err
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Replaces (or creates) the file atomically, creating missing folders first. The
+    /// temporary file is made and renamed inside the folder's handle.
+    pub fn write_atomic(&mut self, content: &[u8]) -> io::Result<()> {
+        if self.name == "." {
+            return Err(io::Error::other("the path names a folder"));
+        }
+        self.create_folders()?;
+        super::files::write_atomic_in(self.folder.as_fd(), &self.name, content)
+    }
+}
+
+/// One entry of [`Located::list_folder`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FolderEntry {
+    pub name: OsString,
+    pub kind: Option<Kind>,
+    pub detail: Option<EntryDetail>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryDetail {
+    Bytes(u64),
+    LinksTo(PathBuf),
+}
+
+/// The walk from a root to a path, as the kernel would take it.
+struct Walk<'a> {
+    /// The root walked under and its path.
+    root: &'a Path,
+    /// Folder handles from the root down; `names[i]` is the name of `folders[i + 1]`.
+    folders: Vec<OwnedFd>,
+    names: Vec<OsString>,
+    /// Names under the deepest folder that do not exist yet.
+    missing: Vec<OsString>,
+}
+
+impl Walk<'_> {
+    fn here(&self) -> PathBuf {
+        let mut path = self.root.to_path_buf();
+        path.extend(&self.names);
+        path.extend(&self.missing);
+        path
+    }
+
+    fn deepest(&self) -> Result<&OwnedFd, String> {
+        self.folders
+            .last()
+            .ok_or_else(|| "internal error: the walk lost its root".to_string())
+    }
+}
+
 impl Workspace {
     /// `root` and the extra read-only roots; both are resolved once here, so a workspace
     /// reached through a symlink still matches its resolved paths.
@@ -42,6 +274,13 @@ impl Workspace {
     /// The real path `path` names, if `access` to it is allowed; otherwise a message for
     /// the model that names the resolved path.
     pub fn resolve(&self, path: &str, access: Access) -> Result<PathBuf, String> {
+        self.locate(path, access).map(|located| located.path)
+    }
+
+    /// Resolves `path` for `access`: a handle on the folder holding it, reached without
+    /// the kernel following any symlink, or a message for the model that names where it
+    /// would have led.
+    pub fn locate(&self, path: &str, access: Access) -> Result<Located, String> {
         if path.trim().is_empty() {
             return Err("the path is empty".to_string());
         }
@@ -55,27 +294,244 @@ impl Workspace {
             ));
         }
         let named = Path::new(path);
-        let joined = if named.is_absolute() {
-            named.to_path_buf()
+        let (root, relative) = if named.is_absolute() {
+            match self.root_of(named, access) {
+                Some(found) => found,
+                // `/ws/a/../ws/b`: where `..` leads depends on symlinks outside the
+                // workspace, which are not followed here.
+                None if self.root_of(&normalize(named), access).is_some() => {
+                    return Err(format!(
+                        "`{path}` goes through `..` before it reaches the workspace {}; give the path relative to the workspace",
+                        self.root.display()
+                    ));
+                }
+                None => return Err(self.outside(path, &normalize(named), access)),
+            }
         } else {
-            self.root.join(named)
+            (self.root.as_path(), named.to_path_buf())
         };
-        let real = real_path(&normalize(&joined), 0)?;
-        if real.starts_with(&self.root) {
-            return Ok(real);
+        if let Some(located) = self.fast_path(root, &relative)? {
+            return Ok(located);
         }
-        if access == Access::Read && self.read_roots.iter().any(|root| real.starts_with(root)) {
-            return Ok(real);
+        self.walk(path, access, root, components(&relative))
+    }
+
+    /// The common case in one system call: no symlink anywhere on the way, so the path
+    /// folds as text exactly as the kernel would resolve it. `None` sends the path to the
+    /// full walk (a symlink, a missing folder, `..` above the root, an old kernel).
+    fn fast_path(&self, root: &Path, relative: &Path) -> Result<Option<Located>, String> {
+        // With `..` the kernel's answer depends on symlinks before it: only the walk knows.
+        if relative.components().any(|c| c == Component::ParentDir) {
+            return Ok(None);
         }
+        let folded = normalize(relative);
+        let (parent, name) = match (folded.parent(), folded.file_name()) {
+            (Some(parent), Some(name)) => (parent, name.to_os_string()),
+            _ => return Ok(None),
+        };
+        let Ok(root_fd) = at::open_folder(root) else {
+            return Ok(None);
+        };
+        let folder = if parent.as_os_str().is_empty() {
+            root_fd
+        } else {
+            match at::open_beneath(root_fd.as_fd(), parent) {
+                Ok(Some(folder)) => folder,
+                Ok(None) | Err(_) => return Ok(None),
+            }
+        };
+        match at::stat_at(folder.as_fd(), &name) {
+            Ok(stat) if at::kind_of(&stat) == Kind::Symlink => Ok(None),
+            Ok(_) => Ok(Some(Located {
+                folder,
+                missing: Vec::new(),
+                name,
+                path: root.join(&folded),
+            })),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Some(Located {
+                folder,
+                missing: Vec::new(),
+                name,
+                path: root.join(&folded),
+            })),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The root an absolute path is under (the workspace; for reading, also an extra
+    /// root; the deepest one when they nest) and the path relative to it.
+    fn root_of(&self, path: &Path, access: Access) -> Option<(&Path, PathBuf)> {
+        let extra: &[PathBuf] = match access {
+            Access::Read => &self.read_roots,
+            Access::Write => &[],
+        };
+        std::iter::once(&self.root)
+            .chain(extra)
+            .filter_map(|root| {
+                path.strip_prefix(root)
+                    .ok()
+                    .map(|rest| (root.as_path(), rest.to_path_buf()))
+            })
+            .max_by_key(|(root, _)| root.as_os_str().len())
+    }
+
+    fn outside(&self, path: &str, real: &Path, access: Access) -> String {
         let extra = match access {
             Access::Read if !self.read_roots.is_empty() => " or the allowed read-only folders",
             _ => "",
         };
-        Err(format!(
+        format!(
             "`{path}` resolves to {}, which is outside the workspace {}{extra}; file tools only work inside it",
             real.display(),
             self.root.display()
-        ))
+        )
+    }
+
+    /// Resolves `queue` component by component under `root`: each folder opened with
+    /// `O_NOFOLLOW` relative to the one before, each symlink read and its target walked in
+    /// its place, `..` going back to the folder walked through (never above the root).
+    fn walk(
+        &self,
+        path: &str,
+        access: Access,
+        root: &Path,
+        queue: VecDeque<OsString>,
+    ) -> Result<Located, String> {
+        let cannot =
+            |what: &Path, err: io::Error| format!("cannot resolve `{path}` at {}: {err}", what.display());
+        let open_root = |root: &Path| at::open_folder(root).map_err(|err| cannot(root, err));
+        let mut walk = Walk {
+            root,
+            folders: vec![open_root(root)?],
+            names: Vec::new(),
+            missing: Vec::new(),
+        };
+        let mut queue = queue;
+        let mut hops = 0u32;
+        // The last name, once reached; it is not opened, only looked at.
+        let mut last: Option<OsString> = None;
+        while let Some(name) = queue.pop_front() {
+            if name == ".." {
+                if walk.missing.pop().is_some() {
+                    continue;
+                }
+                if walk.names.pop().is_none() {
+                    let mut beyond = walk.here();
+                    beyond.push("..");
+                    beyond.extend(&queue);
+                    let beyond = normalize(&beyond);
+                    if self.root_of(&beyond, access).is_some() {
+                        // Out and back in: refused like any step above a root, as
+                        // `RESOLVE_BENEATH` does, but said as it is.
+                        return Err(format!(
+                            "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
+                            walk.root.display()
+                        ));
+                    }
+                    return Err(self.outside(path, &beyond, access));
+                }
+                walk.folders.pop();
+                continue;
+            }
+            let is_last = queue.is_empty();
+            if !walk.missing.is_empty() {
+                match is_last {
+                    true => last = Some(name),
+                    false => walk.missing.push(name),
+                }
+                continue;
+            }
+            let folder = walk.deepest()?;
+            let stat = match at::stat_at(folder.as_fd(), &name) {
+                Ok(stat) => Some(stat),
+                Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+                Err(err) => return Err(cannot(&walk.here().join(&name), err)),
+            };
+            match stat.as_ref().map(at::kind_of) {
+                Some(Kind::Symlink) => {
+                    hops += 1;
+                    if hops > MAX_SYMLINK_HOPS {
+                        return Err(format!(
+                            "too many levels of symbolic links at {}",
+                            walk.here().join(&name).display()
+                        ));
+                    }
+                    let target = at::read_link_at(folder.as_fd(), &name)
+                        .map_err(|err| cannot(&walk.here().join(&name), err))?;
+                    if target.is_empty() {
+                        return Err(format!(
+                            "{} is an empty symbolic link",
+                            walk.here().join(&name).display()
+                        ));
+                    }
+                    let target = PathBuf::from(target);
+                    let inside = if target.is_absolute() {
+                        let Some((new_root, inside)) = self.root_of(&target, access) else {
+                            let mut beyond = target;
+                            beyond.extend(&queue);
+                            return Err(self.outside(path, &normalize(&beyond), access));
+                        };
+                        // The target is walked again from the root it is in.
+                        walk = Walk {
+                            root: new_root,
+                            folders: vec![open_root(new_root)?],
+                            names: Vec::new(),
+                            missing: Vec::new(),
+                        };
+                        inside
+                    } else {
+                        target
+                    };
+                    let mut ahead = components(&inside);
+                    ahead.extend(queue);
+                    queue = ahead;
+                }
+                None if is_last => last = Some(name),
+                None => walk.missing.push(name),
+                Some(_) if is_last => last = Some(name),
+                Some(Kind::Folder) => match at::open_subfolder(folder.as_fd(), &name) {
+                    Ok(opened) => {
+                        walk.folders.push(opened);
+                        walk.names.push(name);
+                    }
+                    // Swapped for a symlink since the look: look again.
+                    Err(err) if err.raw_os_error() == Some(libc::ENOTDIR) => {
+                        hops += 1;
+                        if hops > MAX_SYMLINK_HOPS {
+                            return Err(format!("`{path}` kept changing while it was resolved"));
+                        }
+                        queue.push_front(name);
+                    }
+                    Err(err) => return Err(cannot(&walk.here().join(&name), err)),
+                },
+                Some(Kind::File | Kind::Other) => {
+                    return Err(format!(
+                        "`{path}`: {} is not a folder",
+                        self.display(&walk.here().join(&name))
+                    ));
+                }
+            }
+        }
+        let here = walk.here();
+        let (path, name) = match last {
+            Some(name) => (here.join(&name), name),
+            // The path ended at a folder (`..`, a root): it is named as "." in itself,
+            // or, when it does not exist yet, by its own name.
+            None => match walk.missing.pop() {
+                Some(name) => (here, name),
+                None => (here, OsString::from(".")),
+            },
+        };
+        let folder = walk
+            .folders
+            .pop()
+            .ok_or_else(|| "internal error: the walk lost its root".to_string())?;
+        Ok(Located {
+            folder,
+            missing: walk.missing,
+            name,
+            path,
+        })
     }
 
     /// `path` relative to the workspace when inside it, for messages.
@@ -88,7 +544,19 @@ impl Workspace {
     }
 }
 
-/// Folds `.` and `..` without touching the file system (`..` at the root stays at the root).
+/// The names of a path in order, `..` kept as a name and `.` and `/` dropped.
+fn components(path: &Path) -> VecDeque<OsString> {
+    path.components()
+        .filter_map(|component| match component {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect()
+}
+
+/// Folds `.` and `..` without touching the file system (`..` at the root stays at the
+/// root); only for messages and for paths with no symlink on the way.
 fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
@@ -101,32 +569,6 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// The path with every symlink resolved, also for paths that do not exist yet and for
-/// symlinks whose target does not exist (a write through them would create the target).
-fn real_path(path: &Path, hops: u32) -> Result<PathBuf, String> {
-    if hops > MAX_SYMLINK_HOPS {
-        return Err(format!("too many levels of symbolic links at {}", path.display()));
-    }
-    if let Ok(real) = path.canonicalize() {
-        return Ok(real);
-    }
-    if let Ok(meta) = std::fs::symlink_metadata(path)
-        && meta.file_type().is_symlink()
-    {
-        let target = std::fs::read_link(path)
-            .map_err(|err| format!("cannot read the symbolic link {}: {err}", path.display()))?;
-        let joined = match path.parent() {
-            Some(parent) if target.is_relative() => parent.join(target),
-            _ => target,
-        };
-        return real_path(&normalize(&joined), hops + 1);
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => Ok(real_path(parent, hops)?.join(name)),
-        _ => Ok(path.to_path_buf()),
-    }
 }
 
 #[cfg(test)]
@@ -207,6 +649,62 @@ mod tests {
                 .contains("outside/ghost.txt")
         );
         assert_eq!(ws.resolve("inner/f", Access::Write), Ok(root.join("sub/f")));
+    }
+
+    #[test]
+    fn extra_roots_confine_reads_to_themselves() {
+        let scratch = Scratch::new("skillroot");
+        let skills = scratch.0.join("outside/skills");
+        std::fs::create_dir_all(skills.join("demo")).unwrap();
+        std::fs::write(skills.join("demo/SKILL.md"), "skill").unwrap();
+        std::fs::write(scratch.0.join("outside/secret.txt"), "secret").unwrap();
+        std::os::unix::fs::symlink("../../secret.txt", skills.join("demo/leak")).unwrap();
+        std::os::unix::fs::symlink(&skills, scratch.0.join("ws/skills-link")).unwrap();
+        let ws = Workspace::new(&scratch.0.join("ws"), std::slice::from_ref(&skills));
+        let skill = skills.join("demo/SKILL.md");
+        assert_eq!(
+            ws.resolve(skill.to_str().unwrap(), Access::Read),
+            Ok(skill.clone())
+        );
+        // Through a workspace symlink into the skills folder: read-only too.
+        assert_eq!(ws.resolve("skills-link/demo/SKILL.md", Access::Read), Ok(skill));
+        assert!(ws.resolve("skills-link/demo/new.md", Access::Write).is_err());
+        let leak = skills.join("demo/leak");
+        let err = ws.resolve(leak.to_str().unwrap(), Access::Read).unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "resolves to {}",
+                scratch.0.join("outside/secret.txt").display()
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn absolute_paths_with_dot_dot_before_the_workspace_are_refused_clearly() {
+        let scratch = Scratch::new("absdotdot");
+        let root = scratch.0.join("ws");
+        let ws = Workspace::new(&root, &[]);
+        let path = format!("{}/sub/../../ws/a.txt", root.display());
+        assert_eq!(
+            ws.resolve(&path, Access::Write),
+            Err(format!(
+                "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
+                root.display()
+            ))
+        );
+        assert_eq!(
+            ws.resolve(&format!("{}/sub/../a.txt", root.display()), Access::Write),
+            Ok(root.join("a.txt"))
+        );
+        let path = format!("{}/outside/../ws/a.txt", scratch.0.display());
+        assert_eq!(
+            ws.resolve(&path, Access::Write),
+            Err(format!(
+                "`{path}` goes through `..` before it reaches the workspace {}; give the path relative to the workspace",
+                root.display()
+            ))
+        );
     }
 
     #[test]

@@ -1,21 +1,26 @@
-//! `read_file {path, offset?, limit?}`: numbered lines of a text file, or a folder's
-//! entries. Reads line by line, so a huge file costs the kept lines only.
+//! `read_file {path, offset?, limit?, column?}`: numbered lines of a text file, or a
+//! folder's entries. Reads as a stream and stops at the limit: memory is bounded by what
+//! is returned, whatever the file's size. A line longer than [`MAX_LINE_BYTES`] is cut
+//! and read on by byte column; a NUL byte or a hole (a sparse file) means binary.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::paths::{Access, Workspace};
+use super::paths::{Access, EntryDetail, Kind, Located, OpenError, Workspace};
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::agent::tokens::{Encoding, TokenCounter};
 
 /// Entries a folder listing shows before summarising the rest.
 const MAX_ENTRIES: usize = 500;
-/// Bytes sniffed for NUL to tell binary files from text.
-const SNIFF_BYTES: usize = 8192;
+/// Bytes of one line shown at a time; the rest is read with `column`.
+const MAX_LINE_BYTES: u64 = 4000;
+/// The read buffer: how much of a file is in memory at once besides the kept lines.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// The `read_file` tool.
 pub struct ReadFileTool {
@@ -36,7 +41,9 @@ impl Tool for ReadFileTool {
 
     fn description(&self) -> &str {
         "Read a text file from the workspace. Lines come numbered as `     1|text`. Use offset \
-         (first line, from 1) and limit (number of lines) to read part of a long file. A folder \
+         (first line, from 1) and limit (number of lines) to read part of a long file. A line \
+         longer than 4000 bytes is cut, and a note after it gives the offset and column (byte \
+         position in that line, from 1) to read on from. Reading stops at the limit. A folder \
          path lists its entries."
     }
 
@@ -47,6 +54,7 @@ impl Tool for ReadFileTool {
                 "path": {"type": "string", "description": "File path, relative to the workspace or absolute inside it."},
                 "offset": {"type": "integer", "minimum": 1, "description": "Line number to start at (1-based)."},
                 "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
+                "column": {"type": "integer", "minimum": 1, "description": "Byte in the first line to start at (1-based), to read on in a line that was cut."},
             },
             "required": ["path"],
             "additionalProperties": false,
@@ -72,48 +80,85 @@ impl Tool for ReadFileTool {
     }
 }
 
+/// Where reading starts and stops.
+struct Window {
+    offset: u64,
+    /// 0-based byte in the first line.
+    skip: u64,
+    limit: Option<u64>,
+}
+
 fn read(workspace: &Workspace, arguments: &Value, max_tokens: u64, counter: TokenCounter) -> ToolOutput {
     let named = arguments.get("path").and_then(Value::as_str).unwrap_or("");
-    let path = match workspace.resolve(named, Access::Read) {
-        Ok(path) => path,
+    let located = match workspace.locate(named, Access::Read) {
+        Ok(located) => located,
         Err(message) => return ToolOutput::error(message),
     };
-    let shown = workspace.display(&path);
-    let meta = match std::fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return ToolOutput::error(format!("file not found: {shown}"));
-        }
-        Err(err) => return ToolOutput::error(format!("cannot read {shown}: {err}")),
-    };
-    if meta.is_dir() {
-        return list_folder(&path, &shown);
-    }
-    if !meta.is_file() {
-        return ToolOutput::error(format!(
+    let shown = workspace.display(located.path());
+    let not_regular = || {
+        ToolOutput::error(format!(
             "{shown} is not a regular file (a device, pipe or socket); read_file reads files only"
-        ));
+        ))
+    };
+    match located.kind() {
+        Ok(None) => return ToolOutput::error(format!("file not found: {shown}")),
+        Ok(Some(Kind::Folder)) => return list_folder(&located, &shown),
+        Ok(Some(Kind::Other)) => return not_regular(),
+        Ok(Some(Kind::File | Kind::Symlink)) => {}
+        Err(err) => return ToolOutput::error(format!("cannot read {shown}: {err}")),
     }
-    let offset = arguments
-        .get("offset")
-        .and_then(Value::as_u64)
-        .unwrap_or(1)
-        .max(1);
-    let limit = arguments.get("limit").and_then(Value::as_u64);
-    match read_lines(&path, offset, limit, max_tokens, counter) {
-        Ok(Lines::Binary) => ToolOutput::error(format!(
+    let opened = match located.open_file() {
+        Ok(opened) => opened,
+        Err(OpenError::NotRegular) => return not_regular(),
+        Err(err) => return ToolOutput::error(err.message(&shown)),
+    };
+    let window = Window {
+        offset: arguments
+            .get("offset")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1),
+        skip: arguments
+            .get("column")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1)
+            - 1,
+        limit: arguments.get("limit").and_then(Value::as_u64),
+    };
+    let binary = || {
+        ToolOutput::error(format!(
             "{shown} is a binary file ({} bytes); read_file shows text only",
-            meta.len()
-        )),
-        Ok(Lines::Text(text)) if text.is_empty() && offset == 1 => {
+            opened.size
+        ))
+    };
+    if has_hole(&opened.file, opened.size) {
+        return binary();
+    }
+    match read_lines(&opened.file, &window, max_tokens, counter) {
+        Ok(Lines::Binary) => binary(),
+        Ok(Lines::Text(text)) if text.is_empty() && window.offset == 1 => {
             ToolOutput::ok(format!("{shown} is empty"))
         }
         Ok(Lines::PastEnd { total }) => ToolOutput::error(format!(
-            "{shown} has {total} lines; offset {offset} is past the end"
+            "{shown} has {total} lines; offset {} is past the end",
+            window.offset
         )),
         Ok(Lines::Text(text)) => ToolOutput::ok(text),
         Err(err) => ToolOutput::error(format!("cannot read {shown}: {err}")),
     }
+}
+
+/// Whether the file has a hole: a sparse file reads as NUL bytes there, so it is binary,
+/// and this answers without reading it.
+fn has_hole(file: &File, size: u64) -> bool {
+    if size == 0 {
+        return false;
+    }
+    // SAFETY: plain call on an open descriptor; only the file position changes, and
+    // reading starts with a seek of its own.
+    let hole = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_HOLE) };
+    u64::try_from(hole).is_ok_and(|hole| hole < size)
 }
 
 enum Lines {
@@ -122,21 +167,96 @@ enum Lines {
     PastEnd { total: u64 },
 }
 
+/// One line as [`next_line`] saw it.
+struct LineSeen {
+    /// Whether the line goes on past the bytes kept.
+    cut: bool,
+    /// Whether it holds a NUL byte (reading stopped there).
+    nul: bool,
+}
+
+/// Whether [`next_line`] reads a line to its end or may stop once the kept part is full.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineEnd {
+    ReadTo,
+    StopWhenKept,
+}
+
+/// Reads the next line, keeping bytes `skip..skip + keep` of it in `kept` and only
+/// scanning the rest (or, with [`LineEnd::StopWhenKept`], not even that); `None` at the
+/// end of the file.
+fn next_line(
+    reader: &mut impl BufRead,
+    skip: u64,
+    keep: u64,
+    end: LineEnd,
+    kept: &mut Vec<u8>,
+) -> std::io::Result<Option<LineSeen>> {
+    kept.clear();
+    let mut length = 0u64;
+    let mut any = false;
+    let keep_to = skip.saturating_add(keep);
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(any.then_some(LineSeen {
+                cut: length > keep_to,
+                nul: false,
+            }));
+        }
+        any = true;
+        // One pass finds the line's end or a NUL byte, whichever comes first.
+        let (chunk, ends, nul) = match memchr::memchr2(b'\n', 0, buffer) {
+            Some(at) if buffer[at] == 0 => (&buffer[..at], false, true),
+            Some(at) => (&buffer[..at], true, false),
+            None => (buffer, false, false),
+        };
+        let start = length;
+        let chunk_end = start + chunk.len() as u64;
+        let from = skip.max(start);
+        let to = keep_to.min(chunk_end);
+        if from < to {
+            kept.extend_from_slice(&chunk[(from - start) as usize..(to - start) as usize]);
+        }
+        let used = chunk.len() + usize::from(ends);
+        length = chunk_end;
+        reader.consume(used);
+        let cut = length > keep_to;
+        if nul || ends || (cut && end == LineEnd::StopWhenKept) {
+            return Ok(Some(LineSeen { cut, nul }));
+        }
+    }
+}
+
+/// `kept` shortened so it does not end inside a UTF-8 sequence.
+fn cut_at_char_boundary(kept: &mut Vec<u8>) {
+    let len = kept.len();
+    let lead = (len.saturating_sub(4)..len)
+        .rev()
+        .find(|&i| kept[i] & 0xC0 != 0x80);
+    if let Some(at) = lead {
+        let needs = match kept[at] {
+            byte if byte & 0x80 == 0 => 1,
+            byte if byte & 0xE0 == 0xC0 => 2,
+            byte if byte & 0xF0 == 0xE0 => 3,
+            byte if byte & 0xF8 == 0xF0 => 4,
+            _ => 1,
+        };
+        if at + needs > len {
+            kept.truncate(at);
+        }
+    }
+}
+
 fn read_lines(
-    path: &Path,
-    offset: u64,
-    limit: Option<u64>,
+    file: &File,
+    window: &Window,
     max_tokens: u64,
     counter: TokenCounter,
 ) -> std::io::Result<Lines> {
-    let mut file = std::fs::File::open(path)?;
-    let mut sniff = vec![0u8; SNIFF_BYTES];
-    let sniffed = read_up_to(&mut file, &mut sniff)?;
-    sniff.truncate(sniffed);
-    if sniff.contains(&0) {
-        return Ok(Lines::Binary);
-    }
-    let mut reader = BufReader::new(std::io::Cursor::new(sniff).chain(file));
+    let mut file = file;
+    file.seek(SeekFrom::Start(0))?;
+    let mut reader = BufReader::with_capacity(READ_BUFFER, file);
 
     // Half the budget for the first lines, half for the last; the middle is counted only.
     let half_budget = max_tokens / 2;
@@ -150,24 +270,41 @@ fn read_lines(
     let mut lossy = false;
 
     let mut number = 0u64;
-    let mut kept = 0u64;
+    let mut kept_lines = 0u64;
     let mut raw = Vec::new();
     loop {
-        raw.clear();
-        if reader.read_until(b'\n', &mut raw)? == 0 {
+        if window.limit.is_some_and(|limit| kept_lines >= limit) {
             break;
         }
+        let wanted = number + 1 >= window.offset;
+        let skip = if number + 1 == window.offset {
+            window.skip
+        } else {
+            0
+        };
+        let keep = if wanted { MAX_LINE_BYTES } else { 0 };
+        // The last line the limit allows need not be read past what is shown.
+        let end = match window.limit {
+            Some(limit) if wanted && kept_lines + 1 >= limit => LineEnd::StopWhenKept,
+            _ => LineEnd::ReadTo,
+        };
+        let Some(seen) = next_line(&mut reader, skip, keep, end, &mut raw)? else {
+            break;
+        };
+        if seen.nul {
+            return Ok(Lines::Binary);
+        }
         number += 1;
-        if number < offset {
+        if !wanted {
             continue;
         }
-        if limit.is_some_and(|limit| kept >= limit) {
-            continue;
-        }
-        kept += 1;
-        while matches!(raw.last(), Some(b'\n' | b'\r')) {
+        kept_lines += 1;
+        if seen.cut {
+            cut_at_char_boundary(&mut raw);
+        } else if raw.last() == Some(&b'\r') {
             raw.pop();
         }
+        let read_on = skip + raw.len() as u64;
         let text = match std::str::from_utf8(&raw) {
             Ok(text) => text.to_string(),
             Err(_) => {
@@ -175,7 +312,13 @@ fn read_lines(
                 String::from_utf8_lossy(&raw).into_owned()
             }
         };
-        let line = format!("{number:>6}|{text}");
+        let mut line = format!("{number:>6}|{text}");
+        if seen.cut {
+            line.push_str(&format!(
+                "\n[line {number} goes on past column {read_on}; to read on, use offset {number} and column {}]",
+                read_on + 1
+            ));
+        }
         let tokens = counter.count(&line) + 1;
         if !head_full && head_tokens + tokens <= half_budget {
             head_tokens += tokens;
@@ -194,7 +337,7 @@ fn read_lines(
             cut_tokens += dropped;
         }
     }
-    if kept == 0 && number > 0 && offset > number {
+    if kept_lines == 0 && number > 0 && window.offset > number {
         return Ok(Lines::PastEnd { total: number });
     }
     let mut out = head.join("\n");
@@ -213,36 +356,23 @@ fn read_lines(
     Ok(Lines::Text(out))
 }
 
-fn read_up_to(file: &mut std::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read(&mut buffer[filled..])? {
-            0 => break,
-            n => filled += n,
-        }
-    }
-    Ok(filled)
-}
-
-fn list_folder(path: &Path, shown: &str) -> ToolOutput {
-    let entries = match std::fs::read_dir(path) {
+fn list_folder(located: &Located, shown: &str) -> ToolOutput {
+    let entries = match located.list_folder() {
         Ok(entries) => entries,
         Err(err) => return ToolOutput::error(format!("cannot list {shown}: {err}")),
     };
     let mut rows: Vec<String> = entries
-        .filter_map(Result::ok)
+        .into_iter()
         .map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => format!("{name}/"),
-                Ok(kind) if kind.is_symlink() => match std::fs::read_link(entry.path()) {
-                    Ok(target) => format!("{name} -> {}", target.display()),
-                    Err(_) => format!("{name} ->"),
-                },
-                _ => match entry.metadata() {
-                    Ok(meta) => format!("{name} ({} bytes)", meta.len()),
-                    Err(_) => name,
-                },
+            let name = entry.name.to_string_lossy().into_owned();
+            match (entry.kind, entry.detail) {
+                (Some(Kind::Folder), _) => format!("{name}/"),
+                (Some(Kind::Symlink), Some(EntryDetail::LinksTo(target))) => {
+                    format!("{name} -> {}", target.display())
+                }
+                (Some(Kind::Symlink), _) => format!("{name} ->"),
+                (_, Some(EntryDetail::Bytes(bytes))) => format!("{name} ({bytes} bytes)"),
+                _ => name,
             }
         })
         .collect();
@@ -263,6 +393,7 @@ fn list_folder(path: &Path, shown: &str) -> ToolOutput {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use std::path::Path;
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("miniagent-read-{name}-{}", std::process::id()));

@@ -252,7 +252,7 @@ async fn directories_where_files_are_expected() {
     .await;
     assert_eq!(received[0], ("folder is a folder, not a file".into(), true));
     assert_refused(&received[1], "folder is a folder, not a file");
-    assert_refused(&received[2], "cannot read file.txt/child.txt: Not a directory");
+    assert_refused(&received[2], "`file.txt/child.txt`: file.txt is not a folder");
     assert_eq!(received[3], (". is a folder, not a file".into(), true));
     assert_eq!(
         std::fs::read_to_string(agent.workspace.join("folder/inside.txt")).unwrap_or_default(),

@@ -104,7 +104,7 @@ async fn missing_fields() {
         "invalid arguments for `bash`: missing required field `command`",
         // No arguments at all are an empty object, which lacks the path.
         "invalid arguments for `read_file`: missing required field `path`",
-        "invalid arguments for `read_file`: unknown field `mode` (expected: limit, offset, path)",
+        "invalid arguments for `read_file`: unknown field `mode` (expected: column, limit, offset, path)",
     ];
     for (got, want) in received.iter().zip(expected) {
         assert_eq!(got, &(want.to_string(), true));
