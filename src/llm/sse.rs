@@ -619,4 +619,54 @@ mod tests {
             "{decoded:?}"
         );
     }
+
+    /// What [`WholeLines`] makes of `text` in chunks of `chunk` bytes: the bytes handed
+    /// on, and the size error that ended it, if one did.
+    async fn measured(text: &[u8], chunk: usize) -> (usize, Option<String>) {
+        let mut items = WholeLines::new(futures_util::stream::iter(
+            text.chunks(chunk)
+                .map(|c| Ok::<_, std::convert::Infallible>(c.to_vec())),
+        ));
+        let mut handed = 0;
+        while let Some(item) = items.next().await {
+            match item {
+                Ok(bytes) => handed += bytes.len(),
+                Err(LinesError::Transport(never)) => match never {},
+                Err(LinesError::TooLarge(message)) => return (handed, Some(message)),
+            }
+        }
+        (handed, None)
+    }
+
+    #[tokio::test]
+    async fn a_line_or_event_over_the_limit_ends_the_stream() {
+        let half = vec![b'x'; MAX_EVENT_BYTES / 2 - 16];
+        // Lines of half the limit, in events of two, however they are cut and ended.
+        for end in ["\n", "\r", "\r\n"] {
+            let line = [b"data: ".as_slice(), &half, end.as_bytes()].concat();
+            let event = [line.as_slice(), &line, end.as_bytes()].concat();
+            let text = event.repeat(3);
+            for chunk in [64 << 10, 3 << 20, text.len()] {
+                assert_eq!(
+                    measured(&text, chunk).await,
+                    (text.len(), None),
+                    "{end:?} {chunk}"
+                );
+            }
+            // Three such lines in one event are too many.
+            let text = [line.as_slice(), &line, &line, end.as_bytes()].concat();
+            let (_, error) = measured(&text, 64 << 10).await;
+            assert!(
+                error.is_some_and(|e| e.contains("an event larger than 8 MiB")),
+                "{end:?}"
+            );
+        }
+        // One line a byte over the limit, whole or unfinished.
+        let long = vec![b'x'; MAX_EVENT_BYTES + 1];
+        for text in [[long.as_slice(), b"\n\n"].concat(), long.clone()] {
+            let (handed, error) = measured(&text, 64 << 10).await;
+            assert_eq!(handed, 0);
+            assert!(error.is_some_and(|e| e.contains("a line longer than 8 MiB")));
+        }
+    }
 }
