@@ -324,6 +324,9 @@ fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), C
     if config.model.model.trim().is_empty() {
         return fail("model.model", "must name a model");
     }
+    if config.model.call_deadline_s == 0 {
+        return fail("model.call_deadline_s", "must be at least 1");
+    }
     if config.model.max_output_tokens == 0 {
         return fail("model.max_output_tokens", "must be at least 1");
     }

@@ -72,6 +72,8 @@ pub struct ModelConfig {
     pub anthropic_version: String,
     pub connect_timeout_s: u64,
     pub stream_idle_timeout_s: u64,
+    /// The longest one attempt of a model call may take, start to end.
+    pub call_deadline_s: u64,
 }
 
 /// `[agent]`: the loop's limits and policy.

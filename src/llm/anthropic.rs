@@ -3,10 +3,10 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::sse::{SseDecoder, decode_stream, parse_json};
+use super::sse::{SseDecoder, TimeLimits, decode_stream_within, parse_json};
 use super::{
-    InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream, Usage,
-    parse_tool_arguments, status_error, transport_error,
+    InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
+    ReplyBudget, Usage, open_stream, parse_tool_arguments, transport_error,
 };
 use crate::agent::history::{ContentBlock, Message, Role};
 use crate::config::ModelConfig;
@@ -21,6 +21,7 @@ pub struct AnthropicClient {
     version: String,
     thinking_budget_tokens: u32,
     idle_timeout_s: u64,
+    call_deadline_s: u64,
 }
 
 impl AnthropicClient {
@@ -33,6 +34,7 @@ impl AnthropicClient {
             version: config.anthropic_version.clone(),
             thinking_budget_tokens: config.thinking_budget_tokens,
             idle_timeout_s: config.stream_idle_timeout_s,
+            call_deadline_s: config.call_deadline_s,
         }
     }
 
@@ -90,18 +92,18 @@ impl ModelClient for AnthropicClient {
             .json(&body);
         let url = self.url.clone();
         let idle = self.idle_timeout_s;
+        let limits = TimeLimits {
+            idle: std::time::Duration::from_secs(idle),
+            deadline: tokio::time::Instant::now() + std::time::Duration::from_secs(self.call_deadline_s),
+            deadline_s: self.call_deadline_s,
+        };
         Box::pin(async move {
-            let response = builder
-                .send()
-                .await
-                .map_err(|err| transport_error(&url, &err, idle))?;
-            if !response.status().is_success() {
-                return Err(status_error(response).await);
-            }
-            Ok(decode_stream(
+            let response = open_stream(builder, &url, idle, limits.deadline, limits.deadline_s).await?;
+            Ok(decode_stream_within(
                 response.bytes_stream(),
                 AnthropicDecoder::default(),
                 move |err: reqwest::Error| transport_error(&url, &err, idle),
+                limits,
             ))
         })
     }
@@ -185,6 +187,7 @@ pub struct AnthropicDecoder {
     stop_reason: Option<String>,
     saw_message_delta: bool,
     complete: bool,
+    budget: ReplyBudget,
 }
 
 impl AnthropicDecoder {
@@ -274,6 +277,12 @@ impl SseDecoder for AnthropicDecoder {
             "content_block_start" => {
                 let index = index_of(&json)?;
                 let block = json.get("content_block").cloned().unwrap_or(Value::Null);
+                self.budget.take(
+                    ["/text", "/thinking", "/signature", "/data", "/id", "/name"]
+                        .iter()
+                        .map(|pointer| str_at(&block, pointer).len())
+                        .sum(),
+                )?;
                 // Text a block starts with is streamed like a delta (the API starts blocks
                 // empty; compatible servers may not), so what streamed is the whole reply.
                 let partial = match str_at(&block, "/type") {
@@ -310,6 +319,13 @@ impl SseDecoder for AnthropicDecoder {
             "content_block_delta" => {
                 let index = index_of(&json)?;
                 let delta = json.get("delta").cloned().unwrap_or(Value::Null);
+                // Only one of these is in a real delta.
+                self.budget.take(
+                    ["/text", "/thinking", "/signature", "/partial_json"]
+                        .iter()
+                        .map(|pointer| str_at(&delta, pointer).len())
+                        .sum(),
+                )?;
                 let block = self.block_mut(index)?;
                 match (str_at(&delta, "/type"), block) {
                     ("text_delta", PartialBlock::Text(text)) => {
@@ -363,6 +379,10 @@ impl SseDecoder for AnthropicDecoder {
 
     fn is_complete(&self) -> bool {
         self.complete
+    }
+
+    fn reply_bytes(&self) -> usize {
+        self.budget.used()
     }
 
     fn on_eof(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {

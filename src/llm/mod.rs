@@ -91,15 +91,41 @@ pub enum LlmError {
     Malformed(String),
     #[error("cannot send the request: {0}")]
     Request(String),
+    /// A line, an event or the reply passed its size limit; reading stopped there.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The stream went on, but with keep-alives only, for this many seconds.
+    #[error("no reply from the provider for {0} s (only keep-alives)")]
+    Stalled(u64),
+    /// The attempt passed `model.call_deadline_s`.
+    #[error("the model call took longer than {0} s (model.call_deadline_s); stopped")]
+    Deadline(u64),
+    /// A successful status whose body is not an event stream (a login page, a proxy's
+    /// error, a non-streamed reply).
+    #[error("the provider's answer is not an event stream (HTTP {status}, {content_type}): {excerpt}")]
+    NotEventStream {
+        status: u16,
+        content_type: String,
+        excerpt: String,
+    },
+    /// The stream ended properly but without a reply to use.
+    #[error("the provider gave no reply: {0}")]
+    NoReply(String),
 }
 
 impl LlmError {
     /// Whether another attempt may succeed: 408/409/429/5xx, connection problems,
-    /// timeouts, broken streams and the provider's own overload errors. Never other 4xx,
-    /// context-length errors or malformed data.
+    /// timeouts, broken streams, streams of keep-alives only and the provider's own
+    /// overload errors. Never other 4xx, context-length errors or malformed data; nor
+    /// what a hostile or misconfigured server would simply send again at the same cost:
+    /// a reply over the size limits, one past the call deadline (another attempt takes
+    /// as long again), a body that is not an event stream, a filtered or empty reply.
     pub fn is_retryable(&self) -> bool {
         match self {
-            LlmError::Connect { .. } | LlmError::Timeout(_) | LlmError::StreamBroken(_) => true,
+            LlmError::Connect { .. }
+            | LlmError::Timeout(_)
+            | LlmError::StreamBroken(_)
+            | LlmError::Stalled(_) => true,
             LlmError::Status { status, message, .. } => {
                 matches!(status, 408 | 409 | 429 | 500..=599) && !is_context_length_message(message)
             }
@@ -107,7 +133,12 @@ impl LlmError {
                 kind.as_str(),
                 "overloaded_error" | "api_error" | "rate_limit_error" | "server_error"
             ),
-            LlmError::Malformed(_) | LlmError::Request(_) => false,
+            LlmError::Malformed(_)
+            | LlmError::Request(_)
+            | LlmError::TooLarge(_)
+            | LlmError::Deadline(_)
+            | LlmError::NotEventStream { .. }
+            | LlmError::NoReply(_) => false,
         }
     }
 
@@ -123,7 +154,12 @@ impl LlmError {
             | LlmError::Timeout(_)
             | LlmError::StreamBroken(_)
             | LlmError::Malformed(_)
-            | LlmError::Request(_) => false,
+            | LlmError::Request(_)
+            | LlmError::TooLarge(_)
+            | LlmError::Stalled(_)
+            | LlmError::Deadline(_)
+            | LlmError::NotEventStream { .. }
+            | LlmError::NoReply(_) => false,
         }
     }
 
@@ -250,6 +286,168 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     text
 }
 
+/// The most text, thinking and tool-call arguments (with ids, names and signatures) one
+/// reply may carry: 4 MiB. Output limits are about 128k tokens, about 0.5 MB of text
+/// (2 MB even at 4 bytes a token with every character escaped), so no model's reply
+/// comes near it; a server that goes past it is broken or hostile, and the front ends
+/// and the session log would otherwise hold all it sends.
+pub const MAX_REPLY_BYTES: usize = 4 << 20;
+
+/// Counts what a reply has carried against [`MAX_REPLY_BYTES`].
+#[derive(Debug, Default)]
+pub(crate) struct ReplyBudget {
+    used: usize,
+}
+
+impl ReplyBudget {
+    /// Counts `bytes` more; an error once the reply is over the limit.
+    pub(crate) fn take(&mut self, bytes: usize) -> Result<(), LlmError> {
+        self.used = self.used.saturating_add(bytes);
+        if self.used > MAX_REPLY_BYTES {
+            return Err(LlmError::TooLarge(format!(
+                "the provider's reply is larger than {} MiB, more than any model writes; \
+                 stopped reading",
+                MAX_REPLY_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// Bytes counted so far.
+    pub(crate) fn used(&self) -> usize {
+        self.used
+    }
+}
+
+/// How much of an error body, or of a body that is not an event stream, is read: enough
+/// for any provider's message, never a whole hostile download.
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// Characters of a body quoted in an error.
+const EXCERPT_CHARS: usize = 200;
+
+/// Sends the request and checks the answer: a success whose body is an event stream, or
+/// the matching error, all before `deadline`.
+pub(crate) async fn open_stream(
+    builder: reqwest::RequestBuilder,
+    url: &str,
+    idle_timeout_s: u64,
+    deadline: tokio::time::Instant,
+    deadline_s: u64,
+) -> Result<reqwest::Response, LlmError> {
+    let opened = tokio::time::timeout_at(deadline, async {
+        let response = builder
+            .send()
+            .await
+            .map_err(|err| transport_error(url, &err, idle_timeout_s))?;
+        if !response.status().is_success() {
+            return Err(status_error(response).await);
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        // A missing type is let through: some compatible servers send none.
+        if let Some(content_type) = content_type {
+            let essence = content_type.split(';').next().unwrap_or("").trim();
+            if !essence.eq_ignore_ascii_case("text/event-stream") {
+                let status = response.status().as_u16();
+                let body = read_prefix(response, MAX_ERROR_BODY_BYTES).await;
+                let html = essence.to_ascii_lowercase().contains("html");
+                return Err(LlmError::NotEventStream {
+                    status,
+                    content_type: clean_excerpt(content_type.as_bytes(), false),
+                    excerpt: clean_excerpt(&body, html),
+                });
+            }
+        }
+        Ok(response)
+    })
+    .await;
+    opened.unwrap_or(Err(LlmError::Deadline(deadline_s)))
+}
+
+/// The first `limit` bytes of a body (fewer if it is shorter or breaks off).
+async fn read_prefix(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(limit - body.len())]),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body
+}
+
+/// A short, one-line, printable excerpt of a body: for HTML the text without tags,
+/// scripts and styles; control characters dropped; whitespace runs made one space.
+pub(crate) fn clean_excerpt(body: &[u8], html: bool) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = if html { html_text(&text) } else { text.into_owned() };
+    let mut out = String::new();
+    let mut chars = 0;
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            continue;
+        }
+        if chars >= EXCERPT_CHARS {
+            out.push('…');
+            break;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+            chars += 1;
+        }
+        out.push(c);
+        chars += 1;
+    }
+    if out.is_empty() {
+        "(empty body)".to_string()
+    } else {
+        out
+    }
+}
+
+/// The text of an HTML page: tags dropped, and what `<script>` and `<style>` hold.
+fn html_text(html: &str) -> String {
+    // Lower-casing ASCII keeps every byte where it was, so positions fit both.
+    let lower = html.to_ascii_lowercase();
+    let mut out = String::new();
+    let mut at = 0;
+    while let Some(open) = html[at..].find('<').map(|i| at + i) {
+        out.push_str(&html[at..open]);
+        let Some(close) = html[open..].find('>').map(|i| open + i) else {
+            at = html.len();
+            break;
+        };
+        let name = lower[open + 1..close]
+            .trim_start()
+            .split(|c: char| c.is_whitespace() || c == '/')
+            .next()
+            .unwrap_or("");
+        at = close + 1;
+        if matches!(name, "script" | "style") {
+            let end = format!("</{name}");
+            at = match lower[at..].find(&end) {
+                Some(i) => lower[at + i..].find('>').map_or(html.len(), |gt| at + i + gt + 1),
+                None => html.len(),
+            };
+        }
+        // A tag separates words, as a browser's line breaks and cells do.
+        out.push(' ');
+    }
+    out.push_str(&html[at..]);
+    out
+}
+
 /// Reads an error response: status, the provider's message and `Retry-After`.
 pub(crate) async fn status_error(response: reqwest::Response) -> LlmError {
     let status = response.status().as_u16();
@@ -259,7 +457,8 @@ pub(crate) async fn status_error(response: reqwest::Response) -> LlmError {
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
-    let body = response.text().await.unwrap_or_default();
+    let bytes = read_prefix(response, MAX_ERROR_BODY_BYTES).await;
+    let body = String::from_utf8_lossy(&bytes);
     let message = serde_json::from_str::<serde_json::Value>(&body)
         .ok()
         .and_then(|json| {

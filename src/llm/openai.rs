@@ -4,10 +4,10 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::sse::{SseDecoder, decode_stream, parse_json};
+use super::sse::{SseDecoder, TimeLimits, decode_stream_within, parse_json};
 use super::{
-    InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream, Usage,
-    endpoint, parse_tool_arguments, status_error, transport_error,
+    InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
+    ReplyBudget, Usage, endpoint, open_stream, parse_tool_arguments, transport_error,
 };
 use crate::agent::history::{ContentBlock, Message, Role};
 use crate::config::ModelConfig;
@@ -22,6 +22,7 @@ pub struct OpenAiClient {
     /// MiniMax splits reasoning into `reasoning_details` only when asked.
     ask_reasoning_split: bool,
     idle_timeout_s: u64,
+    call_deadline_s: u64,
 }
 
 impl OpenAiClient {
@@ -33,6 +34,7 @@ impl OpenAiClient {
             model: config.model.clone(),
             ask_reasoning_split: endpoint::is_minimax(&config.base_url),
             idle_timeout_s: config.stream_idle_timeout_s,
+            call_deadline_s: config.call_deadline_s,
         }
     }
 
@@ -92,18 +94,18 @@ impl ModelClient for OpenAiClient {
             .json(&body);
         let url = self.url.clone();
         let idle = self.idle_timeout_s;
+        let limits = TimeLimits {
+            idle: std::time::Duration::from_secs(idle),
+            deadline: tokio::time::Instant::now() + std::time::Duration::from_secs(self.call_deadline_s),
+            deadline_s: self.call_deadline_s,
+        };
         Box::pin(async move {
-            let response = builder
-                .send()
-                .await
-                .map_err(|err| transport_error(&url, &err, idle))?;
-            if !response.status().is_success() {
-                return Err(status_error(response).await);
-            }
-            Ok(decode_stream(
+            let response = open_stream(builder, &url, idle, limits.deadline, limits.deadline_s).await?;
+            Ok(decode_stream_within(
                 response.bytes_stream(),
                 OpenAiDecoder::default(),
                 move |err: reqwest::Error| transport_error(&url, &err, idle),
+                limits,
             ))
         })
     }
@@ -201,10 +203,24 @@ pub struct OpenAiDecoder {
     finish_reason: Option<String>,
     usage: Usage,
     complete: bool,
+    /// Whether any chunk carried the choice asked for.
+    saw_choice: bool,
+    budget: ReplyBudget,
+}
+
+/// Roughly the bytes `value` holds (its strings and a little per item): what a
+/// `reasoning_details` field costs the reply's budget.
+fn value_bytes(value: &Value) -> usize {
+    match value {
+        Value::String(text) => text.len(),
+        Value::Array(items) => items.iter().map(value_bytes).sum::<usize>() + 8,
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + value_bytes(v)).sum::<usize>() + 8,
+        Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+    }
 }
 
 impl OpenAiDecoder {
-    fn merge_detail(&mut self, item: &Map<String, Value>, out: &mut Vec<ModelEvent>) {
+    fn merge_detail(&mut self, item: &Map<String, Value>, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
         let position = item
             .get("index")
             .and_then(Value::as_u64)
@@ -216,6 +232,14 @@ impl OpenAiDecoder {
         }
         let merged = &mut self.details[position];
         for (key, value) in item {
+            // Appended text costs its length; a replaced field, what it grows by (fields
+            // such as `id` and `type` repeat in every chunk and cost nothing again).
+            let cost = match (key.as_str(), value, merged.get(key)) {
+                ("text" | "summary", Value::String(piece), _) => piece.len(),
+                (_, _, Some(old)) => value_bytes(value).saturating_sub(value_bytes(old)),
+                (_, _, None) => key.len() + value_bytes(value),
+            };
+            self.budget.take(cost)?;
             match (key.as_str(), value, merged.get_mut(key)) {
                 ("text" | "summary", Value::String(piece), Some(Value::String(existing))) => {
                     existing.push_str(piece);
@@ -229,13 +253,14 @@ impl OpenAiDecoder {
                 out.push(ModelEvent::ThinkingDelta(piece.clone()));
             }
         }
+        Ok(())
     }
 
-    fn on_delta(&mut self, delta: &Value, out: &mut Vec<ModelEvent>) {
+    fn on_delta(&mut self, delta: &Value, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
         if let Some(Value::Array(items)) = delta.get("reasoning_details") {
             for item in items {
                 if let Value::Object(item) = item {
-                    self.merge_detail(item, out);
+                    self.merge_detail(item, out)?;
                 }
             }
         }
@@ -245,6 +270,7 @@ impl OpenAiDecoder {
                 if let Some(piece) = delta.get(key).and_then(Value::as_str)
                     && !piece.is_empty()
                 {
+                    self.budget.take(piece.len())?;
                     self.thinking.push_str(piece);
                     out.push(ModelEvent::ThinkingDelta(piece.to_string()));
                     break;
@@ -254,6 +280,7 @@ impl OpenAiDecoder {
         if let Some(piece) = delta.get("content").and_then(Value::as_str)
             && !piece.is_empty()
         {
+            self.budget.take(piece.len())?;
             self.text.push_str(piece);
             out.push(ModelEvent::TextDelta(piece.to_string()));
         }
@@ -268,6 +295,16 @@ impl OpenAiDecoder {
                 if self.calls.len() <= index {
                     self.calls.resize_with(index + 1, PartialCall::default);
                 }
+                let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+                let name = call
+                    .pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let args = call
+                    .pointer("/function/arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                self.budget.take(id.len() + name.len() + args.len())?;
                 let partial = &mut self.calls[index];
                 if let Some(id) = call.get("id").and_then(Value::as_str)
                     && !id.is_empty()
@@ -282,9 +319,21 @@ impl OpenAiDecoder {
                 }
             }
         }
+        Ok(())
     }
 
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+    /// Ends the reply: [`ModelEvent::Completed`], unless it was filtered or there was
+    /// none (which would otherwise end the turn as if the model had nothing to say).
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
+        if !self.saw_choice {
+            return Err(LlmError::NoReply("the stream carried no choices".to_string()));
+        }
+        if self.finish_reason.as_deref() == Some("content_filter") {
+            return Err(LlmError::NoReply(
+                "the provider's content filter stopped the reply (finish_reason `content_filter`)"
+                    .to_string(),
+            ));
+        }
         let mut content = Vec::new();
         if !self.thinking.is_empty() || !self.details.is_empty() {
             let details = std::mem::take(&mut self.details);
@@ -344,6 +393,7 @@ impl OpenAiDecoder {
             invalid_arguments,
         }));
         self.complete = true;
+        Ok(())
     }
 }
 
@@ -354,8 +404,7 @@ impl SseDecoder for OpenAiDecoder {
             return Ok(());
         }
         if data == "[DONE]" {
-            self.finish(out);
-            return Ok(());
+            return self.finish(out);
         }
         let json = parse_json(event, data)?;
         if let Some(error) = json.get("error").filter(|e| !e.is_null()) {
@@ -388,8 +437,9 @@ impl SseDecoder for OpenAiDecoder {
                 .iter()
                 .filter(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
             {
+                self.saw_choice = true;
                 if let Some(delta) = choice.get("delta") {
-                    self.on_delta(delta, out);
+                    self.on_delta(delta, out)?;
                 }
                 if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
                     self.finish_reason = Some(reason.to_string());
@@ -403,11 +453,14 @@ impl SseDecoder for OpenAiDecoder {
         self.complete
     }
 
+    fn reply_bytes(&self) -> usize {
+        self.budget.used()
+    }
+
     fn on_eof(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
         // Some compatible servers close after the finish reason without `[DONE]`.
         if self.finish_reason.is_some() {
-            self.finish(out);
-            return Ok(());
+            return self.finish(out);
         }
         Err(LlmError::StreamBroken(
             "the stream ended before the reply was complete".to_string(),

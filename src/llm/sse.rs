@@ -2,11 +2,15 @@
 //!
 //! Each provider supplies an [`SseDecoder`], a pure state machine fed one SSE event at a
 //! time; [`decode_stream`] runs it over a byte stream. Keeping the decoders free of I/O
-//! lets tests and benchmarks feed them bytes directly.
+//! lets tests and benchmarks feed them bytes directly. The driver bounds what a stream
+//! may make it hold: a line or an event over [`MAX_EVENT_BYTES`] ends the stream (and the
+//! decoders bound the reply, [`super::MAX_REPLY_BYTES`]); [`decode_stream_within`] also
+//! ends it at a deadline, or when it sends nothing but keep-alives for too long.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
@@ -25,6 +29,27 @@ pub trait SseDecoder: Send + 'static {
     /// The byte stream ended before [`Self::is_complete`]: either the reply is whole
     /// enough to complete (push `Completed`) or the stream broke.
     fn on_eof(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), LlmError>;
+
+    /// Bytes of reply (text, thinking, tool calls) taken in so far: when it grows, the
+    /// stream made progress, which keep-alives do not.
+    fn reply_bytes(&self) -> usize;
+}
+
+/// The longest SSE line, and the largest event (its lines together), a stream may send:
+/// 8 MiB. Real events are deltas of a few bytes to a few KB; even a server that sends a
+/// whole reply in one event stays under it, as a reply is at most
+/// [`super::MAX_REPLY_BYTES`] (4 MiB), with room for JSON escaping.
+pub const MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// When a stream is given up although bytes keep coming.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeLimits {
+    /// Longest time without progress (keep-alives are none): [`LlmError::Stalled`].
+    pub idle: Duration,
+    /// When the whole attempt must be over: [`LlmError::Deadline`].
+    pub deadline: tokio::time::Instant,
+    /// The configured deadline in seconds, for the message.
+    pub deadline_s: u64,
 }
 
 struct DecodeState<S, D, M> {
@@ -33,11 +58,15 @@ struct DecodeState<S, D, M> {
     map_transport: M,
     pending: VecDeque<ModelEvent>,
     finished: bool,
+    limits: Option<TimeLimits>,
+    /// When the stream stalls unless it makes progress first.
+    idle_due: tokio::time::Instant,
 }
 
 /// Runs `decoder` over `bytes`. Transport errors become what `map_transport` says;
-/// undecodable bytes are [`LlmError::Malformed`]. The stream ends after `Completed` or
-/// after the first error.
+/// undecodable bytes are [`LlmError::Malformed`], a line or event over
+/// [`MAX_EVENT_BYTES`] is [`LlmError::TooLarge`]. The stream ends after `Completed` or
+/// after the first error. Needs no runtime: it has no timers.
 pub fn decode_stream<S, B, E, D, M>(bytes: S, decoder: D, map_transport: M) -> ModelStream
 where
     S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,
@@ -46,12 +75,43 @@ where
     D: SseDecoder,
     M: Fn(E) -> LlmError + Send + 'static,
 {
+    decode(bytes, decoder, map_transport, None)
+}
+
+/// [`decode_stream`] that also ends the stream at `limits` (on a tokio runtime).
+pub fn decode_stream_within<S, B, E, D, M>(
+    bytes: S,
+    decoder: D,
+    map_transport: M,
+    limits: TimeLimits,
+) -> ModelStream
+where
+    S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    E: Send + 'static,
+    D: SseDecoder,
+    M: Fn(E) -> LlmError + Send + 'static,
+{
+    decode(bytes, decoder, map_transport, Some(limits))
+}
+
+fn decode<S, B, E, D, M>(bytes: S, decoder: D, map_transport: M, limits: Option<TimeLimits>) -> ModelStream
+where
+    S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    E: Send + 'static,
+    D: SseDecoder,
+    M: Fn(E) -> LlmError + Send + 'static,
+{
+    let idle = limits.map_or(Duration::ZERO, |limits| limits.idle);
     let state = DecodeState {
         events: WholeLines::new(bytes).eventsource(),
         decoder,
         map_transport,
         pending: VecDeque::new(),
         finished: false,
+        limits,
+        idle_due: tokio::time::Instant::now() + idle,
     };
     let stream = futures_util::stream::unfold(state, |mut state| async move {
         loop {
@@ -61,14 +121,38 @@ where
             if state.finished {
                 return None;
             }
+            let next = match state.limits {
+                None => state.events.next().await,
+                Some(limits) => {
+                    let due = state.idle_due.min(limits.deadline);
+                    match tokio::time::timeout_at(due, state.events.next()).await {
+                        Ok(next) => next,
+                        Err(_) => {
+                            state.finished = true;
+                            let error = if tokio::time::Instant::now() >= limits.deadline {
+                                LlmError::Deadline(limits.deadline_s)
+                            } else {
+                                LlmError::Stalled(limits.idle.as_secs())
+                            };
+                            return Some((Err(error), state));
+                        }
+                    }
+                }
+            };
             let mut out = Vec::new();
-            let step = match state.events.next().await {
+            let before = state.decoder.reply_bytes();
+            let step = match next {
                 Some(Ok(event)) => {
                     state
                         .decoder
                         .on_event(&event.event, event.data.trim_end_matches('\n'), &mut out)
                 }
-                Some(Err(EventStreamError::Transport(err))) => Err((state.map_transport)(err)),
+                Some(Err(EventStreamError::Transport(LinesError::Transport(err)))) => {
+                    Err((state.map_transport)(err))
+                }
+                Some(Err(EventStreamError::Transport(LinesError::TooLarge(message)))) => {
+                    Err(LlmError::TooLarge(message))
+                }
                 Some(Err(EventStreamError::Utf8(err))) => {
                     Err(LlmError::Malformed(format!("the stream is not UTF-8: {err}")))
                 }
@@ -80,6 +164,11 @@ where
                     state.decoder.on_eof(&mut out)
                 }
             };
+            if let Some(limits) = state.limits
+                && (!out.is_empty() || state.decoder.reply_bytes() > before)
+            {
+                state.idle_due = tokio::time::Instant::now() + limits.idle;
+            }
             state.pending.extend(out);
             match step {
                 Ok(()) => {
@@ -157,6 +246,18 @@ struct WholeLines<S> {
     /// Whether an item handed on held invalid UTF-8.
     invalid_utf8: bool,
     ended: bool,
+    /// Bytes of the line being received (line ends not counted), of the event being
+    /// received (its finished lines), and whether the last line ended with `\r` (so a
+    /// `\n` right after it belongs to it).
+    line_len: usize,
+    event_len: usize,
+    after_cr: bool,
+}
+
+/// Why [`WholeLines`] stopped: the byte stream's error, or a line or event too large.
+enum LinesError<E> {
+    Transport(E),
+    TooLarge(String),
 }
 
 impl<S> WholeLines<S> {
@@ -169,7 +270,54 @@ impl<S> WholeLines<S> {
             started: false,
             invalid_utf8: false,
             ended: false,
+            line_len: 0,
+            event_len: 0,
+            after_cr: false,
         }
+    }
+
+    /// Measures the lines and events in `pending[from..]` (new bytes) against
+    /// [`MAX_EVENT_BYTES`]; the message says which limit was passed.
+    fn measure(&mut self, from: usize) -> Result<(), String> {
+        let new = &self.pending[from..];
+        let mut start = 0;
+        for end in memchr::memchr2_iter(b'\n', b'\r', new) {
+            let len = end - start;
+            let byte = new[end];
+            start = end + 1;
+            if byte == b'\n' && self.after_cr && len == 0 && self.line_len == 0 {
+                // The second half of a `\r\n`.
+                self.after_cr = false;
+                continue;
+            }
+            self.after_cr = byte == b'\r';
+            let line = self.line_len.saturating_add(len);
+            self.line_len = 0;
+            if line == 0 {
+                // A blank line: the event ends.
+                self.event_len = 0;
+                continue;
+            }
+            if line > MAX_EVENT_BYTES {
+                return Err(line_too_long());
+            }
+            self.event_len = self.event_len.saturating_add(line);
+            if self.event_len > MAX_EVENT_BYTES {
+                return Err(event_too_large());
+            }
+        }
+        let tail = new.len() - start;
+        if tail > 0 {
+            self.after_cr = false;
+            self.line_len = self.line_len.saturating_add(tail);
+        }
+        if self.line_len > MAX_EVENT_BYTES {
+            return Err(line_too_long());
+        }
+        if self.event_len.saturating_add(self.line_len) > MAX_EVENT_BYTES {
+            return Err(event_too_large());
+        }
+        Ok(())
     }
 
     /// How many bytes of the waiting whole lines (there must be some) the next item takes:
@@ -213,12 +361,26 @@ impl<S> WholeLines<S> {
     }
 }
 
+fn line_too_long() -> String {
+    format!(
+        "the provider's stream has a line longer than {} MiB; stopped reading",
+        MAX_EVENT_BYTES >> 20
+    )
+}
+
+fn event_too_large() -> String {
+    format!(
+        "the provider's stream has an event larger than {} MiB; stopped reading",
+        MAX_EVENT_BYTES >> 20
+    )
+}
+
 impl<S, B, E> Stream for WholeLines<S>
 where
     S: Stream<Item = Result<B, E>> + Unpin,
     B: AsRef<[u8]>,
 {
-    type Item = Result<Vec<u8>, E>;
+    type Item = Result<Vec<u8>, LinesError<E>>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
@@ -240,7 +402,7 @@ where
             this.lines_end = 0;
             let chunk = match this.bytes.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(chunk))) => chunk,
-                Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(err))),
+                Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(LinesError::Transport(err)))),
                 Poll::Ready(None) => {
                     this.ended = true;
                     let rest = std::mem::take(&mut this.pending);
@@ -261,6 +423,14 @@ where
                 }
                 this.started = true;
                 from = 0;
+            }
+            if let Err(message) = this.measure(from) {
+                // Nothing more is read or handed on; what was held goes now.
+                this.ended = true;
+                this.pending = Vec::new();
+                this.taken = 0;
+                this.lines_end = 0;
+                return Poll::Ready(Some(Err(LinesError::TooLarge(message))));
             }
             if let Some(end) = this.pending[from..].iter().rposition(is_line_end) {
                 this.lines_end = from + end + 1;
@@ -319,7 +489,7 @@ mod tests {
             text.chunks(3)
                 .map(|c| Ok::<_, std::convert::Infallible>(c.to_vec())),
         ))
-        .map(|chunk| chunk.unwrap_or_else(|never| match never {}))
+        .map(item_bytes)
         .collect()
         .await;
         assert_eq!(lines.concat(), text[BOM.len()..]);
@@ -334,13 +504,21 @@ mod tests {
         assert!(lines.len() < 10, "{} pieces", lines.len());
     }
 
+    fn item_bytes(item: Result<Vec<u8>, LinesError<std::convert::Infallible>>) -> Vec<u8> {
+        match item {
+            Ok(bytes) => bytes,
+            Err(LinesError::Transport(never)) => match never {},
+            Err(LinesError::TooLarge(message)) => panic!("{message}"),
+        }
+    }
+
     /// `text` through [`WholeLines`] in chunks of `chunk` bytes: the items it hands on.
     async fn whole_lines(text: &[u8], chunk: usize) -> Vec<Vec<u8>> {
         WholeLines::new(futures_util::stream::iter(
             text.chunks(chunk)
                 .map(|c| Ok::<_, std::convert::Infallible>(c.to_vec())),
         ))
-        .map(|item| item.unwrap_or_else(|never| match never {}))
+        .map(item_bytes)
         .collect()
         .await
     }
@@ -440,5 +618,55 @@ mod tests {
             matches!(decoded.as_slice(), [Err(LlmError::Malformed(_))]),
             "{decoded:?}"
         );
+    }
+
+    /// What [`WholeLines`] makes of `text` in chunks of `chunk` bytes: the bytes handed
+    /// on, and the size error that ended it, if one did.
+    async fn measured(text: &[u8], chunk: usize) -> (usize, Option<String>) {
+        let mut items = WholeLines::new(futures_util::stream::iter(
+            text.chunks(chunk)
+                .map(|c| Ok::<_, std::convert::Infallible>(c.to_vec())),
+        ));
+        let mut handed = 0;
+        while let Some(item) = items.next().await {
+            match item {
+                Ok(bytes) => handed += bytes.len(),
+                Err(LinesError::Transport(never)) => match never {},
+                Err(LinesError::TooLarge(message)) => return (handed, Some(message)),
+            }
+        }
+        (handed, None)
+    }
+
+    #[tokio::test]
+    async fn a_line_or_event_over_the_limit_ends_the_stream() {
+        let half = vec![b'x'; MAX_EVENT_BYTES / 2 - 16];
+        // Lines of half the limit, in events of two, however they are cut and ended.
+        for end in ["\n", "\r", "\r\n"] {
+            let line = [b"data: ".as_slice(), &half, end.as_bytes()].concat();
+            let event = [line.as_slice(), &line, end.as_bytes()].concat();
+            let text = event.repeat(3);
+            for chunk in [64 << 10, 3 << 20, text.len()] {
+                assert_eq!(
+                    measured(&text, chunk).await,
+                    (text.len(), None),
+                    "{end:?} {chunk}"
+                );
+            }
+            // Three such lines in one event are too many.
+            let text = [line.as_slice(), &line, &line, end.as_bytes()].concat();
+            let (_, error) = measured(&text, 64 << 10).await;
+            assert!(
+                error.is_some_and(|e| e.contains("an event larger than 8 MiB")),
+                "{end:?}"
+            );
+        }
+        // One line a byte over the limit, whole or unfinished.
+        let long = vec![b'x'; MAX_EVENT_BYTES + 1];
+        for text in [[long.as_slice(), b"\n\n"].concat(), long.clone()] {
+            let (handed, error) = measured(&text, 64 << 10).await;
+            assert_eq!(handed, 0);
+            assert!(error.is_some_and(|e| e.contains("a line longer than 8 MiB")));
+        }
     }
 }

@@ -31,6 +31,27 @@ pub enum Reply {
     /// Stream the turn at a steady `events_per_second`, event `i` due at `i / rate`
     /// after the first (late events go out at once, so the average rate holds).
     Paced { turn: Turn, events_per_second: f64 },
+    /// Hostile: a 200 event stream whose first `data:` line never ends: `x` bytes in
+    /// 64 KiB chunks until the client goes away or `limit` bytes went out (then the
+    /// socket is dropped).
+    EndlessLine { limit: u64 },
+    /// Hostile: a text reply whose text is ONE delta of `bytes` bytes (`x`), written in
+    /// pieces so the server never holds it whole; the reply then ends normally.
+    HugeDelta { bytes: usize },
+    /// A text reply of `bytes` bytes of never-repeating words in deltas of about
+    /// `piece` bytes, made as they are sent; the reply then ends normally.
+    LongText { bytes: usize, piece: usize },
+    /// Hostile: a 200 event stream that sends only keep-alives (a `: ping` comment, a
+    /// blank line, an Anthropic `ping` event) every `every_ms` until the client goes away.
+    PingForever { every_ms: u64 },
+    /// This status, content type and body exactly (e.g. an HTML page with status 200).
+    Raw {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
+    /// A 200 event stream of exactly these framed SSE events, then the end of the body.
+    Events(Vec<String>),
 }
 
 impl Reply {

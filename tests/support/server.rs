@@ -519,5 +519,119 @@ async fn play(
             }
         }
         Reply::Hang => wait_until_client_gone(stream).await,
+        Reply::EndlessLine { limit } => {
+            let _ = endless_line(stream, format, seq, limit).await;
+        }
+        Reply::HugeDelta { bytes } => {
+            let frame = wire::text_frame(format, model, seq, include_usage);
+            let _ = stream_text(stream, format, seq, &frame, bytes, bytes, |want, out| {
+                out.resize(want, b'x')
+            })
+            .await;
+        }
+        Reply::LongText { bytes, piece } => {
+            let frame = wire::text_frame(format, model, seq, include_usage);
+            let mut word = 0u64;
+            let _ = stream_text(stream, format, seq, &frame, bytes, piece.max(1), |want, out| {
+                while out.len() < want {
+                    word += 1;
+                    out.extend_from_slice(format!("w{word} ").as_bytes());
+                }
+            })
+            .await;
+        }
+        Reply::PingForever { every_ms } => {
+            let _ = ping_forever(stream, format, seq, Duration::from_millis(every_ms)).await;
+        }
+        Reply::Raw {
+            status,
+            content_type,
+            body,
+        } => {
+            let _ = http::write_full(stream, status, &[], &content_type, &body).await;
+        }
+        Reply::Events(events) => {
+            if stream_events(stream, format, seq, &events, Duration::ZERO)
+                .await
+                .is_ok()
+            {
+                let _ = http::finish_chunks(stream).await;
+            }
+        }
     }
+}
+
+/// How many bytes the hostile replies write at a time.
+const FILL: usize = 64 << 10;
+
+/// [`Reply::EndlessLine`]: `data: xxx…` until the client leaves or `limit` bytes.
+async fn endless_line(stream: &mut TcpStream, format: Format, seq: u64, limit: u64) -> std::io::Result<()> {
+    write_sse_head(stream, format, seq).await?;
+    http::write_chunk(stream, b"data: ").await?;
+    let fill = vec![b'x'; FILL];
+    let mut sent = 0u64;
+    while sent < limit {
+        http::write_chunk(stream, &fill).await?;
+        sent += FILL as u64;
+    }
+    // Dropped without the last chunk: the body is cut.
+    Ok(())
+}
+
+/// A text reply of `bytes` bytes in deltas of `piece` bytes, each delta's text made by
+/// `fill(wanted, buffer)` (it appends at least `wanted` bytes, needing no JSON escaping)
+/// and written in pieces of at most [`FILL`] bytes.
+async fn stream_text(
+    stream: &mut TcpStream,
+    format: Format,
+    seq: u64,
+    frame: &wire::TextFrame,
+    bytes: usize,
+    piece: usize,
+    mut fill: impl FnMut(usize, &mut Vec<u8>),
+) -> std::io::Result<()> {
+    stream_events(stream, format, seq, &frame.before, Duration::ZERO).await?;
+    let mut sent = 0;
+    let mut buffer = Vec::with_capacity(FILL + 64);
+    while sent < bytes {
+        http::write_chunk(stream, frame.delta_open.as_bytes()).await?;
+        let mut in_delta = 0;
+        while in_delta < piece && sent < bytes {
+            buffer.clear();
+            let want = FILL.min(piece - in_delta).min(bytes - sent);
+            fill(want, &mut buffer);
+            http::write_chunk(stream, &buffer).await?;
+            in_delta += buffer.len();
+            sent += buffer.len();
+        }
+        http::write_chunk(stream, frame.delta_close.as_bytes()).await?;
+    }
+    for event in &frame.after {
+        http::write_chunk(stream, event.as_bytes()).await?;
+    }
+    http::finish_chunks(stream).await
+}
+
+/// [`Reply::PingForever`]: keep-alives of every kind, never a reply.
+async fn ping_forever(
+    stream: &mut TcpStream,
+    format: Format,
+    seq: u64,
+    every: Duration,
+) -> std::io::Result<()> {
+    write_sse_head(stream, format, seq).await?;
+    let pings: [&[u8]; 3] = [
+        b": ping\n\n",
+        b"\n",
+        b"event: ping\ndata: {\"type\": \"ping\"}\n\n",
+    ];
+    let started = tokio::time::Instant::now();
+    for ping in pings.iter().cycle() {
+        if started.elapsed() > HOLD_OPEN {
+            break;
+        }
+        http::write_chunk(stream, ping).await?;
+        tokio::time::sleep(every).await;
+    }
+    Ok(())
 }

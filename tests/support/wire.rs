@@ -270,3 +270,41 @@ pub fn error_body(format: Format, status: u16, message: &str) -> String {
 
 /// `Content-Type` of a streamed reply.
 pub const SSE_CONTENT_TYPE: &str = "text/event-stream; charset=utf-8";
+
+/// A one-text-block reply cut open where its text goes, for replies too big to build:
+/// the events before the text, the start and end of one text delta event (the text
+/// between them must need no JSON escaping), and the events after it.
+pub struct TextFrame {
+    pub before: Vec<String>,
+    pub delta_open: String,
+    pub delta_close: String,
+    pub after: Vec<String>,
+}
+
+/// The [`TextFrame`] of a text reply in `format`.
+pub fn text_frame(format: Format, model: &str, seq: u64, include_usage: bool) -> TextFrame {
+    let mut all = events(format, &Turn::text(""), model, seq, include_usage);
+    // Anthropic: message_start, ping and the block start come first; OpenAI: the chunk
+    // with the role.
+    let split = match format {
+        Format::Anthropic => 3,
+        Format::OpenAi => 1,
+    };
+    let after = all.split_off(split.min(all.len()));
+    let (delta_open, delta_close) = match format {
+        Format::Anthropic => (
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"",
+            "\"}}\n\n",
+        ),
+        Format::OpenAi => (
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"",
+            "\"},\"finish_reason\":null}]}\n\n",
+        ),
+    };
+    TextFrame {
+        before: all,
+        delta_open: delta_open.to_string(),
+        delta_close: delta_close.to_string(),
+        after,
+    }
+}
