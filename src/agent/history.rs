@@ -501,4 +501,88 @@ mod tests {
         close_open_tool_calls(&mut history, "x");
         assert_eq!(history, before);
     }
+
+    fn message(role: Role, content: Vec<ContentBlock>) -> Message {
+        Message { role, content }
+    }
+
+    #[test]
+    fn repeated_and_empty_ids_are_renamed_with_their_results() {
+        let mut history = vec![
+            Message::user("go"),
+            message(Role::Assistant, vec![call("a"), call("a"), call("")]),
+            message(
+                Role::Tool,
+                vec![
+                    result("a", "1", false),
+                    result("a", "2", false),
+                    result("", "3", false),
+                ],
+            ),
+            Message::user("next"),
+        ];
+        let notes = mend_history(&mut history);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let ids: Vec<&str> = history[1].tool_uses().map(|c| c.id).collect();
+        assert_eq!(ids[0], "a");
+        assert!(ids.iter().all(|id| usable_tool_id(id)));
+        let answered: Vec<(&str, &str)> = history[2]
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult {
+                    tool_use_id, content, ..
+                } => Some((tool_use_id.as_str(), content.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answered, vec![(ids[0], "1"), (ids[1], "2"), (ids[2], "3")]);
+        assert_eq!(check_prompt(&history), Ok(()));
+    }
+
+    #[test]
+    fn unanswerable_calls_and_orphan_results_are_mended_without_moving_messages() {
+        let mut history = vec![
+            Message::user("go"),
+            message(Role::Assistant, vec![call("a")]),
+            Message::user("interrupting"),
+            message(Role::Tool, vec![result("zzz", "orphan", false)]),
+            message(Role::Assistant, vec![call("b"), call("c")]),
+            message(
+                Role::Tool,
+                vec![result("c", "done", false), result("c", "twice", false)],
+            ),
+            message(
+                Role::User,
+                vec![ContentBlock::Text { text: "x".into() }, result("q", "y", false)],
+            ),
+        ];
+        assert!(check_prompt(&history).is_err());
+        let notes = mend_history(&mut history);
+        assert_eq!(history.len(), 7);
+        assert!(notes.len() >= 4, "{notes:?}");
+        assert!(matches!(&history[1].content[..], [ContentBlock::Text { text }] if text.contains("`bash`")));
+        assert!(history[3].content.is_empty());
+        assert_eq!(
+            history[5].content,
+            vec![result("b", NO_RESULT_RECORDED, true), result("c", "done", false)]
+        );
+        assert_eq!(history[6].content.len(), 1);
+        assert_eq!(check_prompt(&history), Ok(()));
+    }
+
+    #[test]
+    fn the_prompt_check_names_what_a_provider_would_refuse() {
+        let starts_wrong = vec![Message::assistant_text("hi"), Message::user("x")];
+        assert!(check_prompt(&starts_wrong).unwrap_err().contains("first message"));
+        let repeated = vec![
+            Message::user("x"),
+            message(Role::Assistant, vec![call("a")]),
+            message(Role::Tool, vec![result("a", "", false)]),
+            message(Role::Assistant, vec![call("a")]),
+        ];
+        assert!(check_prompt(&repeated).unwrap_err().contains("repeats"));
+        let open_at_end = vec![Message::user("x"), message(Role::Assistant, vec![call("a")])];
+        assert_eq!(check_prompt(&open_at_end), Ok(()));
+    }
 }
