@@ -379,3 +379,50 @@ async fn a_write_the_log_left_open_is_reported_as_what_the_file_shows() {
     assert!(sent.contains("may not have completed"), "{sent}");
     assert!(sent.contains("outcome is unknown"), "{sent}");
 }
+
+#[tokio::test]
+async fn a_recorded_message_too_large_for_any_prompt_is_cut_on_resume() {
+    let server = ScriptedServer::start(vec![Reply::text("back again")]).await;
+    let data = TempDir::new();
+    let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), session_log_in(&data));
+    let edited = TempDir::new();
+    // What an older miniagent recorded: the whole huge message, and the error after it.
+    let huge = "lorem ipsum dolor sit amet ".repeat(8 << 20 >> 5);
+    let path = write_log(
+        edited.path(),
+        agent.workspace.path(),
+        &[messages(vec![
+            Message::user("hello"),
+            Message::assistant_text("hi"),
+            Message::user(huge),
+        ])],
+    );
+    let events = resume(&mut agent, path).await;
+    assert!(
+        matches!(events.last(), Some(Event::SessionResumed { .. })),
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("can never fit a prompt"))),
+        "{events:#?}"
+    );
+    let events = agent.turn("shorter now").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "back again".into()
+        }),
+        "{:?}",
+        events.last()
+    );
+    let request = server.last_request().unwrap();
+    assert_valid_anthropic(&request.body);
+    let sent = request.body["messages"].to_string();
+    assert!(
+        sent.len() < 100_000 && sent.contains("too large for any prompt"),
+        "{} bytes",
+        sent.len()
+    );
+}

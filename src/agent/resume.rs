@@ -31,15 +31,18 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     // a damaged or edited log must not send (and record) what every request would fail on.
     let closing = loaded.closing_events();
     let mut restored = loaded.restore(session.context.counter());
-    let mended = match restored.make_sendable(&closing) {
-        Ok(mended) => mended,
+    let config = &shared.options.config;
+    let window = config.agent.token_limit.min(config.model.context_window);
+    let mut mended = restored.cut_oversized_messages(window);
+    match restored.make_sendable(&closing) {
+        Ok(notes) => mended.extend(notes),
         Err(why) => {
             events.emit(Event::Error {
                 message: format!("cannot resume {}: {why}", path.display()),
             });
             return;
         }
-    };
+    }
     let model = shared.options.client.model().to_string();
     let provider = shared.options.client.provider().to_string();
     // Continuing without recording would lose what comes next: no log, no resume.

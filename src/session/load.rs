@@ -21,6 +21,8 @@ const OUTCOME_UNKNOWN: &str =
 const WRITE_LANDED: &str = "interrupted: miniagent stopped while this call was running, but the file now holds what it was to write: the change completed before the interruption";
 /// Said of an open write or edit whose text the file does not hold.
 const WRITE_MISSING: &str = "interrupted: miniagent stopped while this call was running, and the file does not hold what it was to write: the change may not have completed";
+/// What is kept of a recorded message too large for any prompt.
+const OVERSIZED_KEEP_BYTES: usize = 2_000;
 /// Files larger than this are not read to judge an interrupted write (it was cut anyway).
 const JUDGE_FILE_BYTES: u64 = 64 << 20;
 
@@ -467,6 +469,49 @@ impl Restored {
                 *content = (*verdict).to_string();
             }
         }
+    }
+
+    /// Cuts each person's message of the history that alone is over `limit_tokens` (an
+    /// older miniagent recorded such a message; no prompt can ever hold it, so the
+    /// session could not go on) to its beginning and a line saying so. The changes are
+    /// journaled; returns one line per message cut.
+    pub fn cut_oversized_messages(&mut self, limit_tokens: u64) -> Vec<String> {
+        let mut notes = Vec::new();
+        let mut cut: Vec<(usize, Message)> = Vec::new();
+        for index in 0..self.context.messages().len() {
+            if self.context.messages()[index].role != Role::User
+                || self.context.message_tokens(index) <= limit_tokens
+            {
+                continue;
+            }
+            let text = self.context.messages()[index].text();
+            let mut keep = OVERSIZED_KEEP_BYTES.min(text.len());
+            while !text.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            notes.push(format!(
+                "message {} ({} bytes) can never fit a prompt of {limit_tokens} tokens; only its beginning was kept",
+                index + 1,
+                text.len()
+            ));
+            cut.push((
+                index,
+                Message::user(format!(
+                    "{}\n[cut on resume: this message was {} bytes, too large for any prompt]",
+                    &text[..keep],
+                    text.len()
+                )),
+            ));
+        }
+        if let Some((from, _)) = cut.first() {
+            let from = *from;
+            let mut messages = self.context.messages()[from..].to_vec();
+            for (index, message) in cut {
+                messages[index - from] = message;
+            }
+            self.context.apply(Change::Messages { from, messages });
+        }
+        notes
     }
 
     /// Makes the history one a provider takes (see [`mend_history`]): what was mended is
