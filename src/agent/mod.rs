@@ -11,6 +11,7 @@ mod delegate;
 pub mod history;
 pub(crate) mod inspect;
 mod model_call;
+pub mod repetition;
 mod resume;
 pub mod tokens;
 mod turn;

@@ -1,12 +1,15 @@
 //! One model call as the loop sees it: streamed, forwarded to the front end, retried on
 //! transient failures, and abandoned at once on interrupt.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 
 use super::TurnContext;
-use crate::llm::{LlmError, ModelEvent, ModelRequest, ModelResponse};
+use super::history::{ContentBlock, Message, repair_call_ids};
+use super::repetition::{RepetitionGuard, cut_repetition};
+use crate::llm::{InvalidArguments, LlmError, ModelEvent, ModelRequest, ModelResponse};
 use crate::protocol::Event;
 use crate::secrets::StreamRedactor;
 
@@ -20,38 +23,6 @@ pub(crate) enum CallFailure {
     /// The reply kept repeating itself, also when asked again; `partial_text` is the
     /// second attempt's text up to where the repetition took over.
     Repeating { partial_text: String },
-}
-
-/// The repetition guard (from MiroThinker): a reply whose last this-many characters
-/// already occurred more than [`REPEAT_LIMIT`] times is stuck in a loop.
-const REPEAT_TAIL_CHARS: usize = 50;
-const REPEAT_LIMIT: usize = 5;
-/// How much new text arrives between two checks (each check scans the reply once).
-const REPEAT_CHECK_EVERY: usize = 200;
-
-/// Whether the last [`REPEAT_TAIL_CHARS`] characters of `text` occur more than
-/// [`REPEAT_LIMIT`] times in it.
-pub(crate) fn keeps_repeating(text: &str) -> bool {
-    let Some((start, _)) = text.char_indices().rev().nth(REPEAT_TAIL_CHARS - 1) else {
-        return false;
-    };
-    let tail = &text[start..];
-    if tail.trim().is_empty() || text.len() < tail.len() * (REPEAT_LIMIT + 1) {
-        return false;
-    }
-    text.matches(tail).count() > REPEAT_LIMIT
-}
-
-/// `text` cut where its repeating tail first appeared, so what is kept is said once.
-fn cut_repetition(text: &str) -> String {
-    let Some((start, _)) = text.char_indices().rev().nth(REPEAT_TAIL_CHARS - 1) else {
-        return text.to_string();
-    };
-    let tail = &text[start..];
-    let first = text.find(tail).unwrap_or(start);
-    // Keep one occurrence of the repeated part.
-    let end = (first + tail.len()).min(text.len());
-    text[..end].to_string()
 }
 
 /// How one attempt failed.
@@ -82,24 +53,17 @@ struct Streamed {
     text: String,
     thinking: String,
     any_output: bool,
-    /// Lengths of text and thinking at their last repetition check.
-    text_checked: usize,
-    thinking_checked: usize,
+    text_guard: RepetitionGuard,
+    thinking_guard: RepetitionGuard,
 }
 
 impl Streamed {
     /// Whether the reply so far has fallen into a loop (checked every so often).
     fn repeating(&mut self) -> bool {
-        let mut stuck = false;
-        if self.text.len() >= self.text_checked + REPEAT_CHECK_EVERY {
-            self.text_checked = self.text.len();
-            stuck |= keeps_repeating(&self.text);
-        }
-        if self.thinking.len() >= self.thinking_checked + REPEAT_CHECK_EVERY {
-            self.thinking_checked = self.thinking.len();
-            stuck |= keeps_repeating(&self.thinking);
-        }
-        stuck
+        // Both are checked, so each guard keeps its own pace.
+        let text = self.text_guard.check(&self.text);
+        let thinking = self.thinking_guard.check(&self.thinking);
+        text || thinking
     }
 }
 
@@ -130,7 +94,10 @@ pub(crate) async fn call_model(
             });
         };
         let error = match result {
-            Ok(response) => return Ok(response),
+            Ok(mut response) => {
+                mend_reply_ids(context, request.messages, &mut response);
+                return Ok(response);
+            }
             Err(AttemptError::Llm(error)) => error,
             Err(AttemptError::Repeating) if repeated_once => {
                 return Err(CallFailure::Repeating {
@@ -167,6 +134,65 @@ pub(crate) async fn call_model(
                 partial_text: String::new(),
             });
         }
+    }
+}
+
+/// Gives the reply's tool calls ids the provider takes back before the reply enters the
+/// history: a stream may carry empty or repeated ids (within the reply, or of calls
+/// already in the prompt), and a history holding them is refused on every later request.
+/// Arguments that did not parse are matched to their calls by position, so they follow.
+fn mend_reply_ids(context: &TurnContext, prompt: &[Message], response: &mut ModelResponse) {
+    let mut taken: HashSet<String> = prompt
+        .iter()
+        .flat_map(|message| message.tool_uses().map(|call| call.id.to_string()))
+        .collect();
+    // Which call each unparsable-arguments note belongs to: the first call, in order,
+    // with its id and the empty input such a call gets.
+    let mut invalid: Vec<Option<InvalidArguments>> = std::mem::take(&mut response.invalid_arguments)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let owners: Vec<Option<InvalidArguments>> = response
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolUse { id, input, .. } => Some((id, input)),
+            _ => None,
+        })
+        .map(|(id, input)| {
+            let empty = input.as_object().is_some_and(serde_json::Map::is_empty);
+            invalid
+                .iter_mut()
+                .find(|note| empty && note.as_ref().is_some_and(|note| &note.call_id == id))
+                .and_then(Option::take)
+        })
+        .collect();
+    let renamed = repair_call_ids(&mut response.content, &mut taken);
+    let ids: Vec<String> = response
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolUse { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    response.invalid_arguments = owners
+        .into_iter()
+        .zip(ids)
+        .filter_map(|(note, id)| {
+            note.map(|note| InvalidArguments {
+                call_id: id,
+                error: note.error,
+            })
+        })
+        .collect();
+    if !renamed.is_empty() {
+        context.events.emit(Event::Notice {
+            message: format!(
+                "the model's reply had {} tool call(s) with an empty, malformed or repeated id; they were given new ids",
+                renamed.len()
+            ),
+        });
     }
 }
 
@@ -233,27 +259,4 @@ async fn attempt(
     Err(AttemptError::Llm(LlmError::StreamBroken(
         "the stream ended without a reply".to_string(),
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_looping_tail_is_caught_and_normal_text_is_not() {
-        let looping = format!("Intro. {}", "I will check the file again. ".repeat(12));
-        assert!(keeps_repeating(&looping));
-        assert_eq!(
-            cut_repetition(&looping).matches("check the file again").count(),
-            2
-        );
-        let prose: String = (1..200)
-            .map(|n| format!("Line {n} says something new. "))
-            .collect();
-        assert!(!keeps_repeating(&prose));
-        assert!(!keeps_repeating(&" ".repeat(1000)), "whitespace is not a loop");
-        assert!(!keeps_repeating("short"));
-        assert!(keeps_repeating(&"ab".repeat(200)));
-        assert!(keeps_repeating(&"重复".repeat(200)));
-    }
 }

@@ -27,6 +27,22 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     let mut session = shared.session.lock().await;
     // What this session did so far stays in its own log.
     events.checkpoint(&mut session);
+    // The history is made one a provider takes, or refused, before anything is written:
+    // a damaged or edited log must not send (and record) what every request would fail on.
+    let closing = loaded.closing_events();
+    let mut restored = loaded.restore(session.context.counter());
+    let config = &shared.options.config;
+    let window = config.agent.token_limit.min(config.model.context_window);
+    let mut mended = restored.cut_oversized_messages(window);
+    match restored.make_sendable(&closing) {
+        Ok(notes) => mended.extend(notes),
+        Err(why) => {
+            events.emit(Event::Error {
+                message: format!("cannot resume {}: {why}", path.display()),
+            });
+            return;
+        }
+    }
     let model = shared.options.client.model().to_string();
     let provider = shared.options.client.provider().to_string();
     // Continuing without recording would lose what comes next: no log, no resume.
@@ -40,8 +56,11 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         });
         return;
     }
-    let mut restored = loaded.restore(session.context.counter());
-    restored.close_open_calls();
+    for note in mended {
+        events.emit(Event::Notice {
+            message: format!("the resumed history was mended: {note}"),
+        });
+    }
     session.context = restored.context;
     session.usage = UsageTotals {
         last: Default::default(),
@@ -72,7 +91,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     });
 
     // Calls and a turn the log left open are closed, and the closing is recorded.
-    for event in loaded.closing_events() {
+    for event in closing {
         events.emit(event);
     }
     let turns = loaded

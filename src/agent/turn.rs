@@ -37,6 +37,46 @@ fn result_limit(context: &TurnContext) -> usize {
         .max(read_file_bytes)
         .max(tools.bash.output_limit_bytes.saturating_mul(2))
 }
+/// How much of a refused (too large) message is echoed and recorded.
+const REFUSED_ECHO_BYTES: usize = 2_000;
+
+/// Whether `message` could ever be sent: with the system prompt and the tools, alone in
+/// the history, it must fit the prompt budget. A message that does not would make every
+/// request of the session fail (it cannot be compacted: it is the person's own latest
+/// words), and keep failing after a resume, so it is refused before it enters the history.
+fn fits_alone(
+    session: &Session,
+    context: &TurnContext,
+    specs: &[crate::llm::ToolSpec],
+    message: &Message,
+) -> Result<(), String> {
+    let budget = compaction::budget(context);
+    let text = &message.content;
+    // A token is at least one byte, so a message under half the budget is left to the
+    // usual checks (this skips counting every ordinary message).
+    let bytes: usize = text
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    if (bytes as u64) < budget / 2 {
+        return Ok(());
+    }
+    let counter = session.context.counter();
+    let fixed = counter.count(&context.options.system_prompt) + counter.tools(specs);
+    let tokens = counter.message(message);
+    if fixed.saturating_add(tokens) <= budget {
+        return Ok(());
+    }
+    let config = &context.options.config;
+    Err(format!(
+        "it is about {tokens} tokens ({bytes} bytes), and with the system prompt and tools (about {fixed} tokens) it can never fit the prompt budget of {budget} tokens (agent.token_limit {}, window {}, output reserve {}). Send less, or save the text to a file in the workspace and ask for it to be read in parts.",
+        config.agent.token_limit, config.model.context_window, config.model.max_output_tokens
+    ))
+}
+
 /// Sent when a reply stopped at the output limit, once per turn.
 const CONTINUE_PROMPT: &str =
     "Your previous reply was cut off by the output token limit. Continue exactly where it stopped.";
@@ -67,8 +107,20 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     let max_steps = options.config.agent.max_steps;
     let mut specs = options.tools.specs();
     specs.push(super::delegate::spec());
-    context.events.emit(Event::TurnStarted { text: text.clone() });
-    session.context.push(Message::user(text));
+    let message = Message::user(text);
+    if let Err(why) = fits_alone(session, context, &specs, &message) {
+        // Shown and recorded cut: the whole text would only weigh down the log.
+        let text = message.text();
+        context.events.emit(Event::TurnStarted {
+            text: cap_text(&text, REFUSED_ECHO_BYTES),
+        });
+        context.events.emit(Event::Error {
+            message: format!("the message was not sent: {why}"),
+        });
+        return;
+    }
+    context.events.emit(Event::TurnStarted { text: message.text() });
+    session.context.push(message);
     context.events.commit(session);
 
     let mut asked_to_continue = false;

@@ -5,14 +5,26 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{FORMAT, Header, Record};
-use crate::agent::context::ContextState;
-use crate::agent::history::{ContentBlock, Message, Role};
+use crate::agent::context::{Change, ContextState};
+use crate::agent::history::{ContentBlock, Message, Role, check_prompt, mend_history};
 use crate::agent::tokens::TokenCounter;
 use crate::protocol::{ApprovalRule, CompactionRecord, Event, ToolOutcome};
 use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
+use crate::tools::paths::{Access, Workspace};
 
 /// The result text a call gets when the session ended while it ran.
 pub const ENDED_WHILE_RUNNING: &str = "interrupted: miniagent stopped while this call was running";
+/// Said of an open call whose effect cannot be seen from here.
+const OUTCOME_UNKNOWN: &str =
+    "interrupted: miniagent stopped while this call was running; its outcome is unknown";
+/// Said of an open write or edit whose text the file now holds.
+const WRITE_LANDED: &str = "interrupted: miniagent stopped while this call was running, but the file now holds what it was to write: the change completed before the interruption";
+/// Said of an open write or edit whose text the file does not hold.
+const WRITE_MISSING: &str = "interrupted: miniagent stopped while this call was running, and the file does not hold what it was to write: the change may not have completed";
+/// What is kept of a recorded message too large for any prompt.
+const OVERSIZED_KEEP_BYTES: usize = 2_000;
+/// Files larger than this are not read to judge an interrupted write (it was cut anyway).
+const JUDGE_FILE_BYTES: u64 = 64 << 20;
 
 /// A session log as read from disk.
 #[derive(Clone, Debug)]
@@ -222,7 +234,7 @@ impl Loaded {
     /// that never ended (the process was killed). Front ends apply them after the log's
     /// own events; the agent emits them when it resumes, so they are recorded.
     pub fn closing_events(&self) -> Vec<Event> {
-        let mut open: BTreeMap<String, String> = BTreeMap::new();
+        let mut open: BTreeMap<String, (String, &serde_json::Value)> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
         let mut turn_open = false;
         for (_, event) in self.events() {
@@ -237,8 +249,8 @@ impl Loaded {
                     open.clear();
                     order.clear();
                 }
-                Event::ToolCallRequested { id, name, .. } => {
-                    open.insert(id.clone(), name.clone());
+                Event::ToolCallRequested { id, name, arguments } => {
+                    open.insert(id.clone(), (name.clone(), arguments));
                     order.push(id.clone());
                 }
                 Event::ToolCallFinished { id, .. } => {
@@ -247,18 +259,20 @@ impl Loaded {
                 _ => {}
             }
         }
+        let workspace = Workspace::new(Path::new(&self.header.workspace), &[]);
         let mut events: Vec<Event> = order
             .into_iter()
             .filter_map(|id| {
-                let name = open.remove(&id)?;
+                let (name, arguments) = open.remove(&id)?;
+                let verdict = open_call_verdict(&name, arguments, &workspace);
                 Some(Event::ToolCallFinished {
                     id,
                     name,
                     ok: false,
                     outcome: ToolOutcome::Cancelled,
                     duration_ms: 0,
-                    output_preview: ENDED_WHILE_RUNNING.to_string(),
-                    output: ENDED_WHILE_RUNNING.to_string(),
+                    output_preview: verdict.to_string(),
+                    output: verdict.to_string(),
                 })
             })
             .collect();
@@ -269,6 +283,54 @@ impl Loaded {
         }
         events
     }
+}
+
+/// What can truthfully be said of a call the log left open (miniagent was killed while it
+/// ran, so its result was never recorded): for `write_file` and `edit_file`, whether the
+/// file now holds what the call wrote (the write may have completed just before the
+/// kill); for anything else, that its outcome is unknown.
+pub fn open_call_verdict(name: &str, arguments: &serde_json::Value, workspace: &Workspace) -> &'static str {
+    let text = |key: &str| arguments.get(key).and_then(serde_json::Value::as_str);
+    let holds = match name {
+        "write_file" => text("path").zip(text("content")).and_then(|(path, content)| {
+            Some(file_now(workspace, path)?.is_some_and(|now| now == content.as_bytes()))
+        }),
+        "edit_file" => {
+            text("path")
+                .zip(text("old_str").zip(text("new_str")))
+                .and_then(|(path, (old, new))| {
+                    let Some(now) = file_now(workspace, path)? else {
+                        return Some(false);
+                    };
+                    let contains = |needle: &str| memchr::memmem::find(&now, needle.as_bytes()).is_some();
+                    // The new text is there, and the old one gone (unless the new one holds it).
+                    Some(contains(new) && (new.contains(old) || !contains(old)))
+                })
+        }
+        _ => return OUTCOME_UNKNOWN,
+    };
+    match holds {
+        Some(true) => WRITE_LANDED,
+        Some(false) => WRITE_MISSING,
+        None => OUTCOME_UNKNOWN,
+    }
+}
+
+/// The bytes of the file `path` names in the workspace, `Some(None)` when there is no
+/// such file, `None` when that cannot be told (outside the workspace, not a regular
+/// file, too large to compare, unreadable).
+fn file_now(workspace: &Workspace, path: &str) -> Option<Option<Vec<u8>>> {
+    let real = workspace.resolve(path, Access::Read).ok()?;
+    // Not a FIFO or a device: reading one could block or never end.
+    let metadata = match std::fs::metadata(&real) {
+        Ok(metadata) => metadata,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Some(None),
+        Err(_) => return None,
+    };
+    if !metadata.is_file() || metadata.len() > JUDGE_FILE_BYTES {
+        return None;
+    }
+    std::fs::read(&real).ok().map(Some)
 }
 
 /// A session's state rebuilt from its records: what resume continues from, what replay
@@ -381,6 +443,99 @@ impl Restored {
     /// killed while it ran) gets a result saying so.
     pub fn close_open_calls(&mut self) {
         self.context.close_open_tool_calls(ENDED_WHILE_RUNNING);
+    }
+
+    /// [`Self::close_open_calls`], each call's result saying what the matching closing
+    /// event (from [`Loaded::closing_events`]) says of it.
+    pub fn close_open_calls_as(&mut self, closing: &[Event]) {
+        self.close_open_calls();
+        let verdicts: BTreeMap<&str, &str> = closing
+            .iter()
+            .filter_map(|event| match event {
+                Event::ToolCallFinished { id, output, .. } => Some((id.as_str(), output.as_str())),
+                _ => None,
+            })
+            .collect();
+        let Some(last) = self.context.last_mut() else {
+            return;
+        };
+        for block in &mut last.content {
+            if let ContentBlock::ToolResult {
+                tool_use_id, content, ..
+            } = block
+                && content == ENDED_WHILE_RUNNING
+                && let Some(verdict) = verdicts.get(tool_use_id.as_str())
+            {
+                *content = (*verdict).to_string();
+            }
+        }
+    }
+
+    /// Cuts each person's message of the history that alone is over `limit_tokens` (an
+    /// older miniagent recorded such a message; no prompt can ever hold it, so the
+    /// session could not go on) to its beginning and a line saying so. The changes are
+    /// journaled; returns one line per message cut.
+    pub fn cut_oversized_messages(&mut self, limit_tokens: u64) -> Vec<String> {
+        let mut notes = Vec::new();
+        let mut cut: Vec<(usize, Message)> = Vec::new();
+        for index in 0..self.context.messages().len() {
+            if self.context.messages()[index].role != Role::User
+                || self.context.message_tokens(index) <= limit_tokens
+            {
+                continue;
+            }
+            let text = self.context.messages()[index].text();
+            let mut keep = OVERSIZED_KEEP_BYTES.min(text.len());
+            while !text.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            notes.push(format!(
+                "message {} ({} bytes) can never fit a prompt of {limit_tokens} tokens; only its beginning was kept",
+                index + 1,
+                text.len()
+            ));
+            cut.push((
+                index,
+                Message::user(format!(
+                    "{}\n[cut on resume: this message was {} bytes, too large for any prompt]",
+                    &text[..keep],
+                    text.len()
+                )),
+            ));
+        }
+        if let Some((from, _)) = cut.first() {
+            let from = *from;
+            let mut messages = self.context.messages()[from..].to_vec();
+            for (index, message) in cut {
+                messages[index - from] = message;
+            }
+            self.context.apply(Change::Messages { from, messages });
+        }
+        notes
+    }
+
+    /// Makes the history one a provider takes (see [`mend_history`]): what was mended is
+    /// returned, one line each; the changes are journaled, so the log that continues the
+    /// session records them. Calls left open are closed as `closing` says. An error says
+    /// why the history cannot be sent even so (e.g. a summary cutting a call from its
+    /// results in an edited log).
+    pub fn make_sendable(&mut self, closing: &[Event]) -> Result<Vec<String>, String> {
+        let mut messages = self.context.messages().to_vec();
+        let notes = mend_history(&mut messages);
+        let first_changed = messages
+            .iter()
+            .zip(self.context.messages())
+            .position(|(mended, loaded)| mended != loaded);
+        if let Some(from) = first_changed {
+            self.context.apply(Change::Messages {
+                from,
+                messages: messages.split_off(from),
+            });
+        }
+        self.close_open_calls_as(closing);
+        check_prompt(&self.context.prompt())
+            .map_err(|why| format!("its history is not one a model provider would accept: {why}"))?;
+        Ok(notes)
     }
 }
 

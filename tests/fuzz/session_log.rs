@@ -254,6 +254,13 @@ fn session_logs_load_restore_and_prompt_without_panicking() {
             restored.snapshot(0);
             restored.close_open_calls();
             restored.context.prompt();
+            // Resuming mends the history or says why it cannot; either way, no panic,
+            // and what it accepts passes its own check.
+            let mut resumed = loaded.restore(TokenCounter::estimate_only());
+            if resumed.make_sendable(&loaded.closing_events()).is_ok() {
+                let prompt = resumed.context.prompt();
+                assert_eq!(miniagent::agent::history::check_prompt(&prompt), Ok(()));
+            }
         },
     );
 }

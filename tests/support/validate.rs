@@ -1,5 +1,6 @@
 //! Checks that a recorded request carries a history the provider would accept: roles in
-//! order, every tool call answered by exactly one result, no result without its call.
+//! order, every tool call answered by exactly one result, no result without its call,
+//! tool call ids non-empty, of `[A-Za-z0-9_-]` and unique in the request.
 
 use serde_json::Value;
 
@@ -17,8 +18,35 @@ pub fn assert_valid_openai(body: &Value) {
     }
 }
 
+/// Tool call ids: each non-empty, of the characters Anthropic allows, and unique.
+fn check_ids<'a>(ids: impl Iterator<Item = &'a Value>) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for id in ids {
+        let id = id.as_str().unwrap_or("");
+        if id.is_empty()
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            return Err(format!("tool call id {id:?} is empty or malformed"));
+        }
+        if !seen.insert(id) {
+            return Err(format!("tool call id {id:?} is used twice"));
+        }
+    }
+    Ok(())
+}
+
 fn check_anthropic(body: &Value) -> Result<(), String> {
     let messages = body["messages"].as_array().ok_or("no messages array")?;
+    check_ids(
+        messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| &b["id"]),
+    )?;
     if messages.is_empty() {
         return Err("no messages".into());
     }
@@ -89,6 +117,13 @@ fn check_anthropic(body: &Value) -> Result<(), String> {
 
 fn check_openai(body: &Value) -> Result<(), String> {
     let messages = body["messages"].as_array().ok_or("no messages array")?;
+    check_ids(
+        messages
+            .iter()
+            .filter_map(|m| m["tool_calls"].as_array())
+            .flatten()
+            .map(|call| &call["id"]),
+    )?;
     let mut open_calls: Vec<String> = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         let role = message["role"]

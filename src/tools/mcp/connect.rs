@@ -5,14 +5,13 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RoleClient, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess, Transport};
+use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
@@ -312,13 +311,9 @@ pub(super) async fn open(
             if let Some(cwd) = cwd {
                 child.current_dir(cwd);
             }
-            let (transport, stderr) = TokioChildProcess::builder(child)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|err| format!("cannot start `{command}`: {err}"))?;
-            let pid = transport
-                .id()
-                .ok_or_else(|| format!("`{command}` exited as soon as it started"))?;
+            // Our own stdout reader bounds each message (see `bounded`).
+            let (transport, pid, stderr) =
+                super::bounded::spawn(child).map_err(|err| format!("cannot start `{command}`: {err}"))?;
             on_spawn(ChildGroup { pid })?;
             if let Some(stderr) = stderr {
                 let log = log.clone();

@@ -7,6 +7,7 @@
 //! carry on. Stdio servers run in their own process group with their stderr in a log
 //! file, so they never touch the terminal and none outlives the manager.
 
+mod bounded;
 mod config;
 mod connect;
 mod manager;
