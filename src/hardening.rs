@@ -29,7 +29,12 @@ pub fn start() {
     wipe_initial_environment();
     // SAFETY: prctl with these arguments reads no memory.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-    if let Ok(exe) = std::env::current_exe() {
+    // `/proc/self/exe` names this very binary even after it was replaced or deleted on
+    // disk (a rebuild while a session runs), when its path would name another one.
+    let own = std::path::PathBuf::from("/proc/self/exe");
+    if own.exists() {
+        crate::tools::supervisor::use_program(own);
+    } else if let Ok(exe) = std::env::current_exe() {
         crate::tools::supervisor::use_program(exe);
     }
 }

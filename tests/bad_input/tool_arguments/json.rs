@@ -142,13 +142,15 @@ async fn unknown_tools() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ten_megabyte_strings() {
-    const TEN_MB: usize = 10 * 1024 * 1024;
-    // Words, not one letter repeated: the tokenizer takes seconds over a 10 MB run of a
+async fn three_megabyte_strings() {
+    // As large as a reply may be: one over the 4 MiB reply cap is cut before its calls
+    // run (tests/hostile_provider.rs).
+    const HUGE: usize = 3 * 1024 * 1024;
+    // Words, not one letter repeated: the tokenizer takes seconds over a long run of a
     // single letter, which is a tokenizer matter, not what this test is about.
     let words = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod\n";
-    let mut huge = words.repeat(TEN_MB / words.len() + 1);
-    huge.truncate(TEN_MB);
+    let mut huge = words.repeat(HUGE / words.len() + 1);
+    huge.truncate(HUGE);
     let outside = Outside::new();
     let started = Instant::now();
     let (received, agent) = run_bulk_calls(
@@ -165,11 +167,11 @@ async fn ten_megabyte_strings() {
         ],
     )
     .await;
-    eprintln!("three 10 MB calls took {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!("three 3 MB calls took {:.1} s", started.elapsed().as_secs_f64());
     assert_eq!(
         received[0],
         (
-            format!("the path is {TEN_MB} bytes long; a path has at most 4096 bytes"),
+            format!("the path is {HUGE} bytes long; a path has at most 4096 bytes"),
             true
         )
     );
@@ -177,10 +179,10 @@ async fn ten_megabyte_strings() {
         &received[1],
         "`old_str` was not found in small.txt; nothing was changed.",
     );
-    // Ten megabytes of content is not wrong in itself: it is written whole.
+    // Megabytes of content are not wrong in themselves: they are written whole.
     assert_eq!(
         received[2],
-        (format!("wrote {TEN_MB} bytes to big.txt (new file)"), false)
+        (format!("wrote {HUGE} bytes to big.txt (new file)"), false)
     );
     assert_eq!(
         std::fs::read(agent.workspace.join("big.txt")).unwrap_or_default(),
