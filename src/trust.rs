@@ -150,7 +150,11 @@ impl WorkspaceExtras {
             }
             None => None,
         };
-        let fingerprint = fingerprint(workspace, mcp_bytes.as_deref());
+        let programs = mcp
+            .as_ref()
+            .map(|mcp| program_files(workspace, mcp))
+            .unwrap_or_default();
+        let fingerprint = fingerprint(workspace, mcp_bytes.as_deref(), &programs);
         Ok(Self {
             mcp,
             skills,
@@ -174,19 +178,50 @@ impl WorkspaceExtras {
     }
 }
 
-/// The fingerprint of what trust would unlock: `mcp_bytes` (as read for use) and every
-/// file under `.miniagent/skills/`, each with its path, in a fixed order.
-fn fingerprint(workspace: &Path, mcp_bytes: Option<&[u8]>) -> Result<String, String> {
+/// Files of the workspace a stdio server's command line names (`sh tools/server.sh`,
+/// `node server.js`): what it runs, as far as its command line tells. What those files
+/// load in turn is not followed.
+fn program_files(workspace: &Path, mcp: &McpConfig) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for server in &mcp.servers {
+        let McpTransport::Stdio {
+            command, args, cwd, ..
+        } = &server.transport
+        else {
+            continue;
+        };
+        let base = cwd.clone().unwrap_or_else(|| workspace.to_path_buf());
+        for word in std::iter::once(command).chain(args) {
+            let Ok(real) = base.join(word).canonicalize() else {
+                continue;
+            };
+            if real.starts_with(workspace) && real.is_file() && !files.contains(&real) {
+                files.push(real);
+            }
+        }
+    }
+    files
+}
+
+/// The fingerprint of what trust would unlock: `mcp_bytes` (as read for use), the
+/// workspace files its servers' command lines name, and every file under
+/// `.miniagent/skills/`, each with its path, in a fixed order.
+fn fingerprint(workspace: &Path, mcp_bytes: Option<&[u8]>, programs: &[PathBuf]) -> Result<String, String> {
+    use std::os::unix::ffi::OsStrExt;
     let mut hasher = Sha256::new();
     hasher.update(b"miniagent-trust-v1\0");
     if let Some(bytes) = mcp_bytes {
         hash_entry(&mut hasher, b"mcp.json", bytes);
     }
-    let skills = workspace.join(crate::tools::skills::WORKSPACE_SKILLS_DIR);
     let mut budget = Budget {
         bytes: MAX_FINGERPRINT_BYTES,
         files: MAX_FINGERPRINT_FILES,
     };
+    for program in programs {
+        let content = read_counted(program, &mut budget)?;
+        hash_entry(&mut hasher, program.as_os_str().as_bytes(), &content);
+    }
+    let skills = workspace.join(crate::tools::skills::WORKSPACE_SKILLS_DIR);
     let mut visited = Vec::new();
     hash_tree(
         &mut hasher,
@@ -254,18 +289,27 @@ fn hash_tree(
         if !meta.is_file() {
             continue;
         }
-        budget.files = budget.files.checked_sub(1).ok_or_else(too_large)?;
-        budget.bytes = budget.bytes.checked_sub(meta.len()).ok_or_else(too_large)?;
-        let mut content = Vec::new();
-        std::fs::File::open(&path)
-            .and_then(|file| file.take(meta.len() + 1).read_to_end(&mut content))
-            .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-        if content.len() as u64 > meta.len() {
-            return Err(format!("{} changed while it was read", path.display()));
-        }
+        let content = read_counted(&path, budget)?;
         hash_entry(hasher, shown.as_os_str().as_bytes(), &content);
     }
     Ok(())
+}
+
+/// The whole of `path`, counted against `budget`.
+fn read_counted(path: &Path, budget: &mut Budget) -> Result<Vec<u8>, String> {
+    let len = std::fs::metadata(path)
+        .map_err(|err| format!("cannot read {}: {err}", path.display()))?
+        .len();
+    budget.files = budget.files.checked_sub(1).ok_or_else(too_large)?;
+    budget.bytes = budget.bytes.checked_sub(len).ok_or_else(too_large)?;
+    let mut content = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(len + 1).read_to_end(&mut content))
+        .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    if content.len() as u64 > len {
+        return Err(format!("{} changed while it was read", path.display()));
+    }
+    Ok(content)
 }
 
 fn too_large() -> String {
@@ -376,6 +420,17 @@ mod tests {
         remember(&config, &ws, &load()).unwrap();
         assert_eq!(status(Some(&config), &ws, &load()), TrustStatus::Trusted);
         assert_eq!(trusted(&config).len(), 1);
+
+        // So does the script a server's command line names.
+        scratch.write("ws/tools.sh", "echo serve");
+        scratch.write(
+            "ws/.miniagent/mcp.json",
+            r#"{"mcpServers": {"tool": {"command": "sh", "args": ["tools.sh"], "cwd": ".."}}}"#,
+        );
+        remember(&config, &ws, &load()).unwrap();
+        assert_eq!(status(Some(&config), &ws, &load()), TrustStatus::Trusted);
+        scratch.write("ws/tools.sh", "id > /tmp/pwned");
+        assert_eq!(status(Some(&config), &ws, &load()), TrustStatus::Changed);
 
         // A server file appearing where only skills were trusted asks again too.
         std::fs::remove_file(ws.join(".miniagent/mcp.json")).unwrap();

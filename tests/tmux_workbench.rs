@@ -493,3 +493,42 @@ fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux(
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
     });
 }
+
+#[test]
+fn a_command_cannot_type_into_the_terminal_miniagent_runs_in() {
+    // TIOCSTI pushes bytes into a terminal's input as if typed; the shell that started
+    // miniagent would run them once it ends, outside the sandbox.
+    let marker_dir = TempDir::new();
+    let marker = marker_dir.join("TYPED");
+    let script = format!(
+        "import fcntl, os, termios\n\
+         line = b'touch {}\\n'\n\
+         try:\n    fd = os.open('/dev/tty', os.O_RDONLY)\nexcept OSError as err:\n    print('no tty:', err.strerror)\nelse:\n    try:\n        [fcntl.ioctl(fd, termios.TIOCSTI, bytes([c])) for c in line]\n        print('typed')\n    except OSError as err:\n        print('refused:', err.strerror)\n",
+        marker.display()
+    );
+    let workspace = TempDir::new();
+    workspace.write("type.py", script);
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("t1", "bash", r#"{"command": "python3 type.py"}"#),
+        Reply::text("done typing"),
+    ]);
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    tmux.type_text(&format!(
+        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model exec --approval full-auto 'type something'; echo EXEC-ENDED",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url(),
+        home = shell_quote(home.path().to_str().unwrap()),
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("exec to end", |screen| {
+        screen.lines().any(|line| line.trim_end() == "EXEC-ENDED")
+    });
+    // Give the shell the time to run anything typed into it.
+    std::thread::sleep(Duration::from_millis(500));
+    let result = server.requests()[1].body["messages"].to_string();
+    assert!(result.contains("no tty:"), "{result}");
+    assert!(!marker.exists(), "the command typed into the terminal");
+}

@@ -67,6 +67,44 @@ const RUNS_A_COMMAND: &[&str] = &[
     "screen",
     "make",
     "gmake",
+    "taskset",
+    "chrt",
+    "prlimit",
+    "setpriv",
+    "fakeroot",
+    "valgrind",
+    "perf",
+    "xvfb-run",
+    "dbus-run-session",
+    "runuser",
+    "sg",
+    "pkexec",
+    "ssh-agent",
+    "toybox",
+    "rsync",
+    "scp",
+    "tar",
+    "zip",
+    "trap",
+    "uv",
+    "poetry",
+    "pipenv",
+    "pdm",
+    "hatch",
+    "conda",
+    "mamba",
+    "bundle",
+    "stack",
+    "cabal",
+    "opam",
+    "rustup",
+    "mvn",
+    "gradle",
+    "cmake",
+    "less",
+    "more",
+    "view",
+    "xdg-open",
 ];
 
 /// Interpreters and tools whose arguments can carry a program (`-c`, `-e`, scripts on the
@@ -119,6 +157,30 @@ const INTERPRETERS: &[&str] = &[
     "bunx",
     "uvx",
     "pipx",
+    "ts-node",
+    "tsx",
+    "ipython",
+    "dc",
+    "bc",
+    "gnuplot",
+    "m4",
+];
+
+/// `git` subcommands approved by name: they only read, and take no option that runs a
+/// program. Every other one (`config`, which sets aliases and pagers; `difftool -x`,
+/// `rebase -x`, `submodule foreach`, `clone -u`, …) is remembered as the exact line.
+const GIT_READS: &[&str] = &[
+    "status",
+    "log",
+    "diff",
+    "show",
+    "blame",
+    "branch",
+    "rev-parse",
+    "ls-files",
+    "describe",
+    "shortlog",
+    "reflog",
 ];
 
 /// Options after which `find` runs a command, deletes or writes files.
@@ -166,14 +228,32 @@ pub fn program_by_name(command: &str) -> Option<&str> {
     let executes = match lower.as_str() {
         // `git -c core.pager=…`, `--config-env`, `--exec-path` and aliases set on the
         // command line run whatever they name.
-        "git" => args.iter().any(|arg| {
-            arg.starts_with("-c") || arg.starts_with("--config-env") || arg.starts_with("--exec-path")
-        }),
+        "git" => {
+            args.first().is_none_or(|sub| !GIT_READS.contains(sub))
+                || args.iter().any(|arg| {
+                    arg.starts_with("-c")
+                        || arg.starts_with("--config-env")
+                        || arg.starts_with("--exec-path")
+                        || arg.starts_with("--open-files-in-pager")
+                        || arg.starts_with("--ext-diff")
+                        || arg.starts_with("--output")
+                })
+        }
+        // `--config` can set a runner, linker or alias that runs anything.
+        "cargo" => args
+            .iter()
+            .any(|arg| arg.starts_with("--config") || arg.starts_with("-Z")),
+        "go" => args
+            .iter()
+            .any(|arg| arg.starts_with("-exec") || arg.starts_with("-toolexec")),
         "find" => args.iter().any(|arg| FIND_ACTIONS.contains(arg)),
         // Package managers' "run any package" subcommands.
-        "npm" | "yarn" | "pnpm" => args
-            .first()
-            .is_some_and(|sub| matches!(*sub, "exec" | "x" | "dlx" | "create" | "init")),
+        "npm" | "yarn" | "pnpm" => args.first().is_some_and(|sub| {
+            matches!(
+                *sub,
+                "exec" | "x" | "dlx" | "create" | "init" | "explore" | "node" | "run-script"
+            )
+        }),
         _ => false,
     };
     (!executes).then_some(program)
@@ -191,6 +271,7 @@ mod tests {
             ("ls -la src", "ls"),
             ("git status", "git"),
             ("git log --oneline -5", "git"),
+            ("cargo build --release", "cargo"),
             ("find . -name '*.rs'", "find"),
             ("npm test", "npm"),
             ("rg -n TODO", "rg"),
@@ -229,6 +310,18 @@ mod tests {
             "git --config-env=core.pager=EVIL log",
             "find . -exec rm {} +",
             "find . -delete",
+            "git config alias.pwn '!rm -rf precious'",
+            "git pwn",
+            "git difftool -y -x 'rm -rf x' HEAD~1",
+            "git rebase -x 'rm -rf x' HEAD~1",
+            "git grep --open-files-in-pager=sh x",
+            "git",
+            "cargo --config 'target.x.runner=\"rm\"' run",
+            "npm explore x -- rm -rf y",
+            "go test -exec 'rm -rf x' ./...",
+            "tar --to-command=sh -xf a.tar",
+            "rsync -e 'sh -c x' a b",
+            "valgrind rm -rf x",
             "FOO=1 cargo test",
             "cargo test; rm -rf ~",
             "ls | sh",

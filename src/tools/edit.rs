@@ -182,7 +182,6 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
     let before = String::from_utf8(bytes)
         .map_err(|_| format!("{shown} is not UTF-8 text; edit_file edits text files only"))?;
     let starts: Vec<usize> = before.match_indices(old).map(|(at, _)| at).collect();
-    let line_of = |at: usize| before[..at].matches('\n').count() + 1;
     match starts.len() {
         0 => {
             return Err(format!(
@@ -192,11 +191,10 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
         }
         1 => {}
         count if !replace_all => {
-            let lines: Vec<String> = starts.iter().map(|at| line_of(*at).to_string()).collect();
             return Err(format!(
                 "`old_str` matches {count} times in {shown} (lines {}); nothing was changed. \
                  Include more surrounding text to make it unique, or set replace_all to true.",
-                lines.join(", ")
+                match_lines(&before, &starts)
             ));
         }
         _ => {}
@@ -275,6 +273,27 @@ impl Tool for EditFileTool {
     }
 }
 
+/// Most match lines named when `old_str` matches more than once.
+const LISTED_MATCHES: usize = 20;
+
+/// The lines the first [`LISTED_MATCHES`] of `starts` (ascending byte offsets in `text`)
+/// are on, counted in one pass: a file with a million matches must not cost a million
+/// scans from its start.
+fn match_lines(text: &str, starts: &[usize]) -> String {
+    let mut line = 1;
+    let mut counted = 0;
+    let mut listed: Vec<String> = Vec::new();
+    for &at in starts.iter().take(LISTED_MATCHES) {
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..at]).count();
+        counted = at;
+        listed.push(line.to_string());
+    }
+    if starts.len() > LISTED_MATCHES {
+        listed.push(format!("and {} more", starts.len() - LISTED_MATCHES));
+    }
+    listed.join(", ")
+}
+
 /// The `path` argument of a file-changing call, when it has one.
 fn path_argument(arguments: &Value) -> Vec<String> {
     arguments
@@ -308,6 +327,17 @@ mod tests {
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
         }
+    }
+
+    #[test]
+    fn many_matches_are_counted_in_one_pass_and_listed_in_part() {
+        let text = "zz\n".repeat(200_000);
+        let starts: Vec<usize> = text.match_indices("zz").map(|(at, _)| at).collect();
+        assert_eq!(
+            match_lines(&text, &starts),
+            "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, and 199980 more"
+        );
+        assert_eq!(match_lines("a\nb a\n\na", &[0, 4, 8]), "1, 2, 4");
     }
 
     #[tokio::test]

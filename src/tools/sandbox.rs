@@ -22,6 +22,7 @@
 //! Beyond files, the same thread also: scopes the domain (Landlock ABI 6) so a command
 //! can neither signal processes outside it nor connect to abstract Unix sockets; with
 //! `tools.bash.network = false`, refuses TCP bind and connect (ABI 4); drops
+//! `CAP_SYS_ADMIN` (with which root could push keys into any terminal) and
 //! `CAP_SYS_PTRACE` from the capability bounding set (when running as root), so with the
 //! agent non-dumpable ([`crate::hardening`]) a command cannot read the agent's
 //! `/proc/PID/environ` or memory (Landlock does not mediate those reads); and, unless
@@ -370,6 +371,9 @@ mod landlock {
     const SCOPE_SIGNAL: u64 = 1 << 1;
     /// `CAP_SYS_PTRACE` in `linux/capability.h`.
     const CAP_SYS_PTRACE: libc::c_ulong = 19;
+    /// `CAP_SYS_ADMIN`: among much else, it lets root push keys into any terminal
+    /// (TIOCSTI) and mount over the workspace's view of the file system.
+    const CAP_SYS_ADMIN: libc::c_ulong = 21;
 
     /// `struct landlock_ruleset_attr`. Older kernels take it whole as long as the fields
     /// they do not know are zero.
@@ -545,7 +549,8 @@ mod landlock {
         Ok(())
     }
 
-    /// No new privileges, no `CAP_SYS_PTRACE`, the socket filter when `seccomp`, then
+    /// No new privileges, no `CAP_SYS_PTRACE` nor `CAP_SYS_ADMIN`, the socket filter when
+    /// `seccomp`, then
     /// enter the ruleset: all for the calling thread only, and for whatever it starts
     /// from then on.
     pub(super) fn restrict_self(ruleset: i32, seccomp: bool) -> std::io::Result<()> {
@@ -557,6 +562,8 @@ mod landlock {
         // drop: elsewhere this fails with EPERM, which is the state wanted anyway.
         // SAFETY: prctl with these arguments reads no memory.
         unsafe { libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) };
+        // SAFETY: as above.
+        unsafe { libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) };
         if seccomp {
             super::seccomp::refuse_unix_sockets()?;
         }

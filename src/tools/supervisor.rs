@@ -274,9 +274,14 @@ mod linux {
             libc::sigaddset(&mut default, libc::SIGPIPE);
             libc::posix_spawnattr_setsigmask(&mut attr, &empty);
             libc::posix_spawnattr_setsigdefault(&mut attr, &default);
+            // A session of its own: the command has no controlling terminal, so it can
+            // neither open /dev/tty to read what the person types nor push keys into
+            // their terminal with TIOCSTI (issue 15 review: a sandboxed command typed a
+            // command line into the shell that started miniagent).
             libc::posix_spawnattr_setflags(
                 &mut attr,
-                (libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF) as libc::c_short,
+                (libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF) as libc::c_short
+                    | libc::POSIX_SPAWN_SETSID,
             );
             libc::posix_spawn_file_actions_addopen(&mut actions, 0, null.as_ptr(), libc::O_RDONLY, 0);
             let mut pid: libc::pid_t = 0;
