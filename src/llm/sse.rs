@@ -52,6 +52,11 @@ pub struct TimeLimits {
     pub deadline_s: u64,
 }
 
+/// How much later than the transport's own read timeout (the same `idle`) a stream
+/// without progress is called stalled: a stream gone silent is then always reported as
+/// silent ("no data"), never as keep-alives only, whichever timer the runtime wakes first.
+const STALL_MARGIN: Duration = Duration::from_secs(1);
+
 struct DecodeState<S, D, M> {
     events: eventsource_stream::EventStream<WholeLines<S>>,
     decoder: D,
@@ -111,7 +116,7 @@ where
         pending: VecDeque::new(),
         finished: false,
         limits,
-        idle_due: tokio::time::Instant::now() + idle,
+        idle_due: tokio::time::Instant::now() + idle + STALL_MARGIN,
     };
     let stream = futures_util::stream::unfold(state, |mut state| async move {
         loop {
@@ -167,7 +172,7 @@ where
             if let Some(limits) = state.limits
                 && (!out.is_empty() || state.decoder.reply_bytes() > before)
             {
-                state.idle_due = tokio::time::Instant::now() + limits.idle;
+                state.idle_due = tokio::time::Instant::now() + limits.idle + STALL_MARGIN;
             }
             state.pending.extend(out);
             match step {
