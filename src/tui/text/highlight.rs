@@ -38,16 +38,21 @@ pub fn preload() {
     PRELOAD.call_once(|| {
         let spawned = std::thread::Builder::new()
             .name("syntax-preload".to_string())
-            .spawn(|| {
-                SETS.get_or_init(|| Sets {
-                    syntaxes: SyntaxSet::load_defaults_newlines(),
-                    themes: ThemeSet::load_defaults(),
-                });
-            });
+            .spawn(load_now);
         if let Err(err) = spawned {
             // Without the thread, code simply stays uncoloured.
             tracing::warn!("could not start the syntax loading thread: {err}");
         }
+    });
+}
+
+/// Loads syntaxes and themes on this thread, or waits for the loading thread to finish.
+/// For tools and tests that need the same colours on every render; the workbench never
+/// calls it, so no frame waits.
+pub fn load_now() {
+    SETS.get_or_init(|| Sets {
+        syntaxes: SyntaxSet::load_defaults_newlines(),
+        themes: ThemeSet::load_defaults(),
     });
 }
 
@@ -190,15 +195,10 @@ pub fn language_for_path(path: &Path) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use std::time::{Duration, Instant};
 
     fn wait_until_ready() {
-        preload();
-        let start = Instant::now();
-        while !is_ready() && start.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(is_ready(), "syntaxes did not load within 10 s");
+        load_now();
+        assert!(is_ready());
     }
 
     fn texts(lines: &[Line<'_>]) -> Vec<String> {

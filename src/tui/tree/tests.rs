@@ -6,7 +6,7 @@ use crate::tui::text::highlight;
 use crate::tui::text::wrap::display_width;
 use pretty_assertions::assert_eq;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A folder under the temp dir, removed when dropped.
 struct TempTree {
@@ -607,11 +607,7 @@ fn key_hints_name_every_binding() {
 // ---- preview ----
 
 fn wait_for_syntaxes() {
-    highlight::preload();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !highlight::is_ready() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    highlight::load_now();
 }
 
 fn render_preview(preview: &FilePreview, width: u16, height: u16) -> String {

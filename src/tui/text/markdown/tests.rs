@@ -129,11 +129,7 @@ fn monochrome_output_has_no_colours() {
 
 #[test]
 fn code_blocks_are_highlighted_when_syntaxes_are_loaded() {
-    highlight::preload();
-    let start = std::time::Instant::now();
-    while !highlight::is_ready() && start.elapsed() < std::time::Duration::from_secs(10) {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    highlight::load_now();
     let theme = Theme::dark();
     let lines = render_markdown("```rust\nfn main() {}\n```", 20, &theme);
     assert_eq!(texts(&lines), vec!["  fn main() {}      "]);
