@@ -306,7 +306,7 @@ async fn a_context_length_error_that_persists_ends_the_turn_without_looping() {
 
 #[tokio::test]
 async fn a_reply_that_keeps_repeating_is_cut_and_asked_again() {
-    let looping = format!("Let me look. {}", "I will check the file again. ".repeat(40));
+    let looping = format!("Let me look. {}", "I will check the file again. ".repeat(500));
     let server = ScriptedServer::start(vec![
         Reply::Stream(Turn::text(looping)),
         Reply::text("The file is fine."),
@@ -336,9 +336,27 @@ async fn a_reply_that_keeps_repeating_is_cut_and_asked_again() {
 }
 
 #[tokio::test]
+async fn a_long_answer_that_repeats_its_structure_is_kept_whole() {
+    // Before, any exact repeat over 300 bytes was a loop: this answer (a zero table and
+    // a box drawn with 140 `─`) was thrown away and asked for again.
+    let table = format!("    [{}],\n", ["0"; 32].join(", ")).repeat(32);
+    let bar = "─".repeat(140);
+    let answer = format!("The table:\n\n```rust\n[\n{table}]\n```\n\n┌{bar}┐\n│ done │\n└{bar}┘\n");
+    let server = ScriptedServer::start(vec![Reply::Stream(Turn::text(answer.clone()))]).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let events = agent.turn("write the table").await;
+    assert_eq!(events.last(), Some(&Event::TurnComplete { text: answer }));
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Retrying { .. })),
+        "no retry"
+    );
+    assert_eq!(server.request_count(), 1, "asked once");
+}
+
+#[tokio::test]
 async fn a_reply_that_repeats_twice_is_reported_and_the_history_stays_valid() {
     let looping =
-        || Reply::Stream(Turn::new().thinking(format!("Hmm. {}", "again and again ".repeat(60)), "sig"));
+        || Reply::Stream(Turn::new().thinking(format!("Hmm. {}", "again and again ".repeat(1000)), "sig"));
     let server = ScriptedServer::start(vec![looping(), looping(), Reply::text("recovered")]).await;
     let mut agent = Harness::start(test_config(Provider::Openai, &server));
     let events = agent.turn("think").await;

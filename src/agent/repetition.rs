@@ -17,11 +17,16 @@ const MAX_PERIOD: usize = 4096;
 /// Earlier occurrences of the tail tried as the loop's start (the nearest first).
 const CANDIDATES: usize = 3;
 /// How much new text arrives between two checks.
-const CHECK_EVERY: usize = 200;
+const CHECK_EVERY: usize = 512;
+/// The shortest loop reported, in bytes (about 3,000 tokens). Real answers repeat
+/// exactly too: a zero-filled table, a box drawn with `─`, a blank snapshot, a golden
+/// file's frame, a few KB each. A degenerate loop never ends, so waiting this long
+/// costs little and spares those; the corpus test below measures both sides.
+const MIN_RUN: usize = 12 * 1024;
 
 /// Whether `text` ends in a loop: a span of up to [`MAX_PERIOD`] bytes repeated back to
-/// back at least [`REPEATS`] times, over at least `REPEATS × TAIL_BYTES` bytes, and not
-/// just whitespace. Looks at the last `REPEATS × MAX_PERIOD` bytes at most.
+/// back at least [`REPEATS`] times, over at least [`MIN_RUN`] bytes, and not just
+/// whitespace. Looks at the last `REPEATS × MAX_PERIOD` bytes at most.
 pub fn keeps_repeating(text: &str) -> bool {
     repeating_run(text).is_some()
 }
@@ -30,7 +35,7 @@ pub fn keeps_repeating(text: &str) -> bool {
 fn repeating_run(text: &str) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let n = bytes.len();
-    if n < TAIL_BYTES * REPEATS {
+    if n < MIN_RUN {
         return None;
     }
     let tail = &bytes[n - TAIL_BYTES..];
@@ -43,7 +48,7 @@ fn repeating_run(text: &str) -> Option<(usize, usize)> {
     for _ in 0..CANDIDATES {
         let found = memchr::memmem::rfind(&bytes[window_start..search_end], tail)?;
         let period = n - TAIL_BYTES - (window_start + found);
-        let run = (period * REPEATS).max(TAIL_BYTES * REPEATS);
+        let run = (period * REPEATS).max(MIN_RUN);
         // Periodic over the last `run` bytes: each byte equals the one a period before.
         if run <= n && bytes[n - run..n - period] == bytes[n - run + period..] {
             return Some((n - run, period));
@@ -95,23 +100,35 @@ mod tests {
 
     #[test]
     fn a_looping_tail_is_caught_and_normal_text_is_not() {
-        let looping = format!("Intro. {}", "I will check the file again. ".repeat(12));
+        let looping = format!("Intro. {}", "I will check the file again. ".repeat(500));
         assert!(keeps_repeating(&looping));
         let cut = cut_repetition(&looping);
         assert!(cut.starts_with("Intro. I will check the file again."), "{cut}");
         assert!(cut.matches("check the file again").count() <= 2, "{cut}");
-        let prose: String = (1..200)
+        let prose: String = (1..2000)
             .map(|n| format!("Line {n} says something new. "))
             .collect();
         assert!(!keeps_repeating(&prose));
         assert_eq!(cut_repetition(&prose), prose);
-        assert!(!keeps_repeating(&" ".repeat(1000)), "whitespace is not a loop");
+        assert!(!keeps_repeating(&" ".repeat(20_000)), "whitespace is not a loop");
         assert!(!keeps_repeating("short"));
-        assert!(keeps_repeating(&"ab".repeat(200)));
-        assert!(keeps_repeating(&"重复".repeat(200)));
+        assert!(keeps_repeating(&"ab".repeat(MIN_RUN)));
+        assert!(keeps_repeating(&"重复".repeat(MIN_RUN / 3)));
         // A long paragraph said over and over is a loop too.
         let paragraph: String = (1..40).map(|n| format!("point {n}; ")).collect();
-        assert!(keeps_repeating(&format!("Start. {}", paragraph.repeat(7))));
+        assert!(keeps_repeating(&format!("Start. {}", paragraph.repeat(40))));
+    }
+
+    #[test]
+    fn a_loop_shorter_than_the_minimum_run_is_left_alone() {
+        // 32 rows of zeros, a few KB: a real table, not a loop.
+        let table = format!("[\n{}]", format!("    [{}],\n", ["0"; 32].join(", ")).repeat(32));
+        assert!(table.len() < MIN_RUN);
+        assert!(!keeps_repeating(&table));
+        assert!(keeps_repeating(&format!(
+            "{table}{}",
+            "0, ".repeat(MIN_RUN / 3 + 1)
+        )));
     }
 
     #[test]
@@ -125,10 +142,93 @@ mod tests {
         assert!(!keeps_repeating(&text));
     }
 
+    /// Streams `text` through a guard in deltas of varied sizes, as a provider sends
+    /// them, and returns how many bytes had arrived when the guard fired.
+    fn fires_at(text: &str, seed: u64) -> Option<usize> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut guard = RepetitionGuard::default();
+        let mut end = 0;
+        while end < text.len() {
+            end = (end + rng.usize(1..600)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            if guard.check(&text[..end]) {
+                return Some(end);
+            }
+        }
+        None
+    }
+
+    fn corpus(kind: &str) -> Vec<(String, String)> {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/repetition")
+            .join(kind);
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&path).unwrap())
+            })
+            .collect();
+        files.sort();
+        assert!(files.len() >= 10, "the {kind} corpus is missing");
+        files
+    }
+
+    /// The false-positive rate on real long answers (configs, tables, generated tests,
+    /// fixtures, diagrams, snapshots: structure repeats) must be zero, and the
+    /// true-positive rate on real degenerate loops one, each caught within
+    /// `MIN_RUN` bytes and a few checks of where it began.
+    #[test]
+    fn real_answers_pass_and_real_loops_are_caught() {
+        let legit = corpus("legit");
+        let mut false_alarms = Vec::new();
+        for (name, text) in &legit {
+            for seed in 0..4 {
+                if let Some(at) = fires_at(text, seed) {
+                    false_alarms.push(format!("{name} at byte {at}"));
+                    break;
+                }
+            }
+        }
+        let loops = corpus("loops");
+        let mut missed = Vec::new();
+        for (name, text) in &loops {
+            for seed in 0..4 {
+                match fires_at(text, seed) {
+                    Some(at) if at <= MIN_RUN + 4 * MAX_PERIOD + 1024 => {}
+                    other => {
+                        missed.push(format!("{name}: {other:?}"));
+                        break;
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "false positives: {}/{} real answers; loops caught: {}/{}",
+            false_alarms.len(),
+            legit.len(),
+            loops.len() - missed.len(),
+            loops.len()
+        );
+        assert_eq!(
+            false_alarms,
+            Vec::<String>::new(),
+            "real answers were taken for loops"
+        );
+        assert_eq!(
+            missed,
+            Vec::<String>::new(),
+            "degenerate loops were not caught in time"
+        );
+    }
+
     #[test]
     fn the_guard_checks_only_every_so_often() {
         let mut guard = RepetitionGuard::default();
-        let looping = "again and again ".repeat(40);
+        let looping = "again and again ".repeat(MIN_RUN / 8);
         assert!(!guard.check(&looping[..100]), "too soon to check");
         assert!(guard.check(&looping));
     }
