@@ -130,7 +130,7 @@ pub async fn run(
                 id: id.clone(),
                 decision: Decision::Deny {
                     reason: Some(format!(
-                        "miniagent exec runs without a person to approve tool calls, and the approval mode requires approval for `{name}`; rerun with --approval full-auto (or auto-edit for file edits) to allow it"
+                        "miniagent exec runs without a person to approve tool calls, and `{name}` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec"
                     )),
                 },
             });

@@ -49,7 +49,8 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
     let api_key = api_key(&config, env)?;
     let mut mcp = mcp_config(options, env)?;
     let mut notices = Vec::new();
-    let extras = trust::WorkspaceExtras::load(&workspace).map_err(|why| anyhow::anyhow!(why))?;
+    let extras = trust::WorkspaceExtras::load(&workspace);
+    notices.extend(extras.mcp_problem.clone());
     let config_dir = config::config_dir(env);
     let trusted = match trust::status(config_dir.as_deref(), &workspace, &extras) {
         trust::TrustStatus::NothingToTrust => false,

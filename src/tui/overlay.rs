@@ -4,6 +4,8 @@
 //! The top one gets keys first. (The approval overlay is the app's own, above all of
 //! these.)
 
+use std::cell::Cell;
+
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::inspector::{HistoryInspector, INSPECTOR_HINTS, INSPECTOR_TITLE};
@@ -46,6 +48,10 @@ pub struct ResumeQuestion {
 }
 
 /// The question asked before a workspace's own `.miniagent/mcp.json` may start programs.
+///
+/// What it lists may be longer than the screen (a hostile file pads a command with
+/// spaces or adds many servers), so it scrolls, and `y` counts only once the person has
+/// scrolled to the end: nothing trusted was off screen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrustPrompt {
     /// One line per server it would start and per skill it would add.
@@ -54,6 +60,36 @@ pub struct TrustPrompt {
     pub changed: bool,
     /// The person's answer, once given; the event loop acts on it.
     pub answer: Option<bool>,
+    /// Rows scrolled past.
+    pub scroll: u16,
+    /// Set by the last draw: the most `scroll` can be, and a page's rows.
+    pub view: Cell<TrustView>,
+}
+
+/// How the trust prompt fit on screen when it was last drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TrustView {
+    /// Rows below the first screenful (0: everything fits).
+    pub max_scroll: u16,
+    /// Rows of the list shown at once.
+    pub page: u16,
+}
+
+impl TrustPrompt {
+    pub fn new(servers: Vec<String>, changed: bool) -> Self {
+        Self {
+            servers,
+            changed,
+            answer: None,
+            scroll: 0,
+            view: Cell::new(TrustView::default()),
+        }
+    }
+
+    /// Whether every line has been on screen, so `y` may trust.
+    pub fn seen_all(&self) -> bool {
+        self.scroll >= self.view.get().max_scroll
+    }
 }
 
 /// The first-run panel's facts.
@@ -158,9 +194,35 @@ impl Overlay {
             };
         }
         if let Overlay::Trust(prompt) = self {
+            let view = prompt.view.get();
+            let scroll_to = |to: u16| to.min(view.max_scroll);
             return match key.code {
-                KeyCode::Char('y') => {
+                KeyCode::Char('y') if prompt.seen_all() => {
                     prompt.answer = Some(true);
+                    OverlayAction::Changed
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    prompt.scroll = prompt.scroll.saturating_sub(1);
+                    OverlayAction::Changed
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    prompt.scroll = scroll_to(prompt.scroll.saturating_add(1));
+                    OverlayAction::Changed
+                }
+                KeyCode::PageUp => {
+                    prompt.scroll = prompt.scroll.saturating_sub(view.page.max(1));
+                    OverlayAction::Changed
+                }
+                KeyCode::PageDown | KeyCode::Char(' ') => {
+                    prompt.scroll = scroll_to(prompt.scroll.saturating_add(view.page.max(1)));
+                    OverlayAction::Changed
+                }
+                KeyCode::Home => {
+                    prompt.scroll = 0;
+                    OverlayAction::Changed
+                }
+                KeyCode::End => {
+                    prompt.scroll = view.max_scroll;
                     OverlayAction::Changed
                 }
                 KeyCode::Char('n') | KeyCode::Esc => {
@@ -277,6 +339,7 @@ impl Overlay {
             Overlay::Trust(_) => vec![
                 KeyHint::new("y", "trust and start them"),
                 KeyHint::new("n", "not now"),
+                KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
             ],
             Overlay::ResumeQuestion(_) => vec![
                 KeyHint::new("y", "continue it here"),

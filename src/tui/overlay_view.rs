@@ -299,34 +299,7 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             );
             popup(buf, small, &title, lines, 0, app, true);
         }
-        Overlay::Trust(prompt) => {
-            let theme = &app.theme;
-            let intro = if prompt.changed {
-                "This workspace's MCP servers or skills (.miniagent/) changed since you trusted it. Servers run programs from this repository; skills steer the agent:"
-            } else {
-                "This workspace has its own MCP servers or skills (.miniagent/). Servers run programs from this repository; skills steer the agent:"
-            };
-            let mut lines = vec![Line::from(Span::styled(intro, theme.warning)), Line::default()];
-            lines.extend(
-                prompt
-                    .servers
-                    .iter()
-                    .map(|s| Line::from(Span::styled(format!("  {s}"), theme.code))),
-            );
-            lines.push(Line::default());
-            lines.push(Line::from(vec![
-                Span::styled("y", theme.key),
-                Span::styled(" trust this workspace and use them (remembered)   ", theme.text),
-                Span::styled("n", theme.key),
-                Span::styled(" continue without them", theme.text),
-            ]));
-            let small = centered(
-                size,
-                90.min(size.width),
-                (lines.len() as u16 + 4).min(size.height),
-            );
-            popup(buf, small, &title, lines, 0, app, true);
-        }
+        Overlay::Trust(prompt) => trust_prompt(buf, size, &title, prompt, app),
         Overlay::Skills { scroll } => {
             let lines = super::extensions::skills_lines(&app.skills, &app.skill_warnings, &app.theme);
             popup(buf, area, &title, lines, *scroll, app, true);
@@ -636,4 +609,69 @@ fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
         lines.push(Line::from(spans));
     }
     Some(lines)
+}
+
+/// The trust question: what it would start, scrollable, and the answer keys pinned below
+/// it. `y` is offered only once the whole list has been on screen.
+fn trust_prompt(buf: &mut Buffer, size: Rect, title: &str, prompt: &super::overlay::TrustPrompt, app: &App) {
+    let theme = &app.theme;
+    let intro = if prompt.changed {
+        "This workspace's MCP servers or skills (.miniagent/) changed since you trusted it. Servers run programs from this repository; skills steer the agent:"
+    } else {
+        "This workspace has its own MCP servers or skills (.miniagent/). Servers run programs from this repository; skills steer the agent:"
+    };
+    let mut lines = vec![Line::from(Span::styled(intro, theme.warning)), Line::default()];
+    lines.extend(
+        prompt
+            .servers
+            .iter()
+            .map(|s| Line::from(Span::styled(format!("  {s}"), theme.code))),
+    );
+    let width = 90.min(size.width);
+    let inner_width = width.saturating_sub(2).max(1);
+    let body = wrap::wrap_lines(&lines, inner_width);
+    let body_rows = u16::try_from(body.len()).unwrap_or(u16::MAX);
+    let footer = |below: u16| {
+        let mut spans = Vec::new();
+        if below > 0 {
+            spans.push(Span::styled(
+                format!("↓ {below} more lines: read them all to trust   "),
+                theme.warning,
+            ));
+        } else {
+            spans.push(Span::styled("y", theme.key));
+            spans.push(Span::styled(
+                " trust this workspace and use them (remembered)   ",
+                theme.text,
+            ));
+        }
+        spans.push(Span::styled("n", theme.key));
+        spans.push(Span::styled(" continue without them", theme.text));
+        Line::from(spans)
+    };
+    // Borders, a blank row and the keys (as many rows as they wrap to) around the body.
+    let keys_rows = [footer(0), footer(u16::MAX)]
+        .iter()
+        .map(|line| wrap::wrap_lines(std::slice::from_ref(line), inner_width).len())
+        .max()
+        .and_then(|rows| u16::try_from(rows).ok())
+        .unwrap_or(2);
+    let chrome = 2 + 1 + keys_rows;
+    let height = body_rows.saturating_add(chrome).min(size.height);
+    let area = centered(size, width, height);
+    let page = area.height.saturating_sub(chrome);
+    let max_scroll = body_rows.saturating_sub(page);
+    prompt.view.set(super::overlay::TrustView { max_scroll, page });
+    let scroll = prompt.scroll.min(max_scroll);
+    let below = max_scroll - scroll;
+    let shown: Vec<Line<'static>> = body
+        .into_iter()
+        .skip(usize::from(scroll))
+        .take(usize::from(page))
+        .collect();
+    let mut all = shown;
+    all.resize(usize::from(page), Line::default());
+    all.push(Line::default());
+    all.push(footer(below));
+    popup(buf, area, title, all, 0, app, true);
 }

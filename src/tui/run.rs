@@ -138,7 +138,10 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     // with the person's trust.
     let mut awaiting = None;
     let mut trusted = false;
-    let extras = trust::WorkspaceExtras::load(&workspace).map_err(|why| anyhow::anyhow!(why))?;
+    let extras = trust::WorkspaceExtras::load(&workspace);
+    if let Some(problem) = &extras.mcp_problem {
+        app.notice(crate::tui::conversation::NoticeKind::Warning, problem.clone());
+    }
     match trust::status(config_dir.as_deref(), &workspace, &extras) {
         trust::TrustStatus::NothingToTrust => {}
         trust::TrustStatus::Trusted => {
@@ -162,11 +165,10 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         }
         status @ (trust::TrustStatus::Unknown | trust::TrustStatus::Changed) => {
             if key.is_ok() {
-                app.overlays.push(Overlay::Trust(TrustPrompt {
-                    servers: extras.describe(),
-                    changed: status == trust::TrustStatus::Changed,
-                    answer: None,
-                }));
+                app.overlays.push(Overlay::Trust(TrustPrompt::new(
+                    extras.describe(),
+                    status == trust::TrustStatus::Changed,
+                )));
                 awaiting = Some(extras);
             }
         }

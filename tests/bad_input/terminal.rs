@@ -273,11 +273,10 @@ fn open_overlay(app: &mut App, which: &str) {
         "mcp" => app.submit("/mcp".into()),
         "skills" => app.submit("/skills".into()),
         "sessions" => app.submit("/resume".into()),
-        "trust" => app.overlays.push(Overlay::Trust(TrustPrompt {
-            servers: vec!["files: npx -y @modelcontextprotocol/server-filesystem .".into()],
-            changed: false,
-            answer: None,
-        })),
+        "trust" => app.overlays.push(Overlay::Trust(TrustPrompt::new(
+            vec!["files: npx -y @modelcontextprotocol/server-filesystem .".into()],
+            false,
+        ))),
         "first run" => app.overlays.push(Overlay::FirstRun(FirstRun {
             problem: "no API key: set MINIAGENT_API_KEY".into(),
             config_path: "/home/dev/.config/miniagent/config.toml".into(),
