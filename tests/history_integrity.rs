@@ -426,3 +426,73 @@ async fn a_recorded_message_too_large_for_any_prompt_is_cut_on_resume() {
         sent.len()
     );
 }
+
+#[tokio::test]
+async fn many_calls_in_one_reply_are_logged_once_each_and_resume_whole() {
+    // The step's results message grows by one result per call; the log used to write the
+    // whole message again after each call: 100 reads in one reply made a 37 MB log, 250
+    // made 1.35 GB. Each result is now written once.
+    const CALLS: usize = 150;
+    let body = "0123456789abcdef".repeat(256); // 4 KB per result
+    let blocks = (0..CALLS)
+        .map(|n| Block::ToolCall {
+            id: format!("r{n}"),
+            name: "read_file".into(),
+            arguments: json!({ "path": "big.txt" }).to_string(),
+        })
+        .collect();
+    let server = ScriptedServer::start(vec![calls(blocks), Reply::text("read them all")]).await;
+    let data = TempDir::new();
+    let log = session_log_in(&data);
+    let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), log.clone());
+    agent.workspace.write("big.txt", &body);
+    let events = agent.turn("read it many times").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "read them all".into()
+        })
+    );
+    agent.send(Op::Shutdown);
+    agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
+    let sent = server.requests()[1].body["messages"].clone();
+    let path = log.path().expect("a log was written");
+    drop((log, agent));
+
+    // Linear: each result once in the log (as written and in the event that reported
+    // it), plus a little; quadratic would be ~75 times the results' size.
+    let results_bytes = (CALLS * body.len()) as u64;
+    let log_bytes = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        log_bytes < 4 * results_bytes,
+        "log {log_bytes} bytes for {results_bytes} bytes of results"
+    );
+    let loaded = session::load(&path).unwrap();
+    assert!(
+        loaded
+            .records
+            .iter()
+            .any(|r| matches!(r, Record::Blocks { blocks, .. } if blocks.len() == 1)),
+        "results are appended one by one"
+    );
+
+    // The history read back is the one the model was sent, result for result.
+    let history = session::load::messages(&path).unwrap();
+    let results = history
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter(|b| matches!(b, ContentBlock::ToolResult { .. }))
+        .count();
+    assert_eq!(results, CALLS);
+    assert_eq!(sent.as_array().unwrap().len(), 3);
+    let server = ScriptedServer::start(vec![Reply::text("resumed fine")]).await;
+    let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), session_log_in(&data));
+    let events = resume(&mut agent, path).await;
+    assert!(
+        matches!(events.last(), Some(Event::SessionResumed { .. })),
+        "{events:#?}"
+    );
+    agent.turn("and now?").await;
+    let resent = server.last_request().unwrap().body["messages"].clone();
+    assert_eq!(resent.as_array().unwrap()[..3], sent.as_array().unwrap()[..]);
+}

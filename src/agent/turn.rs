@@ -464,13 +464,11 @@ pub(super) async fn run_tools(
             // The history repair after the loop gives this call its result.
             return phase;
         }
-        if let Some(results) = session.context.last_mut() {
-            results.content.push(ContentBlock::ToolResult {
-                tool_use_id: id,
-                content,
-                is_error: output.is_error,
-            });
-        }
+        session.context.append_to_last(ContentBlock::ToolResult {
+            tool_use_id: id,
+            content,
+            is_error: output.is_error,
+        });
         context.events.commit(session);
         if context.cancel.is_cancelled() {
             return ToolPhase::Interrupted;

@@ -125,6 +125,7 @@ impl HeadlessReplay {
             Record::Cleared { .. } => printer.note("── the conversation was started over ──"),
             Record::Header(_)
             | Record::Messages { .. }
+            | Record::Blocks { .. }
             | Record::Summary { .. }
             | Record::Masked { .. }
             | Record::Output { .. }

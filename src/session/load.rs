@@ -59,7 +59,11 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
 pub fn messages(path: &Path) -> Result<Vec<Message>, String> {
     let bytes = read(path)?;
     // Records are written with their kind first.
-    let wanted = [&b"{\"kind\":\"messages\""[..], b"{\"kind\":\"cleared\""];
+    let wanted = [
+        &b"{\"kind\":\"messages\""[..],
+        b"{\"kind\":\"blocks\"",
+        b"{\"kind\":\"cleared\"",
+    ];
     let mut history: Vec<Message> = Vec::new();
     for line in bytes.split(|&b| b == b'\n') {
         if !wanted.iter().any(|prefix| line.starts_with(prefix)) {
@@ -72,6 +76,17 @@ pub fn messages(path: &Path) -> Result<Vec<Message>, String> {
             Record::Messages { from, messages, .. } => {
                 history.truncate(from);
                 history.extend(messages);
+            }
+            Record::Blocks {
+                message,
+                from,
+                blocks,
+                ..
+            } => {
+                if let Some(target) = history.get_mut(message) {
+                    target.content.truncate(from);
+                    target.content.extend(blocks);
+                }
             }
             Record::Cleared { .. } => history.clear(),
             _ => {}
@@ -380,6 +395,7 @@ impl Restored {
             }
             Record::Event { event, .. } => self.apply_event(event),
             Record::Messages { .. }
+            | Record::Blocks { .. }
             | Record::Summary { .. }
             | Record::Masked { .. }
             | Record::Cleared { .. }

@@ -16,7 +16,7 @@ pub mod store;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::context::{Change, Summary};
-use crate::agent::history::Message;
+use crate::agent::history::{ContentBlock, Message};
 use crate::protocol::{Decision, Event};
 
 pub use load::{Loaded, Restored, load};
@@ -58,6 +58,14 @@ pub enum Record {
         ts: u64,
         from: usize,
         messages: Vec<Message>,
+    },
+    /// The message at `message` kept its first `from` blocks, then `blocks` were
+    /// appended (a step's tool results as each call ends).
+    Blocks {
+        ts: u64,
+        message: usize,
+        from: usize,
+        blocks: Vec<ContentBlock>,
     },
     /// A summary now stands in for `summary.start..summary.end`.
     Summary {
@@ -104,6 +112,7 @@ impl Record {
             Record::Header(_) => None,
             Record::Event { ts, .. }
             | Record::Messages { ts, .. }
+            | Record::Blocks { ts, .. }
             | Record::Summary { ts, .. }
             | Record::Masked { ts, .. }
             | Record::Cleared { ts }
@@ -117,6 +126,16 @@ impl Record {
     pub fn from_change(ts: u64, change: Change) -> Record {
         match change {
             Change::Messages { from, messages } => Record::Messages { ts, from, messages },
+            Change::Blocks {
+                message,
+                from,
+                blocks,
+            } => Record::Blocks {
+                ts,
+                message,
+                from,
+                blocks,
+            },
             Change::Summary(summary) => Record::Summary { ts, summary },
             Change::Masked(results) => Record::Masked { ts, results },
             Change::Cleared => Record::Cleared { ts },
@@ -129,6 +148,16 @@ impl Record {
             Record::Messages { from, messages, .. } => Some(Change::Messages {
                 from: *from,
                 messages: messages.clone(),
+            }),
+            Record::Blocks {
+                message,
+                from,
+                blocks,
+                ..
+            } => Some(Change::Blocks {
+                message: *message,
+                from: *from,
+                blocks: blocks.clone(),
             }),
             Record::Summary { summary, .. } => Some(Change::Summary(summary.clone())),
             Record::Masked { results, .. } => Some(Change::Masked(*results)),

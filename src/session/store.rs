@@ -97,6 +97,7 @@ impl SessionInfo {
                     info.provider = provider.clone();
                 }
                 Record::Header(_)
+                | Record::Blocks { .. }
                 | Record::Summary { .. }
                 | Record::Masked { .. }
                 | Record::Decision { .. }

@@ -60,6 +60,14 @@ pub enum Change {
     /// The history was cut to `from` messages, then `messages` appended (messages are only
     /// ever appended, and the last one completed, so `from` is where the change starts).
     Messages { from: usize, messages: Vec<Message> },
+    /// The message at `message` kept its first `from` blocks and `blocks` were appended
+    /// (a step's tool results, one call at a time: rewriting the whole message after
+    /// each call made the log grow with the square of the calls in a reply).
+    Blocks {
+        message: usize,
+        from: usize,
+        blocks: Vec<ContentBlock>,
+    },
     /// A summary as it was applied (before it absorbed older ones).
     Summary(Summary),
     /// The number of tool results shown as stubs.
@@ -74,6 +82,9 @@ struct Journal {
     cleared: bool,
     /// The first message appended or changed.
     dirty_from: Option<usize>,
+    /// A message only appended to since the last take: its index and how many blocks it
+    /// had then. Covered by `dirty_from` when that is at or before it.
+    appended: Option<(usize, usize)>,
     summaries: Vec<Summary>,
     masked: Option<usize>,
 }
@@ -121,6 +132,16 @@ impl ContextState {
         if journal.cleared {
             changes.push(Change::Cleared);
         }
+        if let Some((message, from)) = journal.appended
+            && journal.dirty_from.is_none_or(|dirty| dirty > message)
+            && let Some(appended) = self.messages.get(message)
+        {
+            changes.push(Change::Blocks {
+                message,
+                from,
+                blocks: appended.content.get(from..).unwrap_or_default().to_vec(),
+            });
+        }
         if let Some(from) = journal.dirty_from {
             let from = from.min(self.messages.len());
             changes.push(Change::Messages {
@@ -147,6 +168,18 @@ impl ContextState {
                     self.push(message);
                 }
                 self.mark_dirty(from);
+            }
+            Change::Blocks {
+                message,
+                from,
+                blocks,
+            } => {
+                if let Some(target) = self.messages.get_mut(message) {
+                    target.content.truncate(from);
+                    target.content.extend(blocks);
+                    self.counts[message] = None;
+                    self.mark_dirty(message);
+                }
             }
             Change::Summary(summary) => self.apply_summary(summary),
             Change::Masked(count) => self.set_masked(count),
@@ -200,6 +233,34 @@ impl ContextState {
             self.mark_dirty(last);
         }
         self.messages.last_mut()
+    }
+
+    /// Appends `block` to the last message (a tool result to the step's results), journaled
+    /// as that block alone unless the message changed otherwise since the last take.
+    pub fn append_to_last(&mut self, block: ContentBlock) {
+        let Some(last) = self.messages.len().checked_sub(1) else {
+            return;
+        };
+        self.counts[last] = None;
+        if self.masked_counts.keys().any(|i| *i >= last) {
+            self.masked_counts.retain(|i, _| *i < last);
+        }
+        let covered = self.journal.dirty_from.is_some_and(|dirty| dirty <= last);
+        if !covered {
+            let from = match self.journal.appended {
+                Some((message, from)) if message == last => from,
+                Some((message, _)) => {
+                    // Appended to an earlier message before: keep that in the full form.
+                    self.mark_dirty(message);
+                    self.messages[last].content.len()
+                }
+                None => self.messages[last].content.len(),
+            };
+            if self.journal.dirty_from.is_none_or(|dirty| dirty > last) {
+                self.journal.appended = Some((last, from));
+            }
+        }
+        self.messages[last].content.push(block);
     }
 
     /// Gives every open tool call a result (after an interruption or a crash).

@@ -216,3 +216,48 @@ fn summaries_replace_ranges_and_absorb_older_ones() {
     );
     assert_eq!(context.messages().len(), 9, "nothing is deleted");
 }
+
+#[test]
+fn results_appended_one_by_one_are_journaled_as_blocks_and_replay_to_the_same_history() {
+    let result = |n: usize| ContentBlock::ToolResult {
+        tool_use_id: format!("t{n}"),
+        content: format!("out {n}"),
+        is_error: false,
+    };
+    let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+    let mut replayed = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+    context.push(Message::user("go"));
+    context.push(Message {
+        role: Role::Tool,
+        content: vec![],
+    });
+    context.append_to_last(result(0));
+    // New messages and a first result: one `messages` change covers them.
+    let first = context.take_changes();
+    assert!(matches!(first.as_slice(), [Change::Messages { from: 0, messages }] if messages.len() == 2));
+    let mut all = first;
+    // Each later result alone.
+    for n in 1..4 {
+        context.append_to_last(result(n));
+        let changes = context.take_changes();
+        assert!(
+            matches!(changes.as_slice(), [Change::Blocks { message: 1, from, blocks }] if *from == n && blocks.len() == 1),
+            "{changes:?}"
+        );
+        all.extend(changes);
+    }
+    // Two results, then a new message: the blocks, then the message.
+    context.append_to_last(result(4));
+    context.append_to_last(result(5));
+    context.push(Message::assistant_text("done"));
+    let changes = context.take_changes();
+    assert!(
+        matches!(changes.as_slice(), [Change::Blocks { from: 4, blocks, .. }, Change::Messages { from: 2, .. }] if blocks.len() == 2),
+        "{changes:?}"
+    );
+    all.extend(changes);
+    for change in all {
+        replayed.apply(change);
+    }
+    assert_eq!(replayed.messages(), context.messages());
+}
