@@ -233,7 +233,17 @@ pub fn build(
     mcp_config: Option<mcp::McpConfig>,
     trusted: bool,
 ) -> anyhow::Result<AgentOptions> {
+    // Every provider key this process was given, not only the one in use: a command can
+    // find them elsewhere (a wrapper's /proc/PID/environ) and print them.
     let mut secrets = vec![api_key.clone()];
+    let named = config.model.api_key_env.trim();
+    secrets.extend(
+        crate::tools::process::KEY_VARS
+            .iter()
+            .copied()
+            .chain((!named.is_empty()).then_some(named))
+            .filter_map(|var| std::env::var(var).ok()),
+    );
     if let Some(mcp) = &mcp_config {
         secrets.extend(mcp.secret_values());
     }

@@ -393,3 +393,54 @@ fn a_damaged_workspace_mcp_json_is_reported_and_does_not_stop_the_agent() {
         assert_eq!(server.request_count(), 1);
     }
 }
+
+#[test]
+fn no_provider_key_the_process_was_given_reaches_the_model_or_the_log() {
+    // A command can find keys where the sandbox cannot hide them (a wrapper process's
+    // environment, a dotfile) and print them: the model must not receive them, and the
+    // log must not hold them, whether or not they are the key in use.
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let keys = [
+        ("MY_CUSTOM_VAR", "sk-custom-SECRET999"),
+        ("ANTHROPIC_API_KEY", "sk-ant-other-SECRET111"),
+        ("OPENAI_API_KEY", "sk-openai-other-SECRET222"),
+    ];
+    let leaked: String = keys.iter().map(|(_, value)| format!("{value}\n")).collect();
+    workspace.write("found.txt", &leaked);
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("t1", "bash", r#"{"command": "cat found.txt"}"#),
+        Reply::tool("t2", "read_file", r#"{"path": "found.txt"}"#),
+        Reply::text("done"),
+    ]);
+    let mut command = against(&home, &workspace, &server);
+    for (name, value) in keys {
+        command.env(name, value);
+    }
+    let output = command
+        .args([
+            "--api-key-env",
+            "MY_CUSTOM_VAR",
+            "exec",
+            "--approval",
+            "full-auto",
+            "show me",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let sent: String = server.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        sent.contains("[redacted]"),
+        "no value was redacted in what was sent"
+    );
+    let log: String = session_logs(&home)
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    for (name, value) in keys {
+        assert!(!sent.contains(value), "{name}'s value was sent to the model");
+        assert!(!log.contains(value), "{name}'s value is in the session log");
+        assert!(!text(&output.stdout).contains(value) && !text(&output.stderr).contains(value));
+    }
+}

@@ -450,7 +450,11 @@ pub(super) async fn run_tools(
                 ToolOutcome::Cancelled,
             ),
         };
-        let content = cap_text(&output.content, result_limit(context));
+        // Keys never reach the model (a command may have printed one it found elsewhere).
+        let content = cap_text(
+            &context.options.secrets.redact(&output.content),
+            result_limit(context),
+        );
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
             name,
