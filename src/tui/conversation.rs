@@ -115,26 +115,42 @@ impl Conversation {
     }
 
     /// The model call ended: its text is final (the authoritative copy replaces what
-    /// streamed); an empty message is dropped.
+    /// streamed, where it streamed: a notice emitted during the call, such as repaired
+    /// call ids, may follow it); an empty message is dropped.
     pub fn finish_assistant(&mut self, final_text: &str) {
-        if let Some(Entry::Assistant { streaming: true, .. }) = self.entries.last() {
-            self.entries.pop();
-            self.cache.pop();
-        }
-        if !final_text.trim().is_empty() {
-            self.push(Entry::Assistant {
-                text: final_text.to_string(),
-                streaming: false,
-            });
+        let streamed = self.streaming_index();
+        let final_entry = (!final_text.trim().is_empty()).then(|| Entry::Assistant {
+            text: final_text.to_string(),
+            streaming: false,
+        });
+        match (streamed, final_entry) {
+            (Some(index), Some(entry)) => {
+                self.entries[index] = entry;
+                self.cache[index] = None;
+            }
+            (Some(index), None) => {
+                self.entries.remove(index);
+                self.cache.remove(index);
+            }
+            (None, Some(entry)) => self.push(entry),
+            (None, None) => {}
         }
     }
 
     /// A retry starts the reply over: drop what streamed of it.
     pub fn discard_streaming(&mut self) {
-        if let Some(Entry::Assistant { streaming: true, .. }) = self.entries.last() {
-            self.entries.pop();
-            self.cache.pop();
+        if let Some(index) = self.streaming_index() {
+            self.entries.remove(index);
+            self.cache.remove(index);
         }
+    }
+
+    /// Where the reply being streamed is: the last assistant entry, while it streams.
+    fn streaming_index(&self) -> Option<usize> {
+        self.entries
+            .iter()
+            .rposition(|entry| matches!(entry, Entry::Assistant { .. }))
+            .filter(|&index| matches!(self.entries[index], Entry::Assistant { streaming: true, .. }))
     }
 
     /// An interrupted reply keeps what streamed, no longer streaming.
@@ -479,6 +495,48 @@ mod tests {
             .map(|c| c.all_lines().cloned().collect())
             .unwrap_or_default();
         test_render::buffer(lines, WIDTH)
+    }
+
+    #[test]
+    fn a_notice_during_a_reply_does_not_show_the_reply_twice() {
+        // Repaired call ids are noticed before the reply's final copy arrives: the final
+        // copy replaces what streamed, wherever it is, instead of being added after it.
+        let mut conversation = Conversation::default();
+        conversation.push_assistant_delta("Repeat ");
+        conversation.push_assistant_delta("remembered.");
+        conversation.push(Entry::Notice {
+            kind: NoticeKind::Info,
+            text: "ids repaired".into(),
+        });
+        conversation.finish_assistant("Repeat remembered.");
+        assert_eq!(
+            conversation.entries(),
+            &[
+                Entry::Assistant {
+                    text: "Repeat remembered.".into(),
+                    streaming: false
+                },
+                Entry::Notice {
+                    kind: NoticeKind::Info,
+                    text: "ids repaired".into()
+                }
+            ]
+        );
+        assert_eq!(conversation.cache.len(), 2);
+        // A retry drops what streamed, also behind a notice; an empty reply leaves nothing.
+        conversation.push_assistant_delta("half");
+        conversation.push(Entry::Notice {
+            kind: NoticeKind::Warning,
+            text: "retrying".into(),
+        });
+        conversation.discard_streaming();
+        conversation.push_assistant_delta("  ");
+        conversation.finish_assistant(" ");
+        assert_eq!(conversation.entries().len(), 3);
+        assert!(matches!(
+            conversation.entries().last(),
+            Some(Entry::Notice { .. })
+        ));
     }
 
     #[test]
