@@ -27,7 +27,7 @@ const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 /// recorded; older ones are read back from the log when opened.
 const RESULTS_KEPT: usize = 20;
 
-pub use keys::{APPROVAL_HINTS, GLOBAL_HINTS, inner};
+pub use keys::{APPROVAL_HINTS, DENY_REASON_HINTS, GLOBAL_HINTS, inner};
 pub use resume::Playback;
 
 /// The panes that can hold focus.
@@ -88,7 +88,14 @@ pub struct PendingApproval {
     pub preview: String,
     /// What `a` (approve for the session) remembers; `None`: this call only.
     pub session_rule: Option<crate::protocol::ApprovalRule>,
+    /// From when keys answer it: set when its dialog is first drawn, and pushed back by
+    /// keys pressed before then. `None`: not on screen yet.
+    pub armed_at: Option<Instant>,
 }
+
+/// How long an approval dialog is on screen, with no key pressed, before keys answer it:
+/// a person typing a message while the agent works cannot approve by accident.
+pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 
 /// The token-budget figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -258,7 +265,26 @@ impl App {
     /// Whether something on screen moves by itself (a spinner, a ticking duration, a
     /// countdown); only then does the event loop tick.
     pub fn animating(&self) -> bool {
-        !matches!(self.activity, Activity::Idle) || self.timeline.any_running()
+        !matches!(self.activity, Activity::Idle)
+            || self.timeline.any_running()
+            || (!self.approvals.is_empty() && !self.approval_armed())
+    }
+
+    /// A frame was drawn: the approval it showed starts arming, if it was not yet.
+    pub fn frame_drawn(&mut self) {
+        if let Some(front) = self.approvals.front_mut()
+            && front.armed_at.is_none()
+        {
+            front.armed_at = Some(self.now + APPROVAL_GRACE);
+        }
+    }
+
+    /// Whether keys answer the front approval now (it has been on screen long enough).
+    pub fn approval_armed(&self) -> bool {
+        self.approvals
+            .front()
+            .and_then(|front| front.armed_at)
+            .is_some_and(|at| self.now >= at)
     }
 
     /// The log this session is recorded in, once the agent named it.
@@ -360,6 +386,7 @@ impl App {
                     name,
                     preview,
                     session_rule,
+                    armed_at: None,
                 });
                 self.activity = Activity::AwaitingApproval;
             }
@@ -396,6 +423,7 @@ impl App {
                 outcome,
                 duration_ms,
                 output,
+                output_preview,
                 ..
             } => {
                 if outcome == ToolOutcome::Ok
@@ -409,7 +437,8 @@ impl App {
                     let path = self.tree.root().join(path);
                     self.tree.mark_touched(&path);
                 }
-                self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.timeline
+                    .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
                 self.conversation.invalidate_tool(&id);
                 self.approvals.retain(|pending| pending.id != id);
@@ -570,6 +599,7 @@ impl App {
                     name: format!("{name} (for sub-agent {agent})"),
                     preview,
                     session_rule,
+                    armed_at: None,
                 });
                 self.activity = Activity::AwaitingApproval;
             }
@@ -587,9 +617,11 @@ impl App {
                 outcome,
                 duration_ms,
                 output,
+                output_preview,
                 ..
             } => {
-                self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.timeline
+                    .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
                 self.approvals.retain(|pending| pending.id != id);
                 self.activity = Activity::Running {
