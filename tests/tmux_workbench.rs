@@ -297,7 +297,13 @@ fn keys_typed_as_an_approval_opens_answer_nothing_in_tmux() {
             150,
         ),
         Reply::text("I did not run it."),
-        Reply::tool("b2", "bash", r#"{"command": "echo starting; ls no-such-file"}"#),
+        Reply::Stream(
+            Turn::tool("b2", "bash", r#"{"command": "echo starting; ls no-such-file"}"#).with_tool(
+                "b3",
+                "bash",
+                r#"{"command": "echo second-call"}"#,
+            ),
+        ),
         Reply::text("It failed."),
     ]);
     let (workspace, home) = (TempDir::new(), TempDir::new());
@@ -333,9 +339,13 @@ fn keys_typed_as_an_approval_opens_answer_nothing_in_tmux() {
     tmux.keys(&["C-c"]);
     tmux.type_text("list it");
     tmux.keys(&["Enter"]);
-    tmux.wait_for_text("Allow bash?");
+    // The first of the reply's two calls says so.
+    tmux.wait_for_text("Allow bash? (call 1 of 2)");
     tmux.wait_for_text("● armed");
     std::thread::sleep(Duration::from_millis(1500));
+    tmux.keys(&["y"]);
+    tmux.wait_for_text("Allow bash? (call 2 of 2)");
+    tmux.wait_for_text("● armed");
     tmux.keys(&["y"]);
     let screen = tmux.wait_for_text("It failed.");
     assert!(

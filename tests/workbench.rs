@@ -135,6 +135,19 @@ fn approval_overlays_for_an_edit_and_a_command() {
     app.on_agent_event(Event::TurnStarted {
         text: "fix the greeting".into(),
     });
+    // One reply with three calls: the dialog says which of them it asks about.
+    app.on_agent_event(Event::AssistantMessage {
+        thinking: String::new(),
+        text: String::new(),
+        tool_calls: ["e1", "b1", "r1"]
+            .into_iter()
+            .map(|id| ToolCallSummary {
+                id: id.into(),
+                name: "bash".into(),
+            })
+            .collect(),
+        stop_reason: StopReason::ToolUse,
+    });
     app.on_agent_event(Event::ToolCallRequested {
         id: "e1".into(),
         name: "edit_file".into(),

@@ -53,10 +53,11 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         .min(size.height.saturating_sub(2))
         .max(6.min(size.height));
     let area = centered(size, width, height);
-    let queue = if app.approvals.len() > 1 {
-        format!(" (1 of {})", app.approvals.len())
-    } else {
-        String::new()
+    // More requests waiting behind this one; else its place among the reply's calls.
+    let queue = match (app.approvals.len(), pending.in_step) {
+        (waiting, _) if waiting > 1 => format!(" (1 of {waiting} waiting)"),
+        (_, Some((call, of))) => format!(" (call {call} of {of})"),
+        (_, None) => String::new(),
     };
     clear_for_popup(area, buf);
     let mut block = Block::default()

@@ -91,6 +91,8 @@ pub struct PendingApproval {
     /// From when keys answer it: set when its dialog is first drawn, and pushed back by
     /// keys pressed before then. `None`: not on screen yet.
     pub armed_at: Option<Instant>,
+    /// Its place among the calls of the model's reply (call 2 of 3), when there are several.
+    pub in_step: Option<(usize, usize)>,
 }
 
 /// How long an approval dialog is on screen, with no key pressed, before keys answer it:
@@ -171,6 +173,8 @@ pub struct App {
     pub side_popup: Option<Pane>,
     pub overlays: Vec<Overlay>,
     pub approvals: VecDeque<PendingApproval>,
+    /// The tool calls of the model's latest reply, by id, in order.
+    step_calls: Vec<String>,
     /// While the person types a reason for denying the front approval.
     pub deny_reason: Option<String>,
     pub approval_scroll: u16,
@@ -241,6 +245,7 @@ impl App {
             side_popup: None,
             overlays: Vec::new(),
             approvals: VecDeque::new(),
+            step_calls: Vec::new(),
             deny_reason: None,
             approval_scroll: 0,
             rules: Vec::new(),
@@ -360,7 +365,8 @@ impl App {
                     self.activity = Activity::Writing { since: now };
                 }
             }
-            Event::AssistantMessage { text, .. } => {
+            Event::AssistantMessage { text, tool_calls, .. } => {
+                self.step_calls = tool_calls.into_iter().map(|call| call.id).collect();
                 self.conversation.finish_assistant(&text);
                 self.activity = Activity::Waiting { since: now };
             }
@@ -381,12 +387,19 @@ impl App {
                 if self.approvals.is_empty() {
                     self.approval_scroll = 0;
                 }
+                let in_step = self
+                    .step_calls
+                    .iter()
+                    .position(|call| *call == id)
+                    .map(|index| (index + 1, self.step_calls.len()))
+                    .filter(|(_, of)| *of > 1);
                 self.approvals.push_back(PendingApproval {
                     id,
                     name,
                     preview,
                     session_rule,
                     armed_at: None,
+                    in_step,
                 });
                 self.activity = Activity::AwaitingApproval;
             }
@@ -600,6 +613,7 @@ impl App {
                     preview,
                     session_rule,
                     armed_at: None,
+                    in_step: None,
                 });
                 self.activity = Activity::AwaitingApproval;
             }
