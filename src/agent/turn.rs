@@ -97,7 +97,7 @@ pub(super) enum ToolPhase {
 /// How one tool call ended.
 enum CallOutcome {
     Finished(ToolOutput),
-    /// The policy or the person refused the call; the output says why.
+    /// The approval policy or a guard refused the call; the output says why.
     Denied(ToolOutput),
     /// The person refused the call at its approval, with their reason if they gave one.
     DeniedByPerson {

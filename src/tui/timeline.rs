@@ -417,6 +417,23 @@ mod tests {
                 outcome: Some("denied by you: not now".into()),
             })
         );
+        // A failure's line comes from the tool's output: what reaches the screen is inert.
+        timeline.requested("c", "bash", &json!({}));
+        timeline.finished(
+            "c",
+            ToolOutcome::Error,
+            3,
+            "x",
+            "exit code 1 · \u{1b}]0;pwned\u{7}bad\u{1b}[2J",
+        );
+        assert_eq!(
+            timeline.tool_line("c", now).and_then(|line| line.outcome),
+            Some("exit code 1 · bad".into())
+        );
+        // A call that succeeded has no such line.
+        timeline.requested("d", "bash", &json!({}));
+        timeline.finished("d", ToolOutcome::Ok, 3, "x", "fine");
+        assert_eq!(timeline.tool_line("d", now).and_then(|line| line.outcome), None);
         timeline.requested("b", "bash", &json!({}));
         timeline.cancel_open();
         assert_eq!(timeline.get("b").map(|c| c.status), Some(CallStatus::Cancelled));
