@@ -192,6 +192,41 @@ fn approval_overlays_for_an_edit_and_a_command() {
 }
 
 #[test]
+fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    for id in ["b1", "b2"] {
+        app.on_agent_event(Event::ApprovalRequested {
+            id: id.into(),
+            name: "bash".into(),
+            preview: "$ make".into(),
+            session_rule: None,
+        });
+    }
+    arm(&mut app);
+    // `y y`: the second press lands while the next request arms.
+    app.on_key(key(KeyCode::Char('y')));
+    screen(&mut app, 80, 24);
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Approve
+        }]
+    );
+    assert_eq!(app.input.text(), "", "the second `y` is not typed into the input");
+    app.now += APPROVAL_GRACE;
+    app.on_key(key(KeyCode::Char('n')));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.outbox.len(), 2);
+    // With no approval left, typing goes to the input again.
+    type_text(&mut app, "next");
+    assert_eq!(app.input.text(), "next");
+}
+
+#[test]
 fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);

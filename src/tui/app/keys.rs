@@ -60,6 +60,7 @@ impl App {
         if !self.approvals.is_empty() {
             return self.approval_key(key);
         }
+        self.answered_last = false;
         if let Some(top) = self.overlays.last_mut() {
             let servers: Vec<(String, crate::protocol::McpState)> = self
                 .mcp
@@ -172,7 +173,12 @@ impl App {
             && !key
                 .modifiers
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        if typing && self.focus == Pane::Input && self.overlays.is_empty() && self.replay.is_none() {
+        if typing
+            && !self.answered_last
+            && self.focus == Pane::Input
+            && self.overlays.is_empty()
+            && self.replay.is_none()
+        {
             match self.input.on_key(key) {
                 InputAction::Ignored | InputAction::Changed => {}
                 InputAction::Submit(text) => self.submit(text),
@@ -183,6 +189,7 @@ impl App {
 
     /// Answers the front approval; the next one (if any) shows.
     fn decide(&mut self, decision: Decision) {
+        self.answered_last = true;
         if let Some(pending) = self.approvals.pop_front() {
             if decision == Decision::Abort {
                 self.approvals.clear();

@@ -175,6 +175,9 @@ pub struct App {
     pub approvals: VecDeque<PendingApproval>,
     /// The tool calls of the model's latest reply, by id, in order.
     step_calls: Vec<String>,
+    /// The last key answered an approval: keys pressed while the next one arms are
+    /// dropped rather than typed (a `y` pressed twice is not the start of a message).
+    answered_last: bool,
     /// While the person types a reason for denying the front approval.
     pub deny_reason: Option<String>,
     pub approval_scroll: u16,
@@ -246,6 +249,7 @@ impl App {
             overlays: Vec::new(),
             approvals: VecDeque::new(),
             step_calls: Vec::new(),
+            answered_last: false,
             deny_reason: None,
             approval_scroll: 0,
             rules: Vec::new(),
