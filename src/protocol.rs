@@ -188,8 +188,11 @@ pub enum Event {
         name: String,
         ok: bool,
         outcome: ToolOutcome,
+        /// How long it ran, from `ToolCallStarted`; 0 if it never started. The wait for
+        /// approval is not part of it.
         duration_ms: u64,
-        /// One line for lists.
+        /// One line for lists: for a failure, how it ended and its error line (`exit
+        /// code 1 · NameError: …`); for a refusal by the person, their reason.
         output_preview: String,
         /// The whole result, as the model received it.
         output: String,

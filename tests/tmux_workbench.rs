@@ -1,5 +1,6 @@
 //! The real binary in tmux against the scripted server: the first frame, a streamed
-//! answer, an approved command, a denied write with its reason, Esc during a long tool,
+//! answer, an approved command, a denied write with its reason, keys typed while an
+//! approval opens, a failed command's exit status, Esc during a long tool,
 //! resizes, and a clean shell after quitting; then a recorded session resumed, picked and
 //! replayed; and an old call's result and output read back from the session log.
 
@@ -187,6 +188,7 @@ fn the_workbench_in_tmux() {
     tmux.type_text("run a command");
     tmux.keys(&["Enter"]);
     tmux.wait_for_text("Allow bash?");
+    tmux.wait_for_text("● armed");
     tmux.keys(&["y"]);
     tmux.wait_for_text("The command ran.");
     let screen = tmux.wait_for("the finished call", |s| {
@@ -208,12 +210,14 @@ fn the_workbench_in_tmux() {
     tmux.type_text("write a file");
     tmux.keys(&["Enter"]);
     tmux.wait_for_text("Allow write_file?");
+    tmux.wait_for_text("● armed");
     tmux.keys(&["n"]);
-    tmux.wait_for_text("Reason for the model");
+    tmux.wait_for_text("Why not?");
     tmux.type_text("not in this repo");
     tmux.keys(&["Enter"]);
     tmux.wait_for_text("Understood, I did not write it.");
     assert!(!workspace.join("denied.txt").exists());
+    tmux.wait_for_text("└ denied by you: not in this repo");
     let denial = server.requests()[4].body["messages"].to_string();
     assert!(
         denial.contains("the person refused this call: not in this repo"),
@@ -224,11 +228,12 @@ fn the_workbench_in_tmux() {
     tmux.type_text("wait a while");
     tmux.keys(&["Enter"]);
     tmux.wait_for_text("Allow bash?");
+    tmux.wait_for_text("● armed");
     tmux.keys(&["y"]);
     tmux.wait_for_text("running bash for");
     let pressed = Instant::now();
     tmux.keys(&["Escape"]);
-    tmux.wait_for_text("interrupted by the user while tools were running");
+    tmux.wait_for_text("you interrupted the turn while tools were running");
     tmux.wait_for_text("ready");
     assert!(
         pressed.elapsed() < Duration::from_secs(5),
@@ -267,6 +272,109 @@ fn the_workbench_in_tmux() {
     tmux.keys(&["Enter"]);
     let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
     assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+}
+
+/// Starts the workbench in `tmux`'s shell against `server` in the default approval mode
+/// (ask), with its configuration, logs and sessions in `home`.
+fn launch_asking(tmux: &Tmux, home: &TempDir, server: &ScriptedServer) {
+    let home = shell_quote(home.path().to_str().unwrap());
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    tmux.type_text(&format!(
+        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url(),
+    ));
+    tmux.keys(&["Enter"]);
+}
+
+#[test]
+fn keys_typed_as_an_approval_opens_answer_nothing_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        // The call arrives while the person is still typing.
+        Reply::slow(
+            Turn::tool("b1", "bash", r#"{"command": "touch approved-by-accident"}"#),
+            150,
+        ),
+        Reply::text("I did not run it."),
+        Reply::Stream(
+            Turn::tool("b2", "bash", r#"{"command": "echo starting; ls no-such-file"}"#).with_tool(
+                "b3",
+                "bash",
+                r#"{"command": "echo second-call"}"#,
+            ),
+        ),
+        Reply::text("It failed."),
+    ]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let tmux = Tmux::start(&workspace);
+    launch_asking(&tmux, &home, &server);
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("check the logs");
+    tmux.keys(&["Enter"]);
+    // `a` and `y` keep coming, before, as and after the dialog opens.
+    let mut after_opening = 0;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while after_opening < 8 {
+        tmux.type_text("ay");
+        let screen = tmux.screen();
+        if screen.contains("Allow bash?") {
+            after_opening += 1;
+        }
+        assert!(Instant::now() < deadline, "the approval never opened: {screen}");
+    }
+    let screen = tmux.wait_for_text("● armed");
+    assert!(screen.contains("Allow bash?"), "{screen}");
+    assert!(screen.contains("ayay"), "the typing went to the input: {screen}");
+    assert!(!workspace.join("approved-by-accident").exists());
+    assert_eq!(server.request_count(), 1, "nothing was answered");
+    // Once armed, the dialog answers the person.
+    tmux.keys(&["n"]);
+    tmux.wait_for_text("Why not?");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("I did not run it.");
+    assert!(!workspace.join("approved-by-accident").exists());
+    let refused = server.requests()[1].body["messages"].to_string();
+    assert!(refused.contains("the person refused this call"), "{refused}");
+
+    // A failed command says how it ended, in the transcript; its time is the run time.
+    // Ctrl-C clears what was typed during the first approval.
+    tmux.keys(&["C-c"]);
+    tmux.type_text("list it");
+    tmux.keys(&["Enter"]);
+    // The first of the reply's two calls says so.
+    tmux.wait_for_text("Allow bash? (call 1 of 2)");
+    tmux.wait_for_text("● armed");
+    // Answered 3 s after it armed; the command runs in far less.
+    std::thread::sleep(Duration::from_secs(3));
+    tmux.keys(&["y"]);
+    tmux.wait_for_text("Allow bash? (call 2 of 2)");
+    tmux.wait_for_text("● armed");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for_text("It failed.");
+    assert!(
+        screen.contains("› you") && !screen.contains("ayaylist it"),
+        "{screen}"
+    );
+    let failed = tmux.wait_for("the failure line", |s| {
+        s.contains("└ exit code 2 · ls: cannot access 'no-such-file': No such file or")
+    });
+    let call_line = failed
+        .lines()
+        .flat_map(|line| line.split('│'))
+        .find(|part| part.contains("✗ bash echo starting"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    let words: Vec<&str> = call_line.split_whitespace().collect();
+    let value: f64 = words[words.len() - 2].parse().unwrap_or(f64::MAX);
+    let shown_ms = match words[words.len() - 1] {
+        "ms" => value,
+        "s" => value * 1000.0,
+        _ => f64::MAX,
+    };
+    assert!(
+        shown_ms < 3000.0,
+        "the wait for approval is not run time: {call_line}"
+    );
 }
 
 #[test]
@@ -484,6 +592,7 @@ fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux(
     tmux.keys(&["Enter"]);
     // `rm` is asked about: the crafted rule was not restored.
     tmux.wait_for_text("Allow bash?");
+    tmux.wait_for_text("● armed");
     tmux.keys(&["n"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for_text("done");

@@ -567,7 +567,7 @@ async fn approvals_preview_diffs_remember_commands_and_can_abort() {
     assert_eq!(
         aborted,
         Event::TurnAborted {
-            reason: "the person stopped the turn at an approval".into()
+            reason: "you stopped the turn at an approval".into()
         }
     );
     server.push(Reply::text("ok"));
@@ -578,5 +578,117 @@ async fn approvals_preview_diffs_remember_commands_and_can_abort() {
         last["messages"]
             .to_string()
             .contains("the person stopped the turn before this call ran")
+    );
+}
+
+/// The `ToolCallFinished` of call `id` among the events seen so far: (duration, preview).
+fn finished_call(agent: &Harness, id: &str) -> (u64, String) {
+    agent
+        .events
+        .iter()
+        .find_map(|event| match event {
+            Event::ToolCallFinished {
+                id: finished,
+                duration_ms,
+                output_preview,
+                ..
+            } if finished == id => Some((*duration_ms, output_preview.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no finished event for {id}: {:#?}", agent.events))
+}
+
+#[tokio::test]
+async fn a_duration_is_the_run_time_and_a_failure_says_how_it_failed() {
+    let failing = "echo starting; printf 'Traceback (most recent call last):\\n  File \"<string>\", line 1\\nNameError: name x is not defined\\n' >&2; exit 3";
+    let server = ScriptedServer::start(vec![
+        Reply::tool("b1", "bash", json!({"command": "true"}).to_string()),
+        Reply::tool("b2", "bash", json!({"command": failing}).to_string()),
+        Reply::tool(
+            "w1",
+            "write_file",
+            json!({"path": "x.txt", "content": "x"}).to_string(),
+        ),
+        Reply::tool(
+            "w2",
+            "write_file",
+            json!({"path": "y.txt", "content": "y"}).to_string(),
+        ),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.approval = ApprovalMode::Ask;
+    let mut agent = Harness::start(config);
+    agent.send(Op::UserInput { text: "go".into() });
+
+    // The person takes a while to answer; the command itself takes no time.
+    agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "b1"))
+        .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let approved = Instant::now();
+    agent.send(Op::Approval {
+        id: "b1".into(),
+        decision: Decision::Approve,
+    });
+    agent
+        .wait_for(|e| matches!(e, Event::ToolCallFinished { id, .. } if id == "b1"))
+        .await;
+    let since_approval = u64::try_from(approved.elapsed().as_millis()).unwrap();
+    let (duration_ms, _) = finished_call(&agent, "b1");
+    assert!(
+        duration_ms <= since_approval,
+        "the duration ({duration_ms} ms) counts the wait for approval (approved {since_approval} ms before it finished)"
+    );
+
+    // A failure's one line says how it ended and what went wrong.
+    agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "b2"))
+        .await;
+    agent.send(Op::Approval {
+        id: "b2".into(),
+        decision: Decision::Approve,
+    });
+    // A refusal's one line carries the person's reason, or says who refused.
+    agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "w1"))
+        .await;
+    agent.send(Op::Approval {
+        id: "w1".into(),
+        decision: Decision::Deny {
+            reason: Some("not in this repo".into()),
+        },
+    });
+    agent
+        .wait_for(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "w2"))
+        .await;
+    agent.send(Op::Approval {
+        id: "w2".into(),
+        decision: Decision::Deny { reason: None },
+    });
+    agent.wait_for(|e| matches!(e, Event::TurnComplete { .. })).await;
+    assert_eq!(
+        finished_call(&agent, "b2").1,
+        "exit code 3 · NameError: name x is not defined"
+    );
+    assert_eq!(
+        (finished_call(&agent, "w1"), finished_call(&agent, "w2")),
+        (
+            (0, "denied by you: not in this repo".to_string()),
+            (0, "denied by you".to_string())
+        )
+    );
+    // The model still gets the whole result, and the reason.
+    let requests = server.requests();
+    let failed = requests[2].body["messages"].to_string();
+    assert!(
+        failed.contains("starting") && failed.contains("[exit code: 3]"),
+        "{failed}"
+    );
+    let denied = requests[3].body["messages"].to_string();
+    assert!(
+        denied.contains("the person refused this call: not in this repo"),
+        "{denied}"
     );
 }

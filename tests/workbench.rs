@@ -12,7 +12,7 @@ use miniagent::protocol::{
     ApprovalRule, CompactionRecord, Decision, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op,
     StopReason, SummaryDetail, ToolCallSummary, ToolOutcome,
 };
-use miniagent::tui::app::{App, Pane};
+use miniagent::tui::app::{APPROVAL_GRACE, App, Pane};
 use miniagent::tui::inspector::HistoryInspector;
 use miniagent::tui::overlay::{FirstRun, Overlay};
 use miniagent::tui::render;
@@ -47,10 +47,19 @@ fn type_text(app: &mut App, text: &str) {
     }
 }
 
+/// Draws a frame as the event loop does (which tells the app it was drawn).
 fn screen(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| render::draw(frame, app)).unwrap();
+    app.frame_drawn();
     terminal.backend().to_string()
+}
+
+/// The front approval on screen for the grace period with no key pressed: keys answer it.
+fn arm(app: &mut App) {
+    app.frame_drawn();
+    app.now += APPROVAL_GRACE;
+    assert!(app.approval_armed());
 }
 
 /// A turn with thinking, markdown (CJK, a wide table, code), a finished tool call and a
@@ -126,6 +135,19 @@ fn approval_overlays_for_an_edit_and_a_command() {
     app.on_agent_event(Event::TurnStarted {
         text: "fix the greeting".into(),
     });
+    // One reply with three calls: the dialog says which of them it asks about.
+    app.on_agent_event(Event::AssistantMessage {
+        thinking: String::new(),
+        text: String::new(),
+        tool_calls: ["e1", "b1", "r1"]
+            .into_iter()
+            .map(|id| ToolCallSummary {
+                id: id.into(),
+                name: "bash".into(),
+            })
+            .collect(),
+        stop_reason: StopReason::ToolUse,
+    });
     app.on_agent_event(Event::ToolCallRequested {
         id: "e1".into(),
         name: "edit_file".into(),
@@ -152,14 +174,141 @@ fn approval_overlays_for_an_edit_and_a_command() {
             program: "cargo".into(),
         }),
     });
+    // Just opened: arming, the keys not shown yet.
+    insta::assert_snapshot!("approval_edit_arming_80x24", screen(&mut app, 80, 24));
+    app.now += APPROVAL_GRACE;
     insta::assert_snapshot!("approval_edit_160x48", screen(&mut app, 160, 48));
     insta::assert_snapshot!("approval_edit_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Char('y')));
+    // The next request arms on its own.
+    screen(&mut app, 80, 24);
+    arm(&mut app);
     insta::assert_snapshot!("approval_command_160x48", screen(&mut app, 160, 48));
     insta::assert_snapshot!("approval_command_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Char('n')));
     type_text(&mut app, "not now");
+    // While the reason is typed, the bar shows the keys that apply to it, not `y approve`.
     insta::assert_snapshot!("approval_deny_reason_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    for id in ["b1", "b2"] {
+        app.on_agent_event(Event::ApprovalRequested {
+            id: id.into(),
+            name: "bash".into(),
+            preview: "$ make".into(),
+            session_rule: None,
+        });
+    }
+    arm(&mut app);
+    // `y y`: the second press lands while the next request arms.
+    app.on_key(key(KeyCode::Char('y')));
+    screen(&mut app, 80, 24);
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Approve
+        }]
+    );
+    assert_eq!(app.input.text(), "", "the second `y` is not typed into the input");
+    app.now += APPROVAL_GRACE;
+    app.on_key(key(KeyCode::Char('n')));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.outbox.len(), 2);
+    // With no approval left, typing goes to the input again.
+    type_text(&mut app, "next");
+    assert_eq!(app.input.text(), "next");
+}
+
+#[test]
+fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "c1".into(),
+        name: "write_file".into(),
+        arguments: json!({"path": ".miniagent/config.toml", "content": "x"}),
+    });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "c1".into(),
+        name: "write_file".into(),
+        preview: "This changes miniagent's own settings: asked each time.\n\nreplace .miniagent/config.toml (1 bytes)".into(),
+        session_rule: None,
+    });
+    screen(&mut app, 80, 24);
+    arm(&mut app);
+    insta::assert_snapshot!("approval_once_only_80x24", screen(&mut app, 80, 24));
+    assert!(!app.on_key(key(KeyCode::Char('a'))));
+    assert!(app.outbox.is_empty());
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "c1".into(),
+            decision: Decision::Approve
+        }]
+    );
+}
+
+#[test]
+fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "check the logs");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted {
+        text: "check the logs".into(),
+    });
+    app.outbox.clear();
+    // The person goes on typing their next message while the agent works.
+    type_text(&mut app, "and the te");
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ rm -rf build".into(),
+        session_rule: Some(ApprovalRule::Command { program: "rm".into() }),
+    });
+    // Keys already queued when the dialog opened, before it was ever drawn.
+    type_text(&mut app, "sts a");
+    assert!(!app.approval_armed());
+    let start = app.now;
+    screen(&mut app, 80, 24);
+    // Drawn, but a key follows at once: still arming, and the wait starts over.
+    app.now = start + Duration::from_millis(300);
+    type_text(&mut app, "y");
+    app.now = start + Duration::from_millis(600);
+    assert!(!app.approval_armed());
+    assert!(app.on_key(key(KeyCode::Char('a'))));
+    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    assert_eq!(app.approvals.len(), 1);
+    // Nothing typed was lost: it went to the input, where it was meant to go.
+    assert_eq!(app.input.text(), "and the tests aya");
+    insta::assert_snapshot!("approval_arming_160x48", screen(&mut app, 160, 48));
+    // A quiet moment later the dialog is armed, and says so.
+    app.now = start + Duration::from_millis(600) + APPROVAL_GRACE;
+    assert!(app.approval_armed());
+    let armed = screen(&mut app, 160, 48);
+    assert!(
+        armed.contains("● armed") && armed.contains("y approve"),
+        "{armed}"
+    );
+    app.on_key(key(KeyCode::Char('n')));
+    assert_eq!(app.input.text(), "and the tests aya");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Deny { reason: None }
+        }]
+    );
 }
 
 #[test]
@@ -175,14 +324,17 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
             session_rule: None,
         });
     }
+    arm(&mut app);
     // Keys the approval does not use change nothing.
     assert!(!app.on_key(key(KeyCode::Char('x'))));
     app.on_key(key(KeyCode::Char('y')));
+    arm(&mut app);
     app.on_key(key(KeyCode::Char('n')));
     type_text(&mut app, "too risky");
     app.on_key(key(KeyCode::Backspace));
     app.on_key(key(KeyCode::Char('y')));
     app.on_key(key(KeyCode::Enter));
+    arm(&mut app);
     app.on_key(key(KeyCode::Esc));
     assert_eq!(
         app.outbox,
@@ -218,7 +370,7 @@ fn esc_and_ctrl_c_interrupt_clear_and_quit() {
     assert_eq!(app.outbox, vec![Op::Interrupt]);
     app.outbox.clear();
     app.on_agent_event(Event::TurnAborted {
-        reason: "interrupted by the user while tools were running".into(),
+        reason: "you interrupted the turn while tools were running".into(),
     });
     assert_eq!(app.status_text(), "ready");
     type_text(&mut app, "draft");
@@ -781,4 +933,91 @@ fn the_status_bar_marks_compactions() {
         fallback: false,
     });
     assert_eq!(app.status_text(), "ready");
+}
+
+#[test]
+fn failed_and_denied_calls_say_how_in_the_transcript() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let start = app.now;
+    let call = |id: &str, name: &str, arguments: serde_json::Value| Event::ToolCallRequested {
+        id: id.into(),
+        name: name.into(),
+        arguments,
+    };
+    let finished = |id: &str, name: &str, outcome: ToolOutcome, ms: u64, line: &str, output: &str| {
+        Event::ToolCallFinished {
+            id: id.into(),
+            name: name.into(),
+            ok: outcome == ToolOutcome::Ok,
+            outcome,
+            duration_ms: ms,
+            output_preview: line.into(),
+            output: output.into(),
+        }
+    };
+    app.on_agent_event(Event::TurnStarted {
+        text: "run the script, then save the result".into(),
+    });
+    app.on_agent_event(call("b1", "bash", json!({"command": "python3 -c 'print(x)'"})));
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ python3 -c 'print(x)'".into(),
+        session_rule: None,
+    });
+    // The person takes 12 s to answer; the command runs for 46 ms.
+    app.now = start + Duration::from_secs(12);
+    app.on_agent_event(Event::ToolCallStarted {
+        id: "b1".into(),
+        name: "bash".into(),
+    });
+    app.on_agent_event(finished(
+        "b1",
+        "bash",
+        ToolOutcome::Error,
+        46,
+        "exit code 1 · NameError: name 'x' is not defined",
+        "[stderr]\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nNameError: name 'x' is not defined\n[exit code: 1]",
+    ));
+    app.on_agent_event(call(
+        "w1",
+        "write_file",
+        json!({"path": "result.txt", "content": "x"}),
+    ));
+    app.on_agent_event(finished(
+        "w1",
+        "write_file",
+        ToolOutcome::Denied,
+        0,
+        "denied by you: not in this repo, write it under /tmp",
+        "the person refused this call: not in this repo, write it under /tmp. Do not retry it; adjust the plan or ask them.",
+    ));
+    app.on_agent_event(call(
+        "w2",
+        "write_file",
+        json!({"path": "other.txt", "content": "x"}),
+    ));
+    app.on_agent_event(finished(
+        "w2",
+        "write_file",
+        ToolOutcome::Denied,
+        0,
+        "denied by you",
+        "the person refused this call. Do not retry it; adjust the plan or ask them.",
+    ));
+    app.on_agent_event(Event::TurnComplete { text: String::new() });
+    insta::assert_snapshot!("failed_and_denied_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("failed_and_denied_160x48", screen(&mut app, 160, 48));
+    // The detail view gives the run time, and the wait for approval apart from it.
+    app.focus = Pane::Timeline;
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Enter));
+    let detail = screen(&mut app, 160, 48);
+    assert!(
+        detail.contains("bash  error  ran 46 ms · waited 12.0 s for your approval  (b1)"),
+        "{detail}"
+    );
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use miniagent::config::ApprovalMode;
 use miniagent::protocol::{Event, McpState, Op, SkillInfo};
-use miniagent::tui::app::App;
+use miniagent::tui::app::{APPROVAL_GRACE, App};
 use miniagent::tui::render;
 use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
@@ -167,6 +167,9 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
     ] {
         app.on_agent_event(event);
     }
+    // On screen long enough for keys to answer it.
+    app.frame_drawn();
+    app.now += APPROVAL_GRACE;
     insta::assert_snapshot!("sub_agent_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Char('y')));
     assert_eq!(

@@ -13,8 +13,11 @@ use super::model_call::{CallFailure, Deltas, call_model};
 use super::{Session, TurnContext};
 use crate::llm::{InvalidArguments, ModelRequest, ModelResponse};
 use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary, ToolOutcome};
-use crate::tools::output::{cap_text, preview_line};
+use crate::tools::output::{cap_text, failure_line, preview_line};
 use crate::tools::{ToolContext, ToolOutput, schema};
+
+/// The longest one-line preview of a call's result, in characters.
+const PREVIEW_CHARS: usize = 200;
 
 /// The result text every unanswered call gets when the person interrupts.
 const INTERRUPTED: &str = "interrupted by the user";
@@ -94,8 +97,12 @@ pub(super) enum ToolPhase {
 /// How one tool call ended.
 enum CallOutcome {
     Finished(ToolOutput),
-    /// The policy or the person refused the call; the output says why.
+    /// The approval policy or a guard refused the call; the output says why.
     Denied(ToolOutput),
+    /// The person refused the call at its approval, with their reason if they gave one.
+    DeniedByPerson {
+        reason: Option<String>,
+    },
     /// The person interrupted the turn.
     Interrupted,
     /// The person chose "abort the turn" at this call's approval.
@@ -169,14 +176,14 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
             ToolPhase::Interrupted => {
                 session.context.close_open_tool_calls(INTERRUPTED);
                 context.events.emit(Event::TurnAborted {
-                    reason: "interrupted by the user while tools were running".to_string(),
+                    reason: "you interrupted the turn while tools were running".to_string(),
                 });
                 return;
             }
             ToolPhase::Aborted => {
                 session.context.close_open_tool_calls(ABORTED);
                 context.events.emit(Event::TurnAborted {
-                    reason: "the person stopped the turn at an approval".to_string(),
+                    reason: "you stopped the turn at an approval".to_string(),
                 });
                 return;
             }
@@ -277,7 +284,7 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
         Ok(()) => true,
         Err(BudgetFailure::Cancelled) => {
             context.events.emit(Event::TurnAborted {
-                reason: "interrupted by the user while the context was compacted".to_string(),
+                reason: "you interrupted the turn while the context was compacted".to_string(),
             });
             false
         }
@@ -354,7 +361,7 @@ fn end_without_response(session: &mut Session, context: &TurnContext, failure: C
                 )));
             }
             context.events.emit(Event::TurnAborted {
-                reason: "interrupted by the user while the model was replying".to_string(),
+                reason: "you interrupted the turn while the model was replying".to_string(),
             });
         }
         CallFailure::Failed(error) => {
@@ -402,7 +409,8 @@ pub(super) async fn run_tools(
             name: name.clone(),
             arguments: arguments.clone(),
         });
-        let started = Instant::now();
+        // Set when the call starts to run: its duration leaves out the wait for approval.
+        let mut ran_from = None;
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
         let repeats = guards.same_call(&name, &arguments);
         let outcome = match guards.allowed_tools.as_ref() {
@@ -419,9 +427,9 @@ pub(super) async fn run_tools(
             }
             _ if repeats > SAME_CALL_LIMIT => {
                 let note = format!("The model asked for this same call {} times in a row.", repeats);
-                run_one(context, &id, &name, arguments, invalid, Some(note)).await
+                run_one(context, &id, &name, arguments, invalid, Some(note), &mut ran_from).await
             }
-            _ => run_one(context, &id, &name, arguments, invalid, None).await,
+            _ => run_one(context, &id, &name, arguments, invalid, None, &mut ran_from).await,
         };
         if let CallOutcome::Finished(output) = &outcome
             && !output.is_error
@@ -429,9 +437,12 @@ pub(super) async fn run_tools(
         {
             guards.allowed_tools = Some(tools.clone());
         }
+        // The one line a list shows: how a failure ended, or the person's reason.
+        let mut line = None;
         let (phase, output, outcome) = match outcome {
             CallOutcome::Finished(output) => {
                 let outcome = if output.is_error {
+                    line = Some(failure_line(&output.content, PREVIEW_CHARS));
                     ToolOutcome::Error
                 } else {
                     ToolOutcome::Ok
@@ -439,6 +450,14 @@ pub(super) async fn run_tools(
                 (None, output, outcome)
             }
             CallOutcome::Denied(output) => (None, output, ToolOutcome::Denied),
+            CallOutcome::DeniedByPerson { reason } => {
+                let because = reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+                line = Some(preview_line(&format!("denied by you{because}"), PREVIEW_CHARS));
+                let output = ToolOutput::error(format!(
+                    "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
+                ));
+                (None, output, ToolOutcome::Denied)
+            }
             CallOutcome::Interrupted => (
                 Some(ToolPhase::Interrupted),
                 ToolOutput::error(INTERRUPTED),
@@ -460,8 +479,8 @@ pub(super) async fn run_tools(
             name,
             ok: outcome == ToolOutcome::Ok,
             outcome,
-            duration_ms: elapsed_ms(started),
-            output_preview: preview_line(&content, 200),
+            duration_ms: ran_from.map_or(0, elapsed_ms),
+            output_preview: line.unwrap_or_else(|| preview_line(&content, PREVIEW_CHARS)),
             output: content.clone(),
         });
         if let Some(phase) = phase {
@@ -532,6 +551,7 @@ impl CallGuards {
 /// One call: validation, approval, execution. Boxed as a `Send` future: a `delegate`
 /// call runs a sub-agent whose own calls come back here, and the box ends that cycle.
 /// With `insist`, the person is asked whatever the approval mode says, and told why.
+/// `ran_from` is set to the moment the call starts to run, if it does.
 fn run_one<'a>(
     context: &'a TurnContext,
     id: &'a str,
@@ -539,8 +559,11 @@ fn run_one<'a>(
     arguments: Value,
     invalid: Option<&'a InvalidArguments>,
     insist: Option<String>,
+    ran_from: &'a mut Option<Instant>,
 ) -> futures_util::future::BoxFuture<'a, CallOutcome> {
-    Box::pin(run_one_inner(context, id, name, arguments, invalid, insist))
+    Box::pin(run_one_inner(
+        context, id, name, arguments, invalid, insist, ran_from,
+    ))
 }
 
 async fn run_one_inner(
@@ -550,6 +573,7 @@ async fn run_one_inner(
     arguments: Value,
     invalid: Option<&InvalidArguments>,
     insist: Option<String>,
+    ran_from: &mut Option<Instant>,
 ) -> CallOutcome {
     use CallOutcome::Finished;
     if let Some(invalid) = invalid {
@@ -557,7 +581,7 @@ async fn run_one_inner(
     }
     let options = &context.options;
     if name == super::delegate::NAME {
-        return delegate_call(context, id, arguments).await;
+        return delegate_call(context, id, arguments, ran_from).await;
     }
     let Some(tool) = options.tools.get(name) else {
         return Finished(ToolOutput::error(format!(
@@ -625,12 +649,7 @@ async fn run_one_inner(
                     });
                 }
                 Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
-                Ok(Decision::Deny { reason }) => {
-                    let because = reason.map(|r| format!(": {r}")).unwrap_or_default();
-                    return CallOutcome::Denied(ToolOutput::error(format!(
-                        "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
-                    )));
-                }
+                Ok(Decision::Deny { reason }) => return CallOutcome::DeniedByPerson { reason },
                 Ok(Decision::Abort) => return CallOutcome::Aborted,
                 Err(_) => return CallOutcome::Interrupted,
             }
@@ -640,6 +659,7 @@ async fn run_one_inner(
         id: id.to_string(),
         name: name.to_string(),
     });
+    *ran_from = Some(Instant::now());
     let tool_context = ToolContext {
         workspace: Arc::clone(&context.workspace),
         cancel: context.cancel.child_token(),
@@ -655,7 +675,12 @@ async fn run_one_inner(
 }
 
 /// A `delegate` call: the sub-agent runs inside this call.
-async fn delegate_call(context: &TurnContext, id: &str, arguments: Value) -> CallOutcome {
+async fn delegate_call(
+    context: &TurnContext,
+    id: &str,
+    arguments: Value,
+    ran_from: &mut Option<Instant>,
+) -> CallOutcome {
     if let Err(problem) = schema::validate(&super::delegate::spec().input_schema, &arguments) {
         return CallOutcome::Finished(ToolOutput::error(format!(
             "invalid arguments for `delegate`: {problem}"
@@ -665,6 +690,7 @@ async fn delegate_call(context: &TurnContext, id: &str, arguments: Value) -> Cal
         id: id.to_string(),
         name: super::delegate::NAME.to_string(),
     });
+    *ran_from = Some(Instant::now());
     match super::delegate::run(context, id, &arguments).await {
         Ok(output) => CallOutcome::Finished(output),
         Err(super::delegate::Stopped::Cancelled) => CallOutcome::Interrupted,
@@ -718,7 +744,7 @@ async fn step_limit_report(session: &mut Session, context: &TurnContext, max_ste
         }
         Err(CallFailure::Cancelled { .. }) => {
             context.events.emit(Event::TurnAborted {
-                reason: "interrupted by the user while the progress report was written".to_string(),
+                reason: "you interrupted the turn while the progress report was written".to_string(),
             });
             return;
         }

@@ -153,6 +153,59 @@ pub fn preview_line(text: &str, max_chars: usize) -> String {
     short
 }
 
+/// Words that mark the line of a failed command's output that says what went wrong.
+const ERROR_WORDS: [&str; 9] = [
+    "error",
+    "fatal",
+    "failed",
+    "cannot",
+    "can't",
+    "not found",
+    "no such",
+    "denied",
+    "panicked",
+];
+
+/// One line for a failed call: how it ended (our closing marker: `exit code 3`,
+/// `killed by signal 9`, `timed out after 120 s`) and the line of its output, stderr
+/// first, that says what went wrong, shortened to `max_chars` characters.
+pub fn failure_line(text: &str, max_chars: usize) -> String {
+    let is_marker = |line: &str| line.starts_with('[') && line.ends_with(']');
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let status = lines
+        .iter()
+        .rev()
+        .find(|line| is_marker(line) && **line != "[stderr]")
+        .map(|marker| {
+            let inner = &marker[1..marker.len() - 1];
+            let inner = inner.split(';').next().unwrap_or(inner).trim();
+            match inner.strip_prefix("exit code: ") {
+                Some(code) => format!("exit code {code}"),
+                None => inner.to_string(),
+            }
+        });
+    // Past the `[stderr]` marker when there is one: that is where a failure explains itself.
+    let from = lines
+        .iter()
+        .position(|line| *line == "[stderr]")
+        .map_or(0, |at| at + 1);
+    let candidates: Vec<&str> = lines[from..].iter().copied().filter(|l| !is_marker(l)).collect();
+    let says_why = candidates
+        .iter()
+        .find(|line| {
+            let lower = line.to_lowercase();
+            ERROR_WORDS.iter().any(|word| lower.contains(word))
+        })
+        .or(candidates.first());
+    let line = match (status, says_why) {
+        (Some(status), Some(why)) => format!("{status} · {why}"),
+        (Some(status), None) => status,
+        (None, Some(why)) => why.to_string(),
+        (None, None) => String::new(),
+    };
+    preview_line(&line, max_chars)
+}
+
 /// A call's arguments in a few words: the command, the path, or compact JSON.
 pub fn summarize_arguments(arguments: &serde_json::Value) -> String {
     for key in ["command", "path", "bash_id", "task", "skill_name", "content"] {
@@ -168,6 +221,35 @@ pub fn summarize_arguments(arguments: &serde_json::Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_failure_line_says_how_it_ended_and_what_went_wrong() {
+        let cases = [
+            (
+                "building\n[stderr]\nTraceback (most recent call last):\n  File \"x\", line 1\nNameError: name 'x' is not defined\n[exit code: 1]",
+                "exit code 1 · NameError: name 'x' is not defined",
+            ),
+            (
+                "[stderr]\nls: cannot access 'nope': No such file or directory\n[exit code: 2]",
+                "exit code 2 · ls: cannot access 'nope': No such file or directory",
+            ),
+            ("sleeping\n[killed by signal 9]", "killed by signal 9 · sleeping"),
+            (
+                "[timed out after 120 s (120.0 s elapsed); the command and its children were killed]",
+                "timed out after 120 s (120.0 s elapsed)",
+            ),
+            ("only stdout\n[exit code: 4]", "exit code 4 · only stdout"),
+            ("file not found: a.txt", "file not found: a.txt"),
+            ("", ""),
+        ];
+        for (text, line) in cases {
+            assert_eq!(failure_line(text, 200), line, "{text}");
+        }
+        assert_eq!(
+            failure_line("[exit code: 1]\n[stderr]\nerror: é", 12),
+            "exit code 1…"
+        );
+    }
+
     #[test]
     fn shrinking_keeps_head_and_tail_and_counts_the_rest() {
         let mut buffer = HeadTailBuffer::new(1000);

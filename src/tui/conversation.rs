@@ -11,7 +11,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::keys::KeyHint;
 use super::text::{markdown::render_markdown, wrap};
 use super::theme::Theme;
-use super::timeline::CallStatus;
+use super::timeline::{CallStatus, ToolLine};
 
 /// What kind of notice a line is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,7 +229,7 @@ impl Conversation {
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
-        status_of: &dyn Fn(&str) -> Option<(CallStatus, String)>,
+        status_of: &dyn Fn(&str) -> Option<ToolLine>,
     ) {
         let width = area.width.max(1);
         self.height = usize::from(area.height);
@@ -412,7 +412,7 @@ fn render_entry(
     entry: &Entry,
     width: u16,
     theme: &Theme,
-    status_of: &dyn Fn(&str) -> Option<(CallStatus, String)>,
+    status_of: &dyn Fn(&str) -> Option<ToolLine>,
 ) -> Vec<Line<'static>> {
     let mut lines = match entry {
         Entry::User(text) => {
@@ -435,7 +435,15 @@ fn render_entry(
             lines
         }
         Entry::Tool { id, name, summary } => {
-            let (status, duration) = status_of(id).unwrap_or((CallStatus::Queued, String::new()));
+            let ToolLine {
+                status,
+                duration,
+                outcome,
+            } = status_of(id).unwrap_or(ToolLine {
+                status: CallStatus::Queued,
+                duration: String::new(),
+                outcome: None,
+            });
             let (mark, style) = status.mark(theme);
             let mut spans = vec![
                 Span::styled(format!("  {mark} "), style),
@@ -449,7 +457,25 @@ fn render_entry(
             if !duration.is_empty() {
                 spans.push(Span::styled(format!("  {duration}"), theme.dim));
             }
-            return vec![Line::from(spans)];
+            let mut lines = vec![Line::from(spans)];
+            // How it failed, or why it was refused, under the call: one line, cut to fit.
+            if let Some(outcome) = outcome {
+                let outcome_style = match status {
+                    CallStatus::Error => theme.error,
+                    CallStatus::Queued
+                    | CallStatus::AwaitingApproval
+                    | CallStatus::Running
+                    | CallStatus::Ok
+                    | CallStatus::Denied
+                    | CallStatus::Cancelled => theme.dim,
+                };
+                let room = usize::from(width).saturating_sub(6);
+                lines.push(Line::from(vec![
+                    Span::raw("    └ "),
+                    Span::styled(wrap::truncate(&outcome, room), outcome_style),
+                ]));
+            }
+            return lines;
         }
         Entry::Notice { kind, text } => {
             let style = match kind {

@@ -53,13 +53,14 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         .min(size.height.saturating_sub(2))
         .max(6.min(size.height));
     let area = centered(size, width, height);
-    let queue = if app.approvals.len() > 1 {
-        format!(" (1 of {})", app.approvals.len())
-    } else {
-        String::new()
+    // More requests waiting behind this one; else its place among the reply's calls.
+    let queue = match (app.approvals.len(), pending.in_step) {
+        (waiting, _) if waiting > 1 => format!(" (1 of {waiting} waiting)"),
+        (_, Some((call, of))) => format!(" (call {call} of {of})"),
+        (_, None) => String::new(),
     };
     clear_for_popup(area, buf);
-    let block = Block::default()
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Double)
         .border_style(theme.warning)
@@ -67,6 +68,16 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
             format!(" Allow {}?{queue} ", pending.name),
             theme.warning.patch(theme.strong),
         ));
+    // A replayed approval is shown, never answered: it neither arms nor is armed.
+    let armed = app.approval_armed();
+    if app.replay.is_none() {
+        let state = if armed {
+            Span::styled(" ● armed ", theme.ok)
+        } else {
+            Span::styled(" ◌ arming… ", theme.dim)
+        };
+        block = block.title_top(Line::from(state).right_aligned());
+    }
     let inner = block.inner(area);
     block.render(area, buf);
     if inner.height < 2 {
@@ -92,20 +103,25 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
     let footer_y = inner.y + inner.height - 1;
     let footer = match &app.deny_reason {
         Some(reason) => Line::from(vec![
-            Span::styled("Reason for the model (Enter sends, Esc back): ", theme.warning),
+            Span::styled(
+                "Why not? Sent to the model (Enter sends · Esc back): ",
+                theme.warning,
+            ),
             Span::styled(format!("{reason}▏"), theme.text),
         ]),
-        None => hint_line(&APPROVAL_HINTS[..4], app),
+        None if armed || app.replay.is_some() => hint_line(&approval_hints(app), app),
+        None => Line::from(Span::styled(
+            "◌ arming: keys answer in a moment; typing goes to the input",
+            theme.dim,
+        )),
     };
     buf.set_line(inner.x, footer_y, &footer, inner.width);
-    let scope = Line::from(vec![
-        Span::styled("a", theme.key),
-        Span::styled(
-            format!(" {}", session_scope(pending.session_rule.as_ref())),
-            theme.dim,
-        ),
-    ]);
-    buf.set_line(inner.x, footer_y - 1, &scope, inner.width);
+    buf.set_line(
+        inner.x,
+        footer_y - 1,
+        &session_scope(pending.session_rule.as_ref(), theme),
+        inner.width,
+    );
     if wrapped.len() > usize::from(body_area.height) {
         let more = format!(
             "↑/↓ scroll · {}/{} lines",
@@ -116,18 +132,41 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The approval keys that apply to the front request, as its dialog and the status bar
+/// show them: `a` only where the dialog says what it would cover.
+pub fn approval_hints(app: &App) -> Vec<KeyHint> {
+    let session = app
+        .approvals
+        .front()
+        .is_some_and(|front| front.session_rule.is_some());
+    APPROVAL_HINTS[..4]
+        .iter()
+        .filter(|hint| session || hint.keys != "a")
+        .copied()
+        .collect()
+}
+
 /// What approving for the session will cover, said before the key is pressed.
-fn session_scope(rule: Option<&ApprovalRule>) -> String {
-    match rule {
-        Some(ApprovalRule::Tool { name }) => format!("approves every `{name}` call for the rest of the session"),
+fn session_scope(rule: Option<&ApprovalRule>, theme: &super::theme::Theme) -> Line<'static> {
+    let covers = match rule {
+        Some(ApprovalRule::Tool { name }) => format!(" approves every `{name}` call for the rest of the session"),
         Some(ApprovalRule::Command { program }) => {
-            format!("approves every simple `{program} …` command for the rest of the session")
+            format!(" approves every simple `{program} …` command for the rest of the session")
         }
         Some(ApprovalRule::CommandLine { .. }) => {
-            "approves exactly this command line for the session, nothing else: it runs code its arguments give, or several commands".to_string()
+            " approves exactly this command line for the session, nothing else: it runs code its arguments give, or several commands".to_string()
         }
-        None => "approves this call only: it cannot be approved for the session".to_string(),
-    }
+        None => {
+            return Line::from(Span::styled(
+                "a (for the session) is not offered: this call can only be approved once",
+                theme.dim,
+            ));
+        }
+    };
+    Line::from(vec![
+        Span::styled("a", theme.key),
+        Span::styled(covers, theme.dim),
+    ])
 }
 
 /// The slash-command completions, just above the input.
@@ -387,7 +426,17 @@ fn tool_detail_lines(app: &App, call_id: &str, width: u16) -> Vec<Line<'static>>
     let Some(call) = app.timeline.get(call_id) else {
         return vec![Line::from("this call is no longer in the timeline")];
     };
-    let duration = call.duration.map(format_duration).unwrap_or_default();
+    // The run time, and apart from it the wait for the person's approval.
+    let ran = call.duration.filter(|_| call.started.is_some());
+    let duration = match (ran, call.waited) {
+        (Some(ran), Some(waited)) => format!(
+            "ran {} · waited {} for your approval",
+            format_duration(ran),
+            format_duration(waited)
+        ),
+        (Some(ran), None) => format!("ran {}", format_duration(ran)),
+        (None, _) => String::new(),
+    };
     let mut lines = vec![
         Line::from(vec![
             Span::styled(call.name.clone(), theme.tool.patch(theme.strong)),

@@ -96,7 +96,7 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
             }) {
                 app.conversation.invalidate_tool(&call.id);
             }
-            let status_of = |id: &str| timeline.status_text(id, now);
+            let status_of = |id: &str| timeline.tool_line(id, now);
             app.conversation.render(inner, buf, &app.theme, &status_of);
         }
         Pane::Input => match &app.replay {
@@ -314,7 +314,13 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
 pub fn current_hints(app: &App) -> Vec<KeyHint> {
     // A replayed approval is shown, not answered.
     if !app.approvals.is_empty() && app.replay.is_none() {
-        return super::app::APPROVAL_HINTS.to_vec();
+        return if app.deny_reason.is_some() {
+            super::app::DENY_REASON_HINTS.to_vec()
+        } else if app.approval_armed() {
+            overlay_view::approval_hints(app)
+        } else {
+            vec![KeyHint::new("◌", "approval arming…")]
+        };
     }
     if let Some(top) = app.overlays.last() {
         return top.key_hints();

@@ -293,6 +293,7 @@ async fn event_loop(
                 .draw(|frame| render::draw(frame, app))
                 .context("cannot draw")?;
             pacer.drawn(app.now, app.now.elapsed());
+            app.frame_drawn();
             if !warmed {
                 // What the first frame did not wait for starts now: building the session
                 // (loading the system's certificates, finding skills), the syntax sets and
@@ -331,7 +332,11 @@ async fn event_loop(
         let tick = app.animating().then_some(TICK);
         tokio::select! {
             event = terminal_events.next() => match event {
-                Some(Ok(TermEvent::Key(key))) => pacer.key(app.on_key(key)),
+                Some(Ok(TermEvent::Key(key))) => {
+                    // Keys are judged against the time they arrive (an approval arms by it).
+                    app.now = Instant::now();
+                    pacer.key(app.on_key(key))
+                }
                 Some(Ok(TermEvent::Paste(text))) => pacer.key(app.on_paste(&text)),
                 Some(Ok(TermEvent::Mouse(mouse))) => pacer.changed(app.on_mouse(mouse)),
                 Some(Ok(TermEvent::Resize(..))) => pacer.key(true),

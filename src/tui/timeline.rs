@@ -74,8 +74,16 @@ pub struct Call {
     pub arguments: Value,
     pub summary: String,
     pub status: CallStatus,
+    /// When the person was asked to approve it, until it started.
+    pub asked: Option<Instant>,
     pub started: Option<Instant>,
+    /// How long it waited for the person's approval, once it started.
+    pub waited: Option<Duration>,
+    /// How long it ran (the wait for approval is not part of it).
     pub duration: Option<Duration>,
+    /// For a failed or refused call: one line saying how (exit status and error line,
+    /// or the person's reason), as the agent summed it up.
+    pub outcome_line: Option<String>,
     /// What the tool printed while it ran.
     pub streamed: HeadTailBuffer,
     /// The result the model received; `None` once forgotten (see `in_log`).
@@ -96,6 +104,15 @@ pub fn format_duration(duration: Duration) -> String {
         let secs = duration.as_secs();
         format!("{} m {:02} s", secs / 60, secs % 60)
     }
+}
+
+/// A call as the conversation's tool line shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolLine {
+    pub status: CallStatus,
+    pub duration: String,
+    /// Under a failed or refused call: how it failed, or why it was refused.
+    pub outcome: Option<String>,
 }
 
 /// The calls of the session, in order.
@@ -129,8 +146,11 @@ impl Timeline {
             summary: summarize_arguments(arguments),
             arguments: arguments.clone(),
             status: CallStatus::Queued,
+            asked: None,
             started: None,
+            waited: None,
             duration: None,
+            outcome_line: None,
             streamed: HeadTailBuffer::new(OUTPUT_KEEP_BYTES),
             result: None,
             in_log: false,
@@ -139,8 +159,20 @@ impl Timeline {
 
     pub fn set_status(&mut self, id: &str, status: CallStatus, now: Instant) {
         if let Some(call) = self.get_mut(id) {
-            if status == CallStatus::Running {
-                call.started = Some(now);
+            match status {
+                CallStatus::AwaitingApproval => call.asked = Some(now),
+                CallStatus::Running => {
+                    call.started = Some(now);
+                    call.waited = call
+                        .asked
+                        .take()
+                        .map(|asked| now.saturating_duration_since(asked));
+                }
+                CallStatus::Queued
+                | CallStatus::Ok
+                | CallStatus::Error
+                | CallStatus::Denied
+                | CallStatus::Cancelled => {}
             }
             call.status = status;
         }
@@ -152,10 +184,18 @@ impl Timeline {
         }
     }
 
-    pub fn finished(&mut self, id: &str, outcome: ToolOutcome, duration_ms: u64, output: &str) {
+    /// A call ended; `line` is the agent's one-line summary of its result.
+    pub fn finished(&mut self, id: &str, outcome: ToolOutcome, duration_ms: u64, output: &str, line: &str) {
         if let Some(call) = self.get_mut(id) {
             call.status = CallStatus::from_outcome(outcome);
             call.duration = Some(Duration::from_millis(duration_ms));
+            call.asked = None;
+            call.outcome_line = match outcome {
+                ToolOutcome::Error | ToolOutcome::Denied if !line.trim().is_empty() => {
+                    Some(crate::terminal_text::clean(line).into_owned())
+                }
+                ToolOutcome::Ok | ToolOutcome::Error | ToolOutcome::Denied | ToolOutcome::Cancelled => None,
+            };
             call.result = Some(output.to_string());
             call.streamed.shrink(FINISHED_OUTPUT_BYTES);
         }
@@ -216,9 +256,14 @@ impl Timeline {
         self.calls.iter().any(|call| call.status == CallStatus::Running)
     }
 
-    /// Status and duration text of a call, for the conversation's tool lines.
-    pub fn status_text(&self, id: &str, now: Instant) -> Option<(CallStatus, String)> {
-        self.get(id).map(|call| (call.status, duration_text(call, now)))
+    /// What the conversation shows of a call: status, duration, and how a failure or a
+    /// refusal went.
+    pub fn tool_line(&self, id: &str, now: Instant) -> Option<ToolLine> {
+        self.get(id).map(|call| ToolLine {
+            status: call.status,
+            duration: duration_text(call, now),
+            outcome: call.outcome_line.clone(),
+        })
     }
 
     pub fn selected(&self) -> Option<&Call> {
@@ -317,6 +362,8 @@ impl Timeline {
 
 fn duration_text(call: &Call, now: Instant) -> String {
     match (call.status, call.duration, call.started) {
+        // A call that never ran has no run time to show.
+        (CallStatus::Denied | CallStatus::Cancelled, _, None) => String::new(),
         (_, Some(duration), _) => format_duration(duration),
         (CallStatus::Running, None, Some(started)) => format_duration(now.saturating_duration_since(started)),
         (CallStatus::AwaitingApproval, _, _) => "waiting".to_string(),
@@ -353,15 +400,40 @@ mod tests {
         timeline.requested("a", "bash", &json!({"command": "sleep 5"}));
         timeline.set_status("a", CallStatus::Running, now);
         assert_eq!(
-            timeline.status_text("a", now + Duration::from_millis(4200)),
-            Some((CallStatus::Running, "4.2 s".into()))
+            timeline.tool_line("a", now + Duration::from_millis(4200)),
+            Some(ToolLine {
+                status: CallStatus::Running,
+                duration: "4.2 s".into(),
+                outcome: None,
+            })
         );
         timeline.output("a", "partial");
-        timeline.finished("a", ToolOutcome::Denied, 7, "refused");
+        timeline.finished("a", ToolOutcome::Denied, 7, "refused", "denied by you: not now");
         assert_eq!(
-            timeline.status_text("a", now),
-            Some((CallStatus::Denied, "7 ms".into()))
+            timeline.tool_line("a", now),
+            Some(ToolLine {
+                status: CallStatus::Denied,
+                duration: "7 ms".into(),
+                outcome: Some("denied by you: not now".into()),
+            })
         );
+        // A failure's line comes from the tool's output: what reaches the screen is inert.
+        timeline.requested("c", "bash", &json!({}));
+        timeline.finished(
+            "c",
+            ToolOutcome::Error,
+            3,
+            "x",
+            "exit code 1 · \u{1b}]0;pwned\u{7}bad\u{1b}[2J",
+        );
+        assert_eq!(
+            timeline.tool_line("c", now).and_then(|line| line.outcome),
+            Some("exit code 1 · bad".into())
+        );
+        // A call that succeeded has no such line.
+        timeline.requested("d", "bash", &json!({}));
+        timeline.finished("d", ToolOutcome::Ok, 3, "x", "fine");
+        assert_eq!(timeline.tool_line("d", now).and_then(|line| line.outcome), None);
         timeline.requested("b", "bash", &json!({}));
         timeline.cancel_open();
         assert_eq!(timeline.get("b").map(|c| c.status), Some(CallStatus::Cancelled));

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use miniagent::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
-use miniagent::tui::app::{App, Pane};
+use miniagent::tui::app::{APPROVAL_GRACE, App, Pane};
 use miniagent::tui::overlay::{FirstRun, Overlay, TrustPrompt};
 use miniagent::tui::render;
 use pretty_assertions::assert_eq;
@@ -183,6 +183,8 @@ fn a_ten_megabyte_bracketed_paste() {
         preview: "read README.md".into(),
         session_rule: None,
     });
+    app.frame_drawn();
+    app.now += APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('n')));
     assert!(app.on_paste(&one_line));
     assert_eq!(app.deny_reason.as_deref(), Some(""));
@@ -290,6 +292,9 @@ fn open_overlay(app: &mut App, which: &str) {
                 preview: "read README.md\n".repeat(40),
                 session_rule: None,
             });
+            // On screen long enough for keys to answer it.
+            app.frame_drawn();
+            app.now += APPROVAL_GRACE;
         }
         other => panic!("no overlay called {other}"),
     }

@@ -36,12 +36,18 @@ pub const GLOBAL_HINTS: [KeyHint; 11] = [
 /// laying out megabytes in the input box would stall the workbench for seconds.
 pub const MAX_PASTE_BYTES: usize = 1024 * 1024;
 
+/// Keys while a reason for a refusal is typed.
+pub const DENY_REASON_HINTS: [KeyHint; 2] = [
+    KeyHint::new("Enter", "send the reason"),
+    KeyHint::new("Esc", "back"),
+];
+
 /// Keys of the approval overlay.
 pub const APPROVAL_HINTS: [KeyHint; 5] = [
     KeyHint::new("y", "approve"),
     KeyHint::new("a", "approve for the session"),
-    KeyHint::new("n", "deny (then a reason)"),
-    KeyHint::new("Esc", "abort the turn"),
+    KeyHint::new("n", "deny (why?)"),
+    KeyHint::new("Esc", "stop the turn"),
     KeyHint::new("↑/↓", "scroll the preview"),
 ];
 
@@ -54,6 +60,7 @@ impl App {
         if !self.approvals.is_empty() {
             return self.approval_key(key);
         }
+        self.answered_last = false;
         if let Some(top) = self.overlays.last_mut() {
             let servers: Vec<(String, crate::protocol::McpState)> = self
                 .mcp
@@ -105,6 +112,9 @@ impl App {
             self.interrupt();
             return true;
         }
+        if !self.approval_armed() {
+            return self.key_while_arming(key);
+        }
         if let Some(reason) = &mut self.deny_reason {
             match key.code {
                 KeyCode::Enter => {
@@ -124,7 +134,15 @@ impl App {
         }
         match key.code {
             KeyCode::Char('y') => self.decide(Decision::Approve),
-            KeyCode::Char('a') => self.decide(Decision::ApproveForSession),
+            // Offered only where the dialog says what it would cover.
+            KeyCode::Char('a')
+                if self
+                    .approvals
+                    .front()
+                    .is_some_and(|front| front.session_rule.is_some()) =>
+            {
+                self.decide(Decision::ApproveForSession)
+            }
             KeyCode::Char('n') => self.deny_reason = Some(String::new()),
             KeyCode::Esc => self.decide(Decision::Abort),
             KeyCode::Up | KeyCode::Char('k') => self.approval_scroll = self.approval_scroll.saturating_sub(1),
@@ -138,8 +156,40 @@ impl App {
         true
     }
 
+    /// A key pressed before the approval could be read (typed for the input while the
+    /// agent worked, or already queued when the dialog opened): it answers nothing, and
+    /// the dialog arms only after a quiet moment. Typing goes on in the input, where it
+    /// was meant to go.
+    fn key_while_arming(&mut self, key: KeyEvent) -> bool {
+        let later = self.now + super::APPROVAL_GRACE;
+        if let Some(at) = self
+            .approvals
+            .front_mut()
+            .and_then(|front| front.armed_at.as_mut())
+        {
+            *at = (*at).max(later);
+        }
+        let typing = matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if typing
+            && !self.answered_last
+            && self.focus == Pane::Input
+            && self.overlays.is_empty()
+            && self.replay.is_none()
+        {
+            match self.input.on_key(key) {
+                InputAction::Ignored | InputAction::Changed => {}
+                InputAction::Submit(text) => self.submit(text),
+            }
+        }
+        true
+    }
+
     /// Answers the front approval; the next one (if any) shows.
     fn decide(&mut self, decision: Decision) {
+        self.answered_last = true;
         if let Some(pending) = self.approvals.pop_front() {
             if decision == Decision::Abort {
                 self.approvals.clear();

@@ -27,7 +27,7 @@ const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 /// recorded; older ones are read back from the log when opened.
 const RESULTS_KEPT: usize = 20;
 
-pub use keys::{APPROVAL_HINTS, GLOBAL_HINTS, inner};
+pub use keys::{APPROVAL_HINTS, DENY_REASON_HINTS, GLOBAL_HINTS, inner};
 pub use resume::Playback;
 
 /// The panes that can hold focus.
@@ -88,7 +88,16 @@ pub struct PendingApproval {
     pub preview: String,
     /// What `a` (approve for the session) remembers; `None`: this call only.
     pub session_rule: Option<crate::protocol::ApprovalRule>,
+    /// From when keys answer it: set when its dialog is first drawn, and pushed back by
+    /// keys pressed before then. `None`: not on screen yet.
+    pub armed_at: Option<Instant>,
+    /// Its place among the calls of the model's reply (call 2 of 3), when there are several.
+    pub in_step: Option<(usize, usize)>,
 }
+
+/// How long an approval dialog is on screen, with no key pressed, before keys answer it:
+/// a person typing a message while the agent works cannot approve by accident.
+pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 
 /// The token-budget figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -164,6 +173,11 @@ pub struct App {
     pub side_popup: Option<Pane>,
     pub overlays: Vec<Overlay>,
     pub approvals: VecDeque<PendingApproval>,
+    /// The tool calls of the model's latest reply, by id, in order.
+    step_calls: Vec<String>,
+    /// The last key answered an approval: keys pressed while the next one arms are
+    /// dropped rather than typed (a `y` pressed twice is not the start of a message).
+    answered_last: bool,
     /// While the person types a reason for denying the front approval.
     pub deny_reason: Option<String>,
     pub approval_scroll: u16,
@@ -234,6 +248,8 @@ impl App {
             side_popup: None,
             overlays: Vec::new(),
             approvals: VecDeque::new(),
+            step_calls: Vec::new(),
+            answered_last: false,
             deny_reason: None,
             approval_scroll: 0,
             rules: Vec::new(),
@@ -258,7 +274,26 @@ impl App {
     /// Whether something on screen moves by itself (a spinner, a ticking duration, a
     /// countdown); only then does the event loop tick.
     pub fn animating(&self) -> bool {
-        !matches!(self.activity, Activity::Idle) || self.timeline.any_running()
+        !matches!(self.activity, Activity::Idle)
+            || self.timeline.any_running()
+            || (!self.approvals.is_empty() && !self.approval_armed())
+    }
+
+    /// A frame was drawn: the approval it showed starts arming, if it was not yet.
+    pub fn frame_drawn(&mut self) {
+        if let Some(front) = self.approvals.front_mut()
+            && front.armed_at.is_none()
+        {
+            front.armed_at = Some(self.now + APPROVAL_GRACE);
+        }
+    }
+
+    /// Whether keys answer the front approval now (it has been on screen long enough).
+    pub fn approval_armed(&self) -> bool {
+        self.approvals
+            .front()
+            .and_then(|front| front.armed_at)
+            .is_some_and(|at| self.now >= at)
     }
 
     /// The log this session is recorded in, once the agent named it.
@@ -334,7 +369,8 @@ impl App {
                     self.activity = Activity::Writing { since: now };
                 }
             }
-            Event::AssistantMessage { text, .. } => {
+            Event::AssistantMessage { text, tool_calls, .. } => {
+                self.step_calls = tool_calls.into_iter().map(|call| call.id).collect();
                 self.conversation.finish_assistant(&text);
                 self.activity = Activity::Waiting { since: now };
             }
@@ -355,11 +391,19 @@ impl App {
                 if self.approvals.is_empty() {
                     self.approval_scroll = 0;
                 }
+                let in_step = self
+                    .step_calls
+                    .iter()
+                    .position(|call| *call == id)
+                    .map(|index| (index + 1, self.step_calls.len()))
+                    .filter(|(_, of)| *of > 1);
                 self.approvals.push_back(PendingApproval {
                     id,
                     name,
                     preview,
                     session_rule,
+                    armed_at: None,
+                    in_step,
                 });
                 self.activity = Activity::AwaitingApproval;
             }
@@ -396,6 +440,7 @@ impl App {
                 outcome,
                 duration_ms,
                 output,
+                output_preview,
                 ..
             } => {
                 if outcome == ToolOutcome::Ok
@@ -409,7 +454,8 @@ impl App {
                     let path = self.tree.root().join(path);
                     self.tree.mark_touched(&path);
                 }
-                self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.timeline
+                    .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
                 self.conversation.invalidate_tool(&id);
                 self.approvals.retain(|pending| pending.id != id);
@@ -570,6 +616,8 @@ impl App {
                     name: format!("{name} (for sub-agent {agent})"),
                     preview,
                     session_rule,
+                    armed_at: None,
+                    in_step: None,
                 });
                 self.activity = Activity::AwaitingApproval;
             }
@@ -587,9 +635,11 @@ impl App {
                 outcome,
                 duration_ms,
                 output,
+                output_preview,
                 ..
             } => {
-                self.timeline.finished(&id, outcome, duration_ms, &output);
+                self.timeline
+                    .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
                 self.approvals.retain(|pending| pending.id != id);
                 self.activity = Activity::Running {
