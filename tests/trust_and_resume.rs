@@ -92,7 +92,7 @@ fn a_trusted_workspace_whose_servers_change_asks_again_and_tools_cannot_change_t
     );
     assert!(
         stderr.contains(
-            "note: this workspace's .miniagent/ changed since you trusted it (repo-tool: runs `sh -c touch"
+            "note: this workspace's .miniagent/ changed since you trusted it (repo-tool: runs sh -c 'touch "
         ),
         "{stderr}"
     );
