@@ -294,7 +294,7 @@ fn malformed_skill_files_are_skipped_with_a_warning() {
         set.warnings(),
         [
             format!(
-                "skipped {}: front matter line 2: unexpected indentation",
+                "skipped {}: front matter line 2 column 15: mapping values are not allowed in this context (a value that contains `: ` must be quoted)",
                 file("bad-indent")
             ),
             format!("{}: its `metadata` is not a map; ignored", file("bad-metadata")),

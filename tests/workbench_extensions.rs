@@ -112,6 +112,36 @@ fn skills_overlay_lists_skills_and_warnings() {
     insta::assert_snapshot!("skills_160x48", screen(&mut app, 160, 48));
 }
 
+/// A description written as a YAML literal block keeps its line breaks in `/skills`:
+/// they were dropped, which joined the words on either side ("theninstructions").
+#[test]
+fn skills_overlay_keeps_the_line_breaks_of_a_multi_line_description() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::SkillsLoaded {
+        skills: vec![SkillInfo {
+            name: "review-diff".into(),
+            description: "Review a diff before it is committed. Use it when asked to review, then\ninstructions follow.\x1b[31m".into(),
+            source: "user".into(),
+            root: "/home/dev/.config/miniagent/skills/review-diff".into(),
+        }],
+        warnings: vec![],
+    });
+    app.submit("/skills".into());
+    let shown = screen(&mut app, 160, 48);
+    assert!(!shown.contains("theninstructions"), "{shown}");
+    let lines: Vec<&str> = shown.lines().collect();
+    let then = lines
+        .iter()
+        .position(|line| line.contains("Use it when asked to review, then"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(lines[then + 1].contains("  instructions follow."), "{shown}");
+    assert!(
+        !shown.contains("[31m"),
+        "escape sequences never reach the screen: {shown}"
+    );
+}
+
 #[test]
 fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
     use miniagent::protocol::ToolOutcome;
