@@ -97,17 +97,28 @@ fn skills_overlay_lists_skills_and_warnings() {
                 description: "Write a commit message from the staged diff.".into(),
                 source: "bundled".into(),
                 root: "/home/dev/.local/share/miniagent/skills/commit-message".into(),
+                pre_approves: vec!["bash: `git diff …`".into(), "bash: `git log …`".into()],
+                not_pre_approved: vec!["WebFetch: not a miniagent tool; ignored".into()],
             },
             SkillInfo {
                 name: "release".into(),
                 description: "This project's release checklist.".into(),
                 source: "workspace".into(),
                 root: "/home/dev/project/.miniagent/skills/release".into(),
+                pre_approves: vec![],
+                not_pre_approved: vec![],
             },
         ],
         warnings: vec!["skill `review-diff` in the workspace replaces the bundled one".into()],
     });
     app.submit("/skills".into());
+    // What each skill pre-approves (its `allowed-tools`) is said under it.
+    let wide = screen(&mut app, 160, 48);
+    assert!(
+        wide.contains("pre-approves while in use: bash: `git diff …`, bash: `git log …`"),
+        "{wide}"
+    );
+    assert!(wide.contains("WebFetch: not a miniagent tool; ignored"), "{wide}");
     insta::assert_snapshot!("skills_80x24", screen(&mut app, 80, 24));
     insta::assert_snapshot!("skills_160x48", screen(&mut app, 160, 48));
 }
@@ -124,6 +135,8 @@ fn skills_overlay_keeps_the_line_breaks_of_a_multi_line_description() {
             description: "Review a diff before it is committed. Use it when asked to review, then\ninstructions follow.\x1b[31m".into(),
             source: "user".into(),
             root: "/home/dev/.config/miniagent/skills/review-diff".into(),
+            pre_approves: vec![],
+            not_pre_approved: vec![],
         }],
         warnings: vec![],
     });

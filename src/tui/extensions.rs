@@ -103,6 +103,21 @@ pub fn skills_lines(skills: &[SkillInfo], warnings: &[String], theme: &Theme) ->
                 theme.text,
             )));
         }
+        if !skill.pre_approves.is_empty() {
+            lines.push(Line::from(vec![
+                Span::styled("  pre-approves while in use: ", theme.dim),
+                Span::styled(
+                    crate::terminal_text::clean(&skill.pre_approves.join(", ")).into_owned(),
+                    theme.tool,
+                ),
+            ]));
+        }
+        for ignored in &skill.not_pre_approved {
+            lines.push(Line::from(Span::styled(
+                format!("  {}", crate::terminal_text::clean(ignored)),
+                theme.dim,
+            )));
+        }
         lines.push(Line::from(Span::styled(format!("  {}", skill.root), theme.dim)));
     }
     if !warnings.is_empty() {
