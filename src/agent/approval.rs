@@ -168,6 +168,13 @@ impl ApprovalPolicy {
         if !confined || self.skills.is_empty() {
             return false;
         }
+        // The sandbox lets commands write anywhere in the workspace, its `.miniagent/`
+        // included; a command that names it is asked about. (One that hides the name
+        // still changes the trusted files' fingerprint, and trust is asked for again.)
+        let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
+        if command.contains(WORKSPACE_SETTINGS_DIR) {
+            return false;
+        }
         let paths = tool.changed_paths(arguments);
         self.skills
             .iter()
@@ -510,6 +517,10 @@ mod tests {
                 ),
                 Verdict::AskEachTime(_)
             ));
+            assert_eq!(
+                policy.check(&FakeBash, &command("git status .miniagent/"), &workspace),
+                Verdict::Ask
+            );
             // Never what acts outside the sandbox.
             policy.pre_approve(skill(&["Bash"]));
             assert_eq!(
