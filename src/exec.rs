@@ -74,6 +74,8 @@ pub async fn run(
     }
     let mut interrupts = 0u32;
     let mut turn_started = false;
+    // The recorded session (and its workspace), named at the end so it can be continued.
+    let mut session: Option<(String, std::path::PathBuf)> = None;
     let outcome = loop {
         let interrupted = async {
             match sigint.as_mut() {
@@ -168,6 +170,19 @@ pub async fn run(
             | Event::Notice { .. } => None,
         };
         printer.event(&event);
+        match &event {
+            Event::SessionConfigured {
+                session_id: Some(id),
+                workspace,
+                ..
+            } => session = Some((id.clone(), workspace.into())),
+            Event::SessionResumed { id, .. } => {
+                if let Some((current, _)) = session.as_mut() {
+                    current.clone_from(id);
+                }
+            }
+            _ => {}
+        }
         if matches!(event, Event::SessionResumed { .. })
             && let Some(text) = prompt.take()
         {
@@ -190,6 +205,10 @@ pub async fn run(
         if done {
             break;
         }
+    }
+    // A log exists once a turn started; stdout stays the answer.
+    if let Some((id, workspace)) = session.filter(|_| turn_started) {
+        printer.note(&crate::session::continue_line(&id, &workspace, true));
     }
     outcome
 }

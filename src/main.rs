@@ -18,7 +18,9 @@ use miniagent::tools::sandbox::SandboxSetting;
 #[command(name = "miniagent", version)]
 struct Cli {
     #[command(flatten)]
-    shared: SharedOptions,
+    agent: AgentOptions,
+    #[command(flatten)]
+    look: LookOptions,
     /// Continue a recorded session: the newest one of this workspace, or session ID.
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
@@ -26,45 +28,71 @@ struct Cli {
     command: Option<Command>,
 }
 
-/// Options every front end takes.
-#[derive(Args, Debug)]
-struct SharedOptions {
+/// Options of the commands that run the agent (the workbench and `exec`). Not global:
+/// `sessions` and `replay` run no agent, and their help lists only what applies to them.
+/// Given before `exec` they apply to it as well.
+#[derive(Args, Debug, Default)]
+struct AgentOptions {
     /// The folder the agent works in (default: the current directory).
-    #[arg(short = 'w', long, global = true, value_name = "DIR")]
+    #[arg(short = 'w', long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// A config file layered over the user's config.toml.
-    #[arg(short = 'c', long = "config", global = true, value_name = "FILE")]
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
     config: Option<PathBuf>,
     /// The model provider's protocol.
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, value_enum)]
     provider: Option<Provider>,
     /// The provider's base URL.
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// The model name.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     model: Option<String>,
     /// The environment variable that holds the API key.
-    #[arg(long, global = true, value_name = "VAR")]
+    #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
     /// What may run without asking.
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, value_enum)]
     approval: Option<ApprovalMode>,
     /// Model calls per turn before the agent stops and reports.
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, value_name = "N")]
     max_steps: Option<u32>,
     /// The Landlock sandbox for commands (writes only under the workspace and the temp
     /// dir); `off` lets full-auto run them unsandboxed, the other modes always sandbox.
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, value_enum)]
     sandbox: Option<SandboxSetting>,
     /// Trust this workspace: use its .miniagent/mcp.json (remembered for next time).
-    #[arg(long, global = true)]
+    #[arg(long)]
     trust_workspace: bool,
     /// An MCP servers file (the mcpServers format), instead of <config dir>/mcp.json.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     mcp_config: Option<PathBuf>,
+}
+
+impl AgentOptions {
+    /// These options, with those given before the command's name filling the gaps.
+    fn or(self, outer: AgentOptions) -> AgentOptions {
+        AgentOptions {
+            workspace: self.workspace.or(outer.workspace),
+            config: self.config.or(outer.config),
+            provider: self.provider.or(outer.provider),
+            base_url: self.base_url.or(outer.base_url),
+            model: self.model.or(outer.model),
+            api_key_env: self.api_key_env.or(outer.api_key_env),
+            approval: self.approval.or(outer.approval),
+            max_steps: self.max_steps.or(outer.max_steps),
+            sandbox: self.sandbox.or(outer.sandbox),
+            trust_workspace: self.trust_workspace || outer.trust_workspace,
+            mcp_config: self.mcp_config.or(outer.mcp_config),
+        }
+    }
+}
+
+/// Options of the commands that draw the workbench.
+#[derive(Args, Debug, Default)]
+struct LookOptions {
     /// The workbench's colour theme (dark, light, high-contrast, or your own).
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     theme: Option<String>,
 }
 
@@ -72,6 +100,8 @@ struct SharedOptions {
 enum Command {
     /// Run one prompt without the workbench: progress on stderr, the answer on stdout.
     Exec {
+        #[command(flatten)]
+        agent: AgentOptions,
         /// Print every event as one JSON line on stdout instead.
         #[arg(long)]
         json: bool,
@@ -83,13 +113,15 @@ enum Command {
     },
     /// Play a recorded session back in the workbench, with no model and no network.
     Replay {
+        #[command(flatten)]
+        look: LookOptions,
         /// Print the session as `exec` would have, instead of opening the workbench.
         #[arg(long)]
         headless: bool,
         /// A session log (.jsonl), or a recorded session's id.
         file: String,
     },
-    /// List, show and export recorded sessions.
+    /// List, show, export and remove recorded sessions.
     Sessions {
         #[command(subcommand)]
         command: SessionsCommand,
@@ -98,8 +130,12 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum SessionsCommand {
-    /// Every recorded session, newest first; the id is the first field.
-    List,
+    /// Recorded sessions, newest first, under a header; the id is the first field.
+    List {
+        /// Also list sessions that never got a reply (marked so).
+        #[arg(long)]
+        all: bool,
+    },
     /// A session's details and its conversation.
     Show {
         /// A session id, a unique prefix of one, or a .jsonl file.
@@ -111,6 +147,23 @@ enum SessionsCommand {
         id: String,
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
+    },
+    /// Remove a recorded session (never one a running miniagent has open).
+    Rm {
+        /// A session id or a unique prefix of one.
+        id: String,
+    },
+    /// Remove the sessions last used longer ago than DURATION, after listing them.
+    Prune {
+        /// How old: a number and a unit, such as 30d, 12h, 90m or 2w.
+        #[arg(long, value_name = "DURATION")]
+        older_than: String,
+        /// Remove without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Only list what would be removed.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -131,25 +184,29 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-fn run(cli: Cli) -> i32 {
-    let shared = cli.shared;
-    let start = StartOptions {
-        workspace: shared.workspace,
-        config_file: shared.config,
-        mcp_config: shared.mcp_config,
-        trust_workspace: shared.trust_workspace,
+/// What the agent starts with.
+fn start_options(agent: AgentOptions) -> StartOptions {
+    StartOptions {
+        workspace: agent.workspace,
+        config_file: agent.config,
+        mcp_config: agent.mcp_config,
+        trust_workspace: agent.trust_workspace,
         overrides: Overrides {
-            provider: shared.provider,
-            base_url: shared.base_url,
-            model: shared.model,
-            api_key_env: shared.api_key_env,
-            approval: shared.approval,
-            max_steps: shared.max_steps,
-            sandbox: shared.sandbox,
+            provider: agent.provider,
+            base_url: agent.base_url,
+            model: agent.model,
+            api_key_env: agent.api_key_env,
+            approval: agent.approval,
+            max_steps: agent.max_steps,
+            sandbox: agent.sandbox,
         },
-    };
+    }
+}
+
+fn run(cli: Cli) -> i32 {
     match cli.command {
         None => {
+            let start = start_options(cli.agent);
             let resume = match cli.resume.as_deref() {
                 Some(id) => match startup::resume_target(&start, Some(id).filter(|id| !id.is_empty())) {
                     // The workbench asks when the log is from elsewhere.
@@ -163,11 +220,17 @@ fn run(cli: Cli) -> i32 {
             };
             miniagent::tui::run(miniagent::tui::WorkbenchOptions {
                 start,
-                theme: shared.theme,
+                theme: cli.look.theme,
                 resume,
             })
         }
-        Some(Command::Exec { json, resume, prompt }) => {
+        Some(Command::Exec {
+            agent,
+            json,
+            resume,
+            prompt,
+        }) => {
+            let start = start_options(agent.or(cli.agent));
             let resume = match resume.as_deref() {
                 Some(id) => match startup::resume_target(&start, Some(id))
                     .and_then(|target| target.check_for_exec(&start).map(|()| target))
@@ -182,15 +245,24 @@ fn run(cli: Cli) -> i32 {
             };
             run_exec(&start, json, resume, prompt)
         }
-        Some(Command::Replay { headless: true, file }) => cli::replay_headless(&file),
         Some(Command::Replay {
+            headless: true, file, ..
+        }) => cli::replay_headless(&file),
+        Some(Command::Replay {
+            look,
             headless: false,
             file,
-        }) => miniagent::tui::replay(&file, shared.theme),
+        }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme)),
         Some(Command::Sessions { command }) => match command {
-            SessionsCommand::List => cli::list(),
+            SessionsCommand::List { all } => cli::list(all),
             SessionsCommand::Show { id } => cli::show(&id),
             SessionsCommand::Export { id, format } => cli::export(&id, format),
+            SessionsCommand::Rm { id } => cli::remove(&id),
+            SessionsCommand::Prune {
+                older_than,
+                yes,
+                dry_run,
+            } => cli::prune(&older_than, yes, dry_run),
         },
     }
 }
@@ -219,6 +291,8 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
             return 1;
         }
     };
+    // Errors are one line on stderr; their whole chain goes to the log.
+    miniagent::tui::run::start_logging(miniagent::config::config_dir(&env).as_deref());
     let outcome = runtime.block_on(async {
         let options = match startup::prepare(start, &env) {
             Ok(options) => options,

@@ -353,6 +353,13 @@ pub struct SkillInfo {
     /// `bundled`, `user` or `workspace`.
     pub source: String,
     pub root: String,
+    /// What the skill pre-approves while it is in use (its `allowed-tools`), one phrase
+    /// each (`edit_file`, ``bash: `git status …` ``).
+    #[serde(default)]
+    pub pre_approves: Vec<String>,
+    /// Its `allowed-tools` entries that pre-approve nothing, each with why.
+    #[serde(default)]
+    pub not_pre_approved: Vec<String>,
 }
 
 /// How a tool call ended.

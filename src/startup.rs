@@ -262,11 +262,19 @@ pub fn build(
         skills: skills
             .skills()
             .iter()
-            .map(|skill| SkillInfo {
-                name: skill.name.clone(),
-                description: skill.description.clone(),
-                source: skill.source.to_string(),
-                root: skill.root.display().to_string(),
+            .map(|skill| {
+                let approvals = skills::SkillApprovals::from_entries(
+                    &skill.name,
+                    skill.allowed_tools.as_deref().unwrap_or_default(),
+                );
+                SkillInfo {
+                    name: skill.name.clone(),
+                    description: skill.description.clone(),
+                    source: skill.source.to_string(),
+                    root: skill.root.display().to_string(),
+                    pre_approves: approvals.describe(),
+                    not_pre_approved: approvals.ignored,
+                }
             })
             .collect(),
         warnings: skills.warnings().to_vec(),

@@ -22,6 +22,7 @@ fn miniagent(workspace: Option<&TempDir>, config_dir: &TempDir) -> Command {
     command
         .env("MINIAGENT_CONFIG_DIR", config_dir.path())
         .env("MINIAGENT_DATA_DIR", config_dir.path())
+        .env("MINIAGENT_LOG_DIR", config_dir.path())
         .env("MINIAGENT_API_KEY", TEST_KEY)
         .stdin(Stdio::null());
     if let Some(workspace) = workspace {
@@ -101,10 +102,15 @@ fn exit_1_on_provider_errors_and_malformed_streams() {
     let server = ScriptedServer::start_blocking(vec![Reply::status(400, "bad request body")]);
     let (output, _w) = exec_against(&server, &[], "hi");
     assert_eq!(output.status.code(), Some(1));
+    // The error, then the line naming the session.
+    let stderr = text(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(
-        text(&output.stderr).lines().last(),
-        Some("error: the model call failed: HTTP 400 from the provider: bad request body")
+        lines[lines.len() - 2],
+        "error: the model call failed: HTTP 400 from the provider: bad request body",
+        "{stderr}"
     );
+    assert!(lines[lines.len() - 1].starts_with("session "), "{stderr}");
     assert_eq!(text(&output.stdout), "");
 
     let server = ScriptedServer::start_blocking(vec![Reply::malformed("{not json")]);
@@ -258,6 +264,79 @@ fn a_malformed_config_file_is_one_line_naming_file_and_key() {
             "miniagent: {}: unknown key `model.providr`",
             extra.display()
         )),
+        "{stderr}"
+    );
+}
+
+/// An unreachable provider: one line per retry saying what failed, and the error once.
+#[test]
+fn an_unreachable_provider_prints_one_short_line_per_retry() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    config_dir.write(
+        "config.toml",
+        "[retry]\ninitial_delay_ms = 10\nmax_delay_ms = 20\n",
+    );
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["--base-url", &format!("http://127.0.0.1:{port}"), "exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().skip(1).collect();
+    let what = format!("connection refused at 127.0.0.1:{port}");
+    assert_eq!(lines.len(), 5, "{stderr}");
+    for (retry, line) in lines[..3].iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("retrying ({}/3) in ", retry + 1)),
+            "{stderr}"
+        );
+        assert!(line.ends_with(&format!(": {what}")), "{stderr}");
+    }
+    assert_eq!(lines[3], format!("error: the model call failed: {what}"));
+    assert!(lines[4].starts_with("session "), "{stderr}");
+    // The whole chain is in the log.
+    let log = std::fs::read_to_string(config_dir.join("miniagent.log")).unwrap();
+    assert!(log.contains("Connection refused (os error 111)"), "{log}");
+}
+
+/// In text mode the session is named on stderr (stdout stays the answer), with the
+/// command that continues it.
+#[test]
+fn exec_names_its_session_and_how_to_continue_it() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("The answer.")]);
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["--base-url", &server.anthropic_base_url(), "exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stdout), "The answer.\n");
+    let logs: Vec<_> = std::fs::read_dir(config_dir.join("sessions"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 1);
+    let id = logs[0].file_stem().unwrap().to_str().unwrap();
+    let stderr = text(&output.stderr);
+    // The test runs elsewhere than the workspace, so the command names it.
+    assert_eq!(
+        stderr.lines().last(),
+        Some(
+            format!(
+                "session {id} · continue it with: miniagent -w {} exec --resume {id} \"…\"",
+                workspace.path().display()
+            )
+            .as_str()
+        ),
         "{stderr}"
     );
 }

@@ -58,15 +58,32 @@ fn sessions_are_listed_shown_and_exported() {
     let list = run(&home, &["sessions", "list"]);
     assert_eq!(list.status.code(), Some(0), "{}", text(&list.stderr));
     let listed = text(&list.stdout);
+    // A header names the columns; then one line per session, the id first.
+    let header = listed.lines().next().unwrap_or("");
+    for column in [
+        "SESSION",
+        "CREATED",
+        "STEPS",
+        "TOKENS",
+        "WORKSPACE",
+        "FIRST PROMPT",
+    ] {
+        assert!(header.contains(column), "{listed}");
+    }
     let first_fields: Vec<&str> = listed
         .lines()
+        .skip(1)
         .map(|l| l.split_whitespace().next().unwrap_or(""))
         .collect();
     assert_eq!(first_fields, vec![newer.as_str(), older.as_str()], "{listed}");
-    let lines: Vec<&str> = listed.lines().collect();
+    let lines: Vec<&str> = listed.lines().skip(1).collect();
     assert!(lines[0].ends_with("  greet me"), "{listed}");
     assert!(lines[1].ends_with("  say hi"), "{listed}");
     assert!(lines[1].contains(" 2 steps "), "{listed}");
+    assert!(
+        lines[0].contains(" 1 step "),
+        "one step is not \"1 steps\": {listed}"
+    );
 
     let show = run(&home, &["sessions", "show", &older]);
     assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
@@ -235,12 +252,190 @@ fn a_headless_replay_prints_what_exec_printed() {
     assert_eq!(text(&replay.stdout), text(&live.stdout));
     let stderr = text(&replay.stderr);
     assert!(stderr.contains("\n✓ bash echo hi ("), "{stderr}");
-    // The replay adds the prompt of each turn; the rest is exec's progress, line for line.
-    assert_eq!(stderr.replace("› say hi\n", ""), text(&live.stderr));
+    // The replay adds the prompt of each turn; the rest is exec's progress, line for line
+    // (without the line exec ends with, naming the session to continue).
+    let live_stderr = text(&live.stderr);
+    let (progress, last) = live_stderr.trim_end().rsplit_once('\n').unwrap();
+    assert!(last.starts_with("session "), "{live_stderr}");
+    assert_eq!(stderr.replace("› say hi\n", ""), format!("{progress}\n"));
 
     // The same by id, with the server gone: no model is needed.
     drop(server);
     let by_id = run(&home, &["replay", "--headless", &session_id(&logs[0])]);
     assert_eq!(by_id.status.code(), Some(0), "{}", text(&by_id.stderr));
     assert_eq!(by_id.stdout, replay.stdout);
+}
+
+/// `sessions` takes only the options that apply to it: none of the agent's.
+#[test]
+fn sessions_help_lists_only_options_that_apply() {
+    let home = TempDir::new();
+    for args in [
+        vec!["sessions", "--help"],
+        vec!["sessions", "list", "--help"],
+        vec!["sessions", "show", "--help"],
+        vec!["sessions", "export", "--help"],
+        vec!["sessions", "rm", "--help"],
+        vec!["sessions", "prune", "--help"],
+    ] {
+        let output = run(&home, &args);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        let help = text(&output.stdout);
+        for foreign in [
+            "--approval",
+            "--sandbox",
+            "--theme",
+            "--max-steps",
+            "--model",
+            "--base-url",
+        ] {
+            assert!(!help.contains(foreign), "{args:?} lists {foreign}:\n{help}");
+        }
+    }
+    // The agent's own commands still take them, before or after the command's name.
+    let exec_help = text(&run(&home, &["exec", "--help"]).stdout);
+    assert!(
+        exec_help.contains("--approval") && exec_help.contains("--max-steps"),
+        "{exec_help}"
+    );
+    let top_help = text(&run(&home, &["--help"]).stdout);
+    assert!(
+        top_help.contains("--theme") && top_help.contains("--approval"),
+        "{top_help}"
+    );
+}
+
+/// A session whose only turn failed before any reply is left out of the list (with a
+/// note saying so); `--all` shows it, marked.
+#[test]
+fn sessions_list_hides_failed_empty_sessions() {
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let server = ScriptedServer::start_blocking(vec![Reply::text("Hello.")]);
+    exec(&home, &workspace, &server, "a good one");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    home.write("config.toml", "[retry]\nmax_retries = 0\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let failed = miniagent(&home)
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args([
+            "--base-url",
+            &format!("http://127.0.0.1:{port}"),
+            "exec",
+            "a failed one",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(session_logs(&home).len(), 2);
+
+    let listed = run(&home, &["sessions", "list"]);
+    let stdout = text(&listed.stdout);
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(
+        stdout.contains("a good one") && !stdout.contains("a failed one"),
+        "{stdout}"
+    );
+    assert!(
+        text(&listed.stderr)
+            .contains("1 session with no reply is not listed; `sessions list --all` shows it"),
+        "{}",
+        text(&listed.stderr)
+    );
+    let all = text(&run(&home, &["sessions", "list", "--all"]).stdout);
+    assert_eq!(all.lines().count(), 3, "{all}");
+    let failed_line = all.lines().find(|l| l.contains("a failed one")).unwrap();
+    assert!(failed_line.contains("(no reply)"), "{all}");
+}
+
+/// `sessions rm ID` removes a session's files and says what it removed; a session a
+/// running miniagent holds is never removed.
+#[test]
+fn sessions_rm_removes_one_session_but_never_one_in_use() {
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let (logs, _) = two_sessions(&home, &workspace);
+    let (older, newer) = (session_id(&logs[0]), session_id(&logs[1]));
+
+    // A running miniagent holds its session's lock.
+    let held = std::fs::File::open(&logs[1]).unwrap();
+    use std::os::fd::AsRawFd;
+    assert_eq!(
+        unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let refused = run(&home, &["sessions", "rm", &newer]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(
+        text(&refused.stderr),
+        format!("miniagent: session {newer} is in use by a running miniagent; it was not removed\n")
+    );
+    assert!(logs[1].exists());
+    drop(held);
+
+    let removed = run(&home, &["sessions", "rm", &older]);
+    assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));
+    let said = text(&removed.stdout);
+    assert!(said.starts_with(&format!("removed session {older} (")), "{said}");
+    assert!(said.contains("say hi"), "{said}");
+    assert!(!logs[0].exists());
+    assert!(!logs[0].with_extension("info.json").exists());
+    assert_eq!(session_logs(&home), vec![logs[1].clone()]);
+    let again = run(&home, &["sessions", "rm", &older]);
+    assert_eq!(again.status.code(), Some(1));
+}
+
+/// `sessions prune --older-than` lists what it removes; without a terminal it asks for
+/// `--yes` first, and `--dry-run` only lists.
+#[test]
+fn sessions_prune_removes_sessions_older_than_a_duration() {
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let (logs, _) = two_sessions(&home, &workspace);
+    let (older, newer) = (session_id(&logs[0]), session_id(&logs[1]));
+    let forty_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&logs[0])
+        .unwrap()
+        .set_modified(forty_days_ago)
+        .unwrap();
+
+    let bad = run(&home, &["sessions", "prune", "--older-than", "soon"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        text(&bad.stderr).contains("`soon` is not a duration"),
+        "{}",
+        text(&bad.stderr)
+    );
+
+    let dry = run(&home, &["sessions", "prune", "--older-than", "30d", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    let listed = text(&dry.stdout);
+    assert!(listed.contains(&older) && !listed.contains(&newer), "{listed}");
+    assert!(listed.contains("would be removed"), "{listed}");
+    assert!(logs[0].exists());
+
+    let unasked = run(&home, &["sessions", "prune", "--older-than", "30d"]);
+    assert_eq!(unasked.status.code(), Some(1));
+    assert!(
+        text(&unasked.stderr).contains("add --yes to remove them without being asked"),
+        "{}",
+        text(&unasked.stderr)
+    );
+    assert!(logs[0].exists());
+
+    let pruned = run(&home, &["sessions", "prune", "--older-than", "30d", "--yes"]);
+    assert_eq!(pruned.status.code(), Some(0), "{}", text(&pruned.stderr));
+    let said = text(&pruned.stdout);
+    assert!(said.contains(&format!("removed session {older} (")), "{said}");
+    assert!(said.ends_with("removed 1 session; 1 kept\n"), "{said}");
+    assert_eq!(session_logs(&home), vec![logs[1].clone()]);
 }

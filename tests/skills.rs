@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use miniagent::tools::paths::Workspace;
-use miniagent::tools::skills::{BUNDLED_FILES, GetSkillTool, Skill, SkillSet, SkillSource, install_bundled};
+use miniagent::tools::skills::{
+    BUNDLED_FILES, GetSkillTool, Skill, SkillApprovals, SkillSet, SkillSource, install_bundled,
+};
 use miniagent::tools::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -294,7 +296,7 @@ fn malformed_skill_files_are_skipped_with_a_warning() {
         set.warnings(),
         [
             format!(
-                "skipped {}: front matter line 2: unexpected indentation",
+                "skipped {}: front matter line 2 column 15: mapping values are not allowed in this context (a value that contains `: ` must be quoted)",
                 file("bad-indent")
             ),
             format!("{}: its `metadata` is not a map; ignored", file("bad-metadata")),
@@ -374,20 +376,23 @@ async fn get_skill_returns_the_body_with_absolute_paths() {
         output,
         ToolOutput::ok(format!(
             "Skill `demo` (folder: {r})\n\
-             While following this skill, use only: bash, read_file.\n\
+             Pre-approved while you follow this skill: bash: any command. Other calls need approval as usual.\n\
              \n\
              Run `bash \"{r}/scripts/run.sh\"`, then read [the guide]({r}/references/guide.md).\n\
              Fill in {r}/assets/template.txt and see {r}/notes.txt.\n\
              Leave README.md, scripts/missing.sh, https://example.com/references/guide.md\n\
              and /etc/hosts alone.\n"
         ))
-        // The loop keeps the rest of the turn to these tools (and get_skill).
-        .restricting_tools_to(vec!["bash".into(), "read_file".into(), "get_skill".into()])
+        // The policy pre-approves them for the rest of the turn.
+        .pre_approving(SkillApprovals::from_entries(
+            "demo",
+            &["bash".to_string(), "read_file".to_string()]
+        ))
     );
 }
 
 #[tokio::test]
-async fn get_skill_without_allowed_tools_has_no_restriction_line() {
+async fn get_skill_without_allowed_tools_has_no_pre_approval_line() {
     let workspace = TempDir::new();
     workspace.write(
         ".miniagent/skills/free/SKILL.md",
@@ -524,16 +529,26 @@ fn install_bundled_writes_every_file_once_and_the_skills_are_found() {
             ("write-skill", SkillSource::Bundled),
         ]
     );
-    let allowed = |name: &str| set.get(name).and_then(|skill| skill.allowed_tools.clone());
+    // What the bundled skills pre-approve: reading git's state, never any command.
+    let pre_approved = |name: &str| {
+        let skill = set.get(name).unwrap();
+        SkillApprovals::from_entries(name, skill.allowed_tools.as_deref().unwrap_or_default()).describe()
+    };
     assert_eq!(
-        allowed("commit-message"),
-        Some(vec!["bash".to_string(), "read_file".to_string()])
+        pre_approved("commit-message"),
+        vec!["bash: `git diff …`", "bash: `git status …`", "bash: `git log …`"]
     );
     assert_eq!(
-        allowed("review-diff"),
-        Some(vec!["bash".to_string(), "read_file".to_string()])
+        pre_approved("review-diff"),
+        vec![
+            "bash: `git diff …`",
+            "bash: `git status …`",
+            "bash: `git log …`",
+            "bash: `git show …`"
+        ]
     );
-    assert_eq!(allowed("test-fix-loop"), None);
+    assert_eq!(pre_approved("test-fix-loop"), Vec::<String>::new());
+    assert_eq!(pre_approved("write-skill"), Vec::<String>::new());
 }
 
 /// Every path a bundled skill's instructions point to exists once installed, and its

@@ -1,6 +1,6 @@
 //! Skills through the real binary: listed in the system prompt (level 1), loaded with
 //! `get_skill` (level 2, paths made absolute), their files readable (level 3), and
-//! `allowed-tools` enforced for the rest of the turn.
+//! `allowed-tools` pre-approved for the rest of the turn.
 
 mod support;
 
@@ -9,17 +9,22 @@ use std::process::{Command, Stdio};
 use support::harness::TEST_KEY;
 use support::*;
 
+/// `allowed-tools` pre-approves (Agent Skills specification), it does not restrict: in
+/// `ask` mode, where `exec` refuses whatever would ask, the skill's tools run once it is
+/// loaded, Claude-style names mapped to miniagent's; everything else still needs approval,
+/// and miniagent's own settings are asked about whatever the skill says.
 #[test]
-fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_enforced() {
+fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_pre_approved() {
     let workspace = TempDir::new();
     workspace.write(
         ".miniagent/skills/release-notes/SKILL.md",
-        "---\r\nname: release-notes\r\ndescription: Write release notes from the changelog.\r\nallowed-tools: read_file\r\n---\r\nRead references/template.md and fill it in.\r\n",
+        "---\r\nname: release-notes\r\ndescription: >-\r\n  Write release notes\r\n  from the changelog.\r\nallowed-tools: Read, Edit, Write, Bash(git status:*), WebFetch\r\n---\r\nRead references/template.md and fill it in.\r\n",
     );
     workspace.write(
         ".miniagent/skills/release-notes/references/template.md",
         "## Added\n## Fixed\n",
     );
+    workspace.write("NOTES.md", "draft\n");
     let template = workspace
         .path()
         .canonicalize()
@@ -32,7 +37,19 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_enforced() {
             "read_file",
             serde_json::json!({"path": template}).to_string(),
         ),
-        Reply::tool("b1", "bash", r#"{"command": "touch not-allowed"}"#),
+        Reply::tool(
+            "e1",
+            "edit_file",
+            r###"{"path": "NOTES.md", "old_str": "draft", "new_str": "## Added"}"###,
+        ),
+        Reply::tool("g1", "bash", r#"{"command": "git status --short"}"#),
+        Reply::tool("b1", "bash", r#"{"command": "touch not-pre-approved"}"#),
+        Reply::tool("c1", "bash", r#"{"command": "git status; touch chained"}"#),
+        Reply::tool(
+            "w1",
+            "write_file",
+            r#"{"path": ".miniagent/skills/release-notes/extra.md", "content": "x"}"#,
+        ),
         Reply::text("Notes written."),
     ]);
     let config_dir = TempDir::new();
@@ -40,6 +57,7 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_enforced() {
     let output = Command::new(env!("CARGO_BIN_EXE_miniagent"))
         .env("MINIAGENT_CONFIG_DIR", config_dir.path())
         .env("MINIAGENT_DATA_DIR", config_dir.path())
+        .env("MINIAGENT_LOG_DIR", config_dir.path())
         .env("XDG_CACHE_HOME", cache.path())
         .env("MINIAGENT_API_KEY", TEST_KEY)
         .args([
@@ -52,18 +70,14 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_enforced() {
             "--trust-workspace",
             "exec",
             "--approval",
-            "full-auto",
+            "ask",
             "write the release notes",
         ])
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
     let requests = server.requests();
     let system = requests[0].body["system"].as_str().unwrap();
     assert!(
@@ -77,16 +91,48 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_enforced() {
     let loaded = result(1)["content"].as_str().unwrap().to_string();
     assert!(loaded.contains(&template.display().to_string()), "{loaded}");
     assert!(
-        loaded.contains("While following this skill, use only: read_file."),
+        loaded.contains(
+            "Pre-approved while you follow this skill: edit_file, write_file, bash: `git status …`."
+        ),
         "{loaded}"
     );
-    assert_eq!(result(2)["content"], "     1|## Added\n     2|## Fixed");
-    assert_eq!(result(3)["is_error"], true);
-    assert_eq!(
-        result(3)["content"],
-        "only these tools may be used now: read_file, get_skill; `bash` is not one of them"
+    assert!(
+        stderr.contains("skill `release-notes` pre-approves for the rest of this turn"),
+        "{stderr}"
     );
-    assert!(!workspace.join("not-allowed").exists());
+    assert_eq!(result(2)["content"], "     1|## Added\n     2|## Fixed");
+    // Edit → edit_file ran without asking.
+    assert_eq!(result(3)["is_error"], false, "{}", result(3));
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("NOTES.md")).unwrap(),
+        "## Added\n"
+    );
+    // Bash(git status:*) covers `git status --short` where commands are confined.
+    let git = result(4)["content"].as_str().unwrap().to_string();
+    if miniagent::tools::sandbox::kernel_abi().is_ok() {
+        assert!(!git.contains("refused"), "{git}");
+    } else {
+        assert!(git.starts_with("the person refused this call"), "{git}");
+    }
+    // Anything else still needs approval, which exec cannot give.
+    for n in [5, 6, 7] {
+        assert_eq!(result(n)["is_error"], true, "{}", result(n));
+        assert!(
+            result(n)["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("the person refused this call"),
+            "{}",
+            result(n)
+        );
+    }
+    assert!(!workspace.join("not-pre-approved").exists());
+    assert!(!workspace.join("chained").exists());
+    assert!(
+        !workspace
+            .join(".miniagent/skills/release-notes/extra.md")
+            .exists()
+    );
 }
 
 #[test]

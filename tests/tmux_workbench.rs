@@ -431,9 +431,17 @@ fn resume_and_replay_in_tmux() {
     );
     tmux.keys(&["Escape"]);
     tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
+    let after = tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
     });
+    // Once the terminal is restored, the session is named with how to take it up again.
+    let id = log.file_stem().unwrap().to_str().unwrap();
+    assert!(
+        after
+            .lines()
+            .any(|l| l.trim_end() == format!("session {id} · continue it with: miniagent --resume {id}")),
+        "{after}"
+    );
 
     // The replay plays both turns without a model; End jumps to the end.
     tmux.type_text(&format!(

@@ -97,19 +97,62 @@ fn skills_overlay_lists_skills_and_warnings() {
                 description: "Write a commit message from the staged diff.".into(),
                 source: "bundled".into(),
                 root: "/home/dev/.local/share/miniagent/skills/commit-message".into(),
+                pre_approves: vec!["bash: `git diff …`".into(), "bash: `git log …`".into()],
+                not_pre_approved: vec!["WebFetch: not a miniagent tool; ignored".into()],
             },
             SkillInfo {
                 name: "release".into(),
                 description: "This project's release checklist.".into(),
                 source: "workspace".into(),
                 root: "/home/dev/project/.miniagent/skills/release".into(),
+                pre_approves: vec![],
+                not_pre_approved: vec![],
             },
         ],
         warnings: vec!["skill `review-diff` in the workspace replaces the bundled one".into()],
     });
     app.submit("/skills".into());
+    // What each skill pre-approves (its `allowed-tools`) is said under it.
+    let wide = screen(&mut app, 160, 48);
+    assert!(
+        wide.contains("pre-approves while in use: bash: `git diff …`, bash: `git log …`"),
+        "{wide}"
+    );
+    assert!(wide.contains("WebFetch: not a miniagent tool; ignored"), "{wide}");
     insta::assert_snapshot!("skills_80x24", screen(&mut app, 80, 24));
     insta::assert_snapshot!("skills_160x48", screen(&mut app, 160, 48));
+}
+
+/// A description written as a YAML literal block keeps its line breaks in `/skills`:
+/// they were dropped, which joined the words on either side ("theninstructions").
+#[test]
+fn skills_overlay_keeps_the_line_breaks_of_a_multi_line_description() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::SkillsLoaded {
+        skills: vec![SkillInfo {
+            name: "review-diff".into(),
+            description: "Review a diff before it is committed. Use it when asked to review, then\ninstructions follow.\x1b[31m".into(),
+            source: "user".into(),
+            root: "/home/dev/.config/miniagent/skills/review-diff".into(),
+            pre_approves: vec![],
+            not_pre_approved: vec![],
+        }],
+        warnings: vec![],
+    });
+    app.submit("/skills".into());
+    let shown = screen(&mut app, 160, 48);
+    assert!(!shown.contains("theninstructions"), "{shown}");
+    let lines: Vec<&str> = shown.lines().collect();
+    let then = lines
+        .iter()
+        .position(|line| line.contains("Use it when asked to review, then"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(lines[then + 1].contains("  instructions follow."), "{shown}");
+    assert!(
+        !shown.contains("[31m"),
+        "escape sequences never reach the screen: {shown}"
+    );
 }
 
 #[test]

@@ -1,5 +1,8 @@
 //! Which tool calls run, which ask a person, and which are refused; and the pending
-//! approvals awaiting an answer.
+//! approvals awaiting an answer. A skill in use pre-approves its `allowed-tools` for the
+//! rest of the turn, within the mode's hard limits: never in read-only, never for
+//! miniagent's own settings, and only for what stays confined (file tools, which never
+//! leave the workspace, and `bash` where the sandbox holds it; never MCP tools).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +14,7 @@ use tokio::sync::oneshot;
 use crate::config::ApprovalMode;
 use crate::protocol::{ApprovalRule, CallId, Decision};
 use crate::tools::paths::{Access, Workspace};
+use crate::tools::skills::SkillApprovals;
 use crate::tools::{Tool, ToolEffect};
 
 /// `path` with its longest existing part resolved (the rest appended as named), so a
@@ -60,6 +64,11 @@ pub struct ApprovalPolicy {
     /// time: miniagent's own configuration and data. The workspace's `.miniagent/` is
     /// always one of them.
     protected: Vec<PathBuf>,
+    /// What the skills loaded in the current turn pre-approve.
+    skills: Vec<SkillApprovals>,
+    /// Whether commands run confined (the Landlock sandbox holds them in every mode but
+    /// full-auto); only then may a skill pre-approve them.
+    commands_confined: bool,
 }
 
 impl ApprovalPolicy {
@@ -68,7 +77,27 @@ impl ApprovalPolicy {
             mode,
             rules: Vec::new(),
             protected: Vec::new(),
+            skills: Vec::new(),
+            commands_confined: false,
         }
+    }
+
+    /// The same policy, saying whether commands run in the sandbox outside full-auto.
+    pub fn confining_commands(mut self, confined: bool) -> Self {
+        self.commands_confined = confined;
+        self
+    }
+
+    /// A skill was loaded: what it pre-approves runs without asking until
+    /// [`Self::end_skills`].
+    pub fn pre_approve(&mut self, approvals: SkillApprovals) {
+        self.skills.retain(|loaded| loaded.skill != approvals.skill);
+        self.skills.push(approvals);
+    }
+
+    /// The turn ended: skills pre-approve nothing any more.
+    pub fn end_skills(&mut self) {
+        self.skills.clear();
     }
 
     /// The same policy, also asking each time before a file tool changes anything under
@@ -119,9 +148,37 @@ impl ApprovalPolicy {
                 let remembered = tool
                     .session_rule(arguments)
                     .is_some_and(|rule| self.rules.contains(&rule));
-                if remembered { Verdict::Run } else { Verdict::Ask }
+                if remembered || self.skill_approves(tool, arguments, workspace) {
+                    Verdict::Run
+                } else {
+                    Verdict::Ask
+                }
             }
         }
+    }
+
+    /// Whether a skill in use pre-approves this call, and the call stays confined.
+    fn skill_approves(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> bool {
+        let confined = match tool.effect() {
+            // File tools never leave the workspace.
+            ToolEffect::WritesFiles => true,
+            ToolEffect::RunsCommands => self.commands_confined,
+            ToolEffect::External | ToolEffect::ReadOnly => false,
+        };
+        if !confined || self.skills.is_empty() {
+            return false;
+        }
+        // The sandbox lets commands write anywhere in the workspace, its `.miniagent/`
+        // included; a command that names it is asked about. (One that hides the name
+        // still changes the trusted files' fingerprint, and trust is asked for again.)
+        let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
+        if command.contains(WORKSPACE_SETTINGS_DIR) {
+            return false;
+        }
+        let paths = tool.changed_paths(arguments);
+        self.skills
+            .iter()
+            .any(|skill| skill.covers(tool.name(), arguments, &paths, workspace))
     }
 
     /// The first path `tool` would change that lies in a protected folder.
@@ -218,12 +275,12 @@ mod tests {
 
     struct FakeTool(ToolEffect);
 
-    /// A file writer whose `path` argument names what it changes.
-    struct FakeWriter;
+    /// A file writer, by this name, whose `path` argument names what it changes.
+    struct FakeWriter(&'static str);
 
     impl Tool for FakeWriter {
         fn name(&self) -> &str {
-            "writer"
+            self.0
         }
         fn description(&self) -> &str {
             "writes the file at `path`"
@@ -274,7 +331,7 @@ mod tests {
             ] {
                 assert!(
                     matches!(
-                        policy.check(&FakeWriter, &args(path), &workspace),
+                        policy.check(&FakeWriter("writer"), &args(path), &workspace),
                         Verdict::AskEachTime(_)
                     ),
                     "{mode} {path}"
@@ -282,16 +339,16 @@ mod tests {
             }
             // Elsewhere the mode (or in ask mode, the remembered rule) lets it run.
             assert_eq!(
-                policy.check(&FakeWriter, &args("src/main.rs"), &workspace),
+                policy.check(&FakeWriter("writer"), &args("src/main.rs"), &workspace),
                 Verdict::Run
             );
             assert_eq!(
-                policy.check(&FakeWriter, &args(".miniagentx/a"), &workspace),
+                policy.check(&FakeWriter("writer"), &args(".miniagentx/a"), &workspace),
                 Verdict::Run
             );
         }
         let Verdict::AskEachTime(note) = ApprovalPolicy::new(ApprovalMode::FullAuto).check(
-            &FakeWriter,
+            &FakeWriter("writer"),
             &args(".miniagent/mcp.json"),
             &workspace,
         ) else {
@@ -307,7 +364,7 @@ mod tests {
         // Read-only refuses it as it refuses every change.
         assert!(matches!(
             ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
-                &FakeWriter,
+                &FakeWriter("writer"),
                 &args(".miniagent/mcp.json"),
                 &workspace
             ),
@@ -384,6 +441,126 @@ mod tests {
         assert!(policy.revoke(&rule));
         assert_eq!(policy.check(&tool, &args, &workspace), Verdict::Ask);
         assert!(!policy.revoke(&rule));
+    }
+
+    /// A command runner named `bash` for the pre-approval tests.
+    struct FakeBash;
+
+    impl Tool for FakeBash {
+        fn name(&self) -> &str {
+            "bash"
+        }
+        fn description(&self) -> &str {
+            "runs `command`"
+        }
+        fn input_schema(&self) -> Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn effect(&self) -> ToolEffect {
+            ToolEffect::RunsCommands
+        }
+        fn run(
+            &self,
+            _: Value,
+            _: crate::tools::ToolContext,
+        ) -> futures_util::future::BoxFuture<'_, crate::tools::ToolOutput> {
+            Box::pin(async { crate::tools::ToolOutput::ok("") })
+        }
+    }
+
+    fn skill(entries: &[&str]) -> SkillApprovals {
+        SkillApprovals::from_entries(
+            "demo",
+            &entries.iter().map(|entry| entry.to_string()).collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn a_skill_pre_approves_within_the_modes_hard_limits() {
+        let scratch = std::env::temp_dir().join(format!("miniagent-skill-policy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).unwrap();
+        let root = scratch.canonicalize().unwrap();
+        let workspace = Workspace::new(&root, &[]);
+        let write = |path: &str| serde_json::json!({"path": path});
+        let command = |command: &str| serde_json::json!({"command": command});
+        for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit] {
+            let mut policy = ApprovalPolicy::new(mode).confining_commands(true);
+            assert_eq!(
+                policy.check(&FakeBash, &command("git status"), &workspace),
+                Verdict::Ask
+            );
+            policy.pre_approve(skill(&["Write", "Bash(git status:*)"]));
+            assert_eq!(
+                policy.check(&FakeWriter("write_file"), &write("notes.md"), &workspace),
+                Verdict::Run
+            );
+            assert_eq!(
+                policy.check(&FakeBash, &command("git status"), &workspace),
+                Verdict::Run
+            );
+            // Only what the skill names.
+            assert_eq!(
+                policy.check(&FakeBash, &command("git push"), &workspace),
+                Verdict::Ask
+            );
+            assert_eq!(
+                policy.check(&FakeBash, &command("git status; rm -rf ~"), &workspace),
+                Verdict::Ask
+            );
+            // miniagent's own settings are asked about whatever a skill says.
+            assert!(matches!(
+                policy.check(
+                    &FakeWriter("write_file"),
+                    &write(".miniagent/mcp.json"),
+                    &workspace
+                ),
+                Verdict::AskEachTime(_)
+            ));
+            assert_eq!(
+                policy.check(&FakeBash, &command("git status .miniagent/"), &workspace),
+                Verdict::Ask
+            );
+            // Never what acts outside the sandbox.
+            policy.pre_approve(skill(&["Bash"]));
+            assert_eq!(
+                policy.check(
+                    &FakeTool(ToolEffect::External),
+                    &serde_json::json!({}),
+                    &workspace
+                ),
+                Verdict::Ask
+            );
+            // Until the turn ends.
+            policy.end_skills();
+            assert_eq!(
+                policy.check(&FakeBash, &command("git status"), &workspace),
+                Verdict::Ask
+            );
+        }
+        // Commands that would run unconfined (no Landlock) are not pre-approved.
+        let mut unconfined = ApprovalPolicy::new(ApprovalMode::Ask);
+        unconfined.pre_approve(skill(&["Bash", "Write"]));
+        assert_eq!(
+            unconfined.check(&FakeBash, &command("ls"), &workspace),
+            Verdict::Ask
+        );
+        assert_eq!(
+            unconfined.check(&FakeWriter("write_file"), &write("a.txt"), &workspace),
+            Verdict::Run
+        );
+        // Read-only stays read-only.
+        let mut read_only = ApprovalPolicy::new(ApprovalMode::ReadOnly).confining_commands(true);
+        read_only.pre_approve(skill(&["Bash", "Write"]));
+        assert!(matches!(
+            read_only.check(&FakeBash, &command("ls"), &workspace),
+            Verdict::Refuse(_)
+        ));
+        assert!(matches!(
+            read_only.check(&FakeWriter("write_file"), &write("a.txt"), &workspace),
+            Verdict::Refuse(_)
+        ));
+        std::fs::remove_dir_all(scratch).unwrap();
     }
 
     #[tokio::test]

@@ -247,7 +247,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
             fixed_tokens: None,
         })),
         policy: SharedPolicy::new(
-            ApprovalPolicy::new(options.config.agent.approval).protecting(&options.protected),
+            ApprovalPolicy::new(options.config.agent.approval)
+                .protecting(&options.protected)
+                .confining_commands(crate::tools::sandbox::kernel_abi().is_ok()),
         ),
         approvals: PendingApprovals::default(),
         inspect_requested: Arc::default(),

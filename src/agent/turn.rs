@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::approval::Verdict;
+use super::approval::{ApprovalPolicy, Verdict};
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
@@ -131,7 +131,9 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     context.events.commit(session);
 
     let mut asked_to_continue = false;
-    // A skill's `allowed-tools`, and the streak of identical calls.
+    // What a skill pre-approved lasts for the turn that loaded it.
+    context.policy.with(ApprovalPolicy::end_skills);
+    // The streak of identical calls.
     let mut guards = CallGuards::default();
     // Text of a reply cut at the output limit, to be joined with its continuation.
     let mut carried_text = String::new();
@@ -383,8 +385,8 @@ fn end_without_response(session: &mut Session, context: &TurnContext, failure: C
 }
 
 /// Runs every tool call of the reply in order, appending one tool message with all
-/// results. Once a tool result sets `allowed_tools` (a skill's `allowed-tools`), only
-/// those tools run for the rest of the turn.
+/// results. A skill loaded by one of them pre-approves its `allowed-tools` for the rest
+/// of the turn.
 pub(super) async fn run_tools(
     session: &mut Session,
     context: &TurnContext,
@@ -433,9 +435,18 @@ pub(super) async fn run_tools(
         };
         if let CallOutcome::Finished(output) = &outcome
             && !output.is_error
-            && let Some(tools) = &output.restrict_tools
+            && let Some(approvals) = &output.pre_approves
         {
-            guards.allowed_tools = Some(tools.clone());
+            context.events.emit(Event::Notice {
+                message: format!(
+                    "skill `{}` pre-approves for the rest of this turn: {}",
+                    approvals.skill,
+                    approvals.describe().join(", ")
+                ),
+            });
+            context
+                .policy
+                .with(|policy| policy.pre_approve(approvals.clone()));
         }
         // The one line a list shows: how a failure ended, or the person's reason.
         let mut line = None;
@@ -516,7 +527,7 @@ fn changes_nothing(context: &TurnContext, name: &str) -> bool {
 /// What a turn remembers about its calls, across its steps.
 #[derive(Debug, Default)]
 pub(super) struct CallGuards {
-    /// Set by a skill's `allowed-tools`: only these tools run for the rest of the turn.
+    /// Set for a sub-agent: only these tools run.
     pub allowed_tools: Option<Vec<String>>,
     /// The last call (tool and arguments) and how many times in a row it was asked for.
     last_call: Option<(String, Value)>,

@@ -73,8 +73,10 @@ pub enum ModelEvent {
 /// Why a model call failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LlmError {
-    #[error("cannot connect to {url}: {detail}")]
-    Connect { url: String, detail: String },
+    /// `detail` says what failed in a few words ("connection refused"); the whole error
+    /// chain went to the log when it happened.
+    #[error("{detail} at {address}")]
+    Connect { address: String, detail: String },
     #[error("no data from the provider for {0} s")]
     Timeout(u64),
     #[error("HTTP {status} from the provider: {message}")]
@@ -260,14 +262,67 @@ pub(crate) fn transport_error(url: &str, err: &reqwest::Error, idle_timeout_s: u
     if err.is_timeout() {
         LlmError::Timeout(idle_timeout_s)
     } else if err.is_connect() {
+        // The chain (reqwest, hyper, the OS) is three lines of nested causes: the log
+        // keeps it, the person gets the cause that matters.
+        tracing::warn!("cannot connect to {url}: {}", error_chain(err));
         LlmError::Connect {
-            url: url.to_string(),
-            detail: error_chain(err),
+            address: address_of(url),
+            detail: connect_failure(err),
         }
     } else if err.is_builder() {
         LlmError::Request(error_chain(err))
     } else {
         LlmError::StreamBroken(error_chain(err))
+    }
+}
+
+/// `host:port` of `url` (the whole text when it does not parse).
+fn address_of(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => match (parsed.host_str(), parsed.port_or_known_default()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_string(),
+            (None, _) => url.to_string(),
+        },
+        Err(_) => url.to_string(),
+    }
+}
+
+/// What a failed connection came to, in a few words: the operating system's reason for
+/// the usual cases, else the innermost cause of the chain.
+fn connect_failure(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut innermost = err.to_string();
+    let mut dns = false;
+    let mut source = Some(err);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        dns |= text.starts_with("dns error");
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind;
+            let known = match io.kind() {
+                ErrorKind::ConnectionRefused => Some("connection refused"),
+                ErrorKind::TimedOut => Some("connection timed out"),
+                ErrorKind::ConnectionReset => Some("connection reset"),
+                ErrorKind::ConnectionAborted => Some("connection aborted"),
+                ErrorKind::HostUnreachable => Some("host unreachable"),
+                ErrorKind::NetworkUnreachable => Some("network unreachable"),
+                ErrorKind::AddrNotAvailable => Some("address not available"),
+                _ => None,
+            };
+            if let Some(known) = known {
+                return known.to_string();
+            }
+        }
+        innermost = text;
+        source = cause.source();
+    }
+    if dns {
+        return format!("cannot resolve the host name ({innermost})");
+    }
+    // "… (os error 111)" adds nothing a person can use.
+    match innermost.rfind(" (os error ") {
+        Some(cut) if innermost.ends_with(')') => innermost[..cut].to_string(),
+        _ => innermost,
     }
 }
 

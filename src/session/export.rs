@@ -20,7 +20,7 @@ use crate::terminal_text::clean;
 use crate::tools::output;
 
 pub use markdown::markdown;
-pub use text::{list_lines, show};
+pub use text::{list_lines, session_summary, show};
 
 /// Characters of a tool call's arguments or result on one line.
 const PREVIEW_CHARS: usize = 80;

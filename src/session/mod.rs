@@ -171,6 +171,41 @@ impl Record {
     }
 }
 
+/// The line a front end prints when it ends, naming session `id` and the command that
+/// continues it: `miniagent --resume ID`, or `miniagent exec --resume ID "…"` for `exec`,
+/// with `-w` when the session's workspace is not the current folder (a session continues
+/// in the workspace it is opened in).
+pub fn continue_line(id: &str, workspace: &std::path::Path, exec: bool) -> String {
+    let here = std::env::current_dir()
+        .ok()
+        .and_then(|dir| dir.canonicalize().ok());
+    let elsewhere = here.as_deref() != Some(workspace);
+    let folder = if elsewhere {
+        format!(" -w {}", shell_word(&workspace.display().to_string()))
+    } else {
+        String::new()
+    };
+    let command = if exec {
+        format!("miniagent{folder} exec --resume {id} \"…\"")
+    } else {
+        format!("miniagent{folder} --resume {id}")
+    };
+    format!("session {id} · continue it with: {command}")
+}
+
+/// `text` as one shell word: as it is when that is safe, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ',' | ':' | '@' | '%')
+        });
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// Milliseconds since 1970, the time stamp of every record.
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()

@@ -130,6 +130,12 @@ impl SessionInfo {
         }
     }
 
+    /// Whether the session has turns but nothing came back from the model: its history
+    /// holds only what the person sent (a provider that could not be reached, say).
+    pub fn no_reply(&self) -> bool {
+        self.turns > 0 && self.messages <= self.turns as usize
+    }
+
     /// The first prompt on one line, at most `width` characters.
     pub fn title(&self, width: usize) -> String {
         let text = crate::terminal_text::clean(self.first_prompt.as_deref().unwrap_or("(no prompt)"));
@@ -233,4 +239,56 @@ pub fn resolve(dir: Option<&Path>, id: &str) -> Result<PathBuf, String> {
                 .join(", ")
         )),
     }
+}
+
+/// Why a session was not removed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RemoveError {
+    /// A running miniagent holds the session's lock.
+    InUse,
+    Failed(String),
+}
+
+/// Removes a session: its log, its list entry and any damaged copies kept beside it.
+/// Returns the files removed. The log's lock is taken first and held until the files are
+/// gone, so a session a running miniagent has open is never removed, and none can open it
+/// meanwhile.
+pub fn remove(log: &Path) -> Result<Vec<PathBuf>, RemoveError> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(log)
+        .map_err(|err| RemoveError::Failed(format!("cannot open {}: {err}", log.display())))?;
+    // SAFETY: flock only reads the descriptor, which `file` keeps open for the call.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(if err.kind() == std::io::ErrorKind::WouldBlock {
+            RemoveError::InUse
+        } else {
+            RemoveError::Failed(format!("cannot lock {}: {err}", log.display()))
+        });
+    }
+    let mut removed = Vec::new();
+    std::fs::remove_file(log)
+        .map_err(|err| RemoveError::Failed(format!("cannot remove {}: {err}", log.display())))?;
+    removed.push(log.to_path_buf());
+    let entry = info_path(log);
+    if std::fs::remove_file(&entry).is_ok() {
+        removed.push(entry);
+    }
+    // `ID.jsonl.damaged-…`: what a repair cut off, kept beside the log.
+    if let (Some(dir), Some(name)) = (log.parent(), log.file_name().and_then(|n| n.to_str())) {
+        let prefix = format!("{name}.damaged-");
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for path in entries.filter_map(Result::ok).map(|entry| entry.path()) {
+                let damaged = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&prefix));
+                if damaged && std::fs::remove_file(&path).is_ok() {
+                    removed.push(path);
+                }
+            }
+        }
+    }
+    drop(file);
+    Ok(removed)
 }

@@ -259,6 +259,11 @@ const FETCHES_CODE: &[&str] = &[
 /// Characters that make a command more than one simple command, or hide its program.
 const OPERATORS: &[&str] = &[";", "&", "|", "<", ">", "`", "$(", "\n", "\r"];
 
+/// Whether `command` is one simple command: no pipe, chain, redirect or substitution.
+pub fn is_simple(command: &str) -> bool {
+    !OPERATORS.iter().any(|op| command.contains(op))
+}
+
 /// What approving `command` for the session remembers.
 pub fn session_rule(command: &str) -> ApprovalRule {
     match program_by_name(command) {
@@ -315,6 +320,8 @@ pub fn program_by_name(command: &str) -> Option<&str> {
             .iter()
             .any(|arg| arg.starts_with("-exec") || arg.starts_with("-toolexec")),
         "find" => args.iter().any(|arg| FIND_ACTIONS.contains(arg)),
+        // `--pre COMMAND` runs a program on every file searched.
+        "rg" => args.iter().any(|arg| arg.starts_with("--pre")),
         // Package managers' "run any package" subcommands.
         "npm" | "yarn" | "pnpm" => args.first().is_some_and(|sub| {
             matches!(
@@ -387,6 +394,7 @@ mod tests {
             "git --config-env=core.pager=EVIL log",
             "find . -exec rm {} +",
             "find . -delete",
+            "rg --pre sh TODO",
             "git config alias.pwn '!rm -rf precious'",
             "git pwn",
             "git difftool -y -x 'rm -rf x' HEAD~1",

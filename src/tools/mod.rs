@@ -58,8 +58,9 @@ impl std::fmt::Display for ToolEffect {
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
-    /// When set, the rest of the turn may call only these tools (a skill's `allowed-tools`).
-    pub restrict_tools: Option<Vec<String>>,
+    /// Set by `get_skill`: what the loaded skill pre-approves for the rest of the turn
+    /// (its `allowed-tools`).
+    pub pre_approves: Option<skills::SkillApprovals>,
 }
 
 impl ToolOutput {
@@ -67,7 +68,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: false,
-            restrict_tools: None,
+            pre_approves: None,
         }
     }
 
@@ -75,13 +76,13 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: true,
-            restrict_tools: None,
+            pre_approves: None,
         }
     }
 
-    /// Limits the rest of the turn to `tools`.
-    pub fn restricting_tools_to(mut self, tools: Vec<String>) -> Self {
-        self.restrict_tools = Some(tools);
+    /// Pre-approves what `approvals` covers for the rest of the turn.
+    pub fn pre_approving(mut self, approvals: skills::SkillApprovals) -> Self {
+        self.pre_approves = Some(approvals);
         self
     }
 }

@@ -95,10 +95,29 @@ pub fn skills_lines(skills: &[SkillInfo], warnings: &[String], theme: &Theme) ->
             Span::styled(skill.name.clone(), theme.strong),
             Span::styled(format!("  ({})", skill.source), theme.dim),
         ]));
-        lines.push(Line::from(Span::styled(
-            format!("  {}", skill.description),
-            theme.text,
-        )));
+        // A description written as a YAML block keeps its line breaks: each line is shown
+        // as one (a break dropped inside a span would join the words around it).
+        for line in skill.description.lines() {
+            lines.push(Line::from(Span::styled(
+                format!("  {}", crate::terminal_text::clean(line)),
+                theme.text,
+            )));
+        }
+        if !skill.pre_approves.is_empty() {
+            lines.push(Line::from(vec![
+                Span::styled("  pre-approves while in use: ", theme.dim),
+                Span::styled(
+                    crate::terminal_text::clean(&skill.pre_approves.join(", ")).into_owned(),
+                    theme.tool,
+                ),
+            ]));
+        }
+        for ignored in &skill.not_pre_approved {
+            lines.push(Line::from(Span::styled(
+                format!("  {}", crate::terminal_text::clean(ignored)),
+                theme.dim,
+            )));
+        }
         lines.push(Line::from(Span::styled(format!("  {}", skill.root), theme.dim)));
     }
     if !warnings.is_empty() {

@@ -63,7 +63,8 @@ pub fn run(options: WorkbenchOptions) -> i32 {
     }
 }
 
-fn start_logging(config_dir: Option<&std::path::Path>) {
+/// Sends the log to `miniagent.log` (never to the terminal); `exec` logs there too.
+pub fn start_logging(config_dir: Option<&std::path::Path>) {
     let dir = env("MINIAGENT_LOG_DIR")
         .map(PathBuf::from)
         .or_else(|| {
@@ -231,6 +232,15 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         shut_down(agent).await;
     }
     drop(guard);
+    // With the terminal restored: the session, if one was recorded, and how to continue it.
+    if let (Some(id), Some(log)) = (app.session.session_id.as_deref(), app.session_log_path())
+        && log.exists()
+    {
+        crate::terminal_text::print(&format!(
+            "{}\n",
+            crate::session::continue_line(id, &workspace, false)
+        ));
+    }
     result
 }
 

@@ -53,34 +53,84 @@ fn keep_end(text: &str, width: usize) -> String {
     std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }
 
-/// `sessions list`: one line per session, the id first, columns aligned, no header.
+/// `sessions list`: a header naming the columns, then one line per session, the id
+/// first, columns aligned. A session whose turns got no reply is marked so.
 pub fn list_lines(sessions: &[SessionInfo]) -> Vec<String> {
+    let headings = [
+        "SESSION",
+        "CREATED",
+        "STEPS",
+        "TOKENS",
+        "WORKSPACE",
+        "FIRST PROMPT",
+    ];
+    let ids: Vec<String> = sessions.iter().map(|s| clean(&s.id).into_owned()).collect();
+    let created: Vec<String> = sessions.iter().map(|s| short_time(&s.created)).collect();
     let workspaces: Vec<String> = sessions
         .iter()
         .map(|s| keep_end(&clean(&s.workspace), LIST_WORKSPACE_WIDTH))
         .collect();
-    let steps: Vec<String> = sessions.iter().map(|s| format!("{} steps", s.steps)).collect();
+    let steps: Vec<String> = sessions.iter().map(|s| steps_label(s.steps)).collect();
     let tokens: Vec<String> = sessions
         .iter()
         .map(|s| format!("{} tok", short_count(s.tokens)))
         .collect();
-    let width = |column: &[String]| column.iter().map(|c| c.width()).max().unwrap_or(0);
-    let (steps_width, tokens_width, workspace_width) = (width(&steps), width(&tokens), width(&workspaces));
-    sessions
-        .iter()
-        .enumerate()
-        .map(|(i, session)| {
-            format!(
-                "{}  {}  {:>steps_width$}  {:>tokens_width$}  {}  {}",
-                session.id,
-                pad(&short_time(&session.created), "2026-11-22 04:04".len()),
-                steps[i],
-                tokens[i],
-                pad(&workspaces[i], workspace_width),
-                clean(&session.title(LIST_TITLE_CHARS)),
-            )
-        })
-        .collect()
+    let width = |column: &[String], heading: &str| {
+        column
+            .iter()
+            .map(|c| c.width())
+            .max()
+            .unwrap_or(0)
+            .max(heading.width())
+    };
+    let id_width = width(&ids, headings[0]);
+    let created_width = width(&created, headings[1]);
+    let steps_width = width(&steps, headings[2]);
+    let tokens_width = width(&tokens, headings[3]);
+    let workspace_width = width(&workspaces, headings[4]);
+    let header = format!(
+        "{}  {}  {:>steps_width$}  {:>tokens_width$}  {}  {}",
+        pad(headings[0], id_width),
+        pad(headings[1], created_width),
+        headings[2],
+        headings[3],
+        pad(headings[4], workspace_width),
+        headings[5],
+    );
+    let rows = sessions.iter().enumerate().map(|(i, session)| {
+        let mark = if session.no_reply() { "(no reply) " } else { "" };
+        format!(
+            "{}  {}  {:>steps_width$}  {:>tokens_width$}  {}  {mark}{}",
+            pad(&ids[i], id_width),
+            pad(&created[i], created_width),
+            steps[i],
+            tokens[i],
+            pad(&workspaces[i], workspace_width),
+            clean(&session.title(LIST_TITLE_CHARS)),
+        )
+    });
+    std::iter::once(header).chain(rows).collect()
+}
+
+/// `1 step`, `3 steps`.
+fn steps_label(steps: u32) -> String {
+    if steps == 1 {
+        "1 step".to_string()
+    } else {
+        format!("{steps} steps")
+    }
+}
+
+/// One session in a few words, for what `sessions rm` and `prune` say they removed:
+/// `2026-11-22 04:04, 3 steps, /tmp/w: fix the build`.
+pub fn session_summary(session: &SessionInfo) -> String {
+    format!(
+        "{}, {}, {}: {}",
+        short_time(&session.created),
+        steps_label(session.steps),
+        keep_end(&clean(&session.workspace), LIST_WORKSPACE_WIDTH),
+        clean(&session.title(LIST_TITLE_CHARS)),
+    )
 }
 
 /// `sessions show`: the session's details, then its conversation as plain text.
@@ -257,13 +307,14 @@ mod tests {
     fn list_lines_start_with_the_id_and_align_in_display_width() {
         let lines = list_lines(&[
             info("20261122-040438-abcd", "/tmp/工作", 12, 12_345, "fix the\nbuild"),
-            info("20261121-000000-0001", "/tmp/w", 3, 900, "hi"),
+            info("20261121-000000-0001", "/tmp/w", 1, 900, "hi"),
         ]);
         assert_eq!(
             lines,
             vec![
+                "SESSION               CREATED              STEPS     TOKENS  WORKSPACE  FIRST PROMPT",
                 "20261122-040438-abcd  2026-11-22 04:04  12 steps  12.3k tok  /tmp/工作  fix the build",
-                "20261121-000000-0001  2026-11-22 04:04   3 steps    900 tok  /tmp/w     hi",
+                "20261121-000000-0001  2026-11-22 04:04    1 step    900 tok  /tmp/w     hi",
             ]
         );
         assert_eq!(keep_end("/a/very/long/path", 8), "…ng/path");

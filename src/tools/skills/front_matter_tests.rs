@@ -140,22 +140,65 @@ next: done
 
 #[test]
 fn reports_what_it_cannot_read() {
+    let misplaced = parse("name: x\n  oops: y\n").unwrap_err();
     assert_eq!(
-        parse("name: x\n  oops: y\n").unwrap_err(),
-        "line 2: unexpected indentation"
+        misplaced,
+        "line 2 column 7: mapping values are not allowed in this context (a value that contains `: ` must be quoted)"
     );
-    assert_eq!(parse("just text\n").unwrap_err(), "line 1: expected `key: value`");
+    // The mistake skills make most often: an unquoted description with `: ` in it.
+    assert!(
+        parse("description: Use it when: the tests fail\n")
+            .unwrap_err()
+            .ends_with("(a value that contains `: ` must be quoted)")
+    );
     assert_eq!(
-        parse("name: \"open\n").unwrap_err(),
-        "line 1: the quoted value is never closed"
+        parse("just text\n").unwrap_err(),
+        "line 1: expected `key: value` lines"
     );
-    assert_eq!(
-        parse("tools: [a, b\n").unwrap_err(),
-        "line 1: the bracketed value is never closed"
-    );
+    for unclosed in [
+        "name: \"open\n",
+        "tools: [a, b\n",
+        "name: x\n\tdescription: tab\n",
+    ] {
+        let err = parse(unclosed).unwrap_err();
+        assert!(err.starts_with("line "), "{unclosed:?}: {err}");
+    }
     assert_eq!(
         parse("- a\n").unwrap_err(),
         "line 1: the front matter must be `key: value` lines, not a list"
+    );
+}
+
+#[test]
+fn anchors_and_aliases_read_and_cannot_explode() {
+    assert_eq!(
+        entries("base: &b [a, b]\ncopy: *b\n"),
+        vec![
+            ("base".into(), YamlValue::List(vec![text("a"), text("b")])),
+            ("copy".into(), YamlValue::List(vec![text("a"), text("b")])),
+        ]
+    );
+    // Each level doubles the one before: 2^40 values if expanded.
+    let mut laughs = String::from("l0: &l0 [x, x]\n");
+    for level in 1..40 {
+        let previous = level - 1;
+        laughs.push_str(&format!("l{level}: &l{level} [*l{previous}, *l{previous}]\n"));
+    }
+    assert!(
+        parse(&laughs)
+            .unwrap_err()
+            .ends_with("more than 100000 values (aliases expand too far)")
+    );
+    // Aliases nested inside aliases cannot go past the nesting limit either.
+    let mut deep = String::from("d0: &d0 [x]\n");
+    for level in 1..200 {
+        let previous = level - 1;
+        deep.push_str(&format!("d{level}: &d{level} [*d{previous}]\n"));
+    }
+    assert!(
+        parse(&deep)
+            .unwrap_err()
+            .ends_with("nested more than 64 levels deep")
     );
 }
 
@@ -165,19 +208,17 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let flow = format!("meta: {}x{}\n", "{a: ".repeat(20_000), "}".repeat(20_000));
     assert_eq!(
         parse(&flow).unwrap_err(),
-        "line 1: brackets nested more than 64 levels deep"
+        "line 1: nested more than 64 levels deep"
     );
     let lists = format!("meta:\n  {}x\n", "- ".repeat(20_000));
-    assert_eq!(
-        parse(&lists).unwrap_err(),
-        "line 2: nested more than 64 levels deep"
-    );
-    let dashes = format!("meta:\n{}", "-\n".repeat(20_000));
     assert!(
-        parse(&dashes)
+        parse(&lists)
             .unwrap_err()
             .ends_with("nested more than 64 levels deep")
     );
+    // Dashes at the key's own column are one list of empty items, as YAML reads them.
+    let dashes = format!("meta:\n{}", "-\n".repeat(20_000));
+    assert!(matches!(&entries(&dashes)[0].1, YamlValue::List(items) if items.len() == 20_000));
     // Nesting a skill could really use still reads.
     let shallow = format!("meta: {}x{}\n", "[".repeat(10), "]".repeat(10));
     assert!(parse(&shallow).is_ok());
@@ -189,4 +230,72 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let fields = entries(&long);
     assert!(matches!(&fields[0].1, YamlValue::List(items) if items.len() == 500));
     assert!(matches!(&fields[1].1, YamlValue::List(items) if items.len() == 500));
+}
+
+/// Front matter shaped like the skills of the anthropics/skills repository: long
+/// descriptions folded over lines, literal blocks, quoted values with escapes and
+/// continuation lines, license and metadata fields.
+#[test]
+fn reads_block_and_quoted_scalars_as_yaml_specifies() {
+    let yaml = "\
+name: pdf-forms
+description: >-
+  Fill in PDF forms and extract their fields. Use this skill when the
+  person hands over a PDF with fields to complete, then
+  instructions in the form decide the order.
+literal: |
+  Review a diff before it is committed.
+  Use it when asked to review, then
+  instructions follow.
+clip_folded: >
+  one
+  two
+
+kept: |+
+  a
+
+stripped_literal: |-
+  a
+  b
+
+indicator: |2
+    two more spaces
+  kept
+escaped_break: \"Create spreadsheets \\
+  and charts\"
+single_multi: 'first
+
+  second ''quoted'''
+tab_escape: \"a\\tb\"
+license: Proprietary. LICENSE.txt has complete terms
+";
+    assert_eq!(
+        entries(yaml),
+        vec![
+            ("name".into(), text("pdf-forms")),
+            (
+                "description".into(),
+                text(
+                    "Fill in PDF forms and extract their fields. Use this skill when the person hands over a PDF with fields to complete, then instructions in the form decide the order."
+                )
+            ),
+            (
+                "literal".into(),
+                text(
+                    "Review a diff before it is committed.\nUse it when asked to review, then\ninstructions follow.\n"
+                )
+            ),
+            ("clip_folded".into(), text("one two\n")),
+            ("kept".into(), text("a\n\n")),
+            ("stripped_literal".into(), text("a\nb")),
+            ("indicator".into(), text("  two more spaces\nkept\n")),
+            ("escaped_break".into(), text("Create spreadsheets and charts")),
+            ("single_multi".into(), text("first\nsecond 'quoted'")),
+            ("tab_escape".into(), text("a\tb")),
+            (
+                "license".into(),
+                text("Proprietary. LICENSE.txt has complete terms")
+            ),
+        ]
+    );
 }

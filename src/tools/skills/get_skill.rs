@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{Skill, SkillSet, rewrite_paths};
+use super::{Skill, SkillApprovals, SkillSet, rewrite_paths};
 use crate::tools::paths::Workspace;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
 
@@ -38,33 +38,13 @@ impl GetSkillTool {
     }
 }
 
-/// `allowed-tools` entries as this agent's tool names: `Bash(git log:*)` → `bash`,
-/// `Read` → `read`; `get_skill` stays allowed so another skill can be loaded.
-fn tool_names(allowed: &[String]) -> Vec<String> {
-    let mut names: Vec<String> = allowed
-        .iter()
-        .map(|entry| {
-            entry
-                .split('(')
-                .next()
-                .unwrap_or(entry)
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .filter(|name| !name.is_empty())
-        .collect();
-    names.push("get_skill".to_string());
-    names.dedup();
-    names
-}
-
 /// What `get_skill` returns for `skill`.
-fn instructions(skill: &Skill) -> String {
+fn instructions(skill: &Skill, approvals: &SkillApprovals) -> String {
     let mut text = format!("Skill `{}` (folder: {})\n", skill.name, skill.root.display());
-    if let Some(tools) = &skill.allowed_tools {
+    if !approvals.is_empty() {
         text.push_str(&format!(
-            "While following this skill, use only: {}.\n",
-            tools.join(", ")
+            "Pre-approved while you follow this skill: {}. Other calls need approval as usual.\n",
+            approvals.describe().join(", ")
         ));
     }
     text.push('\n');
@@ -113,11 +93,16 @@ impl Tool for GetSkillTool {
             .to_string();
         let output = match self.find(&name) {
             Some(skill) => {
-                let output = ToolOutput::ok(instructions(skill));
-                match &skill.allowed_tools {
-                    // The loop enforces it for the rest of the turn.
-                    Some(tools) => output.restricting_tools_to(tool_names(tools)),
-                    None => output,
+                let approvals = SkillApprovals::from_entries(
+                    &skill.name,
+                    skill.allowed_tools.as_deref().unwrap_or_default(),
+                );
+                let output = ToolOutput::ok(instructions(skill, &approvals));
+                if approvals.is_empty() {
+                    output
+                } else {
+                    // The approval policy applies them for the rest of the turn.
+                    output.pre_approving(approvals)
                 }
             }
             None if self.skills.is_empty() => ToolOutput::error(format!(

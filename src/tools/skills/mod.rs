@@ -9,6 +9,7 @@
 mod bundled;
 mod front_matter;
 mod get_skill;
+mod pre_approval;
 mod rewrite;
 
 use std::collections::{BTreeMap, HashSet};
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub use bundled::{BUNDLED_FILES, BundledFile, default_install_dir, install_bundled};
 pub use get_skill::GetSkillTool;
+pub use pre_approval::{CommandPattern, Grant, SkillApprovals};
 pub use rewrite::rewrite_paths;
 
 use front_matter::YamlValue;
@@ -64,7 +66,8 @@ pub struct Skill {
     /// When to use the skill; shown in the system prompt.
     pub description: String,
     pub license: Option<String>,
-    /// The tools the skill says it needs (`allowed-tools`), as written; `None` when unrestricted.
+    /// The tools the skill pre-approves while it is in use (`allowed-tools`), as written;
+    /// `None` when it names none ([`SkillApprovals`] reads them).
     pub allowed_tools: Option<Vec<String>>,
     /// The `metadata` map as JSON with text values (nested maps and lists kept as such);
     /// an empty object when absent.
@@ -149,7 +152,7 @@ impl Skill {
 
 /// `allowed-tools` as a list of names: a YAML list, or one string separated by commas or
 /// blanks (a blank inside parentheses, as in `Bash(git log:*)`, does not separate).
-/// Empty means unrestricted, since a skill allowed no tools at all could do nothing.
+/// Empty means the skill pre-approves nothing.
 fn allowed_tools(value: &YamlValue, warnings: &mut Vec<String>) -> Option<Vec<String>> {
     let mut tools = Vec::new();
     match value {
