@@ -776,3 +776,51 @@ fn the_terminal_cursor_is_in_the_input_while_it_has_focus_in_tmux() {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
     });
 }
+
+#[test]
+fn colours_follow_colorterm_and_term_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let workspace = TempDir::new();
+    workspace.write("src/lib.rs", "pub fn f() {}\n");
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    // (environment, whether 24-bit colours appear, whether 256-palette ones beyond the
+    // first 16 do: the built-in theme names none, so only a downgrade brings them)
+    for (environment, truecolor, indexed) in [
+        ("COLORTERM=truecolor TERM=xterm-256color", true, false),
+        ("TERM=xterm-256color", false, true),
+        ("TERM=xterm", false, false),
+    ] {
+        tmux.type_text(&format!(
+            "env -u COLORTERM {environment} MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
+            shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+            server.anthropic_base_url(),
+            home = shell_quote(home.path().to_str().unwrap()),
+        ));
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the workbench", |s| {
+            s.contains("Conversation") && s.contains("ctx")
+        });
+        let output = tmux
+            .run(&["capture-pane", "-e", "-p", "-t", "main"])
+            .0
+            .output()
+            .expect("tmux runs");
+        let escapes = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert_eq!(escapes.contains("38;2;"), truecolor, "{environment}: {escapes:?}");
+        // crossterm writes the 16 ANSI colours as palette indices below 16 too.
+        let beyond_16 = ["38;5;", "48;5;"]
+            .iter()
+            .flat_map(|prefix| numbers_after(&escapes, prefix))
+            .any(|index| index >= 16);
+        assert_eq!(beyond_16, indexed, "{environment}: {escapes:?}");
+        assert!(escapes.contains("\u{1b}["), "{environment}: still in colour");
+        tmux.keys(&["C-d"]);
+        tmux.wait_for("the shell prompt", |s| {
+            s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+        });
+        tmux.ok(&["clear-history", "-t", "main"]);
+    }
+}
