@@ -396,7 +396,8 @@ fn typing_sends_queues_and_runs_commands() {
     app.on_agent_event(Event::TurnStarted { text: "hello".into() });
     type_text(&mut app, "and then this");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.queued_inputs, 1);
+    // Kept until the turn ends (the agent is not sent it yet).
+    assert_eq!(app.queued, ["and then this"]);
     type_text(&mut app, "/approval full-auto");
     app.on_key(key(KeyCode::Enter));
     type_text(&mut app, "/compact");
@@ -405,9 +406,6 @@ fn typing_sends_queues_and_runs_commands() {
         app.outbox,
         vec![
             Op::UserInput { text: "hello".into() },
-            Op::UserInput {
-                text: "and then this".into()
-            },
             Op::SetApprovalMode {
                 mode: ApprovalMode::FullAuto
             },
@@ -575,6 +573,324 @@ fn scrolling_up_shows_the_new_output_marker() {
     insta::assert_snapshot!("scrolled_up_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::End));
     assert!(app.conversation.is_following());
+}
+
+/// The output lines `out-NNN` on screen, as numbers.
+fn visible_outputs(screen: &str) -> Vec<u32> {
+    screen
+        .split("out-")
+        .skip(1)
+        .filter_map(|rest| rest.get(..3)?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn a_call_detail_pages_and_scrolls_back_after_end() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "count".into() });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "s1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": "seq"}),
+    });
+    app.on_agent_event(Event::ToolCallStarted {
+        id: "s1".into(),
+        name: "bash".into(),
+    });
+    let output: String = (1..=200).map(|n| format!("out-{n:03}\n")).collect();
+    app.on_agent_event(Event::ToolOutputDelta {
+        id: "s1".into(),
+        delta: output,
+    });
+    app.on_agent_event(Event::ToolCallFinished {
+        id: "s1".into(),
+        name: "bash".into(),
+        ok: true,
+        outcome: ToolOutcome::Ok,
+        duration_ms: 5,
+        output_preview: "done".into(),
+        output: "done".into(),
+    });
+    app.focus = Pane::Timeline;
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Enter));
+    // 24 rows: the popup's 22 rows hold 20 of text; a page is 18.
+    let first = screen(&mut app, 80, 24);
+    assert_eq!(visible_outputs(&first).first(), Some(&1), "{first}");
+    app.on_key(key(KeyCode::End));
+    let end = screen(&mut app, 80, 24);
+    assert_eq!(visible_outputs(&end).last(), Some(&200), "{end}");
+    assert!(end.contains("Result sent to the model"), "{end}");
+    app.on_key(key(KeyCode::PageUp));
+    let paged = screen(&mut app, 80, 24);
+    insta::assert_snapshot!("tool_detail_paged_up_80x24", paged);
+    assert_eq!(visible_outputs(&paged).last(), Some(&185), "{paged}");
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(visible_outputs(&screen(&mut app, 80, 24)).last(), Some(&184));
+    app.on_key(key(KeyCode::PageDown));
+    assert_eq!(visible_outputs(&screen(&mut app, 80, 24)).last(), Some(&200));
+    app.on_key(key(KeyCode::Home));
+    app.on_key(key(KeyCode::PageDown));
+    assert_eq!(visible_outputs(&screen(&mut app, 80, 24)).first(), Some(&11));
+}
+
+#[test]
+fn messages_queued_during_a_turn_survive_an_interrupt() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "first");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted { text: "first".into() });
+    type_text(&mut app, "second");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "third");
+    app.on_key(key(KeyCode::Enter));
+    insta::assert_snapshot!("queued_two_80x24", screen(&mut app, 80, 24));
+    type_text(&mut app, "a draft");
+    app.on_key(ctrl('c'));
+    app.on_agent_event(Event::TurnAborted {
+        reason: "interrupted by the user while the model was replying".into(),
+    });
+    // Nothing queued was sent, nothing was lost: both are back in the input, before the draft.
+    assert_eq!(
+        app.outbox,
+        vec![Op::UserInput { text: "first".into() }, Op::Interrupt]
+    );
+    assert_eq!(app.input.text(), "second\n\nthird\n\na draft");
+    assert!(!screen(&mut app, 80, 24).contains("Input · "));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some("the turn was stopped; your 2 queued messages are back in the input (Enter sends them)")
+    );
+    insta::assert_snapshot!("queued_returned_80x24", screen(&mut app, 80, 24));
+
+    // A turn that ends by itself sends the next queued message, one per turn.
+    app.input.clear();
+    app.outbox.clear();
+    type_text(&mut app, "again");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted { text: "again".into() });
+    type_text(&mut app, "next");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "last");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.outbox, vec![Op::UserInput { text: "again".into() }]);
+    app.on_agent_event(Event::TurnComplete { text: "ok".into() });
+    assert_eq!(app.outbox.last(), Some(&Op::UserInput { text: "next".into() }));
+    app.on_agent_event(Event::TurnStarted { text: "next".into() });
+    assert!(screen(&mut app, 80, 24).contains("Input · 1 queued"));
+    app.on_agent_event(Event::TurnComplete { text: "ok".into() });
+    assert_eq!(app.outbox.last(), Some(&Op::UserInput { text: "last".into() }));
+}
+
+fn welcome(local_server: Option<(String, String)>) -> FirstRun {
+    FirstRun {
+        problem: "no API key: set MINIAGENT_API_KEY or ANTHROPIC_API_KEY, or name another variable with --api-key-env".into(),
+        config_path: "/home/dev/.config/miniagent/config.toml".into(),
+        local_server,
+        accepted: false,
+    }
+}
+
+#[test]
+fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_key() {
+    let workspace = TempDir::new();
+    for close in [
+        key(KeyCode::Esc),
+        key(KeyCode::Char('q')),
+        key(KeyCode::Enter),
+        key(KeyCode::F(1)),
+    ] {
+        let mut app = app_in(&workspace);
+        app.show_welcome(welcome(None));
+        app.on_key(close);
+        assert!(
+            !app.overlays.iter().any(|o| matches!(o, Overlay::FirstRun(_))),
+            "{close:?} closes the welcome panel"
+        );
+        if close.code == KeyCode::F(1) {
+            assert!(matches!(app.overlays.last(), Some(Overlay::Help { .. })));
+        }
+    }
+    let mut app = app_in(&workspace);
+    app.show_welcome(welcome(None));
+    insta::assert_snapshot!("welcome_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    // The files can be browsed.
+    app.on_key(key(KeyCode::F(2)));
+    screen(&mut app, 80, 24);
+    assert_eq!(app.focus, Pane::Tree);
+    app.on_key(key(KeyCode::Esc));
+    // A prompt is not lost: it stays in the input, and the panel says how to set a key.
+    type_text(&mut app, "hello there");
+    app.on_key(key(KeyCode::Enter));
+    assert!(!app.outbox.iter().any(|op| matches!(op, Op::UserInput { .. })));
+    assert_eq!(app.input.text(), "hello there");
+    assert!(matches!(app.overlays.last(), Some(Overlay::FirstRun(_))));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some(
+            "not sent: no model is set up yet. Set an API key (the panel says how) and start miniagent again"
+        )
+    );
+    app.on_key(key(KeyCode::Esc));
+    // `/resume` still opens the picker.
+    app.input.clear();
+    app.submit("/resume".into());
+    assert!(matches!(app.overlays.last(), Some(Overlay::Sessions(_))));
+    // With a local server found, Enter still uses it.
+    let mut app = app_in(&workspace);
+    app.show_welcome(welcome(Some((
+        "http://127.0.0.1:11434/v1".into(),
+        "llama3.2".into(),
+    ))));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(
+        app.overlays.last(),
+        Some(Overlay::FirstRun(FirstRun { accepted: true, .. }))
+    ));
+}
+
+#[test]
+fn the_terminal_cursor_stands_where_the_input_types_and_only_there() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    type_text(&mut app, "你好 ab");
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    let input = app.areas.get(Pane::Input).expect("the input is on screen");
+    assert!(terminal.backend().cursor_visible());
+    // Two wide characters, a space and two letters: seven columns in.
+    assert_eq!(
+        terminal.backend().cursor_position(),
+        ratatui::layout::Position::new(input.x + 1 + 7, input.y + 1)
+    );
+    // A second line.
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut app, "x");
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    let input = app.areas.get(Pane::Input).expect("the input is on screen");
+    assert_eq!(
+        terminal.backend().cursor_position(),
+        ratatui::layout::Position::new(input.x + 1 + 1, input.y + 2)
+    );
+    // Another pane focused, or an overlay on top: no cursor.
+    app.focus = Pane::Conversation;
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    assert!(!terminal.backend().cursor_visible());
+    app.focus = Pane::Input;
+    app.on_key(key(KeyCode::F(1)));
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    assert!(!terminal.backend().cursor_visible());
+    app.on_key(key(KeyCode::Esc));
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    assert!(terminal.backend().cursor_visible());
+}
+
+#[test]
+fn colours_follow_what_the_terminal_supports() {
+    use miniagent::tui::palette::ColorDepth;
+    use ratatui::style::Color;
+    let workspace = TempDir::new();
+    let kinds = |app: &mut App| {
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        terminal.draw(|frame| render::draw(frame, app)).unwrap();
+        let mut rgb = 0;
+        let mut indexed = 0;
+        let mut any = 0;
+        for cell in terminal.backend().buffer().content() {
+            for color in [cell.fg, cell.bg] {
+                match color {
+                    Color::Rgb(..) => rgb += 1,
+                    Color::Indexed(_) => indexed += 1,
+                    Color::Reset => continue,
+                    _ => {}
+                }
+                any += 1;
+            }
+        }
+        (rgb, indexed, any)
+    };
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    let (rgb, _, _) = kinds(&mut app);
+    assert!(rgb > 0, "the dark theme and the highlighted code are truecolour");
+    app.color_depth = ColorDepth::Ansi256;
+    let (rgb, indexed, _) = kinds(&mut app);
+    assert_eq!(rgb, 0);
+    assert!(indexed > 0);
+    app.color_depth = ColorDepth::Ansi16;
+    let (rgb, indexed, any) = kinds(&mut app);
+    assert_eq!((rgb, indexed), (0, 0));
+    assert!(any > 0, "still in colour");
+    app.color_depth = ColorDepth::None;
+    assert_eq!(kinds(&mut app), (0, 0, 0));
+}
+
+#[test]
+fn help_keys_never_run_into_their_text() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_key(key(KeyCode::F(1)));
+    for (width, height) in [(80, 24), (160, 48)] {
+        // Every page of the help.
+        let mut seen = String::new();
+        for _ in 0..12 {
+            seen.push_str(&screen(&mut app, width, height));
+            app.on_key(key(KeyCode::PageDown));
+        }
+        for joined in ["Endmove", "Ctrl-Jnew", "PgDnscroll", "MODEread"] {
+            assert!(!seen.contains(joined), "{joined} at {width}x{height}:\n{seen}");
+        }
+        assert!(seen.contains("PgUp/PgDn/Home/End"), "{seen}");
+        app.on_key(key(KeyCode::Home));
+    }
+}
+
+#[test]
+fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    config_dir.write(
+        "config.toml",
+        "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\nshow_thinking = false\n",
+    );
+    let mut app = app_in(&workspace);
+    app.config_dir = Some(config_dir.path().to_path_buf());
+    type_text(&mut app, "/theme");
+    app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(app.overlays.last(), Some(Overlay::Themes { .. })),
+        "one Enter opens the theme choice"
+    );
+    insta::assert_snapshot!("theme_choice_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.theme.name, "light");
+    assert!(app.overlays.is_empty());
+    let saved = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
+    assert_eq!(
+        saved,
+        "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\ntheme = \"light\"\nshow_thinking = false\n"
+    );
+    // The next start reads it.
+    let env = |_: &str| None;
+    let config = miniagent::config::load(&miniagent::config::LoadOptions {
+        config_dir: Some(config_dir.path().to_path_buf()),
+        config_file: None,
+        overrides: Default::default(),
+        env: &env,
+    })
+    .unwrap();
+    assert_eq!((config.ui.theme.as_str(), config.agent.max_steps), ("light", 7));
+    // `/theme NAME` saves too; a config without `[ui]` gets one.
+    std::fs::write(config_dir.join("config.toml"), "[agent]\nmax_steps = 7\n").unwrap();
+    app.submit("/theme high-contrast".into());
+    assert_eq!(
+        std::fs::read_to_string(config_dir.join("config.toml")).unwrap(),
+        "[agent]\nmax_steps = 7\n\n[ui]\ntheme = \"high-contrast\"\n"
+    );
 }
 
 #[test]

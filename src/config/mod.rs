@@ -1,5 +1,6 @@
 //! Configuration: the typed settings and how the layers that make them are read.
 
+pub mod edit;
 mod load;
 mod prompt;
 

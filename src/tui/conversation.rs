@@ -212,7 +212,7 @@ impl Conversation {
     }
 
     pub fn page(&self) -> usize {
-        self.height.saturating_sub(2).max(1)
+        super::scroll::page_of(self.height)
     }
 
     pub fn key_hints(&self) -> Vec<KeyHint> {

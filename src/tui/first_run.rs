@@ -46,19 +46,38 @@ pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
                 Span::styled(url.clone(), theme.accent),
                 Span::styled(format!(" (model {model})."), theme.text),
             ]));
+            lines.push(without_a_key(theme));
             lines.push(Line::from(vec![
                 Span::styled("Enter", theme.key),
                 Span::styled(" uses it now   ", theme.text),
+                Span::styled("Esc", theme.key),
+                Span::styled(" closes this panel   ", theme.text),
                 Span::styled("Ctrl-C", theme.key),
                 Span::styled(" quits", theme.text),
             ]));
         }
-        None => lines.push(Line::from(Span::styled(
-            "No local model server answers on 127.0.0.1:11434 or 127.0.0.1:8080. Ctrl-C quits.",
-            theme.dim,
-        ))),
+        None => {
+            lines.push(Line::from(Span::styled(
+                "No local model server answers on 127.0.0.1:11434 or 127.0.0.1:8080.",
+                theme.dim,
+            )));
+            lines.push(without_a_key(theme));
+            lines.push(Line::from(vec![
+                Span::styled("Esc", theme.key),
+                Span::styled(" closes this panel   ", theme.text),
+                Span::styled("Ctrl-C", theme.key),
+                Span::styled(" quits", theme.text),
+            ]));
+        }
     }
     lines
+}
+
+fn without_a_key(theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(
+        "Without a key, the files, /resume and replays still work.",
+        theme.text,
+    ))
 }
 
 /// The first local server that lists a model, as (base URL, model id).

@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
@@ -136,7 +136,8 @@ impl InputBox {
         self.set_text("");
     }
 
-    fn set_text(&mut self, text: &str) {
+    /// Replaces what is typed, the cursor at its end.
+    pub fn set_text(&mut self, text: &str) {
         let mut editor = TextArea::new(text.split('\n').map(str::to_string).collect());
         editor.set_wrap_mode(WrapMode::WordOrGlyph);
         editor.set_placeholder_text(self.editor.placeholder_text().to_string());
@@ -201,7 +202,9 @@ impl InputBox {
                 }
                 KeyCode::Tab | KeyCode::Enter if key.modifiers.is_empty() => {
                     let chosen = completions[self.completion.min(completions.len() - 1)];
-                    if key.code == KeyCode::Enter && chosen.args.is_empty() {
+                    // Enter on a whole command runs it, even one that takes an argument:
+                    // the command then says (or offers) what it needs.
+                    if key.code == KeyCode::Enter && (chosen.args.is_empty() || self.text() == chosen.name) {
                         self.clear();
                         self.history_push(chosen.name);
                         return InputAction::Submit(chosen.name.to_string());
@@ -317,15 +320,38 @@ impl InputBox {
         ]
     }
 
-    /// Draws the editor into `area` (the caller draws the frame); `focused` shows the cursor.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+    /// Draws the editor into `area` (the caller draws the frame). The cursor is the
+    /// terminal's own (see [`InputBox::cursor_position`]), so none is drawn here.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         self.editor.set_style(theme.text);
         self.editor.set_placeholder_style(theme.dim);
         self.editor
             .set_cursor_line_style(ratatui::style::Style::default());
-        let cursor = if focused { theme.selection } else { theme.text };
-        self.editor.set_cursor_style(cursor);
+        self.editor.set_cursor_style(theme.text);
         (&self.editor).render(area, buf);
+    }
+
+    /// Where the terminal's cursor belongs, after the editor was last drawn into `area`:
+    /// input methods (CJK) open their popups there.
+    pub fn cursor_position(&self, area: Rect) -> Option<Position> {
+        if area.is_empty() {
+            return None;
+        }
+        let cursor = self.editor.screen_cursor();
+        let (top_row, left_column) = self.editor.scroll_offset();
+        let row = cursor.row.checked_sub(usize::from(top_row))?;
+        if row >= usize::from(area.height) {
+            return None;
+        }
+        // At the end of a full row the cursor waits in the last column.
+        let column = cursor
+            .col
+            .saturating_sub(usize::from(left_column))
+            .min(usize::from(area.width) - 1);
+        Some(Position::new(
+            area.x + u16::try_from(column).unwrap_or(0),
+            area.y + u16::try_from(row).unwrap_or(0),
+        ))
     }
 }
 

@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::inspector::{HistoryInspector, INSPECTOR_HINTS, INSPECTOR_TITLE};
 use super::keys::KeyHint;
+use super::scroll::Scroll;
 use super::sessions::{PICKER_HINTS, PICKER_TITLE, SessionPicker};
 use super::tree::{FilePreview, PreviewAction};
 use crate::protocol::{ApprovalRule, HistorySnapshot, Op};
@@ -28,6 +29,8 @@ pub enum OverlayAction {
     Resume(std::path::PathBuf),
     /// Continue it after all: the person said yes to [`ResumeQuestion`].
     ResumeConfirmed(std::path::PathBuf),
+    /// Use this theme (and remember it): the `/theme` choice.
+    Theme(String),
 }
 
 /// Asked before a log is continued that was recorded in another workspace, or is not
@@ -119,11 +122,11 @@ pub struct OverlayContext<'a> {
 /// An overlay. `History` is the summarized-history inspector (`/history`, F6).
 pub enum Overlay {
     Help {
-        scroll: u16,
+        scroll: Scroll,
     },
     ToolDetail {
         call_id: String,
-        scroll: u16,
+        scroll: Scroll,
     },
     FilePreview(Box<FilePreview>),
     Approvals {
@@ -131,10 +134,10 @@ pub enum Overlay {
     },
     Notes {
         lines: Vec<String>,
-        scroll: u16,
+        scroll: Scroll,
     },
     Stats {
-        scroll: u16,
+        scroll: Scroll,
     },
     History(HistoryInspector),
     /// `/mcp`: servers, states and tools.
@@ -143,7 +146,7 @@ pub enum Overlay {
     },
     /// `/skills`: the skills the agent can load.
     Skills {
-        scroll: u16,
+        scroll: Scroll,
     },
     /// `/resume`: the recorded sessions to continue.
     Sessions(SessionPicker),
@@ -152,6 +155,11 @@ pub enum Overlay {
     /// A log from elsewhere: continue it here or not.
     ResumeQuestion(ResumeQuestion),
     FirstRun(FirstRun),
+    /// `/theme`: the themes to choose from.
+    Themes {
+        names: Vec<String>,
+        selected: usize,
+    },
 }
 
 impl Overlay {
@@ -167,7 +175,10 @@ impl Overlay {
                 .collect(),
             Err(message) => vec![message],
         };
-        Overlay::Notes { lines, scroll: 0 }
+        Overlay::Notes {
+            lines,
+            scroll: Scroll::default(),
+        }
     }
 
     /// Applies a key to this overlay.
@@ -233,10 +244,15 @@ impl Overlay {
             };
         }
         if let Overlay::FirstRun(first_run) = self {
+            // Every key a person tries to get out with gets them out; the workbench works
+            // on without a model (the app opens help after F1 and types the `/`).
             return match key.code {
                 KeyCode::Enter if first_run.local_server.is_some() => {
                     first_run.accepted = true;
                     OverlayAction::Changed
+                }
+                KeyCode::Enter | KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('q' | '/') => {
+                    OverlayAction::Close
                 }
                 _ => OverlayAction::Ignored,
             };
@@ -246,6 +262,23 @@ impl Overlay {
         }
         if let Overlay::Mcp { selected } = self {
             return super::extensions::mcp_key(key, selected, context.mcp);
+        }
+        if let Overlay::Themes { names, selected } = self {
+            return match key.code {
+                KeyCode::Up | KeyCode::Char('k') => {
+                    *selected = selected.saturating_sub(1);
+                    OverlayAction::Changed
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    *selected = (*selected + 1).min(names.len().saturating_sub(1));
+                    OverlayAction::Changed
+                }
+                KeyCode::Enter => match names.get(*selected) {
+                    Some(name) => OverlayAction::Theme(name.clone()),
+                    None => OverlayAction::Close,
+                },
+                _ => OverlayAction::Ignored,
+            };
         }
         if let Overlay::Approvals { selected } = self {
             return match key.code {
@@ -268,46 +301,67 @@ impl Overlay {
                 _ => OverlayAction::Ignored,
             };
         }
-        let step: i32 = match key.code {
-            KeyCode::Up | KeyCode::Char('k') => -1,
-            KeyCode::Down | KeyCode::Char('j') => 1,
-            KeyCode::PageUp => -10,
-            KeyCode::PageDown | KeyCode::Char(' ') => 10,
-            KeyCode::Home | KeyCode::Char('g') => -100_000,
-            KeyCode::End | KeyCode::Char('G') => 100_000,
+        let Some(scroll) = self.scroll_state() else {
+            return OverlayAction::Ignored;
+        };
+        let moved = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => scroll.by(-1),
+            KeyCode::Down | KeyCode::Char('j') => scroll.by(1),
+            KeyCode::PageUp => scroll.page_up(),
+            KeyCode::PageDown | KeyCode::Char(' ') => scroll.page_down(),
+            KeyCode::Home | KeyCode::Char('g') => scroll.to_top(),
+            KeyCode::End | KeyCode::Char('G') => scroll.to_bottom(),
             _ => return OverlayAction::Ignored,
         };
-        if self.scroll(step) {
+        if moved {
             OverlayAction::Changed
         } else {
             OverlayAction::Ignored
         }
     }
 
-    /// Scrolls by `lines` (negative: up). Returns whether anything scrolls.
-    pub fn scroll(&mut self, lines: i32) -> bool {
-        let position = match self {
+    /// The scroll position of an overlay whose text the overlay stack draws.
+    pub fn scroll_state(&mut self) -> Option<&mut Scroll> {
+        match self {
             Overlay::Help { scroll }
             | Overlay::ToolDetail { scroll, .. }
             | Overlay::Notes { scroll, .. }
             | Overlay::Stats { scroll }
-            | Overlay::Skills { scroll } => scroll,
-            Overlay::FilePreview(preview) => return preview.on_scroll(lines) != PreviewAction::Ignored,
-            Overlay::History(inspector) => return inspector.scroll_text(lines),
-            Overlay::Approvals { .. }
+            | Overlay::Skills { scroll } => Some(scroll),
+            Overlay::FilePreview(_)
+            | Overlay::History(_)
+            | Overlay::Approvals { .. }
             | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
-            | Overlay::FirstRun(_) => {
-                return false;
-            }
-        };
-        let next = i32::from(*position)
-            .saturating_add(lines)
-            .clamp(0, i32::from(u16::MAX));
-        *position = u16::try_from(next).unwrap_or(0);
-        true
+            | Overlay::FirstRun(_)
+            | Overlay::Themes { .. } => None,
+        }
+    }
+
+    /// Scrolls by `lines` (negative: up), as the mouse wheel does. Returns whether
+    /// anything moved.
+    pub fn scroll(&mut self, lines: i32) -> bool {
+        if let Some(scroll) = self.scroll_state() {
+            return scroll.by(i64::from(lines));
+        }
+        match self {
+            Overlay::FilePreview(preview) => preview.on_scroll(lines) != PreviewAction::Ignored,
+            Overlay::History(inspector) => inspector.scroll_text(lines),
+            Overlay::Help { .. }
+            | Overlay::ToolDetail { .. }
+            | Overlay::Notes { .. }
+            | Overlay::Stats { .. }
+            | Overlay::Skills { .. }
+            | Overlay::Approvals { .. }
+            | Overlay::Mcp { .. }
+            | Overlay::Sessions(_)
+            | Overlay::Trust(_)
+            | Overlay::ResumeQuestion(_)
+            | Overlay::FirstRun(_)
+            | Overlay::Themes { .. } => false,
+        }
     }
 
     /// The overlay's frame title.
@@ -326,6 +380,7 @@ impl Overlay {
             Overlay::Trust(_) => "Trust this workspace?".to_string(),
             Overlay::ResumeQuestion(_) => "Continue this session here?".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
+            Overlay::Themes { .. } => "Theme".to_string(),
         }
     }
 
@@ -353,10 +408,16 @@ impl Overlay {
             Overlay::FirstRun(first_run) if first_run.local_server.is_some() => {
                 vec![
                     KeyHint::new("Enter", "use the local server"),
+                    KeyHint::new("Esc", "close"),
                     KeyHint::new("Ctrl-C", "quit"),
                 ]
             }
-            Overlay::FirstRun(_) => vec![KeyHint::new("Ctrl-C", "quit")],
+            Overlay::Themes { .. } => vec![
+                KeyHint::new("↑/↓", "select"),
+                KeyHint::new("Enter", "use and save"),
+                KeyHint::new("Esc", "close"),
+            ],
+            Overlay::FirstRun(_) => vec![KeyHint::new("Esc/Enter", "close"), KeyHint::new("Ctrl-C", "quit")],
             Overlay::Help { .. }
             | Overlay::ToolDetail { .. }
             | Overlay::Notes { .. }

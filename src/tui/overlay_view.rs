@@ -12,8 +12,9 @@ use super::input::SLASH_COMMANDS;
 use super::inspector::{INSPECTOR_HINTS, message_range};
 use super::keys::KeyHint;
 use super::overlay::Overlay;
-use super::render::{centered, clear_for_popup, popup, tokens};
+use super::render::{centered, clear_for_popup, popup, scrolled_popup, tokens};
 use super::replay::REPLAY_HINTS;
+use super::scroll::Scroll;
 use super::sessions::PICKER_HINTS;
 use super::text::{ansi::ansi_lines, diff::diff_lines, wrap};
 use super::timeline::format_duration;
@@ -237,23 +238,38 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
         return;
     }
     let root = app.tree.root().to_path_buf();
+    // A copy, drawn with while the app is borrowed, then put back: the frame tells it
+    // how tall the text and the view are.
+    let mut scroll = app
+        .overlays
+        .last_mut()
+        .and_then(|top| top.scroll_state().copied())
+        .unwrap_or_default();
+    draw_top(app, &root, &mut scroll, size, buf);
+    if let Some(state) = app.overlays.last_mut().and_then(Overlay::scroll_state) {
+        *state = scroll;
+    }
+}
+
+/// The top overlay of those drawn here, scrolled by `scroll` where it scrolls.
+fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, buf: &mut Buffer) {
     let Some(top) = app.overlays.last() else {
         return;
     };
-    let title = top.title(&root);
+    let title = top.title(root);
     let area = centered(
         size,
         size.width.saturating_sub(6).min(120),
         size.height.saturating_sub(2),
     );
     match top {
-        Overlay::Help { scroll } => {
+        Overlay::Help { .. } => {
             let lines = help_lines(app, area.width.saturating_sub(2));
-            popup(buf, area, &title, lines, *scroll, app, false);
+            scrolled_popup(buf, area, &title, lines, scroll, app, false);
         }
-        Overlay::ToolDetail { call_id, scroll } => {
+        Overlay::ToolDetail { call_id, .. } => {
             let lines = tool_detail_lines(app, call_id, area.width.saturating_sub(2));
-            popup(buf, area, &title, lines, *scroll, app, false);
+            scrolled_popup(buf, area, &title, lines, scroll, app, false);
         }
         Overlay::FilePreview(_) => {
             let inner = popup(buf, area, &title, Vec::new(), 0, app, false);
@@ -270,17 +286,17 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             );
             popup(buf, small, &title, lines, 0, app, true);
         }
-        Overlay::Notes { lines, scroll } => {
+        Overlay::Notes { lines, .. } => {
             let lines = lines
                 .iter()
                 .map(|l| Line::from(Span::styled(l.clone(), app.theme.text)))
                 .collect();
-            popup(buf, area, &title, lines, *scroll, app, true);
+            scrolled_popup(buf, area, &title, lines, scroll, app, true);
         }
-        Overlay::Stats { scroll } => {
+        Overlay::Stats { .. } => {
             let (lines, width) = stats_lines(app, size.width);
             let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
-            popup(buf, small, &title, lines, *scroll, app, false);
+            scrolled_popup(buf, small, &title, lines, scroll, app, false);
         }
         Overlay::Mcp { selected } => {
             let servers: Vec<(String, crate::protocol::McpState)> = app
@@ -339,84 +355,135 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             popup(buf, small, &title, lines, 0, app, true);
         }
         Overlay::Trust(prompt) => trust_prompt(buf, size, &title, prompt, app),
-        Overlay::Skills { scroll } => {
+        Overlay::Skills { .. } => {
             let lines = super::extensions::skills_lines(&app.skills, &app.skill_warnings, &app.theme);
-            popup(buf, area, &title, lines, *scroll, app, true);
+            scrolled_popup(buf, area, &title, lines, scroll, app, true);
         }
         // Drawn above, before the other overlays borrow the app.
         Overlay::History(_) | Overlay::Sessions(_) => {}
-        Overlay::FirstRun(first_run) => {
-            let lines = super::first_run::lines(first_run, &app.theme);
+        Overlay::Themes { names, selected } => {
+            let lines: Vec<Line<'static>> = names
+                .iter()
+                .enumerate()
+                .map(|(index, name)| {
+                    let in_use = if *name == app.theme_name { "  (in use)" } else { "" };
+                    let line = Line::from(vec![
+                        Span::styled(format!("  {name}"), app.theme.text),
+                        Span::styled(in_use, app.theme.dim),
+                    ]);
+                    if index == *selected {
+                        line.style(app.theme.selection)
+                    } else {
+                        line
+                    }
+                })
+                .collect();
             let small = centered(
                 size,
-                90.min(size.width),
-                (lines.len() as u16 + 4).min(size.height),
+                50.min(size.width),
+                (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2)).min(size.height),
+            );
+            popup(buf, small, &title, lines, 0, app, false);
+        }
+        Overlay::FirstRun(first_run) => {
+            let lines = super::first_run::lines(first_run, &app.theme);
+            let width = 90.min(size.width);
+            let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();
+            let small = centered(
+                size,
+                width,
+                u16::try_from(rows + 2).unwrap_or(u16::MAX).min(size.height),
             );
             popup(buf, small, &title, lines, 0, app, true);
         }
     }
 }
 
-/// Columns of the keys (or command) column of the help, indentation included.
-const HELP_KEY_COLUMNS: usize = 20;
+/// The help's indentation before the keys, and the gap after the widest of them.
+const HELP_INDENT: usize = 2;
+const HELP_GAP: usize = 2;
+/// The text column keeps at least this many columns; wider keys go on a line of their own.
+const HELP_MIN_TEXT: usize = 24;
 
-/// One help row: the keys, then what they do, wrapped under itself when too long.
-fn help_row(keys: &str, action: &str, app: &App, width: u16) -> Vec<Line<'static>> {
-    let action_width = usize::from(width).saturating_sub(HELP_KEY_COLUMNS).max(16);
+/// One help row: the keys, then what they do in a column `key_columns` in, wrapped under
+/// itself. Keys too wide for the column stand on their own line, the text under them.
+fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize) -> Vec<Line<'static>> {
+    let action_width = usize::from(width).saturating_sub(key_columns).max(16);
     let action_line = Line::from(Span::styled(action.to_string(), app.theme.text));
     let wrapped = wrap::wrap_line(&action_line, u16::try_from(action_width).unwrap_or(u16::MAX));
-    wrapped
-        .into_iter()
-        .enumerate()
-        .map(|(index, line)| {
-            let lead = if index == 0 {
-                format!("  {keys:<18}")
-            } else {
-                " ".repeat(HELP_KEY_COLUMNS)
-            };
-            let mut spans = vec![Span::styled(lead, app.theme.key)];
-            spans.extend(line.spans);
-            Line::from(spans)
-        })
-        .collect()
-}
-
-fn section(title: &str, hints: &[KeyHint], app: &App, width: u16) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(Span::styled(title.to_string(), app.theme.heading))];
-    for hint in hints {
-        lines.extend(help_row(hint.keys, hint.action, app, width));
+    let indent = " ".repeat(HELP_INDENT);
+    let keys_fit = HELP_INDENT + wrap::display_width(keys) + HELP_GAP <= key_columns;
+    let mut lines = Vec::new();
+    if !keys_fit {
+        lines.push(Line::from(Span::styled(format!("{indent}{keys}"), app.theme.key)));
     }
-    lines.push(Line::default());
+    for (index, line) in wrapped.into_iter().enumerate() {
+        let lead = if index == 0 && keys_fit {
+            let pad = key_columns - HELP_INDENT - wrap::display_width(keys);
+            format!("{indent}{keys}{}", " ".repeat(pad))
+        } else {
+            " ".repeat(key_columns)
+        };
+        let mut spans = vec![Span::styled(lead, app.theme.key)];
+        spans.extend(line.spans);
+        lines.push(Line::from(spans));
+    }
     lines
 }
 
 /// Help, generated from every component's own bindings, for `width` columns.
 fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
+    let mut sections: Vec<(&str, Vec<(String, &str)>)> = Vec::new();
+    let hints = |list: Vec<KeyHint>| -> Vec<(String, &'static str)> {
+        list.into_iter()
+            .map(|hint| (hint.keys.to_string(), hint.action))
+            .collect()
+    };
     if app.replay.is_some() {
-        lines.extend(section("Replay", &REPLAY_HINTS, app, width));
+        sections.push(("Replay", hints(REPLAY_HINTS.to_vec())));
     }
-    let sections = [
-        ("Workbench", GLOBAL_HINTS.to_vec()),
-        ("Input", app.input.key_hints()),
-        ("Conversation", app.conversation.key_hints()),
-        ("Thinking", app.thinking.key_hints()),
-        ("Tools", app.timeline.key_hints()),
-        ("Files", app.tree.key_hints()),
-        ("Approval", APPROVAL_HINTS.to_vec()),
-        ("History inspector (F6, /history)", INSPECTOR_HINTS.to_vec()),
-        ("Session picker (/resume)", PICKER_HINTS.to_vec()),
-    ];
-    for (title, hints) in &sections {
-        lines.extend(section(title, hints, app, width));
-    }
-    lines.push(Line::from(Span::styled(
-        "Commands".to_string(),
-        app.theme.heading,
-    )));
-    for command in SLASH_COMMANDS {
-        let name = format!("{} {}", command.name, command.args);
-        lines.extend(help_row(name.trim_end(), command.help, app, width));
+    sections.extend([
+        ("Workbench", hints(GLOBAL_HINTS.to_vec())),
+        ("Input", hints(app.input.key_hints())),
+        ("Conversation", hints(app.conversation.key_hints())),
+        ("Thinking", hints(app.thinking.key_hints())),
+        ("Tools", hints(app.timeline.key_hints())),
+        ("Files", hints(app.tree.key_hints())),
+        ("Approval", hints(APPROVAL_HINTS.to_vec())),
+        (
+            "History inspector (F6, /history)",
+            hints(INSPECTOR_HINTS.to_vec()),
+        ),
+        ("Session picker (/resume)", hints(PICKER_HINTS.to_vec())),
+    ]);
+    sections.push((
+        "Commands",
+        SLASH_COMMANDS
+            .iter()
+            .map(|command| {
+                let name = format!("{} {}", command.name, command.args);
+                (name.trim_end().to_string(), command.help)
+            })
+            .collect(),
+    ));
+    // The key column is as wide as the widest keys, while the text keeps its room.
+    let widest = sections
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|(keys, _)| wrap::display_width(keys)))
+        .max()
+        .unwrap_or(0);
+    let key_columns = (HELP_INDENT + widest + HELP_GAP)
+        .min(usize::from(width).saturating_sub(HELP_MIN_TEXT))
+        .max(HELP_INDENT + HELP_GAP);
+    let mut lines = Vec::new();
+    for (index, (title, rows)) in sections.iter().enumerate() {
+        if index > 0 {
+            lines.push(Line::default());
+        }
+        lines.push(Line::from(Span::styled(title.to_string(), app.theme.heading)));
+        for (keys, action) in rows {
+            lines.extend(help_row(keys, action, app, width, key_columns));
+        }
     }
     lines
 }

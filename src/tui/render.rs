@@ -14,6 +14,7 @@ use super::keys::KeyHint;
 use super::layout::{self, Areas};
 use super::overlay_view;
 use super::replay::ReplayStatus;
+use super::scroll::Scroll;
 use super::text::wrap;
 use super::timeline::CallStatus;
 use crate::tools::sandbox;
@@ -48,6 +49,25 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     if !app.approvals.is_empty() {
         overlay_view::draw_approval(app, size, buf);
     }
+    app.color_depth.apply(frame.buffer_mut());
+    // The terminal's cursor stands in the input while it has the keys; ratatui hides it
+    // for a frame that places none.
+    if let Some(position) = input_cursor(app, &areas) {
+        frame.set_cursor_position(position);
+    }
+}
+
+/// Where the terminal's cursor goes: in the input, when it is focused and nothing covers it.
+fn input_cursor(app: &App, areas: &Areas) -> Option<ratatui::layout::Position> {
+    let typing = app.focus == Pane::Input
+        && app.overlays.is_empty()
+        && app.approvals.is_empty()
+        && !(app.replay.is_some() && app.input.is_empty());
+    if !typing {
+        return None;
+    }
+    let area = super::app::inner(areas.get(Pane::Input)?);
+    app.input.cursor_position(area)
 }
 
 /// The border and title every pane gets; the focused one stands out.
@@ -75,7 +95,7 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
     let title = match pane {
         Pane::Conversation if !app.conversation.is_following() => "Conversation (scrolled)".to_string(),
         Pane::Input if app.replay.is_some() => "Replay · / for commands".to_string(),
-        Pane::Input if app.queued_inputs > 0 => format!("Input · {} queued", app.queued_inputs),
+        Pane::Input if !app.queued.is_empty() => format!("Input · {} queued", app.queued.len()),
         Pane::Thinking => format!("Thinking · F3{}", if app.areas.narrow { " closes" } else { "" }),
         Pane::Timeline => format!("Tools · {}", app.timeline.calls().len()),
         other => other.title().to_string(),
@@ -103,7 +123,7 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
             // A replay takes no prompts: its state and keys stand where one is typed,
             // until a command is typed.
             Some(status) if app.input.is_empty() => draw_replay_status(status, app, inner, buf),
-            Some(_) | None => app.input.render(inner, buf, &app.theme, focused),
+            Some(_) | None => app.input.render(inner, buf, &app.theme),
         },
         Pane::Thinking => app.thinking.render(inner, buf, &app.theme, focused),
         Pane::Timeline => app.timeline.render(inner, buf, &app.theme, now, focused),
@@ -404,6 +424,35 @@ pub fn popup(
     }
     paragraph.render(inner, buf);
     inner
+}
+
+/// Draws a framed popup with `lines` (wrapped to its width when `wrap_text`) from
+/// `scroll`'s position, which learns how tall the text and the view are.
+pub fn scrolled_popup(
+    buf: &mut Buffer,
+    area: Rect,
+    title: &str,
+    lines: Vec<Line<'static>>,
+    scroll: &mut Scroll,
+    app: &App,
+    wrap_text: bool,
+) -> Rect {
+    let inner = super::app::inner(area);
+    let lines = if wrap_text {
+        wrap::wrap_lines(&lines, inner.width)
+    } else {
+        lines
+    };
+    let top = scroll.fit(lines.len(), usize::from(inner.height));
+    popup(
+        buf,
+        area,
+        title,
+        lines,
+        u16::try_from(top).unwrap_or(u16::MAX),
+        app,
+        false,
+    )
 }
 
 /// A style for text that must stand out in any theme.

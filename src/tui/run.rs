@@ -122,7 +122,9 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         SystemTime::now(),
     );
     app.config_dir = config_dir.clone();
+    app.theme_name = theme_name;
     app.no_color = no_color;
+    app.color_depth = super::palette::ColorDepth::detect(&env, no_color);
     app.side.thinking = config.ui.show_thinking;
     app.tokens.token_limit = config.agent.token_limit;
     app.tokens.context_window = config.model.context_window;
@@ -197,12 +199,12 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
                 .as_ref()
                 .map(|dir| dir.join("config.toml").display().to_string())
                 .unwrap_or_else(|| "config.toml in your config folder".to_string());
-            app.overlays.push(Overlay::FirstRun(FirstRun {
+            app.show_welcome(FirstRun {
                 problem: problem.to_string(),
                 config_path,
                 local_server: None,
                 accepted: false,
-            }));
+            });
             tokio::spawn(async move {
                 let _ = probe_tx.send(first_run::probe_local_servers().await);
             });
@@ -279,6 +281,7 @@ async fn event_loop(
     let mut warmed = false;
     let mut agent_gone = false;
     let mut highlight_pending = !highlight::is_ready();
+    let mut probing = true;
     loop {
         app.now = Instant::now();
         // Events that arrived while a frame was waiting are taken all at once.
@@ -361,12 +364,15 @@ async fn event_loop(
                 }
                 None => agent_gone = true,
             },
-            probe = probe_rx.recv() => {
-                if let (Some(Some(found)), Some(Overlay::FirstRun(first_run))) = (probe, app.overlays.last_mut()) {
-                    first_run.local_server = Some(found);
+            probe = probe_rx.recv(), if probing => match probe {
+                Some(Some(found)) => {
+                    app.local_server_found(found);
                     pacer.changed(true);
                 }
-            }
+                Some(None) => {}
+                // The probe is over: a closed channel would wake this loop again and again.
+                None => probing = false,
+            },
             _ = tokio::time::sleep(redraw_in.unwrap_or(Duration::ZERO)), if redraw_in.is_some() => {}
             _ = tokio::time::sleep(tick.unwrap_or(TICK)), if tick.is_some() => pacer.changed(true),
             _ = tokio::time::sleep(TICK), if highlight_pending => {
@@ -478,6 +484,7 @@ fn start_local_if_accepted(
         return false;
     };
     app.overlays.pop();
+    app.welcome = None;
     let mut config = config.clone();
     config.model.provider = Provider::Openai;
     config.model.base_url = base_url;

@@ -264,6 +264,30 @@ impl Theme {
         }
     }
 
+    /// The themes `/theme` offers: the built-in ones, then the user's own `themes/*.toml`.
+    pub fn available(config_dir: Option<&Path>) -> Vec<String> {
+        let mut names: Vec<String> = Self::built_in_names()
+            .iter()
+            .map(|name| name.to_string())
+            .collect();
+        let mut own: Vec<String> = config_dir
+            .and_then(|dir| std::fs::read_dir(dir.join("themes")).ok())
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| {
+                let path = entry.ok()?.path();
+                if path.extension()? != "toml" {
+                    return None;
+                }
+                Some(path.file_stem()?.to_str()?.to_string())
+            })
+            .filter(|name| !names.contains(name))
+            .collect();
+        own.sort();
+        names.extend(own);
+        names
+    }
+
     /// The names of the built-in themes.
     pub fn built_in_names() -> Vec<&'static str> {
         BUILT_IN.iter().map(|(name, _)| *name).collect()

@@ -165,7 +165,7 @@ impl ThinkingPane {
     }
 
     pub fn page(&self) -> usize {
-        self.height.saturating_sub(1).max(1)
+        super::scroll::page_of(self.height)
     }
 
     pub fn key_hints(&self) -> Vec<KeyHint> {

@@ -290,6 +290,25 @@ impl Timeline {
         });
     }
 
+    /// Moves the selection by `rows` (negative: up), within the calls.
+    pub fn select_by(&mut self, rows: i64) {
+        let Some(last) = self.calls.len().checked_sub(1) else {
+            return;
+        };
+        let from = self.selected.unwrap_or(last);
+        let step = usize::try_from(rows.unsigned_abs()).unwrap_or(usize::MAX);
+        self.selected = Some(if rows < 0 {
+            from.saturating_sub(step)
+        } else {
+            from.saturating_add(step).min(last)
+        });
+    }
+
+    /// Rows a page key moves.
+    pub fn page(&self) -> usize {
+        super::scroll::page_of(self.height)
+    }
+
     pub fn select_row(&mut self, row: u16) -> bool {
         let index = self.scroll + usize::from(row);
         if index < self.calls.len() {
@@ -309,6 +328,7 @@ impl Timeline {
     pub fn key_hints(&self) -> Vec<KeyHint> {
         vec![
             KeyHint::new("↑/↓", "select a call"),
+            KeyHint::new("PgUp/PgDn/Home/End", "move faster"),
             KeyHint::new("Enter", "call details"),
         ]
     }

@@ -14,6 +14,7 @@ use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
 use crate::tui::keys::KeyHint;
 use crate::tui::overlay::{Overlay, OverlayAction, OverlayContext};
+use crate::tui::scroll::Scroll;
 use crate::tui::theme::Theme;
 use crate::tui::tree::{FilePreview, TreeAction};
 
@@ -76,7 +77,20 @@ impl App {
                 OverlayAction::Ignored => {}
                 OverlayAction::Changed => return true,
                 OverlayAction::Close => {
-                    self.overlays.pop();
+                    let closed = self.overlays.pop();
+                    if matches!(closed, Some(Overlay::FirstRun(_))) {
+                        // The key that closed the welcome panel does what it does elsewhere.
+                        match key.code {
+                            KeyCode::F(1) => self.overlays.push(Overlay::Help {
+                                scroll: Scroll::default(),
+                            }),
+                            KeyCode::Char('/') => {
+                                self.focus = Pane::Input;
+                                self.input.on_key(key);
+                            }
+                            _ => {}
+                        }
+                    }
                     return true;
                 }
                 OverlayAction::Send(op) => {
@@ -91,6 +105,11 @@ impl App {
                 OverlayAction::ResumeConfirmed(path) => {
                     self.overlays.pop();
                     self.resume_session_confirmed(&path);
+                    return true;
+                }
+                OverlayAction::Theme(name) => {
+                    self.overlays.pop();
+                    self.choose_theme(&name);
                     return true;
                 }
             }
@@ -248,11 +267,15 @@ impl App {
                 Some(true)
             }
             KeyCode::F(1) => {
-                self.overlays.push(Overlay::Help { scroll: 0 });
+                self.overlays.push(Overlay::Help {
+                    scroll: Scroll::default(),
+                });
                 Some(true)
             }
             KeyCode::Char('?') if self.focus != Pane::Input => {
-                self.overlays.push(Overlay::Help { scroll: 0 });
+                self.overlays.push(Overlay::Help {
+                    scroll: Scroll::default(),
+                });
                 Some(true)
             }
             KeyCode::F(2) => Some(self.toggle_side(Pane::Tree)),
@@ -394,9 +417,14 @@ impl App {
                 true
             }
             Pane::Timeline => {
+                let page = i64::try_from(self.timeline.page()).unwrap_or(i64::MAX);
                 match key.code {
                     KeyCode::Up | KeyCode::Char('k') => self.timeline.select_previous(),
                     KeyCode::Down | KeyCode::Char('j') => self.timeline.select_next(),
+                    KeyCode::PageUp => self.timeline.select_by(-page),
+                    KeyCode::PageDown => self.timeline.select_by(page),
+                    KeyCode::Home => self.timeline.select_by(i64::MIN),
+                    KeyCode::End => self.timeline.select_by(i64::MAX),
                     KeyCode::Enter => self.open_selected_call(),
                     _ => return self.type_into_input(key),
                 }
@@ -427,7 +455,10 @@ impl App {
             if call.in_log {
                 self.read_back_result(&call_id);
             }
-            self.overlays.push(Overlay::ToolDetail { call_id, scroll: 0 });
+            self.overlays.push(Overlay::ToolDetail {
+                call_id,
+                scroll: Scroll::default(),
+            });
         }
     }
 
@@ -502,20 +533,34 @@ impl App {
             self.run_command(name, argument);
             return;
         }
-        if self.turn_running {
-            self.queued_inputs += 1;
+        if let Some(welcome) = self.welcome.clone() {
+            // Nothing to send it to: the text stays, and the panel says how to set a key.
+            self.input.set_text(&text);
+            self.show_welcome(welcome);
+            self.notice(
+                NoticeKind::Warning,
+                "not sent: no model is set up yet. Set an API key (the panel says how) and start miniagent again"
+                    .to_string(),
+            );
+            return;
+        }
+        if self.turn_busy() {
+            self.queued.push_back(text);
             self.notice(
                 NoticeKind::Info,
-                "queued: it will be sent when the current turn ends".to_string(),
+                "queued: sent when this turn ends (stopping the turn puts it back in the input)".to_string(),
             );
+        } else {
+            self.send_message(text);
         }
-        self.send(Op::UserInput { text });
         self.conversation.scroll_to_bottom();
     }
 
     fn run_command(&mut self, name: &str, argument: Option<&str>) {
         match name {
-            "help" => self.overlays.push(Overlay::Help { scroll: 0 }),
+            "help" => self.overlays.push(Overlay::Help {
+                scroll: Scroll::default(),
+            }),
             "clear" => self.send(Op::ClearHistory),
             "compact" => self.send(Op::CompactNow),
             "approval" => match argument.and_then(parse_mode) {
@@ -536,7 +581,9 @@ impl App {
             }
             "stats" => self.open_stats(),
             "mcp" => self.overlays.push(Overlay::Mcp { selected: 0 }),
-            "skills" => self.overlays.push(Overlay::Skills { scroll: 0 }),
+            "skills" => self.overlays.push(Overlay::Skills {
+                scroll: Scroll::default(),
+            }),
             "history" => self.open_history(),
             "resume" if self.replay.is_some() => self.notice(
                 NoticeKind::Info,
@@ -544,23 +591,44 @@ impl App {
             ),
             "resume" => self.open_session_picker(),
             "theme" => match argument {
-                Some(theme) => match Theme::load(theme, self.config_dir.as_deref(), self.no_color) {
-                    Ok(theme) => {
-                        self.theme = theme;
-                        self.conversation.invalidate_all();
-                        self.thinking.invalidate_all();
-                    }
-                    Err(message) => self.notice(NoticeKind::Error, message),
-                },
-                None => self.notice(
-                    NoticeKind::Error,
-                    format!("/theme needs a name: {}", Theme::built_in_names().join(", ")),
-                ),
+                Some(theme) => self.choose_theme(theme),
+                None => {
+                    let names = Theme::available(self.config_dir.as_deref());
+                    let selected = names
+                        .iter()
+                        .position(|name| *name == self.theme_name)
+                        .unwrap_or(0);
+                    self.overlays.push(Overlay::Themes { names, selected });
+                }
             },
             "quit" | "exit" => self.quit = true,
             other => self.notice(
                 NoticeKind::Error,
                 format!("unknown command /{other}; /help lists them"),
+            ),
+        }
+    }
+
+    /// Switches to the theme `name` and saves it in the config, for the next start.
+    fn choose_theme(&mut self, name: &str) {
+        let theme = match Theme::load(name, self.config_dir.as_deref(), self.no_color) {
+            Ok(theme) => theme,
+            Err(message) => return self.notice(NoticeKind::Error, message),
+        };
+        self.theme = theme;
+        self.theme_name = name.to_string();
+        self.conversation.invalidate_all();
+        self.thinking.invalidate_all();
+        let saved = match &self.config_dir {
+            Some(dir) => crate::config::edit::set_value(dir, "ui", "theme", name)
+                .map(|path| format!("theme {name}, saved in {}", path.display())),
+            None => Err("there is no config folder to save it in".to_string()),
+        };
+        match saved {
+            Ok(message) => self.notice(NoticeKind::Info, message),
+            Err(why) => self.notice(
+                NoticeKind::Warning,
+                format!("theme {name} for this session; not saved: {why}"),
             ),
         }
     }

@@ -153,6 +153,9 @@ pub struct SessionView {
 /// The whole workbench state.
 pub struct App {
     pub theme: Theme,
+    /// The name the theme was chosen by (`Theme::name` is the file's own, and
+    /// `monochrome` under `NO_COLOR`).
+    pub theme_name: String,
     pub session: SessionView,
     pub approval_mode: ApprovalMode,
     pub max_steps: u32,
@@ -182,7 +185,11 @@ pub struct App {
     pub deny_reason: Option<String>,
     pub approval_scroll: u16,
     pub rules: Vec<ApprovalRule>,
-    pub queued_inputs: usize,
+    /// Messages typed while a turn runs, sent one per turn as each ends. They stay here,
+    /// not with the agent, so that stopping the turn can give them back to the input.
+    pub queued: VecDeque<String>,
+    /// A message was sent and its turn has not started yet.
+    turn_requested: bool,
     /// The latest notice, shown in the status bar until the next turn.
     pub last_notice: Option<(NoticeKind, String)>,
     /// The clock everything is drawn against (set by the event loop; fixed in tests).
@@ -209,6 +216,11 @@ pub struct App {
     /// again (the log's warnings and the closing of what it left open): shown once.
     resume_echo: Vec<Event>,
     pub no_color: bool,
+    /// While no model is set up (no API key): the welcome panel's facts, to open it again
+    /// when a prompt cannot be sent.
+    pub welcome: Option<super::overlay::FirstRun>,
+    /// The colours the terminal shows; each frame is brought down to them.
+    pub color_depth: super::palette::ColorDepth,
 }
 
 impl App {
@@ -221,6 +233,7 @@ impl App {
     ) -> Self {
         let now = Instant::now();
         App {
+            theme_name: theme.name.clone(),
             theme,
             session: SessionView {
                 workspace: workspace.display().to_string(),
@@ -253,7 +266,8 @@ impl App {
             deny_reason: None,
             approval_scroll: 0,
             rules: Vec::new(),
-            queued_inputs: 0,
+            queued: VecDeque::new(),
+            turn_requested: false,
             last_notice: None,
             now,
             outbox: Vec::new(),
@@ -268,6 +282,8 @@ impl App {
             replay: None,
             resume_echo: Vec::new(),
             no_color: false,
+            welcome: None,
+            color_depth: super::palette::ColorDepth::TrueColor,
         }
     }
 
@@ -343,7 +359,7 @@ impl App {
             }
             Event::TurnStarted { text } => {
                 self.turn_running = true;
-                self.queued_inputs = self.queued_inputs.saturating_sub(1);
+                self.turn_requested = false;
                 self.last_notice = None;
                 self.stats.turns += 1;
                 self.conversation.push(Entry::User(text));
@@ -571,8 +587,13 @@ impl App {
             Event::TurnComplete { .. } => self.end_turn(),
             Event::TurnAborted { reason } => {
                 self.conversation.stop_streaming();
+                // Only the person stops a turn: what they queued waits for them again.
+                let returned = self.return_queued_to_input();
                 self.end_turn();
                 self.notice(NoticeKind::Warning, reason);
+                if let Some(where_they_went) = returned {
+                    self.notice(NoticeKind::Info, where_they_went);
+                }
             }
             Event::StepLimitReached { steps, report } => {
                 self.conversation.finish_assistant(&report);
@@ -684,11 +705,49 @@ impl App {
 
     fn end_turn(&mut self) {
         self.turn_running = false;
+        self.turn_requested = false;
         self.activity = Activity::Idle;
         self.approvals.clear();
         self.deny_reason = None;
         self.timeline.cancel_open();
         self.tree.refresh();
+        if let Some(text) = self.queued.pop_front() {
+            self.send_message(text);
+        }
+    }
+
+    /// Whether a turn runs or is about to: a message sent now would wait behind it.
+    pub fn turn_busy(&self) -> bool {
+        self.turn_running || self.turn_requested
+    }
+
+    /// Sends a message for the agent to start a turn with.
+    pub(crate) fn send_message(&mut self, text: String) {
+        self.turn_requested = true;
+        self.send(Op::UserInput { text });
+    }
+
+    /// Puts the queued messages back in the input, before what is typed there; returns
+    /// the notice that says so.
+    fn return_queued_to_input(&mut self) -> Option<String> {
+        if self.queued.is_empty() {
+            return None;
+        }
+        let count = self.queued.len();
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        let draft = self.input.text();
+        if !draft.trim().is_empty() {
+            parts.push(draft);
+        }
+        self.input.set_text(&parts.join("\n\n"));
+        self.focus = Pane::Input;
+        Some(if count == 1 {
+            "the turn was stopped; your queued message is back in the input (Enter sends it)".to_string()
+        } else {
+            format!(
+                "the turn was stopped; your {count} queued messages are back in the input (Enter sends them)"
+            )
+        })
     }
 
     /// Syntax highlighting finished loading: code drawn plain so far gets its colours.
@@ -736,7 +795,9 @@ impl App {
     /// Opens `/stats`, asking for a fresh snapshot for its history figures.
     pub fn open_stats(&mut self) {
         self.send(Op::InspectHistory);
-        self.overlays.push(Overlay::Stats { scroll: 0 });
+        self.overlays.push(Overlay::Stats {
+            scroll: super::scroll::Scroll::default(),
+        });
     }
 
     /// Asks for a new snapshot when an open overlay shows one (the history just changed).
@@ -759,7 +820,8 @@ impl App {
                 | Overlay::Sessions(_)
                 | Overlay::Trust(_)
                 | Overlay::ResumeQuestion(_)
-                | Overlay::FirstRun(_) => {}
+                | Overlay::FirstRun(_)
+                | Overlay::Themes { .. } => {}
             }
         }
         if shown {
@@ -769,6 +831,38 @@ impl App {
 
     /// Sends an op to the agent (through the event loop).
     pub fn send(&mut self, op: Op) {
+        if self.welcome.is_some() {
+            // Nobody to send it to. A session to resume is shown now and waits for a
+            // model; a snapshot request has nothing to inspect yet.
+            match op {
+                Op::Resume { .. } => self.outbox.push(op),
+                Op::InspectHistory => {}
+                _ => self.notice(
+                    NoticeKind::Warning,
+                    "that needs a model, and none is set up yet: set an API key (the welcome panel says how)"
+                        .to_string(),
+                ),
+            }
+            return;
+        }
         self.outbox.push(op);
+    }
+
+    /// Opens the welcome panel: no model is set up, and `first_run` says why.
+    pub fn show_welcome(&mut self, first_run: super::overlay::FirstRun) {
+        self.welcome = Some(first_run.clone());
+        self.overlays.push(Overlay::FirstRun(first_run));
+    }
+
+    /// A local model server answered: the welcome panel offers it, now and when reopened.
+    pub fn local_server_found(&mut self, found: (String, String)) {
+        if let Some(welcome) = &mut self.welcome {
+            welcome.local_server = Some(found.clone());
+        }
+        for overlay in &mut self.overlays {
+            if let Overlay::FirstRun(first_run) = overlay {
+                first_run.local_server = Some(found.clone());
+            }
+        }
     }
 }

@@ -177,7 +177,7 @@ impl App {
         self.deny_reason = None;
         self.approval_scroll = 0;
         self.rules.clear();
-        self.queued_inputs = 0;
+        self.queued.clear();
         self.last_notice = None;
         self.history = None;
         self.resume_echo.clear();
@@ -195,7 +195,8 @@ impl App {
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
-            | Overlay::FirstRun(_) => true,
+            | Overlay::FirstRun(_)
+            | Overlay::Themes { .. } => true,
         });
     }
 

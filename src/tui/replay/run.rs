@@ -49,6 +49,7 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
         let mut player = Player::new(&loaded, theme);
         player.counter = TokenCounter::new(settings.tokenizer);
         player.app.side.thinking = settings.show_thinking;
+        player.app.color_depth = settings.color_depth;
         let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
         let result = event_loop(&mut guard, &mut player).await;
         drop(guard);
@@ -68,6 +69,7 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
 struct ReplaySettings {
     tokenizer: Encoding,
     show_thinking: bool,
+    color_depth: crate::tui::palette::ColorDepth,
 }
 
 /// The log, the theme and the settings of a replay.
@@ -88,14 +90,17 @@ fn prepare(file: &str, theme: Option<String>) -> Result<(Loaded, Theme, ReplaySe
         .or_else(|| config.as_ref().map(|c| c.ui.theme.clone()))
         .unwrap_or_else(|| "dark".to_string());
     let theme = Theme::load(&name, config_dir.as_deref(), no_color)?;
+    let color_depth = crate::tui::palette::ColorDepth::detect(&env, no_color);
     let settings = match &config {
         Some(config) => ReplaySettings {
             tokenizer: config.agent.tokenizer,
             show_thinking: config.ui.show_thinking,
+            color_depth,
         },
         None => ReplaySettings {
             tokenizer: Encoding::Cl100kBase,
             show_thinking: true,
+            color_depth,
         },
     };
     Ok((loaded, theme, settings))

@@ -156,7 +156,7 @@ impl FilePreview {
         if !is_plain_press(&key) {
             return PreviewAction::Ignored;
         }
-        let page = self.viewport.get().1.max(1);
+        let page = crate::tui::scroll::page_of(self.viewport.get().1);
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => PreviewAction::Close,
             KeyCode::Up | KeyCode::Char('k') => self.scroll_to(self.top.saturating_sub(1), self.left),
