@@ -450,7 +450,7 @@ pub(super) async fn run_tools(
                 ToolOutcome::Cancelled,
             ),
         };
-        let content = cap_text(&output.content, result_limit(context));
+        let content = cap_text(&for_model(context, &name, &output.content), result_limit(context));
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
             name,
@@ -477,6 +477,16 @@ pub(super) async fn run_tools(
         }
     }
     ToolPhase::Done
+}
+
+/// What the model gets of a result: a file's text as it is, anything else as a terminal
+/// would show it, without escape sequences.
+fn for_model<'a>(context: &TurnContext, name: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    let result_text = context.options.tools.get(name).map(|tool| tool.result_text());
+    match result_text {
+        Some(crate::tools::ResultText::FileContent) => std::borrow::Cow::Borrowed(text),
+        Some(crate::tools::ResultText::TerminalOutput) | None => crate::terminal_text::for_model(text),
+    }
 }
 
 fn elapsed_ms(started: Instant) -> u64 {

@@ -53,6 +53,16 @@ impl std::fmt::Display for ToolEffect {
     }
 }
 
+/// What a tool's result text is, which decides what the model gets of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultText {
+    /// Output meant for a terminal (commands, servers, messages): the model gets what a
+    /// terminal would show, without escape sequences ([`crate::terminal_text::for_model`]).
+    TerminalOutput,
+    /// A file's own text: kept as it is, so an edit can quote it back exactly.
+    FileContent,
+}
+
 /// What a tool returns; an error is a result the model reads, never a crash.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
@@ -190,6 +200,10 @@ pub trait Tool: Send + Sync {
     /// to `approval = "auto"`); the read-only approval mode still refuses it.
     fn auto_approved(&self) -> bool {
         false
+    }
+    /// What the result text is; most tools print terminal output.
+    fn result_text(&self) -> ResultText {
+        ResultText::TerminalOutput
     }
     /// Runs the call. Arguments were already validated against [`Self::input_schema`].
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
