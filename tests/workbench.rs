@@ -859,3 +859,45 @@ fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
     assert!(!raw.contains("escape sequences removed"), "{raw}");
     assert!(raw.contains("␛[31mred␛[0m"), "{raw}");
 }
+
+/// A call a guard refused says so on its line and in its detail view: "refused", with
+/// the guard's reason, never "denied" as if the person had refused it.
+#[test]
+fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let refusal = "refused: the same call a fourth time in a row, with the same result each time. `read_file` only reads, so it would tell you nothing new.";
+    for event in [
+        Event::TurnStarted {
+            text: "read it".into(),
+        },
+        Event::ToolCallRequested {
+            id: "r4".into(),
+            name: "read_file".into(),
+            arguments: json!({"path": "a.txt"}),
+        },
+        Event::ToolCallFinished {
+            id: "r4".into(),
+            name: "read_file".into(),
+            ok: false,
+            outcome: ToolOutcome::Refused,
+            duration_ms: 0,
+            output_preview: refusal.into(),
+            output: refusal.into(),
+        },
+    ] {
+        app.on_agent_event(event);
+    }
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("⊘ read_file a.txt  refused: the same call a fourth time in a row"),
+        "{text}"
+    );
+    app.overlays.push(Overlay::ToolDetail {
+        call_id: "r4".into(),
+        scroll: 0,
+    });
+    let detail = screen(&mut app, 100, 30);
+    assert!(detail.contains("read_file  refused  0 ms  (r4)"), "{detail}");
+    assert!(!detail.contains("denied"), "{detail}");
+}

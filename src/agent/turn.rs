@@ -22,8 +22,8 @@ const INTERRUPTED: &str = "interrupted by the user";
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 /// Marks assistant text cut because it kept repeating itself.
 const REPEATING_MARK: &str = "[cut: this reply kept repeating itself]";
-/// The same call (tool and arguments) this many times in a row is enough: the next one
-/// is not run as asked (MiroThinker's guard against loops).
+/// The same call (tool and arguments) with the same result this many times in a row is
+/// enough: the next one is not run as asked (MiroThinker's guard against loops).
 const SAME_CALL_LIMIT: u32 = 3;
 /// Floor of the hard cap on one tool result in the history, whatever the tool did.
 const RESULT_LIMIT_BYTES: usize = 100_000;
@@ -94,8 +94,10 @@ pub(super) enum ToolPhase {
 /// How one tool call ended.
 enum CallOutcome {
     Finished(ToolOutput),
-    /// The policy or the person refused the call; the output says why.
+    /// The person refused the call; the output says why.
     Denied(ToolOutput),
+    /// A rule or a guard refused the call before it ran; the output says which.
+    Refused(ToolOutput),
     /// The person interrupted the turn.
     Interrupted,
     /// The person chose "abort the turn" at this call's approval.
@@ -404,25 +406,37 @@ pub(super) async fn run_tools(
         });
         let started = Instant::now();
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
-        let repeats = guards.same_call(&name, &arguments);
+        let repeats = guards.repeats(&name, &arguments);
+        let full_auto = context.policy.with(|policy| policy.mode()) == crate::config::ApprovalMode::FullAuto;
         let outcome = match guards.allowed_tools.as_ref() {
             Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
-                CallOutcome::Denied(ToolOutput::error(format!(
-                    "only these tools may be used now: {}; `{name}` is not one of them",
+                CallOutcome::Refused(ToolOutput::error(format!(
+                    "refused: only these tools may be used now: {}; `{name}` is not one of them",
                     allowed.join(", ")
                 )))
             }
-            _ if repeats > SAME_CALL_LIMIT && changes_nothing(context, &name) => {
-                CallOutcome::Denied(ToolOutput::error(format!(
-                    "not run: this is the same `{name}` call, with the same arguments, {SAME_CALL_LIMIT} times in a row already, and it changes nothing, so its result is the one you have. Use that result, or change the arguments or the approach."
+            // A read that returned the same thing three times will again.
+            _ if repeats >= SAME_CALL_LIMIT && changes_nothing(context, &name) => {
+                let asked = repeats + guards.refused_again() + 1;
+                CallOutcome::Refused(ToolOutput::error(format!(
+                    "refused: the same call {}, with the same result each time. `{name}` only reads, so it would tell you nothing new: use the result you have, or change the arguments or the approach (to wait for something to change, wait before you look again).",
+                    time_in_a_row(asked)
                 )))
             }
-            _ if repeats > SAME_CALL_LIMIT => {
-                let note = format!("The model asked for this same call {} times in a row.", repeats);
-                run_one(context, &id, &name, arguments, invalid, Some(note)).await
+            // Polling repeats commands; in full-auto they run as asked. Elsewhere the
+            // person, who is there to answer, is asked whatever the mode says.
+            _ if repeats >= SAME_CALL_LIMIT && !full_auto => {
+                let note = format!(
+                    "The model asked for this same call {}, and it returned the same result each time.",
+                    time_in_a_row(repeats + 1)
+                );
+                run_one(context, &id, &name, arguments.clone(), invalid, Some(note)).await
             }
-            _ => run_one(context, &id, &name, arguments, invalid, None).await,
+            _ => run_one(context, &id, &name, arguments.clone(), invalid, None).await,
         };
+        if let CallOutcome::Finished(output) | CallOutcome::Denied(output) = &outcome {
+            guards.ran(&name, &arguments, output);
+        }
         if let CallOutcome::Finished(output) = &outcome
             && !output.is_error
             && let Some(tools) = &output.restrict_tools
@@ -439,6 +453,7 @@ pub(super) async fn run_tools(
                 (None, output, outcome)
             }
             CallOutcome::Denied(output) => (None, output, ToolOutcome::Denied),
+            CallOutcome::Refused(output) => (None, output, ToolOutcome::Refused),
             CallOutcome::Interrupted => (
                 Some(ToolPhase::Interrupted),
                 ToolOutput::error(INTERRUPTED),
@@ -507,9 +522,12 @@ fn changes_nothing(context: &TurnContext, name: &str) -> bool {
 pub(super) struct CallGuards {
     /// Set by a skill's `allowed-tools`: only these tools run for the rest of the turn.
     pub allowed_tools: Option<Vec<String>>,
-    /// The last call (tool and arguments) and how many times in a row it was asked for.
-    last_call: Option<(String, Value)>,
+    /// The last call that ran (tool, arguments, result) and how many times in a row it
+    /// ran with that same result.
+    last_call: Option<(String, Value, ToolOutput)>,
     streak: u32,
+    /// How many times the guard has refused that same call since.
+    refused: u32,
 }
 
 impl CallGuards {
@@ -521,19 +539,63 @@ impl CallGuards {
         }
     }
 
-    /// Counts this call: how many times in a row it has now been asked for.
-    fn same_call(&mut self, name: &str, arguments: &Value) -> u32 {
-        let same = self
-            .last_call
-            .as_ref()
-            .is_some_and(|(last_name, last_arguments)| last_name == name && last_arguments == arguments);
-        if same {
-            self.streak += 1;
-        } else {
-            self.last_call = Some((name.to_string(), arguments.clone()));
-            self.streak = 1;
+    /// How many times in a row this same call just ran with the same result (0 when
+    /// the last call was another).
+    fn repeats(&self, name: &str, arguments: &Value) -> u32 {
+        match &self.last_call {
+            Some((last_name, last_arguments, _)) if last_name == name && last_arguments == arguments => {
+                self.streak
+            }
+            Some(_) | None => 0,
         }
-        self.streak
+    }
+
+    /// Counts one more refusal of the last call by the guard; returns how many there were
+    /// before it.
+    fn refused_again(&mut self) -> u32 {
+        self.refused += 1;
+        self.refused - 1
+    }
+
+    /// Counts a call that ran (or that the person refused) with its result. Calls a
+    /// guard refused are not counted: asking again does not reset the streak.
+    fn ran(&mut self, name: &str, arguments: &Value, output: &ToolOutput) {
+        self.refused = 0;
+        match &self.last_call {
+            Some((last_name, last_arguments, last_output))
+                if last_name == name && last_arguments == arguments && last_output == output =>
+            {
+                self.streak += 1;
+            }
+            Some(_) | None => {
+                self.last_call = Some((name.to_string(), arguments.clone(), output.clone()));
+                self.streak = 1;
+            }
+        }
+    }
+}
+
+/// "a fourth time in a row", "an eighth time in a row", "21 times in a row".
+fn time_in_a_row(n: u32) -> String {
+    const WORDS: [&str; 10] = [
+        "a first",
+        "a second",
+        "a third",
+        "a fourth",
+        "a fifth",
+        "a sixth",
+        "a seventh",
+        "an eighth",
+        "a ninth",
+        "a tenth",
+    ];
+    match usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| WORDS.get(i))
+    {
+        Some(word) => format!("{word} time in a row"),
+        None => format!("{n} times in a row"),
     }
 }
 
@@ -589,7 +651,7 @@ async fn run_one_inner(
     match verdict {
         Verdict::Run => {}
         Verdict::Refuse(reason) => {
-            return CallOutcome::Denied(ToolOutput::error(format!("refused: {reason}")));
+            return CallOutcome::Refused(ToolOutput::error(format!("refused: {reason}")));
         }
         Verdict::Ask | Verdict::AskEachTime(_) => {
             let each_time = match &verdict {
