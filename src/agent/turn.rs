@@ -107,10 +107,8 @@ enum CallOutcome {
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
     let options = &context.options;
     let max_steps = options.config.agent.max_steps;
-    let mut specs = options.tools.specs();
-    specs.push(super::delegate::spec());
     let message = Message::user(text);
-    if let Err(why) = fits_alone(session, context, &specs, &message) {
+    if let Err(why) = fits_alone(session, context, &turn_specs(context), &message) {
         // Shown and recorded cut: the whole text would only weigh down the log.
         let text = message.text();
         context.events.emit(Event::TurnStarted {
@@ -124,6 +122,12 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     context.events.emit(Event::TurnStarted { text: message.text() });
     session.context.push(message);
     context.events.commit(session);
+    if !mcp_settled(context).await {
+        context.events.emit(Event::TurnAborted {
+            reason: "interrupted by the user while MCP servers were connecting".to_string(),
+        });
+        return;
+    }
 
     let mut asked_to_continue = false;
     // A skill's `allowed-tools`, and the streak of identical calls.
@@ -135,6 +139,8 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         if !preflight(session, context).await {
             return;
         }
+        // Listed afresh each step: an MCP server that became ready since is offered.
+        let specs = turn_specs(context);
         let response = match call_step(session, context, &specs).await {
             Ok(response) => response,
             Err(failure) => return end_without_response(session, context, failure),
@@ -185,6 +191,41 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         }
     }
     step_limit_report(session, context, max_steps).await;
+}
+
+/// The tools a step offers: the registry's as they are now, and `delegate`.
+fn turn_specs(context: &TurnContext) -> Vec<crate::llm::ToolSpec> {
+    let mut specs = context.options.tools.specs();
+    specs.push(super::delegate::spec());
+    specs
+}
+
+/// Extra time past the longest connect timeout before the wait gives up anyway.
+const MCP_WAIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits, before the turn's first request, for the MCP servers still connecting to be
+/// ready or failed (each gives up at its own connect timeout), so their tools are there
+/// from the start. False when the person interrupted the wait.
+async fn mcp_settled(context: &TurnContext) -> bool {
+    let Some(mcp) = &context.options.mcp else {
+        return true;
+    };
+    let connecting = mcp.connecting();
+    let Some(longest) = connecting.iter().map(|(_, timeout)| *timeout).max() else {
+        return true;
+    };
+    let names: Vec<&str> = connecting.iter().map(|(name, _)| name.as_str()).collect();
+    context.events.emit(Event::Notice {
+        message: format!(
+            "waiting for MCP servers to connect: {} (up to {} s)",
+            names.join(", "),
+            longest.as_secs_f64().ceil()
+        ),
+    });
+    tokio::select! {
+        _ = context.cancel.cancelled() => false,
+        () = mcp.settled(longest + MCP_WAIT_GRACE) => true,
+    }
 }
 
 /// One step's model call. When the provider says the prompt is too long for the model

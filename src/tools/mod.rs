@@ -211,6 +211,11 @@ pub trait Tool: Send + Sync {
 
 /// Control of the MCP servers behind a [`ToolSource`]: what `/mcp` can ask for.
 pub trait McpControl: Send + Sync {
+    /// The servers still connecting, each with its connect timeout.
+    fn connecting(&self) -> Vec<(String, std::time::Duration)>;
+    /// Resolves once no server is connecting any more (each is ready, failed or
+    /// disabled), or after `limit`.
+    fn settled(&self, limit: std::time::Duration) -> BoxFuture<'static, ()>;
     /// Drops a server's connection and connects again.
     fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), String>>;
     /// Stops every server; no child process is left running.
