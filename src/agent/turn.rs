@@ -452,7 +452,7 @@ pub(super) async fn run_tools(
         let outcome = match guards.allowed_tools.as_ref() {
             Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
                 CallOutcome::Refused(ToolOutput::error(format!(
-                    "refused: only these tools may be used now: {}; `{name}` is not one of them",
+                    "only these tools may be used now: {}; `{name}` is not one of them",
                     allowed.join(", ")
                 )))
             }
