@@ -218,3 +218,43 @@ async fn a_sub_agent_compacts_and_stays_within_the_window() {
     });
     assert!(compacted, "front ends are told the sub-agent compacted");
 }
+
+/// The session log records the main history only: a sub-agent's own messages (and its
+/// compactions) never enter it, so the log reads back as the history the parent has.
+#[tokio::test]
+async fn a_sub_agents_history_stays_out_of_the_session_log() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "d1",
+            "delegate",
+            json!({"task": "Read Cargo.toml.", "tools": ["read_file"]}).to_string(),
+        ),
+        Reply::tool("s1", "read_file", r#"{"path": "Cargo.toml"}"#),
+        Reply::text("It says demo."),
+        Reply::text("The package is demo."),
+    ])
+    .await;
+    let data = TempDir::new();
+    let log = support::harness::session_log_in(&data);
+    let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), log.clone());
+    agent
+        .workspace
+        .write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    agent.turn("Which package is this?").await;
+    agent.send(miniagent::protocol::Op::Shutdown);
+    agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
+    let recorded = miniagent::session::load::messages(&log.path().unwrap()).unwrap();
+    let texts: Vec<String> = recorded
+        .iter()
+        .map(|m| format!("{:?}: {}", m.role, m.text()))
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            "User: Which package is this?".to_string(),
+            "Assistant: ".to_string(),
+            "Tool: ".to_string(),
+            "Assistant: The package is demo.".to_string(),
+        ]
+    );
+}
