@@ -370,8 +370,11 @@ pub enum ToolOutcome {
     Ok,
     /// It ran (or could not) and failed; the model got the error.
     Error,
-    /// The approval policy or the person refused it.
+    /// The person refused it (or `exec`, which has nobody to ask, in their place).
     Denied,
+    /// A rule refused it before it ran, and nobody was asked: the approval mode, or a
+    /// guard (the same read a fourth time in a row); the output says which.
+    Refused,
     /// The person interrupted or aborted the turn before it finished.
     Cancelled,
 }

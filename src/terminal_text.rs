@@ -45,6 +45,76 @@ pub fn clean(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` as a model should read a command's output: what a terminal would show of it,
+/// without colours. Escape sequences are removed entirely (not made visible: they cost
+/// tokens and mean nothing to a model), a carriage return lets later text overwrite the
+/// line as on a terminal (a progress bar keeps only its final state; `\r\n` is a plain
+/// newline), erase-in-line is applied, and other control characters are dropped. Bidi
+/// controls stay: for the model they are text, and it may need to see them.
+pub fn for_model(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut line: Vec<char> = Vec::new();
+    let mut column = 0;
+    let mut sequences = Sequences::default();
+    for c in text.chars() {
+        match sequences.feed(c) {
+            Step::Char('\n') => {
+                out.extend(line.drain(..));
+                out.push('\n');
+                column = 0;
+            }
+            Step::Char('\r') => column = 0,
+            Step::Char(c) if c == '\t' || !c.is_control() => {
+                match line.get_mut(column) {
+                    Some(cell) => *cell = c,
+                    None => line.push(c),
+                }
+                column += 1;
+            }
+            Step::Char(_) | Step::Consumed => {}
+            Step::Csi {
+                params,
+                intermediates: false,
+                final_byte: 'K',
+            } => match params {
+                "" | "0" => line.truncate(column),
+                "1" => line.iter_mut().take(column).for_each(|cell| *cell = ' '),
+                "2" => {
+                    line.clear();
+                    line.resize(column, ' ');
+                }
+                _ => {}
+            },
+            Step::Csi { .. } => {}
+        }
+    }
+    out.extend(line);
+    Cow::Owned(out)
+}
+
+/// `text` with every character a terminal would act on made visible instead: C0
+/// controls and DEL as their control pictures (`␛`, `␍`), C1 and bidi controls as
+/// `<U+XXXX>`; newline and tab stay. For showing exactly what text holds.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let plain = |c: char| c == '\n' || c == '\t' || (!c.is_control() && !is_bidi_control(c));
+    if text.chars().all(plain) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            c if plain(c) => out.push(c),
+            '\0'..='\u{1f}' => out.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}')),
+            '\u{7f}' => out.push('\u{2421}'),
+            c => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Whether a character may reach the terminal as it is: not a control character (tab
 /// aside; newline is the caller's to handle) and not a bidi formatting control.
 pub fn shown(c: char) -> bool {
@@ -295,6 +365,36 @@ pub fn print(text: &str) {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn visible_shows_every_control_character() {
+        assert_eq!(
+            visible("\x1b[31mred\r\n\ttab\x7f\u{9b}\u{202e}"),
+            "␛[31mred␍\n\ttab␡<U+009B><U+202E>"
+        );
+        assert!(matches!(visible("plain\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn text_for_the_model_is_what_a_terminal_shows_without_colours() {
+        let cases = [
+            ("plain\ttext\n", "plain\ttext\n"),
+            ("\x1b[31mred\x1b[0m and \u{9b}1mbold\u{9b}0m", "red and bold"),
+            ("\x1b]0;title\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),
+            ("crlf\r\nnext\r\n", "crlf\nnext\n"),
+            ("10%\r50%\r100% done\n", "100% done\n"),
+            ("downloading\rok\n", "okwnloading\n"),
+            ("downloading\r\x1b[Kok\n", "ok\n"),
+            ("abcdef\r\x1b[2Kxy", "xy"),
+            ("bell\x07 back\x08 nul\0\n", "bell back nul\n"),
+            ("\u{202e}bidi stays", "\u{202e}bidi stays"),
+            ("unended \x1b]52;c;cHduZWQ=\nnext line", "unended \nnext line"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(for_model(input), expected, "{input:?}");
+        }
+        assert!(matches!(for_model("nothing to do\n"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn every_kind_of_sequence_and_control_is_removed() {

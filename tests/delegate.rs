@@ -147,3 +147,114 @@ async fn an_interrupt_stops_the_sub_agent_and_the_history_stays_valid() {
     assert_valid_anthropic(&last);
     assert!(last["messages"].to_string().contains("interrupted by the user"));
 }
+
+/// A sub-agent that reads a large file twenty times stays within the model's window: its
+/// loop checks the budget before every call and compacts as the main loop does.
+#[tokio::test]
+async fn a_sub_agent_compacts_and_stays_within_the_window() {
+    use miniagent::agent::tokens::{Encoding, TokenCounter};
+    const WINDOW: u64 = 40_000;
+    const STEPS: usize = 20;
+    let mut script = vec![Reply::tool(
+        "d1",
+        "delegate",
+        json!({"task": "Read big.txt twenty times.", "tools": ["read_file"]}).to_string(),
+    )];
+    // Two spellings of the path in turn, so the same-call guard lets every read run.
+    script.extend((0..STEPS).map(|n| {
+        let path = if n % 2 == 0 { "big.txt" } else { "./big.txt" };
+        Reply::tool(format!("s{n}"), "read_file", json!({ "path": path }).to_string())
+    }));
+    script.push(Reply::text("big.txt has 500 lines."));
+    script.push(Reply::text("The sub-agent says 500 lines."));
+    let server = ScriptedServer::start(script).await;
+    server.answer_toolless_with(Reply::text("Read big.txt several times; it has 500 lines."));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.model.context_window = WINDOW;
+    config.model.max_output_tokens = 4096;
+    config.agent.delegate_max_steps = STEPS as u32 + 5;
+    let mut agent = Harness::start(config);
+    let counter = TokenCounter::new(Encoding::Cl100kBase);
+    let text: String = (1..=500)
+        .map(|n| format!("line {n}: the quick brown fox jumps over the lazy dog\n"))
+        .collect();
+    let file_tokens = counter.count(&text);
+    assert!(file_tokens > 5_000, "{file_tokens}");
+    agent.workspace.write("big.txt", &text);
+
+    let events = agent.turn("How many lines has big.txt?").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "The sub-agent says 500 lines.".into()
+        })
+    );
+    let requests = server.requests();
+    let sub_agent: Vec<&RecordedRequest> = requests
+        .iter()
+        .filter(|r| {
+            r.body["system"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("You are a sub-agent"))
+        })
+        .collect();
+    assert_eq!(sub_agent.len(), STEPS + 1);
+    let mut largest = 0;
+    for request in sub_agent {
+        assert_valid_anthropic(&request.body);
+        // The whole body as JSON counts more than the prompt does: a safe upper bound.
+        let tokens = counter.count(&request.body.to_string());
+        assert!(
+            tokens < WINDOW,
+            "a sub-agent request of about {tokens} tokens was sent"
+        );
+        largest = largest.max(tokens);
+    }
+    eprintln!("largest sub-agent request: about {largest} tokens of a {WINDOW}-token window");
+    let summaries = requests.iter().filter(|r| r.body.get("tools").is_none()).count();
+    assert!(summaries >= 1, "the sub-agent never compacted");
+    let compacted = events.iter().any(|e| {
+        matches!(e, Event::SubAgent { event, .. } if matches!(event.as_ref(), Event::ContextCompacted { .. }))
+    });
+    assert!(compacted, "front ends are told the sub-agent compacted");
+}
+
+/// The session log records the main history only: a sub-agent's own messages (and its
+/// compactions) never enter it, so the log reads back as the history the parent has.
+#[tokio::test]
+async fn a_sub_agents_history_stays_out_of_the_session_log() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "d1",
+            "delegate",
+            json!({"task": "Read Cargo.toml.", "tools": ["read_file"]}).to_string(),
+        ),
+        Reply::tool("s1", "read_file", r#"{"path": "Cargo.toml"}"#),
+        Reply::text("It says demo."),
+        Reply::text("The package is demo."),
+    ])
+    .await;
+    let data = TempDir::new();
+    let log = support::harness::session_log_in(&data);
+    let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), log.clone());
+    agent
+        .workspace
+        .write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    agent.turn("Which package is this?").await;
+    agent.send(miniagent::protocol::Op::Shutdown);
+    agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
+    let recorded = miniagent::session::load::messages(&log.path().unwrap()).unwrap();
+    let texts: Vec<String> = recorded
+        .iter()
+        .map(|m| format!("{:?}: {}", m.role, m.text()))
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            "User: Which package is this?".to_string(),
+            "Assistant: ".to_string(),
+            "Tool: ".to_string(),
+            "Assistant: The package is demo.".to_string(),
+        ]
+    );
+}

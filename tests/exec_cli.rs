@@ -483,3 +483,72 @@ fn a_workspace_mcp_file_is_used_only_once_the_workspace_is_trusted() {
     assert!(stderr.contains("mcp: repo-tool failed"), "{stderr}");
     assert!(!stderr.contains("it starts programs"), "{stderr}");
 }
+
+/// Polling repeats a command: in `full-auto` the fourth identical `bash` call runs like
+/// the others (it used to ask, which `exec` had to refuse). A read-only call that keeps
+/// returning the same result is still refused on its fourth time, by the guard, and the
+/// output and the session log say "refused", not "denied".
+#[test]
+fn full_auto_runs_a_repeated_command_and_the_guard_refuses_only_same_result_reads() {
+    let poll = |n: usize| Reply::tool(format!("b{n}"), "bash", r#"{"command": "echo polling"}"#);
+    let read = |n: usize| Reply::tool(format!("r{n}"), "read_file", r#"{"path": "a.txt"}"#);
+    let mut script: Vec<Reply> = (1..=4).map(poll).collect();
+    script.extend((1..=4).map(read));
+    script.push(Reply::text("done"));
+    let server = ScriptedServer::start_blocking(script);
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    workspace.write("a.txt", "alpha\n");
+    let output = support::cli::exec(&home, &workspace, &server, &["poll the service"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let results: Vec<(String, String)> = server
+        .requests()
+        .iter()
+        .filter_map(|request| {
+            let last = request.body["messages"].as_array()?.last()?.clone();
+            let block = last["content"].as_array()?.first()?.clone();
+            Some((
+                block["tool_use_id"].as_str()?.to_string(),
+                block["content"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let result = |id: &str| {
+        results
+            .iter()
+            .find(|(call, _)| call == id)
+            .map(|(_, r)| r.clone())
+            .unwrap()
+    };
+    assert_eq!(result("b4"), "polling\n[exit code: 0]");
+    assert_eq!(result("r3"), "     1|alpha");
+    let refused = result("r4");
+    assert!(
+        refused.starts_with("refused: the same call a fourth time in a row"),
+        "{refused}"
+    );
+    assert!(!stderr.contains("approv"), "{stderr}");
+    assert!(
+        stderr.contains("refused: the same call a fourth time in a row"),
+        "{stderr}"
+    );
+    let logs = support::cli::session_logs(&home);
+    let log = std::fs::read_to_string(&logs[0]).unwrap();
+    let finished: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|record| record["event"]["type"] == "tool_call_finished")
+        .map(|record| record["event"].clone())
+        .collect();
+    let outcome = |id: &str| {
+        finished
+            .iter()
+            .find(|event| event["id"] == id)
+            .map(|event| event["outcome"].as_str().unwrap_or("").to_string())
+            .unwrap()
+    };
+    assert_eq!(outcome("b4"), "ok");
+    assert_eq!(outcome("r4"), "refused");
+    assert!(!log.contains("\"denied\""), "{log}");
+}

@@ -388,13 +388,14 @@ async fn a_reply_that_repeats_twice_is_reported_and_the_history_stays_valid() {
 }
 
 #[tokio::test]
-async fn the_same_read_four_times_gets_a_note_instead_of_a_fourth_run() {
+async fn the_same_read_with_the_same_result_is_refused_the_fourth_time() {
     let same = |n: usize| Reply::tool(format!("r{n}"), "read_file", r#"{"path": "a.txt"}"#);
     let server = ScriptedServer::start(vec![
         same(1),
         same(2),
         same(3),
         same(4),
+        same(5),
         Reply::text("ok, I have it"),
     ])
     .await;
@@ -411,19 +412,122 @@ async fn the_same_read_four_times_gets_a_note_instead_of_a_fourth_run() {
         .iter()
         .filter(|e| matches!(e, Event::ToolCallStarted { .. }))
         .count();
-    assert_eq!(started, 3, "the fourth identical read did not run");
+    assert_eq!(started, 3, "the fourth and fifth identical reads did not run");
+    let refused: Vec<(String, String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished {
+                id,
+                outcome,
+                output_preview,
+                ..
+            } if id == "r4" || id == "r5" => {
+                Some((id.clone(), format!("{outcome:?}"), output_preview.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let preview = |n| {
+        format!(
+            "refused: the same call a {n} time in a row, with the same result each time. `read_file` only reads, so it would tell you nothing new: use the result you have, or change the arguments or the approach (to wait for something to change, wait before you look again)."
+        )
+    };
+    assert_eq!(
+        refused
+            .iter()
+            .map(|(id, outcome, text)| (id.as_str(), outcome.as_str(), preview_line(text)))
+            .collect::<Vec<_>>(),
+        vec![
+            ("r4", "Refused", preview_line(&preview("fourth"))),
+            ("r5", "Refused", preview_line(&preview("fifth"))),
+        ]
+    );
     let last = server.last_request().unwrap().body["messages"].to_string();
     assert!(
-        last.contains("the same `read_file` call, with the same arguments, 3 times in a row"),
+        last.contains("refused: the same call a fifth time in a row"),
         "{last}"
     );
 }
 
+/// The first 60 characters: previews are cut for lists.
+fn preview_line(text: &str) -> String {
+    text.chars().take(60).collect()
+}
+
+/// A read-only tool that answers something new each time.
+struct Clock(std::sync::atomic::AtomicU32);
+
+impl miniagent::tools::Tool for Clock {
+    fn name(&self) -> &str {
+        "clock"
+    }
+    fn description(&self) -> &str {
+        "The time."
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object", "properties": {}})
+    }
+    fn effect(&self) -> miniagent::tools::ToolEffect {
+        miniagent::tools::ToolEffect::ReadOnly
+    }
+    fn run(
+        &self,
+        _arguments: serde_json::Value,
+        _context: miniagent::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
+        let tick = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move { miniagent::tools::ToolOutput::ok(format!("tick {tick}")) })
+    }
+}
+
 #[tokio::test]
-async fn the_same_command_four_times_asks_the_person_even_in_full_auto() {
-    let same = |n: usize| Reply::tool(format!("b{n}"), "bash", r#"{"command": "echo same"}"#);
-    let server = ScriptedServer::start(vec![same(1), same(2), same(3), same(4), Reply::text("done")]).await;
-    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+async fn polling_a_read_whose_result_changes_is_never_refused() {
+    let poll = |n: usize| Reply::tool(format!("c{n}"), "clock", "{}");
+    let mut script: Vec<Reply> = (1..=6).map(poll).collect();
+    script.push(Reply::text("it moved"));
+    let server = ScriptedServer::start(script).await;
+    let mut agent = Harness::start_with(
+        test_config(Provider::Anthropic, &server),
+        miniagent::session::SessionLog::disabled(),
+        vec![std::sync::Arc::new(Clock(Default::default()))],
+    );
+    let events = agent.turn("watch the clock").await;
+    let outcomes: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { outcome, .. } => Some(format!("{outcome:?}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outcomes, vec!["Ok"; 6]);
+    let last = server.last_request().unwrap().body["messages"].to_string();
+    assert!(last.contains("tick 5"), "{last}");
+}
+
+/// Outside full-auto the person is there: the same change after the same result three
+/// times is asked about, whatever the mode says, and the prompt says why.
+#[tokio::test]
+async fn the_same_write_with_the_same_result_asks_the_person_outside_full_auto() {
+    let same = |n: usize| {
+        Reply::tool(
+            format!("w{n}"),
+            "write_file",
+            r#"{"path": "a.txt", "content": "same"}"#,
+        )
+    };
+    // The first write creates the file, the next three replace it alike.
+    let server = ScriptedServer::start(vec![
+        same(1),
+        same(2),
+        same(3),
+        same(4),
+        same(5),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.approval = miniagent::config::ApprovalMode::AutoEdit;
+    let mut agent = Harness::start(config);
     agent.send(miniagent::protocol::Op::UserInput { text: "loop".into() });
     let asked = agent
         .wait_for(|e| matches!(e, Event::ApprovalRequested { .. }))
@@ -431,9 +535,9 @@ async fn the_same_command_four_times_asks_the_person_even_in_full_auto() {
     let Event::ApprovalRequested { id, preview, .. } = asked else {
         unreachable!()
     };
-    assert_eq!(id, "b4");
+    assert_eq!(id, "w5");
     assert!(
-        preview.starts_with("The model asked for this same call 4 times in a row."),
+        preview.starts_with("The model asked for this same call a fourth time in a row, and it returned the same result each time."),
         "{preview}"
     );
     agent.send(miniagent::protocol::Op::Approval {

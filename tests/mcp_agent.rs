@@ -133,3 +133,179 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
         .filter(|pid| mcp_harness::running(*pid))
         .collect()
 }
+
+/// A local MCP server that answers `initialize` after `delay` ("never" for never).
+fn slow_server(delay: &str, connect_timeout_s: u64) -> serde_json::Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/slow_server.js");
+    json!({
+        "command": "node",
+        "args": [script],
+        "env": {"SLOW_MCP_DELAY_MS": delay},
+        "connect_timeout": connect_timeout_s,
+    })
+}
+
+/// The names of the tools a recorded request offered.
+fn offered(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// `exec` waits for configured servers before the first model request, saying so on
+/// stderr: a slow one is waited for and its tools are in every request; one that never
+/// answers is given up at its `connect_timeout` and one that cannot start fails at once,
+/// both reported, neither blocking the turn for longer.
+#[test]
+fn exec_waits_for_mcp_servers_before_the_first_request() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("m1", "mcp__slow__echo", r#"{"message": "hi"}"#),
+        Reply::text("done"),
+    ]);
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    home.write(
+        "mcp.json",
+        json!({"mcpServers": {
+            "slow": slow_server("1500", 20),
+            "silent": slow_server("never", 3),
+            "missing": {"command": "no-such-mcp-server-binary", "connect_timeout": 20},
+        }})
+        .to_string(),
+    );
+    let started = std::time::Instant::now();
+    let output = support::cli::exec(&home, &workspace, &server, &["echo hi"]);
+    let elapsed = started.elapsed();
+    let stderr = support::cli::text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{stderr}");
+    for request in &requests {
+        assert!(
+            offered(request).contains(&"mcp__slow__echo".to_string()),
+            "{:?}",
+            offered(request)
+        );
+    }
+    let result = requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"][0].clone();
+    assert_eq!(result["content"], "echo: hi", "{result}");
+    let waiting = stderr
+        .find("waiting for MCP servers")
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let ready = stderr
+        .find("mcp: slow ready")
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(waiting < ready, "{stderr}");
+    assert!(stderr.contains("mcp: missing failed"), "{stderr}");
+    assert!(stderr.contains("mcp: silent failed"), "{stderr}");
+    // The silent server held the turn for its 3 s, not the others' 20.
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+}
+
+/// Tools that appear once `ready` is set, as an MCP server's do when it connects.
+struct LateServer {
+    ready: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl miniagent::tools::ToolSource for LateServer {
+    fn tools(&self) -> Vec<std::sync::Arc<dyn miniagent::tools::Tool>> {
+        if self.ready.load(std::sync::atomic::Ordering::SeqCst) {
+            vec![std::sync::Arc::new(Named("mcp__late__ping"))]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// A tool that answers with its name; `connect_late` sets the late server ready.
+struct Named(&'static str);
+
+impl miniagent::tools::Tool for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        "Answers with its name."
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn effect(&self) -> miniagent::tools::ToolEffect {
+        miniagent::tools::ToolEffect::ReadOnly
+    }
+    fn run(
+        &self,
+        _arguments: serde_json::Value,
+        _context: miniagent::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
+        Box::pin(async move { miniagent::tools::ToolOutput::ok(self.0) })
+    }
+}
+
+/// Flips the late server to ready when it runs.
+struct ConnectLate(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl miniagent::tools::Tool for ConnectLate {
+    fn name(&self) -> &str {
+        "connect_late"
+    }
+    fn description(&self) -> &str {
+        "Makes the late server ready."
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn effect(&self) -> miniagent::tools::ToolEffect {
+        miniagent::tools::ToolEffect::ReadOnly
+    }
+    fn run(
+        &self,
+        _arguments: serde_json::Value,
+        _context: miniagent::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { miniagent::tools::ToolOutput::ok("connected") })
+    }
+}
+
+/// A server that becomes ready while a turn runs is offered from the next request of
+/// that turn on: the tool list is not fixed when the turn starts.
+#[tokio::test]
+async fn tools_that_appear_during_a_turn_are_offered_from_the_next_request() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("c1", "connect_late", "{}"),
+        Reply::tool("p1", "mcp__late__ping", "{}"),
+        Reply::text("pinged"),
+    ])
+    .await;
+    let ready = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let config = test_config(Provider::Anthropic, &server);
+    let mut tools = miniagent::tools::ToolRegistry::builtin(&config);
+    tools.register(std::sync::Arc::new(ConnectLate(ready.clone())));
+    tools.add_source(std::sync::Arc::new(LateServer { ready }));
+    let mut agent = support::harness::Harness::start_with_registry(
+        config,
+        miniagent::session::SessionLog::disabled(),
+        tools,
+    );
+    let events = agent.turn("connect and ping").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "pinged".into()
+        })
+    );
+    let requests = server.requests();
+    let late = "mcp__late__ping".to_string();
+    assert!(!offered(&requests[0]).contains(&late));
+    assert!(
+        offered(&requests[1]).contains(&late),
+        "{:?}",
+        offered(&requests[1])
+    );
+    let result = requests[2].body["messages"].as_array().unwrap().last().unwrap()["content"][0].clone();
+    assert_eq!(result["content"], "mcp__late__ping", "{result}");
+}

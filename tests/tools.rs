@@ -692,3 +692,50 @@ async fn a_duration_is_the_run_time_and_a_failure_says_how_it_failed() {
         "{denied}"
     );
 }
+
+/// Command output reaches the model without escape sequences (colours, titles, cursor
+/// moves cost tokens and mean nothing to it) and with a progress bar's carriage returns
+/// resolved to what a terminal would show; the live output keeps them for the workbench
+/// to colour. A file's own bytes are kept: an edit must be able to quote them.
+#[tokio::test]
+async fn escape_sequences_are_stripped_from_command_output_the_model_receives() {
+    let (received, agent) = run_calls(
+        |workspace| {
+            workspace.write("coloured.txt", "\x1b[1mbold\x1b[0m\n");
+        },
+        &[
+            (
+                "bash",
+                json!({"command": "printf '\\033]0;title\\007\\033[31mred\\033[0m plain\\n10%%\\r50%%\\r\\033[Kdone\\r\\n\\033[2Jlast\\n' ; printf '\\033[33mwarn\\033[0m\\n' >&2"}),
+            ),
+            ("read_file", json!({"path": "coloured.txt"})),
+        ],
+    )
+    .await;
+    assert_eq!(
+        received[0],
+        (
+            "red plain\ndone\nlast\n[stderr]\nwarn\n[exit code: 0]".to_string(),
+            false
+        )
+    );
+    assert_eq!(received[1], ("     1|\x1b[1mbold\x1b[0m".to_string(), false));
+    let finished: Vec<&str> = agent
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { name, output, .. } if name == "bash" => Some(output.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished, vec![received[0].0.as_str()]);
+    let streamed: String = agent
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolOutputDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(streamed.contains("\x1b[31mred\x1b[0m"), "{streamed:?}");
+}

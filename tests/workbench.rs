@@ -1337,3 +1337,122 @@ fn failed_and_denied_calls_say_how_in_the_transcript() {
         "{detail}"
     );
 }
+
+/// The detail view keeps the colours of what a call printed, and shows the result the
+/// model received as exactly that: plain text when the escape sequences were removed
+/// (and says so), the sequences made visible when the model did get them (a file's own
+/// bytes, or a session recorded before they were removed).
+#[test]
+fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let call = |id: &str, streamed: &str, result: &str| {
+        vec![
+            Event::ToolCallRequested {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: json!({"command": "make"}),
+            },
+            Event::ToolCallStarted {
+                id: id.into(),
+                name: "bash".into(),
+            },
+            Event::ToolOutputDelta {
+                id: id.into(),
+                delta: streamed.into(),
+            },
+            Event::ToolCallFinished {
+                id: id.into(),
+                name: "bash".into(),
+                ok: true,
+                outcome: ToolOutcome::Ok,
+                duration_ms: 5,
+                output_preview: "red".into(),
+                output: result.into(),
+            },
+        ]
+    };
+    let coloured = "\u{1b}[31mred\u{1b}[0m\n";
+    for event in call("c1", coloured, "red\n[exit code: 0]")
+        .into_iter()
+        .chain(call("c2", coloured, "\u{1b}[31mred\u{1b}[0m\n[exit code: 0]"))
+    {
+        app.on_agent_event(event);
+    }
+    let detail = |app: &mut App, id: &str| {
+        app.overlays.push(Overlay::ToolDetail {
+            call_id: id.into(),
+            scroll: Default::default(),
+        });
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        terminal.draw(|frame| render::draw(frame, app)).unwrap();
+        app.overlays.pop();
+        let buffer = terminal.backend().buffer().clone();
+        let (width, height) = (buffer.area.width, buffer.area.height);
+        let rows: Vec<String> = (0..height)
+            .map(|y| (0..width).map(|x| buffer[(x, y)].symbol()).collect())
+            .collect();
+        // The colour of the first `red` on the screen (the live output).
+        let first_red = (0..height)
+            .flat_map(|y| (0..width.saturating_sub(2)).map(move |x| (x, y)))
+            .find(|&(x, y)| (0..3).all(|i| buffer[(x + i, y)].symbol() == &"red"[i as usize..i as usize + 1]))
+            .unwrap();
+        (rows.join("\n"), buffer[first_red].fg)
+    };
+    let (clean, colour) = detail(&mut app, "c1");
+    assert_ne!(
+        colour,
+        ratatui::style::Color::Reset,
+        "the live output lost its colour"
+    );
+    assert!(
+        clean.contains("Result sent to the model (escape sequences removed)"),
+        "{clean}"
+    );
+    let (raw, _) = detail(&mut app, "c2");
+    assert!(raw.contains("Result sent to the model"), "{raw}");
+    assert!(!raw.contains("escape sequences removed"), "{raw}");
+    assert!(raw.contains("␛[31mred␛[0m"), "{raw}");
+}
+
+/// A call a guard refused says so on its line and in its detail view: "refused", with
+/// the guard's reason, never "denied" as if the person had refused it.
+#[test]
+fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let refusal = "refused: the same call a fourth time in a row, with the same result each time. `read_file` only reads, so it would tell you nothing new.";
+    for event in [
+        Event::TurnStarted {
+            text: "read it".into(),
+        },
+        Event::ToolCallRequested {
+            id: "r4".into(),
+            name: "read_file".into(),
+            arguments: json!({"path": "a.txt"}),
+        },
+        Event::ToolCallFinished {
+            id: "r4".into(),
+            name: "read_file".into(),
+            ok: false,
+            outcome: ToolOutcome::Refused,
+            duration_ms: 0,
+            output_preview: refusal.into(),
+            output: refusal.into(),
+        },
+    ] {
+        app.on_agent_event(event);
+    }
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("⊘ read_file a.txt  refused: the same call a fourth time in a row"),
+        "{text}"
+    );
+    app.overlays.push(Overlay::ToolDetail {
+        call_id: "r4".into(),
+        scroll: Default::default(),
+    });
+    let detail = screen(&mut app, 100, 30);
+    assert!(detail.contains("read_file  refused  0 ms  (r4)"), "{detail}");
+    assert!(!detail.contains("denied"), "{detail}");
+}

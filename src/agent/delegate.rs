@@ -3,18 +3,21 @@
 //! that asks it to report everything it found and invent nothing. Its answer is the
 //! call's result; its tokens are its own and never enter the parent's context figures.
 //! Its events reach front ends wrapped in `sub_agent`, naming the call that started it.
+//! Its history gets the main loop's pre-flight: before every model call it is compacted
+//! to fit the same budget.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 
+use super::compaction::{self, BudgetFailure};
 use super::context::ContextState;
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
 use super::turn::{CallGuards, ToolPhase, announce, run_tools};
 use super::{Session, TurnContext, UsageTotals};
-use crate::llm::{ModelRequest, ToolSpec};
+use crate::llm::{ModelRequest, ModelResponse, ToolSpec};
 use crate::protocol::{Event, StopReason};
 use crate::tools::{ToolEffect, ToolOutput};
 
@@ -134,14 +137,10 @@ pub(crate) async fn run(
     let mut guards = CallGuards::allowing(names.clone());
     for step in 1..=max_steps {
         sub.events.emit(Event::StepStarted { step, max_steps });
-        let prompt = session.context.prompt();
-        let request = ModelRequest {
-            system: &system,
-            messages: &prompt,
-            tools: &specs,
-            max_output_tokens: options.config.model.max_output_tokens,
-        };
-        let response = match call_model(&sub, &request, Deltas::Forward).await {
+        if let Err(ended) = preflight(&mut session, &sub).await {
+            return ended;
+        }
+        let response = match call_fitting(&mut session, &sub, &system, &specs, None).await {
             Ok(response) => response,
             Err(CallFailure::Cancelled { .. }) => return Err(Stopped::Cancelled),
             Err(CallFailure::Failed(error)) => {
@@ -174,15 +173,10 @@ pub(crate) async fn run(
         }
     }
     // Out of steps: one more call, without tools, for the report.
-    let mut messages = session.context.prompt();
-    messages.push(Message::user(EXIT_PROMPT));
-    let request = ModelRequest {
-        system: &system,
-        messages: &messages,
-        tools: &specs,
-        max_output_tokens: options.config.model.max_output_tokens,
-    };
-    match call_model(&sub, &request, Deltas::Forward).await {
+    if let Err(ended) = preflight(&mut session, &sub).await {
+        return ended;
+    }
+    match call_fitting(&mut session, &sub, &system, &specs, Some(EXIT_PROMPT)).await {
         Ok(response) => {
             let text = Message {
                 role: Role::Assistant,
@@ -202,6 +196,55 @@ pub(crate) async fn run(
         Err(CallFailure::Repeating { partial_text }) => Ok(ToolOutput::error(format!(
             "the sub-agent used all {max_steps} steps and its report kept repeating itself:\n{partial_text}"
         ))),
+    }
+}
+
+/// The main loop's pre-flight for the sub-agent's own history: compacts it to fit the
+/// budget before a model call. `Err` is how the delegate call ends when it cannot.
+async fn preflight(session: &mut Session, sub: &TurnContext) -> Result<(), Result<ToolOutput, Stopped>> {
+    match compaction::ensure_budget(session, sub, false).await {
+        Ok(()) => Ok(()),
+        Err(BudgetFailure::Cancelled) => Err(Err(Stopped::Cancelled)),
+        Err(BudgetFailure::TooLarge(why)) => Err(Ok(ToolOutput::error(format!(
+            "the sub-agent stopped: its next request would not fit ({why})"
+        )))),
+    }
+}
+
+/// One model call on the sub-agent's history (with `closing` appended, unrecorded). When
+/// the provider says the prompt is too long (our count was off), the history is
+/// compacted and the call made once more, as the main loop does.
+async fn call_fitting(
+    session: &mut Session,
+    sub: &TurnContext,
+    system: &str,
+    specs: &[ToolSpec],
+    closing: Option<&str>,
+) -> Result<ModelResponse, CallFailure> {
+    let mut compacted = false;
+    loop {
+        let mut messages = session.context.prompt();
+        messages.extend(closing.map(Message::user));
+        let request = ModelRequest {
+            system,
+            messages: &messages,
+            tools: specs,
+            max_output_tokens: sub.options.config.model.max_output_tokens,
+        };
+        let error = match call_model(sub, &request, Deltas::Forward).await {
+            Err(CallFailure::Failed(error)) if error.is_context_overflow() && !compacted => error,
+            result => return result,
+        };
+        compacted = true;
+        let before = compaction::prompt_size(session, sub);
+        if let Err(BudgetFailure::Cancelled) = compaction::ensure_budget(session, sub, true).await {
+            return Err(CallFailure::Cancelled {
+                partial_text: String::new(),
+            });
+        }
+        if compaction::prompt_size(session, sub) >= before {
+            return Err(CallFailure::Failed(error));
+        }
     }
 }
 

@@ -89,8 +89,14 @@ impl EventSink {
     }
 
     /// Records the history's changes and writes the session log out (a step boundary).
+    /// A sub-agent's history is its own and is not the session's: its changes are
+    /// dropped (its events are recorded, wrapped).
     pub(crate) fn commit(&self, session: &mut Session) {
-        if let Some(problem) = self.log.commit(session.context.take_changes()) {
+        let changes = session.context.take_changes();
+        if self.nest.is_some() {
+            return;
+        }
+        if let Some(problem) = self.log.commit(changes) {
             self.emit(Event::Notice { message: problem });
         }
         // What summaries stand in for is on disk now: memory need not hold it too.

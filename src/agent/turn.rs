@@ -25,8 +25,8 @@ const INTERRUPTED: &str = "interrupted by the user";
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 /// Marks assistant text cut because it kept repeating itself.
 const REPEATING_MARK: &str = "[cut: this reply kept repeating itself]";
-/// The same call (tool and arguments) this many times in a row is enough: the next one
-/// is not run as asked (MiroThinker's guard against loops).
+/// The same call (tool and arguments) with the same result this many times in a row is
+/// enough: the next one is not run as asked (MiroThinker's guard against loops).
 const SAME_CALL_LIMIT: u32 = 3;
 /// Floor of the hard cap on one tool result in the history, whatever the tool did.
 const RESULT_LIMIT_BYTES: usize = 100_000;
@@ -97,8 +97,8 @@ pub(super) enum ToolPhase {
 /// How one tool call ended.
 enum CallOutcome {
     Finished(ToolOutput),
-    /// The approval policy or a guard refused the call; the output says why.
-    Denied(ToolOutput),
+    /// A rule or a guard refused the call before it ran; the output says which.
+    Refused(ToolOutput),
     /// The person refused the call at its approval, with their reason if they gave one.
     DeniedByPerson {
         reason: Option<String>,
@@ -112,10 +112,8 @@ enum CallOutcome {
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
     let options = &context.options;
     let max_steps = options.config.agent.max_steps;
-    let mut specs = options.tools.specs();
-    specs.push(super::delegate::spec());
     let message = Message::user(text);
-    if let Err(why) = fits_alone(session, context, &specs, &message) {
+    if let Err(why) = fits_alone(session, context, &turn_specs(context), &message) {
         // Shown and recorded cut: the whole text would only weigh down the log.
         let text = message.text();
         context.events.emit(Event::TurnStarted {
@@ -129,6 +127,12 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     context.events.emit(Event::TurnStarted { text: message.text() });
     session.context.push(message);
     context.events.commit(session);
+    if !mcp_settled(context).await {
+        context.events.emit(Event::TurnAborted {
+            reason: "you interrupted the turn while MCP servers were connecting".to_string(),
+        });
+        return;
+    }
 
     let mut asked_to_continue = false;
     // What a skill pre-approved lasts for the turn that loaded it.
@@ -142,6 +146,8 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         if !preflight(session, context).await {
             return;
         }
+        // Listed afresh each step: an MCP server that became ready since is offered.
+        let specs = turn_specs(context);
         let response = match call_step(session, context, &specs).await {
             Ok(response) => response,
             Err(failure) => return end_without_response(session, context, failure),
@@ -192,6 +198,41 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         }
     }
     step_limit_report(session, context, max_steps).await;
+}
+
+/// The tools a step offers: the registry's as they are now, and `delegate`.
+fn turn_specs(context: &TurnContext) -> Vec<crate::llm::ToolSpec> {
+    let mut specs = context.options.tools.specs();
+    specs.push(super::delegate::spec());
+    specs
+}
+
+/// Extra time past the longest connect timeout before the wait gives up anyway.
+const MCP_WAIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits, before the turn's first request, for the MCP servers still connecting to be
+/// ready or failed (each gives up at its own connect timeout), so their tools are there
+/// from the start. False when the person interrupted the wait.
+async fn mcp_settled(context: &TurnContext) -> bool {
+    let Some(mcp) = &context.options.mcp else {
+        return true;
+    };
+    let connecting = mcp.connecting();
+    let Some(longest) = connecting.iter().map(|(_, timeout)| *timeout).max() else {
+        return true;
+    };
+    let names: Vec<&str> = connecting.iter().map(|(name, _)| name.as_str()).collect();
+    context.events.emit(Event::Notice {
+        message: format!(
+            "waiting for MCP servers to connect: {} (up to {} s)",
+            names.join(", "),
+            longest.as_secs_f64().ceil()
+        ),
+    });
+    tokio::select! {
+        _ = context.cancel.cancelled() => false,
+        () = mcp.settled(longest + MCP_WAIT_GRACE) => true,
+    }
 }
 
 /// One step's model call. When the provider says the prompt is too long for the model
@@ -414,25 +455,61 @@ pub(super) async fn run_tools(
         // Set when the call starts to run: its duration leaves out the wait for approval.
         let mut ran_from = None;
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
-        let repeats = guards.same_call(&name, &arguments);
+        let repeats = guards.repeats(&name, &arguments);
+        let full_auto = context.policy.with(|policy| policy.mode()) == crate::config::ApprovalMode::FullAuto;
         let outcome = match guards.allowed_tools.as_ref() {
             Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
-                CallOutcome::Denied(ToolOutput::error(format!(
+                CallOutcome::Refused(ToolOutput::error(format!(
                     "only these tools may be used now: {}; `{name}` is not one of them",
                     allowed.join(", ")
                 )))
             }
-            _ if repeats > SAME_CALL_LIMIT && changes_nothing(context, &name) => {
-                CallOutcome::Denied(ToolOutput::error(format!(
-                    "not run: this is the same `{name}` call, with the same arguments, {SAME_CALL_LIMIT} times in a row already, and it changes nothing, so its result is the one you have. Use that result, or change the arguments or the approach."
+            // A read that returned the same thing three times will again.
+            _ if repeats >= SAME_CALL_LIMIT && changes_nothing(context, &name) => {
+                let asked = repeats + guards.refused_again() + 1;
+                CallOutcome::Refused(ToolOutput::error(format!(
+                    "refused: the same call {}, with the same result each time. `{name}` only reads, so it would tell you nothing new: use the result you have, or change the arguments or the approach (to wait for something to change, wait before you look again).",
+                    time_in_a_row(asked)
                 )))
             }
-            _ if repeats > SAME_CALL_LIMIT => {
-                let note = format!("The model asked for this same call {} times in a row.", repeats);
-                run_one(context, &id, &name, arguments, invalid, Some(note), &mut ran_from).await
+            // Polling repeats commands; in full-auto they run as asked. Elsewhere the
+            // person, who is there to answer, is asked whatever the mode says.
+            _ if repeats >= SAME_CALL_LIMIT && !full_auto => {
+                let note = format!(
+                    "The model asked for this same call {}, and it returned the same result each time.",
+                    time_in_a_row(repeats + 1)
+                );
+                run_one(
+                    context,
+                    &id,
+                    &name,
+                    arguments.clone(),
+                    invalid,
+                    Some(note),
+                    &mut ran_from,
+                )
+                .await
             }
-            _ => run_one(context, &id, &name, arguments, invalid, None, &mut ran_from).await,
+            _ => {
+                run_one(
+                    context,
+                    &id,
+                    &name,
+                    arguments.clone(),
+                    invalid,
+                    None,
+                    &mut ran_from,
+                )
+                .await
+            }
         };
+        match &outcome {
+            CallOutcome::Finished(output) => guards.ran(&name, &arguments, output),
+            CallOutcome::DeniedByPerson { reason } => {
+                guards.ran(&name, &arguments, &refused_by_person(reason.as_deref()));
+            }
+            CallOutcome::Refused(_) | CallOutcome::Interrupted | CallOutcome::Aborted => {}
+        }
         if let CallOutcome::Finished(output) = &outcome
             && !output.is_error
             && let Some(approvals) = &output.pre_approves
@@ -460,15 +537,12 @@ pub(super) async fn run_tools(
                 };
                 (None, output, outcome)
             }
-            CallOutcome::Denied(output) => (None, output, ToolOutcome::Denied),
             CallOutcome::DeniedByPerson { reason } => {
                 let because = reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
                 line = Some(preview_line(&format!("denied by you{because}"), PREVIEW_CHARS));
-                let output = ToolOutput::error(format!(
-                    "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
-                ));
-                (None, output, ToolOutcome::Denied)
+                (None, refused_by_person(reason.as_deref()), ToolOutcome::Denied)
             }
+            CallOutcome::Refused(output) => (None, output, ToolOutcome::Refused),
             CallOutcome::Interrupted => (
                 Some(ToolPhase::Interrupted),
                 ToolOutput::error(INTERRUPTED),
@@ -480,9 +554,13 @@ pub(super) async fn run_tools(
                 ToolOutcome::Cancelled,
             ),
         };
-        // Keys never reach the model (a command may have printed one it found elsewhere).
+        // As a terminal would show it, and without keys (a command may have printed one it
+        // found elsewhere; escapes are gone first, so none can split a key).
         let content = cap_text(
-            &context.options.secrets.redact(&output.content),
+            &context
+                .options
+                .secrets
+                .redact(&for_model(context, &name, &output.content)),
             result_limit(context),
         );
         context.events.emit(Event::ToolCallFinished {
@@ -511,6 +589,16 @@ pub(super) async fn run_tools(
     ToolPhase::Done
 }
 
+/// What the model gets of a result: a file's text as it is, anything else as a terminal
+/// would show it, without escape sequences.
+fn for_model<'a>(context: &TurnContext, name: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    let result_text = context.options.tools.get(name).map(|tool| tool.result_text());
+    match result_text {
+        Some(crate::tools::ResultText::FileContent) => std::borrow::Cow::Borrowed(text),
+        Some(crate::tools::ResultText::TerminalOutput) | None => crate::terminal_text::for_model(text),
+    }
+}
+
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -529,9 +617,12 @@ fn changes_nothing(context: &TurnContext, name: &str) -> bool {
 pub(super) struct CallGuards {
     /// Set for a sub-agent: only these tools run.
     pub allowed_tools: Option<Vec<String>>,
-    /// The last call (tool and arguments) and how many times in a row it was asked for.
-    last_call: Option<(String, Value)>,
+    /// The last call that ran (tool, arguments, result) and how many times in a row it
+    /// ran with that same result.
+    last_call: Option<(String, Value, ToolOutput)>,
     streak: u32,
+    /// How many times the guard has refused that same call since.
+    refused: u32,
 }
 
 impl CallGuards {
@@ -543,19 +634,71 @@ impl CallGuards {
         }
     }
 
-    /// Counts this call: how many times in a row it has now been asked for.
-    fn same_call(&mut self, name: &str, arguments: &Value) -> u32 {
-        let same = self
-            .last_call
-            .as_ref()
-            .is_some_and(|(last_name, last_arguments)| last_name == name && last_arguments == arguments);
-        if same {
-            self.streak += 1;
-        } else {
-            self.last_call = Some((name.to_string(), arguments.clone()));
-            self.streak = 1;
+    /// How many times in a row this same call just ran with the same result (0 when
+    /// the last call was another).
+    fn repeats(&self, name: &str, arguments: &Value) -> u32 {
+        match &self.last_call {
+            Some((last_name, last_arguments, _)) if last_name == name && last_arguments == arguments => {
+                self.streak
+            }
+            Some(_) | None => 0,
         }
-        self.streak
+    }
+
+    /// Counts one more refusal of the last call by the guard; returns how many there were
+    /// before it.
+    fn refused_again(&mut self) -> u32 {
+        self.refused += 1;
+        self.refused - 1
+    }
+
+    /// Counts a call that ran (or that the person refused) with its result. Calls a
+    /// guard refused are not counted: asking again does not reset the streak.
+    fn ran(&mut self, name: &str, arguments: &Value, output: &ToolOutput) {
+        self.refused = 0;
+        match &self.last_call {
+            Some((last_name, last_arguments, last_output))
+                if last_name == name && last_arguments == arguments && last_output == output =>
+            {
+                self.streak += 1;
+            }
+            Some(_) | None => {
+                self.last_call = Some((name.to_string(), arguments.clone(), output.clone()));
+                self.streak = 1;
+            }
+        }
+    }
+}
+
+/// What the model is told of a call the person refused at its approval.
+fn refused_by_person(reason: Option<&str>) -> ToolOutput {
+    let because = reason.map(|r| format!(": {r}")).unwrap_or_default();
+    ToolOutput::error(format!(
+        "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
+    ))
+}
+
+/// "a fourth time in a row", "an eighth time in a row", "21 times in a row".
+fn time_in_a_row(n: u32) -> String {
+    const WORDS: [&str; 10] = [
+        "a first",
+        "a second",
+        "a third",
+        "a fourth",
+        "a fifth",
+        "a sixth",
+        "a seventh",
+        "an eighth",
+        "a ninth",
+        "a tenth",
+    ];
+    match usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| WORDS.get(i))
+    {
+        Some(word) => format!("{word} time in a row"),
+        None => format!("{n} times in a row"),
     }
 }
 
@@ -616,7 +759,7 @@ async fn run_one_inner(
     match verdict {
         Verdict::Run => {}
         Verdict::Refuse(reason) => {
-            return CallOutcome::Denied(ToolOutput::error(format!("refused: {reason}")));
+            return CallOutcome::Refused(ToolOutput::error(format!("refused: {reason}")));
         }
         Verdict::Ask | Verdict::AskEachTime(_) => {
             let each_time = match &verdict {

@@ -100,6 +100,7 @@ impl CallResult<'_> {
             ToolOutcome::Ok => "ok",
             ToolOutcome::Error => "error",
             ToolOutcome::Denied => "denied",
+            ToolOutcome::Refused => "refused",
             ToolOutcome::Cancelled => "cancelled",
         };
         match self.duration_ms {

@@ -53,6 +53,16 @@ impl std::fmt::Display for ToolEffect {
     }
 }
 
+/// What a tool's result text is, which decides what the model gets of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultText {
+    /// Output meant for a terminal (commands, servers, messages): the model gets what a
+    /// terminal would show, without escape sequences ([`crate::terminal_text::for_model`]).
+    TerminalOutput,
+    /// A file's own text: kept as it is, so an edit can quote it back exactly.
+    FileContent,
+}
+
 /// What a tool returns; an error is a result the model reads, never a crash.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
@@ -192,12 +202,21 @@ pub trait Tool: Send + Sync {
     fn auto_approved(&self) -> bool {
         false
     }
+    /// What the result text is; most tools print terminal output.
+    fn result_text(&self) -> ResultText {
+        ResultText::TerminalOutput
+    }
     /// Runs the call. Arguments were already validated against [`Self::input_schema`].
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
 }
 
 /// Control of the MCP servers behind a [`ToolSource`]: what `/mcp` can ask for.
 pub trait McpControl: Send + Sync {
+    /// The servers still connecting, each with its connect timeout.
+    fn connecting(&self) -> Vec<(String, std::time::Duration)>;
+    /// Resolves once no server is connecting any more (each is ready, failed or
+    /// disabled), or after `limit`.
+    fn settled(&self, limit: std::time::Duration) -> BoxFuture<'static, ()>;
     /// Drops a server's connection and connects again.
     fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), String>>;
     /// Stops every server; no child process is left running.

@@ -12,7 +12,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::paths::{Access, EntryDetail, Kind, Located, OpenError, Workspace};
-use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+use super::{ResultText, Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::agent::tokens::{Encoding, TokenCounter};
 
 /// Entries a folder listing shows before summarising the rest.
@@ -63,6 +63,10 @@ impl Tool for ReadFileTool {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
+    }
+
+    fn result_text(&self) -> ResultText {
+        ResultText::FileContent
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {

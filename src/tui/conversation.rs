@@ -467,6 +467,7 @@ fn render_entry(
                     | CallStatus::Running
                     | CallStatus::Ok
                     | CallStatus::Denied
+                    | CallStatus::Refused
                     | CallStatus::Cancelled => theme.dim,
                 };
                 let room = usize::from(width).saturating_sub(6);

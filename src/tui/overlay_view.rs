@@ -540,13 +540,29 @@ fn tool_detail_lines(app: &App, call_id: &str, width: u16) -> Vec<Line<'static>>
         lines.push(Line::default());
     }
     if let Some(result) = &call.result {
-        lines.push(Line::from(Span::styled(
-            "Result sent to the model",
-            theme.heading,
-        )));
-        lines.extend(wrap::wrap_lines(&ansi_lines(result, theme), width));
+        // Exactly what the model got: escape sequences it received are shown, not acted on.
+        let removed = has_escapes(&streamed) && !has_escapes(result);
+        lines.push(Line::from(vec![
+            Span::styled("Result sent to the model", theme.heading),
+            Span::styled(
+                if removed {
+                    " (escape sequences removed)"
+                } else {
+                    ""
+                },
+                theme.dim,
+            ),
+        ]));
+        let result = crate::terminal_text::visible(result);
+        lines.extend(wrap::wrap_lines(&ansi_lines(&result, theme), width));
     }
     lines
+}
+
+/// Whether `text` holds an escape sequence (ESC, or a C1 introducer).
+fn has_escapes(text: &str) -> bool {
+    text.chars()
+        .any(|c| c == '\u{1b}' || ('\u{90}'..='\u{9f}').contains(&c))
 }
 
 fn approval_rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {

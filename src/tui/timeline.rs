@@ -16,6 +16,8 @@ use crate::protocol::ToolOutcome;
 pub use crate::tools::output::summarize_arguments;
 use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 
+/// Columns of a refusal's reason on a call's line.
+const REFUSAL_COLUMNS: usize = 60;
 /// Streamed output kept per call for the detail view (head and tail).
 const OUTPUT_KEEP_BYTES: usize = 1 << 20;
 
@@ -28,6 +30,8 @@ pub enum CallStatus {
     Ok,
     Error,
     Denied,
+    /// Refused by a rule or a guard before it ran; nobody was asked.
+    Refused,
     Cancelled,
 }
 
@@ -40,7 +44,7 @@ impl CallStatus {
             CallStatus::Running => ("▶", theme.accent),
             CallStatus::Ok => ("✓", theme.ok),
             CallStatus::Error => ("✗", theme.error),
-            CallStatus::Denied => ("⊘", theme.warning),
+            CallStatus::Denied | CallStatus::Refused => ("⊘", theme.warning),
             CallStatus::Cancelled => ("■", theme.dim),
         }
     }
@@ -53,6 +57,7 @@ impl CallStatus {
             CallStatus::Ok => "ok",
             CallStatus::Error => "error",
             CallStatus::Denied => "denied",
+            CallStatus::Refused => "refused",
             CallStatus::Cancelled => "cancelled",
         }
     }
@@ -62,6 +67,7 @@ impl CallStatus {
             ToolOutcome::Ok => CallStatus::Ok,
             ToolOutcome::Error => CallStatus::Error,
             ToolOutcome::Denied => CallStatus::Denied,
+            ToolOutcome::Refused => CallStatus::Refused,
             ToolOutcome::Cancelled => CallStatus::Cancelled,
         }
     }
@@ -91,6 +97,9 @@ pub struct Call {
     /// The result and the output were let go of to keep memory flat; the session log
     /// has them.
     pub in_log: bool,
+    /// Why a rule or a guard refused the call (the result's first sentence), shown on
+    /// its line in the conversation.
+    pub refusal: Option<String>,
 }
 
 /// "12 ms", "4.2 s", "2 m 05 s".
@@ -154,6 +163,7 @@ impl Timeline {
             streamed: HeadTailBuffer::new(OUTPUT_KEEP_BYTES),
             result: None,
             in_log: false,
+            refusal: None,
         });
     }
 
@@ -172,6 +182,7 @@ impl Timeline {
                 | CallStatus::Ok
                 | CallStatus::Error
                 | CallStatus::Denied
+                | CallStatus::Refused
                 | CallStatus::Cancelled => {}
             }
             call.status = status;
@@ -194,8 +205,20 @@ impl Timeline {
                 ToolOutcome::Error | ToolOutcome::Denied if !line.trim().is_empty() => {
                     Some(crate::terminal_text::clean(line).into_owned())
                 }
-                ToolOutcome::Ok | ToolOutcome::Error | ToolOutcome::Denied | ToolOutcome::Cancelled => None,
+                ToolOutcome::Ok
+                | ToolOutcome::Error
+                | ToolOutcome::Denied
+                | ToolOutcome::Refused
+                | ToolOutcome::Cancelled => None,
             };
+            if outcome == ToolOutcome::Refused {
+                let line = output.lines().next().unwrap_or("");
+                // The first clause: the detail view has the rest.
+                let sentence = line.split([',', ';']).next().unwrap_or(line);
+                let sentence = sentence.split(". ").next().unwrap_or(sentence);
+                let sentence = crate::terminal_text::clean(sentence.trim_end_matches('.'));
+                call.refusal = Some(wrap::truncate(&sentence, REFUSAL_COLUMNS));
+            }
             call.result = Some(output.to_string());
             call.streamed.shrink(FINISHED_OUTPUT_BYTES);
         }
@@ -256,12 +279,12 @@ impl Timeline {
         self.calls.iter().any(|call| call.status == CallStatus::Running)
     }
 
-    /// What the conversation shows of a call: status, duration, and how a failure or a
-    /// refusal went.
+    /// What the conversation shows of a call: status, duration (for a call refused before
+    /// it ran, why instead), and how a failure or a person's denial went.
     pub fn tool_line(&self, id: &str, now: Instant) -> Option<ToolLine> {
         self.get(id).map(|call| ToolLine {
             status: call.status,
-            duration: duration_text(call, now),
+            duration: call.refusal.clone().unwrap_or_else(|| duration_text(call, now)),
             outcome: call.outcome_line.clone(),
         })
     }

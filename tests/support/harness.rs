@@ -74,13 +74,22 @@ impl Harness {
         log: miniagent::session::SessionLog,
         extra: Vec<Arc<dyn miniagent::tools::Tool>>,
     ) -> Harness {
-        let workspace = TempDir::new();
-        let client =
-            miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
         let mut tools = ToolRegistry::builtin(&config);
         for tool in extra {
             tools.register(tool);
         }
+        Self::start_with_registry(config, log, tools)
+    }
+
+    /// [`Harness::start_recorded`] with the tools of `tools` (sources included).
+    pub fn start_with_registry(
+        config: Config,
+        log: miniagent::session::SessionLog,
+        tools: ToolRegistry,
+    ) -> Harness {
+        let workspace = TempDir::new();
+        let client =
+            miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
             workspace: workspace.path().to_path_buf(),

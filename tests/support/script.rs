@@ -120,8 +120,8 @@ impl Reply {
 }
 
 /// The benchmarks' long turn: `steps` `bash` calls that each print `seq 1 20000` (about
-/// 109 KB), then an answer. The calls differ (`: step N;` does nothing), because the
-/// agent asks about a fourth identical call in a row.
+/// 109 KB), then an answer. The calls differ (`: step N;` does nothing), as a long
+/// task's do.
 pub fn counting_turn(steps: usize) -> Vec<Reply> {
     let mut replies: Vec<Reply> = (0..steps)
         .map(|n| {

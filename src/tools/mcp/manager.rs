@@ -39,6 +39,8 @@ pub struct McpManager {
 struct ManagerInner {
     slots: Vec<Arc<ServerSlot>>,
     closed: AtomicBool,
+    /// Woken at every state change of any server.
+    changed: Arc<tokio::sync::Notify>,
 }
 
 /// One configured server and whatever connection it has now.
@@ -128,6 +130,14 @@ impl McpManager {
     /// locale, proxies, certificates, `npm_config_*`) plus their configured `env`.
     pub fn start(config: McpConfig, stderr_log: Option<PathBuf>, on_state: McpStateCallback) -> McpManager {
         let runtime = tokio::runtime::Handle::try_current();
+        let changed = Arc::new(tokio::sync::Notify::new());
+        let on_state: McpStateCallback = {
+            let changed = changed.clone();
+            Arc::new(move |server: &str, state: &McpServerState| {
+                on_state(server, state);
+                changed.notify_waiters();
+            })
+        };
         // A server may print its own token (in its environment or headers) to stderr.
         let secrets = crate::secrets::Secrets::new(config.secret_values());
         let slots: Vec<Arc<ServerSlot>> = config
@@ -177,6 +187,7 @@ impl McpManager {
             inner: Arc::new(ManagerInner {
                 slots,
                 closed: AtomicBool::new(false),
+                changed,
             }),
         }
     }
@@ -207,6 +218,36 @@ impl McpManager {
             .iter()
             .map(|slot| (slot.config.name.clone(), lock(&slot.inner).state.clone()))
             .collect()
+    }
+
+    /// The servers still connecting, with their connect timeouts.
+    pub fn connecting(&self) -> Vec<(String, Duration)> {
+        self.inner
+            .slots
+            .iter()
+            .filter(|slot| matches!(lock(&slot.inner).state, McpServerState::Connecting))
+            .map(|slot| (slot.config.name.clone(), slot.config.connect_timeout))
+            .collect()
+    }
+
+    /// Returns once no server is connecting (each is ready, failed or disabled), or after
+    /// `limit`. A server's own attempt gives up at its connect timeout, so a limit a
+    /// little over the longest one is only a backstop.
+    pub async fn settled(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let changed = self.inner.changed.notified();
+            tokio::pin!(changed);
+            // Registered before looking, so a change in between is not missed.
+            changed.as_mut().enable();
+            if self.connecting().is_empty() {
+                return;
+            }
+            tokio::select! {
+                _ = changed => {}
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
     }
 
     /// Drops the server's connection (killing its child) and connects again; returns
@@ -285,6 +326,15 @@ impl ToolSource for McpManager {
 }
 
 impl McpControl for McpManager {
+    fn connecting(&self) -> Vec<(String, Duration)> {
+        McpManager::connecting(self)
+    }
+
+    fn settled(&self, limit: Duration) -> BoxFuture<'static, ()> {
+        let manager = self.clone();
+        Box::pin(async move { McpManager::settled(&manager, limit).await })
+    }
+
     fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), String>> {
         let manager = self.clone();
         Box::pin(async move { McpManager::reconnect(&manager, &server).await })
