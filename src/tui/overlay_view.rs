@@ -497,18 +497,18 @@ fn tool_detail_lines(app: &App, call_id: &str, width: u16) -> Vec<Line<'static>>
     let ran = call.duration.filter(|_| call.started.is_some());
     let duration = match (ran, call.waited) {
         (Some(ran), Some(waited)) => format!(
-            "ran {} · waited {} for your approval",
+            "ran {} · waited {} for your approval  ",
             format_duration(ran),
             format_duration(waited)
         ),
-        (Some(ran), None) => format!("ran {}", format_duration(ran)),
+        (Some(ran), None) => format!("ran {}  ", format_duration(ran)),
         (None, _) => String::new(),
     };
     let mut lines = vec![
         Line::from(vec![
             Span::styled(call.name.clone(), theme.tool.patch(theme.strong)),
             Span::styled(
-                format!("  {}  {duration}  ({})", call.status.label(), call.id),
+                format!("  {}  {duration}({})", call.status.label(), call.id),
                 theme.dim,
             ),
         ]),
