@@ -222,8 +222,15 @@ pub enum Event {
         /// drop it, because the retry streams the whole reply again.
         discard_partial: bool,
     },
-    /// Compaction began (the workbench shows "compacting").
+    /// A summary call began (the workbench shows "compacting"). Each one ends with
+    /// [`Event::ContextCompacted`] or [`Event::CompactionEnded`].
     CompactionStarted { reason: String },
+    /// A summary call ended without replacing anything: it failed, was cancelled, or
+    /// wrote nothing shorter than the messages it was for.
+    CompactionEnded {
+        outcome: CompactionOutcome,
+        reason: String,
+    },
     /// A range of the history was replaced by a summary in the prompt (the originals are kept).
     ContextCompacted {
         /// The whole prompt's estimated tokens before and after.
@@ -319,6 +326,26 @@ pub struct SummaryDetail {
     pub fallback: bool,
     /// The replaced messages (earlier summaries it absorbed appear as summary entries).
     pub originals: Vec<HistoryEntry>,
+}
+
+/// How a summary call that replaced nothing ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionOutcome {
+    Failed,
+    Cancelled,
+}
+
+/// History messages as a person reads them: numbered from 1, `start..end` shown as
+/// `start+1–end` (one numbering for the inspector, `/stats`, `exec` and `sessions`).
+pub fn message_range(start: u64, end: u64) -> String {
+    let first = start.saturating_add(1);
+    let last = end.max(first);
+    if last == first {
+        first.to_string()
+    } else {
+        format!("{first}–{last}")
+    }
 }
 
 /// One compaction, as the session log and `/stats` show it.

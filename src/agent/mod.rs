@@ -263,6 +263,8 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         .take();
     let mut running: Option<RunningTurn> = None;
     let mut queued: VecDeque<String> = VecDeque::new();
+    // `/compact` asked for while a turn ran.
+    let mut compact_next = false;
 
     loop {
         tokio::select! {
@@ -357,8 +359,10 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                     },
                     Op::CompactNow => {
                         if running.is_some() {
+                            // Also right after a turn's last event, before its task ended.
+                            compact_next = true;
                             events.emit(Event::Notice {
-                                message: "a turn is running; compact again when it ends".to_string(),
+                                message: "a turn is running; the history is compacted when it ends".to_string(),
                             });
                         } else {
                             running = Some(start_job(&shared, Job::Compact));
@@ -390,7 +394,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                     let snapshot = inspect::snapshot(&mut session, &shared.options);
                     events.emit(Event::HistorySnapshot { snapshot });
                 }
-                if let Some(text) = queued.pop_front() {
+                if std::mem::take(&mut compact_next) {
+                    running = Some(start_job(&shared, Job::Compact));
+                } else if let Some(text) = queued.pop_front() {
                     running = Some(start_job(&shared, Job::Turn(text)));
                 }
             }
