@@ -196,9 +196,11 @@ pub enum Event {
     },
     /// Where the context stands after a model call.
     TokenUsage {
-        /// Tokens the next request would carry (provider figure when known, else an estimate).
+        /// Tokens the next request would carry, as miniagent counts them: the figure the
+        /// budget is checked against, and the one `/history` shows (also before the first
+        /// request: the system prompt and tool schemas).
         context_tokens: u64,
-        /// True when `context_tokens` is our estimate rather than the provider's count.
+        /// True when the provider reported no usage for the last call (or there was none).
         estimated: bool,
         /// The configured budget that triggers compaction.
         token_limit: u64,

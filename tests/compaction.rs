@@ -836,3 +836,54 @@ fn nested_summaries_open_down_to_the_original_messages_with_one_numbering() {
         );
     });
 }
+
+/// Item 10: the gauge's figure is known before the first request (the system prompt and
+/// tool schemas), and after a call it is the same figure `/history` shows, whatever the
+/// provider reports.
+#[tokio::test]
+async fn the_context_figure_is_known_before_the_first_request_and_agrees_with_the_inspector() {
+    let server = ScriptedServer::start(vec![Reply::Stream(Turn::text("Hello.").usage(10, 5))]).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let first = agent.wait_for(|e| matches!(e, Event::TokenUsage { .. })).await;
+    assert!(server.requests().is_empty(), "before any request");
+    let Event::TokenUsage {
+        context_tokens: at_start,
+        token_limit,
+        ..
+    } = first
+    else {
+        unreachable!()
+    };
+    assert_eq!(token_limit, 80_000);
+    let idle = agent.inspect().await;
+    assert_eq!(
+        at_start, idle.prompt_tokens,
+        "the gauge and /history before the first turn"
+    );
+    assert!(at_start > 500, "the system prompt and tool schemas: {at_start}");
+    // What is sent carries that much besides the messages.
+    let counter = TokenCounter::new(Encoding::Cl100kBase);
+    let events = agent.turn("say hello").await;
+    let sent = estimate(&server.requests()[0], &counter);
+    assert!(
+        sent.abs_diff(at_start) < 50,
+        "sent about {sent}, the gauge said {at_start} before the message"
+    );
+    let after = events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
+            _ => None,
+        })
+        .expect("a figure after the call");
+    let snapshot = agent.inspect().await;
+    assert_eq!(
+        after, snapshot.prompt_tokens,
+        "the gauge and /history after a call"
+    );
+    assert!(
+        after > at_start,
+        "the provider's 15 tokens are not the prompt's size"
+    );
+}

@@ -850,3 +850,31 @@ fn the_inspector_walks_down_nested_summaries_to_the_originals() {
     app.on_key(key(KeyCode::Up));
     assert_eq!(inspector(&app).map(|i| i.path.is_empty()), Some(true));
 }
+
+/// The figure the agent reports when it starts (the system prompt and tool schemas),
+/// shown by the gauge before the first request, and the same in `/stats`.
+#[test]
+fn the_gauge_shows_the_prompt_size_before_the_first_request() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TokenUsage {
+        context_tokens: 2_140,
+        estimated: true,
+        token_limit: 80_000,
+        context_window: 200_000,
+        input_tokens: 0,
+        output_tokens: 0,
+        total_input_tokens: 0,
+        total_output_tokens: 0,
+    });
+    let last_row = |text: String| text.lines().last().unwrap_or_default().to_string();
+    insta::assert_snapshot!(
+        "gauge_before_first_request_80x24",
+        last_row(screen(&mut app, 80, 24))
+    );
+    let status = last_row(screen(&mut app, 160, 48));
+    assert!(status.contains("~2.1k/80k 3%"), "{status}");
+    app.submit("/stats".into());
+    let stats = screen(&mut app, 160, 48);
+    assert!(stats.contains("2.1k of 80k tokens"), "{stats}");
+}

@@ -98,6 +98,24 @@ pub(crate) fn fixed_tokens_of(options: &AgentOptions, counter: &TokenCounter) ->
     counter.count(&options.system_prompt) + counter.tools(&specs)
 }
 
+/// Where the context stands, for the gauge: the whole next prompt as counted here (the
+/// figure the budget, `/history` and `/stats` use too), with the provider's figures for
+/// the last call. `estimated` says the provider reported none.
+pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions) -> Event {
+    let fixed = fixed_tokens_of(options, &session.context.counter());
+    let usage = session.usage.last;
+    Event::TokenUsage {
+        context_tokens: fixed.saturating_add(session.context.prompt_tokens()),
+        estimated: usage.input_tokens + usage.output_tokens == 0,
+        token_limit: options.config.agent.token_limit,
+        context_window: options.config.model.context_window,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        total_input_tokens: session.usage.input,
+        total_output_tokens: session.usage.output,
+    }
+}
+
 /// [`fixed_tokens_of`], counted again only when the tools change.
 fn fixed_tokens(session: &mut Session, context: &TurnContext) -> u64 {
     let names: Vec<String> = context

@@ -368,25 +368,8 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
     session.usage.last = usage;
     session.usage.input += usage.input_tokens;
     session.usage.output += usage.output_tokens;
-    let options = &context.options;
-    // The provider's figure is exact for the prompt it saw plus this reply; without
-    // one, our count of the next prompt stands in.
-    let reported = usage.input_tokens + usage.output_tokens;
-    let (context_tokens, estimated) = if reported > 0 {
-        (reported, false)
-    } else {
-        (compaction::prompt_size(session, context), true)
-    };
-    context.events.emit(Event::TokenUsage {
-        context_tokens,
-        estimated,
-        token_limit: options.config.agent.token_limit,
-        context_window: options.config.model.context_window,
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        total_input_tokens: session.usage.input,
-        total_output_tokens: session.usage.output,
-    });
+    let event = compaction::usage_event(session, &context.options);
+    context.events.emit(event);
 }
 
 /// The model call failed or was interrupted: keep the history valid and end the turn.

@@ -1,6 +1,6 @@
 //! The context: every message of the session (nothing is ever deleted), the summaries
-//! that stand in for ranges of them, the masking of old tool results, and the prompt the
-//! model sees next, built from those. Token counts are cached per message, so a step
+//! that stand in for ranges of them, the masking of old tool results and the trimming of
+//! oversized ones, and the prompt the model sees next, built from those. Token counts are cached per message, so a step
 //! costs the new messages only.
 //!
 //! Masking lives in `masking`; letting go of summarized messages once they are logged
