@@ -305,33 +305,34 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
         Err(BudgetFailure::TooLarge(_)) => None,
     };
     let after = compaction::prompt_size(session, context);
-    // Real progress is a tenth of the prompt or more; less is reported as not possible.
+    let how = done
+        .map(|done| {
+            let mut parts = Vec::new();
+            if done.summaries > 0 {
+                parts.push(format!(
+                    "{} summar{}",
+                    done.summaries,
+                    if done.summaries == 1 { "y" } else { "ies" }
+                ));
+            }
+            if done.trimmed > 0 {
+                parts.push(format!(
+                    "{} large result{} trimmed",
+                    done.trimmed,
+                    if done.trimmed == 1 { "" } else { "s" }
+                ));
+            }
+            if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", parts.join(", "))
+            }
+        })
+        .unwrap_or_default();
+    let compacted = format!("compacted: the prompt went from about {before} to {after} tokens{how}");
+    // Real progress is a tenth of the prompt or more; short of it, say what takes the room.
     let message = if after.saturating_mul(10) <= before.saturating_mul(9) {
-        let how = done
-            .map(|done| {
-                let mut parts = Vec::new();
-                if done.summaries > 0 {
-                    parts.push(format!(
-                        "{} summar{}",
-                        done.summaries,
-                        if done.summaries == 1 { "y" } else { "ies" }
-                    ));
-                }
-                if done.trimmed > 0 {
-                    parts.push(format!(
-                        "{} large result{} trimmed",
-                        done.trimmed,
-                        if done.trimmed == 1 { "" } else { "s" }
-                    ));
-                }
-                if parts.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", parts.join(", "))
-                }
-            })
-            .unwrap_or_default();
-        format!("compacted: the prompt went from about {before} to {after} tokens{how}")
+        compacted
     } else {
         let fixed = compaction::fixed_tokens_of(&context.options, &session.context.counter());
         let counter = session.context.counter();
@@ -343,9 +344,9 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
             .map(|m| counter.message(m))
             .sum();
         format!(
-            "cannot compact further: the prompt is about {after} tokens{}; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted, and the last {} steps stay verbatim",
+            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted, and the last {} steps stay verbatim",
             if after < before {
-                format!(" (it was {before})")
+                format!("{compacted}, and it ")
             } else {
                 String::new()
             },
