@@ -73,8 +73,6 @@ pub(crate) enum BudgetFailure {
 /// What one compaction did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Compacted {
-    /// Summary calls made (each ended with an outcome event).
-    pub summary_calls: usize,
     /// Summaries applied.
     pub summaries: usize,
     /// Oversized results trimmed.
@@ -374,7 +372,6 @@ async fn summarize(
     context.events.emit(Event::CompactionStarted {
         reason: format!("summarizing messages {range} (about {shown_before} tokens in the prompt)"),
     });
-    done.summary_calls += 1;
     let budget = budget(context);
     let output_tokens = summary_output_tokens(budget);
     let digest = digest(session, start, end, budget / 2);
