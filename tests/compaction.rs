@@ -887,3 +887,50 @@ async fn the_context_figure_is_known_before_the_first_request_and_agrees_with_th
         "the provider's 15 tokens are not the prompt's size"
     );
 }
+
+/// Item 7: a summary call interrupted by the person ends with a `cancelled` outcome, and
+/// the history is left as it was.
+#[tokio::test]
+async fn an_interrupted_summary_call_reports_that_it_was_cancelled() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("a", "read_file", r#"{"path": "one.txt"}"#),
+        Reply::tool("b", "read_file", r#"{"path": "two.txt"}"#),
+        Reply::tool("c", "read_file", r#"{"path": "three.txt"}"#),
+        Reply::text("Three read."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::slow(
+        Turn::text("A summary that never arrives in time."),
+        20_000,
+    ));
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    for name in ["one", "two", "three"] {
+        file_of_tokens(&agent.workspace, &format!("{name}.txt"), name, 200);
+    }
+    agent.turn("Read the three files.").await;
+    let before = agent.inspect().await;
+    let start = agent.events.len();
+    agent.send(miniagent::protocol::Op::CompactNow);
+    agent
+        .wait_for(|e| matches!(e, Event::CompactionStarted { .. }))
+        .await;
+    agent.send(miniagent::protocol::Op::Interrupt);
+    let ended = agent
+        .wait_for(|e| matches!(e, Event::CompactionEnded { .. }))
+        .await;
+    assert!(
+        matches!(
+            ended,
+            Event::CompactionEnded {
+                outcome: miniagent::protocol::CompactionOutcome::Cancelled,
+                ..
+            }
+        ),
+        "{ended:?}"
+    );
+    agent
+        .wait_for(|e| matches!(e, Event::Notice { message } if message == "compaction interrupted"))
+        .await;
+    assert_every_summary_call_has_an_outcome(&agent.events[start..]);
+    assert_eq!(agent.inspect().await, before, "nothing was replaced");
+}
