@@ -7,7 +7,7 @@ use std::io::Write;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::agent::AgentHandle;
-use crate::protocol::{Decision, Event, McpState, Op, SandboxState};
+use crate::protocol::{CompactionOutcome, Decision, Event, McpState, Op, SandboxState};
 use crate::terminal_text::{self, Cleaner, clean};
 use crate::tools::output::preview_line;
 
@@ -162,6 +162,7 @@ pub async fn run(
             | Event::TokenUsage { .. }
             | Event::Retrying { .. }
             | Event::CompactionStarted { .. }
+            | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }
             | Event::HistorySnapshot { .. }
             | Event::McpServerStatus { .. }
@@ -402,6 +403,10 @@ impl Printer {
                 }
             }
             Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
+            Event::CompactionEnded { outcome, reason } => self.line(&match outcome {
+                CompactionOutcome::Failed => format!("compaction failed: {reason}"),
+                CompactionOutcome::Cancelled => format!("compaction cancelled: {reason}"),
+            }),
             Event::ContextCompacted {
                 tokens_before,
                 tokens_after,

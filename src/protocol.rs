@@ -199,9 +199,11 @@ pub enum Event {
     },
     /// Where the context stands after a model call.
     TokenUsage {
-        /// Tokens the next request would carry (provider figure when known, else an estimate).
+        /// Tokens the next request would carry, as miniagent counts them: the figure the
+        /// budget is checked against, and the one `/history` shows (also before the first
+        /// request: the system prompt and tool schemas).
         context_tokens: u64,
-        /// True when `context_tokens` is our estimate rather than the provider's count.
+        /// True when the provider reported no usage for the last call (or there was none).
         estimated: bool,
         /// The configured budget that triggers compaction.
         token_limit: u64,
@@ -225,8 +227,15 @@ pub enum Event {
         /// drop it, because the retry streams the whole reply again.
         discard_partial: bool,
     },
-    /// Compaction began (the workbench shows "compacting").
+    /// A summary call began (the workbench shows "compacting"). Each one ends with
+    /// [`Event::ContextCompacted`] or [`Event::CompactionEnded`].
     CompactionStarted { reason: String },
+    /// A summary call ended without replacing anything: it failed, was cancelled, or
+    /// wrote nothing shorter than the messages it was for.
+    CompactionEnded {
+        outcome: CompactionOutcome,
+        reason: String,
+    },
     /// A range of the history was replaced by a summary in the prompt (the originals are kept).
     ContextCompacted {
         /// The whole prompt's estimated tokens before and after.
@@ -322,6 +331,26 @@ pub struct SummaryDetail {
     pub fallback: bool,
     /// The replaced messages (earlier summaries it absorbed appear as summary entries).
     pub originals: Vec<HistoryEntry>,
+}
+
+/// How a summary call that replaced nothing ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionOutcome {
+    Failed,
+    Cancelled,
+}
+
+/// History messages as a person reads them: numbered from 1, `start..end` shown as
+/// `start+1–end` (one numbering for the inspector, `/stats`, `exec` and `sessions`).
+pub fn message_range(start: u64, end: u64) -> String {
+    let first = start.saturating_add(1);
+    let last = end.max(first);
+    if last == first {
+        first.to_string()
+    } else {
+        format!("{first}–{last}")
+    }
 }
 
 /// One compaction, as the session log and `/stats` show it.

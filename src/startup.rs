@@ -292,12 +292,14 @@ pub fn build(
         tools.add_source(Arc::new(manager.clone()));
         manager
     });
+    // Settings adjusted while loading come first: they explain what follows.
+    let startup_notices = config.notices.iter().cloned().chain(log_notice).collect();
     Ok(AgentOptions {
         config,
         workspace,
         read_roots: skills.roots(),
         mcp: mcp.map(|manager| Arc::new(manager) as Arc<dyn crate::tools::McpControl>),
-        startup_notices: log_notice.into_iter().collect(),
+        startup_notices,
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
         client,

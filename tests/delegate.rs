@@ -100,6 +100,8 @@ async fn a_sub_agent_works_in_its_own_context_with_its_own_tools() {
     // The sub-agent's tokens stay out of the parent's figures.
     let usage: Vec<u64> = events
         .iter()
+        // From the turn on (the agent reports the idle prompt's size when it starts).
+        .skip_while(|e| !matches!(e, Event::TurnStarted { .. }))
         .filter_map(|e| match e {
             Event::TokenUsage {
                 total_input_tokens, ..

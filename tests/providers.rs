@@ -51,7 +51,8 @@ async fn anthropic_thinking_and_text_stream_as_deltas_and_complete() {
             text: "Hello there, how can I help?".into()
         })
     );
-    let usage = events.iter().find_map(|e| match e {
+    // The last figure is the call's (the first is the idle prompt's, before any request).
+    let usage = events.iter().rev().find_map(|e| match e {
         Event::TokenUsage {
             input_tokens,
             output_tokens,

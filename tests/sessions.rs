@@ -103,15 +103,20 @@ fn messages_text(request: &RecordedRequest) -> String {
 
 #[test]
 fn resume_continues_with_the_earlier_history_including_a_summary() {
-    let mut script: Vec<Reply> = (0..4)
-        .map(|n| Reply::tool(format!("r{n}"), "read_file", r#"{"path": "big.txt"}"#))
+    // Reads under the size that is trimmed rather than summarized, spelled two ways (a
+    // fourth identical call in a row is refused).
+    let mut script: Vec<Reply> = (0..10)
+        .map(|n| {
+            let path = if n % 2 == 0 { "big.txt" } else { "./big.txt" };
+            Reply::tool(format!("r{n}"), "read_file", format!(r#"{{"path": "{path}"}}"#))
+        })
         .collect();
     script.push(Reply::text("The file has 300 numbered lines."));
     script.push(Reply::text("It had 300 lines, as I said."));
     let server = ScriptedServer::start_blocking(script);
     server.answer_toolless_with(Reply::text("SUMMARY-7: read big.txt four times; 300 lines."));
     let (home, workspace) = (TempDir::new(), TempDir::new());
-    numbered_file(&workspace, 300);
+    numbered_file(&workspace, 80);
     let config = workspace.write(
         "small.toml",
         "[agent]\ntoken_limit = 16000\n[model]\nmax_output_tokens = 1000\n",

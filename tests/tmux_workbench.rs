@@ -841,6 +841,63 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
     });
 }
 
+/// Summaries nest when the same run is compacted twice: in the real workbench, F6, then
+/// Tab on the summary, Enter on the earlier summary among its originals, Tab again: the
+/// original messages, numbered as `sessions show` numbers them.
+#[test]
+fn nested_summaries_open_down_to_the_originals_in_tmux() {
+    let mut script: Vec<Reply> = (0..4)
+        .map(|n| {
+            Reply::tool(
+                format!("r{n}"),
+                "read_file",
+                format!(r#"{{"path": "part{n}.txt"}}"#),
+            )
+        })
+        .collect();
+    script.push(Reply::text("Four parts read."));
+    script.push(Reply::text("Still four parts."));
+    let server = ScriptedServer::start_blocking(script);
+    server.answer_toolless_with(Reply::text("SUMMARY: the parts were read in turn."));
+    let workspace = TempDir::new();
+    for n in 0..4 {
+        workspace.write(format!("part{n}.txt"), format!("part {n} first line\n"));
+    }
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Ask miniagent");
+    tmux.type_text("read the four parts");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Four parts read.");
+    tmux.type_text("/compact");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first compaction", |s| s.contains("1 compaction,"));
+    tmux.type_text("how many?");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Still four parts.");
+    tmux.type_text("/compact");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second compaction", |s| s.contains("2 compactions"));
+    tmux.keys(&["F6"]);
+    tmux.wait_for_text("summary of messages 2–10");
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for_text("Enter: earlier summary");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Earlier summary of messages 2–");
+    tmux.keys(&["Tab"]);
+    let originals = tmux.wait_for_text("message 2 · ");
+    assert!(originals.contains("calls read_file"), "{originals}");
+    tmux.keys(&["BSpace"]);
+    tmux.wait_for_text("Replaced messages 2–10");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+}
+
 #[test]
 fn the_terminal_cursor_is_in_the_input_while_it_has_focus_in_tmux() {
     let server = ScriptedServer::start_blocking(vec![]);

@@ -1025,26 +1025,50 @@ fn summarized_history() -> HistorySnapshot {
             end: 26,
             tokens_before: 27_400,
             fallback: false,
-            originals: entries(&[
-                (
-                    Assistant,
-                    "Two tests fail; fixing the totals first. · calls edit_file",
-                    412,
-                    "Two tests fail; fixing the totals first.\n→ edit_file {\"path\":\"src/report.rs\",\"old_str\":\"totals: None\",\"new_str\":\"totals: Some(totals)\"}",
-                ),
-                (
-                    ToolResults,
-                    "1 tool result",
-                    96,
-                    "← edit_file result:\nedited src/report.rs (1 replacement)",
-                ),
-                (
-                    Summary,
-                    "earlier summary of messages 1–11",
-                    2_350,
-                    "[digest of steps 1–11]",
-                ),
-            ]),
+            originals: {
+                // Summaries nest: this one absorbed an earlier one, which opens on its own.
+                let earlier = summary(
+                    "earlier summary of messages 13–18: 9800 → 640 tokens",
+                    640,
+                    "Fixed the totals (`totals: Some(totals)` in src/report.rs); json_has_totals passes, empty_rows still fails.",
+                    SummaryDetail {
+                        start: 12,
+                        end: 18,
+                        tokens_before: 9_800,
+                        fallback: false,
+                        originals: entries(&[
+                            (
+                                Assistant,
+                                "message 13 · Two tests fail; fixing the totals first. · calls edit_file",
+                                412,
+                                "Two tests fail; fixing the totals first.\n→ edit_file {\"path\":\"src/report.rs\",\"old_str\":\"totals: None\",\"new_str\":\"totals: Some(totals)\"}",
+                            ),
+                            (
+                                ToolResults,
+                                "message 14 · 1 tool result",
+                                96,
+                                "← edit_file result:\nedited src/report.rs (1 replacement)",
+                            ),
+                        ]),
+                    },
+                );
+                let mut originals = vec![earlier];
+                originals.extend(entries(&[
+                    (
+                        Assistant,
+                        "message 19 · empty_rows wants an empty list. · calls edit_file",
+                        230,
+                        "empty_rows wants an empty list.\n→ edit_file {\"path\":\"src/report.rs\",\"old_str\":\"rows: None\",\"new_str\":\"rows: Vec::new()\"}",
+                    ),
+                    (
+                        ToolResults,
+                        "message 20 · 1 tool result",
+                        96,
+                        "← edit_file result:\nedited src/report.rs (1 replacement)",
+                    ),
+                ]));
+                originals
+            },
         },
     );
     let mut all = vec![digest, summarized];
@@ -1139,7 +1163,7 @@ fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
     let view = inspector(&app).cloned();
     assert_eq!(view.map(|i| (i.selected, i.originals)), Some((0, true)));
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("Replaced messages 1–11 (Tab: summary)"), "{text}");
+    assert!(text.contains("Replaced messages 2–12 (Tab: summary)"), "{text}");
     assert!(text.contains("Add a --json flag to the report command"), "{text}");
     // Moving on drops back to the summary text; Enter toggles too.
     app.on_key(key(KeyCode::Down));
@@ -1455,4 +1479,76 @@ fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
     let detail = screen(&mut app, 100, 30);
     assert!(detail.contains("read_file  refused  (r4)"), "{detail}");
     assert!(!detail.contains("denied"), "{detail}");
+}
+
+/// Summaries nest as compaction repeats: from a summary's originals, Enter opens the
+/// earlier summary among them, Tab its own originals, Backspace goes back up.
+#[test]
+fn the_inspector_walks_down_nested_summaries_to_the_originals() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    two_compactions(&mut app);
+    app.on_key(key(KeyCode::F(6)));
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    // The second summary, on its originals: the earlier summary is among them.
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Tab));
+    let text = screen(&mut app, 160, 48);
+    assert!(
+        text.contains("Replaced messages 13–26 (Tab: summary · Enter: earlier summary)"),
+        "{text}"
+    );
+    assert!(text.contains("Enter opens this earlier summary"), "{text}");
+    // Into the earlier summary, then its originals.
+    assert!(app.on_key(key(KeyCode::Enter)));
+    let text = screen(&mut app, 160, 48);
+    assert!(
+        text.contains("Earlier summary of messages 13–18 (Tab: originals · ⌫ back)"),
+        "{text}"
+    );
+    assert!(text.contains("9.8k tokens of originals → 640 tokens"), "{text}");
+    app.on_key(key(KeyCode::Tab));
+    insta::assert_snapshot!("history_nested_originals_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("history_nested_originals_160x48", screen(&mut app, 160, 48));
+    let text = screen(&mut app, 160, 48);
+    assert!(text.contains("message 13 · Two tests fail"), "{text}");
+    // Back up: the outer summary's originals, then nothing further up.
+    assert!(app.on_key(key(KeyCode::Backspace)));
+    let text = screen(&mut app, 160, 48);
+    assert!(text.contains("Replaced messages 13–26"), "{text}");
+    assert!(!app.on_key(key(KeyCode::Backspace)));
+    // Another entry starts from the top again.
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(inspector(&app).map(|i| i.path.is_empty()), Some(true));
+}
+
+/// The figure the agent reports when it starts (the system prompt and tool schemas),
+/// shown by the gauge before the first request, and the same in `/stats`.
+#[test]
+fn the_gauge_shows_the_prompt_size_before_the_first_request() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TokenUsage {
+        context_tokens: 2_140,
+        estimated: true,
+        token_limit: 80_000,
+        context_window: 200_000,
+        input_tokens: 0,
+        output_tokens: 0,
+        total_input_tokens: 0,
+        total_output_tokens: 0,
+    });
+    let last_row = |text: String| text.lines().last().unwrap_or_default().to_string();
+    insta::assert_snapshot!(
+        "gauge_before_first_request_80x24",
+        last_row(screen(&mut app, 80, 24))
+    );
+    let status = last_row(screen(&mut app, 160, 48));
+    assert!(status.contains("~2.1k/80k 3%"), "{status}");
+    app.submit("/stats".into());
+    let stats = screen(&mut app, 160, 48);
+    assert!(stats.contains("2.1k of 80k tokens"), "{stats}");
 }

@@ -203,7 +203,7 @@ pub(crate) async fn run(
 /// budget before a model call. `Err` is how the delegate call ends when it cannot.
 async fn preflight(session: &mut Session, sub: &TurnContext) -> Result<(), Result<ToolOutput, Stopped>> {
     match compaction::ensure_budget(session, sub, false).await {
-        Ok(()) => Ok(()),
+        Ok(_) => Ok(()),
         Err(BudgetFailure::Cancelled) => Err(Err(Stopped::Cancelled)),
         Err(BudgetFailure::TooLarge(why)) => Err(Ok(ToolOutput::error(format!(
             "the sub-agent stopped: its next request would not fit ({why})"

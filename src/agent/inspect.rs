@@ -3,10 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use super::context::{ContextState, ViewItem};
+use super::context::{ContextState, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::{AgentOptions, Session};
-use crate::protocol::{CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail};
+use crate::protocol::{
+    CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail, message_range,
+};
 
 /// Characters of one entry's body sent to the front end; longer ones are cut in the middle.
 const BODY_LIMIT: usize = 20_000;
@@ -14,8 +16,7 @@ const BODY_LIMIT: usize = 20_000;
 /// Builds the snapshot of the session's context. Messages the context let go of (a
 /// summary stands in for them) are read back from the session log.
 pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> HistorySnapshot {
-    let counter = session.context.counter();
-    let fixed = counter.count(&options.system_prompt) + counter.tools(&options.tools.specs());
+    let fixed = super::compaction::fixed_tokens_of(options, &session.context.counter());
     let released = (0..session.context.messages().len()).any(|i| session.context.is_released(i));
     let recorded = match (released, options.session_log.path()) {
         (false, _) => Recorded::NotNeeded,
@@ -69,27 +70,7 @@ pub(crate) fn snapshot_of(
             ViewItem::Summary(index) => {
                 let summary = context.summaries()[*index].clone();
                 *by_role.entry("summaries").or_default() += tokens;
-                let originals = originals(context, recorded, summary.start, summary.end, &summary.nested);
-                entries.push(HistoryEntry {
-                    kind: HistoryEntryKind::Summary,
-                    title: format!(
-                        "summary of messages {}–{}{}: {} → {} tokens",
-                        summary.start,
-                        summary.end.saturating_sub(1),
-                        if summary.fallback { " (digest)" } else { "" },
-                        summary.tokens_before,
-                        summary.tokens
-                    ),
-                    tokens,
-                    body: cap(&summary.text),
-                    summary: Some(SummaryDetail {
-                        start: summary.start as u64,
-                        end: summary.end as u64,
-                        tokens_before: summary.tokens_before,
-                        fallback: summary.fallback,
-                        originals,
-                    }),
-                });
+                entries.push(summary_entry(context, recorded, &summary, tokens, false));
             }
             ViewItem::Message(_) => {
                 let role = match message.role {
@@ -137,36 +118,59 @@ fn tool_names(messages: &[Message]) -> std::collections::HashMap<String, String>
         .collect()
 }
 
-/// The messages `start..end`, with summaries it absorbed shown as summaries; those the
-/// context let go of come from `recorded`.
+/// A summary as an entry: its text, what it stands for (the original messages' tokens,
+/// however deep the summaries nest), and its originals, earlier summaries among them
+/// opening on theirs in turn. `tokens` is what it takes in the prompt.
+fn summary_entry(
+    context: &mut ContextState,
+    recorded: &Recorded,
+    summary: &Summary,
+    tokens: u64,
+    earlier: bool,
+) -> HistoryEntry {
+    let stands_for = context.original_tokens(summary.start, summary.end);
+    let originals = originals(context, recorded, summary.start, summary.end, &summary.nested);
+    let range = message_range(summary.start as u64, summary.end as u64);
+    HistoryEntry {
+        kind: HistoryEntryKind::Summary,
+        title: format!(
+            "{}summary of messages {range}{}: {stands_for} → {tokens} tokens",
+            if earlier { "earlier " } else { "" },
+            if summary.fallback { " (digest)" } else { "" },
+        ),
+        tokens,
+        body: cap(&summary.text),
+        summary: Some(SummaryDetail {
+            start: summary.start as u64,
+            end: summary.end as u64,
+            tokens_before: stands_for,
+            fallback: summary.fallback,
+            originals,
+        }),
+    }
+}
+
+/// The messages `start..end`, with summaries it absorbed shown as summaries (which open
+/// on their own originals); those the context let go of come from `recorded`. Each title
+/// starts with the message's number, as everywhere else (from 1).
 fn originals(
-    context: &ContextState,
+    context: &mut ContextState,
     recorded: &Recorded,
     start: usize,
     end: usize,
-    nested: &[super::context::Summary],
+    nested: &[Summary],
 ) -> Vec<HistoryEntry> {
     let counter = context.counter();
-    let messages = context.messages();
-    let names = tool_names(messages);
+    let names = tool_names(context.messages());
     let mut out = Vec::new();
     let mut index = start;
-    while index < end.min(messages.len()) {
+    while index < end.min(context.messages().len()) {
         if let Some(inner) = nested.iter().find(|s| s.start == index) {
-            out.push(HistoryEntry {
-                kind: HistoryEntryKind::Summary,
-                title: format!(
-                    "earlier summary of messages {}–{}",
-                    inner.start,
-                    inner.end.saturating_sub(1)
-                ),
-                tokens: inner.tokens,
-                body: cap(&inner.text),
-                summary: None,
-            });
+            out.push(summary_entry(context, recorded, inner, inner.tokens, true));
             index = inner.end.max(index + 1);
             continue;
         }
+        let messages = context.messages();
         let message = match recorded {
             _ if !context.is_released(index) => Ok(&messages[index]),
             Recorded::Messages(full) => match full.get(index) {
@@ -182,11 +186,16 @@ fn originals(
             Recorded::Unreadable(why) => Err(why.clone()),
             Recorded::NotNeeded => Err("it was let go of".to_string()),
         };
+        let number = index + 1;
         out.push(match message {
-            Ok(message) => entry(message, counter.message(message), &names),
+            Ok(message) => {
+                let mut entry = entry(message, counter.message(message), &names);
+                entry.title = format!("message {number} · {}", entry.title);
+                entry
+            }
             Err(why) => HistoryEntry {
                 kind: kind_of(messages[index].role),
-                title: format!("message {index}: its text is in the session log"),
+                title: format!("message {number}: its text is in the session log"),
                 tokens: context.counted_tokens(index).unwrap_or(0),
                 body: format!(
                     "This message was summarized, so only the session log keeps its text, and it cannot be shown: {why}."

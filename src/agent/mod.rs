@@ -238,7 +238,18 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         .unwrap_or_else(|_| TokenCounter::estimate_only());
     options
         .session_log
-        .set_fixed_tokens(counter.count(&options.system_prompt) + counter.tools(&options.tools.specs()));
+        .set_fixed_tokens(compaction::fixed_tokens_of(&options, &counter));
+    // The prompt's size is known before the first request: the system prompt and tools.
+    events.emit(Event::TokenUsage {
+        context_tokens: compaction::fixed_tokens_of(&options, &counter),
+        estimated: true,
+        token_limit: options.config.agent.token_limit,
+        context_window: options.config.model.context_window,
+        input_tokens: 0,
+        output_tokens: 0,
+        total_input_tokens: 0,
+        total_output_tokens: 0,
+    });
     for message in &options.startup_notices {
         events.emit(Event::Notice {
             message: message.clone(),
@@ -271,6 +282,8 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         .take();
     let mut running: Option<RunningTurn> = None;
     let mut queued: VecDeque<String> = VecDeque::new();
+    // `/compact` asked for while a turn ran.
+    let mut compact_next = false;
 
     loop {
         tokio::select! {
@@ -365,8 +378,10 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                     },
                     Op::CompactNow => {
                         if running.is_some() {
+                            // Also right after a turn's last event, before its task ended.
+                            compact_next = true;
                             events.emit(Event::Notice {
-                                message: "a turn is running; compact again when it ends".to_string(),
+                                message: "a turn is running; the history is compacted when it ends".to_string(),
                             });
                         } else {
                             running = Some(start_job(&shared, Job::Compact));
@@ -382,7 +397,18 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                 Some(receiver) => receiver.recv().await,
                 None => std::future::pending().await,
             } } => match side {
-                Some(event) => events.emit(event),
+                Some(event) => {
+                    let tools_changed = matches!(event, Event::McpServerStatus { .. });
+                    events.emit(event);
+                    // A server's tools join every prompt: the gauge says so while idle
+                    // (a turn reports at its next step).
+                    if tools_changed
+                        && running.is_none()
+                        && let Ok(mut session) = shared.session.try_lock()
+                    {
+                        events.emit(compaction::usage_event(&mut session, &shared.options));
+                    }
+                }
                 None => side_events = None,
             },
             joined = async { match running.as_mut() {
@@ -398,7 +424,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                     let snapshot = inspect::snapshot(&mut session, &shared.options);
                     events.emit(Event::HistorySnapshot { snapshot });
                 }
-                if let Some(text) = queued.pop_front() {
+                if std::mem::take(&mut compact_next) {
+                    running = Some(start_job(&shared, Job::Compact));
+                } else if let Some(text) = queued.pop_front() {
                     running = Some(start_job(&shared, Job::Turn(text)));
                 }
             }

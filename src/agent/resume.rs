@@ -103,6 +103,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         messages: session.context.messages().len() as u64,
         turns: u32::try_from(turns).unwrap_or(u32::MAX),
     });
+    events.emit(super::compaction::usage_event(&mut session, &shared.options));
     if (restored.model.as_str(), restored.provider.as_str()) != (model.as_str(), provider.as_str())
         && !restored.model.is_empty()
     {

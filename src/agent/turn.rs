@@ -324,7 +324,7 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
     let result = compaction::ensure_budget(session, context, false).await;
     context.events.commit(session);
     match result {
-        Ok(()) => true,
+        Ok(_) => true,
         Err(BudgetFailure::Cancelled) => {
             context.events.emit(Event::TurnAborted {
                 reason: "you interrupted the turn while the context was compacted".to_string(),
@@ -340,24 +340,70 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
     }
 }
 
-/// `/compact`: compacts whatever can be, now, and reports the result.
+/// `/compact`: compacts whatever can be, now, and reports the result: how far the prompt
+/// came down, or why it could not come down further.
 pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     let before = compaction::prompt_size(session, context);
-    let compactions = session.compaction_log.len();
-    match compaction::ensure_budget(session, context, true).await {
-        Ok(()) | Err(BudgetFailure::TooLarge(_)) => {
-            let after = compaction::prompt_size(session, context);
-            let message = if session.compaction_log.len() == compactions {
-                format!("nothing to compact: the prompt is about {before} tokens")
-            } else {
-                format!("compacted: the prompt went from about {before} to {after} tokens")
-            };
-            context.events.emit(Event::Notice { message });
+    let done = match compaction::ensure_budget(session, context, true).await {
+        Err(BudgetFailure::Cancelled) => {
+            context.events.emit(Event::Notice {
+                message: "compaction interrupted".to_string(),
+            });
+            return;
         }
-        Err(BudgetFailure::Cancelled) => context.events.emit(Event::Notice {
-            message: "compaction interrupted".to_string(),
-        }),
-    }
+        Ok(done) => Some(done),
+        Err(BudgetFailure::TooLarge(_)) => None,
+    };
+    let after = compaction::prompt_size(session, context);
+    let how = done
+        .map(|done| {
+            let mut parts = Vec::new();
+            if done.summaries > 0 {
+                parts.push(format!(
+                    "{} summar{}",
+                    done.summaries,
+                    if done.summaries == 1 { "y" } else { "ies" }
+                ));
+            }
+            if done.trimmed > 0 {
+                parts.push(format!(
+                    "{} large result{} trimmed",
+                    done.trimmed,
+                    if done.trimmed == 1 { "" } else { "s" }
+                ));
+            }
+            if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", parts.join(", "))
+            }
+        })
+        .unwrap_or_default();
+    let compacted = format!("compacted: the prompt went from about {before} to {after} tokens{how}");
+    // Real progress is a tenth of the prompt or more; short of it, say what takes the room.
+    let message = if after.saturating_mul(10) <= before.saturating_mul(9) {
+        compacted
+    } else {
+        let fixed = compaction::fixed_tokens_of(&context.options, &session.context.counter());
+        let counter = session.context.counter();
+        let yours: u64 = session
+            .context
+            .prompt()
+            .iter()
+            .filter(|m| m.role == Role::User && !m.text().starts_with(super::context::SUMMARY_MARK))
+            .map(|m| counter.message(m))
+            .sum();
+        format!(
+            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted, and the last {} steps stay verbatim",
+            if after < before {
+                format!("{compacted}, and it ")
+            } else {
+                String::new()
+            },
+            context.options.config.agent.keep_recent_steps
+        )
+    };
+    context.events.emit(Event::Notice { message });
 }
 
 /// Appends the reply to the history and tells the front end about it and the context size.
@@ -373,25 +419,8 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
     session.usage.last = usage;
     session.usage.input += usage.input_tokens;
     session.usage.output += usage.output_tokens;
-    let options = &context.options;
-    // The provider's figure is exact for the prompt it saw plus this reply; without
-    // one, our count of the next prompt stands in.
-    let reported = usage.input_tokens + usage.output_tokens;
-    let (context_tokens, estimated) = if reported > 0 {
-        (reported, false)
-    } else {
-        (compaction::prompt_size(session, context), true)
-    };
-    context.events.emit(Event::TokenUsage {
-        context_tokens,
-        estimated,
-        token_limit: options.config.agent.token_limit,
-        context_window: options.config.model.context_window,
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        total_input_tokens: session.usage.input,
-        total_output_tokens: session.usage.output,
-    });
+    let event = compaction::usage_event(session, &context.options);
+    context.events.emit(event);
 }
 
 /// The model call failed or was interrupted: keep the history valid and end the turn.

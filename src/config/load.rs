@@ -125,6 +125,7 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
         ConfigError(format!("{}: key `{path}`: {message}", source_of(&path)))
     })?;
     validate(&config, &source_of)?;
+    fit_output_reserve(&mut config, &source_of)?;
     if !config.agent.system_prompt_file.is_empty() {
         let named = PathBuf::from(&config.agent.system_prompt_file);
         let base = origins
@@ -345,6 +346,47 @@ fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), C
         .map(|_| ())
         .or_else(|err| fail("model.base_url", &err.to_string()))
 }
+
+/// The reply's reserve (`model.max_output_tokens`) is taken from the budget of every
+/// request; when it leaves the prompt less than half the limit, every prompt would fail.
+/// The built-in reserve is lowered to fit, with one line saying so; a reserve the person
+/// set is refused, naming both settings.
+fn fit_output_reserve(config: &mut Config, source_of: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    let margin = crate::agent::compaction::MARGIN_TOKENS;
+    let (limit_key, limit) = if config.model.context_window < config.agent.token_limit {
+        ("model.context_window", config.model.context_window)
+    } else {
+        ("agent.token_limit", config.agent.token_limit)
+    };
+    let reserve = u64::from(config.model.max_output_tokens);
+    // At most half of what the margin leaves, so the prompt has the other half.
+    let most = limit.saturating_sub(margin) / 2;
+    if reserve <= most {
+        return Ok(());
+    }
+    if most < MIN_OUTPUT_RESERVE {
+        return Err(ConfigError(format!(
+            "{}: key `{limit_key}`: {limit} tokens is too small for a prompt and a reply (at least {})",
+            source_of(limit_key),
+            margin + 2 * MIN_OUTPUT_RESERVE
+        )));
+    }
+    let source = source_of("model.max_output_tokens");
+    if source != "built-in defaults" {
+        return Err(ConfigError(format!(
+            "{limit_key} {limit} leaves no room for the prompt: model.max_output_tokens {reserve} ({source}) is reserved for the reply out of it; raise {limit_key} or set model.max_output_tokens to at most {most}"
+        )));
+    }
+    config.model.max_output_tokens = u32::try_from(most).unwrap_or(u32::MAX);
+    config.notices.push(format!(
+        "{limit_key} {limit} ({}) cannot hold the default model.max_output_tokens {reserve}; replies are limited to {most} tokens so the prompt keeps half of it",
+        source_of(limit_key)
+    ));
+    Ok(())
+}
+
+/// The smallest reply reserve worth a request.
+const MIN_OUTPUT_RESERVE: u64 = 256;
 
 /// A TOML value as an error message names it.
 fn describe(value: &Value) -> String {

@@ -155,4 +155,7 @@ pub struct Config {
     /// Where the system prompt file, if any, was resolved to (not a config key).
     #[serde(skip)]
     pub system_prompt_path: Option<PathBuf>,
+    /// Settings adjusted while loading, one line each, for the person (not config keys).
+    #[serde(skip)]
+    pub notices: Vec<String>,
 }

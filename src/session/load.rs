@@ -650,7 +650,13 @@ mod tests {
                     messages: vec![reply.clone()],
                 },
             ),
-            Record::from_change(4, Change::Masked(0)),
+            Record::from_change(
+                4,
+                Change::Masked {
+                    results: 0,
+                    trimmed: Vec::new(),
+                },
+            ),
         ];
         let mut restored = Restored::new(TokenCounter::new(Encoding::Cl100kBase));
         for record in &records {

@@ -72,10 +72,13 @@ pub enum Record {
         ts: u64,
         summary: Summary,
     },
-    /// The prompt shows the first `results` tool results as stubs.
+    /// The prompt shows the first `results` tool results as stubs, and the results of the
+    /// calls in `trimmed` trimmed to their first and last lines (older readers ignore it).
     Masked {
         ts: u64,
         results: usize,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        trimmed: Vec<String>,
     },
     /// The conversation started over.
     Cleared {
@@ -137,7 +140,7 @@ impl Record {
                 blocks,
             },
             Change::Summary(summary) => Record::Summary { ts, summary },
-            Change::Masked(results) => Record::Masked { ts, results },
+            Change::Masked { results, trimmed } => Record::Masked { ts, results, trimmed },
             Change::Cleared => Record::Cleared { ts },
         }
     }
@@ -160,7 +163,10 @@ impl Record {
                 blocks: blocks.clone(),
             }),
             Record::Summary { summary, .. } => Some(Change::Summary(summary.clone())),
-            Record::Masked { results, .. } => Some(Change::Masked(*results)),
+            Record::Masked { results, trimmed, .. } => Some(Change::Masked {
+                results: *results,
+                trimmed: trimmed.clone(),
+            }),
             Record::Cleared { .. } => Some(Change::Cleared),
             Record::Header(_)
             | Record::Event { .. }
@@ -253,7 +259,11 @@ mod tests {
 
     #[test]
     fn records_are_tagged_by_kind() {
-        let record = Record::Masked { ts: 5, results: 3 };
+        let record = Record::Masked {
+            ts: 5,
+            results: 3,
+            trimmed: Vec::new(),
+        };
         let line = serde_json::to_string(&record).expect("serializes");
         assert_eq!(line, r#"{"kind":"masked","ts":5,"results":3}"#);
         let back: Record = serde_json::from_str(&line).expect("parses");

@@ -1,6 +1,8 @@
 //! The history inspector: the prompt as the model will see it next, one row per entry,
 //! with the selected entry's text below (or beside, when wide). On a summary, Enter or
-//! Tab swaps its text for the original messages it replaced.
+//! Tab swaps its text for the original messages it replaced; when those hold an earlier
+//! summary (summaries nest as compaction repeats), Enter opens it, and so on down to the
+//! original messages at any depth; Backspace goes back up.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
@@ -14,14 +16,16 @@ use super::overlay::OverlayAction;
 use super::render::{clear_for_popup, tokens};
 use super::text::wrap::{display_width, truncate, wrap_lines};
 use super::theme::Theme;
+pub use crate::protocol::message_range;
 use crate::protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, Op, SummaryDetail};
 
 /// The inspector's keys, for the bottom bar and the help overlay (closing first, so it
 /// stays in the bottom bar at 80 columns).
-pub const INSPECTOR_HINTS: [KeyHint; 6] = [
+pub const INSPECTOR_HINTS: [KeyHint; 7] = [
     KeyHint::new("↑/↓", "select"),
     KeyHint::new("Esc/q", "close"),
     KeyHint::new("Enter/Tab", "summary / originals"),
+    KeyHint::new("Enter/⌫", "into / out of an earlier summary"),
     KeyHint::new("PgUp/PgDn", "scroll the text"),
     KeyHint::new("Home/End", "first / last entry"),
     KeyHint::new("r", "refresh"),
@@ -46,6 +50,9 @@ pub struct HistoryInspector {
     pub scroll: u16,
     /// On a summary: show the original messages it replaced instead of its text.
     pub originals: bool,
+    /// The earlier summaries opened from the selected entry, outermost first: each is
+    /// the index of a summary among the originals of the one before.
+    pub path: Vec<usize>,
     /// A snapshot was asked for and has not arrived yet.
     pub waiting: bool,
     /// The first list row shown, kept so the selection stays in view.
@@ -63,6 +70,7 @@ impl HistoryInspector {
             selected: 0,
             scroll: 0,
             originals: false,
+            path: Vec::new(),
             waiting: true,
             list_offset: 0,
             page: 10,
@@ -77,7 +85,13 @@ impl HistoryInspector {
         if self.selected > last {
             self.select(last);
         }
-        if summary_of(snapshot, self.selected).is_none() {
+        if node(snapshot, self.selected, &self.path).is_none() {
+            self.path.clear();
+        }
+        if node(snapshot, self.selected, &self.path)
+            .and_then(|entry| entry.summary.as_ref())
+            .is_none()
+        {
             self.originals = false;
         }
     }
@@ -87,6 +101,7 @@ impl HistoryInspector {
             self.selected = index;
             self.scroll = 0;
             self.originals = false;
+            self.path.clear();
             self.max_scroll = u16::MAX;
         }
     }
@@ -106,10 +121,30 @@ impl HistoryInspector {
             KeyCode::Home | KeyCode::Char('g') => self.select(0),
             KeyCode::End | KeyCode::Char('G') => self.select(last),
             KeyCode::Enter | KeyCode::Tab => {
-                if snapshot.and_then(|s| summary_of(s, self.selected)).is_none() {
+                let Some(detail) = snapshot
+                    .and_then(|s| node(s, self.selected, &self.path))
+                    .and_then(|entry| entry.summary.as_ref())
+                else {
+                    return OverlayAction::Ignored;
+                };
+                // Enter on the originals opens the earlier summary among them, if any.
+                let earlier = detail.originals.iter().position(|e| e.summary.is_some());
+                match earlier {
+                    Some(index) if self.originals && key.code == KeyCode::Enter => {
+                        self.path.push(index);
+                        self.originals = false;
+                    }
+                    _ => self.originals = !self.originals,
+                }
+                self.scroll = 0;
+                self.max_scroll = u16::MAX;
+            }
+            KeyCode::Backspace | KeyCode::Left | KeyCode::Char('h') => {
+                if self.path.pop().is_none() {
                     return OverlayAction::Ignored;
                 }
-                self.originals = !self.originals;
+                // Back on the originals the earlier summary was opened from.
+                self.originals = true;
                 self.scroll = 0;
                 self.max_scroll = u16::MAX;
             }
@@ -259,26 +294,48 @@ impl HistoryInspector {
         beside: bool,
         buf: &mut Buffer,
     ) {
-        let Some(entry) = snapshot.entries.get(self.selected) else {
+        let Some(entry) = node(snapshot, self.selected, &self.path) else {
             return;
         };
         let width = area.width.saturating_sub(u16::from(beside));
+        let nested = !self.path.is_empty();
+        let back = if nested { " · ⌫ back" } else { "" };
         let (title, lines) = match (&entry.summary, self.originals) {
-            (Some(detail), true) => (
-                format!("Replaced messages {} (Tab: summary)", range(detail)),
-                originals_lines(detail, theme, width),
-            ),
+            (Some(detail), true) => {
+                let earlier = if detail.originals.iter().any(|e| e.summary.is_some()) {
+                    " · Enter: earlier summary"
+                } else {
+                    ""
+                };
+                (
+                    format!(
+                        "Replaced messages {} (Tab: summary{earlier}{back})",
+                        range(detail)
+                    ),
+                    originals_lines(detail, theme, width),
+                )
+            }
             (Some(detail), false) => {
-                let what = if detail.fallback { "Digest" } else { "Summary" };
+                let what = match (nested, detail.fallback) {
+                    (true, true) => "Earlier digest",
+                    (true, false) => "Earlier summary",
+                    (false, true) => "Digest",
+                    (false, false) => "Summary",
+                };
                 let mut lines = vec![
                     Line::from(Span::styled(
                         format!(
-                            "Stands in for messages {}: {} → {} tokens.{}",
+                            "Stands in for messages {}: {} tokens of originals → {} tokens.{}{}",
                             range(detail),
                             tokens(detail.tokens_before),
                             tokens(entry.tokens),
                             if detail.fallback {
                                 " A digest: the model could not summarize them."
+                            } else {
+                                ""
+                            },
+                            if nested {
+                                " A later summary absorbed it; the model sees that one."
                             } else {
                                 ""
                             }
@@ -289,7 +346,7 @@ impl HistoryInspector {
                 ];
                 lines.extend(body_lines(&entry.body, theme));
                 (
-                    format!("{what} of messages {} (Tab: originals)", range(detail)),
+                    format!("{what} of messages {} (Tab: originals{back})", range(detail)),
                     lines,
                 )
             }
@@ -343,11 +400,13 @@ fn changed(moved: bool) -> OverlayAction {
     }
 }
 
-fn summary_of(snapshot: &HistorySnapshot, index: usize) -> Option<&SummaryDetail> {
-    snapshot
-        .entries
-        .get(index)
-        .and_then(|entry| entry.summary.as_ref())
+/// The entry shown: the selected one, or the earlier summary `path` leads to from it.
+fn node<'a>(snapshot: &'a HistorySnapshot, selected: usize, path: &[usize]) -> Option<&'a HistoryEntry> {
+    let mut entry = snapshot.entries.get(selected)?;
+    for index in path {
+        entry = entry.summary.as_ref()?.originals.get(*index)?;
+    }
+    Some(entry)
 }
 
 /// The prompt's size, masked results and compactions, then its parts as far as they fit.
@@ -445,7 +504,12 @@ fn entry_title(entry: &HistoryEntry) -> String {
     let title = match &entry.summary {
         // The digest mark comes first so that a cut title keeps it.
         Some(detail) => format!(
-            "summary{} of messages {} · {} → {} tokens",
+            "{}summary{} of messages {} · {} → {} tokens",
+            if entry.title.starts_with("earlier ") {
+                "earlier "
+            } else {
+                ""
+            },
             if detail.fallback { " (digest)" } else { "" },
             range(detail),
             tokens(detail.tokens_before),
@@ -458,16 +522,6 @@ fn entry_title(entry: &HistoryEntry) -> String {
 
 fn range(detail: &SummaryDetail) -> String {
     message_range(detail.start, detail.end)
-}
-
-/// `3–17` for the history messages `3..18` (as the summaries name them).
-pub fn message_range(start: u64, end: u64) -> String {
-    let last = end.saturating_sub(1).max(start);
-    if last == start {
-        start.to_string()
-    } else {
-        format!("{start}–{last}")
-    }
 }
 
 fn pad(text: &str, width: usize) -> String {
@@ -497,6 +551,12 @@ fn originals_lines(detail: &SummaryDetail, theme: &Theme, width: u16) -> Vec<Lin
             Span::styled(format!("{title}{}  ", " ".repeat(padding)), theme.heading),
             Span::styled(count, theme.dim),
         ]));
+        if original.summary.is_some() {
+            lines.push(Line::from(Span::styled(
+                "Enter opens this earlier summary and what it replaced.",
+                theme.accent,
+            )));
+        }
         lines.extend(body_lines(&original.body, theme));
     }
     lines

@@ -1,8 +1,10 @@
 //! Keep-last-K masking: tool results older than the last K are shown to the model as
 //! one-line stubs. A result's tokens are counted once for its stub, and a message shown
-//! with stubs is counted once per masking.
+//! with stubs is counted once per masking. Trimming: an oversized result (one that
+//! dominates the prompt) is shown as its first and last lines under a line saying what
+//! it was; the history keeps it whole.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -57,7 +59,7 @@ impl ContextState {
     /// Counts the messages the prompt shows with stubs that are not counted under the
     /// current masking yet (the stubs' own counts come from `stub_counts`).
     pub(super) fn count_masked_messages(&mut self) {
-        if self.masked_results == 0 {
+        if self.masked_results == 0 && self.trimmed.is_empty() {
             return;
         }
         let calls = self.masked_calls();
@@ -76,7 +78,8 @@ impl ContextState {
                 .masked_counts
                 .get(&index)
                 .is_some_and(|(mask, start, _)| (*mask, *start) == (self.masked_results, first));
-            if first < self.masked_results && ordinal > first && !counted {
+            let altered = (first < self.masked_results && ordinal > first) || self.has_trimmed(index);
+            if altered && !counted {
                 let mut at = first;
                 let masked = self.masked(&self.messages[index], &calls, &mut at);
                 fresh.push((index, first, self.counter.message(&masked)));
@@ -91,7 +94,7 @@ impl ContextState {
     /// Tool name and arguments by call id, for stubs; empty while nothing is masked, so an
     /// unmasked prompt costs no map.
     pub(super) fn masked_calls(&self) -> HashMap<&str, (&str, &Value)> {
-        if self.masked_results == 0 {
+        if self.masked_results == 0 && self.trimmed.is_empty() {
             return HashMap::new();
         }
         self.messages
@@ -121,16 +124,22 @@ impl ContextState {
                 } => {
                     let shown = *ordinal >= self.masked_results;
                     *ordinal += 1;
-                    if shown {
+                    let trim = shown && self.trimmed.contains(tool_use_id);
+                    if shown && !trim {
                         return block.clone();
                     }
                     let (name, input) = calls
                         .get(tool_use_id.as_str())
                         .copied()
                         .unwrap_or(("a tool", &Value::Null));
+                    let content = if trim {
+                        trimmed(name, input, content)
+                    } else {
+                        stub(name, input, content, self.content_tokens(tool_use_id, content))
+                    };
                     ContentBlock::ToolResult {
                         tool_use_id: tool_use_id.clone(),
-                        content: stub(name, input, content, self.content_tokens(tool_use_id, content)),
+                        content,
                         is_error: *is_error,
                     }
                 }
@@ -164,6 +173,108 @@ impl ContextState {
         }
         false
     }
+}
+
+impl ContextState {
+    /// Whether `messages()[index]` holds a result the prompt shows trimmed.
+    pub(super) fn has_trimmed(&self, index: usize) -> bool {
+        !self.trimmed.is_empty()
+            && self.messages[index].content.iter().any(|block| {
+                matches!(block, ContentBlock::ToolResult { tool_use_id, .. } if self.trimmed.contains(tool_use_id))
+            })
+    }
+
+    pub(super) fn set_trimmed(&mut self, trimmed: BTreeSet<String>) {
+        if trimmed != self.trimmed {
+            self.trimmed = trimmed;
+            // Rare (a compaction): every message's count under the new trimming is redone.
+            self.masked_counts.clear();
+        }
+        self.journal.masked = true;
+    }
+
+    /// Results the prompt shows whole (not summarized, masked or trimmed) that take more
+    /// than `min_tokens`, in history order: the call's id, the message's index and the
+    /// result's tokens.
+    pub fn oversized_results(&self, min_tokens: u64) -> Vec<(String, usize, u64)> {
+        let mut found = Vec::new();
+        let mut ordinal = 0;
+        for item in self.view_items() {
+            let index = match item {
+                ViewItem::Summary(summary) => {
+                    ordinal += self.summary_results(summary);
+                    continue;
+                }
+                ViewItem::Message(index) => index,
+            };
+            for block in &self.messages[index].content {
+                let ContentBlock::ToolResult {
+                    tool_use_id, content, ..
+                } = block
+                else {
+                    continue;
+                };
+                let masked = ordinal < self.masked_results;
+                ordinal += 1;
+                // A token is at least a byte: shorter results are not counted at all.
+                if masked || self.trimmed.contains(tool_use_id) || (content.len() as u64) <= min_tokens {
+                    continue;
+                }
+                let tokens = self.counter.count(content);
+                if tokens > min_tokens {
+                    found.push((tool_use_id.clone(), index, tokens));
+                }
+            }
+        }
+        found
+    }
+
+    /// Shows the result of call `id` trimmed from now on.
+    pub fn trim_result(&mut self, id: &str) {
+        let mut trimmed = self.trimmed.clone();
+        if trimmed.insert(id.to_string()) {
+            self.set_trimmed(trimmed);
+        }
+    }
+
+    /// Calls whose results the prompt shows trimmed.
+    pub fn trimmed_results(&self) -> usize {
+        self.trimmed.len()
+    }
+}
+
+/// Characters of an oversized result's beginning and end that its trimmed form keeps.
+const TRIM_HEAD_CHARS: usize = 800;
+const TRIM_TAIL_CHARS: usize = 400;
+
+/// What an oversized result becomes in the prompt: a line saying what it was, then its
+/// first and last lines.
+pub fn trimmed(name: &str, input: &Value, content: &str) -> String {
+    let mut arguments = input.to_string();
+    if arguments.chars().count() > 120 {
+        arguments = arguments.chars().take(119).collect::<String>() + "…";
+    }
+    let lines = content.lines().count();
+    let head: String = content.chars().take(TRIM_HEAD_CHARS).collect();
+    // Whole lines where the cut allows it.
+    let head = match head.rfind('\n') {
+        Some(end) if end > TRIM_HEAD_CHARS / 2 => head[..end].to_string(),
+        _ => head,
+    };
+    let total = content.chars().count();
+    let tail: String = content
+        .chars()
+        .skip(total.saturating_sub(TRIM_TAIL_CHARS).max(head.chars().count()))
+        .collect();
+    let tail = match tail.find('\n') {
+        Some(start) if start < TRIM_TAIL_CHARS / 2 && start + 1 < tail.len() => tail[start + 1..].to_string(),
+        _ => tail,
+    };
+    let cut = content.len().saturating_sub(head.len() + tail.len());
+    format!(
+        "[result trimmed to save context: {name} {arguments} returned {} bytes in {lines} lines; its first and last lines follow; run it again, or read just the part you need, for the rest]\n{head}\n[… {cut} bytes cut …]\n{tail}",
+        content.len()
+    )
 }
 
 /// The one line a masked result becomes; `tokens` are the content's.

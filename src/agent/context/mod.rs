@@ -1,12 +1,12 @@
 //! The context: every message of the session (nothing is ever deleted), the summaries
-//! that stand in for ranges of them, the masking of old tool results, and the prompt the
-//! model sees next, built from those. Token counts are cached per message, so a step
+//! that stand in for ranges of them, the masking of old tool results and the trimming of
+//! oversized ones, and the prompt the model sees next, built from those. Token counts are cached per message, so a step
 //! costs the new messages only.
 //!
 //! Masking lives in `masking`; letting go of summarized messages once they are logged
 //! (memory stays flat over a long session) in `release`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +16,7 @@ use super::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
 mod masking;
 mod release;
 
-pub use masking::stub;
+pub use masking::{stub, trimmed};
 
 /// Opens a summary's text in the prompt, so the model knows what it is reading.
 pub const SUMMARY_MARK: &str = "[Summary of earlier work in this conversation, written when the context was compacted; the original messages are not shown]";
@@ -70,8 +70,9 @@ pub enum Change {
     },
     /// A summary as it was applied (before it absorbed older ones).
     Summary(Summary),
-    /// The number of tool results shown as stubs.
-    Masked(usize),
+    /// The number of tool results shown as stubs, and the calls whose results are shown
+    /// trimmed (all of them, not only the new ones).
+    Masked { results: usize, trimmed: Vec<String> },
     /// The conversation started over.
     Cleared,
 }
@@ -86,7 +87,8 @@ struct Journal {
     /// had then. Covered by `dirty_from` when that is at or before it.
     appended: Option<(usize, usize)>,
     summaries: Vec<Summary>,
-    masked: Option<usize>,
+    /// The masking (or the trimming) changed.
+    masked: bool,
 }
 
 /// The session's context.
@@ -97,6 +99,9 @@ pub struct ContextState {
     summaries: Vec<Summary>,
     /// Tool results (counted in history order) that the prompt shows as stubs.
     masked_results: usize,
+    /// Calls whose (oversized) results the prompt shows trimmed to their first and last
+    /// lines.
+    trimmed: BTreeSet<String>,
     counter: TokenCounter,
     journal: Journal,
     /// Tokens of masked results' content by call id (with the content's length, to
@@ -117,6 +122,7 @@ impl ContextState {
             counts: Vec::new(),
             summaries: Vec::new(),
             masked_results: 0,
+            trimmed: BTreeSet::new(),
             counter,
             journal: Journal::default(),
             stub_counts: HashMap::new(),
@@ -150,8 +156,11 @@ impl ContextState {
             });
         }
         changes.extend(journal.summaries.into_iter().map(Change::Summary));
-        if let Some(masked) = journal.masked {
-            changes.push(Change::Masked(masked));
+        if journal.masked {
+            changes.push(Change::Masked {
+                results: self.masked_results,
+                trimmed: self.trimmed.iter().cloned().collect(),
+            });
         }
         changes
     }
@@ -182,7 +191,10 @@ impl ContextState {
                 }
             }
             Change::Summary(summary) => self.apply_summary(summary),
-            Change::Masked(count) => self.set_masked(count),
+            Change::Masked { results, trimmed } => {
+                self.set_masked(results);
+                self.set_trimmed(trimmed.into_iter().collect());
+            }
             Change::Cleared => self.clear(),
         }
     }
@@ -198,7 +210,7 @@ impl ContextState {
 
     fn set_masked(&mut self, count: usize) {
         self.masked_results = count;
-        self.journal.masked = Some(count);
+        self.journal.masked = true;
     }
 
     pub fn counter(&self) -> TokenCounter {
@@ -286,6 +298,7 @@ impl ContextState {
         self.released.clear();
         self.summaries.clear();
         self.masked_results = 0;
+        self.trimmed.clear();
         self.stub_counts.clear();
         self.masked_counts.clear();
         self.journal = Journal {
@@ -350,13 +363,22 @@ impl ContextState {
 
     /// Tokens of the prompt's messages (without system prompt and tools).
     pub fn prompt_tokens(&mut self) -> u64 {
+        // Saturating: a summary's token count comes from the log and may be garbage.
+        self.item_tokens()
+            .iter()
+            .fold(0, |total: u64, (_, tokens)| total.saturating_add(*tokens))
+    }
+
+    /// The prompt's items with the tokens each takes in the prompt (masked and trimmed
+    /// results counted as shown).
+    pub fn item_tokens(&mut self) -> Vec<(ViewItem, u64)> {
         self.count_masked_results();
         self.count_masked_messages();
         let mut ordinal = 0;
-        let mut total: u64 = 0;
-        for item in self.view_items() {
-            // Saturating: a summary's token count comes from the log and may be garbage.
-            total = total.saturating_add(match item {
+        let items = self.view_items();
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let tokens = match item {
                 ViewItem::Summary(index) => {
                     ordinal += self.summary_results(index);
                     self.summaries[index].tokens
@@ -365,16 +387,17 @@ impl ContextState {
                     let results = results_in(&self.messages[index]);
                     let first = ordinal;
                     ordinal += results;
-                    if results == 0 || first >= self.masked_results {
+                    if results == 0 || (first >= self.masked_results && !self.has_trimmed(index)) {
                         self.message_tokens(index)
                     } else {
                         // Counted just now, or under this same masking before.
                         self.masked_counts.get(&index).map_or(0, |(_, _, tokens)| *tokens)
                     }
                 }
-            });
+            };
+            out.push((item, tokens));
         }
-        total
+        out
     }
 
     /// Tool results inside `summaries[index]`'s range.
@@ -409,25 +432,31 @@ impl ContextState {
         self.summaries = kept;
     }
 
-    /// Tokens that `start..end` take in the prompt now (summaries inside counted as such).
+    /// Tokens that `start..end` take in the prompt now (summaries inside counted as such,
+    /// masked and trimmed results as shown).
     pub fn range_tokens(&mut self, start: usize, end: usize) -> u64 {
-        let mut total: u64 = 0;
-        for item in self.view_items() {
-            match item {
-                ViewItem::Summary(index) => {
-                    let summary = &self.summaries[index];
-                    if summary.start >= start && summary.end <= end {
-                        total = total.saturating_add(summary.tokens);
-                    }
-                }
-                ViewItem::Message(index) if index >= start && index < end => {
-                    total = total.saturating_add(self.message_tokens(index))
-                }
-                ViewItem::Message(_) => {}
-            }
-        }
-        total
+        let items = self.item_tokens();
+        items
+            .into_iter()
+            .filter(|(item, _)| match item {
+                ViewItem::Summary(index) => summaries_inside(&self.summaries[*index], start, end),
+                ViewItem::Message(index) => (start..end).contains(index),
+            })
+            .fold(0, |total: u64, (_, tokens)| total.saturating_add(tokens))
     }
+
+    /// Tokens the original messages `start..end` took before anything was summarized,
+    /// masked or trimmed: what a summary of them stands for.
+    pub fn original_tokens(&mut self, start: usize, end: usize) -> u64 {
+        (start..end.min(self.messages.len()))
+            // Cached for every message a summary let go of.
+            .map(|index| self.message_tokens(index))
+            .fold(0, u64::saturating_add)
+    }
+}
+
+fn summaries_inside(summary: &Summary, start: usize, end: usize) -> bool {
+    summary.start >= start && summary.end <= end
 }
 
 fn results_in(message: &Message) -> usize {

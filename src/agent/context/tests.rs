@@ -261,3 +261,40 @@ fn results_appended_one_by_one_are_journaled_as_blocks_and_replay_to_the_same_hi
     }
     assert_eq!(replayed.messages(), context.messages());
 }
+
+#[test]
+fn a_trimmed_result_shows_its_ends_counts_as_shown_and_rebuilds_from_the_changes() {
+    let mut context = ContextState::new(TokenCounter::new(Encoding::Cl100kBase));
+    context.push(Message::user("go"));
+    let big: String = (1..=2000).map(|n| format!("row {n} of the table\n")).collect();
+    step(&mut context, 1, &big);
+    step(&mut context, 2, "small");
+    let whole = context.prompt_tokens();
+    let oversized = context.oversized_results(1000);
+    assert_eq!(oversized.len(), 1);
+    assert_eq!((oversized[0].0.as_str(), oversized[0].1), ("t1", 2));
+    context.trim_result("t1");
+    let prompt = context.prompt();
+    let ContentBlock::ToolResult { content, .. } = &prompt[2].content[0] else {
+        panic!("a tool result")
+    };
+    assert!(
+        content.starts_with("[result trimmed to save context: bash {\"command\":\"echo 1\"} returned"),
+        "{content}"
+    );
+    assert!(content.contains("row 1 of the table") && content.contains("row 2000 of the table"));
+    assert!(!content.contains("row 1000 of the table"));
+    // Counted as shown; the history keeps the whole result.
+    let counter = context.counter();
+    let tokens = context.prompt_tokens();
+    assert_eq!(tokens, prompt.iter().map(|m| counter.message(m)).sum::<u64>());
+    assert!(tokens * 5 < whole, "{tokens} of {whole}");
+    assert!(context.oversized_results(1000).is_empty());
+    // The session log's changes rebuild the same prompt.
+    let mut rebuilt = ContextState::new(counter);
+    for change in context.take_changes() {
+        rebuilt.apply(change);
+    }
+    assert_eq!(rebuilt.prompt(), prompt);
+    assert_eq!(rebuilt.prompt_tokens(), tokens);
+}

@@ -139,9 +139,8 @@ fn summary_markdown(out: &mut String, placed: &PlacedSummary) {
         ""
     };
     out.push_str(&format!(
-        "\n> **{title}** of messages {}–{} below: the model saw this in their place.{digest}\n>\n",
-        s.start + 1,
-        s.end
+        "\n> **{title}** of messages {} below: the model saw this in their place.{digest}\n>\n",
+        crate::protocol::message_range(s.start as u64, s.end as u64)
     ));
     for line in balanced(s.text.trim_end()).lines() {
         out.push_str(format!("> {line}").trim_end());

@@ -191,9 +191,8 @@ fn conversation_text(out: &mut String, conversation: &Conversation, ends: &CallE
             };
             blank_line(out);
             out.push_str(&format!(
-                "┌ summary of messages {}–{} ({what}{digest}):\n",
-                s.start + 1,
-                s.end
+                "┌ summary of messages {} ({what}{digest}):\n",
+                crate::protocol::message_range(s.start as u64, s.end as u64)
             ));
             for line in s.text.lines() {
                 out.push_str(&format!("│ {line}\n"));

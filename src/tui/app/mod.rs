@@ -577,6 +577,22 @@ impl App {
                     format!("context compacted: {tokens_before} → {tokens_after} tokens"),
                 );
             }
+            Event::CompactionEnded { outcome, reason } => {
+                if self.activity == Activity::Compacting {
+                    self.activity = if self.turn_running {
+                        Activity::Waiting { since: now }
+                    } else {
+                        Activity::Idle
+                    };
+                }
+                let (kind, what) = match outcome {
+                    crate::protocol::CompactionOutcome::Failed => (NoticeKind::Warning, "compaction failed"),
+                    crate::protocol::CompactionOutcome::Cancelled => {
+                        (NoticeKind::Info, "compaction cancelled")
+                    }
+                };
+                self.notice(kind, format!("{what}: {reason}"));
+            }
             Event::Notice { message } => {
                 // A `/compact` outside a turn ends with a notice when nothing was compacted.
                 if self.activity == Activity::Compacting && !self.turn_running {
@@ -690,6 +706,7 @@ impl App {
             | Event::HistoryCleared
             | Event::TokenUsage { .. }
             | Event::CompactionStarted { .. }
+            | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }

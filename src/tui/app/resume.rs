@@ -51,6 +51,7 @@ impl App {
             | Event::TokenUsage { .. }
             | Event::Retrying { .. }
             | Event::CompactionStarted { .. }
+            | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }
             | Event::SubAgent { .. }
             | Event::Notice { .. }
