@@ -740,3 +740,32 @@ fn a_refused_read_of_the_agents_memory_is_not_called_a_write() {
         "{result}"
     );
 }
+
+#[test]
+fn a_sandboxed_command_cannot_read_the_environment_of_another_process_of_the_user() {
+    if !landlock() {
+        return;
+    }
+    // A wrapper or shell of the person's, with a key in its environment.
+    let duration = unique_sleep();
+    let _cleanup = KillOnDrop(format!("sleep {duration}"));
+    let mut wrapper = Command::new("sleep")
+        .arg(&duration)
+        .env("WRAPPER_SECRET", "sk-wrapper-7777")
+        .spawn()
+        .unwrap();
+    let command = format!(
+        "cat /proc/{}/environ | tr '\\0' '\\n' | grep WRAPPER_SECRET",
+        wrapper.id()
+    );
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(vec![bash("t1", &command), Reply::text("done")]);
+    let output = exec(&home, &workspace, &server, &["read a wrapper"]);
+    let _ = wrapper.kill();
+    let _ = wrapper.wait();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result = tool_results(&server).remove(0);
+    assert!(!result.contains("sk-wrapper-7777"), "{result}");
+    assert!(result.contains("Permission denied"), "{result}");
+}
