@@ -507,6 +507,24 @@ fn unix_sockets_and_tcp_follow_their_options() {
     assert!(off.starts_with("tcp refused"), "{off}");
 }
 
+/// A device ioctl on `/dev/null` (allowed: it reaches the driver, which knows no such
+/// call) and on the first other device there is (refused by the sandbox, Landlock ABI 5).
+const IOCTLS: &str = r#"python3 - <<'PY'
+import fcntl, os, termios
+others = [p for p in ['/dev/loop-control', '/dev/fuse', '/dev/cpu_dma_latency', '/dev/net/tun'] if os.path.exists(p)]
+for path in ['/dev/null'] + others[:1]:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        print(path, 'open:', e.strerror)
+        continue
+    try:
+        fcntl.ioctl(fd, termios.TCGETS, bytes(64))
+        print(path, 'ioctl: ok')
+    except OSError as e:
+        print(path, 'ioctl:', e.strerror)
+PY"#;
+
 /// The five capability sets of `/proc/self/status`, as `Name:\tHEX` lines.
 const CAPS: &str = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status";
 
@@ -546,6 +564,7 @@ fn a_sandboxed_command_and_job_hold_no_capabilities() {
         ),
         bash("t3", "sleep 0.5"),
         Reply::tool("t4", "bash_output", json!({"bash_id": "bash_1"}).to_string()),
+        bash("t5", IOCTLS),
         Reply::text("done"),
     ]);
     let output = exec(&home, &workspace, &server, &["use capabilities"]);
@@ -553,8 +572,22 @@ fn a_sandboxed_command_and_job_hold_no_capabilities() {
     let _ = Command::new("chattr").arg("-i").arg(&victim).status();
     assert!(output.status.success(), "{}", text(&output.stderr));
     let results = tool_results(&server);
-    assert_eq!(results.len(), 4, "{results:?}");
+    assert_eq!(results.len(), 5, "{results:?}");
     assert!(holds_no_capability(&results[0]), "{results:?}");
+    let ioctls: Vec<&str> = results[4].lines().filter(|l| l.starts_with("/dev/")).collect();
+    assert_eq!(
+        ioctls[0], "/dev/null ioctl: Inappropriate ioctl for device",
+        "{results:?}"
+    );
+    if let Some(other) = ioctls.get(1) {
+        let landlock_5 = sandbox::kernel_abi().as_ref().is_ok_and(|abi| *abi >= 5);
+        assert!(
+            !landlock_5
+                || other.ends_with("ioctl: Permission denied")
+                || other.ends_with("open: Permission denied"),
+            "{results:?}"
+        );
+    }
     assert!(
         holds_no_capability(&results[3]),
         "the background job: {results:?}"

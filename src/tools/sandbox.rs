@@ -188,6 +188,16 @@ impl Confinement {
                 process.display()
             ));
         }
+        if let Some(device) = denied
+            .iter()
+            .find(|path| !ruleset.allows(path) && is_device(path))
+        {
+            return Some(format!(
+                "[sandbox: of the devices, commands may write to and control only {}; this one was refused ({})]",
+                WRITABLE_DEVICES.join(", "),
+                device.display()
+            ));
+        }
         // Anything else the sandbox refuses is a write: it lets every other file be read.
         let refused = denied
             .into_iter()
@@ -370,6 +380,13 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Whether `path` is a character or block device.
+fn is_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.metadata()
+        .is_ok_and(|meta| meta.file_type().is_char_device() || meta.file_type().is_block_device())
 }
 
 /// `/proc/PID/…`: what a command is refused there belongs to a process outside its
