@@ -8,15 +8,16 @@
 //!   crates open afterwards is close-on-exec already. The command supervisor closes
 //!   everything above 2 again before it starts a command ([`crate::tools::supervisor`]).
 //! - The API key must not be readable from `/proc/PID/environ`, which shows the block of
-//!   variables the process started with. Neither Landlock nor `PR_SET_DUMPABLE 0` stops
-//!   that read here (kernel 6.18, as root: reading `environ` and `auxv` was allowed from a
-//!   sandboxed command without `CAP_SYS_PTRACE` while `mem` and `fd/` were refused). So
-//!   every variable is copied to the heap (`setenv`, which later lookups use) and the
-//!   original block is zeroed: `environ` then reads as NUL bytes.
+//!   variables the process started with. A command that keeps root's capabilities (run
+//!   with `--sandbox off`; sandboxed ones once kept all but two) reads it, and `maps`,
+//!   whatever `PR_SET_DUMPABLE` says (kernel 6.18). So every variable is copied to the
+//!   heap (`setenv`, which later lookups use) and the original block is zeroed:
+//!   `environ` then reads as NUL bytes.
 //! - The process is made non-dumpable (`PR_SET_DUMPABLE 0`): its memory (`/proc/PID/mem`,
-//!   where the key also is) and descriptors can then be opened only with
-//!   `CAP_SYS_PTRACE`, which sandboxed commands lose ([`crate::tools::sandbox`]). A
-//!   command run outside the sandbox by root keeps that capability and can read them.
+//!   where the key also is), `maps`, `environ` and descriptors can then be opened only
+//!   with `CAP_SYS_PTRACE`, and sandboxed commands hold no capability at all
+//!   ([`crate::tools::sandbox`]). A command run outside the sandbox by root keeps it and
+//!   can read them.
 //! - The binary records itself as the supervisor commands run under, and when it was
 //!   started as one, runs as that instead.
 

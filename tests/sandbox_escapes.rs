@@ -8,6 +8,7 @@
 
 mod support;
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -307,7 +308,7 @@ fn decode_base64(text: &str) -> String {
 
 /// Every ancestor of the shell, the agent among them: does its environment show a key,
 /// and can its memory be opened?
-const WALK: &str = r#"p=$PPID; while [ "$p" -gt 1 ]; do if e=$(tr '\0' '\n' < /proc/$p/environ 2>/dev/null); then case "$e" in *MINIAGENT_API_KEY*|*sk-test-*) env=key;; *) env=clean;; esac; else env=refused; fi; if (exec 3< /proc/$p/mem) 2>/dev/null; then mem=open; else mem=refused; fi; echo "$p environ:$env mem:$mem"; p=$(awk '{print $4}' /proc/$p/stat); done"#;
+const WALK: &str = r#"p=$PPID; while [ "$p" -gt 1 ]; do if (exec 3< /proc/$p/maps) 2>/dev/null; then maps=open; else maps=refused; fi; if e=$(tr '\0' '\n' < /proc/$p/environ 2>/dev/null); then case "$e" in *MINIAGENT_API_KEY*|*sk-test-*) env=key;; *) env=clean;; esac; else env=refused; fi; if (exec 3< /proc/$p/mem) 2>/dev/null; then mem=open; else mem=refused; fi; echo "$p environ:$env maps:$maps mem:$mem"; p=$(awk '{print $4}' /proc/$p/stat); done"#;
 
 /// The agent's line of [`WALK`] run by `bash` in an `exec` with `args`.
 fn agent_seen_from_a_command(args: &[&str]) -> (String, String) {
@@ -341,7 +342,8 @@ fn a_sandboxed_command_cannot_read_the_agents_environment_or_memory() {
         return;
     }
     let (line, walked) = agent_seen_from_a_command(&["read the agent"]);
-    assert!(line.ends_with(" mem:refused"), "{walked}");
+    // maps was readable here before (issue 15 review, F10): it shows where the key sits.
+    assert!(line.ends_with(" maps:refused mem:refused"), "{walked}");
     assert!(!line.contains("environ:key"), "{walked}");
 }
 
@@ -503,4 +505,309 @@ fn unix_sockets_and_tcp_follow_their_options() {
     assert!(first_result_with_config("", &tcp).starts_with("tcp ok"));
     let off = first_result_with_config("[tools.bash]\nnetwork = false\n", &tcp);
     assert!(off.starts_with("tcp refused"), "{off}");
+}
+
+/// A device ioctl on `/dev/null` (allowed: it reaches the driver, which knows no such
+/// call) and on the first other device there is (refused by the sandbox, Landlock ABI 5).
+const IOCTLS: &str = r#"python3 - <<'PY'
+import fcntl, os, termios
+others = [p for p in ['/dev/loop-control', '/dev/fuse', '/dev/cpu_dma_latency', '/dev/net/tun'] if os.path.exists(p)]
+for path in ['/dev/null'] + others[:1]:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        print(path, 'open:', e.strerror)
+        continue
+    try:
+        fcntl.ioctl(fd, termios.TCGETS, bytes(64))
+        print(path, 'ioctl: ok')
+    except OSError as e:
+        print(path, 'ioctl:', e.strerror)
+PY"#;
+
+/// The five capability sets of `/proc/self/status`, as `Name:\tHEX` lines.
+const CAPS: &str = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status";
+
+/// Whether every capability line in `result` is all zeros (and there are five of them).
+fn holds_no_capability(result: &str) -> bool {
+    let lines: Vec<&str> = result.lines().filter(|l| l.starts_with("Cap")).collect();
+    lines.len() == 5 && lines.iter().all(|l| l.ends_with("0000000000000000"))
+}
+
+#[test]
+fn a_sandboxed_command_and_job_hold_no_capabilities() {
+    if !landlock() {
+        return;
+    }
+    let Some(outside) = outside_dir("caps") else {
+        return;
+    };
+    let victim = outside.join("victim");
+    std::fs::write(&victim, "victim\n").unwrap();
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&victim).unwrap());
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    // As root these all worked in the sandbox before (issue 15 review, F1): a block device
+    // made in the workspace wrote to a loop device backed by a file outside.
+    let command = format!(
+        "{CAPS}; mknod ./blk b 7 0; echo mknod-block $?; mknod ./chr c 1 3; echo mknod-char $?; \
+         mkfifo ./fifo; echo fifo $?; chown 1234:1234 '{v}'; echo chown $?; \
+         chattr +i '{v}' 2>/dev/null; echo chattr $?",
+        v = victim.display()
+    );
+    let server = ScriptedServer::start_blocking(vec![
+        bash("t1", &command),
+        Reply::tool(
+            "t2",
+            "bash",
+            json!({"command": CAPS, "run_in_background": true}).to_string(),
+        ),
+        bash("t3", "sleep 0.5"),
+        Reply::tool("t4", "bash_output", json!({"bash_id": "bash_1"}).to_string()),
+        bash("t5", IOCTLS),
+        Reply::text("done"),
+    ]);
+    let output = exec(&home, &workspace, &server, &["use capabilities"]);
+    // Undo an immutable flag before anything else can fail, so the folder can be removed.
+    let _ = Command::new("chattr").arg("-i").arg(&victim).status();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let results = tool_results(&server);
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert!(holds_no_capability(&results[0]), "{results:?}");
+    let ioctls: Vec<&str> = results[4].lines().filter(|l| l.starts_with("/dev/")).collect();
+    assert_eq!(
+        ioctls[0], "/dev/null ioctl: Inappropriate ioctl for device",
+        "{results:?}"
+    );
+    if let Some(other) = ioctls.get(1) {
+        let landlock_5 = sandbox::kernel_abi().as_ref().is_ok_and(|abi| *abi >= 5);
+        assert!(
+            !landlock_5
+                || other.ends_with("ioctl: Permission denied")
+                || other.ends_with("open: Permission denied"),
+            "{results:?}"
+        );
+    }
+    assert!(
+        holds_no_capability(&results[3]),
+        "the background job: {results:?}"
+    );
+    for refused in ["mknod-block 1", "mknod-char 1", "chown 1", "chattr 1"] {
+        assert!(results[0].contains(refused), "{refused}: {results:?}");
+    }
+    assert!(
+        results[0].contains("fifo 0"),
+        "a fifo may still be made: {results:?}"
+    );
+    assert!(!workspace.join("blk").exists() && !workspace.join("chr").exists());
+    let after = std::fs::metadata(&victim).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&after), owner);
+    assert!(
+        std::fs::OpenOptions::new().append(true).open(&victim).is_ok(),
+        "the file outside was made immutable"
+    );
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+#[test]
+fn an_unsandboxed_command_keeps_the_capabilities_it_had() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: only root has capabilities to keep");
+        return;
+    }
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(vec![bash("t1", CAPS), Reply::text("done")]);
+    let output = exec(&home, &workspace, &server, &["--sandbox", "off", "caps"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let results = tool_results(&server);
+    let effective = results[0]
+        .lines()
+        .find(|l| l.starts_with("CapEff:"))
+        .unwrap_or("");
+    assert!(
+        !effective.ends_with("0000000000000000"),
+        "--sandbox off changes nothing: {results:?}"
+    );
+}
+
+/// A pseudo-terminal pair, as another terminal of the person's would be: the master end
+/// and the slave's path; `None` where the system has no pseudo-terminals.
+fn open_pty() -> Option<(std::fs::File, String)> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain calls on a descriptor this function owns (wrapped in a File at once,
+    // so it is closed on every path); ptsname_r writes at most `buffer.len()` bytes.
+    unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        if master < 0 {
+            return None;
+        }
+        let file = std::fs::File::from_raw_fd(master);
+        let mut buffer = [0 as libc::c_char; 128];
+        if libc::grantpt(master) != 0
+            || libc::unlockpt(master) != 0
+            || libc::ptsname_r(master, buffer.as_mut_ptr(), buffer.len()) != 0
+        {
+            return None;
+        }
+        let path = std::ffi::CStr::from_ptr(buffer.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        Some((file, path))
+    }
+}
+
+/// Tools a command commonly runs, each printing something that does not depend on where
+/// or how it ran: the same output with the sandbox on and off means none of them broke.
+const ORDINARY: &str = r#"cat /dev/null && echo null-ok
+head -c 16 /dev/urandom | wc -c
+head -c 4 /dev/zero | od -An -tx1
+echo discard > /dev/null; echo full > /dev/full 2>/dev/null || echo full-refused
+grep -c '^Name:' /proc/self/status; readlink /proc/self/fd/1 | cut -c1-5
+f=/dev/shm/miniagent-ordinary-$$; echo shm > $f && cat $f && rm $f
+cat <(echo via-dev-fd); echo to-stdout > /dev/stdout
+tty; test -t 0 || echo stdin-not-a-tty
+git init -q repo && git -C repo -c user.name=t -c user.email=t@t commit -q --allow-empty -m m && git -C repo log --format=%s
+python3 -m venv --without-pip venv && ./venv/bin/python -c 'import sys; print(sys.prefix.endswith("venv"))'
+python3 -c 'import os, tempfile; print(len(os.urandom(4)), os.path.isdir(tempfile.gettempdir()))'
+node -e 'console.log(require("fs").readFileSync("/dev/null").length, require("os").cpus().length > 0)'
+cargo --version > /dev/null && echo cargo-ok
+ls /dev > /dev/null && echo ls-dev-ok"#;
+
+#[test]
+fn a_sandboxed_command_or_job_cannot_open_a_terminal_while_ordinary_tools_still_work() {
+    if !landlock() {
+        return;
+    }
+    let Some((mut master, slave)) = open_pty() else {
+        println!("skipped: no pseudo-terminals here");
+        return;
+    };
+    // What the person types into that terminal, waiting to be read.
+    std::io::Write::write_all(&mut master, b"typed-secret\n").unwrap();
+    let terminals = format!(
+        "timeout 3 cat {slave}; echo cat $?; stty -F {slave} size; echo stty $?; \
+         for t in /dev/tty /dev/ptmx /dev/pts/ptmx /dev/console /dev/tty0 /dev/vcs; do \
+         if [ -e $t ]; then (exec 3< $t) 2>&1 | sed 's/.*: //'; fi; done"
+    );
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(vec![
+        bash("t1", &terminals),
+        Reply::tool(
+            "t2",
+            "bash",
+            json!({"command": format!("timeout 3 cat {slave} > keys.txt"), "run_in_background": true})
+                .to_string(),
+        ),
+        bash("t3", "sleep 0.5"),
+        Reply::tool("t4", "bash_output", json!({"bash_id": "bash_1"}).to_string()),
+        bash("t5", ORDINARY),
+        Reply::text("done"),
+    ]);
+    let output = exec(&home, &workspace, &server, &["read a terminal"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let results = tool_results(&server);
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert!(!results.iter().any(|r| r.contains("typed-secret")), "{results:?}");
+    let keys = std::fs::read_to_string(workspace.join("keys.txt")).unwrap_or_default();
+    assert!(
+        !keys.contains("typed-secret"),
+        "a background job read the terminal: {keys}"
+    );
+    let first = &results[0];
+    assert!(
+        first.contains(&format!("cat: {slave}: Permission denied")) && first.contains("cat 1"),
+        "{first}"
+    );
+    assert!(first.contains("stty 1"), "{first}");
+    assert!(
+        first.contains(&format!(
+            "[sandbox: commands cannot open terminals or input devices ({slave})]"
+        )),
+        "{first}"
+    );
+    // Every terminal device that exists was refused; none opened.
+    assert!(
+        first.lines().filter(|l| *l == "Permission denied").count() >= 2,
+        "{first}"
+    );
+    assert!(!first.contains("No such device"), "{first}");
+    assert!(results[3].contains("Permission denied"), "{results:?}");
+
+    // The same ordinary tools, unsandboxed, print the same.
+    let unsandboxed = ScriptedServer::start_blocking(vec![bash("t1", ORDINARY), Reply::text("done")]);
+    let other = TempDir::new();
+    let output = exec(&home, &other, &unsandboxed, &["--sandbox", "off", "ordinary"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(results[4], tool_results(&unsandboxed)[0]);
+    assert!(results[4].contains("null-ok\n16\n"), "{}", results[4]);
+
+    // The terminal still holds what was typed: nothing read it.
+    let mut slave_end = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&slave)
+        .unwrap();
+    let mut typed = [0u8; 13];
+    std::io::Read::read_exact(&mut slave_end, &mut typed).unwrap();
+    assert_eq!(&typed, b"typed-secret\n");
+}
+
+#[test]
+fn a_refused_read_of_the_agents_memory_is_not_called_a_write() {
+    if !landlock() {
+        return;
+    }
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    // $PPID is the supervisor; its parent is the agent.
+    let server = ScriptedServer::start_blocking(vec![
+        bash(
+            "t1",
+            "a=$(awk '{print $4}' /proc/$PPID/stat); head -c 1 /proc/$a/mem; head -c 1 /proc/$a/maps",
+        ),
+        Reply::text("done"),
+    ]);
+    let output = exec(&home, &workspace, &server, &["read the agent's memory"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result = tool_results(&server).remove(0);
+    assert!(result.contains("for reading: Permission denied"), "{result}");
+    assert!(!result.contains("tried to write"), "{result}");
+    assert!(
+        result.contains(
+            "[sandbox: commands cannot look into processes outside the sandbox, miniagent among them (/proc/"
+        ),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_sandboxed_command_cannot_read_the_environment_of_another_process_of_the_user() {
+    if !landlock() {
+        return;
+    }
+    // A wrapper or shell of the person's, with a key in its environment.
+    let duration = unique_sleep();
+    let _cleanup = KillOnDrop(format!("sleep {duration}"));
+    let mut wrapper = Command::new("sleep")
+        .arg(&duration)
+        .env("WRAPPER_SECRET", "sk-wrapper-7777")
+        .spawn()
+        .unwrap();
+    let command = format!(
+        "cat /proc/{}/environ | tr '\\0' '\\n' | grep WRAPPER_SECRET",
+        wrapper.id()
+    );
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(vec![bash("t1", &command), Reply::text("done")]);
+    let output = exec(&home, &workspace, &server, &["read a wrapper"]);
+    let _ = wrapper.kill();
+    let _ = wrapper.wait();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result = tool_results(&server).remove(0);
+    assert!(!result.contains("sk-wrapper-7777"), "{result}");
+    assert!(result.contains("Permission denied"), "{result}");
 }

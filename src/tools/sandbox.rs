@@ -1,7 +1,11 @@
 //! The Linux Landlock sandbox `bash` commands (and background jobs) run in: they may read
-//! and execute anything, but write only under the workspace, the system temp dir
-//! (`std::env::temp_dir()`) and `/dev/shm`, plus to `/dev/null`-like devices. Writing to
-//! the terminal (`/dev/tty`, `/dev/pts/*`) is not allowed: the workbench owns it.
+//! and execute anything but terminals and input, sound, video and disk devices
+//! ([`readable`]), write only under the workspace, the system temp dir
+//! (`std::env::temp_dir()`) and `/dev/shm`, plus to `/dev/null`-like devices, and make no
+//! device node anywhere. Device ioctls (Landlock ABI 5) are allowed only on `/dev/null`
+//! and friends. A terminal (`/dev/tty`, `/dev/pts/*`, `/dev/ptmx`, `/dev/console`, …)
+//! cannot be opened at all: the workbench owns its own, and the person's others hold what
+//! they type.
 //!
 //! When: read-only, ask and auto-edit always sandbox; full-auto sandboxes too unless
 //! `tools.bash.sandbox = "off"` (`--sandbox off`). The approval mode is read when each call
@@ -17,15 +21,18 @@
 //! run between fork and exec: 1.7 ms instead of 4.4 ms from a 40 MB process on the 2-core
 //! machine. Rights a kernel's Landlock ABI does not know are left out; on ABI 1, moving a
 //! file to another folder is always refused. `no_new_privs` also means set-uid programs
-//! (sudo) do not gain privileges inside the sandbox.
+//! (sudo) do not gain privileges inside the sandbox. Landlock does not mediate changes to
+//! a file's metadata: a command may still `chmod`, `touch` or set user extended
+//! attributes on files outside that its user owns.
 //!
 //! Beyond files, the same thread also: scopes the domain (Landlock ABI 6) so a command
 //! can neither signal processes outside it nor connect to abstract Unix sockets; with
-//! `tools.bash.network = false`, refuses TCP bind and connect (ABI 4); drops
-//! `CAP_SYS_ADMIN` (with which root could push keys into any terminal) and
-//! `CAP_SYS_PTRACE` from the capability bounding set (when running as root), so with the
-//! agent non-dumpable ([`crate::hardening`]) a command cannot read the agent's
-//! `/proc/PID/environ` or memory (Landlock does not mediate those reads); and, unless
+//! `tools.bash.network = false`, refuses TCP bind and connect (ABI 4); drops every
+//! capability, bounding and ambient sets included ([`caps`]), so root's commands run as
+//! an ordinary process of uid 0 (no `mknod`, `chown`, `chattr +i`, module loading,
+//! `CAP_DAC_OVERRIDE`), and with the agent non-dumpable ([`crate::hardening`]) cannot
+//! read its `/proc/PID/environ`, `maps` or memory (Landlock does not mediate those
+//! reads); and, unless
 //! `tools.bash.unix_sockets = true`, installs a seccomp filter that refuses
 //! `socket(AF_UNIX, …)`. That last one is needed because Landlock (up to ABI 7) does not
 //! mediate `connect()` to a *pathname* socket: a tmux, docker or D-Bus server listening on
@@ -160,13 +167,39 @@ impl Confinement {
         }
     }
 
-    /// A line telling the model its command hit the sandbox, when `output` shows a write
-    /// refused outside the allowed folders (relative paths are taken from `cwd`).
+    /// A line telling the model its command hit the sandbox, when `output` shows a path
+    /// refused that the sandbox keeps from commands: a terminal, another process's
+    /// insides, or a write outside the allowed folders (relative paths are taken from
+    /// `cwd`).
     pub fn denial_hint(&self, output: &str, cwd: &Path) -> Option<String> {
         let Confinement::Sandboxed(ruleset) = self else {
             return None;
         };
-        let refused = denied_paths(output, cwd)
+        let denied = denied_paths(output, cwd);
+        if let Some(terminal) = denied.iter().find(|path| ruleset.unreadable(path)) {
+            return Some(format!(
+                "[sandbox: commands cannot open terminals or input devices ({})]",
+                terminal.display()
+            ));
+        }
+        if let Some(process) = denied.iter().find(|path| is_process_entry(path)) {
+            return Some(format!(
+                "[sandbox: commands cannot look into processes outside the sandbox, miniagent among them ({})]",
+                process.display()
+            ));
+        }
+        if let Some(device) = denied
+            .iter()
+            .find(|path| !ruleset.allows(path) && is_device(path))
+        {
+            return Some(format!(
+                "[sandbox: of the devices, commands may write to and control only {}; this one was refused ({})]",
+                WRITABLE_DEVICES.join(", "),
+                device.display()
+            ));
+        }
+        // Anything else the sandbox refuses is a write: it lets every other file be read.
+        let refused = denied
             .into_iter()
             .find(|path| !ruleset.allows(path) && writable_without_sandbox(path));
         if let Some(refused) = refused {
@@ -188,6 +221,18 @@ impl Confinement {
     }
 }
 
+/// What a rule allows under its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// Open files for reading.
+    Read,
+    /// Everything a command does in its own folders: read, write, create, remove, rename;
+    /// never make a device.
+    Write,
+    /// Read, write and control one device (`/dev/null` and friends).
+    Device,
+}
+
 /// What a sandboxed command may do besides writing under its folders.
 #[derive(Clone, Copy, Debug)]
 struct Options {
@@ -207,6 +252,8 @@ pub struct Ruleset {
     temp: PathBuf,
     /// Every folder or device writes are allowed under, as given and canonical.
     allowed: Vec<PathBuf>,
+    /// Terminals and devices left out of reading (see [`readable`]).
+    unreadable: Vec<PathBuf>,
 }
 
 /// Devices a shell may write to wherever it runs (`> /dev/null`).
@@ -223,7 +270,12 @@ impl Ruleset {
         let temp = std::env::temp_dir();
         let folders = [workspace.to_path_buf(), temp.clone(), PathBuf::from("/dev/shm")];
         let devices = WRITABLE_DEVICES.map(PathBuf::from);
-        let fd = landlock::ruleset(abi, &folders, &devices, options)?;
+        let cover = readable::cover();
+        let rules: Vec<(PathBuf, Access)> = (cover.readable.iter().map(|p| (p.clone(), Access::Read)))
+            .chain(folders.iter().map(|p| (p.clone(), Access::Write)))
+            .chain(devices.iter().map(|p| (p.clone(), Access::Device)))
+            .collect();
+        let fd = landlock::ruleset(abi, &rules, options)?;
         let mut allowed = Vec::new();
         for path in folders.iter().chain(devices.iter()) {
             if let Ok(canonical) = path.canonicalize()
@@ -239,11 +291,17 @@ impl Ruleset {
             workspace: workspace.to_path_buf(),
             temp,
             allowed,
+            unreadable: cover.denied,
         })
     }
 
     fn allows(&self, path: &Path) -> bool {
         self.allowed.iter().any(|root| path.starts_with(root))
+    }
+
+    /// Whether `path` is a terminal or device commands may not open.
+    fn unreadable(&self, path: &Path) -> bool {
+        self.unreadable.iter().any(|denied| path.starts_with(denied))
     }
 
     /// Starts `command` from a thread that has entered the ruleset; the thread ends with
@@ -324,8 +382,29 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Whether file permissions alone would let us write `path` (or create it in its nearest
-/// existing folder): then a refusal came from the sandbox, not from ownership or modes.
+/// Whether `path` is a character or block device.
+fn is_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.metadata()
+        .is_ok_and(|meta| meta.file_type().is_char_device() || meta.file_type().is_block_device())
+}
+
+/// `/proc/PID/…`: what a command is refused there belongs to a process outside its
+/// sandbox (its own are open to it).
+fn is_process_entry(path: &Path) -> bool {
+    let mut components = path.components();
+    components.next() == Some(Component::RootDir)
+        && components.next() == Some(Component::Normal("proc".as_ref()))
+        && components
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether file permissions alone would let a sandboxed command write `path` (or create
+/// it in its nearest existing folder): then a refusal came from the sandbox, not from
+/// ownership or modes. Root's commands hold no capabilities in the sandbox, so for root
+/// the mode bits decide, not `access(2)` (which root always passes).
 fn writable_without_sandbox(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Some(existing) = path.ancestors().find(|p| p.symlink_metadata().is_ok()) else {
@@ -335,7 +414,43 @@ fn writable_without_sandbox(path: &Path) -> bool {
         return false;
     };
     // SAFETY: access(2) reads a NUL-terminated string that lives across the call.
-    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+    let access = unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 };
+    // SAFETY: geteuid has no preconditions.
+    if !access || unsafe { libc::geteuid() } != 0 {
+        return access;
+    }
+    existing.metadata().is_ok_and(|meta| mode_lets_root_write(&meta))
+}
+
+/// The write bit that applies to uid 0 without capabilities: the owner's, the group's
+/// when root is in the file's group, else the others'.
+fn mode_lets_root_write(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode();
+    if meta.uid() == 0 {
+        return mode & 0o200 != 0;
+    }
+    // SAFETY: getegid has no preconditions.
+    let in_group = meta.gid() == unsafe { libc::getegid() } || supplementary_groups().contains(&meta.gid());
+    if in_group {
+        mode & 0o020 != 0
+    } else {
+        mode & 0o002 != 0
+    }
+}
+
+/// This process's supplementary groups.
+fn supplementary_groups() -> Vec<libc::gid_t> {
+    // SAFETY: with size 0, getgroups only returns the count.
+    let count = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    let Ok(len) = usize::try_from(count) else {
+        return Vec::new();
+    };
+    let mut groups = vec![0; len];
+    // SAFETY: `groups` has room for `count` entries.
+    let got = unsafe { libc::getgroups(count, groups.as_mut_ptr()) };
+    groups.truncate(usize::try_from(got).unwrap_or(0));
+    groups
 }
 
 #[cfg(target_os = "linux")]
@@ -354,8 +469,7 @@ mod landlock {
 
     pub(super) fn ruleset(
         _: u32,
-        _: &[PathBuf],
-        _: &[PathBuf],
+        _: &[(PathBuf, super::Access)],
         _: super::Options,
     ) -> std::io::Result<OwnedFd> {
         Err(std::io::Error::other("Landlock exists only on Linux"))
@@ -364,6 +478,11 @@ mod landlock {
 
 #[cfg(target_os = "linux")]
 mod seccomp;
+
+#[cfg(target_os = "linux")]
+mod caps;
+
+mod readable;
 
 #[cfg(test)]
 mod tests {
@@ -443,6 +562,15 @@ mod tests {
                 PathBuf::from("/var/lib/z"),
             ]
         );
+    }
+
+    #[test]
+    fn process_entries_are_told_apart() {
+        assert!(is_process_entry(Path::new("/proc/123/mem")));
+        assert!(is_process_entry(Path::new("/proc/1/fd/0")));
+        assert!(!is_process_entry(Path::new("/proc/self/status")));
+        assert!(!is_process_entry(Path::new("/proc/sys/kernel/x")));
+        assert!(!is_process_entry(Path::new("/home/proc/1")));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 const CREATE_RULESET_VERSION: u32 = 1 << 0;
 const RULE_PATH_BENEATH: libc::c_int = 1;
 
+const READ_FILE: u64 = 1 << 2;
 const WRITE_FILE: u64 = 1 << 1;
 const REMOVE_DIR: u64 = 1 << 4;
 const REMOVE_FILE: u64 = 1 << 5;
@@ -20,6 +21,8 @@ const MAKE_SYM: u64 = 1 << 12;
 const REFER: u64 = 1 << 13;
 /// ABI 3: truncate (including `open(O_TRUNC)`).
 const TRUNCATE: u64 = 1 << 14;
+/// ABI 5: device-specific ioctls on a character or block device opened in the domain.
+const IOCTL_DEV: u64 = 1 << 15;
 
 /// ABI 4: TCP bind and connect.
 const NET_BIND_TCP: u64 = 1 << 0;
@@ -27,11 +30,6 @@ const NET_CONNECT_TCP: u64 = 1 << 1;
 /// ABI 6: no connecting to abstract Unix sockets, no signals, outside the domain.
 const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
 const SCOPE_SIGNAL: u64 = 1 << 1;
-/// `CAP_SYS_PTRACE` in `linux/capability.h`.
-const CAP_SYS_PTRACE: libc::c_ulong = 19;
-/// `CAP_SYS_ADMIN`: among much else, it lets root push keys into any terminal
-/// (TIOCSTI) and mount over the workspace's view of the file system.
-const CAP_SYS_ADMIN: libc::c_ulong = 21;
 
 /// `struct landlock_ruleset_attr`. Older kernels take it whole as long as the fields
 /// they do not know are zero.
@@ -49,9 +47,11 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// Every write-type right `abi` knows; reads and execution are not handled, so stay allowed.
+/// Every right `abi` knows but execution and listing folders, which stay allowed
+/// everywhere. Reading is handled so that terminals can be left out of it.
 fn handled(abi: u32) -> u64 {
-    let mut rights = WRITE_FILE
+    let mut rights = READ_FILE
+        | WRITE_FILE
         | REMOVE_DIR
         | REMOVE_FILE
         | MAKE_CHAR
@@ -67,7 +67,21 @@ fn handled(abi: u32) -> u64 {
     if abi >= 3 {
         rights |= TRUNCATE;
     }
+    if abi >= 5 {
+        rights |= IOCTL_DEV;
+    }
     rights
+}
+
+/// What each kind of rule allows, of what `handled` holds. No rule allows making
+/// character or block devices: a device node made in the workspace reached a disk.
+fn rights(access: super::Access, handled: u64) -> u64 {
+    let wanted = match access {
+        super::Access::Read => READ_FILE,
+        super::Access::Write => handled & !(MAKE_CHAR | MAKE_BLOCK | IOCTL_DEV),
+        super::Access::Device => READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV,
+    };
+    wanted & handled
 }
 
 pub(super) fn abi() -> Result<u32, String> {
@@ -92,12 +106,11 @@ pub(super) fn abi() -> Result<u32, String> {
     })
 }
 
-/// A ruleset allowing every handled right under `folders` and writing to `devices`;
-/// paths that do not exist are left out.
+/// A ruleset allowing what each rule says under its path; paths that do not exist are
+/// left out.
 pub(super) fn ruleset(
     abi: u32,
-    folders: &[PathBuf],
-    devices: &[PathBuf],
+    rules: &[(PathBuf, super::Access)],
     options: super::Options,
 ) -> std::io::Result<OwnedFd> {
     let handled = handled(abi);
@@ -118,16 +131,13 @@ pub(super) fn ruleset(
         scoped,
     };
     let ruleset = create_ruleset(&attr)?;
-    let file_rights = handled & (WRITE_FILE | TRUNCATE);
-    for (path, rights) in folders
-        .iter()
-        .map(|p| (p, handled))
-        .chain(devices.iter().map(|p| (p, file_rights)))
-    {
-        let Some(opened) = open_path(path) else {
+    // Rights that make sense on a file; the others are invalid in a rule on one.
+    let file_rights = handled & (READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV);
+    for (path, access) in rules {
+        let Some(opened) = open_path(path, matches!(access, super::Access::Read)) else {
             continue;
         };
-        // Folder rights on a file are invalid: a folder named as a device gets file rights.
+        let rights = rights(*access, handled);
         let is_dir = opened.metadata().is_ok_and(|m| m.is_dir());
         let rule = PathBeneathAttr {
             allowed_access: if is_dir { rights } else { rights & file_rights },
@@ -170,13 +180,21 @@ fn create_ruleset(attr: &RulesetAttr) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn open_path(path: &std::path::Path) -> Option<std::fs::File> {
+/// `path`, or with `exact` never where a symbolic link there leads: a path found by the
+/// walk for reads may have been swapped for a link to a terminal since.
+fn open_path(path: &std::path::Path, exact: bool) -> Option<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
+    let flags = if exact {
+        libc::O_PATH | libc::O_NOFOLLOW
+    } else {
+        libc::O_PATH
+    };
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_PATH)
+        .custom_flags(flags)
         .open(path)
         .ok()
+        .filter(|file| file.metadata().is_ok_and(|m| !m.file_type().is_symlink()))
 }
 
 /// A domain that only scopes signals, entered by the calling thread.
@@ -198,20 +216,14 @@ pub(super) fn scope_signals() -> std::io::Result<()> {
     Ok(())
 }
 
-/// No new privileges, no `CAP_SYS_PTRACE` nor `CAP_SYS_ADMIN`, the socket filter when
-/// `seccomp`, then enter the ruleset: all for the calling thread only, and for whatever
-/// it starts from then on.
+/// No new privileges, no capabilities, the socket filter when `seccomp`, then enter the
+/// ruleset: all for the calling thread only, and for whatever it starts from then on.
 pub(super) fn restrict_self(ruleset: i32, seccomp: bool) -> std::io::Result<()> {
     // SAFETY: prctl with these arguments reads no memory.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    // Only a process with CAP_SETPCAP (root) can drop it, and only root has it to
-    // drop: elsewhere this fails with EPERM, which is the state wanted anyway.
-    // SAFETY: prctl with these arguments reads no memory.
-    unsafe { libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) };
-    // SAFETY: as above.
-    unsafe { libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) };
+    super::caps::drop_all()?;
     if seccomp {
         super::seccomp::refuse_unix_sockets()?;
     }
