@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::tools::files::write_atomic;
+use crate::tools::files::{Capped, human_size, read_at_most, write_atomic};
 use crate::tools::mcp::{self, McpConfig, McpTransport};
 
 /// The workspace's MCP file, relative to the workspace.
@@ -29,6 +29,9 @@ const MAX_FINGERPRINT_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_FINGERPRINT_FILES: usize = 10_000;
 /// Folder levels followed under `skills/` (skill discovery goes 3 deep; resources deeper).
 const MAX_FINGERPRINT_DEPTH: usize = 8;
+/// The largest workspace `mcp.json` read (before trust, and for use): a server list is a
+/// few KB; a repository's sparse gigabyte file must not be read whole.
+const MAX_MCP_JSON_BYTES: u64 = 1024 * 1024;
 
 /// One remembered answer. Lists written before fingerprints existed hold bare paths:
 /// those read as trusted with no fingerprint, which matches no content, so they ask again.
@@ -143,8 +146,17 @@ impl WorkspaceExtras {
             .collect();
         let mcp_path = workspace.join(WORKSPACE_MCP);
         let mut mcp_problem = None;
-        let mcp_bytes = match std::fs::read(&mcp_path) {
-            Ok(bytes) => Some(bytes),
+        let mcp_bytes = match read_at_most(&mcp_path, MAX_MCP_JSON_BYTES) {
+            Ok(Capped::Whole(bytes)) => Some(bytes),
+            Ok(Capped::TooLarge(size)) => {
+                mcp_problem = Some(format!(
+                    "{}: it is {}, more than the {} miniagent reads of it",
+                    mcp_path.display(),
+                    human_size(size),
+                    human_size(MAX_MCP_JSON_BYTES)
+                ));
+                None
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => {
                 mcp_problem = Some(format!("{}: cannot read: {err}", mcp_path.display()));
@@ -766,6 +778,43 @@ mod tests {
         scratch.write("ws/.miniagent/mcp.json", &json.to_string());
         let extras = WorkspaceExtras::load(&scratch.0.join("ws"));
         assert!(extras.fingerprint.is_ok(), "{:?}", extras.fingerprint);
+    }
+
+    /// The workspace's mcp.json is read before trust: one over the cap (a 1 GiB sparse
+    /// file, or padded JSON just over it) is reported as not used, without reading it.
+    #[test]
+    fn an_mcp_json_too_large_is_not_used_and_not_read() {
+        let scratch = Scratch::new("big-mcp");
+        let ws = scratch.0.join("ws");
+        let json = r#"{"mcpServers": {"tool": {"command": "repo-tool"}}}"#;
+        let padded = format!("{json}{}", " ".repeat(MAX_MCP_JSON_BYTES as usize));
+        scratch.write("ws/.miniagent/mcp.json", &padded);
+        let extras = WorkspaceExtras::load(&ws);
+        assert_eq!(extras.mcp, None);
+        let path = ws.join(WORKSPACE_MCP);
+        assert_eq!(
+            extras.mcp_problem,
+            Some(format!(
+                "this workspace's MCP servers are not used: {}: it is 1 MiB, more than the 1 MiB miniagent reads of it",
+                path.display()
+            ))
+        );
+        scratch.write("ws/.miniagent/mcp.json", json);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let extras = WorkspaceExtras::load(&ws);
+        assert_eq!(extras.mcp, None);
+        assert_eq!(
+            extras.mcp_problem,
+            Some(format!(
+                "this workspace's MCP servers are not used: {}: it is 1024 MiB, more than the 1 MiB miniagent reads of it",
+                path.display()
+            ))
+        );
     }
 
     #[test]
