@@ -333,7 +333,11 @@ pub fn program_by_name(command: &str) -> Option<&str> {
                     && ["exec", "toolexec", "vettool"]
                         .iter()
                         .any(|name| flag == *name || flag.starts_with(&format!("{name}=")))
-            }) || args.first() == Some(&"env")
+            }) || (args.first() == Some(&"env")
+                && args.iter().any(|arg| {
+                    let flag = arg.trim_start_matches('-').split('=').next().unwrap_or("");
+                    arg.starts_with('-') && matches!(flag, "w" | "u")
+                }))
                 || args.iter().any(|arg| !arg.starts_with('-') && arg.contains('@'))
         }
         Check::Find => args.iter().any(|arg| FIND_ACTIONS.contains(arg)),
@@ -638,6 +642,7 @@ mod tests {
             ("npm run build --if-present", "npm"),
             ("git diff --stat", "git"),
             ("go test ./...", "go"),
+            ("go env GOPATH", "go"),
         ] {
             assert_eq!(
                 session_rule(command),
