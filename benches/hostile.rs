@@ -9,6 +9,8 @@
 //! - **read_file sparse**: `read_file {"limit": 5}` on a 1 GB sparse file; bound 64 MB.
 //! - **read_file one line**: `read_file {"limit": 5}` on a 300 MB file of one line;
 //!   bound 64 MB.
+//! - **edit_file sparse**: `edit_file` on a 1 GB sparse file; bound 64 MB.
+//! - **edit_file one line**: `edit_file` on the 300 MB file of one line; bound 64 MB.
 //!
 //! Also printed: wall time, the session log's size and the last line `exec` printed.
 //! A case over its bound is marked `OVER`; the run still goes on to the next case.
@@ -46,7 +48,30 @@ fn read_five_lines(path: &str) -> Vec<Reply> {
     ]
 }
 
-const CASES: [Case; 5] = [
+fn edit(path: &str) -> Vec<Reply> {
+    vec![
+        Reply::tool(
+            "call_1",
+            "edit_file",
+            format!(r#"{{"path": "{path}", "old_str": "aaaa", "new_str": "b"}}"#),
+        ),
+        Reply::text("Edited it."),
+    ]
+}
+
+/// A 300 MB file of one line at `name` in `workspace`.
+fn one_line(workspace: &TempDir, name: &str) {
+    use std::io::Write;
+    let file = std::fs::File::create(workspace.join(name)).expect("create the file");
+    let mut out = std::io::BufWriter::new(file);
+    let block = vec![b'a'; 1 << 20];
+    for _ in 0..300 {
+        out.write_all(&block).expect("write the file");
+    }
+    out.write_all(b"\n").expect("write the file");
+}
+
+const CASES: [Case; 7] = [
     Case {
         name: "endless line",
         bound_mb: 64,
@@ -84,15 +109,25 @@ const CASES: [Case; 5] = [
         name: "read_file one line (300 MB)",
         bound_mb: 64,
         setup: |workspace| {
-            use std::io::Write;
-            let file = std::fs::File::create(workspace.join("line.txt")).expect("create line.txt");
-            let mut out = std::io::BufWriter::new(file);
-            let block = vec![b'a'; 1 << 20];
-            for _ in 0..300 {
-                out.write_all(&block).expect("write line.txt");
-            }
-            out.write_all(b"\n").expect("write line.txt");
+            one_line(workspace, "line.txt");
             read_five_lines("line.txt")
+        },
+    },
+    Case {
+        name: "edit_file sparse (1 GB)",
+        bound_mb: 64,
+        setup: |workspace| {
+            let file = std::fs::File::create(workspace.join("sparse.txt")).expect("create sparse.txt");
+            file.set_len(1_000 * MB).expect("a 1 GB sparse file");
+            edit("sparse.txt")
+        },
+    },
+    Case {
+        name: "edit_file one line (300 MB)",
+        bound_mb: 64,
+        setup: |workspace| {
+            one_line(workspace, "line.txt");
+            edit("line.txt")
         },
     },
 ];

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::tools::files::write_atomic;
+use crate::tools::files::{Capped, human_size, read_at_most, write_atomic};
 use crate::tools::mcp::{self, McpConfig, McpTransport};
 
 /// The workspace's MCP file, relative to the workspace.
@@ -29,6 +29,9 @@ const MAX_FINGERPRINT_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_FINGERPRINT_FILES: usize = 10_000;
 /// Folder levels followed under `skills/` (skill discovery goes 3 deep; resources deeper).
 const MAX_FINGERPRINT_DEPTH: usize = 8;
+/// The largest workspace `mcp.json` read (before trust, and for use): a server list is a
+/// few KB; a repository's sparse gigabyte file must not be read whole.
+const MAX_MCP_JSON_BYTES: u64 = 1024 * 1024;
 
 /// One remembered answer. Lists written before fingerprints existed hold bare paths:
 /// those read as trusted with no fingerprint, which matches no content, so they ask again.
@@ -143,8 +146,17 @@ impl WorkspaceExtras {
             .collect();
         let mcp_path = workspace.join(WORKSPACE_MCP);
         let mut mcp_problem = None;
-        let mcp_bytes = match std::fs::read(&mcp_path) {
-            Ok(bytes) => Some(bytes),
+        let mcp_bytes = match read_at_most(&mcp_path, MAX_MCP_JSON_BYTES) {
+            Ok(Capped::Whole(bytes)) => Some(bytes),
+            Ok(Capped::TooLarge(size)) => {
+                mcp_problem = Some(format!(
+                    "{}: it is {}, more than the {} miniagent reads of it",
+                    mcp_path.display(),
+                    human_size(size),
+                    human_size(MAX_MCP_JSON_BYTES)
+                ));
+                None
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => {
                 mcp_problem = Some(format!("{}: cannot read: {err}", mcp_path.display()));
@@ -198,36 +210,161 @@ impl WorkspaceExtras {
     }
 }
 
-/// Files of the workspace a stdio server's command line names (`sh tools/server.sh`,
-/// `node server.js`): what it runs, as far as its command line tells. What those files
-/// load in turn is not followed.
+/// Words of one server's command line looked at for file names: a hostile `mcp.json`
+/// with a megabyte of short words costs this many `stat`s at most, not one per word.
+const MAX_NAMED_WORDS: usize = 1024;
+/// A file a sandboxed command cannot write, larger than this, is fingerprinted by its
+/// identity rather than its content (see [`coverage`]).
+const MAX_READ_OUTSIDE: u64 = 1024 * 1024;
+/// Folders of the system's own programs, owned by root and written by the package
+/// manager. A sandboxed command cannot write there (it writes only under the workspace,
+/// the temp folder and `/dev/shm`), and an upgrade of `node` asking the person to trust
+/// every repository again would teach them to say yes; so files here are left out
+/// (unless they are under one of those writable folders).
+const SYSTEM_PREFIXES: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix/store",
+    "/snap",
+];
+
+/// Every file a stdio server's command line names, wherever it is, as its real path: the
+/// program (found on the `PATH` the server gets, as its start does), and each word of its
+/// arguments and variables that names a file, seen from its folder (`cwd`, else the
+/// folder miniagent runs in, and the workspace). Words are also split where a shell would
+/// split them (`sh -c "cd x && sh srv.sh"`, `NODE_OPTIONS=--require ./hook.js`) and after
+/// an `=` (`--config=srv.toml`). What those files load in turn is not followed.
 fn program_files(workspace: &Path, mcp: &McpConfig) -> Vec<PathBuf> {
     let mut files = Vec::new();
+    let mut add = |path: PathBuf| {
+        if let Ok(real) = path.canonicalize()
+            && real.is_file()
+            && !files.contains(&real)
+        {
+            files.push(real);
+        }
+    };
     for server in &mcp.servers {
         let McpTransport::Stdio {
-            command, args, cwd, ..
+            command,
+            args,
+            env,
+            cwd,
         } = &server.transport
         else {
             continue;
         };
-        let base = cwd.clone().unwrap_or_else(|| workspace.to_path_buf());
-        for word in std::iter::once(command).chain(args) {
-            let Ok(real) = base.join(word).canonicalize() else {
-                continue;
-            };
-            if real.starts_with(workspace) && real.is_file() && !files.contains(&real) {
-                files.push(real);
+        let mut bases = Vec::new();
+        match cwd {
+            Some(cwd) => bases.push(cwd.clone()),
+            None => {
+                bases.extend(std::env::current_dir().ok());
+                bases.push(workspace.to_path_buf());
+            }
+        }
+        bases.dedup();
+        if !command.contains('/') {
+            let path = env
+                .get("PATH")
+                .map(std::ffi::OsString::from)
+                .or_else(|| std::env::var_os("PATH"))
+                .unwrap_or_default();
+            let found = std::env::split_paths(&path)
+                .filter(|dir| !dir.as_os_str().is_empty())
+                .map(|dir| {
+                    bases
+                        .first()
+                        .map(|base| base.join(&dir))
+                        .unwrap_or(dir)
+                        .join(command)
+                })
+                .find(|candidate| is_executable(candidate));
+            add(found.unwrap_or_default());
+        }
+        let words = std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .chain(env.values().map(String::as_str))
+            .flat_map(named_words)
+            .take(MAX_NAMED_WORDS);
+        for word in words {
+            for base in &bases {
+                add(base.join(word));
             }
         }
     }
     files
 }
 
+/// `word`, its part after the first `=`, and its pieces between shell separators.
+fn named_words(word: &str) -> impl Iterator<Item = &str> {
+    let after_equals = word.split_once('=').map(|(_, value)| value);
+    let pieces = word.split(|c: char| c.is_whitespace() || ";|&<>()'\"`=".contains(c));
+    std::iter::once(word)
+        .chain(after_equals)
+        .chain(pieces)
+        .filter(|word| !word.is_empty())
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// How a file a server's command line names is covered by the fingerprint.
+#[derive(Debug, PartialEq, Eq)]
+enum Coverage {
+    /// Its whole content, counted against the budget.
+    Content,
+    /// Its device, inode, size, and modification and change times: any write to it
+    /// changes the change time, which no process without `CAP_SYS_TIME` can set back.
+    /// For large files a sandboxed command cannot write (`~/.nvm/…/node`, 90 MB): read
+    /// on every start, they would cost more than they protect.
+    Identity,
+    /// Not covered: see [`SYSTEM_PREFIXES`].
+    LeftOut,
+}
+
+/// How `path` (real, `len` bytes) is covered, given the folders a sandboxed command may
+/// write under (real paths).
+fn coverage(path: &Path, len: u64, writable: &[PathBuf]) -> Coverage {
+    if writable.iter().any(|root| path.starts_with(root)) {
+        Coverage::Content
+    } else if SYSTEM_PREFIXES.iter().any(|prefix| path.starts_with(prefix)) {
+        Coverage::LeftOut
+    } else if len > MAX_READ_OUTSIDE {
+        Coverage::Identity
+    } else {
+        Coverage::Content
+    }
+}
+
+/// Where a sandboxed command may write (see `tools::sandbox`), as given and as real paths.
+fn sandbox_writable(workspace: &Path) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    for root in [
+        workspace.to_path_buf(),
+        std::env::temp_dir(),
+        PathBuf::from("/dev/shm"),
+    ] {
+        roots.extend(root.canonicalize().ok());
+        roots.push(root);
+    }
+    roots
+}
+
 /// The fingerprint of what trust would unlock: `mcp_bytes` (as read for use), the
-/// workspace files its servers' command lines name, and every file under
-/// `.miniagent/skills/`, each with its path, in a fixed order.
+/// files its servers' command lines name (each as [`coverage`] says), and every file
+/// under `.miniagent/skills/`, each with its path, in a fixed order.
 fn fingerprint(workspace: &Path, mcp_bytes: Option<&[u8]>, programs: &[PathBuf]) -> Result<String, String> {
     use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
     let mut hasher = Sha256::new();
     hasher.update(b"miniagent-trust-v1\0");
     if let Some(bytes) = mcp_bytes {
@@ -237,9 +374,38 @@ fn fingerprint(workspace: &Path, mcp_bytes: Option<&[u8]>, programs: &[PathBuf])
         bytes: MAX_FINGERPRINT_BYTES,
         files: MAX_FINGERPRINT_FILES,
     };
+    let writable = sandbox_writable(workspace);
     for program in programs {
-        let content = read_counted(program, &mut budget)?;
-        hash_entry(&mut hasher, program.as_os_str().as_bytes(), &content);
+        let meta =
+            std::fs::metadata(program).map_err(|err| format!("cannot read {}: {err}", program.display()))?;
+        let name = program.as_os_str().as_bytes();
+        match coverage(program, meta.len(), &writable) {
+            Coverage::Content => {
+                if meta.len() > budget.bytes {
+                    return Err(format!(
+                        "{} (named by a server's command line) is larger than the {} MiB checked on every start",
+                        program.display(),
+                        MAX_FINGERPRINT_BYTES / (1024 * 1024)
+                    ));
+                }
+                let content = read_counted(program, &mut budget)?;
+                hash_entry(&mut hasher, name, &content);
+            }
+            Coverage::Identity => {
+                let identity = [
+                    meta.dev(),
+                    meta.ino(),
+                    meta.len(),
+                    meta.mtime() as u64,
+                    meta.mtime_nsec() as u64,
+                    meta.ctime() as u64,
+                    meta.ctime_nsec() as u64,
+                ];
+                let bytes: Vec<u8> = identity.iter().flat_map(|value| value.to_le_bytes()).collect();
+                hash_entry(&mut hasher, name, &bytes);
+            }
+            Coverage::LeftOut => {}
+        }
     }
     let skills = workspace.join(crate::tools::skills::WORKSPACE_SKILLS_DIR);
     let mut visited = Vec::new();
@@ -526,6 +692,129 @@ mod tests {
             r#"{"mcpServers": {"tool": {"command": "repo-tool"}}}"#,
         );
         assert_eq!(status(Some(&config), &ws, &load()), TrustStatus::Changed);
+    }
+
+    /// The files a server's command line names are covered wherever they are: a workspace
+    /// link to a script outside (the script a sandboxed command may rewrite through it),
+    /// an absolute path, a path from the server's own folder, a word inside `sh -c`, an
+    /// `--opt=path`, a variable's value and the program `PATH` finds.
+    #[test]
+    fn trust_covers_every_file_the_command_line_names_wherever_it_is() {
+        let scratch = Scratch::new("programs");
+        let (config, ws) = (scratch.0.join("config"), scratch.0.join("ws"));
+        for dir in ["outside/bin", "outside/srv", "ws/tools"] {
+            std::fs::create_dir_all(scratch.0.join(dir)).unwrap();
+        }
+        let outside = scratch.0.join("outside");
+        let files = [
+            "outside/linked.sh",
+            "outside/absolute.sh",
+            "outside/srv/relative.js",
+            "outside/in-c.sh",
+            "outside/opt.conf",
+            "outside/hook.js",
+            "outside/bin/repo-server",
+        ];
+        for file in files {
+            scratch.write(file, "echo serve");
+        }
+        std::os::unix::fs::symlink(outside.join("linked.sh"), ws.join("tools/srv.sh")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            outside.join("bin/repo-server"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let json = serde_json::json!({"mcpServers": {
+            "linked": {"command": "sh", "args": ["tools/srv.sh"], "cwd": ".."},
+            "absolute": {"command": "sh", "args": [outside.join("absolute.sh")]},
+            "relative": {"command": "node", "args": ["relative.js"], "cwd": outside.join("srv")},
+            "inline": {"command": "sh", "args": ["-c", format!("cd /; sh {}; exit", outside.join("in-c.sh").display())]},
+            "option": {"command": "tool", "args": [format!("--config={}", outside.join("opt.conf").display())]},
+            "variable": {"command": "node", "args": [], "env": {"NODE_OPTIONS": format!("--require {}", outside.join("hook.js").display())}},
+            "path": {"command": "repo-server", "env": {"PATH": outside.join("bin")}},
+        }});
+        scratch.write("ws/.miniagent/mcp.json", &json.to_string());
+        let load = || WorkspaceExtras::load(&ws);
+        remember(&config, &ws, &load()).unwrap();
+        assert_eq!(status(Some(&config), &ws, &load()), TrustStatus::Trusted);
+        for file in files {
+            scratch.write(file, "id > /tmp/pwned");
+            assert_eq!(
+                status(Some(&config), &ws, &load()),
+                TrustStatus::Changed,
+                "{file} changed unnoticed"
+            );
+            scratch.write(file, "echo serve");
+            assert_eq!(status(Some(&config), &ws, &load()), TrustStatus::Trusted);
+        }
+        // The link pointed elsewhere is a change too, even to a file with the same text.
+        scratch.write("outside/other.sh", "echo serve");
+        std::fs::remove_file(ws.join("tools/srv.sh")).unwrap();
+        std::os::unix::fs::symlink(outside.join("other.sh"), ws.join("tools/srv.sh")).unwrap();
+        assert_eq!(status(Some(&config), &ws, &load()), TrustStatus::Changed);
+    }
+
+    #[test]
+    fn system_programs_are_left_out_and_large_files_elsewhere_go_by_identity() {
+        let writable = [PathBuf::from("/work/ws"), PathBuf::from("/tmp")];
+        let cover = |path: &str, len| coverage(Path::new(path), len, &writable);
+        assert_eq!(cover("/usr/bin/node", 90 << 20), Coverage::LeftOut);
+        assert_eq!(cover("/bin/sh", 100_000), Coverage::LeftOut);
+        assert_eq!(cover("/root/.nvm/bin/node", 90 << 20), Coverage::Identity);
+        assert_eq!(cover("/root/.local/bin/srv.py", 2_000), Coverage::Content);
+        // Anything a sandboxed command can write is read whole, however large.
+        assert_eq!(cover("/tmp/srv.sh", 90 << 20), Coverage::Content);
+        assert_eq!(cover("/work/ws/target/srv", 90 << 20), Coverage::Content);
+        // A workspace under a system prefix is still the workspace.
+        let writable = [PathBuf::from("/usr/src/repo")];
+        assert_eq!(
+            coverage(Path::new("/usr/src/repo/srv.sh"), 10, &writable),
+            Coverage::Content
+        );
+        // A real one, larger than the budget: trusted without reading it.
+        let scratch = Scratch::new("system");
+        let json = serde_json::json!({"mcpServers": {"s": {"command": "/bin/sh", "args": ["-c", "exit"]}}});
+        scratch.write("ws/.miniagent/mcp.json", &json.to_string());
+        let extras = WorkspaceExtras::load(&scratch.0.join("ws"));
+        assert!(extras.fingerprint.is_ok(), "{:?}", extras.fingerprint);
+    }
+
+    /// The workspace's mcp.json is read before trust: one over the cap (a 1 GiB sparse
+    /// file, or padded JSON just over it) is reported as not used, without reading it.
+    #[test]
+    fn an_mcp_json_too_large_is_not_used_and_not_read() {
+        let scratch = Scratch::new("big-mcp");
+        let ws = scratch.0.join("ws");
+        let json = r#"{"mcpServers": {"tool": {"command": "repo-tool"}}}"#;
+        let padded = format!("{json}{}", " ".repeat(MAX_MCP_JSON_BYTES as usize));
+        scratch.write("ws/.miniagent/mcp.json", &padded);
+        let extras = WorkspaceExtras::load(&ws);
+        assert_eq!(extras.mcp, None);
+        let path = ws.join(WORKSPACE_MCP);
+        assert_eq!(
+            extras.mcp_problem,
+            Some(format!(
+                "this workspace's MCP servers are not used: {}: it is 1 MiB, more than the 1 MiB miniagent reads of it",
+                path.display()
+            ))
+        );
+        scratch.write("ws/.miniagent/mcp.json", json);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let extras = WorkspaceExtras::load(&ws);
+        assert_eq!(extras.mcp, None);
+        assert_eq!(
+            extras.mcp_problem,
+            Some(format!(
+                "this workspace's MCP servers are not used: {}: it is 1024 MiB, more than the 1 MiB miniagent reads of it",
+                path.display()
+            ))
+        );
     }
 
     #[test]

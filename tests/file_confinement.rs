@@ -165,6 +165,81 @@ async fn a_folder_swapped_for_a_symlink_never_lets_a_write_or_read_out() {
     );
 }
 
+/// The check that a write touches `.miniagent/` is made on the folder actually written
+/// to: `d` (a folder) exchanged with `dl` (a symlink to `.miniagent`) in a loop never gets
+/// a write or an edit of `d/mcp.json` into `.miniagent/`, in full-auto, unapproved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_swapped_for_a_link_to_the_settings_never_lets_a_write_in() {
+    let scratch = Scratch::new("settings-race");
+    let ws = scratch.ws();
+    std::fs::create_dir_all(ws.join(".miniagent")).unwrap();
+    std::fs::write(ws.join(".miniagent/mcp.json"), "{}\n").unwrap();
+    std::fs::create_dir(ws.join("d")).unwrap();
+    std::os::unix::fs::symlink(".miniagent", ws.join("dl")).unwrap();
+    let exchange = |a: &std::ffi::CString, b: &std::ffi::CString| {
+        // SAFETY: both paths are valid NUL-terminated strings that outlive the call.
+        unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        }
+    };
+    let (a, b) = (c_path(&ws.join("d")), c_path(&ws.join("dl")));
+    if exchange(&a, &b) != 0 || exchange(&a, &b) != 0 {
+        eprintln!(
+            "skipped: this file system cannot exchange names (renameat2 RENAME_EXCHANGE: {})",
+            std::io::Error::last_os_error()
+        );
+        return;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                assert_eq!(exchange(&a, &b), 0, "{}", std::io::Error::last_os_error());
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+
+    let context = scratch.context();
+    let (mut written, mut refused) = (0, 0);
+    for i in 0..400 {
+        let content = format!("{{\"mcpServers\": {{\"pwn{i}\": {{\"command\": \"true\"}}}}}}");
+        let out = WriteFileTool
+            .run(json!({"path": "d/mcp.json", "content": content}), context.clone())
+            .await;
+        match out.is_error {
+            false => written += 1,
+            true if out.content.contains("holds miniagent's own settings") => refused += 1,
+            true => {}
+        }
+        let _ = EditFileTool
+            .run(
+                json!({"path": "d/mcp.json", "old_str": format!("pwn{i}"), "new_str": "PWN"}),
+                context.clone(),
+            )
+            .await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "only {swaps} swaps");
+    assert!(written > 0, "no write went through");
+    assert_eq!(listing(&ws.join(".miniagent")), vec!["mcp.json"]);
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".miniagent/mcp.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(refused > 0, "no write met the link ({written} written)");
+}
+
 #[tokio::test]
 async fn notes_behind_a_symlink_are_neither_read_nor_written() {
     let scratch = Scratch::new("notes");

@@ -633,3 +633,52 @@ fn a_very_long_description_is_cut_in_the_prompt_with_a_warning() {
         )
     );
 }
+
+/// A workspace's SKILL.md is read before the person trusts the workspace: one larger than
+/// a skill file may be (a 64 MiB sparse one, a body over the cap) is skipped with a
+/// warning that says so, without being read whole.
+#[test]
+fn a_skill_file_too_large_is_skipped_without_reading_it() {
+    let workspace = TempDir::new();
+    workspace.write(".miniagent/skills/ok/SKILL.md", simple_skill("ok", "fine"));
+    let big = format!("{}{}", simple_skill("big", "large body"), "words ".repeat(60_000));
+    workspace.write(".miniagent/skills/big/SKILL.md", &big);
+    workspace.write(
+        ".miniagent/skills/sparse/SKILL.md",
+        simple_skill("sparse", "zeros"),
+    );
+    let sparse = real(&workspace).join(".miniagent/skills/sparse/SKILL.md");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&sparse)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let set = SkillSet::discover(None, None, workspace.path());
+    assert_eq!(
+        set.skills()
+            .iter()
+            .map(|skill| skill.name.as_str())
+            .collect::<Vec<_>>(),
+        ["ok"]
+    );
+    let file = |name: &str| {
+        real(&workspace)
+            .join(format!(".miniagent/skills/{name}/SKILL.md"))
+            .display()
+            .to_string()
+    };
+    assert_eq!(
+        set.warnings(),
+        [
+            format!(
+                "skipped {}: it is 352 KiB, more than the 256 KiB a SKILL.md may be; keep long material in files beside it",
+                file("big")
+            ),
+            format!(
+                "skipped {}: it is 64 MiB, more than the 256 KiB a SKILL.md may be; keep long material in files beside it",
+                file("sparse")
+            ),
+        ]
+    );
+}

@@ -256,7 +256,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         });
     }
     let shared = Shared {
-        workspace: Arc::new(Workspace::new(&options.workspace, &read_roots(&options))),
+        workspace: Arc::new(
+            Workspace::new(&options.workspace, &read_roots(&options)).protecting(&options.protected),
+        ),
         session: Arc::new(Mutex::new(Session {
             context: ContextState::new(counter),
             usage: UsageTotals::default(),

@@ -785,6 +785,7 @@ async fn run_one_inner(
         Verdict::Run if insist.is_some() => Verdict::Ask,
         verdict => verdict,
     };
+    let mut protected_approved = false;
     match verdict {
         Verdict::Run => {}
         Verdict::Refuse(reason) => {
@@ -822,6 +823,8 @@ async fn run_one_inner(
                 }
                 decision = decision => decision,
             };
+            // Approved as changing miniagent's own folders: this call's writes may enter them.
+            protected_approved = each_time.is_some();
             match decision {
                 Ok(Decision::Approve) => {}
                 Ok(Decision::ApproveForSession) if each_time.is_some() => {
@@ -844,7 +847,10 @@ async fn run_one_inner(
     });
     *ran_from = Some(Instant::now());
     let tool_context = ToolContext {
-        workspace: Arc::clone(&context.workspace),
+        workspace: match protected_approved {
+            true => Arc::new(context.workspace.approving_protected_writes()),
+            false => Arc::clone(&context.workspace),
+        },
         cancel: context.cancel.child_token(),
         output: context.events.output_sink(id),
         approval: context.policy.with(|policy| policy.mode()),

@@ -1,47 +1,97 @@
 //! `write_file {path, content}` and `edit_file {path, old_str, new_str, replace_all?}`.
 //! Both are confined to the workspace, write atomically, and preview as a unified diff.
 
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::files::unified_diff;
+use super::files::{human_size, unified_diff};
 use super::output::cap_text;
-use super::paths::{Access, Located, OpenError, Workspace};
+use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
+use super::read::has_hole;
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// Context lines around each change in diffs.
 const DIFF_CONTEXT: usize = 3;
 /// Bytes of diff shown in results and previews.
 const DIFF_LIMIT: usize = 8_000;
+/// The largest file edit_file edits (and write_file reads for its diff): both hold it
+/// whole, with its edited copy and their diff.
+const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;
 
 fn string_arg<'a>(arguments: &'a Value, name: &str) -> &'a str {
     arguments.get(name).and_then(Value::as_str).unwrap_or("")
 }
 
+/// Why a file's text was not read.
+enum Unread {
+    /// Over [`MAX_EDIT_BYTES`]; this many bytes.
+    TooLarge(u64),
+    /// A NUL byte, or a hole of a sparse file; this many bytes.
+    Binary(u64),
+    NotUtf8(u64),
+    Io(std::io::Error),
+}
+
+/// The text of an opened file, read only when it is a text file of at most
+/// [`MAX_EDIT_BYTES`]: a 1 GB sparse file is answered from its size and holes, unread.
+fn read_text(opened: OpenedFile) -> Result<String, Unread> {
+    let size = opened.size;
+    if size > MAX_EDIT_BYTES {
+        return Err(Unread::TooLarge(size));
+    }
+    if has_hole(&opened.file, size) {
+        return Err(Unread::Binary(size));
+    }
+    let mut file = opened.file;
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(Unread::Io)?;
+    let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if read > MAX_EDIT_BYTES {
+        // It grew since it was opened.
+        return Err(Unread::TooLarge(read));
+    }
+    if memchr::memchr(0, &bytes).is_some() {
+        return Err(Unread::Binary(read));
+    }
+    String::from_utf8(bytes).map_err(|_| Unread::NotUtf8(read))
+}
+
+/// A file write_file replaces: its text for the diff and how the result names it.
+struct Before {
+    text: String,
+    said: String,
+}
+
 /// The current text of a file to be replaced: `None` when it does not exist yet. A file
 /// with several hard links is replaced without being read (it may be shared with a file
-/// outside the workspace; the rename gives the workspace its own file).
-fn existing_text(located: &Located, shown: &str) -> Result<Option<String>, String> {
+/// outside the workspace; the rename gives the workspace its own file), and so is one too
+/// large or binary: it is still replaceable, its diff is described, not shown.
+fn existing_text(located: &Located, shown: &str) -> Result<Option<Before>, String> {
+    let unread = |said: String| {
+        Ok(Some(Before {
+            text: format!("({said}; its content is not read)\n"),
+            said,
+        }))
+    };
     match located.open_file() {
         Err(OpenError::NotFound) => Ok(None),
-        Err(OpenError::HardLinked(links)) => Ok(Some(format!(
-            "(a file with {links} hard links; its content is not read)\n"
-        ))),
+        Err(OpenError::HardLinked(links)) => unread(format!("a file with {links} hard links")),
         Err(OpenError::NotRegular) => Err(format!("{shown} is not a regular file")),
         Err(err) => Err(err.message(shown)),
-        Ok(mut opened) => {
-            let mut bytes = Vec::new();
-            opened
-                .file
-                .read_to_end(&mut bytes)
-                .map_err(|err| format!("cannot read {shown}: {err}"))?;
-            // A binary or non-UTF-8 file is still replaceable; its diff is described, not shown.
-            Ok(Some(String::from_utf8(bytes).unwrap_or_else(|err| {
-                format!("(binary or non-UTF-8 content, {} bytes)\n", err.as_bytes().len())
-            })))
-        }
+        Ok(opened) => match read_text(opened) {
+            Ok(text) => Ok(Some(Before {
+                said: format!("{} bytes", text.len()),
+                text,
+            })),
+            Err(Unread::TooLarge(size)) => unread(format!("a file of {}", human_size(size))),
+            Err(Unread::Binary(size)) => unread(format!("a binary file of {size} bytes")),
+            Err(Unread::NotUtf8(size)) => unread(format!("a non-UTF-8 file of {size} bytes")),
+            Err(Unread::Io(err)) => Err(format!("cannot read {shown}: {err}")),
+        },
     }
 }
 
@@ -51,7 +101,7 @@ pub struct WriteFileTool;
 struct PlannedWrite {
     located: Located,
     shown: String,
-    before: Option<String>,
+    before: Option<Before>,
 }
 
 fn plan_write(workspace: &Workspace, arguments: &Value) -> Result<PlannedWrite, String> {
@@ -99,7 +149,7 @@ impl Tool for WriteFileTool {
         let plan = plan_write(workspace, arguments)?;
         let content = string_arg(arguments, "content");
         let diff = unified_diff(
-            plan.before.as_deref().unwrap_or(""),
+            plan.before.as_ref().map_or("", |before| before.text.as_str()),
             content,
             &plan.shown,
             DIFF_CONTEXT,
@@ -123,10 +173,10 @@ impl Tool for WriteFileTool {
                 Ok(()) => ToolOutput::ok(match plan.before {
                     None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
                     Some(before) => format!(
-                        "wrote {} bytes to {} (replaced {} bytes)",
+                        "wrote {} bytes to {} (replaced {})",
                         content.len(),
                         plan.shown,
-                        before.len()
+                        before.said
                     ),
                 }),
                 Err(err) => ToolOutput::error(format!("cannot write {}: {err}", plan.shown)),
@@ -161,7 +211,7 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
     if old == new {
         return Err("`old_str` and `new_str` are the same; nothing to change".to_string());
     }
-    let mut opened = match located.open_file() {
+    let opened = match located.open_file() {
         Ok(opened) => opened,
         Err(OpenError::NotFound) => {
             return Err(format!("file not found: {shown}; use write_file to create it"));
@@ -174,13 +224,18 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
         }
         Err(err) => return Err(err.message(&shown)),
     };
-    let mut bytes = Vec::new();
-    opened
-        .file
-        .read_to_end(&mut bytes)
-        .map_err(|err| format!("cannot read {shown}: {err}"))?;
-    let before = String::from_utf8(bytes)
-        .map_err(|_| format!("{shown} is not UTF-8 text; edit_file edits text files only"))?;
+    let before = read_text(opened).map_err(|why| match why {
+        Unread::TooLarge(size) => format!(
+            "{shown} is {}; edit_file edits files up to {}. Change it with bash instead (sed -i, or a script that streams it)",
+            human_size(size),
+            human_size(MAX_EDIT_BYTES)
+        ),
+        Unread::Binary(size) => {
+            format!("{shown} is a binary file ({size} bytes); edit_file edits text files only")
+        }
+        Unread::NotUtf8(_) => format!("{shown} is not UTF-8 text; edit_file edits text files only"),
+        Unread::Io(err) => format!("cannot read {shown}: {err}"),
+    })?;
     let starts: Vec<usize> = before.match_indices(old).map(|(at, _)| at).collect();
     match starts.len() {
         0 => {
@@ -338,6 +393,53 @@ mod tests {
             "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, and 199980 more"
         );
         assert_eq!(match_lines("a\nb a\n\na", &[0, 4, 8]), "1, 2, 4");
+    }
+
+    /// edit_file holds the whole file (and its edited copy) in memory: a file over the cap
+    /// is refused, saying what to use, and so is a binary one (a NUL byte, or a hole in a
+    /// sparse file), without reading it. write_file still replaces them, unread.
+    #[tokio::test]
+    async fn large_and_binary_files_are_not_read_for_an_edit() {
+        let dir = scratch("large");
+        let edit = |path: &str| json!({"path": path, "old_str": "needle", "new_str": "pin"});
+        let big = format!("needle\n{}", "x".repeat(MAX_EDIT_BYTES as usize));
+        std::fs::write(dir.join("big.txt"), &big).unwrap();
+        let out = EditFileTool.run(edit("big.txt"), context(&dir)).await;
+        assert_eq!(
+            out,
+            ToolOutput::error(
+                "big.txt is 8 MiB; edit_file edits files up to 8 MiB. Change it with bash instead (sed -i, or a script that streams it)"
+            )
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("big.txt")).unwrap(), big);
+
+        std::fs::write(dir.join("sparse.txt"), "needle\n").unwrap();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("sparse.txt"))
+            .unwrap();
+        file.set_len(MAX_EDIT_BYTES / 2).unwrap();
+        std::fs::write(dir.join("nul.txt"), "needle\0\n").unwrap();
+        for (path, size) in [("sparse.txt", MAX_EDIT_BYTES / 2), ("nul.txt", 8)] {
+            let out = EditFileTool.run(edit(path), context(&dir)).await;
+            assert_eq!(
+                out,
+                ToolOutput::error(format!(
+                    "{path} is a binary file ({size} bytes); edit_file edits text files only"
+                )),
+            );
+        }
+        let out = WriteFileTool
+            .run(json!({"path": "sparse.txt", "content": "new\n"}), context(&dir))
+            .await;
+        assert_eq!(
+            out,
+            ToolOutput::ok(format!(
+                "wrote 4 bytes to sparse.txt (replaced a binary file of {} bytes)",
+                MAX_EDIT_BYTES / 2
+            ))
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[tokio::test]

@@ -14,6 +14,52 @@ use super::paths::at;
 /// within the 255 bytes a name may have.
 const TEMP_NAME_KEEP: usize = 200;
 
+/// What [`read_at_most`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Capped {
+    /// The whole file.
+    Whole(Vec<u8>),
+    /// The file holds more than the limit (this many bytes); nothing of it was kept.
+    TooLarge(u64),
+}
+
+/// The whole regular file at `path` (symlinks followed) if it holds at most `limit`
+/// bytes, reading no more than `limit + 1` of it: for files a repository brings, read
+/// before anyone looked at them (a sparse file can claim terabytes). A pipe swapped in
+/// is not waited on, and anything but a regular file is refused.
+pub fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Capped> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > limit {
+        return Ok(Capped::TooLarge(meta.len()));
+    }
+    let mut content = Vec::new();
+    file.take(limit + 1).read_to_end(&mut content)?;
+    match u64::try_from(content.len()).unwrap_or(u64::MAX) > limit {
+        // It grew while it was read.
+        true => Ok(Capped::TooLarge(u64::try_from(content.len()).unwrap_or(u64::MAX))),
+        false => Ok(Capped::Whole(content)),
+    }
+}
+
+/// `bytes` for a person: "512 bytes", "352 KiB", "64 MiB".
+pub fn human_size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    match bytes {
+        0..KIB => format!("{bytes} bytes"),
+        KIB..0x10_0000 => format!("{} KiB", (bytes + KIB / 2) / KIB),
+        _ => format!("{} MiB", (bytes + KIB * KIB / 2) / (KIB * KIB)),
+    }
+}
+
 /// Writes `content` to `path` so that readers see the old file or the new one, never a
 /// mix. Parent folders are created; an existing file's permissions are kept. For the
 /// agent's own files (configuration, sessions); the file tools go through

@@ -5,6 +5,15 @@
 //! and must stay inside a root. The result is a handle on the folder that holds the file
 //! plus its name, so a folder swapped for a symlink after the check cannot redirect the
 //! use: a swap is either seen (and refused) or has no effect.
+//!
+//! Writes are also checked against miniagent's own folders (the workspace's `.miniagent/`
+//! and those [`Workspace::protecting`] names) on that very handle: the folder written to
+//! and each one above it are compared, by device and inode, with those folders, so a
+//! symlink swapped in after the approval policy looked at the path cannot get a write
+//! into them unless the call was approved as such ([`Workspace::approving_protected_writes`]).
+//! What it cannot see is a folder *renamed* into `.miniagent/` between this check and
+//! the write; whatever could do that (a command in the workspace) could as well write
+//! there itself, which trust's fingerprint catches at the next start.
 
 pub(crate) mod at;
 
@@ -12,8 +21,9 @@ use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 pub use at::Kind;
 
@@ -29,6 +39,80 @@ pub enum Access {
 pub struct Workspace {
     root: PathBuf,
     read_roots: Vec<PathBuf>,
+    protection: Protection,
+}
+
+/// The workspace's folder of miniagent's own settings, which file tools change only in a
+/// call approved as changing it.
+const SETTINGS_DIR: &str = ".miniagent";
+
+/// Folders writes may enter only in a call the person approved as changing them.
+#[derive(Clone, Debug)]
+struct Protection {
+    /// As given (the workspace's `.miniagent` first); compared by identity when used.
+    folders: Arc<Vec<PathBuf>>,
+    /// This call was approved as changing them.
+    approved: bool,
+}
+
+/// Folder levels looked at above the folder written to, before giving up on finding the
+/// workspace root or `/` (a path has at most 4096 bytes, so at most 2048 levels).
+const MAX_FOLDER_DEPTH: usize = 2048;
+
+impl Protection {
+    fn refusal(shown: &Path, folder: &Path) -> io::Error {
+        io::Error::other(format!(
+            "{} is in {}, which holds miniagent's own settings, and this call was not approved as changing them (a folder on the way changed after the check); nothing was written",
+            shown.display(),
+            folder.display()
+        ))
+    }
+
+    /// Refuses a write to `path` (a real path) under a protected folder, by name.
+    fn check_path(&self, path: &Path) -> io::Result<()> {
+        match self.folders.iter().find(|folder| path.starts_with(folder)) {
+            Some(folder) if !self.approved => Err(Self::refusal(path, folder)),
+            Some(_) | None => Ok(()),
+        }
+    }
+
+    /// Refuses a write into `folder` (or a folder under it) when it is one of the
+    /// protected folders, told by device and inode, walking up through `..` to `root`.
+    fn check(&self, folder: BorrowedFd<'_>, root: &Path, shown: &Path) -> io::Result<()> {
+        if self.approved {
+            return Ok(());
+        }
+        let identity = |stat: &libc::stat| (stat.st_dev, stat.st_ino);
+        let protected: Vec<(PathBuf, (libc::dev_t, libc::ino_t))> = self
+            .folders
+            .iter()
+            .filter_map(|path| {
+                use std::os::unix::fs::MetadataExt;
+                let meta = std::fs::metadata(path).ok()?;
+                Some((path.clone(), (meta.dev(), meta.ino())))
+            })
+            .collect();
+        if protected.is_empty() {
+            return Ok(());
+        }
+        let root = std::fs::metadata(root).ok().map(|meta| {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        });
+        let mut current = at::open_subfolder(folder, OsStr::new("."))?;
+        for _ in 0..MAX_FOLDER_DEPTH {
+            let here = identity(&at::stat_fd(current.as_fd())?);
+            if let Some((path, _)) = protected.iter().find(|(_, id)| *id == here) {
+                return Err(Self::refusal(shown, path));
+            }
+            let parent = at::open_subfolder(current.as_fd(), OsStr::new(".."))?;
+            if Some(here) == root || identity(&at::stat_fd(parent.as_fd())?) == here {
+                break;
+            }
+            current = parent;
+        }
+        Ok(())
+    }
 }
 
 /// Symlink hops followed before giving up (the kernel's own limit is 40).
@@ -48,6 +132,9 @@ pub struct Located {
     name: OsString,
     /// The real path, for messages.
     path: PathBuf,
+    /// The workspace root and what a write here must not enter unapproved.
+    root: PathBuf,
+    protection: Protection,
 }
 
 /// A file opened for reading through [`Located::open_file`].
@@ -211,7 +298,14 @@ impl Located {
         if self.name == "." {
             return Err(io::Error::other("the path names a folder"));
         }
+        // Before creating folders in a protected one (by the path as resolved, and by the
+        // deepest folder that exists), and on the folder finally written to.
+        self.protection.check_path(&self.path)?;
+        self.protection
+            .check(self.folder.as_fd(), &self.root, &self.path)?;
         self.create_folders()?;
+        self.protection
+            .check(self.folder.as_fd(), &self.root, &self.path)?;
         super::files::write_atomic_in(self.folder.as_fd(), &self.name, content)
     }
 }
@@ -261,10 +355,36 @@ impl Workspace {
     /// reached through a symlink still matches its resolved paths.
     pub fn new(root: &Path, read_roots: &[PathBuf]) -> Self {
         let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
+        let root = canonical(root);
         Self {
-            root: canonical(root),
             read_roots: read_roots.iter().map(|p| canonical(&root.join(p))).collect(),
+            protection: Protection {
+                folders: Arc::new(vec![root.join(SETTINGS_DIR)]),
+                approved: false,
+            },
+            root,
         }
+    }
+
+    /// The same workspace, whose writes also never enter `folders` (miniagent's config,
+    /// sessions and log folders) unapproved; the workspace's `.miniagent/` always is.
+    pub fn protecting(mut self, folders: &[PathBuf]) -> Self {
+        let mut all = vec![self.root.join(SETTINGS_DIR)];
+        all.extend(
+            folders
+                .iter()
+                .map(|folder| folder.canonicalize().unwrap_or_else(|_| folder.clone())),
+        );
+        self.protection.folders = Arc::new(all);
+        self
+    }
+
+    /// The same workspace for one call the person approved as changing miniagent's own
+    /// folders: its writes may enter them.
+    pub fn approving_protected_writes(&self) -> Self {
+        let mut approved = self.clone();
+        approved.protection.approved = true;
+        approved
     }
 
     pub fn root(&self) -> &Path {
@@ -347,12 +467,16 @@ impl Workspace {
                 missing: Vec::new(),
                 name,
                 path: root.join(&folded),
+                root: self.root.clone(),
+                protection: self.protection.clone(),
             })),
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Some(Located {
                 folder,
                 missing: Vec::new(),
                 name,
                 path: root.join(&folded),
+                root: self.root.clone(),
+                protection: self.protection.clone(),
             })),
             Err(_) => Ok(None),
         }
@@ -531,6 +655,8 @@ impl Workspace {
             missing: walk.missing,
             name,
             path,
+            root: self.root.clone(),
+            protection: self.protection.clone(),
         })
     }
 
@@ -592,6 +718,36 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn writes_enter_protected_folders_only_when_approved() {
+        let scratch = Scratch::new("protected");
+        let root = scratch.0.join("ws");
+        std::fs::create_dir_all(root.join("conf/deep")).unwrap();
+        let ws = Workspace::new(&root, &[]).protecting(&[root.join("conf")]);
+        let write = |ws: &Workspace, path: &str| {
+            ws.locate(path, Access::Write)
+                .unwrap()
+                .write_atomic(b"x")
+                .map_err(|err| err.to_string())
+        };
+        assert_eq!(write(&ws, "sub/a.txt"), Ok(()));
+        for path in [
+            ".miniagent/mcp.json",
+            ".miniagent/skills/x/SKILL.md",
+            "conf/deep/x.toml",
+        ] {
+            let err = write(&ws, path).unwrap_err();
+            assert!(err.contains("holds miniagent's own settings"), "{path}: {err}");
+            assert!(!root.join(path).exists(), "{path}");
+        }
+        // Not even the folders on the way were created.
+        assert!(!root.join(".miniagent").exists());
+        let approved = ws.approving_protected_writes();
+        assert_eq!(write(&approved, ".miniagent/skills/x/SKILL.md"), Ok(()));
+        assert_eq!(write(&approved, "conf/deep/x.toml"), Ok(()));
+        assert_eq!(write(&ws, "sub/b.txt"), Ok(()));
     }
 
     #[test]

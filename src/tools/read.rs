@@ -155,7 +155,7 @@ fn read(workspace: &Workspace, arguments: &Value, max_tokens: u64, counter: Toke
 
 /// Whether the file has a hole: a sparse file reads as NUL bytes there, so it is binary,
 /// and this answers without reading it.
-fn has_hole(file: &File, size: u64) -> bool {
+pub(super) fn has_hole(file: &File, size: u64) -> bool {
     if size == 0 {
         return false;
     }

@@ -31,6 +31,10 @@ pub const WORKSPACE_SKILLS_DIR: &str = ".miniagent/skills";
 const MAX_PROMPT_DESCRIPTION: usize = 1024;
 /// How deep below a skills folder a `SKILL.md` is looked for (`group/skill/SKILL.md` is 2).
 const MAX_DEPTH: usize = 3;
+/// The largest `SKILL.md` read. A workspace's skills are read before the person trusts
+/// it (to name them), so a huge or sparse one must not be read whole; and a body this
+/// long would already be some 60,000 tokens when `get_skill` loads it.
+const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
 
 /// The person's own skills folder inside miniagent's configuration folder.
 pub fn user_skills_dir(config_dir: &Path) -> PathBuf {
@@ -372,8 +376,20 @@ fn find_skill_files(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, warnings
 
 /// Reads one `SKILL.md`; `None` (with a warning) when it is not a usable skill.
 fn read_skill(file: &Path, source: SkillSource, warnings: &mut Vec<String>) -> Option<Skill> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
+    use crate::tools::files::{Capped, human_size, read_at_most};
+    let text = match read_at_most(file, MAX_SKILL_FILE_BYTES).map(|read| match read {
+        Capped::Whole(bytes) => String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string()),
+        Capped::TooLarge(size) => Err(format!(
+            "it is {}, more than the {} a {SKILL_FILE} may be; keep long material in files beside it",
+            human_size(size),
+            human_size(MAX_SKILL_FILE_BYTES)
+        )),
+    }) {
+        Ok(Ok(text)) => text,
+        Ok(Err(why)) => {
+            warnings.push(format!("skipped {}: {why}", file.display()));
+            return None;
+        }
         Err(err) => {
             warnings.push(format!("skipped {}: cannot read it: {err}", file.display()));
             return None;
