@@ -203,6 +203,7 @@ fn the_workbench_in_tmux() {
         s.contains("Tool call") && s.contains("Output") && s.matches("tmux-bash-output").count() >= 3
     });
     tmux.keys(&["Escape"]);
+    tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
     tmux.keys(&["BTab"]);
     tmux.keys(&["BTab"]);
 
@@ -430,6 +431,8 @@ fn resume_and_replay_in_tmux() {
         "{picker}"
     );
     tmux.keys(&["Escape"]);
+    // A key sent right after Esc reaches the terminal as Alt+key: wait for Esc's effect.
+    tmux.wait_for("the picker closed", |s| !s.contains("Resume a session"));
     tmux.keys(&["C-d"]);
     let after = tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
@@ -499,6 +502,7 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     assert!(detail.contains("Result sent to the model"), "{detail}");
     assert!(detail.matches("old-output-0").count() >= 3, "{detail}");
     tmux.keys(&["Escape"]);
+    tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
     tmux.keys(&["C-d"]);
     tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
@@ -892,6 +896,7 @@ fn nested_summaries_open_down_to_the_originals_in_tmux() {
     tmux.keys(&["BSpace"]);
     tmux.wait_for_text("Replaced messages 2–10");
     tmux.keys(&["Escape"]);
+    tmux.wait_for("the inspector closed", |s| !s.contains("Replaced messages"));
     tmux.keys(&["C-d"]);
     tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
