@@ -598,6 +598,8 @@ fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux(
     tmux.keys(&["Enter"]);
     let asked = tmux.wait_for_text("Continue this session here?");
     assert!(asked.contains("is not one of your recorded sessions"), "{asked}");
+    // The question takes keys once it has been on screen for a quiet moment.
+    tmux.wait_for_text("y continue it here   n do not resume");
     tmux.keys(&["y"]);
     tmux.wait_for_text("remembered approval(s) were not restored");
     tmux.type_text("clean up");
@@ -1002,4 +1004,58 @@ fn colours_follow_colorterm_and_term_in_tmux() {
         });
         tmux.ok(&["clear-history", "-t", "main"]);
     }
+}
+
+/// Keys typed as the workbench starts (the person began their first message) must not
+/// answer the trust question that opens over it: `y` in "hey, is the build ok" used to
+/// trust the workspace and start its servers outside the sandbox.
+#[test]
+fn keys_typed_as_the_trust_question_opens_answer_nothing_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let marker = home.join("STARTED");
+    workspace.write(
+        ".miniagent/mcp.json",
+        &serde_json::json!({"mcpServers": {"repo-tool": {
+            "command": "sh",
+            "args": ["-c", format!("touch '{}'", marker.display())],
+            "connect_timeout": 5
+        }}})
+        .to_string(),
+    );
+    let tmux = Tmux::start(&workspace);
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    // The command and the first words typed in one burst, as a person types ahead.
+    tmux.type_text(&format!(
+        "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url(),
+        home = shell_quote(home.path().to_str().unwrap()),
+    ));
+    tmux.keys(&["Enter"]);
+    for _ in 0..6 {
+        tmux.type_text("hey, is the build ok ");
+    }
+    let screen = tmux.wait_for_text("Trust this workspace?");
+    assert!(screen.contains("runs sh -c"), "{screen}");
+    // Armed once the typing stopped; nothing was trusted and the words are in the input.
+    let armed = tmux.wait_for_text("y trust this workspace");
+    assert!(armed.contains("hey, is the build ok"), "{armed}");
+    assert!(
+        !home.join("trusted-workspaces.json").exists(),
+        "type-ahead trusted the workspace"
+    );
+    assert!(!marker.exists(), "the workspace's server was started");
+    tmux.keys(&["n"]);
+    tmux.wait_for("the question closed", |s| !s.contains("Trust this workspace?"));
+    assert!(!marker.exists());
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-d"]);
+    // The shell echoed what was typed before miniagent took the terminal: the prompt may
+    // follow it on the same line.
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end().ends_with('$')) && !s.contains("Conversation")
+    });
 }

@@ -236,6 +236,23 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
         ],
         false,
     )));
+    // Keys typed as the workbench starts answer nothing: the question arms only after a
+    // quiet moment on screen, and the typing goes on into the input.
+    let arming = screen(&mut app, 80, 24);
+    assert!(arming.contains("◌ arming: keys answer in a moment"), "{arming}");
+    app.frame_drawn();
+    let step = miniagent::tui::app::APPROVAL_GRACE * 3 / 5;
+    app.now += step;
+    app.on_key(key(KeyCode::Char('y')));
+    assert!(matches!(
+        app.overlays.last(),
+        Some(Overlay::Trust(TrustPrompt { answer: None, .. }))
+    ));
+    assert_eq!(app.input.text(), "y");
+    app.now += step;
+    assert!(!app.consent_armed(), "a key restarts the wait");
+    app.now += step;
+    assert!(app.consent_armed());
     insta::assert_snapshot!("trust_80x24", screen(&mut app, 80, 24));
     // Trusted before, changed since: the prompt says so.
     if let Some(Overlay::Trust(prompt)) = app.overlays.last_mut() {
@@ -282,6 +299,9 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
         miniagent::trust::describe(&config),
         false,
     )));
+    screen(&mut app, 80, 24);
+    app.frame_drawn();
+    app.now += miniagent::tui::app::APPROVAL_GRACE;
     let first = screen(&mut app, 80, 24);
     insta::assert_snapshot!("trust_long_80x24", first);
     assert!(first.contains("<1500 spaces>; touch ~/pwned'"), "{first}");

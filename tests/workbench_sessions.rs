@@ -719,6 +719,16 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     let other = home.join("sessions/20261121-120000-0c0c.jsonl");
     assert!(matches!(app.overlays.last(), Some(Overlay::ResumeQuestion(q)) if q.elsewhere && q.own));
     assert_eq!(app.outbox, vec![]);
+    // Like an approval, the question takes keys only after a quiet moment on screen.
+    app.frame_drawn();
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.outbox,
+        vec![],
+        "a key typed as the question opened answers nothing"
+    );
+    app.now += miniagent::tui::app::APPROVAL_GRACE;
+    app.input.clear();
     insta::assert_snapshot!("resume_elsewhere_80x24", screen(&mut app, 80, 24));
     // n: nothing is resumed.
     app.on_key(key(KeyCode::Char('n')));
@@ -726,6 +736,9 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     assert_eq!(app.outbox, vec![]);
     // y: it continues here.
     app.resume_session(&other);
+    screen(&mut app, 80, 24);
+    app.frame_drawn();
+    app.now += miniagent::tui::app::APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('y')));
     assert!(app.overlays.is_empty());
     assert_eq!(app.outbox, vec![Op::Resume { path: other }]);
@@ -740,6 +753,9 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     if let Some(Overlay::ResumeQuestion(question)) = app.overlays.last_mut() {
         question.path = PathBuf::from("/home/dev/Downloads/evil.jsonl");
     }
+    screen(&mut app, 80, 24);
+    app.frame_drawn();
+    app.now += miniagent::tui::app::APPROVAL_GRACE;
     insta::assert_snapshot!("resume_foreign_log_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlays.is_empty());

@@ -339,12 +339,16 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
                 )));
                 lines.push(Line::default());
             }
-            lines.push(Line::from(vec![
-                Span::styled("y", theme.key),
-                Span::styled(" continue it here   ", theme.text),
-                Span::styled("n", theme.key),
-                Span::styled(" do not resume", theme.text),
-            ]));
+            lines.push(if app.consent_armed() {
+                Line::from(vec![
+                    Span::styled("y", theme.key),
+                    Span::styled(" continue it here   ", theme.text),
+                    Span::styled("n", theme.key),
+                    Span::styled(" do not resume", theme.text),
+                ])
+            } else {
+                Line::from(Span::styled("◌ arming: keys answer in a moment", theme.dim))
+            });
             let width = 90.min(size.width);
             let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();
             let small = centered(
@@ -763,8 +767,13 @@ fn trust_prompt(buf: &mut Buffer, size: Rect, title: &str, prompt: &super::overl
     let inner_width = width.saturating_sub(2).max(1);
     let body = wrap::wrap_lines(&lines, inner_width);
     let body_rows = u16::try_from(body.len()).unwrap_or(u16::MAX);
+    let armed = app.consent_armed() || app.replay.is_some();
     let footer = |below: u16| {
         let mut spans = Vec::new();
+        if !armed {
+            spans.push(Span::styled("◌ arming: keys answer in a moment", theme.dim));
+            return Line::from(spans);
+        }
         if below > 0 {
             spans.push(Span::styled(
                 format!("↓ {below} more lines: read them all to trust   "),

@@ -342,6 +342,9 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
             vec![KeyHint::new("◌", "approval arming…")]
         };
     }
+    if app.consent_on_top() && !app.consent_armed() && app.replay.is_none() {
+        return vec![KeyHint::new("◌", "question arming…")];
+    }
     if let Some(top) = app.overlays.last() {
         return top.key_hints();
     }

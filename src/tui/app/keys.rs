@@ -62,6 +62,23 @@ impl App {
             return self.approval_key(key);
         }
         self.answered_last = false;
+        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if self.consent_on_top() && !self.consent_armed() && !ctrl_c {
+            // Not yet readable: the key answers nothing and the question arms later; what
+            // was typed goes on into the input, where it was meant to go.
+            let later = self.now + super::APPROVAL_GRACE;
+            self.consent_armed_at = Some(self.consent_armed_at.map_or(later, |at| at.max(later)));
+            let typing = matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
+                && !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            if typing {
+                match self.input.on_key(key) {
+                    InputAction::Ignored | InputAction::Changed | InputAction::Submit(_) => {}
+                }
+            }
+            return true;
+        }
         if let Some(top) = self.overlays.last_mut() {
             let servers: Vec<(String, crate::protocol::McpState)> = self
                 .mcp

@@ -181,6 +181,10 @@ pub struct App {
     /// The last key answered an approval: keys pressed while the next one arms are
     /// dropped rather than typed (a `y` pressed twice is not the start of a message).
     answered_last: bool,
+    /// When the question on top (trust a workspace, continue a foreign session) takes
+    /// answers: like an approval, it arms only after a quiet moment on screen, so keys
+    /// typed as the workbench started answer nothing. `None` until it was drawn.
+    pub consent_armed_at: Option<Instant>,
     /// While the person types a reason for denying the front approval.
     pub deny_reason: Option<String>,
     pub approval_scroll: u16,
@@ -263,6 +267,7 @@ impl App {
             approvals: VecDeque::new(),
             step_calls: Vec::new(),
             answered_last: false,
+            consent_armed_at: None,
             deny_reason: None,
             approval_scroll: 0,
             rules: Vec::new(),
@@ -293,15 +298,37 @@ impl App {
         !matches!(self.activity, Activity::Idle)
             || self.timeline.any_running()
             || (!self.approvals.is_empty() && !self.approval_armed())
+            || (self.consent_on_top() && !self.consent_armed())
     }
 
-    /// A frame was drawn: the approval it showed starts arming, if it was not yet.
+    /// A frame was drawn: the approval it showed starts arming, if it was not yet, and so
+    /// does a question asking for the person's consent.
     pub fn frame_drawn(&mut self) {
         if let Some(front) = self.approvals.front_mut()
             && front.armed_at.is_none()
         {
             front.armed_at = Some(self.now + APPROVAL_GRACE);
         }
+        if self.consent_on_top() {
+            if self.consent_armed_at.is_none() {
+                self.consent_armed_at = Some(self.now + APPROVAL_GRACE);
+            }
+        } else {
+            self.consent_armed_at = None;
+        }
+    }
+
+    /// Whether the top overlay asks for consent (trust, a foreign session).
+    pub fn consent_on_top(&self) -> bool {
+        matches!(
+            self.overlays.last(),
+            Some(Overlay::Trust(_) | Overlay::ResumeQuestion(_))
+        )
+    }
+
+    /// Whether the consent question on top takes answers now.
+    pub fn consent_armed(&self) -> bool {
+        self.consent_armed_at.is_some_and(|at| self.now >= at)
     }
 
     /// Whether keys answer the front approval now (it has been on screen long enough).

@@ -142,6 +142,8 @@ impl App {
         let elsewhere =
             recorded != here && Path::new(&recorded).canonicalize().ok().as_deref() != Some(Path::new(&here));
         if confirmation == Confirmation::AskIfForeign && (elsewhere || !own) {
+            // A new question arms afresh, whatever came before it.
+            self.consent_armed_at = None;
             self.overlays.push(Overlay::ResumeQuestion(ResumeQuestion {
                 path: path.to_path_buf(),
                 id: loaded.header.id.clone(),

@@ -312,7 +312,7 @@ async fn files_that_are_not_utf8() {
     assert_eq!(
         received[3],
         (
-            "blob.bin is not UTF-8 text; edit_file edits text files only".into(),
+            "blob.bin is a binary file (4 bytes); edit_file edits text files only".into(),
             true
         )
     );
