@@ -374,13 +374,8 @@ fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
             .map(|x| buffer[(x, 0)].symbol().to_string())
             .collect();
         let left = line.split("  ").next().unwrap_or_default().trim().to_string();
-        left.rsplit(" · ")
-            .take(2)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join(" · ")
+        // The mode and the sandbox come first, right after the name.
+        left.split(" · ").skip(1).take(2).collect::<Vec<_>>().join(" · ")
     };
     let unavailable = || SandboxState::Unavailable {
         reason: "the kernel has no Landlock".into(),
@@ -397,6 +392,6 @@ fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
     assert_eq!(title(unavailable(), ApprovalMode::Ask), "ask · no sandbox");
     assert_eq!(
         title(SandboxState::Unknown, ApprovalMode::Ask),
-        "max 50 steps · ask"
+        "ask · max 50 steps"
     );
 }

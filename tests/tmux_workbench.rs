@@ -1017,7 +1017,7 @@ fn keys_typed_as_the_trust_question_opens_answer_nothing_in_tmux() {
     let marker = home.join("STARTED");
     workspace.write(
         ".miniagent/mcp.json",
-        &serde_json::json!({"mcpServers": {"repo-tool": {
+        serde_json::json!({"mcpServers": {"repo-tool": {
             "command": "sh",
             "args": ["-c", format!("touch '{}'", marker.display())],
             "connect_timeout": 5

@@ -150,12 +150,14 @@ pub fn approval_hints(app: &App) -> Vec<KeyHint> {
 /// What approving for the session will cover, said before the key is pressed.
 fn session_scope(rule: Option<&ApprovalRule>, theme: &super::theme::Theme) -> Line<'static> {
     let covers = match rule {
-        Some(ApprovalRule::Tool { name }) => format!(" approves every `{name}` call for the rest of the session"),
+        Some(ApprovalRule::Tool { name }) => {
+            format!(" approves every `{name}` call for the rest of the session")
+        }
         Some(ApprovalRule::Command { program }) => {
-            format!(" approves every simple `{program} …` command for the rest of the session")
+            format!(" approves `{program} …` commands for the session, unless they run other code")
         }
         Some(ApprovalRule::CommandLine { .. }) => {
-            " approves exactly this command line for the session, nothing else: it runs code its arguments give, or several commands".to_string()
+            " approves exactly this command line for the session, and nothing else".to_string()
         }
         None => {
             return Line::from(Span::styled(

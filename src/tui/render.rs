@@ -200,9 +200,10 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
                 Some(false) => " · no sandbox",
                 None => "",
             };
+            // What keeps the person safe first: a narrow terminal cuts the end, the folder.
             format!(
-                " miniagent · {} · {} · {workspace} · {step} · {}{sandbox} ",
-                app.session.model, app.session.provider, app.approval_mode
+                " miniagent · {}{sandbox} · {step} · {} · {} · {workspace} ",
+                app.approval_mode, app.session.model, app.session.provider
             )
         }
     };
