@@ -32,6 +32,8 @@ async fn mcp_tools_run_through_the_agent_loop() {
     .await;
     let mut config = test_config(Provider::Anthropic, &server);
     config.agent.approval = ApprovalMode::FullAuto;
+    // `startup::build` records sessions in the user's data folder: not from a test.
+    config.session.record = false;
     let workspace = TempDir::new();
     let mcp = mcp_harness::config(json!({
         "everything": mcp_harness::npx(mcp_harness::EVERYTHING, &["stdio"]),
