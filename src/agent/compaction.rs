@@ -100,7 +100,7 @@ pub(crate) fn fixed_tokens_of(options: &AgentOptions, counter: &TokenCounter) ->
 /// figure the budget, `/history` and `/stats` use too), with the provider's figures for
 /// the last call. `estimated` says the provider reported none.
 pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions) -> Event {
-    let fixed = fixed_tokens_of(options, &session.context.counter());
+    let fixed = fixed_tokens_for(session, options);
     let usage = session.usage.last;
     Event::TokenUsage {
         context_tokens: fixed.saturating_add(session.context.prompt_tokens()),
@@ -114,21 +114,20 @@ pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions) -> Even
     }
 }
 
-/// [`fixed_tokens_of`], counted again only when the tools change.
+/// [`fixed_tokens_of`], counted again only when the tools change (every step asks: the
+/// budget before each call and the gauge after it).
 fn fixed_tokens(session: &mut Session, context: &TurnContext) -> u64 {
-    let names: Vec<String> = context
-        .options
-        .tools
-        .specs()
-        .into_iter()
-        .map(|spec| spec.name)
-        .collect();
+    fixed_tokens_for(session, &context.options)
+}
+
+fn fixed_tokens_for(session: &mut Session, options: &AgentOptions) -> u64 {
+    let names = options.tools.names();
     if let Some((counted_for, tokens)) = &session.fixed_tokens
         && *counted_for == names
     {
         return *tokens;
     }
-    let tokens = fixed_tokens_of(&context.options, &session.context.counter());
+    let tokens = fixed_tokens_of(options, &session.context.counter());
     session.fixed_tokens = Some((names, tokens));
     tokens
 }
