@@ -273,23 +273,36 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    struct FakeTool(ToolEffect);
+    /// A tool for policy tests: its name and effect, and the `path` argument as what it
+    /// changes (a file writer's shape).
+    struct FakeTool {
+        name: &'static str,
+        effect: ToolEffect,
+    }
 
-    /// A file writer, by this name, whose `path` argument names what it changes.
-    struct FakeWriter(&'static str);
+    fn fake(effect: ToolEffect) -> FakeTool {
+        FakeTool { name: "fake", effect }
+    }
 
-    impl Tool for FakeWriter {
+    fn writer(name: &'static str) -> FakeTool {
+        FakeTool {
+            name,
+            effect: ToolEffect::WritesFiles,
+        }
+    }
+
+    impl Tool for FakeTool {
         fn name(&self) -> &str {
-            self.0
+            self.name
         }
         fn description(&self) -> &str {
-            "writes the file at `path`"
+            "a tool for policy tests"
         }
         fn input_schema(&self) -> Value {
             serde_json::json!({"type": "object"})
         }
         fn effect(&self) -> ToolEffect {
-            ToolEffect::WritesFiles
+            self.effect
         }
         fn changed_paths(&self, arguments: &Value) -> Vec<String> {
             arguments["path"]
@@ -331,7 +344,7 @@ mod tests {
             ] {
                 assert!(
                     matches!(
-                        policy.check(&FakeWriter("writer"), &args(path), &workspace),
+                        policy.check(&writer("writer"), &args(path), &workspace),
                         Verdict::AskEachTime(_)
                     ),
                     "{mode} {path}"
@@ -339,16 +352,16 @@ mod tests {
             }
             // Elsewhere the mode (or in ask mode, the remembered rule) lets it run.
             assert_eq!(
-                policy.check(&FakeWriter("writer"), &args("src/main.rs"), &workspace),
+                policy.check(&writer("writer"), &args("src/main.rs"), &workspace),
                 Verdict::Run
             );
             assert_eq!(
-                policy.check(&FakeWriter("writer"), &args(".miniagentx/a"), &workspace),
+                policy.check(&writer("writer"), &args(".miniagentx/a"), &workspace),
                 Verdict::Run
             );
         }
         let Verdict::AskEachTime(note) = ApprovalPolicy::new(ApprovalMode::FullAuto).check(
-            &FakeWriter("writer"),
+            &writer("writer"),
             &args(".miniagent/mcp.json"),
             &workspace,
         ) else {
@@ -364,35 +377,13 @@ mod tests {
         // Read-only refuses it as it refuses every change.
         assert!(matches!(
             ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
-                &FakeWriter("writer"),
+                &writer("writer"),
                 &args(".miniagent/mcp.json"),
                 &workspace
             ),
             Verdict::Refuse(_)
         ));
         std::fs::remove_dir_all(scratch).unwrap();
-    }
-
-    impl Tool for FakeTool {
-        fn name(&self) -> &str {
-            "fake"
-        }
-        fn description(&self) -> &str {
-            "a tool for policy tests"
-        }
-        fn input_schema(&self) -> Value {
-            serde_json::json!({"type": "object"})
-        }
-        fn effect(&self) -> ToolEffect {
-            self.0
-        }
-        fn run(
-            &self,
-            _: Value,
-            _: crate::tools::ToolContext,
-        ) -> futures_util::future::BoxFuture<'_, crate::tools::ToolOutput> {
-            Box::pin(async { crate::tools::ToolOutput::ok("") })
-        }
     }
 
     #[test]
@@ -411,14 +402,14 @@ mod tests {
         let workspace = Workspace::new(Path::new("/nonexistent-ws"), &[]);
         for (mode, effect, expected) in cases {
             assert_eq!(
-                ApprovalPolicy::new(mode).check(&FakeTool(effect), &args, &workspace),
+                ApprovalPolicy::new(mode).check(&fake(effect), &args, &workspace),
                 expected,
                 "{mode} {effect}"
             );
         }
         assert_eq!(
             ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
-                &FakeTool(ToolEffect::WritesFiles),
+                &fake(ToolEffect::WritesFiles),
                 &args,
                 &workspace
             ),
@@ -430,7 +421,7 @@ mod tests {
 
     #[test]
     fn remembered_rules_apply_until_revoked() {
-        let tool = FakeTool(ToolEffect::RunsCommands);
+        let tool = fake(ToolEffect::RunsCommands);
         let args = serde_json::json!({});
         let rule = ApprovalRule::Tool { name: "fake".into() };
         let workspace = Workspace::new(Path::new("/nonexistent-ws"), &[]);
@@ -492,7 +483,7 @@ mod tests {
             );
             policy.pre_approve(skill(&["Write", "Bash(git status:*)"]));
             assert_eq!(
-                policy.check(&FakeWriter("write_file"), &write("notes.md"), &workspace),
+                policy.check(&writer("write_file"), &write("notes.md"), &workspace),
                 Verdict::Run
             );
             assert_eq!(
@@ -510,11 +501,7 @@ mod tests {
             );
             // miniagent's own settings are asked about whatever a skill says.
             assert!(matches!(
-                policy.check(
-                    &FakeWriter("write_file"),
-                    &write(".miniagent/mcp.json"),
-                    &workspace
-                ),
+                policy.check(&writer("write_file"), &write(".miniagent/mcp.json"), &workspace),
                 Verdict::AskEachTime(_)
             ));
             assert_eq!(
@@ -524,11 +511,7 @@ mod tests {
             // Never what acts outside the sandbox.
             policy.pre_approve(skill(&["Bash"]));
             assert_eq!(
-                policy.check(
-                    &FakeTool(ToolEffect::External),
-                    &serde_json::json!({}),
-                    &workspace
-                ),
+                policy.check(&fake(ToolEffect::External), &serde_json::json!({}), &workspace),
                 Verdict::Ask
             );
             // Until the turn ends.
@@ -546,7 +529,7 @@ mod tests {
             Verdict::Ask
         );
         assert_eq!(
-            unconfined.check(&FakeWriter("write_file"), &write("a.txt"), &workspace),
+            unconfined.check(&writer("write_file"), &write("a.txt"), &workspace),
             Verdict::Run
         );
         // Read-only stays read-only.
@@ -557,7 +540,7 @@ mod tests {
             Verdict::Refuse(_)
         ));
         assert!(matches!(
-            read_only.check(&FakeWriter("write_file"), &write("a.txt"), &workspace),
+            read_only.check(&writer("write_file"), &write("a.txt"), &workspace),
             Verdict::Refuse(_)
         ));
         std::fs::remove_dir_all(scratch).unwrap();
