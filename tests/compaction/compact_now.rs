@@ -1,0 +1,124 @@
+use super::*;
+
+/// Item 7: `/compact` on a prompt one huge tool result dominates goes after that result
+/// (trimmed to its first and last lines, the history keeps it), and says how far it got.
+#[tokio::test]
+async fn compact_now_goes_after_the_result_that_dominates_the_prompt() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("a", "read_file", r#"{"path": "small.txt"}"#),
+        Reply::tool("b", "read_file", r#"{"path": "huge.txt"}"#),
+        Reply::text("Both read."),
+        Reply::text("Next."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("Read small.txt and huge.txt."));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.token_limit = 80_000;
+    config.model.max_output_tokens = 4096;
+    config.tools.read_file.max_tokens = 40_000;
+    let mut agent = Harness::start(config);
+    file_of_tokens(&agent.workspace, "small.txt", "small", 200);
+    file_of_tokens(&agent.workspace, "huge.txt", "huge", 14_000);
+    agent.turn("Read small.txt and huge.txt.").await;
+    let before = agent.inspect().await.prompt_tokens;
+    let start = agent.events.len();
+    agent.send(miniagent::protocol::Op::CompactNow);
+    let notice = agent.wait_for(compact_now_reported).await;
+    let Event::Notice { message } = notice else {
+        unreachable!()
+    };
+    assert!(
+        message.starts_with("compacted: the prompt went from about"),
+        "{message}"
+    );
+    assert!(message.contains("1 large result trimmed"), "{message}");
+    assert_every_summary_call_has_an_outcome(&agent.events[start..]);
+    let after = agent.inspect().await.prompt_tokens;
+    assert!(
+        after * 2 < before,
+        "/compact took the prompt from {before} to only {after}"
+    );
+    // The next request shows the result trimmed: what it was, its first and last lines.
+    agent.turn("Go on.").await;
+    let last = server.requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("[result trimmed to save context: read_file {\\\"path\\\":\\\"huge.txt\\\"} returned"),
+        "{last}"
+    );
+    assert!(last.contains("huge 1: alpha"), "its first lines stay");
+    assert!(!last.contains("huge 900: alpha"), "its middle is cut");
+    assert!(
+        estimate(
+            server.requests().last().unwrap(),
+            &TokenCounter::new(Encoding::Cl100kBase)
+        ) < before / 2
+    );
+}
+
+/// Item 7: `/compact` that cannot make progress says so, and a summary call that could
+/// not write anything shorter still reports how it ended.
+#[tokio::test]
+async fn compact_now_without_progress_says_it_cannot_and_every_call_ends() {
+    let server = ScriptedServer::start(vec![Reply::text("Hello.")]).await;
+    server.answer_toolless_with(Reply::text(
+        "A summary far longer than the one short reply it stands for. ".repeat(20),
+    ));
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent.turn("hi").await;
+    let start = agent.events.len();
+    agent.send(miniagent::protocol::Op::CompactNow);
+    let notice = agent.wait_for(compact_now_reported).await;
+    let Event::Notice { message } = notice else {
+        unreachable!()
+    };
+    assert!(message.starts_with("cannot compact further"), "{message}");
+    assert!(message.contains("system prompt and tools"), "{message}");
+    assert_every_summary_call_has_an_outcome(&agent.events[start..]);
+}
+
+/// Item 7: a summary call interrupted by the person ends with a `cancelled` outcome, and
+/// the history is left as it was.
+#[tokio::test]
+async fn an_interrupted_summary_call_reports_that_it_was_cancelled() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("a", "read_file", r#"{"path": "one.txt"}"#),
+        Reply::tool("b", "read_file", r#"{"path": "two.txt"}"#),
+        Reply::tool("c", "read_file", r#"{"path": "three.txt"}"#),
+        Reply::text("Three read."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::slow(
+        Turn::text("A summary that never arrives in time."),
+        20_000,
+    ));
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    for name in ["one", "two", "three"] {
+        file_of_tokens(&agent.workspace, &format!("{name}.txt"), name, 200);
+    }
+    agent.turn("Read the three files.").await;
+    let before = agent.inspect().await;
+    let start = agent.events.len();
+    agent.send(miniagent::protocol::Op::CompactNow);
+    agent
+        .wait_for(|e| matches!(e, Event::CompactionStarted { .. }))
+        .await;
+    agent.send(miniagent::protocol::Op::Interrupt);
+    let ended = agent
+        .wait_for(|e| matches!(e, Event::CompactionEnded { .. }))
+        .await;
+    assert!(
+        matches!(
+            ended,
+            Event::CompactionEnded {
+                outcome: miniagent::protocol::CompactionOutcome::Cancelled,
+                ..
+            }
+        ),
+        "{ended:?}"
+    );
+    agent
+        .wait_for(|e| matches!(e, Event::Notice { message } if message == "compaction interrupted"))
+        .await;
+    assert_every_summary_call_has_an_outcome(&agent.events[start..]);
+    assert_eq!(agent.inspect().await, before, "nothing was replaced");
+}
