@@ -12,6 +12,7 @@ pub mod inspector;
 pub mod keys;
 pub mod layout;
 pub mod overlay;
+mod overlay_detail;
 pub mod overlay_view;
 mod pacing;
 pub mod palette;

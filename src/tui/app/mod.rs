@@ -2,8 +2,12 @@
 //! mouse (`keys.rs`), drawn by pure functions of it (`render.rs`). Requests for the
 //! agent collect in `outbox`; the event loop sends them.
 
+mod approvals;
 mod keys;
+mod overlays;
 mod resume;
+mod sub_agent;
+mod turns;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -11,7 +15,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::conversation::{Conversation, Entry, NoticeKind};
 use super::input::InputBox;
-use super::inspector::HistoryInspector;
 use super::layout::Areas;
 use super::overlay::Overlay;
 use super::theme::Theme;
@@ -27,6 +30,7 @@ const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 /// recorded; older ones are read back from the log when opened.
 const RESULTS_KEPT: usize = 20;
 
+pub use approvals::{APPROVAL_GRACE, PendingApproval};
 pub use keys::{APPROVAL_HINTS, DENY_REASON_HINTS, GLOBAL_HINTS, inner};
 pub use resume::Playback;
 
@@ -79,25 +83,6 @@ pub enum Activity {
     Compacting,
     Interrupting,
 }
-
-/// A tool call waiting for the person's decision.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PendingApproval {
-    pub id: String,
-    pub name: String,
-    pub preview: String,
-    /// What `a` (approve for the session) remembers; `None`: this call only.
-    pub session_rule: Option<crate::protocol::ApprovalRule>,
-    /// From when keys answer it: set when its dialog is first drawn, and pushed back by
-    /// keys pressed before then. `None`: not on screen yet.
-    pub armed_at: Option<Instant>,
-    /// Its place among the calls of the model's reply (call 2 of 3), when there are several.
-    pub in_step: Option<(usize, usize)>,
-}
-
-/// How long an approval dialog is on screen, with no key pressed, before keys answer it:
-/// a person typing a message while the agent works cannot approve by accident.
-pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 
 /// The token-budget figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -299,44 +284,6 @@ impl App {
             || self.timeline.any_running()
             || (!self.approvals.is_empty() && !self.approval_armed())
             || (self.consent_on_top() && !self.consent_armed())
-    }
-
-    /// A frame was drawn: the approval it showed starts arming, if it was not yet, and so
-    /// does a question asking for the person's consent.
-    pub fn frame_drawn(&mut self) {
-        if let Some(front) = self.approvals.front_mut()
-            && front.armed_at.is_none()
-        {
-            front.armed_at = Some(self.now + APPROVAL_GRACE);
-        }
-        if self.consent_on_top() {
-            if self.consent_armed_at.is_none() {
-                self.consent_armed_at = Some(self.now + APPROVAL_GRACE);
-            }
-        } else {
-            self.consent_armed_at = None;
-        }
-    }
-
-    /// Whether the top overlay asks for consent (trust, a foreign session).
-    pub fn consent_on_top(&self) -> bool {
-        matches!(
-            self.overlays.last(),
-            Some(Overlay::Trust(_) | Overlay::ResumeQuestion(_))
-        )
-    }
-
-    /// Whether the consent question on top takes answers now.
-    pub fn consent_armed(&self) -> bool {
-        self.consent_armed_at.is_some_and(|at| self.now >= at)
-    }
-
-    /// Whether keys answer the front approval now (it has been on screen long enough).
-    pub fn approval_armed(&self) -> bool {
-        self.approvals
-            .front()
-            .and_then(|front| front.armed_at)
-            .is_some_and(|at| self.now >= at)
     }
 
     /// The log this session is recorded in, once the agent named it.
@@ -656,144 +603,6 @@ impl App {
         true
     }
 
-    /// A sub-agent's event: its tool calls join the timeline beneath the delegate call,
-    /// its approvals queue like the agent's own (naming it); the rest stays out of the
-    /// conversation and the gauge, which are the main agent's.
-    fn on_sub_agent_event(&mut self, agent: &str, event: Event) {
-        let now = self.now;
-        match event {
-            Event::ToolCallRequested { id, name, arguments } => {
-                self.timeline.requested(&id, &format!("↳ {name}"), &arguments);
-            }
-            Event::ApprovalRequested {
-                id,
-                name,
-                preview,
-                session_rule,
-            } => {
-                self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
-                if self.approvals.is_empty() {
-                    self.approval_scroll = 0;
-                }
-                self.approvals.push_back(PendingApproval {
-                    id,
-                    name: format!("{name} (for sub-agent {agent})"),
-                    preview,
-                    session_rule,
-                    armed_at: None,
-                    in_step: None,
-                });
-                self.activity = Activity::AwaitingApproval;
-            }
-            Event::ToolCallStarted { id, name } => {
-                self.timeline.set_status(&id, CallStatus::Running, now);
-                self.approvals.retain(|pending| pending.id != id);
-                self.activity = Activity::Running {
-                    name: format!("{name} for {agent}"),
-                    since: now,
-                };
-            }
-            Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
-            Event::ToolCallFinished {
-                id,
-                outcome,
-                duration_ms,
-                output,
-                output_preview,
-                ..
-            } => {
-                self.timeline
-                    .finished(&id, outcome, duration_ms, &output, &output_preview);
-                self.forget_old_results();
-                self.approvals.retain(|pending| pending.id != id);
-                self.activity = Activity::Running {
-                    name: "delegate".to_string(),
-                    since: now,
-                };
-            }
-            Event::Retrying { reason, .. } => {
-                self.notice(
-                    NoticeKind::Warning,
-                    format!("sub-agent {agent} retrying: {reason}"),
-                );
-            }
-            Event::Error { message } => {
-                self.notice(NoticeKind::Error, format!("sub-agent {agent}: {message}"))
-            }
-            // Its own conversation, thinking and context are not the main agent's.
-            Event::SessionConfigured { .. }
-            | Event::SessionResumed { .. }
-            | Event::TurnStarted { .. }
-            | Event::StepStarted { .. }
-            | Event::ThinkingDelta { .. }
-            | Event::TextDelta { .. }
-            | Event::AssistantMessage { .. }
-            | Event::ApprovalRulesChanged { .. }
-            | Event::ApprovalModeChanged { .. }
-            | Event::HistoryCleared
-            | Event::TokenUsage { .. }
-            | Event::CompactionStarted { .. }
-            | Event::CompactionEnded { .. }
-            | Event::ContextCompacted { .. }
-            | Event::McpServerStatus { .. }
-            | Event::SkillsLoaded { .. }
-            | Event::SubAgent { .. }
-            | Event::HistorySnapshot { .. }
-            | Event::Notice { .. }
-            | Event::TurnComplete { .. }
-            | Event::TurnAborted { .. }
-            | Event::StepLimitReached { .. }
-            | Event::ShutdownComplete => {}
-        }
-    }
-
-    fn end_turn(&mut self) {
-        self.turn_running = false;
-        self.turn_requested = false;
-        self.activity = Activity::Idle;
-        self.approvals.clear();
-        self.deny_reason = None;
-        self.timeline.cancel_open();
-        self.tree.refresh();
-        if let Some(text) = self.queued.pop_front() {
-            self.send_message(text);
-        }
-    }
-
-    /// Whether a turn runs or is about to: a message sent now would wait behind it.
-    pub fn turn_busy(&self) -> bool {
-        self.turn_running || self.turn_requested
-    }
-
-    /// Sends a message for the agent to start a turn with.
-    pub(crate) fn send_message(&mut self, text: String) {
-        self.turn_requested = true;
-        self.send(Op::UserInput { text });
-    }
-
-    /// Puts the queued messages back in the input, before what is typed there; returns
-    /// the notice that says so.
-    fn return_queued_to_input(&mut self) -> Option<String> {
-        if self.queued.is_empty() {
-            return None;
-        }
-        let count = self.queued.len();
-        let mut parts: Vec<String> = self.queued.drain(..).collect();
-        let draft = self.input.text();
-        if !draft.trim().is_empty() {
-            parts.push(draft);
-        }
-        self.input.set_text(&parts.join("\n\n"));
-        self.focus = Pane::Input;
-        Some(if count == 1 {
-            "the turn was stopped; your queued message is back in the input (Enter sends it)".to_string()
-        } else {
-            format!(
-                "the turn was stopped; your {count} queued messages are back in the input (Enter sends them)"
-            )
-        })
-    }
-
     /// Syntax highlighting finished loading: code drawn plain so far gets its colours.
     pub fn on_highlight_ready(&mut self) {
         self.conversation.invalidate_all();
@@ -828,51 +637,6 @@ impl App {
         }
     }
 
-    /// Opens the history inspector and asks the agent for a fresh snapshot (the one
-    /// kept from before may be stale).
-    pub fn open_history(&mut self) {
-        self.send(Op::InspectHistory);
-        self.overlays
-            .push(Overlay::History(HistoryInspector::awaiting_snapshot()));
-    }
-
-    /// Opens `/stats`, asking for a fresh snapshot for its history figures.
-    pub fn open_stats(&mut self) {
-        self.send(Op::InspectHistory);
-        self.overlays.push(Overlay::Stats {
-            scroll: super::scroll::Scroll::default(),
-        });
-    }
-
-    /// Asks for a new snapshot when an open overlay shows one (the history just changed).
-    fn refresh_history_views(&mut self) {
-        let mut shown = false;
-        for overlay in &mut self.overlays {
-            match overlay {
-                Overlay::History(inspector) => {
-                    inspector.waiting = true;
-                    shown = true;
-                }
-                Overlay::Stats { .. } => shown = true,
-                Overlay::Help { .. }
-                | Overlay::ToolDetail { .. }
-                | Overlay::FilePreview(_)
-                | Overlay::Approvals { .. }
-                | Overlay::Notes { .. }
-                | Overlay::Mcp { .. }
-                | Overlay::Skills { .. }
-                | Overlay::Sessions(_)
-                | Overlay::Trust(_)
-                | Overlay::ResumeQuestion(_)
-                | Overlay::FirstRun(_)
-                | Overlay::Themes { .. } => {}
-            }
-        }
-        if shown {
-            self.send(Op::InspectHistory);
-        }
-    }
-
     /// Sends an op to the agent (through the event loop).
     pub fn send(&mut self, op: Op) {
         if self.welcome.is_some() {
@@ -890,23 +654,5 @@ impl App {
             return;
         }
         self.outbox.push(op);
-    }
-
-    /// Opens the welcome panel: no model is set up, and `first_run` says why.
-    pub fn show_welcome(&mut self, first_run: super::overlay::FirstRun) {
-        self.welcome = Some(first_run.clone());
-        self.overlays.push(Overlay::FirstRun(first_run));
-    }
-
-    /// A local model server answered: the welcome panel offers it, now and when reopened.
-    pub fn local_server_found(&mut self, found: (String, String)) {
-        if let Some(welcome) = &mut self.welcome {
-            welcome.local_server = Some(found.clone());
-        }
-        for overlay in &mut self.overlays {
-            if let Overlay::FirstRun(first_run) = overlay {
-                first_run.local_server = Some(found.clone());
-            }
-        }
     }
 }

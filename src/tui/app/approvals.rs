@@ -1,0 +1,66 @@
+//! The approval and consent questions: a pending tool call waiting for the person's
+//! decision, and the grace period before keys answer it or a consent question.
+
+use std::time::{Duration, Instant};
+
+use super::App;
+use crate::tui::overlay::Overlay;
+
+/// A tool call waiting for the person's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingApproval {
+    pub id: String,
+    pub name: String,
+    pub preview: String,
+    /// What `a` (approve for the session) remembers; `None`: this call only.
+    pub session_rule: Option<crate::protocol::ApprovalRule>,
+    /// From when keys answer it: set when its dialog is first drawn, and pushed back by
+    /// keys pressed before then. `None`: not on screen yet.
+    pub armed_at: Option<Instant>,
+    /// Its place among the calls of the model's reply (call 2 of 3), when there are several.
+    pub in_step: Option<(usize, usize)>,
+}
+
+/// How long an approval dialog is on screen, with no key pressed, before keys answer it:
+/// a person typing a message while the agent works cannot approve by accident.
+pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
+
+impl App {
+    /// A frame was drawn: the approval it showed starts arming, if it was not yet, and so
+    /// does a question asking for the person's consent.
+    pub fn frame_drawn(&mut self) {
+        if let Some(front) = self.approvals.front_mut()
+            && front.armed_at.is_none()
+        {
+            front.armed_at = Some(self.now + APPROVAL_GRACE);
+        }
+        if self.consent_on_top() {
+            if self.consent_armed_at.is_none() {
+                self.consent_armed_at = Some(self.now + APPROVAL_GRACE);
+            }
+        } else {
+            self.consent_armed_at = None;
+        }
+    }
+
+    /// Whether the top overlay asks for consent (trust, a foreign session).
+    pub fn consent_on_top(&self) -> bool {
+        matches!(
+            self.overlays.last(),
+            Some(Overlay::Trust(_) | Overlay::ResumeQuestion(_))
+        )
+    }
+
+    /// Whether the consent question on top takes answers now.
+    pub fn consent_armed(&self) -> bool {
+        self.consent_armed_at.is_some_and(|at| self.now >= at)
+    }
+
+    /// Whether keys answer the front approval now (it has been on screen long enough).
+    pub fn approval_armed(&self) -> bool {
+        self.approvals
+            .front()
+            .and_then(|front| front.armed_at)
+            .is_some_and(|at| self.now >= at)
+    }
+}

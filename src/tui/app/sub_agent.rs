@@ -1,0 +1,100 @@
+//! A sub-agent's events: its tool calls and approvals join the main agent's timeline and
+//! queue; the rest stays out of the main conversation.
+
+use super::{Activity, App, PendingApproval};
+use crate::protocol::Event;
+use crate::tui::conversation::NoticeKind;
+use crate::tui::timeline::CallStatus;
+
+impl App {
+    /// A sub-agent's event: its tool calls join the timeline beneath the delegate call,
+    /// its approvals queue like the agent's own (naming it); the rest stays out of the
+    /// conversation and the gauge, which are the main agent's.
+    pub(super) fn on_sub_agent_event(&mut self, agent: &str, event: Event) {
+        let now = self.now;
+        match event {
+            Event::ToolCallRequested { id, name, arguments } => {
+                self.timeline.requested(&id, &format!("↳ {name}"), &arguments);
+            }
+            Event::ApprovalRequested {
+                id,
+                name,
+                preview,
+                session_rule,
+            } => {
+                self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
+                if self.approvals.is_empty() {
+                    self.approval_scroll = 0;
+                }
+                self.approvals.push_back(PendingApproval {
+                    id,
+                    name: format!("{name} (for sub-agent {agent})"),
+                    preview,
+                    session_rule,
+                    armed_at: None,
+                    in_step: None,
+                });
+                self.activity = Activity::AwaitingApproval;
+            }
+            Event::ToolCallStarted { id, name } => {
+                self.timeline.set_status(&id, CallStatus::Running, now);
+                self.approvals.retain(|pending| pending.id != id);
+                self.activity = Activity::Running {
+                    name: format!("{name} for {agent}"),
+                    since: now,
+                };
+            }
+            Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
+            Event::ToolCallFinished {
+                id,
+                outcome,
+                duration_ms,
+                output,
+                output_preview,
+                ..
+            } => {
+                self.timeline
+                    .finished(&id, outcome, duration_ms, &output, &output_preview);
+                self.forget_old_results();
+                self.approvals.retain(|pending| pending.id != id);
+                self.activity = Activity::Running {
+                    name: "delegate".to_string(),
+                    since: now,
+                };
+            }
+            Event::Retrying { reason, .. } => {
+                self.notice(
+                    NoticeKind::Warning,
+                    format!("sub-agent {agent} retrying: {reason}"),
+                );
+            }
+            Event::Error { message } => {
+                self.notice(NoticeKind::Error, format!("sub-agent {agent}: {message}"))
+            }
+            // Its own conversation, thinking and context are not the main agent's.
+            Event::SessionConfigured { .. }
+            | Event::SessionResumed { .. }
+            | Event::TurnStarted { .. }
+            | Event::StepStarted { .. }
+            | Event::ThinkingDelta { .. }
+            | Event::TextDelta { .. }
+            | Event::AssistantMessage { .. }
+            | Event::ApprovalRulesChanged { .. }
+            | Event::ApprovalModeChanged { .. }
+            | Event::HistoryCleared
+            | Event::TokenUsage { .. }
+            | Event::CompactionStarted { .. }
+            | Event::CompactionEnded { .. }
+            | Event::ContextCompacted { .. }
+            | Event::McpServerStatus { .. }
+            | Event::SkillsLoaded { .. }
+            | Event::SubAgent { .. }
+            | Event::HistorySnapshot { .. }
+            | Event::Notice { .. }
+            | Event::TurnComplete { .. }
+            | Event::TurnAborted { .. }
+            | Event::StepLimitReached { .. }
+            | Event::ShutdownComplete => {}
+        }
+    }
+}
