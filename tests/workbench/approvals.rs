@@ -1,0 +1,252 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+#[test]
+fn first_frame_shows_every_pane() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    assert_screen!("empty_160x48", screen(&mut app, 160, 48));
+    assert_screen!("empty_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn a_busy_session_at_both_sizes() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    assert_screen!("busy_160x48", screen(&mut app, 160, 48));
+    assert_screen!("busy_80x24", screen(&mut app, 80, 24));
+    assert_eq!(app.status_text(), "running read_file for 4.2 s");
+}
+
+#[test]
+fn approval_overlays_for_an_edit_and_a_command() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "fix the greeting".into(),
+    });
+    // One reply with three calls: the dialog says which of them it asks about.
+    app.on_agent_event(Event::AssistantMessage {
+        thinking: String::new(),
+        text: String::new(),
+        tool_calls: ["e1", "b1", "r1"]
+            .into_iter()
+            .map(|id| ToolCallSummary {
+                id: id.into(),
+                name: "bash".into(),
+            })
+            .collect(),
+        stop_reason: StopReason::ToolUse,
+    });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "e1".into(),
+        name: "edit_file".into(),
+        arguments: json!({"path": "src/main.rs", "old_str": "hi", "new_str": "hello"}),
+    });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "e1".into(),
+        name: "edit_file".into(),
+        preview: "edit src/main.rs (1 replacement)\n--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"hi\");\n+    println!(\"hello\");\n }\n".into(),
+        session_rule: Some(ApprovalRule::Tool {
+            name: "edit_file".into(),
+        }),
+    });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": "cargo fmt"}),
+    });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ cargo fmt\n(in /home/dev/project, timeout 120 s)".into(),
+        session_rule: Some(ApprovalRule::Command {
+            program: "cargo".into(),
+        }),
+    });
+    // Just opened: arming, the keys not shown yet.
+    assert_screen!("approval_edit_arming_80x24", screen(&mut app, 80, 24));
+    app.now += APPROVAL_GRACE;
+    assert_screen!("approval_edit_160x48", screen(&mut app, 160, 48));
+    assert_screen!("approval_edit_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Char('y')));
+    // The next request arms on its own.
+    screen(&mut app, 80, 24);
+    arm(&mut app);
+    assert_screen!("approval_command_160x48", screen(&mut app, 160, 48));
+    assert_screen!("approval_command_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Char('n')));
+    type_text(&mut app, "not now");
+    // While the reason is typed, the bar shows the keys that apply to it, not `y approve`.
+    assert_screen!("approval_deny_reason_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    for id in ["b1", "b2"] {
+        app.on_agent_event(Event::ApprovalRequested {
+            id: id.into(),
+            name: "bash".into(),
+            preview: "$ make".into(),
+            session_rule: None,
+        });
+    }
+    arm(&mut app);
+    // `y y`: the second press lands while the next request arms.
+    app.on_key(key(KeyCode::Char('y')));
+    screen(&mut app, 80, 24);
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Approve
+        }]
+    );
+    assert_eq!(app.input.text(), "", "the second `y` is not typed into the input");
+    app.now += APPROVAL_GRACE;
+    app.on_key(key(KeyCode::Char('n')));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.outbox.len(), 2);
+    // With no approval left, typing goes to the input again.
+    type_text(&mut app, "next");
+    assert_eq!(app.input.text(), "next");
+}
+
+#[test]
+fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "c1".into(),
+        name: "write_file".into(),
+        arguments: json!({"path": ".miniagent/config.toml", "content": "x"}),
+    });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "c1".into(),
+        name: "write_file".into(),
+        preview: "This changes miniagent's own settings: asked each time.\n\nreplace .miniagent/config.toml (1 bytes)".into(),
+        session_rule: None,
+    });
+    screen(&mut app, 80, 24);
+    arm(&mut app);
+    assert_screen!("approval_once_only_80x24", screen(&mut app, 80, 24));
+    assert!(!app.on_key(key(KeyCode::Char('a'))));
+    assert!(app.outbox.is_empty());
+    app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "c1".into(),
+            decision: Decision::Approve
+        }]
+    );
+}
+
+#[test]
+fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "check the logs");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted {
+        text: "check the logs".into(),
+    });
+    app.outbox.clear();
+    // The person goes on typing their next message while the agent works.
+    type_text(&mut app, "and the te");
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ rm -rf build".into(),
+        session_rule: Some(ApprovalRule::Command { program: "rm".into() }),
+    });
+    // Keys already queued when the dialog opened, before it was ever drawn.
+    type_text(&mut app, "sts a");
+    assert!(!app.approval_armed());
+    let start = app.now;
+    screen(&mut app, 80, 24);
+    // Drawn, but a key follows at once: still arming, and the wait starts over.
+    app.now = start + Duration::from_millis(300);
+    type_text(&mut app, "y");
+    app.now = start + Duration::from_millis(600);
+    assert!(!app.approval_armed());
+    assert!(app.on_key(key(KeyCode::Char('a'))));
+    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    assert_eq!(app.approvals.len(), 1);
+    // Nothing typed was lost: it went to the input, where it was meant to go.
+    assert_eq!(app.input.text(), "and the tests aya");
+    assert_screen!("approval_arming_160x48", screen(&mut app, 160, 48));
+    // A quiet moment later the dialog is armed, and says so.
+    app.now = start + Duration::from_millis(600) + APPROVAL_GRACE;
+    assert!(app.approval_armed());
+    let armed = screen(&mut app, 160, 48);
+    assert!(
+        armed.contains("● armed") && armed.contains("y approve"),
+        "{armed}"
+    );
+    app.on_key(key(KeyCode::Char('n')));
+    assert_eq!(app.input.text(), "and the tests aya");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.outbox,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Deny { reason: None }
+        }]
+    );
+}
+
+#[test]
+fn approve_deny_with_reason_and_abort_send_the_right_ops() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    for id in ["a", "b", "c"] {
+        app.on_agent_event(Event::ApprovalRequested {
+            id: id.into(),
+            name: "bash".into(),
+            preview: "$ ls".into(),
+            session_rule: None,
+        });
+    }
+    arm(&mut app);
+    // Keys the approval does not use change nothing.
+    assert!(!app.on_key(key(KeyCode::Char('x'))));
+    app.on_key(key(KeyCode::Char('y')));
+    arm(&mut app);
+    app.on_key(key(KeyCode::Char('n')));
+    type_text(&mut app, "too risky");
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(key(KeyCode::Char('y')));
+    app.on_key(key(KeyCode::Enter));
+    arm(&mut app);
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        app.outbox,
+        vec![
+            Op::Approval {
+                id: "a".into(),
+                decision: Decision::Approve
+            },
+            Op::Approval {
+                id: "b".into(),
+                decision: Decision::Deny {
+                    reason: Some("too risky".into())
+                }
+            },
+            Op::Approval {
+                id: "c".into(),
+                decision: Decision::Abort
+            },
+        ]
+    );
+    assert!(app.approvals.is_empty());
+    assert_eq!(app.status_text(), "interrupting…");
+}

@@ -1,0 +1,266 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+#[test]
+fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_key() {
+    let workspace = TempDir::new();
+    for close in [
+        key(KeyCode::Esc),
+        key(KeyCode::Char('q')),
+        key(KeyCode::Enter),
+        key(KeyCode::F(1)),
+    ] {
+        let mut app = app_in(&workspace);
+        app.show_welcome(welcome(None));
+        app.on_key(close);
+        assert!(
+            !app.overlays.iter().any(|o| matches!(o, Overlay::FirstRun(_))),
+            "{close:?} closes the welcome panel"
+        );
+        if close.code == KeyCode::F(1) {
+            assert!(matches!(app.overlays.last(), Some(Overlay::Help { .. })));
+        }
+    }
+    let mut app = app_in(&workspace);
+    app.show_welcome(welcome(None));
+    assert_screen!("welcome_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    // The files can be browsed.
+    app.on_key(key(KeyCode::F(2)));
+    screen(&mut app, 80, 24);
+    assert_eq!(app.focus, Pane::Tree);
+    app.on_key(key(KeyCode::Esc));
+    // A prompt is not lost: it stays in the input, and the panel says how to set a key.
+    type_text(&mut app, "hello there");
+    app.on_key(key(KeyCode::Enter));
+    assert!(!app.outbox.iter().any(|op| matches!(op, Op::UserInput { .. })));
+    assert_eq!(app.input.text(), "hello there");
+    assert!(matches!(app.overlays.last(), Some(Overlay::FirstRun(_))));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some(
+            "not sent: no model is set up yet. Set an API key (the panel says how) and start miniagent again"
+        )
+    );
+    app.on_key(key(KeyCode::Esc));
+    // `/resume` still opens the picker.
+    app.input.clear();
+    app.submit("/resume".into());
+    assert!(matches!(app.overlays.last(), Some(Overlay::Sessions(_))));
+    // With a local server found, Enter still uses it.
+    let mut app = app_in(&workspace);
+    app.show_welcome(welcome(Some((
+        "http://127.0.0.1:11434/v1".into(),
+        "llama3.2".into(),
+    ))));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(
+        app.overlays.last(),
+        Some(Overlay::FirstRun(FirstRun { accepted: true, .. }))
+    ));
+}
+
+#[test]
+fn the_terminal_cursor_stands_where_the_input_types_and_only_there() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    type_text(&mut app, "你好 ab");
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    let input = app.areas.get(Pane::Input).expect("the input is on screen");
+    assert!(terminal.backend().cursor_visible());
+    // Two wide characters, a space and two letters: seven columns in.
+    assert_eq!(
+        terminal.backend().cursor_position(),
+        ratatui::layout::Position::new(input.x + 1 + 7, input.y + 1)
+    );
+    // A second line.
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut app, "x");
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    let input = app.areas.get(Pane::Input).expect("the input is on screen");
+    assert_eq!(
+        terminal.backend().cursor_position(),
+        ratatui::layout::Position::new(input.x + 1 + 1, input.y + 2)
+    );
+    // Another pane focused, or an overlay on top: no cursor.
+    app.focus = Pane::Conversation;
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    assert!(!terminal.backend().cursor_visible());
+    app.focus = Pane::Input;
+    app.on_key(key(KeyCode::F(1)));
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    assert!(!terminal.backend().cursor_visible());
+    app.on_key(key(KeyCode::Esc));
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    assert!(terminal.backend().cursor_visible());
+}
+
+#[test]
+fn colours_follow_what_the_terminal_supports() {
+    use miniagent::tui::palette::ColorDepth;
+    use ratatui::style::Color;
+    let workspace = TempDir::new();
+    let kinds = |app: &mut App| {
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        terminal.draw(|frame| render::draw(frame, app)).unwrap();
+        let mut rgb = 0;
+        let mut indexed = 0;
+        let mut any = 0;
+        for cell in terminal.backend().buffer().content() {
+            for color in [cell.fg, cell.bg] {
+                match color {
+                    Color::Rgb(..) => rgb += 1,
+                    Color::Indexed(_) => indexed += 1,
+                    Color::Reset => continue,
+                    _ => {}
+                }
+                any += 1;
+            }
+        }
+        (rgb, indexed, any)
+    };
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    let (rgb, _, _) = kinds(&mut app);
+    assert!(rgb > 0, "the dark theme and the highlighted code are truecolour");
+    app.color_depth = ColorDepth::Ansi256;
+    let (rgb, indexed, _) = kinds(&mut app);
+    assert_eq!(rgb, 0);
+    assert!(indexed > 0);
+    app.color_depth = ColorDepth::Ansi16;
+    let (rgb, indexed, any) = kinds(&mut app);
+    assert_eq!((rgb, indexed), (0, 0));
+    assert!(any > 0, "still in colour");
+    app.color_depth = ColorDepth::None;
+    assert_eq!(kinds(&mut app), (0, 0, 0));
+}
+
+#[test]
+fn help_keys_never_run_into_their_text() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_key(key(KeyCode::F(1)));
+    for (width, height) in [(80, 24), (160, 48)] {
+        // Every page of the help.
+        let mut seen = String::new();
+        for _ in 0..12 {
+            seen.push_str(&screen(&mut app, width, height));
+            app.on_key(key(KeyCode::PageDown));
+        }
+        for joined in ["Endmove", "Ctrl-Jnew", "PgDnscroll", "MODEread"] {
+            assert!(!seen.contains(joined), "{joined} at {width}x{height}:\n{seen}");
+        }
+        assert!(seen.contains("PgUp/PgDn/Home/End"), "{seen}");
+        app.on_key(key(KeyCode::Home));
+    }
+}
+
+#[test]
+fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    config_dir.write(
+        "config.toml",
+        "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\nshow_thinking = false\n",
+    );
+    let mut app = app_in(&workspace);
+    app.config_dir = Some(config_dir.path().to_path_buf());
+    type_text(&mut app, "/theme");
+    app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(app.overlays.last(), Some(Overlay::Themes { .. })),
+        "one Enter opens the theme choice"
+    );
+    assert_screen!("theme_choice_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.theme.name, "light");
+    assert!(app.overlays.is_empty());
+    let saved = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
+    assert_eq!(
+        saved,
+        "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\ntheme = \"light\"\nshow_thinking = false\n"
+    );
+    // The next start reads it.
+    let env = |_: &str| None;
+    let config = miniagent::config::load(&miniagent::config::LoadOptions {
+        config_dir: Some(config_dir.path().to_path_buf()),
+        config_file: None,
+        overrides: Default::default(),
+        env: &env,
+    })
+    .unwrap();
+    assert_eq!((config.ui.theme.as_str(), config.agent.max_steps), ("light", 7));
+    // `/theme NAME` saves too; a config without `[ui]` gets one.
+    std::fs::write(config_dir.join("config.toml"), "[agent]\nmax_steps = 7\n").unwrap();
+    app.submit("/theme high-contrast".into());
+    assert_eq!(
+        std::fs::read_to_string(config_dir.join("config.toml")).unwrap(),
+        "[agent]\nmax_steps = 7\n\n[ui]\ntheme = \"high-contrast\"\n"
+    );
+}
+
+#[test]
+fn slash_popup_and_tiny_sizes_do_not_break() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "/");
+    assert_screen!("slash_popup_80x24", screen(&mut app, 80, 24));
+    assert_screen!("slash_popup_160x48", screen(&mut app, 160, 48));
+    busy_session(&mut app);
+    for (width, height) in [
+        (1, 1),
+        (2, 3),
+        (10, 5),
+        (40, 10),
+        (119, 30),
+        (120, 30),
+        (300, 100),
+    ] {
+        screen(&mut app, width, height);
+    }
+}
+
+#[test]
+fn file_preview_overlay_at_both_sizes() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.focus = Pane::Tree;
+    screen(&mut app, 160, 48);
+    // README.md is the third row (src/, .gitignore, README.md).
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.overlays.last(), Some(Overlay::FilePreview(_))));
+    assert_screen!("file_preview_160x48", screen(&mut app, 160, 48));
+    assert_screen!("file_preview_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+}
+
+#[test]
+fn monochrome_theme_has_no_colours() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.theme = Theme::monochrome();
+    busy_session(&mut app);
+    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    for cell in buffer.content() {
+        assert_eq!(
+            cell.fg,
+            ratatui::style::Color::Reset,
+            "coloured cell {:?}",
+            cell.symbol()
+        );
+        assert_eq!(
+            cell.bg,
+            ratatui::style::Color::Reset,
+            "coloured cell {:?}",
+            cell.symbol()
+        );
+    }
+}

@@ -1,0 +1,319 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+#[test]
+fn esc_and_ctrl_c_interrupt_clear_and_quit() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "long task".into(),
+    });
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.outbox, vec![Op::Interrupt]);
+    app.outbox.clear();
+    app.on_agent_event(Event::TurnAborted {
+        reason: "you interrupted the turn while tools were running".into(),
+    });
+    assert_eq!(app.status_text(), "ready");
+    type_text(&mut app, "draft");
+    app.on_key(ctrl('c'));
+    assert!(app.input.is_empty() && !app.quit && app.outbox.is_empty());
+    app.on_agent_event(Event::TurnStarted { text: "again".into() });
+    app.on_key(ctrl('c'));
+    assert_eq!(app.outbox, vec![Op::Interrupt]);
+    app.on_agent_event(Event::TurnComplete { text: "done".into() });
+    app.on_key(ctrl('c'));
+    assert!(app.quit);
+    let mut app = app_in(&workspace);
+    app.on_key(ctrl('d'));
+    assert!(app.quit);
+}
+
+#[test]
+fn typing_sends_queues_and_runs_commands() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "hello");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted { text: "hello".into() });
+    type_text(&mut app, "and then this");
+    app.on_key(key(KeyCode::Enter));
+    // Kept until the turn ends (the agent is not sent it yet).
+    assert_eq!(app.queued, ["and then this"]);
+    type_text(&mut app, "/approval full-auto");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "/compact");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.outbox,
+        vec![
+            Op::UserInput { text: "hello".into() },
+            Op::SetApprovalMode {
+                mode: ApprovalMode::FullAuto
+            },
+            Op::CompactNow,
+        ]
+    );
+    type_text(&mut app, "/frobnicate");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some("unknown command /frobnicate; /help lists them")
+    );
+    // A 1 MB paste is one insert.
+    let big = "x".repeat(1 << 20);
+    assert!(app.on_paste(&big));
+    assert_eq!(app.input.text().len(), 1 << 20);
+}
+
+#[test]
+fn a_retry_discards_what_streamed() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "hi".into() });
+    app.on_agent_event(Event::TextDelta {
+        delta: "partial repl".into(),
+    });
+    app.on_agent_event(Event::Retrying {
+        attempt: 1,
+        max_attempts: 3,
+        delay_ms: 3000,
+        reason: "HTTP 529".into(),
+        discard_partial: true,
+    });
+    assert_eq!(app.status_text(), "retrying in 3 s (attempt 2 of 4)");
+    app.on_agent_event(Event::TextDelta {
+        delta: "whole reply".into(),
+    });
+    app.on_agent_event(Event::TurnComplete {
+        text: "whole reply".into(),
+    });
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("whole reply") && !text.contains("partial repl"),
+        "{text}"
+    );
+}
+
+#[test]
+fn overlays_help_detail_stats_approvals_and_first_run() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    app.on_key(key(KeyCode::F(1)));
+    assert_screen!("help_160x48", screen(&mut app, 160, 48));
+    assert_screen!("help_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    app.focus = Pane::Timeline;
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Enter));
+    assert_screen!("tool_detail_80x24", screen(&mut app, 80, 24));
+    assert_screen!("tool_detail_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Esc));
+    app.on_agent_event(Event::ApprovalRulesChanged {
+        rules: vec![
+            ApprovalRule::Command {
+                program: "cargo".into(),
+            },
+            ApprovalRule::Tool {
+                name: "write_file".into(),
+            },
+        ],
+    });
+    app.submit("/approvals".into());
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('d')));
+    assert_eq!(
+        app.outbox.last(),
+        Some(&Op::RevokeApproval {
+            rule: ApprovalRule::Tool {
+                name: "write_file".into()
+            }
+        })
+    );
+    assert_screen!("approvals_80x24", screen(&mut app, 80, 24));
+    assert_screen!("approvals_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Esc));
+    app.submit("/stats".into());
+    assert_screen!("stats_80x24", screen(&mut app, 80, 24));
+    assert_screen!("stats_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Esc));
+
+    let mut fresh = app_in(&workspace);
+    fresh.overlays.push(Overlay::FirstRun(FirstRun {
+        problem: "no API key: set MINIAGENT_API_KEY or ANTHROPIC_API_KEY, or name another variable with --api-key-env".into(),
+        config_path: "/home/dev/.config/miniagent/config.toml".into(),
+        local_server: Some(("http://127.0.0.1:11434/v1".into(), "llama3.2".into())),
+        accepted: false,
+    }));
+    assert_screen!("first_run_80x24", screen(&mut fresh, 80, 24));
+    assert_screen!("first_run_160x48", screen(&mut fresh, 160, 48));
+    fresh.on_key(key(KeyCode::Enter));
+    assert!(matches!(
+        fresh.overlays.last(),
+        Some(Overlay::FirstRun(FirstRun { accepted: true, .. }))
+    ));
+}
+
+#[test]
+fn narrow_side_panes_open_as_overlays_and_panes_maximise() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    screen(&mut app, 80, 24);
+    app.on_key(key(KeyCode::F(4)));
+    assert_eq!(app.focus, Pane::Timeline);
+    assert_screen!("narrow_tools_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::F(2)));
+    assert_screen!("narrow_files_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    screen(&mut app, 160, 48);
+    app.focus = Pane::Thinking;
+    app.on_key(key(KeyCode::F(5)));
+    assert_screen!("maximised_thinking_160x48", screen(&mut app, 160, 48));
+    assert_screen!("maximised_thinking_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::F(5)));
+    assert_eq!(app.maximized, None);
+    // Tab walks the visible panes in order (at full width).
+    screen(&mut app, 160, 48);
+    app.focus = Pane::Tree;
+    let mut order = vec![app.focus];
+    for _ in 0..5 {
+        app.on_key(key(KeyCode::Tab));
+        order.push(app.focus);
+    }
+    assert_eq!(
+        order,
+        vec![
+            Pane::Tree,
+            Pane::Conversation,
+            Pane::Input,
+            Pane::Thinking,
+            Pane::Timeline,
+            Pane::Tree
+        ]
+    );
+}
+
+#[test]
+fn scrolling_up_shows_the_new_output_marker() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "count".into() });
+    let long: String = (1..=80).map(|n| format!("line {n}\n\n")).collect();
+    app.on_agent_event(Event::TextDelta { delta: long });
+    screen(&mut app, 80, 24);
+    app.focus = Pane::Conversation;
+    app.on_key(key(KeyCode::PageUp));
+    app.on_agent_event(Event::TextDelta {
+        delta: "more\n".into(),
+    });
+    assert_screen!("scrolled_up_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::PageUp));
+    assert_screen!("scrolled_up_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::End));
+    assert!(app.conversation.is_following());
+}
+
+#[test]
+fn a_call_detail_pages_and_scrolls_back_after_end() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "count".into() });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "s1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": "seq"}),
+    });
+    app.on_agent_event(Event::ToolCallStarted {
+        id: "s1".into(),
+        name: "bash".into(),
+    });
+    let output: String = (1..=200).map(|n| format!("out-{n:03}\n")).collect();
+    app.on_agent_event(Event::ToolOutputDelta {
+        id: "s1".into(),
+        delta: output,
+    });
+    app.on_agent_event(Event::ToolCallFinished {
+        id: "s1".into(),
+        name: "bash".into(),
+        ok: true,
+        outcome: ToolOutcome::Ok,
+        duration_ms: 5,
+        output_preview: "done".into(),
+        output: "done".into(),
+    });
+    app.focus = Pane::Timeline;
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Enter));
+    // 24 rows: the popup's 22 rows hold 20 of text; a page is 18.
+    let first = screen(&mut app, 80, 24);
+    assert_eq!(visible_outputs(&first).first(), Some(&1), "{first}");
+    app.on_key(key(KeyCode::End));
+    let end = screen(&mut app, 80, 24);
+    assert_eq!(visible_outputs(&end).last(), Some(&200), "{end}");
+    assert!(end.contains("Result sent to the model"), "{end}");
+    app.on_key(key(KeyCode::PageUp));
+    let paged = screen(&mut app, 80, 24);
+    assert_screen!("tool_detail_paged_up_80x24", paged);
+    assert_eq!(visible_outputs(&paged).last(), Some(&185), "{paged}");
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(visible_outputs(&screen(&mut app, 80, 24)).last(), Some(&184));
+    app.on_key(key(KeyCode::PageDown));
+    assert_eq!(visible_outputs(&screen(&mut app, 80, 24)).last(), Some(&200));
+    app.on_key(key(KeyCode::Home));
+    app.on_key(key(KeyCode::PageDown));
+    assert_eq!(visible_outputs(&screen(&mut app, 80, 24)).first(), Some(&11));
+}
+
+#[test]
+fn messages_queued_during_a_turn_survive_an_interrupt() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "first");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted { text: "first".into() });
+    type_text(&mut app, "second");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "third");
+    app.on_key(key(KeyCode::Enter));
+    assert_screen!("queued_two_80x24", screen(&mut app, 80, 24));
+    type_text(&mut app, "a draft");
+    app.on_key(ctrl('c'));
+    app.on_agent_event(Event::TurnAborted {
+        reason: "interrupted by the user while the model was replying".into(),
+    });
+    // Nothing queued was sent, nothing was lost: both are back in the input, before the draft.
+    assert_eq!(
+        app.outbox,
+        vec![Op::UserInput { text: "first".into() }, Op::Interrupt]
+    );
+    assert_eq!(app.input.text(), "second\n\nthird\n\na draft");
+    assert!(!screen(&mut app, 80, 24).contains("Input · "));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some("the turn was stopped; your 2 queued messages are back in the input (Enter sends them)")
+    );
+    assert_screen!("queued_returned_80x24", screen(&mut app, 80, 24));
+
+    // A turn that ends by itself sends the next queued message, one per turn.
+    app.input.clear();
+    app.outbox.clear();
+    type_text(&mut app, "again");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted { text: "again".into() });
+    type_text(&mut app, "next");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "last");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.outbox, vec![Op::UserInput { text: "again".into() }]);
+    app.on_agent_event(Event::TurnComplete { text: "ok".into() });
+    assert_eq!(app.outbox.last(), Some(&Op::UserInput { text: "next".into() }));
+    app.on_agent_event(Event::TurnStarted { text: "next".into() });
+    assert!(screen(&mut app, 80, 24).contains("Input · 1 queued"));
+    app.on_agent_event(Event::TurnComplete { text: "ok".into() });
+    assert_eq!(app.outbox.last(), Some(&Op::UserInput { text: "last".into() }));
+}
