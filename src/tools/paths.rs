@@ -16,6 +16,7 @@
 //! there itself, which trust's fingerprint catches at the next start.
 
 pub(crate) mod at;
+mod protected;
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -26,6 +27,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 pub use at::Kind;
+use protected::Protection;
 
 /// How a path will be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,75 +47,6 @@ pub struct Workspace {
 /// The workspace's folder of miniagent's own settings, which file tools change only in a
 /// call approved as changing it.
 const SETTINGS_DIR: &str = ".miniagent";
-
-/// Folders writes may enter only in a call the person approved as changing them.
-#[derive(Clone, Debug)]
-struct Protection {
-    /// As given (the workspace's `.miniagent` first); compared by identity when used.
-    folders: Arc<Vec<PathBuf>>,
-    /// This call was approved as changing them.
-    approved: bool,
-}
-
-/// Folder levels looked at above the folder written to, before giving up on finding the
-/// workspace root or `/` (a path has at most 4096 bytes, so at most 2048 levels).
-const MAX_FOLDER_DEPTH: usize = 2048;
-
-impl Protection {
-    fn refusal(shown: &Path, folder: &Path) -> io::Error {
-        io::Error::other(format!(
-            "{} is in {}, which holds miniagent's own settings, and this call was not approved as changing them (a folder on the way changed after the check); nothing was written",
-            shown.display(),
-            folder.display()
-        ))
-    }
-
-    /// Refuses a write to `path` (a real path) under a protected folder, by name.
-    fn check_path(&self, path: &Path) -> io::Result<()> {
-        match self.folders.iter().find(|folder| path.starts_with(folder)) {
-            Some(folder) if !self.approved => Err(Self::refusal(path, folder)),
-            Some(_) | None => Ok(()),
-        }
-    }
-
-    /// Refuses a write into `folder` (or a folder under it) when it is one of the
-    /// protected folders, told by device and inode, walking up through `..` to `root`.
-    fn check(&self, folder: BorrowedFd<'_>, root: &Path, shown: &Path) -> io::Result<()> {
-        if self.approved {
-            return Ok(());
-        }
-        let identity = |stat: &libc::stat| (stat.st_dev, stat.st_ino);
-        let protected: Vec<(PathBuf, (libc::dev_t, libc::ino_t))> = self
-            .folders
-            .iter()
-            .filter_map(|path| {
-                use std::os::unix::fs::MetadataExt;
-                let meta = std::fs::metadata(path).ok()?;
-                Some((path.clone(), (meta.dev(), meta.ino())))
-            })
-            .collect();
-        if protected.is_empty() {
-            return Ok(());
-        }
-        let root = std::fs::metadata(root).ok().map(|meta| {
-            use std::os::unix::fs::MetadataExt;
-            (meta.dev(), meta.ino())
-        });
-        let mut current = at::open_subfolder(folder, OsStr::new("."))?;
-        for _ in 0..MAX_FOLDER_DEPTH {
-            let here = identity(&at::stat_fd(current.as_fd())?);
-            if let Some((path, _)) = protected.iter().find(|(_, id)| *id == here) {
-                return Err(Self::refusal(shown, path));
-            }
-            let parent = at::open_subfolder(current.as_fd(), OsStr::new(".."))?;
-            if Some(here) == root || identity(&at::stat_fd(parent.as_fd())?) == here {
-                break;
-            }
-            current = parent;
-        }
-        Ok(())
-    }
-}
 
 /// Symlink hops followed before giving up (the kernel's own limit is 40).
 const MAX_SYMLINK_HOPS: u32 = 40;
@@ -698,177 +631,4 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    struct Scratch(PathBuf);
-
-    impl Scratch {
-        fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!("miniagent-paths-{name}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(dir.join("ws/sub")).unwrap();
-            std::fs::create_dir_all(dir.join("outside")).unwrap();
-            Self(dir.canonicalize().unwrap())
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    #[test]
-    fn writes_enter_protected_folders_only_when_approved() {
-        let scratch = Scratch::new("protected");
-        let root = scratch.0.join("ws");
-        std::fs::create_dir_all(root.join("conf/deep")).unwrap();
-        let ws = Workspace::new(&root, &[]).protecting(&[root.join("conf")]);
-        let write = |ws: &Workspace, path: &str| {
-            ws.locate(path, Access::Write)
-                .unwrap()
-                .write_atomic(b"x")
-                .map_err(|err| err.to_string())
-        };
-        assert_eq!(write(&ws, "sub/a.txt"), Ok(()));
-        for path in [
-            ".miniagent/mcp.json",
-            ".miniagent/skills/x/SKILL.md",
-            "conf/deep/x.toml",
-        ] {
-            let err = write(&ws, path).unwrap_err();
-            assert!(err.contains("holds miniagent's own settings"), "{path}: {err}");
-            assert!(!root.join(path).exists(), "{path}");
-        }
-        // Not even the folders on the way were created.
-        assert!(!root.join(".miniagent").exists());
-        let approved = ws.approving_protected_writes();
-        assert_eq!(write(&approved, ".miniagent/skills/x/SKILL.md"), Ok(()));
-        assert_eq!(write(&approved, "conf/deep/x.toml"), Ok(()));
-        assert_eq!(write(&ws, "sub/b.txt"), Ok(()));
-    }
-
-    #[test]
-    fn inside_paths_resolve_and_escapes_are_refused() {
-        let scratch = Scratch::new("escape");
-        let ws = Workspace::new(&scratch.0.join("ws"), &[]);
-        let root = scratch.0.join("ws");
-        assert_eq!(
-            ws.resolve("sub/new.txt", Access::Write),
-            Ok(root.join("sub/new.txt"))
-        );
-        assert_eq!(ws.resolve("sub/../a.txt", Access::Write), Ok(root.join("a.txt")));
-        assert_eq!(
-            ws.resolve(root.join("b").to_str().unwrap(), Access::Write),
-            Ok(root.join("b"))
-        );
-        let err = ws.resolve("../escape.txt", Access::Write).unwrap_err();
-        assert_eq!(
-            err,
-            format!(
-                "`../escape.txt` resolves to {}, which is outside the workspace {}; file tools only work inside it",
-                scratch.0.join("escape.txt").display(),
-                root.display()
-            )
-        );
-        assert!(
-            ws.resolve("/tmp/escape.txt", Access::Write)
-                .unwrap_err()
-                .contains("resolves to /tmp/escape.txt")
-        );
-        assert!(ws.resolve("a\0b", Access::Read).is_err());
-        assert!(ws.resolve("", Access::Read).is_err());
-        assert_eq!(
-            ws.resolve(&"a".repeat(10_000), Access::Write),
-            Err("the path is 10000 bytes long; a path has at most 4096 bytes".to_string())
-        );
-    }
-
-    #[test]
-    fn symlinks_are_followed_even_when_dangling() {
-        let scratch = Scratch::new("links");
-        let root = scratch.0.join("ws");
-        std::os::unix::fs::symlink(scratch.0.join("outside"), root.join("out-dir")).unwrap();
-        std::os::unix::fs::symlink(scratch.0.join("outside/ghost.txt"), root.join("ghost")).unwrap();
-        std::os::unix::fs::symlink("sub", root.join("inner")).unwrap();
-        let ws = Workspace::new(&root, &[]);
-        assert!(
-            ws.resolve("out-dir/x.txt", Access::Write)
-                .unwrap_err()
-                .contains("outside/x.txt")
-        );
-        assert!(
-            ws.resolve("ghost", Access::Write)
-                .unwrap_err()
-                .contains("outside/ghost.txt")
-        );
-        assert_eq!(ws.resolve("inner/f", Access::Write), Ok(root.join("sub/f")));
-    }
-
-    #[test]
-    fn extra_roots_confine_reads_to_themselves() {
-        let scratch = Scratch::new("skillroot");
-        let skills = scratch.0.join("outside/skills");
-        std::fs::create_dir_all(skills.join("demo")).unwrap();
-        std::fs::write(skills.join("demo/SKILL.md"), "skill").unwrap();
-        std::fs::write(scratch.0.join("outside/secret.txt"), "secret").unwrap();
-        std::os::unix::fs::symlink("../../secret.txt", skills.join("demo/leak")).unwrap();
-        std::os::unix::fs::symlink(&skills, scratch.0.join("ws/skills-link")).unwrap();
-        let ws = Workspace::new(&scratch.0.join("ws"), std::slice::from_ref(&skills));
-        let skill = skills.join("demo/SKILL.md");
-        assert_eq!(
-            ws.resolve(skill.to_str().unwrap(), Access::Read),
-            Ok(skill.clone())
-        );
-        // Through a workspace symlink into the skills folder: read-only too.
-        assert_eq!(ws.resolve("skills-link/demo/SKILL.md", Access::Read), Ok(skill));
-        assert!(ws.resolve("skills-link/demo/new.md", Access::Write).is_err());
-        let leak = skills.join("demo/leak");
-        let err = ws.resolve(leak.to_str().unwrap(), Access::Read).unwrap_err();
-        assert!(
-            err.contains(&format!(
-                "resolves to {}",
-                scratch.0.join("outside/secret.txt").display()
-            )),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn absolute_paths_with_dot_dot_before_the_workspace_are_refused_clearly() {
-        let scratch = Scratch::new("absdotdot");
-        let root = scratch.0.join("ws");
-        let ws = Workspace::new(&root, &[]);
-        let path = format!("{}/sub/../../ws/a.txt", root.display());
-        assert_eq!(
-            ws.resolve(&path, Access::Write),
-            Err(format!(
-                "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
-                root.display()
-            ))
-        );
-        assert_eq!(
-            ws.resolve(&format!("{}/sub/../a.txt", root.display()), Access::Write),
-            Ok(root.join("a.txt"))
-        );
-        let path = format!("{}/outside/../ws/a.txt", scratch.0.display());
-        assert_eq!(
-            ws.resolve(&path, Access::Write),
-            Err(format!(
-                "`{path}` goes through `..` before it reaches the workspace {}; give the path relative to the workspace",
-                root.display()
-            ))
-        );
-    }
-
-    #[test]
-    fn extra_roots_are_read_only() {
-        let scratch = Scratch::new("roots");
-        let ws = Workspace::new(&scratch.0.join("ws"), &[scratch.0.join("outside")]);
-        let file = scratch.0.join("outside/skill.md");
-        assert_eq!(ws.resolve(file.to_str().unwrap(), Access::Read), Ok(file.clone()));
-        assert!(ws.resolve(file.to_str().unwrap(), Access::Write).is_err());
-    }
-}
+mod tests;

@@ -1,0 +1,452 @@
+//! Running a reply's tool calls: approval, the repeated-call guards, the calls themselves
+//! (sub-agent delegation included) and the tool message that carries their results.
+
+use super::*;
+
+/// Runs every tool call of the reply in order, appending one tool message with all
+/// results. A skill loaded by one of them pre-approves its `allowed-tools` for the rest
+/// of the turn.
+pub(in crate::agent) async fn run_tools(
+    session: &mut Session,
+    context: &TurnContext,
+    response: &ModelResponse,
+    guards: &mut CallGuards,
+) -> ToolPhase {
+    let calls: Vec<(String, String, Value)> = response
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
+            _ => None,
+        })
+        .collect();
+    session.context.push(Message {
+        role: Role::Tool,
+        content: Vec::with_capacity(calls.len()),
+    });
+    for (id, name, arguments) in calls {
+        context.events.emit(Event::ToolCallRequested {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        });
+        // Set when the call starts to run: its duration leaves out the wait for approval.
+        let mut ran_from = None;
+        let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
+        let repeats = guards.repeats(&name, &arguments);
+        let full_auto = context.policy.with(|policy| policy.mode()) == crate::config::ApprovalMode::FullAuto;
+        let outcome = match guards.allowed_tools.as_ref() {
+            Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
+                CallOutcome::Refused(ToolOutput::error(format!(
+                    "only these tools may be used now: {}; `{name}` is not one of them",
+                    allowed.join(", ")
+                )))
+            }
+            // A read that returned the same thing three times will again.
+            _ if repeats >= SAME_CALL_LIMIT && changes_nothing(context, &name) => {
+                let asked = repeats + guards.refused_again() + 1;
+                CallOutcome::Refused(ToolOutput::error(format!(
+                    "refused: the same call {}, with the same result each time. `{name}` only reads, so it would tell you nothing new: use the result you have, or change the arguments or the approach (to wait for something to change, wait before you look again).",
+                    time_in_a_row(asked)
+                )))
+            }
+            // Polling repeats commands; in full-auto they run as asked. Elsewhere the
+            // person, who is there to answer, is asked whatever the mode says.
+            _ if repeats >= SAME_CALL_LIMIT && !full_auto => {
+                let note = format!(
+                    "The model asked for this same call {}, and it returned the same result each time.",
+                    time_in_a_row(repeats + 1)
+                );
+                run_one(
+                    context,
+                    &id,
+                    &name,
+                    arguments.clone(),
+                    invalid,
+                    Some(note),
+                    &mut ran_from,
+                )
+                .await
+            }
+            _ => {
+                run_one(
+                    context,
+                    &id,
+                    &name,
+                    arguments.clone(),
+                    invalid,
+                    None,
+                    &mut ran_from,
+                )
+                .await
+            }
+        };
+        match &outcome {
+            CallOutcome::Finished(output) => guards.ran(&name, &arguments, output),
+            CallOutcome::DeniedByPerson { reason } => {
+                guards.ran(&name, &arguments, &refused_by_person(reason.as_deref()));
+            }
+            CallOutcome::Refused(_) | CallOutcome::Interrupted | CallOutcome::Aborted => {}
+        }
+        if let CallOutcome::Finished(output) = &outcome
+            && !output.is_error
+            && let Some(approvals) = &output.pre_approves
+        {
+            context.events.emit(Event::Notice {
+                message: format!(
+                    "skill `{}` pre-approves for the rest of this turn: {}",
+                    approvals.skill,
+                    approvals.describe().join(", ")
+                ),
+            });
+            context
+                .policy
+                .with(|policy| policy.pre_approve(approvals.clone()));
+        }
+        // The one line a list shows: how a failure ended, or the person's reason.
+        let mut line = None;
+        let (phase, output, outcome) = match outcome {
+            CallOutcome::Finished(output) => {
+                let outcome = if output.is_error {
+                    line = Some(failure_line(&output.content, PREVIEW_CHARS));
+                    ToolOutcome::Error
+                } else {
+                    ToolOutcome::Ok
+                };
+                (None, output, outcome)
+            }
+            CallOutcome::DeniedByPerson { reason } => {
+                let because = reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+                line = Some(preview_line(&format!("denied by you{because}"), PREVIEW_CHARS));
+                (None, refused_by_person(reason.as_deref()), ToolOutcome::Denied)
+            }
+            CallOutcome::Refused(output) => (None, output, ToolOutcome::Refused),
+            CallOutcome::Interrupted => (
+                Some(ToolPhase::Interrupted),
+                ToolOutput::error(INTERRUPTED),
+                ToolOutcome::Cancelled,
+            ),
+            CallOutcome::Aborted => (
+                Some(ToolPhase::Aborted),
+                ToolOutput::error(ABORTED),
+                ToolOutcome::Cancelled,
+            ),
+        };
+        // As a terminal would show it, and without keys (a command may have printed one it
+        // found elsewhere; escapes are gone first, so none can split a key).
+        let content = cap_text(
+            &context
+                .options
+                .secrets
+                .redact(&for_model(context, &name, &output.content)),
+            result_limit(context),
+        );
+        context.events.emit(Event::ToolCallFinished {
+            id: id.clone(),
+            name,
+            ok: outcome == ToolOutcome::Ok,
+            outcome,
+            duration_ms: ran_from.map_or(0, elapsed_ms),
+            output_preview: line.unwrap_or_else(|| preview_line(&content, PREVIEW_CHARS)),
+            output: content.clone(),
+        });
+        if let Some(phase) = phase {
+            // The history repair after the loop gives this call its result.
+            return phase;
+        }
+        session.context.append_to_last(ContentBlock::ToolResult {
+            tool_use_id: id,
+            content,
+            is_error: output.is_error,
+        });
+        context.events.commit(session);
+        if context.cancel.is_cancelled() {
+            return ToolPhase::Interrupted;
+        }
+    }
+    ToolPhase::Done
+}
+
+/// What the model gets of a result: a file's text as it is, anything else as a terminal
+/// would show it, without escape sequences.
+fn for_model<'a>(context: &TurnContext, name: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    let result_text = context.options.tools.get(name).map(|tool| tool.result_text());
+    match result_text {
+        Some(crate::tools::ResultText::FileContent) => std::borrow::Cow::Borrowed(text),
+        Some(crate::tools::ResultText::TerminalOutput) | None => crate::terminal_text::for_model(text),
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Whether `name` is a tool that only reads.
+fn changes_nothing(context: &TurnContext, name: &str) -> bool {
+    context
+        .options
+        .tools
+        .get(name)
+        .is_some_and(|tool| tool.effect() == crate::tools::ToolEffect::ReadOnly)
+}
+
+/// What a turn remembers about its calls, across its steps.
+#[derive(Debug, Default)]
+pub(in crate::agent) struct CallGuards {
+    /// Set for a sub-agent: only these tools run.
+    pub allowed_tools: Option<Vec<String>>,
+    /// The last call that ran (tool, arguments, result) and how many times in a row it
+    /// ran with that same result.
+    last_call: Option<(String, Value, ToolOutput)>,
+    streak: u32,
+    /// How many times the guard has refused that same call since.
+    refused: u32,
+}
+
+impl CallGuards {
+    /// Guards for a turn that may use only `tools`.
+    pub(in crate::agent) fn allowing(tools: Vec<String>) -> Self {
+        Self {
+            allowed_tools: Some(tools),
+            ..Self::default()
+        }
+    }
+
+    /// How many times in a row this same call just ran with the same result (0 when
+    /// the last call was another).
+    fn repeats(&self, name: &str, arguments: &Value) -> u32 {
+        match &self.last_call {
+            Some((last_name, last_arguments, _)) if last_name == name && last_arguments == arguments => {
+                self.streak
+            }
+            Some(_) | None => 0,
+        }
+    }
+
+    /// Counts one more refusal of the last call by the guard; returns how many there were
+    /// before it.
+    fn refused_again(&mut self) -> u32 {
+        self.refused += 1;
+        self.refused - 1
+    }
+
+    /// Counts a call that ran (or that the person refused) with its result. Calls a
+    /// guard refused are not counted: asking again does not reset the streak.
+    fn ran(&mut self, name: &str, arguments: &Value, output: &ToolOutput) {
+        self.refused = 0;
+        match &self.last_call {
+            Some((last_name, last_arguments, last_output))
+                if last_name == name && last_arguments == arguments && last_output == output =>
+            {
+                self.streak += 1;
+            }
+            Some(_) | None => {
+                self.last_call = Some((name.to_string(), arguments.clone(), output.clone()));
+                self.streak = 1;
+            }
+        }
+    }
+}
+
+/// What the model is told of a call the person refused at its approval.
+fn refused_by_person(reason: Option<&str>) -> ToolOutput {
+    let because = reason.map(|r| format!(": {r}")).unwrap_or_default();
+    ToolOutput::error(format!(
+        "the person refused this call{because}. Do not retry it; adjust the plan or ask them."
+    ))
+}
+
+/// "a fourth time in a row", "an eighth time in a row", "21 times in a row".
+fn time_in_a_row(n: u32) -> String {
+    const WORDS: [&str; 10] = [
+        "a first",
+        "a second",
+        "a third",
+        "a fourth",
+        "a fifth",
+        "a sixth",
+        "a seventh",
+        "an eighth",
+        "a ninth",
+        "a tenth",
+    ];
+    match usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| WORDS.get(i))
+    {
+        Some(word) => format!("{word} time in a row"),
+        None => format!("{n} times in a row"),
+    }
+}
+
+/// One call: validation, approval, execution. Boxed as a `Send` future: a `delegate`
+/// call runs a sub-agent whose own calls come back here, and the box ends that cycle.
+/// With `insist`, the person is asked whatever the approval mode says, and told why.
+/// `ran_from` is set to the moment the call starts to run, if it does.
+fn run_one<'a>(
+    context: &'a TurnContext,
+    id: &'a str,
+    name: &'a str,
+    arguments: Value,
+    invalid: Option<&'a InvalidArguments>,
+    insist: Option<String>,
+    ran_from: &'a mut Option<Instant>,
+) -> futures_util::future::BoxFuture<'a, CallOutcome> {
+    Box::pin(run_one_inner(
+        context, id, name, arguments, invalid, insist, ran_from,
+    ))
+}
+
+async fn run_one_inner(
+    context: &TurnContext,
+    id: &str,
+    name: &str,
+    arguments: Value,
+    invalid: Option<&InvalidArguments>,
+    insist: Option<String>,
+    ran_from: &mut Option<Instant>,
+) -> CallOutcome {
+    use CallOutcome::Finished;
+    if let Some(invalid) = invalid {
+        return Finished(ToolOutput::error(invalid.error.clone()));
+    }
+    let options = &context.options;
+    if name == super::super::delegate::NAME {
+        return delegate_call(context, id, arguments, ran_from).await;
+    }
+    let Some(tool) = options.tools.get(name) else {
+        return Finished(ToolOutput::error(format!(
+            "unknown tool `{name}`; the tools are: {}, {}",
+            options.tools.names().join(", "),
+            super::super::delegate::NAME
+        )));
+    };
+    if let Err(problem) = schema::validate(&tool.input_schema(), &arguments) {
+        return Finished(ToolOutput::error(format!(
+            "invalid arguments for `{name}`: {problem}"
+        )));
+    }
+    let verdict = match context
+        .policy
+        .with(|policy| policy.check(tool.as_ref(), &arguments, &context.workspace))
+    {
+        Verdict::Run if insist.is_some() => Verdict::Ask,
+        verdict => verdict,
+    };
+    let mut protected_approved = false;
+    match verdict {
+        Verdict::Run => {}
+        Verdict::Refuse(reason) => {
+            return CallOutcome::Refused(ToolOutput::error(format!("refused: {reason}")));
+        }
+        Verdict::Ask | Verdict::AskEachTime(_) => {
+            let each_time = match &verdict {
+                Verdict::AskEachTime(note) => Some(note.clone()),
+                Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
+            };
+            // A call that cannot succeed is answered at once; nobody is asked about it.
+            let preview = match tool.preview(&arguments, &context.workspace) {
+                Ok(preview) => [each_time.as_deref(), insist.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .chain(std::iter::once(preview.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+                Err(message) => return Finished(ToolOutput::error(message)),
+            };
+            let decision = context.approvals.register(id);
+            context.events.emit(Event::ApprovalRequested {
+                id: id.to_string(),
+                name: name.to_string(),
+                preview,
+                session_rule: match each_time {
+                    Some(_) => None,
+                    None => tool.session_rule(&arguments),
+                },
+            });
+            let decision = tokio::select! {
+                _ = context.cancel.cancelled() => {
+                    context.approvals.remove(id);
+                    return CallOutcome::Interrupted;
+                }
+                decision = decision => decision,
+            };
+            // Approved as changing miniagent's own folders: this call's writes may enter them.
+            protected_approved = each_time.is_some();
+            match decision {
+                Ok(Decision::Approve) => {}
+                Ok(Decision::ApproveForSession) if each_time.is_some() => {
+                    context.events.emit(Event::Notice {
+                        message:
+                            "approved once: changes to miniagent's own settings are asked about each time"
+                                .to_string(),
+                    });
+                }
+                Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
+                Ok(Decision::Deny { reason }) => return CallOutcome::DeniedByPerson { reason },
+                Ok(Decision::Abort) => return CallOutcome::Aborted,
+                Err(_) => return CallOutcome::Interrupted,
+            }
+        }
+    }
+    context.events.emit(Event::ToolCallStarted {
+        id: id.to_string(),
+        name: name.to_string(),
+    });
+    *ran_from = Some(Instant::now());
+    let tool_context = ToolContext {
+        workspace: match protected_approved {
+            true => Arc::new(context.workspace.approving_protected_writes()),
+            false => Arc::clone(&context.workspace),
+        },
+        cancel: context.cancel.child_token(),
+        output: context.events.output_sink(id),
+        approval: context.policy.with(|policy| policy.mode()),
+    };
+    tokio::select! {
+        // Dropping the tool's future is how it is stopped: tools clean up on drop
+        // (bash kills its process group).
+        _ = context.cancel.cancelled() => CallOutcome::Interrupted,
+        output = tool.run(arguments, tool_context) => Finished(output),
+    }
+}
+
+/// A `delegate` call: the sub-agent runs inside this call.
+async fn delegate_call(
+    context: &TurnContext,
+    id: &str,
+    arguments: Value,
+    ran_from: &mut Option<Instant>,
+) -> CallOutcome {
+    if let Err(problem) = schema::validate(&super::super::delegate::spec().input_schema, &arguments) {
+        return CallOutcome::Finished(ToolOutput::error(format!(
+            "invalid arguments for `delegate`: {problem}"
+        )));
+    }
+    context.events.emit(Event::ToolCallStarted {
+        id: id.to_string(),
+        name: super::super::delegate::NAME.to_string(),
+    });
+    *ran_from = Some(Instant::now());
+    match super::super::delegate::run(context, id, &arguments).await {
+        Ok(output) => CallOutcome::Finished(output),
+        Err(super::super::delegate::Stopped::Cancelled) => CallOutcome::Interrupted,
+    }
+}
+
+/// "Approve for this session": remember the call's rule, or say why it cannot be.
+fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
+    let Some(rule) = rule else {
+        context.events.emit(Event::Notice {
+            message: "approved once: this call cannot be remembered for the session".to_string(),
+        });
+        return;
+    };
+    let changed = context
+        .policy
+        .with(|policy| policy.remember(rule).then(|| policy.rules().to_vec()));
+    if let Some(rules) = changed {
+        context.events.emit(Event::ApprovalRulesChanged { rules });
+    }
+}
