@@ -5,6 +5,7 @@
 //! process. Budget on the 2-core machine: wall at most 0.5 s, peak RSS at most 40 MB.
 //!
 //! `cargo bench --bench e2e` (`MINIAGENT_E2E_RUNS` changes the number of runs).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 #[path = "../tests/support/mod.rs"]
 mod support;

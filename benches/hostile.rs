@@ -18,6 +18,7 @@
 //! `cargo bench --bench hostile` (`MINIAGENT_HOSTILE_CASES=endless,delta` runs only
 //! the cases whose names contain one of those words; `MINIAGENT_HOSTILE_BIN=PATH` runs
 //! another `miniagent` binary, e.g. an older build, for a before-and-after figure).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 #[path = "../tests/support/mod.rs"]
 mod support;

@@ -1,5 +1,6 @@
 //! One frame of the workbench with a 10,000-message transcript at 160×48, and one
 //! frame while five panes change at once. Budget: 2 ms per frame on the 2-core machine.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use std::time::{Duration, SystemTime};
 

@@ -4,6 +4,7 @@
 //! grow linearly with the reply (issue 15, item 7: it used to be quadratic).
 //!
 //! Run: `cargo bench --bench repetition`
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use std::hint::black_box;
 use std::time::Duration;

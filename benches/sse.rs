@@ -7,6 +7,7 @@
 //! gets measured.
 //!
 //! Run: `cargo bench --bench sse`
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use std::convert::Infallible;
 use std::hint::black_box;

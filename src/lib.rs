@@ -1,19 +1,14 @@
 //! miniagent: a terminal workbench for an LLM agent that reads and edits files, runs
 //! commands and keeps going on long tasks.
 //!
-//! The agent ([`agent`]) and its front ends ([`exec`], the workbench) speak only through
-//! [`protocol`]: `Op`s in, `Event`s out.
+//! The binary's library: the command-line faces (`exec`, `sessions`) and the crates
+//! they are built on. The agent (`miniagent_core`) and its front ends speak only through
+//! `miniagent_protocol`: `Op`s in, `Event`s out.
 
-pub mod agent;
-pub mod config;
 pub mod exec;
-pub mod hardening;
-pub mod llm;
-pub mod protocol;
-pub mod secrets;
-pub mod session;
-pub mod startup;
-pub mod terminal_text;
-pub mod tools;
-pub mod trust;
-pub mod tui;
+pub mod session_cli;
+
+pub use miniagent_core::{agent, config, hardening, llm, secrets, session, startup, tools, trust};
+pub use miniagent_protocol as protocol;
+pub use miniagent_text as terminal_text;
+pub use miniagent_tui as tui;

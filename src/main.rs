@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use miniagent::config::{ApprovalMode, Overrides, Provider};
 use miniagent::exec::{self, ExecOutcome, OutputMode};
-use miniagent::session::cli::{self, ExportFormat};
+use miniagent::session_cli::{self as cli, ExportFormat};
 use miniagent::startup::{self, StartOptions};
 use miniagent::terminal_text;
 use miniagent::tools::sandbox::SandboxSetting;

@@ -6,6 +6,7 @@
 //! temporary workspace holding a small Python project with a failing test. The model's
 //! words are scripted; every tool call runs for real (python3 runs the tests), and the
 //! second turn is a `--resume` whose context is compacted on the way.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

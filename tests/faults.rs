@@ -1,4 +1,5 @@
 //! Provider faults: what is retried, what is not, and that a retry never duplicates output.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! The file tools against a hostile workspace: a folder swapped for a symlink while the
 //! tools write through it, symlinked and hard-linked files pointing outside, `..` after a
 //! symlink, temp files left by a killed process, and files too big to read in one go.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 //! history; a hand-edited session log is mended or refused on resume; a user message
 //! too large for any prompt is refused without harming the session; and a call the log
 //! left open is reported as what the files show.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! Interrupts at every moment of a turn: during the stream, while a tool runs, while an
 //! approval is pending. Each ends the turn within 500 ms and leaves a history the
 //! provider accepts.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

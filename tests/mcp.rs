@@ -4,6 +4,7 @@
 //! The packages are pinned so tool names and texts stay what the assertions say. The
 //! first test to need them downloads both into npm's cache once per test binary (a fresh
 //! machine included); after that every `npx --prefer-offline` start reads the cache.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 #[path = "mcp/harness.rs"]
 mod harness;

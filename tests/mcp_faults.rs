@@ -1,6 +1,7 @@
 //! An MCP server that dies while a call runs: the call ends at once with an error, the
 //! server's processes are gone, and the caller goes on. (A server that never answers is
 //! `calls_time_out_and_cancel_without_harming_the_server` in `tests/mcp.rs`.)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 // Shared with tests/mcp.rs, which uses more of it.
 #[allow(dead_code)]

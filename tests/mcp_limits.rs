@@ -2,6 +2,7 @@
 //! once with a bounded result that says it was cut, instead of hanging until the call's
 //! timeout, and the connection keeps working. The server is a small Node.js script
 //! speaking MCP over stdio.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 // Shared with tests/mcp.rs, which uses more of it.
 #[allow(dead_code)]

@@ -1,5 +1,6 @@
 //! Both providers end to end against the scripted server: streaming, tool use, thinking
 //! replay, and the exact requests that were sent.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

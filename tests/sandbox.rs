@@ -3,6 +3,7 @@
 //! hint the model can act on, writes inside work, full-auto with the sandbox off writes
 //! anywhere, and the state reaches `session_configured`, the title bar and exec's first
 //! line. Where the kernel has no Landlock, the tests that need it print why and return.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -5,6 +5,7 @@
 //! `/proc/PID/environ`, and a process that leaves its group and clears its environment
 //! (`env -i setsid`) outliving the command and the agent. Tests that need Landlock or tmux
 //! print why and return where they are missing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 #[path = "sandbox_escapes/confinement.rs"]
 mod confinement;

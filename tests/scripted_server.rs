@@ -1,5 +1,6 @@
 //! Self-test of the scripted model server in `tests/support/`, driven with
 //! plain reqwest (and raw TCP where the exact bytes matter).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Session logs end to end: recording, resume (also after SIGKILL), damaged logs, and
 //! secrets kept out, against the scripted server and the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! `miniagent sessions list|show|export` and `miniagent replay --headless`, on sessions
 //! the real binary recorded with `exec` against the scripted server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -8,6 +8,7 @@
 //! budget, that the session log rebuilds the same history the agent ended with, and it
 //! prints the process's resident memory at step 100 and step 1,000. The scripted server
 //! forgets each request once it is checked, so the figures are the agent's.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

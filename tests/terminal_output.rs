@@ -3,6 +3,7 @@
 //! it with every escape sequence and control character removed and its visible text
 //! kept; `--json` carries the raw text only in escaped form. Also: a reader that went
 //! away (`| head -1`) ends the run quietly instead of with a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! approval opens, a failed command's exit status, Esc during a long tool,
 //! resizes, and a clean shell after quitting; then a recorded session resumed, picked and
 //! replayed; and an old call's result and output read back from the session log.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -4,6 +4,7 @@
 //! its timeout, nothing it started survives, and the agent goes on: the next call runs
 //! and the turn completes. Each command carries a unique marker (`sleep 97.xx`) so the
 //! test can look for survivors in /proc.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

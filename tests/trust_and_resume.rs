@@ -2,6 +2,7 @@
 //! real binary against the scripted server: a workspace whose `.miniagent/` changed after
 //! it was trusted, the agent's own tools writing miniagent's settings, a crafted session
 //! log, and "approve for the session" on an interpreter.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! The workbench without a terminal: sequences of agent events and keys produce the
 //! expected state and `Op`s, and every pane and overlay is snapshotted on ratatui's
 //! `TestBackend` at 80×24 and 160×48.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

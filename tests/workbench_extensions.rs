@@ -1,4 +1,5 @@
 //! The workbench's `/mcp` and `/skills` overlays and the server-state events behind them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! Recorded sessions in the workbench: the `/resume` picker, resuming a log (the panes
 //! rebuilt from its events, the agent asked to continue it), and replay (a log played
 //! back with no agent), snapshotted on ratatui's `TestBackend`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
 

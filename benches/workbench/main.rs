@@ -17,6 +17,7 @@
 //! `MINIAGENT_BENCH_RUNS` changes the number of start runs; `MINIAGENT_BENCH_PARTS`
 //! (`start`, `streaming`, `memory`, comma-separated) runs only those parts;
 //! `MINIAGENT_BENCH_CALLS` (`20,200`) sets the memory part's turn lengths.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark fails by panicking.
 
 #[path = "../../tests/support/mod.rs"]
 mod support;

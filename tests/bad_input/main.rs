@@ -9,6 +9,7 @@
 //!   line naming the file and the key ([`config`]).
 //! - The terminal goes through the workbench's `App`, drawn on ratatui's `TestBackend`
 //!   ([`terminal`]).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 #[path = "../support/mod.rs"]
 mod support;

@@ -1,0 +1,582 @@
+//! Keeping the prompt within budget. Before every model call the prompt's size (plus the
+//! output reserve and a margin) is checked against `agent.token_limit` and the model's
+//! window. Over it, the prompt is brought down to a low-water mark well below the
+//! trigger, so a compaction buys many steps: first what dominates it (oversized tool
+//! results are trimmed to their first and last lines, no model call), then runs of
+//! assistant and tool messages are replaced by summaries, the most recent steps last.
+//! User messages are never touched, and the history keeps every original.
+
+use super::context::{SUMMARY_MARK, Summary, ViewItem};
+use super::history::{ContentBlock, Message, Role};
+use super::model_call::{CallFailure, Deltas, call_model};
+use super::{AgentOptions, Session, TurnContext};
+use crate::agent::tokens::TokenCounter;
+use crate::llm::ModelRequest;
+use crate::protocol::{CompactionOutcome, Event, message_range};
+
+pub use crate::protocol::CompactionStrategy as Strategy;
+
+/// Tokens kept free beyond the output reserve, for estimate error.
+pub(crate) const MARGIN_TOKENS: u64 = 1000;
+/// A compaction brings the prompt down to this share of the budget (the low-water mark),
+/// so the steps after it have room before the next one.
+const LOW_WATER_PERCENT: u64 = 50;
+/// A tool result larger than this share of the budget dominates the prompt: it is trimmed
+/// before anything is summarized.
+const OVERSIZED_DIVISOR: u64 = 8;
+/// Under the budget, a summary must win back at least this share (1/N) of the room the
+/// prompt has besides the system prompt and tools.
+const MIN_GAIN_DIVISOR: u64 = 4;
+/// Results under this many tokens are never trimmed (their trimmed form saves little).
+const OVERSIZED_MIN_TOKENS: u64 = 600;
+/// Output budget of a summary call, at most; small budgets get a shorter summary.
+const SUMMARY_OUTPUT_TOKENS: u64 = 2048;
+/// Characters of one tool result or message kept in a summary request, at most.
+const DIGEST_ITEM_CHARS: usize = 4000;
+
+fn summarizer_prompt(words: u64) -> String {
+    format!(
+        "You condense part of a coding agent's working history so the agent can continue within its context budget. \
+Write a concise account, at most {words} words, in English: what was attempted, which tools were called with which key arguments, \
+what the results showed (keep exact file paths, names, numbers and error messages that matter), decisions taken, and what was left open. \
+Invent nothing. Do not address the user; write for the agent that will read this in place of the original messages."
+    )
+}
+
+/// Why the prompt could not be made to fit.
+#[derive(Debug)]
+pub(crate) enum BudgetFailure {
+    Cancelled,
+    TooLarge(String),
+}
+
+/// What one compaction did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Compacted {
+    /// Summaries applied.
+    pub summaries: usize,
+    /// Oversized results trimmed.
+    pub trimmed: usize,
+}
+
+/// The budget the prompt must fit: the smaller of the token limit and the window,
+/// less the output reserve and a margin.
+pub(crate) fn budget(context: &TurnContext) -> u64 {
+    let config = &context.options.config;
+    let limit = config.agent.token_limit.min(config.model.context_window);
+    limit.saturating_sub(u64::from(config.model.max_output_tokens) + MARGIN_TOKENS)
+}
+
+/// Tokens of everything a request carries besides the messages: the system prompt and
+/// the tool schemas, `delegate` included (the gauge, the inspector and the budget all
+/// use this one figure).
+pub(crate) fn fixed_tokens_of(options: &AgentOptions, counter: &TokenCounter) -> u64 {
+    let mut specs = options.tools.specs();
+    specs.push(super::delegate::spec());
+    counter.count(&options.system_prompt) + counter.tools(&specs)
+}
+
+/// Where the context stands, for the gauge: the whole next prompt as counted here (the
+/// figure the budget, `/history` and `/stats` use too), with the provider's figures for
+/// the last call. `estimated` says the provider reported none.
+pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions) -> Event {
+    let fixed = fixed_tokens_for(session, options);
+    let usage = session.usage.last;
+    Event::TokenUsage {
+        context_tokens: fixed.saturating_add(session.context.prompt_tokens()),
+        estimated: usage.input_tokens + usage.output_tokens == 0,
+        token_limit: options.config.agent.token_limit,
+        context_window: options.config.model.context_window,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        total_input_tokens: session.usage.input,
+        total_output_tokens: session.usage.output,
+    }
+}
+
+/// [`fixed_tokens_of`], counted again only when the tools change (every step asks: the
+/// budget before each call and the gauge after it).
+fn fixed_tokens(session: &mut Session, context: &TurnContext) -> u64 {
+    fixed_tokens_for(session, &context.options)
+}
+
+fn fixed_tokens_for(session: &mut Session, options: &AgentOptions) -> u64 {
+    let names = options.tools.names();
+    if let Some((counted_for, tokens)) = &session.fixed_tokens
+        && *counted_for == names
+    {
+        return *tokens;
+    }
+    let tokens = fixed_tokens_of(options, &session.context.counter());
+    session.fixed_tokens = Some((names, tokens));
+    tokens
+}
+
+/// The whole prompt's estimated size.
+pub(crate) fn prompt_size(session: &mut Session, context: &TurnContext) -> u64 {
+    fixed_tokens(session, context).saturating_add(session.context.prompt_tokens())
+}
+
+/// Makes the next prompt fit the budget (pre-flight): when it is over, brings it down to
+/// the low-water mark. `force` (`/compact`) compacts whatever can be even when it fits,
+/// keeping the recent steps verbatim unless they are what is too large.
+pub(crate) async fn ensure_budget(
+    session: &mut Session,
+    context: &TurnContext,
+    force: bool,
+) -> Result<Compacted, BudgetFailure> {
+    let options = &context.options;
+    let strategy = options.config.agent.compaction;
+    let keep_results = options.config.agent.keep_tool_results;
+    if strategy.masks() && session.context.advance_masking(keep_results) {
+        report_masking(session, context);
+    }
+    let budget = budget(context);
+    let mut done = Compacted::default();
+    let mut size = prompt_size(session, context);
+    if size <= budget && !force {
+        return Ok(done);
+    }
+    // The system prompt and tools cannot be compacted: the mark is set in what is left.
+    let fixed = fixed_tokens(session, context);
+    let low_water = fixed + budget.saturating_sub(fixed) * LOW_WATER_PERCENT / 100;
+    let keep = options.config.agent.keep_recent_steps;
+    // `/compact` goes as far as it can without the recent steps (unless they are what is
+    // too large); the pre-flight stops at the low-water mark, and leaves the latest step
+    // (results the model has not seen yet) to the last.
+    let (target, floor) = if force && size <= low_water {
+        (0, keep)
+    } else {
+        (low_water, keep.min(1))
+    };
+    if strategy != Strategy::Off {
+        // What dominates first, without a model call: oversized results before the recent
+        // steps, then those in the recent steps but the latest.
+        size = trim_oversized(session, context, &mut done, size, target, keep, budget);
+        size = trim_oversized(session, context, &mut done, size, target, keep.min(1), budget);
+    }
+    if strategy.summarizes() && size > target {
+        // One summary call per run: keep as many recent steps as still lets the summary
+        // reach the mark (a summary is reckoned at a third of what it replaces, at most
+        // its output budget).
+        let output = summary_output_tokens(budget);
+        let mut chosen = (floor, size);
+        for keep_recent in (floor..=keep).rev() {
+            let mut estimate = size;
+            for (start, end) in plan(session, keep_recent) {
+                let saved = session.context.range_tokens(start, end);
+                estimate = estimate.saturating_sub(saved) + output.min(saved / 3);
+            }
+            chosen = (keep_recent, estimate);
+            if estimate <= target {
+                break;
+            }
+        }
+        // Under the budget, a summary call must buy several steps: when the latest step
+        // alone keeps the prompt over the mark, summarizing a little more at every step
+        // would cost a model call each time for nothing.
+        let (keep_recent, estimate) = chosen;
+        let room = budget.saturating_sub(fixed);
+        let worth_it = force || size > budget || size.saturating_sub(estimate) >= room / MIN_GAIN_DIVISOR;
+        if worth_it {
+            for (start, end) in plan(session, keep_recent) {
+                summarize(session, context, start, end, target, &mut done).await?;
+                size = prompt_size(session, context);
+                if size <= target {
+                    break;
+                }
+            }
+        }
+    }
+    if strategy != Strategy::Off {
+        // The latest step's own results, only when nothing else could make room (or as
+        // far as `/compact` goes).
+        let last_target = if force { target } else { budget };
+        size = trim_oversized(session, context, &mut done, size, last_target, 0, budget);
+    }
+    if done.trimmed > 0 {
+        context.events.emit(Event::Notice {
+            message: format!(
+                "{} large tool result{} trimmed to {} first and last lines to save context (the history keeps {} whole)",
+                done.trimmed,
+                if done.trimmed == 1 { " is" } else { "s are" },
+                if done.trimmed == 1 { "its" } else { "their" },
+                if done.trimmed == 1 { "it" } else { "them" },
+            ),
+        });
+    }
+    if strategy.masks() || strategy.summarizes() {
+        for keep in [keep_results, 1, 0] {
+            if size <= budget {
+                break;
+            }
+            if session.context.mask_all_but(keep) {
+                report_masking(session, context);
+                size = prompt_size(session, context);
+            }
+        }
+    }
+    if size <= budget {
+        return Ok(done);
+    }
+    Err(BudgetFailure::TooLarge(format!(
+        "the prompt needs about {size} tokens but the budget is {budget} (agent.token_limit {}, window {}, output reserve {}){}",
+        options.config.agent.token_limit,
+        options.config.model.context_window,
+        options.config.model.max_output_tokens,
+        if strategy == Strategy::Off {
+            "; compaction is off (agent.compaction)"
+        } else {
+            "; what is left cannot be compacted further"
+        }
+    )))
+}
+
+/// The output budget of a summary call: short enough to leave the low-water mark
+/// reachable, within reason.
+fn summary_output_tokens(budget: u64) -> u64 {
+    (budget / 8).clamp(256, SUMMARY_OUTPUT_TOKENS)
+}
+
+/// Trims oversized results, oldest first, until the prompt is at `target`; results in the
+/// last `keep_recent` steps are left whole. Returns the prompt's size after.
+fn trim_oversized(
+    session: &mut Session,
+    context: &TurnContext,
+    done: &mut Compacted,
+    mut size: u64,
+    target: u64,
+    keep_recent: usize,
+    budget: u64,
+) -> u64 {
+    let min_tokens = (budget / OVERSIZED_DIVISOR).max(OVERSIZED_MIN_TOKENS);
+    let recent_from = recent_steps_start(session, keep_recent);
+    for (id, index, _) in session.context.oversized_results(min_tokens) {
+        if size <= target {
+            break;
+        }
+        if index >= recent_from {
+            continue;
+        }
+        session.context.trim_result(&id);
+        done.trimmed += 1;
+        size = prompt_size(session, context);
+    }
+    size
+}
+
+/// Where the last `keep_recent` steps (assistant messages and what follows them) begin;
+/// the history's end when none are kept.
+fn recent_steps_start(session: &Session, keep_recent: usize) -> usize {
+    let messages = session.context.messages();
+    if keep_recent == 0 {
+        return messages.len();
+    }
+    let last_user = messages.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+    let assistants: Vec<usize> = (last_user..messages.len())
+        .filter(|i| messages[*i].role == Role::Assistant)
+        .collect();
+    assistants
+        .len()
+        .checked_sub(keep_recent)
+        .map_or(last_user, |first| assistants[first])
+}
+
+fn report_masking(session: &Session, context: &TurnContext) {
+    context.events.emit(Event::Notice {
+        message: format!(
+            "{} older tool results are shown to the model as one-line stubs (the last {} stay whole)",
+            session.context.masked_results(),
+            session.context.result_count() - session.context.masked_results()
+        ),
+    });
+}
+
+/// Ranges worth summarizing, oldest first: each run of assistant and tool messages
+/// between two user messages; in the last run, all but its last `keep_recent` steps.
+pub(crate) fn plan(session: &Session, keep_recent: usize) -> Vec<(usize, usize)> {
+    let messages = session.context.messages();
+    let users: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User)
+        .map(|(i, _)| i)
+        .collect();
+    let mut ranges = Vec::new();
+    for (n, user) in users.iter().enumerate() {
+        let start = user + 1;
+        let last = n + 1 == users.len();
+        let mut end = users.get(n + 1).copied().unwrap_or(messages.len());
+        if last && keep_recent > 0 {
+            let assistants: Vec<usize> = (start..end)
+                .filter(|i| messages[*i].role == Role::Assistant)
+                .collect();
+            if assistants.len() <= keep_recent {
+                continue;
+            }
+            end = assistants[assistants.len() - keep_recent];
+        }
+        if start >= end {
+            continue;
+        }
+        let summaries = session.context.summaries();
+        let already = summaries.iter().any(|s| s.start == start && s.end == end);
+        let straddles = summaries
+            .iter()
+            .any(|s| s.start < end && s.end > start && !(s.start >= start && s.end <= end));
+        if !already && !straddles {
+            ranges.push((start, end));
+        }
+    }
+    ranges
+}
+
+/// Replaces `start..end` with a summary (or, when the model cannot write one, a digest
+/// that is never longer than what it replaces). Every call announced with
+/// `CompactionStarted` ends with `ContextCompacted` or `CompactionEnded`.
+async fn summarize(
+    session: &mut Session,
+    context: &TurnContext,
+    start: usize,
+    end: usize,
+    target: u64,
+    done: &mut Compacted,
+) -> Result<(), BudgetFailure> {
+    let counter = session.context.counter();
+    let prompt_before = prompt_size(session, context);
+    // What the range takes in the prompt now, and what it stands for.
+    let shown_before = session.context.range_tokens(start, end);
+    let tokens_before = session.context.original_tokens(start, end);
+    let range = message_range(start as u64, end as u64);
+    context.events.emit(Event::CompactionStarted {
+        reason: format!("summarizing messages {range} (about {shown_before} tokens in the prompt)"),
+    });
+    let budget = budget(context);
+    let output_tokens = summary_output_tokens(budget);
+    let digest = digest(session, start, end, budget / 2);
+    let request_messages = vec![Message::user(format!(
+        "Summarize these steps of the agent's work (messages {range} of the history):\n\n{digest}"
+    ))];
+    let system = summarizer_prompt(output_tokens * 3 / 5);
+    // No tools: a summary request must not call any, and its history has no tool blocks.
+    let request = ModelRequest {
+        system: &system,
+        messages: &request_messages,
+        tools: &[],
+        max_output_tokens: u32::try_from(output_tokens).unwrap_or(u32::MAX),
+    };
+    let written = match call_model(context, &request, Deltas::Quiet).await {
+        Ok(response) => {
+            let text: String = response
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            Some(text.trim().to_string()).filter(|t| !t.is_empty())
+        }
+        Err(CallFailure::Cancelled { .. }) => {
+            context.events.emit(Event::CompactionEnded {
+                outcome: CompactionOutcome::Cancelled,
+                reason: format!("interrupted while summarizing messages {range}"),
+            });
+            return Err(BudgetFailure::Cancelled);
+        }
+        Err(CallFailure::Failed(error)) => {
+            context.events.emit(Event::Notice {
+                message: format!("the summary call failed ({error}); a digest of the steps stands in for it"),
+            });
+            None
+        }
+        Err(CallFailure::Repeating { .. }) => {
+            context.events.emit(Event::Notice {
+                message: "the summary kept repeating itself; a digest of the steps stands in for it"
+                    .to_string(),
+            });
+            None
+        }
+    };
+    let summary_tokens = |text: &str| counter.message(&Message::user(format!("{SUMMARY_MARK}\n\n{text}")));
+    let (text, fallback) = match written {
+        Some(text) if summary_tokens(&text) < shown_before => (text, false),
+        _ => (
+            fallback_digest(session, start, end, (shown_before / 2).min(target.max(200))),
+            true,
+        ),
+    };
+    let tokens = summary_tokens(&text);
+    if tokens >= shown_before {
+        // Nothing smaller could be written: leave the range as it is.
+        context.events.emit(Event::CompactionEnded {
+            outcome: CompactionOutcome::Failed,
+            reason: format!(
+                "nothing shorter than messages {range} (about {shown_before} tokens) could be written; they stay as they are"
+            ),
+        });
+        return Ok(());
+    }
+    session.context.apply_summary(Summary {
+        start,
+        end,
+        text: text.clone(),
+        tokens_before,
+        tokens,
+        fallback,
+        nested: Vec::new(),
+    });
+    done.summaries += 1;
+    let prompt_after = prompt_size(session, context);
+    session.compaction_log.push(crate::protocol::CompactionRecord {
+        tokens_before: prompt_before,
+        tokens_after: prompt_after,
+        start: start as u64,
+        end: end as u64,
+        fallback,
+    });
+    context.events.emit(Event::ContextCompacted {
+        tokens_before: prompt_before,
+        tokens_after: prompt_after,
+        summary: text,
+        start: start as u64,
+        end: end as u64,
+        fallback,
+    });
+    Ok(())
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    if text.chars().count() <= chars {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(chars * 2 / 3).collect();
+    let tail: String = text
+        .chars()
+        .rev()
+        .take(chars / 3)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("{head}\n[… cut …]\n{tail}")
+}
+
+/// The steps of `start..end` as text for the summarizer, within `max_tokens`.
+fn digest(session: &Session, start: usize, end: usize, max_tokens: u64) -> String {
+    let counter = session.context.counter();
+    let mut item_chars = DIGEST_ITEM_CHARS;
+    loop {
+        let text = render_range(session, start, end, item_chars);
+        if counter.count(&text) <= max_tokens || item_chars <= 200 {
+            return text;
+        }
+        item_chars /= 2;
+    }
+}
+
+fn render_range(session: &Session, start: usize, end: usize, item_chars: usize) -> String {
+    let context = &session.context;
+    let messages = context.messages();
+    let mut out = String::new();
+    for item in context.view_items() {
+        match item {
+            ViewItem::Summary(index) => {
+                let summary = &context.summaries()[index];
+                if summary.start >= start && summary.end <= end {
+                    out.push_str(&format!(
+                        "Summary of earlier steps:\n{}\n\n",
+                        clip(&summary.text, item_chars * 2)
+                    ));
+                }
+            }
+            ViewItem::Message(index) if index >= start && index < end => {
+                out.push_str(&render_message(&messages[index], item_chars));
+            }
+            ViewItem::Message(_) => {}
+        }
+    }
+    out
+}
+
+fn render_message(message: &Message, item_chars: usize) -> String {
+    let mut out = String::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } if message.role == Role::Assistant => {
+                out.push_str(&format!("Assistant: {}\n", clip(text, item_chars)));
+            }
+            ContentBlock::Text { text } => out.push_str(&format!("Note: {}\n", clip(text, item_chars))),
+            ContentBlock::ToolUse { name, input, .. } => {
+                out.push_str(&format!("Called {name} {}\n", clip(&input.to_string(), 400)));
+            }
+            ContentBlock::ToolResult {
+                content, is_error, ..
+            } => {
+                let kind = if *is_error { "error" } else { "result" };
+                out.push_str(&format!("Tool {kind}:\n{}\n", clip(content, item_chars)));
+            }
+            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// A digest written without the model: the calls made and the first line of each result,
+/// cut to `max_tokens`.
+fn fallback_digest(session: &Session, start: usize, end: usize, max_tokens: u64) -> String {
+    let counter = session.context.counter();
+    let mut lines = vec!["(The model could not summarize these steps; this digest lists them.)".to_string()];
+    let mut calls = 0;
+    for item in session.context.view_items() {
+        match item {
+            ViewItem::Summary(index) => {
+                let summary = &session.context.summaries()[index];
+                if summary.start >= start && summary.end <= end {
+                    lines.push(format!(
+                        "Earlier: {}",
+                        clip(summary.text.lines().next().unwrap_or(""), 200)
+                    ));
+                }
+            }
+            ViewItem::Message(index) if index >= start && index < end => {
+                for block in &session.context.messages()[index].content {
+                    match block {
+                        ContentBlock::ToolUse { name, input, .. } => {
+                            calls += 1;
+                            lines.push(format!("- {name} {}", clip(&input.to_string(), 100)));
+                        }
+                        ContentBlock::ToolResult {
+                            content, is_error, ..
+                        } => {
+                            let first = content.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                            let kind = if *is_error { "error" } else { "ok" };
+                            lines.push(format!("  {kind}: {}", clip(first, 120)));
+                        }
+                        ContentBlock::Text { text } => {
+                            lines.push(format!(
+                                "- said: {}",
+                                clip(text.lines().next().unwrap_or(""), 120)
+                            ));
+                        }
+                        ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+                    }
+                }
+            }
+            ViewItem::Message(_) => {}
+        }
+    }
+    lines.push(format!("({calls} tool calls in all.)"));
+    let mut text = lines.join("\n");
+    while counter.count(&text) > max_tokens && text.len() > 40 {
+        let keep = text.len() * 3 / 4;
+        let mut cut = keep;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(" …");
+    }
+    text
+}

@@ -1,0 +1,19 @@
+//! miniagent's agent: configuration, model clients, tools, the agent loop, context and
+//! compaction, the session log, trust and secrets.
+//!
+//! Front ends talk to the agent only through `miniagent_protocol`: `Op`s in, `Event`s out.
+
+pub mod agent;
+pub mod config;
+pub mod hardening;
+pub mod llm;
+pub mod secrets;
+pub mod session;
+pub mod startup;
+pub mod tools;
+pub mod trust;
+
+// The crate was one module tree before it was split; these keep `crate::protocol::...`
+// and `crate::terminal_text::...` naming the same things.
+use miniagent_protocol as protocol;
+use miniagent_text as terminal_text;

@@ -1,0 +1,570 @@
+//! Model clients: one [`ModelClient`] trait, two streaming providers (Anthropic Messages
+//! and OpenAI Chat Completions), the SSE decoding they share, and the retry policy.
+
+pub mod anthropic;
+pub mod endpoint;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ModelConfig, Provider};
+use crate::protocol::StopReason;
+use crate::protocol::message::{ContentBlock, Message};
+
+/// A tool as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub input_schema: serde_json::Value,
+}
+
+/// One model call, provider-neutral. It borrows the history so a step costs no copy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelRequest<'a> {
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+    pub max_output_tokens: u32,
+}
+
+/// Token counts a provider reported for one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// A tool call whose arguments were not valid JSON; the loop answers it with this error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidArguments {
+    pub call_id: String,
+    pub error: String,
+}
+
+/// The complete reply of one model call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelResponse {
+    /// Blocks in the order the model produced them (thinking, text, tool calls).
+    pub content: Vec<ContentBlock>,
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    pub invalid_arguments: Vec<InvalidArguments>,
+}
+
+/// What a model stream yields.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelEvent {
+    ThinkingDelta(String),
+    TextDelta(String),
+    /// Always the last item of a successful stream.
+    Completed(ModelResponse),
+}
+
+/// Why a model call failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// `detail` says what failed in a few words ("connection refused"); the whole error
+    /// chain went to the log when it happened.
+    #[error("{detail} at {address}")]
+    Connect { address: String, detail: String },
+    #[error("no data from the provider for {0} s")]
+    Timeout(u64),
+    #[error("HTTP {status} from the provider: {message}")]
+    Status {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("the stream broke: {0}")]
+    StreamBroken(String),
+    #[error("the provider reported an error mid-stream ({kind}): {message}")]
+    StreamError { kind: String, message: String },
+    #[error("malformed stream data: {0}")]
+    Malformed(String),
+    #[error("cannot send the request: {0}")]
+    Request(String),
+    /// A line, an event or the reply passed its size limit; reading stopped there.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The stream went on, but with keep-alives only, for this many seconds.
+    #[error("no reply from the provider for {0} s (only keep-alives)")]
+    Stalled(u64),
+    /// The attempt passed `model.call_deadline_s`.
+    #[error("the model call took longer than {0} s (model.call_deadline_s); stopped")]
+    Deadline(u64),
+    /// A successful status whose body is not an event stream (a login page, a proxy's
+    /// error, a non-streamed reply).
+    #[error("the provider's answer is not an event stream (HTTP {status}, {content_type}): {excerpt}")]
+    NotEventStream {
+        status: u16,
+        content_type: String,
+        excerpt: String,
+    },
+    /// The stream ended properly but without a reply to use.
+    #[error("the provider gave no reply: {0}")]
+    NoReply(String),
+}
+
+impl LlmError {
+    /// Whether another attempt may succeed: 408/409/429/5xx, connection problems,
+    /// timeouts, broken streams, streams of keep-alives only and the provider's own
+    /// overload errors. Never other 4xx, context-length errors or malformed data; nor
+    /// what a hostile or misconfigured server would simply send again at the same cost:
+    /// a reply over the size limits, one past the call deadline (another attempt takes
+    /// as long again), a body that is not an event stream, a filtered or empty reply.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Connect { .. }
+            | LlmError::Timeout(_)
+            | LlmError::StreamBroken(_)
+            | LlmError::Stalled(_) => true,
+            LlmError::Status { status, message, .. } => {
+                matches!(status, 408 | 409 | 429 | 500..=599) && !is_context_length_message(message)
+            }
+            LlmError::StreamError { kind, .. } => matches!(
+                kind.as_str(),
+                "overloaded_error" | "api_error" | "rate_limit_error" | "server_error"
+            ),
+            LlmError::Malformed(_)
+            | LlmError::Request(_)
+            | LlmError::TooLarge(_)
+            | LlmError::Deadline(_)
+            | LlmError::NotEventStream { .. }
+            | LlmError::NoReply(_) => false,
+        }
+    }
+
+    /// Whether the provider refused the request because the prompt is longer than the
+    /// model's context (a 400 or 413 saying so, or an error event saying so).
+    pub fn is_context_overflow(&self) -> bool {
+        match self {
+            LlmError::Status { status, message, .. } => {
+                matches!(status, 400 | 413) && is_context_length_message(message)
+            }
+            LlmError::StreamError { message, .. } => is_context_length_message(message),
+            LlmError::Connect { .. }
+            | LlmError::Timeout(_)
+            | LlmError::StreamBroken(_)
+            | LlmError::Malformed(_)
+            | LlmError::Request(_)
+            | LlmError::TooLarge(_)
+            | LlmError::Stalled(_)
+            | LlmError::Deadline(_)
+            | LlmError::NotEventStream { .. }
+            | LlmError::NoReply(_) => false,
+        }
+    }
+
+    /// The delay the provider asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Whether the provider refused the request because the prompt is too long.
+    pub fn is_context_length(&self) -> bool {
+        match self {
+            LlmError::Status {
+                status: 400 | 413,
+                message,
+                ..
+            } => is_context_length_message(message),
+            _ => false,
+        }
+    }
+}
+
+fn is_context_length_message(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "context length",
+        "context_length",
+        "prompt is too long",
+        "too many tokens",
+        "maximum context",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+/// A stream of [`ModelEvent`]s for one model call.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, LlmError>> + Send>>;
+
+/// A streaming model provider.
+pub trait ModelClient: Send + Sync {
+    /// `anthropic` or `openai`.
+    fn provider(&self) -> &'static str;
+    /// The model name requests carry.
+    fn model(&self) -> &str;
+    /// Sends the request; resolves once the provider accepted it and the reply streams.
+    /// The body is built before this returns, so the request need not outlive the call.
+    fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>>;
+}
+
+/// Builds the client the configuration names. The key is kept inside the client only.
+pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc<dyn ModelClient>> {
+    // reqwest picks aws-lc-rs itself; making it the process default as well keeps every
+    // other rustls user on the same provider. A second install is refused harmlessly.
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(config.connect_timeout_s))
+        .read_timeout(Duration::from_secs(config.stream_idle_timeout_s))
+        .build()
+        .map_err(|err| anyhow::anyhow!("cannot build the HTTP client: {err}"))?;
+    let base = endpoint::resolve_base_url(config.provider, &config.base_url)?;
+    Ok(match config.provider {
+        Provider::Anthropic => Arc::new(anthropic::AnthropicClient::new(http, base, api_key, config)),
+        Provider::Openai => Arc::new(openai::OpenAiClient::new(http, base, api_key, config)),
+    })
+}
+
+/// Parses streamed tool-call arguments: empty means no arguments; anything else must be
+/// a JSON object. The error text is what the model is told.
+pub(crate) fn parse_tool_arguments(raw: &str) -> Result<serde_json::Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "arguments must be a JSON object, got {}",
+            json_kind(&other)
+        )),
+        Err(err) => Err(format!("arguments were not valid JSON: {err}")),
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Turns a transport error into the matching [`LlmError`].
+pub(crate) fn transport_error(url: &str, err: &reqwest::Error, idle_timeout_s: u64) -> LlmError {
+    if err.is_timeout() {
+        LlmError::Timeout(idle_timeout_s)
+    } else if err.is_connect() {
+        // The chain (reqwest, hyper, the OS) is three lines of nested causes: the log
+        // keeps it, the person gets the cause that matters.
+        tracing::warn!("cannot connect to {url}: {}", error_chain(err));
+        LlmError::Connect {
+            address: address_of(url),
+            detail: connect_failure(err),
+        }
+    } else if err.is_builder() {
+        LlmError::Request(error_chain(err))
+    } else {
+        LlmError::StreamBroken(error_chain(err))
+    }
+}
+
+/// `host:port` of `url` (the whole text when it does not parse).
+fn address_of(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => match (parsed.host_str(), parsed.port_or_known_default()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_string(),
+            (None, _) => url.to_string(),
+        },
+        Err(_) => url.to_string(),
+    }
+}
+
+/// What a failed connection came to, in a few words: the operating system's reason for
+/// the usual cases, else the innermost cause of the chain.
+fn connect_failure(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut innermost = err.to_string();
+    let mut dns = false;
+    let mut source = Some(err);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        dns |= text.starts_with("dns error");
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind;
+            let known = match io.kind() {
+                ErrorKind::ConnectionRefused => Some("connection refused"),
+                ErrorKind::TimedOut => Some("connection timed out"),
+                ErrorKind::ConnectionReset => Some("connection reset"),
+                ErrorKind::ConnectionAborted => Some("connection aborted"),
+                ErrorKind::HostUnreachable => Some("host unreachable"),
+                ErrorKind::NetworkUnreachable => Some("network unreachable"),
+                ErrorKind::AddrNotAvailable => Some("address not available"),
+                _ => None,
+            };
+            if let Some(known) = known {
+                return known.to_string();
+            }
+        }
+        innermost = text;
+        source = cause.source();
+    }
+    if dns {
+        return format!("cannot resolve the host name ({innermost})");
+    }
+    // "… (os error 111)" adds nothing a person can use.
+    match innermost.rfind(" (os error ") {
+        Some(cut) if innermost.ends_with(')') => innermost[..cut].to_string(),
+        _ => innermost,
+    }
+}
+
+/// An error with its causes, on one line (reqwest hides the useful part in `source()`).
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The most text, thinking and tool-call arguments (with ids, names and signatures) one
+/// reply may carry: 4 MiB. Output limits are about 128k tokens, about 0.5 MB of text
+/// (2 MB even at 4 bytes a token with every character escaped), so no model's reply
+/// comes near it; a server that goes past it is broken or hostile, and the front ends
+/// and the session log would otherwise hold all it sends.
+pub const MAX_REPLY_BYTES: usize = 4 << 20;
+
+/// Counts what a reply has carried against [`MAX_REPLY_BYTES`].
+#[derive(Debug, Default)]
+pub(crate) struct ReplyBudget {
+    used: usize,
+}
+
+impl ReplyBudget {
+    /// Counts `bytes` more; an error once the reply is over the limit.
+    pub(crate) fn take(&mut self, bytes: usize) -> Result<(), LlmError> {
+        self.used = self.used.saturating_add(bytes);
+        if self.used > MAX_REPLY_BYTES {
+            return Err(LlmError::TooLarge(format!(
+                "the provider's reply is larger than {} MiB, more than any model writes; \
+                 stopped reading",
+                MAX_REPLY_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// Bytes counted so far.
+    pub(crate) fn used(&self) -> usize {
+        self.used
+    }
+}
+
+/// How much of an error body, or of a body that is not an event stream, is read: enough
+/// for any provider's message, never a whole hostile download.
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// Characters of a body quoted in an error.
+const EXCERPT_CHARS: usize = 200;
+
+/// Sends the request and checks the answer: a success whose body is an event stream, or
+/// the matching error, all before `deadline`.
+pub(crate) async fn open_stream(
+    builder: reqwest::RequestBuilder,
+    url: &str,
+    idle_timeout_s: u64,
+    deadline: tokio::time::Instant,
+    deadline_s: u64,
+) -> Result<reqwest::Response, LlmError> {
+    let opened = tokio::time::timeout_at(deadline, async {
+        let response = builder
+            .send()
+            .await
+            .map_err(|err| transport_error(url, &err, idle_timeout_s))?;
+        if !response.status().is_success() {
+            return Err(status_error(response).await);
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        // A missing type is let through: some compatible servers send none.
+        if let Some(content_type) = content_type {
+            let essence = content_type.split(';').next().unwrap_or("").trim();
+            if !essence.eq_ignore_ascii_case("text/event-stream") {
+                let status = response.status().as_u16();
+                let body = read_prefix(response, MAX_ERROR_BODY_BYTES).await;
+                let html = essence.to_ascii_lowercase().contains("html");
+                return Err(LlmError::NotEventStream {
+                    status,
+                    content_type: clean_excerpt(content_type.as_bytes(), false),
+                    excerpt: clean_excerpt(&body, html),
+                });
+            }
+        }
+        Ok(response)
+    })
+    .await;
+    opened.unwrap_or(Err(LlmError::Deadline(deadline_s)))
+}
+
+/// The first `limit` bytes of a body (fewer if it is shorter or breaks off).
+async fn read_prefix(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(limit - body.len())]),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body
+}
+
+/// A short, one-line, printable excerpt of a body: for HTML the text without tags,
+/// scripts and styles; control characters dropped; whitespace runs made one space.
+pub(crate) fn clean_excerpt(body: &[u8], html: bool) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = if html { html_text(&text) } else { text.into_owned() };
+    let mut out = String::new();
+    let mut chars = 0;
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            continue;
+        }
+        if chars >= EXCERPT_CHARS {
+            out.push('…');
+            break;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+            chars += 1;
+        }
+        out.push(c);
+        chars += 1;
+    }
+    if out.is_empty() {
+        "(empty body)".to_string()
+    } else {
+        out
+    }
+}
+
+/// The text of an HTML page: tags dropped, and what `<script>` and `<style>` hold.
+fn html_text(html: &str) -> String {
+    // Lower-casing ASCII keeps every byte where it was, so positions fit both.
+    let lower = html.to_ascii_lowercase();
+    let mut out = String::new();
+    let mut at = 0;
+    while let Some(open) = html[at..].find('<').map(|i| at + i) {
+        out.push_str(&html[at..open]);
+        let Some(close) = html[open..].find('>').map(|i| open + i) else {
+            at = html.len();
+            break;
+        };
+        let name = lower[open + 1..close]
+            .trim_start()
+            .split(|c: char| c.is_whitespace() || c == '/')
+            .next()
+            .unwrap_or("");
+        at = close + 1;
+        if matches!(name, "script" | "style") {
+            let end = format!("</{name}");
+            at = match lower[at..].find(&end) {
+                Some(i) => lower[at + i..].find('>').map_or(html.len(), |gt| at + i + gt + 1),
+                None => html.len(),
+            };
+        }
+        // A tag separates words, as a browser's line breaks and cells do.
+        out.push(' ');
+    }
+    out.push_str(&html[at..]);
+    out
+}
+
+/// Reads an error response: status, the provider's message and `Retry-After`.
+pub(crate) async fn status_error(response: reqwest::Response) -> LlmError {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let bytes = read_prefix(response, MAX_ERROR_BODY_BYTES).await;
+    let body = String::from_utf8_lossy(&bytes);
+    let message = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|json| {
+            json.pointer("/error/message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| {
+            let trimmed = body.trim();
+            if trimmed.is_empty() {
+                "(empty body)".to_string()
+            } else {
+                trimmed.chars().take(500).collect()
+            }
+        });
+    LlmError::Status {
+        status,
+        message,
+        retry_after,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16, message: &str) -> LlmError {
+        LlmError::Status {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn retryable_failures_are_the_transient_ones() {
+        assert!(status(429, "slow down").is_retryable());
+        assert!(status(503, "unavailable").is_retryable());
+        assert!(status(408, "timeout").is_retryable());
+        assert!(!status(400, "bad request").is_retryable());
+        assert!(!status(401, "bad key").is_retryable());
+        assert!(!status(400, "prompt is too long: 210000 tokens").is_retryable());
+        assert!(status(400, "prompt is too long: 210000 tokens").is_context_length());
+        assert!(LlmError::StreamBroken("eof".into()).is_retryable());
+        assert!(!LlmError::Malformed("x".into()).is_retryable());
+        assert!(
+            LlmError::StreamError {
+                kind: "overloaded_error".into(),
+                message: "busy".into()
+            }
+            .is_retryable()
+        );
+    }
+}

@@ -1,0 +1,472 @@
+//! The contract between the agent and every front end (workbench, `exec`, replay).
+//!
+//! Front ends send [`Op`]s and receive [`Event`]s. Both are plain serde types tagged as
+//! `{"type": "<snake_case>", ...}` so they can be logged as JSONL and replayed. Nothing
+//! here holds logic.
+
+use serde::{Deserialize, Serialize};
+
+pub mod message;
+pub mod record;
+pub mod settings;
+
+pub use settings::{ApprovalMode, CompactionStrategy, Encoding, SandboxSetting};
+
+/// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).
+pub type CallId = String;
+
+/// What a person (or a headless front end) decided about a tool call awaiting approval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call.
+    Approve,
+    /// Run this call, and later calls the request's `session_rule` covers, without asking.
+    ApproveForSession,
+    /// Do not run it; the model is told, with the reason when one is given.
+    Deny { reason: Option<String> },
+    /// Do not run it and end the turn, as an interrupt would.
+    Abort,
+}
+
+/// An approval remembered for the rest of the session.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalRule {
+    /// Every call of this tool.
+    Tool { name: String },
+    /// `bash` running this program as a simple command (no pipes, chains or redirects).
+    Command { program: String },
+    /// `bash` running exactly this command line: what "for the session" covers for
+    /// interpreters, shells, wrappers and compound commands, whose effect is not in
+    /// their arguments' shape.
+    CommandLine { command: String },
+}
+
+impl std::fmt::Display for ApprovalRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApprovalRule::Tool { name } => write!(f, "tool `{name}`"),
+            ApprovalRule::Command { program } => write!(f, "command `{program} …`"),
+            ApprovalRule::CommandLine { command } => write!(f, "exactly `{command}`"),
+        }
+    }
+}
+
+/// A request from a front end to the agent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// A user message. If a turn is running it is queued and starts when that turn ends.
+    UserInput { text: String },
+    /// The answer to an [`Event::ApprovalRequested`].
+    Approval { id: CallId, decision: Decision },
+    /// Cancel the running turn now: stop the stream, kill running tools, refuse pending approvals.
+    Interrupt,
+    /// Forget a remembered approval; the next such call asks again.
+    RevokeApproval { rule: ApprovalRule },
+    /// Change the approval mode for the rest of the session.
+    SetApprovalMode { mode: ApprovalMode },
+    /// Start the conversation over (the system prompt stays); refused while a turn runs.
+    ClearHistory,
+    /// Compact the history now instead of waiting for the budget to demand it.
+    CompactNow,
+    /// Ask for a [`Event::HistorySnapshot`]: the prompt as the model will see it next.
+    InspectHistory,
+    /// Drop an MCP server's connection and connect again.
+    ReconnectMcp { server: String },
+    /// Continue the session recorded in this log: its history, summaries, remembered
+    /// approvals and token figures replace the current ones; refused while a turn runs.
+    Resume { path: std::path::PathBuf },
+    /// Cancel whatever runs and end the agent task.
+    Shutdown,
+}
+
+/// One tool the agent can call, as announced to front ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+}
+
+/// Whether `bash` commands run in the Landlock sandbox (writes only under the workspace
+/// and the temp dir), as configured when the session started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxState {
+    /// Not reported (a session recorded before miniagent had a sandbox).
+    #[default]
+    Unknown,
+    /// Every command is sandboxed.
+    Enforced,
+    /// `tools.bash.sandbox = "off"`: full-auto runs commands unsandboxed; the other
+    /// approval modes still sandbox them.
+    Off,
+    /// The kernel cannot sandbox; commands run unsandboxed.
+    Unavailable { reason: String },
+}
+
+/// Why a turn stopped streaming text early, as the provider reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its reply.
+    EndTurn,
+    /// The model wants tools to run.
+    ToolUse,
+    /// The reply hit the output token limit.
+    MaxTokens,
+    /// The provider gave a reason we do not model (the text is in the log).
+    Other,
+}
+
+/// Something that happened in the agent, in the order it happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The session is ready: what it talks to and with which tools.
+    SessionConfigured {
+        model: String,
+        provider: String,
+        workspace: String,
+        tools: Vec<ToolInfo>,
+        /// The id the session is recorded under, when it is recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        /// Whether `bash` commands are sandboxed.
+        #[serde(default)]
+        sandbox: SandboxState,
+    },
+    /// The agent continues a recorded session ([`Op::Resume`]).
+    SessionResumed {
+        id: String,
+        /// Messages of the history it continues from.
+        messages: u64,
+        /// Turns recorded so far.
+        turns: u32,
+    },
+    /// A user message was taken and a turn began.
+    TurnStarted { text: String },
+    /// A model call (one step of the turn) begins.
+    StepStarted { step: u32, max_steps: u32 },
+    /// A piece of the model's thinking.
+    ThinkingDelta { delta: String },
+    /// A piece of the model's visible reply.
+    TextDelta { delta: String },
+    /// The complete reply of one model call.
+    AssistantMessage {
+        thinking: String,
+        text: String,
+        tool_calls: Vec<ToolCallSummary>,
+        stop_reason: StopReason,
+    },
+    /// The model asked for a tool call.
+    ToolCallRequested {
+        id: CallId,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    /// The approval policy wants a person to decide; answer with [`Op::Approval`].
+    ApprovalRequested {
+        id: CallId,
+        name: String,
+        preview: String,
+        /// What [`Decision::ApproveForSession`] would remember; `None`: it approves this
+        /// call only. Logs from before it existed read as `None`.
+        #[serde(default)]
+        session_rule: Option<ApprovalRule>,
+    },
+    /// The approvals remembered for this session changed (one was added or revoked).
+    ApprovalRulesChanged { rules: Vec<ApprovalRule> },
+    /// The approval mode changed.
+    ApprovalModeChanged { mode: ApprovalMode },
+    /// The conversation was started over.
+    HistoryCleared,
+    /// A tool call began to run.
+    ToolCallStarted { id: CallId, name: String },
+    /// Output a running tool produced (not capped; the capped result is what the model sees).
+    ToolOutputDelta { id: CallId, delta: String },
+    /// A tool call ended (ok, failed, refused or interrupted).
+    ToolCallFinished {
+        id: CallId,
+        name: String,
+        ok: bool,
+        outcome: ToolOutcome,
+        /// How long it ran, from `ToolCallStarted`; 0 if it never started. The wait for
+        /// approval is not part of it.
+        duration_ms: u64,
+        /// One line for lists: for a failure, how it ended and its error line (`exit
+        /// code 1 · NameError: …`); for a refusal by the person, their reason.
+        output_preview: String,
+        /// The whole result, as the model received it.
+        output: String,
+    },
+    /// Where the context stands after a model call.
+    TokenUsage {
+        /// Tokens the next request would carry, as miniagent counts them: the figure the
+        /// budget is checked against, and the one `/history` shows (also before the first
+        /// request: the system prompt and tool schemas).
+        context_tokens: u64,
+        /// True when the provider reported no usage for the last call (or there was none).
+        estimated: bool,
+        /// The configured budget that triggers compaction.
+        token_limit: u64,
+        /// The model's context window.
+        context_window: u64,
+        /// Provider-reported input tokens of the last call.
+        input_tokens: u64,
+        /// Provider-reported output tokens of the last call.
+        output_tokens: u64,
+        /// Provider-reported totals over the session.
+        total_input_tokens: u64,
+        total_output_tokens: u64,
+    },
+    /// A model call failed in a way worth another try; the next attempt starts after `delay_ms`.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+        /// True when text or thinking of the failed attempt was already streamed: front ends
+        /// drop it, because the retry streams the whole reply again.
+        discard_partial: bool,
+    },
+    /// A summary call began (the workbench shows "compacting"). Each one ends with
+    /// [`Event::ContextCompacted`] or [`Event::CompactionEnded`].
+    CompactionStarted { reason: String },
+    /// A summary call ended without replacing anything: it failed, was cancelled, or
+    /// wrote nothing shorter than the messages it was for.
+    CompactionEnded {
+        outcome: CompactionOutcome,
+        reason: String,
+    },
+    /// A range of the history was replaced by a summary in the prompt (the originals are kept).
+    ContextCompacted {
+        /// The whole prompt's estimated tokens before and after.
+        tokens_before: u64,
+        tokens_after: u64,
+        summary: String,
+        /// The replaced messages: `start..end` of the history.
+        start: u64,
+        end: u64,
+        /// True when the model could not summarize and a digest stands in.
+        fallback: bool,
+    },
+    /// An MCP server's state changed (they connect in the background).
+    McpServerStatus { server: String, state: McpState },
+    /// The skills found at start-up, and problems met while finding them.
+    SkillsLoaded {
+        skills: Vec<SkillInfo>,
+        warnings: Vec<String>,
+    },
+    /// Something a sub-agent did; `parent` is the `delegate` call that started it.
+    SubAgent {
+        parent: CallId,
+        agent: String,
+        event: Box<Event>,
+    },
+    /// The answer to [`Op::InspectHistory`].
+    HistorySnapshot { snapshot: HistorySnapshot },
+    /// Something worth telling the person that is not an error (e.g. a reply cut at the token limit).
+    Notice { message: String },
+    /// The turn finished with the model's final answer.
+    TurnComplete { text: String },
+    /// The turn was interrupted; the history was repaired and the next message continues it.
+    TurnAborted { reason: String },
+    /// The step limit was hit; `report` is the model's account of what was done and what remains.
+    StepLimitReached { steps: u32, report: String },
+    /// The turn failed and ended; the message says why. (Problems that do not end the
+    /// turn are [`Event::Notice`]s.)
+    Error { message: String },
+    /// The agent task ended (after [`Op::Shutdown`] or when every sender is gone).
+    ShutdownComplete,
+}
+
+/// The prompt as the model will see it next, with what the summaries replaced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistorySnapshot {
+    /// In prompt order: user messages, assistant messages, tool results, summaries.
+    pub entries: Vec<HistoryEntry>,
+    /// Tokens of the whole prompt (system prompt and tool schemas included).
+    pub prompt_tokens: u64,
+    /// Tokens of the prompt's messages by kind: `user`, `assistant`, `tool results`, `summaries`.
+    pub by_role: Vec<(String, u64)>,
+    /// Tokens of tool results in the prompt, by tool.
+    pub by_tool: Vec<(String, u64)>,
+    /// Every compaction of the session, oldest first.
+    pub compactions: Vec<CompactionRecord>,
+    /// Tool results the prompt shows as one-line stubs.
+    pub masked_results: u64,
+}
+
+/// One item of a [`HistorySnapshot`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub kind: HistoryEntryKind,
+    /// One line: the first words of a message, the tools called, or the summary's range.
+    pub title: String,
+    pub tokens: u64,
+    /// The whole text as the model sees it (capped for very long entries).
+    pub body: String,
+    /// For summaries: what they replaced.
+    pub summary: Option<SummaryDetail>,
+}
+
+/// What kind of prompt item a [`HistoryEntry`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryEntryKind {
+    User,
+    Assistant,
+    /// The results of one step's tool calls; some may be masked stubs.
+    ToolResults,
+    Summary,
+}
+
+/// A summary's record: the range it replaced and the original messages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SummaryDetail {
+    /// History messages `start..end`.
+    pub start: u64,
+    pub end: u64,
+    /// Tokens the range took before it was summarized.
+    pub tokens_before: u64,
+    /// True when the model could not summarize and a digest stands in.
+    pub fallback: bool,
+    /// The replaced messages (earlier summaries it absorbed appear as summary entries).
+    pub originals: Vec<HistoryEntry>,
+}
+
+/// How a summary call that replaced nothing ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionOutcome {
+    Failed,
+    Cancelled,
+}
+
+/// History messages as a person reads them: numbered from 1, `start..end` shown as
+/// `start+1–end` (one numbering for the inspector, `/stats`, `exec` and `sessions`).
+pub fn message_range(start: u64, end: u64) -> String {
+    let first = start.saturating_add(1);
+    let last = end.max(first);
+    if last == first {
+        first.to_string()
+    } else {
+        format!("{first}–{last}")
+    }
+}
+
+/// One compaction, as the session log and `/stats` show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionRecord {
+    /// The whole prompt's tokens before and after.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub start: u64,
+    pub end: u64,
+    pub fallback: bool,
+}
+
+/// Where an MCP server stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpState {
+    Disabled,
+    Connecting,
+    Ready { tools: Vec<String> },
+    Failed { reason: String },
+}
+
+/// A skill as front ends list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: String,
+    /// `bundled`, `user` or `workspace`.
+    pub source: String,
+    pub root: String,
+    /// What the skill pre-approves while it is in use (its `allowed-tools`), one phrase
+    /// each (`edit_file`, ``bash: `git status …` ``).
+    #[serde(default)]
+    pub pre_approves: Vec<String>,
+    /// Its `allowed-tools` entries that pre-approve nothing, each with why.
+    #[serde(default)]
+    pub not_pre_approved: Vec<String>,
+}
+
+/// How a tool call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// It ran and succeeded.
+    Ok,
+    /// It ran (or could not) and failed; the model got the error.
+    Error,
+    /// The person refused it (or `exec`, which has nobody to ask, in their place).
+    Denied,
+    /// A rule refused it before it ran, and nobody was asked: the approval mode, or a
+    /// guard (the same read a fourth time in a row); the output says which.
+    Refused,
+    /// The person interrupted or aborted the turn before it finished.
+    Cancelled,
+}
+
+/// A tool call as shown in an [`Event::AssistantMessage`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallSummary {
+    pub id: CallId,
+    pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn ops_are_tagged_snake_case() {
+        let op = Op::Approval {
+            id: "toolu_1".into(),
+            decision: Decision::Deny {
+                reason: Some("no".into()),
+            },
+        };
+        let json = serde_json::to_value(&op).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "approval", "id": "toolu_1", "decision": {"decision": "deny", "reason": "no"}})
+        );
+        assert_eq!(serde_json::from_value::<Op>(json).unwrap(), op);
+        assert_eq!(
+            serde_json::to_value(Op::CompactNow).unwrap(),
+            serde_json::json!({"type": "compact_now"})
+        );
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let events = vec![
+            Event::TurnStarted { text: "hi".into() },
+            Event::ToolCallFinished {
+                id: "c".into(),
+                name: "bash".into(),
+                ok: false,
+                outcome: ToolOutcome::Error,
+                duration_ms: 12,
+                output_preview: "exit 1".into(),
+                output: "[exit code: 1]".into(),
+            },
+            Event::StepLimitReached {
+                steps: 3,
+                report: "done".into(),
+            },
+        ];
+        for event in events {
+            let line = serde_json::to_string(&event).unwrap();
+            assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event);
+        }
+        let line = serde_json::to_string(&Event::TextDelta { delta: "x".into() }).unwrap();
+        assert_eq!(line, r#"{"type":"text_delta","delta":"x"}"#);
+    }
+}

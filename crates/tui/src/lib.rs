@@ -1,0 +1,40 @@
+//! The workbench: a full-screen terminal front end on the agent's event stream.
+//!
+//! One [`app::App`] holds the state; agent events and keys change it; [`render::draw`]
+//! draws it. Nothing here reaches into the agent: it sends `Op`s and reads `Event`s.
+
+pub mod app;
+pub mod conversation;
+pub mod extensions;
+pub mod first_run;
+pub mod input;
+pub mod inspector;
+pub mod keys;
+pub mod layout;
+pub mod overlay;
+mod overlay_detail;
+pub mod overlay_view;
+mod pacing;
+pub mod palette;
+pub mod render;
+pub mod replay;
+pub mod run;
+pub mod scroll;
+pub mod sessions;
+pub mod terminal;
+pub mod text;
+pub mod theme;
+pub mod thinking;
+pub mod timeline;
+pub mod tree;
+
+pub use replay::replay;
+pub use run::{WorkbenchOptions, run};
+
+// The workbench was a module of one crate before the split; these keep the paths it
+// used (`crate::tui::...`, `crate::protocol::...`) naming the same things. The agent-side
+// modules are reached only through the start API as the protocol seam is finished.
+use crate as tui;
+use miniagent_core::{agent, config, llm, session, startup, tools, trust};
+use miniagent_protocol as protocol;
+use miniagent_text as terminal_text;
