@@ -9,7 +9,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use miniagent::agent::context::ContextState;
 use miniagent::agent::history::{ContentBlock, Message, Role};
-use miniagent::agent::tokens::{Encoding, TokenCounter};
+use miniagent::tokens::{Encoding, TokenCounter};
 
 /// About 1 KB of varied prose and code.
 fn kilobyte(n: usize) -> String {

@@ -1,5 +1,5 @@
 //! `miniagent sessions list|show|export|rm|prune` and `miniagent replay --headless`: finding a
-//! session's log, reading it, and writing what `session::export` renders. Every error is
+//! session's log, reading it, and writing what `export` renders. Every error is
 //! one line on stderr and exit code 1. What a log holds came from the model and its tools:
 //! text and markdown are cleaned for the terminal as they are written, JSON is escaped.
 
@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
-use crate::agent::tokens::{Encoding, TokenCounter};
 use crate::exec::{OutputMode, Printer};
+use crate::export;
 use crate::protocol::{Decision, Event};
-use crate::session::{Loaded, Record, export, store};
+use crate::session::{Loaded, Record, store};
 use crate::terminal_text;
+use crate::tokens::{Encoding, TokenCounter};
 use crate::tools::output::preview_line;
 
 /// What `sessions export` writes.

@@ -12,10 +12,10 @@ mod history;
 mod support;
 
 use miniagent::agent::compaction::Strategy;
-use miniagent::agent::tokens::{Encoding, TokenCounter};
 use miniagent::config::Provider;
 use miniagent::protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot};
 use miniagent::session;
+use miniagent::tokens::{Encoding, TokenCounter};
 use serde_json::{Value, json};
 use support::harness::{Harness, test_config};
 use support::validate::{assert_valid_anthropic, assert_valid_openai};

@@ -155,7 +155,7 @@ async fn an_interrupt_stops_the_sub_agent_and_the_history_stays_valid() {
 /// loop checks the budget before every call and compacts as the main loop does.
 #[tokio::test]
 async fn a_sub_agent_compacts_and_stays_within_the_window() {
-    use miniagent::agent::tokens::{Encoding, TokenCounter};
+    use miniagent::tokens::{Encoding, TokenCounter};
     const WINDOW: u64 = 40_000;
     const STEPS: usize = 20;
     let mut script = vec![Reply::tool(

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use miniagent::agent::tokens::Encoding;
 use miniagent::config::ApprovalMode;
+use miniagent::tokens::Encoding;
 use miniagent::tools::edit::{EditFileTool, WriteFileTool};
 use miniagent::tools::files::remove_stale_temp_files;
 use miniagent::tools::notes::{NotesLock, RecallNotesTool, RecordNoteTool};

@@ -283,14 +283,8 @@ const NOT_YET_BROKEN: &[&str] = &[
     "tui: overlay_detail -> render -> overlay_view -> overlay_detail",
     "tui: replay -> app -> replay",
     "tui: sessions -> overlay -> sessions",
-    "core: agent -> config -> agent",
-    "core: hardening -> tools -> hardening",
-    "core: llm -> config -> llm",
-    "core: session -> agent -> session",
     "core: agent::compaction -> agent::delegate -> agent::compaction",
     "core: agent::inspect -> agent::compaction -> agent::delegate -> agent::turn -> agent::inspect",
-    "core: tools::files -> tools::paths -> tools::files",
-    "core: tools::mcp::connect -> tools::mcp::sse -> tools::mcp::connect",
     "core: tools::mcp::manager -> tools::mcp::tool -> tools::mcp::manager",
 ];
 

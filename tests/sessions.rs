@@ -33,7 +33,7 @@ fn an_exec_session_is_recorded_with_history_and_events() {
         loaded.header.workspace,
         workspace.path().canonicalize().unwrap().display().to_string()
     );
-    let restored = loaded.restore(miniagent::agent::tokens::TokenCounter::estimate_only());
+    let restored = loaded.restore(miniagent::tokens::TokenCounter::estimate_only());
     let roles: Vec<_> = restored.context.messages().iter().map(|m| m.role).collect();
     use miniagent::agent::history::Role::*;
     assert_eq!(roles, vec![User, Assistant, Tool, Assistant]);
@@ -174,7 +174,7 @@ fn resume_continues_with_the_earlier_history_including_a_summary() {
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert!(loaded.records.iter().any(|r| matches!(r, Record::Resumed { .. })));
     assert!(loaded.records.iter().any(|r| matches!(r, Record::Summary { .. })));
-    let restored = loaded.restore(miniagent::agent::tokens::TokenCounter::estimate_only());
+    let restored = loaded.restore(miniagent::tokens::TokenCounter::estimate_only());
     assert_eq!(
         restored.context.messages().last().unwrap().text(),
         "It had 300 lines, as I said."
@@ -311,7 +311,7 @@ fn a_log_cut_mid_line_resumes_with_one_warning_and_is_repaired() {
     assert!(repaired.warnings.is_empty(), "{:?}", repaired.warnings);
     assert_eq!(
         repaired
-            .restore(miniagent::agent::tokens::TokenCounter::estimate_only())
+            .restore(miniagent::tokens::TokenCounter::estimate_only())
             .context
             .messages()
             .last()
@@ -632,7 +632,7 @@ fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
                 .events()
                 .any(|(_, e)| matches!(e, Event::Error { message } if message.contains("a bug in a tool")))
         );
-        let restored = loaded.restore(miniagent::agent::tokens::TokenCounter::estimate_only());
+        let restored = loaded.restore(miniagent::tokens::TokenCounter::estimate_only());
         let history = serde_json::to_string(restored.context.messages()).unwrap();
         assert!(history.contains("the agent crashed while this call was running"));
     });

@@ -164,8 +164,8 @@ fn a_thousand_faulty_steps() {
         agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
         let loaded = session::load(&log.path().unwrap()).unwrap();
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-        let mut restored = loaded.restore(miniagent::agent::tokens::TokenCounter::new(
-            miniagent::agent::tokens::Encoding::Cl100kBase,
+        let mut restored = loaded.restore(miniagent::tokens::TokenCounter::new(
+            miniagent::tokens::Encoding::Cl100kBase,
         ));
         let fixed = snapshot.prompt_tokens - restored.context.prompt_tokens();
         let replayed = restored.snapshot(fixed);

@@ -522,7 +522,7 @@ fn player(records: &[Record]) -> Player {
     let header = header("20261122-040438-a1b2", WORKSPACE, "2026-11-22T04:04:38Z");
     let loaded = session::load::parse(jsonl(&header, records).as_bytes(), "demo.jsonl").unwrap();
     let mut player = Player::new(&loaded, Theme::dark());
-    player.counter = miniagent::agent::tokens::TokenCounter::estimate_only();
+    player.counter = miniagent::tokens::TokenCounter::estimate_only();
     player
 }
 

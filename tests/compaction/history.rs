@@ -192,7 +192,7 @@ fn nested_summaries_open_down_to_the_original_messages_with_one_numbering() {
         // `sessions show` names the same ranges.
         let path = log.path().expect("recorded");
         let loaded = session::load(&path).unwrap();
-        let shown = session::export::show(&loaded, &path);
+        let shown = miniagent::export::show(&loaded, &path);
         assert!(shown.contains("summary of messages 2–10 ("), "{shown}");
         let inner_range = inner.title.trim_start_matches("earlier summary of messages ");
         let inner_range = inner_range.split(':').next().unwrap();

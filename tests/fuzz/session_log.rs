@@ -6,10 +6,10 @@
 use fastrand::Rng;
 use miniagent::agent::context::{ContextState, Summary, ViewItem};
 use miniagent::agent::history::{ContentBlock, Message, Role};
-use miniagent::agent::tokens::TokenCounter;
 use miniagent::protocol::Event;
 use miniagent::session::load::parse as parse_log;
 use miniagent::session::{FORMAT, Header, Record};
+use miniagent::tokens::TokenCounter;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

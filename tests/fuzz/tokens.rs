@@ -2,7 +2,7 @@
 //! mixed text at line starts, gives exactly what tiktoken counts through its regex, for
 //! both encodings.
 
-use miniagent::agent::tokens::{Encoding, TokenCounter};
+use miniagent::tokens::{Encoding, TokenCounter};
 use pretty_assertions::assert_eq;
 
 use crate::fuzz;

@@ -47,29 +47,7 @@ fn close_inherited_on_exec() {
     let marked = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
     if marked != 0 {
         // Kernels before 5.11.
-        close_on_exec_from(3);
-    }
-}
-
-/// Marks every open descriptor from `first` on close-on-exec, as listed in /proc.
-pub(crate) fn close_on_exec_from(first: i32) {
-    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
-        return;
-    };
-    // Collected first: the listing's own descriptor is among them.
-    let fds: Vec<i32> = entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str().and_then(|n| n.parse().ok()))
-        .filter(|fd| *fd >= first)
-        .collect();
-    for fd in fds {
-        // SAFETY: fcntl on a descriptor number; a closed one fails with EBADF, ignored.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFD);
-            if flags >= 0 {
-                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-            }
-        }
+        crate::tools::supervisor::close_on_exec_from(3);
     }
 }
 

@@ -5,11 +5,13 @@
 
 pub mod agent;
 pub mod config;
+pub mod export;
 pub mod hardening;
 pub mod llm;
 pub mod secrets;
 pub mod session;
 pub mod startup;
+pub mod tokens;
 pub mod tools;
 pub mod trust;
 

@@ -44,7 +44,7 @@ pub fn load_config(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>)
 pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<AgentOptions> {
     let config = load_config(options, env)?;
     // The tokenizer loads while the rest is set up (certificates, skills).
-    crate::agent::tokens::preload(config.agent.tokenizer);
+    crate::tokens::preload(config.agent.tokenizer);
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
     let mut mcp = mcp_config(options, env)?;

@@ -313,7 +313,7 @@ async fn event_loop(
                 // the tokenizer.
                 warmed = true;
                 highlight::preload();
-                crate::agent::tokens::preload(config.agent.tokenizer);
+                crate::tokens::preload(config.agent.tokenizer);
                 if let Some(args) = deferred.build.take() {
                     deferred.start_building(config.clone(), workspace, args);
                 }

@@ -10,14 +10,13 @@ use super::context::{SUMMARY_MARK, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
 use super::{AgentOptions, Session, TurnContext};
-use crate::agent::tokens::TokenCounter;
 use crate::llm::ModelRequest;
 use crate::protocol::{CompactionOutcome, Event, message_range};
+use crate::tokens::TokenCounter;
 
 pub use crate::protocol::CompactionStrategy as Strategy;
 
-/// Tokens kept free beyond the output reserve, for estimate error.
-pub(crate) const MARGIN_TOKENS: u64 = 1000;
+pub(crate) use crate::config::MARGIN_TOKENS;
 /// A compaction brings the prompt down to this share of the budget (the low-water mark),
 /// so the steps after it have room before the next one.
 const LOW_WATER_PERCENT: u64 = 50;

@@ -248,8 +248,8 @@ async fn call_fitting(
     }
 }
 
-fn context_counter(context: &TurnContext) -> super::tokens::TokenCounter {
-    super::tokens::TokenCounter::new(context.options.config.agent.tokenizer)
+fn context_counter(context: &TurnContext) -> crate::tokens::TokenCounter {
+    crate::tokens::TokenCounter::new(context.options.config.agent.tokenizer)
 }
 
 fn answer(text: String, stop: StopReason) -> ToolOutput {

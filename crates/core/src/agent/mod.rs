@@ -12,9 +12,11 @@ pub mod history;
 pub(crate) mod inspect;
 mod model_call;
 pub mod repetition;
+mod restore;
 mod resume;
-pub mod tokens;
 mod turn;
+
+pub use restore::Restored;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -29,11 +31,11 @@ use crate::llm::{ModelClient, Usage};
 use crate::protocol::{Event, Op};
 use crate::secrets::Secrets;
 use crate::session::SessionLog;
+use crate::tokens::TokenCounter;
 use crate::tools::ToolRegistry;
 use crate::tools::paths::Workspace;
 use approval::{ApprovalPolicy, PendingApprovals, SharedPolicy};
 use context::ContextState;
-use tokens::TokenCounter;
 
 /// Everything a session needs that does not change while it runs.
 pub struct AgentOptions {
@@ -151,7 +153,7 @@ impl EventSink {
             Some(_) => crate::tools::OutputSink::discard(),
             None => crate::tools::OutputSink::new(call_id.to_string(), self.sender.clone())
                 .redacting(self.secrets.clone())
-                .recording(self.log.clone()),
+                .recording(std::sync::Arc::new(self.log.clone())),
         }
     }
 }

@@ -27,7 +27,7 @@ pub struct Overrides {
     pub approval: Option<super::ApprovalMode>,
     pub max_steps: Option<u32>,
     /// `--sandbox`: `tools.bash.sandbox`.
-    pub sandbox: Option<crate::tools::sandbox::SandboxSetting>,
+    pub sandbox: Option<crate::protocol::SandboxSetting>,
 }
 
 /// Where to look and what to put on top.
@@ -342,7 +342,7 @@ fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), C
     if config.retry.exponential_base.is_nan() || config.retry.exponential_base < 1.0 {
         return fail("retry.exponential_base", "must be 1.0 or more");
     }
-    crate::llm::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)
+    super::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)
         .map(|_| ())
         .or_else(|err| fail("model.base_url", &err.to_string()))
 }
@@ -352,7 +352,7 @@ fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), C
 /// The built-in reserve is lowered to fit, with one line saying so; a reserve the person
 /// set is refused, naming both settings.
 fn fit_output_reserve(config: &mut Config, source_of: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
-    let margin = crate::agent::compaction::MARGIN_TOKENS;
+    let margin = super::MARGIN_TOKENS;
     let (limit_key, limit) = if config.model.context_window < config.agent.token_limit {
         ("model.context_window", config.model.context_window)
     } else {

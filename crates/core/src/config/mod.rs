@@ -1,8 +1,10 @@
 //! Configuration: the typed settings and how the layers that make them are read.
 
 pub mod edit;
+pub mod endpoint;
 mod load;
 mod prompt;
+pub mod retry;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -13,7 +15,7 @@ pub use crate::protocol::ApprovalMode;
 pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 
-use crate::llm::retry::RetryPolicy;
+pub use retry::RetryPolicy;
 
 /// The built-in defaults, the first layer; they list every key that exists.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../../config/default.toml");
@@ -34,6 +36,10 @@ impl fmt::Display for Provider {
         })
     }
 }
+
+/// Tokens compaction keeps free beyond the output reserve, for estimate error (the
+/// start-up check of `token_limit` against the reserve counts them too).
+pub const MARGIN_TOKENS: u64 = 1000;
 
 /// `[model]`: which model, where, and how to talk to it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -76,7 +82,7 @@ pub struct BashSettings {
     pub max_timeout_s: u64,
     pub output_limit_bytes: usize,
     /// Whether full-auto sandboxes commands too (the other modes always do).
-    pub sandbox: crate::tools::sandbox::SandboxSetting,
+    pub sandbox: crate::protocol::SandboxSetting,
     /// Variables that reach commands although they point at a socket or agent outside
     /// the sandbox (`SSH_AUTH_SOCK`, `DOCKER_HOST`, …); API key variables never do.
     pub pass_env: Vec<String>,

@@ -2,11 +2,10 @@
 //! and OpenAI Chat Completions), the SSE decoding they share, and the retry policy.
 
 pub mod anthropic;
-pub mod endpoint;
 pub mod openai;
-pub mod retry;
 pub mod sse;
 
+pub use crate::config::{endpoint, retry};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::store::{self, SessionInfo};
 use super::{Header, Loaded, Record, now_ms};
-use crate::agent::context::Change;
+use crate::protocol::record::Change;
 use crate::protocol::{Decision, Event};
 use crate::secrets::Secrets;
 use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
@@ -25,6 +25,12 @@ const DELTA_WINDOW_MS: u64 = 100;
 /// A session's log; cheap to clone. A disabled log records nothing.
 #[derive(Clone, Default)]
 pub struct SessionLog(Option<Arc<Mutex<Writer>>>);
+
+impl crate::tools::OutputRecorder for SessionLog {
+    fn record(&self, event: &Event) {
+        self.event(event);
+    }
+}
 
 impl std::fmt::Debug for SessionLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -429,7 +435,7 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::history::Message;
+    use crate::protocol::message::Message;
     use pretty_assertions::assert_eq;
 
     fn scratch(name: &str) -> PathBuf {

@@ -5,20 +5,19 @@
 //! (tool output deltas aside; the finished output is in `tool_call_finished`), every
 //! change to the history (messages appended, summaries with the ranges they replace,
 //! masking), and every approval decision. Rebuilding a session is applying its records
-//! in order ([`load::Restored`]).
+//! in order (`agent::Restored`).
 
-pub mod export;
 pub mod load;
 mod log;
 pub mod store;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::context::{Change, Summary};
-use crate::agent::history::{ContentBlock, Message};
+use crate::protocol::message::{ContentBlock, Message};
+use crate::protocol::record::{Change, Summary};
 use crate::protocol::{Decision, Event};
 
-pub use load::{Loaded, Restored, load};
+pub use load::{Loaded, load};
 pub use log::SessionLog;
 
 /// The format written in headers; a loader reads this and older. Format 2 added

@@ -7,8 +7,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::paths::Kind;
-use super::paths::at;
+use super::at;
+use super::at::Kind;
 
 /// The part of a file's name kept in its temporary file's name, so that the whole stays
 /// within the 255 bytes a name may have.

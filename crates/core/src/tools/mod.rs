@@ -1,6 +1,7 @@
 //! What the agent can do: the [`Tool`] trait, the registry the loop looks tools up in,
 //! argument validation and output capping.
 
+pub(crate) mod at;
 pub mod bash;
 pub mod command_rule;
 pub mod edit;
@@ -97,6 +98,11 @@ impl ToolOutput {
     }
 }
 
+/// Where a tool's live output is kept besides the screen (the session log is one).
+pub trait OutputRecorder: Send + Sync + std::fmt::Debug {
+    fn record(&self, event: &Event);
+}
+
 /// Where a running tool sends its live output.
 #[derive(Clone, Debug)]
 pub struct OutputSink {
@@ -105,7 +111,7 @@ pub struct OutputSink {
     /// Replaced by `[redacted]` before output is shown.
     secrets: crate::secrets::Secrets,
     /// Keeps the start and end of the output for the call's `output` record.
-    log: crate::session::SessionLog,
+    log: Option<Arc<dyn OutputRecorder>>,
 }
 
 impl OutputSink {
@@ -114,13 +120,13 @@ impl OutputSink {
             call_id,
             events: Some(events),
             secrets: crate::secrets::Secrets::default(),
-            log: crate::session::SessionLog::disabled(),
+            log: None,
         }
     }
 
-    /// The same sink, recording the output in the session's `log` too.
-    pub fn recording(mut self, log: crate::session::SessionLog) -> Self {
-        self.log = log;
+    /// The same sink, recording the output in `log` (the session's) too.
+    pub fn recording(mut self, log: Arc<dyn OutputRecorder>) -> Self {
+        self.log = Some(log);
         self
     }
 
@@ -136,7 +142,7 @@ impl OutputSink {
             call_id: String::new(),
             events: None,
             secrets: crate::secrets::Secrets::default(),
-            log: crate::session::SessionLog::disabled(),
+            log: None,
         }
     }
 
@@ -150,7 +156,9 @@ impl OutputSink {
                 id: self.call_id.clone(),
                 delta,
             };
-            self.log.event(&event);
+            if let Some(log) = &self.log {
+                log.record(&event);
+            }
             // A closed channel means no front end is listening; output still reaches the model.
             let _ = events.send(event);
         }

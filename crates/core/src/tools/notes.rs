@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
+use super::at;
 use super::files::{now_iso8601, write_atomic_in};
-use super::paths::at;
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// The notes file, relative to the workspace.

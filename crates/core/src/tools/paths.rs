@@ -15,7 +15,7 @@
 //! the write; whatever could do that (a command in the workspace) could as well write
 //! there itself, which trust's fingerprint catches at the next start.
 
-pub(crate) mod at;
+use super::at;
 mod protected;
 
 use std::collections::VecDeque;

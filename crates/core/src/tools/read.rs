@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::paths::{Access, EntryDetail, Kind, Located, OpenError, Workspace};
 use super::{ResultText, Tool, ToolContext, ToolEffect, ToolOutput};
-use crate::agent::tokens::{Encoding, TokenCounter};
+use crate::tokens::{Encoding, TokenCounter};
 
 /// Entries a folder listing shows before summarising the rest.
 const MAX_ENTRIES: usize = 500;

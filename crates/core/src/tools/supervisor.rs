@@ -141,7 +141,7 @@ mod linux {
         // descriptor inherited on a file outside the sandbox is a way out of it).
         // SAFETY: close_range takes plain integers.
         if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
-            crate::hardening::close_on_exec_from(3);
+            close_on_exec_from(3);
         }
         // SAFETY: prctl with these arguments reads no memory.
         check(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })?;
@@ -411,5 +411,27 @@ mod linux {
             libc::raise(signal);
         }
         128 + signal
+    }
+}
+
+/// Marks every open descriptor from `first` on close-on-exec, as listed in /proc.
+pub(crate) fn close_on_exec_from(first: i32) {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    // Collected first: the listing's own descriptor is among them.
+    let fds: Vec<i32> = entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str().and_then(|n| n.parse().ok()))
+        .filter(|fd| *fd >= first)
+        .collect();
+    for fd in fds {
+        // SAFETY: fcntl on a descriptor number; a closed one fails with EBADF, ignored.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
     }
 }

@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::keys::KeyHint;
-use crate::agent::tokens::TokenCounter;
+use crate::agent::Restored;
 use crate::protocol::{Event, HistorySnapshot};
-use crate::session::{Loaded, Record, Restored};
+use crate::session::{Loaded, Record};
+use crate::tokens::TokenCounter;
 use crate::tools::output::HeadTailBuffer;
 
 pub use player::Player;

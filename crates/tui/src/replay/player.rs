@@ -8,10 +8,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::{Played, Replay, ReplayAction};
-use crate::agent::tokens::{Encoding, TokenCounter};
 use crate::config::ApprovalMode;
 use crate::protocol::{Event, Op};
 use crate::session::{Header, Loaded, Record};
+use crate::tokens::{Encoding, TokenCounter};
 use crate::tui::app::{App, Pane, Playback, SessionView};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::theme::Theme;

@@ -11,10 +11,10 @@ use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::Player;
-use crate::agent::tokens::{Encoding, TokenCounter};
 use crate::config;
 use crate::session::{self, Loaded};
 use crate::startup::{self, StartOptions};
+use crate::tokens::{Encoding, TokenCounter};
 use crate::tui::pacing::FramePacer;
 use crate::tui::render;
 use crate::tui::terminal::TerminalGuard;
@@ -37,7 +37,7 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
         }
     };
     highlight::preload();
-    crate::agent::tokens::preload(settings.tokenizer);
+    crate::tokens::preload(settings.tokenizer);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {

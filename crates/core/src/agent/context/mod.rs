@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::history::{ContentBlock, Message, Role};
-use super::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
+use crate::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
 
 mod masking;
 mod release;

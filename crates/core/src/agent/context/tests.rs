@@ -1,5 +1,5 @@
 use super::*;
-use crate::agent::tokens::Encoding;
+use crate::tokens::Encoding;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

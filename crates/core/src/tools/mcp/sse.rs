@@ -14,7 +14,7 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::connect::error_chain;
+use crate::llm::error_chain;
 
 /// Messages buffered between the stream reader and the client.
 const INCOMING_BUFFER: usize = 64;

@@ -7,7 +7,7 @@ use super::{CallEnds, CallResult, Conversation, PlacedSummary, Results};
 use super::{
     arguments_line, call_ends, conversations, long_time, orphan_results, placed_summaries, requested_calls,
 };
-use crate::agent::history::{ContentBlock, Role};
+use crate::protocol::message::{ContentBlock, Role};
 use crate::session::Loaded;
 use crate::session::store::SessionInfo;
 use crate::terminal_text::clean;
@@ -247,7 +247,7 @@ fn escape_html(text: &str) -> String {
 mod tests {
     use super::super::tests::*;
     use super::*;
-    use crate::agent::history::Message;
+    use crate::protocol::message::Message;
     use pretty_assertions::assert_eq;
 
     #[test]

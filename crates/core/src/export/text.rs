@@ -9,7 +9,7 @@ use super::{
     arguments_line, call_ends, conversations, long_time, orphan_results, placed_summaries, requested_calls,
     short_time,
 };
-use crate::agent::history::{ContentBlock, Role};
+use crate::protocol::message::{ContentBlock, Role};
 use crate::session::Loaded;
 use crate::session::store::SessionInfo;
 use crate::terminal_text::clean;

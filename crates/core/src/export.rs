@@ -11,12 +11,13 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::{Header, Loaded, Record, Restored};
-use crate::agent::context::Summary;
-use crate::agent::history::{ContentBlock, Message};
-use crate::agent::tokens::TokenCounter;
+use crate::agent::Restored;
+use crate::protocol::message::{ContentBlock, Message};
+use crate::protocol::record::Summary;
 use crate::protocol::{Event, ToolOutcome};
+use crate::session::{Header, Loaded, Record};
 use crate::terminal_text::clean;
+use crate::tokens::TokenCounter;
 use crate::tools::output;
 
 pub use markdown::markdown;
@@ -256,8 +257,8 @@ pub fn json(loaded: &Loaded, restored: &Restored) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::context::Change;
-    use crate::agent::history::Role;
+    use crate::protocol::message::Role;
+    use crate::protocol::record::Change;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::CoreBPE;
 
-use super::history::{ContentBlock, Message};
 use crate::llm::ToolSpec;
+use crate::protocol::message::{ContentBlock, Message};
 
 /// Framing tokens each message costs on the wire (role, separators).
 pub const PER_MESSAGE_TOKENS: u64 = 4;

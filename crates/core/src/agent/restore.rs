@@ -1,0 +1,237 @@
+//! A session's state rebuilt from its log's records: the context (messages, summaries,
+//! masking) resume continues from, what replay shows in the inspector, what export
+//! writes. The session log only reads and writes records; the agent gives them meaning.
+
+use std::collections::BTreeMap;
+
+use crate::agent::context::ContextState;
+use crate::agent::history::{check_prompt, mend_history};
+use crate::protocol::message::{ContentBlock, Message, Role};
+use crate::protocol::record::Change;
+use crate::protocol::{ApprovalRule, CompactionRecord, Event};
+use crate::session::load::ENDED_WHILE_RUNNING;
+use crate::session::{Loaded, Record};
+use crate::tokens::TokenCounter;
+
+/// What is kept of a recorded message too large for any prompt.
+const OVERSIZED_KEEP_BYTES: usize = 2_000;
+
+impl Loaded {
+    /// The session rebuilt from all its records.
+    pub fn restore(&self, counter: TokenCounter) -> Restored {
+        let mut restored = Restored::new(counter);
+        for record in &self.records {
+            restored.apply(record);
+        }
+        // These changes are the log's own; only what happens next is new.
+        restored.context.take_changes();
+        restored
+    }
+}
+
+/// A session's state rebuilt from its records: what resume continues from, what replay
+/// shows in the inspector, what export writes.
+#[derive(Clone, Debug)]
+pub struct Restored {
+    pub context: ContextState,
+    pub compactions: Vec<CompactionRecord>,
+    pub rules: Vec<ApprovalRule>,
+    /// The latest `token_usage` event, for the gauge.
+    pub usage: Option<Event>,
+    pub total_input: u64,
+    pub total_output: u64,
+    /// The model and provider that last ran the session.
+    pub model: String,
+    pub provider: String,
+}
+
+impl Restored {
+    pub fn new(counter: TokenCounter) -> Self {
+        Self {
+            context: ContextState::new(counter),
+            compactions: Vec::new(),
+            rules: Vec::new(),
+            usage: None,
+            total_input: 0,
+            total_output: 0,
+            model: String::new(),
+            provider: String::new(),
+        }
+    }
+
+    /// Applies one record.
+    pub fn apply(&mut self, record: &Record) {
+        if let Some(change) = record.to_change() {
+            self.context.apply(change);
+            return;
+        }
+        match record {
+            Record::Header(header) => {
+                self.model = header.model.clone();
+                self.provider = header.provider.clone();
+            }
+            Record::Resumed { model, provider, .. } => {
+                self.model = model.clone();
+                self.provider = provider.clone();
+            }
+            Record::Event { event, .. } => self.apply_event(event),
+            Record::Messages { .. }
+            | Record::Blocks { .. }
+            | Record::Summary { .. }
+            | Record::Masked { .. }
+            | Record::Cleared { .. }
+            | Record::Decision { .. }
+            | Record::Output { .. } => {}
+        }
+    }
+
+    fn apply_event(&mut self, event: &Event) {
+        match event {
+            Event::SessionConfigured { model, provider, .. } => {
+                self.model = model.clone();
+                self.provider = provider.clone();
+            }
+            Event::ApprovalRulesChanged { rules } => self.rules = rules.clone(),
+            Event::TokenUsage {
+                total_input_tokens,
+                total_output_tokens,
+                ..
+            } => {
+                self.total_input = *total_input_tokens;
+                self.total_output = *total_output_tokens;
+                self.usage = Some(event.clone());
+            }
+            Event::ContextCompacted {
+                tokens_before,
+                tokens_after,
+                start,
+                end,
+                fallback,
+                ..
+            } => self.compactions.push(CompactionRecord {
+                tokens_before: *tokens_before,
+                tokens_after: *tokens_after,
+                start: *start,
+                end: *end,
+                fallback: *fallback,
+            }),
+            Event::HistoryCleared => {
+                self.compactions.clear();
+                self.total_input = 0;
+                self.total_output = 0;
+                self.usage = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// The history inspector's view of this state: the prompt with its summaries and
+    /// what they replaced. `fixed_tokens` are the system prompt's and the tools'.
+    pub fn snapshot(&mut self, fixed_tokens: u64) -> crate::protocol::HistorySnapshot {
+        crate::agent::inspect::snapshot_of(
+            &mut self.context,
+            &self.compactions,
+            fixed_tokens,
+            &crate::agent::inspect::Recorded::NotNeeded,
+        )
+    }
+
+    /// The history with every call answered: a call the log left open (the process was
+    /// killed while it ran) gets a result saying so.
+    pub fn close_open_calls(&mut self) {
+        self.context.close_open_tool_calls(ENDED_WHILE_RUNNING);
+    }
+
+    /// [`Self::close_open_calls`], each call's result saying what the matching closing
+    /// event (from [`Loaded::closing_events`]) says of it.
+    pub fn close_open_calls_as(&mut self, closing: &[Event]) {
+        self.close_open_calls();
+        let verdicts: BTreeMap<&str, &str> = closing
+            .iter()
+            .filter_map(|event| match event {
+                Event::ToolCallFinished { id, output, .. } => Some((id.as_str(), output.as_str())),
+                _ => None,
+            })
+            .collect();
+        let Some(last) = self.context.last_mut() else {
+            return;
+        };
+        for block in &mut last.content {
+            if let ContentBlock::ToolResult {
+                tool_use_id, content, ..
+            } = block
+                && content == ENDED_WHILE_RUNNING
+                && let Some(verdict) = verdicts.get(tool_use_id.as_str())
+            {
+                *content = (*verdict).to_string();
+            }
+        }
+    }
+
+    /// Cuts each person's message of the history that alone is over `limit_tokens` (an
+    /// older miniagent recorded such a message; no prompt can ever hold it, so the
+    /// session could not go on) to its beginning and a line saying so. The changes are
+    /// journaled; returns one line per message cut.
+    pub fn cut_oversized_messages(&mut self, limit_tokens: u64) -> Vec<String> {
+        let mut notes = Vec::new();
+        let mut cut: Vec<(usize, Message)> = Vec::new();
+        for index in 0..self.context.messages().len() {
+            if self.context.messages()[index].role != Role::User
+                || self.context.message_tokens(index) <= limit_tokens
+            {
+                continue;
+            }
+            let text = self.context.messages()[index].text();
+            let mut keep = OVERSIZED_KEEP_BYTES.min(text.len());
+            while !text.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            notes.push(format!(
+                "message {} ({} bytes) can never fit a prompt of {limit_tokens} tokens; only its beginning was kept",
+                index + 1,
+                text.len()
+            ));
+            cut.push((
+                index,
+                Message::user(format!(
+                    "{}\n[cut on resume: this message was {} bytes, too large for any prompt]",
+                    &text[..keep],
+                    text.len()
+                )),
+            ));
+        }
+        if let Some((from, _)) = cut.first() {
+            let from = *from;
+            let mut messages = self.context.messages()[from..].to_vec();
+            for (index, message) in cut {
+                messages[index - from] = message;
+            }
+            self.context.apply(Change::Messages { from, messages });
+        }
+        notes
+    }
+
+    /// Makes the history one a provider takes (see [`mend_history`]): what was mended is
+    /// returned, one line each; the changes are journaled, so the log that continues the
+    /// session records them. Calls left open are closed as `closing` says. An error says
+    /// why the history cannot be sent even so (e.g. a summary cutting a call from its
+    /// results in an edited log).
+    pub fn make_sendable(&mut self, closing: &[Event]) -> Result<Vec<String>, String> {
+        let mut messages = self.context.messages().to_vec();
+        let notes = mend_history(&mut messages);
+        let first_changed = messages
+            .iter()
+            .zip(self.context.messages())
+            .position(|(mended, loaded)| mended != loaded);
+        if let Some(from) = first_changed {
+            self.context.apply(Change::Messages {
+                from,
+                messages: messages.split_off(from),
+            });
+        }
+        self.close_open_calls_as(closing);
+        check_prompt(&self.context.prompt())
+            .map_err(|why| format!("its history is not one a model provider would accept: {why}"))?;
+        Ok(notes)
+    }
+}
