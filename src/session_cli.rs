@@ -329,22 +329,22 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The log `id` names (an id, a unique prefix, or a file), read.
-fn open(id: &str) -> Result<(PathBuf, Loaded), String> {
+fn open(id: &str) -> anyhow::Result<(PathBuf, Loaded)> {
     let path = locate(id)?;
     let loaded = crate::session::load(&path)?;
     Ok((path, loaded))
 }
 
-fn locate(id: &str) -> Result<PathBuf, String> {
+fn locate(id: &str) -> anyhow::Result<PathBuf> {
     let as_path = Path::new(id);
     if as_path.is_file() {
         return Ok(as_path.to_path_buf());
     }
     if id.ends_with(".jsonl") || id.contains(std::path::MAIN_SEPARATOR) {
-        return Err(format!("no session log at {id}"));
+        anyhow::bail!("no session log at {id}");
     }
     let dir = store::sessions_dir(&env);
-    store::resolve(dir.as_deref(), id)
+    Ok(store::resolve(dir.as_deref(), id)?)
 }
 
 fn warn(loaded: &Loaded) {
@@ -353,7 +353,7 @@ fn warn(loaded: &Loaded) {
     }
 }
 
-fn fail(why: &str) -> i32 {
+fn fail(why: impl std::fmt::Display) -> i32 {
     terminal_text::eprintln(&format!("miniagent: {why}"));
     1
 }

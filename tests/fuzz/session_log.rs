@@ -233,7 +233,7 @@ fn session_logs_load_restore_and_prompt_without_panicking() {
                 Ok(loaded) => loaded,
                 Err(message) => {
                     assert!(
-                        message.contains("fuzz.jsonl"),
+                        message.to_string().contains("fuzz.jsonl"),
                         "the error names the file: {message}"
                     );
                     return;

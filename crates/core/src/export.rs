@@ -244,15 +244,20 @@ struct JsonExport<'a> {
 }
 
 /// `sessions export --format json`, pretty-printed.
-pub fn json(loaded: &Loaded, restored: &Restored) -> Result<String, String> {
+pub fn json(loaded: &Loaded, restored: &Restored) -> Result<String, ExportError> {
     let export = JsonExport {
         session: &loaded.header,
         messages: restored.context.prompt(),
         summaries: restored.context.summaries(),
         masked_results: restored.context.masked_results(),
     };
-    serde_json::to_string_pretty(&export).map_err(|err| format!("cannot write the session as JSON: {err}"))
+    serde_json::to_string_pretty(&export).map_err(ExportError)
 }
+
+/// The session could not be written as JSON.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the session as JSON: {0}")]
+pub struct ExportError(serde_json::Error);
 
 #[cfg(test)]
 mod tests {

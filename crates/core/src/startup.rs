@@ -65,7 +65,7 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
             if let Some(dir) = &config_dir
                 && let Err(why) = trust::remember(dir, &workspace, &extras)
             {
-                notices.push(why);
+                notices.push(why.to_string());
             }
             true
         }

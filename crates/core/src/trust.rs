@@ -101,23 +101,23 @@ pub fn status(config_dir: Option<&Path>, workspace: &Path, extras: &WorkspaceExt
     }
 }
 
+/// Why the trust list could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot remember the trusted workspace: {0}")]
+pub struct RememberError(String);
+
 /// Remembers that the person trusts `workspace` with the content `extras` holds now.
-pub fn remember(config_dir: &Path, workspace: &Path, extras: &WorkspaceExtras) -> Result<(), String> {
-    let fingerprint = extras
-        .fingerprint
-        .clone()
-        .map_err(|why| format!("cannot remember the trusted workspace: {why}"))?;
+pub fn remember(config_dir: &Path, workspace: &Path, extras: &WorkspaceExtras) -> Result<(), RememberError> {
+    let fingerprint = extras.fingerprint.clone().map_err(RememberError)?;
     let mut list = trusted(config_dir);
     list.retain(|entry| entry.path() != workspace);
     list.push(TrustEntry::Content {
         path: workspace.to_path_buf(),
         fingerprint,
     });
-    let text = serde_json::to_string_pretty(&list).map_err(|err| err.to_string())?;
-    std::fs::create_dir_all(config_dir)
-        .map_err(|err| format!("cannot remember the trusted workspace: {err}"))?;
-    write_atomic(&config_dir.join(TRUST_FILE), text.as_bytes())
-        .map_err(|err| format!("cannot remember the trusted workspace: {err}"))
+    let text = serde_json::to_string_pretty(&list).map_err(|err| RememberError(err.to_string()))?;
+    std::fs::create_dir_all(config_dir).map_err(|err| RememberError(err.to_string()))?;
+    write_atomic(&config_dir.join(TRUST_FILE), text.as_bytes()).map_err(|err| RememberError(err.to_string()))
 }
 
 /// What a workspace brings of its own that needs trust.

@@ -159,7 +159,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         ),
         trust::TrustStatus::Unknown | trust::TrustStatus::Changed if options.start.trust_workspace => {
             if let Some(dir) = &config_dir {
-                trust::remember(dir, &workspace, &extras).map_err(|why| anyhow::anyhow!(why))?;
+                trust::remember(dir, &workspace, &extras)?;
             }
             trusted = true;
             if let Some(project) = extras.mcp {
@@ -457,7 +457,7 @@ fn start_after_trust(
         if let Some(dir) = &deferred.config_dir
             && let Err(why) = trust::remember(dir, workspace, &project)
         {
-            app.notice(crate::tui::conversation::NoticeKind::Warning, why);
+            app.notice(crate::tui::conversation::NoticeKind::Warning, why.to_string());
         }
         if let Some(servers) = project.mcp {
             mcp = Some(trust::merge(mcp, servers));

@@ -23,7 +23,7 @@ pub(crate) fn snapshot(session: &mut Session, options: &AgentOptions) -> History
         (true, None) => Recorded::Unreadable("the session is not recorded".to_string()),
         (true, Some(path)) => match off_the_workers(|| crate::session::load::messages(&path)) {
             Ok(messages) => Recorded::Messages(messages),
-            Err(why) => Recorded::Unreadable(why),
+            Err(why) => Recorded::Unreadable(why.to_string()),
         },
     };
     snapshot_of(&mut session.context, &session.compaction_log, fixed, &recorded)

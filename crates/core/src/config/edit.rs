@@ -14,15 +14,15 @@ pub fn set_value(
     table: &str,
     key: &str,
     value: &str,
-) -> Result<std::path::PathBuf, String> {
+) -> Result<std::path::PathBuf, EditError> {
     let path = config_dir.join("config.toml");
     let original = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
+        Err(err) => return Err(EditError(format!("cannot read {}: {err}", path.display()))),
     };
     let before: Table = toml::from_str(&original)
-        .map_err(|err| format!("{} does not parse: {}", path.display(), err.message()))?;
+        .map_err(|err| EditError(format!("{} does not parse: {}", path.display(), err.message())))?;
     let edited = with_value(
         &original,
         table,
@@ -43,20 +43,26 @@ pub fn set_value(
         return Err(cannot_edit(&path, table, key, value));
     }
     std::fs::create_dir_all(config_dir)
-        .map_err(|err| format!("cannot create {}: {err}", config_dir.display()))?;
+        .map_err(|err| EditError(format!("cannot create {}: {err}", config_dir.display())))?;
     // Written beside it and renamed over it: a crash leaves the old file or the new one.
     let temporary = config_dir.join(".config.toml.new");
     std::fs::write(&temporary, &edited)
-        .map_err(|err| format!("cannot write {}: {err}", temporary.display()))?;
-    std::fs::rename(&temporary, &path).map_err(|err| format!("cannot replace {}: {err}", path.display()))?;
+        .map_err(|err| EditError(format!("cannot write {}: {err}", temporary.display())))?;
+    std::fs::rename(&temporary, &path)
+        .map_err(|err| EditError(format!("cannot replace {}: {err}", path.display())))?;
     Ok(path)
 }
 
-fn cannot_edit(path: &Path, table: &str, key: &str, value: &str) -> String {
-    format!(
+/// Why a setting could not be saved in the config file (one line, for a notice).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct EditError(String);
+
+fn cannot_edit(path: &Path, table: &str, key: &str, value: &str) -> EditError {
+    EditError(format!(
         "cannot change {} safely; add `{key} = \"{value}\"` under `[{table}]` yourself",
         path.display()
-    )
+    ))
 }
 
 /// `text` with `key = value` in `[table]`: the key's line replaced, else a line added
@@ -143,7 +149,8 @@ mod tests {
         std::fs::write(dir.join("config.toml"), original).unwrap();
         let err = set_value(&dir, "ui", "theme", "light").unwrap_err();
         assert!(
-            err.contains("add `theme = \"light\"` under `[ui]` yourself"),
+            err.to_string()
+                .contains("add `theme = \"light\"` under `[ui]` yourself"),
             "{err}"
         );
         assert_eq!(

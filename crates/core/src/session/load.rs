@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{FORMAT, Header, Record};
+use super::{FORMAT, Header, Record, SessionError};
 use crate::protocol::message::{ContentBlock, Message, Role};
 use crate::protocol::{Event, ToolOutcome};
 use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
@@ -40,19 +40,19 @@ pub struct Loaded {
 
 /// Reads a session log. Damage after the header is a warning: the records before the
 /// first bad line load. A file that is not a session log at all is an error.
-pub fn load(path: &Path) -> Result<Loaded, String> {
+pub fn load(path: &Path) -> Result<Loaded, SessionError> {
     let bytes = read(path)?;
     parse(&bytes, &path.display().to_string())
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))
+fn read(path: &Path) -> Result<Vec<u8>, SessionError> {
+    std::fs::read(path).map_err(|err| SessionError::io("read", path, err))
 }
 
 /// The history's messages as the log at `path` last recorded them: only its `messages`
 /// and `cleared` records are parsed (the inspector reads back what the agent let go of;
 /// the events, most of a log's bytes, are skipped unread). Stops at a damaged line.
-pub fn messages(path: &Path) -> Result<Vec<Message>, String> {
+pub fn messages(path: &Path) -> Result<Vec<Message>, SessionError> {
     let bytes = read(path)?;
     // Records are written with their kind first.
     let wanted = [
@@ -101,7 +101,7 @@ pub struct RecordedCall {
 
 /// The result and the output of call `id`, read from the log at `path` (the last call
 /// with that id).
-pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, String> {
+pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, SessionError> {
     fn finished(event: &Event, id: &str) -> Option<String> {
         match event {
             Event::ToolCallFinished { id: call, output, .. } if call == id => Some(output.clone()),
@@ -149,7 +149,7 @@ pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, String> {
 }
 
 /// [`load`] for bytes already read; `name` names the file in messages.
-pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, String> {
+pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, SessionError> {
     let mut offset = 0usize;
     let mut header: Option<Header> = None;
     let mut records = Vec::new();
@@ -172,17 +172,18 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, String> {
         match (parsed, &header) {
             (Ok(Record::Header(found)), None) => {
                 if found.format > FORMAT {
-                    return Err(format!(
-                        "{name} was written by a newer miniagent (log format {}, this one reads {FORMAT})",
-                        found.format
-                    ));
+                    return Err(SessionError::Newer {
+                        name: name.to_string(),
+                        found: found.format,
+                        reads: FORMAT,
+                    });
                 }
                 header = Some(found);
             }
             (Ok(_) | Err(_), None) => {
-                return Err(format!(
-                    "{name} is not a miniagent session log (its first line is not a session header)"
-                ));
+                return Err(SessionError::NotALog {
+                    name: name.to_string(),
+                });
             }
             (Ok(Record::Header(_)), Some(_)) => {
                 warnings.push(format!(
@@ -209,7 +210,9 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, String> {
         offset = next;
     }
     let Some(header) = header else {
-        return Err(format!("{name} is empty: it holds no session"));
+        return Err(SessionError::Empty {
+            name: name.to_string(),
+        });
     };
     Ok(Loaded {
         header,
@@ -401,7 +404,7 @@ mod tests {
     fn other_files_are_refused() {
         assert!(parse(b"", "x").is_err());
         let err = parse(b"{\"a\":1}\n", "x").expect_err("refused");
-        assert!(err.contains("not a miniagent session log"), "{err}");
+        assert!(err.to_string().contains("not a miniagent session log"), "{err}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::store::{self, SessionInfo};
-use super::{Header, Loaded, Record, now_ms};
+use super::{Header, Loaded, Record, SessionError, now_ms};
 use crate::protocol::record::Change;
 use crate::protocol::{Decision, Event};
 use crate::secrets::Secrets;
@@ -235,14 +235,20 @@ impl SessionLog {
     /// Continues the recorded session `loaded` (from `path`) in this log: later records
     /// are appended to that file. A damaged end of the file is cut off first; what is
     /// cut, when it is more than a half-written last line, is kept beside the file.
-    pub fn resume(&self, path: &Path, loaded: &Loaded, model: &str, provider: &str) -> Result<(), String> {
+    pub fn resume(
+        &self,
+        path: &Path,
+        loaded: &Loaded,
+        model: &str,
+        provider: &str,
+    ) -> Result<(), SessionError> {
         let Some(mut writer) = self.writer() else {
             return Ok(());
         };
         // Whatever this session had so far stays in its own file.
         writer.flush();
         if let Some(why) = writer.take_failure() {
-            return Err(why);
+            return Err(SessionError::Write(why));
         }
         writer.write_info();
         let file = reopen(path, loaded)?;
@@ -268,42 +274,38 @@ impl SessionLog {
         });
         writer.flush();
         match writer.take_failure() {
-            Some(why) => Err(why),
+            Some(why) => Err(SessionError::Write(why)),
             None => Ok(()),
         }
     }
 }
 
 /// Opens a recorded session's file for appending, cutting a damaged end off first.
-fn reopen(path: &Path, loaded: &Loaded) -> Result<File, String> {
+fn reopen(path: &Path, loaded: &Loaded) -> Result<File, SessionError> {
     let file = OpenOptions::new()
         .append(true)
         .open(path)
-        .map_err(|err| format!("cannot open {}: {err}", path.display()))?;
-    lock(&file).map_err(|_| {
-        format!(
-            "session {} is open in another miniagent; quit that one first",
-            loaded.header.id
-        )
+        .map_err(|err| SessionError::io("open", path, err))?;
+    lock(&file).map_err(|_| SessionError::InUse {
+        id: loaded.header.id.clone(),
     })?;
     let length = file
         .metadata()
-        .map_err(|err| format!("cannot read {}: {err}", path.display()))?
+        .map_err(|err| SessionError::io("read", path, err))?
         .len();
     if length != loaded.file_bytes {
-        return Err(format!(
-            "{} changed while it was being read; resume it again",
-            path.display()
-        ));
+        return Err(SessionError::Changed {
+            path: path.to_path_buf(),
+        });
     }
     if length > loaded.valid_bytes {
         if loaded.damaged_mid_file {
             let kept = path.with_extension(format!("jsonl.damaged-{}", now_ms()));
             std::fs::copy(path, &kept)
-                .map_err(|err| format!("cannot keep a copy of the damaged {}: {err}", path.display()))?;
+                .map_err(|err| SessionError::io("keep a copy of the damaged", path, err))?;
         }
         file.set_len(loaded.valid_bytes)
-            .map_err(|err| format!("cannot repair {}: {err}", path.display()))?;
+            .map_err(|err| SessionError::io("repair", path, err))?;
     }
     Ok(file)
 }

@@ -7,6 +7,7 @@
 //! masking), and every approval decision. Rebuilding a session is applying its records
 //! in order (`agent::Restored`).
 
+mod error;
 pub mod load;
 mod log;
 pub mod store;
@@ -17,6 +18,7 @@ use crate::protocol::message::{ContentBlock, Message};
 use crate::protocol::record::{Change, Summary};
 use crate::protocol::{Decision, Event};
 
+pub use error::SessionError;
 pub use load::{Loaded, load};
 pub use log::SessionLog;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Header, Loaded, Record};
+use super::{Header, Loaded, Record, SessionError};
 use crate::protocol::Event;
 
 /// The folder of session logs: `$MINIAGENT_DATA_DIR/sessions`, else the platform's data
@@ -162,9 +162,9 @@ pub fn write_info(info: &SessionInfo, secrets: &crate::secrets::Secrets) {
 }
 
 /// The entry of one log: its index entry when that is current, else read from the log.
-pub fn info(log: &Path) -> Result<SessionInfo, String> {
+pub fn info(log: &Path) -> Result<SessionInfo, SessionError> {
     let bytes = std::fs::metadata(log)
-        .map_err(|err| format!("cannot read {}: {err}", log.display()))?
+        .map_err(|err| SessionError::io("read", log, err))?
         .len();
     if let Ok(text) = std::fs::read(info_path(log))
         && let Ok(mut info) = serde_json::from_slice::<SessionInfo>(&text)
@@ -205,16 +205,16 @@ pub fn newest_for(dir: &Path, workspace: &Path) -> Option<SessionInfo> {
 }
 
 /// The log of session `id`: an exact id, a unique prefix of one, or a path to a file.
-pub fn resolve(dir: Option<&Path>, id: &str) -> Result<PathBuf, String> {
+pub fn resolve(dir: Option<&Path>, id: &str) -> Result<PathBuf, SessionError> {
     let as_path = Path::new(id);
     if id.ends_with(".jsonl") && as_path.is_file() {
         return Ok(as_path.to_path_buf());
     }
     let Some(dir) = dir else {
-        return Err("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR".to_string());
+        return Err(SessionError::NoDataFolder);
     };
     if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
-        return Err(format!("`{id}` is not a session id"));
+        return Err(SessionError::BadId(id.to_string()));
     }
     let exact = dir.join(format!("{id}.jsonl"));
     if exact.is_file() {
@@ -226,18 +226,14 @@ pub fn resolve(dir: Option<&Path>, id: &str) -> Result<PathBuf, String> {
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.path.clone()),
-        [] => Err(format!(
-            "no session `{id}` in {}; `miniagent sessions list` shows them",
-            dir.display()
-        )),
-        several => Err(format!(
-            "`{id}` could be any of {}; give more of the id",
-            several
-                .iter()
-                .map(|s| s.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        [] => Err(SessionError::NotFound {
+            id: id.to_string(),
+            dir: dir.to_path_buf(),
+        }),
+        several => Err(SessionError::Ambiguous {
+            id: id.to_string(),
+            candidates: several.iter().map(|s| s.id.clone()).collect(),
+        }),
     }
 }
 

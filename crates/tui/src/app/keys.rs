@@ -482,7 +482,7 @@ impl App {
     /// Reads a result (and output) the timeline let go of back from the session log.
     fn read_back_result(&mut self, call_id: &str) {
         let read = match self.session_log_path() {
-            Some(path) => crate::session::load::tool_call(&path, call_id),
+            Some(path) => crate::session::load::tool_call(&path, call_id).map_err(|err| err.to_string()),
             None => Err("the session log is not known".to_string()),
         };
         match read {
@@ -638,7 +638,8 @@ impl App {
         self.thinking.invalidate_all();
         let saved = match &self.config_dir {
             Some(dir) => crate::config::edit::set_value(dir, "ui", "theme", name)
-                .map(|path| format!("theme {name}, saved in {}", path.display())),
+                .map(|path| format!("theme {name}, saved in {}", path.display()))
+                .map_err(|err| err.to_string()),
             None => Err("there is no config folder to save it in".to_string()),
         };
         match saved {

@@ -79,9 +79,9 @@ fn prepare(file: &str, theme: Option<String>) -> Result<(Loaded, Theme, ReplaySe
         PathBuf::from(file)
     } else {
         let dir = session::store::sessions_dir(&env);
-        session::store::resolve(dir.as_deref(), file)?
+        session::store::resolve(dir.as_deref(), file).map_err(|err| err.to_string())?
     };
-    let loaded = session::load(&path)?;
+    let loaded = session::load(&path).map_err(|err| err.to_string())?;
     // A replay needs no model: a config that does not load only loses its settings.
     let config = startup::load_config(&StartOptions::default(), &env).ok();
     let config_dir = config::config_dir(&env);
