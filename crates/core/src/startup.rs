@@ -106,7 +106,7 @@ pub fn mcp_config(
             _ => return Ok(None),
         },
     };
-    Ok(Some(mcp::load_config(&path).map_err(|why| anyhow::anyhow!(why))?))
+    Ok(Some(mcp::load_config(&path)?))
 }
 
 /// The workspace folder, resolved: the option given, else the current directory.

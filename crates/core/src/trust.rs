@@ -166,7 +166,7 @@ impl WorkspaceExtras {
         let parsed = mcp_bytes.as_ref().map(|bytes| {
             std::str::from_utf8(bytes)
                 .map_err(|_| format!("{}: not UTF-8 text", mcp_path.display()))
-                .and_then(|text| mcp::config_from_text(text, &mcp_path))
+                .and_then(|text| mcp::config_from_text(text, &mcp_path).map_err(|err| err.to_string()))
         });
         let mcp = match parsed {
             Some(Ok(config)) => Some(config),

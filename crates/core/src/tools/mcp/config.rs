@@ -158,16 +158,42 @@ pub enum McpApproval {
     Ask,
 }
 
+/// Why an `mcp.json` cannot be used: one line naming the file (and the server and key).
+#[derive(Debug, thiserror::Error)]
+pub enum McpConfigError {
+    #[error("{}: cannot read: {error}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{source_name}: invalid JSON: {error}")]
+    Json {
+        source_name: String,
+        error: serde_json::Error,
+    },
+    /// The file is JSON but not a server list.
+    #[error("{source_name}: {problem}")]
+    Shape { source_name: String, problem: String },
+    #[error("{source_name}: server `{name}`: {problem}")]
+    Server {
+        source_name: String,
+        name: String,
+        problem: String,
+    },
+}
+
 /// Reads and parses `path`; every problem is one line naming the file and the
 /// server/key. Relative `cwd` values are resolved against the file's folder.
-pub fn load_config(path: &Path) -> Result<McpConfig, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|err| format!("{}: cannot read: {err}", path.display()))?;
+pub fn load_config(path: &Path) -> Result<McpConfig, McpConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|error| McpConfigError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
     config_from_text(&text, path)
 }
 
 /// Parses `text`, read from the file at `path` (relative `cwd`s are taken from its folder).
-pub fn config_from_text(text: &str, path: &Path) -> Result<McpConfig, String> {
+pub fn config_from_text(text: &str, path: &Path) -> Result<McpConfig, McpConfigError> {
     let source = path.display().to_string();
     let mut config = parse_config(text, &source)?;
     let base = path.parent().unwrap_or(Path::new(""));
@@ -182,25 +208,36 @@ pub fn config_from_text(text: &str, path: &Path) -> Result<McpConfig, String> {
 }
 
 /// Parses the text of an `mcp.json`; `source` names it in errors (usually the path).
-pub fn parse_config(text: &str, source: &str) -> Result<McpConfig, String> {
-    let root: Value = serde_json::from_str(text).map_err(|err| format!("{source}: invalid JSON: {err}"))?;
+pub fn parse_config(text: &str, source: &str) -> Result<McpConfig, McpConfigError> {
+    let shape = |problem: String| McpConfigError::Shape {
+        source_name: source.to_string(),
+        problem,
+    };
+    let root: Value = serde_json::from_str(text).map_err(|error| McpConfigError::Json {
+        source_name: source.to_string(),
+        error,
+    })?;
     let Value::Object(root) = root else {
-        return Err(format!("{source}: expected a JSON object with `mcpServers`"));
+        return Err(shape("expected a JSON object with `mcpServers`".to_string()));
     };
     let servers = match root.get("mcpServers") {
         Some(Value::Object(servers)) => servers,
         Some(other) => {
-            return Err(format!(
-                "{source}: `mcpServers` must be an object of servers, got {}",
+            return Err(shape(format!(
+                "`mcpServers` must be an object of servers, got {}",
                 kind(other)
-            ));
+            )));
         }
-        None => return Err(format!("{source}: `mcpServers` is missing")),
+        None => return Err(shape("`mcpServers` is missing".to_string())),
     };
     let servers = servers
         .iter()
         .map(|(name, entry)| {
-            parse_server(name, entry).map_err(|problem| format!("{source}: server `{name}`: {problem}"))
+            parse_server(name, entry).map_err(|problem| McpConfigError::Server {
+                source_name: source.to_string(),
+                name: name.to_string(),
+                problem,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(McpConfig { servers })

@@ -15,8 +15,8 @@ mod sse;
 mod tool;
 
 pub use config::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_EXECUTE_TIMEOUT, HttpKind, McpApproval, McpConfig, McpServerConfig,
-    McpTransport, config_from_text, load_config, parse_config,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_EXECUTE_TIMEOUT, HttpKind, McpApproval, McpConfig, McpConfigError,
+    McpServerConfig, McpTransport, config_from_text, load_config, parse_config,
 };
 pub use manager::{McpManager, McpStateCallback};
 pub use tool::McpTool;
