@@ -68,7 +68,7 @@ pub fn remove(id: &str) -> i32 {
     };
     // Only sessions of the sessions folder: `rm` is not a way to delete any file.
     if !store::is_own_log(dir.as_deref(), &path) {
-        return fail(&format!(
+        return fail(format!(
             "{} is not one of your recorded sessions; only those are removed",
             path.display()
         ));
@@ -86,7 +86,7 @@ pub fn remove(id: &str) -> i32 {
             ));
             0
         }
-        Err(store::RemoveError::InUse) => fail(&format!(
+        Err(store::RemoveError::InUse) => fail(format!(
             "session {} is in use by a running miniagent; it was not removed",
             info.id
         )),
@@ -130,7 +130,7 @@ pub fn prune(older_than: &str, yes: bool, dry_run: bool) -> i32 {
     if !yes {
         if !std::io::stdin().is_terminal() {
             write_stdout(&listing);
-            return fail(&format!(
+            return fail(format!(
                 "{count} last used more than {older_than} ago; add --yes to remove them without being asked"
             ));
         }
