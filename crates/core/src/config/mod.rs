@@ -21,7 +21,8 @@ pub use retry::RetryPolicy;
 pub const DEFAULT_CONFIG: &str = include_str!("../../../../config/default.toml");
 
 /// Which wire protocol the model speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
     Anthropic,
