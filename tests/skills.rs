@@ -180,6 +180,7 @@ fn front_matter_with_bom_crlf_quotes_and_folded_values() {
             description: "Written on Windows, folded over lines.".to_string(),
             license: Some("Apache-2.0".to_string()),
             allowed_tools: None,
+            compatibility: None,
             metadata: json!({"version": "1.0", "author": "Someone: quoted", "extra": {"nested": "kept"}}),
             root: real(&workspace).join(".miniagent/skills/windows-skill"),
             body: "# Steps\nDo the thing.".to_string(),
@@ -284,7 +285,7 @@ fn malformed_skill_files_are_skipped_with_a_warning() {
     let set = SkillSet::discover(None, None, workspace.path());
 
     let names: Vec<&str> = set.skills().iter().map(|skill| skill.name.as_str()).collect();
-    assert_eq!(names, ["good", "meta"]);
+    assert_eq!(names, ["good"]);
     let file = |folder: &str| {
         real(&workspace)
             .join(dir)
@@ -300,8 +301,14 @@ fn malformed_skill_files_are_skipped_with_a_warning() {
                 "skipped {}: front matter line 2 column 15: mapping values are not allowed in this context (a value that contains `: ` must be quoted)",
                 file("bad-indent")
             ),
-            format!("{}: its `metadata` is not a map; ignored", file("bad-metadata")),
-            format!("skipped {}: its `name` is not text", file("list-name")),
+            format!(
+                "skipped {}: its `metadata` must be a map of `key: value` lines, not text",
+                file("bad-metadata")
+            ),
+            format!(
+                "skipped {}: its `name` must be text, not a list",
+                file("list-name")
+            ),
             format!(
                 "skipped {}: its front matter has no `description`",
                 file("no-description")
@@ -319,6 +326,132 @@ fn malformed_skill_files_are_skipped_with_a_warning() {
                 file("two-line-name")
             ),
         ]
+    );
+}
+
+/// The fields of the Agent Skills specification: `compatibility` is read, a field it does
+/// not define is a warning, a field of the wrong type skips the skill with the reason, and
+/// the limits it sets (name characters, compatibility length) are warnings.
+#[test]
+fn front_matter_fields_are_checked_against_the_specification() {
+    let workspace = TempDir::new();
+    let dir = ".miniagent/skills";
+    let write = |folder: &str, front: &str| {
+        workspace.write(
+            format!("{dir}/{folder}/SKILL.md"),
+            format!("---\n{front}---\nbody\n"),
+        );
+    };
+    write(
+        "full",
+        "name: full\n\
+         description: >\n  Folded over\n  two lines.\n\
+         license: MIT\n\
+         compatibility: |\n  Needs git and\n  network access.\n\
+         metadata:\n  author: someone\n\
+         allowed-tools: Bash(git:*) Read\n",
+    );
+    write("extra", "name: extra\ndescription: d\nversion: 2\nauthor: me\n");
+    write(
+        "bad-license",
+        "name: bad-license\ndescription: d\nlicense: [MIT, Apache-2.0]\n",
+    );
+    write(
+        "bad-compat",
+        "name: bad-compat\ndescription: d\ncompatibility:\n  os: linux\n",
+    );
+    write(
+        "bad-tools",
+        "name: bad-tools\ndescription: d\nallowed-tools:\n  bash: yes\n",
+    );
+    write(
+        "bad-entry",
+        "name: bad-entry\ndescription: d\nallowed-tools:\n  - [bash]\n",
+    );
+    write(
+        "long-compat",
+        &format!(
+            "name: long-compat\ndescription: d\ncompatibility: {}\n",
+            "x".repeat(501)
+        ),
+    );
+    write("odd-name", "name: Odd_Name\ndescription: d\n");
+
+    let set = SkillSet::discover(None, None, workspace.path());
+
+    let full = set.get("full").unwrap();
+    assert_eq!(full.description, "Folded over two lines.");
+    assert_eq!(
+        full.compatibility.as_deref(),
+        Some("Needs git and\nnetwork access.")
+    );
+    assert_eq!(full.license.as_deref(), Some("MIT"));
+    assert_eq!(full.metadata, json!({"author": "someone"}));
+    assert_eq!(
+        full.allowed_tools,
+        Some(vec!["Bash(git:*)".to_string(), "Read".to_string()])
+    );
+    let names: Vec<&str> = set.skills().iter().map(|skill| skill.name.as_str()).collect();
+    assert_eq!(names, ["Odd_Name", "extra", "full", "long-compat"]);
+    let file = |folder: &str| {
+        real(&workspace)
+            .join(dir)
+            .join(folder)
+            .join("SKILL.md")
+            .display()
+            .to_string()
+    };
+    assert_eq!(
+        set.warnings(),
+        [
+            format!(
+                "skipped {}: its `compatibility` must be text, not a map",
+                file("bad-compat")
+            ),
+            format!(
+                "skipped {}: an `allowed-tools` entry must be a tool name, not a list",
+                file("bad-entry")
+            ),
+            format!(
+                "skipped {}: its `license` must be text, not a list",
+                file("bad-license")
+            ),
+            format!(
+                "skipped {}: its `allowed-tools` must be a list of tool names or one line of them, not a map",
+                file("bad-tools")
+            ),
+            format!(
+                "{}: front matter fields the Agent Skills specification does not define are ignored: `version`, `author` (keep such details under `metadata`)",
+                file("extra")
+            ),
+            format!(
+                "{}: its `compatibility` is longer than the 500 characters the Agent Skills specification allows",
+                file("long-compat")
+            ),
+            format!(
+                "{}: its `name` `Odd_Name` should be lowercase letters, digits and single hyphens (at most 64), as the Agent Skills specification asks; other agents may not load it",
+                file("odd-name")
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn get_skill_states_the_skills_requirements() {
+    let workspace = TempDir::new();
+    workspace.write(
+        ".miniagent/skills/needs/SKILL.md",
+        "---\nname: needs\ndescription: d\ncompatibility: Requires docker.\n---\nSteps.\n",
+    );
+    let tool = GetSkillTool::new(Arc::new(SkillSet::discover(None, None, workspace.path())));
+    let root = real(&workspace).join(".miniagent/skills/needs");
+    let output = call(&tool, json!({"skill_name": "needs"}), workspace.path()).await;
+    assert_eq!(
+        output,
+        ToolOutput::ok(format!(
+            "Skill `needs` (folder: {})\nRequirements: Requires docker.\n\nSteps.\n",
+            root.display()
+        ))
     );
 }
 

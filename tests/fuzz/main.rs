@@ -1,7 +1,7 @@
 //! Seeded, structure-aware fuzzing of every parser that reads outside input: the SSE
 //! decoding of both providers, the tool-call argument assembly inside it, the session-log
-//! loader (and restoring a session from what it loads), the markdown renderer and the
-//! skill front-matter parser.
+//! loader (and restoring a session from what it loads), the markdown renderer, the
+//! skill front-matter parser and the escape-sequence scanner.
 //!
 //! Each target edits valid seeds the way fuzzers do (bit flips, truncation, splicing,
 //! duplication), inserts tokens that matter to parsers (`\r`, `\n\n`, `data:`, `{`, `"`,
@@ -22,6 +22,9 @@
 //!   it; rendering is repeatable.
 //! - Skill front matter: parsing is repeatable; CRLF and a byte-order mark read the same
 //!   as without; a parsed skill's name, description and tools are trimmed and non-empty.
+//! - Terminal text: cleaned text holds nothing a terminal acts on and reads the same
+//!   however it is cut into pieces; drawn tool output and text for the model hold no
+//!   control characters.
 //! - Token counts: the regex-free count of ASCII (and of mixed text cut at line starts)
 //!   equals tiktoken's own, for both encodings.
 //!
@@ -41,7 +44,7 @@
 //!
 //! The harness that runs and reports cases is here; the mutation engine is in [`mutate`],
 //! and each group of targets has its own module: [`sse`], [`tool_call_arguments`],
-//! [`session_log`], [`markdown`] and [`front_matter`].
+//! [`session_log`], [`markdown`], [`front_matter`] and [`terminal_text`].
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod front_matter;
@@ -49,6 +52,7 @@ mod markdown;
 mod mutate;
 mod session_log;
 mod sse;
+mod terminal_text;
 mod tokens;
 mod tool_call_arguments;
 

@@ -10,9 +10,14 @@
 //! tab, C1 controls, and the bidi embedding, override and isolate controls (which can make
 //! a command read differently from what it is) are never shown.
 //!
-//! The scanner is hand-written because it must be a streaming state machine shared by
-//! both users (exec cleans deltas as they arrive) and know the C1 introducers; the crates
-//! that strip escapes work on whole strings of bytes.
+//! The parsing itself is `vte`'s (the ECMA-48 state machine of Alacritty), streaming so
+//! that exec can clean deltas as they arrive, and built without its `std` feature so an
+//! OSC string is kept in a fixed 1 KiB buffer however long it runs. [`Sequences`] adds
+//! the rules of this project on top, which a terminal emulator does not have: the C1
+//! introducers in their UTF-8 form start sequences (vte only executes them), a newline
+//! ends any sequence or string (a stray introducer cannot swallow the output after
+//! it), BEL ends every kind of string, and a character that cannot continue a control
+//! sequence ends it and is read normally.
 //!
 //! `--json` output carries the raw text instead, with [`escape_json_controls`] so that
 //! even the C1 and bidi characters JSON allows raw are escaped.
@@ -20,8 +25,12 @@
 use std::borrow::Cow;
 use std::io::Write;
 
+use vte::{Params, Parser, Perform};
+
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';
+/// Cancel: ends any sequence or string in vte.
+const CAN: u8 = 0x18;
 /// C1 forms of the introducers and terminator, which some terminals honour in UTF-8.
 const C1_DCS: char = '\u{90}';
 const C1_SOS: char = '\u{98}';
@@ -30,9 +39,6 @@ const C1_ST: char = '\u{9c}';
 const C1_OSC: char = '\u{9d}';
 const C1_PM: char = '\u{9e}';
 const C1_APC: char = '\u{9f}';
-/// Parameters kept of one control sequence; longer ones are consumed but have no effect,
-/// so a hostile stream cannot grow the scanner.
-const MAX_PARAMS: usize = 64;
 
 /// `text` with every escape sequence and every control character but newline and tab
 /// removed; borrowed when there was nothing to remove.
@@ -58,41 +64,48 @@ pub fn for_model(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len());
     let mut line: Vec<char> = Vec::new();
     let mut column = 0;
-    let mut sequences = Sequences::default();
-    for c in text.chars() {
-        match sequences.feed(c) {
-            Step::Char('\n') => {
-                out.extend(line.drain(..));
-                out.push('\n');
-                column = 0;
-            }
-            Step::Char('\r') => column = 0,
-            Step::Char(c) if c == '\t' || !c.is_control() => {
-                match line.get_mut(column) {
-                    Some(cell) => *cell = c,
-                    None => line.push(c),
-                }
-                column += 1;
-            }
-            Step::Char(_) | Step::Consumed => {}
-            Step::Csi {
-                params,
-                intermediates: false,
-                final_byte: 'K',
-            } => match params {
-                "" | "0" => line.truncate(column),
-                "1" => line.iter_mut().take(column).for_each(|cell| *cell = ' '),
-                "2" => {
-                    line.clear();
-                    line.resize(column, ' ');
-                }
-                _ => {}
-            },
-            Step::Csi { .. } => {}
+    Sequences::default().feed(text, &mut |step| match step {
+        Step::Char('\n') => {
+            out.extend(line.drain(..));
+            out.push('\n');
+            column = 0;
         }
-    }
+        Step::Char('\r') => column = 0,
+        Step::Char(c) if c == '\t' || !c.is_control() => {
+            match line.get_mut(column) {
+                Some(cell) => *cell = c,
+                None => line.push(c),
+            }
+            column += 1;
+        }
+        Step::Char(_) => {}
+        Step::Csi {
+            params,
+            intermediates: [],
+            final_byte: 'K',
+        } => match erase_mode(params) {
+            Some(0) => line.truncate(column),
+            Some(1) => line.iter_mut().take(column).for_each(|cell| *cell = ' '),
+            Some(2) => {
+                line.clear();
+                line.resize(column, ' ');
+            }
+            _ => {}
+        },
+        Step::Csi { .. } => {}
+    });
     out.extend(line);
     Cow::Owned(out)
+}
+
+/// The mode of an erase-in-line (`CSI K`): its one parameter, 0 when there is none.
+pub fn erase_mode(params: &Params) -> Option<u16> {
+    let mut groups = params.iter();
+    match (groups.next(), groups.next()) {
+        (None, _) => Some(0),
+        (Some([mode]), None) => Some(*mode),
+        _ => None,
+    }
 }
 
 /// `text` with every character a terminal would act on made visible instead: C0
@@ -137,13 +150,13 @@ pub struct Cleaner {
 impl Cleaner {
     /// Appends the shown part of `text` to `out`.
     pub fn push(&mut self, text: &str, out: &mut String) {
-        for c in text.chars() {
-            if let Step::Char(c) = self.sequences.feed(c)
+        self.sequences.feed(text, &mut |step| {
+            if let Step::Char(c) = step
                 && (c == '\n' || shown(c))
             {
                 out.push(c);
             }
-        }
+        });
     }
 }
 
@@ -178,142 +191,191 @@ impl<W: Write> Write for CleanWriter<W> {
     }
 }
 
-/// What one character of input comes to.
-#[derive(Debug, PartialEq)]
+/// What the scanner reports of its input.
+#[derive(Debug)]
 pub enum Step<'a> {
     /// A character outside any sequence, control characters included.
     Char(char),
-    /// A control sequence ended: its parameters (empty if too long to keep), whether it
-    /// had intermediate bytes, and its final byte.
+    /// A control sequence ended: its parameters (none if there were more than the parser
+    /// keeps), its intermediate and private-marker bytes, and its final byte.
     Csi {
-        params: &'a str,
-        intermediates: bool,
+        params: &'a Params,
+        intermediates: &'a [u8],
         final_byte: char,
     },
-    /// Part of a sequence, or the end of one that does nothing but be removed.
-    Consumed,
 }
 
-/// Where the scanner is.
+/// Where the scanner is, as far as the rules on top of vte need to know.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
-enum State {
+enum Mode {
     #[default]
     Ground,
     /// After ESC.
     Escape,
     /// After ESC and an intermediate byte (`ESC ( B`).
     EscapeIntermediate,
-    /// Inside a control sequence (`ESC [` or C1 CSI).
+    /// Inside a control sequence.
     Csi { intermediates: bool },
     /// Inside an OSC, DCS, SOS, PM or APC string.
     String,
-    /// After ESC inside a string: `\` ends it, anything else starts a new escape.
-    StringEscape,
 }
 
-/// The escape-sequence scanner, fed one character at a time.
-///
-/// A control sequence broken by an unexpected character ends there and that character
-/// is read normally. A string never terminated ends at the end of its line, so a stray
-/// introducer cannot swallow all the output after it.
-#[derive(Debug, Default)]
+/// The escape-sequence scanner: vte's parser with this project's rules on top (see the
+/// module header). Text split anywhere between calls to [`Sequences::feed`] reads the
+/// same as in one piece.
+#[derive(Default)]
 pub struct Sequences {
-    state: State,
-    params: String,
-    params_overflowed: bool,
+    parser: Parser,
+    mode: Mode,
+}
+
+impl std::fmt::Debug for Sequences {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sequences")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Sequences {
-    pub fn feed(&mut self, c: char) -> Step<'_> {
-        match self.state {
-            State::Ground => self.ground(c),
-            State::Escape => self.escape(c),
-            State::EscapeIntermediate => match c {
-                ' '..='/' => Step::Consumed,
-                '0'..='~' => {
-                    self.state = State::Ground;
-                    Step::Consumed
+    /// Reads `text`, reporting each character shown and each control sequence to `on`.
+    pub fn feed(&mut self, text: &str, on: &mut impl FnMut(Step<'_>)) {
+        let mut rest = text;
+        while !rest.is_empty() {
+            if self.mode == Mode::Ground {
+                // Text without ESC or C1 controls goes to vte in one piece, its fast path.
+                let run = rest.find(|c: char| c == ESC || is_c1(c)).unwrap_or(rest.len());
+                if run > 0 {
+                    self.parser.advance(&mut Report(on), &rest.as_bytes()[..run]);
+                    rest = &rest[run..];
+                    continue;
                 }
-                _ => self.ground(c),
-            },
-            State::Csi { intermediates } => match c {
-                '0'..='?' if !intermediates => {
-                    if self.params.len() < MAX_PARAMS {
-                        self.params.push(c);
-                    } else {
-                        self.params_overflowed = true;
-                    }
-                    Step::Consumed
-                }
-                ' '..='/' => {
-                    self.state = State::Csi { intermediates: true };
-                    Step::Consumed
-                }
-                '@'..='~' => {
-                    self.state = State::Ground;
-                    if self.params_overflowed {
-                        self.params.clear();
-                    }
-                    Step::Csi {
-                        params: &self.params,
-                        intermediates,
-                        final_byte: c,
-                    }
-                }
-                _ => self.ground(c),
-            },
-            State::String => {
-                match c {
-                    '\n' => return self.ground(c),
-                    BEL | C1_ST => self.state = State::Ground,
-                    ESC => self.state = State::StringEscape,
-                    _ => {}
-                }
-                Step::Consumed
             }
-            State::StringEscape => {
-                if c == '\\' {
-                    self.state = State::Ground;
-                    Step::Consumed
+            let mut chars = rest.chars();
+            let Some(c) = chars.next() else { break };
+            rest = chars.as_str();
+            self.feed_char(c, on);
+        }
+    }
+
+    fn feed_char(&mut self, c: char, on: &mut impl FnMut(Step<'_>)) {
+        if c == '\n' {
+            self.cancel();
+            on(Step::Char(c));
+            return;
+        }
+        match self.mode {
+            Mode::String => match c {
+                BEL | C1_ST => self.cancel(),
+                ESC => self.advance(b"\x1b", on),
+                // CAN and SUB would end the string in vte; here they are part of it.
+                '\u{18}' | '\u{1a}' => {}
+                // Anything else is part of the string, C1 introducers included.
+                _ => self.advance(c.encode_utf8(&mut [0; 4]).as_bytes(), on),
+            },
+            Mode::Ground => self.ground(c, on),
+            Mode::Escape | Mode::EscapeIntermediate | Mode::Csi { .. } => {
+                if self.continues_sequence(c) {
+                    self.advance(&[c as u8], on);
                 } else {
-                    self.escape(c)
+                    // A character that cannot continue the sequence ends it and is read
+                    // as if the sequence had never begun.
+                    self.cancel();
+                    self.ground(c, on);
                 }
             }
         }
     }
 
-    /// `c` outside any sequence.
-    fn ground(&mut self, c: char) -> Step<'_> {
-        self.state = State::Ground;
-        match c {
-            ESC => self.state = State::Escape,
-            C1_CSI => self.start_csi(),
-            C1_OSC | C1_DCS | C1_SOS | C1_PM | C1_APC => self.state = State::String,
-            c => return Step::Char(c),
-        }
-        Step::Consumed
+    /// `c` outside any sequence: a C1 introducer is given to vte as its 7-bit form.
+    fn ground(&mut self, c: char, on: &mut impl FnMut(Step<'_>)) {
+        let seven_bit = match c {
+            C1_CSI => b'[',
+            C1_OSC => b']',
+            C1_DCS => b'P',
+            C1_SOS => b'X',
+            C1_PM => b'^',
+            C1_APC => b'_',
+            _ => {
+                self.advance(c.encode_utf8(&mut [0; 4]).as_bytes(), on);
+                return;
+            }
+        };
+        self.advance(b"\x1b", on);
+        self.advance(&[seven_bit], on);
     }
 
-    /// `c` right after ESC. Anything that cannot follow ESC leaves the ESC alone to be
-    /// dropped and is read normally.
-    fn escape(&mut self, c: char) -> Step<'_> {
-        self.state = State::Ground;
-        match c {
-            '[' => self.start_csi(),
-            ']' | 'P' | 'X' | '^' | '_' => self.state = State::String,
-            ' '..='/' => self.state = State::EscapeIntermediate,
-            '0'..='~' => {}
-            _ => return self.ground(c),
+    /// Whether `c` can be the next byte of the escape or control sequence under way.
+    fn continues_sequence(&self, c: char) -> bool {
+        match self.mode {
+            Mode::Escape => matches!(c, ESC | ' '..='~'),
+            Mode::EscapeIntermediate => matches!(c, ESC | ' '..='~'),
+            Mode::Csi { intermediates } => match c {
+                ESC | ' '..='/' | '@'..='~' => true,
+                '0'..='?' => !intermediates,
+                _ => false,
+            },
+            Mode::Ground | Mode::String => false,
         }
-        Step::Consumed
     }
 
-    fn start_csi(&mut self) {
-        self.state = State::Csi { intermediates: false };
-        self.params.clear();
-        self.params_overflowed = false;
+    /// Gives vte `bytes` (one character, or ESC) and follows where that leaves it.
+    fn advance(&mut self, bytes: &[u8], on: &mut impl FnMut(Step<'_>)) {
+        self.parser.advance(&mut Report(on), bytes);
+        let [byte] = bytes else { return };
+        self.mode = match (self.mode, byte) {
+            (_, 0x1b) => Mode::Escape,
+            (Mode::Escape, b'[') => Mode::Csi { intermediates: false },
+            (Mode::Escape, b']' | b'P' | b'X' | b'^' | b'_') => Mode::String,
+            (Mode::Escape | Mode::EscapeIntermediate, b' '..=b'/') => Mode::EscapeIntermediate,
+            (Mode::Csi { .. }, b' '..=b'/') => Mode::Csi { intermediates: true },
+            (Mode::Csi { intermediates }, b'0'..=b'?') => Mode::Csi { intermediates },
+            (Mode::String, _) => Mode::String,
+            _ => Mode::Ground,
+        };
+    }
+
+    /// Ends whatever sequence or string is under way, as CAN does, reporting nothing.
+    fn cancel(&mut self) {
+        if self.mode != Mode::Ground {
+            self.parser.advance(&mut Silent, &[CAN]);
+            self.mode = Mode::Ground;
+        }
     }
 }
+
+/// C1 controls, which some terminals honour in their UTF-8 form.
+fn is_c1(c: char) -> bool {
+    ('\u{80}'..='\u{9f}').contains(&c)
+}
+
+/// Passes what vte finds on as [`Step`]s.
+struct Report<'a, F>(&'a mut F);
+
+impl<F: FnMut(Step<'_>)> Perform for Report<'_, F> {
+    fn print(&mut self, c: char) {
+        (self.0)(Step::Char(c));
+    }
+
+    fn execute(&mut self, byte: u8) {
+        (self.0)(Step::Char(char::from(byte)));
+    }
+
+    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: char) {
+        // Past vte's limits the parameters are incomplete: better none than wrong ones.
+        let none = Params::default();
+        (self.0)(Step::Csi {
+            params: if ignore { &none } else { params },
+            intermediates,
+            final_byte: action,
+        });
+    }
+}
+
+/// Drops what vte reports while a sequence is being cancelled.
+struct Silent;
+
+impl Perform for Silent {}
 
 /// A serialized JSON value with the characters JSON allows raw but a terminal may act on
 /// (DEL, C1 controls, bidi controls) written as `\u` escapes: the same value, inert.
@@ -491,20 +553,29 @@ mod tests {
     }
 
     #[test]
-    fn long_parameters_are_consumed_without_being_kept() {
-        let mut sequences = Sequences::default();
-        for c in "\x1b[".chars().chain(std::iter::repeat_n('1', 10_000)) {
-            assert_eq!(sequences.feed(c), Step::Consumed);
-        }
-        assert_eq!(
-            sequences.feed('m'),
-            Step::Csi {
-                params: "",
-                intermediates: false,
-                final_byte: 'm'
-            }
+    fn long_sequences_are_consumed_in_bounded_memory() {
+        let many = "1;".repeat(10_000);
+        let text = format!(
+            "a\x1b[{many}mb\x1b]0;{}\x07c\x1bP{}\x1b\\d\x1b[{}Ke",
+            "x".repeat(1 << 20),
+            "y".repeat(1 << 20),
+            "9".repeat(10_000),
         );
-        assert!(sequences.params.capacity() <= 2 * MAX_PARAMS);
+        assert_eq!(clean(&text), "abcde");
+        // Parameters past what the parser keeps come out as none rather than half of them.
+        let mut sequences = Sequences::default();
+        let mut seen = Vec::new();
+        sequences.feed(&format!("\x1b[{many}m"), &mut |step| {
+            if let Step::Csi {
+                params, final_byte, ..
+            } = step
+            {
+                seen.push((params.len(), final_byte));
+            }
+        });
+        assert_eq!(seen, [(0, 'm')]);
+        // The scanner keeps nothing on the heap: its size is all it ever holds.
+        assert!(std::mem::size_of::<Sequences>() < 4096);
     }
 
     #[test]

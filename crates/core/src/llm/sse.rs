@@ -6,6 +6,11 @@
 //! may make it hold: a line or an event over [`MAX_EVENT_BYTES`] ends the stream (and the
 //! decoders bound the reply, [`super::MAX_REPLY_BYTES`]); [`decode_stream_within`] also
 //! ends it at a deadline, or when it sends nothing but keep-alives for too long.
+//!
+//! The SSE syntax itself is parsed by `eventsource-stream`; what is written here is the
+//! regrouping of its input (`WholeLines`), which works around its quadratic cost on
+//! long lines and big chunks and its panic on a leading byte-order mark (measured and
+//! described there), and the limits above, which no SSE crate enforces.
 
 use std::collections::VecDeque;
 use std::pin::Pin;

@@ -17,7 +17,10 @@
 //! The checks read the words as the shell will pass them: quotes are removed, and a
 //! word the shell would expand (`$X`, a glob that may match a file named `--pre=x.sh`,
 //! `{a,b}`) makes a checked program's command the exact line. Long options are compared
-//! with their abbreviations, which GNU-style parsers (git, pip) accept.
+//! with their abbreviations, which GNU-style parsers (git, pip) accept. The word splitter
+//! (`shell_words`) is written here because the shell-splitting crates (`shlex`,
+//! `shell-words`) return the words without saying which the shell would expand, and
+//! that is what the checks turn on.
 //!
 //! A program approved by name still runs what the project's own files say: `cargo test`
 //! runs the tests and build scripts, `git commit` runs the repository's hooks. That is

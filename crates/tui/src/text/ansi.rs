@@ -6,16 +6,22 @@
 //! ([`crate::terminal_text`]), so drawn output can never move the cursor or reconfigure
 //! the terminal. Each line is kept as a row of cells the way a terminal keeps it, so a
 //! carriage return lets later text overwrite earlier text: a progress bar shows only its
-//! final state.
+//! final state. A cell holds one grapheme cluster, by `unicode-segmentation`'s rules (the
+//! ones ratatui draws by), as wide as the whole cluster is.
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::GraphemeCursor;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use vte::Params;
 
 use crate::terminal_text::{self, Sequences, Step};
 use crate::tui::theme::Theme;
 
 const TAB_STOP: usize = 8;
+/// The bytes of marks one cell keeps (a family emoji of seven characters takes 25).
+const MAX_MARKS: usize = 64;
 
 /// `text` as styled lines with every escape sequence either turned into a style or
 /// removed. Colours are dropped when `!theme.colored`; text outside any SGR carries no
@@ -26,34 +32,32 @@ pub fn ansi_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
         colored: theme.colored,
         ..Screen::default()
     };
-    let mut sequences = Sequences::default();
-    for c in text.chars() {
-        match sequences.feed(c) {
-            Step::Char('\n') => screen.newline(),
-            Step::Char('\r') => screen.column = 0,
-            Step::Char('\t') => screen.tab(),
-            Step::Char(c) if terminal_text::shown(c) => screen.put(c),
-            // Bells, backspaces and every other control character would act on the
-            // terminal instead of showing.
-            Step::Char(_) | Step::Consumed => {}
-            // Only SGR (`m`) and erase-in-line (`K`, applied to the row so progress
-            // redraws come out right) have an effect.
-            Step::Csi {
-                params,
-                intermediates,
-                final_byte,
-            } => {
-                let private = params.starts_with(['<', '=', '>', '?']);
-                if !private && !intermediates {
-                    match final_byte {
-                        'm' => screen.select_graphic_rendition(params),
-                        'K' => screen.erase_in_line(params),
-                        _ => {}
-                    }
+    Sequences::default().feed(text, &mut |step| match step {
+        Step::Char('\n') => screen.newline(),
+        Step::Char('\r') => screen.column = 0,
+        Step::Char('\t') => screen.tab(),
+        Step::Char(c) if terminal_text::shown(c) => screen.put(c),
+        // Bells, backspaces and every other control character would act on the terminal
+        // instead of showing.
+        Step::Char(_) => {}
+        // Only SGR (`m`) and erase-in-line (`K`, applied to the row so progress redraws
+        // come out right) have an effect; private (`CSI ? … m`) and intermediate forms
+        // mean something else.
+        Step::Csi {
+            params,
+            intermediates: [],
+            final_byte,
+        } => match final_byte {
+            'm' => screen.select_graphic_rendition(params),
+            'K' => {
+                if let Some(mode) = terminal_text::erase_mode(params) {
+                    screen.erase_in_line(mode);
                 }
             }
-        }
-    }
+            _ => {}
+        },
+        Step::Csi { .. } => {}
+    });
     screen.finish()
 }
 
@@ -110,18 +114,12 @@ impl Screen {
     }
 
     fn put(&mut self, c: char) {
-        let width = c.width().unwrap_or(0);
-        if (width == 0 || self.joins_previous(c)) && self.column > 0 {
-            let mut owner = self.column - 1;
-            if matches!(self.row.get(owner), Some(Cell::Continuation)) && owner > 0 {
-                owner -= 1;
-            }
-            if let Some(Cell::Glyph { marks, .. }) = self.row.get_mut(owner) {
-                marks.push(c);
-            }
+        if self.extend_cluster(c) {
             return;
         }
+        let width = c.width().unwrap_or(0);
         if width == 0 {
+            // Nothing to ride on: not drawn, as ratatui would not draw it either.
             return;
         }
         let end = self.column + width;
@@ -142,21 +140,51 @@ impl Screen {
         self.column = end;
     }
 
-    /// Emoji sequences joined by ZWJ and skin-tone modifiers draw as one character.
-    fn joins_previous(&self, c: char) -> bool {
-        let is_modifier = ('\u{1f3fb}'..='\u{1f3ff}').contains(&c);
-        let after_joiner = self.column > 0
-            && self.row[..self.column.min(self.row.len())]
-                .iter()
-                .rev()
-                .find_map(|cell| match cell {
-                    Cell::Glyph { base, marks, .. } => {
-                        Some(marks.chars().last().unwrap_or(*base) == '\u{200d}')
-                    }
-                    Cell::Continuation => None,
-                })
-                == Some(true);
-        is_modifier || after_joiner
+    /// Adds `c` to the character before the cursor when Unicode's grapheme rules make it
+    /// part of the same cluster (a combining mark, a variation selector, an emoji modifier
+    /// or joined emoji, the second half of a flag), widening the cell if the cluster now
+    /// takes more columns. Returns whether it did.
+    fn extend_cluster(&mut self, c: char) -> bool {
+        let Some(mut owner) = self.column.checked_sub(1) else {
+            return false;
+        };
+        if matches!(self.row.get(owner), Some(Cell::Continuation)) && owner > 0 {
+            owner -= 1;
+        }
+        let Some(Cell::Glyph { base, marks, .. }) = self.row.get_mut(owner) else {
+            return false;
+        };
+        let mut cluster = String::with_capacity(1 + marks.len() + c.len_utf8());
+        cluster.push(*base);
+        cluster.push_str(marks);
+        let boundary = cluster.len();
+        cluster.push(c);
+        let mut cursor = GraphemeCursor::new(boundary, cluster.len(), true);
+        if cursor.is_boundary(&cluster, 0).unwrap_or(true) {
+            return false;
+        }
+        // A terminal keeps a few marks per cell too; past that they are dropped, so a
+        // hostile stream of marks cannot grow one cell (or the work per mark) without end.
+        if marks.len() + c.len_utf8() <= MAX_MARKS {
+            marks.push(c);
+        }
+        let width = cluster.width();
+        let taken = 1 + self.row[owner + 1..]
+            .iter()
+            .take_while(|cell| matches!(cell, Cell::Continuation))
+            .count();
+        if width > taken {
+            let end = owner + width;
+            if self.row.len() < end {
+                self.row.resize(end, Cell::blank());
+            }
+            for index in owner + taken..end {
+                self.clear_wide_neighbour(index);
+                self.row[index] = Cell::Continuation;
+            }
+            self.column = self.column.max(end);
+        }
+        true
     }
 
     /// Before `index` is overwritten, a two-column character it is half of turns into a
@@ -171,16 +199,16 @@ impl Screen {
         }
     }
 
-    fn erase_in_line(&mut self, params: &str) {
+    fn erase_in_line(&mut self, mode: u16) {
         let column = self.column.min(self.row.len());
-        match params {
-            "" | "0" => {
+        match mode {
+            0 => {
                 if column < self.row.len() {
                     self.clear_wide_neighbour(column);
                 }
                 self.row.truncate(column);
             }
-            "1" => {
+            1 => {
                 let end = (column + 1).min(self.row.len());
                 if end < self.row.len() {
                     self.clear_wide_neighbour(end);
@@ -189,22 +217,24 @@ impl Screen {
                     *cell = Cell::blank();
                 }
             }
-            "2" => self.row.clear(),
+            2 => self.row.clear(),
             _ => {}
         }
     }
 
-    fn select_graphic_rendition(&mut self, params: &str) {
-        let groups: Vec<&str> = params.split(';').collect();
+    fn select_graphic_rendition(&mut self, params: &Params) {
+        let groups: Vec<&[u16]> = params.iter().collect();
+        if groups.is_empty() {
+            self.simple_attribute(0);
+        }
         let mut index = 0;
         while index < groups.len() {
-            let group = groups[index];
+            let group: Vec<u32> = groups[index].iter().map(|&n| u32::from(n)).collect();
             index += 1;
-            if group.contains(':') {
+            if group.len() > 1 {
                 // The colon form keeps an extended colour in one parameter:
                 // `38:5:n`, `38:2:r:g:b` or `38:2:colourspace:r:g:b`.
-                let parts: Vec<u32> = group.split(':').map(number).collect();
-                match parts.as_slice() {
+                match group.as_slice() {
                     [code @ (38 | 48), 5, n, ..] => self.set_colour(*code, indexed(*n)),
                     [code @ (38 | 48), 2, _, r, g, b, ..] | [code @ (38 | 48), 2, r, g, b] => {
                         self.set_colour(*code, rgb(*r, *g, *b));
@@ -215,12 +245,12 @@ impl Screen {
                 }
                 continue;
             }
-            match number(group) {
+            match group.first().copied().unwrap_or(0) {
                 code @ (38 | 48 | 58) => {
                     let rest: Vec<u32> = groups[index..]
                         .iter()
                         .take(4)
-                        .map(|group| number(group))
+                        .map(|group| group.first().map_or(0, |&n| u32::from(n)))
                         .collect();
                     let (colour, used) = match rest.as_slice() {
                         [5, n, ..] => (indexed(*n), 2),
@@ -277,14 +307,6 @@ impl Screen {
             self.style.bg = colour;
         }
     }
-}
-
-/// A parameter's value; empty means 0, and nonsense becomes a code nothing uses.
-fn number(text: &str) -> u32 {
-    if text.is_empty() {
-        return 0;
-    }
-    text.parse().unwrap_or(u32::MAX)
 }
 
 fn indexed(n: u32) -> Option<Color> {
@@ -506,6 +528,19 @@ mod tests {
         assert_eq!(plain("👨\u{200d}👩\u{200d}👧!"), vec!["👨\u{200d}👩\u{200d}👧!"]);
         assert_eq!(plain("👍🏽!"), vec!["👍🏽!"]);
         assert_eq!(plain("\u{301}lead"), vec!["lead"]);
+    }
+
+    #[test]
+    fn cells_hold_whole_grapheme_clusters() {
+        // A variation selector makes the heart two columns wide, so the tab stop is six
+        // columns on; a vowel sign belongs to its consonant and is overwritten with it.
+        assert_eq!(plain("❤\u{fe0f}\tx"), vec!["❤\u{fe0f}      x"]);
+        assert_eq!(plain("कि\rx"), vec!["x"]);
+        assert_eq!(plain("🇺🇸\tx"), vec!["🇺🇸      x"]);
+        // Marks past what one cell keeps are dropped, not piled up without end.
+        let zalgo = format!("e{}!", "\u{301}".repeat(10_000));
+        let line = &plain(&zalgo)[0];
+        assert!(line.starts_with("e\u{301}") && line.ends_with('!') && line.len() < 200);
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! Unified diffs (as the `similar` crate writes them) drawn with a gutter of old and new
 //! line numbers, additions and removals in the theme's diff colours.
+//!
+//! The diff is read here rather than by a patch-parsing crate: the input is `similar`'s
+//! own output, reading it is a hunk header and a sign per line, and it must never fail
+//! (malformed text is shown as it is), where those crates reject what they cannot parse.
 
 use ratatui::text::{Line, Span};
 

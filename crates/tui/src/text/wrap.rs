@@ -1,17 +1,17 @@
 //! Layout by display width: measuring, truncating and word-wrapping styled lines so that
 //! CJK text and emoji (two columns each) never overflow a pane.
 //!
-//! Text is measured in *clusters*: a visible character together with the zero-width
-//! marks that ride on it (combining accents, variation selectors, emoji modifiers,
-//! zero-width-joiner sequences, flag pairs). That is close to how ratatui draws
-//! graphemes, so a width computed here is the width ratatui will paint. Control
+//! Text is measured in *clusters*: Unicode's extended grapheme clusters, found by
+//! `unicode-segmentation` (a character with the marks that ride on it, emoji modifier
+//! and zero-width-joiner sequences, flag pairs, Hangul syllables). ratatui draws by the
+//! same clusters, so a width computed here is the width ratatui will paint. Control
 //! characters count as zero columns because ratatui drops them when drawing.
 
 use ratatui::text::{Line, Span};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
 
 const ELLIPSIS: &str = "…";
-const ZERO_WIDTH_JOINER: char = '\u{200d}';
 
 /// Replaces tabs with spaces up to the next multiple of `tab_width` columns (a tab would
 /// otherwise be dropped when drawn).
@@ -202,78 +202,18 @@ struct Cluster<'a> {
     width: usize,
 }
 
-/// Splits text into clusters. Approximates grapheme clusters without the segmentation
-/// tables: enough to keep emoji sequences, flags and combining marks whole.
+/// Splits text into extended grapheme clusters, the units ratatui draws by, so a
+/// cluster is never cut or wrapped apart. A cluster holding a control character is
+/// zero columns wide: ratatui skips it when drawing.
 fn clusters(text: &str) -> impl Iterator<Item = Cluster<'_>> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        let mut chars = rest.char_indices();
-        let (_, first) = chars.next()?;
-        let mut end = first.len_utf8();
-        if !first.is_control() {
-            let mut previous = first;
-            let mut regional_pairs = usize::from(is_regional_indicator(first));
-            // A joiner glues two pictographs (an emoji sequence) but nothing else, as in
-            // Unicode's grapheme rules that ratatui draws by: `👩‍🇯🇵` is two clusters.
-            let mut base_is_pictograph = is_pictograph(first);
-            for (index, next) in chars {
-                let joins = (previous == ZERO_WIDTH_JOINER && base_is_pictograph && is_pictograph(next))
-                    || (!next.is_control() && next.width() == Some(0))
-                    || is_emoji_modifier(next)
-                    || (is_regional_indicator(next) && regional_pairs == 1);
-                if !joins {
-                    break;
-                }
-                if is_regional_indicator(next) {
-                    regional_pairs += 1;
-                }
-                if previous == ZERO_WIDTH_JOINER {
-                    base_is_pictograph = is_pictograph(next);
-                }
-                end = index + next.len_utf8();
-                previous = next;
-            }
-        }
-        let (cluster, remainder) = rest.split_at(end);
-        rest = remainder;
-        let width = if first.is_control() { 0 } else { cluster.width() };
-        Some(Cluster { text: cluster, width })
+    text.graphemes(true).map(|cluster| Cluster {
+        text: cluster,
+        width: if cluster.contains(char::is_control) {
+            0
+        } else {
+            cluster.width()
+        },
     })
-}
-
-fn is_regional_indicator(c: char) -> bool {
-    ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
-}
-
-fn is_emoji_modifier(c: char) -> bool {
-    ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)
-}
-
-/// Approximately Unicode's `Extended_Pictographic`: the emoji and symbol blocks, without
-/// the regional indicators (flag halves) and skin-tone modifiers.
-fn is_pictograph(c: char) -> bool {
-    matches!(
-        c,
-        '\u{a9}'
-            | '\u{ae}'
-            | '\u{203c}'
-            | '\u{2049}'
-            | '\u{2122}'
-            | '\u{2139}'
-            | '\u{2194}'..='\u{21aa}'
-            | '\u{231a}'..='\u{23ff}'
-            | '\u{24c2}'
-            | '\u{25aa}'..='\u{27bf}'
-            | '\u{2934}'..='\u{2935}'
-            | '\u{2b05}'..='\u{2b55}'
-            | '\u{3030}'
-            | '\u{303d}'
-            | '\u{3297}'
-            | '\u{3299}'
-            | '\u{1f000}'..='\u{1faff}'
-            | '\u{1fc00}'..='\u{1fffd}'
-    ) && !is_regional_indicator(c)
-        && !is_emoji_modifier(c)
 }
 
 /// Punctuation that must not begin a line (kinsoku): it stays with the text before it.
@@ -553,6 +493,21 @@ mod tests {
         assert_eq!(truncate("你好世界", 4), "你…");
         assert_eq!(truncate("你好世界", 5), "你好…");
         assert_eq!(truncate("a👨\u{200d}👩\u{200d}👧b", 3), "a…");
+    }
+
+    #[test]
+    fn clusters_follow_the_unicode_grapheme_rules() {
+        // A spacing mark (Devanagari vowel sign I) belongs to the consonant before it,
+        // and Hangul jamo make one syllable: neither may be split by a cut or a wrap.
+        assert_eq!(truncate("कि x", 2), "…");
+        assert_eq!(
+            truncate("\u{1100}\u{1161}\u{11a8}가 x", 3),
+            "\u{1100}\u{1161}\u{11a8}…"
+        );
+        // Three regional indicators: one flag and a lone half.
+        assert_eq!(truncate("🇺🇸🇫x", 3), "🇺🇸…");
+        let wrapped = wrap_line(&Line::from("कि कि कि"), 2);
+        assert_eq!(texts(&wrapped), vec!["कि", "कि", "कि"]);
     }
 
     #[test]

@@ -41,6 +41,9 @@ impl GetSkillTool {
 /// What `get_skill` returns for `skill`.
 fn instructions(skill: &Skill, approvals: &SkillApprovals) -> String {
     let mut text = format!("Skill `{}` (folder: {})\n", skill.name, skill.root.display());
+    if let Some(needs) = &skill.compatibility {
+        text.push_str(&format!("Requirements: {needs}\n"));
+    }
     if !approvals.is_empty() {
         text.push_str(&format!(
             "Pre-approved while you follow this skill: {}. Other calls need approval as usual.\n",

@@ -5,6 +5,13 @@
 //! ([`SkillSet::prompt_metadata`]); level 2 is the body, loaded on demand by the `get_skill`
 //! tool ([`GetSkillTool`]) with its relative paths made absolute; level 3 is the files
 //! themselves, which the agent reads or runs with its other tools ([`SkillSet::roots`]).
+//!
+//! The front matter is read by a YAML parser ([`front_matter`]) and then checked against
+//! the fields the Agent Skills specification defines (`name`, `description`, `license`,
+//! `compatibility`, `metadata`, `allowed-tools`): a field it does not define, a name
+//! outside its rule or an over-long `compatibility` is a warning; a field of the wrong
+//! type skips the skill with the reason, since a misread `allowed-tools` would approve
+//! the wrong tools.
 
 mod bundled;
 mod front_matter;
@@ -73,6 +80,9 @@ pub struct Skill {
     /// The tools the skill pre-approves while it is in use (`allowed-tools`), as written;
     /// `None` when it names none ([`SkillApprovals`] reads them).
     pub allowed_tools: Option<Vec<String>>,
+    /// What the skill needs of its environment (`compatibility`: a product, packages,
+    /// network access), told to the model with the instructions.
+    pub compatibility: Option<String>,
     /// The `metadata` map as JSON with text values (nested maps and lists kept as such);
     /// an empty object when absent.
     pub metadata: serde_json::Value,
@@ -101,43 +111,58 @@ impl Skill {
                 .find(|(name, _)| name == key)
                 .map(|(_, value)| value)
         };
-        let required = |key: &str| match field(key) {
-            Some(YamlValue::Text(text)) if !text.trim().is_empty() => Ok(text.trim().to_string()),
-            Some(YamlValue::Text(_)) | None => Err(format!("its front matter has no `{key}`")),
-            Some(YamlValue::List(_) | YamlValue::Map(_)) => Err(format!("its `{key}` is not text")),
-        };
-        let name = required("name")?;
+        let mut warnings = Vec::new();
+        let unknown: Vec<String> = fields
+            .iter()
+            .filter(|(name, _)| !SPEC_FIELDS.contains(&name.as_str()) && name != "allowed_tools")
+            .map(|(name, _)| format!("`{name}`"))
+            .collect();
+        if !unknown.is_empty() {
+            warnings.push(format!(
+                "front matter fields the Agent Skills specification does not define are ignored: {} (keep such details under `metadata`)",
+                unknown.join(", ")
+            ));
+        }
+        let name = required_text(field("name"), "name")?;
         // The name is a lookup key and a line of the system prompt; an escaped line break
         // in it could smuggle text into the prompt.
         if name.chars().any(char::is_control) {
             return Err("its `name` contains a line break or control character".to_string());
         }
-        let description = required("description")?;
-        let mut warnings = Vec::new();
+        if !is_spec_name(&name) {
+            warnings.push(format!(
+                "its `name` `{name}` should be lowercase letters, digits and single hyphens (at most {MAX_NAME}), as the Agent Skills specification asks; other agents may not load it"
+            ));
+        }
+        let description = required_text(field("description"), "description")?;
         if description.chars().count() > MAX_PROMPT_DESCRIPTION {
             warnings.push(format!(
                 "its `description` is longer than {MAX_PROMPT_DESCRIPTION} characters; the system prompt shows only the start"
             ));
         }
-        let license = match field("license") {
-            Some(YamlValue::Text(text)) if !text.trim().is_empty() => Some(text.trim().to_string()),
-            Some(YamlValue::Text(_)) | None => None,
-            Some(YamlValue::List(_) | YamlValue::Map(_)) => {
-                warnings.push("its `license` is not text; ignored".to_string());
-                None
-            }
-        };
+        let license = optional_text(field("license"), "license")?;
+        let compatibility = optional_text(field("compatibility"), "compatibility")?;
+        if compatibility
+            .as_ref()
+            .is_some_and(|text| text.chars().count() > MAX_COMPATIBILITY)
+        {
+            warnings.push(format!(
+                "its `compatibility` is longer than the {MAX_COMPATIBILITY} characters the Agent Skills specification allows"
+            ));
+        }
         let allowed_tools = match field("allowed-tools").or_else(|| field("allowed_tools")) {
             None => None,
-            Some(value) => allowed_tools(value, &mut warnings),
+            Some(value) => allowed_tools(value)?,
         };
         let metadata = match field("metadata") {
             Some(value @ YamlValue::Map(_)) => value.to_json(),
             Some(YamlValue::Text(text)) if text.is_empty() => serde_json::json!({}),
             None => serde_json::json!({}),
-            Some(YamlValue::Text(_) | YamlValue::List(_)) => {
-                warnings.push("its `metadata` is not a map; ignored".to_string());
-                serde_json::json!({})
+            Some(other) => {
+                return Err(format!(
+                    "its `metadata` must be a map of `key: value` lines, not {}",
+                    kind(other)
+                ));
             }
         };
         let skill = Skill {
@@ -145,6 +170,7 @@ impl Skill {
             description,
             license,
             allowed_tools,
+            compatibility,
             metadata,
             root,
             body: document.body,
@@ -154,10 +180,64 @@ impl Skill {
     }
 }
 
+/// The front-matter fields the Agent Skills specification defines. `allowed_tools` is
+/// also read, as an older spelling of `allowed-tools`.
+const SPEC_FIELDS: [&str; 6] = [
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+];
+/// The specification's limits on `name` and `compatibility`, in characters.
+const MAX_NAME: usize = 64;
+const MAX_COMPATIBILITY: usize = 500;
+
+/// What kind of value `value` is, for an error message.
+fn kind(value: &YamlValue) -> &'static str {
+    match value {
+        YamlValue::Text(_) => "text",
+        YamlValue::List(_) => "a list",
+        YamlValue::Map(_) => "a map",
+    }
+}
+
+/// A field that must be text and not empty, trimmed.
+fn required_text(value: Option<&YamlValue>, key: &str) -> Result<String, String> {
+    match value {
+        Some(YamlValue::Text(text)) if !text.trim().is_empty() => Ok(text.trim().to_string()),
+        Some(YamlValue::Text(_)) | None => Err(format!("its front matter has no `{key}`")),
+        Some(other) => Err(format!("its `{key}` must be text, not {}", kind(other))),
+    }
+}
+
+/// A field that may be absent or empty but otherwise must be text, trimmed.
+fn optional_text(value: Option<&YamlValue>, key: &str) -> Result<Option<String>, String> {
+    match value {
+        Some(YamlValue::Text(text)) if !text.trim().is_empty() => Ok(Some(text.trim().to_string())),
+        Some(YamlValue::Text(_)) | None => Ok(None),
+        Some(other) => Err(format!("its `{key}` must be text, not {}", kind(other))),
+    }
+}
+
+/// The specification's name rule: lowercase ASCII letters, digits and hyphens, at most
+/// [`MAX_NAME`], no hyphen at either end or twice in a row.
+fn is_spec_name(name: &str) -> bool {
+    name.len() <= MAX_NAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+}
+
 /// `allowed-tools` as a list of names: a YAML list, or one string separated by commas or
 /// blanks (a blank inside parentheses, as in `Bash(git log:*)`, does not separate).
-/// Empty means the skill pre-approves nothing.
-fn allowed_tools(value: &YamlValue, warnings: &mut Vec<String>) -> Option<Vec<String>> {
+/// Empty means the skill pre-approves nothing; anything but names is an error, since a
+/// misread pre-approval list could approve the wrong tools.
+fn allowed_tools(value: &YamlValue) -> Result<Option<Vec<String>>, String> {
     let mut tools = Vec::new();
     match value {
         YamlValue::Text(text) => {
@@ -181,14 +261,19 @@ fn allowed_tools(value: &YamlValue, warnings: &mut Vec<String>) -> Option<Vec<St
             for item in items {
                 match item {
                     YamlValue::Text(text) => tools.push(text.clone()),
-                    YamlValue::List(_) | YamlValue::Map(_) => {
-                        warnings.push("an `allowed-tools` entry is not a name; ignored".to_string());
+                    other => {
+                        return Err(format!(
+                            "an `allowed-tools` entry must be a tool name, not {}",
+                            kind(other)
+                        ));
                     }
                 }
             }
         }
         YamlValue::Map(_) => {
-            warnings.push("its `allowed-tools` is a map, not a list; ignored".to_string());
+            return Err(
+                "its `allowed-tools` must be a list of tool names or one line of them, not a map".to_string(),
+            );
         }
     }
     let tools: Vec<String> = tools
@@ -196,7 +281,7 @@ fn allowed_tools(value: &YamlValue, warnings: &mut Vec<String>) -> Option<Vec<St
         .map(|tool| tool.trim().to_string())
         .filter(|tool| !tool.is_empty())
         .collect();
-    (!tools.is_empty()).then_some(tools)
+    Ok((!tools.is_empty()).then_some(tools))
 }
 
 /// The skills of a session, found once at start, sorted by name.

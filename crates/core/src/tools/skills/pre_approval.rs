@@ -14,6 +14,7 @@
 //! other names (`WebFetch`, `Task`) are not miniagent tools. miniagent's own tool names
 //! (`write_file`, `bash`, …) work too.
 
+use globset::GlobBuilder;
 use serde_json::Value;
 
 use crate::tools::command_rule;
@@ -238,39 +239,21 @@ impl CommandPattern {
 }
 
 /// Whether `text` matches `pattern`, where `*` is any run of characters (not `/` when
-/// `paths`) and `**` any run at all.
+/// `paths`, where `**` as a path component is any number of folders, as in gitignore).
+/// Only `*` is special: the rest is escaped, since `[`, `?` and `{` appear in commands.
+/// globset compiles the pattern to a regex, so a hostile one cannot make matching
+/// backtrack; one it cannot compile matches nothing (the call asks as usual).
 fn glob_matches(pattern: &str, text: &str, paths: bool) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let text: Vec<char> = text.chars().collect();
-    // Iterative matching with one backtrack point per star kind keeps it linear-ish and
-    // free of recursion on hostile patterns.
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize, bool)> = None;
-    while t < text.len() {
-        if p < pattern.len() && pattern[p] == '*' {
-            let double = pattern.get(p + 1) == Some(&'*');
-            p += if double { 2 } else { 1 };
-            star = Some((p, t, double || !paths));
-            continue;
-        }
-        if p < pattern.len() && pattern[p] == text[t] {
-            p += 1;
-            t += 1;
-            continue;
-        }
-        match star {
-            Some((after, start, crosses)) if crosses || text[start] != '/' => {
-                star = Some((after, start + 1, crosses));
-                p = after;
-                t = start + 1;
-            }
-            _ => return false,
-        }
-    }
-    while p < pattern.len() && pattern[p] == '*' {
-        p += 1;
-    }
-    p == pattern.len()
+    let escaped = pattern
+        .split('*')
+        .map(globset::escape)
+        .collect::<Vec<_>>()
+        .join("*");
+    GlobBuilder::new(&escaped)
+        .literal_separator(paths)
+        .backslash_escape(false)
+        .build()
+        .is_ok_and(|glob| glob.compile_matcher().is_match(text))
 }
 
 #[cfg(test)]
@@ -372,6 +355,20 @@ mod tests {
         assert!(covers("write_file", "README.md"));
         assert!(!covers("write_file", "docs/a.md"), "`*` stays within one folder");
         std::fs::remove_dir_all(scratch).unwrap();
+    }
+
+    #[test]
+    fn double_star_matches_any_number_of_folders_as_in_gitignore() {
+        assert!(glob_matches("src/**/*.rs", "src/main.rs", true));
+        assert!(glob_matches("src/**/*.rs", "src/a/b/lib.rs", true));
+        assert!(glob_matches("**/*.md", "README.md", true));
+        assert!(glob_matches("**/*.md", "docs/deep/a.md", true));
+        assert!(!glob_matches("src/**/*.rs", "src/main.py", true));
+        assert!(!glob_matches("src/*.rs", "src/a/lib.rs", true));
+        // Only `*` is special: brackets, braces, `?` and backslashes are themselves.
+        assert!(glob_matches("a[1]?{b}\\*", "a[1]?{b}\\x", true));
+        assert!(!glob_matches("a?", "ab", true));
+        assert!(glob_matches("echo [x] *", "echo [x] a/b", false));
     }
 
     #[test]
