@@ -165,6 +165,8 @@ pub async fn run(
             | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }
             | Event::HistorySnapshot { .. }
+            | Event::Notes { .. }
+            | Event::RecordedCall { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
@@ -429,6 +431,8 @@ impl Printer {
             }
             Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
+            | Event::Notes { .. }
+            | Event::RecordedCall { .. }
             | Event::ApprovalRulesChanged { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared

@@ -152,6 +152,29 @@ pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, String> {
     Ok(call)
 }
 
+/// A record with the argument summary a call request of an older log lacks, so every
+/// front end finds one in the events it is given.
+fn with_summaries(record: Record) -> Record {
+    fn fill(event: &mut Event) {
+        match event {
+            Event::ToolCallRequested {
+                arguments, summary, ..
+            } if summary.is_empty() => {
+                *summary = crate::tools::output::summarize_arguments(arguments);
+            }
+            Event::SubAgent { event, .. } => fill(event),
+            _ => {}
+        }
+    }
+    match record {
+        Record::Event { ts, mut event } => {
+            fill(&mut event);
+            Record::Event { ts, event }
+        }
+        other => other,
+    }
+}
+
 /// [`load`] for bytes already read; `name` names the file in messages.
 pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, String> {
     let mut offset = 0usize;
@@ -195,7 +218,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, String> {
                 damaged_mid_file = true;
                 break;
             }
-            (Ok(record), Some(_)) => records.push(record),
+            (Ok(record), Some(_)) => records.push(with_summaries(record)),
             (Err(why), Some(_)) => {
                 if complete || next < bytes.len() {
                     damaged_mid_file = next < bytes.len();
@@ -264,7 +287,9 @@ impl Loaded {
                     open.clear();
                     order.clear();
                 }
-                Event::ToolCallRequested { id, name, arguments } => {
+                Event::ToolCallRequested {
+                    id, name, arguments, ..
+                } => {
                     open.insert(id.clone(), (name.clone(), arguments));
                     order.push(id.clone());
                 }
@@ -288,6 +313,7 @@ impl Loaded {
                     duration_ms: 0,
                     output_preview: verdict.to_string(),
                     output: verdict.to_string(),
+                    effects: Vec::new(),
                 })
             })
             .collect();
