@@ -644,6 +644,27 @@ mod tests {
     }
 
     #[test]
+    fn a_call_request_of_an_older_log_gets_its_argument_summary() {
+        // As logs before the summary field wrote them: the workbench shows the summary.
+        let own = r#"{"kind":"event","ts":1,"event":{"type":"tool_call_requested","id":"c1","name":"bash","arguments":{"command":"make test\nmore"}}}"#;
+        let nested = r#"{"kind":"event","ts":2,"event":{"type":"sub_agent","parent":"d1","agent":"a","event":{"type":"tool_call_requested","id":"c2","name":"read_file","arguments":{"path":"src/lib.rs"}}}}"#;
+        let text = format!("{}\n{own}\n{nested}\n", header_line());
+        let loaded = parse(text.as_bytes(), "s.jsonl").expect("loads");
+        let summaries: Vec<&str> = loaded
+            .events()
+            .filter_map(|(_, event)| match event {
+                Event::ToolCallRequested { summary, .. } => Some(summary.as_str()),
+                Event::SubAgent { event, .. } => match event.as_ref() {
+                    Event::ToolCallRequested { summary, .. } => Some(summary.as_str()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(summaries, ["make test", "src/lib.rs"]);
+    }
+
+    #[test]
     fn other_files_are_refused() {
         assert!(parse(b"", "x").is_err());
         let err = parse(b"{\"a\":1}\n", "x").expect_err("refused");
