@@ -60,6 +60,7 @@ fn bench_render(c: &mut Criterion) {
         id: "t".into(),
         name: "bash".into(),
         arguments: json!({"command": "make"}),
+        summary: "make".into(),
     });
     busy.on_agent_event(Event::ToolCallStarted {
         id: "t".into(),

@@ -7,7 +7,7 @@ use std::io::Write;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::agent::AgentHandle;
-use crate::protocol::{CompactionOutcome, Decision, Event, McpState, Op, SandboxState};
+use crate::protocol::{ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState};
 use crate::terminal_text::{self, Cleaner, clean};
 use crate::tools::output::preview_line;
 
@@ -165,6 +165,8 @@ pub async fn run(
             | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }
             | Event::HistorySnapshot { .. }
+            | Event::Notes { .. }
+            | Event::RecordedCall { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
@@ -338,8 +340,9 @@ impl Printer {
                     self.line(text.trim_end());
                 }
             }
-            Event::ToolCallRequested { id, arguments, .. } => {
-                self.call_arguments.insert(id.clone(), short_arguments(arguments));
+            Event::ToolCallRequested { id, summary, .. } => {
+                self.call_arguments
+                    .insert(id.clone(), preview_line(&clean(summary), 80));
             }
             Event::ToolCallFinished {
                 id,
@@ -421,14 +424,17 @@ impl Printer {
             }
             Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),
             Event::Error { message } => self.line(&format!("error: {message}")),
-            Event::ApprovalRequested { name, .. } => {
+            Event::ApprovalRequested { name, request, .. } => {
                 let name = clean(name);
+                let what = request.as_ref().map(refused_what).unwrap_or_default();
                 self.line(&format!(
-                    "refused `{name}`: exec cannot ask for approval (see --approval)"
+                    "refused `{name}`{what}: exec cannot ask for approval (see --approval)"
                 ))
             }
             Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
+            | Event::Notes { .. }
+            | Event::RecordedCall { .. }
             | Event::ApprovalRulesChanged { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared
@@ -452,7 +458,14 @@ fn write_dim(text: &str, color: bool) {
     };
 }
 
-/// A call's arguments on one short line: the command for bash, compact JSON otherwise.
-fn short_arguments(arguments: &serde_json::Value) -> String {
-    preview_line(&clean(&crate::tools::output::summarize_arguments(arguments)), 80)
+/// What a refused request was for, on one short line in parentheses (nothing for a
+/// tool's own kind of request: its arguments follow on the call's line).
+fn refused_what(request: &ApprovalRequest) -> String {
+    let what = match request {
+        ApprovalRequest::Edit { summary, .. } => summary.clone(),
+        ApprovalRequest::Command { command, .. } => format!("$ {command}"),
+        ApprovalRequest::McpCall { server, tool, .. } => format!("tool `{tool}` of MCP server `{server}`"),
+        ApprovalRequest::Other { .. } => return String::new(),
+    };
+    format!(" ({})", preview_line(&clean(&what), 80))
 }

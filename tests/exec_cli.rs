@@ -95,7 +95,12 @@ fn exec_refuses_calls_that_need_approval_and_tells_the_model() {
         ),
         "{content}"
     );
-    assert!(text(&output.stderr).contains("refused `bash`"));
+    // What was refused, from the typed request: the command line itself.
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("refused `bash` ($ touch created): exec cannot ask for approval"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -316,6 +316,7 @@ async fn a_write_the_log_left_open_is_reported_as_what_the_file_shows() {
             id: id.into(),
             name: name.into(),
             arguments: arguments.clone(),
+            summary: String::new(),
         },
     };
     let path = write_log(

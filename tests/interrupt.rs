@@ -157,6 +157,7 @@ async fn interrupt_while_an_approval_is_pending() {
             name,
             preview,
             session_rule,
+            ..
         } = request
         else {
             unreachable!()

@@ -87,3 +87,32 @@ async fn a_huge_mcp_result_is_cut_at_once_and_the_server_stays_usable() {
     assert_eq!((again.is_error, again.content.as_str()), (false, "small answer"));
     manager.shutdown().await;
 }
+
+/// An MCP call is asked about as one: the server, the tool as the server names it and
+/// the arguments, so front ends need not take the prefixed name apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_call_is_asked_about_by_server_and_tool() {
+    let dir = TempDir::new();
+    let script = dir.path().join("server.js");
+    std::fs::write(&script, SERVER).unwrap();
+    let manager = McpManager::start(
+        config(json!({ "huge": {"command": "node", "args": [script]}})),
+        None,
+        Recorder::default().callback(),
+    );
+    assert_eq!(settle(&manager, "huge").await, ready(&["huge", "small"]));
+    let workspace = miniagent::tools::paths::Workspace::new(dir.path(), &[]);
+    let arguments = json!({"level": 3});
+    let request = tool(&manager, "mcp__huge__small")
+        .approval_request(&arguments, &workspace)
+        .unwrap();
+    assert_eq!(
+        request,
+        miniagent::protocol::ApprovalRequest::McpCall {
+            server: "huge".into(),
+            tool: "small".into(),
+            arguments: arguments.clone(),
+        }
+    );
+    manager.shutdown().await;
+}

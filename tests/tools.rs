@@ -740,3 +740,6 @@ async fn escape_sequences_are_stripped_from_command_output_the_model_receives() 
         .collect();
     assert!(streamed.contains("\x1b[31mred\x1b[0m"), "{streamed:?}");
 }
+
+#[path = "tools/seam.rs"]
+mod seam;

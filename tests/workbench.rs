@@ -77,7 +77,7 @@ fn busy_session(app: &mut App) {
             tool_calls: vec![ToolCallSummary { id: "t1".into(), name: "bash".into() }],
             stop_reason: StopReason::ToolUse,
         },
-        Event::ToolCallRequested { id: "t1".into(), name: "bash".into(), arguments: json!({"command": "cargo test -q"}) },
+        Event::ToolCallRequested { id: "t1".into(), name: "bash".into(), arguments: json!({"command": "cargo test -q"}), summary: "cargo test -q".into() },
         Event::ToolCallStarted { id: "t1".into(), name: "bash".into() },
         Event::ToolOutputDelta { id: "t1".into(), delta: "\u{1b}[32mrunning 12 tests\u{1b}[0m\ntest result: ok\n".into() },
         Event::ToolCallFinished {
@@ -88,6 +88,7 @@ fn busy_session(app: &mut App) {
             duration_ms: 1234,
             output_preview: "running 12 tests".into(),
             output: "running 12 tests\ntest result: ok\n[exit code: 0]".into(),
+            effects: Vec::new(),
         },
         Event::TokenUsage {
             context_tokens: 61_000,
@@ -101,7 +102,7 @@ fn busy_session(app: &mut App) {
         },
         Event::StepStarted { step: 2, max_steps: 50 },
         Event::ThinkingDelta { delta: "Tests pass; now read the README.".into() },
-        Event::ToolCallRequested { id: "t2".into(), name: "read_file".into(), arguments: json!({"path": "README.md"}) },
+        Event::ToolCallRequested { id: "t2".into(), name: "read_file".into(), arguments: json!({"path": "README.md"}), summary: "README.md".into() },
         Event::ToolCallStarted { id: "t2".into(), name: "read_file".into() },
     ];
     for event in events {
@@ -323,3 +324,5 @@ mod display;
 mod history;
 #[path = "workbench/input.rs"]
 mod input;
+#[path = "workbench/seam.rs"]
+mod seam;

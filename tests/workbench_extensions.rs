@@ -174,6 +174,7 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
             id: "d1".into(),
             name: "delegate".into(),
             arguments: serde_json::json!({"task": "Find the version in Cargo.toml"}),
+            summary: "Find the version in Cargo.toml".into(),
         },
         Event::ToolCallStarted {
             id: "d1".into(),
@@ -183,6 +184,7 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
             id: "s1".into(),
             name: "read_file".into(),
             arguments: serde_json::json!({"path": "Cargo.toml"}),
+            summary: "Cargo.toml".into(),
         }),
         sub(Event::ToolCallStarted {
             id: "s1".into(),
@@ -196,17 +198,21 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
             duration_ms: 3,
             output_preview: "[package]".into(),
             output: "     1|[package]".into(),
+            effects: Vec::new(),
         }),
         sub(Event::ToolCallRequested {
             id: "s2".into(),
             name: "bash".into(),
             arguments: serde_json::json!({"command": "cargo pkgid"}),
+            summary: "cargo pkgid".into(),
         }),
         sub(Event::ApprovalRequested {
             id: "s2".into(),
             name: "bash".into(),
             preview: "$ cargo pkgid\n(in /home/dev/project, timeout 120 s)".into(),
             session_rule: None,
+            request: None,
+            notes: Vec::new(),
         }),
     ] {
         app.on_agent_event(event);

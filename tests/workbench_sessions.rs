@@ -172,6 +172,7 @@ fn turn_until_bash() -> Vec<Record> {
                 id: "t1".into(),
                 name: "read_file".into(),
                 arguments: json!({"path": "README.md"}),
+                summary: String::new(),
             },
         ),
         ev(
@@ -191,6 +192,7 @@ fn turn_until_bash() -> Vec<Record> {
                 duration_ms: 12,
                 output_preview: "# demo".into(),
                 output: README.into(),
+                effects: Vec::new(),
             },
         ),
         history(
@@ -238,6 +240,7 @@ fn turn_until_bash() -> Vec<Record> {
                 id: "t2".into(),
                 name: "bash".into(),
                 arguments: json!({"command": "cargo test -q"}),
+                summary: String::new(),
             },
         ),
         ev(
@@ -247,6 +250,8 @@ fn turn_until_bash() -> Vec<Record> {
                 name: "bash".into(),
                 preview: format!("$ cargo test -q\n(in {WORKSPACE})"),
                 session_rule: None,
+                request: None,
+                notes: Vec::new(),
             },
         ),
         Record::Decision {
@@ -279,6 +284,7 @@ fn finished_session() -> Vec<Record> {
                 duration_ms: 2_300,
                 output_preview: "test result: ok. 12 passed".into(),
                 output: "test result: ok. 12 passed\n[exit code: 0]".into(),
+                effects: Vec::new(),
             },
         ),
         history(
@@ -609,6 +615,7 @@ fn many_calls(calls: usize) -> Vec<Record> {
                 id: id.clone(),
                 name: "bash".into(),
                 arguments: json!({"command": format!("seq 1 {n}")}),
+                summary: String::new(),
             },
         ));
         records.push(ev(
@@ -647,6 +654,7 @@ fn many_calls(calls: usize) -> Vec<Record> {
                 duration_ms: 5,
                 output_preview: format!("result {n}"),
                 output: format!("result {n}"),
+                effects: Vec::new(),
             },
         ));
     }
@@ -689,6 +697,13 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     }
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.overlays.last(), Some(Overlay::ToolDetail { call_id, .. }) if call_id == "c0"));
+    // The workbench asks the agent, which reads the log; here, its answer.
+    assert_eq!(app.outbox, vec![Op::RecordedCall { id: "c0".into() }]);
+    let log = home.join("sessions").join("20261122-050000-beef.jsonl");
+    app.on_agent_event(miniagent::agent::answers::recorded_call_event(
+        Some(&log),
+        "c0".into(),
+    ));
     let first = &app.timeline.calls()[0];
     assert_eq!(first.result.as_deref(), Some("result 0"));
     assert_eq!(first.streamed.total_bytes(), 40_000, "its output is back too");

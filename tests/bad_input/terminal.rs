@@ -53,6 +53,7 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> App {
             id: "t1".into(),
             name: "bash".into(),
             arguments: json!({"command": "cargo test -q"}),
+            summary: "cargo test -q".into(),
         },
         Event::ToolCallStarted {
             id: "t1".into(),
@@ -66,6 +67,7 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> App {
             duration_ms: 1234,
             output_preview: "running 12 tests".into(),
             output: "running 12 tests\ntest result: ok\n[exit code: 0]".into(),
+            effects: Vec::new(),
         },
         Event::ApprovalRulesChanged {
             rules: vec![ApprovalRule::Tool {
@@ -77,6 +79,7 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> App {
             id: "t2".into(),
             name: "read_file".into(),
             arguments: json!({"path": "README.md"}),
+            summary: "README.md".into(),
         },
         Event::ToolCallStarted {
             id: "t2".into(),
@@ -182,6 +185,8 @@ fn a_ten_megabyte_bracketed_paste() {
         name: "read_file".into(),
         preview: "read README.md".into(),
         session_rule: None,
+        request: None,
+        notes: Vec::new(),
     });
     app.frame_drawn();
     app.now += APPROVAL_GRACE;
@@ -291,6 +296,8 @@ fn open_overlay(app: &mut App, which: &str) {
                 name: "read_file".into(),
                 preview: "read README.md\n".repeat(40),
                 session_rule: None,
+                request: None,
+                notes: Vec::new(),
             });
             // On screen long enough for keys to answer it.
             app.frame_drawn();

@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
+use miniagent::protocol::ApprovalRequest;
 
 #[test]
 fn first_frame_shows_every_pane() {
@@ -44,6 +45,7 @@ fn approval_overlays_for_an_edit_and_a_command() {
         id: "e1".into(),
         name: "edit_file".into(),
         arguments: json!({"path": "src/main.rs", "old_str": "hi", "new_str": "hello"}),
+        summary: "src/main.rs".into(),
     });
     app.on_agent_event(Event::ApprovalRequested {
         id: "e1".into(),
@@ -52,11 +54,18 @@ fn approval_overlays_for_an_edit_and_a_command() {
         session_rule: Some(ApprovalRule::Tool {
             name: "edit_file".into(),
         }),
+        request: Some(ApprovalRequest::Edit {
+            path: "src/main.rs".into(),
+            summary: "edit src/main.rs (1 replacement)".into(),
+            diff: "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"hi\");\n+    println!(\"hello\");\n }\n".into(),
+        }),
+        notes: Vec::new(),
     });
     app.on_agent_event(Event::ToolCallRequested {
         id: "b1".into(),
         name: "bash".into(),
         arguments: json!({"command": "cargo fmt"}),
+        summary: "cargo fmt".into(),
     });
     app.on_agent_event(Event::ApprovalRequested {
         id: "b1".into(),
@@ -65,6 +74,15 @@ fn approval_overlays_for_an_edit_and_a_command() {
         session_rule: Some(ApprovalRule::Command {
             program: "cargo".into(),
         }),
+        request: Some(ApprovalRequest::Command {
+            command: "cargo fmt".into(),
+            program: Some("cargo".into()),
+            argv: vec!["cargo".into(), "fmt".into()],
+            cwd: "/home/dev/project".into(),
+            timeout_s: Some(120),
+            compound: false,
+        }),
+        notes: Vec::new(),
     });
     // Just opened: arming, the keys not shown yet.
     assert_screen!("approval_edit_arming_80x24", screen(&mut app, 80, 24));
@@ -94,6 +112,8 @@ fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
             name: "bash".into(),
             preview: "$ make".into(),
             session_rule: None,
+            request: None,
+            notes: Vec::new(),
         });
     }
     arm(&mut app);
@@ -127,12 +147,19 @@ fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
         id: "c1".into(),
         name: "write_file".into(),
         arguments: json!({"path": ".miniagent/config.toml", "content": "x"}),
+        summary: ".miniagent/config.toml".into(),
     });
     app.on_agent_event(Event::ApprovalRequested {
         id: "c1".into(),
         name: "write_file".into(),
         preview: "This changes miniagent's own settings: asked each time.\n\nreplace .miniagent/config.toml (1 bytes)".into(),
         session_rule: None,
+        request: Some(ApprovalRequest::Edit {
+            path: ".miniagent/config.toml".into(),
+            summary: "replace .miniagent/config.toml (1 bytes)".into(),
+            diff: String::new(),
+        }),
+        notes: vec!["This changes miniagent's own settings: asked each time.".into()],
     });
     screen(&mut app, 80, 24);
     arm(&mut app);
@@ -166,6 +193,8 @@ fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
         name: "bash".into(),
         preview: "$ rm -rf build".into(),
         session_rule: Some(ApprovalRule::Command { program: "rm".into() }),
+        request: None,
+        notes: Vec::new(),
     });
     // Keys already queued when the dialog opened, before it was ever drawn.
     type_text(&mut app, "sts a");
@@ -214,6 +243,8 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
             name: "bash".into(),
             preview: "$ ls".into(),
             session_rule: None,
+            request: None,
+            notes: Vec::new(),
         });
     }
     arm(&mut app);

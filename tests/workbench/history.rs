@@ -155,6 +155,7 @@ fn failed_and_denied_calls_say_how_in_the_transcript() {
     let call = |id: &str, name: &str, arguments: serde_json::Value| Event::ToolCallRequested {
         id: id.into(),
         name: name.into(),
+        summary: miniagent::tools::output::summarize_arguments(&arguments),
         arguments,
     };
     let finished = |id: &str, name: &str, outcome: ToolOutcome, ms: u64, line: &str, output: &str| {
@@ -166,6 +167,7 @@ fn failed_and_denied_calls_say_how_in_the_transcript() {
             duration_ms: ms,
             output_preview: line.into(),
             output: output.into(),
+            effects: Vec::new(),
         }
     };
     app.on_agent_event(Event::TurnStarted {
@@ -177,6 +179,8 @@ fn failed_and_denied_calls_say_how_in_the_transcript() {
         name: "bash".into(),
         preview: "$ python3 -c 'print(x)'".into(),
         session_rule: None,
+        request: None,
+        notes: Vec::new(),
     });
     // The person takes 12 s to answer; the command runs for 46 ms.
     app.now = start + Duration::from_secs(12);
@@ -248,6 +252,7 @@ fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
                 id: id.into(),
                 name: "bash".into(),
                 arguments: json!({"command": "make"}),
+                summary: "make".into(),
             },
             Event::ToolCallStarted {
                 id: id.into(),
@@ -265,6 +270,7 @@ fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
                 duration_ms: 5,
                 output_preview: "red".into(),
                 output: result.into(),
+                effects: Vec::new(),
             },
         ]
     };
@@ -326,6 +332,7 @@ fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
             id: "r4".into(),
             name: "read_file".into(),
             arguments: json!({"path": "a.txt"}),
+            summary: "a.txt".into(),
         },
         Event::ToolCallFinished {
             id: "r4".into(),
@@ -335,6 +342,7 @@ fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
             duration_ms: 0,
             output_preview: refusal.into(),
             output: refusal.into(),
+            effects: Vec::new(),
         },
     ] {
         app.on_agent_event(event);

@@ -227,6 +227,7 @@ fn a_call_detail_pages_and_scrolls_back_after_end() {
         id: "s1".into(),
         name: "bash".into(),
         arguments: json!({"command": "seq"}),
+        summary: "seq".into(),
     });
     app.on_agent_event(Event::ToolCallStarted {
         id: "s1".into(),
@@ -245,6 +246,7 @@ fn a_call_detail_pages_and_scrolls_back_after_end() {
         duration_ms: 5,
         output_preview: "done".into(),
         output: "done".into(),
+        effects: Vec::new(),
     });
     app.focus = Pane::Timeline;
     app.on_key(key(KeyCode::Up));

@@ -345,6 +345,7 @@ mod tests {
                     duration_ms: 12,
                     output_preview: "a.txt".into(),
                     output: output.into(),
+                    effects: Vec::new(),
                 },
             },
             messages(1_795_320_280_000, 3, vec![Message::assistant_text("Two files.")]),

@@ -80,6 +80,12 @@ pub enum Op {
     Resume { path: std::path::PathBuf },
     /// Cancel whatever runs and end the agent task.
     Shutdown,
+    // Questions front ends ask instead of reading the agent's files themselves.
+    /// Ask for the workspace's notes: answered with [`Event::Notes`].
+    ReadNotes,
+    /// Ask for a finished call's result and output as the session log recorded them
+    /// (front ends keep only the newest in memory): answered with [`Event::RecordedCall`].
+    RecordedCall { id: CallId },
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -104,6 +110,19 @@ pub enum SandboxState {
     Off,
     /// The kernel cannot sandbox; commands run unsandboxed.
     Unavailable { reason: String },
+}
+
+impl SandboxState {
+    /// Whether commands started now in `mode` are sandboxed, as far as the state tells
+    /// (`None`: not reported). Only full-auto honours `sandbox = "off"`.
+    pub fn active(&self, mode: ApprovalMode) -> Option<bool> {
+        match self {
+            SandboxState::Unknown => None,
+            SandboxState::Enforced => Some(true),
+            SandboxState::Off => Some(mode != ApprovalMode::FullAuto),
+            SandboxState::Unavailable { .. } => Some(false),
+        }
+    }
 }
 
 /// Why a turn stopped streaming text early, as the provider reported it.
@@ -165,12 +184,25 @@ pub enum Event {
         id: CallId,
         name: String,
         arguments: serde_json::Value,
+        /// The arguments in one short line for lists (`ls -la`, `src/main.rs`); empty in
+        /// logs from before it existed.
+        #[serde(default)]
+        summary: String,
     },
     /// The approval policy wants a person to decide; answer with [`Op::Approval`].
     ApprovalRequested {
         id: CallId,
         name: String,
+        /// The whole request as plain text (`notes` first), for front ends that print it.
         preview: String,
+        /// What is asked about, typed for front ends that draw it; `None` in logs from
+        /// before it existed (then `preview` is all there is).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request: Option<ApprovalRequest>,
+        /// Why the person is asked although a rule would have let it run (a change to
+        /// miniagent's own settings, a repeated call), one paragraph each.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
         /// What [`Decision::ApproveForSession`] would remember; `None`: it approves this
         /// call only. Logs from before it existed read as `None`.
         #[serde(default)]
@@ -200,6 +232,10 @@ pub enum Event {
         output_preview: String,
         /// The whole result, as the model received it.
         output: String,
+        /// What the call changed outside the conversation (files written), when it
+        /// succeeded and the tool knows.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        effects: Vec<CallEffect>,
     },
     /// Where the context stands after a model call.
     TokenUsage {
@@ -280,6 +316,85 @@ pub enum Event {
     Error { message: String },
     /// The agent task ended (after [`Op::Shutdown`] or when every sender is gone).
     ShutdownComplete,
+    // Answers to the questions front ends ask instead of reading the agent's files.
+    /// The answer to [`Op::ReadNotes`]: the notes, oldest first, or why they cannot be read.
+    Notes {
+        notes: Vec<NoteInfo>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The answer to [`Op::RecordedCall`]: what the log holds of call `id` (`result`
+    /// `None`: not recorded), or why it cannot be read.
+    RecordedCall {
+        id: CallId,
+        result: Option<String>,
+        output: Option<RecordedOutput>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// What an approval request asks about, so front ends can draw it without knowing
+/// which tool does what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalRequest {
+    /// A file is created, replaced or edited.
+    Edit {
+        /// As the person reads it: relative to the workspace when inside it.
+        path: String,
+        /// One line: `create x (12 bytes)`, `edit x (1 replacement)`.
+        summary: String,
+        /// A unified diff of the change (capped for very large ones).
+        diff: String,
+    },
+    /// A shell command line.
+    Command {
+        command: String,
+        /// The program it starts, when it is one simple command.
+        program: Option<String>,
+        /// Its words as the shell would split them, when it is one simple command.
+        argv: Vec<String>,
+        /// Where it runs.
+        cwd: String,
+        /// Seconds before it is killed; `None` when it runs in the background.
+        timeout_s: Option<u64>,
+        /// Pipes, chains, redirections, substitutions: its effect is not in its words.
+        compound: bool,
+    },
+    /// A tool of an MCP server.
+    McpCall {
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+    },
+    /// Any other tool: its own description of the call.
+    Other { name: String, preview: String },
+}
+
+/// Something a finished call changed outside the conversation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CallEffect {
+    /// A file was created or changed; `path` is absolute.
+    FileChanged { path: String },
+}
+
+/// One note of the workspace's notes file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteInfo {
+    pub category: String,
+    pub content: String,
+    pub timestamp: String,
+}
+
+/// A call's output as the session log keeps it: its beginning and end, and how many
+/// bytes between them were dropped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedOutput {
+    pub head: String,
+    pub tail: String,
+    pub dropped: u64,
 }
 
 /// The prompt as the model will see it next, with what the summaries replaced.
@@ -456,6 +571,7 @@ mod tests {
                 duration_ms: 12,
                 output_preview: "exit 1".into(),
                 output: "[exit code: 1]".into(),
+                effects: Vec::new(),
             },
             Event::StepLimitReached {
                 steps: 3,

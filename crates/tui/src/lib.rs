@@ -11,6 +11,7 @@ pub mod input;
 pub mod inspector;
 pub mod keys;
 pub mod layout;
+mod output_buffer;
 pub mod overlay;
 mod overlay_detail;
 pub mod overlay_view;

@@ -14,7 +14,6 @@ use super::scroll::Scroll;
 use super::sessions::{PICKER_HINTS, PICKER_TITLE, SessionPicker};
 use super::tree::{FilePreview, PreviewAction};
 use crate::protocol::{ApprovalRule, HistorySnapshot, Op};
-use crate::tools::notes::load_notes;
 
 /// What an overlay did with a key.
 #[derive(Clone, Debug, PartialEq)]
@@ -163,21 +162,27 @@ pub enum Overlay {
 }
 
 impl Overlay {
-    /// The notes of the workspace, read now.
-    pub fn notes(workspace: &std::path::Path) -> Overlay {
-        let lines = match load_notes(workspace) {
-            Ok(notes) if notes.is_empty() => {
+    /// The notes overlay while the agent reads them ([`Op::ReadNotes`]).
+    ///
+    /// [`Op::ReadNotes`]: crate::protocol::Op::ReadNotes
+    pub fn notes_pending() -> Overlay {
+        Overlay::Notes {
+            lines: vec!["reading the notes…".to_string()],
+            scroll: Scroll::default(),
+        }
+    }
+
+    /// The notes overlay's lines for the agent's answer.
+    pub fn note_lines(notes: &[crate::protocol::NoteInfo], error: Option<String>) -> Vec<String> {
+        match error {
+            Some(message) => vec![message],
+            None if notes.is_empty() => {
                 vec!["No notes yet. The agent records them with record_note.".to_string()]
             }
-            Ok(notes) => notes
+            None => notes
                 .iter()
                 .map(|note| format!("[{}] {}  ({})", note.category, note.content, note.timestamp))
                 .collect(),
-            Err(message) => vec![message],
-        };
-        Overlay::Notes {
-            lines,
-            scroll: Scroll::default(),
         }
     }
 

@@ -18,10 +18,8 @@ use super::replay::REPLAY_HINTS;
 use super::scroll::Scroll;
 use super::sessions::PICKER_HINTS;
 use super::text::{diff::diff_lines, wrap};
-use crate::protocol::ApprovalRule;
-
-/// Tools whose approval preview is a unified diff.
-const DIFF_TOOLS: [&str; 2] = ["write_file", "edit_file"];
+use crate::protocol::{ApprovalRequest, ApprovalRule};
+use crate::tui::theme::Theme;
 
 fn hint_line(hints: &[KeyHint], app: &App) -> Line<'static> {
     let mut spans = Vec::new();
@@ -38,15 +36,7 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         return;
     };
     let theme = &app.theme;
-    let body: Vec<Line<'static>> = if DIFF_TOOLS.contains(&pending.name.as_str()) {
-        diff_lines(&pending.preview, theme)
-    } else {
-        pending
-            .preview
-            .lines()
-            .map(|line| Line::from(Span::styled(line.to_string(), theme.text)))
-            .collect()
-    };
+    let body = approval_body(pending, theme);
     let width = size.width.saturating_sub(4).min(110);
     let body_rows = u16::try_from(body.len()).unwrap_or(u16::MAX);
     // Borders and the three footer rows (scroll position, what `a` covers, keys).
@@ -131,6 +121,64 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         );
         buf.set_stringn(inner.x, footer_y - 2, &more, usize::from(inner.width), theme.dim);
     }
+}
+
+/// What an approval dialog shows: why it asks, then the request as its kind reads best
+/// (an edit as a coloured diff, a command as its line and where it runs).
+fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Line<'static>> {
+    let plain = |text: &str| -> Vec<Line<'static>> {
+        text.lines()
+            .map(|line| Line::from(Span::styled(line.to_string(), theme.text)))
+            .collect()
+    };
+    let Some(request) = &pending.request else {
+        // An older log: its plain text is all there is.
+        return plain(&pending.preview);
+    };
+    let mut body = Vec::new();
+    for note in &pending.notes {
+        body.extend(plain(note));
+        body.push(Line::default());
+    }
+    match request {
+        ApprovalRequest::Edit { summary, diff, .. } => {
+            body.extend(diff_lines(&format!("{summary}\n{diff}"), theme));
+        }
+        ApprovalRequest::Command {
+            command,
+            cwd,
+            timeout_s,
+            compound,
+            ..
+        } => {
+            body.extend(plain(&format!("$ {command}")));
+            let how = match timeout_s {
+                Some(seconds) => format!("timeout {seconds} s"),
+                None => "in the background".to_string(),
+            };
+            body.push(Line::from(Span::styled(format!("(in {cwd}, {how})"), theme.text)));
+            if *compound {
+                body.push(Line::from(Span::styled(
+                    "several commands, redirections or substitutions: check all of it",
+                    theme.dim,
+                )));
+            }
+        }
+        ApprovalRequest::McpCall {
+            server,
+            tool,
+            arguments,
+        } => {
+            body.push(Line::from(Span::styled(
+                format!("tool `{tool}` of MCP server `{server}`"),
+                theme.dim,
+            )));
+            let json = serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
+            body.extend(plain(&json));
+        }
+        ApprovalRequest::Other { preview, .. } => body.extend(plain(preview)),
+    }
+    body
 }
 
 /// The approval keys that apply to the front request, as its dialog and the status bar

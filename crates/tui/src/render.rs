@@ -17,7 +17,6 @@ use super::replay::ReplayStatus;
 use super::scroll::Scroll;
 use super::text::wrap;
 use super::timeline::CallStatus;
-use crate::tools::sandbox;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -195,7 +194,7 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
             app.session.model, app.session.provider
         ),
         None => {
-            let sandbox = match sandbox::active(&app.session.sandbox, app.approval_mode) {
+            let sandbox = match app.session.sandbox.active(app.approval_mode) {
                 Some(true) => " · sandbox ✓",
                 Some(false) => " · no sandbox",
                 None => "",

@@ -10,11 +10,10 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::keys::KeyHint;
+use super::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
 use super::text::wrap;
 use super::theme::Theme;
 use crate::protocol::ToolOutcome;
-pub use crate::tools::output::summarize_arguments;
-use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 
 /// Columns of a refusal's reason on a call's line.
 const REFUSAL_COLUMNS: usize = 60;
@@ -91,7 +90,7 @@ pub struct Call {
     /// or the person's reason), as the agent summed it up.
     pub outcome_line: Option<String>,
     /// What the tool printed while it ran.
-    pub streamed: HeadTailBuffer,
+    pub streamed: OutputBuffer,
     /// The result the model received; `None` once forgotten (see `in_log`).
     pub result: Option<String>,
     /// The result and the output were let go of to keep memory flat; the session log
@@ -148,11 +147,12 @@ impl Timeline {
         self.calls.iter_mut().rev().find(|call| call.id == id)
     }
 
-    pub fn requested(&mut self, id: &str, name: &str, arguments: &Value) {
+    /// A call the model asked for; `summary` is the agent's one line of its arguments.
+    pub fn requested(&mut self, id: &str, name: &str, arguments: &Value, summary: &str) {
         self.calls.push(Call {
             id: id.to_string(),
             name: name.to_string(),
-            summary: summarize_arguments(arguments),
+            summary: summary.to_string(),
             arguments: arguments.clone(),
             status: CallStatus::Queued,
             asked: None,
@@ -160,7 +160,7 @@ impl Timeline {
             waited: None,
             duration: None,
             outcome_line: None,
-            streamed: HeadTailBuffer::new(OUTPUT_KEEP_BYTES),
+            streamed: OutputBuffer::new(OUTPUT_KEEP_BYTES),
             result: None,
             in_log: false,
             refusal: None,
@@ -238,7 +238,7 @@ impl Timeline {
             if let Some(call) = self.calls.get_mut(index)
                 && call.result.take().is_some()
             {
-                call.streamed = HeadTailBuffer::new(0);
+                call.streamed = OutputBuffer::new(0);
                 call.in_log = true;
             }
         }
@@ -246,7 +246,7 @@ impl Timeline {
 
     /// A forgotten call's result and output, read back from the log.
     /// It is let go of again when newer calls push it out.
-    pub fn restore(&mut self, id: &str, result: String, output: Option<HeadTailBuffer>) {
+    pub fn restore(&mut self, id: &str, result: String, output: Option<OutputBuffer>) {
         let Some(index) = self.calls.iter().rposition(|call| call.id == id) else {
             return;
         };
@@ -421,16 +421,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn summaries_and_durations() {
-        assert_eq!(
-            summarize_arguments(&json!({"command": "ls -la\nsecond"})),
-            "ls -la"
-        );
-        assert_eq!(
-            summarize_arguments(&json!({"path": "src/main.rs", "offset": 3})),
-            "src/main.rs"
-        );
-        assert_eq!(summarize_arguments(&json!({})), "");
+    fn durations() {
         assert_eq!(format_duration(Duration::from_millis(12)), "12 ms");
         assert_eq!(format_duration(Duration::from_millis(4200)), "4.2 s");
         assert_eq!(format_duration(Duration::from_secs(125)), "2 m 05 s");
@@ -440,7 +431,7 @@ mod tests {
     fn calls_move_through_their_states() {
         let now = Instant::now();
         let mut timeline = Timeline::default();
-        timeline.requested("a", "bash", &json!({"command": "sleep 5"}));
+        timeline.requested("a", "bash", &json!({"command": "sleep 5"}), "sleep 5");
         timeline.set_status("a", CallStatus::Running, now);
         assert_eq!(
             timeline.tool_line("a", now + Duration::from_millis(4200)),
@@ -461,7 +452,7 @@ mod tests {
             })
         );
         // A failure's line comes from the tool's output: what reaches the screen is inert.
-        timeline.requested("c", "bash", &json!({}));
+        timeline.requested("c", "bash", &json!({}), "");
         timeline.finished(
             "c",
             ToolOutcome::Error,
@@ -474,10 +465,10 @@ mod tests {
             Some("exit code 1 · bad".into())
         );
         // A call that succeeded has no such line.
-        timeline.requested("d", "bash", &json!({}));
+        timeline.requested("d", "bash", &json!({}), "");
         timeline.finished("d", ToolOutcome::Ok, 3, "x", "fine");
         assert_eq!(timeline.tool_line("d", now).and_then(|line| line.outcome), None);
-        timeline.requested("b", "bash", &json!({}));
+        timeline.requested("b", "bash", &json!({}), "");
         timeline.cancel_open();
         assert_eq!(timeline.get("b").map(|c| c.status), Some(CallStatus::Cancelled));
     }

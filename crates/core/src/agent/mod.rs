@@ -4,6 +4,7 @@
 //! the running one), an approval goes to the call awaiting it, an interrupt cancels the
 //! turn's token. The turn itself runs as its own task holding the session state.
 
+pub mod answers;
 pub mod approval;
 pub mod compaction;
 pub mod context;
@@ -390,6 +391,10 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         } else {
                             running = Some(start_job(&shared, Job::Compact));
                         }
+                    }
+                    Op::ReadNotes => answers::notes(shared.workspace.root().to_path_buf(), events.clone()),
+                    Op::RecordedCall { id } => {
+                        answers::recorded_call(shared.options.session_log.path(), id, events.clone());
                     }
                     Op::Shutdown => {
                         stop_turn(&mut running, &shared).await;

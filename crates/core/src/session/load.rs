@@ -148,6 +148,29 @@ pub fn tool_call(path: &Path, id: &str) -> Result<RecordedCall, SessionError> {
     Ok(call)
 }
 
+/// A record with the argument summary a call request of an older log lacks, so every
+/// front end finds one in the events it is given.
+fn with_summaries(record: Record) -> Record {
+    fn fill(event: &mut Event) {
+        match event {
+            Event::ToolCallRequested {
+                arguments, summary, ..
+            } if summary.is_empty() => {
+                *summary = crate::tools::output::summarize_arguments(arguments);
+            }
+            Event::SubAgent { event, .. } => fill(event),
+            _ => {}
+        }
+    }
+    match record {
+        Record::Event { ts, mut event } => {
+            fill(&mut event);
+            Record::Event { ts, event }
+        }
+        other => other,
+    }
+}
+
 /// [`load`] for bytes already read; `name` names the file in messages.
 pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, SessionError> {
     let mut offset = 0usize;
@@ -192,7 +215,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Loaded, SessionError> {
                 damaged_mid_file = true;
                 break;
             }
-            (Ok(record), Some(_)) => records.push(record),
+            (Ok(record), Some(_)) => records.push(with_summaries(record)),
             (Err(why), Some(_)) => {
                 if complete || next < bytes.len() {
                     damaged_mid_file = next < bytes.len();
@@ -252,7 +275,9 @@ impl Loaded {
                     open.clear();
                     order.clear();
                 }
-                Event::ToolCallRequested { id, name, arguments } => {
+                Event::ToolCallRequested {
+                    id, name, arguments, ..
+                } => {
                     open.insert(id.clone(), (name.clone(), arguments));
                     order.push(id.clone());
                 }
@@ -276,6 +301,7 @@ impl Loaded {
                     duration_ms: 0,
                     output_preview: verdict.to_string(),
                     output: verdict.to_string(),
+                    effects: Vec::new(),
                 })
             })
             .collect();
@@ -398,6 +424,27 @@ mod tests {
             loaded.warnings
         );
         assert!(loaded.damaged_mid_file);
+    }
+
+    #[test]
+    fn a_call_request_of_an_older_log_gets_its_argument_summary() {
+        // As logs before the summary field wrote them: the workbench shows the summary.
+        let own = r#"{"kind":"event","ts":1,"event":{"type":"tool_call_requested","id":"c1","name":"bash","arguments":{"command":"make test\nmore"}}}"#;
+        let nested = r#"{"kind":"event","ts":2,"event":{"type":"sub_agent","parent":"d1","agent":"a","event":{"type":"tool_call_requested","id":"c2","name":"read_file","arguments":{"path":"src/lib.rs"}}}}"#;
+        let text = format!("{}\n{own}\n{nested}\n", header_line());
+        let loaded = parse(text.as_bytes(), "s.jsonl").expect("loads");
+        let summaries: Vec<&str> = loaded
+            .events()
+            .filter_map(|(_, event)| match event {
+                Event::ToolCallRequested { summary, .. } => Some(summary.as_str()),
+                Event::SubAgent { event, .. } => match event.as_ref() {
+                    Event::ToolCallRequested { summary, .. } => Some(summary.as_str()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(summaries, ["make test", "src/lib.rs"]);
     }
 
     #[test]

@@ -172,6 +172,8 @@ impl SessionLog {
                     });
                 }
             }
+            // Answers to a front end's question about files already on disk.
+            Event::Notes { .. } | Event::RecordedCall { .. } => return,
             Event::TurnStarted { .. } => {
                 writer.started = true;
                 // Calls never outlive their turn; one that never said it finished (a
@@ -509,6 +511,7 @@ mod tests {
             duration_ms: 1,
             output_preview: output.into(),
             output: output.into(),
+            effects: Vec::new(),
         };
         for id in ["c1", "c2"] {
             log.event(&Event::ToolCallStarted {

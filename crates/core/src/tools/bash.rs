@@ -18,7 +18,7 @@ use super::process::{command_env, kill_rest, spawn_in_group};
 use super::sandbox::Confinement;
 use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::config::BashSettings;
-use crate::protocol::ApprovalRule;
+use crate::protocol::{ApprovalRequest, ApprovalRule};
 
 /// How long to keep reading after the shell exited, for output still in the pipes.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
@@ -91,17 +91,21 @@ impl Tool for BashTool {
         ToolEffect::RunsCommands
     }
 
-    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
         let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
         if command.trim().is_empty() {
             return Err("`command` is empty".to_string());
         }
-        let how = if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-            "in the background".to_string()
-        } else {
-            format!("timeout {} s", self.timeout(arguments).as_secs())
-        };
-        Ok(format!("$ {command}\n(in {}, {how})", workspace.root().display()))
+        let background = arguments.get("run_in_background").and_then(Value::as_bool) == Some(true);
+        let argv = super::command_rule::argv(command).unwrap_or_default();
+        Ok(ApprovalRequest::Command {
+            command: command.to_string(),
+            program: argv.first().cloned(),
+            compound: !super::command_rule::is_simple(command),
+            argv,
+            cwd: workspace.root().display().to_string(),
+            timeout_s: (!background).then(|| self.timeout(arguments).as_secs()),
+        })
     }
 
     fn session_rule(&self, arguments: &Value) -> Option<ApprovalRule> {

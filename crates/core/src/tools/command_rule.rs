@@ -287,6 +287,15 @@ pub fn is_simple(command: &str) -> bool {
     !OPERATORS.iter().any(|op| command.contains(op))
 }
 
+/// The words of `command` as the shell splits them, when it is one simple command
+/// whose words can be told (no unclosed quote).
+pub fn argv(command: &str) -> Option<Vec<String>> {
+    if !is_simple(command) {
+        return None;
+    }
+    Some(shell_words(command)?.into_iter().map(|word| word.text).collect())
+}
+
 /// What approving `command` for the session remembers.
 pub fn session_rule(command: &str) -> ApprovalRule {
     match program_by_name(command) {

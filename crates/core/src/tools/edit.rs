@@ -11,6 +11,7 @@ use super::output::cap_text;
 use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
 use super::read::has_hole;
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+use crate::protocol::ApprovalRequest;
 
 /// Context lines around each change in diffs.
 const DIFF_CONTEXT: usize = 3;
@@ -145,7 +146,7 @@ impl Tool for WriteFileTool {
         path_argument(arguments)
     }
 
-    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
         let plan = plan_write(workspace, arguments)?;
         let content = string_arg(arguments, "content");
         let diff = unified_diff(
@@ -159,7 +160,11 @@ impl Tool for WriteFileTool {
             Some(_) if diff.is_empty() => format!("rewrite {} unchanged", plan.shown),
             Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
         };
-        Ok(format!("{what}\n{}", cap_text(&diff, DIFF_LIMIT)))
+        Ok(ApprovalRequest::Edit {
+            path: plan.shown,
+            summary: what,
+            diff: cap_text(&diff, DIFF_LIMIT),
+        })
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
@@ -297,15 +302,18 @@ impl Tool for EditFileTool {
         path_argument(arguments)
     }
 
-    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
         let plan = plan_edit(workspace, arguments)?;
-        Ok(format!(
-            "edit {} ({} replacement{})\n{}",
-            plan.shown,
-            plan.replaced,
-            if plan.replaced == 1 { "" } else { "s" },
-            cap_text(&plan.diff, DIFF_LIMIT)
-        ))
+        Ok(ApprovalRequest::Edit {
+            summary: format!(
+                "edit {} ({} replacement{})",
+                plan.shown,
+                plan.replaced,
+                if plan.replaced == 1 { "" } else { "s" },
+            ),
+            diff: cap_text(&plan.diff, DIFF_LIMIT),
+            path: plan.shown,
+        })
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::ToolSpec;
-use crate::protocol::{ApprovalRule, CallId, Event, ToolInfo};
+use crate::protocol::{ApprovalRequest, ApprovalRule, CallId, Event, ToolInfo};
 use paths::Workspace;
 
 /// What running a tool can change; the approval policy decides by it.
@@ -184,12 +184,20 @@ pub trait Tool: Send + Sync {
     /// JSON schema of the arguments object.
     fn input_schema(&self) -> Value;
     fn effect(&self) -> ToolEffect;
-    /// What the person sees when asked to approve the call. An error means the call
-    /// cannot succeed (a path outside the workspace, an edit that matches nothing): the
-    /// model gets it as the result and nobody is asked.
-    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+    /// What the person is asked to approve. An error means the call cannot succeed (a
+    /// path outside the workspace, an edit that matches nothing): the model gets it as
+    /// the result and nobody is asked.
+    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
         let _ = workspace;
-        Ok(serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string()))
+        Ok(ApprovalRequest::Other {
+            name: self.name().to_string(),
+            preview: pretty_json(arguments),
+        })
+    }
+    /// [`Self::approval_request`] as plain text, for front ends that print it.
+    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+        self.approval_request(arguments, workspace)
+            .map(|request| request_text(&request))
     }
     /// What "approve for this session" remembers for this call; `None` when it cannot be
     /// remembered safely (then the call is approved once).
@@ -216,6 +224,32 @@ pub trait Tool: Send + Sync {
     }
     /// Runs the call. Arguments were already validated against [`Self::input_schema`].
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
+}
+
+/// Arguments as the person reads them: indented JSON.
+pub fn pretty_json(arguments: &Value) -> String {
+    serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string())
+}
+
+/// An approval request as plain text: what `exec`, the log and old front ends show.
+pub fn request_text(request: &ApprovalRequest) -> String {
+    match request {
+        ApprovalRequest::Edit { summary, diff, .. } => format!("{summary}\n{diff}"),
+        ApprovalRequest::Command {
+            command,
+            cwd,
+            timeout_s,
+            ..
+        } => {
+            let how = match timeout_s {
+                Some(seconds) => format!("timeout {seconds} s"),
+                None => "in the background".to_string(),
+            };
+            format!("$ {command}\n(in {cwd}, {how})")
+        }
+        ApprovalRequest::McpCall { arguments, .. } => pretty_json(arguments),
+        ApprovalRequest::Other { preview, .. } => preview.clone(),
+    }
 }
 
 /// Control of the MCP servers behind a [`ToolSource`]: what `/mcp` can ask for.

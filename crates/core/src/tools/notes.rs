@@ -17,6 +17,7 @@ use tokio::sync::Mutex;
 use super::at;
 use super::files::{now_iso8601, write_atomic_in};
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+use crate::protocol::ApprovalRequest;
 
 /// The notes file, relative to the workspace.
 pub const NOTES_FILE: &str = ".agent_memory.json";
@@ -125,13 +126,20 @@ impl Tool for RecordNoteTool {
         ToolEffect::WritesFiles
     }
 
-    fn preview(&self, arguments: &Value, _workspace: &super::paths::Workspace) -> Result<String, String> {
+    fn approval_request(
+        &self,
+        arguments: &Value,
+        _workspace: &super::paths::Workspace,
+    ) -> Result<ApprovalRequest, String> {
         let content = arguments.get("content").and_then(Value::as_str).unwrap_or("");
         let category = arguments
             .get("category")
             .and_then(Value::as_str)
             .unwrap_or(DEFAULT_CATEGORY);
-        Ok(format!("note [{category}] in {NOTES_FILE}:\n{content}"))
+        Ok(ApprovalRequest::Other {
+            name: self.name().to_string(),
+            preview: format!("note [{category}] in {NOTES_FILE}:\n{content}"),
+        })
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {

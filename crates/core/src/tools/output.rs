@@ -222,6 +222,21 @@ pub fn summarize_arguments(arguments: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn argument_summaries_are_one_line() {
+        use super::summarize_arguments;
+        use serde_json::json;
+        assert_eq!(
+            summarize_arguments(&json!({"command": "ls -la\nsecond"})),
+            "ls -la"
+        );
+        assert_eq!(
+            summarize_arguments(&json!({"path": "src/main.rs", "offset": 3})),
+            "src/main.rs"
+        );
+        assert_eq!(summarize_arguments(&json!({})), "");
+    }
+
+    #[test]
     fn a_failure_line_says_how_it_ended_and_what_went_wrong() {
         let cases = [
             (

@@ -78,16 +78,6 @@ pub fn session_state(setting: SandboxSetting) -> SandboxState {
     }
 }
 
-/// Whether commands started now in `mode` are sandboxed, as far as `state` tells.
-pub fn active(state: &SandboxState, mode: ApprovalMode) -> Option<bool> {
-    match state {
-        SandboxState::Unknown => None,
-        SandboxState::Enforced => Some(true),
-        SandboxState::Off => Some(applies(SandboxSetting::Off, mode)),
-        SandboxState::Unavailable { .. } => Some(false),
-    }
-}
-
 /// The kernel's Landlock ABI version, or why there is none; asked once per process.
 pub fn kernel_abi() -> &'static Result<u32, String> {
     static ABI: OnceLock<Result<u32, String>> = OnceLock::new();

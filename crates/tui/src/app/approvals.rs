@@ -11,7 +11,12 @@ use crate::tui::overlay::Overlay;
 pub struct PendingApproval {
     pub id: String,
     pub name: String,
+    /// The request as plain text, drawn when `request` is `None` (an older log).
     pub preview: String,
+    /// What is asked about, as the agent described it.
+    pub request: Option<crate::protocol::ApprovalRequest>,
+    /// Why the person is asked although a rule would have let it run.
+    pub notes: Vec<String>,
     /// What `a` (approve for the session) remembers; `None`: this call only.
     pub session_rule: Option<crate::protocol::ApprovalRule>,
     /// From when keys answer it: set when its dialog is first drawn, and pushed back by

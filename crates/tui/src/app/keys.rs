@@ -470,34 +470,13 @@ impl App {
         if let Some(call) = self.timeline.selected() {
             let call_id = call.id.clone();
             if call.in_log {
-                self.read_back_result(&call_id);
+                // The log has it: the agent reads it back and the view fills in.
+                self.send(Op::RecordedCall { id: call_id.clone() });
             }
             self.overlays.push(Overlay::ToolDetail {
                 call_id,
                 scroll: Scroll::default(),
             });
-        }
-    }
-
-    /// Reads a result (and output) the timeline let go of back from the session log.
-    fn read_back_result(&mut self, call_id: &str) {
-        let read = match self.session_log_path() {
-            Some(path) => crate::session::load::tool_call(&path, call_id).map_err(|err| err.to_string()),
-            None => Err("the session log is not known".to_string()),
-        };
-        match read {
-            Ok(crate::session::load::RecordedCall {
-                result: Some(result),
-                output,
-            }) => self.timeline.restore(call_id, result, output),
-            Ok(_) => self.notice(
-                NoticeKind::Warning,
-                format!("the result of `{call_id}` is not in the session log"),
-            ),
-            Err(why) => self.notice(
-                NoticeKind::Warning,
-                format!("cannot read the result of `{call_id}` back: {why}"),
-            ),
         }
     }
 
@@ -592,9 +571,8 @@ impl App {
             },
             "approvals" => self.overlays.push(Overlay::Approvals { selected: 0 }),
             "notes" => {
-                let workspace = std::path::PathBuf::from(&self.session.workspace);
-                let overlay = Overlay::notes(&workspace);
-                self.overlays.push(overlay);
+                self.overlays.push(Overlay::notes_pending());
+                self.send(Op::ReadNotes);
             }
             "stats" => self.open_stats(),
             "mcp" => self.overlays.push(Overlay::Mcp { selected: 0 }),

@@ -2,6 +2,7 @@
 //! mouse (`keys.rs`), drawn by pure functions of it (`render.rs`). Requests for the
 //! agent collect in `outbox`; the event loop sends them.
 
+mod answers;
 mod approvals;
 mod keys;
 mod overlays;
@@ -22,10 +23,8 @@ use super::thinking::ThinkingPane;
 use super::timeline::{CallStatus, Timeline};
 use super::tree::FileTree;
 use crate::config::ApprovalMode;
-use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, SandboxState, ToolInfo, ToolOutcome};
+use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, SandboxState, ToolInfo};
 
-/// Tools whose `path` argument names a file they create or change.
-const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 /// Finished calls whose results the timeline keeps in memory when the session is
 /// recorded; older ones are read back from the log when opened.
 const RESULTS_KEPT: usize = 20;
@@ -364,16 +363,22 @@ impl App {
                 self.conversation.finish_assistant(&text);
                 self.activity = Activity::Waiting { since: now };
             }
-            Event::ToolCallRequested { id, name, arguments } => {
-                self.timeline.requested(&id, &name, &arguments);
+            Event::ToolCallRequested {
+                id,
+                name,
+                arguments,
+                summary,
+            } => {
+                self.timeline.requested(&id, &name, &arguments, &summary);
                 *self.stats.tool_calls.entry(name.clone()).or_default() += 1;
-                let summary = super::timeline::summarize_arguments(&arguments);
                 self.conversation.push(Entry::Tool { id, name, summary });
             }
             Event::ApprovalRequested {
                 id,
                 name,
                 preview,
+                request,
+                notes,
                 session_rule,
             } => {
                 self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
@@ -391,6 +396,8 @@ impl App {
                     id,
                     name,
                     preview,
+                    request,
+                    notes,
                     session_rule,
                     armed_at: None,
                     in_step,
@@ -426,24 +433,14 @@ impl App {
             Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
             Event::ToolCallFinished {
                 id,
-                name,
                 outcome,
                 duration_ms,
                 output,
                 output_preview,
+                effects,
                 ..
             } => {
-                if outcome == ToolOutcome::Ok
-                    && FILE_WRITERS.contains(&name.as_str())
-                    && let Some(path) = self
-                        .timeline
-                        .get(&id)
-                        .and_then(|call| call.arguments.get("path"))
-                        .and_then(|p| p.as_str())
-                {
-                    let path = self.tree.root().join(path);
-                    self.tree.mark_touched(&path);
-                }
+                self.apply_effects(&effects);
                 self.timeline
                     .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
@@ -513,6 +510,13 @@ impl App {
                 self.skills = skills;
                 self.skill_warnings = warnings;
             }
+            Event::Notes { notes, error } => self.notes_arrived(&notes, error),
+            Event::RecordedCall {
+                id,
+                result,
+                output,
+                error,
+            } => self.recorded_call_arrived(&id, result, output, error),
             Event::HistorySnapshot { snapshot } => {
                 for overlay in &mut self.overlays {
                     if let Overlay::History(inspector) = overlay {
@@ -645,6 +649,10 @@ impl App {
             match op {
                 Op::Resume { .. } => self.outbox.push(op),
                 Op::InspectHistory => {}
+                Op::ReadNotes => self.notes_arrived(
+                    &[],
+                    Some("the agent reads the notes, and it starts once a model is set up".to_string()),
+                ),
                 _ => self.notice(
                     NoticeKind::Warning,
                     "that needs a model, and none is set up yet: set an API key (the welcome panel says how)"

@@ -30,7 +30,10 @@ impl App {
     pub fn apply_recorded(&mut self, event: Event, playback: Playback) -> bool {
         let shown = match &event {
             // Answers to the recording workbench's inspector, and its end, are not ours.
-            Event::HistorySnapshot { .. } | Event::ShutdownComplete => false,
+            Event::HistorySnapshot { .. }
+            | Event::Notes { .. }
+            | Event::RecordedCall { .. }
+            | Event::ShutdownComplete => false,
             Event::SessionConfigured { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }

@@ -13,13 +13,21 @@ impl App {
     pub(super) fn on_sub_agent_event(&mut self, agent: &str, event: Event) {
         let now = self.now;
         match event {
-            Event::ToolCallRequested { id, name, arguments } => {
-                self.timeline.requested(&id, &format!("↳ {name}"), &arguments);
+            Event::ToolCallRequested {
+                id,
+                name,
+                arguments,
+                summary,
+            } => {
+                self.timeline
+                    .requested(&id, &format!("↳ {name}"), &arguments, &summary);
             }
             Event::ApprovalRequested {
                 id,
                 name,
                 preview,
+                request,
+                notes,
                 session_rule,
             } => {
                 self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
@@ -30,6 +38,8 @@ impl App {
                     id,
                     name: format!("{name} (for sub-agent {agent})"),
                     preview,
+                    request,
+                    notes,
                     session_rule,
                     armed_at: None,
                     in_step: None,
@@ -51,8 +61,10 @@ impl App {
                 duration_ms,
                 output,
                 output_preview,
+                effects,
                 ..
             } => {
+                self.apply_effects(&effects);
                 self.timeline
                     .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
@@ -90,6 +102,8 @@ impl App {
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
+            | Event::Notes { .. }
+            | Event::RecordedCall { .. }
             | Event::Notice { .. }
             | Event::TurnComplete { .. }
             | Event::TurnAborted { .. }

@@ -201,6 +201,12 @@ impl Player {
                     self.app.on_agent_event(Event::HistorySnapshot { snapshot });
                     continue;
                 }
+                Op::ReadNotes => {
+                    let workspace = PathBuf::from(&self.opening.header.workspace);
+                    self.app
+                        .on_agent_event(crate::agent::answers::notes_event(&workspace));
+                    continue;
+                }
                 Op::Interrupt | Op::Shutdown => continue,
                 Op::UserInput { .. } => "this is a replay: nothing is sent to a model",
                 Op::Approval { .. }
@@ -209,6 +215,7 @@ impl Player {
                 | Op::ClearHistory
                 | Op::CompactNow
                 | Op::ReconnectMcp { .. }
+                | Op::RecordedCall { .. }
                 | Op::Resume { .. } => "this is a replay: it shows what happened and changes nothing",
             };
             self.app.notice(NoticeKind::Info, refused.to_string());

@@ -141,6 +141,7 @@ fn a_calls_recorded_output_plays_just_before_it_ends() {
                 duration_ms: 200,
                 output_preview: "1".into(),
                 output: "1\n…\n100\n".into(),
+                effects: Vec::new(),
             },
         ),
     ];
@@ -167,6 +168,7 @@ fn what_a_killed_session_left_open_is_closed_at_the_end() {
                 id: "c1".into(),
                 name: "bash".into(),
                 arguments: serde_json::json!({"command": "sleep 100"}),
+                summary: String::new(),
             },
         ),
     ];

@@ -2,6 +2,8 @@
 //! (sub-agent delegation included) and the tool message that carries their results.
 
 use super::*;
+use crate::protocol::CallEffect;
+use crate::tools::output::summarize_arguments;
 
 /// Runs every tool call of the reply in order, appending one tool message with all
 /// results. A skill loaded by one of them pre-approves its `allowed-tools` for the rest
@@ -29,6 +31,7 @@ pub(in crate::agent) async fn run_tools(
             id: id.clone(),
             name: name.clone(),
             arguments: arguments.clone(),
+            summary: summarize_arguments(&arguments),
         });
         // Set when the call starts to run: its duration leaves out the wait for approval.
         let mut ran_from = None;
@@ -141,6 +144,10 @@ pub(in crate::agent) async fn run_tools(
                 .redact(&for_model(context, &name, &output.content)),
             result_limit(context),
         );
+        let effects = match outcome {
+            ToolOutcome::Ok => effects_of(context, &name, &arguments),
+            _ => Vec::new(),
+        };
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
             name,
@@ -149,6 +156,7 @@ pub(in crate::agent) async fn run_tools(
             duration_ms: ran_from.map_or(0, elapsed_ms),
             output_preview: line.unwrap_or_else(|| preview_line(&content, PREVIEW_CHARS)),
             output: content.clone(),
+            effects,
         });
         if let Some(phase) = phase {
             // The history repair after the loop gives this call its result.
@@ -165,6 +173,20 @@ pub(in crate::agent) async fn run_tools(
         }
     }
     ToolPhase::Done
+}
+
+/// What a call that succeeded changed, as far as its tool knows: front ends refresh
+/// what shows those files without knowing which tools write.
+fn effects_of(context: &TurnContext, name: &str, arguments: &Value) -> Vec<CallEffect> {
+    let Some(tool) = context.options.tools.get(name) else {
+        return Vec::new();
+    };
+    tool.changed_paths(arguments)
+        .into_iter()
+        .map(|path| CallEffect::FileChanged {
+            path: context.workspace.root().join(path).display().to_string(),
+        })
+        .collect()
 }
 
 /// What the model gets of a result: a file's text as it is, anything else as a terminal
@@ -346,20 +368,24 @@ async fn run_one_inner(
                 Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
             };
             // A call that cannot succeed is answered at once; nobody is asked about it.
-            let preview = match tool.preview(&arguments, &context.workspace) {
-                Ok(preview) => [each_time.as_deref(), insist.as_deref()]
-                    .into_iter()
-                    .flatten()
-                    .chain(std::iter::once(preview.as_str()))
-                    .collect::<Vec<_>>()
-                    .join("\n\n"),
+            let request = match tool.approval_request(&arguments, &context.workspace) {
+                Ok(request) => request,
                 Err(message) => return Finished(ToolOutput::error(message)),
             };
+            let notes: Vec<String> = [each_time.clone(), insist].into_iter().flatten().collect();
+            let preview = notes
+                .iter()
+                .cloned()
+                .chain(std::iter::once(crate::tools::request_text(&request)))
+                .collect::<Vec<_>>()
+                .join("\n\n");
             let decision = context.approvals.register(id);
             context.events.emit(Event::ApprovalRequested {
                 id: id.to_string(),
                 name: name.to_string(),
                 preview,
+                request: Some(request),
+                notes,
                 session_rule: match each_time {
                     Some(_) => None,
                     None => tool.session_rule(&arguments),

@@ -10,6 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::config::McpApproval;
 use super::manager::ServerSlot;
+use crate::protocol::ApprovalRequest;
+use crate::tools::paths::Workspace;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// Longest tool name the model APIs accept.
@@ -97,6 +99,14 @@ impl Tool for McpTool {
 
     fn auto_approved(&self) -> bool {
         self.approval == McpApproval::Auto
+    }
+
+    fn approval_request(&self, arguments: &Value, _workspace: &Workspace) -> Result<ApprovalRequest, String> {
+        Ok(ApprovalRequest::McpCall {
+            server: self.server_name().to_string(),
+            tool: self.remote_name().to_string(),
+            arguments: arguments.clone(),
+        })
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {

@@ -7,6 +7,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Skill, SkillApprovals, SkillSet, rewrite_paths};
+use crate::protocol::ApprovalRequest;
 use crate::tools::paths::Workspace;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
 
@@ -82,9 +83,12 @@ impl Tool for GetSkillTool {
         ToolEffect::ReadOnly
     }
 
-    fn preview(&self, arguments: &Value, _workspace: &Workspace) -> Result<String, String> {
+    fn approval_request(&self, arguments: &Value, _workspace: &Workspace) -> Result<ApprovalRequest, String> {
         let name = arguments.get("skill_name").and_then(Value::as_str).unwrap_or("");
-        Ok(format!("load skill `{name}`"))
+        Ok(ApprovalRequest::Other {
+            name: self.name().to_string(),
+            preview: format!("load skill `{name}`"),
+        })
     }
 
     fn run(&self, arguments: Value, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {

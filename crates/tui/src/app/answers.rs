@@ -1,0 +1,57 @@
+//! What the agent tells the workbench about files: a finished call's effects (files it
+//! changed, marked in the tree), and its answers to `/notes` and to opening a call whose
+//! result the timeline let go of. The workbench reads none of the agent's files itself.
+
+use super::App;
+use crate::protocol::{CallEffect, NoteInfo, RecordedOutput};
+use crate::tui::conversation::NoticeKind;
+use crate::tui::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
+use crate::tui::overlay::Overlay;
+
+impl App {
+    /// Marks the files a finished call changed.
+    pub(super) fn apply_effects(&mut self, effects: &[CallEffect]) {
+        for effect in effects {
+            match effect {
+                CallEffect::FileChanged { path } => self.tree.mark_touched(std::path::Path::new(path)),
+            }
+        }
+    }
+
+    /// The notes arrived: an open notes overlay shows them.
+    pub(super) fn notes_arrived(&mut self, notes: &[NoteInfo], error: Option<String>) {
+        let shown = Overlay::note_lines(notes, error);
+        for overlay in &mut self.overlays {
+            if let Overlay::Notes { lines, .. } = overlay {
+                lines.clone_from(&shown);
+            }
+        }
+    }
+
+    /// A call's recorded result arrived: the timeline holds it again, and its open
+    /// detail view shows it.
+    pub(super) fn recorded_call_arrived(
+        &mut self,
+        id: &str,
+        result: Option<String>,
+        output: Option<RecordedOutput>,
+        error: Option<String>,
+    ) {
+        match (result, error) {
+            (_, Some(why)) => self.notice(
+                NoticeKind::Warning,
+                format!("cannot read the result of `{id}` back: {why}"),
+            ),
+            (Some(result), None) => {
+                let output = output.map(|output| {
+                    OutputBuffer::recorded(FINISHED_OUTPUT_BYTES, &output.head, &output.tail, output.dropped)
+                });
+                self.timeline.restore(id, result, output);
+            }
+            (None, None) => self.notice(
+                NoticeKind::Warning,
+                format!("the result of `{id}` is not in the session log"),
+            ),
+        }
+    }
+}
