@@ -348,8 +348,9 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
         tmux.keys(&["Up"]);
     }
     tmux.keys(&["Enter"]);
-    let detail = tmux.wait_for("the oldest call's detail", |s| {
-        s.contains("Tool call") && s.contains("(c0)")
+    // The workbench asks the agent for them (`Op::RecordedCall`); they arrive shortly.
+    let detail = tmux.wait_for("the oldest call's detail, read back", |s| {
+        s.contains("Tool call") && s.contains("(c0)") && s.contains("Result sent to the model")
     });
     // Its arguments, its output and its result: the last two read back from the log.
     assert!(detail.contains("Output"), "{detail}");
