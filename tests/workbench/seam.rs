@@ -59,6 +59,21 @@ fn the_files_a_call_changed_are_marked_whatever_the_tool() {
     let text = screen(&mut app, 160, 48);
     assert_eq!(tree_row(&text, "README.md"), "● README.md", "{text}");
     assert_eq!(tree_row(&text, ".gitignore"), ".gitignore", "{text}");
+    assert_eq!(tree_row(&text, "src/"), "▸ src/", "{text}");
+    // A sub-agent's writes are the session's changes too.
+    app.on_agent_event(Event::SubAgent {
+        parent: "d1".into(),
+        agent: "helper".into(),
+        event: Box::new(finished(
+            "s1",
+            "write_file",
+            vec![CallEffect::FileChanged {
+                path: workspace.join("src/main.rs").display().to_string(),
+            }],
+        )),
+    });
+    let text = screen(&mut app, 160, 48);
+    assert_eq!(tree_row(&text, "src/"), "▸ src/ •", "{text}");
 }
 
 #[test]
