@@ -699,6 +699,11 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     assert!(matches!(app.overlays.last(), Some(Overlay::ToolDetail { call_id, .. }) if call_id == "c0"));
     // The workbench asks the agent, which reads the log; here, its answer.
     assert_eq!(app.outbox, vec![Op::RecordedCall { id: "c0".into() }]);
+    let waiting = screen(&mut app, 80, 24);
+    assert!(
+        waiting.contains("reading the result back from the session log…"),
+        "{waiting}"
+    );
     let log = home.join("sessions").join("20261122-050000-beef.jsonl");
     app.on_agent_event(miniagent::agent::answers::recorded_call_event(
         Some(&log),

@@ -320,7 +320,8 @@ fn resume_and_replay_in_tmux() {
 #[test]
 fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     // The timeline keeps the newest 20 calls' results and output; older ones are read
-    // back from the session log when opened.
+    // back from the session log when opened. Both they and the notes are asked of the
+    // agent: the workbench reads none of its files.
     let mut script: Vec<Reply> = (0..22)
         .map(|n| {
             Reply::tool(
@@ -333,6 +334,10 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     script.push(Reply::text("All twenty-two ran."));
     let server = ScriptedServer::start_blocking(script);
     let workspace = TempDir::new();
+    workspace.write(
+        ".agent_memory.json",
+        r#"[{"timestamp": "2026-11-23T21:00:00Z", "category": "build", "content": "the build needs make"}]"#,
+    );
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
     launch(&tmux, &home, &server, "--max-steps 30");
@@ -348,8 +353,9 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
         tmux.keys(&["Up"]);
     }
     tmux.keys(&["Enter"]);
-    let detail = tmux.wait_for("the oldest call's detail", |s| {
-        s.contains("Tool call") && s.contains("(c0)")
+    // The workbench asks the agent for them (`Op::RecordedCall`); they arrive shortly.
+    let detail = tmux.wait_for("the oldest call's detail, read back", |s| {
+        s.contains("Tool call") && s.contains("(c0)") && s.contains("Result sent to the model")
     });
     // Its arguments, its output and its result: the last two read back from the log.
     assert!(detail.contains("Output"), "{detail}");
@@ -357,6 +363,11 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     assert!(detail.matches("old-output-0").count() >= 3, "{detail}");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
+    tmux.type_text("/notes");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("[build] the build needs make");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the notes closed", |s| !s.contains("the build needs make"));
     tmux.keys(&["C-d"]);
     tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")

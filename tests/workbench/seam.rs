@@ -59,6 +59,21 @@ fn the_files_a_call_changed_are_marked_whatever_the_tool() {
     let text = screen(&mut app, 160, 48);
     assert_eq!(tree_row(&text, "README.md"), "● README.md", "{text}");
     assert_eq!(tree_row(&text, ".gitignore"), ".gitignore", "{text}");
+    assert_eq!(tree_row(&text, "src/"), "▸ src/", "{text}");
+    // A sub-agent's writes are the session's changes too.
+    app.on_agent_event(Event::SubAgent {
+        parent: "d1".into(),
+        agent: "helper".into(),
+        event: Box::new(finished(
+            "s1",
+            "write_file",
+            vec![CallEffect::FileChanged {
+                path: workspace.join("src/main.rs").display().to_string(),
+            }],
+        )),
+    });
+    let text = screen(&mut app, 160, 48);
+    assert_eq!(tree_row(&text, "src/"), "▸ src/ •", "{text}");
 }
 
 #[test]
@@ -132,4 +147,52 @@ fn an_mcp_call_and_a_compound_command_are_drawn_from_their_requests() {
     screen(&mut app, 80, 24);
     arm(&mut app);
     assert_screen!("approval_compound_command_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn notes_without_a_model_say_who_reads_them() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.show_welcome(welcome(None));
+    app.on_key(key(KeyCode::Esc));
+    app.submit("/notes".into());
+    // Nobody to ask: the overlay says so at once, and nothing waits in the outbox.
+    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("the agent reads the notes, and it starts once a model is set up"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_replay_answers_notes_from_the_recorded_workspace() {
+    let workspace = TempDir::new();
+    workspace.write(
+        ".agent_memory.json",
+        r#"[{"timestamp": "t", "category": "build", "content": "the build needs make"}]"#,
+    );
+    let header = miniagent::session::Header {
+        id: "20261123-210000-abcd".into(),
+        created: "2026-11-23T21:00:00Z".into(),
+        workspace: workspace.path().display().to_string(),
+        model: "claude-test".into(),
+        provider: "anthropic".into(),
+        version: "0.1.0".into(),
+        format: miniagent::session::FORMAT,
+        fixed_tokens: 0,
+    };
+    let text = format!(
+        "{}\n",
+        serde_json::to_string(&miniagent::session::Record::Header(header)).unwrap()
+    );
+    let loaded = miniagent::session::load::parse(text.as_bytes(), "s.jsonl").unwrap();
+    let mut player = miniagent::tui::replay::Player::new(&loaded, Theme::dark());
+    player.app.submit("/notes".into());
+    player.jump_to_end();
+    assert!(player.app.outbox.is_empty(), "{:?}", player.app.outbox);
+    let Some(Overlay::Notes { lines, .. }) = player.app.overlays.last() else {
+        panic!("no notes overlay: {:?}", player.app.overlays.len())
+    };
+    assert_eq!(lines, &vec!["[build] the build needs make  (t)".to_string()]);
 }

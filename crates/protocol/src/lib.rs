@@ -585,4 +585,55 @@ mod tests {
         let line = serde_json::to_string(&Event::TextDelta { delta: "x".into() }).unwrap();
         assert_eq!(line, r#"{"type":"text_delta","delta":"x"}"#);
     }
+
+    #[test]
+    fn the_typed_fields_round_trip_and_older_lines_still_read() {
+        let asked = Event::ApprovalRequested {
+            id: "b1".into(),
+            name: "bash".into(),
+            preview: "$ ls\n(in /w, timeout 120 s)".into(),
+            request: Some(ApprovalRequest::Command {
+                command: "ls".into(),
+                program: Some("ls".into()),
+                argv: vec!["ls".into()],
+                cwd: "/w".into(),
+                timeout_s: Some(120),
+                compound: false,
+            }),
+            notes: vec!["why".into()],
+            session_rule: None,
+        };
+        let line = serde_json::to_string(&asked).unwrap();
+        assert!(
+            line.contains(r#""request":{"kind":"command","command":"ls""#),
+            "{line}"
+        );
+        assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), asked);
+        // Lines written before the typed fields existed.
+        let old: Event =
+            serde_json::from_str(r#"{"type":"approval_requested","id":"b1","name":"bash","preview":"$ ls"}"#)
+                .unwrap();
+        assert!(matches!(old, Event::ApprovalRequested { request: None, ref notes, .. } if notes.is_empty()));
+        let old: Event = serde_json::from_str(
+            r#"{"type":"tool_call_finished","id":"c","name":"bash","ok":true,"outcome":"ok","duration_ms":1,"output_preview":"","output":""}"#,
+        )
+        .unwrap();
+        assert!(matches!(old, Event::ToolCallFinished { ref effects, .. } if effects.is_empty()));
+        let old: Event =
+            serde_json::from_str(r#"{"type":"tool_call_requested","id":"c","name":"bash","arguments":{}}"#)
+                .unwrap();
+        assert!(matches!(old, Event::ToolCallRequested { ref summary, .. } if summary.is_empty()));
+        // A call that changed nothing writes no `effects` key.
+        let finished = Event::ToolCallFinished {
+            id: "c".into(),
+            name: "bash".into(),
+            ok: true,
+            outcome: ToolOutcome::Ok,
+            duration_ms: 1,
+            output_preview: String::new(),
+            output: String::new(),
+            effects: vec![],
+        };
+        assert!(!serde_json::to_string(&finished).unwrap().contains("effects"));
+    }
 }

@@ -77,6 +77,12 @@ pub(super) fn tool_detail_lines(app: &App, call_id: &str, width: u16) -> Vec<Lin
         ]));
         let result = crate::terminal_text::visible(result);
         lines.extend(wrap::wrap_lines(&ansi_lines(&result, theme), width));
+    } else if call.in_log {
+        // Asked of the agent when the view opened; it fills in when the answer comes.
+        lines.push(Line::from(Span::styled(
+            "reading the result back from the session log…",
+            theme.dim,
+        )));
     }
     lines
 }

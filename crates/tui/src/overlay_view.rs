@@ -169,8 +169,9 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
             tool,
             arguments,
         } => {
+            // Both names come from the server's side: shown as inert text.
             body.push(Line::from(Span::styled(
-                format!("tool `{tool}` of MCP server `{server}`"),
+                crate::terminal_text::clean(&format!("tool `{tool}` of MCP server `{server}`")).into_owned(),
                 theme.dim,
             )));
             let json = serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());

@@ -206,17 +206,25 @@ pub fn failure_line(text: &str, max_chars: usize) -> String {
     preview_line(&line, max_chars)
 }
 
-/// A call's arguments in a few words: the command, the path, or compact JSON.
+/// Characters of an argument summary: wider than any terminal line it is drawn on, and
+/// small beside the arguments every request event already carries.
+const SUMMARY_CHARS: usize = 500;
+
+/// A call's arguments in a few words: the command, the path, or compact JSON (cut at
+/// [`SUMMARY_CHARS`]).
 pub fn summarize_arguments(arguments: &serde_json::Value) -> String {
-    for key in ["command", "path", "bash_id", "task", "skill_name", "content"] {
-        if let Some(text) = arguments.get(key).and_then(serde_json::Value::as_str) {
-            return text.lines().next().unwrap_or("").to_string();
-        }
+    let whole = ["command", "path", "bash_id", "task", "skill_name", "content"]
+        .into_iter()
+        .find_map(|key| arguments.get(key).and_then(serde_json::Value::as_str))
+        .map(|text| text.lines().next().unwrap_or("").to_string())
+        .unwrap_or_else(|| match arguments.as_object() {
+            Some(object) if object.is_empty() => String::new(),
+            _ => arguments.to_string(),
+        });
+    match whole.char_indices().nth(SUMMARY_CHARS) {
+        Some((cut, _)) => format!("{}…", &whole[..cut]),
+        None => whole,
     }
-    if arguments.as_object().is_some_and(|o| o.is_empty()) {
-        return String::new();
-    }
-    arguments.to_string()
 }
 
 #[cfg(test)]
@@ -234,6 +242,9 @@ mod tests {
             "src/main.rs"
         );
         assert_eq!(summarize_arguments(&json!({})), "");
+        // A huge one-line command is cut: every request event and log line carries it.
+        let long = summarize_arguments(&json!({"command": "é".repeat(100_000)}));
+        assert_eq!(long, format!("{}…", "é".repeat(500)));
     }
 
     #[test]
