@@ -5,6 +5,7 @@
 //! [`protocol`]: `Op`s in, `Event`s out.
 
 pub mod agent;
+pub mod api;
 pub mod config;
 pub mod exec;
 pub mod hardening;

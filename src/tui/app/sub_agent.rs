@@ -90,6 +90,7 @@ impl App {
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
+            | Event::HistoryRestored { .. }
             | Event::Notice { .. }
             | Event::TurnComplete { .. }
             | Event::TurnAborted { .. }

@@ -38,14 +38,7 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
     };
     highlight::preload();
     crate::agent::tokens::preload(settings.tokenizer);
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            crate::terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
-            return 1;
-        }
-    };
-    let result = runtime.block_on(async {
+    let result = crate::api::block_on(async {
         let mut player = Player::new(&loaded, theme);
         player.counter = TokenCounter::new(settings.tokenizer);
         player.app.side.thinking = settings.show_thinking;
@@ -55,11 +48,14 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
         drop(guard);
         result
     });
-    runtime.shutdown_timeout(Duration::from_millis(200));
     match result {
-        Ok(()) => 0,
-        Err(err) => {
+        Ok(Ok(())) => 0,
+        Ok(Err(err)) => {
             crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
+            1
+        }
+        Err(why) => {
+            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
             1
         }
     }
