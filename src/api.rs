@@ -284,3 +284,58 @@ impl Launch {
         })
     }
 }
+
+pub use crate::agent::tokens::TokenCounter;
+pub use crate::session::Loaded;
+
+/// A recorded session opened for `miniagent replay`, with the settings a replay takes
+/// from the configuration. A replay needs no model: a config that does not load only
+/// loses its settings.
+pub struct Recording {
+    pub log: Loaded,
+    /// `ui.theme` ("dark" without a configuration).
+    pub theme: String,
+    /// `ui.show_thinking`.
+    pub show_thinking: bool,
+    /// Where themes are found.
+    pub config_dir: Option<PathBuf>,
+    tokenizer: agent::tokens::Encoding,
+}
+
+impl Recording {
+    /// Opens `file`: a log (a path is read as one, and a missing file says so), or a
+    /// recorded session's id (or id prefix).
+    pub fn open(file: &str) -> Result<Self, String> {
+        let path = if Path::new(file).is_file() || file.ends_with(".jsonl") || file.contains('/') {
+            PathBuf::from(file)
+        } else {
+            let dir = session::store::sessions_dir(&env);
+            session::store::resolve(dir.as_deref(), file)?
+        };
+        let log = session::load(&path)?;
+        let config = startup::load_config(&StartOptions::default(), &env).ok();
+        Ok(Self {
+            log,
+            theme: config
+                .as_ref()
+                .map_or_else(|| "dark".to_string(), |config| config.ui.theme.clone()),
+            show_thinking: config.as_ref().is_none_or(|config| config.ui.show_thinking),
+            config_dir: config::config_dir(&env),
+            tokenizer: config
+                .as_ref()
+                .map_or(agent::tokens::Encoding::Cl100kBase, |config| {
+                    config.agent.tokenizer
+                }),
+        })
+    }
+
+    /// Loads the tokenizer the inspector counts with, in the background.
+    pub fn preload(&self) {
+        agent::tokens::preload(self.tokenizer);
+    }
+
+    /// What the inspector counts the history's tokens with.
+    pub fn counter(&self) -> TokenCounter {
+        TokenCounter::new(self.tokenizer)
+    }
+}
