@@ -108,6 +108,7 @@ pub struct Launch {
     config: Config,
     workspace: PathBuf,
     config_dir: Option<PathBuf>,
+    sessions_dir: Option<PathBuf>,
     key: Result<String, String>,
     /// The MCP servers to start (the user's, and the workspace's once trusted).
     mcp: Option<McpConfig>,
@@ -122,11 +123,21 @@ impl Launch {
     /// Reads the configuration, the workspace, the key, the MCP servers and the
     /// workspace's trust; `resume`, a log to continue, must load.
     pub fn prepare(options: &StartOptions, resume: Option<&Path>) -> anyhow::Result<Self> {
-        let config = startup::load_config(options, &env)?;
+        Self::prepare_in(options, resume, &env)
+    }
+
+    /// [`Self::prepare`] with the environment variables `env` gives.
+    pub fn prepare_in(
+        options: &StartOptions,
+        resume: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Self> {
+        let config = startup::load_config(options, env)?;
         let workspace = startup::resolve_workspace(options)?;
-        let config_dir = config::config_dir(&env);
-        let key = startup::api_key(&config, &env).map_err(|why| why.to_string());
-        let mut mcp = startup::mcp_config(options, &env)?;
+        let config_dir = config::config_dir(env);
+        let sessions_dir = session::store::sessions_dir(env);
+        let key = startup::api_key(&config, env).map_err(|why| why.to_string());
+        let mut mcp = startup::mcp_config(options, env)?;
         if let Some(path) = resume {
             session::load(path).map_err(|why| anyhow::anyhow!(why))?;
         }
@@ -176,6 +187,7 @@ impl Launch {
             config,
             workspace,
             config_dir,
+            sessions_dir,
             key,
             mcp,
             asking,
@@ -198,7 +210,7 @@ impl Launch {
             theme: self.config.ui.theme.clone(),
             show_thinking: self.config.ui.show_thinking,
             config_dir: self.config_dir.clone(),
-            sessions_dir: session::store::sessions_dir(&env),
+            sessions_dir: self.sessions_dir.clone(),
         }
     }
 
@@ -337,5 +349,91 @@ impl Recording {
     /// What the inspector counts the history's tokens with.
     pub fn counter(&self) -> TokenCounter {
         TokenCounter::new(self.tokenizer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("miniagent-api-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.canonicalize().unwrap()
+    }
+
+    /// A workspace with its own MCP server is a question the front end gets as a value;
+    /// a yes is remembered, so the next start asks nothing and uses the server.
+    #[test]
+    fn the_trust_question_is_returned_and_its_answer_remembered() {
+        let home = temp_dir("trust-home");
+        let workspace = temp_dir("trust-workspace");
+        std::fs::create_dir_all(workspace.join(".miniagent")).unwrap();
+        std::fs::write(
+            workspace.join(".miniagent/mcp.json"),
+            r#"{"mcpServers":{"tracker":{"command":"tracker-server"}}}"#,
+        )
+        .unwrap();
+        let vars = |name: &str| match name {
+            "MINIAGENT_CONFIG_DIR" => Some(home.join("config").display().to_string()),
+            "MINIAGENT_DATA_DIR" => Some(home.join("data").display().to_string()),
+            "MINIAGENT_API_KEY" => Some("test-key".to_string()),
+            _ => None,
+        };
+        let options = StartOptions {
+            workspace: Some(workspace.clone()),
+            ..StartOptions::default()
+        };
+        let mut launch = Launch::prepare_in(&options, None, &vars).unwrap();
+        let question = launch.trust_question().cloned().unwrap();
+        assert!(!question.changed);
+        assert!(
+            question.items.iter().any(|item| item.contains("tracker")),
+            "{question:?}"
+        );
+        assert_eq!(launch.missing_key(), None);
+        assert_eq!(launch.settings().sessions_dir, Some(home.join("data/sessions")));
+        assert_eq!(launch.answer_trust(true), None);
+        assert!(launch.trust_question().is_none());
+        assert!(
+            launch
+                .mcp
+                .as_ref()
+                .is_some_and(|mcp| mcp.servers.iter().any(|server| server.name == "tracker"))
+        );
+
+        let again = Launch::prepare_in(&options, None, &vars).unwrap();
+        assert!(again.trust_question().is_none());
+        assert!(again.trusted);
+        assert!(
+            again
+                .mcp
+                .as_ref()
+                .is_some_and(|mcp| mcp.servers.iter().any(|server| server.name == "tracker"))
+        );
+
+        // Without a key there is no question: the first-run panel comes instead.
+        let keyless = |name: &str| {
+            if name == "MINIAGENT_API_KEY" {
+                None
+            } else {
+                vars(name)
+            }
+        };
+        std::fs::write(
+            workspace.join(".miniagent/mcp.json"),
+            r#"{"mcpServers":{"other":{"command":"other-server"}}}"#,
+        )
+        .unwrap();
+        let first_run = Launch::prepare_in(&options, None, &keyless).unwrap();
+        assert!(first_run.trust_question().is_none());
+        assert!(
+            first_run
+                .missing_key()
+                .is_some_and(|why| why.starts_with("no API key"))
+        );
+        let _ = std::fs::remove_dir_all(&home);
+        let _ = std::fs::remove_dir_all(&workspace);
     }
 }

@@ -9,8 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::{Played, Replay, ReplayAction};
 use crate::agent::tokens::{Encoding, TokenCounter};
-use crate::config::ApprovalMode;
-use crate::protocol::{Event, Op};
+use crate::protocol::{ApprovalMode, Event, Op};
 use crate::session::{Header, Loaded, Record};
 use crate::tui::app::{App, Pane, Playback, SessionView};
 use crate::tui::conversation::NoticeKind;
