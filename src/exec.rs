@@ -6,10 +6,9 @@ use std::io::Write;
 
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::agent::AgentHandle;
+use crate::api::{self, Handle, preview_line};
 use crate::protocol::{ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState};
 use crate::terminal_text::{self, Cleaner, clean};
-use crate::tools::output::preview_line;
 
 /// How `exec` ended, as the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +43,7 @@ pub enum OutputMode {
 /// waiting. SIGTERM and SIGHUP stop the turn and end the run at once, the session log
 /// written out as the agent shuts down.
 pub async fn run(
-    mut agent: AgentHandle,
+    mut agent: Handle,
     resume: Option<std::path::PathBuf>,
     prompt: String,
     mode: OutputMode,
@@ -117,6 +116,10 @@ pub async fn run(
             printer.note("the agent stopped unexpectedly");
             break ExecOutcome::Failed;
         };
+        // The history a resume restores is in its log already: it is not printed again.
+        if matches!(event, Event::HistoryRestored { .. }) {
+            continue;
+        }
         // A sub-agent's approvals need a person as much as the agent's own.
         let approval = match &event {
             Event::SubAgent { event, .. } => match event.as_ref() {
@@ -167,6 +170,7 @@ pub async fn run(
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
+            | Event::HistoryRestored { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
@@ -211,7 +215,7 @@ pub async fn run(
     }
     // A log exists once a turn started; stdout stays the answer.
     if let Some((id, workspace)) = session.filter(|_| turn_started) {
-        printer.note(&crate::session::continue_line(&id, &workspace, true));
+        printer.note(&api::continue_line(&id, &workspace, true));
     }
     outcome
 }
@@ -435,6 +439,7 @@ impl Printer {
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
+            | Event::HistoryRestored { .. }
             | Event::ApprovalRulesChanged { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use miniagent::api;
 use miniagent::config::{ApprovalMode, Overrides, Provider};
 use miniagent::exec::{self, ExecOutcome, OutputMode};
 use miniagent::session_cli::{self as cli, ExportFormat};
@@ -180,10 +181,6 @@ fn main() {
     std::process::exit(run(cli));
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
 /// What the agent starts with.
 fn start_options(agent: AgentOptions) -> StartOptions {
     StartOptions {
@@ -284,18 +281,11 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         terminal_text::eprintln("miniagent: the prompt is empty");
         return 1;
     }
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
-            return 1;
-        }
-    };
     // Errors are one line on stderr; their whole chain goes to the log.
-    miniagent::tui::run::start_logging(miniagent::config::config_dir(&env).as_deref());
-    let outcome = runtime.block_on(async {
-        let options = match startup::prepare(start, &env) {
-            Ok(options) => options,
+    api::start_logging();
+    let outcome = api::block_on(async {
+        let agent = match api::start(start) {
+            Ok(agent) => agent,
             Err(err) => {
                 terminal_text::eprintln(&format!("miniagent: {err:#}"));
                 return ExecOutcome::Failed;
@@ -309,9 +299,14 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
                 color: std::io::stderr().is_terminal() && !no_color,
             }
         };
-        exec::run(miniagent::agent::spawn(options), resume, prompt, mode).await
+        exec::run(agent, resume, prompt, mode).await
     });
-    // Tool processes were stopped by the agent; do not wait on stray blocking tasks.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(why) => {
+            terminal_text::eprintln(&format!("miniagent: {why}"));
+            return 1;
+        }
+    };
     outcome.exit_code()
 }

@@ -498,3 +498,98 @@ async fn many_calls_in_one_reply_are_logged_once_each_and_resume_whole() {
     let resent = server.last_request().unwrap().body["messages"].clone();
     assert_eq!(resent.as_array().unwrap()[..3], sent.as_array().unwrap()[..]);
 }
+
+/// Resuming sends the recorded session back to the front end once, in one event the log
+/// does not record, before the log's warnings; the workbench fills its panes from the
+/// agent's events alone and shows each warning once (issue 17: no log reading and no
+/// echo filtering in the workbench).
+#[tokio::test]
+async fn a_resume_sends_the_recorded_session_back_once_and_the_workbench_shows_it() {
+    let server = ScriptedServer::start(vec![]).await;
+    let data = TempDir::new();
+    let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), session_log_in(&data));
+    let recorded = vec![
+        Event::TurnStarted {
+            text: "list the files".into(),
+        },
+        Event::ToolCallRequested {
+            id: "a".into(),
+            name: "bash".into(),
+            arguments: json!({ "command": "ls" }),
+            summary: "ls".into(),
+        },
+    ];
+    let mut records: Vec<Record> = recorded
+        .iter()
+        .map(|event| Record::Event {
+            ts: 1,
+            event: event.clone(),
+        })
+        .collect();
+    records.push(messages(vec![
+        Message::user("list the files"),
+        message(
+            Role::Assistant,
+            vec![tool_use("a", "bash", json!({ "command": "ls" }))],
+        ),
+    ]));
+    let edited = TempDir::new();
+    let path = write_log(edited.path(), agent.workspace.path(), &records);
+    // The process that recorded it was killed mid-line.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(r#"{"kind":"event","ts":2,"ev"#);
+    std::fs::write(&path, text).unwrap();
+    let warning = session::load(&path).unwrap().warnings.remove(0);
+
+    let events = resume(&mut agent, path.clone()).await;
+    assert!(
+        matches!(events.last(), Some(Event::SessionResumed { .. })),
+        "{events:#?}"
+    );
+    let restored: Vec<(usize, &Vec<Event>)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(at, event)| match event {
+            Event::HistoryRestored { events } => Some((at, events)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restored.len(), 1, "{events:#?}");
+    assert_eq!(restored[0].1, &recorded);
+    let warnings: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| matches!(event, Event::Notice { message } if *message == warning))
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(warnings.len(), 1, "the log's warning, once: {events:#?}");
+    assert!(restored[0].0 < warnings[0], "the history comes first");
+    // The log keeps what happened, not a copy of itself.
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(!written.contains("history_restored"), "{written}");
+
+    // The workbench shows the session from the agent's events alone.
+    let workspace = TempDir::new();
+    let mut app = support::workbench::bare_app(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "the session left behind".into(),
+    });
+    app.on_agent_event(Event::TurnComplete { text: String::new() });
+    for event in events {
+        app.on_agent_event(event);
+    }
+    use miniagent::tui::conversation::Entry;
+    assert_eq!(
+        app.conversation.entries().first(),
+        Some(&Entry::User("list the files".into()))
+    );
+    let shown = app
+        .conversation
+        .entries()
+        .iter()
+        .filter(|entry| matches!(entry, Entry::Notice { text, .. } if *text == warning))
+        .count();
+    assert_eq!(shown, 1);
+    assert_eq!(app.timeline.calls().len(), 1);
+    assert!(!app.turn_running && !app.animating());
+}

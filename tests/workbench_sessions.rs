@@ -448,8 +448,16 @@ fn resuming_from_the_picker_starts_a_fresh_view_from_the_log_and_asks_the_agent(
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
     let path = home.join("sessions/20261122-040438-a1b2.jsonl");
-    assert_eq!(app.outbox, vec![Op::Resume { path }]);
+    assert_eq!(app.outbox, vec![Op::Resume { path: path.clone() }]);
     assert!(app.overlays.is_empty());
+    // The view changes only once the agent sends the session back.
+    assert_eq!(
+        app.conversation.entries().first(),
+        Some(&Entry::User("the session left behind".into()))
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let loaded = session::load::parse(&bytes, "20261122-040438-a1b2.jsonl").unwrap();
+    agent_resumes(&mut app, &loaded);
     assert_eq!(
         app.conversation.entries().first(),
         Some(&Entry::User(PROMPT.into()))
@@ -487,9 +495,6 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
     let loaded = session::load::parse(&bytes, "20261122-040438-a1b2.jsonl").unwrap();
     assert_eq!(loaded.warnings.len(), 1);
     let mut app = app_in(&workspace, &home);
-    app.show_resumed(&loaded);
-    assert!(!app.turn_running && !app.animating());
-    assert!(app.approvals.is_empty());
     let notices = |app: &App| {
         app.conversation
             .entries()
@@ -498,30 +503,48 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
             .count()
     };
     let before = notices(&app);
+    agent_resumes(&mut app, &loaded);
+    assert!(!app.turn_running && !app.animating());
+    assert!(app.approvals.is_empty());
+    // The log's warning, the turn it left open and the agent's word that it resumed,
+    // once each.
+    assert_eq!(notices(&app), before + 3);
+    let warned = app
+        .conversation
+        .entries()
+        .iter()
+        .filter(|entry| matches!(entry, Entry::Notice { text, .. } if *text == loaded.warnings[0]))
+        .count();
+    assert_eq!(warned, 1);
+    assert_eq!(app.session.session_id.as_deref(), Some("20261122-040438-a1b2"));
     insta::assert_snapshot!("resumed_80x24", screen(&mut app, 80, 24));
     insta::assert_snapshot!("resumed_160x48", screen(&mut app, 160, 48));
-    // The agent repeats the warning and the closing events, then says it resumed.
+    // Later events are shown as usual.
+    app.on_agent_event(Event::Notice {
+        message: loaded.warnings[0].clone(),
+    });
+    assert_eq!(notices(&app), before + 4);
+}
+
+/// What the agent sends when it takes up `loaded` ([`Op::Resume`]): the recorded events,
+/// the closing of what it left open, the log's warnings, and that it resumed.
+fn agent_resumes(app: &mut App, loaded: &session::Loaded) {
+    app.on_agent_event(Event::HistoryRestored {
+        events: loaded.events().map(|(_, event)| event.clone()).collect(),
+    });
+    for event in loaded.closing_events() {
+        app.on_agent_event(event);
+    }
     for warning in &loaded.warnings {
         app.on_agent_event(Event::Notice {
             message: warning.clone(),
         });
     }
-    for event in loaded.closing_events() {
-        app.on_agent_event(event);
-    }
-    assert_eq!(notices(&app), before);
     app.on_agent_event(Event::SessionResumed {
-        id: "20261122-040438-a1b2".into(),
+        id: loaded.header.id.clone(),
         messages: 5,
         turns: 1,
     });
-    assert_eq!(notices(&app), before + 1);
-    assert_eq!(app.session.session_id.as_deref(), Some("20261122-040438-a1b2"));
-    // Later events are shown as usual.
-    app.on_agent_event(Event::Notice {
-        message: loaded.warnings[0].clone(),
-    });
-    assert_eq!(notices(&app), before + 2);
 }
 
 fn player(records: &[Record]) -> Player {

@@ -4,6 +4,7 @@
 //! Front ends talk to the agent only through `miniagent_protocol`: `Op`s in, `Event`s out.
 
 pub mod agent;
+pub mod api;
 pub mod config;
 pub mod export;
 pub mod hardening;

@@ -303,6 +303,10 @@ pub enum Event {
     },
     /// The answer to [`Op::InspectHistory`].
     HistorySnapshot { snapshot: HistorySnapshot },
+    /// [`Op::Resume`] took up a recorded session: its events as recorded, for a front
+    /// end to show in place of the session left behind. Sent before the resume's
+    /// notices, closing events and [`Event::SessionResumed`]; never recorded itself.
+    HistoryRestored { events: Vec<Event> },
     /// Something worth telling the person that is not an error (e.g. a reply cut at the token limit).
     Notice { message: String },
     /// The turn finished with the model's final answer.
@@ -532,6 +536,50 @@ pub enum ToolOutcome {
 pub struct ToolCallSummary {
     pub id: CallId,
     pub name: String,
+}
+
+// What the start API (`crate::api`) hands a front end besides the event stream.
+
+/// What a front end shows of a session before the agent says anything: the settings it
+/// was started with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrontEndSettings {
+    pub workspace: std::path::PathBuf,
+    pub model: String,
+    pub provider: String,
+    pub approval: ApprovalMode,
+    pub max_steps: u32,
+    pub token_limit: u64,
+    pub context_window: u64,
+    /// `ui.theme`.
+    pub theme: String,
+    /// `ui.show_thinking`.
+    pub show_thinking: bool,
+    /// Where themes are found and settings saved; `None` on a machine with none.
+    pub config_dir: Option<std::path::PathBuf>,
+    /// Where sessions are recorded; `None` on a machine with no data folder.
+    pub sessions_dir: Option<std::path::PathBuf>,
+}
+
+/// The question a workspace with its own MCP servers or skills asks before the session
+/// starts: they run programs or steer the agent, so only with the person's trust.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrustQuestion {
+    /// What the workspace brings, one line each.
+    pub items: Vec<String>,
+    /// It was trusted before and has changed since.
+    pub changed: bool,
+}
+
+/// Where a recorded session comes from, which decides whether continuing it here is
+/// asked about first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogOrigin {
+    pub id: String,
+    /// The workspace the log says it was recorded in.
+    pub workspace: String,
+    /// One of this user's recorded sessions (in their sessions folder).
+    pub own: bool,
 }
 
 #[cfg(test)]

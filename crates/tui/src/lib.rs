@@ -36,6 +36,6 @@ pub use run::{WorkbenchOptions, run};
 // used (`crate::tui::...`, `crate::protocol::...`) naming the same things. The agent-side
 // modules are reached only through the start API as the protocol seam is finished.
 use crate as tui;
-use miniagent_core::{agent, config, llm, session, startup, tokens, tools, trust};
+use miniagent_core::{agent, api, session, tokens, tools};
 use miniagent_protocol as protocol;
 use miniagent_text as terminal_text;

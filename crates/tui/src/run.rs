@@ -17,12 +17,8 @@ use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::{first_run, render, text::highlight};
-use crate::agent::{self, AgentHandle};
-use crate::config::{self, Config, Provider};
+use crate::api::{self, Handle, Launch, StartOptions};
 use crate::protocol::{Event, Op};
-use crate::session;
-use crate::startup::{self, StartOptions};
-use crate::trust;
 
 /// How often animated things (spinners, ticking durations) advance.
 const TICK: Duration = Duration::from_millis(100);
@@ -45,187 +41,90 @@ fn env(name: &str) -> Option<String> {
 
 /// Runs the workbench until the person quits; returns the process exit code.
 pub fn run(options: WorkbenchOptions) -> i32 {
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            crate::terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
-            return 1;
-        }
-    };
-    let result = runtime.block_on(workbench(options));
-    runtime.shutdown_timeout(Duration::from_millis(200));
-    match result {
-        Ok(()) => 0,
-        Err(err) => {
+    match api::block_on(workbench(options)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(err)) => {
             crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
+            1
+        }
+        Err(why) => {
+            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
             1
         }
     }
 }
 
-/// Sends the log to `miniagent.log` (never to the terminal); `exec` logs there too.
-pub fn start_logging(config_dir: Option<&std::path::Path>) {
-    let dir = env("MINIAGENT_LOG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
-        })
-        .or_else(|| config_dir.map(std::path::Path::to_path_buf));
-    let Some(dir) = dir else { return };
-    if std::fs::create_dir_all(&dir).is_err() {
-        return;
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("miniagent.log"))
-    else {
-        return;
-    };
-    // Never to the terminal the workbench owns.
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(crate::terminal_text::CleanWriter::new(
-            file,
-        )))
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .try_init();
-}
-
 async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     // Everything that can fail with a plain message fails before the screen changes.
-    let config = startup::load_config(&options.start, &env)?;
-    let workspace = startup::resolve_workspace(&options.start)?;
-    let config_dir = config::config_dir(&env);
-    start_logging(config_dir.as_deref());
+    let launch = Launch::prepare(&options.start, options.resume.as_deref())?;
+    let settings = launch.settings();
+    api::start_logging();
     let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let theme_name = options.theme.clone().unwrap_or_else(|| config.ui.theme.clone());
-    let theme =
-        Theme::load(&theme_name, config_dir.as_deref(), no_color).map_err(|err| anyhow::anyhow!(err))?;
-    let key = startup::api_key(&config, &env);
-    let mut pending_key: Option<String> = None;
-    // A bad mcp.json is reported before the screen changes; the servers start with the agent.
-    let mut mcp = startup::mcp_config(&options.start, &env)?;
-    // So is a log that cannot be resumed.
-    if let Some(path) = &options.resume {
-        session::load(path).map_err(|why| anyhow::anyhow!(why))?;
-    }
-    // Errors that building the session would find late are found now, cheaply.
-    crate::llm::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)?;
-    config::system_prompt(&config, &workspace, "").map_err(|why| anyhow::anyhow!(why))?;
+    let theme_name = options.theme.clone().unwrap_or_else(|| settings.theme.clone());
+    let theme = Theme::load(&theme_name, settings.config_dir.as_deref(), no_color)
+        .map_err(|err| anyhow::anyhow!(err))?;
+    let workspace = settings.workspace.clone();
 
     let mut app = App::new(
         theme,
         workspace.clone(),
-        config.agent.approval,
-        config.agent.max_steps,
+        settings.approval,
+        settings.max_steps,
         SystemTime::now(),
     );
-    app.config_dir = config_dir.clone();
+    app.config_dir = settings.config_dir.clone();
     app.theme_name = theme_name;
     app.no_color = no_color;
     app.color_depth = super::palette::ColorDepth::detect(&env, no_color);
-    app.side.thinking = config.ui.show_thinking;
-    app.tokens.token_limit = config.agent.token_limit;
-    app.tokens.context_window = config.model.context_window;
-    app.session.model = config.model.model.clone();
-    app.session.provider = config.model.provider.to_string();
-    app.sessions_dir = session::store::sessions_dir(&env);
-    // The panes show the resumed session at once (or the question whether to continue a
-    // log from elsewhere here); the agent takes it up when it starts.
+    app.side.thinking = settings.show_thinking;
+    app.tokens.token_limit = settings.token_limit;
+    app.tokens.context_window = settings.context_window;
+    app.session.model = settings.model.clone();
+    app.session.provider = settings.provider.clone();
+    app.sessions_dir = settings.sessions_dir.clone();
+    // The session to continue is the agent's first request once it starts (or the
+    // question whether to continue a log from elsewhere here comes first); the agent
+    // sends its history back when it has taken it up.
     if let Some(path) = &options.resume {
         app.resume_session(path);
     }
-
     // A workspace's own MCP servers start programs and its skills steer the agent: only
     // with the person's trust.
-    let mut awaiting = None;
-    let mut trusted = false;
-    let extras = trust::WorkspaceExtras::load(&workspace);
-    if let Some(problem) = &extras.mcp_problem {
-        app.notice(crate::tui::conversation::NoticeKind::Warning, problem.clone());
+    for notice in launch.notices() {
+        app.notice(crate::tui::conversation::NoticeKind::Warning, notice.clone());
     }
-    match trust::status(config_dir.as_deref(), &workspace, &extras) {
-        trust::TrustStatus::NothingToTrust => {}
-        trust::TrustStatus::Trusted => {
-            trusted = true;
-            if let Some(project) = extras.mcp {
-                mcp = Some(trust::merge(mcp, project));
-            }
-        }
-        trust::TrustStatus::Untrustable(why) => app.notice(
-            crate::tui::conversation::NoticeKind::Warning,
-            format!("this workspace's own MCP servers and skills in .miniagent/ are not used: {why}"),
-        ),
-        trust::TrustStatus::Unknown | trust::TrustStatus::Changed if options.start.trust_workspace => {
-            if let Some(dir) = &config_dir {
-                trust::remember(dir, &workspace, &extras)?;
-            }
-            trusted = true;
-            if let Some(project) = extras.mcp {
-                mcp = Some(trust::merge(mcp, project));
-            }
-        }
-        status @ (trust::TrustStatus::Unknown | trust::TrustStatus::Changed) => {
-            if key.is_ok() {
-                app.overlays.push(Overlay::Trust(TrustPrompt::new(
-                    extras.describe(),
-                    status == trust::TrustStatus::Changed,
-                )));
-                awaiting = Some(extras);
-            }
-        }
+    if let Some(question) = launch.trust_question() {
+        app.overlays.push(Overlay::Trust(TrustPrompt::new(
+            question.items.clone(),
+            question.changed,
+        )));
     }
 
     let (probe_tx, mut probe_rx) = mpsc::unbounded_channel();
-    let mut build = None;
-    let mut agent = match key {
-        // The session starts once the person answered the trust question.
-        Ok(key) if awaiting.is_some() => {
-            pending_key = Some(key);
-            None
-        }
-        // Built once the first frame is on screen.
-        Ok(key) => {
-            build = Some(BuildArgs {
-                key,
-                mcp: mcp.take(),
-                trusted,
-            });
-            None
-        }
-        Err(problem) => {
-            let config_path = config_dir
-                .as_ref()
-                .map(|dir| dir.join("config.toml").display().to_string())
-                .unwrap_or_else(|| "config.toml in your config folder".to_string());
-            app.show_welcome(FirstRun {
-                problem: problem.to_string(),
-                config_path,
-                local_server: None,
-                accepted: false,
-            });
-            tokio::spawn(async move {
-                let _ = probe_tx.send(first_run::probe_local_servers().await);
-            });
-            None
-        }
-    };
+    // With a key and nothing to ask, the session is built once the first frame is on screen.
+    let build_after_first_frame = launch.missing_key().is_none() && launch.trust_question().is_none();
+    if let Some(problem) = launch.missing_key() {
+        app.show_welcome(FirstRun {
+            problem: problem.to_string(),
+            config_path: launch.config_path(),
+            local_server: None,
+            accepted: false,
+        });
+        tokio::spawn(async move {
+            let _ = probe_tx.send(first_run::probe_local_servers().await);
+        });
+    }
 
+    let mut agent = None;
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     let result = event_loop(
         &mut guard,
         &mut app,
         &mut agent,
-        &config,
-        &workspace,
         &mut probe_rx,
         &mut Deferred {
-            mcp,
-            project: awaiting,
-            key: pending_key,
-            config_dir,
-            build,
+            launch: Some(launch),
+            build_after_first_frame,
             building: None,
         },
     )
@@ -238,15 +137,12 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     if let (Some(id), Some(log)) = (app.session.session_id.as_deref(), app.session_log_path())
         && log.exists()
     {
-        crate::terminal_text::print(&format!(
-            "{}\n",
-            crate::session::continue_line(id, &workspace, false)
-        ));
+        crate::terminal_text::print(&format!("{}\n", api::continue_line(id, &workspace, false)));
     }
     result
 }
 
-async fn shut_down(agent: &mut AgentHandle) {
+async fn shut_down(agent: &mut Handle) {
     let _ = agent.ops.send(Op::Shutdown);
     let _ = tokio::time::timeout(SHUTDOWN_WAIT, async {
         while let Some(event) = agent.events.recv().await {
@@ -258,7 +154,7 @@ async fn shut_down(agent: &mut AgentHandle) {
     .await;
 }
 
-async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<Event> {
+async fn next_agent_event(agent: &mut Option<Handle>) -> Option<Event> {
     match agent.as_mut() {
         Some(agent) => agent.events.recv().await,
         None => std::future::pending().await,
@@ -268,9 +164,7 @@ async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<Event> {
 async fn event_loop(
     guard: &mut TerminalGuard,
     app: &mut App,
-    agent: &mut Option<AgentHandle>,
-    config: &Config,
-    workspace: &std::path::Path,
+    agent: &mut Option<Handle>,
     probe_rx: &mut mpsc::UnboundedReceiver<Option<(String, String)>>,
     deferred: &mut Deferred,
 ) -> anyhow::Result<()> {
@@ -313,9 +207,11 @@ async fn event_loop(
                 // the tokenizer.
                 warmed = true;
                 highlight::preload();
-                crate::tokens::preload(config.agent.tokenizer);
-                if let Some(args) = deferred.build.take() {
-                    deferred.start_building(config.clone(), workspace, args);
+                if let Some(launch) = &deferred.launch {
+                    launch.preload();
+                }
+                if deferred.build_after_first_frame {
+                    deferred.start_building();
                 }
             }
         }
@@ -323,7 +219,7 @@ async fn event_loop(
             for op in app.outbox.drain(..) {
                 let _ = agent.ops.send(op);
             }
-        } else if deferred.build.is_none() && deferred.building.is_none() {
+        } else if deferred.launch.is_some() && !deferred.build_after_first_frame {
             // No session is coming until the person answers: nothing to send to, but the
             // session to resume is still the agent's first request once it starts.
             app.outbox.retain(|op| matches!(op, Op::Resume { .. }));
@@ -331,9 +227,7 @@ async fn event_loop(
         if app.quit {
             return Ok(());
         }
-        if start_local_if_accepted(app, config, workspace, deferred)
-            || start_after_trust(app, config, workspace, deferred)
-        {
+        if start_local_if_accepted(app, deferred) || start_after_trust(app, deferred) {
             pacer.changed(true);
             continue;
         }
@@ -383,7 +277,7 @@ async fn event_loop(
                 }
             }
             built = finish_build(&mut deferred.building) => {
-                *agent = Some(agent::spawn(built?));
+                *agent = Some(built?);
                 pacer.changed(true);
             }
             _ = sigterm.recv() => app.quit = true,
@@ -394,8 +288,8 @@ async fn event_loop(
 
 /// The session being built, once it is; never resolves while nothing is being built.
 async fn finish_build(
-    building: &mut Option<tokio::task::JoinHandle<anyhow::Result<agent::AgentOptions>>>,
-) -> anyhow::Result<agent::AgentOptions> {
+    building: &mut Option<tokio::task::JoinHandle<anyhow::Result<Handle>>>,
+) -> anyhow::Result<Handle> {
     let Some(handle) = building.as_mut() else {
         return std::future::pending().await;
     };
@@ -404,44 +298,29 @@ async fn finish_build(
     built.context("building the session stopped unexpectedly")?
 }
 
+/// What the session waits for before it starts: the first frame, the trust answer, or
+/// the first-run panel's local server.
+struct Deferred {
+    /// The session until it is built.
+    launch: Option<Launch>,
+    /// Nothing to ask: build as soon as the first frame is drawn.
+    build_after_first_frame: bool,
+    building: Option<tokio::task::JoinHandle<anyhow::Result<Handle>>>,
+}
+
 impl Deferred {
     /// Builds the session off the drawing thread; the event loop takes it up when ready.
-    fn start_building(&mut self, config: Config, workspace: &std::path::Path, args: BuildArgs) {
-        let workspace = workspace.to_path_buf();
-        self.building = Some(tokio::task::spawn_blocking(move || {
-            startup::build(config, workspace, args.key, args.mcp, args.trusted)
-        }));
+    fn start_building(&mut self) {
+        self.build_after_first_frame = false;
+        if let Some(launch) = self.launch.take() {
+            self.building = Some(launch.start());
+        }
     }
-}
-
-/// What a session is built from, besides the configuration and the workspace.
-struct BuildArgs {
-    key: String,
-    mcp: Option<crate::tools::mcp::McpConfig>,
-    trusted: bool,
-}
-
-/// What the session waits for before it starts: the trust answer (and the key to use).
-struct Deferred {
-    /// The user's MCP servers, until the agent takes them.
-    mcp: Option<crate::tools::mcp::McpConfig>,
-    /// The workspace's own servers and skills, while the trust question is open.
-    project: Option<trust::WorkspaceExtras>,
-    key: Option<String>,
-    config_dir: Option<std::path::PathBuf>,
-    /// The session to build after the first frame, then the build under way.
-    build: Option<BuildArgs>,
-    building: Option<tokio::task::JoinHandle<anyhow::Result<agent::AgentOptions>>>,
 }
 
 /// The person answered the trust question: remember a yes, and start the session with or
 /// without the workspace's servers.
-fn start_after_trust(
-    app: &mut App,
-    config: &Config,
-    workspace: &std::path::Path,
-    deferred: &mut Deferred,
-) -> bool {
+fn start_after_trust(app: &mut App, deferred: &mut Deferred) -> bool {
     let Some(Overlay::Trust(prompt)) = app.overlays.last() else {
         return false;
     };
@@ -449,31 +328,18 @@ fn start_after_trust(
         return false;
     };
     app.overlays.pop();
-    let (Some(project), Some(key)) = (deferred.project.take(), deferred.key.take()) else {
+    let Some(launch) = deferred.launch.as_mut() else {
         return true;
     };
-    let mut mcp = deferred.mcp.take();
-    if trusted {
-        if let Some(dir) = &deferred.config_dir
-            && let Err(why) = trust::remember(dir, workspace, &project)
-        {
-            app.notice(crate::tui::conversation::NoticeKind::Warning, why.to_string());
-        }
-        if let Some(servers) = project.mcp {
-            mcp = Some(trust::merge(mcp, servers));
-        }
+    if let Some(why) = launch.answer_trust(trusted) {
+        app.notice(crate::tui::conversation::NoticeKind::Warning, why);
     }
-    deferred.start_building(config.clone(), workspace, BuildArgs { key, mcp, trusted });
+    deferred.start_building();
     true
 }
 
 /// The person chose the local server on the first-run panel: start the agent with it.
-fn start_local_if_accepted(
-    app: &mut App,
-    config: &Config,
-    workspace: &std::path::Path,
-    deferred: &mut Deferred,
-) -> bool {
+fn start_local_if_accepted(app: &mut App, deferred: &mut Deferred) -> bool {
     let Some(Overlay::FirstRun(first_run)) = app.overlays.last() else {
         return false;
     };
@@ -485,22 +351,12 @@ fn start_local_if_accepted(
     };
     app.overlays.pop();
     app.welcome = None;
-    let mut config = config.clone();
-    config.model.provider = Provider::Openai;
-    config.model.base_url = base_url;
-    config.model.model = model.clone();
+    let Some(launch) = deferred.launch.as_mut() else {
+        return true;
+    };
+    launch.use_local_server(base_url, model.clone());
     app.session.model = model;
-    app.session.provider = Provider::Openai.to_string();
-    // The first-run path has no trust prompt: the workspace's own extras stay out.
-    let mcp = deferred.mcp.take();
-    deferred.start_building(
-        config,
-        workspace,
-        BuildArgs {
-            key: String::new(),
-            mcp,
-            trusted: false,
-        },
-    );
+    app.session.provider = launch.settings().provider;
+    deferred.start_building();
     true
 }

@@ -14,7 +14,7 @@ use super::overlay::OverlayAction;
 use super::render::{clear_for_popup, tokens};
 use super::text::wrap::{display_width, truncate, wrap_lines};
 use super::theme::Theme;
-use crate::session::store::{self, SessionInfo};
+use crate::api::{self, SessionInfo};
 
 /// The picker's keys, for the bottom bar and the help overlay.
 pub const PICKER_HINTS: [KeyHint; 5] = [
@@ -66,7 +66,7 @@ pub struct SessionPicker {
 impl SessionPicker {
     /// Lists the sessions in `folder` now (each is a small `.info.json` read).
     pub fn open(folder: Option<&Path>, workspace: &str, current: Option<&str>) -> Self {
-        let sessions = folder.map(store::list).unwrap_or_default();
+        let sessions = api::list_sessions(folder);
         Self::new(sessions, folder.map(Path::to_path_buf), workspace, current)
     }
 

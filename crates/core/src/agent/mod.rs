@@ -137,6 +137,12 @@ impl EventSink {
         let _ = self.sender.send(event);
     }
 
+    /// Sends `event` to the front end without recording it: what it carries is in a
+    /// log already ([`Event::HistoryRestored`]).
+    pub(crate) fn show(&self, event: Event) {
+        let _ = self.sender.send(self.secrets.redact_event(event));
+    }
+
     /// The same stream, for a sub-agent started by the `parent` call.
     pub(crate) fn nested(&self, parent: &str, agent: &str) -> Self {
         Self {

@@ -19,11 +19,6 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
             return;
         }
     };
-    for warning in &loaded.warnings {
-        events.emit(Event::Notice {
-            message: warning.clone(),
-        });
-    }
     let mut session = shared.session.lock().await;
     // What this session did so far stays in its own log.
     events.checkpoint(&mut session);
@@ -37,6 +32,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     match restored.make_sendable(&closing) {
         Ok(notes) => mended.extend(notes),
         Err(why) => {
+            warn(events, &loaded);
             events.emit(Event::Error {
                 message: format!("cannot resume {}: {why}", path.display()),
             });
@@ -51,11 +47,17 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         .session_log
         .resume(path, &loaded, &model, &provider)
     {
+        warn(events, &loaded);
         events.emit(Event::Error {
             message: format!("cannot resume: {why}"),
         });
         return;
     }
+    // The front end shows the session it continues from the agent's copy, before what
+    // follows from here (which is recorded as usual).
+    events.show(Event::HistoryRestored {
+        events: loaded.events().map(|(_, event)| event.clone()).collect(),
+    });
     for note in mended {
         events.emit(Event::Notice {
             message: format!("the resumed history was mended: {note}"),
@@ -94,6 +96,8 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     for event in closing {
         events.emit(event);
     }
+    // After them, as the session's last words before this one's.
+    warn(events, &loaded);
     let turns = loaded
         .events()
         .filter(|(_, event)| matches!(event, Event::TurnStarted { .. }))
@@ -119,4 +123,13 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         events.emit(usage);
     }
     events.checkpoint(&mut session);
+}
+
+/// The log's own warnings (a damaged line, a cut-off end), as notices.
+fn warn(events: &super::EventSink, loaded: &session::Loaded) {
+    for warning in &loaded.warnings {
+        events.emit(Event::Notice {
+            message: warning.clone(),
+        });
+    }
 }

@@ -8,8 +8,7 @@ use crossterm::event::{
 use ratatui::layout::{Position, Rect};
 
 use super::{Activity, App, Pane};
-use crate::config::ApprovalMode;
-use crate::protocol::{Decision, Op};
+use crate::protocol::{ApprovalMode, Decision, Op};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
 use crate::tui::keys::KeyHint;
@@ -615,7 +614,7 @@ impl App {
         self.conversation.invalidate_all();
         self.thinking.invalidate_all();
         let saved = match &self.config_dir {
-            Some(dir) => crate::config::edit::set_value(dir, "ui", "theme", name)
+            Some(dir) => crate::api::save_setting(dir, "ui", "theme", name)
                 .map(|path| format!("theme {name}, saved in {}", path.display()))
                 .map_err(|err| err.to_string()),
             None => Err("there is no config folder to save it in".to_string()),

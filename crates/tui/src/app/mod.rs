@@ -22,8 +22,7 @@ use super::theme::Theme;
 use super::thinking::ThinkingPane;
 use super::timeline::{CallStatus, Timeline};
 use super::tree::FileTree;
-use crate::config::ApprovalMode;
-use crate::protocol::{ApprovalRule, Event, HistorySnapshot, Op, SandboxState, ToolInfo};
+use crate::protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, SandboxState, ToolInfo};
 
 /// Finished calls whose results the timeline keeps in memory when the session is
 /// recorded; older ones are read back from the log when opened.
@@ -200,9 +199,6 @@ pub struct App {
     /// Set while a recorded session plays back: what the input box shows instead of a
     /// prompt. The workbench then sends nothing anywhere.
     pub replay: Option<super::replay::ReplayStatus>,
-    /// Events already shown from a log being resumed, which the agent is about to send
-    /// again (the log's warnings and the closing of what it left open): shown once.
-    resume_echo: Vec<Event>,
     pub no_color: bool,
     /// While no model is set up (no API key): the welcome panel's facts, to open it again
     /// when a prompt cannot be sent.
@@ -269,7 +265,6 @@ impl App {
             config_dir: None,
             sessions_dir: None,
             replay: None,
-            resume_echo: Vec::new(),
             no_color: false,
             welcome: None,
             color_depth: super::palette::ColorDepth::TrueColor,
@@ -301,9 +296,6 @@ impl App {
 
     /// Applies one agent event. Returns whether the screen changed.
     pub fn on_agent_event(&mut self, event: Event) -> bool {
-        if self.is_resume_echo(&event) {
-            return false;
-        }
         let now = self.now;
         match event {
             Event::SessionConfigured {
@@ -323,7 +315,11 @@ impl App {
                     sandbox,
                 };
             }
+            Event::HistoryRestored { events } => self.show_restored(events),
             Event::SessionResumed { id, messages, turns } => {
+                // What the log left open was closed just before: the resumed session
+                // waits, idle, for the person.
+                self.settle();
                 self.session.session_id = Some(id.clone());
                 self.notice(
                     NoticeKind::Info,

@@ -1,13 +1,14 @@
 //! A recorded session in the workbench. Resuming one (`--resume` at start, or `/resume`)
-//! fills the panes from its log and asks the agent to continue it; replay feeds the same
-//! events one at a time (`tui::replay`).
+//! asks the agent to continue it; the agent sends back the session's recorded events
+//! ([`Event::HistoryRestored`]) and the panes are filled from them. Replay feeds the
+//! same events one at a time (`tui::replay`).
 
 use std::path::Path;
 use std::time::Instant;
 
 use super::{Activity, App, Stats, TokenFigures};
+use crate::api;
 use crate::protocol::{Event, Op};
-use crate::session::{self, Loaded};
 use crate::tui::conversation::{Conversation, NoticeKind};
 use crate::tui::overlay::{Overlay, ResumeQuestion};
 use crate::tui::sessions::SessionPicker;
@@ -30,10 +31,12 @@ impl App {
     pub fn apply_recorded(&mut self, event: Event, playback: Playback) -> bool {
         let shown = match &event {
             // Answers to the recording workbench's inspector, and its end, are not ours.
+            // A recording holds no restored history; one inside another is not shown.
             Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
-            | Event::ShutdownComplete => false,
+            | Event::ShutdownComplete
+            | Event::HistoryRestored { .. } => false,
             Event::SessionConfigured { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }
@@ -66,32 +69,17 @@ impl App {
         shown && self.on_agent_event(event)
     }
 
-    /// Fills the panes from a log being resumed: its events, then the events that close
-    /// what it left open, then its warnings as notices. The app ends idle. The agent is
-    /// about to send the warnings and the closing events again; those are shown once.
-    pub fn show_resumed(&mut self, loaded: &Loaded) {
+    /// Shows the session the agent took up ([`Event::HistoryRestored`]): a fresh view
+    /// filled from its recorded events. The agent's closing events and
+    /// [`Event::SessionResumed`] follow, and leave the app idle.
+    pub(super) fn show_restored(&mut self, events: Vec<Event>) {
+        self.reset_session_view();
         // Everything happened "now": no recorded call or step keeps ticking.
         self.now = Instant::now();
-        for (_, event) in loaded.events() {
-            self.apply_recorded(event.clone(), Playback::Resume);
-        }
-        let closing = loaded.closing_events();
-        for event in closing.iter().cloned() {
+        for event in events {
             self.apply_recorded(event, Playback::Resume);
         }
-        self.settle();
-        for warning in &loaded.warnings {
-            self.notice(NoticeKind::Warning, warning.clone());
-        }
         self.conversation.scroll_to_bottom();
-        self.resume_echo = loaded
-            .warnings
-            .iter()
-            .map(|message| Event::Notice {
-                message: message.clone(),
-            })
-            .chain(closing)
-            .collect();
     }
 
     /// `/resume`: the picker of recorded sessions (listed now; each is a small file).
@@ -125,22 +113,22 @@ impl App {
             );
             return;
         }
-        let loaded = match session::load(path) {
-            Ok(loaded) => loaded,
+        let origin = match api::log_origin(path, self.sessions_dir.as_deref()) {
+            Ok(origin) => origin,
             Err(why) => {
                 self.notice(NoticeKind::Error, format!("cannot resume: {why}"));
                 return;
             }
         };
-        if self.session.session_id.as_deref() == Some(loaded.header.id.as_str()) {
+        if self.session.session_id.as_deref() == Some(origin.id.as_str()) {
             self.notice(
                 NoticeKind::Info,
-                format!("session {} is the one you are in", loaded.header.id),
+                format!("session {} is the one you are in", origin.id),
             );
             return;
         }
-        let own = session::store::is_own_log(self.sessions_dir.as_deref(), path);
-        let recorded = loaded.header.workspace.clone();
+        let own = origin.own;
+        let recorded = origin.workspace;
         let here = self.session.workspace.clone();
         let elsewhere =
             recorded != here && Path::new(&recorded).canonicalize().ok().as_deref() != Some(Path::new(&here));
@@ -149,7 +137,7 @@ impl App {
             self.consent_armed_at = None;
             self.overlays.push(Overlay::ResumeQuestion(ResumeQuestion {
                 path: path.to_path_buf(),
-                id: loaded.header.id.clone(),
+                id: origin.id,
                 recorded,
                 here,
                 elsewhere,
@@ -157,8 +145,8 @@ impl App {
             }));
             return;
         }
-        self.reset_session_view();
-        self.show_resumed(&loaded);
+        // The view changes when the agent sends the session back: a log it cannot
+        // continue leaves the session here as it is.
         self.send(Op::Resume {
             path: path.to_path_buf(),
         });
@@ -186,7 +174,6 @@ impl App {
         self.queued.clear();
         self.last_notice = None;
         self.history = None;
-        self.resume_echo.clear();
         // Overlays about the session left behind close with it.
         self.overlays.retain(|overlay| match overlay {
             Overlay::History(_)
@@ -208,32 +195,13 @@ impl App {
 
     /// Nothing runs any more: a log can end mid-turn or mid-compaction with no event
     /// saying so.
-    fn settle(&mut self) {
+    pub(super) fn settle(&mut self) {
         self.conversation.stop_streaming();
         self.timeline.cancel_open();
         self.turn_running = false;
         self.activity = Activity::Idle;
         self.approvals.clear();
         self.deny_reason = None;
-    }
-
-    /// Whether `event` repeats one [`App::show_resumed`] showed already; it is then
-    /// dropped. The agent's `session_resumed` (or a new turn) ends the repeats.
-    pub(super) fn is_resume_echo(&mut self, event: &Event) -> bool {
-        if self.resume_echo.is_empty() {
-            return false;
-        }
-        if matches!(event, Event::SessionResumed { .. } | Event::TurnStarted { .. }) {
-            self.resume_echo.clear();
-            return false;
-        }
-        match self.resume_echo.iter().position(|shown| shown == event) {
-            Some(index) => {
-                self.resume_echo.remove(index);
-                true
-            }
-            None => false,
-        }
     }
 }
 

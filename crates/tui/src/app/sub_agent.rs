@@ -104,6 +104,7 @@ impl App {
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
+            | Event::HistoryRestored { .. }
             | Event::Notice { .. }
             | Event::TurnComplete { .. }
             | Event::TurnAborted { .. }

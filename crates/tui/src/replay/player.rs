@@ -8,8 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::{Played, Replay, ReplayAction};
-use crate::config::ApprovalMode;
-use crate::protocol::{Event, Op};
+use crate::protocol::{ApprovalMode, Event, Op};
 use crate::session::{Header, Loaded, Record};
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tui::app::{App, Pane, Playback, SessionView};

@@ -2,7 +2,6 @@
 //! [`Player`]. Frames are requested by changes and capped like the workbench's; a
 //! paused replay draws nothing.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -11,10 +10,7 @@ use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::Player;
-use crate::config;
-use crate::session::{self, Loaded};
-use crate::startup::{self, StartOptions};
-use crate::tokens::{Encoding, TokenCounter};
+use crate::api::{self, Recording};
 use crate::tui::pacing::FramePacer;
 use crate::tui::render;
 use crate::tui::terminal::TerminalGuard;
@@ -29,7 +25,7 @@ fn env(name: &str) -> Option<String> {
 /// id) in the workbench. Returns the process exit code.
 pub fn replay(file: &str, theme: Option<String>) -> i32 {
     // Everything that can fail with a plain message fails before the screen changes.
-    let (loaded, theme, settings) = match prepare(file, theme) {
+    let (recording, theme) = match prepare(file, theme) {
         Ok(prepared) => prepared,
         Err(why) => {
             crate::terminal_text::eprintln(&format!("miniagent: {why}"));
@@ -37,73 +33,39 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
         }
     };
     highlight::preload();
-    crate::tokens::preload(settings.tokenizer);
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            crate::terminal_text::eprintln(&format!("miniagent: cannot start the async runtime: {err}"));
-            return 1;
-        }
-    };
-    let result = runtime.block_on(async {
-        let mut player = Player::new(&loaded, theme);
-        player.counter = TokenCounter::new(settings.tokenizer);
-        player.app.side.thinking = settings.show_thinking;
-        player.app.color_depth = settings.color_depth;
+    recording.preload();
+    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let color_depth = crate::tui::palette::ColorDepth::detect(&env, no_color);
+    let result = api::block_on(async {
+        let mut player = Player::new(&recording.log, theme);
+        player.counter = recording.counter();
+        player.app.side.thinking = recording.show_thinking;
+        player.app.color_depth = color_depth;
         let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
         let result = event_loop(&mut guard, &mut player).await;
         drop(guard);
         result
     });
-    runtime.shutdown_timeout(Duration::from_millis(200));
     match result {
-        Ok(()) => 0,
-        Err(err) => {
+        Ok(Ok(())) => 0,
+        Ok(Err(err)) => {
             crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
+            1
+        }
+        Err(why) => {
+            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
             1
         }
     }
 }
 
-/// What a replay takes from the configuration, when it loads.
-struct ReplaySettings {
-    tokenizer: Encoding,
-    show_thinking: bool,
-    color_depth: crate::tui::palette::ColorDepth,
-}
-
-/// The log, the theme and the settings of a replay.
-fn prepare(file: &str, theme: Option<String>) -> Result<(Loaded, Theme, ReplaySettings), String> {
-    // A path is read as one (a missing file says so); anything else is a session id.
-    let path = if Path::new(file).is_file() || file.ends_with(".jsonl") || file.contains('/') {
-        PathBuf::from(file)
-    } else {
-        let dir = session::store::sessions_dir(&env);
-        session::store::resolve(dir.as_deref(), file).map_err(|err| err.to_string())?
-    };
-    let loaded = session::load(&path).map_err(|err| err.to_string())?;
-    // A replay needs no model: a config that does not load only loses its settings.
-    let config = startup::load_config(&StartOptions::default(), &env).ok();
-    let config_dir = config::config_dir(&env);
+/// The recording and the theme of a replay.
+fn prepare(file: &str, theme: Option<String>) -> Result<(Recording, Theme), String> {
+    let recording = Recording::open(file).map_err(|err| err.to_string())?;
     let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let name = theme
-        .or_else(|| config.as_ref().map(|c| c.ui.theme.clone()))
-        .unwrap_or_else(|| "dark".to_string());
-    let theme = Theme::load(&name, config_dir.as_deref(), no_color)?;
-    let color_depth = crate::tui::palette::ColorDepth::detect(&env, no_color);
-    let settings = match &config {
-        Some(config) => ReplaySettings {
-            tokenizer: config.agent.tokenizer,
-            show_thinking: config.ui.show_thinking,
-            color_depth,
-        },
-        None => ReplaySettings {
-            tokenizer: Encoding::Cl100kBase,
-            show_thinking: true,
-            color_depth,
-        },
-    };
-    Ok((loaded, theme, settings))
+    let name = theme.unwrap_or_else(|| recording.theme.clone());
+    let theme = Theme::load(&name, recording.config_dir.as_deref(), no_color)?;
+    Ok((recording, theme))
 }
 
 async fn event_loop(guard: &mut TerminalGuard, player: &mut Player) -> anyhow::Result<()> {
