@@ -637,3 +637,36 @@ fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
         assert!(history.contains("the agent crashed while this call was running"));
     });
 }
+
+/// `exec --json --resume` prints the resume's events but not the restored history the
+/// agent sends front ends (it is in the log already), and the log does not record it.
+#[test]
+fn exec_json_resume_leaves_the_restored_history_out_of_stdout_and_the_log() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("Hello."), Reply::text("Again.")]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let first = exec(&home, &workspace, &server, &["say hello"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let logs = session_logs(&home);
+    let id = session_id(&logs[0]);
+    let second = exec(
+        &home,
+        &workspace,
+        &server,
+        &["--json", "--resume", &id, "once more"],
+    );
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    let types: Vec<String> = text(&second.stdout)
+        .lines()
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_str(line).expect("one JSON event a line");
+            event["type"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert!(types.iter().any(|t| t == "session_resumed"), "{types:?}");
+    assert!(!types.iter().any(|t| t == "history_restored"), "{types:?}");
+    let log = std::fs::read_to_string(&logs[0]).unwrap();
+    assert!(!log.contains("history_restored"));
+    // The model got the earlier turn back.
+    let sent = server.last_request().expect("a request").body["messages"].to_string();
+    assert!(sent.contains("say hello") && sent.contains("once more"), "{sent}");
+}
