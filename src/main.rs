@@ -217,6 +217,7 @@ fn run(cli: Cli) -> i32 {
             };
             miniagent::tui::run(miniagent::tui::WorkbenchOptions {
                 start,
+                env: api::Env::process(),
                 theme: cli.look.theme,
                 resume,
             })
@@ -249,7 +250,7 @@ fn run(cli: Cli) -> i32 {
             look,
             headless: false,
             file,
-        }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme)),
+        }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme), &api::Env::process()),
         Some(Command::Sessions { command }) => match command {
             SessionsCommand::List { all } => cli::list(all),
             SessionsCommand::Show { id } => cli::show(&id),
@@ -282,9 +283,10 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         return 1;
     }
     // Errors are one line on stderr; their whole chain goes to the log.
-    api::start_logging();
+    let env = api::Env::process();
+    api::start_logging(&env);
     let outcome = api::block_on(async {
-        let agent = match api::start(start) {
+        let agent = match api::start(start, &env) {
             Ok(agent) => agent,
             Err(err) => {
                 terminal_text::eprintln(&format!("miniagent: {err:#}"));

@@ -30,7 +30,7 @@ pub enum ExportFormat {
 /// a header. Sessions that never got a reply are left out (and counted on stderr) unless
 /// `all`, which shows them marked.
 pub fn list(all: bool) -> i32 {
-    let Some(dir) = store::sessions_dir(&env) else {
+    let Some(dir) = sessions_dir() else {
         return fail("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR");
     };
     let sessions = store::list(&dir);
@@ -61,7 +61,7 @@ pub fn list(all: bool) -> i32 {
 /// `sessions rm ID`: removes one recorded session and says what it was; one that a
 /// running miniagent has open is refused.
 pub fn remove(id: &str) -> i32 {
-    let dir = store::sessions_dir(&env);
+    let dir = sessions_dir();
     let path = match store::resolve(dir.as_deref(), id) {
         Ok(path) => path,
         Err(why) => return fail(&why),
@@ -102,7 +102,7 @@ pub fn prune(older_than: &str, yes: bool, dry_run: bool) -> i32 {
         Ok(age) => age,
         Err(why) => return fail(&why),
     };
-    let Some(dir) = store::sessions_dir(&env) else {
+    let Some(dir) = sessions_dir() else {
         return fail("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR");
     };
     let sessions = store::list(&dir);
@@ -324,8 +324,9 @@ fn decision_line(name: &str, decision: &Decision) -> String {
     }
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+/// The sessions folder the environment names.
+fn sessions_dir() -> Option<PathBuf> {
+    store::sessions_dir(&crate::config::Env::process())
 }
 
 /// The log `id` names (an id, a unique prefix, or a file), read.
@@ -343,7 +344,7 @@ fn locate(id: &str) -> anyhow::Result<PathBuf> {
     if id.ends_with(".jsonl") || id.contains(std::path::MAIN_SEPARATOR) {
         anyhow::bail!("no session log at {id}");
     }
-    let dir = store::sessions_dir(&env);
+    let dir = sessions_dir();
     Ok(store::resolve(dir.as_deref(), id)?)
 }
 

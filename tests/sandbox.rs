@@ -325,7 +325,7 @@ fn the_config_key_and_the_flag_layer_like_the_others() {
                 sandbox,
                 ..Default::default()
             },
-            env: &|_| None,
+            env: &miniagent::config::Env::empty(),
         })
         .map(|config| config.tools.bash.sandbox)
     };

@@ -20,7 +20,7 @@ pub fn test_config(provider: Provider, server: &ScriptedServer) -> Config {
         config_dir: None,
         config_file: None,
         overrides: Overrides::default(),
-        env: &|_| None,
+        env: &miniagent::config::Env::empty(),
     })
     .expect("built-in config loads");
     config.model.provider = provider;

@@ -184,7 +184,7 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
         "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\ntheme = \"light\"\nshow_thinking = false\n"
     );
     // The next start reads it.
-    let env = |_: &str| None;
+    let env = miniagent::config::Env::empty();
     let config = miniagent::config::load(&miniagent::config::LoadOptions {
         config_dir: Some(config_dir.path().to_path_buf()),
         config_file: None,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 pub use crate::agent::AgentHandle as Handle;
+pub use crate::config::Env;
 pub use crate::config::edit::EditError;
 pub use crate::session::SessionError;
 pub use crate::session::store::SessionInfo;
@@ -22,10 +23,6 @@ use crate::config::{self, Config, Provider};
 use crate::protocol::{FrontEndSettings, LogOrigin, TrustQuestion};
 use crate::tools::mcp::McpConfig;
 use crate::{agent, session, startup, trust};
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
 
 /// Runs `future` to its end on a fresh runtime, the one set-up every front end uses.
 /// Errs only when the runtime cannot start.
@@ -40,13 +37,14 @@ pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T, String> {
 
 /// Sends the log to `miniagent.log` (never to the terminal): `MINIAGENT_LOG_DIR`, else
 /// the platform's local data folder, else the config folder.
-pub fn start_logging() {
-    let dir = env("MINIAGENT_LOG_DIR")
+pub fn start_logging(env: &Env) {
+    let dir = env
+        .var("MINIAGENT_LOG_DIR")
         .map(PathBuf::from)
         .or_else(|| {
             directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
         })
-        .or_else(|| config::config_dir(&env));
+        .or_else(|| config::config_dir(env));
     let Some(dir) = dir else { return };
     if std::fs::create_dir_all(&dir).is_err() {
         return;
@@ -71,8 +69,8 @@ pub fn start_logging() {
 /// Starts a session with nobody to ask (`exec`): the trust question is answered by
 /// `--trust-workspace` and what is left out is said in the session's first notices.
 /// Call it inside the runtime ([`block_on`]).
-pub fn start(options: &StartOptions) -> anyhow::Result<Handle> {
-    Ok(agent::spawn(startup::prepare(options, &env)?))
+pub fn start(options: &StartOptions, env: &Env) -> anyhow::Result<Handle> {
+    Ok(agent::spawn(startup::prepare(options, env)?))
 }
 
 /// The line a front end prints when it ends: session `id` and the command that
@@ -124,15 +122,15 @@ pub struct Launch {
 impl Launch {
     /// Reads the configuration, the workspace, the key, the MCP servers and the
     /// workspace's trust; `resume`, a log to continue, must load.
-    pub fn prepare(options: &StartOptions, resume: Option<&Path>) -> anyhow::Result<Self> {
-        Self::prepare_in(options, resume, &env)
+    pub fn prepare(options: &StartOptions, resume: Option<&Path>, env: &Env) -> anyhow::Result<Self> {
+        Self::prepare_in(options, resume, env)
     }
 
     /// [`Self::prepare`] with the environment variables `env` gives.
     pub fn prepare_in(
         options: &StartOptions,
         resume: Option<&Path>,
-        env: &dyn Fn(&str) -> Option<String>,
+        env: &crate::config::Env,
     ) -> anyhow::Result<Self> {
         let config = startup::load_config(options, env)?;
         let workspace = startup::resolve_workspace(options)?;
@@ -320,22 +318,22 @@ pub struct Recording {
 impl Recording {
     /// Opens `file`: a log (a path is read as one, and a missing file says so), or a
     /// recorded session's id (or id prefix).
-    pub fn open(file: &str) -> Result<Self, SessionError> {
+    pub fn open(file: &str, env: &Env) -> Result<Self, SessionError> {
         let path = if Path::new(file).is_file() || file.ends_with(".jsonl") || file.contains('/') {
             PathBuf::from(file)
         } else {
-            let dir = session::store::sessions_dir(&env);
+            let dir = session::store::sessions_dir(env);
             session::store::resolve(dir.as_deref(), file)?
         };
         let log = session::load(&path)?;
-        let config = startup::load_config(&StartOptions::default(), &env).ok();
+        let config = startup::load_config(&StartOptions::default(), env).ok();
         Ok(Self {
             log,
             theme: config
                 .as_ref()
                 .map_or_else(|| "dark".to_string(), |config| config.ui.theme.clone()),
             show_thinking: config.as_ref().is_none_or(|config| config.ui.show_thinking),
-            config_dir: config::config_dir(&env),
+            config_dir: config::config_dir(env),
             tokenizer: config
                 .as_ref()
                 .map_or(crate::tokens::Encoding::Cl100kBase, |config| {
@@ -378,12 +376,13 @@ mod tests {
             r#"{"mcpServers":{"tracker":{"command":"tracker-server"}}}"#,
         )
         .unwrap();
-        let vars = |name: &str| match name {
-            "MINIAGENT_CONFIG_DIR" => Some(home.join("config").display().to_string()),
-            "MINIAGENT_DATA_DIR" => Some(home.join("data").display().to_string()),
+        let folders = home.clone();
+        let vars = crate::config::Env::with(move |name: &str| match name {
+            "MINIAGENT_CONFIG_DIR" => Some(folders.join("config").display().to_string()),
+            "MINIAGENT_DATA_DIR" => Some(folders.join("data").display().to_string()),
             "MINIAGENT_API_KEY" => Some("test-key".to_string()),
             _ => None,
-        };
+        });
         let options = StartOptions {
             workspace: Some(workspace.clone()),
             ..StartOptions::default()
@@ -417,13 +416,14 @@ mod tests {
         );
 
         // Without a key there is no question: the first-run panel comes instead.
-        let keyless = |name: &str| {
+        let all = vars.clone();
+        let keyless = crate::config::Env::with(move |name: &str| {
             if name == "MINIAGENT_API_KEY" {
                 None
             } else {
-                vars(name)
+                all.var(name)
             }
-        };
+        });
         std::fs::write(
             workspace.join(".miniagent/mcp.json"),
             r#"{"mcpServers":{"other":{"command":"other-server"}}}"#,

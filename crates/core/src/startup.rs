@@ -31,7 +31,7 @@ pub struct StartOptions {
 }
 
 /// Reads the configuration layers for these options.
-pub fn load_config(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Config> {
+pub fn load_config(options: &StartOptions, env: &crate::config::Env) -> anyhow::Result<Config> {
     Ok(config::load(&LoadOptions {
         config_dir: config::config_dir(env),
         config_file: options.config_file.clone(),
@@ -41,7 +41,7 @@ pub fn load_config(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>)
 }
 
 /// Builds everything a session needs. Errors are one line, ready to show.
-pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<AgentOptions> {
+pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Result<AgentOptions> {
     let config = load_config(options, env)?;
     // The tokenizer loads while the rest is set up (certificates, skills).
     crate::tokens::preload(config.agent.tokenizer);
@@ -97,7 +97,7 @@ pub fn prepare(options: &StartOptions, env: &dyn Fn(&str) -> Option<String>) -> 
 /// programs from whatever repository is opened.
 pub fn mcp_config(
     options: &StartOptions,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &crate::config::Env,
 ) -> anyhow::Result<Option<mcp::McpConfig>> {
     let path = match &options.mcp_config {
         Some(path) => path.clone(),
@@ -167,7 +167,7 @@ impl ResumeTarget {
 /// named (or the current directory): front ends ask, or refuse, when the log was
 /// recorded elsewhere ([`ResumeTarget::check_for_exec`]).
 pub fn resume_target(options: &StartOptions, id: Option<&str>) -> anyhow::Result<ResumeTarget> {
-    let dir = session::store::sessions_dir(&|name| std::env::var(name).ok());
+    let dir = session::store::sessions_dir(&crate::config::Env::process());
     let path = match id {
         Some(id) => session::store::resolve(dir.as_deref(), id).map_err(|why| anyhow::anyhow!(why))?,
         None => {
@@ -220,7 +220,7 @@ pub fn discover_skills(workspace: &std::path::Path, trusted: bool) -> SkillSet {
             None
         }
     });
-    let user = config::config_dir(&|name| std::env::var(name).ok()).map(|dir| skills::user_skills_dir(&dir));
+    let user = config::config_dir(&crate::config::Env::process()).map(|dir| skills::user_skills_dir(&dir));
     SkillSet::discover_in(bundled.as_deref(), user.as_deref(), trusted.then_some(workspace))
 }
 
@@ -314,7 +314,7 @@ pub fn build(
 /// configuration (trust, MCP servers, skills), the session logs (their remembered
 /// approvals are restored on resume) and the log folder.
 fn own_folders() -> Vec<PathBuf> {
-    let env = |name: &str| std::env::var(name).ok();
+    let env = crate::config::Env::process();
     [
         config::config_dir(&env),
         session::store::sessions_dir(&env),
@@ -335,7 +335,7 @@ fn session_log(
     if !config.session.record {
         return (SessionLog::disabled(), None);
     }
-    let Some(dir) = session::store::sessions_dir(&|name| std::env::var(name).ok()) else {
+    let Some(dir) = session::store::sessions_dir(&crate::config::Env::process()) else {
         return (
             SessionLog::disabled(),
             Some(
@@ -359,10 +359,10 @@ fn session_log(
 
 /// The API key: the variable `model.api_key_env` names, else `MINIAGENT_API_KEY`, else the
 /// provider's usual variable. A server on this machine may need none.
-pub fn api_key(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<String> {
+pub fn api_key(config: &Config, env: &crate::config::Env) -> anyhow::Result<String> {
     let named = config.model.api_key_env.trim();
     if !named.is_empty() {
-        return env(named).filter(|key| !key.is_empty()).with_context(|| {
+        return env.var(named).filter(|key| !key.is_empty()).with_context(|| {
             format!("the API key variable {named} (model.api_key_env / --api-key-env) is not set")
         });
     }
@@ -375,7 +375,7 @@ pub fn api_key(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> anyhow:
         }
     };
     for var in ["MINIAGENT_API_KEY", usual] {
-        if let Some(key) = env(var).filter(|key| !key.is_empty()) {
+        if let Some(key) = env.var(var).filter(|key| !key.is_empty()) {
             return Ok(key);
         }
     }
@@ -404,7 +404,7 @@ mod tests {
             config_dir: None,
             config_file: None,
             overrides: Overrides::default(),
-            env: &|_| None,
+            env: &crate::config::Env::empty(),
         })
         .unwrap();
         config.model.api_key_env = api_key_env.into();
@@ -414,13 +414,14 @@ mod tests {
 
     #[test]
     fn key_lookup_order() {
-        let env = |name: &str| match name {
+        let lookup = |name: &str| match name {
             "MINIAGENT_API_KEY" => Some("generic".to_string()),
             "ANTHROPIC_API_KEY" => Some("anthropic".to_string()),
             "MINIMAX_API_KEY" => Some("minimax".to_string()),
             "MY_KEY" => Some("mine".to_string()),
             _ => None,
         };
+        let env = crate::config::Env::with(lookup);
         assert_eq!(
             api_key(&config_with("MY_KEY", "https://api.anthropic.com"), &env).unwrap(),
             "mine"
@@ -429,13 +430,13 @@ mod tests {
             api_key(&config_with("", "https://api.anthropic.com"), &env).unwrap(),
             "generic"
         );
-        let no_generic = |name: &str| {
+        let no_generic = crate::config::Env::with(move |name: &str| {
             if name == "MINIAGENT_API_KEY" {
                 None
             } else {
-                env(name)
+                lookup(name)
             }
-        };
+        });
         assert_eq!(
             api_key(&config_with("", "https://api.anthropic.com"), &no_generic).unwrap(),
             "anthropic"
@@ -446,10 +447,18 @@ mod tests {
         );
         let err = api_key(&config_with("UNSET_VAR", "https://api.anthropic.com"), &env).unwrap_err();
         assert!(err.to_string().contains("UNSET_VAR"), "{err}");
-        let err = api_key(&config_with("", "https://api.anthropic.com"), &|_| None).unwrap_err();
+        let err = api_key(
+            &config_with("", "https://api.anthropic.com"),
+            &crate::config::Env::empty(),
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with("no API key"), "{err}");
         assert_eq!(
-            api_key(&config_with("", "http://127.0.0.1:9/v1"), &|_| None).unwrap(),
+            api_key(
+                &config_with("", "http://127.0.0.1:9/v1"),
+                &crate::config::Env::empty()
+            )
+            .unwrap(),
             ""
         );
     }

@@ -21,15 +21,15 @@ pub enum ColorDepth {
 
 impl ColorDepth {
     /// What the environment says the terminal supports.
-    pub fn detect(env: &dyn Fn(&str) -> Option<String>, no_color: bool) -> ColorDepth {
+    pub fn detect(env: &crate::api::Env, no_color: bool) -> ColorDepth {
         if no_color {
             return ColorDepth::None;
         }
-        let colorterm = env("COLORTERM").unwrap_or_default().to_ascii_lowercase();
+        let colorterm = env.var("COLORTERM").unwrap_or_default().to_ascii_lowercase();
         if colorterm == "truecolor" || colorterm == "24bit" {
             return ColorDepth::TrueColor;
         }
-        let term = env("TERM").unwrap_or_default().to_ascii_lowercase();
+        let term = env.var("TERM").unwrap_or_default().to_ascii_lowercase();
         if term.contains("256color") {
             ColorDepth::Ansi256
         } else {
@@ -143,13 +143,13 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> crate::api::Env {
+        crate::api::Env::with(move |name| {
             pairs
                 .iter()
                 .find(|(key, _)| *key == name)
                 .map(|(_, value)| value.to_string())
-        }
+        })
     }
 
     type Case = (&'static [(&'static str, &'static str)], bool, ColorDepth);

@@ -33,10 +33,8 @@ pub struct WorkbenchOptions {
     pub theme: Option<String>,
     /// `--resume`: the session log to continue.
     pub resume: Option<PathBuf>,
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    /// The environment miniagent reads (`NO_COLOR`, `COLORTERM`, folders, the key).
+    pub env: api::Env,
 }
 
 /// Runs the workbench until the person quits; returns the process exit code.
@@ -56,10 +54,11 @@ pub fn run(options: WorkbenchOptions) -> i32 {
 
 async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     // Everything that can fail with a plain message fails before the screen changes.
-    let launch = Launch::prepare(&options.start, options.resume.as_deref())?;
+    let env = &options.env;
+    let launch = Launch::prepare(&options.start, options.resume.as_deref(), env)?;
     let settings = launch.settings();
-    api::start_logging();
-    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+    api::start_logging(env);
+    let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let theme_name = options.theme.clone().unwrap_or_else(|| settings.theme.clone());
     let theme = Theme::load(&theme_name, settings.config_dir.as_deref(), no_color)
         .map_err(|err| anyhow::anyhow!(err))?;
@@ -75,7 +74,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     app.config_dir = settings.config_dir.clone();
     app.theme_name = theme_name;
     app.no_color = no_color;
-    app.color_depth = super::palette::ColorDepth::detect(&env, no_color);
+    app.color_depth = super::palette::ColorDepth::detect(env, no_color);
     app.side.thinking = settings.show_thinking;
     app.tokens.token_limit = settings.token_limit;
     app.tokens.context_window = settings.context_window;

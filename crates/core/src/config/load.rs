@@ -38,7 +38,7 @@ pub struct LoadOptions<'a> {
     pub config_file: Option<PathBuf>,
     pub overrides: Overrides,
     /// Reads an environment variable (a parameter so tests need not touch the process env).
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: &'a super::Env,
 }
 
 /// Environment variables that set config keys.
@@ -54,8 +54,8 @@ const ENV_KEYS: [(&str, &str); 7] = [
 
 /// The user's config directory: `MINIAGENT_CONFIG_DIR`, else the platform's
 /// (`~/.config/miniagent` on Linux).
-pub fn config_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    if let Some(dir) = env("MINIAGENT_CONFIG_DIR").filter(|d| !d.is_empty()) {
+pub fn config_dir(env: &super::Env) -> Option<PathBuf> {
+    if let Some(dir) = env.var("MINIAGENT_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir));
     }
     directories::ProjectDirs::from("", "", "miniagent").map(|dirs| dirs.config_dir().to_path_buf())
@@ -169,10 +169,10 @@ fn file_layer(path: &Path) -> Result<Layer, ConfigError> {
 }
 
 /// Environment values are strings; each is typed like the default it replaces.
-fn env_layers(defaults: &Table, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Layer>, ConfigError> {
+fn env_layers(defaults: &Table, env: &super::Env) -> Result<Vec<Layer>, ConfigError> {
     let mut layers = Vec::new();
     for (var, key) in ENV_KEYS {
-        let Some(raw) = env(var).filter(|v| !v.is_empty()) else {
+        let Some(raw) = env.var(var).filter(|v| !v.is_empty()) else {
             continue;
         };
         let source = format!("environment variable {var}");
@@ -430,19 +430,19 @@ mod tests {
     fn load_with(
         config_dir: Option<PathBuf>,
         file: Option<PathBuf>,
-        env: &dyn Fn(&str) -> Option<String>,
+        env: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
     ) -> Result<Config, ConfigError> {
         load(&LoadOptions {
             config_dir,
             config_file: file,
             overrides: Overrides::default(),
-            env,
+            env: &super::super::Env::with(env),
         })
     }
 
     #[test]
     fn defaults_load() {
-        let config = load_with(None, None, &no_env).unwrap();
+        let config = load_with(None, None, no_env).unwrap();
         assert_eq!(config.model.provider, Provider::Anthropic);
         assert_eq!(config.agent.max_steps, 50);
         assert_eq!(config.agent.token_limit, 80_000);
@@ -471,7 +471,7 @@ mod tests {
                 approval: Some(ApprovalMode::FullAuto),
                 ..Overrides::default()
             },
-            env: &env,
+            env: &super::super::Env::with(env),
         })
         .unwrap();
         assert_eq!(config.agent.max_steps, 9);
@@ -520,7 +520,7 @@ mod tests {
         ];
         for (text, expected) in cases {
             let file = write(&dir, "bad.toml", text);
-            let err = load_with(None, Some(file.clone()), &no_env).unwrap_err().0;
+            let err = load_with(None, Some(file.clone()), no_env).unwrap_err().0;
             assert!(err.starts_with(&format!("{}: ", file.display())), "{err}");
             assert!(err.contains(expected), "{text:?} gave {err}");
             assert!(!err.contains('\n'), "{err}");
@@ -531,13 +531,13 @@ mod tests {
     #[test]
     fn bad_environment_values_are_named() {
         let env = |name: &str| (name == "MINIAGENT_MAX_STEPS").then(|| "lots".to_string());
-        let err = load_with(None, None, &env).unwrap_err().0;
+        let err = load_with(None, None, env).unwrap_err().0;
         assert_eq!(
             err,
             "environment variable MINIAGENT_MAX_STEPS: key `agent.max_steps`: expected a whole number, got `lots`"
         );
         let env = |name: &str| (name == "MINIAGENT_APPROVAL").then(|| "sometimes".to_string());
-        let err = load_with(None, None, &env).unwrap_err().0;
+        let err = load_with(None, None, env).unwrap_err().0;
         assert!(
             err.starts_with(
                 "environment variable MINIAGENT_APPROVAL: key `agent.approval`: unknown variant `sometimes`"
@@ -548,7 +548,7 @@ mod tests {
 
     #[test]
     fn missing_config_file_is_an_error() {
-        let err = load_with(None, Some(PathBuf::from("/nonexistent/miniagent.toml")), &no_env)
+        let err = load_with(None, Some(PathBuf::from("/nonexistent/miniagent.toml")), no_env)
             .unwrap_err()
             .0;
         assert!(
@@ -561,7 +561,7 @@ mod tests {
     fn system_prompt_file_is_relative_to_its_config_file() {
         let dir = scratch("prompt");
         let file = write(&dir, "c.toml", "[agent]\nsystem_prompt_file = \"prompt.md\"\n");
-        let config = load_with(None, Some(file), &no_env).unwrap();
+        let config = load_with(None, Some(file), no_env).unwrap();
         assert_eq!(config.system_prompt_path, Some(dir.join("prompt.md")));
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -2,6 +2,7 @@
 
 pub mod edit;
 pub mod endpoint;
+mod env;
 mod load;
 mod prompt;
 pub mod retry;
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::protocol::ApprovalMode;
+pub use env::Env;
 pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 

@@ -49,7 +49,7 @@ mod tests {
             config_dir: None,
             config_file: None,
             overrides: Overrides::default(),
-            env: &|_| None,
+            env: &crate::config::Env::empty(),
         })
         .unwrap();
         let prompt = system_prompt(&config, Path::new("/tmp/project"), "").unwrap();
@@ -64,7 +64,7 @@ mod tests {
             config_dir: None,
             config_file: None,
             overrides: Overrides::default(),
-            env: &|_| None,
+            env: &crate::config::Env::empty(),
         })
         .unwrap();
         config.system_prompt_path = Some("/nonexistent/prompt.md".into());

@@ -11,8 +11,8 @@ use crate::protocol::Event;
 
 /// The folder of session logs: `$MINIAGENT_DATA_DIR/sessions`, else the platform's data
 /// folder (`~/.local/share/miniagent/sessions` on Linux).
-pub fn sessions_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    if let Some(dir) = env("MINIAGENT_DATA_DIR").filter(|d| !d.is_empty()) {
+pub fn sessions_dir(env: &crate::config::Env) -> Option<PathBuf> {
+    if let Some(dir) = env.var("MINIAGENT_DATA_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir).join("sessions"));
     }
     directories::ProjectDirs::from("", "", "miniagent").map(|dirs| dirs.data_dir().join("sessions"))

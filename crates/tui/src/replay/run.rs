@@ -17,15 +17,11 @@ use crate::tui::terminal::TerminalGuard;
 use crate::tui::text::highlight;
 use crate::tui::theme::Theme;
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
 /// `miniagent replay FILE`: plays the session in `file` (a log, or a recorded session's
 /// id) in the workbench. Returns the process exit code.
-pub fn replay(file: &str, theme: Option<String>) -> i32 {
+pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
     // Everything that can fail with a plain message fails before the screen changes.
-    let (recording, theme) = match prepare(file, theme) {
+    let (recording, theme) = match prepare(file, theme, env) {
         Ok(prepared) => prepared,
         Err(why) => {
             crate::terminal_text::eprintln(&format!("miniagent: {why}"));
@@ -34,8 +30,8 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
     };
     highlight::preload();
     recording.preload();
-    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let color_depth = crate::tui::palette::ColorDepth::detect(&env, no_color);
+    let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let color_depth = crate::tui::palette::ColorDepth::detect(env, no_color);
     let result = api::block_on(async {
         let mut player = Player::new(&recording.log, theme);
         player.counter = recording.counter();
@@ -60,9 +56,9 @@ pub fn replay(file: &str, theme: Option<String>) -> i32 {
 }
 
 /// The recording and the theme of a replay.
-fn prepare(file: &str, theme: Option<String>) -> Result<(Recording, Theme), String> {
-    let recording = Recording::open(file).map_err(|err| err.to_string())?;
-    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+fn prepare(file: &str, theme: Option<String>, env: &api::Env) -> Result<(Recording, Theme), String> {
+    let recording = Recording::open(file, env).map_err(|err| err.to_string())?;
+    let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let name = theme.unwrap_or_else(|| recording.theme.clone());
     let theme = Theme::load(&name, recording.config_dir.as_deref(), no_color)?;
     Ok((recording, theme))
