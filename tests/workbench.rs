@@ -322,3 +322,5 @@ mod display;
 mod history;
 #[path = "workbench/input.rs"]
 mod input;
+#[path = "workbench/layers.rs"]
+mod layers;

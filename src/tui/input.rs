@@ -7,85 +7,9 @@ use ratatui::layout::{Position, Rect};
 use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+use super::commands::{COMMANDS, Command};
 use super::keys::KeyHint;
 use super::theme::Theme;
-
-/// A command typed as `/name args`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SlashCommand {
-    pub name: &'static str,
-    pub args: &'static str,
-    pub help: &'static str,
-}
-
-/// Every slash command, in the order the popup lists them.
-pub const SLASH_COMMANDS: [SlashCommand; 13] = [
-    SlashCommand {
-        name: "/help",
-        args: "",
-        help: "every key and command",
-    },
-    SlashCommand {
-        name: "/clear",
-        args: "",
-        help: "start the conversation over",
-    },
-    SlashCommand {
-        name: "/compact",
-        args: "",
-        help: "compact the history now",
-    },
-    SlashCommand {
-        name: "/history",
-        args: "",
-        help: "the prompt as the model sees it, and what summaries replaced",
-    },
-    SlashCommand {
-        name: "/resume",
-        args: "",
-        help: "continue a recorded session (this workspace's; Tab: all)",
-    },
-    SlashCommand {
-        name: "/approval",
-        args: "MODE",
-        help: "read-only, ask, auto-edit or full-auto",
-    },
-    SlashCommand {
-        name: "/approvals",
-        args: "",
-        help: "list and revoke remembered approvals",
-    },
-    SlashCommand {
-        name: "/notes",
-        args: "",
-        help: "the session notes",
-    },
-    SlashCommand {
-        name: "/stats",
-        args: "",
-        help: "tokens, steps and tool calls so far",
-    },
-    SlashCommand {
-        name: "/theme",
-        args: "NAME",
-        help: "dark, light, high-contrast or your own",
-    },
-    SlashCommand {
-        name: "/mcp",
-        args: "",
-        help: "MCP servers, their state and tools; r reconnects",
-    },
-    SlashCommand {
-        name: "/skills",
-        args: "",
-        help: "the skills the agent can load",
-    },
-    SlashCommand {
-        name: "/quit",
-        args: "",
-        help: "leave miniagent",
-    },
-];
 
 /// What a key did to the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,7 +89,7 @@ impl InputBox {
     }
 
     /// Slash commands matching what is typed, while the input is a bare `/word`.
-    pub fn completions(&self) -> Vec<SlashCommand> {
+    pub fn completions(&self) -> Vec<Command> {
         if self.popup_dismissed {
             return Vec::new();
         }
@@ -173,7 +97,7 @@ impl InputBox {
         if !text.starts_with('/') || text.contains(char::is_whitespace) {
             return Vec::new();
         }
-        SLASH_COMMANDS
+        COMMANDS
             .iter()
             .copied()
             .filter(|c| c.name.starts_with(text.as_str()))

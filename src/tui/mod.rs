@@ -4,12 +4,15 @@
 //! draws it. Nothing here reaches into the agent: it sends `Op`s and reads `Event`s.
 
 pub mod app;
+pub mod bindings;
+pub mod commands;
 pub mod conversation;
 pub mod extensions;
 pub mod first_run;
 pub mod input;
 pub mod inspector;
 pub mod keys;
+pub mod layers;
 pub mod layout;
 pub mod overlay;
 mod overlay_detail;

@@ -160,6 +160,8 @@ pub enum Overlay {
         names: Vec<String>,
         selected: usize,
     },
+    /// An overlay in a file of its own under `layers/`.
+    Layer(Box<dyn super::layers::Layer>),
 }
 
 impl Overlay {
@@ -184,6 +186,9 @@ impl Overlay {
     /// Applies a key to this overlay.
     pub fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
         let rules = context.rules;
+        if let Overlay::Layer(layer) = self {
+            return layer.on_key(key, context);
+        }
         if let Overlay::History(inspector) = self {
             return inspector.on_key(key, context.history);
         }
@@ -336,7 +341,8 @@ impl Overlay {
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
             | Overlay::FirstRun(_)
-            | Overlay::Themes { .. } => None,
+            | Overlay::Themes { .. }
+            | Overlay::Layer(_) => None,
         }
     }
 
@@ -349,6 +355,7 @@ impl Overlay {
         match self {
             Overlay::FilePreview(preview) => preview.on_scroll(lines) != PreviewAction::Ignored,
             Overlay::History(inspector) => inspector.scroll_text(lines),
+            Overlay::Layer(layer) => layer.scroll(lines),
             Overlay::Help { .. }
             | Overlay::ToolDetail { .. }
             | Overlay::Notes { .. }
@@ -356,6 +363,27 @@ impl Overlay {
             | Overlay::Skills { .. }
             | Overlay::Approvals { .. }
             | Overlay::Mcp { .. }
+            | Overlay::Sessions(_)
+            | Overlay::Trust(_)
+            | Overlay::ResumeQuestion(_)
+            | Overlay::FirstRun(_)
+            | Overlay::Themes { .. } => false,
+        }
+    }
+
+    /// Whether it shows the session itself, so it closes when another is resumed.
+    pub fn about_session(&self) -> bool {
+        match self {
+            Overlay::History(_)
+            | Overlay::Stats { .. }
+            | Overlay::ToolDetail { .. }
+            | Overlay::Approvals { .. } => true,
+            Overlay::Layer(layer) => layer.about_session(),
+            Overlay::Help { .. }
+            | Overlay::FilePreview(_)
+            | Overlay::Notes { .. }
+            | Overlay::Mcp { .. }
+            | Overlay::Skills { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
@@ -381,6 +409,7 @@ impl Overlay {
             Overlay::ResumeQuestion(_) => "Continue this session here?".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
             Overlay::Themes { .. } => "Theme".to_string(),
+            Overlay::Layer(layer) => layer.title(),
         }
     }
 
@@ -388,6 +417,7 @@ impl Overlay {
     pub fn key_hints(&self) -> Vec<KeyHint> {
         match self {
             Overlay::FilePreview(preview) => preview.key_hints(),
+            Overlay::Layer(layer) => layer.key_hints(),
             Overlay::History(_) => INSPECTOR_HINTS.to_vec(),
             Overlay::Mcp { .. } => super::extensions::MCP_HINTS.to_vec(),
             Overlay::Sessions(_) => PICKER_HINTS.to_vec(),

@@ -7,8 +7,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::app::{APPROVAL_HINTS, App, GLOBAL_HINTS};
-use super::input::SLASH_COMMANDS;
+use super::app::App;
+use super::bindings::{self, APPROVAL, WORKBENCH};
+use super::commands::COMMANDS;
 use super::inspector::{INSPECTOR_HINTS, message_range};
 use super::keys::KeyHint;
 use super::overlay::Overlay;
@@ -136,15 +137,7 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
 /// The approval keys that apply to the front request, as its dialog and the status bar
 /// show them: `a` only where the dialog says what it would cover.
 pub fn approval_hints(app: &App) -> Vec<KeyHint> {
-    let session = app
-        .approvals
-        .front()
-        .is_some_and(|front| front.session_rule.is_some());
-    APPROVAL_HINTS[..4]
-        .iter()
-        .filter(|hint| session || hint.keys != "a")
-        .copied()
-        .collect()
+    bindings::bar_hints(APPROVAL, app)
 }
 
 /// What approving for the session will cover, said before the key is pressed.
@@ -228,6 +221,10 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
             size.height.saturating_sub(2),
         );
         inspector.draw(app.history.as_ref(), &app.theme, area, buf);
+        return;
+    }
+    if let Some(Overlay::Layer(layer)) = app.overlays.last() {
+        layer.render(app, size, buf);
         return;
     }
     if let Some(Overlay::Sessions(picker)) = app.overlays.last_mut() {
@@ -366,7 +363,7 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
             scrolled_popup(buf, area, &title, lines, scroll, app, true);
         }
         // Drawn above, before the other overlays borrow the app.
-        Overlay::History(_) | Overlay::Sessions(_) => {}
+        Overlay::History(_) | Overlay::Sessions(_) | Overlay::Layer(_) => {}
         Overlay::Themes { names, selected } => {
             let lines: Vec<Line<'static>> = names
                 .iter()
@@ -449,13 +446,13 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         sections.push(("Replay", hints(REPLAY_HINTS.to_vec())));
     }
     sections.extend([
-        ("Workbench", hints(GLOBAL_HINTS.to_vec())),
+        ("Workbench", hints(bindings::help_hints(WORKBENCH))),
         ("Input", hints(app.input.key_hints())),
         ("Conversation", hints(app.conversation.key_hints())),
         ("Thinking", hints(app.thinking.key_hints())),
         ("Tools", hints(app.timeline.key_hints())),
         ("Files", hints(app.tree.key_hints())),
-        ("Approval", hints(APPROVAL_HINTS.to_vec())),
+        ("Approval", hints(bindings::help_hints(APPROVAL))),
         (
             "History inspector (F6, /history)",
             hints(INSPECTOR_HINTS.to_vec()),
@@ -464,7 +461,7 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     ]);
     sections.push((
         "Commands",
-        SLASH_COMMANDS
+        COMMANDS
             .iter()
             .map(|command| {
                 let name = format!("{} {}", command.name, command.args);

@@ -9,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
 
-use super::app::{Activity, App, GLOBAL_HINTS, Pane};
+use super::app::{Activity, App, Pane};
 use super::keys::KeyHint;
 use super::layout::{self, Areas};
 use super::overlay_view;
@@ -360,8 +360,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
     if app.turn_running && app.replay.is_none() {
         hints.insert(0, KeyHint::new("Esc", "interrupt"));
     }
-    hints.push(KeyHint::new("F1", "help"));
-    hints.extend(GLOBAL_HINTS.iter().skip(3).take(2).copied());
+    hints.extend(super::bindings::bar_hints(super::bindings::WORKBENCH, app));
     hints
 }
 

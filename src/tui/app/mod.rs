@@ -31,7 +31,7 @@ const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 const RESULTS_KEPT: usize = 20;
 
 pub use approvals::{APPROVAL_GRACE, PendingApproval};
-pub use keys::{APPROVAL_HINTS, DENY_REASON_HINTS, GLOBAL_HINTS, inner};
+pub use keys::{DENY_REASON_HINTS, inner};
 pub use resume::Playback;
 
 /// The panes that can hold focus.

@@ -44,7 +44,8 @@ impl App {
                 | Overlay::Trust(_)
                 | Overlay::ResumeQuestion(_)
                 | Overlay::FirstRun(_)
-                | Overlay::Themes { .. } => {}
+                | Overlay::Themes { .. }
+                | Overlay::Layer(_) => {}
             }
         }
         if shown {

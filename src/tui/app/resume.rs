@@ -185,22 +185,7 @@ impl App {
         self.history = None;
         self.resume_echo.clear();
         // Overlays about the session left behind close with it.
-        self.overlays.retain(|overlay| match overlay {
-            Overlay::History(_)
-            | Overlay::Stats { .. }
-            | Overlay::ToolDetail { .. }
-            | Overlay::Approvals { .. } => false,
-            Overlay::Help { .. }
-            | Overlay::FilePreview(_)
-            | Overlay::Notes { .. }
-            | Overlay::Mcp { .. }
-            | Overlay::Skills { .. }
-            | Overlay::Sessions(_)
-            | Overlay::Trust(_)
-            | Overlay::ResumeQuestion(_)
-            | Overlay::FirstRun(_)
-            | Overlay::Themes { .. } => true,
-        });
+        self.overlays.retain(|overlay| !overlay.about_session());
     }
 
     /// Nothing runs any more: a log can end mid-turn or mid-compaction with no event

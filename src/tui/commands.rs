@@ -1,0 +1,195 @@
+//! Every slash command, in one table that the input's completion, the help overlay and
+//! dispatch all read. A command is a row here; one that opens an overlay lives in that
+//! overlay's file under `layers/` and is registered here with one line.
+
+use super::app::App;
+use super::conversation::NoticeKind;
+use super::overlay::Overlay;
+use super::scroll::Scroll;
+use super::theme::Theme;
+use crate::config::ApprovalMode;
+use crate::protocol::Op;
+
+/// A command typed as `/name args`.
+#[derive(Clone, Copy, Debug)]
+pub struct Command {
+    /// With its slash, e.g. `/help`.
+    pub name: &'static str,
+    /// Other names it answers to (not completed or listed).
+    pub aliases: &'static [&'static str],
+    /// How its argument is written in the help, e.g. `MODE`; empty when it takes none.
+    pub args: &'static str,
+    pub help: &'static str,
+    /// Runs it with its first argument, if one was typed.
+    pub run: fn(&mut App, Option<&str>),
+}
+
+/// Every slash command, in the order completion and help list them.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "/help",
+        aliases: &[],
+        args: "",
+        help: "every key and command",
+        run: |app, _| {
+            app.overlays.push(Overlay::Help {
+                scroll: Scroll::default(),
+            })
+        },
+    },
+    Command {
+        name: "/clear",
+        aliases: &[],
+        args: "",
+        help: "start the conversation over",
+        run: |app, _| app.send(Op::ClearHistory),
+    },
+    Command {
+        name: "/compact",
+        aliases: &[],
+        args: "",
+        help: "compact the history now",
+        run: |app, _| app.send(Op::CompactNow),
+    },
+    Command {
+        name: "/history",
+        aliases: &[],
+        args: "",
+        help: "the prompt as the model sees it, and what summaries replaced",
+        run: |app, _| app.open_history(),
+    },
+    Command {
+        name: "/resume",
+        aliases: &[],
+        args: "",
+        help: "continue a recorded session (this workspace's; Tab: all)",
+        run: resume,
+    },
+    Command {
+        name: "/approval",
+        aliases: &[],
+        args: "MODE",
+        help: "read-only, ask, auto-edit or full-auto",
+        run: approval_mode,
+    },
+    Command {
+        name: "/approvals",
+        aliases: &[],
+        args: "",
+        help: "list and revoke remembered approvals",
+        run: |app, _| app.overlays.push(Overlay::Approvals { selected: 0 }),
+    },
+    Command {
+        name: "/notes",
+        aliases: &[],
+        args: "",
+        help: "the session notes",
+        run: |app, _| {
+            let workspace = std::path::PathBuf::from(&app.session.workspace);
+            app.overlays.push(Overlay::notes(&workspace));
+        },
+    },
+    Command {
+        name: "/stats",
+        aliases: &[],
+        args: "",
+        help: "tokens, steps and tool calls so far",
+        run: |app, _| app.open_stats(),
+    },
+    Command {
+        name: "/theme",
+        aliases: &[],
+        args: "NAME",
+        help: "dark, light, high-contrast or your own",
+        run: theme,
+    },
+    Command {
+        name: "/mcp",
+        aliases: &[],
+        args: "",
+        help: "MCP servers, their state and tools; r reconnects",
+        run: |app, _| app.overlays.push(Overlay::Mcp { selected: 0 }),
+    },
+    Command {
+        name: "/skills",
+        aliases: &[],
+        args: "",
+        help: "the skills the agent can load",
+        run: |app, _| {
+            app.overlays.push(Overlay::Skills {
+                scroll: Scroll::default(),
+            })
+        },
+    },
+    super::layers::version::COMMAND,
+    Command {
+        name: "/quit",
+        aliases: &["/exit"],
+        args: "",
+        help: "leave miniagent",
+        run: |app, _| app.quit = true,
+    },
+];
+
+/// The command typed as `name` (with its slash), by name or alias.
+pub fn find(name: &str) -> Option<&'static Command> {
+    COMMANDS
+        .iter()
+        .find(|command| command.name == name || command.aliases.contains(&name))
+}
+
+/// Runs the command line `text` (`/name arg…`); an unknown name says so.
+pub fn run(app: &mut App, text: &str) {
+    let mut words = text.split_whitespace();
+    let name = words.next().unwrap_or("/");
+    let argument = words.next();
+    match find(name) {
+        Some(command) => (command.run)(app, argument),
+        None => app.notice(
+            NoticeKind::Error,
+            format!("unknown command {name}; /help lists them"),
+        ),
+    }
+}
+
+fn resume(app: &mut App, _: Option<&str>) {
+    if app.replay.is_some() {
+        app.notice(
+            NoticeKind::Info,
+            "this is a replay: `miniagent --resume ID` continues a session".to_string(),
+        );
+    } else {
+        app.open_session_picker();
+    }
+}
+
+fn approval_mode(app: &mut App, argument: Option<&str>) {
+    let mode = match argument {
+        Some("read-only") => Some(ApprovalMode::ReadOnly),
+        Some("ask") => Some(ApprovalMode::Ask),
+        Some("auto-edit") => Some(ApprovalMode::AutoEdit),
+        Some("full-auto") => Some(ApprovalMode::FullAuto),
+        _ => None,
+    };
+    match mode {
+        Some(mode) => app.send(Op::SetApprovalMode { mode }),
+        None => {
+            let now = app.approval_mode;
+            app.notice(
+                NoticeKind::Error,
+                format!("/approval needs a mode: read-only, ask, auto-edit or full-auto (now: {now})"),
+            );
+        }
+    }
+}
+
+fn theme(app: &mut App, argument: Option<&str>) {
+    match argument {
+        Some(name) => app.choose_theme(name),
+        None => {
+            let names = Theme::available(app.config_dir.as_deref());
+            let selected = names.iter().position(|name| *name == app.theme_name).unwrap_or(0);
+            app.overlays.push(Overlay::Themes { names, selected });
+        }
+    }
+}
