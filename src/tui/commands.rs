@@ -4,6 +4,7 @@
 
 use super::app::App;
 use super::conversation::NoticeKind;
+use super::keys::CommandHint;
 use super::overlay::Overlay;
 use super::scroll::Scroll;
 use super::theme::Theme;
@@ -79,16 +80,7 @@ pub const COMMANDS: &[Command] = &[
         help: "list and revoke remembered approvals",
         run: |app, _| app.overlays.push(Overlay::Approvals { selected: 0 }),
     },
-    Command {
-        name: "/notes",
-        aliases: &[],
-        args: "",
-        help: "the session notes",
-        run: |app, _| {
-            let workspace = std::path::PathBuf::from(&app.session.workspace);
-            app.overlays.push(Overlay::notes(&workspace));
-        },
-    },
+    super::layers::notes::COMMAND,
     Command {
         name: "/stats",
         aliases: &[],
@@ -110,17 +102,7 @@ pub const COMMANDS: &[Command] = &[
         help: "MCP servers, their state and tools; r reconnects",
         run: |app, _| app.overlays.push(Overlay::Mcp { selected: 0 }),
     },
-    Command {
-        name: "/skills",
-        aliases: &[],
-        args: "",
-        help: "the skills the agent can load",
-        run: |app, _| {
-            app.overlays.push(Overlay::Skills {
-                scroll: Scroll::default(),
-            })
-        },
-    },
+    super::layers::skills::COMMAND,
     super::layers::version::COMMAND,
     Command {
         name: "/quit",
@@ -130,6 +112,18 @@ pub const COMMANDS: &[Command] = &[
         run: |app, _| app.quit = true,
     },
 ];
+
+/// Every command as completion and the help list it.
+pub fn hints() -> Vec<CommandHint> {
+    COMMANDS
+        .iter()
+        .map(|command| CommandHint {
+            name: command.name,
+            args: command.args,
+            help: command.help,
+        })
+        .collect()
+}
 
 /// The command typed as `name` (with its slash), by name or alias.
 pub fn find(name: &str) -> Option<&'static Command> {

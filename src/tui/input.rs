@@ -7,8 +7,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
-use super::commands::{COMMANDS, Command};
-use super::keys::KeyHint;
+use super::keys::{CommandHint, KeyHint};
 use super::theme::Theme;
 
 /// What a key did to the input.
@@ -30,10 +29,13 @@ pub struct InputBox {
     /// The highlighted completion, while the popup shows.
     completion: usize,
     popup_dismissed: bool,
+    /// The slash commands it completes.
+    commands: Vec<CommandHint>,
 }
 
-impl Default for InputBox {
-    fn default() -> Self {
+impl InputBox {
+    /// An empty input that completes `commands`.
+    pub fn new(commands: Vec<CommandHint>) -> Self {
         let mut editor = TextArea::default();
         editor.set_wrap_mode(WrapMode::WordOrGlyph);
         editor.set_placeholder_text("Ask miniagent…  Enter sends · Alt-Enter new line · / commands");
@@ -43,11 +45,10 @@ impl Default for InputBox {
             recall: None,
             completion: 0,
             popup_dismissed: false,
+            commands,
         }
     }
-}
 
-impl InputBox {
     pub fn text(&self) -> String {
         self.editor.lines().join("\n")
     }
@@ -89,7 +90,7 @@ impl InputBox {
     }
 
     /// Slash commands matching what is typed, while the input is a bare `/word`.
-    pub fn completions(&self) -> Vec<Command> {
+    pub fn completions(&self) -> Vec<CommandHint> {
         if self.popup_dismissed {
             return Vec::new();
         }
@@ -97,7 +98,7 @@ impl InputBox {
         if !text.starts_with('/') || text.contains(char::is_whitespace) {
             return Vec::new();
         }
-        COMMANDS
+        self.commands
             .iter()
             .copied()
             .filter(|c| c.name.starts_with(text.as_str()))
@@ -296,7 +297,7 @@ mod tests {
 
     #[test]
     fn enter_sends_and_newline_keys_do_not() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         type_text(&mut input, "hello");
         input.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
         input.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
@@ -311,7 +312,7 @@ mod tests {
 
     #[test]
     fn history_recall_keeps_the_draft() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         for text in ["one", "two"] {
             type_text(&mut input, text);
             input.on_key(key(KeyCode::Enter));
@@ -328,7 +329,7 @@ mod tests {
 
     #[test]
     fn slash_completion_filters_and_completes() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         type_text(&mut input, "/app");
         let names: Vec<&str> = input.completions().iter().map(|c| c.name).collect();
         assert_eq!(names, vec!["/approval", "/approvals"]);
@@ -345,7 +346,7 @@ mod tests {
 
     #[test]
     fn a_big_paste_is_one_insert() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         let big = "line\r\n".repeat(100_000);
         input.paste(&big);
         assert_eq!(input.text().lines().count(), 100_000);

@@ -19,6 +19,7 @@ mod overlay_detail;
 pub mod overlay_view;
 mod pacing;
 pub mod palette;
+pub mod popup;
 pub mod render;
 pub mod replay;
 pub mod run;

@@ -1,6 +1,6 @@
 //! Overlays drawn over the panes: help, a tool call's detail, a file preview, the
-//! remembered approvals, notes, stats, the history inspector, the session picker and the
-//! first-run panel.
+//! remembered approvals, stats, the history inspector, the session picker, the first-run
+//! panel, and any `layers::Layer` (overlays in a file of their own).
 //! The top one gets keys first. (The approval overlay is the app's own, above all of
 //! these.)
 
@@ -8,30 +8,14 @@ use std::cell::Cell;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+pub use super::first_run::FirstRun;
 use super::inspector::{HistoryInspector, INSPECTOR_HINTS, INSPECTOR_TITLE};
 use super::keys::KeyHint;
+pub use super::keys::OverlayAction;
 use super::scroll::Scroll;
 use super::sessions::{PICKER_HINTS, PICKER_TITLE, SessionPicker};
 use super::tree::{FilePreview, PreviewAction};
 use crate::protocol::{ApprovalRule, HistorySnapshot, Op};
-use crate::tools::notes::load_notes;
-
-/// What an overlay did with a key.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OverlayAction {
-    /// Not its key.
-    Ignored,
-    Changed,
-    Close,
-    /// Ask the agent for something.
-    Send(Op),
-    /// Continue the session recorded in this log (the `/resume` picker's choice).
-    Resume(std::path::PathBuf),
-    /// Continue it after all: the person said yes to [`ResumeQuestion`].
-    ResumeConfirmed(std::path::PathBuf),
-    /// Use this theme (and remember it): the `/theme` choice.
-    Theme(String),
-}
 
 /// Asked before a log is continued that was recorded in another workspace, or is not
 /// one of this user's recorded sessions: a log names its workspace and its remembered
@@ -95,19 +79,6 @@ impl TrustPrompt {
     }
 }
 
-/// The first-run panel's facts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FirstRun {
-    /// Why there is no agent yet (the API key problem).
-    pub problem: String,
-    /// The user's config file.
-    pub config_path: String,
-    /// A local OpenAI-compatible server found answering: (base URL, model).
-    pub local_server: Option<(String, String)>,
-    /// Set when the person chose the local server; the event loop starts the agent.
-    pub accepted: bool,
-}
-
 /// What an overlay may read of the app while it handles a key.
 #[derive(Clone, Copy, Debug)]
 pub struct OverlayContext<'a> {
@@ -132,10 +103,6 @@ pub enum Overlay {
     Approvals {
         selected: usize,
     },
-    Notes {
-        lines: Vec<String>,
-        scroll: Scroll,
-    },
     Stats {
         scroll: Scroll,
     },
@@ -143,10 +110,6 @@ pub enum Overlay {
     /// `/mcp`: servers, states and tools.
     Mcp {
         selected: usize,
-    },
-    /// `/skills`: the skills the agent can load.
-    Skills {
-        scroll: Scroll,
     },
     /// `/resume`: the recorded sessions to continue.
     Sessions(SessionPicker),
@@ -165,24 +128,6 @@ pub enum Overlay {
 }
 
 impl Overlay {
-    /// The notes of the workspace, read now.
-    pub fn notes(workspace: &std::path::Path) -> Overlay {
-        let lines = match load_notes(workspace) {
-            Ok(notes) if notes.is_empty() => {
-                vec!["No notes yet. The agent records them with record_note.".to_string()]
-            }
-            Ok(notes) => notes
-                .iter()
-                .map(|note| format!("[{}] {}  ({})", note.category, note.content, note.timestamp))
-                .collect(),
-            Err(message) => vec![message],
-        };
-        Overlay::Notes {
-            lines,
-            scroll: Scroll::default(),
-        }
-    }
-
     /// Applies a key to this overlay.
     pub fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
         let rules = context.rules;
@@ -328,11 +273,9 @@ impl Overlay {
     /// The scroll position of an overlay whose text the overlay stack draws.
     pub fn scroll_state(&mut self) -> Option<&mut Scroll> {
         match self {
-            Overlay::Help { scroll }
-            | Overlay::ToolDetail { scroll, .. }
-            | Overlay::Notes { scroll, .. }
-            | Overlay::Stats { scroll }
-            | Overlay::Skills { scroll } => Some(scroll),
+            Overlay::Help { scroll } | Overlay::ToolDetail { scroll, .. } | Overlay::Stats { scroll } => {
+                Some(scroll)
+            }
             Overlay::FilePreview(_)
             | Overlay::History(_)
             | Overlay::Approvals { .. }
@@ -358,9 +301,7 @@ impl Overlay {
             Overlay::Layer(layer) => layer.scroll(lines),
             Overlay::Help { .. }
             | Overlay::ToolDetail { .. }
-            | Overlay::Notes { .. }
             | Overlay::Stats { .. }
-            | Overlay::Skills { .. }
             | Overlay::Approvals { .. }
             | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
@@ -381,9 +322,7 @@ impl Overlay {
             Overlay::Layer(layer) => layer.about_session(),
             Overlay::Help { .. }
             | Overlay::FilePreview(_)
-            | Overlay::Notes { .. }
             | Overlay::Mcp { .. }
-            | Overlay::Skills { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
@@ -399,11 +338,9 @@ impl Overlay {
             Overlay::ToolDetail { .. } => "Tool call".to_string(),
             Overlay::FilePreview(preview) => preview.title(root),
             Overlay::Approvals { .. } => "Remembered approvals".to_string(),
-            Overlay::Notes { .. } => "Notes".to_string(),
             Overlay::Stats { .. } => "Session statistics".to_string(),
             Overlay::History(_) => INSPECTOR_TITLE.to_string(),
             Overlay::Mcp { .. } => "MCP servers".to_string(),
-            Overlay::Skills { .. } => "Skills".to_string(),
             Overlay::Sessions(_) => PICKER_TITLE.to_string(),
             Overlay::Trust(_) => "Trust this workspace?".to_string(),
             Overlay::ResumeQuestion(_) => "Continue this session here?".to_string(),
@@ -448,11 +385,7 @@ impl Overlay {
                 KeyHint::new("Esc", "close"),
             ],
             Overlay::FirstRun(_) => vec![KeyHint::new("Esc/Enter", "close"), KeyHint::new("Ctrl-C", "quit")],
-            Overlay::Help { .. }
-            | Overlay::ToolDetail { .. }
-            | Overlay::Notes { .. }
-            | Overlay::Skills { .. }
-            | Overlay::Stats { .. } => {
+            Overlay::Help { .. } | Overlay::ToolDetail { .. } | Overlay::Stats { .. } => {
                 vec![
                     KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
                     KeyHint::new("Esc/q", "close"),

@@ -285,13 +285,6 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
             );
             popup(buf, small, &title, lines, 0, app, true);
         }
-        Overlay::Notes { lines, .. } => {
-            let lines = lines
-                .iter()
-                .map(|l| Line::from(Span::styled(l.clone(), app.theme.text)))
-                .collect();
-            scrolled_popup(buf, area, &title, lines, scroll, app, true);
-        }
         Overlay::Stats { .. } => {
             let (lines, width) = stats_lines(app, size.width);
             let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
@@ -358,10 +351,6 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
             popup(buf, small, &title, lines, 0, app, true);
         }
         Overlay::Trust(prompt) => trust_prompt(buf, size, &title, prompt, app),
-        Overlay::Skills { .. } => {
-            let lines = super::extensions::skills_lines(&app.skills, &app.skill_warnings, &app.theme);
-            scrolled_popup(buf, area, &title, lines, scroll, app, true);
-        }
         // Drawn above, before the other overlays borrow the app.
         Overlay::History(_) | Overlay::Sessions(_) | Overlay::Layer(_) => {}
         Overlay::Themes { names, selected } => {

@@ -99,3 +99,28 @@ fn exit_is_an_alias_of_quit() {
     app.on_key(key(KeyCode::Enter));
     assert!(app.quit);
 }
+
+#[test]
+fn notes_and_skills_are_layers_that_scroll_and_close() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "/notes");
+    app.on_key(key(KeyCode::Enter));
+    let shown = screen(&mut app, 80, 24);
+    // The snapshots' workspace (/home/dev/project) does not exist here: the reason shows.
+    assert!(
+        shown.contains(" Notes ") && shown.contains(".agent_memory.json"),
+        "{shown}"
+    );
+    // Keys the layer does not use stay with it: nothing is typed under it.
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(app.input.is_empty());
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+    type_text(&mut app, "/skills");
+    app.on_key(key(KeyCode::Enter));
+    assert!(screen(&mut app, 80, 24).contains(" Skills "));
+    app.on_key(key(KeyCode::Char('q')));
+    assert!(app.overlays.is_empty());
+    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+}

@@ -237,7 +237,7 @@ impl App {
             thinking: ThinkingPane::default(),
             timeline: Timeline::default(),
             tree: FileTree::new(workspace, session_start),
-            input: InputBox::default(),
+            input: InputBox::new(super::commands::hints()),
             tokens: TokenFigures::default(),
             stats: Stats::default(),
             focus: Pane::Input,

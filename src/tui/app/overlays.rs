@@ -37,9 +37,7 @@ impl App {
                 | Overlay::ToolDetail { .. }
                 | Overlay::FilePreview(_)
                 | Overlay::Approvals { .. }
-                | Overlay::Notes { .. }
                 | Overlay::Mcp { .. }
-                | Overlay::Skills { .. }
                 | Overlay::Sessions(_)
                 | Overlay::Trust(_)
                 | Overlay::ResumeQuestion(_)

@@ -6,6 +6,8 @@
 //! needs from the `&App` it is drawn with and the [`OverlayContext`] it handles keys
 //! with. Opening one is a slash command or a binding pushing `Overlay::Layer(..)`.
 
+pub mod notes;
+pub mod skills;
 pub mod version;
 
 use crossterm::event::KeyEvent;
@@ -66,3 +68,12 @@ pub const SCROLL_HINTS: [KeyHint; 2] = [
     KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
     KeyHint::new("Esc/q", "close"),
 ];
+
+/// Where a full text layer is drawn: as the other text overlays, most of the screen.
+pub fn text_area(size: Rect) -> Rect {
+    super::popup::centered(
+        size,
+        size.width.saturating_sub(6).min(120),
+        size.height.saturating_sub(2),
+    )
+}
