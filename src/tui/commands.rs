@@ -73,13 +73,7 @@ pub const COMMANDS: &[Command] = &[
         help: "read-only, ask, auto-edit or full-auto",
         run: approval_mode,
     },
-    Command {
-        name: "/approvals",
-        aliases: &[],
-        args: "",
-        help: "list and revoke remembered approvals",
-        run: |app, _| app.overlays.push(Overlay::Approvals { selected: 0 }),
-    },
+    super::layers::approvals::COMMAND,
     super::layers::notes::COMMAND,
     Command {
         name: "/stats",
@@ -95,13 +89,7 @@ pub const COMMANDS: &[Command] = &[
         help: "dark, light, high-contrast or your own",
         run: theme,
     },
-    Command {
-        name: "/mcp",
-        aliases: &[],
-        args: "",
-        help: "MCP servers, their state and tools; r reconnects",
-        run: |app, _| app.overlays.push(Overlay::Mcp { selected: 0 }),
-    },
+    super::layers::mcp::COMMAND,
     super::layers::skills::COMMAND,
     super::layers::version::COMMAND,
     Command {

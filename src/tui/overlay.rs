@@ -15,7 +15,7 @@ pub use super::keys::OverlayAction;
 use super::scroll::Scroll;
 use super::sessions::{PICKER_HINTS, PICKER_TITLE, SessionPicker};
 use super::tree::{FilePreview, PreviewAction};
-use crate::protocol::{ApprovalRule, HistorySnapshot, Op};
+use crate::protocol::{ApprovalRule, HistorySnapshot};
 
 /// Asked before a log is continued that was recorded in another workspace, or is not
 /// one of this user's recorded sessions: a log names its workspace and its remembered
@@ -100,17 +100,10 @@ pub enum Overlay {
         scroll: Scroll,
     },
     FilePreview(Box<FilePreview>),
-    Approvals {
-        selected: usize,
-    },
     Stats {
         scroll: Scroll,
     },
     History(HistoryInspector),
-    /// `/mcp`: servers, states and tools.
-    Mcp {
-        selected: usize,
-    },
     /// `/resume`: the recorded sessions to continue.
     Sessions(SessionPicker),
     /// The workspace has its own MCP servers: trust it (and start them) or not.
@@ -130,7 +123,6 @@ pub enum Overlay {
 impl Overlay {
     /// Applies a key to this overlay.
     pub fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
-        let rules = context.rules;
         if let Overlay::Layer(layer) = self {
             return layer.on_key(key, context);
         }
@@ -210,9 +202,6 @@ impl Overlay {
         if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) {
             return OverlayAction::Close;
         }
-        if let Overlay::Mcp { selected } = self {
-            return super::extensions::mcp_key(key, selected, context.mcp);
-        }
         if let Overlay::Themes { names, selected } = self {
             return match key.code {
                 KeyCode::Up | KeyCode::Char('k') => {
@@ -226,27 +215,6 @@ impl Overlay {
                 KeyCode::Enter => match names.get(*selected) {
                     Some(name) => OverlayAction::Theme(name.clone()),
                     None => OverlayAction::Close,
-                },
-                _ => OverlayAction::Ignored,
-            };
-        }
-        if let Overlay::Approvals { selected } = self {
-            return match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    *selected = selected.saturating_sub(1);
-                    OverlayAction::Changed
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    *selected = (*selected + 1).min(rules.len().saturating_sub(1));
-                    OverlayAction::Changed
-                }
-                KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => match rules.get(*selected) {
-                    Some(rule) => {
-                        let op = Op::RevokeApproval { rule: rule.clone() };
-                        *selected = selected.saturating_sub(usize::from(*selected + 1 >= rules.len()));
-                        OverlayAction::Send(op)
-                    }
-                    None => OverlayAction::Ignored,
                 },
                 _ => OverlayAction::Ignored,
             };
@@ -278,8 +246,6 @@ impl Overlay {
             }
             Overlay::FilePreview(_)
             | Overlay::History(_)
-            | Overlay::Approvals { .. }
-            | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
@@ -302,8 +268,6 @@ impl Overlay {
             Overlay::Help { .. }
             | Overlay::ToolDetail { .. }
             | Overlay::Stats { .. }
-            | Overlay::Approvals { .. }
-            | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
@@ -315,14 +279,10 @@ impl Overlay {
     /// Whether it shows the session itself, so it closes when another is resumed.
     pub fn about_session(&self) -> bool {
         match self {
-            Overlay::History(_)
-            | Overlay::Stats { .. }
-            | Overlay::ToolDetail { .. }
-            | Overlay::Approvals { .. } => true,
+            Overlay::History(_) | Overlay::Stats { .. } | Overlay::ToolDetail { .. } => true,
             Overlay::Layer(layer) => layer.about_session(),
             Overlay::Help { .. }
             | Overlay::FilePreview(_)
-            | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
@@ -337,10 +297,8 @@ impl Overlay {
             Overlay::Help { .. } => "Help".to_string(),
             Overlay::ToolDetail { .. } => "Tool call".to_string(),
             Overlay::FilePreview(preview) => preview.title(root),
-            Overlay::Approvals { .. } => "Remembered approvals".to_string(),
             Overlay::Stats { .. } => "Session statistics".to_string(),
             Overlay::History(_) => INSPECTOR_TITLE.to_string(),
-            Overlay::Mcp { .. } => "MCP servers".to_string(),
             Overlay::Sessions(_) => PICKER_TITLE.to_string(),
             Overlay::Trust(_) => "Trust this workspace?".to_string(),
             Overlay::ResumeQuestion(_) => "Continue this session here?".to_string(),
@@ -356,7 +314,6 @@ impl Overlay {
             Overlay::FilePreview(preview) => preview.key_hints(),
             Overlay::Layer(layer) => layer.key_hints(),
             Overlay::History(_) => INSPECTOR_HINTS.to_vec(),
-            Overlay::Mcp { .. } => super::extensions::MCP_HINTS.to_vec(),
             Overlay::Sessions(_) => PICKER_HINTS.to_vec(),
             Overlay::Trust(_) => vec![
                 KeyHint::new("y", "trust and start them"),
@@ -366,11 +323,6 @@ impl Overlay {
             Overlay::ResumeQuestion(_) => vec![
                 KeyHint::new("y", "continue it here"),
                 KeyHint::new("n/Esc", "do not resume"),
-            ],
-            Overlay::Approvals { .. } => vec![
-                KeyHint::new("↑/↓", "select"),
-                KeyHint::new("d", "revoke"),
-                KeyHint::new("Esc", "close"),
             ],
             Overlay::FirstRun(first_run) if first_run.local_server.is_some() => {
                 vec![

@@ -276,28 +276,10 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
                 preview.render(inner, buf, &app.theme);
             }
         }
-        Overlay::Approvals { selected } => {
-            let lines = approval_rule_lines(app, *selected);
-            let small = centered(
-                size,
-                70.min(size.width),
-                (lines.len() as u16 + 4).min(size.height),
-            );
-            popup(buf, small, &title, lines, 0, app, true);
-        }
         Overlay::Stats { .. } => {
             let (lines, width) = stats_lines(app, size.width);
             let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
             scrolled_popup(buf, small, &title, lines, scroll, app, false);
-        }
-        Overlay::Mcp { selected } => {
-            let servers: Vec<(String, crate::protocol::McpState)> = app
-                .mcp
-                .iter()
-                .map(|(name, state)| (name.clone(), state.clone()))
-                .collect();
-            let lines = super::extensions::mcp_lines(&servers, *selected, &app.theme);
-            popup(buf, area, &title, lines, 0, app, true);
         }
         Overlay::ResumeQuestion(question) => {
             let theme = &app.theme;
@@ -478,27 +460,6 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         }
     }
     lines
-}
-
-fn approval_rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
-    if app.rules.is_empty() {
-        return vec![Line::from(Span::styled(
-            "Nothing is remembered. Answer `a` at an approval to allow a tool (or a command) for the session.",
-            app.theme.dim,
-        ))];
-    }
-    app.rules
-        .iter()
-        .enumerate()
-        .map(|(index, rule)| {
-            let line = Line::from(Span::styled(format!("  {rule}"), app.theme.text));
-            if index == selected {
-                line.style(app.theme.selection)
-            } else {
-                line
-            }
-        })
-        .collect()
 }
 
 /// Columns the history figures need when they stand beside the session's.

@@ -36,8 +36,6 @@ impl App {
                 Overlay::Help { .. }
                 | Overlay::ToolDetail { .. }
                 | Overlay::FilePreview(_)
-                | Overlay::Approvals { .. }
-                | Overlay::Mcp { .. }
                 | Overlay::Sessions(_)
                 | Overlay::Trust(_)
                 | Overlay::ResumeQuestion(_)

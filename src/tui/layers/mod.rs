@@ -6,6 +6,8 @@
 //! needs from the `&App` it is drawn with and the [`OverlayContext`] it handles keys
 //! with. Opening one is a slash command or a binding pushing `Overlay::Layer(..)`.
 
+pub mod approvals;
+pub mod mcp;
 pub mod notes;
 pub mod skills;
 pub mod version;
