@@ -6,8 +6,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, Pane};
 use super::keys::KeyHint;
-use super::overlay::Overlay;
-use super::scroll::Scroll;
 use crate::protocol::Decision;
 
 /// One key binding.
@@ -47,9 +45,7 @@ fn completing(app: &App) -> bool {
 }
 
 fn open_help(app: &mut App, _: KeyEvent) -> bool {
-    app.overlays.push(Overlay::Help {
-        scroll: Scroll::default(),
-    });
+    super::layers::help::open(app);
     true
 }
 

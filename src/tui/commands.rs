@@ -6,7 +6,6 @@ use super::app::App;
 use super::conversation::NoticeKind;
 use super::keys::CommandHint;
 use super::overlay::Overlay;
-use super::scroll::Scroll;
 use super::theme::Theme;
 use crate::config::ApprovalMode;
 use crate::protocol::Op;
@@ -27,17 +26,7 @@ pub struct Command {
 
 /// Every slash command, in the order completion and help list them.
 pub const COMMANDS: &[Command] = &[
-    Command {
-        name: "/help",
-        aliases: &[],
-        args: "",
-        help: "every key and command",
-        run: |app, _| {
-            app.overlays.push(Overlay::Help {
-                scroll: Scroll::default(),
-            })
-        },
-    },
+    super::layers::help::COMMAND,
     Command {
         name: "/clear",
         aliases: &[],

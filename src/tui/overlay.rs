@@ -1,5 +1,4 @@
-//! Overlays drawn over the panes: help, a tool call's detail, a file preview, the
-//! remembered approvals, stats, the history inspector, the session picker, the first-run
+//! Overlays drawn over the panes: a tool call's detail, a file preview, stats, the history inspector, the session picker, the first-run
 //! panel, and any `layers::Layer` (overlays in a file of their own).
 //! The top one gets keys first. (The approval overlay is the app's own, above all of
 //! these.)
@@ -92,9 +91,6 @@ pub struct OverlayContext<'a> {
 
 /// An overlay. `History` is the summarized-history inspector (`/history`, F6).
 pub enum Overlay {
-    Help {
-        scroll: Scroll,
-    },
     ToolDetail {
         call_id: String,
         scroll: Scroll,
@@ -241,9 +237,7 @@ impl Overlay {
     /// The scroll position of an overlay whose text the overlay stack draws.
     pub fn scroll_state(&mut self) -> Option<&mut Scroll> {
         match self {
-            Overlay::Help { scroll } | Overlay::ToolDetail { scroll, .. } | Overlay::Stats { scroll } => {
-                Some(scroll)
-            }
+            Overlay::ToolDetail { scroll, .. } | Overlay::Stats { scroll } => Some(scroll),
             Overlay::FilePreview(_)
             | Overlay::History(_)
             | Overlay::Sessions(_)
@@ -265,8 +259,7 @@ impl Overlay {
             Overlay::FilePreview(preview) => preview.on_scroll(lines) != PreviewAction::Ignored,
             Overlay::History(inspector) => inspector.scroll_text(lines),
             Overlay::Layer(layer) => layer.scroll(lines),
-            Overlay::Help { .. }
-            | Overlay::ToolDetail { .. }
+            Overlay::ToolDetail { .. }
             | Overlay::Stats { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
@@ -281,8 +274,7 @@ impl Overlay {
         match self {
             Overlay::History(_) | Overlay::Stats { .. } | Overlay::ToolDetail { .. } => true,
             Overlay::Layer(layer) => layer.about_session(),
-            Overlay::Help { .. }
-            | Overlay::FilePreview(_)
+            Overlay::FilePreview(_)
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
@@ -294,7 +286,6 @@ impl Overlay {
     /// The overlay's frame title.
     pub fn title(&self, root: &std::path::Path) -> String {
         match self {
-            Overlay::Help { .. } => "Help".to_string(),
             Overlay::ToolDetail { .. } => "Tool call".to_string(),
             Overlay::FilePreview(preview) => preview.title(root),
             Overlay::Stats { .. } => "Session statistics".to_string(),
@@ -337,7 +328,7 @@ impl Overlay {
                 KeyHint::new("Esc", "close"),
             ],
             Overlay::FirstRun(_) => vec![KeyHint::new("Esc/Enter", "close"), KeyHint::new("Ctrl-C", "quit")],
-            Overlay::Help { .. } | Overlay::ToolDetail { .. } | Overlay::Stats { .. } => {
+            Overlay::ToolDetail { .. } | Overlay::Stats { .. } => {
                 vec![
                     KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
                     KeyHint::new("Esc/q", "close"),

@@ -8,16 +8,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::app::App;
-use super::bindings::{self, APPROVAL, WORKBENCH};
-use super::commands::COMMANDS;
-use super::inspector::{INSPECTOR_HINTS, message_range};
+use super::bindings::{self, APPROVAL};
+use super::inspector::message_range;
 use super::keys::KeyHint;
 use super::overlay::Overlay;
 use super::overlay_detail::{tool_detail_lines, trust_prompt};
 use super::render::{centered, clear_for_popup, popup, scrolled_popup, tokens};
-use super::replay::REPLAY_HINTS;
 use super::scroll::Scroll;
-use super::sessions::PICKER_HINTS;
 use super::text::{diff::diff_lines, wrap};
 use crate::protocol::ApprovalRule;
 
@@ -262,10 +259,6 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
         size.height.saturating_sub(2),
     );
     match top {
-        Overlay::Help { .. } => {
-            let lines = help_lines(app, area.width.saturating_sub(2));
-            scrolled_popup(buf, area, &title, lines, scroll, app, false);
-        }
         Overlay::ToolDetail { call_id, .. } => {
             let lines = tool_detail_lines(app, call_id, area.width.saturating_sub(2));
             scrolled_popup(buf, area, &title, lines, scroll, app, false);
@@ -371,95 +364,6 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
             popup(buf, small, &title, lines, 0, app, true);
         }
     }
-}
-
-/// The help's indentation before the keys, and the gap after the widest of them.
-const HELP_INDENT: usize = 2;
-const HELP_GAP: usize = 2;
-/// The text column keeps at least this many columns; wider keys go on a line of their own.
-const HELP_MIN_TEXT: usize = 24;
-
-/// One help row: the keys, then what they do in a column `key_columns` in, wrapped under
-/// itself. Keys too wide for the column stand on their own line, the text under them.
-fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize) -> Vec<Line<'static>> {
-    let action_width = usize::from(width).saturating_sub(key_columns).max(16);
-    let action_line = Line::from(Span::styled(action.to_string(), app.theme.text));
-    let wrapped = wrap::wrap_line(&action_line, u16::try_from(action_width).unwrap_or(u16::MAX));
-    let indent = " ".repeat(HELP_INDENT);
-    let keys_fit = HELP_INDENT + wrap::display_width(keys) + HELP_GAP <= key_columns;
-    let mut lines = Vec::new();
-    if !keys_fit {
-        lines.push(Line::from(Span::styled(format!("{indent}{keys}"), app.theme.key)));
-    }
-    for (index, line) in wrapped.into_iter().enumerate() {
-        let lead = if index == 0 && keys_fit {
-            let pad = key_columns - HELP_INDENT - wrap::display_width(keys);
-            format!("{indent}{keys}{}", " ".repeat(pad))
-        } else {
-            " ".repeat(key_columns)
-        };
-        let mut spans = vec![Span::styled(lead, app.theme.key)];
-        spans.extend(line.spans);
-        lines.push(Line::from(spans));
-    }
-    lines
-}
-
-/// Help, generated from every component's own bindings, for `width` columns.
-fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let mut sections: Vec<(&str, Vec<(String, &str)>)> = Vec::new();
-    let hints = |list: Vec<KeyHint>| -> Vec<(String, &'static str)> {
-        list.into_iter()
-            .map(|hint| (hint.keys.to_string(), hint.action))
-            .collect()
-    };
-    if app.replay.is_some() {
-        sections.push(("Replay", hints(REPLAY_HINTS.to_vec())));
-    }
-    sections.extend([
-        ("Workbench", hints(bindings::help_hints(WORKBENCH))),
-        ("Input", hints(app.input.key_hints())),
-        ("Conversation", hints(app.conversation.key_hints())),
-        ("Thinking", hints(app.thinking.key_hints())),
-        ("Tools", hints(app.timeline.key_hints())),
-        ("Files", hints(app.tree.key_hints())),
-        ("Approval", hints(bindings::help_hints(APPROVAL))),
-        (
-            "History inspector (F6, /history)",
-            hints(INSPECTOR_HINTS.to_vec()),
-        ),
-        ("Session picker (/resume)", hints(PICKER_HINTS.to_vec())),
-    ]);
-    sections.push((
-        "Commands",
-        COMMANDS
-            .iter()
-            .map(|command| {
-                let name = format!("{} {}", command.name, command.args);
-                (name.trim_end().to_string(), command.help)
-            })
-            .collect(),
-    ));
-    // The key column is as wide as the widest keys, while the text keeps its room.
-    let widest = sections
-        .iter()
-        .flat_map(|(_, rows)| rows.iter().map(|(keys, _)| wrap::display_width(keys)))
-        .max()
-        .unwrap_or(0);
-    let key_columns = (HELP_INDENT + widest + HELP_GAP)
-        .min(usize::from(width).saturating_sub(HELP_MIN_TEXT))
-        .max(HELP_INDENT + HELP_GAP);
-    let mut lines = Vec::new();
-    for (index, (title, rows)) in sections.iter().enumerate() {
-        if index > 0 {
-            lines.push(Line::default());
-        }
-        lines.push(Line::from(Span::styled(title.to_string(), app.theme.heading)));
-        for (keys, action) in rows {
-            lines.extend(help_row(keys, action, app, width, key_columns));
-        }
-    }
-    lines
 }
 
 /// Columns the history figures need when they stand beside the session's.

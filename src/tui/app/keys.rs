@@ -73,9 +73,7 @@ impl App {
                     if matches!(closed, Some(Overlay::FirstRun(_))) {
                         // The key that closed the welcome panel does what it does elsewhere.
                         match key.code {
-                            KeyCode::F(1) => self.overlays.push(Overlay::Help {
-                                scroll: Scroll::default(),
-                            }),
+                            KeyCode::F(1) => crate::tui::layers::help::open(self),
                             KeyCode::Char('/') => {
                                 self.focus = Pane::Input;
                                 self.input.on_key(key);

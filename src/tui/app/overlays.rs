@@ -33,8 +33,7 @@ impl App {
                     shown = true;
                 }
                 Overlay::Stats { .. } => shown = true,
-                Overlay::Help { .. }
-                | Overlay::ToolDetail { .. }
+                Overlay::ToolDetail { .. }
                 | Overlay::FilePreview(_)
                 | Overlay::Sessions(_)
                 | Overlay::Trust(_)

@@ -7,6 +7,7 @@
 //! with. Opening one is a slash command or a binding pushing `Overlay::Layer(..)`.
 
 pub mod approvals;
+pub mod help;
 pub mod mcp;
 pub mod notes;
 pub mod skills;
