@@ -1,5 +1,6 @@
-//! Overlays drawn over the panes: a tool call's detail, a file preview, stats, the history inspector, the session picker, the first-run
-//! panel, and any `layers::Layer` (overlays in a file of their own).
+//! Overlays drawn over the panes: a tool call's detail, a file preview, stats, the
+//! history inspector, the session picker, the trust and resume questions, the first-run
+//! panel, themes, and any `layers::Layer` (an overlay in a file of its own).
 //! The top one gets keys first. (The approval overlay is the app's own, above all of
 //! these.)
 

@@ -1,6 +1,6 @@
 //! Drawing the overlays: the approval request, the slash-command popup, and the
-//! overlay stack's top (help, tool detail, file preview, approvals, notes, stats, the
-//! history inspector, the session picker, first run).
+//! overlay stack's top (tool detail, file preview, stats, the history inspector, the
+//! session picker, the questions, first run, themes; a layer draws itself).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

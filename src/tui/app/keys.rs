@@ -1,6 +1,6 @@
 //! Keys, the mouse and pastes. A key goes to the pending approval first, then to the
-//! top overlay, then to the workbench's own keys, then to the focused pane; the first
-//! that uses it wins.
+//! top overlay, then to the workbench's own keys (the table `bindings::WORKBENCH`), then to
+//! the focused pane; the first that uses it wins. Slash commands run from `commands`.
 
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
