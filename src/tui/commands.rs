@@ -5,8 +5,6 @@
 use super::app::App;
 use super::conversation::NoticeKind;
 use super::keys::CommandHint;
-use super::overlay::Overlay;
-use super::theme::Theme;
 use crate::config::ApprovalMode;
 use crate::protocol::Op;
 
@@ -71,13 +69,7 @@ pub const COMMANDS: &[Command] = &[
         help: "tokens, steps and tool calls so far",
         run: |app, _| app.open_stats(),
     },
-    Command {
-        name: "/theme",
-        aliases: &[],
-        args: "NAME",
-        help: "dark, light, high-contrast or your own",
-        run: theme,
-    },
+    super::layers::themes::COMMAND,
     super::layers::mcp::COMMAND,
     super::layers::skills::COMMAND,
     super::layers::version::COMMAND,
@@ -150,17 +142,6 @@ fn approval_mode(app: &mut App, argument: Option<&str>) {
                 NoticeKind::Error,
                 format!("/approval needs a mode: read-only, ask, auto-edit or full-auto (now: {now})"),
             );
-        }
-    }
-}
-
-fn theme(app: &mut App, argument: Option<&str>) {
-    match argument {
-        Some(name) => app.choose_theme(name),
-        None => {
-            let names = Theme::available(app.config_dir.as_deref());
-            let selected = names.iter().position(|name| *name == app.theme_name).unwrap_or(0);
-            app.overlays.push(Overlay::Themes { names, selected });
         }
     }
 }

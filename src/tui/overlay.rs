@@ -108,11 +108,6 @@ pub enum Overlay {
     /// A log from elsewhere: continue it here or not.
     ResumeQuestion(ResumeQuestion),
     FirstRun(FirstRun),
-    /// `/theme`: the themes to choose from.
-    Themes {
-        names: Vec<String>,
-        selected: usize,
-    },
     /// An overlay in a file of its own under `layers/`.
     Layer(Box<dyn super::layers::Layer>),
 }
@@ -199,23 +194,6 @@ impl Overlay {
         if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) {
             return OverlayAction::Close;
         }
-        if let Overlay::Themes { names, selected } = self {
-            return match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    *selected = selected.saturating_sub(1);
-                    OverlayAction::Changed
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    *selected = (*selected + 1).min(names.len().saturating_sub(1));
-                    OverlayAction::Changed
-                }
-                KeyCode::Enter => match names.get(*selected) {
-                    Some(name) => OverlayAction::Theme(name.clone()),
-                    None => OverlayAction::Close,
-                },
-                _ => OverlayAction::Ignored,
-            };
-        }
         let Some(scroll) = self.scroll_state() else {
             return OverlayAction::Ignored;
         };
@@ -245,7 +223,6 @@ impl Overlay {
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
             | Overlay::FirstRun(_)
-            | Overlay::Themes { .. }
             | Overlay::Layer(_) => None,
         }
     }
@@ -265,8 +242,7 @@ impl Overlay {
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
-            | Overlay::FirstRun(_)
-            | Overlay::Themes { .. } => false,
+            | Overlay::FirstRun(_) => false,
         }
     }
 
@@ -279,8 +255,7 @@ impl Overlay {
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
-            | Overlay::FirstRun(_)
-            | Overlay::Themes { .. } => false,
+            | Overlay::FirstRun(_) => false,
         }
     }
 
@@ -295,7 +270,6 @@ impl Overlay {
             Overlay::Trust(_) => "Trust this workspace?".to_string(),
             Overlay::ResumeQuestion(_) => "Continue this session here?".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
-            Overlay::Themes { .. } => "Theme".to_string(),
             Overlay::Layer(layer) => layer.title(),
         }
     }
@@ -323,11 +297,6 @@ impl Overlay {
                     KeyHint::new("Ctrl-C", "quit"),
                 ]
             }
-            Overlay::Themes { .. } => vec![
-                KeyHint::new("↑/↓", "select"),
-                KeyHint::new("Enter", "use and save"),
-                KeyHint::new("Esc", "close"),
-            ],
             Overlay::FirstRun(_) => vec![KeyHint::new("Esc/Enter", "close"), KeyHint::new("Ctrl-C", "quit")],
             Overlay::ToolDetail { .. } | Overlay::Stats { .. } => {
                 vec![

@@ -328,30 +328,6 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
         Overlay::Trust(prompt) => trust_prompt(buf, size, &title, prompt, app),
         // Drawn above, before the other overlays borrow the app.
         Overlay::History(_) | Overlay::Sessions(_) | Overlay::Layer(_) => {}
-        Overlay::Themes { names, selected } => {
-            let lines: Vec<Line<'static>> = names
-                .iter()
-                .enumerate()
-                .map(|(index, name)| {
-                    let in_use = if *name == app.theme_name { "  (in use)" } else { "" };
-                    let line = Line::from(vec![
-                        Span::styled(format!("  {name}"), app.theme.text),
-                        Span::styled(in_use, app.theme.dim),
-                    ]);
-                    if index == *selected {
-                        line.style(app.theme.selection)
-                    } else {
-                        line
-                    }
-                })
-                .collect();
-            let small = centered(
-                size,
-                50.min(size.width),
-                (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2)).min(size.height),
-            );
-            popup(buf, small, &title, lines, 0, app, false);
-        }
         Overlay::FirstRun(first_run) => {
             let lines = super::first_run::lines(first_run, &app.theme);
             let width = 90.min(size.width);

@@ -174,7 +174,9 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
     type_text(&mut app, "/theme");
     app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(app.overlays.last(), Some(Overlay::Themes { .. })),
+        app.overlays
+            .last()
+            .is_some_and(|top| top.title(std::path::Path::new("")) == "Theme"),
         "one Enter opens the theme choice"
     );
     assert_screen!("theme_choice_80x24", screen(&mut app, 80, 24));

@@ -39,7 +39,6 @@ impl App {
                 | Overlay::Trust(_)
                 | Overlay::ResumeQuestion(_)
                 | Overlay::FirstRun(_)
-                | Overlay::Themes { .. }
                 | Overlay::Layer(_) => {}
             }
         }

@@ -11,6 +11,7 @@ pub mod help;
 pub mod mcp;
 pub mod notes;
 pub mod skills;
+pub mod themes;
 pub mod version;
 
 use crossterm::event::KeyEvent;
