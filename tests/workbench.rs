@@ -324,5 +324,7 @@ mod display;
 mod history;
 #[path = "workbench/input.rs"]
 mod input;
+#[path = "workbench/layers.rs"]
+mod layers;
 #[path = "workbench/seam.rs"]
 mod seam;

@@ -4,8 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::text::{Line, Span};
 
-use super::keys::KeyHint;
-use super::overlay::OverlayAction;
+use super::keys::{KeyHint, OverlayAction};
 use super::theme::Theme;
 use crate::protocol::{McpState, Op, SkillInfo};
 

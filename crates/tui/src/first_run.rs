@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use ratatui::text::{Line, Span};
 
-use super::overlay::FirstRun;
 use super::theme::Theme;
 
 /// Where local OpenAI-compatible servers usually listen.
@@ -106,4 +105,17 @@ pub async fn probe_local_servers() -> Option<(String, String)> {
         }
     }
     None
+}
+
+/// The first-run panel's facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstRun {
+    /// Why there is no agent yet (the API key problem).
+    pub problem: String,
+    /// The user's config file.
+    pub config_path: String,
+    /// A local OpenAI-compatible server found answering: (base URL, model).
+    pub local_server: Option<(String, String)>,
+    /// Set when the person chose the local server; the event loop starts the agent.
+    pub accepted: bool,
 }

@@ -7,85 +7,8 @@ use ratatui::layout::{Position, Rect};
 use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
-use super::keys::KeyHint;
+use super::keys::{CommandHint, KeyHint};
 use super::theme::Theme;
-
-/// A command typed as `/name args`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SlashCommand {
-    pub name: &'static str,
-    pub args: &'static str,
-    pub help: &'static str,
-}
-
-/// Every slash command, in the order the popup lists them.
-pub const SLASH_COMMANDS: [SlashCommand; 13] = [
-    SlashCommand {
-        name: "/help",
-        args: "",
-        help: "every key and command",
-    },
-    SlashCommand {
-        name: "/clear",
-        args: "",
-        help: "start the conversation over",
-    },
-    SlashCommand {
-        name: "/compact",
-        args: "",
-        help: "compact the history now",
-    },
-    SlashCommand {
-        name: "/history",
-        args: "",
-        help: "the prompt as the model sees it, and what summaries replaced",
-    },
-    SlashCommand {
-        name: "/resume",
-        args: "",
-        help: "continue a recorded session (this workspace's; Tab: all)",
-    },
-    SlashCommand {
-        name: "/approval",
-        args: "MODE",
-        help: "read-only, ask, auto-edit or full-auto",
-    },
-    SlashCommand {
-        name: "/approvals",
-        args: "",
-        help: "list and revoke remembered approvals",
-    },
-    SlashCommand {
-        name: "/notes",
-        args: "",
-        help: "the session notes",
-    },
-    SlashCommand {
-        name: "/stats",
-        args: "",
-        help: "tokens, steps and tool calls so far",
-    },
-    SlashCommand {
-        name: "/theme",
-        args: "NAME",
-        help: "dark, light, high-contrast or your own",
-    },
-    SlashCommand {
-        name: "/mcp",
-        args: "",
-        help: "MCP servers, their state and tools; r reconnects",
-    },
-    SlashCommand {
-        name: "/skills",
-        args: "",
-        help: "the skills the agent can load",
-    },
-    SlashCommand {
-        name: "/quit",
-        args: "",
-        help: "leave miniagent",
-    },
-];
 
 /// What a key did to the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,10 +29,13 @@ pub struct InputBox {
     /// The highlighted completion, while the popup shows.
     completion: usize,
     popup_dismissed: bool,
+    /// The slash commands it completes.
+    commands: Vec<CommandHint>,
 }
 
-impl Default for InputBox {
-    fn default() -> Self {
+impl InputBox {
+    /// An empty input that completes `commands`.
+    pub fn new(commands: Vec<CommandHint>) -> Self {
         let mut editor = TextArea::default();
         editor.set_wrap_mode(WrapMode::WordOrGlyph);
         editor.set_placeholder_text("Ask miniagent…  Enter sends · Alt-Enter new line · / commands");
@@ -119,11 +45,10 @@ impl Default for InputBox {
             recall: None,
             completion: 0,
             popup_dismissed: false,
+            commands,
         }
     }
-}
 
-impl InputBox {
     pub fn text(&self) -> String {
         self.editor.lines().join("\n")
     }
@@ -165,7 +90,7 @@ impl InputBox {
     }
 
     /// Slash commands matching what is typed, while the input is a bare `/word`.
-    pub fn completions(&self) -> Vec<SlashCommand> {
+    pub fn completions(&self) -> Vec<CommandHint> {
         if self.popup_dismissed {
             return Vec::new();
         }
@@ -173,7 +98,7 @@ impl InputBox {
         if !text.starts_with('/') || text.contains(char::is_whitespace) {
             return Vec::new();
         }
-        SLASH_COMMANDS
+        self.commands
             .iter()
             .copied()
             .filter(|c| c.name.starts_with(text.as_str()))
@@ -372,7 +297,7 @@ mod tests {
 
     #[test]
     fn enter_sends_and_newline_keys_do_not() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         type_text(&mut input, "hello");
         input.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
         input.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
@@ -387,7 +312,7 @@ mod tests {
 
     #[test]
     fn history_recall_keeps_the_draft() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         for text in ["one", "two"] {
             type_text(&mut input, text);
             input.on_key(key(KeyCode::Enter));
@@ -404,7 +329,7 @@ mod tests {
 
     #[test]
     fn slash_completion_filters_and_completes() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         type_text(&mut input, "/app");
         let names: Vec<&str> = input.completions().iter().map(|c| c.name).collect();
         assert_eq!(names, vec!["/approval", "/approvals"]);
@@ -421,7 +346,7 @@ mod tests {
 
     #[test]
     fn a_big_paste_is_one_insert() {
-        let mut input = InputBox::default();
+        let mut input = InputBox::new(crate::tui::commands::hints());
         let big = "line\r\n".repeat(100_000);
         input.paste(&big);
         assert_eq!(input.text().lines().count(), 100_000);

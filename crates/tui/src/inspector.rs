@@ -11,9 +11,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::keys::KeyHint;
-use super::overlay::OverlayAction;
-use super::render::{clear_for_popup, tokens};
+use super::keys::{KeyHint, OverlayAction};
+use super::popup::{clear_for_popup, tokens};
 use super::text::wrap::{display_width, truncate, wrap_lines};
 use super::theme::Theme;
 pub use crate::protocol::message_range;

@@ -1,5 +1,6 @@
 //! Key bindings as components describe them, so the help overlay and the bottom bar
-//! are generated from the components themselves, never kept by hand.
+//! are generated from the components themselves, never kept by hand; and what a
+//! component did with a key.
 
 /// One binding a component offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -10,8 +11,36 @@ pub struct KeyHint {
     pub action: &'static str,
 }
 
+/// A slash command as completion and the help show it (the table that runs them is
+/// `commands::COMMANDS`; this leaf type keeps the input box free of the app).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandHint {
+    /// With its slash, e.g. `/help`.
+    pub name: &'static str,
+    /// How its argument is written, e.g. `MODE`; empty when it takes none.
+    pub args: &'static str,
+    pub help: &'static str,
+}
+
 impl KeyHint {
     pub const fn new(keys: &'static str, action: &'static str) -> Self {
         Self { keys, action }
     }
+}
+
+/// What an overlay did with a key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OverlayAction {
+    /// Not its key.
+    Ignored,
+    Changed,
+    Close,
+    /// Ask the agent for something.
+    Send(crate::protocol::Op),
+    /// Continue the session recorded in this log (the `/resume` picker's choice).
+    Resume(std::path::PathBuf),
+    /// Continue it after all: the person said yes to [`ResumeQuestion`].
+    ResumeConfirmed(std::path::PathBuf),
+    /// Use this theme (and remember it): the `/theme` choice.
+    Theme(String),
 }

@@ -4,12 +4,15 @@
 //! draws it. Nothing here reaches into the agent: it sends `Op`s and reads `Event`s.
 
 pub mod app;
+pub mod bindings;
+pub mod commands;
 pub mod conversation;
 pub mod extensions;
 pub mod first_run;
 pub mod input;
 pub mod inspector;
 pub mod keys;
+pub mod layers;
 pub mod layout;
 mod output_buffer;
 pub mod overlay;
@@ -17,6 +20,7 @@ mod overlay_detail;
 pub mod overlay_view;
 mod pacing;
 pub mod palette;
+pub mod popup;
 pub mod render;
 pub mod replay;
 pub mod run;

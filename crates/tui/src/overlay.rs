@@ -1,6 +1,6 @@
-//! Overlays drawn over the panes: help, a tool call's detail, a file preview, the
-//! remembered approvals, notes, stats, the history inspector, the session picker and the
-//! first-run panel.
+//! Overlays drawn over the panes: a tool call's detail, a file preview, stats, the
+//! history inspector, the session picker, the trust and resume questions, the first-run
+//! panel, themes, and any `layers::Layer` (an overlay in a file of its own).
 //! The top one gets keys first. (The approval overlay is the app's own, above all of
 //! these.)
 
@@ -8,29 +8,14 @@ use std::cell::Cell;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+pub use super::first_run::FirstRun;
 use super::inspector::{HistoryInspector, INSPECTOR_HINTS, INSPECTOR_TITLE};
 use super::keys::KeyHint;
+pub use super::keys::OverlayAction;
 use super::scroll::Scroll;
 use super::sessions::{PICKER_HINTS, PICKER_TITLE, SessionPicker};
 use super::tree::{FilePreview, PreviewAction};
-use crate::protocol::{ApprovalRule, HistorySnapshot, Op};
-
-/// What an overlay did with a key.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OverlayAction {
-    /// Not its key.
-    Ignored,
-    Changed,
-    Close,
-    /// Ask the agent for something.
-    Send(Op),
-    /// Continue the session recorded in this log (the `/resume` picker's choice).
-    Resume(std::path::PathBuf),
-    /// Continue it after all: the person said yes to [`ResumeQuestion`].
-    ResumeConfirmed(std::path::PathBuf),
-    /// Use this theme (and remember it): the `/theme` choice.
-    Theme(String),
-}
+use crate::protocol::{ApprovalRule, HistorySnapshot};
 
 /// Asked before a log is continued that was recorded in another workspace, or is not
 /// one of this user's recorded sessions: a log names its workspace and its remembered
@@ -94,19 +79,6 @@ impl TrustPrompt {
     }
 }
 
-/// The first-run panel's facts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FirstRun {
-    /// Why there is no agent yet (the API key problem).
-    pub problem: String,
-    /// The user's config file.
-    pub config_path: String,
-    /// A local OpenAI-compatible server found answering: (base URL, model).
-    pub local_server: Option<(String, String)>,
-    /// Set when the person chose the local server; the event loop starts the agent.
-    pub accepted: bool,
-}
-
 /// What an overlay may read of the app while it handles a key.
 #[derive(Clone, Copy, Debug)]
 pub struct OverlayContext<'a> {
@@ -120,33 +92,15 @@ pub struct OverlayContext<'a> {
 
 /// An overlay. `History` is the summarized-history inspector (`/history`, F6).
 pub enum Overlay {
-    Help {
-        scroll: Scroll,
-    },
     ToolDetail {
         call_id: String,
         scroll: Scroll,
     },
     FilePreview(Box<FilePreview>),
-    Approvals {
-        selected: usize,
-    },
-    Notes {
-        lines: Vec<String>,
-        scroll: Scroll,
-    },
     Stats {
         scroll: Scroll,
     },
     History(HistoryInspector),
-    /// `/mcp`: servers, states and tools.
-    Mcp {
-        selected: usize,
-    },
-    /// `/skills`: the skills the agent can load.
-    Skills {
-        scroll: Scroll,
-    },
     /// `/resume`: the recorded sessions to continue.
     Sessions(SessionPicker),
     /// The workspace has its own MCP servers: trust it (and start them) or not.
@@ -154,41 +108,16 @@ pub enum Overlay {
     /// A log from elsewhere: continue it here or not.
     ResumeQuestion(ResumeQuestion),
     FirstRun(FirstRun),
-    /// `/theme`: the themes to choose from.
-    Themes {
-        names: Vec<String>,
-        selected: usize,
-    },
+    /// An overlay in a file of its own under `layers/`.
+    Layer(Box<dyn super::layers::Layer>),
 }
 
 impl Overlay {
-    /// The notes overlay while the agent reads them ([`Op::ReadNotes`]).
-    ///
-    /// [`Op::ReadNotes`]: crate::protocol::Op::ReadNotes
-    pub fn notes_pending() -> Overlay {
-        Overlay::Notes {
-            lines: vec!["reading the notes…".to_string()],
-            scroll: Scroll::default(),
-        }
-    }
-
-    /// The notes overlay's lines for the agent's answer.
-    pub fn note_lines(notes: &[crate::protocol::NoteInfo], error: Option<String>) -> Vec<String> {
-        match error {
-            Some(message) => vec![message],
-            None if notes.is_empty() => {
-                vec!["No notes yet. The agent records them with record_note.".to_string()]
-            }
-            None => notes
-                .iter()
-                .map(|note| format!("[{}] {}  ({})", note.category, note.content, note.timestamp))
-                .collect(),
-        }
-    }
-
     /// Applies a key to this overlay.
     pub fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
-        let rules = context.rules;
+        if let Overlay::Layer(layer) = self {
+            return layer.on_key(key, context);
+        }
         if let Overlay::History(inspector) = self {
             return inspector.on_key(key, context.history);
         }
@@ -265,47 +194,6 @@ impl Overlay {
         if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) {
             return OverlayAction::Close;
         }
-        if let Overlay::Mcp { selected } = self {
-            return super::extensions::mcp_key(key, selected, context.mcp);
-        }
-        if let Overlay::Themes { names, selected } = self {
-            return match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    *selected = selected.saturating_sub(1);
-                    OverlayAction::Changed
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    *selected = (*selected + 1).min(names.len().saturating_sub(1));
-                    OverlayAction::Changed
-                }
-                KeyCode::Enter => match names.get(*selected) {
-                    Some(name) => OverlayAction::Theme(name.clone()),
-                    None => OverlayAction::Close,
-                },
-                _ => OverlayAction::Ignored,
-            };
-        }
-        if let Overlay::Approvals { selected } = self {
-            return match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    *selected = selected.saturating_sub(1);
-                    OverlayAction::Changed
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    *selected = (*selected + 1).min(rules.len().saturating_sub(1));
-                    OverlayAction::Changed
-                }
-                KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => match rules.get(*selected) {
-                    Some(rule) => {
-                        let op = Op::RevokeApproval { rule: rule.clone() };
-                        *selected = selected.saturating_sub(usize::from(*selected + 1 >= rules.len()));
-                        OverlayAction::Send(op)
-                    }
-                    None => OverlayAction::Ignored,
-                },
-                _ => OverlayAction::Ignored,
-            };
-        }
         let Some(scroll) = self.scroll_state() else {
             return OverlayAction::Ignored;
         };
@@ -328,20 +216,14 @@ impl Overlay {
     /// The scroll position of an overlay whose text the overlay stack draws.
     pub fn scroll_state(&mut self) -> Option<&mut Scroll> {
         match self {
-            Overlay::Help { scroll }
-            | Overlay::ToolDetail { scroll, .. }
-            | Overlay::Notes { scroll, .. }
-            | Overlay::Stats { scroll }
-            | Overlay::Skills { scroll } => Some(scroll),
+            Overlay::ToolDetail { scroll, .. } | Overlay::Stats { scroll } => Some(scroll),
             Overlay::FilePreview(_)
             | Overlay::History(_)
-            | Overlay::Approvals { .. }
-            | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
             | Overlay::FirstRun(_)
-            | Overlay::Themes { .. } => None,
+            | Overlay::Layer(_) => None,
         }
     }
 
@@ -354,38 +236,41 @@ impl Overlay {
         match self {
             Overlay::FilePreview(preview) => preview.on_scroll(lines) != PreviewAction::Ignored,
             Overlay::History(inspector) => inspector.scroll_text(lines),
-            Overlay::Help { .. }
-            | Overlay::ToolDetail { .. }
-            | Overlay::Notes { .. }
+            Overlay::Layer(layer) => layer.scroll(lines),
+            Overlay::ToolDetail { .. }
             | Overlay::Stats { .. }
-            | Overlay::Skills { .. }
-            | Overlay::Approvals { .. }
-            | Overlay::Mcp { .. }
             | Overlay::Sessions(_)
             | Overlay::Trust(_)
             | Overlay::ResumeQuestion(_)
-            | Overlay::FirstRun(_)
-            | Overlay::Themes { .. } => false,
+            | Overlay::FirstRun(_) => false,
+        }
+    }
+
+    /// Whether it shows the session itself, so it closes when another is resumed.
+    pub fn about_session(&self) -> bool {
+        match self {
+            Overlay::History(_) | Overlay::Stats { .. } | Overlay::ToolDetail { .. } => true,
+            Overlay::Layer(layer) => layer.about_session(),
+            Overlay::FilePreview(_)
+            | Overlay::Sessions(_)
+            | Overlay::Trust(_)
+            | Overlay::ResumeQuestion(_)
+            | Overlay::FirstRun(_) => false,
         }
     }
 
     /// The overlay's frame title.
     pub fn title(&self, root: &std::path::Path) -> String {
         match self {
-            Overlay::Help { .. } => "Help".to_string(),
             Overlay::ToolDetail { .. } => "Tool call".to_string(),
             Overlay::FilePreview(preview) => preview.title(root),
-            Overlay::Approvals { .. } => "Remembered approvals".to_string(),
-            Overlay::Notes { .. } => "Notes".to_string(),
             Overlay::Stats { .. } => "Session statistics".to_string(),
             Overlay::History(_) => INSPECTOR_TITLE.to_string(),
-            Overlay::Mcp { .. } => "MCP servers".to_string(),
-            Overlay::Skills { .. } => "Skills".to_string(),
             Overlay::Sessions(_) => PICKER_TITLE.to_string(),
             Overlay::Trust(_) => "Trust this workspace?".to_string(),
             Overlay::ResumeQuestion(_) => "Continue this session here?".to_string(),
             Overlay::FirstRun(_) => "Welcome to miniagent".to_string(),
-            Overlay::Themes { .. } => "Theme".to_string(),
+            Overlay::Layer(layer) => layer.title(),
         }
     }
 
@@ -393,8 +278,8 @@ impl Overlay {
     pub fn key_hints(&self) -> Vec<KeyHint> {
         match self {
             Overlay::FilePreview(preview) => preview.key_hints(),
+            Overlay::Layer(layer) => layer.key_hints(),
             Overlay::History(_) => INSPECTOR_HINTS.to_vec(),
-            Overlay::Mcp { .. } => super::extensions::MCP_HINTS.to_vec(),
             Overlay::Sessions(_) => PICKER_HINTS.to_vec(),
             Overlay::Trust(_) => vec![
                 KeyHint::new("y", "trust and start them"),
@@ -405,11 +290,6 @@ impl Overlay {
                 KeyHint::new("y", "continue it here"),
                 KeyHint::new("n/Esc", "do not resume"),
             ],
-            Overlay::Approvals { .. } => vec![
-                KeyHint::new("↑/↓", "select"),
-                KeyHint::new("d", "revoke"),
-                KeyHint::new("Esc", "close"),
-            ],
             Overlay::FirstRun(first_run) if first_run.local_server.is_some() => {
                 vec![
                     KeyHint::new("Enter", "use the local server"),
@@ -417,17 +297,8 @@ impl Overlay {
                     KeyHint::new("Ctrl-C", "quit"),
                 ]
             }
-            Overlay::Themes { .. } => vec![
-                KeyHint::new("↑/↓", "select"),
-                KeyHint::new("Enter", "use and save"),
-                KeyHint::new("Esc", "close"),
-            ],
             Overlay::FirstRun(_) => vec![KeyHint::new("Esc/Enter", "close"), KeyHint::new("Ctrl-C", "quit")],
-            Overlay::Help { .. }
-            | Overlay::ToolDetail { .. }
-            | Overlay::Notes { .. }
-            | Overlay::Skills { .. }
-            | Overlay::Stats { .. } => {
+            Overlay::ToolDetail { .. } | Overlay::Stats { .. } => {
                 vec![
                     KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
                     KeyHint::new("Esc/q", "close"),

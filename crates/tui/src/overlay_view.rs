@@ -1,22 +1,20 @@
 //! Drawing the overlays: the approval request, the slash-command popup, and the
-//! overlay stack's top (help, tool detail, file preview, approvals, notes, stats, the
-//! history inspector, the session picker, first run).
+//! overlay stack's top (tool detail, file preview, stats, the history inspector, the
+//! session picker, the questions, first run, themes; a layer draws itself).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::app::{APPROVAL_HINTS, App, GLOBAL_HINTS};
-use super::input::SLASH_COMMANDS;
-use super::inspector::{INSPECTOR_HINTS, message_range};
+use super::app::App;
+use super::bindings::{self, APPROVAL};
+use super::inspector::message_range;
 use super::keys::KeyHint;
 use super::overlay::Overlay;
 use super::overlay_detail::{tool_detail_lines, trust_prompt};
 use super::render::{centered, clear_for_popup, popup, scrolled_popup, tokens};
-use super::replay::REPLAY_HINTS;
 use super::scroll::Scroll;
-use super::sessions::PICKER_HINTS;
 use super::text::{diff::diff_lines, wrap};
 use crate::protocol::{ApprovalRequest, ApprovalRule};
 use crate::tui::theme::Theme;
@@ -185,15 +183,7 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
 /// The approval keys that apply to the front request, as its dialog and the status bar
 /// show them: `a` only where the dialog says what it would cover.
 pub fn approval_hints(app: &App) -> Vec<KeyHint> {
-    let session = app
-        .approvals
-        .front()
-        .is_some_and(|front| front.session_rule.is_some());
-    APPROVAL_HINTS[..4]
-        .iter()
-        .filter(|hint| session || hint.keys != "a")
-        .copied()
-        .collect()
+    bindings::bar_hints(APPROVAL, app)
 }
 
 /// What approving for the session will cover, said before the key is pressed.
@@ -279,6 +269,10 @@ pub fn draw_overlay(app: &mut App, size: Rect, buf: &mut Buffer) {
         inspector.draw(app.history.as_ref(), &app.theme, area, buf);
         return;
     }
+    if let Some(Overlay::Layer(layer)) = app.overlays.last() {
+        layer.render(app, size, buf);
+        return;
+    }
     if let Some(Overlay::Sessions(picker)) = app.overlays.last_mut() {
         let area = centered(
             size,
@@ -314,10 +308,6 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
         size.height.saturating_sub(2),
     );
     match top {
-        Overlay::Help { .. } => {
-            let lines = help_lines(app, area.width.saturating_sub(2));
-            scrolled_popup(buf, area, &title, lines, scroll, app, false);
-        }
         Overlay::ToolDetail { call_id, .. } => {
             let lines = tool_detail_lines(app, call_id, area.width.saturating_sub(2));
             scrolled_popup(buf, area, &title, lines, scroll, app, false);
@@ -328,35 +318,10 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
                 preview.render(inner, buf, &app.theme);
             }
         }
-        Overlay::Approvals { selected } => {
-            let lines = approval_rule_lines(app, *selected);
-            let small = centered(
-                size,
-                70.min(size.width),
-                (lines.len() as u16 + 4).min(size.height),
-            );
-            popup(buf, small, &title, lines, 0, app, true);
-        }
-        Overlay::Notes { lines, .. } => {
-            let lines = lines
-                .iter()
-                .map(|l| Line::from(Span::styled(l.clone(), app.theme.text)))
-                .collect();
-            scrolled_popup(buf, area, &title, lines, scroll, app, true);
-        }
         Overlay::Stats { .. } => {
             let (lines, width) = stats_lines(app, size.width);
             let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
             scrolled_popup(buf, small, &title, lines, scroll, app, false);
-        }
-        Overlay::Mcp { selected } => {
-            let servers: Vec<(String, crate::protocol::McpState)> = app
-                .mcp
-                .iter()
-                .map(|(name, state)| (name.clone(), state.clone()))
-                .collect();
-            let lines = super::extensions::mcp_lines(&servers, *selected, &app.theme);
-            popup(buf, area, &title, lines, 0, app, true);
         }
         Overlay::ResumeQuestion(question) => {
             let theme = &app.theme;
@@ -410,36 +375,8 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
             popup(buf, small, &title, lines, 0, app, true);
         }
         Overlay::Trust(prompt) => trust_prompt(buf, size, &title, prompt, app),
-        Overlay::Skills { .. } => {
-            let lines = super::extensions::skills_lines(&app.skills, &app.skill_warnings, &app.theme);
-            scrolled_popup(buf, area, &title, lines, scroll, app, true);
-        }
         // Drawn above, before the other overlays borrow the app.
-        Overlay::History(_) | Overlay::Sessions(_) => {}
-        Overlay::Themes { names, selected } => {
-            let lines: Vec<Line<'static>> = names
-                .iter()
-                .enumerate()
-                .map(|(index, name)| {
-                    let in_use = if *name == app.theme_name { "  (in use)" } else { "" };
-                    let line = Line::from(vec![
-                        Span::styled(format!("  {name}"), app.theme.text),
-                        Span::styled(in_use, app.theme.dim),
-                    ]);
-                    if index == *selected {
-                        line.style(app.theme.selection)
-                    } else {
-                        line
-                    }
-                })
-                .collect();
-            let small = centered(
-                size,
-                50.min(size.width),
-                (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2)).min(size.height),
-            );
-            popup(buf, small, &title, lines, 0, app, false);
-        }
+        Overlay::History(_) | Overlay::Sessions(_) | Overlay::Layer(_) => {}
         Overlay::FirstRun(first_run) => {
             let lines = super::first_run::lines(first_run, &app.theme);
             let width = 90.min(size.width);
@@ -452,116 +389,6 @@ fn draw_top(app: &App, root: &std::path::Path, scroll: &mut Scroll, size: Rect, 
             popup(buf, small, &title, lines, 0, app, true);
         }
     }
-}
-
-/// The help's indentation before the keys, and the gap after the widest of them.
-const HELP_INDENT: usize = 2;
-const HELP_GAP: usize = 2;
-/// The text column keeps at least this many columns; wider keys go on a line of their own.
-const HELP_MIN_TEXT: usize = 24;
-
-/// One help row: the keys, then what they do in a column `key_columns` in, wrapped under
-/// itself. Keys too wide for the column stand on their own line, the text under them.
-fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize) -> Vec<Line<'static>> {
-    let action_width = usize::from(width).saturating_sub(key_columns).max(16);
-    let action_line = Line::from(Span::styled(action.to_string(), app.theme.text));
-    let wrapped = wrap::wrap_line(&action_line, u16::try_from(action_width).unwrap_or(u16::MAX));
-    let indent = " ".repeat(HELP_INDENT);
-    let keys_fit = HELP_INDENT + wrap::display_width(keys) + HELP_GAP <= key_columns;
-    let mut lines = Vec::new();
-    if !keys_fit {
-        lines.push(Line::from(Span::styled(format!("{indent}{keys}"), app.theme.key)));
-    }
-    for (index, line) in wrapped.into_iter().enumerate() {
-        let lead = if index == 0 && keys_fit {
-            let pad = key_columns - HELP_INDENT - wrap::display_width(keys);
-            format!("{indent}{keys}{}", " ".repeat(pad))
-        } else {
-            " ".repeat(key_columns)
-        };
-        let mut spans = vec![Span::styled(lead, app.theme.key)];
-        spans.extend(line.spans);
-        lines.push(Line::from(spans));
-    }
-    lines
-}
-
-/// Help, generated from every component's own bindings, for `width` columns.
-fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let mut sections: Vec<(&str, Vec<(String, &str)>)> = Vec::new();
-    let hints = |list: Vec<KeyHint>| -> Vec<(String, &'static str)> {
-        list.into_iter()
-            .map(|hint| (hint.keys.to_string(), hint.action))
-            .collect()
-    };
-    if app.replay.is_some() {
-        sections.push(("Replay", hints(REPLAY_HINTS.to_vec())));
-    }
-    sections.extend([
-        ("Workbench", hints(GLOBAL_HINTS.to_vec())),
-        ("Input", hints(app.input.key_hints())),
-        ("Conversation", hints(app.conversation.key_hints())),
-        ("Thinking", hints(app.thinking.key_hints())),
-        ("Tools", hints(app.timeline.key_hints())),
-        ("Files", hints(app.tree.key_hints())),
-        ("Approval", hints(APPROVAL_HINTS.to_vec())),
-        (
-            "History inspector (F6, /history)",
-            hints(INSPECTOR_HINTS.to_vec()),
-        ),
-        ("Session picker (/resume)", hints(PICKER_HINTS.to_vec())),
-    ]);
-    sections.push((
-        "Commands",
-        SLASH_COMMANDS
-            .iter()
-            .map(|command| {
-                let name = format!("{} {}", command.name, command.args);
-                (name.trim_end().to_string(), command.help)
-            })
-            .collect(),
-    ));
-    // The key column is as wide as the widest keys, while the text keeps its room.
-    let widest = sections
-        .iter()
-        .flat_map(|(_, rows)| rows.iter().map(|(keys, _)| wrap::display_width(keys)))
-        .max()
-        .unwrap_or(0);
-    let key_columns = (HELP_INDENT + widest + HELP_GAP)
-        .min(usize::from(width).saturating_sub(HELP_MIN_TEXT))
-        .max(HELP_INDENT + HELP_GAP);
-    let mut lines = Vec::new();
-    for (index, (title, rows)) in sections.iter().enumerate() {
-        if index > 0 {
-            lines.push(Line::default());
-        }
-        lines.push(Line::from(Span::styled(title.to_string(), app.theme.heading)));
-        for (keys, action) in rows {
-            lines.extend(help_row(keys, action, app, width, key_columns));
-        }
-    }
-    lines
-}
-
-fn approval_rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
-    if app.rules.is_empty() {
-        return vec![Line::from(Span::styled(
-            "Nothing is remembered. Answer `a` at an approval to allow a tool (or a command) for the session.",
-            app.theme.dim,
-        ))];
-    }
-    app.rules
-        .iter()
-        .enumerate()
-        .map(|(index, rule)| {
-            let line = Line::from(Span::styled(format!("  {rule}"), app.theme.text));
-            if index == selected {
-                line.style(app.theme.selection)
-            } else {
-                line
-            }
-        })
-        .collect()
 }
 
 /// Columns the history figures need when they stand beside the session's.

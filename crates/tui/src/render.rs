@@ -7,12 +7,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget, Wrap};
 
-use super::app::{Activity, App, GLOBAL_HINTS, Pane};
+use super::app::{Activity, App, Pane};
 use super::keys::KeyHint;
 use super::layout::{self, Areas};
 use super::overlay_view;
+pub use super::popup::{centered, clear_for_popup, tokens};
 use super::replay::ReplayStatus;
 use super::scroll::Scroll;
 use super::text::wrap;
@@ -227,19 +228,6 @@ fn shorten_home(path: &str) -> String {
     }
 }
 
-/// "12.3k" for token counts.
-pub fn tokens(count: u64) -> String {
-    if count >= 1_000_000 {
-        format!("{:.1}M", count as f64 / 1e6)
-    } else if count >= 10_000 {
-        format!("{}k", count / 1000)
-    } else if count >= 1000 {
-        format!("{:.1}k", count as f64 / 1000.0)
-    } else {
-        count.to_string()
-    }
-}
-
 fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
     buf.set_style(area, theme.status_bar);
@@ -359,43 +347,8 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
     if app.turn_running && app.replay.is_none() {
         hints.insert(0, KeyHint::new("Esc", "interrupt"));
     }
-    hints.push(KeyHint::new("F1", "help"));
-    hints.extend(GLOBAL_HINTS.iter().skip(3).take(2).copied());
+    hints.extend(super::bindings::bar_hints(super::bindings::WORKBENCH, app));
     hints
-}
-
-/// A centred rectangle of at most `width` × `height` inside `area`.
-pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let width = width.min(area.width);
-    let height = height.min(area.height);
-    Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    }
-}
-
-/// Clears `area` for a popup. A wide (CJK) character whose cell lies just left of the
-/// area would otherwise spill its second column over the popup's border; the half of
-/// one cut by the right edge would leave a stray column.
-pub fn clear_for_popup(area: Rect, buf: &mut Buffer) {
-    let bounds = buf.area;
-    for y in area.top()..area.bottom() {
-        if area.left() > bounds.left()
-            && let Some(cell) = buf.cell_mut((area.left() - 1, y))
-            && wrap::display_width(cell.symbol()) > 1
-        {
-            cell.set_symbol(" ");
-        }
-        if area.right() < bounds.right()
-            && let Some(cell) = buf.cell_mut((area.right(), y))
-            && cell.symbol().is_empty()
-        {
-            cell.set_symbol(" ");
-        }
-    }
-    Clear.render(area, buf);
 }
 
 /// Draws a framed popup with `lines`, scrolled by `scroll`; returns the inner area.

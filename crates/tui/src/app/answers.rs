@@ -3,7 +3,7 @@
 //! result the timeline let go of. The workbench reads none of the agent's files itself.
 
 use super::App;
-use crate::protocol::{CallEffect, NoteInfo, RecordedOutput};
+use crate::protocol::{CallEffect, Event, RecordedOutput};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
 use crate::tui::overlay::Overlay;
@@ -18,12 +18,11 @@ impl App {
         }
     }
 
-    /// The notes arrived: an open notes overlay shows them.
-    pub(super) fn notes_arrived(&mut self, notes: &[NoteInfo], error: Option<String>) {
-        let shown = Overlay::note_lines(notes, error);
+    /// An answer the open layers may be waiting for (the notes).
+    pub(super) fn layers_take(&mut self, event: &Event) {
         for overlay in &mut self.overlays {
-            if let Overlay::Notes { lines, .. } = overlay {
-                lines.clone_from(&shown);
+            if let Overlay::Layer(layer) = overlay {
+                layer.on_event(event);
             }
         }
     }

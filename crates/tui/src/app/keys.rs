@@ -1,6 +1,6 @@
 //! Keys, the mouse and pastes. A key goes to the pending approval first, then to the
-//! top overlay, then to the workbench's own keys, then to the focused pane; the first
-//! that uses it wins.
+//! top overlay, then to the workbench's own keys (the table `bindings::WORKBENCH`), then to
+//! the focused pane; the first that uses it wins. Slash commands run from `commands`.
 
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -8,7 +8,7 @@ use crossterm::event::{
 use ratatui::layout::{Position, Rect};
 
 use super::{Activity, App, Pane};
-use crate::protocol::{ApprovalMode, Decision, Op};
+use crate::protocol::{Decision, Op};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
 use crate::tui::keys::KeyHint;
@@ -16,21 +16,6 @@ use crate::tui::overlay::{Overlay, OverlayAction, OverlayContext};
 use crate::tui::scroll::Scroll;
 use crate::tui::theme::Theme;
 use crate::tui::tree::{FilePreview, TreeAction};
-
-/// The workbench's own keys, for the help overlay and the bottom bar.
-pub const GLOBAL_HINTS: [KeyHint; 11] = [
-    KeyHint::new("Esc", "interrupt the step"),
-    KeyHint::new("Ctrl-C", "interrupt / clear input / quit"),
-    KeyHint::new("Ctrl-D", "quit (empty input)"),
-    KeyHint::new("Tab/Shift-Tab", "next / previous pane"),
-    KeyHint::new("F1", "help"),
-    KeyHint::new("F2", "files"),
-    KeyHint::new("F3", "thinking"),
-    KeyHint::new("F4", "tools"),
-    KeyHint::new("F5", "maximise / restore pane"),
-    KeyHint::new("F6", "history inspector"),
-    KeyHint::new("mouse", "focus, select, scroll"),
-];
 
 /// The largest paste the input takes. More is far beyond any model's context window, and
 /// laying out megabytes in the input box would stall the workbench for seconds.
@@ -40,15 +25,6 @@ pub const MAX_PASTE_BYTES: usize = 1024 * 1024;
 pub const DENY_REASON_HINTS: [KeyHint; 2] = [
     KeyHint::new("Enter", "send the reason"),
     KeyHint::new("Esc", "back"),
-];
-
-/// Keys of the approval overlay.
-pub const APPROVAL_HINTS: [KeyHint; 5] = [
-    KeyHint::new("y", "approve"),
-    KeyHint::new("a", "approve for the session"),
-    KeyHint::new("n", "deny (why?)"),
-    KeyHint::new("Esc", "stop the turn"),
-    KeyHint::new("↑/↓", "scroll the preview"),
 ];
 
 impl App {
@@ -97,9 +73,7 @@ impl App {
                     if matches!(closed, Some(Overlay::FirstRun(_))) {
                         // The key that closed the welcome panel does what it does elsewhere.
                         match key.code {
-                            KeyCode::F(1) => self.overlays.push(Overlay::Help {
-                                scroll: Scroll::default(),
-                            }),
+                            KeyCode::F(1) => crate::tui::layers::help::open(self),
                             KeyCode::Char('/') => {
                                 self.focus = Pane::Input;
                                 self.input.on_key(key);
@@ -135,7 +109,7 @@ impl App {
                 return false;
             }
         }
-        if let Some(changed) = self.global_key(key) {
+        if let Some(changed) = crate::tui::bindings::dispatch(crate::tui::bindings::WORKBENCH, self, key) {
             return changed;
         }
         self.pane_key(key)
@@ -167,28 +141,7 @@ impl App {
             }
             return true;
         }
-        match key.code {
-            KeyCode::Char('y') => self.decide(Decision::Approve),
-            // Offered only where the dialog says what it would cover.
-            KeyCode::Char('a')
-                if self
-                    .approvals
-                    .front()
-                    .is_some_and(|front| front.session_rule.is_some()) =>
-            {
-                self.decide(Decision::ApproveForSession)
-            }
-            KeyCode::Char('n') => self.deny_reason = Some(String::new()),
-            KeyCode::Esc => self.decide(Decision::Abort),
-            KeyCode::Up | KeyCode::Char('k') => self.approval_scroll = self.approval_scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.approval_scroll = self.approval_scroll.saturating_add(1)
-            }
-            KeyCode::PageUp => self.approval_scroll = self.approval_scroll.saturating_sub(10),
-            KeyCode::PageDown => self.approval_scroll = self.approval_scroll.saturating_add(10),
-            _ => return false,
-        }
-        true
+        crate::tui::bindings::dispatch(crate::tui::bindings::APPROVAL, self, key).unwrap_or(false)
     }
 
     /// A key pressed before the approval could be read (typed for the input while the
@@ -223,7 +176,7 @@ impl App {
     }
 
     /// Answers the front approval; the next one (if any) shows.
-    fn decide(&mut self, decision: Decision) {
+    pub(crate) fn decide(&mut self, decision: Decision) {
         self.answered_last = true;
         if let Some(pending) = self.approvals.pop_front() {
             if decision == Decision::Abort {
@@ -239,7 +192,7 @@ impl App {
         self.approval_scroll = 0;
     }
 
-    fn interrupt(&mut self) {
+    pub(crate) fn interrupt(&mut self) {
         // A replayed turn runs to its recorded end.
         if self.turn_running && self.replay.is_none() {
             self.send(Op::Interrupt);
@@ -249,89 +202,26 @@ impl App {
         }
     }
 
-    /// The workbench's own keys; `None` when the key is not one of them.
-    fn global_key(&mut self, key: KeyEvent) -> Option<bool> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Char('c') if ctrl => {
-                if self.turn_running {
-                    self.interrupt();
-                } else if !self.input.is_empty() {
-                    self.input.clear();
-                } else {
-                    self.quit = true;
-                }
-                Some(true)
-            }
-            KeyCode::Char('d') if ctrl && self.input.is_empty() => {
-                self.quit = true;
-                Some(true)
-            }
-            KeyCode::Esc if self.focus == Pane::Input && !self.input.completions().is_empty() => None,
-            KeyCode::Esc => {
-                // An open side pane is an overlay: Esc closes it before interrupting.
-                if self.side_popup.is_some() {
-                    self.side_popup = None;
-                    self.focus = Pane::Input;
-                } else if self.turn_running {
-                    self.interrupt();
-                } else if self.maximized.is_some() {
-                    self.maximized = None;
-                } else {
-                    return Some(false);
-                }
-                Some(true)
-            }
-            KeyCode::F(1) => {
-                self.overlays.push(Overlay::Help {
-                    scroll: Scroll::default(),
-                });
-                Some(true)
-            }
-            KeyCode::Char('?') if self.focus != Pane::Input => {
-                self.overlays.push(Overlay::Help {
-                    scroll: Scroll::default(),
-                });
-                Some(true)
-            }
-            KeyCode::F(2) => Some(self.toggle_side(Pane::Tree)),
-            KeyCode::F(3) => Some(self.toggle_side(Pane::Thinking)),
-            KeyCode::F(4) => Some(self.toggle_side(Pane::Timeline)),
-            KeyCode::F(6) => {
-                self.open_history();
-                Some(true)
-            }
-            KeyCode::F(5) => {
-                self.maximized = match self.maximized {
-                    Some(_) => None,
-                    None => Some(self.focus),
-                };
-                Some(true)
-            }
-            KeyCode::Tab if self.focus != Pane::Input || self.input.completions().is_empty() => {
-                self.cycle_focus(true);
-                Some(true)
-            }
-            KeyCode::BackTab => {
-                self.cycle_focus(false);
-                Some(true)
-            }
-            KeyCode::PageUp | KeyCode::PageDown if self.focus == Pane::Input => {
-                let page = self.conversation.page();
-                if key.code == KeyCode::PageUp {
-                    self.conversation.scroll_up(page);
-                } else {
-                    self.conversation.scroll_down(page);
-                }
-                Some(true)
-            }
-            _ => None,
+    /// Esc on the workbench: closes an open side pane, else interrupts the turn, else
+    /// restores a maximised pane. Returns whether anything changed.
+    pub(crate) fn escape(&mut self) -> bool {
+        // An open side pane is an overlay: Esc closes it before interrupting.
+        if self.side_popup.is_some() {
+            self.side_popup = None;
+            self.focus = Pane::Input;
+        } else if self.turn_running {
+            self.interrupt();
+        } else if self.maximized.is_some() {
+            self.maximized = None;
+        } else {
+            return false;
         }
+        true
     }
 
     /// Shows or hides a side pane: at full width it folds in and out of the layout;
     /// below 120 columns it opens over the conversation.
-    fn toggle_side(&mut self, pane: Pane) -> bool {
+    pub(crate) fn toggle_side(&mut self, pane: Pane) -> bool {
         if self.areas.narrow {
             self.side_popup = if self.side_popup == Some(pane) {
                 None
@@ -386,7 +276,7 @@ impl App {
         panes
     }
 
-    fn cycle_focus(&mut self, forward: bool) {
+    pub(crate) fn cycle_focus(&mut self, forward: bool) {
         let panes = self.visible_panes();
         let at = panes.iter().position(|p| *p == self.focus).unwrap_or(0);
         let next = if forward {
@@ -521,11 +411,8 @@ impl App {
     /// Runs a submitted input: a slash command, or a message for the agent.
     pub fn submit(&mut self, text: String) {
         let trimmed = text.trim();
-        if let Some(command) = trimmed.strip_prefix('/') {
-            let mut words = command.split_whitespace();
-            let name = words.next().unwrap_or("");
-            let argument = words.next();
-            self.run_command(name, argument);
+        if trimmed.starts_with('/') {
+            crate::tui::commands::run(self, trimmed);
             return;
         }
         if let Some(welcome) = self.welcome.clone() {
@@ -551,60 +438,8 @@ impl App {
         self.conversation.scroll_to_bottom();
     }
 
-    fn run_command(&mut self, name: &str, argument: Option<&str>) {
-        match name {
-            "help" => self.overlays.push(Overlay::Help {
-                scroll: Scroll::default(),
-            }),
-            "clear" => self.send(Op::ClearHistory),
-            "compact" => self.send(Op::CompactNow),
-            "approval" => match argument.and_then(parse_mode) {
-                Some(mode) => self.send(Op::SetApprovalMode { mode }),
-                None => self.notice(
-                    NoticeKind::Error,
-                    format!(
-                        "/approval needs a mode: read-only, ask, auto-edit or full-auto (now: {})",
-                        self.approval_mode
-                    ),
-                ),
-            },
-            "approvals" => self.overlays.push(Overlay::Approvals { selected: 0 }),
-            "notes" => {
-                self.overlays.push(Overlay::notes_pending());
-                self.send(Op::ReadNotes);
-            }
-            "stats" => self.open_stats(),
-            "mcp" => self.overlays.push(Overlay::Mcp { selected: 0 }),
-            "skills" => self.overlays.push(Overlay::Skills {
-                scroll: Scroll::default(),
-            }),
-            "history" => self.open_history(),
-            "resume" if self.replay.is_some() => self.notice(
-                NoticeKind::Info,
-                "this is a replay: `miniagent --resume ID` continues a session".to_string(),
-            ),
-            "resume" => self.open_session_picker(),
-            "theme" => match argument {
-                Some(theme) => self.choose_theme(theme),
-                None => {
-                    let names = Theme::available(self.config_dir.as_deref());
-                    let selected = names
-                        .iter()
-                        .position(|name| *name == self.theme_name)
-                        .unwrap_or(0);
-                    self.overlays.push(Overlay::Themes { names, selected });
-                }
-            },
-            "quit" | "exit" => self.quit = true,
-            other => self.notice(
-                NoticeKind::Error,
-                format!("unknown command /{other}; /help lists them"),
-            ),
-        }
-    }
-
     /// Switches to the theme `name` and saves it in the config, for the next start.
-    fn choose_theme(&mut self, name: &str) {
+    pub(crate) fn choose_theme(&mut self, name: &str) {
         let theme = match Theme::load(name, self.config_dir.as_deref(), self.no_color) {
             Ok(theme) => theme,
             Err(message) => return self.notice(NoticeKind::Error, message),
@@ -703,16 +538,6 @@ impl App {
 fn is_always_on(key: KeyEvent) -> bool {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     matches!(key.code, KeyCode::Char('c') if ctrl)
-}
-
-fn parse_mode(text: &str) -> Option<ApprovalMode> {
-    match text {
-        "read-only" => Some(ApprovalMode::ReadOnly),
-        "ask" => Some(ApprovalMode::Ask),
-        "auto-edit" => Some(ApprovalMode::AutoEdit),
-        "full-auto" => Some(ApprovalMode::FullAuto),
-        _ => None,
-    }
 }
 
 /// The inner area of a bordered pane.

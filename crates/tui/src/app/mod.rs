@@ -29,7 +29,7 @@ use crate::protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, Sa
 const RESULTS_KEPT: usize = 20;
 
 pub use approvals::{APPROVAL_GRACE, PendingApproval};
-pub use keys::{APPROVAL_HINTS, DENY_REASON_HINTS, GLOBAL_HINTS, inner};
+pub use keys::{DENY_REASON_HINTS, inner};
 pub use resume::Playback;
 
 /// The panes that can hold focus.
@@ -232,7 +232,7 @@ impl App {
             thinking: ThinkingPane::default(),
             timeline: Timeline::default(),
             tree: FileTree::new(workspace, session_start),
-            input: InputBox::default(),
+            input: InputBox::new(super::commands::hints()),
             tokens: TokenFigures::default(),
             stats: Stats::default(),
             focus: Pane::Input,
@@ -506,7 +506,7 @@ impl App {
                 self.skills = skills;
                 self.skill_warnings = warnings;
             }
-            Event::Notes { notes, error } => self.notes_arrived(&notes, error),
+            event @ Event::Notes { .. } => self.layers_take(&event),
             Event::RecordedCall {
                 id,
                 result,
@@ -645,10 +645,12 @@ impl App {
             match op {
                 Op::Resume { .. } => self.outbox.push(op),
                 Op::InspectHistory => {}
-                Op::ReadNotes => self.notes_arrived(
-                    &[],
-                    Some("the agent reads the notes, and it starts once a model is set up".to_string()),
-                ),
+                Op::ReadNotes => self.layers_take(&Event::Notes {
+                    notes: Vec::new(),
+                    error: Some(
+                        "the agent reads the notes, and it starts once a model is set up".to_string(),
+                    ),
+                }),
                 _ => self.notice(
                     NoticeKind::Warning,
                     "that needs a model, and none is set up yet: set an API key (the welcome panel says how)"

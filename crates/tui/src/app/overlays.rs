@@ -33,18 +33,13 @@ impl App {
                     shown = true;
                 }
                 Overlay::Stats { .. } => shown = true,
-                Overlay::Help { .. }
-                | Overlay::ToolDetail { .. }
+                Overlay::ToolDetail { .. }
                 | Overlay::FilePreview(_)
-                | Overlay::Approvals { .. }
-                | Overlay::Notes { .. }
-                | Overlay::Mcp { .. }
-                | Overlay::Skills { .. }
                 | Overlay::Sessions(_)
                 | Overlay::Trust(_)
                 | Overlay::ResumeQuestion(_)
                 | Overlay::FirstRun(_)
-                | Overlay::Themes { .. } => {}
+                | Overlay::Layer(_) => {}
             }
         }
         if shown {

@@ -175,22 +175,7 @@ impl App {
         self.last_notice = None;
         self.history = None;
         // Overlays about the session left behind close with it.
-        self.overlays.retain(|overlay| match overlay {
-            Overlay::History(_)
-            | Overlay::Stats { .. }
-            | Overlay::ToolDetail { .. }
-            | Overlay::Approvals { .. } => false,
-            Overlay::Help { .. }
-            | Overlay::FilePreview(_)
-            | Overlay::Notes { .. }
-            | Overlay::Mcp { .. }
-            | Overlay::Skills { .. }
-            | Overlay::Sessions(_)
-            | Overlay::Trust(_)
-            | Overlay::ResumeQuestion(_)
-            | Overlay::FirstRun(_)
-            | Overlay::Themes { .. } => true,
-        });
+        self.overlays.retain(|overlay| !overlay.about_session());
     }
 
     /// Nothing runs any more: a log can end mid-turn or mid-compaction with no event

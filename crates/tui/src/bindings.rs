@@ -1,0 +1,294 @@
+//! The workbench's own keys and the approval dialog's, as tables that dispatch, the help
+//! overlay and the bottom bar all read: a binding is one row here, never a `match` arm
+//! plus a hint kept by hand beside it.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::app::{App, Pane};
+use super::keys::KeyHint;
+use crate::protocol::Decision;
+
+/// One key binding.
+#[derive(Clone, Copy, Debug)]
+pub struct Binding {
+    /// How the keys are written, e.g. `Tab/Shift-Tab`.
+    pub keys: &'static str,
+    /// What they do, short.
+    pub action: &'static str,
+    /// Whether the bottom bar shows it (the help shows every binding).
+    pub bar: bool,
+    /// Whether it takes `key` in the app's state now; when not, the key goes on.
+    pub takes: fn(&App, KeyEvent) -> bool,
+    /// Whether the bar offers it in the app's state now.
+    pub offered: fn(&App) -> bool,
+    /// Does it; returns whether the screen changed.
+    pub run: fn(&mut App, KeyEvent) -> bool,
+}
+
+impl Binding {
+    pub fn hint(&self) -> KeyHint {
+        KeyHint::new(self.keys, self.action)
+    }
+}
+
+fn ctrl(key: KeyEvent, c: char) -> bool {
+    key.code == KeyCode::Char(c) && key.modifiers.contains(KeyModifiers::CONTROL)
+}
+
+fn always(_: &App) -> bool {
+    true
+}
+
+/// The input's completion popup uses Esc, Tab and the arrows while it shows.
+fn completing(app: &App) -> bool {
+    app.focus == Pane::Input && !app.input.completions().is_empty()
+}
+
+fn open_help(app: &mut App, _: KeyEvent) -> bool {
+    super::layers::help::open(app);
+    true
+}
+
+/// The workbench's own keys, tried after the overlays and before the focused pane.
+pub const WORKBENCH: &[Binding] = &[
+    Binding {
+        keys: "Esc",
+        action: "interrupt the step",
+        bar: false,
+        takes: |app, key| key.code == KeyCode::Esc && !completing(app),
+        offered: always,
+        run: |app, _| app.escape(),
+    },
+    Binding {
+        keys: "Ctrl-C",
+        action: "interrupt / clear input / quit",
+        bar: false,
+        takes: |_, key| ctrl(key, 'c'),
+        offered: always,
+        run: |app, _| {
+            if app.turn_running {
+                app.interrupt();
+            } else if !app.input.is_empty() {
+                app.input.clear();
+            } else {
+                app.quit = true;
+            }
+            true
+        },
+    },
+    Binding {
+        keys: "Ctrl-D",
+        action: "quit (empty input)",
+        bar: false,
+        takes: |app, key| ctrl(key, 'd') && app.input.is_empty(),
+        offered: always,
+        run: |app, _| {
+            app.quit = true;
+            true
+        },
+    },
+    Binding {
+        keys: "F1",
+        action: "help",
+        bar: true,
+        takes: |_, key| key.code == KeyCode::F(1),
+        offered: always,
+        run: open_help,
+    },
+    Binding {
+        keys: "?",
+        action: "help (outside the input)",
+        bar: false,
+        takes: |app, key| key.code == KeyCode::Char('?') && app.focus != Pane::Input,
+        offered: always,
+        run: open_help,
+    },
+    Binding {
+        keys: "Tab/Shift-Tab",
+        action: "next / previous pane",
+        bar: true,
+        // Tab completes a command while the popup shows; Shift-Tab always moves.
+        takes: |app, key| (key.code == KeyCode::Tab && !completing(app)) || key.code == KeyCode::BackTab,
+        offered: always,
+        run: |app, key| {
+            app.cycle_focus(key.code == KeyCode::Tab);
+            true
+        },
+    },
+    Binding {
+        keys: "F2",
+        action: "files",
+        bar: false,
+        takes: |_, key| key.code == KeyCode::F(2),
+        offered: always,
+        run: |app, _| app.toggle_side(Pane::Tree),
+    },
+    Binding {
+        keys: "F3",
+        action: "thinking",
+        bar: false,
+        takes: |_, key| key.code == KeyCode::F(3),
+        offered: always,
+        run: |app, _| app.toggle_side(Pane::Thinking),
+    },
+    Binding {
+        keys: "F4",
+        action: "tools",
+        bar: false,
+        takes: |_, key| key.code == KeyCode::F(4),
+        offered: always,
+        run: |app, _| app.toggle_side(Pane::Timeline),
+    },
+    Binding {
+        keys: "F5",
+        action: "maximise / restore pane",
+        bar: false,
+        takes: |_, key| key.code == KeyCode::F(5),
+        offered: always,
+        run: |app, _| {
+            app.maximized = match app.maximized {
+                Some(_) => None,
+                None => Some(app.focus),
+            };
+            true
+        },
+    },
+    Binding {
+        keys: "F6",
+        action: "history inspector",
+        bar: false,
+        takes: |_, key| key.code == KeyCode::F(6),
+        offered: always,
+        run: |app, _| {
+            app.open_history();
+            true
+        },
+    },
+    Binding {
+        keys: "PgUp/PgDn",
+        action: "scroll the conversation (from the input)",
+        bar: false,
+        takes: |app, key| matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) && app.focus == Pane::Input,
+        offered: always,
+        run: |app, key| {
+            let page = app.conversation.page();
+            if key.code == KeyCode::PageUp {
+                app.conversation.scroll_up(page);
+            } else {
+                app.conversation.scroll_down(page);
+            }
+            true
+        },
+    },
+    Binding {
+        keys: "mouse",
+        action: "focus, select, scroll",
+        bar: false,
+        // Listed for the help; the mouse arrives as mouse events, not keys.
+        takes: |_, _| false,
+        offered: always,
+        run: |_, _| false,
+    },
+];
+
+/// Whether the front approval offers `a`: only where its dialog says what it covers.
+fn session_offered(app: &App) -> bool {
+    app.approvals
+        .front()
+        .is_some_and(|front| front.session_rule.is_some())
+}
+
+/// The approval dialog's keys, once it is armed.
+pub const APPROVAL: &[Binding] = &[
+    Binding {
+        keys: "y",
+        action: "approve",
+        bar: true,
+        takes: |_, key| key.code == KeyCode::Char('y'),
+        offered: always,
+        run: |app, _| {
+            app.decide(Decision::Approve);
+            true
+        },
+    },
+    Binding {
+        keys: "a",
+        action: "approve for the session",
+        bar: true,
+        takes: |app, key| key.code == KeyCode::Char('a') && session_offered(app),
+        offered: session_offered,
+        run: |app, _| {
+            app.decide(Decision::ApproveForSession);
+            true
+        },
+    },
+    Binding {
+        keys: "n",
+        action: "deny (why?)",
+        bar: true,
+        takes: |_, key| key.code == KeyCode::Char('n'),
+        offered: always,
+        run: |app, _| {
+            app.deny_reason = Some(String::new());
+            true
+        },
+    },
+    Binding {
+        keys: "Esc",
+        action: "stop the turn",
+        bar: true,
+        takes: |_, key| key.code == KeyCode::Esc,
+        offered: always,
+        run: |app, _| {
+            app.decide(Decision::Abort);
+            true
+        },
+    },
+    Binding {
+        keys: "↑/↓",
+        action: "scroll the preview",
+        bar: false,
+        takes: |_, key| {
+            matches!(
+                key.code,
+                KeyCode::Up
+                    | KeyCode::Char('k')
+                    | KeyCode::Down
+                    | KeyCode::Char('j')
+                    | KeyCode::PageUp
+                    | KeyCode::PageDown
+            )
+        },
+        offered: always,
+        run: |app, key| {
+            let scroll = &mut app.approval_scroll;
+            *scroll = match key.code {
+                KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+                KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+                KeyCode::PageUp => scroll.saturating_sub(10),
+                _ => scroll.saturating_add(10),
+            };
+            true
+        },
+    },
+];
+
+/// Runs the first binding of `table` that takes `key` now; `None` when none does.
+pub fn dispatch(table: &[Binding], app: &mut App, key: KeyEvent) -> Option<bool> {
+    let binding = table.iter().find(|binding| (binding.takes)(app, key))?;
+    Some((binding.run)(app, key))
+}
+
+/// The hints of `table` the bottom bar shows in the app's state now.
+pub fn bar_hints(table: &[Binding], app: &App) -> Vec<KeyHint> {
+    table
+        .iter()
+        .filter(|binding| binding.bar && (binding.offered)(app))
+        .map(Binding::hint)
+        .collect()
+}
+
+/// Every hint of `table`, for the help.
+pub fn help_hints(table: &[Binding]) -> Vec<KeyHint> {
+    table.iter().map(Binding::hint).collect()
+}

@@ -1,0 +1,146 @@
+//! Every slash command, in one table that the input's completion, the help overlay and
+//! dispatch all read. A command is a row here; one that opens an overlay lives in that
+//! overlay's file under `layers/` and is registered here with one line.
+
+use super::app::App;
+use super::conversation::NoticeKind;
+use super::keys::CommandHint;
+use crate::protocol::{ApprovalMode, Op};
+
+/// A command typed as `/name args`.
+#[derive(Clone, Copy, Debug)]
+pub struct Command {
+    /// With its slash, e.g. `/help`.
+    pub name: &'static str,
+    /// Other names it answers to (not completed or listed).
+    pub aliases: &'static [&'static str],
+    /// How its argument is written in the help, e.g. `MODE`; empty when it takes none.
+    pub args: &'static str,
+    pub help: &'static str,
+    /// Runs it with its first argument, if one was typed.
+    pub run: fn(&mut App, Option<&str>),
+}
+
+/// Every slash command, in the order completion and help list them.
+pub const COMMANDS: &[Command] = &[
+    super::layers::help::COMMAND,
+    Command {
+        name: "/clear",
+        aliases: &[],
+        args: "",
+        help: "start the conversation over",
+        run: |app, _| app.send(Op::ClearHistory),
+    },
+    Command {
+        name: "/compact",
+        aliases: &[],
+        args: "",
+        help: "compact the history now",
+        run: |app, _| app.send(Op::CompactNow),
+    },
+    Command {
+        name: "/history",
+        aliases: &[],
+        args: "",
+        help: "the prompt as the model sees it, and what summaries replaced",
+        run: |app, _| app.open_history(),
+    },
+    Command {
+        name: "/resume",
+        aliases: &[],
+        args: "",
+        help: "continue a recorded session (this workspace's; Tab: all)",
+        run: resume,
+    },
+    Command {
+        name: "/approval",
+        aliases: &[],
+        args: "MODE",
+        help: "read-only, ask, auto-edit or full-auto",
+        run: approval_mode,
+    },
+    super::layers::approvals::COMMAND,
+    super::layers::notes::COMMAND,
+    Command {
+        name: "/stats",
+        aliases: &[],
+        args: "",
+        help: "tokens, steps and tool calls so far",
+        run: |app, _| app.open_stats(),
+    },
+    super::layers::themes::COMMAND,
+    super::layers::mcp::COMMAND,
+    super::layers::skills::COMMAND,
+    super::layers::version::COMMAND,
+    Command {
+        name: "/quit",
+        aliases: &["/exit"],
+        args: "",
+        help: "leave miniagent",
+        run: |app, _| app.quit = true,
+    },
+];
+
+/// Every command as completion and the help list it.
+pub fn hints() -> Vec<CommandHint> {
+    COMMANDS
+        .iter()
+        .map(|command| CommandHint {
+            name: command.name,
+            args: command.args,
+            help: command.help,
+        })
+        .collect()
+}
+
+/// The command typed as `name` (with its slash), by name or alias.
+pub fn find(name: &str) -> Option<&'static Command> {
+    COMMANDS
+        .iter()
+        .find(|command| command.name == name || command.aliases.contains(&name))
+}
+
+/// Runs the command line `text` (`/name arg…`); an unknown name says so.
+pub fn run(app: &mut App, text: &str) {
+    let mut words = text.split_whitespace();
+    let name = words.next().unwrap_or("/");
+    let argument = words.next();
+    match find(name) {
+        Some(command) => (command.run)(app, argument),
+        None => app.notice(
+            NoticeKind::Error,
+            format!("unknown command {name}; /help lists them"),
+        ),
+    }
+}
+
+fn resume(app: &mut App, _: Option<&str>) {
+    if app.replay.is_some() {
+        app.notice(
+            NoticeKind::Info,
+            "this is a replay: `miniagent --resume ID` continues a session".to_string(),
+        );
+    } else {
+        app.open_session_picker();
+    }
+}
+
+fn approval_mode(app: &mut App, argument: Option<&str>) {
+    let mode = match argument {
+        Some("read-only") => Some(ApprovalMode::ReadOnly),
+        Some("ask") => Some(ApprovalMode::Ask),
+        Some("auto-edit") => Some(ApprovalMode::AutoEdit),
+        Some("full-auto") => Some(ApprovalMode::FullAuto),
+        _ => None,
+    };
+    match mode {
+        Some(mode) => app.send(Op::SetApprovalMode { mode }),
+        None => {
+            let now = app.approval_mode;
+            app.notice(
+                NoticeKind::Error,
+                format!("/approval needs a mode: read-only, ask, auto-edit or full-auto (now: {now})"),
+            );
+        }
+    }
+}

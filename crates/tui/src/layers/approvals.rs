@@ -1,0 +1,108 @@
+//! `/approvals`: the approvals remembered for this session; `d` revokes the selected one.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::Layer;
+use crate::protocol::Op;
+use crate::tui::app::App;
+use crate::tui::commands::Command;
+use crate::tui::keys::{KeyHint, OverlayAction};
+use crate::tui::overlay::{Overlay, OverlayContext};
+use crate::tui::popup::centered;
+use crate::tui::render::popup;
+
+/// The command that opens it (registered in `commands::COMMANDS`).
+pub const COMMAND: Command = Command {
+    name: "/approvals",
+    aliases: &[],
+    args: "",
+    help: "list and revoke remembered approvals",
+    run: |app, _| {
+        app.overlays
+            .push(Overlay::Layer(Box::new(ApprovalsLayer { selected: 0 })))
+    },
+};
+
+/// The `/approvals` overlay.
+pub struct ApprovalsLayer {
+    selected: usize,
+}
+
+impl Layer for ApprovalsLayer {
+    fn title(&self) -> String {
+        "Remembered approvals".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        vec![
+            KeyHint::new("↑/↓", "select"),
+            KeyHint::new("d", "revoke"),
+            KeyHint::new("Esc", "close"),
+        ]
+    }
+
+    fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
+        let rules = context.rules;
+        let selected = &mut self.selected;
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
+            KeyCode::Up | KeyCode::Char('k') => {
+                *selected = selected.saturating_sub(1);
+                OverlayAction::Changed
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                *selected = (*selected + 1).min(rules.len().saturating_sub(1));
+                OverlayAction::Changed
+            }
+            KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => match rules.get(*selected) {
+                Some(rule) => {
+                    let op = Op::RevokeApproval { rule: rule.clone() };
+                    // The selection stays on the row that takes the revoked one's place.
+                    *selected = selected.saturating_sub(usize::from(*selected + 1 >= rules.len()));
+                    OverlayAction::Send(op)
+                }
+                None => OverlayAction::Ignored,
+            },
+            _ => OverlayAction::Ignored,
+        }
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let lines = rule_lines(app, self.selected);
+        let area = centered(
+            size,
+            70.min(size.width),
+            (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(4)).min(size.height),
+        );
+        popup(buf, area, &self.title(), lines, 0, app, true);
+    }
+
+    /// The rules belong to the session: another one resumed has its own.
+    fn about_session(&self) -> bool {
+        true
+    }
+}
+
+fn rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
+    if app.rules.is_empty() {
+        return vec![Line::from(Span::styled(
+            "Nothing is remembered. Answer `a` at an approval to allow a tool (or a command) for the session.",
+            app.theme.dim,
+        ))];
+    }
+    app.rules
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| {
+            let line = Line::from(Span::styled(format!("  {rule}"), app.theme.text));
+            if index == selected {
+                line.style(app.theme.selection)
+            } else {
+                line
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,160 @@
+//! The help (F1, `/help`, `?` outside the input): every key and command, generated from
+//! the tables that dispatch them (`bindings`, `commands`) and from each pane's own
+//! `key_hints()`, so it cannot fall behind what the keys do.
+
+use std::cell::Cell;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::{Layer, SCROLL_HINTS, scroll_key};
+use crate::tui::app::App;
+use crate::tui::bindings::{self, APPROVAL, WORKBENCH};
+use crate::tui::commands::{COMMANDS, Command};
+use crate::tui::inspector::INSPECTOR_HINTS;
+use crate::tui::keys::{KeyHint, OverlayAction};
+use crate::tui::overlay::{Overlay, OverlayContext};
+use crate::tui::render::scrolled_popup;
+use crate::tui::replay::REPLAY_HINTS;
+use crate::tui::scroll::Scroll;
+use crate::tui::sessions::PICKER_HINTS;
+use crate::tui::text::wrap;
+
+/// The command that opens it (registered in `commands::COMMANDS`).
+pub const COMMAND: Command = Command {
+    name: "/help",
+    aliases: &[],
+    args: "",
+    help: "every key and command",
+    run: |app, _| open(app),
+};
+
+/// Opens the help over whatever shows.
+pub fn open(app: &mut App) {
+    let layer = HelpLayer {
+        scroll: Cell::new(Scroll::default()),
+    };
+    app.overlays.push(Overlay::Layer(Box::new(layer)));
+}
+
+/// The help overlay.
+pub struct HelpLayer {
+    scroll: Cell<Scroll>,
+}
+
+impl Layer for HelpLayer {
+    fn title(&self) -> String {
+        "Help".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        SCROLL_HINTS.to_vec()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
+        scroll_key(self.scroll.get_mut(), key)
+    }
+
+    fn scroll(&mut self, lines: i32) -> bool {
+        self.scroll.get_mut().by(i64::from(lines))
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let area = super::text_area(size);
+        let lines = help_lines(app, area.width.saturating_sub(2));
+        let mut scroll = self.scroll.get();
+        scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, false);
+        self.scroll.set(scroll);
+    }
+}
+
+/// The help's indentation before the keys, and the gap after the widest of them.
+const HELP_INDENT: usize = 2;
+const HELP_GAP: usize = 2;
+/// The text column keeps at least this many columns; wider keys go on a line of their own.
+const HELP_MIN_TEXT: usize = 24;
+
+/// One help row: the keys, then what they do in a column `key_columns` in, wrapped under
+/// itself. Keys too wide for the column stand on their own line, the text under them.
+fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize) -> Vec<Line<'static>> {
+    let action_width = usize::from(width).saturating_sub(key_columns).max(16);
+    let action_line = Line::from(Span::styled(action.to_string(), app.theme.text));
+    let wrapped = wrap::wrap_line(&action_line, u16::try_from(action_width).unwrap_or(u16::MAX));
+    let indent = " ".repeat(HELP_INDENT);
+    let keys_fit = HELP_INDENT + wrap::display_width(keys) + HELP_GAP <= key_columns;
+    let mut lines = Vec::new();
+    if !keys_fit {
+        lines.push(Line::from(Span::styled(format!("{indent}{keys}"), app.theme.key)));
+    }
+    for (index, line) in wrapped.into_iter().enumerate() {
+        let lead = if index == 0 && keys_fit {
+            let pad = key_columns - HELP_INDENT - wrap::display_width(keys);
+            format!("{indent}{keys}{}", " ".repeat(pad))
+        } else {
+            " ".repeat(key_columns)
+        };
+        let mut spans = vec![Span::styled(lead, app.theme.key)];
+        spans.extend(line.spans);
+        lines.push(Line::from(spans));
+    }
+    lines
+}
+
+/// Help, generated from every component's own bindings, for `width` columns.
+fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut sections: Vec<(&str, Vec<(String, &str)>)> = Vec::new();
+    let hints = |list: Vec<KeyHint>| -> Vec<(String, &'static str)> {
+        list.into_iter()
+            .map(|hint| (hint.keys.to_string(), hint.action))
+            .collect()
+    };
+    if app.replay.is_some() {
+        sections.push(("Replay", hints(REPLAY_HINTS.to_vec())));
+    }
+    sections.extend([
+        ("Workbench", hints(bindings::help_hints(WORKBENCH))),
+        ("Input", hints(app.input.key_hints())),
+        ("Conversation", hints(app.conversation.key_hints())),
+        ("Thinking", hints(app.thinking.key_hints())),
+        ("Tools", hints(app.timeline.key_hints())),
+        ("Files", hints(app.tree.key_hints())),
+        ("Approval", hints(bindings::help_hints(APPROVAL))),
+        (
+            "History inspector (F6, /history)",
+            hints(INSPECTOR_HINTS.to_vec()),
+        ),
+        ("Session picker (/resume)", hints(PICKER_HINTS.to_vec())),
+    ]);
+    sections.push((
+        "Commands",
+        COMMANDS
+            .iter()
+            .map(|command| {
+                let name = format!("{} {}", command.name, command.args);
+                (name.trim_end().to_string(), command.help)
+            })
+            .collect(),
+    ));
+    // The key column is as wide as the widest keys, while the text keeps its room.
+    let widest = sections
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|(keys, _)| wrap::display_width(keys)))
+        .max()
+        .unwrap_or(0);
+    let key_columns = (HELP_INDENT + widest + HELP_GAP)
+        .min(usize::from(width).saturating_sub(HELP_MIN_TEXT))
+        .max(HELP_INDENT + HELP_GAP);
+    let mut lines = Vec::new();
+    for (index, (title, rows)) in sections.iter().enumerate() {
+        if index > 0 {
+            lines.push(Line::default());
+        }
+        lines.push(Line::from(Span::styled(title.to_string(), app.theme.heading)));
+        for (keys, action) in rows {
+            lines.extend(help_row(keys, action, app, width, key_columns));
+        }
+    }
+    lines
+}

@@ -1,0 +1,57 @@
+//! `/mcp`: the MCP servers, their states and tools; `r` reconnects the selected one.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::Layer;
+use crate::tui::app::App;
+use crate::tui::commands::Command;
+use crate::tui::extensions::{MCP_HINTS, mcp_key, mcp_lines};
+use crate::tui::keys::{KeyHint, OverlayAction};
+use crate::tui::overlay::{Overlay, OverlayContext};
+use crate::tui::render::popup;
+
+/// The command that opens it (registered in `commands::COMMANDS`).
+pub const COMMAND: Command = Command {
+    name: "/mcp",
+    aliases: &[],
+    args: "",
+    help: "MCP servers, their state and tools; r reconnects",
+    run: |app, _| {
+        app.overlays
+            .push(Overlay::Layer(Box::new(McpLayer { selected: 0 })))
+    },
+};
+
+/// The `/mcp` overlay.
+pub struct McpLayer {
+    selected: usize,
+}
+
+impl Layer for McpLayer {
+    fn title(&self) -> String {
+        "MCP servers".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        MCP_HINTS.to_vec()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
+        if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) {
+            return OverlayAction::Close;
+        }
+        mcp_key(key, &mut self.selected, context.mcp)
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let servers: Vec<(String, crate::protocol::McpState)> = app
+            .mcp
+            .iter()
+            .map(|(name, state)| (name.clone(), state.clone()))
+            .collect();
+        let lines = mcp_lines(&servers, self.selected, &app.theme);
+        popup(buf, super::text_area(size), &self.title(), lines, 0, app, true);
+    }
+}

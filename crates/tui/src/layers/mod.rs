@@ -1,0 +1,89 @@
+//! Overlays as layers: each one a type in its own file implementing [`Layer`], kept on
+//! the app's overlay stack, where the top one gets keys first and is drawn last.
+//!
+//! A layer answers a key with an [`OverlayAction`] (used, not its key, close me, or an
+//! action for the app to carry out) and never reaches into the app: it reads what it
+//! needs from the `&App` it is drawn with and the [`OverlayContext`] it handles keys
+//! with. Opening one is a slash command or a binding pushing `Overlay::Layer(..)`.
+
+pub mod approvals;
+pub mod help;
+pub mod mcp;
+pub mod notes;
+pub mod skills;
+pub mod themes;
+pub mod version;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::app::App;
+use super::keys::KeyHint;
+use super::overlay::{OverlayAction, OverlayContext};
+
+/// One overlay on the stack.
+pub trait Layer {
+    /// The frame's title.
+    fn title(&self) -> String;
+
+    /// The keys it takes, for the bottom bar.
+    fn key_hints(&self) -> Vec<KeyHint>;
+
+    /// Applies a key. Keys it ignores do not reach the panes under it (except Ctrl-C).
+    fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction;
+
+    /// Scrolls by `lines` (negative: up), as the mouse wheel does; whether it moved.
+    fn scroll(&mut self, _lines: i32) -> bool {
+        false
+    }
+
+    /// Draws it over the panes, on a screen of `size`.
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer);
+
+    /// Whether it shows the session itself, so it closes when another is resumed.
+    fn about_session(&self) -> bool {
+        false
+    }
+
+    /// An agent's event reached the workbench; a layer waiting for an answer (the notes)
+    /// takes it. Whether the layer changed.
+    fn on_event(&mut self, _event: &crate::protocol::Event) -> bool {
+        false
+    }
+}
+
+/// The keys every scrolled text layer shares: arrows, pages, ends; Esc or q closes.
+pub fn scroll_key(scroll: &mut super::scroll::Scroll, key: KeyEvent) -> OverlayAction {
+    use crossterm::event::KeyCode;
+    let moved = match key.code {
+        KeyCode::Esc | KeyCode::Char('q') => return OverlayAction::Close,
+        KeyCode::Up | KeyCode::Char('k') => scroll.by(-1),
+        KeyCode::Down | KeyCode::Char('j') => scroll.by(1),
+        KeyCode::PageUp => scroll.page_up(),
+        KeyCode::PageDown | KeyCode::Char(' ') => scroll.page_down(),
+        KeyCode::Home | KeyCode::Char('g') => scroll.to_top(),
+        KeyCode::End | KeyCode::Char('G') => scroll.to_bottom(),
+        _ => return OverlayAction::Ignored,
+    };
+    if moved {
+        OverlayAction::Changed
+    } else {
+        OverlayAction::Ignored
+    }
+}
+
+/// The hints of a scrolled text layer.
+pub const SCROLL_HINTS: [KeyHint; 2] = [
+    KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
+    KeyHint::new("Esc/q", "close"),
+];
+
+/// Where a full text layer is drawn: as the other text overlays, most of the screen.
+pub fn text_area(size: Rect) -> Rect {
+    super::popup::centered(
+        size,
+        size.width.saturating_sub(6).min(120),
+        size.height.saturating_sub(2),
+    )
+}

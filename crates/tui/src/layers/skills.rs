@@ -1,0 +1,69 @@
+//! `/skills`: the skills the agent can load and the problems finding them, as the agent
+//! last reported them (drawn from the app, so skills found later show too).
+
+use std::cell::Cell;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::{Layer, SCROLL_HINTS, scroll_key};
+use crate::tui::app::App;
+use crate::tui::commands::Command;
+use crate::tui::extensions::skills_lines;
+use crate::tui::keys::{KeyHint, OverlayAction};
+use crate::tui::overlay::{Overlay, OverlayContext};
+use crate::tui::render::scrolled_popup;
+use crate::tui::scroll::Scroll;
+
+/// The command that opens it (registered in `commands::COMMANDS`).
+pub const COMMAND: Command = Command {
+    name: "/skills",
+    aliases: &[],
+    args: "",
+    help: "the skills the agent can load",
+    run: |app, _| {
+        let layer = SkillsLayer {
+            scroll: Cell::new(Scroll::default()),
+        };
+        app.overlays.push(Overlay::Layer(Box::new(layer)));
+    },
+};
+
+/// The `/skills` overlay.
+pub struct SkillsLayer {
+    scroll: Cell<Scroll>,
+}
+
+impl Layer for SkillsLayer {
+    fn title(&self) -> String {
+        "Skills".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        SCROLL_HINTS.to_vec()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
+        scroll_key(self.scroll.get_mut(), key)
+    }
+
+    fn scroll(&mut self, lines: i32) -> bool {
+        self.scroll.get_mut().by(i64::from(lines))
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let lines = skills_lines(&app.skills, &app.skill_warnings, &app.theme);
+        let mut scroll = self.scroll.get();
+        scrolled_popup(
+            buf,
+            super::text_area(size),
+            &self.title(),
+            lines,
+            &mut scroll,
+            app,
+            true,
+        );
+        self.scroll.set(scroll);
+    }
+}

@@ -1,0 +1,98 @@
+//! `/theme`: with a name, switches to that theme (and saves it); without one, a list of
+//! the themes to pick from, the one in use marked.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::Layer;
+use crate::tui::app::App;
+use crate::tui::commands::Command;
+use crate::tui::keys::{KeyHint, OverlayAction};
+use crate::tui::overlay::{Overlay, OverlayContext};
+use crate::tui::popup::centered;
+use crate::tui::render::popup;
+use crate::tui::theme::Theme;
+
+/// The command that opens it (registered in `commands::COMMANDS`).
+pub const COMMAND: Command = Command {
+    name: "/theme",
+    aliases: &[],
+    args: "NAME",
+    help: "dark, light, high-contrast or your own",
+    run: |app, argument| match argument {
+        Some(name) => app.choose_theme(name),
+        None => {
+            let names = Theme::available(app.config_dir.as_deref());
+            let selected = names.iter().position(|name| *name == app.theme_name).unwrap_or(0);
+            app.overlays
+                .push(Overlay::Layer(Box::new(ThemesLayer { names, selected })));
+        }
+    },
+};
+
+/// The `/theme` choice.
+pub struct ThemesLayer {
+    names: Vec<String>,
+    selected: usize,
+}
+
+impl Layer for ThemesLayer {
+    fn title(&self) -> String {
+        "Theme".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        vec![
+            KeyHint::new("↑/↓", "select"),
+            KeyHint::new("Enter", "use and save"),
+            KeyHint::new("Esc", "close"),
+        ]
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                OverlayAction::Changed
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(self.names.len().saturating_sub(1));
+                OverlayAction::Changed
+            }
+            KeyCode::Enter => match self.names.get(self.selected) {
+                Some(name) => OverlayAction::Theme(name.clone()),
+                None => OverlayAction::Close,
+            },
+            _ => OverlayAction::Ignored,
+        }
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let lines: Vec<Line<'static>> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| {
+                let in_use = if *name == app.theme_name { "  (in use)" } else { "" };
+                let line = Line::from(vec![
+                    Span::styled(format!("  {name}"), app.theme.text),
+                    Span::styled(in_use, app.theme.dim),
+                ]);
+                if index == self.selected {
+                    line.style(app.theme.selection)
+                } else {
+                    line
+                }
+            })
+            .collect();
+        let area = centered(
+            size,
+            50.min(size.width),
+            (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2)).min(size.height),
+        );
+        popup(buf, area, &self.title(), lines, 0, app, false);
+    }
+}

@@ -1,0 +1,123 @@
+//! `/version`: what is running (version, the commit when the build recorded one, the
+//! provider and model) and where its settings and sessions are kept.
+
+use std::cell::Cell;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::{Layer, SCROLL_HINTS, scroll_key};
+use crate::tui::app::App;
+use crate::tui::commands::Command;
+use crate::tui::keys::KeyHint;
+use crate::tui::overlay::{Overlay, OverlayAction, OverlayContext};
+use crate::tui::render::{centered, scrolled_popup};
+use crate::tui::scroll::Scroll;
+
+/// The command that opens it (registered in `commands::COMMANDS`).
+pub const COMMAND: Command = Command {
+    name: "/version",
+    aliases: &[],
+    args: "",
+    help: "version, provider and model, config and session paths",
+    run: |app, _| open(app),
+};
+
+/// The commit the binary was built from, when the build set `MINIAGENT_COMMIT`
+/// (`MINIAGENT_COMMIT=$(git rev-parse --short HEAD) cargo build`); no build script needed.
+const COMMIT: Option<&str> = option_env!("MINIAGENT_COMMIT");
+
+fn open(app: &mut App) {
+    let layer = VersionLayer {
+        rows: facts(app),
+        scroll: Cell::new(Scroll::default()),
+    };
+    app.overlays.push(Overlay::Layer(Box::new(layer)));
+}
+
+/// Label and value rows, read when the layer opens.
+fn facts(app: &App) -> Vec<(&'static str, String)> {
+    let or_unknown = |text: &str| {
+        if text.is_empty() {
+            "not known yet".to_string()
+        } else {
+            text.to_string()
+        }
+    };
+    let config = match &app.config_dir {
+        Some(dir) => {
+            let file = dir.join("config.toml");
+            let state = if file.exists() { "" } else { " (not created yet)" };
+            format!("{}{state}", file.display())
+        }
+        None => "none: this machine has no config folder".to_string(),
+    };
+    let sessions = match &app.sessions_dir {
+        Some(dir) => dir.display().to_string(),
+        None => "none: sessions are not recorded".to_string(),
+    };
+    vec![
+        ("miniagent", env!("CARGO_PKG_VERSION").to_string()),
+        (
+            "commit",
+            COMMIT.unwrap_or("not recorded in this build").to_string(),
+        ),
+        ("provider", or_unknown(&app.session.provider)),
+        ("model", or_unknown(&app.session.model)),
+        ("config file", config),
+        (
+            "workspace config",
+            std::path::Path::new(&app.session.workspace)
+                .join(".miniagent")
+                .display()
+                .to_string(),
+        ),
+        ("sessions", sessions),
+        ("theme", app.theme_name.clone()),
+    ]
+}
+
+/// The `/version` overlay.
+pub struct VersionLayer {
+    rows: Vec<(&'static str, String)>,
+    /// Learns the text's height when drawn (drawing borrows the app immutably).
+    scroll: Cell<Scroll>,
+}
+
+impl Layer for VersionLayer {
+    fn title(&self) -> String {
+        "Version".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        SCROLL_HINTS.to_vec()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
+        scroll_key(self.scroll.get_mut(), key)
+    }
+
+    fn scroll(&mut self, lines: i32) -> bool {
+        self.scroll.get_mut().by(i64::from(lines))
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let lines: Vec<Line<'static>> = self
+            .rows
+            .iter()
+            .map(|(label, value)| {
+                Line::from(vec![
+                    Span::styled(format!("{label:<18}"), app.theme.dim),
+                    Span::styled(value.clone(), app.theme.text),
+                ])
+            })
+            .collect();
+        let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2);
+        let area = centered(size, 90.min(size.width), rows.min(size.height));
+        let mut scroll = self.scroll.get();
+        scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, true);
+        self.scroll.set(scroll);
+    }
+}

@@ -1,0 +1,130 @@
+//! The overlay stack's layers, the one command table and the bindings table: what
+//! completion, dispatch, the help and the bottom bar read from them.
+
+use super::*;
+
+/// Opens the help and scrolls through all of it, collecting every line drawn.
+fn whole_help(app: &mut App) -> String {
+    type_text(app, "/help");
+    app.on_key(key(KeyCode::Enter));
+    let mut seen = String::new();
+    for _ in 0..40 {
+        seen.push_str(&screen(app, 100, 40));
+        app.on_key(key(KeyCode::PageDown));
+    }
+    app.on_key(key(KeyCode::Esc));
+    seen
+}
+
+#[test]
+fn version_opens_an_overlay_with_the_version_model_and_paths() {
+    let workspace = TempDir::new();
+    let config = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.config_dir = Some(config.path().to_path_buf());
+    type_text(&mut app, "/vers");
+    let completing = screen(&mut app, 100, 30);
+    assert!(completing.contains("/version"), "{completing}");
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Enter));
+    let shown = screen(&mut app, 120, 30);
+    assert!(shown.contains(" Version "), "{shown}");
+    assert!(shown.contains(env!("CARGO_PKG_VERSION")), "{shown}");
+    assert!(
+        shown.contains("claude-test") && shown.contains("anthropic"),
+        "{shown}"
+    );
+    assert!(shown.contains("config.toml (not created yet)"), "{shown}");
+    // Nothing is asked of the agent, and the bar offers the overlay's own keys.
+    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    assert!(shown.contains("Esc/q close"), "{shown}");
+    assert!(app.on_key(key(KeyCode::Char('q'))));
+    assert!(app.overlays.is_empty());
+    assert!(!screen(&mut app, 120, 30).contains(" Version "));
+}
+
+#[test]
+fn version_fits_80x24_and_no_color() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.no_color = true;
+    type_text(&mut app, "/version");
+    app.on_key(key(KeyCode::Enter));
+    let shown = screen(&mut app, 80, 24);
+    assert!(shown.contains(" Version "), "{shown}");
+    assert!(shown.contains("commit"), "{shown}");
+    assert!(shown.contains("sessions"), "{shown}");
+}
+
+#[test]
+fn help_lists_every_command_and_every_key_the_workbench_takes() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let help = whole_help(&mut app);
+    for command in [
+        "/help",
+        "/clear",
+        "/compact",
+        "/history",
+        "/resume",
+        "/approval MODE",
+        "/approvals",
+        "/notes",
+        "/stats",
+        "/theme NAME",
+        "/mcp",
+        "/skills",
+        "/version",
+        "/quit",
+    ] {
+        assert!(help.contains(command), "{command} missing from the help");
+    }
+    // Keys that always worked but the hand-kept list forgot: now listed from the table.
+    assert!(help.contains("help (outside the input)"), "{help}");
+    assert!(
+        help.contains("scroll the conversation (from the input)"),
+        "{help}"
+    );
+    // And they do what the help says.
+    app.focus = Pane::Conversation;
+    app.on_key(key(KeyCode::Char('?')));
+    assert!(
+        app.overlays
+            .last()
+            .is_some_and(|top| top.title(std::path::Path::new("")) == "Help")
+    );
+}
+
+#[test]
+fn exit_is_an_alias_of_quit() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "/exit");
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.quit);
+}
+
+#[test]
+fn notes_and_skills_are_layers_that_scroll_and_close() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "/notes");
+    app.on_key(key(KeyCode::Enter));
+    let shown = screen(&mut app, 80, 24);
+    // The agent reads them; the layer waits for its answer.
+    assert!(
+        shown.contains(" Notes ") && shown.contains("reading the notes…"),
+        "{shown}"
+    );
+    // Keys the layer does not use stay with it: nothing is typed under it.
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(app.input.is_empty());
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlays.is_empty());
+    type_text(&mut app, "/skills");
+    app.on_key(key(KeyCode::Enter));
+    assert!(screen(&mut app, 80, 24).contains(" Skills "));
+    app.on_key(key(KeyCode::Char('q')));
+    assert!(app.overlays.is_empty());
+    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+}
