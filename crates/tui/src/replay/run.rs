@@ -89,7 +89,7 @@ fn prepare(file: &str, theme: Option<String>) -> Result<(Loaded, Theme, ReplaySe
     let name = theme
         .or_else(|| config.as_ref().map(|c| c.ui.theme.clone()))
         .unwrap_or_else(|| "dark".to_string());
-    let theme = Theme::load(&name, config_dir.as_deref(), no_color)?;
+    let theme = Theme::load(&name, config_dir.as_deref(), no_color).map_err(|e| e.to_string())?;
     let color_depth = crate::tui::palette::ColorDepth::detect(&env, no_color);
     let settings = match &config {
         Some(config) => ReplaySettings {
