@@ -4,7 +4,7 @@
 //! bold, italic, underline and reverse.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
@@ -17,6 +17,80 @@ const BUILT_IN: [(&str, &str); 3] = [
         include_str!("../../../themes/high-contrast.toml"),
     ),
 ];
+
+/// What is wrong with a theme file's text, in one line for the person who wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThemeParseError {
+    /// Not TOML of a theme's shape; the parser's own message.
+    Toml(String),
+    UnknownStyle(String),
+    /// A role's style names a colour that does not exist.
+    BadStyle {
+        role: String,
+        problem: String,
+    },
+    MissingStyle(String),
+}
+
+impl std::fmt::Display for ThemeParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Toml(message) => f.write_str(message),
+            Self::UnknownStyle(role) => {
+                write!(f, "unknown style `{role}` (known: {})", ROLE_NAMES.join(", "))
+            }
+            Self::BadStyle { role, problem } => write!(f, "style `{role}`: {problem}"),
+            Self::MissingStyle(role) => write!(f, "missing style `{role}`"),
+        }
+    }
+}
+
+impl std::error::Error for ThemeParseError {}
+
+/// Why a theme could not be loaded: each names where the theme came from.
+#[derive(Debug)]
+pub enum ThemeError {
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// The user's theme file is there but wrong.
+    File {
+        path: PathBuf,
+        problem: ThemeParseError,
+    },
+    BuiltIn {
+        name: String,
+        problem: ThemeParseError,
+    },
+    /// No user or built-in theme has this name.
+    Unknown(String),
+}
+
+impl std::fmt::Display for ThemeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Read { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::File { path, problem } => write!(f, "{}: {problem}", path.display()),
+            Self::BuiltIn { name, problem } => write!(f, "built-in theme {name}: {problem}"),
+            Self::Unknown(name) => write!(
+                f,
+                "no theme `{name}`: the built-in themes are {}; your own go in the config folder's themes/",
+                BUILT_IN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ThemeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Read { error, .. } => Some(error),
+            Self::File { problem, .. } | Self::BuiltIn { problem, .. } => Some(problem),
+            Self::Unknown(_) => None,
+        }
+    }
+}
 
 /// Every role a theme styles. The names are the keys of a theme file's `[styles]`.
 macro_rules! roles {
@@ -35,8 +109,8 @@ macro_rules! roles {
         const ROLE_NAMES: &[&str] = &[$(stringify!($role)),*];
 
         impl Theme {
-            fn from_styles(name: String, syntax: String, mut styles: BTreeMap<String, Style>) -> Result<Self, String> {
-                let mut take = |role: &str| styles.remove(role).ok_or_else(|| format!("missing style `{role}`"));
+            fn from_styles(name: String, syntax: String, mut styles: BTreeMap<String, Style>) -> Result<Self, ThemeParseError> {
+                let mut take = |role: &str| styles.remove(role).ok_or_else(|| ThemeParseError::MissingStyle(role.to_string()));
                 let theme = Theme { name, syntax, colored: true, $($role: take(stringify!($role))?,)* };
                 Ok(theme)
             }
@@ -176,17 +250,18 @@ fn to_style(spec: StyleSpec) -> Result<Style, String> {
 }
 
 /// Parses a theme file's text; errors name the problem.
-pub fn parse_theme(text: &str) -> Result<Theme, String> {
-    let file: ThemeFile = toml::from_str(text).map_err(|err| err.message().to_string())?;
+pub fn parse_theme(text: &str) -> Result<Theme, ThemeParseError> {
+    let file: ThemeFile =
+        toml::from_str(text).map_err(|err| ThemeParseError::Toml(err.message().to_string()))?;
     let mut styles = BTreeMap::new();
     for (role, spec) in file.styles {
         if !ROLE_NAMES.contains(&role.as_str()) {
-            return Err(format!(
-                "unknown style `{role}` (known: {})",
-                ROLE_NAMES.join(", ")
-            ));
+            return Err(ThemeParseError::UnknownStyle(role));
         }
-        let style = to_style(spec).map_err(|err| format!("style `{role}`: {err}"))?;
+        let style = to_style(spec).map_err(|problem| ThemeParseError::BadStyle {
+            role: role.clone(),
+            problem,
+        })?;
         styles.insert(role, style);
     }
     Theme::from_styles(file.name, file.syntax, styles)
@@ -201,24 +276,26 @@ impl Theme {
 
     /// Finds a theme by name: the user's `themes/NAME.toml` in the config dir first,
     /// then the built-in ones. `no_color` turns any theme monochrome.
-    pub fn load(name: &str, config_dir: Option<&Path>, no_color: bool) -> Result<Theme, String> {
+    pub fn load(name: &str, config_dir: Option<&Path>, no_color: bool) -> Result<Theme, ThemeError> {
         if no_color {
             return Ok(Theme::monochrome());
         }
         if let Some(dir) = config_dir {
             let path = dir.join("themes").join(format!("{name}.toml"));
             if path.exists() {
-                let text =
-                    std::fs::read_to_string(&path).map_err(|err| format!("{}: {err}", path.display()))?;
-                return parse_theme(&text).map_err(|err| format!("{}: {err}", path.display()));
+                let text = match std::fs::read_to_string(&path) {
+                    Ok(text) => text,
+                    Err(error) => return Err(ThemeError::Read { path, error }),
+                };
+                return parse_theme(&text).map_err(|problem| ThemeError::File { path, problem });
             }
         }
         match BUILT_IN.iter().find(|(built_in, _)| *built_in == name) {
-            Some((_, text)) => parse_theme(text).map_err(|err| format!("built-in theme {name}: {err}")),
-            None => Err(format!(
-                "no theme `{name}`: the built-in themes are {}; your own go in the config folder's themes/",
-                BUILT_IN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-            )),
+            Some((_, text)) => parse_theme(text).map_err(|problem| ThemeError::BuiltIn {
+                name: name.to_string(),
+                problem,
+            }),
+            None => Err(ThemeError::Unknown(name.to_string())),
         }
     }
 
@@ -315,21 +392,25 @@ mod tests {
     #[test]
     fn errors_name_the_style() {
         assert_eq!(
-            parse_theme("name = \"x\"\n[styles]\ntext = \"chartreuse-ish\"\n").unwrap_err(),
+            parse_theme("name = \"x\"\n[styles]\ntext = \"chartreuse-ish\"\n")
+                .unwrap_err()
+                .to_string(),
             "style `text`: `chartreuse-ish` is not a colour"
         );
         assert!(
             parse_theme("name = \"x\"\n[styles]\nbogus = \"red\"\n")
                 .unwrap_err()
+                .to_string()
                 .starts_with("unknown style `bogus`")
         );
         assert_eq!(
-            parse_theme("name = \"x\"\n[styles]\n").unwrap_err(),
+            parse_theme("name = \"x\"\n[styles]\n").unwrap_err().to_string(),
             "missing style `text`"
         );
         assert!(
             Theme::load("nope", None, false)
                 .unwrap_err()
+                .to_string()
                 .starts_with("no theme `nope`")
         );
     }

@@ -230,22 +230,36 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
+/// What makes a prompt one a provider would refuse; messages are numbered from 1. The
+/// text is one clause, said after "its history is not one a model provider would accept".
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// The prompt starts with the assistant's message or with tool results.
+    #[error("its first message is not the person's but {}", if *.0 == Role::Assistant { "the assistant's" } else { "tool results" })]
+    FirstNotUser(Role),
+    #[error("message {message} has a tool call with an unusable id {id:?}")]
+    UnusableId { message: usize, id: String },
+    #[error("message {message} repeats the tool call id {id:?}")]
+    RepeatedId { message: usize, id: String },
+    #[error("message {0} holds tool results that do not answer the calls of the message before it")]
+    StrayResults(usize),
+    #[error("the tool calls of message {0} are not followed by their results")]
+    Unanswered(usize),
+    /// The message after `calls` (numbered `calls + 1`) answers some call twice or not at all.
+    #[error("message {} does not answer each tool call of message {calls} exactly once", calls + 1)]
+    NotExactlyOnce { calls: usize },
+}
+
 /// Why a provider would refuse `prompt` (the messages of a request), or `Ok`: it starts
 /// with the person's message; every assistant message's tool calls have usable ids,
 /// unique in the prompt, and the message right after answers each exactly once; no
 /// result answers anything else. An open call at the very end is allowed (it is closed
 /// before anything is sent).
-pub fn check_prompt(prompt: &[Message]) -> Result<(), String> {
+pub fn check_prompt(prompt: &[Message]) -> Result<(), PromptError> {
     if let Some(first) = prompt.first()
         && first.role != Role::User
     {
-        return Err(format!(
-            "its first message is not the person's but {}",
-            match first.role {
-                Role::Assistant => "the assistant's",
-                _ => "tool results",
-            }
-        ));
+        return Err(PromptError::FirstNotUser(first.role));
     }
     let mut seen: HashSet<&str> = HashSet::new();
     for (index, message) in prompt.iter().enumerate() {
@@ -253,12 +267,16 @@ pub fn check_prompt(prompt: &[Message]) -> Result<(), String> {
         let calls: Vec<&str> = message.tool_uses().map(|call| call.id).collect();
         for id in &calls {
             if !usable_tool_id(id) {
-                return Err(format!(
-                    "message {number} has a tool call with an unusable id {id:?}"
-                ));
+                return Err(PromptError::UnusableId {
+                    message: number,
+                    id: (*id).to_string(),
+                });
             }
             if !seen.insert(id) {
-                return Err(format!("message {number} repeats the tool call id {id:?}"));
+                return Err(PromptError::RepeatedId {
+                    message: number,
+                    id: (*id).to_string(),
+                });
             }
         }
         let results: Vec<&str> = message
@@ -281,15 +299,11 @@ pub fn check_prompt(prompt: &[Message]) -> Result<(), String> {
             let mut expected = asked;
             expected.sort_unstable();
             if sorted != expected {
-                return Err(format!(
-                    "message {number} holds tool results that do not answer the calls of the message before it"
-                ));
+                return Err(PromptError::StrayResults(number));
             }
         }
         if !calls.is_empty() && index + 1 < prompt.len() && prompt[index + 1].role != Role::Tool {
-            return Err(format!(
-                "the tool calls of message {number} are not followed by their results"
-            ));
+            return Err(PromptError::Unanswered(number));
         }
         if !calls.is_empty() && prompt.get(index + 1).is_some_and(|next| next.role == Role::Tool) {
             let answered = prompt[index + 1]
@@ -298,10 +312,7 @@ pub fn check_prompt(prompt: &[Message]) -> Result<(), String> {
                 .filter(|block| matches!(block, ContentBlock::ToolResult { .. }))
                 .count();
             if answered != calls.len() {
-                return Err(format!(
-                    "message {} does not answer each tool call of message {number} exactly once",
-                    number + 1
-                ));
+                return Err(PromptError::NotExactlyOnce { calls: number });
             }
         }
     }
@@ -469,14 +480,24 @@ mod tests {
     #[test]
     fn the_prompt_check_names_what_a_provider_would_refuse() {
         let starts_wrong = vec![Message::assistant_text("hi"), Message::user("x")];
-        assert!(check_prompt(&starts_wrong).unwrap_err().contains("first message"));
+        assert!(
+            check_prompt(&starts_wrong)
+                .unwrap_err()
+                .to_string()
+                .contains("first message")
+        );
         let repeated = vec![
             Message::user("x"),
             message(Role::Assistant, vec![call("a")]),
             message(Role::Tool, vec![result("a", "", false)]),
             message(Role::Assistant, vec![call("a")]),
         ];
-        assert!(check_prompt(&repeated).unwrap_err().contains("repeats"));
+        assert!(
+            check_prompt(&repeated)
+                .unwrap_err()
+                .to_string()
+                .contains("repeats")
+        );
         let open_at_end = vec![Message::user("x"), message(Role::Assistant, vec![call("a")])];
         assert_eq!(check_prompt(&open_at_end), Ok(()));
     }

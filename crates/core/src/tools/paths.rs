@@ -29,6 +29,18 @@ use std::sync::Arc;
 pub use at::Kind;
 use protected::Protection;
 
+/// Why a file tool may not use a path: one line for the model that names the path and,
+/// where it resolved somewhere, where it would have led. Callers only ever show it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PathError(String);
+
+impl From<PathError> for String {
+    fn from(err: PathError) -> Self {
+        err.0
+    }
+}
+
 /// How a path will be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -326,14 +338,19 @@ impl Workspace {
 
     /// The real path `path` names, if `access` to it is allowed; otherwise a message for
     /// the model that names the resolved path.
-    pub fn resolve(&self, path: &str, access: Access) -> Result<PathBuf, String> {
+    pub fn resolve(&self, path: &str, access: Access) -> Result<PathBuf, PathError> {
         self.locate(path, access).map(|located| located.path)
     }
 
     /// Resolves `path` for `access`: a handle on the folder holding it, reached without
     /// the kernel following any symlink, or a message for the model that names where it
     /// would have led.
-    pub fn locate(&self, path: &str, access: Access) -> Result<Located, String> {
+    pub fn locate(&self, path: &str, access: Access) -> Result<Located, PathError> {
+        self.locate_text(path, access).map_err(PathError)
+    }
+
+    // The checks build their messages as text; `locate` gives them their type.
+    fn locate_text(&self, path: &str, access: Access) -> Result<Located, String> {
         if path.trim().is_empty() {
             return Err("the path is empty".to_string());
         }

@@ -442,7 +442,7 @@ impl App {
     pub(crate) fn choose_theme(&mut self, name: &str) {
         let theme = match Theme::load(name, self.config_dir.as_deref(), self.no_color) {
             Ok(theme) => theme,
-            Err(message) => return self.notice(NoticeKind::Error, message),
+            Err(message) => return self.notice(NoticeKind::Error, message.to_string()),
         };
         self.theme = theme;
         self.theme_name = name.to_string();

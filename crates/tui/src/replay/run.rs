@@ -60,7 +60,7 @@ fn prepare(file: &str, theme: Option<String>, env: &api::Env) -> Result<(Recordi
     let recording = Recording::open(file, env).map_err(|err| err.to_string())?;
     let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let name = theme.unwrap_or_else(|| recording.theme.clone());
-    let theme = Theme::load(&name, recording.config_dir.as_deref(), no_color)?;
+    let theme = Theme::load(&name, recording.config_dir.as_deref(), no_color).map_err(|e| e.to_string())?;
     Ok((recording, theme))
 }
 

@@ -3,6 +3,17 @@
 use super::*;
 use pretty_assertions::assert_eq;
 
+/// `resolve` with its error as the text the model sees, which is what these tests check.
+trait ResolveText {
+    fn resolve_text(&self, path: &str, access: Access) -> Result<PathBuf, String>;
+}
+
+impl ResolveText for Workspace {
+    fn resolve_text(&self, path: &str, access: Access) -> Result<PathBuf, String> {
+        self.resolve(path, access).map_err(String::from)
+    }
+}
+
 struct Scratch(PathBuf);
 
 impl Scratch {
@@ -57,15 +68,18 @@ fn inside_paths_resolve_and_escapes_are_refused() {
     let ws = Workspace::new(&scratch.0.join("ws"), &[]);
     let root = scratch.0.join("ws");
     assert_eq!(
-        ws.resolve("sub/new.txt", Access::Write),
+        ws.resolve_text("sub/new.txt", Access::Write),
         Ok(root.join("sub/new.txt"))
     );
-    assert_eq!(ws.resolve("sub/../a.txt", Access::Write), Ok(root.join("a.txt")));
     assert_eq!(
-        ws.resolve(root.join("b").to_str().unwrap(), Access::Write),
+        ws.resolve_text("sub/../a.txt", Access::Write),
+        Ok(root.join("a.txt"))
+    );
+    assert_eq!(
+        ws.resolve_text(root.join("b").to_str().unwrap(), Access::Write),
         Ok(root.join("b"))
     );
-    let err = ws.resolve("../escape.txt", Access::Write).unwrap_err();
+    let err = ws.resolve_text("../escape.txt", Access::Write).unwrap_err();
     assert_eq!(
         err,
         format!(
@@ -75,14 +89,14 @@ fn inside_paths_resolve_and_escapes_are_refused() {
         )
     );
     assert!(
-        ws.resolve("/tmp/escape.txt", Access::Write)
+        ws.resolve_text("/tmp/escape.txt", Access::Write)
             .unwrap_err()
             .contains("resolves to /tmp/escape.txt")
     );
-    assert!(ws.resolve("a\0b", Access::Read).is_err());
-    assert!(ws.resolve("", Access::Read).is_err());
+    assert!(ws.resolve_text("a\0b", Access::Read).is_err());
+    assert!(ws.resolve_text("", Access::Read).is_err());
     assert_eq!(
-        ws.resolve(&"a".repeat(10_000), Access::Write),
+        ws.resolve_text(&"a".repeat(10_000), Access::Write),
         Err("the path is 10000 bytes long; a path has at most 4096 bytes".to_string())
     );
 }
@@ -96,16 +110,16 @@ fn symlinks_are_followed_even_when_dangling() {
     std::os::unix::fs::symlink("sub", root.join("inner")).unwrap();
     let ws = Workspace::new(&root, &[]);
     assert!(
-        ws.resolve("out-dir/x.txt", Access::Write)
+        ws.resolve_text("out-dir/x.txt", Access::Write)
             .unwrap_err()
             .contains("outside/x.txt")
     );
     assert!(
-        ws.resolve("ghost", Access::Write)
+        ws.resolve_text("ghost", Access::Write)
             .unwrap_err()
             .contains("outside/ghost.txt")
     );
-    assert_eq!(ws.resolve("inner/f", Access::Write), Ok(root.join("sub/f")));
+    assert_eq!(ws.resolve_text("inner/f", Access::Write), Ok(root.join("sub/f")));
 }
 
 #[test]
@@ -120,14 +134,17 @@ fn extra_roots_confine_reads_to_themselves() {
     let ws = Workspace::new(&scratch.0.join("ws"), std::slice::from_ref(&skills));
     let skill = skills.join("demo/SKILL.md");
     assert_eq!(
-        ws.resolve(skill.to_str().unwrap(), Access::Read),
+        ws.resolve_text(skill.to_str().unwrap(), Access::Read),
         Ok(skill.clone())
     );
     // Through a workspace symlink into the skills folder: read-only too.
-    assert_eq!(ws.resolve("skills-link/demo/SKILL.md", Access::Read), Ok(skill));
-    assert!(ws.resolve("skills-link/demo/new.md", Access::Write).is_err());
+    assert_eq!(
+        ws.resolve_text("skills-link/demo/SKILL.md", Access::Read),
+        Ok(skill)
+    );
+    assert!(ws.resolve_text("skills-link/demo/new.md", Access::Write).is_err());
     let leak = skills.join("demo/leak");
-    let err = ws.resolve(leak.to_str().unwrap(), Access::Read).unwrap_err();
+    let err = ws.resolve_text(leak.to_str().unwrap(), Access::Read).unwrap_err();
     assert!(
         err.contains(&format!(
             "resolves to {}",
@@ -144,19 +161,19 @@ fn absolute_paths_with_dot_dot_before_the_workspace_are_refused_clearly() {
     let ws = Workspace::new(&root, &[]);
     let path = format!("{}/sub/../../ws/a.txt", root.display());
     assert_eq!(
-        ws.resolve(&path, Access::Write),
+        ws.resolve_text(&path, Access::Write),
         Err(format!(
             "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
             root.display()
         ))
     );
     assert_eq!(
-        ws.resolve(&format!("{}/sub/../a.txt", root.display()), Access::Write),
+        ws.resolve_text(&format!("{}/sub/../a.txt", root.display()), Access::Write),
         Ok(root.join("a.txt"))
     );
     let path = format!("{}/outside/../ws/a.txt", scratch.0.display());
     assert_eq!(
-        ws.resolve(&path, Access::Write),
+        ws.resolve_text(&path, Access::Write),
         Err(format!(
             "`{path}` goes through `..` before it reaches the workspace {}; give the path relative to the workspace",
             root.display()
@@ -169,6 +186,9 @@ fn extra_roots_are_read_only() {
     let scratch = Scratch::new("roots");
     let ws = Workspace::new(&scratch.0.join("ws"), &[scratch.0.join("outside")]);
     let file = scratch.0.join("outside/skill.md");
-    assert_eq!(ws.resolve(file.to_str().unwrap(), Access::Read), Ok(file.clone()));
-    assert!(ws.resolve(file.to_str().unwrap(), Access::Write).is_err());
+    assert_eq!(
+        ws.resolve_text(file.to_str().unwrap(), Access::Read),
+        Ok(file.clone())
+    );
+    assert!(ws.resolve_text(file.to_str().unwrap(), Access::Write).is_err());
 }
