@@ -242,14 +242,21 @@ impl Sequences {
     pub fn feed(&mut self, text: &str, on: &mut impl FnMut(Step<'_>)) {
         let mut rest = text;
         while !rest.is_empty() {
-            if self.mode == Mode::Ground {
-                // Text without ESC or C1 controls goes to vte in one piece, its fast path.
-                let run = rest.find(|c: char| c == ESC || is_c1(c)).unwrap_or(rest.len());
-                if run > 0 {
-                    self.parser.advance(&mut Report(on), &rest.as_bytes()[..run]);
-                    rest = &rest[run..];
-                    continue;
+            // Runs that leave the mode as it is go to vte in one piece: text without ESC
+            // or C1 controls (vte's fast path), a string's body, a sequence's parameters.
+            let run = match self.mode {
+                Mode::Ground => rest.find(|c: char| c == ESC || is_c1(c)),
+                Mode::String => {
+                    rest.find(|c: char| matches!(c, '\n' | BEL | ESC | C1_ST | '\u{18}' | '\u{1a}'))
                 }
+                Mode::Csi { intermediates: false } => rest.find(|c: char| !('0'..='?').contains(&c)),
+                _ => Some(0),
+            }
+            .unwrap_or(rest.len());
+            if run > 0 {
+                self.parser.advance(&mut Report(on), &rest.as_bytes()[..run]);
+                rest = &rest[run..];
+                continue;
             }
             let mut chars = rest.chars();
             let Some(c) = chars.next() else { break };

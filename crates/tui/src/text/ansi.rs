@@ -154,6 +154,11 @@ impl Screen {
         let Some(Cell::Glyph { base, marks, .. }) = self.row.get_mut(owner) else {
             return false;
         };
+        // Most text is this: nothing below U+0300 extends a cluster, and only a Prepend
+        // character (none below U+0600) joins what follows it.
+        if c < '\u{300}' && *base < '\u{600}' && marks.is_empty() {
+            return false;
+        }
         let mut cluster = String::with_capacity(1 + marks.len() + c.len_utf8());
         cluster.push(*base);
         cluster.push_str(marks);
