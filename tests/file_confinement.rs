@@ -51,6 +51,7 @@ impl Scratch {
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
             approval: ApprovalMode::FullAuto,
+            sub_agents: None,
         }
     }
 }

@@ -356,6 +356,7 @@ mod tests {
             cancel,
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
+            sub_agents: None,
         }
     }
 

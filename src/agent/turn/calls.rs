@@ -1,5 +1,5 @@
 //! Running a reply's tool calls: approval, the repeated-call guards, the calls themselves
-//! (sub-agent delegation included) and the tool message that carries their results.
+//! and the tool message that carries their results.
 
 use super::*;
 
@@ -280,25 +280,10 @@ fn time_in_a_row(n: u32) -> String {
     }
 }
 
-/// One call: validation, approval, execution. Boxed as a `Send` future: a `delegate`
-/// call runs a sub-agent whose own calls come back here, and the box ends that cycle.
-/// With `insist`, the person is asked whatever the approval mode says, and told why.
-/// `ran_from` is set to the moment the call starts to run, if it does.
-fn run_one<'a>(
-    context: &'a TurnContext,
-    id: &'a str,
-    name: &'a str,
-    arguments: Value,
-    invalid: Option<&'a InvalidArguments>,
-    insist: Option<String>,
-    ran_from: &'a mut Option<Instant>,
-) -> futures_util::future::BoxFuture<'a, CallOutcome> {
-    Box::pin(run_one_inner(
-        context, id, name, arguments, invalid, insist, ran_from,
-    ))
-}
-
-async fn run_one_inner(
+/// One call: validation, approval, execution. With `insist`, the person is asked
+/// whatever the approval mode says, and told why. `ran_from` is set to the moment the
+/// call starts to run, if it does.
+async fn run_one(
     context: &TurnContext,
     id: &str,
     name: &str,
@@ -312,14 +297,10 @@ async fn run_one_inner(
         return Finished(ToolOutput::error(invalid.error.clone()));
     }
     let options = &context.options;
-    if name == super::super::delegate::NAME {
-        return delegate_call(context, id, arguments, ran_from).await;
-    }
     let Some(tool) = options.tools.get(name) else {
         return Finished(ToolOutput::error(format!(
-            "unknown tool `{name}`; the tools are: {}, {}",
-            options.tools.names().join(", "),
-            super::super::delegate::NAME
+            "unknown tool `{name}`; the tools are: {}",
+            options.tools.names().join(", ")
         )));
     };
     if let Err(problem) = schema::validate(&tool.input_schema(), &arguments) {
@@ -403,35 +384,16 @@ async fn run_one_inner(
         cancel: context.cancel.child_token(),
         output: context.events.output_sink(id),
         approval: context.policy.with(|policy| policy.mode()),
+        sub_agents: context.sub_agents.map(|start| start(context, id)),
     };
     tokio::select! {
+        // An interrupt wins over a result that came in at the same moment (a sub-agent
+        // stops with one when its parent's turn is interrupted).
+        biased;
         // Dropping the tool's future is how it is stopped: tools clean up on drop
         // (bash kills its process group).
         _ = context.cancel.cancelled() => CallOutcome::Interrupted,
         output = tool.run(arguments, tool_context) => Finished(output),
-    }
-}
-
-/// A `delegate` call: the sub-agent runs inside this call.
-async fn delegate_call(
-    context: &TurnContext,
-    id: &str,
-    arguments: Value,
-    ran_from: &mut Option<Instant>,
-) -> CallOutcome {
-    if let Err(problem) = schema::validate(&super::super::delegate::spec().input_schema, &arguments) {
-        return CallOutcome::Finished(ToolOutput::error(format!(
-            "invalid arguments for `delegate`: {problem}"
-        )));
-    }
-    context.events.emit(Event::ToolCallStarted {
-        id: id.to_string(),
-        name: super::super::delegate::NAME.to_string(),
-    });
-    *ran_from = Some(Instant::now());
-    match super::super::delegate::run(context, id, &arguments).await {
-        Ok(output) => CallOutcome::Finished(output),
-        Err(super::super::delegate::Stopped::Cancelled) => CallOutcome::Interrupted,
     }
 }
 
