@@ -5,49 +5,23 @@
 //! at the output limit, and at the step limit one model-written report. [`run_turn`] runs
 //! it for a user message and turns how it ended into the turn's last event.
 
-use std::sync::Arc;
-use std::time::Instant;
-
-use serde_json::Value;
-
-use super::approval::{ApprovalPolicy, Verdict};
+use super::approval::ApprovalPolicy;
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
 use super::{Session, TurnContext};
-use crate::llm::{InvalidArguments, ModelRequest, ModelResponse, ToolSpec};
-use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary, ToolOutcome};
-use crate::tools::output::{cap_text, failure_line, preview_line};
-use crate::tools::{ToolContext, ToolOutput, schema};
+use crate::llm::{ModelRequest, ModelResponse, ToolSpec};
+use crate::protocol::{Event, StopReason, ToolCallSummary};
+use crate::tools::output::cap_text;
 
 mod calls;
 
-use calls::{CallGuards, run_tools};
+use calls::{ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools};
 
-/// The longest one-line preview of a call's result, in characters.
-const PREVIEW_CHARS: usize = 200;
-
-/// The result text every unanswered call gets when the person interrupts.
-const INTERRUPTED: &str = "interrupted by the user";
 /// Marks assistant text cut short by an interruption.
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 /// Marks assistant text cut because it kept repeating itself.
 const REPEATING_MARK: &str = "[cut: this reply kept repeating itself]";
-/// The same call (tool and arguments) with the same result this many times in a row is
-/// enough: the next one is not run as asked (MiroThinker's guard against loops).
-const SAME_CALL_LIMIT: u32 = 3;
-/// Floor of the hard cap on one tool result in the history, whatever the tool did.
-const RESULT_LIMIT_BYTES: usize = 100_000;
-
-/// The hard cap on one tool result: above every built-in tool's own cap (read_file's is
-/// in tokens, about four bytes each), so it only ever cuts tools that do not cap themselves.
-fn result_limit(context: &TurnContext) -> usize {
-    let tools = &context.options.config.tools;
-    let read_file_bytes = usize::try_from(tools.read_file.max_tokens.saturating_mul(5)).unwrap_or(usize::MAX);
-    RESULT_LIMIT_BYTES
-        .max(read_file_bytes)
-        .max(tools.bash.output_limit_bytes.saturating_mul(2))
-}
 /// How much of a refused (too large) message is echoed and recorded.
 const REFUSED_ECHO_BYTES: usize = 2_000;
 
@@ -91,31 +65,6 @@ fn fits_alone(
 /// Sent when a reply stopped at the output limit, once per turn.
 const CONTINUE_PROMPT: &str =
     "Your previous reply was cut off by the output token limit. Continue exactly where it stopped.";
-
-/// The result text every unanswered call gets when the person aborts at an approval.
-const ABORTED: &str = "the person stopped the turn before this call ran";
-
-/// How the tool phase of a step ended.
-pub(super) enum ToolPhase {
-    Done,
-    Interrupted,
-    Aborted,
-}
-
-/// How one tool call ended.
-enum CallOutcome {
-    Finished(ToolOutput),
-    /// A rule or a guard refused the call before it ran; the output says which.
-    Refused(ToolOutput),
-    /// The person refused the call at its approval, with their reason if they gave one.
-    DeniedByPerson {
-        reason: Option<String>,
-    },
-    /// The person interrupted the turn.
-    Interrupted,
-    /// The person chose "abort the turn" at this call's approval.
-    Aborted,
-}
 
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
     let options = &context.options;

@@ -1,7 +1,63 @@
 //! Running a reply's tool calls: approval, the repeated-call guards, the calls themselves
 //! and the tool message that carries their results.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::agent::approval::Verdict;
+use crate::agent::history::{ContentBlock, Message, Role};
+use crate::agent::{Session, TurnContext};
+use crate::llm::{InvalidArguments, ModelResponse};
+use crate::protocol::{ApprovalRule, Decision, Event, ToolOutcome};
+use crate::tools::output::{cap_text, failure_line, preview_line};
+use crate::tools::{ToolContext, ToolOutput, schema};
+
+/// The longest one-line preview of a call's result, in characters.
+const PREVIEW_CHARS: usize = 200;
+
+/// The result text every unanswered call gets when the person interrupts.
+pub(super) const INTERRUPTED: &str = "interrupted by the user";
+/// The same call (tool and arguments) with the same result this many times in a row is
+/// enough: the next one is not run as asked (MiroThinker's guard against loops).
+const SAME_CALL_LIMIT: u32 = 3;
+/// Floor of the hard cap on one tool result in the history, whatever the tool did.
+const RESULT_LIMIT_BYTES: usize = 100_000;
+
+/// The hard cap on one tool result: above every built-in tool's own cap (read_file's is
+/// in tokens, about four bytes each), so it only ever cuts tools that do not cap themselves.
+fn result_limit(context: &TurnContext) -> usize {
+    let tools = &context.options.config.tools;
+    let read_file_bytes = usize::try_from(tools.read_file.max_tokens.saturating_mul(5)).unwrap_or(usize::MAX);
+    RESULT_LIMIT_BYTES
+        .max(read_file_bytes)
+        .max(tools.bash.output_limit_bytes.saturating_mul(2))
+}
+/// The result text every unanswered call gets when the person aborts at an approval.
+pub(super) const ABORTED: &str = "the person stopped the turn before this call ran";
+
+/// How the tool phase of a step ended.
+pub(in crate::agent) enum ToolPhase {
+    Done,
+    Interrupted,
+    Aborted,
+}
+
+/// How one tool call ended.
+enum CallOutcome {
+    Finished(ToolOutput),
+    /// A rule or a guard refused the call before it ran; the output says which.
+    Refused(ToolOutput),
+    /// The person refused the call at its approval, with their reason if they gave one.
+    DeniedByPerson {
+        reason: Option<String>,
+    },
+    /// The person interrupted the turn.
+    Interrupted,
+    /// The person chose "abort the turn" at this call's approval.
+    Aborted,
+}
 
 /// Runs every tool call of the reply in order, appending one tool message with all
 /// results. A skill loaded by one of them pre-approves its `allowed-tools` for the rest
