@@ -265,3 +265,206 @@ async fn a_sub_agents_history_stays_out_of_the_session_log() {
         ]
     );
 }
+
+/// The sub-agent runs the turn's own step loop, so a reply cut at the output limit is
+/// continued once, as the turn's is, and the joined text is the call's result.
+#[tokio::test]
+async fn a_sub_agent_continues_a_reply_cut_at_the_output_limit() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "d1",
+            "delegate",
+            json!({"task": "Describe Cargo.toml.", "tools": ["read_file"]}).to_string(),
+        ),
+        Reply::Stream(Turn::text("The first half").stop(Stop::MaxTokens)),
+        Reply::text(" and the rest."),
+        Reply::text("Done."),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let events = agent.turn("Describe it.").await;
+    assert_eq!(events.last(), Some(&Event::TurnComplete { text: "Done.".into() }));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The sub-agent's second request asks it to go on, after its cut reply.
+    let continued = &requests[2].body;
+    assert!(
+        continued["system"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are a sub-agent")
+    );
+    let messages = continued["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert_eq!(messages[1]["content"][0]["text"], "The first half");
+    assert!(
+        messages[2]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Your previous reply was cut off by the output token limit")
+    );
+    let parent = &requests[3].body;
+    let last = parent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "d1", "content": "The first half and the rest.", "is_error": false})
+    );
+}
+
+/// `delegate` is a registered tool like the others: front ends list it with the session's
+/// tools, and its call goes through the common path (requested, started, finished).
+#[tokio::test]
+async fn delegate_is_listed_with_the_tools_and_runs_through_the_common_call_path() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("d1", "delegate", json!({"task": "Say hi."}).to_string()),
+        Reply::text("hi"),
+        Reply::text("It said hi."),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let configured = agent
+        .wait_for(|e| matches!(e, Event::SessionConfigured { .. }))
+        .await;
+    let Event::SessionConfigured { tools, .. } = configured else {
+        unreachable!()
+    };
+    assert!(tools.iter().any(|tool| tool.name == "delegate"), "{tools:?}");
+    let events = agent.turn("Delegate a greeting.").await;
+    let own: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallRequested { name, .. } => Some(format!("requested {name}")),
+            Event::ToolCallStarted { name, .. } => Some(format!("started {name}")),
+            Event::ToolCallFinished { name, outcome, .. } => Some(format!("finished {name} {outcome:?}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        own,
+        vec!["requested delegate", "started delegate", "finished delegate Ok"]
+    );
+    // Sub-agents do not nest: the default tools leave `delegate` out.
+    let requests = server.requests();
+    let sub_tools: Vec<&str> = requests[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(!sub_tools.contains(&"delegate"), "{sub_tools:?}");
+    assert!(sub_tools.contains(&"read_file"), "{sub_tools:?}");
+}
+
+/// The same-call guard holds inside a sub-agent as in the turn: a read that returned the
+/// same thing three times in a row is refused the fourth time, and the sub-agent is told.
+#[tokio::test]
+async fn a_sub_agent_gets_the_same_call_guard() {
+    let read = r#"{"path": "Cargo.toml"}"#;
+    let mut script = vec![Reply::tool(
+        "d1",
+        "delegate",
+        json!({"task": "Read Cargo.toml.", "tools": ["read_file"]}).to_string(),
+    )];
+    script.extend((1..=4).map(|n| Reply::tool(format!("s{n}"), "read_file", read)));
+    script.push(Reply::text("It says demo."));
+    script.push(Reply::text("The package is demo."));
+    let server = ScriptedServer::start(script).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent
+        .workspace
+        .write("Cargo.toml", "[package]\nname = \"demo\"\n");
+    let events = agent.turn("Which package is this?").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "The package is demo.".into()
+        })
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 7);
+    // What the sub-agent was sent after its fourth identical read.
+    let after_fourth = requests[5].body["messages"].as_array().unwrap();
+    let last = after_fourth.last().unwrap();
+    assert_eq!(last["content"][0]["tool_use_id"], "s4");
+    assert_eq!(last["content"][0]["is_error"], true);
+    assert!(
+        last["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused: the same call a fourth time in a row"),
+        "{last}"
+    );
+    let refused = events.iter().any(|e| {
+        matches!(e, Event::SubAgent { event, .. } if matches!(event.as_ref(),
+            Event::ToolCallFinished { id, outcome: miniagent::protocol::ToolOutcome::Refused, .. } if id == "s4"))
+    });
+    assert!(refused, "front ends see the refusal");
+}
+
+/// Out of steps, a sub-agent writes one report, as the turn does: one more request with
+/// the closing prompt, the step-limit event (wrapped) once, and the report as the result.
+#[tokio::test]
+async fn a_sub_agent_out_of_steps_writes_one_report() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "d1",
+            "delegate",
+            json!({"task": "Read a and b.", "tools": ["read_file"]}).to_string(),
+        ),
+        Reply::tool("s1", "read_file", r#"{"path": "a.txt"}"#),
+        Reply::tool("s2", "read_file", r#"{"path": "b.txt"}"#),
+        Reply::text("a says A; b was not read to the end."),
+        Reply::text("Reported."),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.delegate_max_steps = 2;
+    let mut agent = Harness::start(config);
+    agent.workspace.write("a.txt", "A\n");
+    agent.workspace.write("b.txt", "B\n");
+    let events = agent.turn("Read both.").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "Reported.".into()
+        })
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let closing: Vec<usize> = requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.body["messages"]
+                .to_string()
+                .contains("You have used all your steps")
+        })
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(closing, vec![3], "the report is asked for once");
+    assert_valid_anthropic(&requests[3].body);
+    let reports: Vec<(u32, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SubAgent { event, .. } => match event.as_ref() {
+                Event::StepLimitReached { steps, report } => Some((*steps, report.clone())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reports,
+        vec![(2, "a says A; b was not read to the end.".to_string())]
+    );
+    let parent = requests[4].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        parent["content"][0]["content"],
+        "(The sub-agent used all 2 steps.)\na says A; b was not read to the end."
+    );
+}

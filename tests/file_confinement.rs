@@ -52,6 +52,7 @@ impl Scratch {
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
             approval: ApprovalMode::FullAuto,
+            sub_agents: None,
         }
     }
 }

@@ -287,9 +287,6 @@ const NOT_YET_BROKEN: &[&str] = &[
     "tui: overlay_detail -> render -> overlay_view -> overlay_detail",
     "tui: replay -> app -> replay",
     "tui: sessions -> overlay -> sessions",
-    "core: agent::compaction -> agent::delegate -> agent::compaction",
-    "core: agent::inspect -> agent::compaction -> agent::delegate -> agent::turn -> agent::inspect",
-    "core: tools::mcp::manager -> tools::mcp::tool -> tools::mcp::manager",
 ];
 
 #[test]

@@ -43,6 +43,7 @@ async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
         approval: miniagent::config::ApprovalMode::FullAuto,
+        sub_agents: None,
     };
     tool.run(arguments, context).await
 }

@@ -67,12 +67,9 @@ pub(crate) fn budget(context: &TurnContext) -> u64 {
 }
 
 /// Tokens of everything a request carries besides the messages: the system prompt and
-/// the tool schemas, `delegate` included (the gauge, the inspector and the budget all
-/// use this one figure).
+/// the tool schemas (the gauge, the inspector and the budget all use this one figure).
 pub(crate) fn fixed_tokens_of(options: &AgentOptions, counter: &TokenCounter) -> u64 {
-    let mut specs = options.tools.specs();
-    specs.push(super::delegate::spec());
-    counter.count(&options.system_prompt) + counter.tools(&specs)
+    counter.count(&options.system_prompt) + counter.tools(&options.tools.specs())
 }
 
 /// Where the context stands, for the gauge: the whole next prompt as counted here (the

@@ -143,6 +143,11 @@ impl EventSink {
         let _ = self.sender.send(self.secrets.redact_event(event));
     }
 
+    /// Whether this is a sub-agent's stream.
+    pub(crate) fn is_nested(&self) -> bool {
+        self.nest.is_some()
+    }
+
     /// The same stream, for a sub-agent started by the `parent` call.
     pub(crate) fn nested(&self, parent: &str, agent: &str) -> Self {
         Self {
@@ -183,7 +188,11 @@ pub(crate) struct Session {
     pub fixed_tokens: Option<(Vec<String>, u64)>,
 }
 
+/// Starts the sub-agents of one call (the `id` call run in this context).
+pub(crate) type StartSubAgents = fn(&TurnContext, &str) -> Arc<dyn crate::tools::SubAgents>;
+
 /// What every turn of the session shares.
+#[derive(Clone)]
 pub(crate) struct TurnContext {
     pub options: Arc<AgentOptions>,
     /// Where file tools may work (the workspace plus read-only extra roots).
@@ -194,6 +203,8 @@ pub(crate) struct TurnContext {
     pub policy: SharedPolicy,
     /// Set when the inspector asked while this turn held the session.
     pub inspect_requested: Arc<std::sync::atomic::AtomicBool>,
+    /// How its calls start sub-agents; `None` in a sub-agent (sub-agents do not nest).
+    pub sub_agents: Option<StartSubAgents>,
 }
 
 /// What every turn of a session shares, and the router too.
@@ -471,6 +482,7 @@ fn start_job(shared: &Shared, job: Job) -> RunningTurn {
         approvals: shared.approvals.clone(),
         policy: shared.policy.clone(),
         inspect_requested: Arc::clone(&shared.inspect_requested),
+        sub_agents: Some(delegate::start),
     };
     let session = Arc::clone(&shared.session);
     let task = tokio::spawn(async move {

@@ -1,49 +1,27 @@
-//! One turn: from a user message to a final answer, an interruption, an error, or the
-//! step limit.
+//! The step loop and the turn built on it. [`StepLoop`] is the one loop every agent runs,
+//! the session's turn and each sub-agent alike: the pre-flight budget check and
+//! compaction, the model call (compacting once more when the provider says the prompt is
+//! too long), the reply's tool calls with their guards, the continuation of a reply cut
+//! at the output limit, and at the step limit one model-written report. [`run_turn`] runs
+//! it for a user message and turns how it ended into the turn's last event.
 
-use std::sync::Arc;
-use std::time::Instant;
-
-use serde_json::Value;
-
-use super::approval::{ApprovalPolicy, Verdict};
+use super::approval::ApprovalPolicy;
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
 use super::{Session, TurnContext};
-use crate::llm::{InvalidArguments, ModelRequest, ModelResponse};
-use crate::protocol::{ApprovalRule, Decision, Event, StopReason, ToolCallSummary, ToolOutcome};
-use crate::tools::output::{cap_text, failure_line, preview_line};
-use crate::tools::{ToolContext, ToolOutput, schema};
+use crate::llm::{ModelRequest, ModelResponse, ToolSpec};
+use crate::protocol::{Event, StopReason, ToolCallSummary};
+use crate::tools::output::cap_text;
 
 mod calls;
 
-pub(super) use calls::{CallGuards, run_tools};
+use calls::{ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools};
 
-/// The longest one-line preview of a call's result, in characters.
-const PREVIEW_CHARS: usize = 200;
-
-/// The result text every unanswered call gets when the person interrupts.
-const INTERRUPTED: &str = "interrupted by the user";
 /// Marks assistant text cut short by an interruption.
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
 /// Marks assistant text cut because it kept repeating itself.
 const REPEATING_MARK: &str = "[cut: this reply kept repeating itself]";
-/// The same call (tool and arguments) with the same result this many times in a row is
-/// enough: the next one is not run as asked (MiroThinker's guard against loops).
-const SAME_CALL_LIMIT: u32 = 3;
-/// Floor of the hard cap on one tool result in the history, whatever the tool did.
-const RESULT_LIMIT_BYTES: usize = 100_000;
-
-/// The hard cap on one tool result: above every built-in tool's own cap (read_file's is
-/// in tokens, about four bytes each), so it only ever cuts tools that do not cap themselves.
-fn result_limit(context: &TurnContext) -> usize {
-    let tools = &context.options.config.tools;
-    let read_file_bytes = usize::try_from(tools.read_file.max_tokens.saturating_mul(5)).unwrap_or(usize::MAX);
-    RESULT_LIMIT_BYTES
-        .max(read_file_bytes)
-        .max(tools.bash.output_limit_bytes.saturating_mul(2))
-}
 /// How much of a refused (too large) message is echoed and recorded.
 const REFUSED_ECHO_BYTES: usize = 2_000;
 
@@ -88,36 +66,10 @@ fn fits_alone(
 const CONTINUE_PROMPT: &str =
     "Your previous reply was cut off by the output token limit. Continue exactly where it stopped.";
 
-/// The result text every unanswered call gets when the person aborts at an approval.
-const ABORTED: &str = "the person stopped the turn before this call ran";
-
-/// How the tool phase of a step ended.
-pub(super) enum ToolPhase {
-    Done,
-    Interrupted,
-    Aborted,
-}
-
-/// How one tool call ended.
-enum CallOutcome {
-    Finished(ToolOutput),
-    /// A rule or a guard refused the call before it ran; the output says which.
-    Refused(ToolOutput),
-    /// The person refused the call at its approval, with their reason if they gave one.
-    DeniedByPerson {
-        reason: Option<String>,
-    },
-    /// The person interrupted the turn.
-    Interrupted,
-    /// The person chose "abort the turn" at this call's approval.
-    Aborted,
-}
-
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
     let options = &context.options;
-    let max_steps = options.config.agent.max_steps;
     let message = Message::user(text);
-    if let Err(why) = fits_alone(session, context, &turn_specs(context), &message) {
+    if let Err(why) = fits_alone(session, context, &options.tools.specs(), &message) {
         // Shown and recorded cut: the whole text would only weigh down the log.
         let text = message.text();
         context.events.emit(Event::TurnStarted {
@@ -137,78 +89,200 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         });
         return;
     }
-
-    let mut asked_to_continue = false;
     // What a skill pre-approved lasts for the turn that loaded it.
     context.policy.with(ApprovalPolicy::end_skills);
-    // The streak of identical calls.
-    let mut guards = CallGuards::default();
-    // Text of a reply cut at the output limit, to be joined with its continuation.
-    let mut carried_text = String::new();
-    for step in 1..=max_steps {
-        context.events.emit(Event::StepStarted { step, max_steps });
-        if !preflight(session, context).await {
-            return;
-        }
-        // Listed afresh each step: an MCP server that became ready since is offered.
-        let specs = turn_specs(context);
-        let response = match call_step(session, context, &specs).await {
-            Ok(response) => response,
-            Err(failure) => return end_without_response(session, context, failure),
-        };
-        record_response(session, context, &response);
-        // The reply is recorded before any of its tools run.
-        context.events.commit(session);
-        if !response
-            .content
-            .iter()
-            .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
-        {
-            let reply = assistant_text(&response);
-            if response.stop_reason == StopReason::MaxTokens && !asked_to_continue {
-                asked_to_continue = true;
-                carried_text.push_str(&reply);
-                context.events.emit(Event::Notice {
-                    message: "the reply hit the output token limit; asking the model to continue".to_string(),
-                });
-                session.context.push(Message::user(CONTINUE_PROMPT));
-                continue;
-            }
-            if response.stop_reason == StopReason::MaxTokens {
-                context.events.emit(Event::Notice {
-                    message: "the reply hit the output token limit again; it is incomplete".to_string(),
-                });
-            }
-            carried_text.push_str(&reply);
-            context.events.emit(Event::TurnComplete { text: carried_text });
-            return;
-        }
-        match run_tools(session, context, &response, &mut guards).await {
-            ToolPhase::Done => {}
-            ToolPhase::Interrupted => {
-                session.context.close_open_tool_calls(INTERRUPTED);
-                context.events.emit(Event::TurnAborted {
-                    reason: "you interrupted the turn while tools were running".to_string(),
-                });
-                return;
-            }
-            ToolPhase::Aborted => {
-                session.context.close_open_tool_calls(ABORTED);
-                context.events.emit(Event::TurnAborted {
-                    reason: "you stopped the turn at an approval".to_string(),
-                });
-                return;
-            }
-        }
-    }
-    step_limit_report(session, context, max_steps).await;
+    let max_steps = options.config.agent.max_steps;
+    let turn = StepLoop {
+        system: &options.system_prompt,
+        only: None,
+        max_steps,
+        report_prompt: format!(
+            "You have used all {max_steps} steps allowed for this task, so stop here and do not call any tools. \
+             Write a short progress report for the person: what was done, what remains, and what the next step would be."
+        ),
+    };
+    let event = match turn.run(session, context).await {
+        Ended::Answered { text, .. } => Event::TurnComplete { text },
+        Ended::StepLimit { steps, report, .. } => Event::StepLimitReached { steps, report },
+        Ended::Interrupted(during) => Event::TurnAborted {
+            reason: format!("you interrupted the turn {during}"),
+        },
+        Ended::Aborted => Event::TurnAborted {
+            reason: "you stopped the turn at an approval".to_string(),
+        },
+        Ended::TooLarge(why) => Event::Error {
+            message: format!("the request was not sent: {why}"),
+        },
+        Ended::ModelFailed(error) => Event::Error {
+            message: format!("the model call failed: {error}"),
+        },
+        Ended::Repeating(_) => Event::Error {
+            message: "the model's reply kept repeating itself, also when asked again; it was cut and the turn stopped".to_string(),
+        },
+    };
+    context.events.emit(event);
 }
 
-/// The tools a step offers: the registry's as they are now, and `delegate`.
-fn turn_specs(context: &TurnContext) -> Vec<crate::llm::ToolSpec> {
-    let mut specs = context.options.tools.specs();
-    specs.push(super::delegate::spec());
-    specs
+/// How a [`StepLoop`] ended. The history is valid whichever it is (a cut reply is kept
+/// with its mark; unanswered calls have their results).
+pub(super) enum Ended {
+    /// The model answered without calling tools; `cut` when the answer stopped at the
+    /// output limit even after it was asked to continue once.
+    Answered { text: String, cut: bool },
+    /// Every step was used; `report` is the model's progress report, or (not `written`)
+    /// why there is none.
+    StepLimit {
+        steps: u32,
+        report: String,
+        written: bool,
+    },
+    /// The person interrupted; says during what ("while the model was replying").
+    Interrupted(&'static str),
+    /// The person chose "abort the turn" at an approval.
+    Aborted,
+    /// The next request could not be made to fit the prompt budget: why.
+    TooLarge(String),
+    /// The model call failed: the error.
+    ModelFailed(String),
+    /// The reply kept repeating itself, also when asked again: what came before the cut.
+    Repeating(String),
+}
+
+/// One agent's run of steps over its own history.
+pub(super) struct StepLoop<'a> {
+    pub system: &'a str,
+    /// The only tools it may use; `None`: all of the session's, as they are at each step
+    /// (an MCP server that became ready since is offered).
+    pub only: Option<Vec<String>>,
+    pub max_steps: u32,
+    /// Asked (unrecorded) when the steps are used up, for the closing report.
+    pub report_prompt: String,
+}
+
+impl StepLoop<'_> {
+    /// Runs steps until the model answers without tools, the steps run out (then one
+    /// more call writes the report), or something ends it. Events go to `context`'s sink.
+    pub(super) async fn run(&self, session: &mut Session, context: &TurnContext) -> Ended {
+        let mut asked_to_continue = false;
+        // The streak of identical calls (and, for a sub-agent, the tools it may use).
+        let mut guards = match &self.only {
+            Some(names) => CallGuards::allowing(names.clone()),
+            None => CallGuards::default(),
+        };
+        // Text of a reply cut at the output limit, to be joined with its continuation.
+        let mut carried_text = String::new();
+        let max_steps = self.max_steps;
+        for step in 1..=max_steps {
+            context.events.emit(Event::StepStarted { step, max_steps });
+            if let Err(ended) = preflight(session, context).await {
+                return ended;
+            }
+            let specs = self.specs(context);
+            let response = match call_step(session, context, self.system, &specs, None).await {
+                Ok(response) => response,
+                Err(failure) => return end_without_response(session, failure),
+            };
+            record_response(session, context, &response);
+            // The reply is recorded before any of its tools run.
+            context.events.commit(session);
+            if !response
+                .content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
+            {
+                let reply = assistant_text(&response);
+                let cut = response.stop_reason == StopReason::MaxTokens;
+                if cut && !asked_to_continue {
+                    asked_to_continue = true;
+                    carried_text.push_str(&reply);
+                    context.events.emit(Event::Notice {
+                        message: "the reply hit the output token limit; asking the model to continue"
+                            .to_string(),
+                    });
+                    session.context.push(Message::user(CONTINUE_PROMPT));
+                    continue;
+                }
+                if cut {
+                    context.events.emit(Event::Notice {
+                        message: "the reply hit the output token limit again; it is incomplete".to_string(),
+                    });
+                }
+                carried_text.push_str(&reply);
+                return Ended::Answered {
+                    text: carried_text,
+                    cut,
+                };
+            }
+            match run_tools(session, context, &response, &mut guards).await {
+                ToolPhase::Done => {}
+                ToolPhase::Interrupted => {
+                    session.context.close_open_tool_calls(INTERRUPTED);
+                    return Ended::Interrupted("while tools were running");
+                }
+                ToolPhase::Aborted => {
+                    session.context.close_open_tool_calls(ABORTED);
+                    return Ended::Aborted;
+                }
+            }
+        }
+        self.step_limit_report(session, context).await
+    }
+
+    /// The tools a step offers.
+    fn specs(&self, context: &TurnContext) -> Vec<ToolSpec> {
+        let specs = context.options.tools.specs();
+        match &self.only {
+            None => specs,
+            Some(names) => specs
+                .into_iter()
+                .filter(|spec| names.contains(&spec.name))
+                .collect(),
+        }
+    }
+
+    /// The step limit was hit: ask the model for a progress report (no more tool use) so
+    /// the work can be picked up, and end with it.
+    async fn step_limit_report(&self, session: &mut Session, context: &TurnContext) -> Ended {
+        let steps = self.max_steps;
+        if let Err(ended) = preflight(session, context).await {
+            return ended;
+        }
+        // Tools stay declared: providers refuse a history with tool calls but no tools.
+        let specs = self.specs(context);
+        let closing = Some(self.report_prompt.as_str());
+        let (report, written) = match call_step(session, context, self.system, &specs, closing).await {
+            Ok(response) => {
+                let text = assistant_text(&response);
+                if text.trim().is_empty() {
+                    (
+                        format!("Stopped after {steps} steps; the model wrote no report."),
+                        false,
+                    )
+                } else {
+                    (text, true)
+                }
+            }
+            Err(CallFailure::Cancelled { .. }) => {
+                return Ended::Interrupted("while the progress report was written");
+            }
+            Err(CallFailure::Failed(error)) => (
+                format!("Stopped after {steps} steps; the progress report could not be written: {error}"),
+                false,
+            ),
+            Err(CallFailure::Repeating { partial_text }) => (
+                format!(
+                    "Stopped after {steps} steps; the progress report kept repeating itself:\n{partial_text}"
+                ),
+                false,
+            ),
+        };
+        session.context.push(Message::assistant_text(report.clone()));
+        Ended::StepLimit {
+            steps,
+            report,
+            written,
+        }
+    }
 }
 
 /// Extra time past the longest connect timeout before the wait gives up anyway.
@@ -239,20 +313,23 @@ async fn mcp_settled(context: &TurnContext) -> bool {
     }
 }
 
-/// One step's model call. When the provider says the prompt is too long for the model
-/// (our count was off), the history is compacted and the call made once more; a second
-/// refusal ends the turn.
+/// One step's model call, with `closing` appended to the prompt unrecorded. When the
+/// provider says the prompt is too long for the model (our count was off), the history
+/// is compacted and the call made once more; a second refusal ends the loop.
 async fn call_step(
     session: &mut Session,
     context: &TurnContext,
-    specs: &[crate::llm::ToolSpec],
+    system: &str,
+    specs: &[ToolSpec],
+    closing: Option<&str>,
 ) -> Result<ModelResponse, CallFailure> {
     let options = &context.options;
     let mut compacted = false;
     loop {
-        let prompt = session.context.prompt();
+        let mut prompt = session.context.prompt();
+        prompt.extend(closing.map(Message::user));
         let request = ModelRequest {
-            system: &options.system_prompt,
+            system,
             messages: &prompt,
             tools: specs,
             max_output_tokens: options.config.model.max_output_tokens,
@@ -293,9 +370,8 @@ fn assistant_text(response: &ModelResponse) -> String {
         .collect()
 }
 
-/// Tells front ends about a model reply: its thinking, text and tool calls. Returns the
-/// reply as a message.
-pub(super) fn announce(context: &TurnContext, response: &ModelResponse) -> Message {
+/// Tells front ends about a model reply: its thinking, text and tool calls.
+fn announce(context: &TurnContext, response: &ModelResponse) {
     let message = Message {
         role: Role::Assistant,
         content: response.content.clone(),
@@ -312,12 +388,10 @@ pub(super) fn announce(context: &TurnContext, response: &ModelResponse) -> Messa
             .collect(),
         stop_reason: response.stop_reason,
     });
-    message
 }
 
-/// Makes the next prompt fit its budget. False when the turn had to end (interrupted,
-/// or the prompt cannot be made small enough); the events say which.
-async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
+/// Makes the next prompt fit its budget; `Err` says how the loop ends when it cannot.
+async fn preflight(session: &mut Session, context: &TurnContext) -> Result<(), Ended> {
     if context
         .inspect_requested
         .swap(false, std::sync::atomic::Ordering::SeqCst)
@@ -328,19 +402,9 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> bool {
     let result = compaction::ensure_budget(session, context, false).await;
     context.events.commit(session);
     match result {
-        Ok(_) => true,
-        Err(BudgetFailure::Cancelled) => {
-            context.events.emit(Event::TurnAborted {
-                reason: "you interrupted the turn while the context was compacted".to_string(),
-            });
-            false
-        }
-        Err(BudgetFailure::TooLarge(why)) => {
-            context.events.emit(Event::Error {
-                message: format!("the request was not sent: {why}"),
-            });
-            false
-        }
+        Ok(_) => Ok(()),
+        Err(BudgetFailure::Cancelled) => Err(Ended::Interrupted("while the context was compacted")),
+        Err(BudgetFailure::TooLarge(why)) => Err(Ended::TooLarge(why)),
     }
 }
 
@@ -410,7 +474,8 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     context.events.emit(Event::Notice { message });
 }
 
-/// Appends the reply to the history and tells the front end about it and the context size.
+/// Appends the reply to the history and tells the front end about it and the context
+/// size. A sub-agent's tokens are its own: they never reach the session's gauge.
 fn record_response(session: &mut Session, context: &TurnContext, response: &ModelResponse) {
     if !response.content.is_empty() {
         session.context.push(Message {
@@ -423,12 +488,15 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
     session.usage.last = usage;
     session.usage.input += usage.input_tokens;
     session.usage.output += usage.output_tokens;
-    let event = compaction::usage_event(session, &context.options);
-    context.events.emit(event);
+    if !context.events.is_nested() {
+        let event = compaction::usage_event(session, &context.options);
+        context.events.emit(event);
+    }
 }
 
-/// The model call failed or was interrupted: keep the history valid and end the turn.
-fn end_without_response(session: &mut Session, context: &TurnContext, failure: CallFailure) {
+/// The model call failed or was interrupted: keep the history valid and say how the
+/// loop ends.
+fn end_without_response(session: &mut Session, failure: CallFailure) -> Ended {
     match failure {
         CallFailure::Cancelled { partial_text } => {
             if !partial_text.trim().is_empty() {
@@ -436,75 +504,16 @@ fn end_without_response(session: &mut Session, context: &TurnContext, failure: C
                     "{partial_text}\n\n{INTERRUPTED_MARK}"
                 )));
             }
-            context.events.emit(Event::TurnAborted {
-                reason: "you interrupted the turn while the model was replying".to_string(),
-            });
+            Ended::Interrupted("while the model was replying")
         }
-        CallFailure::Failed(error) => {
-            context.events.emit(Event::Error {
-                message: format!("the model call failed: {error}"),
-            });
-        }
+        CallFailure::Failed(error) => Ended::ModelFailed(error.to_string()),
         CallFailure::Repeating { partial_text } => {
             if !partial_text.trim().is_empty() {
                 session.context.push(Message::assistant_text(format!(
                     "{partial_text}\n\n{REPEATING_MARK}"
                 )));
             }
-            context.events.emit(Event::Error {
-                message: "the model's reply kept repeating itself, also when asked again; it was cut and the turn stopped".to_string(),
-            });
+            Ended::Repeating(partial_text)
         }
     }
-}
-
-/// The step limit was hit: ask the model for a progress report (no more tool use) so the
-/// work can be picked up, and end the turn with it.
-async fn step_limit_report(session: &mut Session, context: &TurnContext, max_steps: u32) {
-    let options = &context.options;
-    if !preflight(session, context).await {
-        return;
-    }
-    let mut messages = session.context.prompt();
-    messages.push(Message::user(format!(
-        "You have used all {max_steps} steps allowed for this task, so stop here and do not call any tools. \
-         Write a short progress report for the person: what was done, what remains, and what the next step would be."
-    )));
-    // Tools stay declared: providers refuse a history with tool calls but no tools.
-    let specs = options.tools.specs();
-    let request = ModelRequest {
-        system: &options.system_prompt,
-        messages: &messages,
-        tools: &specs,
-        max_output_tokens: options.config.model.max_output_tokens,
-    };
-    let report = match call_model(context, &request, Deltas::Forward).await {
-        Ok(response) => {
-            let text = assistant_text(&response);
-            if text.trim().is_empty() {
-                format!("Stopped after {max_steps} steps; the model wrote no report.")
-            } else {
-                text
-            }
-        }
-        Err(CallFailure::Cancelled { .. }) => {
-            context.events.emit(Event::TurnAborted {
-                reason: "you interrupted the turn while the progress report was written".to_string(),
-            });
-            return;
-        }
-        Err(CallFailure::Failed(error)) => {
-            format!("Stopped after {max_steps} steps; the progress report could not be written: {error}")
-        }
-        Err(CallFailure::Repeating { partial_text }) => {
-            format!(
-                "Stopped after {max_steps} steps; the progress report kept repeating itself:\n{partial_text}"
-            )
-        }
-    };
-    session.context.push(Message::assistant_text(report.clone()));
-    context.events.emit(Event::StepLimitReached {
-        steps: max_steps,
-        report,
-    });
 }

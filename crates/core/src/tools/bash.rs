@@ -360,6 +360,7 @@ mod tests {
             cancel,
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
+            sub_agents: None,
         }
     }
 

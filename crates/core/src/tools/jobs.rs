@@ -355,6 +355,7 @@ mod tests {
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
+            sub_agents: None,
         }
     }
 

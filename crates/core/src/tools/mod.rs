@@ -4,6 +4,7 @@
 pub(crate) mod at;
 pub mod bash;
 pub mod command_rule;
+pub mod delegate;
 pub mod edit;
 pub mod files;
 pub mod jobs;
@@ -166,7 +167,7 @@ impl OutputSink {
 }
 
 /// What a tool gets besides its arguments.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ToolContext {
     /// Where file tools may work; relative paths resolve against its root.
     pub workspace: Arc<Workspace>,
@@ -175,6 +176,30 @@ pub struct ToolContext {
     pub output: OutputSink,
     /// The approval mode when the call started: `bash` sandboxes by it.
     pub approval: crate::config::ApprovalMode,
+    /// Starts sub-agents of the loop running this call (`delegate` does); `None` where
+    /// no agent loop runs the call, and inside a sub-agent (sub-agents do not nest).
+    pub sub_agents: Option<Arc<dyn SubAgents>>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("workspace", &self.workspace)
+            .field("cancel", &self.cancel)
+            .field("output", &self.output)
+            .field("approval", &self.approval)
+            .field("sub_agents", &self.sub_agents.is_some())
+            .finish()
+    }
+}
+
+/// Runs sub-agents for one call. The agent loop hands one to each call it runs, so a tool
+/// can run that loop again (with its own history, tools and step limit) while the tools
+/// never name the agent.
+pub trait SubAgents: Send + Sync {
+    /// Runs `task` in a sub-agent that may use the `tools` named (`None`: the read-only
+    /// ones); its final report, or why there is none, is the result.
+    fn run(&self, task: String, tools: Option<Vec<String>>) -> BoxFuture<'_, ToolOutput>;
 }
 
 /// A capability the model can call.
@@ -299,6 +324,7 @@ impl ToolRegistry {
         registry.register(Arc::new(jobs::BashKillTool::new(jobs, limit)));
         registry.register(Arc::new(notes::RecordNoteTool::new(notes)));
         registry.register(Arc::new(notes::RecallNotesTool));
+        registry.register(Arc::new(delegate::DelegateTool));
         registry
     }
 

@@ -265,6 +265,7 @@ mod tests {
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
+            sub_agents: None,
         };
         let record = RecordNoteTool::new(NotesLock::default());
         assert_eq!(

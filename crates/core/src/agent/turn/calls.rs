@@ -1,9 +1,63 @@
 //! Running a reply's tool calls: approval, the repeated-call guards, the calls themselves
-//! (sub-agent delegation included) and the tool message that carries their results.
+//! and the tool message that carries their results.
 
-use super::*;
-use crate::protocol::CallEffect;
-use crate::tools::output::summarize_arguments;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::agent::approval::Verdict;
+use crate::agent::history::{ContentBlock, Message, Role};
+use crate::agent::{Session, TurnContext};
+use crate::llm::{InvalidArguments, ModelResponse};
+use crate::protocol::{ApprovalRule, CallEffect, Decision, Event, ToolOutcome};
+use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
+use crate::tools::{ToolContext, ToolOutput, schema};
+
+/// The longest one-line preview of a call's result, in characters.
+const PREVIEW_CHARS: usize = 200;
+
+/// The result text every unanswered call gets when the person interrupts.
+pub(super) const INTERRUPTED: &str = "interrupted by the user";
+/// The same call (tool and arguments) with the same result this many times in a row is
+/// enough: the next one is not run as asked (MiroThinker's guard against loops).
+const SAME_CALL_LIMIT: u32 = 3;
+/// Floor of the hard cap on one tool result in the history, whatever the tool did.
+const RESULT_LIMIT_BYTES: usize = 100_000;
+
+/// The hard cap on one tool result: above every built-in tool's own cap (read_file's is
+/// in tokens, about four bytes each), so it only ever cuts tools that do not cap themselves.
+fn result_limit(context: &TurnContext) -> usize {
+    let tools = &context.options.config.tools;
+    let read_file_bytes = usize::try_from(tools.read_file.max_tokens.saturating_mul(5)).unwrap_or(usize::MAX);
+    RESULT_LIMIT_BYTES
+        .max(read_file_bytes)
+        .max(tools.bash.output_limit_bytes.saturating_mul(2))
+}
+/// The result text every unanswered call gets when the person aborts at an approval.
+pub(super) const ABORTED: &str = "the person stopped the turn before this call ran";
+
+/// How the tool phase of a step ended.
+pub(in crate::agent) enum ToolPhase {
+    Done,
+    Interrupted,
+    Aborted,
+}
+
+/// How one tool call ended.
+enum CallOutcome {
+    Finished(ToolOutput),
+    /// A rule or a guard refused the call before it ran; the output says which.
+    Refused(ToolOutput),
+    /// The person refused the call at its approval, with their reason if they gave one.
+    DeniedByPerson {
+        reason: Option<String>,
+    },
+    /// The person interrupted the turn.
+    Interrupted,
+    /// The person chose "abort the turn" at this call's approval.
+    Aborted,
+}
 
 /// Runs every tool call of the reply in order, appending one tool message with all
 /// results. A skill loaded by one of them pre-approves its `allowed-tools` for the rest
@@ -302,25 +356,10 @@ fn time_in_a_row(n: u32) -> String {
     }
 }
 
-/// One call: validation, approval, execution. Boxed as a `Send` future: a `delegate`
-/// call runs a sub-agent whose own calls come back here, and the box ends that cycle.
-/// With `insist`, the person is asked whatever the approval mode says, and told why.
-/// `ran_from` is set to the moment the call starts to run, if it does.
-fn run_one<'a>(
-    context: &'a TurnContext,
-    id: &'a str,
-    name: &'a str,
-    arguments: Value,
-    invalid: Option<&'a InvalidArguments>,
-    insist: Option<String>,
-    ran_from: &'a mut Option<Instant>,
-) -> futures_util::future::BoxFuture<'a, CallOutcome> {
-    Box::pin(run_one_inner(
-        context, id, name, arguments, invalid, insist, ran_from,
-    ))
-}
-
-async fn run_one_inner(
+/// One call: validation, approval, execution. With `insist`, the person is asked
+/// whatever the approval mode says, and told why. `ran_from` is set to the moment the
+/// call starts to run, if it does.
+async fn run_one(
     context: &TurnContext,
     id: &str,
     name: &str,
@@ -334,14 +373,10 @@ async fn run_one_inner(
         return Finished(ToolOutput::error(invalid.error.clone()));
     }
     let options = &context.options;
-    if name == super::super::delegate::NAME {
-        return delegate_call(context, id, arguments, ran_from).await;
-    }
     let Some(tool) = options.tools.get(name) else {
         return Finished(ToolOutput::error(format!(
-            "unknown tool `{name}`; the tools are: {}, {}",
-            options.tools.names().join(", "),
-            super::super::delegate::NAME
+            "unknown tool `{name}`; the tools are: {}",
+            options.tools.names().join(", ")
         )));
     };
     if let Err(problem) = schema::validate(&tool.input_schema(), &arguments) {
@@ -429,35 +464,16 @@ async fn run_one_inner(
         cancel: context.cancel.child_token(),
         output: context.events.output_sink(id),
         approval: context.policy.with(|policy| policy.mode()),
+        sub_agents: context.sub_agents.map(|start| start(context, id)),
     };
     tokio::select! {
+        // An interrupt wins over a result that came in at the same moment (a sub-agent
+        // stops with one when its parent's turn is interrupted).
+        biased;
         // Dropping the tool's future is how it is stopped: tools clean up on drop
         // (bash kills its process group).
         _ = context.cancel.cancelled() => CallOutcome::Interrupted,
         output = tool.run(arguments, tool_context) => Finished(output),
-    }
-}
-
-/// A `delegate` call: the sub-agent runs inside this call.
-async fn delegate_call(
-    context: &TurnContext,
-    id: &str,
-    arguments: Value,
-    ran_from: &mut Option<Instant>,
-) -> CallOutcome {
-    if let Err(problem) = schema::validate(&super::super::delegate::spec().input_schema, &arguments) {
-        return CallOutcome::Finished(ToolOutput::error(format!(
-            "invalid arguments for `delegate`: {problem}"
-        )));
-    }
-    context.events.emit(Event::ToolCallStarted {
-        id: id.to_string(),
-        name: super::super::delegate::NAME.to_string(),
-    });
-    *ran_from = Some(Instant::now());
-    match super::super::delegate::run(context, id, &arguments).await {
-        Ok(output) => CallOutcome::Finished(output),
-        Err(super::super::delegate::Stopped::Cancelled) => CallOutcome::Interrupted,
     }
 }
 

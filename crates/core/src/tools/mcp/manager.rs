@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::McpServerState;
 use super::config::{McpConfig, McpServerConfig};
 use super::connect::{self, ChildGroup, Client, ServerLog, error_chain, lock, seconds, transport_error};
-use super::tool::{McpTool, format_result, tool_names, unique_name};
+use super::tool::{McpTool, ToolServer, format_result, tool_names, unique_name};
 use crate::tools::{McpControl, Tool, ToolContext, ToolOutput, ToolSource};
 
 /// Called with a server's name and its new state, from whichever task changed it. It
@@ -363,6 +363,21 @@ fn take_leftovers(inner: &mut SlotInner) -> Leftovers {
     }
 }
 
+impl ToolServer for ServerSlot {
+    fn config(&self) -> &McpServerConfig {
+        &self.config
+    }
+
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+        context: ToolContext,
+    ) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(ServerSlot::call(self, tool, arguments, context))
+    }
+}
+
 impl ServerSlot {
     fn report(&self, state: &McpServerState) {
         let _order = lock(&self.reporting);
@@ -551,7 +566,7 @@ impl ServerSlot {
     }
 
     /// Runs one tool call on the current connection.
-    pub(super) async fn call(&self, tool: &str, arguments: Value, context: ToolContext) -> ToolOutput {
+    async fn call(&self, tool: &str, arguments: Value, context: ToolContext) -> ToolOutput {
         let server = &self.config.name;
         let (client, generation, closed, log) = {
             let inner = lock(&self.inner);

@@ -8,8 +8,7 @@ use futures_util::future::BoxFuture;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value, json};
 
-use super::config::McpApproval;
-use super::manager::ServerSlot;
+use super::config::{McpApproval, McpServerConfig};
 use crate::protocol::ApprovalRequest;
 use crate::tools::paths::Workspace;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
@@ -20,6 +19,15 @@ pub(super) const MAX_TOOL_NAME: usize = 64;
 /// Results beyond this are cut in the middle, keeping head and tail.
 pub(super) const RESULT_LIMIT_BYTES: usize = 100_000;
 
+/// The server a tool's calls go to (the manager's slot for it). A trait here, so this
+/// module does not import the manager that creates the tools.
+pub(super) trait ToolServer: Send + Sync {
+    fn config(&self) -> &McpServerConfig;
+    /// Runs one call of the server's `tool` on its current connection.
+    fn call<'a>(&'a self, tool: &'a str, arguments: Value, context: ToolContext)
+    -> BoxFuture<'a, ToolOutput>;
+}
+
 /// A tool of a connected MCP server, named `mcp__<server>__<tool>`. Calls go to
 /// whichever connection the server has at the time, so a tool kept across a reconnect
 /// keeps working.
@@ -29,20 +37,20 @@ pub struct McpTool {
     description: String,
     input_schema: Value,
     approval: McpApproval,
-    server: Arc<ServerSlot>,
+    server: Arc<dyn ToolServer>,
 }
 
 impl McpTool {
-    pub(super) fn new(name: String, remote: &rmcp::model::Tool, server: Arc<ServerSlot>) -> Self {
+    pub(super) fn new(name: String, remote: &rmcp::model::Tool, server: Arc<dyn ToolServer>) -> Self {
         let remote_name = remote.name.to_string();
         let description = remote
             .description
             .as_deref()
             .map(str::to_string)
             .or_else(|| remote.title.clone())
-            .unwrap_or_else(|| format!("Tool `{remote_name}` of MCP server `{}`.", server.config.name));
+            .unwrap_or_else(|| format!("Tool `{remote_name}` of MCP server `{}`.", server.config().name));
         Self {
-            approval: server.config.approval_for(&remote_name),
+            approval: server.config().approval_for(&remote_name),
             input_schema: object_schema(&remote.input_schema),
             name,
             remote_name,
@@ -71,7 +79,7 @@ impl McpTool {
 
     /// The configured name of the server the tool belongs to.
     pub fn server_name(&self) -> &str {
-        &self.server.config.name
+        &self.server.config().name
     }
 
     /// The tool's name as the server spells it.
@@ -110,7 +118,7 @@ impl Tool for McpTool {
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
-        Box::pin(self.server.call(&self.remote_name, arguments, context))
+        self.server.call(&self.remote_name, arguments, context)
     }
 }
 

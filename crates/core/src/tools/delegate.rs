@@ -1,0 +1,70 @@
+//! `delegate {task, tools?}`: hands a self-contained task to a sub-agent. The tool only
+//! reads its arguments; the sub-agent itself (its own history, tools, step limit and
+//! prompt) is run by the agent loop through [`super::SubAgents`], so a delegate call goes
+//! through the same validation, approval and result path as every other call.
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+
+/// The tool's name.
+pub const NAME: &str = "delegate";
+
+/// The `delegate` tool.
+pub struct DelegateTool;
+
+impl Tool for DelegateTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        "Hand a self-contained task to a sub-agent with its own fresh context, for example to search \
+         or read widely without filling your own context. It gets only the tools you name (default: the \
+         read-only ones), works alone, and its final report comes back as this call's result. Describe the \
+         task completely: it sees nothing of this conversation."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "task": {"type": "string", "description": "The whole task, with everything the sub-agent needs to know."},
+                "tools": {"type": "array", "items": {"type": "string"}, "description": "Tool names it may use (default: the read-only tools)."},
+            },
+            "required": ["task"],
+            "additionalProperties": false,
+        })
+    }
+
+    /// The call itself changes nothing: each call the sub-agent makes is approved on its own.
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::ReadOnly
+    }
+
+    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        Box::pin(async move {
+            let task = arguments
+                .get("task")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            if task.is_empty() {
+                return ToolOutput::error("`task` is empty");
+            }
+            let tools = arguments.get("tools").and_then(Value::as_array).map(|asked| {
+                asked
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            });
+            match &context.sub_agents {
+                Some(sub_agents) => sub_agents.run(task, tools).await,
+                None => ToolOutput::error("a sub-agent cannot delegate: do the task with the tools you have"),
+            }
+        })
+    }
+}
