@@ -303,8 +303,12 @@ impl Ruleset {
 /// look like paths (`bash: line 1: /root/x: Permission denied`).
 fn denied_paths(output: &str, cwd: &Path) -> Vec<PathBuf> {
     let mut paths = Vec::new();
+    // Most output has no such line: one pass over the bytes, no allocation per line.
+    if !mentions_denial(output) {
+        return paths;
+    }
     for line in output.lines() {
-        if !line.to_ascii_lowercase().contains("permission denied") {
+        if !mentions_denial(line) {
             continue;
         }
         let mut candidates: Vec<&str> = Vec::new();
@@ -332,6 +336,17 @@ fn denied_paths(output: &str, cwd: &Path) -> Vec<PathBuf> {
         }
     }
     paths
+}
+
+/// Whether `text` says "permission denied", in any case.
+fn mentions_denial(text: &str) -> bool {
+    const NEEDLE: &[u8] = b"permission denied";
+    let bytes = text.as_bytes();
+    memchr::memchr2_iter(b'p', b'P', bytes).any(|at| {
+        bytes
+            .get(at..at + NEEDLE.len())
+            .is_some_and(|window| window.eq_ignore_ascii_case(NEEDLE))
+    })
 }
 
 /// `a/./b/../c` → `a/c`, without touching the file system.
