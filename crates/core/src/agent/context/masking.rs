@@ -254,20 +254,29 @@ pub fn trimmed(name: &str, input: &Value, content: &str) -> String {
     if arguments.chars().count() > 120 {
         arguments = arguments.chars().take(119).collect::<String>() + "…";
     }
-    let lines = content.lines().count();
-    let head: String = content.chars().take(TRIM_HEAD_CHARS).collect();
+    // The prompt is rebuilt every step with every trimmed result in it: only the ends of
+    // the content are walked, and lines are counted with memchr (what `str::lines`
+    // counts: the newlines, plus a last line without one).
+    let bytes = content.as_bytes();
+    let lines = memchr::memchr_iter(b'\n', bytes).count()
+        + usize::from(!bytes.is_empty() && !content.ends_with('\n'));
+    let head_end = content
+        .char_indices()
+        .nth(TRIM_HEAD_CHARS)
+        .map_or(content.len(), |(at, _)| at);
+    let head = &content[..head_end];
     // Whole lines where the cut allows it.
     let head = match head.rfind('\n') {
-        Some(end) if end > TRIM_HEAD_CHARS / 2 => head[..end].to_string(),
+        Some(end) if end > TRIM_HEAD_CHARS / 2 => &head[..end],
         _ => head,
     };
-    let total = content.chars().count();
-    let tail: String = content
-        .chars()
-        .skip(total.saturating_sub(TRIM_TAIL_CHARS).max(head.chars().count()))
-        .collect();
+    let last_chars = match TRIM_TAIL_CHARS.checked_sub(1) {
+        Some(back) => content.char_indices().rev().nth(back).map_or(0, |(at, _)| at),
+        None => content.len(),
+    };
+    let tail = &content[last_chars.max(head.len())..];
     let tail = match tail.find('\n') {
-        Some(start) if start < TRIM_TAIL_CHARS / 2 && start + 1 < tail.len() => tail[start + 1..].to_string(),
+        Some(start) if start < TRIM_TAIL_CHARS / 2 && start + 1 < tail.len() => &tail[start + 1..],
         _ => tail,
     };
     let cut = content.len().saturating_sub(head.len() + tail.len());

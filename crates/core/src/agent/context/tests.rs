@@ -298,3 +298,60 @@ fn a_trimmed_result_shows_its_ends_counts_as_shown_and_rebuilds_from_the_changes
     assert_eq!(rebuilt.prompt(), prompt);
     assert_eq!(rebuilt.prompt_tokens(), tokens);
 }
+
+/// The trimmed form as first written (every character walked), kept as the reference the
+/// ends-only version must match.
+fn trimmed_by_walking(name: &str, input: &serde_json::Value, content: &str) -> String {
+    let mut arguments = input.to_string();
+    if arguments.chars().count() > 120 {
+        arguments = arguments.chars().take(119).collect::<String>() + "…";
+    }
+    let lines = content.lines().count();
+    let head: String = content.chars().take(800).collect();
+    let head = match head.rfind('\n') {
+        Some(end) if end > 400 => head[..end].to_string(),
+        _ => head,
+    };
+    let total = content.chars().count();
+    let tail: String = content
+        .chars()
+        .skip(total.saturating_sub(400).max(head.chars().count()))
+        .collect();
+    let tail = match tail.find('\n') {
+        Some(start) if start < 200 && start + 1 < tail.len() => tail[start + 1..].to_string(),
+        _ => tail,
+    };
+    let cut = content.len().saturating_sub(head.len() + tail.len());
+    format!(
+        "[result trimmed to save context: {name} {arguments} returned {} bytes in {lines} lines; its first and last lines follow; run it again, or read just the part you need, for the rest]\n{head}\n[… {cut} bytes cut …]\n{tail}",
+        content.len()
+    )
+}
+
+#[test]
+fn trimming_reads_only_the_ends_and_says_the_same() {
+    let input = serde_json::json!({"command": "seq 1 20000"});
+    let mut cases: Vec<String> = vec![
+        String::new(),
+        "x".into(),
+        "\n".into(),
+        "a\nb\n".into(),
+        (1..20000).map(|n| format!("{n}\n")).collect(),
+        (1..20000).map(|n| format!("{n}\n")).collect::<String>() + "no newline at the end",
+        "é".repeat(3000),
+        "日本語の行\n".repeat(400),
+        "😀 emoji line\r\n".repeat(200),
+    ];
+    for len in [0, 1, 399, 400, 401, 799, 800, 801, 1199, 1200, 1201, 5000] {
+        cases.push("ab\nc".chars().cycle().take(len).collect());
+        cases.push("ü".repeat(len));
+    }
+    for content in &cases {
+        assert_eq!(
+            trimmed("bash", &input, content),
+            trimmed_by_walking("bash", &input, content),
+            "for {} bytes",
+            content.len()
+        );
+    }
+}
