@@ -5,6 +5,22 @@
 
 mod support;
 
+/// A snapshot under its name in `tests/snapshots` (`workbench_sessions__NAME`), also from
+/// a submodule.
+macro_rules! assert_screen {
+    ($name:literal, $value:expr $(,)?) => {
+        insta::with_settings!({
+            snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"),
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(concat!("workbench_sessions__", $name), $value);
+        })
+    };
+}
+
+#[path = "workbench_sessions/replay.rs"]
+mod replay;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -545,209 +561,6 @@ fn agent_resumes(app: &mut App, loaded: &session::Loaded) {
         messages: 5,
         turns: 1,
     });
-}
-
-fn player(records: &[Record]) -> Player {
-    let header = header("20261122-040438-a1b2", WORKSPACE, "2026-11-22T04:04:38Z");
-    let loaded = session::load::parse(jsonl(&header, records).as_bytes(), "demo.jsonl").unwrap();
-    let mut player = Player::new(&loaded, Theme::dark());
-    player.counter = miniagent::tokens::TokenCounter::estimate_only();
-    player
-}
-
-#[test]
-fn a_paused_replay_shows_its_state_where_the_prompt_would_be() {
-    let mut player = player(&finished_session());
-    let now = Instant::now();
-    // Step to the approved `bash` call; the replay's clock stands still while paused.
-    while !player.app.timeline.any_running() || player.app.timeline.calls().len() < 2 {
-        player.on_key(key(KeyCode::Right), now);
-    }
-    // Half a second at 2× later, pause while it runs.
-    player.on_key(key(KeyCode::Char('+')), now);
-    player.on_key(key(KeyCode::Char(' ')), now);
-    let later = now + Duration::from_millis(500);
-    player.tick(later);
-    player.on_key(key(KeyCode::Char(' ')), later);
-    assert_eq!(player.app.status_text(), "running bash for 1.0 s");
-    assert_eq!(player.next_wake(now + Duration::from_secs(5)), None);
-    assert!(!player.tick(now + Duration::from_secs(5)));
-    insta::assert_snapshot!("replay_paused_80x24", screen(&mut player.app, 80, 24));
-    insta::assert_snapshot!("replay_paused_160x48", screen(&mut player.app, 160, 48));
-    // The recorded approval showed, and nothing could answer it.
-    assert_eq!(player.app.outbox, vec![]);
-}
-
-#[test]
-fn a_replay_at_its_end_with_the_inspector() {
-    let mut player = player(&finished_session());
-    player.jump_to_end();
-    assert!(!player.app.turn_running);
-    insta::assert_snapshot!("replay_end_120x40", screen(&mut player.app, 120, 40));
-    player.on_key(key(KeyCode::F(6)), Instant::now());
-    let entries = player.app.history.as_ref().map(|h| h.entries.len());
-    assert_eq!(entries, Some(6));
-    insta::assert_snapshot!("replay_history_80x24", screen(&mut player.app, 80, 24));
-}
-
-#[test]
-fn a_replay_of_a_killed_session_ends_with_its_calls_closed() {
-    let home = TempDir::new();
-    let loaded = session::load(&killed_log(&home)).unwrap();
-    let mut player = Player::new(&loaded, Theme::monochrome());
-    player.jump_to_end();
-    assert!(!player.app.turn_running && player.app.approvals.is_empty());
-    let statuses: Vec<&str> = player
-        .app
-        .timeline
-        .calls()
-        .iter()
-        .map(|c| c.status.label())
-        .collect();
-    assert_eq!(statuses.len(), 2);
-    assert_ne!(
-        statuses[0], statuses[1],
-        "the killed call is not shown as it finished: {statuses:?}"
-    );
-    // The torn line's warning is the first thing the conversation says.
-    assert!(matches!(
-        player.app.conversation.entries().first(),
-        Some(Entry::Notice { kind: NoticeKind::Warning, text }) if text.contains("cut short")
-    ));
-}
-
-/// A recorded session of `calls` finished `bash` calls, as the workbench saw it live.
-fn many_calls(calls: usize) -> Vec<Record> {
-    let mut records = vec![ev(
-        0,
-        Event::SessionConfigured {
-            model: "claude-test".into(),
-            provider: "anthropic".into(),
-            workspace: WORKSPACE.into(),
-            tools: Vec::new(),
-            session_id: Some("20261122-050000-beef".into()),
-            sandbox: miniagent::protocol::SandboxState::Enforced,
-        },
-    )];
-    for n in 0..calls {
-        let id = format!("c{n}");
-        let ts = 10 * n as u64;
-        records.push(ev(
-            ts,
-            Event::ToolCallRequested {
-                id: id.clone(),
-                name: "bash".into(),
-                arguments: json!({"command": format!("seq 1 {n}")}),
-                summary: String::new(),
-            },
-        ));
-        records.push(ev(
-            ts + 1,
-            Event::ToolCallStarted {
-                id: id.clone(),
-                name: "bash".into(),
-            },
-        ));
-        let printed = format!("{n}{}", "x".repeat(40_000 - n.to_string().len()));
-        records.push(ev(
-            ts + 2,
-            Event::ToolOutputDelta {
-                id: id.clone(),
-                delta: printed.clone(),
-            },
-        ));
-        // As the log writes it: the output's start and end, before the call's end.
-        let mut kept = HeadTailBuffer::new(FINISHED_OUTPUT_BYTES);
-        kept.push(printed.as_bytes());
-        let (head, tail, dropped) = kept.parts();
-        records.push(Record::Output {
-            ts: ts + 3,
-            id: id.clone(),
-            head,
-            tail,
-            dropped,
-        });
-        records.push(ev(
-            ts + 3,
-            Event::ToolCallFinished {
-                id,
-                name: "bash".into(),
-                ok: true,
-                outcome: ToolOutcome::Ok,
-                duration_ms: 5,
-                output_preview: format!("result {n}"),
-                output: format!("result {n}"),
-                effects: Vec::new(),
-            },
-        ));
-    }
-    records
-}
-
-#[test]
-fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
-    let home = TempDir::new();
-    let header = header("20261122-050000-beef", WORKSPACE, "2026-11-22T05:00:00Z");
-    let records = many_calls(25);
-    record(&home, &header, &records, "");
-    let workspace = TempDir::new();
-    let mut app = support::workbench::bare_app(&workspace);
-    app.sessions_dir = Some(home.join("sessions"));
-    for record in records {
-        if let Record::Event { event, .. } = record {
-            app.on_agent_event(event);
-        }
-    }
-    let calls = app.timeline.calls();
-    // The newest 20 keep their results and the start and end of their output; older
-    // ones keep neither.
-    assert!(
-        calls[..5]
-            .iter()
-            .all(|c| c.result.is_none() && c.in_log && c.streamed.total_bytes() == 0)
-    );
-    assert!(calls[5..].iter().all(|c| c.result.is_some() && !c.in_log));
-    assert!(
-        calls[5..]
-            .iter()
-            .all(|c| c.streamed.total_bytes() == 40_000 && c.streamed.limit() <= 16 * 1024)
-    );
-
-    // Opening the oldest call reads its result back.
-    app.focus = miniagent::tui::app::Pane::Timeline;
-    for _ in 0..25 {
-        app.on_key(key(KeyCode::Up));
-    }
-    app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.overlays.last(), Some(Overlay::ToolDetail { call_id, .. }) if call_id == "c0"));
-    // The workbench asks the agent, which reads the log; here, its answer.
-    assert_eq!(app.outbox, vec![Op::RecordedCall { id: "c0".into() }]);
-    let waiting = screen(&mut app, 80, 24);
-    assert!(
-        waiting.contains("reading the result back from the session log…"),
-        "{waiting}"
-    );
-    let log = home.join("sessions").join("20261122-050000-beef.jsonl");
-    app.on_agent_event(miniagent::agent::answers::recorded_call_event(
-        Some(&log),
-        "c0".into(),
-    ));
-    let first = &app.timeline.calls()[0];
-    assert_eq!(first.result.as_deref(), Some("result 0"));
-    assert_eq!(first.streamed.total_bytes(), 40_000, "its output is back too");
-    assert!(first.streamed.text().starts_with("0xxx"));
-    let text = screen(&mut app, 80, 24);
-    assert!(
-        text.contains("40000 bytes in all; the start and the end are kept"),
-        "{text}"
-    );
-    insta::assert_snapshot!("tool_detail_cut_output_80x24", text);
-    app.on_key(key(KeyCode::End));
-    let text = screen(&mut app, 80, 24);
-    assert!(
-        text.contains("Result sent to the model") && text.contains("result 0"),
-        "{text}"
-    );
 }
 
 #[test]
