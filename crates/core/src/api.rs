@@ -122,16 +122,8 @@ pub struct Launch {
 impl Launch {
     /// Reads the configuration, the workspace, the key, the MCP servers and the
     /// workspace's trust; `resume`, a log to continue, must load.
+    /// The variables are the ones `env` gives.
     pub fn prepare(options: &StartOptions, resume: Option<&Path>, env: &Env) -> anyhow::Result<Self> {
-        Self::prepare_in(options, resume, env)
-    }
-
-    /// [`Self::prepare`] with the environment variables `env` gives.
-    pub fn prepare_in(
-        options: &StartOptions,
-        resume: Option<&Path>,
-        env: &crate::config::Env,
-    ) -> anyhow::Result<Self> {
         let config = startup::load_config(options, env)?;
         let workspace = startup::resolve_workspace(options)?;
         let config_dir = config::config_dir(env);
@@ -387,7 +379,7 @@ mod tests {
             workspace: Some(workspace.clone()),
             ..StartOptions::default()
         };
-        let mut launch = Launch::prepare_in(&options, None, &vars).unwrap();
+        let mut launch = Launch::prepare(&options, None, &vars).unwrap();
         let question = launch.trust_question().cloned().unwrap();
         assert!(!question.changed);
         assert!(
@@ -405,7 +397,7 @@ mod tests {
                 .is_some_and(|mcp| mcp.servers.iter().any(|server| server.name == "tracker"))
         );
 
-        let again = Launch::prepare_in(&options, None, &vars).unwrap();
+        let again = Launch::prepare(&options, None, &vars).unwrap();
         assert!(again.trust_question().is_none());
         assert!(again.trusted);
         assert!(
@@ -429,7 +421,7 @@ mod tests {
             r#"{"mcpServers":{"other":{"command":"other-server"}}}"#,
         )
         .unwrap();
-        let first_run = Launch::prepare_in(&options, None, &keyless).unwrap();
+        let first_run = Launch::prepare(&options, None, &keyless).unwrap();
         assert!(first_run.trust_question().is_none());
         assert!(
             first_run

@@ -37,8 +37,9 @@ pub use replay::replay;
 pub use run::{WorkbenchOptions, run};
 
 // The workbench was a module of one crate before the split; these keep the paths it
-// used (`crate::tui::...`, `crate::protocol::...`) naming the same things. The agent-side
-// modules are reached only through the start API as the protocol seam is finished.
+// used (`crate::tui::...`, `crate::protocol::...`) naming the same things. Everything but
+// replay goes through `api`; replay still rebuilds recorded state from `agent`,
+// `session`, `tokens` and `tools` until it plays a recording back as a handle.
 use crate as tui;
 use miniagent_core::{agent, api, session, tokens, tools};
 use miniagent_protocol as protocol;
