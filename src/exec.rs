@@ -174,7 +174,11 @@ pub async fn run(
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
-            | Event::Notice { .. } => None,
+            | Event::Notice { .. }
+            // A replay's; `exec` runs a live agent.
+            | Event::PlaybackOpened { .. }
+            | Event::PlaybackStatus { .. }
+            | Event::Replayed { .. } => None,
         };
         printer.event(&event);
         match &event {
@@ -448,7 +452,10 @@ impl Printer {
             | Event::ToolCallStarted { .. }
             | Event::ToolOutputDelta { .. }
             | Event::TokenUsage { .. }
-            | Event::ShutdownComplete => {}
+            | Event::ShutdownComplete
+            | Event::PlaybackOpened { .. }
+            | Event::PlaybackStatus { .. }
+            | Event::Replayed { .. } => {}
         }
     }
 }

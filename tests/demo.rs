@@ -14,12 +14,12 @@ use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use miniagent::tui::render;
-use miniagent::tui::replay::Player;
 use miniagent::tui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use support::cli::{miniagent, session_logs, text};
+use support::workbench::Player;
 use support::*;
 
 fn demo_path() -> PathBuf {

@@ -285,9 +285,59 @@ const NOT_YET_BROKEN: &[&str] = &[
     "tui: layout -> app -> layout",
     "tui: overlay -> layers -> overlay",
     "tui: overlay_detail -> render -> overlay_view -> overlay_detail",
-    "tui: replay -> app -> replay",
     "tui: sessions -> overlay -> sessions",
 ];
+
+/// The crates each crate may depend on (normal dependencies, this workspace's only).
+/// A front end reaches the core through `miniagent-api` alone, so naming anything of
+/// the core beyond the start API fails to compile; this keeps that door from being
+/// widened by adding `miniagent-core` to a front end.
+const ALLOWED_DEPENDENCIES: &[(&str, &[&str])] = &[
+    ("crates/protocol", &[]),
+    ("crates/text", &[]),
+    ("crates/core", &["miniagent-protocol", "miniagent-text"]),
+    ("crates/api", &["miniagent-core"]),
+    (
+        "crates/tui",
+        &["miniagent-api", "miniagent-protocol", "miniagent-text"],
+    ),
+];
+
+/// The workspace crates named under `[dependencies]` in a `Cargo.toml`.
+fn workspace_dependencies(manifest: &str) -> Vec<String> {
+    let mut in_dependencies = false;
+    let mut found = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+            continue;
+        }
+        if in_dependencies && line.starts_with("miniagent") {
+            let name = line.split(['=', ' ', '.']).next().unwrap_or_default();
+            found.push(name.to_string());
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn crates_depend_only_downwards_and_front_ends_only_on_the_api() {
+    let root = workspace();
+    for (folder, allowed) in ALLOWED_DEPENDENCIES {
+        let manifest = std::fs::read_to_string(root.join(folder).join("Cargo.toml")).unwrap();
+        let found = workspace_dependencies(&manifest);
+        let mut allowed: Vec<String> = allowed.iter().map(|name| name.to_string()).collect();
+        allowed.sort();
+        assert_eq!(found, allowed, "{folder}/Cargo.toml");
+    }
+    assert_eq!(
+        workspace_dependencies(
+            "[dependencies]\nminiagent-core = { path = \"../core\" }\nserde = \"1\"\n[dev-dependencies]\nminiagent-x = \"1\"\n"
+        ),
+        vec!["miniagent-core".to_string()]
+    );
+}
 
 #[test]
 fn no_crate_has_a_module_cycle() {

@@ -33,13 +33,13 @@ use miniagent::tui::app::App;
 use miniagent::tui::conversation::{Entry, NoticeKind};
 use miniagent::tui::overlay::Overlay;
 use miniagent::tui::render;
-use miniagent::tui::replay::Player;
 use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use support::TempDir;
+use support::workbench::Player;
 
 /// 2026-11-22T04:04:38Z, when the recorded sessions begin.
 const T0: u64 = 1_795_320_278_000;

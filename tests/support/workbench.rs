@@ -41,3 +41,94 @@ pub fn configured(workspace: &str, session_id: Option<&str>) -> Event {
         sandbox: SandboxState::Enforced,
     }
 }
+
+/// A workbench showing a recording's playback, joined as the event loop joins them (the
+/// app's ops to the playback, its events back to the app) but driven by the `Instant`s
+/// a test gives, with no timers.
+pub struct Player {
+    pub app: App,
+    pub playback: miniagent::playback::Playback,
+    /// Every op the app sent, in order.
+    pub sent: Vec<miniagent::protocol::Op>,
+}
+
+impl Player {
+    /// A player at the start of the log, paused; the inspector counts with cl100k.
+    pub fn new(loaded: &miniagent::session::Loaded, theme: Theme) -> Self {
+        let counter = miniagent::tokens::TokenCounter::new(miniagent::tokens::Encoding::Cl100kBase);
+        Self::counting(loaded, theme, counter)
+    }
+
+    /// The same, the inspector counting with `counter`.
+    pub fn counting(
+        loaded: &miniagent::session::Loaded,
+        theme: Theme,
+        counter: miniagent::tokens::TokenCounter,
+    ) -> Self {
+        let mut playback = miniagent::playback::Playback::new(loaded, counter);
+        let now = Instant::now();
+        let status = playback.clock().status(now);
+        let mut player = Self {
+            app: App::for_replay(theme, playback.recording(), status),
+            playback: playback.clone(),
+            sent: Vec::new(),
+        };
+        let opened = playback.open(now);
+        player.playback = playback;
+        player.feed(opened);
+        player
+    }
+
+    /// Shows `events`; whether the screen changed.
+    fn feed(&mut self, events: Vec<Event>) -> bool {
+        let mut changed = false;
+        for event in events {
+            changed |= self.app.on_agent_event(event);
+        }
+        changed
+    }
+
+    /// Answers what the app asked of the playback, until it asks nothing more.
+    pub fn pump(&mut self, now: Instant) -> bool {
+        let mut changed = false;
+        while !self.app.outbox.is_empty() {
+            for op in std::mem::take(&mut self.app.outbox) {
+                self.sent.push(op.clone());
+                let events = self.playback.on_op(op, now);
+                changed |= self.feed(events);
+            }
+        }
+        changed
+    }
+
+    /// A key at `now`; whether the screen changed.
+    pub fn on_key(&mut self, key: crossterm::event::KeyEvent, now: Instant) -> bool {
+        let changed = self.app.on_key(key);
+        self.pump(now) || changed
+    }
+
+    /// Plays what is due at `now`; whether anything changed.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let events = self.playback.tick(now);
+        let changed = self.feed(events);
+        self.pump(now) || changed
+    }
+
+    /// How long until the playback needs the loop; `None` while paused.
+    pub fn next_wake(&self, now: Instant) -> Option<Duration> {
+        self.playback.next_wake(now)
+    }
+
+    /// Plays every event left, now.
+    pub fn jump_to_end(&mut self) {
+        let now = Instant::now();
+        let events = self.playback.on_op(
+            miniagent::protocol::Op::Playback {
+                control: miniagent::protocol::PlaybackControl::ToEnd,
+            },
+            now,
+        );
+        self.feed(events);
+        self.pump(now);
+    }
+}

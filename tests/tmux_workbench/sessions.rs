@@ -310,6 +310,16 @@ fn resume_and_replay_in_tmux() {
     tmux.keys(&["End"]);
     let end = tmux.wait_for_text("Second answer, after the resume.");
     assert!(end.contains("First answer, from the recorded run."), "{end}");
+    // The playback answers each key as it comes, with nothing else happening on screen:
+    // the inspector from the history at the end, then Space plays it again from the start.
+    tmux.keys(&["F6"]);
+    tmux.wait_for_text("entries");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the inspector closed", |s| {
+        !s.contains("the prompt as the model sees it")
+    });
+    tmux.keys(&["Space"]);
+    tmux.wait_for_text("▶ replay");
     tmux.keys(&["q"]);
     tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")

@@ -187,10 +187,14 @@ fn a_replay_answers_notes_from_the_recorded_workspace() {
         serde_json::to_string(&miniagent::session::Record::Header(header)).unwrap()
     );
     let loaded = miniagent::session::load::parse(text.as_bytes(), "s.jsonl").unwrap();
-    let mut player = miniagent::tui::replay::Player::new(&loaded, Theme::dark());
+    let mut player = support::workbench::Player::new(&loaded, Theme::dark());
     player.app.submit("/notes".into());
     player.jump_to_end();
-    assert!(player.app.outbox.is_empty(), "{:?}", player.app.outbox);
+    assert!(
+        player.sent.contains(&miniagent::protocol::Op::ReadNotes),
+        "{:?}",
+        player.sent
+    );
     let text = screen(&mut player.app, 80, 24);
     assert!(text.contains(" Notes "), "{text}");
     assert!(text.contains("[build] the build needs make  (t)"), "{text}");

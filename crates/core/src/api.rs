@@ -290,14 +290,14 @@ impl Launch {
     }
 }
 
-pub use crate::session::Loaded;
+pub use crate::playback::{NOT_CHANGED, NOT_SENT, Playback};
 pub use crate::tokens::TokenCounter;
 
 /// A recorded session opened for `miniagent replay`, with the settings a replay takes
 /// from the configuration. A replay needs no model: a config that does not load only
 /// loses its settings.
 pub struct Recording {
-    pub log: Loaded,
+    log: crate::session::Loaded,
     /// `ui.theme` ("dark" without a configuration).
     pub theme: String,
     /// `ui.show_thinking`.
@@ -342,6 +342,26 @@ impl Recording {
     /// What the inspector counts the history's tokens with.
     pub fn counter(&self) -> TokenCounter {
         TokenCounter::new(self.tokenizer)
+    }
+
+    /// The recording's playback, paused at its start, to drive by hand (tests, or a
+    /// front end with its own clock).
+    pub fn playback(&self) -> Playback {
+        Playback::new(&self.log, self.counter())
+    }
+
+    /// What the replay opens on: the recorded session, and where playback stands (the
+    /// handle's first event says the same).
+    pub fn opening(&self) -> (crate::protocol::RecordingInfo, crate::protocol::PlaybackStatus) {
+        let playback = self.playback();
+        let status = playback.clock().status(std::time::Instant::now());
+        (playback.recording().clone(), status)
+    }
+
+    /// Plays the recording behind a handle like a live agent's: it opens and starts
+    /// playing at once. Call it inside the runtime ([`block_on`]).
+    pub fn play(&self) -> Handle {
+        crate::playback::spawn(self.playback())
     }
 }
 

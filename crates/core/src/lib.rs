@@ -9,6 +9,7 @@ pub mod config;
 pub mod export;
 pub mod hardening;
 pub mod llm;
+pub mod playback;
 pub mod secrets;
 pub mod session;
 pub mod startup;

@@ -7,9 +7,11 @@
 use serde::{Deserialize, Serialize};
 
 pub mod message;
+pub mod playback;
 pub mod record;
 pub mod settings;
 
+pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, SandboxSetting};
 
 /// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).
@@ -86,6 +88,8 @@ pub enum Op {
     /// Ask for a finished call's result and output as the session log recorded them
     /// (front ends keep only the newest in memory): answered with [`Event::RecordedCall`].
     RecordedCall { id: CallId },
+    /// A replay's control (`miniagent replay`); an agent says it is not a replay.
+    Playback { control: PlaybackControl },
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -336,6 +340,18 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    // A replay's events (`miniagent replay`); an agent never sends them.
+    /// The replay opens (or starts over) on this recording: the front end's view starts
+    /// from it, at `status`.
+    PlaybackOpened {
+        recording: RecordingInfo,
+        status: PlaybackStatus,
+    },
+    /// The replay's state changed, or its clock moved (a few times a second while it
+    /// plays).
+    PlaybackStatus { status: PlaybackStatus },
+    /// A recorded event coming due, `at_ms` into the replay (recorded time).
+    Replayed { at_ms: u64, event: Box<Event> },
 }
 
 /// What an approval request asks about, so front ends can draw it without knowing

@@ -33,14 +33,12 @@ pub mod thinking;
 pub mod timeline;
 pub mod tree;
 
-pub use replay::replay;
-pub use run::{WorkbenchOptions, run};
+pub use run::{WorkbenchOptions, replay, run};
 
 // The workbench was a module of one crate before the split; these keep the paths it
-// used (`crate::tui::...`, `crate::protocol::...`) naming the same things. Everything but
-// replay goes through `api`; replay still rebuilds recorded state from `agent`,
-// `session`, `tokens` and `tools` until it plays a recording back as a handle.
+// used (`crate::tui::...`, `crate::protocol::...`) naming the same things. The core is
+// reached only through `miniagent-api` (this crate does not depend on `miniagent-core`).
 use crate as tui;
-use miniagent_core::{agent, api, session, tokens, tools};
+use miniagent_api as api;
 use miniagent_protocol as protocol;
 use miniagent_text as terminal_text;

@@ -14,10 +14,10 @@ use super::keys::KeyHint;
 use super::layout::{self, Areas};
 use super::overlay_view;
 pub use super::popup::{centered, clear_for_popup, tokens};
-use super::replay::ReplayStatus;
 use super::scroll::Scroll;
 use super::text::wrap;
 use super::timeline::CallStatus;
+use crate::protocol::PlaybackStatus;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -133,16 +133,16 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
 
 /// `▶ replay 2× · event 45/300 · 00:12/01:40 · space pause · → step …`, as many of the
 /// keys as fit.
-fn draw_replay_status(status: &ReplayStatus, app: &App, area: Rect, buf: &mut Buffer) {
+fn draw_replay_status(status: &PlaybackStatus, app: &App, area: Rect, buf: &mut Buffer) {
     if area.is_empty() {
         return;
     }
     let theme = &app.theme;
     let width = usize::from(area.width);
-    let head = wrap::truncate(&status.head(), width);
+    let head = wrap::truncate(&super::replay::status_head(status), width);
     let mut used = wrap::display_width(&head);
     let mut spans = vec![Span::styled(head, theme.strong)];
-    for hint in status.hints() {
+    for hint in super::replay::status_hints(status) {
         let piece = 3 + wrap::display_width(hint.keys) + 1 + wrap::display_width(hint.action);
         if used + piece > width {
             break;

@@ -1,5 +1,6 @@
 //! The workbench's event loop: terminal input, agent events and (only while something
-//! animates) a tick, feeding one `App`. Redraws are requested by changes, coalesced,
+//! animates) a tick, feeding one `App`. A live session and a replay (`miniagent replay`,
+//! the core's playback behind the same kind of handle) run in this one loop. Redraws are requested by changes, coalesced,
 //! and capped at 60 frames per second; an idle workbench draws nothing.
 
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::{first_run, render, text::highlight};
-use crate::api::{self, Handle, Launch, StartOptions};
+use crate::api::{self, Handle, Launch, Recording, StartOptions};
 use crate::protocol::{Event, Op};
 
 /// How often animated things (spinners, ticking durations) advance.
@@ -141,6 +142,72 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     result
 }
 
+/// `miniagent replay FILE`: plays the session in `file` (a log, or a recorded session's
+/// id) in the workbench. Returns the process exit code.
+pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
+    // Everything that can fail with a plain message fails before the screen changes.
+    let (recording, theme) = match prepare(file, theme, env) {
+        Ok(prepared) => prepared,
+        Err(why) => {
+            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
+            return 1;
+        }
+    };
+    highlight::preload();
+    recording.preload();
+    let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let color_depth = super::palette::ColorDepth::detect(env, no_color);
+    let result = api::block_on(async {
+        let (info, status) = recording.opening();
+        let mut app = App::for_replay(theme, &info, status);
+        app.side.thinking = recording.show_thinking;
+        app.color_depth = color_depth;
+        let handle = recording.play();
+        let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
+        let result = drive(&mut guard, &mut app, handle).await;
+        drop(guard);
+        result
+    });
+    match result {
+        Ok(Ok(())) => 0,
+        Ok(Err(err)) => {
+            crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
+            1
+        }
+        Err(why) => {
+            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
+            1
+        }
+    }
+}
+
+/// The recording and the theme of a replay.
+fn prepare(file: &str, theme: Option<String>, env: &api::Env) -> Result<(Recording, Theme), String> {
+    let recording = Recording::open(file, env).map_err(|err| err.to_string())?;
+    let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let name = theme.unwrap_or_else(|| recording.theme.clone());
+    let theme = Theme::load(&name, recording.config_dir.as_deref(), no_color).map_err(|e| e.to_string())?;
+    Ok((recording, theme))
+}
+
+/// Runs the event loop on `handle`, a session already started (a replay's), until the
+/// person quits; then stops it.
+pub(crate) async fn drive(guard: &mut TerminalGuard, app: &mut App, handle: Handle) -> anyhow::Result<()> {
+    // Nothing to probe for: the probe's channel is closed from the start.
+    let (_, mut probe_rx) = mpsc::unbounded_channel();
+    let mut agent = Some(handle);
+    let mut nothing_deferred = Deferred {
+        launch: None,
+        build_after_first_frame: false,
+        building: None,
+    };
+    let result = event_loop(guard, app, &mut agent, &mut probe_rx, &mut nothing_deferred).await;
+    if let Some(agent) = agent.as_mut() {
+        shut_down(agent).await;
+    }
+    result
+}
+
 async fn shut_down(agent: &mut Handle) {
     let _ = agent.ops.send(Op::Shutdown);
     let _ = tokio::time::timeout(SHUTDOWN_WAIT, async {
@@ -176,7 +243,7 @@ async fn event_loop(
     let mut highlight_pending = !highlight::is_ready();
     let mut probing = true;
     loop {
-        app.now = Instant::now();
+        app.set_now(Instant::now());
         // Events that arrived while a frame was waiting are taken all at once.
         if let Some(handle) = agent.as_mut()
             && !agent_gone
@@ -191,14 +258,16 @@ async fn event_loop(
                     }
                 }
             }
-            app.now = Instant::now();
+            app.set_now(Instant::now());
         }
-        if pacer.due(app.now) {
+        // Frames are paced by the wall clock (a replay's app keeps the replay's time).
+        let wall = Instant::now();
+        if pacer.due(wall) {
             guard
                 .terminal
                 .draw(|frame| render::draw(frame, app))
                 .context("cannot draw")?;
-            pacer.drawn(app.now, app.now.elapsed());
+            pacer.drawn(wall, wall.elapsed());
             app.frame_drawn();
             if !warmed {
                 // What the first frame did not wait for starts now: building the session
@@ -240,7 +309,7 @@ async fn event_loop(
             event = terminal_events.next() => match event {
                 Some(Ok(TermEvent::Key(key))) => {
                     // Keys are judged against the time they arrive (an approval arms by it).
-                    app.now = Instant::now();
+                    app.set_now(Instant::now());
                     pacer.key(app.on_key(key))
                 }
                 Some(Ok(TermEvent::Paste(text))) => pacer.key(app.on_paste(&text)),
@@ -252,7 +321,7 @@ async fn event_loop(
             },
             event = next_agent_event(agent), if !agent_gone && !frame_waiting => match event {
                 Some(event) => {
-                    app.now = Instant::now();
+                    app.set_now(Instant::now());
                     pacer.changed(app.on_agent_event(event));
                 }
                 None => agent_gone = true,

@@ -413,6 +413,9 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                     Op::RecordedCall { id } => {
                         answers::recorded_call(shared.options.session_log.path(), id, events.clone());
                     }
+                    Op::Playback { .. } => events.emit(Event::Notice {
+                        message: "this session is live, not a replay: there is nothing to play".to_string(),
+                    }),
                     Op::Shutdown => {
                         stop_turn(&mut running, &shared).await;
                         break;

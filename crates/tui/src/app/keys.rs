@@ -33,6 +33,9 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return false;
         }
+        if let Some(changed) = self.replay_key(key) {
+            return changed;
+        }
         if !self.approvals.is_empty() {
             return self.approval_key(key);
         }

@@ -6,6 +6,7 @@ mod answers;
 mod approvals;
 mod keys;
 mod overlays;
+mod playback;
 mod resume;
 mod sub_agent;
 mod turns;
@@ -198,7 +199,10 @@ pub struct App {
     pub sessions_dir: Option<PathBuf>,
     /// Set while a recorded session plays back: what the input box shows instead of a
     /// prompt. The workbench then sends nothing anywhere.
-    pub replay: Option<super::replay::ReplayStatus>,
+    pub replay: Option<crate::protocol::PlaybackStatus>,
+    /// A replay's clock: the moment its start is shown at (the app's `now` is this plus
+    /// the replay's position).
+    replay_origin: Instant,
     pub no_color: bool,
     /// While no model is set up (no API key): the welcome panel's facts, to open it again
     /// when a prompt cannot be sent.
@@ -265,6 +269,7 @@ impl App {
             config_dir: None,
             sessions_dir: None,
             replay: None,
+            replay_origin: now,
             no_color: false,
             welcome: None,
             color_depth: super::palette::ColorDepth::TrueColor,
@@ -298,6 +303,9 @@ impl App {
     pub fn on_agent_event(&mut self, event: Event) -> bool {
         let now = self.now;
         match event {
+            Event::PlaybackOpened { recording, status } => self.open_recording(&recording, status),
+            Event::PlaybackStatus { status } => self.playback_moved(status),
+            Event::Replayed { at_ms, event } => return self.replayed(at_ms, *event),
             Event::SessionConfigured {
                 model,
                 provider,

@@ -36,7 +36,11 @@ impl App {
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             | Event::ShutdownComplete
-            | Event::HistoryRestored { .. } => false,
+            | Event::HistoryRestored { .. }
+            // A replay's own events are never in a recording.
+            | Event::PlaybackOpened { .. }
+            | Event::PlaybackStatus { .. }
+            | Event::Replayed { .. } => false,
             Event::SessionConfigured { .. }
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }

@@ -109,7 +109,10 @@ impl App {
             | Event::TurnComplete { .. }
             | Event::TurnAborted { .. }
             | Event::StepLimitReached { .. }
-            | Event::ShutdownComplete => {}
+            | Event::ShutdownComplete
+            | Event::PlaybackOpened { .. }
+            | Event::PlaybackStatus { .. }
+            | Event::Replayed { .. } => {}
         }
     }
 }

@@ -17,7 +17,6 @@ use crate::tui::inspector::INSPECTOR_HINTS;
 use crate::tui::keys::{KeyHint, OverlayAction};
 use crate::tui::overlay::{Overlay, OverlayContext};
 use crate::tui::render::scrolled_popup;
-use crate::tui::replay::REPLAY_HINTS;
 use crate::tui::scroll::Scroll;
 use crate::tui::sessions::PICKER_HINTS;
 use crate::tui::text::wrap;
@@ -111,7 +110,7 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             .collect()
     };
     if app.replay.is_some() {
-        sections.push(("Replay", hints(REPLAY_HINTS.to_vec())));
+        sections.push(("Replay", hints(crate::tui::replay::help_hints())));
     }
     sections.extend([
         ("Workbench", hints(bindings::help_hints(WORKBENCH))),

@@ -1,0 +1,8 @@
+//! The only door from a front end into the core. Front ends depend on this crate and on
+//! `miniagent-protocol`, never on `miniagent-core`: Rust does not let a crate name a
+//! dependency's dependency, so a front end that reaches for an agent, a tool or a
+//! session file directly fails to compile. What a front end may do is what
+//! `miniagent_core::api` exports: start a session from options (or open a recording)
+//! and get a handle that takes `Op`s and gives `Event`s.
+
+pub use miniagent_core::api::*;

@@ -1,0 +1,98 @@
+//! A replay in the workbench: the playback's events (`Event::PlaybackOpened`,
+//! `PlaybackStatus`, `Replayed`) drive the same app a live agent does. The app's clock
+//! is the replay's: a recorded event is shown at the moment it happened, so durations
+//! and spinners read as they did in the session.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::{App, Pane, Playback, SessionView};
+use crate::protocol::{ApprovalMode, Op, PlaybackStatus, RecordingInfo};
+use crate::tui::conversation::NoticeKind;
+use crate::tui::theme::Theme;
+
+impl App {
+    /// A workbench for replaying `recording`, standing at `status` (what the core's
+    /// playback opens with, so the first frame is already the replay's).
+    pub fn for_replay(theme: Theme, recording: &RecordingInfo, status: PlaybackStatus) -> Self {
+        let started = UNIX_EPOCH + Duration::from_millis(recording.started_at_ms);
+        let mut app = App::new(
+            theme,
+            PathBuf::from(&recording.workspace),
+            ApprovalMode::Ask,
+            recording.max_steps,
+            started.min(SystemTime::now()),
+        );
+        app.open_recording(recording, status);
+        app
+    }
+
+    /// Sets the clock to `wall`, the time now, unless a replay keeps its own.
+    pub fn set_now(&mut self, wall: Instant) {
+        if self.replay.is_none() {
+            self.now = wall;
+        }
+    }
+
+    /// The replay opens (or starts over): a fresh view of the recorded session.
+    pub(super) fn open_recording(&mut self, recording: &RecordingInfo, status: PlaybackStatus) {
+        self.reset_session_view();
+        self.mcp.clear();
+        self.skills.clear();
+        self.skill_warnings.clear();
+        self.approval_mode = ApprovalMode::Ask;
+        self.replay_origin = Instant::now();
+        self.now = self.replay_origin;
+        self.max_steps = recording.max_steps;
+        self.tokens.token_limit = recording.token_limit;
+        self.tokens.context_window = recording.context_window;
+        self.session = SessionView {
+            model: recording.model.clone(),
+            provider: recording.provider.clone(),
+            workspace: recording.workspace.clone(),
+            tools: Vec::new(),
+            session_id: Some(recording.session_id.clone()),
+            sandbox: Default::default(),
+        };
+        for warning in &recording.warnings {
+            self.notice(NoticeKind::Warning, warning.clone());
+        }
+        self.playback_moved(status);
+    }
+
+    /// Where the replay stands: its clock and its status line.
+    pub(super) fn playback_moved(&mut self, status: PlaybackStatus) {
+        self.now = self.replay_origin + Duration::from_millis(status.position_ms);
+        self.replay = Some(status);
+    }
+
+    /// A recorded event came due `at_ms` into the replay.
+    pub(super) fn replayed(&mut self, at_ms: u64, event: crate::protocol::Event) -> bool {
+        self.now = self.replay_origin + Duration::from_millis(at_ms);
+        self.apply_recorded(event, Playback::Replay)
+    }
+
+    /// A replay key, on a workbench showing a replay: `Some(changed)` when the replay
+    /// took it (a playback control goes to the core, `q` and Ctrl-C quit); `None` lets
+    /// it go on to the overlays and panes. A recorded approval is shown, never
+    /// answered: no other key reaches it.
+    pub(super) fn replay_key(&mut self, key: KeyEvent) -> Option<bool> {
+        self.replay.as_ref()?;
+        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        let typing = self.focus == Pane::Input && !self.input.is_empty();
+        let approval = !self.approvals.is_empty();
+        if ctrl_c || approval || (self.overlays.is_empty() && !typing) {
+            let replay = crate::tui::replay::REPLAY.iter();
+            if let Some(binding) = replay.clone().find(|binding| (binding.takes)(key)) {
+                match (binding.control)(key) {
+                    Some(control) => self.outbox.push(Op::Playback { control }),
+                    None => self.quit = true,
+                }
+                return Some(true);
+            }
+        }
+        approval.then_some(false)
+    }
+}
