@@ -333,4 +333,13 @@ async fn an_unrecorded_session_says_it_has_no_log_to_read_back_from() {
             error: None
         }
     );
+    // A replay's control, sent to a live agent, is answered with a notice, not ignored.
+    agent.send(Op::Playback {
+        control: miniagent::protocol::PlaybackControl::Toggle,
+    });
+    let said = agent.wait_for(|e| matches!(e, Event::Notice { .. })).await;
+    assert!(
+        matches!(&said, Event::Notice { message } if message.contains("not a replay")),
+        "{said:?}"
+    );
 }
