@@ -159,7 +159,7 @@ fn check_long_session(provider: Provider) {
         }
         match provider {
             Provider::Anthropic => assert_valid_anthropic(&request.body),
-            Provider::Openai => assert_valid_openai(&request.body),
+            _ => assert_valid_openai(&request.body),
         }
         let tokens = estimate(request, &counter);
         largest = largest.max(tokens);

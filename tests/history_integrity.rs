@@ -22,7 +22,7 @@ use support::*;
 fn assert_valid(provider: Provider, body: &Value) {
     match provider {
         Provider::Anthropic => assert_valid_anthropic(body),
-        Provider::Openai => assert_valid_openai(body),
+        _ => assert_valid_openai(body),
     }
 }
 

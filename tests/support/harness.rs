@@ -26,7 +26,7 @@ pub fn test_config(provider: Provider, server: &ScriptedServer) -> Config {
     config.model.provider = provider;
     config.model.base_url = match provider {
         Provider::Anthropic => server.anthropic_base_url(),
-        Provider::Openai => server.openai_base_url(),
+        _ => server.openai_base_url(),
     };
     config.model.model = "scripted-model".to_string();
     config.retry.initial_delay_ms = 10;

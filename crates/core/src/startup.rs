@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 
 use crate::agent::AgentOptions;
-use crate::config::{self, Config, LoadOptions, Overrides, Provider};
+use crate::config::{self, Config, LoadOptions, Overrides};
 use crate::llm::{self, endpoint};
 use crate::protocol::{Event, SkillInfo};
 use crate::secrets::Secrets;
@@ -369,10 +369,7 @@ pub fn api_key(config: &Config, env: &crate::config::Env) -> anyhow::Result<Stri
     let usual = if endpoint::is_minimax(&config.model.base_url) {
         "MINIMAX_API_KEY"
     } else {
-        match config.model.provider {
-            Provider::Anthropic => "ANTHROPIC_API_KEY",
-            Provider::Openai => "OPENAI_API_KEY",
-        }
+        config.model.provider.spec().key_variable
     };
     for var in ["MINIAGENT_API_KEY", usual] {
         if let Some(key) = env.var(var).filter(|key| !key.is_empty()) {

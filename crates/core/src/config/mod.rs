@@ -1,17 +1,16 @@
 //! Configuration: the typed settings and how the layers that make them are read.
 
 pub mod edit;
-pub mod endpoint;
 mod env;
 mod load;
 mod prompt;
 pub mod retry;
 
-use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::llm::{ModelConfig, Provider, endpoint};
 pub use crate::protocol::ApprovalMode;
 pub use env::Env;
 pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load};
@@ -22,45 +21,9 @@ pub use retry::RetryPolicy;
 /// The built-in defaults, the first layer; they list every key that exists.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../../config/default.toml");
 
-/// Which wire protocol the model speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    Anthropic,
-    Openai,
-}
-
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Provider::Anthropic => "anthropic",
-            Provider::Openai => "openai",
-        })
-    }
-}
-
 /// Tokens compaction keeps free beyond the output reserve, for estimate error (the
 /// start-up check of `token_limit` against the reserve counts them too).
 pub const MARGIN_TOKENS: u64 = 1000;
-
-/// `[model]`: which model, where, and how to talk to it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelConfig {
-    pub provider: Provider,
-    pub base_url: String,
-    pub model: String,
-    pub api_key_env: String,
-    pub max_output_tokens: u32,
-    pub context_window: u64,
-    pub thinking_budget_tokens: u32,
-    pub anthropic_version: String,
-    pub connect_timeout_s: u64,
-    pub stream_idle_timeout_s: u64,
-    /// The longest one attempt of a model call may take, start to end.
-    pub call_deadline_s: u64,
-}
 
 /// `[agent]`: the loop's limits and policy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

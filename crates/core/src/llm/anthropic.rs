@@ -8,7 +8,7 @@ use super::{
     InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
     ReplyBudget, Usage, open_stream, parse_tool_arguments, transport_error,
 };
-use crate::config::ModelConfig;
+use super::{ModelConfig, Provider, ProviderSpec};
 use crate::protocol::StopReason;
 use crate::protocol::message::{ContentBlock, Message, Role};
 
@@ -22,6 +22,21 @@ pub struct AnthropicClient {
     thinking_budget_tokens: u32,
     idle_timeout_s: u64,
     call_deadline_s: u64,
+}
+
+/// The provider, for the registry (`llm::PROVIDERS`).
+pub(super) const SPEC: ProviderSpec = ProviderSpec {
+    name: "anthropic",
+    key_variable: "ANTHROPIC_API_KEY",
+    minimax_path: "/anthropic",
+    client: |http, base, api_key, config| {
+        std::sync::Arc::new(AnthropicClient::new(http, base, api_key, config))
+    },
+};
+
+impl Provider {
+    #[allow(non_upper_case_globals)] // Reads as the variant it was: `Provider::Anthropic`.
+    pub const Anthropic: Provider = Provider::of(&SPEC);
 }
 
 impl AnthropicClient {

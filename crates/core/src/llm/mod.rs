@@ -1,11 +1,14 @@
 //! Model clients: one [`ModelClient`] trait, two streaming providers (Anthropic Messages
-//! and OpenAI Chat Completions), the SSE decoding they share, and the retry policy.
+//! and OpenAI Chat Completions) in a registry of providers, the SSE decoding they share,
+//! and the `[model]` settings they read.
 
 pub mod anthropic;
+pub mod endpoint;
 pub mod openai;
+mod provider;
 pub mod sse;
 
-pub use crate::config::{endpoint, retry};
+pub use provider::{NAMES, PROVIDERS, Provider, ProviderSpec};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,9 +17,26 @@ use futures_util::Stream;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ModelConfig, Provider};
 use crate::protocol::StopReason;
 use crate::protocol::message::{ContentBlock, Message};
+
+/// `[model]`: which model, where, and how to talk to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub provider: Provider,
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: String,
+    pub max_output_tokens: u32,
+    pub context_window: u64,
+    pub thinking_budget_tokens: u32,
+    pub anthropic_version: String,
+    pub connect_timeout_s: u64,
+    pub stream_idle_timeout_s: u64,
+    /// The longest one attempt of a model call may take, start to end.
+    pub call_deadline_s: u64,
+}
 
 /// A tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -223,10 +243,7 @@ pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc
         .build()
         .map_err(|err| anyhow::anyhow!("cannot build the HTTP client: {err}"))?;
     let base = endpoint::resolve_base_url(config.provider, &config.base_url)?;
-    Ok(match config.provider {
-        Provider::Anthropic => Arc::new(anthropic::AnthropicClient::new(http, base, api_key, config)),
-        Provider::Openai => Arc::new(openai::OpenAiClient::new(http, base, api_key, config)),
-    })
+    Ok((config.provider.spec().client)(http, base, api_key, config))
 }
 
 /// Parses streamed tool-call arguments: empty means no arguments; anything else must be

@@ -9,7 +9,7 @@ use super::{
     InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
     ReplyBudget, Usage, endpoint, open_stream, parse_tool_arguments, transport_error,
 };
-use crate::config::ModelConfig;
+use super::{ModelConfig, Provider, ProviderSpec};
 use crate::protocol::StopReason;
 use crate::protocol::message::{ContentBlock, Message, Role};
 
@@ -23,6 +23,19 @@ pub struct OpenAiClient {
     ask_reasoning_split: bool,
     idle_timeout_s: u64,
     call_deadline_s: u64,
+}
+
+/// The provider, for the registry (`llm::PROVIDERS`).
+pub(super) const SPEC: ProviderSpec = ProviderSpec {
+    name: "openai",
+    key_variable: "OPENAI_API_KEY",
+    minimax_path: "/v1",
+    client: |http, base, api_key, config| std::sync::Arc::new(OpenAiClient::new(http, base, api_key, config)),
+};
+
+impl Provider {
+    #[allow(non_upper_case_globals)] // Reads as the variant it was: `Provider::Openai`.
+    pub const Openai: Provider = Provider::of(&SPEC);
 }
 
 impl OpenAiClient {

@@ -2,7 +2,7 @@
 
 use reqwest::Url;
 
-use crate::config::Provider;
+use super::Provider;
 
 /// Hosts that serve the Anthropic protocol under `/anthropic` and OpenAI's under `/v1`.
 const MINIMAX_HOSTS: [&str; 2] = ["api.minimax.io", "api.minimaxi.com"];
@@ -25,11 +25,7 @@ pub fn resolve_base_url(provider: Provider, base_url: &str) -> anyhow::Result<St
     }
     let trimmed = url.as_str().trim_end_matches('/').to_string();
     if is_minimax(base_url) && matches!(url.path(), "" | "/") {
-        let suffix = match provider {
-            Provider::Anthropic => "/anthropic",
-            Provider::Openai => "/v1",
-        };
-        return Ok(format!("{trimmed}{suffix}"));
+        return Ok(format!("{trimmed}{}", provider.spec().minimax_path));
     }
     Ok(trimmed)
 }
