@@ -9,7 +9,7 @@ mod budget;
 mod compact_now;
 #[path = "compaction/history.rs"]
 mod history;
-mod support;
+use crate::support;
 
 use miniagent::agent::compaction::Strategy;
 use miniagent::config::Provider;

@@ -2,7 +2,7 @@
 //! tools and its own history; the parent receives its answer as the tool result.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use miniagent::config::Provider;
 use miniagent::protocol::Event;

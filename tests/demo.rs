@@ -1,5 +1,5 @@
 //! The demo session in `assets/demo.jsonl`: how it is recorded (by hand, with
-//! `cargo test --test demo -- --ignored record_the_demo`), and that it still loads and
+//! `cargo test --test all -- --ignored record_the_demo`), and that it still loads and
 //! replays.
 //!
 //! The recording is real: `miniagent exec` runs against the scripted model server in a
@@ -8,7 +8,7 @@
 //! second turn is a `--resume` whose context is compacted on the way.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 
@@ -175,7 +175,7 @@ fn second_turn() -> Vec<Reply> {
 }
 
 /// Records the demo again and writes it to `assets/demo.jsonl`. Run by hand:
-/// `cargo test --test demo -- --ignored record_the_demo`.
+/// `cargo test --test all -- --ignored record_the_demo`.
 #[test]
 #[ignore = "rewrites assets/demo.jsonl; run by hand"]
 fn record_the_demo() {

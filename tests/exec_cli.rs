@@ -2,7 +2,7 @@
 //! and SIGINT, against the scripted server.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Provider faults: what is retried, what is not, and that a retry never duplicates output.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use miniagent::config::Provider;
 use miniagent::protocol::Event;

@@ -5,7 +5,7 @@
 //! left open is reported as what the files show.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

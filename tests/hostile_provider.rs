@@ -3,7 +3,7 @@
 //! the turn with a clear error after bounded work, and none of them is retried.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use miniagent::config::Provider;
 use miniagent::protocol::Event;

@@ -3,7 +3,7 @@
 //! provider accepts.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

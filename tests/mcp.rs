@@ -2,14 +2,12 @@
 //! `npx` over stdio, streamable HTTP and legacy SSE, plus the `mcp.json` parser.
 //!
 //! The packages are pinned so tool names and texts stay what the assertions say. The
-//! first test to need them downloads both into npm's cache once per test binary (a fresh
+//! first test to need them downloads both into npm's cache once per test run (a fresh
 //! machine included); after that every `npx --prefer-offline` start reads the cache.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-#[path = "mcp/harness.rs"]
-mod harness;
-#[path = "support/tempdir.rs"]
-mod tempdir;
+use crate::mcp_harness as harness;
+use crate::support::tempdir;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -3,11 +3,9 @@
 //! tools called by the scripted model, the results carried back in the next requests.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
-#[path = "mcp/harness.rs"]
-#[allow(dead_code)]
-mod mcp_harness;
+use crate::mcp_harness;
 
 use std::time::Duration;
 

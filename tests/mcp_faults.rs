@@ -5,11 +5,9 @@
 
 // Shared with tests/mcp.rs, which uses more of it.
 #[allow(dead_code)]
-#[path = "mcp/harness.rs"]
-mod harness;
+use crate::mcp_harness as harness;
 #[allow(dead_code)]
-#[path = "support/tempdir.rs"]
-mod tempdir;
+use crate::support::tempdir;
 
 use std::time::{Duration, Instant};
 

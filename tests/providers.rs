@@ -2,7 +2,7 @@
 //! replay, and the exact requests that were sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use miniagent::config::Provider;
 use miniagent::protocol::{Event, StopReason, ToolCallSummary};

@@ -5,7 +5,7 @@
 //! line. Where the kernel has no Landlock, the tests that need it print why and return.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};

@@ -13,7 +13,7 @@ mod confinement;
 mod leaks;
 #[path = "sandbox_escapes/processes.rs"]
 mod processes;
-mod support;
+use crate::support;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;

@@ -2,7 +2,7 @@
 //! plain reqwest (and raw TCP where the exact bytes matter).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

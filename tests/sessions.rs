@@ -2,7 +2,7 @@
 //! secrets kept out, against the scripted server and the real binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use miniagent::session::{self, Record};
 use pretty_assertions::assert_eq;

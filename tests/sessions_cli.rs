@@ -2,7 +2,7 @@
 //! the real binary recorded with `exec` against the scripted server.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Output;

@@ -5,7 +5,7 @@
 
 #[path = "skills/front_matter.rs"]
 mod front_matter;
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! `allowed-tools` pre-approved for the rest of the turn.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 

@@ -1,5 +1,5 @@
 //! The soak test, run by hand (it takes minutes):
-//! `cargo test --release --test soak -- --ignored --nocapture`.
+//! `cargo test --release --test all soak:: -- --ignored --nocapture`.
 //!
 //! 1,000 scripted steps (turns of ten tool calls and an answer) with provider faults
 //! injected at random from a fixed seed (`MINIAGENT_SOAK_SEED`): 500s, 429s, streams
@@ -10,7 +10,7 @@
 //! forgets each request once it is checked, so the figures are the agent's.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use miniagent::config::Provider;
 use miniagent::protocol::{Event, Op};

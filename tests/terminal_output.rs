@@ -5,7 +5,7 @@
 //! away (`| head -1`) ends the run quietly instead of with a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};

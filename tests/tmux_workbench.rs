@@ -5,7 +5,7 @@
 //! replayed; and an old call's result and output read back from the session log.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

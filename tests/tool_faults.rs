@@ -6,7 +6,7 @@
 //! test can look for survivors in /proc.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! each assertion is on the result the model received in the next recorded request.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! log, and "approve for the session" on an interpreter.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

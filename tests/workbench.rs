@@ -3,7 +3,7 @@
 //! `TestBackend` at 80×24 and 160×48.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The workbench's `/mcp` and `/skills` overlays and the server-state events behind them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant, SystemTime};
 

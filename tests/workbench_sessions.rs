@@ -3,7 +3,7 @@
 //! back with no agent), snapshotted on ratatui's `TestBackend`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-mod support;
+use crate::support;
 
 /// A snapshot under its name in `tests/snapshots` (`workbench_sessions__NAME`), also from
 /// a submodule.

@@ -11,9 +11,6 @@
 //!   ([`terminal`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod config;
 mod terminal;
 mod tool_arguments;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use miniagent::tools::skills::{Skill, SkillSource};
 use pretty_assertions::assert_eq;
 
-use crate::fuzz;
-use crate::mutate::Mutator;
+use super::fuzz;
+use super::mutate::Mutator;
 
 const SKILL_SEEDS: &[&str] = &[
     "---\nname: commit-message\ndescription: Write a commit message from the staged diff.\nlicense: MIT\nallowed-tools: Bash(git diff:*), Bash(git log:*) read_file\nmetadata:\n  author: someone\n  version: \"1.0\"\n  tags: [git, commits]\n  nested:\n    deep: value # a comment\n---\n# Commit messages\n\nRun `scripts/check.sh` first.\n",

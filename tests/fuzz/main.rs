@@ -33,11 +33,11 @@
 //!
 //! ```text
 //! MINIAGENT_FUZZ_ITERATIONS=200000 MINIAGENT_FUZZ_SEED=12345 \
-//!     cargo test --release --test fuzz -- --nocapture
+//!     cargo test --release --test all fuzz:: -- --nocapture
 //! ```
 //!
 //! A failing case prints its target, the case seed that reproduces it on its own
-//! (`MINIAGENT_FUZZ_CASE=… cargo test --test fuzz TARGET`) and its input, escaped; the
+//! (`MINIAGENT_FUZZ_CASE=… cargo test --test all fuzz::TARGET`) and its input, escaped; the
 //! input is also saved under `target/tmp/`. A stack overflow aborts the process before
 //! anything can be printed: rerun with `MINIAGENT_FUZZ_VERBOSE=1` and `--nocapture` to see
 //! each case's seed as it starts.
@@ -136,7 +136,7 @@ fn report(target: &str, case_seed: u64, input: &[u8]) {
     };
     eprintln!(
         "\n=== fuzz target `{target}` failed ===\n\
-         reproduce: MINIAGENT_FUZZ_CASE={case_seed} cargo test --test fuzz {target}\n\
+         reproduce: MINIAGENT_FUZZ_CASE={case_seed} cargo test --test all fuzz::{target}\n\
          input: {} bytes, {saved}\n{shown}\n",
         input.len()
     );

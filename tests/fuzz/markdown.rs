@@ -10,8 +10,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::fuzz;
-use crate::mutate::Mutator;
+use super::fuzz;
+use super::mutate::Mutator;
 
 const MARKDOWN_SEEDS: &[&str] = &[
     "# Release notes 发布说明\n\nSome *emphasis*, **strong**, ~~struck~~ and `inline code`, with a [link](https://example.com/docs) and <https://example.com>.\n\n- first item with enough words to wrap onto a second line under the text\n- second item\n  - nested item\n    1. ordered inside\n    2. and another that is long enough to wrap around\n- [ ] a task to do\n- [x] a task that is done\n\n> A block quote that goes on long enough to wrap onto more lines.\n>\n> > And a nested quote with 中文字符在这里换行。\n\n---\n\n```rust\nfn main() {\n\tprintln!(\"hello, world! this line is long enough to be wrapped by the renderer\");\n}\n```\n\n    indented code block\n\n| Name | Kind | Notes |\n|:-----|:----:|------:|\n| wrap | fn | splits lines |\n| `Theme` | struct | styles 样式 |\n\nText with a footnote[^1].\n\n[^1]: The footnote, 脚注.\n",

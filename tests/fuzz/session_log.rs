@@ -13,8 +13,8 @@ use miniagent::tokens::TokenCounter;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::fuzz;
-use crate::mutate::{Mutator, random_text};
+use super::fuzz;
+use super::mutate::{Mutator, random_text};
 
 fn header() -> Header {
     Header {

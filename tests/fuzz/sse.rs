@@ -14,8 +14,8 @@ use miniagent::llm::{LlmError, ModelEvent, ModelResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::fuzz;
-use crate::mutate::Mutator;
+use super::fuzz;
+use super::mutate::Mutator;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Provider {

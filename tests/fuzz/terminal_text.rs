@@ -9,8 +9,8 @@ use miniagent::tui::text::ansi::ansi_lines;
 use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
 
-use crate::fuzz;
-use crate::mutate::Mutator;
+use super::fuzz;
+use super::mutate::Mutator;
 
 const TERMINAL_SEEDS: &[&str] = &[
     "\x1b[1m\x1b[32m   Compiling\x1b[0m miniagent v0.1.0\n\x1b[1;33mwarning\x1b[0m: unused\n",

@@ -5,8 +5,8 @@
 use miniagent::tokens::{Encoding, TokenCounter};
 use pretty_assertions::assert_eq;
 
-use crate::fuzz;
-use crate::mutate::Mutator;
+use super::fuzz;
+use super::mutate::Mutator;
 
 /// Pieces that sit on the patterns' rule boundaries: contractions in both cases, case
 /// changes, digit runs, every ASCII space, punctuation before letters and line breaks,

@@ -11,9 +11,9 @@ use miniagent::llm::{ModelEvent, ModelResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::fuzz;
-use crate::mutate::Mutator;
-use crate::sse::{Provider, block_delta, block_start};
+use super::fuzz;
+use super::mutate::Mutator;
+use super::sse::{Provider, block_delta, block_start};
 
 /// What the arguments must come out as: empty text is no arguments, a JSON object is
 /// itself, anything else is refused.

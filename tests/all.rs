@@ -1,0 +1,49 @@
+//! Every top-level test in one binary (one link instead of thirty-odd: linking each test
+//! binary against the whole workspace dominated a CI run on two cores). Each module is
+//! the file of the same name beside this one, with its own folder of submodules; the
+//! shared helpers are `support` (the scripted model server, the CLI runner, the in-process
+//! agent, the workbench's test app).
+//!
+//! Run one file's tests with a filter: `cargo test --test all workbench::`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
+
+mod support;
+
+#[path = "mcp/harness.rs"]
+mod mcp_harness;
+
+#[path = "bad_input/main.rs"]
+mod bad_input;
+mod compaction;
+mod delegate;
+mod demo;
+mod exec_cli;
+mod faults;
+mod file_confinement;
+#[path = "fuzz/main.rs"]
+mod fuzz;
+mod history_integrity;
+mod hostile_provider;
+mod interrupt;
+mod layers;
+mod mcp;
+mod mcp_agent;
+mod mcp_faults;
+mod mcp_limits;
+mod providers;
+mod sandbox;
+mod sandbox_escapes;
+mod scripted_server;
+mod sessions;
+mod sessions_cli;
+mod skills;
+mod skills_agent;
+mod soak;
+mod terminal_output;
+mod tmux_workbench;
+mod tool_faults;
+mod tools;
+mod trust_and_resume;
+mod workbench;
+mod workbench_extensions;
+mod workbench_sessions;
