@@ -13,10 +13,7 @@ use crate::support;
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use miniagent::tui::render;
 use miniagent::tui::theme::Theme;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
 use support::cli::{miniagent, session_logs, text};
 use support::workbench::Player;
@@ -293,11 +290,7 @@ fn a_headless_replay_of_the_demo_prints_the_session_and_exits_0() {
 }
 
 fn screen(player: &mut Player, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| render::draw(frame, &mut player.app))
-        .unwrap();
-    terminal.backend().to_string()
+    support::workbench::screen(&mut player.app, width, height)
 }
 
 #[test]

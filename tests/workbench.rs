@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
+use crate::support::workbench::key;
 
 use std::time::Duration;
 
@@ -33,10 +34,6 @@ fn app_in(workspace: &TempDir) -> App {
     app
 }
 
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
 fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
@@ -48,11 +45,12 @@ fn type_text(app: &mut App, text: &str) {
 }
 
 /// Draws a frame as the event loop does (which tells the app it was drawn).
+/// The app drawn, as the event loop draws it: the frame counts as shown (an approval
+/// starts arming).
 fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| render::draw(frame, app)).unwrap();
+    let text = support::workbench::screen(app, width, height);
     app.frame_drawn();
-    terminal.backend().to_string()
+    text
 }
 
 /// The front approval on screen for the grace period with no key pressed: keys answer it.

@@ -2,18 +2,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
+use crate::support::workbench::{key, screen};
 
 use std::time::{Duration, Instant, SystemTime};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use miniagent::config::ApprovalMode;
 use miniagent::protocol::{Event, McpState, Op, SkillInfo};
 use miniagent::tui::app::{APPROVAL_GRACE, App};
-use miniagent::tui::render;
 use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use support::TempDir;
 
 fn app_in(workspace: &TempDir) -> App {
@@ -35,16 +33,6 @@ fn app_in(workspace: &TempDir) -> App {
         sandbox: miniagent::protocol::SandboxState::Enforced,
     });
     app
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| render::draw(frame, app)).unwrap();
-    terminal.backend().to_string()
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
 }
 
 #[test]

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
+use crate::support::workbench::{key, screen};
 
 /// A snapshot under its name in `tests/snapshots` (`workbench_sessions__NAME`), also from
 /// a submodule.
@@ -24,7 +25,7 @@ mod replay;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use miniagent::agent::history::{ContentBlock, Message, Role};
 use miniagent::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use miniagent::session::{self, FORMAT, Header, Record};
@@ -32,11 +33,8 @@ use miniagent::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 use miniagent::tui::app::App;
 use miniagent::tui::conversation::{Entry, NoticeKind};
 use miniagent::tui::overlay::Overlay;
-use miniagent::tui::render;
 use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
 use support::TempDir;
 use support::workbench::Player;
@@ -44,16 +42,6 @@ use support::workbench::Player;
 /// 2026-11-22T04:04:38Z, when the recorded sessions begin.
 const T0: u64 = 1_795_320_278_000;
 const WORKSPACE: &str = "/home/dev/project";
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| render::draw(frame, app)).unwrap();
-    terminal.backend().to_string()
-}
 
 /// A workbench on a small workspace, in a session of its own, with `home` as its data folder.
 fn app_in(workspace: &TempDir, home: &TempDir) -> App {

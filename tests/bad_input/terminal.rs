@@ -2,16 +2,14 @@
 //! resizing to one cell, a 10 MB paste, mouse events outside any pane and every key
 //! during every overlay.
 
+use crate::support::workbench::{key, screen};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use miniagent::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use miniagent::tui::app::{APPROVAL_GRACE, App, Pane};
 use miniagent::tui::overlay::{FirstRun, Overlay, TrustPrompt};
-use miniagent::tui::render;
 use pretty_assertions::assert_eq;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use crate::support::TempDir;
@@ -90,18 +88,6 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> App {
         app.on_agent_event(event);
     }
     app
-}
-
-fn screen(app: &mut App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
-    terminal
-        .draw(|frame| render::draw(frame, app))
-        .expect("the frame draws");
-    terminal.backend().to_string()
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
 }
 
 #[test]

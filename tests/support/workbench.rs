@@ -11,6 +11,20 @@ use miniagent::tui::theme::Theme;
 
 use super::TempDir;
 
+/// A key with no modifiers, pressed.
+pub fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
+}
+
+/// The app drawn on a `width`×`height` test terminal, as text.
+pub fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| miniagent::tui::render::draw(frame, app))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
 /// An app on `workspace` before any agent event.
 pub fn bare_app(workspace: &TempDir) -> App {
     let start = SystemTime::now() + Duration::from_secs(3600);
