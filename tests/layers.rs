@@ -283,9 +283,6 @@ const NOT_YET_BROKEN: &[&str] = &[
     "tui: commands -> app -> commands",
     "tui: layers -> app -> layers",
     "tui: layout -> app -> layout",
-    "tui: overlay -> layers -> overlay",
-    "tui: overlay_detail -> render -> overlay_view -> overlay_detail",
-    "tui: sessions -> overlay -> sessions",
 ];
 
 /// The crates each crate may depend on (normal dependencies, this workspace's only).

@@ -16,7 +16,7 @@ use miniagent::protocol::{
 };
 use miniagent::tui::app::{APPROVAL_GRACE, App, Pane};
 use miniagent::tui::inspector::HistoryInspector;
-use miniagent::tui::overlay::{FirstRun, Overlay};
+use miniagent::tui::overlay::{FilePreviewLayer, FirstRun, SessionPicker, ToolDetail};
 use miniagent::tui::render;
 use miniagent::tui::theme::Theme;
 use ratatui::Terminal;
@@ -295,10 +295,7 @@ fn two_compactions(app: &mut App) {
 }
 
 fn inspector(app: &App) -> Option<&HistoryInspector> {
-    match app.overlays.last() {
-        Some(Overlay::History(inspector)) => Some(inspector),
-        _ => None,
-    }
+    app.top::<HistoryInspector>()
 }
 
 /// Asserts against the snapshots in `tests/snapshots`, named as when every test lived in

@@ -32,7 +32,7 @@ use miniagent::session::{self, FORMAT, Header, Record};
 use miniagent::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 use miniagent::tui::app::App;
 use miniagent::tui::conversation::{Entry, NoticeKind};
-use miniagent::tui::overlay::Overlay;
+use miniagent::tui::overlay::{ResumeQuestion, SessionPicker, ToolDetail};
 use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -405,7 +405,7 @@ fn the_resume_picker_lists_this_workspaces_sessions_newest_first() {
     picker_sessions(&home);
     let mut app = app_in(&workspace, &home);
     app.submit("/resume".into());
-    let Some(Overlay::Sessions(picker)) = app.overlays.last() else {
+    let Some(picker) = app.top::<SessionPicker>() else {
         panic!("the picker opens");
     };
     let ids: Vec<&str> = picker.shown().iter().map(|info| info.id.as_str()).collect();
@@ -562,7 +562,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.on_key(key(KeyCode::End));
     app.on_key(key(KeyCode::Enter));
     let other = home.join("sessions/20261121-120000-0c0c.jsonl");
-    assert!(matches!(app.overlays.last(), Some(Overlay::ResumeQuestion(q)) if q.elsewhere && q.own));
+    assert!(matches!(app.top::<ResumeQuestion>(), Some(q) if q.elsewhere && q.own));
     assert_eq!(app.outbox, vec![]);
     // Like an approval, the question takes keys only after a quiet moment on screen.
     app.frame_drawn();
@@ -593,9 +593,9 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     let header = header("20261120-000000-e711", WORKSPACE, "2026-11-20T00:00:00Z");
     let crafted = workspace.write("evil.jsonl", jsonl(&header, &finished_session()));
     app.resume_session(&crafted);
-    assert!(matches!(app.overlays.last(), Some(Overlay::ResumeQuestion(q)) if !q.elsewhere && !q.own));
+    assert!(matches!(app.top::<ResumeQuestion>(), Some(q) if !q.elsewhere && !q.own));
     // The temporary folder's name changes from run to run; the snapshot shows a fixed one.
-    if let Some(Overlay::ResumeQuestion(question)) = app.overlays.last_mut() {
+    if let Some(question) = app.top_mut::<ResumeQuestion>() {
         question.path = PathBuf::from("/home/dev/Downloads/evil.jsonl");
     }
     screen(&mut app, 80, 24);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use miniagent::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use miniagent::tui::app::{APPROVAL_GRACE, App, Pane};
-use miniagent::tui::overlay::{FirstRun, Overlay, TrustPrompt};
+use miniagent::tui::overlay::{FirstRun, TrustPrompt};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -266,11 +266,11 @@ fn open_overlay(app: &mut App, which: &str) {
         "mcp" => app.submit("/mcp".into()),
         "skills" => app.submit("/skills".into()),
         "sessions" => app.submit("/resume".into()),
-        "trust" => app.overlays.push(Overlay::Trust(TrustPrompt::new(
+        "trust" => app.open_layer(Box::new(TrustPrompt::new(
             vec!["files: npx -y @modelcontextprotocol/server-filesystem .".into()],
             false,
         ))),
-        "first run" => app.overlays.push(Overlay::FirstRun(FirstRun {
+        "first run" => app.open_layer(Box::new(FirstRun {
             problem: "no API key: set MINIAGENT_API_KEY".into(),
             config_path: "/home/dev/.config/miniagent/config.toml".into(),
             local_server: Some(("http://127.0.0.1:11434/v1".into(), "llama3.2".into())),
@@ -384,7 +384,7 @@ fn keys_during_every_overlay() {
         assert!(
             app.overlays
                 .iter()
-                .all(|overlay| matches!(overlay, Overlay::Trust(_) | Overlay::FirstRun(_))),
+                .all(|overlay| overlay.as_any().is::<TrustPrompt>() || overlay.as_any().is::<FirstRun>()),
             "{which}: Esc closes every overlay but those the event loop answers"
         );
         app.overlays.clear();

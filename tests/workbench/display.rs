@@ -15,15 +15,11 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
         app.show_welcome(welcome(None));
         app.on_key(close);
         assert!(
-            !app.overlays.iter().any(|o| matches!(o, Overlay::FirstRun(_))),
+            !app.overlays.iter().any(|o| o.as_any().is::<FirstRun>()),
             "{close:?} closes the welcome panel"
         );
         if close.code == KeyCode::F(1) {
-            assert!(
-                app.overlays
-                    .last()
-                    .is_some_and(|top| top.title(std::path::Path::new("")) == "Help")
-            );
+            assert!(app.overlays.last().is_some_and(|top| top.title() == "Help"));
         }
     }
     let mut app = app_in(&workspace);
@@ -40,7 +36,7 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
     app.on_key(key(KeyCode::Enter));
     assert!(!app.outbox.iter().any(|op| matches!(op, Op::UserInput { .. })));
     assert_eq!(app.input.text(), "hello there");
-    assert!(matches!(app.overlays.last(), Some(Overlay::FirstRun(_))));
+    assert!(app.top::<FirstRun>().is_some());
     assert_eq!(
         app.last_notice.as_ref().map(|n| n.1.as_str()),
         Some(
@@ -51,7 +47,7 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
     // `/resume` still opens the picker.
     app.input.clear();
     app.submit("/resume".into());
-    assert!(matches!(app.overlays.last(), Some(Overlay::Sessions(_))));
+    assert!(app.top::<SessionPicker>().is_some());
     // With a local server found, Enter still uses it.
     let mut app = app_in(&workspace);
     app.show_welcome(welcome(Some((
@@ -60,8 +56,8 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
     ))));
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(
-        app.overlays.last(),
-        Some(Overlay::FirstRun(FirstRun { accepted: true, .. }))
+        app.top::<FirstRun>(),
+        Some(FirstRun { accepted: true, .. })
     ));
 }
 
@@ -174,9 +170,7 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
     type_text(&mut app, "/theme");
     app.on_key(key(KeyCode::Enter));
     assert!(
-        app.overlays
-            .last()
-            .is_some_and(|top| top.title(std::path::Path::new("")) == "Theme"),
+        app.overlays.last().is_some_and(|top| top.title() == "Theme"),
         "one Enter opens the theme choice"
     );
     assert_screen!("theme_choice_80x24", screen(&mut app, 80, 24));
@@ -239,7 +233,7 @@ fn file_preview_overlay_at_both_sizes() {
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.overlays.last(), Some(Overlay::FilePreview(_))));
+    assert!(app.top::<FilePreviewLayer>().is_some());
     assert_screen!("file_preview_160x48", screen(&mut app, 160, 48));
     assert_screen!("file_preview_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Esc));

@@ -142,7 +142,7 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
     app.on_key(key(KeyCode::Esc));
 
     let mut fresh = app_in(&workspace);
-    fresh.overlays.push(Overlay::FirstRun(FirstRun {
+    fresh.open_layer(Box::new(FirstRun {
         problem: "no API key: set MINIAGENT_API_KEY or ANTHROPIC_API_KEY, or name another variable with --api-key-env".into(),
         config_path: "/home/dev/.config/miniagent/config.toml".into(),
         local_server: Some(("http://127.0.0.1:11434/v1".into(), "llama3.2".into())),
@@ -152,8 +152,8 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
     assert_screen!("first_run_160x48", screen(&mut fresh, 160, 48));
     fresh.on_key(key(KeyCode::Enter));
     assert!(matches!(
-        fresh.overlays.last(),
-        Some(Overlay::FirstRun(FirstRun { accepted: true, .. }))
+        fresh.top::<FirstRun>(),
+        Some(FirstRun { accepted: true, .. })
     ));
 }
 

@@ -191,7 +191,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
         app.on_key(key(KeyCode::Up));
     }
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.overlays.last(), Some(Overlay::ToolDetail { call_id, .. }) if call_id == "c0"));
+    assert!(matches!(app.top::<ToolDetail>(), Some(detail) if detail.call_id == "c0"));
     // The workbench asks the agent, which reads the log; here, its answer.
     assert_eq!(app.outbox, vec![Op::RecordedCall { id: "c0".into() }]);
     let waiting = screen(&mut app, 80, 24);

@@ -44,3 +44,14 @@ pub enum OverlayAction {
     /// Use this theme (and remember it): the `/theme` choice.
     Theme(String),
 }
+
+/// What an overlay may read of the app while it handles a key.
+#[derive(Clone, Copy, Debug)]
+pub struct OverlayContext<'a> {
+    /// The remembered approvals (for `/approvals`).
+    pub rules: &'a [crate::protocol::ApprovalRule],
+    /// The latest history snapshot (for the inspector).
+    pub history: Option<&'a crate::protocol::HistorySnapshot>,
+    /// The MCP servers and their states (for `/mcp`).
+    pub mcp: &'a [(String, crate::protocol::McpState)],
+}

@@ -8,15 +8,12 @@ pub mod bindings;
 pub mod commands;
 pub mod conversation;
 pub mod extensions;
-pub mod first_run;
 pub mod input;
-pub mod inspector;
 pub mod keys;
 pub mod layers;
 pub mod layout;
 mod output_buffer;
 pub mod overlay;
-mod overlay_detail;
 pub mod overlay_view;
 mod pacing;
 pub mod palette;
@@ -25,7 +22,6 @@ pub mod render;
 pub mod replay;
 pub mod run;
 pub mod scroll;
-pub mod sessions;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -33,6 +29,7 @@ pub mod thinking;
 pub mod timeline;
 pub mod tree;
 
+pub use layers::{first_run, history as inspector, sessions};
 pub use run::{WorkbenchOptions, replay, run};
 
 // The workbench was a module of one crate before the split; these keep the paths it

@@ -1,12 +1,36 @@
-//! Geometry and clearing for anything drawn over the panes, and the short token figures
+//! Geometry, clearing and framed popups for anything drawn over the panes, and the short token figures
 //! the status bar, `/stats` and the inspector share: a leaf the overlays can use without
 //! the workbench's renderer.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::{Clear, Widget};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
 
+use super::scroll::Scroll;
 use super::text::wrap;
+use super::theme::Theme;
+
+/// What a popup is drawn with: the app, or just a theme.
+pub trait Themed {
+    fn theme(&self) -> &Theme;
+}
+
+impl Themed for Theme {
+    fn theme(&self) -> &Theme {
+        self
+    }
+}
+
+/// The inner area of a bordered pane.
+pub fn inner(area: Rect) -> Rect {
+    Rect {
+        x: area.x.saturating_add(1),
+        y: area.y.saturating_add(1),
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    }
+}
 
 /// "12.3k" for token counts.
 pub fn tokens(count: u64) -> String {
@@ -53,4 +77,65 @@ pub fn clear_for_popup(area: Rect, buf: &mut Buffer) {
         }
     }
     Clear.render(area, buf);
+}
+
+/// Draws a framed popup with `lines`, scrolled by `scroll`; returns the inner area.
+pub fn popup(
+    buf: &mut Buffer,
+    area: Rect,
+    title: &str,
+    lines: Vec<Line<'static>>,
+    scroll: u16,
+    app: &impl Themed,
+    wrap_text: bool,
+) -> Rect {
+    let theme = app.theme();
+    clear_for_popup(area, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Thick)
+        .border_style(theme.border_focused)
+        .title(Span::styled(format!(" {title} "), theme.title));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let max_scroll = u16::try_from(lines.len())
+        .unwrap_or(u16::MAX)
+        .saturating_sub(inner.height);
+    let mut paragraph = Paragraph::new(lines)
+        .style(theme.text)
+        .scroll((scroll.min(max_scroll), 0));
+    if wrap_text {
+        paragraph = paragraph.wrap(Wrap { trim: false });
+    }
+    paragraph.render(inner, buf);
+    inner
+}
+
+/// Draws a framed popup with `lines` (wrapped to its width when `wrap_text`) from
+/// `scroll`'s position, which learns how tall the text and the view are.
+pub fn scrolled_popup(
+    buf: &mut Buffer,
+    area: Rect,
+    title: &str,
+    lines: Vec<Line<'static>>,
+    scroll: &mut Scroll,
+    app: &impl Themed,
+    wrap_text: bool,
+) -> Rect {
+    let inner = inner(area);
+    let lines = if wrap_text {
+        wrap::wrap_lines(&lines, inner.width)
+    } else {
+        lines
+    };
+    let top = scroll.fit(lines.len(), usize::from(inner.height));
+    popup(
+        buf,
+        area,
+        title,
+        lines,
+        u16::try_from(top).unwrap_or(u16::MAX),
+        app,
+        false,
+    )
 }

@@ -7,14 +7,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::app::{Activity, App, Pane};
 use super::keys::KeyHint;
 use super::layout::{self, Areas};
 use super::overlay_view;
-pub use super::popup::{centered, clear_for_popup, tokens};
-use super::scroll::Scroll;
+pub use super::popup::{centered, clear_for_popup, popup, scrolled_popup, tokens};
 use super::text::wrap;
 use super::timeline::CallStatus;
 use crate::protocol::PlaybackStatus;
@@ -349,66 +348,6 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
     }
     hints.extend(super::bindings::bar_hints(super::bindings::WORKBENCH, app));
     hints
-}
-
-/// Draws a framed popup with `lines`, scrolled by `scroll`; returns the inner area.
-pub fn popup(
-    buf: &mut Buffer,
-    area: Rect,
-    title: &str,
-    lines: Vec<Line<'static>>,
-    scroll: u16,
-    app: &App,
-    wrap_text: bool,
-) -> Rect {
-    clear_for_popup(area, buf);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Thick)
-        .border_style(app.theme.border_focused)
-        .title(Span::styled(format!(" {title} "), app.theme.title));
-    let inner = block.inner(area);
-    block.render(area, buf);
-    let max_scroll = u16::try_from(lines.len())
-        .unwrap_or(u16::MAX)
-        .saturating_sub(inner.height);
-    let mut paragraph = Paragraph::new(lines)
-        .style(app.theme.text)
-        .scroll((scroll.min(max_scroll), 0));
-    if wrap_text {
-        paragraph = paragraph.wrap(Wrap { trim: false });
-    }
-    paragraph.render(inner, buf);
-    inner
-}
-
-/// Draws a framed popup with `lines` (wrapped to its width when `wrap_text`) from
-/// `scroll`'s position, which learns how tall the text and the view are.
-pub fn scrolled_popup(
-    buf: &mut Buffer,
-    area: Rect,
-    title: &str,
-    lines: Vec<Line<'static>>,
-    scroll: &mut Scroll,
-    app: &App,
-    wrap_text: bool,
-) -> Rect {
-    let inner = super::app::inner(area);
-    let lines = if wrap_text {
-        wrap::wrap_lines(&lines, inner.width)
-    } else {
-        lines
-    };
-    let top = scroll.fit(lines.len(), usize::from(inner.height));
-    popup(
-        buf,
-        area,
-        title,
-        lines,
-        u16::try_from(top).unwrap_or(u16::MAX),
-        app,
-        false,
-    )
 }
 
 /// A style for text that must stand out in any theme.

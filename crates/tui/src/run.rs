@@ -13,7 +13,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::App;
-use super::overlay::{FirstRun, Overlay, TrustPrompt};
+use super::overlay::{FirstRun, TrustPrompt};
 use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
@@ -94,7 +94,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         app.notice(crate::tui::conversation::NoticeKind::Warning, notice.clone());
     }
     if let Some(question) = launch.trust_question() {
-        app.overlays.push(Overlay::Trust(TrustPrompt::new(
+        app.open_layer(Box::new(TrustPrompt::new(
             question.items.clone(),
             question.changed,
         )));
@@ -389,7 +389,7 @@ impl Deferred {
 /// The person answered the trust question: remember a yes, and start the session with or
 /// without the workspace's servers.
 fn start_after_trust(app: &mut App, deferred: &mut Deferred) -> bool {
-    let Some(Overlay::Trust(prompt)) = app.overlays.last() else {
+    let Some(prompt) = app.top::<TrustPrompt>() else {
         return false;
     };
     let Some(trusted) = prompt.answer else {
@@ -408,7 +408,7 @@ fn start_after_trust(app: &mut App, deferred: &mut Deferred) -> bool {
 
 /// The person chose the local server on the first-run panel: start the agent with it.
 fn start_local_if_accepted(app: &mut App, deferred: &mut Deferred) -> bool {
-    let Some(Overlay::FirstRun(first_run)) = app.overlays.last() else {
+    let Some(first_run) = app.top::<FirstRun>() else {
         return false;
     };
     if !first_run.accepted {

@@ -6,7 +6,6 @@ use super::App;
 use crate::protocol::{CallEffect, Event, RecordedOutput};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
-use crate::tui::overlay::Overlay;
 
 impl App {
     /// Marks the files a finished call changed.
@@ -20,10 +19,8 @@ impl App {
 
     /// An answer the open layers may be waiting for (the notes).
     pub(super) fn layers_take(&mut self, event: &Event) {
-        for overlay in &mut self.overlays {
-            if let Overlay::Layer(layer) = overlay {
-                layer.on_event(event);
-            }
+        for layer in &mut self.overlays {
+            layer.on_event(event);
         }
     }
 

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use super::App;
-use crate::tui::overlay::Overlay;
 
 /// A tool call waiting for the person's decision.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,10 +49,7 @@ impl App {
 
     /// Whether the top overlay asks for consent (trust, a foreign session).
     pub fn consent_on_top(&self) -> bool {
-        matches!(
-            self.overlays.last(),
-            Some(Overlay::Trust(_) | Overlay::ResumeQuestion(_))
-        )
+        self.overlays.last().is_some_and(|layer| layer.is_question())
     }
 
     /// Whether the consent question on top takes answers now.

@@ -5,17 +5,16 @@
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::layout::{Position, Rect};
+use ratatui::layout::Position;
 
 use super::{Activity, App, Pane};
 use crate::protocol::{Decision, Op};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
 use crate::tui::keys::KeyHint;
-use crate::tui::overlay::{Overlay, OverlayAction, OverlayContext};
-use crate::tui::scroll::Scroll;
+use crate::tui::keys::{OverlayAction, OverlayContext};
 use crate::tui::theme::Theme;
-use crate::tui::tree::{FilePreview, TreeAction};
+use crate::tui::tree::TreeAction;
 
 /// The largest paste the input takes. More is far beyond any model's context window, and
 /// laying out megabytes in the input box would stall the workbench for seconds.
@@ -73,7 +72,9 @@ impl App {
                 OverlayAction::Changed => return true,
                 OverlayAction::Close => {
                     let closed = self.overlays.pop();
-                    if matches!(closed, Some(Overlay::FirstRun(_))) {
+                    if closed
+                        .is_some_and(|layer| layer.as_any().is::<crate::tui::layers::first_run::FirstRun>())
+                    {
                         // The key that closed the welcome panel does what it does elsewhere.
                         match key.code {
                             KeyCode::F(1) => crate::tui::layers::help::open(self),
@@ -343,11 +344,7 @@ impl App {
                 TreeAction::Ignored => self.type_into_input(key),
                 TreeAction::Changed => true,
                 TreeAction::Open(path) => {
-                    self.overlays
-                        .push(Overlay::FilePreview(Box::new(FilePreview::open(
-                            &path,
-                            &self.theme,
-                        ))));
+                    crate::tui::layers::file_preview::open(self, &path);
                     true
                 }
             },
@@ -365,10 +362,9 @@ impl App {
                 // The log has it: the agent reads it back and the view fills in.
                 self.send(Op::RecordedCall { id: call_id.clone() });
             }
-            self.overlays.push(Overlay::ToolDetail {
+            self.open_layer(Box::new(crate::tui::layers::tool_detail::ToolDetail::new(
                 call_id,
-                scroll: Scroll::default(),
-            });
+            )));
         }
     }
 
@@ -499,11 +495,7 @@ impl App {
                 match pane {
                     Pane::Tree => {
                         if let TreeAction::Open(path) = self.tree.on_click(inner_row) {
-                            self.overlays
-                                .push(Overlay::FilePreview(Box::new(FilePreview::open(
-                                    &path,
-                                    &self.theme,
-                                ))));
+                            crate::tui::layers::file_preview::open(self, &path);
                         }
                     }
                     Pane::Timeline => {
@@ -543,12 +535,4 @@ fn is_always_on(key: KeyEvent) -> bool {
     matches!(key.code, KeyCode::Char('c') if ctrl)
 }
 
-/// The inner area of a bordered pane.
-pub fn inner(area: Rect) -> Rect {
-    Rect {
-        x: area.x.saturating_add(1),
-        y: area.y.saturating_add(1),
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(2),
-    }
-}
+pub use crate::tui::popup::inner;

@@ -18,7 +18,6 @@ use std::time::{Duration, Instant, SystemTime};
 use super::conversation::{Conversation, Entry, NoticeKind};
 use super::input::InputBox;
 use super::layout::Areas;
-use super::overlay::Overlay;
 use super::theme::Theme;
 use super::thinking::ThinkingPane;
 use super::timeline::{CallStatus, Timeline};
@@ -158,7 +157,7 @@ pub struct App {
     pub side: SidePanes,
     /// Below 120 columns: the side pane shown as an overlay, if any.
     pub side_popup: Option<Pane>,
-    pub overlays: Vec<Overlay>,
+    pub overlays: Vec<Box<dyn crate::tui::layers::Layer>>,
     pub approvals: VecDeque<PendingApproval>,
     /// The tool calls of the model's latest reply, by id, in order.
     step_calls: Vec<String>,
@@ -206,7 +205,7 @@ pub struct App {
     pub no_color: bool,
     /// While no model is set up (no API key): the welcome panel's facts, to open it again
     /// when a prompt cannot be sent.
-    pub welcome: Option<super::overlay::FirstRun>,
+    pub welcome: Option<crate::tui::layers::first_run::FirstRun>,
     /// The colours the terminal shows; each frame is brought down to them.
     pub color_depth: super::palette::ColorDepth,
 }
@@ -521,13 +520,11 @@ impl App {
                 output,
                 error,
             } => self.recorded_call_arrived(&id, result, output, error),
-            Event::HistorySnapshot { snapshot } => {
-                for overlay in &mut self.overlays {
-                    if let Overlay::History(inspector) = overlay {
-                        inspector.snapshot_arrived(&snapshot);
-                    }
+            event @ Event::HistorySnapshot { .. } => {
+                self.layers_take(&event);
+                if let Event::HistorySnapshot { snapshot } = event {
+                    self.history = Some(snapshot);
                 }
-                self.history = Some(snapshot);
             }
             Event::CompactionStarted { reason } => {
                 self.activity = Activity::Compacting;
@@ -668,5 +665,11 @@ impl App {
             return;
         }
         self.outbox.push(op);
+    }
+}
+
+impl crate::tui::popup::Themed for App {
+    fn theme(&self) -> &Theme {
+        &self.theme
     }
 }

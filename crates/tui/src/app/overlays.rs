@@ -1,46 +1,47 @@
-//! Opening the overlays the app fills itself (history inspector, `/stats`, the welcome
-//! panel), and asking the agent for fresh history snapshots while they show.
+//! The overlay stack: opening layers, finding one of a kind, and asking the agent for
+//! fresh history snapshots while one shows them.
 
 use super::App;
 use crate::protocol::Op;
 use crate::tui::inspector::HistoryInspector;
-use crate::tui::overlay::Overlay;
+use crate::tui::layers::Layer;
 
 impl App {
+    /// Puts `layer` on top of the stack: it gets the keys first and is drawn last.
+    pub fn open_layer(&mut self, layer: Box<dyn Layer>) {
+        self.overlays.push(layer);
+    }
+
+    /// The top layer, when it is a `T`.
+    pub fn top<T: 'static>(&self) -> Option<&T> {
+        self.overlays.last()?.as_any().downcast_ref::<T>()
+    }
+
+    /// The top layer, when it is a `T`, to change.
+    pub fn top_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.overlays.last_mut()?.as_any_mut().downcast_mut::<T>()
+    }
+
     /// Opens the history inspector and asks the agent for a fresh snapshot (the one
     /// kept from before may be stale).
     pub fn open_history(&mut self) {
         self.send(Op::InspectHistory);
-        self.overlays
-            .push(Overlay::History(HistoryInspector::awaiting_snapshot()));
+        self.open_layer(Box::new(HistoryInspector::awaiting_snapshot()));
     }
 
     /// Opens `/stats`, asking for a fresh snapshot for its history figures.
     pub fn open_stats(&mut self) {
-        self.send(Op::InspectHistory);
-        self.overlays.push(Overlay::Stats {
-            scroll: crate::tui::scroll::Scroll::default(),
-        });
+        crate::tui::layers::stats::open(self);
     }
 
     /// Asks for a new snapshot when an open overlay shows one (the history just changed).
     pub(super) fn refresh_history_views(&mut self) {
         let mut shown = false;
-        for overlay in &mut self.overlays {
-            match overlay {
-                Overlay::History(inspector) => {
-                    inspector.waiting = true;
-                    shown = true;
-                }
-                Overlay::Stats { .. } => shown = true,
-                Overlay::ToolDetail { .. }
-                | Overlay::FilePreview(_)
-                | Overlay::Sessions(_)
-                | Overlay::Trust(_)
-                | Overlay::ResumeQuestion(_)
-                | Overlay::FirstRun(_)
-                | Overlay::Layer(_) => {}
+        for layer in &mut self.overlays {
+            if let Some(inspector) = layer.as_any_mut().downcast_mut::<HistoryInspector>() {
+                inspector.waiting = true;
             }
+            shown |= layer.shows_history();
         }
         if shown {
             self.send(Op::InspectHistory);
@@ -48,9 +49,9 @@ impl App {
     }
 
     /// Opens the welcome panel: no model is set up, and `first_run` says why.
-    pub fn show_welcome(&mut self, first_run: crate::tui::overlay::FirstRun) {
+    pub fn show_welcome(&mut self, first_run: crate::tui::layers::first_run::FirstRun) {
         self.welcome = Some(first_run.clone());
-        self.overlays.push(Overlay::FirstRun(first_run));
+        self.open_layer(Box::new(first_run));
     }
 
     /// A local model server answered: the welcome panel offers it, now and when reopened.
@@ -58,8 +59,11 @@ impl App {
         if let Some(welcome) = &mut self.welcome {
             welcome.local_server = Some(found.clone());
         }
-        for overlay in &mut self.overlays {
-            if let Overlay::FirstRun(first_run) = overlay {
+        for layer in &mut self.overlays {
+            if let Some(first_run) = layer
+                .as_any_mut()
+                .downcast_mut::<crate::tui::layers::first_run::FirstRun>()
+            {
                 first_run.local_server = Some(found.clone());
             }
         }

@@ -10,7 +10,7 @@ use super::{Activity, App, Stats, TokenFigures};
 use crate::api;
 use crate::protocol::{Event, Op};
 use crate::tui::conversation::{Conversation, NoticeKind};
-use crate::tui::overlay::{Overlay, ResumeQuestion};
+use crate::tui::layers::resume_question::ResumeQuestion;
 use crate::tui::sessions::SessionPicker;
 use crate::tui::thinking::ThinkingPane;
 use crate::tui::timeline::Timeline;
@@ -93,13 +93,13 @@ impl App {
             &self.session.workspace,
             self.session.session_id.as_deref(),
         );
-        self.overlays.push(Overlay::Sessions(picker));
+        self.open_layer(Box::new(picker));
     }
 
     /// Continues the session recorded in `path`: a fresh view filled from its log, and
     /// the agent asked to take it up. The session left behind stays in its own log. A log
     /// recorded in another workspace, or not one of this user's sessions, is asked about
-    /// first ([`Overlay::ResumeQuestion`]).
+    /// first ([`ResumeQuestion`]).
     pub fn resume_session(&mut self, path: &Path) {
         self.resume(path, Confirmation::AskIfForeign);
     }
@@ -139,7 +139,7 @@ impl App {
         if confirmation == Confirmation::AskIfForeign && (elsewhere || !own) {
             // A new question arms afresh, whatever came before it.
             self.consent_armed_at = None;
-            self.overlays.push(Overlay::ResumeQuestion(ResumeQuestion {
+            self.open_layer(Box::new(ResumeQuestion {
                 path: path.to_path_buf(),
                 id: origin.id,
                 recorded,

@@ -9,10 +9,10 @@ use super::Layer;
 use crate::protocol::Op;
 use crate::tui::app::App;
 use crate::tui::commands::Command;
+use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::overlay::{Overlay, OverlayContext};
 use crate::tui::popup::centered;
-use crate::tui::render::popup;
+use crate::tui::popup::popup;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -20,10 +20,7 @@ pub const COMMAND: Command = Command {
     aliases: &[],
     args: "",
     help: "list and revoke remembered approvals",
-    run: |app, _| {
-        app.overlays
-            .push(Overlay::Layer(Box::new(ApprovalsLayer { selected: 0 })))
-    },
+    run: |app, _| app.overlays.push(Box::new(ApprovalsLayer { selected: 0 })),
 };
 
 /// The `/approvals` overlay.

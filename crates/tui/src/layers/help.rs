@@ -14,9 +14,9 @@ use crate::tui::app::App;
 use crate::tui::bindings::{self, APPROVAL, WORKBENCH};
 use crate::tui::commands::{COMMANDS, Command};
 use crate::tui::inspector::INSPECTOR_HINTS;
+use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::overlay::{Overlay, OverlayContext};
-use crate::tui::render::scrolled_popup;
+use crate::tui::popup::scrolled_popup;
 use crate::tui::scroll::Scroll;
 use crate::tui::sessions::PICKER_HINTS;
 use crate::tui::text::wrap;
@@ -35,7 +35,7 @@ pub fn open(app: &mut App) {
     let layer = HelpLayer {
         scroll: Cell::new(Scroll::default()),
     };
-    app.overlays.push(Overlay::Layer(Box::new(layer)));
+    app.overlays.push(Box::new(layer));
 }
 
 /// The help overlay.

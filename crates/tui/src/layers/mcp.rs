@@ -8,9 +8,9 @@ use super::Layer;
 use crate::tui::app::App;
 use crate::tui::commands::Command;
 use crate::tui::extensions::{MCP_HINTS, mcp_key, mcp_lines};
+use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::overlay::{Overlay, OverlayContext};
-use crate::tui::render::popup;
+use crate::tui::popup::popup;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -18,10 +18,7 @@ pub const COMMAND: Command = Command {
     aliases: &[],
     args: "",
     help: "MCP servers, their state and tools; r reconnects",
-    run: |app, _| {
-        app.overlays
-            .push(Overlay::Layer(Box::new(McpLayer { selected: 0 })))
-    },
+    run: |app, _| app.overlays.push(Box::new(McpLayer { selected: 0 })),
 };
 
 /// The `/mcp` overlay.

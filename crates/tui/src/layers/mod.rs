@@ -4,14 +4,22 @@
 //! A layer answers a key with an [`OverlayAction`] (used, not its key, close me, or an
 //! action for the app to carry out) and never reaches into the app: it reads what it
 //! needs from the `&App` it is drawn with and the [`OverlayContext`] it handles keys
-//! with. Opening one is a slash command or a binding pushing `Overlay::Layer(..)`.
+//! with. Opening one is a slash command or a binding calling `App::open_layer`.
 
 pub mod approvals;
+pub mod file_preview;
+pub mod first_run;
 pub mod help;
+pub mod history;
 pub mod mcp;
 pub mod notes;
+pub mod resume_question;
+pub mod sessions;
 pub mod skills;
+pub mod stats;
 pub mod themes;
+pub mod tool_detail;
+pub mod trust;
 pub mod version;
 
 use crossterm::event::KeyEvent;
@@ -20,10 +28,26 @@ use ratatui::layout::Rect;
 
 use super::app::App;
 use super::keys::KeyHint;
-use super::overlay::{OverlayAction, OverlayContext};
+use super::keys::{OverlayAction, OverlayContext};
+
+/// Lets the app and tests find a layer of a given type on the stack.
+pub trait AsAny {
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
 
 /// One overlay on the stack.
-pub trait Layer {
+pub trait Layer: AsAny {
     /// The frame's title.
     fn title(&self) -> String;
 
@@ -46,8 +70,20 @@ pub trait Layer {
         false
     }
 
-    /// An agent's event reached the workbench; a layer waiting for an answer (the notes)
-    /// takes it. Whether the layer changed.
+    /// Whether it shows the history snapshot, so a new one is asked for when the
+    /// history changes while it is open.
+    fn shows_history(&self) -> bool {
+        false
+    }
+
+    /// Whether it is a question the person must read before answering: it arms like an
+    /// approval (keys typed just before it appeared answer nothing).
+    fn is_question(&self) -> bool {
+        false
+    }
+
+    /// An agent's event reached the workbench; a layer waiting for an answer (the notes,
+    /// a history snapshot) takes it. Whether the layer changed.
     fn on_event(&mut self, _event: &crate::protocol::Event) -> bool {
         false
     }

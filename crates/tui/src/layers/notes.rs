@@ -12,9 +12,9 @@ use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::protocol::{Event, NoteInfo, Op};
 use crate::tui::app::App;
 use crate::tui::commands::Command;
+use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::overlay::{Overlay, OverlayContext};
-use crate::tui::render::scrolled_popup;
+use crate::tui::popup::scrolled_popup;
 use crate::tui::scroll::Scroll;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
@@ -24,7 +24,7 @@ pub const COMMAND: Command = Command {
     args: "",
     help: "the session notes",
     run: |app, _| {
-        app.overlays.push(Overlay::Layer(Box::new(NotesLayer::pending())));
+        app.overlays.push(Box::new(NotesLayer::pending()));
         app.send(Op::ReadNotes);
     },
 };

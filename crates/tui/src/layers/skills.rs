@@ -11,9 +11,9 @@ use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::tui::app::App;
 use crate::tui::commands::Command;
 use crate::tui::extensions::skills_lines;
+use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::overlay::{Overlay, OverlayContext};
-use crate::tui::render::scrolled_popup;
+use crate::tui::popup::scrolled_popup;
 use crate::tui::scroll::Scroll;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
@@ -26,7 +26,7 @@ pub const COMMAND: Command = Command {
         let layer = SkillsLayer {
             scroll: Cell::new(Scroll::default()),
         };
-        app.overlays.push(Overlay::Layer(Box::new(layer)));
+        app.overlays.push(Box::new(layer));
     },
 };
 

@@ -9,10 +9,10 @@ use ratatui::text::{Line, Span};
 use super::Layer;
 use crate::tui::app::App;
 use crate::tui::commands::Command;
+use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::overlay::{Overlay, OverlayContext};
 use crate::tui::popup::centered;
-use crate::tui::render::popup;
+use crate::tui::popup::popup;
 use crate::tui::theme::Theme;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
@@ -26,8 +26,7 @@ pub const COMMAND: Command = Command {
         None => {
             let names = Theme::available(app.config_dir.as_deref());
             let selected = names.iter().position(|name| *name == app.theme_name).unwrap_or(0);
-            app.overlays
-                .push(Overlay::Layer(Box::new(ThemesLayer { names, selected })));
+            app.overlays.push(Box::new(ThemesLayer { names, selected }));
         }
     },
 };

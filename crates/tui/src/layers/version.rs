@@ -12,8 +12,8 @@ use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::tui::app::App;
 use crate::tui::commands::Command;
 use crate::tui::keys::KeyHint;
-use crate::tui::overlay::{Overlay, OverlayAction, OverlayContext};
-use crate::tui::render::{centered, scrolled_popup};
+use crate::tui::keys::{OverlayAction, OverlayContext};
+use crate::tui::popup::{centered, scrolled_popup};
 use crate::tui::scroll::Scroll;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
@@ -34,7 +34,7 @@ fn open(app: &mut App) {
         rows: facts(app),
         scroll: Cell::new(Scroll::default()),
     };
-    app.overlays.push(Overlay::Layer(Box::new(layer)));
+    app.overlays.push(Box::new(layer));
 }
 
 /// Label and value rows, read when the layer opens.

@@ -11,7 +11,7 @@ use super::*;
 use crate::api::{self, Playback, Recording, TokenCounter};
 use crate::protocol::{Event, Op};
 use crate::tui::app::App;
-use crate::tui::overlay::Overlay;
+use crate::tui::inspector::HistoryInspector;
 use crate::tui::theme::Theme;
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -161,7 +161,7 @@ fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_th
         driven.key(key(KeyCode::Char(c)), now);
     }
     driven.key(key(KeyCode::Enter), now);
-    assert!(matches!(driven.app.overlays.last(), Some(Overlay::History(inspector)) if !inspector.waiting));
+    assert!(matches!(driven.app.top::<HistoryInspector>(), Some(inspector) if !inspector.waiting));
     assert_eq!(driven.app.history.as_ref().map(|h| h.entries.len()), Some(0));
     driven.key(key(KeyCode::Esc), now);
     assert!(driven.app.overlays.is_empty());

@@ -11,12 +11,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::keys::{KeyHint, OverlayAction};
-use super::popup::{clear_for_popup, tokens};
-use super::text::wrap::{display_width, truncate, wrap_lines};
-use super::theme::Theme;
 pub use crate::protocol::message_range;
 use crate::protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, Op, SummaryDetail};
+use crate::tui::keys::{KeyHint, OverlayAction};
+use crate::tui::popup::{clear_for_popup, tokens};
+use crate::tui::text::wrap::{display_width, truncate, wrap_lines};
+use crate::tui::theme::Theme;
 
 /// The inspector's keys, for the bottom bar and the help overlay (closing first, so it
 /// stays in the bottom bar at 80 columns).
@@ -55,11 +55,11 @@ pub struct HistoryInspector {
     /// A snapshot was asked for and has not arrived yet.
     pub waiting: bool,
     /// The first list row shown, kept so the selection stays in view.
-    list_offset: usize,
+    list_offset: std::cell::Cell<usize>,
     /// Rows of text the last frame showed, for paging.
-    page: u16,
+    page: std::cell::Cell<u16>,
     /// The largest useful `scroll` at the last frame.
-    max_scroll: u16,
+    max_scroll: std::cell::Cell<u16>,
 }
 
 impl HistoryInspector {
@@ -71,9 +71,9 @@ impl HistoryInspector {
             originals: false,
             path: Vec::new(),
             waiting: true,
-            list_offset: 0,
-            page: 10,
-            max_scroll: u16::MAX,
+            list_offset: std::cell::Cell::new(0),
+            page: std::cell::Cell::new(10),
+            max_scroll: std::cell::Cell::new(u16::MAX),
         }
     }
 
@@ -101,7 +101,7 @@ impl HistoryInspector {
             self.scroll = 0;
             self.originals = false;
             self.path.clear();
-            self.max_scroll = u16::MAX;
+            self.max_scroll.set(u16::MAX);
         }
     }
 
@@ -136,7 +136,7 @@ impl HistoryInspector {
                     _ => self.originals = !self.originals,
                 }
                 self.scroll = 0;
-                self.max_scroll = u16::MAX;
+                self.max_scroll.set(u16::MAX);
             }
             KeyCode::Backspace | KeyCode::Left | KeyCode::Char('h') => {
                 if self.path.pop().is_none() {
@@ -145,11 +145,11 @@ impl HistoryInspector {
                 // Back on the originals the earlier summary was opened from.
                 self.originals = true;
                 self.scroll = 0;
-                self.max_scroll = u16::MAX;
+                self.max_scroll.set(u16::MAX);
             }
-            KeyCode::PageUp => return changed(self.scroll_text(-i32::from(self.page.max(1)))),
+            KeyCode::PageUp => return changed(self.scroll_text(-i32::from(self.page.get().max(1)))),
             KeyCode::PageDown | KeyCode::Char(' ') => {
-                return changed(self.scroll_text(i32::from(self.page.max(1))));
+                return changed(self.scroll_text(i32::from(self.page.get().max(1))));
             }
             _ => return OverlayAction::Ignored,
         }
@@ -160,7 +160,7 @@ impl HistoryInspector {
     pub fn scroll_text(&mut self, lines: i32) -> bool {
         let next = i32::from(self.scroll)
             .saturating_add(lines)
-            .clamp(0, i32::from(self.max_scroll));
+            .clamp(0, i32::from(self.max_scroll.get()));
         let next = u16::try_from(next).unwrap_or(0);
         let moved = next != self.scroll;
         self.scroll = next;
@@ -168,7 +168,7 @@ impl HistoryInspector {
     }
 
     /// Draws the inspector as a popup over `area` (borders included).
-    pub fn draw(&mut self, snapshot: Option<&HistorySnapshot>, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub fn draw(&self, snapshot: Option<&HistorySnapshot>, theme: &Theme, area: Rect, buf: &mut Buffer) {
         clear_for_popup(area, buf);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -242,7 +242,7 @@ impl HistoryInspector {
         self.draw_text(snapshot, theme, text_area, list_area.y == text_area.y, buf);
     }
 
-    fn draw_list(&mut self, snapshot: &HistorySnapshot, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    fn draw_list(&self, snapshot: &HistorySnapshot, theme: &Theme, area: Rect, buf: &mut Buffer) {
         let count = snapshot.entries.len();
         let block = Block::default()
             .borders(Borders::TOP)
@@ -265,17 +265,19 @@ impl HistoryInspector {
             return;
         }
         let rows = usize::from(inner.height);
-        if self.selected < self.list_offset {
-            self.list_offset = self.selected;
-        } else if self.selected >= self.list_offset + rows {
-            self.list_offset = self.selected + 1 - rows;
+        let mut offset = self.list_offset.get();
+        if self.selected < offset {
+            offset = self.selected;
+        } else if self.selected >= offset + rows {
+            offset = self.selected + 1 - rows;
         }
-        self.list_offset = self.list_offset.min(count.saturating_sub(rows));
+        offset = offset.min(count.saturating_sub(rows));
+        self.list_offset.set(offset);
         for (row, (index, entry)) in snapshot
             .entries
             .iter()
             .enumerate()
-            .skip(self.list_offset)
+            .skip(offset)
             .take(rows)
             .enumerate()
         {
@@ -286,7 +288,7 @@ impl HistoryInspector {
     }
 
     fn draw_text(
-        &mut self,
+        &self,
         snapshot: &HistorySnapshot,
         theme: &Theme,
         area: Rect,
@@ -363,10 +365,12 @@ impl HistoryInspector {
         let wrapped = wrap_lines(&lines, width);
         let height = area.height.saturating_sub(1);
         let total = wrapped.len();
-        self.page = height.max(1);
-        self.max_scroll = u16::try_from(total.saturating_sub(usize::from(height))).unwrap_or(u16::MAX);
-        self.scroll = self.scroll.min(self.max_scroll);
-        let first = usize::from(self.scroll);
+        self.page.set(height.max(1));
+        let max_scroll = u16::try_from(total.saturating_sub(usize::from(height))).unwrap_or(u16::MAX);
+        self.max_scroll.set(max_scroll);
+        // Drawn within the text; a scroll past its end (the screen grew) is taken back
+        // by the next key.
+        let first = usize::from(self.scroll.min(max_scroll));
         if total > usize::from(height) {
             let last = (first + usize::from(height)).min(total);
             block = block.title_top(
@@ -450,7 +454,7 @@ fn header_line(
     }
     let line = Line::from(spans);
     if line.width() > width {
-        return Line::from(super::text::wrap::truncate_spans(&line.spans, width));
+        return Line::from(crate::tui::text::wrap::truncate_spans(&line.spans, width));
     }
     line
 }
@@ -587,4 +591,48 @@ fn body_lines(body: &str, theme: &Theme) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled(text, style)));
     }
     lines
+}
+
+impl crate::tui::layers::Layer for HistoryInspector {
+    fn title(&self) -> String {
+        INSPECTOR_TITLE.to_string()
+    }
+
+    fn key_hints(&self) -> Vec<crate::tui::keys::KeyHint> {
+        INSPECTOR_HINTS.to_vec()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, context: crate::tui::keys::OverlayContext<'_>) -> OverlayAction {
+        HistoryInspector::on_key(self, key, context.history)
+    }
+
+    fn scroll(&mut self, lines: i32) -> bool {
+        self.scroll_text(lines)
+    }
+
+    fn render(&self, app: &crate::tui::app::App, size: Rect, buf: &mut Buffer) {
+        // The inspector wants the room: the list and the text side by side when wide.
+        let area = crate::tui::popup::centered(
+            size,
+            size.width.saturating_sub(4).min(200),
+            size.height.saturating_sub(2),
+        );
+        self.draw(app.history.as_ref(), &app.theme, area, buf);
+    }
+
+    fn about_session(&self) -> bool {
+        true
+    }
+
+    fn shows_history(&self) -> bool {
+        true
+    }
+
+    fn on_event(&mut self, event: &crate::protocol::Event) -> bool {
+        if let crate::protocol::Event::HistorySnapshot { snapshot } = event {
+            self.snapshot_arrived(snapshot);
+            return true;
+        }
+        false
+    }
 }

@@ -9,12 +9,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::keys::KeyHint;
-use super::overlay::OverlayAction;
-use super::render::{clear_for_popup, tokens};
-use super::text::wrap::{display_width, truncate, wrap_lines};
-use super::theme::Theme;
 use crate::api::{self, SessionInfo};
+use crate::tui::keys::KeyHint;
+use crate::tui::keys::OverlayAction;
+use crate::tui::popup::{clear_for_popup, tokens};
+use crate::tui::text::wrap::{display_width, truncate, wrap_lines};
+use crate::tui::theme::Theme;
 
 /// The picker's keys, for the bottom bar and the help overlay.
 pub const PICKER_HINTS: [KeyHint; 5] = [
@@ -58,9 +58,9 @@ pub struct SessionPicker {
     /// Index into the shown sessions.
     pub selected: usize,
     /// The first shown row, kept so the selection stays in view.
-    offset: usize,
+    offset: std::cell::Cell<usize>,
     /// Rows the last frame showed, for paging.
-    page: usize,
+    page: std::cell::Cell<usize>,
 }
 
 impl SessionPicker {
@@ -84,8 +84,8 @@ impl SessionPicker {
             current: current.map(str::to_string),
             scope: Scope::ThisWorkspace,
             selected: 0,
-            offset: 0,
-            page: 10,
+            offset: std::cell::Cell::new(0),
+            page: std::cell::Cell::new(10),
         }
     }
 
@@ -111,7 +111,7 @@ impl SessionPicker {
     pub fn on_key(&mut self, key: KeyEvent) -> OverlayAction {
         let count = self.shown().len();
         let last = count.saturating_sub(1);
-        let page = self.page.max(1);
+        let page = self.page.get().max(1);
         self.selected = match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return OverlayAction::Close,
             KeyCode::Enter => {
@@ -125,7 +125,7 @@ impl SessionPicker {
                     Scope::ThisWorkspace => Scope::AllWorkspaces,
                     Scope::AllWorkspaces => Scope::ThisWorkspace,
                 };
-                self.offset = 0;
+                self.offset.set(0);
                 0
             }
             KeyCode::Up | KeyCode::Char('k') => self.selected.saturating_sub(1),
@@ -140,7 +140,7 @@ impl SessionPicker {
     }
 
     /// Draws the picker as a popup over `area` (borders included).
-    pub fn draw(&mut self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub fn draw(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
         clear_for_popup(area, buf);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -167,19 +167,21 @@ impl SessionPicker {
         let columns = Columns::for_width(width);
         buf.set_line(inner.x, inner.y + 1, &columns.heading(theme), inner.width);
         let rows = usize::from(inner.height) - 2;
-        self.page = rows.max(1);
+        self.page.set(rows.max(1));
         let selected = self.selected.min(count - 1);
-        if selected < self.offset {
-            self.offset = selected;
-        } else if selected >= self.offset + rows {
-            self.offset = selected + 1 - rows;
+        let mut offset = self.offset.get();
+        if selected < offset {
+            offset = selected;
+        } else if selected >= offset + rows {
+            offset = selected + 1 - rows;
         }
-        self.offset = self.offset.min(count.saturating_sub(rows));
+        offset = offset.min(count.saturating_sub(rows));
+        self.offset.set(offset);
         for (row, (index, info)) in self
             .shown()
             .iter()
             .enumerate()
-            .skip(self.offset)
+            .skip(offset)
             .take(rows)
             .enumerate()
         {
@@ -325,6 +327,29 @@ fn start_time(created: &str) -> String {
     match (created.get(..10), created.get(11..16)) {
         (Some(date), Some(time)) if created.as_bytes().get(10) == Some(&b'T') => format!("{date} {time}"),
         _ => created.to_string(),
+    }
+}
+
+impl crate::tui::layers::Layer for SessionPicker {
+    fn title(&self) -> String {
+        PICKER_TITLE.to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        PICKER_HINTS.to_vec()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: crate::tui::keys::OverlayContext<'_>) -> OverlayAction {
+        SessionPicker::on_key(self, key)
+    }
+
+    fn render(&self, app: &crate::tui::app::App, size: Rect, buf: &mut Buffer) {
+        let area = crate::tui::popup::centered(
+            size,
+            size.width.saturating_sub(6).min(120),
+            self.wanted_height().min(size.height.saturating_sub(2)),
+        );
+        self.draw(&app.theme, area, buf);
     }
 }
 

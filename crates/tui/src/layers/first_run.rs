@@ -4,9 +4,16 @@
 
 use std::time::Duration;
 
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::theme::Theme;
+use crate::tui::keys::KeyHint;
+use crate::tui::keys::{OverlayAction, OverlayContext};
+use crate::tui::popup::{centered, popup};
+use crate::tui::text::wrap;
+use crate::tui::theme::Theme;
 
 /// Where local OpenAI-compatible servers usually listen.
 pub const LOCAL_SERVERS: [&str; 2] = ["http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1"];
@@ -118,4 +125,47 @@ pub struct FirstRun {
     pub local_server: Option<(String, String)>,
     /// Set when the person chose the local server; the event loop starts the agent.
     pub accepted: bool,
+}
+
+impl crate::tui::layers::Layer for FirstRun {
+    fn title(&self) -> String {
+        "Welcome to miniagent".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        if self.local_server.is_some() {
+            vec![
+                KeyHint::new("Enter", "use the local server"),
+                KeyHint::new("Esc", "close"),
+                KeyHint::new("Ctrl-C", "quit"),
+            ]
+        } else {
+            vec![KeyHint::new("Esc/Enter", "close"), KeyHint::new("Ctrl-C", "quit")]
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
+        // Every key a person tries to get out with gets them out; the workbench works on
+        // without a model (the app opens help after F1 and types the `/`).
+        match key.code {
+            KeyCode::Enter if self.local_server.is_some() => {
+                self.accepted = true;
+                OverlayAction::Changed
+            }
+            KeyCode::Enter | KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('q' | '/') => OverlayAction::Close,
+            _ => OverlayAction::Ignored,
+        }
+    }
+
+    fn render(&self, app: &crate::tui::app::App, size: Rect, buf: &mut Buffer) {
+        let lines = lines(self, &app.theme);
+        let width = 90.min(size.width);
+        let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();
+        let small = centered(
+            size,
+            width,
+            u16::try_from(rows + 2).unwrap_or(u16::MAX).min(size.height),
+        );
+        popup(buf, small, &self.title(), lines, 0, app, true);
+    }
 }

@@ -1,0 +1,224 @@
+//! `/stats`: the session's figures (turns, steps, tokens, calls, time) and, once the
+//! agent answered, the history's (prompt size, masked results, compactions), side by side
+//! when the screen has room.
+
+use std::cell::Cell;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::{Layer, SCROLL_HINTS, scroll_key};
+use crate::protocol::Op;
+use crate::tui::app::App;
+use crate::tui::inspector::message_range;
+use crate::tui::keys::KeyHint;
+use crate::tui::keys::{OverlayAction, OverlayContext};
+use crate::tui::popup::{centered, scrolled_popup, tokens};
+use crate::tui::scroll::Scroll;
+use crate::tui::text::wrap;
+
+/// The `/stats` overlay.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Learns the text's height when drawn (drawing borrows the app immutably).
+    pub scroll: Cell<Scroll>,
+}
+
+/// Opens `/stats`, asking for a fresh snapshot for its history figures.
+pub fn open(app: &mut App) {
+    app.send(Op::InspectHistory);
+    app.open_layer(Box::new(Stats::default()));
+}
+
+impl Layer for Stats {
+    fn title(&self) -> String {
+        "Session statistics".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        SCROLL_HINTS.to_vec()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
+        scroll_key(self.scroll.get_mut(), key)
+    }
+
+    fn scroll(&mut self, lines: i32) -> bool {
+        self.scroll.get_mut().by(i64::from(lines))
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let (lines, width) = stats_lines(app, size.width);
+        let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
+        let mut scroll = self.scroll.get();
+        scrolled_popup(buf, small, &self.title(), lines, &mut scroll, app, false);
+        self.scroll.set(scroll);
+    }
+
+    fn about_session(&self) -> bool {
+        true
+    }
+
+    fn shows_history(&self) -> bool {
+        true
+    }
+}
+
+/// Columns the history figures need when they stand beside the session's.
+const STATS_RIGHT_COLUMNS: usize = 35;
+
+/// The `/stats` lines and the popup's width. With a history snapshot, its figures stand
+/// beside the session's when the screen has room, under them otherwise (and it scrolls).
+fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
+    let left = session_stats(app);
+    let Some(right) = history_stats(app) else {
+        return (left, 64.min(screen_width));
+    };
+    // As wide as both columns want, within the screen.
+    let widest_left = left.iter().map(Line::width).max().unwrap_or(0);
+    let widest_right = right.iter().map(Line::width).max().unwrap_or(0);
+    let wanted = u16::try_from(widest_left + 2 + widest_right + 2).unwrap_or(u16::MAX);
+    let width = screen_width.saturating_sub(2).min(wanted).min(100);
+    let inner = usize::from(width.saturating_sub(2));
+    if inner < 36 + 2 + STATS_RIGHT_COLUMNS {
+        let mut lines = left;
+        lines.push(Line::default());
+        lines.extend(right);
+        return (lines, 64.min(screen_width));
+    }
+    // The session figures as wide as they are, leaving the history figures their room.
+    let left_width = widest_left.min(inner - 2 - STATS_RIGHT_COLUMNS);
+    let right_width = inner - left_width - 2;
+    let rows = left.len().max(right.len());
+    let lines = (0..rows)
+        .map(|row| {
+            let mut spans = Vec::new();
+            if let Some(line) = left.get(row) {
+                spans.extend(wrap::truncate_spans(&line.spans, left_width));
+            }
+            let used: usize = spans.iter().map(|span| wrap::display_width(&span.content)).sum();
+            spans.push(Span::raw(" ".repeat(left_width + 2 - used)));
+            if let Some(line) = right.get(row) {
+                spans.extend(wrap::truncate_spans(&line.spans, right_width));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    (lines, width)
+}
+
+fn stats_row(app: &App, label: &str, value: String) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{label:<22}"), app.theme.dim),
+        Span::styled(value, app.theme.text),
+    ])
+}
+
+fn session_stats(app: &App) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let row = |label: &str, value: String| stats_row(app, label, value);
+    let figures = app.tokens;
+    let compactions = match figures.last_compaction {
+        Some(last) if figures.compactions > 0 => format!(
+            "{}, last {} → {}",
+            figures.compactions,
+            tokens(last.tokens_before),
+            tokens(last.tokens_after)
+        ),
+        _ => figures.compactions.to_string(),
+    };
+    let mut lines = vec![
+        row("turns", app.stats.turns.to_string()),
+        row("model calls (steps)", app.stats.steps.to_string()),
+        row("retries", app.stats.retries.to_string()),
+        row(
+            "context now",
+            format!(
+                "{} of {} tokens",
+                tokens(figures.context_tokens),
+                tokens(figures.token_limit)
+            ),
+        ),
+        row(
+            "input / output total",
+            format!(
+                "{} / {}",
+                tokens(figures.total_input),
+                tokens(figures.total_output)
+            ),
+        ),
+        row("compactions", compactions),
+        row("approval mode", app.approval_mode.to_string()),
+        row("remembered approvals", app.rules.len().to_string()),
+    ];
+    lines.push(Line::from(Span::styled("tool calls", theme.heading)));
+    if app.stats.tool_calls.is_empty() {
+        lines.push(Line::from(Span::styled("  none yet", theme.dim)));
+    }
+    for (name, count) in &app.stats.tool_calls {
+        lines.push(row(&format!("  {name}"), count.to_string()));
+    }
+    lines
+}
+
+/// Where the prompt's tokens go and every compaction, from the latest snapshot.
+fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
+    let history = app.history.as_ref()?;
+    let theme = &app.theme;
+    let row = |label: &str, value: String| stats_row(app, label, value);
+    let heading = |text: &str| Line::from(Span::styled(text.to_string(), theme.heading));
+    let none = || Line::from(Span::styled("  none yet", theme.dim));
+    let mut lines = vec![
+        heading("prompt by role"),
+        row(
+            "  whole prompt",
+            format!("{} tokens", tokens(history.prompt_tokens)),
+        ),
+    ];
+    lines.extend(
+        history
+            .by_role
+            .iter()
+            .map(|(role, count)| row(&format!("  {role}"), tokens(*count))),
+    );
+    lines.push(row("  masked tool results", history.masked_results.to_string()));
+    lines.push(Line::default());
+    lines.push(heading("tool results by tool"));
+    if history.by_tool.is_empty() {
+        lines.push(none());
+    }
+    lines.extend(
+        history
+            .by_tool
+            .iter()
+            .map(|(tool, count)| row(&format!("  {tool}"), tokens(*count))),
+    );
+    lines.push(Line::default());
+    lines.push(heading("compactions (prompt before → after)"));
+    if history.compactions.is_empty() {
+        lines.push(none());
+    }
+    for record in &history.compactions {
+        let mut spans = vec![
+            Span::styled(
+                format!(
+                    "  {} → {}",
+                    tokens(record.tokens_before),
+                    tokens(record.tokens_after)
+                ),
+                theme.text,
+            ),
+            Span::styled(
+                format!("  messages {}", message_range(record.start, record.end)),
+                theme.dim,
+            ),
+        ];
+        if record.fallback {
+            spans.push(Span::styled(", digest", theme.warning));
+        }
+        lines.push(Line::from(spans));
+    }
+    Some(lines)
+}
