@@ -178,7 +178,9 @@ fn main() {
             std::process::exit(code);
         }
     };
-    std::process::exit(run(cli));
+    // The one view of the environment everything below reads.
+    let env = api::Env::process();
+    std::process::exit(run(cli, &env));
 }
 
 /// What the agent starts with.
@@ -200,12 +202,12 @@ fn start_options(agent: AgentOptions) -> StartOptions {
     }
 }
 
-fn run(cli: Cli) -> i32 {
+fn run(cli: Cli, env: &api::Env) -> i32 {
     match cli.command {
         None => {
             let start = start_options(cli.agent);
             let resume = match cli.resume.as_deref() {
-                Some(id) => match startup::resume_target(&start, Some(id).filter(|id| !id.is_empty())) {
+                Some(id) => match startup::resume_target(&start, Some(id).filter(|id| !id.is_empty()), env) {
                     // The workbench asks when the log is from elsewhere.
                     Ok(target) => Some(target.path),
                     Err(err) => {
@@ -217,7 +219,7 @@ fn run(cli: Cli) -> i32 {
             };
             miniagent::tui::run(miniagent::tui::WorkbenchOptions {
                 start,
-                env: api::Env::process(),
+                env: env.clone(),
                 theme: cli.look.theme,
                 resume,
             })
@@ -230,7 +232,7 @@ fn run(cli: Cli) -> i32 {
         }) => {
             let start = start_options(agent.or(cli.agent));
             let resume = match resume.as_deref() {
-                Some(id) => match startup::resume_target(&start, Some(id))
+                Some(id) => match startup::resume_target(&start, Some(id), env)
                     .and_then(|target| target.check_for_exec(&start).map(|()| target))
                 {
                     Ok(target) => Some(target.path),
@@ -241,31 +243,37 @@ fn run(cli: Cli) -> i32 {
                 },
                 None => None,
             };
-            run_exec(&start, json, resume, prompt)
+            run_exec(&start, json, resume, prompt, env)
         }
         Some(Command::Replay {
             headless: true, file, ..
-        }) => cli::replay_headless(&file),
+        }) => cli::replay_headless(&file, env),
         Some(Command::Replay {
             look,
             headless: false,
             file,
-        }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme), &api::Env::process()),
+        }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme), env),
         Some(Command::Sessions { command }) => match command {
-            SessionsCommand::List { all } => cli::list(all),
-            SessionsCommand::Show { id } => cli::show(&id),
-            SessionsCommand::Export { id, format } => cli::export(&id, format),
-            SessionsCommand::Rm { id } => cli::remove(&id),
+            SessionsCommand::List { all } => cli::list(all, env),
+            SessionsCommand::Show { id } => cli::show(&id, env),
+            SessionsCommand::Export { id, format } => cli::export(&id, format, env),
+            SessionsCommand::Rm { id } => cli::remove(&id, env),
             SessionsCommand::Prune {
                 older_than,
                 yes,
                 dry_run,
-            } => cli::prune(&older_than, yes, dry_run),
+            } => cli::prune(&older_than, yes, dry_run, env),
         },
     }
 }
 
-fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: String) -> i32 {
+fn run_exec(
+    start: &StartOptions,
+    json: bool,
+    resume: Option<PathBuf>,
+    prompt: String,
+    env: &api::Env,
+) -> i32 {
     let prompt = if prompt == "-" {
         let mut text = String::new();
         if let Err(err) = std::io::stdin().read_to_string(&mut text) {
@@ -283,10 +291,9 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         return 1;
     }
     // Errors are one line on stderr; their whole chain goes to the log.
-    let env = api::Env::process();
-    api::start_logging(&env);
+    api::start_logging(env);
     let outcome = api::block_on(async {
-        let agent = match api::start(start, &env) {
+        let agent = match api::start(start, env) {
             Ok(agent) => agent,
             Err(err) => {
                 terminal_text::eprintln(&format!("miniagent: {err:#}"));
@@ -296,7 +303,7 @@ fn run_exec(start: &StartOptions, json: bool, resume: Option<PathBuf>, prompt: S
         let mode = if json {
             OutputMode::Json
         } else {
-            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+            let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
             OutputMode::Human {
                 color: std::io::stderr().is_terminal() && !no_color,
             }

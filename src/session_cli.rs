@@ -3,6 +3,7 @@
 //! one line on stderr and exit code 1. What a log holds came from the model and its tools:
 //! text and markdown are cleaned for the terminal as they are written, JSON is escaped.
 
+use crate::config::Env;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -29,8 +30,8 @@ pub enum ExportFormat {
 /// `sessions list`: every session, newest first, one line each with the id first, under
 /// a header. Sessions that never got a reply are left out (and counted on stderr) unless
 /// `all`, which shows them marked.
-pub fn list(all: bool) -> i32 {
-    let Some(dir) = sessions_dir() else {
+pub fn list(all: bool, env: &Env) -> i32 {
+    let Some(dir) = sessions_dir(env) else {
         return fail("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR");
     };
     let sessions = store::list(&dir);
@@ -60,8 +61,8 @@ pub fn list(all: bool) -> i32 {
 
 /// `sessions rm ID`: removes one recorded session and says what it was; one that a
 /// running miniagent has open is refused.
-pub fn remove(id: &str) -> i32 {
-    let dir = sessions_dir();
+pub fn remove(id: &str, env: &Env) -> i32 {
+    let dir = sessions_dir(env);
     let path = match store::resolve(dir.as_deref(), id) {
         Ok(path) => path,
         Err(why) => return fail(&why),
@@ -97,12 +98,12 @@ pub fn remove(id: &str) -> i32 {
 /// `sessions prune --older-than DURATION`: removes the sessions last used longer ago than
 /// that. It lists them first, and removes them only once the person says yes (`--yes`,
 /// or `y` at the question on a terminal); `--dry-run` only lists. Sessions in use stay.
-pub fn prune(older_than: &str, yes: bool, dry_run: bool) -> i32 {
+pub fn prune(older_than: &str, yes: bool, dry_run: bool, env: &Env) -> i32 {
     let age = match parse_duration(older_than) {
         Ok(age) => age,
         Err(why) => return fail(&why),
     };
-    let Some(dir) = sessions_dir() else {
+    let Some(dir) = sessions_dir(env) else {
         return fail("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR");
     };
     let sessions = store::list(&dir);
@@ -198,8 +199,8 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 }
 
 /// `sessions show ID`: the session's details and its conversation.
-pub fn show(id: &str) -> i32 {
-    match open(id) {
+pub fn show(id: &str, env: &Env) -> i32 {
+    match open(id, env) {
         Ok((path, loaded)) => {
             write_stdout(&export::show(&loaded, &path));
             0
@@ -209,8 +210,8 @@ pub fn show(id: &str) -> i32 {
 }
 
 /// `sessions export ID --format md|json`, on stdout.
-pub fn export(id: &str, format: ExportFormat) -> i32 {
-    let loaded = match open(id) {
+pub fn export(id: &str, format: ExportFormat, env: &Env) -> i32 {
+    let loaded = match open(id, env) {
         Ok((_, loaded)) => loaded,
         Err(why) => return fail(&why),
     };
@@ -240,13 +241,13 @@ pub fn export(id: &str, format: ExportFormat) -> i32 {
 }
 
 /// `replay --headless FILE`: the recorded session printed as `exec` printed it, at once.
-pub fn replay_headless(file: &str) -> i32 {
-    let loaded = match open(file) {
+pub fn replay_headless(file: &str, env: &Env) -> i32 {
+    let loaded = match open(file, env) {
         Ok((_, loaded)) => loaded,
         Err(why) => return fail(&why),
     };
     warn(&loaded);
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut printer = Printer::new(OutputMode::Human {
         color: std::io::stderr().is_terminal() && !no_color,
     });
@@ -325,18 +326,18 @@ fn decision_line(name: &str, decision: &Decision) -> String {
 }
 
 /// The sessions folder the environment names.
-fn sessions_dir() -> Option<PathBuf> {
-    store::sessions_dir(&crate::config::Env::process())
+fn sessions_dir(env: &Env) -> Option<PathBuf> {
+    store::sessions_dir(env)
 }
 
 /// The log `id` names (an id, a unique prefix, or a file), read.
-fn open(id: &str) -> anyhow::Result<(PathBuf, Loaded)> {
-    let path = locate(id)?;
+fn open(id: &str, env: &Env) -> anyhow::Result<(PathBuf, Loaded)> {
+    let path = locate(id, env)?;
     let loaded = crate::session::load(&path)?;
     Ok((path, loaded))
 }
 
-fn locate(id: &str) -> anyhow::Result<PathBuf> {
+fn locate(id: &str, env: &Env) -> anyhow::Result<PathBuf> {
     let as_path = Path::new(id);
     if as_path.is_file() {
         return Ok(as_path.to_path_buf());
@@ -344,7 +345,7 @@ fn locate(id: &str) -> anyhow::Result<PathBuf> {
     if id.ends_with(".jsonl") || id.contains(std::path::MAIN_SEPARATOR) {
         anyhow::bail!("no session log at {id}");
     }
-    let dir = sessions_dir();
+    let dir = sessions_dir(env);
     Ok(store::resolve(dir.as_deref(), id)?)
 }
 

@@ -38,12 +38,21 @@ async fn mcp_tools_run_through_the_agent_loop() {
         "everything": mcp_harness::npx(mcp_harness::EVERYTHING, &["stdio"]),
         "missing": {"command": "no-such-mcp-server-binary", "connect_timeout": 5},
     }));
+    // miniagent's own folders (the MCP servers' log among them) in the test's folder.
+    let folders = workspace.path().join(".folders");
+    let env = miniagent::config::Env::with(move |name: &str| match name {
+        "MINIAGENT_CONFIG_DIR" => Some(folders.join("config").display().to_string()),
+        "MINIAGENT_DATA_DIR" => Some(folders.join("data").display().to_string()),
+        "MINIAGENT_LOG_DIR" => Some(folders.join("logs").display().to_string()),
+        _ => None,
+    });
     let options = startup::build(
         config,
         workspace.path().to_path_buf(),
         "sk-test".into(),
         Some(mcp),
         false,
+        &env,
     )
     .unwrap();
     let mut agent = miniagent::agent::spawn(options);

@@ -117,6 +117,8 @@ pub struct Launch {
     question: Option<TrustQuestion>,
     trusted: bool,
     notices: Vec<String>,
+    /// The variables it was prepared with, for building the session.
+    env: Env,
 }
 
 impl Launch {
@@ -186,6 +188,7 @@ impl Launch {
             question,
             trusted,
             notices,
+            env: env.clone(),
         })
     }
 
@@ -278,13 +281,15 @@ impl Launch {
                 key,
                 mcp,
                 trusted,
+                env,
                 ..
             } = self;
             let key = key.map_err(|why| anyhow::anyhow!(why))?;
-            let built =
-                tokio::task::spawn_blocking(move || startup::build(config, workspace, key, mcp, trusted))
-                    .await
-                    .context("building the session stopped unexpectedly")??;
+            let built = tokio::task::spawn_blocking(move || {
+                startup::build(config, workspace, key, mcp, trusted, &env)
+            })
+            .await
+            .context("building the session stopped unexpectedly")??;
             Ok(agent::spawn(built))
         })
     }

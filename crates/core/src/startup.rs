@@ -87,7 +87,7 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
     if trusted && let Some(project) = extras.mcp {
         mcp = Some(trust::merge(mcp, project));
     }
-    let mut options = build(config, workspace, api_key, mcp, trusted)?;
+    let mut options = build(config, workspace, api_key, mcp, trusted, env)?;
     options.startup_notices.extend(notices);
     Ok(options)
 }
@@ -166,8 +166,12 @@ impl ResumeTarget {
 /// newest session recorded in the workspace. The workspace stays the one the person
 /// named (or the current directory): front ends ask, or refuse, when the log was
 /// recorded elsewhere ([`ResumeTarget::check_for_exec`]).
-pub fn resume_target(options: &StartOptions, id: Option<&str>) -> anyhow::Result<ResumeTarget> {
-    let dir = session::store::sessions_dir(&crate::config::Env::process());
+pub fn resume_target(
+    options: &StartOptions,
+    id: Option<&str>,
+    env: &crate::config::Env,
+) -> anyhow::Result<ResumeTarget> {
+    let dir = session::store::sessions_dir(env);
     let path = match id {
         Some(id) => session::store::resolve(dir.as_deref(), id).map_err(|why| anyhow::anyhow!(why))?,
         None => {
@@ -194,25 +198,22 @@ pub fn resume_target(options: &StartOptions, id: Option<&str>) -> anyhow::Result
 }
 
 /// Where MCP servers' stderr goes: `mcp.log` beside miniagent's own log, never the screen.
-fn mcp_log_path() -> Option<PathBuf> {
-    let dir = log_dir()?;
+fn mcp_log_path(env: &crate::config::Env) -> Option<PathBuf> {
+    let dir = log_dir(env)?;
     std::fs::create_dir_all(&dir).ok()?;
     Some(dir.join("mcp.log"))
 }
 
 /// miniagent's own log folder: `MINIAGENT_LOG_DIR`, else the platform's local data folder.
-fn log_dir() -> Option<PathBuf> {
-    std::env::var("MINIAGENT_LOG_DIR")
-        .ok()
-        .map(PathBuf::from)
-        .or_else(|| {
-            directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
-        })
+fn log_dir(env: &crate::config::Env) -> Option<PathBuf> {
+    env.var("MINIAGENT_LOG_DIR").map(PathBuf::from).or_else(|| {
+        directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
+    })
 }
 
 /// The skills of this session: the bundled ones (written to the cache folder so the agent
 /// can read their files), the user's, and the workspace's when it is trusted.
-pub fn discover_skills(workspace: &std::path::Path, trusted: bool) -> SkillSet {
+pub fn discover_skills(workspace: &std::path::Path, trusted: bool, env: &crate::config::Env) -> SkillSet {
     let bundled = skills::default_install_dir().and_then(|dir| match skills::install_bundled(&dir) {
         Ok(dir) => Some(dir),
         Err(why) => {
@@ -220,7 +221,7 @@ pub fn discover_skills(workspace: &std::path::Path, trusted: bool) -> SkillSet {
             None
         }
     });
-    let user = config::config_dir(&crate::config::Env::process()).map(|dir| skills::user_skills_dir(&dir));
+    let user = config::config_dir(env).map(|dir| skills::user_skills_dir(&dir));
     SkillSet::discover_in(bundled.as_deref(), user.as_deref(), trusted.then_some(workspace))
 }
 
@@ -232,6 +233,7 @@ pub fn build(
     api_key: String,
     mcp_config: Option<mcp::McpConfig>,
     trusted: bool,
+    env: &crate::config::Env,
 ) -> anyhow::Result<AgentOptions> {
     // Every provider key this process was given, not only the one in use: a command can
     // find them elsewhere (a wrapper's /proc/PID/environ) and print them.
@@ -242,16 +244,16 @@ pub fn build(
             .iter()
             .copied()
             .chain((!named.is_empty()).then_some(named))
-            .filter_map(|var| std::env::var(var).ok()),
+            .filter_map(|var| env.var(var)),
     );
     if let Some(mcp) = &mcp_config {
         secrets.extend(mcp.secret_values());
     }
     let secrets = Secrets::new(secrets);
     let client = llm::build_client(&config.model, api_key)?;
-    let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone());
+    let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone(), env);
     crate::tools::files::remove_stale_temp_files_in_background(&workspace);
-    let skills = Arc::new(discover_skills(&workspace, trusted));
+    let skills = Arc::new(discover_skills(&workspace, trusted, env));
     let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
     let mut tools = ToolRegistry::builtin(&config);
     if !skills.is_empty() {
@@ -288,7 +290,7 @@ pub fn build(
                 state: state.clone().into(),
             });
         });
-        let manager = mcp::McpManager::start(mcp_config, mcp_log_path(), on_state);
+        let manager = mcp::McpManager::start(mcp_config, mcp_log_path(env), on_state);
         tools.add_source(Arc::new(manager.clone()));
         manager
     });
@@ -306,19 +308,18 @@ pub fn build(
         tools,
         session_log,
         secrets,
-        protected: own_folders(),
+        protected: own_folders(env),
     })
 }
 
 /// miniagent's own folders, which file tools change only with approval each time: the
 /// configuration (trust, MCP servers, skills), the session logs (their remembered
 /// approvals are restored on resume) and the log folder.
-fn own_folders() -> Vec<PathBuf> {
-    let env = crate::config::Env::process();
+fn own_folders(env: &crate::config::Env) -> Vec<PathBuf> {
     [
-        config::config_dir(&env),
-        session::store::sessions_dir(&env),
-        log_dir(),
+        config::config_dir(env),
+        session::store::sessions_dir(env),
+        log_dir(env),
     ]
     .into_iter()
     .flatten()
@@ -331,11 +332,12 @@ fn session_log(
     workspace: &std::path::Path,
     client: &dyn llm::ModelClient,
     secrets: Secrets,
+    env: &crate::config::Env,
 ) -> (SessionLog, Option<String>) {
     if !config.session.record {
         return (SessionLog::disabled(), None);
     }
-    let Some(dir) = session::store::sessions_dir(&crate::config::Env::process()) else {
+    let Some(dir) = session::store::sessions_dir(env) else {
         return (
             SessionLog::disabled(),
             Some(
@@ -395,6 +397,40 @@ fn is_loopback(base_url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The folders and the user's skills are found where the injected environment says,
+    /// not where the process's own variables point.
+    #[test]
+    fn folders_and_skills_come_from_the_environment_given() {
+        let home = std::env::temp_dir().join(format!("miniagent-startup-env-{}", std::process::id()));
+        let skill = home.join("config/skills/house-style");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: house-style\ndescription: How this house writes code.\n---\nUse tabs.\n",
+        )
+        .unwrap();
+        let root = home.clone();
+        let env = crate::config::Env::with(move |name: &str| match name {
+            "MINIAGENT_LOG_DIR" => Some(root.join("logs").display().to_string()),
+            "MINIAGENT_CONFIG_DIR" => Some(root.join("config").display().to_string()),
+            "MINIAGENT_DATA_DIR" => Some(root.join("data").display().to_string()),
+            _ => None,
+        });
+        assert_eq!(log_dir(&env), Some(home.join("logs")));
+        assert_eq!(mcp_log_path(&env), Some(home.join("logs/mcp.log")));
+        let protected = own_folders(&env);
+        for folder in ["config", "data/sessions", "logs"] {
+            assert!(protected.contains(&home.join(folder)), "{folder}: {protected:?}");
+        }
+        let skills = discover_skills(&home, false, &env);
+        assert!(
+            skills.prompt_metadata().contains("house-style"),
+            "{}",
+            skills.prompt_metadata()
+        );
+        let _ = std::fs::remove_dir_all(&home);
+    }
 
     fn config_with(api_key_env: &str, base_url: &str) -> Config {
         let mut config = config::load(&LoadOptions {

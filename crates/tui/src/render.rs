@@ -185,7 +185,7 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
         None if app.activity == Activity::Idle => "●",
         None => "◆",
     };
-    let workspace = shorten_home(&app.session.workspace);
+    let workspace = shorten_home(&app.session.workspace, app.home.as_deref());
     let state = format!("{mark} {}", app.status_text());
     let left = match app.replay {
         // What the recording ran with; its approval mode is not known.
@@ -220,9 +220,9 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &line, area.width);
 }
 
-fn shorten_home(path: &str) -> String {
-    match std::env::var("HOME") {
-        Ok(home) if !home.is_empty() && path.starts_with(&home) => format!("~{}", &path[home.len()..]),
+fn shorten_home(path: &str, home: Option<&str>) -> String {
+    match home {
+        Some(home) if !home.is_empty() && path.starts_with(home) => format!("~{}", &path[home.len()..]),
         _ => path.to_string(),
     }
 }

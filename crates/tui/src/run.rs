@@ -82,6 +82,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     app.session.model = settings.model.clone();
     app.session.provider = settings.provider.clone();
     app.sessions_dir = settings.sessions_dir.clone();
+    app.home = env.var("HOME");
     // The session to continue is the agent's first request once it starts (or the
     // question whether to continue a log from elsewhere here comes first); the agent
     // sends its history back when it has taken it up.
@@ -162,6 +163,7 @@ pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
         let mut app = App::for_replay(theme, &info, status);
         app.side.thinking = recording.show_thinking;
         app.color_depth = color_depth;
+        app.home = env.var("HOME");
         let handle = recording.play();
         let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
         let result = drive(&mut guard, &mut app, handle).await;

@@ -199,6 +199,8 @@ pub struct App {
     /// Set while a recorded session plays back: what the input box shows instead of a
     /// prompt. The workbench then sends nothing anywhere.
     pub replay: Option<crate::protocol::PlaybackStatus>,
+    /// `HOME`, shown as `~` in the title bar's workspace.
+    pub home: Option<String>,
     /// A replay's clock: the moment its start is shown at (the app's `now` is this plus
     /// the replay's position).
     replay_origin: Instant,
@@ -268,6 +270,7 @@ impl App {
             config_dir: None,
             sessions_dir: None,
             replay: None,
+            home: None,
             replay_origin: now,
             no_color: false,
             welcome: None,
