@@ -1,5 +1,5 @@
-//! The YAML front matter of a `SKILL.md`, read by a real YAML parser (`yaml-rust`, already
-//! in the tree through syntect): block scalars (`|`, `>`, with chomping and indentation
+//! The YAML front matter of a `SKILL.md`, read by a real YAML parser (`yaml-rust2`, the
+//! maintained fork of `yaml-rust`): block scalars (`|`, `>`, with chomping and indentation
 //! indicators), quoted scalars with their escapes and line folding, flow collections,
 //! anchors and comments all read as the YAML specification says. Values are kept as text,
 //! lists and maps (numbers and booleans stay as written). What is not valid YAML is an
@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use yaml_rust::parser::{Event, Parser};
-use yaml_rust::scanner::{Marker, ScanError, TScalarStyle};
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 
 /// A front-matter value: text, a list or a map (keys in file order).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,10 +97,10 @@ const MAX_NODES: usize = 100_000;
 
 /// Parses front matter into its top-level `key: value` entries, in file order.
 pub(crate) fn parse(yaml: &str) -> Result<Vec<(String, YamlValue)>, String> {
-    let mut parser = Parser::new(yaml.chars());
+    let mut parser = Parser::new_from_str(yaml);
     let mut builder = Builder::default();
     loop {
-        let (event, mark) = parser.next().map_err(|err| scan_error(&err))?;
+        let (event, mark) = parser.next_token().map_err(|err| scan_error(&err))?;
         if let Some(root) = builder.event(event, mark)? {
             return Ok(root);
         }
@@ -111,11 +111,8 @@ pub(crate) fn parse(yaml: &str) -> Result<Vec<(String, YamlValue)>, String> {
 /// (an unquoted value with `: ` in it) how to fix it.
 fn scan_error(err: &ScanError) -> String {
     let mark = err.marker();
-    let what = err.to_string();
-    // The message ends with " at line L column C", said again in front.
-    let what = what
-        .rsplit_once(" at line ")
-        .map_or(what.as_str(), |(what, _)| what);
+    // The message alone: where it is is said in front.
+    let what = err.info();
     let hint = if what.contains("mapping values are not allowed") {
         " (a value that contains `: ` must be quoted)"
     } else {
@@ -183,14 +180,14 @@ impl Builder {
                 self.count(value.size(), line)?;
                 self.complete(value, 0, line)?;
             }
-            Event::SequenceStart(anchor) => self.open(
+            Event::SequenceStart(anchor, _tag) => self.open(
                 Frame::List {
                     anchor,
                     items: Vec::new(),
                 },
                 line,
             )?,
-            Event::MappingStart(anchor) => self.open(
+            Event::MappingStart(anchor, _tag) => self.open(
                 Frame::Map {
                     anchor,
                     entries: Vec::new(),
