@@ -184,6 +184,10 @@ struct FullSpec {
     dim: bool,
 }
 
+/// A colour as theme files write it. Not ratatui's `Color::from_str`: it reads
+/// `#+1+2+3` as a colour (its hex digits go through `from_str_radix`, which takes a sign),
+/// reads `lightgray` as white, and has no `default`; here a colour is what the theme
+/// documentation lists, and anything else is an error naming it.
 fn parse_color(text: &str) -> Result<Color, String> {
     let lower = text.trim().to_ascii_lowercase();
     if let Some(hex) = lower.strip_prefix('#') {
