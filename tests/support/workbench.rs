@@ -83,7 +83,11 @@ impl Player {
         let now = Instant::now();
         let status = playback.clock().status(now);
         let mut player = Self {
-            app: App::for_replay(theme, playback.recording(), status),
+            app: App::for_replay(
+                miniagent::tui::app::AppSettings::new(theme, playback.recording().workspace.clone().into()),
+                playback.recording(),
+                status,
+            ),
             playback: playback.clone(),
             sent: Vec::new(),
         };

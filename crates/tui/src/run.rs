@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-use super::app::App;
+use super::app::{App, AppSettings};
 use super::overlay::{FirstRun, TrustPrompt};
 use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
@@ -65,24 +65,24 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
         .map_err(|err| anyhow::anyhow!(err))?;
     let workspace = settings.workspace.clone();
 
-    let mut app = App::new(
+    let mut app = App::build(AppSettings {
         theme,
-        workspace.clone(),
-        settings.approval,
-        settings.max_steps,
-        SystemTime::now(),
-    );
-    app.config_dir = settings.config_dir.clone();
-    app.theme_name = theme_name;
-    app.no_color = no_color;
-    app.color_depth = super::palette::ColorDepth::detect(env, no_color);
-    app.side.thinking = settings.show_thinking;
-    app.tokens.token_limit = settings.token_limit;
-    app.tokens.context_window = settings.context_window;
-    app.session.model = settings.model.clone();
-    app.session.provider = settings.provider.clone();
-    app.sessions_dir = settings.sessions_dir.clone();
-    app.home = env.var("HOME");
+        theme_name,
+        workspace: workspace.clone(),
+        approval: settings.approval,
+        max_steps: settings.max_steps,
+        session_start: SystemTime::now(),
+        model: settings.model.clone(),
+        provider: settings.provider.clone(),
+        token_limit: settings.token_limit,
+        context_window: settings.context_window,
+        show_thinking: settings.show_thinking,
+        config_dir: settings.config_dir.clone(),
+        sessions_dir: settings.sessions_dir.clone(),
+        home: env.var("HOME"),
+        no_color,
+        color_depth: super::palette::ColorDepth::detect(env, no_color),
+    });
     // The session to continue is the agent's first request once it starts (or the
     // question whether to continue a log from elsewhere here comes first); the agent
     // sends its history back when it has taken it up.
@@ -160,10 +160,17 @@ pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
     let color_depth = super::palette::ColorDepth::detect(env, no_color);
     let result = api::block_on(async {
         let (info, status) = recording.opening();
-        let mut app = App::for_replay(theme, &info, status);
-        app.side.thinking = recording.show_thinking;
-        app.color_depth = color_depth;
-        app.home = env.var("HOME");
+        let mut app = App::for_replay(
+            AppSettings {
+                show_thinking: recording.show_thinking,
+                home: env.var("HOME"),
+                no_color,
+                color_depth,
+                ..AppSettings::new(theme, PathBuf::from(&info.workspace))
+            },
+            &info,
+            status,
+        );
         let handle = recording.play();
         let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
         let result = drive(&mut guard, &mut app, handle).await;

@@ -8,6 +8,7 @@ mod keys;
 mod overlays;
 mod playback;
 mod resume;
+mod settings;
 mod sub_agent;
 mod turns;
 
@@ -31,6 +32,7 @@ const RESULTS_KEPT: usize = 20;
 pub use approvals::{APPROVAL_GRACE, PendingApproval};
 pub use keys::{DENY_REASON_HINTS, inner};
 pub use resume::Playback;
+pub use settings::AppSettings;
 
 /// The panes that can hold focus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -8,23 +8,23 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Pane, Playback, SessionView};
+use super::{App, AppSettings, Pane, Playback, SessionView};
 use crate::protocol::{ApprovalMode, Op, PlaybackStatus, RecordingInfo};
 use crate::tui::conversation::NoticeKind;
-use crate::tui::theme::Theme;
 
 impl App {
     /// A workbench for replaying `recording`, standing at `status` (what the core's
-    /// playback opens with, so the first frame is already the replay's).
-    pub fn for_replay(theme: Theme, recording: &RecordingInfo, status: PlaybackStatus) -> Self {
+    /// playback opens with, so the first frame is already the replay's). The recording
+    /// gives the workspace, the step limit and when it started; `settings` the rest.
+    pub fn for_replay(settings: AppSettings, recording: &RecordingInfo, status: PlaybackStatus) -> Self {
         let started = UNIX_EPOCH + Duration::from_millis(recording.started_at_ms);
-        let mut app = App::new(
-            theme,
-            PathBuf::from(&recording.workspace),
-            ApprovalMode::Ask,
-            recording.max_steps,
-            started.min(SystemTime::now()),
-        );
+        let mut app = App::build(AppSettings {
+            workspace: PathBuf::from(&recording.workspace),
+            approval: ApprovalMode::Ask,
+            max_steps: recording.max_steps,
+            session_start: started.min(SystemTime::now()),
+            ..settings
+        });
         app.open_recording(recording, status);
         app
     }

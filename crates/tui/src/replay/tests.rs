@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::api::{self, Playback, Recording, TokenCounter};
 use crate::protocol::{Event, Op};
-use crate::tui::app::App;
+use crate::tui::app::{App, AppSettings};
 use crate::tui::inspector::HistoryInspector;
 use crate::tui::theme::Theme;
 
@@ -49,7 +49,11 @@ impl Driven {
         let _ = std::fs::remove_dir_all(&dir);
         let (info, status) = recording.opening();
         let mut driven = Self {
-            app: App::for_replay(Theme::monochrome(), &info, status),
+            app: App::for_replay(
+                AppSettings::new(Theme::monochrome(), PathBuf::from(&info.workspace)),
+                &info,
+                status,
+            ),
             playback: recording.playback().counting_with(TokenCounter::estimate_only()),
         };
         let opened = driven.playback.open(Instant::now());
