@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use harness::*;
 use miniagent::tools::mcp::{
-    HttpKind, McpApproval, McpConfig, McpManager, McpServerConfig, McpServerState, McpTransport, load_config,
-    parse_config,
+    HttpKind, McpApproval, McpConfig, McpManager, McpServerConfig, McpServerState, McpTransport,
+    ReconnectError, load_config, parse_config,
 };
 use miniagent::tools::{ToolEffect, ToolOutput};
 use pretty_assertions::assert_eq;
@@ -379,15 +379,17 @@ async fn broken_servers_fail_within_their_timeout_while_others_connect() {
 
     assert_eq!(
         manager.reconnect("b-silent").await,
-        Err("no answer to `initialize` within 2 s".to_string())
+        Err(ReconnectError::Failed(
+            "no answer to `initialize` within 2 s".to_string()
+        ))
     );
     assert_eq!(
         manager.reconnect("d-off").await,
-        Err("MCP server `d-off` is disabled in the configuration".to_string())
+        Err(ReconnectError::Disabled("d-off".to_string()))
     );
     assert_eq!(
         manager.reconnect("nope").await,
-        Err("there is no MCP server named `nope`".to_string())
+        Err(ReconnectError::NoSuchServer("nope".to_string()))
     );
     manager.shutdown().await;
 }
@@ -509,7 +511,7 @@ async fn shutdown_leaves_no_server_process_behind() {
     );
     assert_eq!(
         manager.reconnect("everything").await,
-        Err("the MCP servers were shut down".to_string())
+        Err(ReconnectError::ShutDown)
     );
 }
 

@@ -24,11 +24,15 @@ use crate::protocol::{FrontEndSettings, LogOrigin, TrustQuestion};
 use crate::tools::mcp::McpConfig;
 use crate::{agent, session, startup, trust};
 
+/// The async runtime could not start (the system refused threads or file descriptors).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the async runtime: {0}")]
+pub struct RuntimeError(#[from] std::io::Error);
+
 /// Runs `future` to its end on a fresh runtime, the one set-up every front end uses.
 /// Errs only when the runtime cannot start.
-pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T, String> {
-    let runtime =
-        tokio::runtime::Runtime::new().map_err(|err| format!("cannot start the async runtime: {err}"))?;
+pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T, RuntimeError> {
+    let runtime = tokio::runtime::Runtime::new()?;
     let output = runtime.block_on(future);
     // Tool processes were stopped by the agent; stray blocking tasks are not waited for.
     runtime.shutdown_timeout(Duration::from_millis(200));

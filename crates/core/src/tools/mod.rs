@@ -285,7 +285,7 @@ pub trait McpControl: Send + Sync {
     /// disabled), or after `limit`.
     fn settled(&self, limit: std::time::Duration) -> BoxFuture<'static, ()>;
     /// Drops a server's connection and connects again.
-    fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), String>>;
+    fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), mcp::ReconnectError>>;
     /// Stops every server; no child process is left running.
     fn shutdown(&self) -> BoxFuture<'static, ()>;
 }

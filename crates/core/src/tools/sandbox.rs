@@ -69,7 +69,7 @@ pub fn applies(setting: SandboxSetting, mode: ApprovalMode) -> bool {
 pub fn session_state(setting: SandboxSetting) -> SandboxState {
     match kernel_abi() {
         Err(reason) => SandboxState::Unavailable {
-            reason: reason.clone(),
+            reason: reason.to_string(),
         },
         Ok(_) => match setting {
             SandboxSetting::Auto => SandboxState::Enforced,
@@ -78,9 +78,24 @@ pub fn session_state(setting: SandboxSetting) -> SandboxState {
     }
 }
 
+/// Why commands cannot be sandboxed on this machine.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoLandlock {
+    #[error("the kernel has no Landlock")]
+    NotInKernel,
+    #[error("Landlock is disabled in this kernel's boot options")]
+    Disabled,
+    #[error("Landlock cannot be used: {0}")]
+    Unusable(String),
+    #[error("unexpected Landlock ABI {0}")]
+    UnexpectedAbi(i64),
+    #[error("Landlock exists only on Linux")]
+    NotLinux,
+}
+
 /// The kernel's Landlock ABI version, or why there is none; asked once per process.
-pub fn kernel_abi() -> &'static Result<u32, String> {
-    static ABI: OnceLock<Result<u32, String>> = OnceLock::new();
+pub fn kernel_abi() -> &'static Result<u32, NoLandlock> {
+    static ABI: OnceLock<Result<u32, NoLandlock>> = OnceLock::new();
     ABI.get_or_init(landlock::abi)
 }
 
@@ -445,8 +460,8 @@ mod landlock {
     use std::os::fd::OwnedFd;
     use std::path::PathBuf;
 
-    pub(super) fn abi() -> Result<u32, String> {
-        Err("Landlock exists only on Linux".to_string())
+    pub(super) fn abi() -> Result<u32, super::NoLandlock> {
+        Err(super::NoLandlock::NotLinux)
     }
 
     pub(super) fn ruleset(
@@ -521,7 +536,7 @@ mod tests {
             Ok(_) => assert_eq!((auto, off), (SandboxState::Enforced, SandboxState::Off)),
             Err(reason) => {
                 let unavailable = SandboxState::Unavailable {
-                    reason: reason.clone(),
+                    reason: reason.to_string(),
                 };
                 assert_eq!((auto, off), (unavailable.clone(), unavailable));
             }
@@ -560,7 +575,11 @@ mod tests {
         let Ok(abi) = kernel_abi() else {
             println!(
                 "skipped: {}",
-                kernel_abi().as_ref().err().map_or("", String::as_str)
+                kernel_abi()
+                    .as_ref()
+                    .err()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
             );
             return;
         };

@@ -118,6 +118,24 @@ impl Leftovers {
     }
 }
 
+/// Why an MCP server could not be connected again.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReconnectError {
+    #[error("there is no MCP server named `{0}`")]
+    NoSuchServer(String),
+    #[error("MCP server `{0}` is disabled in the configuration")]
+    Disabled(String),
+    #[error("the MCP servers were shut down")]
+    ShutDown,
+    #[error("MCP server `{0}` was reconnected or shut down meanwhile")]
+    Superseded(String),
+    /// The connection failed; the reason is the server's state's.
+    #[error("{0}")]
+    Failed(String),
+    #[error("MCP server `{server}` is {state}")]
+    NotReady { server: String, state: String },
+}
+
 impl McpManager {
     /// Starts connecting every enabled server concurrently in the background and returns
     /// at once; must be called inside a tokio runtime (without one, every server fails).
@@ -252,19 +270,19 @@ impl McpManager {
 
     /// Drops the server's connection (killing its child) and connects again; returns
     /// once the new connection is ready, or why it failed.
-    pub async fn reconnect(&self, server: &str) -> Result<(), String> {
+    pub async fn reconnect(&self, server: &str) -> Result<(), ReconnectError> {
         let slot = self
             .inner
             .slots
             .iter()
             .find(|slot| slot.config.name == server)
-            .ok_or_else(|| format!("there is no MCP server named `{server}`"))?
+            .ok_or_else(|| ReconnectError::NoSuchServer(server.to_string()))?
             .clone();
         if slot.config.disabled {
-            return Err(format!("MCP server `{server}` is disabled in the configuration"));
+            return Err(ReconnectError::Disabled(server.to_string()));
         }
         if self.inner.closed.load(Ordering::SeqCst) {
-            return Err("the MCP servers were shut down".to_string());
+            return Err(ReconnectError::ShutDown);
         }
         let (generation, leftovers) = {
             let mut inner = lock(&slot.inner);
@@ -286,14 +304,15 @@ impl McpManager {
         let _ = task.await;
         let inner = lock(&slot.inner);
         if inner.generation != generation {
-            return Err(format!(
-                "MCP server `{server}` was reconnected or shut down meanwhile"
-            ));
+            return Err(ReconnectError::Superseded(server.to_string()));
         }
         match &inner.state {
             McpServerState::Ready { .. } => Ok(()),
-            McpServerState::Failed { reason } => Err(reason.clone()),
-            other => Err(format!("MCP server `{server}` is {other}")),
+            McpServerState::Failed { reason } => Err(ReconnectError::Failed(reason.clone())),
+            other => Err(ReconnectError::NotReady {
+                server: server.to_string(),
+                state: other.to_string(),
+            }),
         }
     }
 
@@ -335,7 +354,7 @@ impl McpControl for McpManager {
         Box::pin(async move { McpManager::settled(&manager, limit).await })
     }
 
-    fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), String>> {
+    fn reconnect(&self, server: String) -> BoxFuture<'static, Result<(), ReconnectError>> {
         let manager = self.clone();
         Box::pin(async move { McpManager::reconnect(&manager, &server).await })
     }

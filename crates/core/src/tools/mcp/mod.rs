@@ -18,7 +18,7 @@ pub use config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_EXECUTE_TIMEOUT, HttpKind, McpApproval, McpConfig, McpConfigError,
     McpServerConfig, McpTransport, config_from_text, load_config, parse_config,
 };
-pub use manager::{McpManager, McpStateCallback};
+pub use manager::{McpManager, McpStateCallback, ReconnectError};
 pub use tool::McpTool;
 
 /// Where a configured server stands; reported through the manager's `on_state` callback

@@ -84,7 +84,7 @@ fn rights(access: super::Access, handled: u64) -> u64 {
     wanted & handled
 }
 
-pub(super) fn abi() -> Result<u32, String> {
+pub(super) fn abi() -> Result<u32, super::NoLandlock> {
     // SAFETY: with a null attribute, size 0 and the version flag the call reads no
     // memory and only returns the ABI version.
     let abi = unsafe {
@@ -96,13 +96,13 @@ pub(super) fn abi() -> Result<u32, String> {
         )
     };
     if abi >= 1 {
-        return u32::try_from(abi).map_err(|_| format!("unexpected Landlock ABI {abi}"));
+        return u32::try_from(abi).map_err(|_| super::NoLandlock::UnexpectedAbi(abi));
     }
     let err = std::io::Error::last_os_error();
     Err(match err.raw_os_error() {
-        Some(libc::ENOSYS) => "the kernel has no Landlock".to_string(),
-        Some(libc::EOPNOTSUPP) => "Landlock is disabled in this kernel's boot options".to_string(),
-        _ => format!("Landlock cannot be used: {err}"),
+        Some(libc::ENOSYS) => super::NoLandlock::NotInKernel,
+        Some(libc::EOPNOTSUPP) => super::NoLandlock::Disabled,
+        _ => super::NoLandlock::Unusable(err.to_string()),
     })
 }
 

@@ -39,6 +39,17 @@ pub const BUNDLED_FILES: &[BundledFile] = &[
     bundled!("write-skill/references/format.md"),
 ];
 
+/// Why the bundled skills could not be written out.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error("cannot create the bundled skills folder {}: {source}", dir.display())]
+    Folder { dir: PathBuf, source: std::io::Error },
+    #[error("cannot install the bundled skill file {}: {source}", path.display())]
+    File { path: PathBuf, source: std::io::Error },
+    #[error("cannot make {} executable: {source}", path.display())]
+    Executable { path: PathBuf, source: std::io::Error },
+}
+
 /// The bundled skills ship inside the binary (`include_str!` of every file under skills/,
 /// listed in [`BUNDLED_FILES`]); this writes them under `dir` (creating it, atomically per
 /// file, only when missing or different) and returns the folder to pass as `bundled` to
@@ -46,9 +57,11 @@ pub const BUNDLED_FILES: &[BundledFile] = &[
 ///
 /// Files under `scripts/` are made executable for convenience, though skills run them
 /// with `bash path` and do not rely on it.
-pub fn install_bundled(dir: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|err| format!("cannot create the bundled skills folder {}: {err}", dir.display()))?;
+pub fn install_bundled(dir: &Path) -> Result<PathBuf, InstallError> {
+    std::fs::create_dir_all(dir).map_err(|source| InstallError::Folder {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     for file in BUNDLED_FILES {
         let path = file
             .path
@@ -58,11 +71,15 @@ pub fn install_bundled(dir: &Path) -> Result<PathBuf, String> {
         if current.as_deref() == Some(file.content.as_bytes()) {
             continue;
         }
-        write_atomic(&path, file.content.as_bytes())
-            .map_err(|err| format!("cannot install the bundled skill file {}: {err}", path.display()))?;
+        write_atomic(&path, file.content.as_bytes()).map_err(|source| InstallError::File {
+            path: path.clone(),
+            source,
+        })?;
         if file.path.contains("/scripts/") {
-            make_executable(&path)
-                .map_err(|err| format!("cannot make {} executable: {err}", path.display()))?;
+            make_executable(&path).map_err(|source| InstallError::Executable {
+                path: path.clone(),
+                source,
+            })?;
         }
     }
     Ok(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()))
