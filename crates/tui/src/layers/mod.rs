@@ -36,7 +36,9 @@ pub trait AsAny {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
-impl<T: std::any::Any> AsAny for T {
+// Only for layers: were it for every `Any`, a `Box<dyn Layer>` would be one too, and
+// `boxed.as_any()` (with this trait in scope) would give the box instead of the layer.
+impl<T: Layer + 'static> AsAny for T {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
@@ -122,4 +124,25 @@ pub fn text_area(size: Rect) -> Rect {
         size.width.saturating_sub(6).min(120),
         size.height.saturating_sub(2),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A boxed layer on the stack is found as what it is, whichever way it is asked.
+    #[test]
+    fn a_boxed_layer_downcasts_to_its_own_type() {
+        let boxed: Box<dyn Layer> = Box::new(stats::Stats::default());
+        assert!(boxed.as_any().is::<stats::Stats>());
+        assert!(AsAny::as_any(&*boxed).is::<stats::Stats>());
+        assert!(!boxed.as_any().is::<Box<dyn Layer>>());
+        let mut stack: Vec<Box<dyn Layer>> = vec![boxed];
+        assert!(
+            stack
+                .last_mut()
+                .and_then(|layer| layer.as_any_mut().downcast_mut::<stats::Stats>())
+                .is_some()
+        );
+    }
 }
