@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
-use crate::support::workbench::key;
+use crate::support::workbench::{Bench, key};
 
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use miniagent::protocol::{
     ApprovalRule, CompactionRecord, Decision, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op,
     StopReason, SummaryDetail, ToolCallSummary, ToolOutcome,
 };
-use miniagent::tui::app::{APPROVAL_GRACE, App, Pane};
+use miniagent::tui::app::{APPROVAL_GRACE, Action, App, Pane};
 use miniagent::tui::inspector::HistoryInspector;
 use miniagent::tui::overlay::{FilePreviewLayer, FirstRun, SessionPicker, ToolDetail};
 use miniagent::tui::render;
@@ -25,7 +25,7 @@ use serde_json::json;
 use support::TempDir;
 
 /// A workspace with a few files, and an app on it with a fixed clock.
-fn app_in(workspace: &TempDir) -> App {
+fn app_in(workspace: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     workspace.write(".gitignore", "target/\n");
@@ -38,7 +38,7 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-fn type_text(app: &mut App, text: &str) {
+fn type_text(app: &mut Bench, text: &str) {
     for c in text.chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
@@ -47,14 +47,14 @@ fn type_text(app: &mut App, text: &str) {
 /// Draws a frame as the event loop does (which tells the app it was drawn).
 /// The app drawn, as the event loop draws it: the frame counts as shown (an approval
 /// starts arming).
-fn screen(app: &mut App, width: u16, height: u16) -> String {
+fn screen(app: &mut Bench, width: u16, height: u16) -> String {
     let text = support::workbench::screen(app, width, height);
     app.frame_drawn();
     text
 }
 
 /// The front approval on screen for the grace period with no key pressed: keys answer it.
-fn arm(app: &mut App) {
+fn arm(app: &mut Bench) {
     app.frame_drawn();
     app.now += APPROVAL_GRACE;
     assert!(app.approval_armed());
@@ -62,7 +62,7 @@ fn arm(app: &mut App) {
 
 /// A turn with thinking, markdown (CJK, a wide table, code), a finished tool call and a
 /// running one.
-fn busy_session(app: &mut App) {
+fn busy_session(app: &mut Bench) {
     let now = app.now;
     let events = vec![
         Event::TurnStarted { text: "总结一下这个项目，然后运行测试。".into() },
@@ -123,7 +123,6 @@ fn welcome(local_server: Option<(String, String)>) -> FirstRun {
         problem: "no API key: set MINIAGENT_API_KEY or ANTHROPIC_API_KEY, or name another variable with --api-key-env".into(),
         config_path: "/home/dev/.config/miniagent/config.toml".into(),
         local_server,
-        accepted: false,
     }
 }
 
@@ -278,7 +277,7 @@ fn summarized_history() -> HistorySnapshot {
 }
 
 /// Two compactions as the agent reports them.
-fn two_compactions(app: &mut App) {
+fn two_compactions(app: &mut Bench) {
     for (before, after, start, end, fallback) in COMPACTIONS {
         app.on_agent_event(Event::CompactionStarted {
             reason: format!("summarizing messages {start}–{}", end - 1),

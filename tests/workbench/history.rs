@@ -7,7 +7,7 @@ fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
     app.on_key(key(KeyCode::F(6)));
-    assert_eq!(app.outbox, vec![Op::InspectHistory]);
+    assert_eq!(app.sent, vec![Op::InspectHistory]);
     assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
     assert!(screen(&mut app, 80, 24).contains("loading the history…"));
     app.on_key(key(KeyCode::Esc));
@@ -19,7 +19,7 @@ fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
     });
     type_text(&mut app, "/history");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.outbox, vec![Op::InspectHistory, Op::InspectHistory]);
+    assert_eq!(app.sent, vec![Op::InspectHistory, Op::InspectHistory]);
     assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
     app.on_agent_event(Event::HistorySnapshot {
         snapshot: summarized_history(),
@@ -47,7 +47,7 @@ fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
     assert_eq!(inspector(&app).map(|i| i.originals), Some(true));
 
     // A compaction while the inspector is open asks again.
-    app.outbox.clear();
+    app.sent.clear();
     app.on_agent_event(Event::ContextCompacted {
         tokens_before: 30_000,
         tokens_after: 12_000,
@@ -56,7 +56,7 @@ fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
         end: 30,
         fallback: false,
     });
-    assert_eq!(app.outbox, vec![Op::InspectHistory]);
+    assert_eq!(app.sent, vec![Op::InspectHistory]);
     assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
     app.on_key(key(KeyCode::Char('q')));
     assert!(app.overlays.is_empty());
@@ -105,7 +105,7 @@ fn stats_show_the_history_figures() {
     busy_session(&mut app);
     two_compactions(&mut app);
     app.submit("/stats".into());
-    assert_eq!(app.outbox, vec![Op::InspectHistory]);
+    assert_eq!(app.sent, vec![Op::InspectHistory]);
     app.on_agent_event(Event::HistorySnapshot {
         snapshot: summarized_history(),
     });
@@ -281,7 +281,7 @@ fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
     {
         app.on_agent_event(event);
     }
-    let detail = |app: &mut App, id: &str| {
+    let detail = |app: &mut Bench, id: &str| {
         app.open_layer(Box::new(ToolDetail::new(id.into())));
         let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
         terminal.draw(|frame| render::draw(frame, app)).unwrap();

@@ -10,18 +10,18 @@ fn esc_and_ctrl_c_interrupt_clear_and_quit() {
         text: "long task".into(),
     });
     app.on_key(key(KeyCode::Esc));
-    assert_eq!(app.outbox, vec![Op::Interrupt]);
-    app.outbox.clear();
+    assert_eq!(app.sent, vec![Op::Interrupt]);
+    app.sent.clear();
     app.on_agent_event(Event::TurnAborted {
         reason: "you interrupted the turn while tools were running".into(),
     });
     assert_eq!(app.status_text(), "ready");
     type_text(&mut app, "draft");
     app.on_key(ctrl('c'));
-    assert!(app.input.is_empty() && !app.quit && app.outbox.is_empty());
+    assert!(app.input.is_empty() && !app.quit && app.sent.is_empty());
     app.on_agent_event(Event::TurnStarted { text: "again".into() });
     app.on_key(ctrl('c'));
-    assert_eq!(app.outbox, vec![Op::Interrupt]);
+    assert_eq!(app.sent, vec![Op::Interrupt]);
     app.on_agent_event(Event::TurnComplete { text: "done".into() });
     app.on_key(ctrl('c'));
     assert!(app.quit);
@@ -46,7 +46,7 @@ fn typing_sends_queues_and_runs_commands() {
     type_text(&mut app, "/compact");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![
             Op::UserInput { text: "hello".into() },
             Op::SetApprovalMode {
@@ -126,7 +126,7 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Char('d')));
     assert_eq!(
-        app.outbox.last(),
+        app.sent.last(),
         Some(&Op::RevokeApproval {
             rule: ApprovalRule::Tool {
                 name: "write_file".into()
@@ -146,15 +146,18 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
         problem: "no API key: set MINIAGENT_API_KEY or ANTHROPIC_API_KEY, or name another variable with --api-key-env".into(),
         config_path: "/home/dev/.config/miniagent/config.toml".into(),
         local_server: Some(("http://127.0.0.1:11434/v1".into(), "llama3.2".into())),
-        accepted: false,
     }));
     assert_screen!("first_run_80x24", screen(&mut fresh, 80, 24));
     assert_screen!("first_run_160x48", screen(&mut fresh, 160, 48));
     fresh.on_key(key(KeyCode::Enter));
-    assert!(matches!(
-        fresh.top::<FirstRun>(),
-        Some(FirstRun { accepted: true, .. })
-    ));
+    assert!(fresh.top::<FirstRun>().is_none());
+    assert_eq!(
+        fresh.actions,
+        vec![Action::UseLocalServer {
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "llama3.2".into()
+        }]
+    );
 }
 
 #[test]
@@ -290,7 +293,7 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
     });
     // Nothing queued was sent, nothing was lost: both are back in the input, before the draft.
     assert_eq!(
-        app.outbox,
+        app.sent,
         vec![Op::UserInput { text: "first".into() }, Op::Interrupt]
     );
     assert_eq!(app.input.text(), "second\n\nthird\n\na draft");
@@ -303,7 +306,7 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
 
     // A turn that ends by itself sends the next queued message, one per turn.
     app.input.clear();
-    app.outbox.clear();
+    app.sent.clear();
     type_text(&mut app, "again");
     app.on_key(key(KeyCode::Enter));
     app.on_agent_event(Event::TurnStarted { text: "again".into() });
@@ -311,11 +314,11 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
     app.on_key(key(KeyCode::Enter));
     type_text(&mut app, "last");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.outbox, vec![Op::UserInput { text: "again".into() }]);
+    assert_eq!(app.sent, vec![Op::UserInput { text: "again".into() }]);
     app.on_agent_event(Event::TurnComplete { text: "ok".into() });
-    assert_eq!(app.outbox.last(), Some(&Op::UserInput { text: "next".into() }));
+    assert_eq!(app.sent.last(), Some(&Op::UserInput { text: "next".into() }));
     app.on_agent_event(Event::TurnStarted { text: "next".into() });
     assert!(screen(&mut app, 80, 24).contains("Input · 1 queued"));
     app.on_agent_event(Event::TurnComplete { text: "ok".into() });
-    assert_eq!(app.outbox.last(), Some(&Op::UserInput { text: "last".into() }));
+    assert_eq!(app.sent.last(), Some(&Op::UserInput { text: "last".into() }));
 }

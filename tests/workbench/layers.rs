@@ -4,7 +4,7 @@
 use super::*;
 
 /// Opens the help and scrolls through all of it, collecting every line drawn.
-fn whole_help(app: &mut App) -> String {
+fn whole_help(app: &mut Bench) -> String {
     type_text(app, "/help");
     app.on_key(key(KeyCode::Enter));
     let mut seen = String::new();
@@ -36,7 +36,7 @@ fn version_opens_an_overlay_with_the_version_model_and_paths() {
     );
     assert!(shown.contains("config.toml (not created yet)"), "{shown}");
     // Nothing is asked of the agent, and the bar offers the overlay's own keys.
-    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    assert!(app.sent.is_empty(), "{:?}", app.sent);
     assert!(shown.contains("Esc/q close"), "{shown}");
     assert!(app.on_key(key(KeyCode::Char('q'))));
     assert!(app.overlays.is_empty());
@@ -123,5 +123,5 @@ fn notes_and_skills_are_layers_that_scroll_and_close() {
     app.on_key(key(KeyCode::Char('q')));
     assert!(app.overlays.is_empty());
     // Only the notes were asked of the agent; the skills list is the workbench's own.
-    assert_eq!(app.outbox, vec![miniagent::protocol::Op::ReadNotes]);
+    assert_eq!(app.sent, vec![miniagent::protocol::Op::ReadNotes]);
 }

@@ -86,7 +86,7 @@ fn notes_are_asked_of_the_agent_and_shown_when_they_arrive() {
     );
     let mut app = app_in(&workspace);
     app.submit("/notes".into());
-    assert_eq!(app.outbox, vec![Op::ReadNotes]);
+    assert_eq!(app.sent, vec![Op::ReadNotes]);
     assert!(screen(&mut app, 80, 24).contains("reading the notes…"));
     app.on_agent_event(Event::Notes {
         notes: vec![NoteInfo {
@@ -157,7 +157,7 @@ fn notes_without_a_model_say_who_reads_them() {
     app.on_key(key(KeyCode::Esc));
     app.submit("/notes".into());
     // Nobody to ask: the overlay says so at once, and nothing waits in the outbox.
-    assert!(app.outbox.is_empty(), "{:?}", app.outbox);
+    assert!(app.sent.is_empty(), "{:?}", app.sent);
     let text = screen(&mut app, 80, 24);
     assert!(
         text.contains("the agent reads the notes, and it starts once a model is set up"),

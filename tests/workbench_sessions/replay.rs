@@ -193,7 +193,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.top::<ToolDetail>(), Some(detail) if detail.call_id == "c0"));
     // The workbench asks the agent, which reads the log; here, its answer.
-    assert_eq!(app.outbox, vec![Op::RecordedCall { id: "c0".into() }]);
+    assert_eq!(app.sent, vec![Op::RecordedCall { id: "c0".into() }]);
     let waiting = screen(&mut app, 80, 24);
     assert!(
         waiting.contains("reading the result back from the session log…"),

@@ -71,7 +71,7 @@ pub const WORKBENCH: &[Binding] = &[
             } else if !app.input.is_empty() {
                 app.input.clear();
             } else {
-                app.quit = true;
+                app.request(crate::tui::app::Action::Quit);
             }
             true
         },
@@ -83,7 +83,7 @@ pub const WORKBENCH: &[Binding] = &[
         takes: |app, key| ctrl(key, 'd') && app.input.is_empty(),
         offered: always,
         run: |app, _| {
-            app.quit = true;
+            app.request(crate::tui::app::Action::Quit);
             true
         },
     },

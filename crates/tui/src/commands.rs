@@ -77,7 +77,7 @@ pub const COMMANDS: &[Command] = &[
         aliases: &["/exit"],
         args: "",
         help: "leave miniagent",
-        run: |app, _| app.quit = true,
+        run: |app, _| app.request(crate::tui::app::Action::Quit),
     },
 ];
 

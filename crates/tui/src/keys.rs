@@ -43,6 +43,14 @@ pub enum OverlayAction {
     ResumeConfirmed(std::path::PathBuf),
     /// Use this theme (and remember it): the `/theme` choice.
     Theme(String),
+    /// The trust question's answer: start the session with the workspace's own servers
+    /// and skills, or without them.
+    Trust(bool),
+    /// Start the session with the local model server the welcome panel found.
+    UseLocalServer {
+        base_url: String,
+        model: String,
+    },
 }
 
 /// What an overlay may read of the app while it handles a key.

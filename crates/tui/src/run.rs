@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-use super::app::{App, AppSettings};
+use super::app::{Action, App, AppSettings};
 use super::overlay::{FirstRun, TrustPrompt};
 use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
@@ -86,8 +86,9 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
     // The session to continue is the agent's first request once it starts (or the
     // question whether to continue a log from elsewhere here comes first); the agent
     // sends its history back when it has taken it up.
+    let mut first = Vec::new();
     if let Some(path) = &options.resume {
-        app.resume_session(path);
+        first = app.resume_session(path).actions;
     }
     // A workspace's own MCP servers start programs and its skills steer the agent: only
     // with the person's trust.
@@ -109,7 +110,6 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
             problem: problem.to_string(),
             config_path: launch.config_path(),
             local_server: None,
-            accepted: false,
         });
         tokio::spawn(async move {
             let _ = probe_tx.send(first_run::probe_local_servers().await);
@@ -127,7 +127,9 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
             launch: Some(launch),
             build_after_first_frame,
             building: None,
+            waiting: Vec::new(),
         },
+        first,
     )
     .await;
     if let Some(agent) = agent.as_mut() {
@@ -209,8 +211,17 @@ pub(crate) async fn drive(guard: &mut TerminalGuard, app: &mut App, handle: Hand
         launch: None,
         build_after_first_frame: false,
         building: None,
+        waiting: Vec::new(),
     };
-    let result = event_loop(guard, app, &mut agent, &mut probe_rx, &mut nothing_deferred).await;
+    let result = event_loop(
+        guard,
+        app,
+        &mut agent,
+        &mut probe_rx,
+        &mut nothing_deferred,
+        Vec::new(),
+    )
+    .await;
     if let Some(agent) = agent.as_mut() {
         shut_down(agent).await;
     }
@@ -242,6 +253,8 @@ async fn event_loop(
     agent: &mut Option<Handle>,
     probe_rx: &mut mpsc::UnboundedReceiver<Option<(String, String)>>,
     deferred: &mut Deferred,
+    // What the handlers asked for and the loop has not carried out yet.
+    mut actions: Vec<Action>,
 ) -> anyhow::Result<()> {
     let mut terminal_events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
@@ -259,7 +272,11 @@ async fn event_loop(
         {
             loop {
                 match handle.events.try_recv() {
-                    Ok(event) => pacer.changed(app.on_agent_event(event)),
+                    Ok(event) => {
+                        let outcome = app.on_agent_event(event);
+                        pacer.changed(outcome.changed);
+                        actions.extend(outcome.actions);
+                    }
                     Err(mpsc::error::TryRecvError::Empty) => break,
                     Err(mpsc::error::TryRecvError::Disconnected) => {
                         agent_gone = true;
@@ -292,21 +309,8 @@ async fn event_loop(
                 }
             }
         }
-        if let Some(agent) = agent.as_ref() {
-            for op in app.outbox.drain(..) {
-                let _ = agent.ops.send(op);
-            }
-        } else if deferred.launch.is_some() && !deferred.build_after_first_frame {
-            // No session is coming until the person answers: nothing to send to, but the
-            // session to resume is still the agent's first request once it starts.
-            app.outbox.retain(|op| matches!(op, Op::Resume { .. }));
-        }
-        if app.quit {
+        if carry_out(std::mem::take(&mut actions), app, agent.as_ref(), deferred) == Flow::Quit {
             return Ok(());
-        }
-        if start_local_if_accepted(app, deferred) || start_after_trust(app, deferred) {
-            pacer.changed(true);
-            continue;
         }
         let redraw_in = pacer.wait(Instant::now());
         // While a frame waits for its time, agent events wait with it (they are taken
@@ -319,10 +323,20 @@ async fn event_loop(
                 Some(Ok(TermEvent::Key(key))) => {
                     // Keys are judged against the time they arrive (an approval arms by it).
                     app.set_now(Instant::now());
-                    pacer.key(app.on_key(key))
+                    let outcome = app.on_key(key);
+                    pacer.key(outcome.changed);
+                    actions.extend(outcome.actions);
                 }
-                Some(Ok(TermEvent::Paste(text))) => pacer.key(app.on_paste(&text)),
-                Some(Ok(TermEvent::Mouse(mouse))) => pacer.changed(app.on_mouse(mouse)),
+                Some(Ok(TermEvent::Paste(text))) => {
+                    let outcome = app.on_paste(&text);
+                    pacer.key(outcome.changed);
+                    actions.extend(outcome.actions);
+                }
+                Some(Ok(TermEvent::Mouse(mouse))) => {
+                    let outcome = app.on_mouse(mouse);
+                    pacer.changed(outcome.changed);
+                    actions.extend(outcome.actions);
+                }
                 Some(Ok(TermEvent::Resize(..))) => pacer.key(true),
                 Some(Ok(TermEvent::FocusGained | TermEvent::FocusLost)) => {}
                 Some(Err(err)) => return Err(err).context("cannot read the terminal"),
@@ -331,7 +345,9 @@ async fn event_loop(
             event = next_agent_event(agent), if !agent_gone && !frame_waiting => match event {
                 Some(event) => {
                     app.set_now(Instant::now());
-                    pacer.changed(app.on_agent_event(event));
+                    let outcome = app.on_agent_event(event);
+                    pacer.changed(outcome.changed);
+                    actions.extend(outcome.actions);
                 }
                 None => agent_gone = true,
             },
@@ -354,11 +370,16 @@ async fn event_loop(
                 }
             }
             built = finish_build(&mut deferred.building) => {
-                *agent = Some(built?);
+                let built = built?;
+                // What was asked before the session ran is its first request.
+                for op in deferred.waiting.drain(..) {
+                    let _ = built.ops.send(op);
+                }
+                *agent = Some(built);
                 pacer.changed(true);
             }
-            _ = sigterm.recv() => app.quit = true,
-            _ = sighup.recv() => app.quit = true,
+            _ = sigterm.recv() => actions.push(Action::Quit),
+            _ = sighup.recv() => actions.push(Action::Quit),
         }
     }
 }
@@ -383,6 +404,8 @@ struct Deferred {
     /// Nothing to ask: build as soon as the first frame is drawn.
     build_after_first_frame: bool,
     building: Option<tokio::task::JoinHandle<anyhow::Result<Handle>>>,
+    /// Ops asked for before the session runs, sent to it first.
+    waiting: Vec<Op>,
 }
 
 impl Deferred {
@@ -393,47 +416,54 @@ impl Deferred {
             self.building = Some(launch.start());
         }
     }
+
+    /// Keeps `op` for the session about to start. While none is coming until the person
+    /// answers a question, only the session to resume waits (it is the agent's first
+    /// request once it starts); anything else has nobody to go to.
+    fn keep(&mut self, op: Op) {
+        let coming = self.build_after_first_frame || self.building.is_some();
+        if coming || matches!(op, Op::Resume { .. }) {
+            self.waiting.push(op);
+        }
+    }
 }
 
-/// The person answered the trust question: remember a yes, and start the session with or
-/// without the workspace's servers.
-fn start_after_trust(app: &mut App, deferred: &mut Deferred) -> bool {
-    let Some(prompt) = app.top::<TrustPrompt>() else {
-        return false;
-    };
-    let Some(trusted) = prompt.answer else {
-        return false;
-    };
-    app.overlays.pop();
-    let Some(launch) = deferred.launch.as_mut() else {
-        return true;
-    };
-    if let Some(why) = launch.answer_trust(trusted) {
-        app.notice(crate::tui::conversation::NoticeKind::Warning, why);
-    }
-    deferred.start_building();
-    true
+/// Whether the event loop goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Go,
+    Quit,
 }
 
-/// The person chose the local server on the first-run panel: start the agent with it.
-fn start_local_if_accepted(app: &mut App, deferred: &mut Deferred) -> bool {
-    let Some(first_run) = app.top::<FirstRun>() else {
-        return false;
-    };
-    if !first_run.accepted {
-        return false;
+/// Carries out what the handlers asked for, in order.
+fn carry_out(actions: Vec<Action>, app: &mut App, agent: Option<&Handle>, deferred: &mut Deferred) -> Flow {
+    for action in actions {
+        match action {
+            Action::Send(op) => match agent {
+                Some(agent) => {
+                    let _ = agent.ops.send(op);
+                }
+                None => deferred.keep(op),
+            },
+            Action::Quit => return Flow::Quit,
+            Action::Trust(trusted) => {
+                // Remember a yes, and start the session with or without the workspace's
+                // servers and skills.
+                if let Some(launch) = deferred.launch.as_mut() {
+                    if let Some(why) = launch.answer_trust(trusted) {
+                        app.notice(crate::tui::conversation::NoticeKind::Warning, why);
+                    }
+                    deferred.start_building();
+                }
+            }
+            Action::UseLocalServer { base_url, model } => {
+                if let Some(launch) = deferred.launch.as_mut() {
+                    launch.use_local_server(base_url, model);
+                    app.session.provider = launch.settings().provider;
+                    deferred.start_building();
+                }
+            }
+        }
     }
-    let Some((base_url, model)) = first_run.local_server.clone() else {
-        return false;
-    };
-    app.overlays.pop();
-    app.welcome = None;
-    let Some(launch) = deferred.launch.as_mut() else {
-        return true;
-    };
-    launch.use_local_server(base_url, model.clone());
-    app.session.model = model;
-    app.session.provider = launch.settings().provider;
-    deferred.start_building();
-    true
+    Flow::Go
 }

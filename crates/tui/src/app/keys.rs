@@ -7,7 +7,7 @@ use crossterm::event::{
 };
 use ratatui::layout::Position;
 
-use super::{Activity, App, Pane};
+use super::{Activity, App, Outcome, Pane};
 use crate::protocol::{Decision, Op};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
@@ -27,8 +27,33 @@ pub const DENY_REASON_HINTS: [KeyHint; 2] = [
 ];
 
 impl App {
+    /// Applies a key.
+    pub fn on_key(&mut self, key: KeyEvent) -> Outcome {
+        let changed = self.key(key);
+        self.outcome(changed)
+    }
+
+    /// Applies a pasted text.
+    pub fn on_paste(&mut self, text: &str) -> Outcome {
+        let changed = self.paste(text);
+        self.outcome(changed)
+    }
+
+    /// Applies a mouse event.
+    pub fn on_mouse(&mut self, mouse: MouseEvent) -> Outcome {
+        let changed = self.mouse(mouse);
+        self.outcome(changed)
+    }
+
+    /// Submits `text` as if typed into the input and sent with Enter: a message or a
+    /// slash command.
+    pub fn submit(&mut self, text: String) -> Outcome {
+        self.submit_text(text);
+        self.outcome(true)
+    }
+
     /// Applies a key. Returns whether the screen changed.
-    pub fn on_key(&mut self, key: KeyEvent) -> bool {
+    fn key(&mut self, key: KeyEvent) -> bool {
         if key.kind == KeyEventKind::Release {
             return false;
         }
@@ -93,7 +118,7 @@ impl App {
                 }
                 OverlayAction::Resume(path) => {
                     self.overlays.pop();
-                    self.resume_session(&path);
+                    self.resume(&path, super::resume::Confirmation::AskIfForeign);
                     return true;
                 }
                 OverlayAction::ResumeConfirmed(path) => {
@@ -104,6 +129,18 @@ impl App {
                 OverlayAction::Theme(name) => {
                     self.overlays.pop();
                     self.choose_theme(&name);
+                    return true;
+                }
+                OverlayAction::Trust(trusted) => {
+                    self.overlays.pop();
+                    self.request(super::Action::Trust(trusted));
+                    return true;
+                }
+                OverlayAction::UseLocalServer { base_url, model } => {
+                    self.overlays.pop();
+                    self.welcome = None;
+                    self.session.model.clone_from(&model);
+                    self.request(super::Action::UseLocalServer { base_url, model });
                     return true;
                 }
             }
@@ -173,7 +210,7 @@ impl App {
         {
             match self.input.on_key(key) {
                 InputAction::Ignored | InputAction::Changed => {}
-                InputAction::Submit(text) => self.submit(text),
+                InputAction::Submit(text) => self.submit_text(text),
             }
         }
         true
@@ -297,7 +334,7 @@ impl App {
                 InputAction::Ignored => false,
                 InputAction::Changed => true,
                 InputAction::Submit(text) => {
-                    self.submit(text);
+                    self.submit_text(text);
                     true
                 }
             },
@@ -384,7 +421,7 @@ impl App {
 
     /// A pasted text: into the input (as one insert), or into the deny reason. One over
     /// [`MAX_PASTE_BYTES`] is refused with a notice.
-    pub fn on_paste(&mut self, text: &str) -> bool {
+    fn paste(&mut self, text: &str) -> bool {
         if text.len() > MAX_PASTE_BYTES {
             self.notice(
                 NoticeKind::Warning,
@@ -408,7 +445,7 @@ impl App {
     }
 
     /// Runs a submitted input: a slash command, or a message for the agent.
-    pub fn submit(&mut self, text: String) {
+    pub(crate) fn submit_text(&mut self, text: String) {
         let trimmed = text.trim();
         if trimmed.starts_with('/') {
             crate::tui::commands::run(self, trimmed);
@@ -463,7 +500,7 @@ impl App {
     }
 
     /// Applies a mouse event: focus and select on click, scroll with the wheel.
-    pub fn on_mouse(&mut self, mouse: MouseEvent) -> bool {
+    fn mouse(&mut self, mouse: MouseEvent) -> bool {
         if !self.approvals.is_empty() {
             return match mouse.kind {
                 MouseEventKind::ScrollUp => {

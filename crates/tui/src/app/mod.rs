@@ -1,7 +1,9 @@
 //! The workbench's state: one `App`, changed by agent events (here) and by keys and the
-//! mouse (`keys.rs`), drawn by pure functions of it (`render.rs`). Requests for the
-//! agent collect in `outbox`; the event loop sends them.
+//! mouse (`keys.rs`), drawn by pure functions of it (`render.rs`). Each handler returns
+//! an [`Outcome`]: whether the screen changed and what the event loop is to do (send an
+//! op to the agent, quit, start the session); see `action.rs`.
 
+mod action;
 mod answers;
 mod approvals;
 mod keys;
@@ -29,6 +31,7 @@ use crate::protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, Sa
 /// recorded; older ones are read back from the log when opened.
 const RESULTS_KEPT: usize = 20;
 
+pub use action::{Action, Outcome};
 pub use approvals::{APPROVAL_GRACE, PendingApproval};
 pub use keys::{DENY_REASON_HINTS, inner};
 pub use resume::Playback;
@@ -183,8 +186,9 @@ pub struct App {
     pub last_notice: Option<(NoticeKind, String)>,
     /// The clock everything is drawn against (set by the event loop; fixed in tests).
     pub now: Instant,
-    pub outbox: Vec<Op>,
-    pub quit: bool,
+    /// What the handler running now asks the event loop to do; handed back in its
+    /// [`Outcome`], never read by the loop from here.
+    pending: Vec<Action>,
     /// Where each pane was drawn last, for the mouse.
     pub areas: Areas,
     /// MCP servers and their states, by name.
@@ -262,8 +266,7 @@ impl App {
             turn_requested: false,
             last_notice: None,
             now,
-            outbox: Vec::new(),
-            quit: false,
+            pending: Vec::new(),
             areas: Areas::default(),
             history: None,
             mcp: BTreeMap::new(),
@@ -303,8 +306,14 @@ impl App {
         }
     }
 
+    /// Applies one agent event.
+    pub fn on_agent_event(&mut self, event: Event) -> Outcome {
+        let changed = self.agent_event(event);
+        self.outcome(changed)
+    }
+
     /// Applies one agent event. Returns whether the screen changed.
-    pub fn on_agent_event(&mut self, event: Event) -> bool {
+    pub(super) fn agent_event(&mut self, event: Event) -> bool {
         let now = self.now;
         match event {
             Event::PlaybackOpened { recording, status } => self.open_recording(&recording, status),
@@ -608,7 +617,7 @@ impl App {
                 self.end_turn();
                 self.notice(NoticeKind::Error, message);
             }
-            Event::ShutdownComplete => self.quit = true,
+            Event::ShutdownComplete => self.request(Action::Quit),
         }
         true
     }
@@ -648,12 +657,12 @@ impl App {
     }
 
     /// Sends an op to the agent (through the event loop).
-    pub fn send(&mut self, op: Op) {
+    pub(crate) fn send(&mut self, op: Op) {
         if self.welcome.is_some() {
             // Nobody to send it to. A session to resume is shown now and waits for a
             // model; a snapshot request has nothing to inspect yet.
             match op {
-                Op::Resume { .. } => self.outbox.push(op),
+                Op::Resume { .. } => self.request(Action::Send(op)),
                 Op::InspectHistory => {}
                 Op::ReadNotes => self.layers_take(&Event::Notes {
                     notes: Vec::new(),
@@ -669,7 +678,7 @@ impl App {
             }
             return;
         }
-        self.outbox.push(op);
+        self.request(Action::Send(op));
     }
 }
 

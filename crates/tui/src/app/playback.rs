@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, AppSettings, Pane, Playback, SessionView};
+use super::{Action, App, AppSettings, Pane, Playback, SessionView};
 use crate::protocol::{ApprovalMode, Op, PlaybackStatus, RecordingInfo};
 use crate::tui::conversation::NoticeKind;
 
@@ -87,8 +87,8 @@ impl App {
             let replay = crate::tui::replay::REPLAY.iter();
             if let Some(binding) = replay.clone().find(|binding| (binding.takes)(key)) {
                 match (binding.control)(key) {
-                    Some(control) => self.outbox.push(Op::Playback { control }),
-                    None => self.quit = true,
+                    Some(control) => self.request(Action::Send(Op::Playback { control })),
+                    None => self.request(Action::Quit),
                 }
                 return Some(true);
             }

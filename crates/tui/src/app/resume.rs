@@ -70,7 +70,7 @@ impl App {
             | Event::StepLimitReached { .. }
             | Event::Error { .. } => true,
         };
-        shown && self.on_agent_event(event)
+        shown && self.agent_event(event)
     }
 
     /// Shows the session the agent took up ([`Event::HistoryRestored`]): a fresh view
@@ -87,7 +87,7 @@ impl App {
     }
 
     /// `/resume`: the picker of recorded sessions (listed now; each is a small file).
-    pub fn open_session_picker(&mut self) {
+    pub(crate) fn open_session_picker(&mut self) {
         let picker = SessionPicker::open(
             self.sessions_dir.as_deref(),
             &self.session.workspace,
@@ -100,16 +100,17 @@ impl App {
     /// the agent asked to take it up. The session left behind stays in its own log. A log
     /// recorded in another workspace, or not one of this user's sessions, is asked about
     /// first ([`ResumeQuestion`]).
-    pub fn resume_session(&mut self, path: &Path) {
+    pub fn resume_session(&mut self, path: &Path) -> super::Outcome {
         self.resume(path, Confirmation::AskIfForeign);
+        self.outcome(true)
     }
 
     /// [`Self::resume_session`] once the person said yes to continuing it here.
-    pub fn resume_session_confirmed(&mut self, path: &Path) {
+    pub(crate) fn resume_session_confirmed(&mut self, path: &Path) {
         self.resume(path, Confirmation::Given);
     }
 
-    fn resume(&mut self, path: &Path, confirmation: Confirmation) {
+    pub(super) fn resume(&mut self, path: &Path, confirmation: Confirmation) {
         if self.turn_running {
             self.notice(
                 NoticeKind::Warning,
@@ -196,7 +197,7 @@ impl App {
 
 /// Whether a log from elsewhere is asked about before it continues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Confirmation {
+pub(super) enum Confirmation {
     AskIfForeign,
     Given,
 }

@@ -123,8 +123,6 @@ pub struct FirstRun {
     pub config_path: String,
     /// A local OpenAI-compatible server found answering: (base URL, model).
     pub local_server: Option<(String, String)>,
-    /// Set when the person chose the local server; the event loop starts the agent.
-    pub accepted: bool,
 }
 
 impl crate::tui::layers::Layer for FirstRun {
@@ -148,11 +146,14 @@ impl crate::tui::layers::Layer for FirstRun {
         // Every key a person tries to get out with gets them out; the workbench works on
         // without a model (the app opens help after F1 and types the `/`).
         match key.code {
-            KeyCode::Enter if self.local_server.is_some() => {
-                self.accepted = true;
-                OverlayAction::Changed
-            }
-            KeyCode::Enter | KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('q' | '/') => OverlayAction::Close,
+            KeyCode::Enter => match &self.local_server {
+                Some((base_url, model)) => OverlayAction::UseLocalServer {
+                    base_url: base_url.clone(),
+                    model: model.clone(),
+                },
+                None => OverlayAction::Close,
+            },
+            KeyCode::Esc | KeyCode::F(1) | KeyCode::Char('q' | '/') => OverlayAction::Close,
             _ => OverlayAction::Ignored,
         }
     }

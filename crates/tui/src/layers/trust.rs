@@ -27,8 +27,6 @@ pub struct TrustPrompt {
     pub servers: Vec<String>,
     /// Trusted before, but `.miniagent/` changed since.
     pub changed: bool,
-    /// The person's answer, once given; the event loop acts on it.
-    pub answer: Option<bool>,
     /// Rows scrolled past.
     pub scroll: u16,
     /// Set by the last draw: the most `scroll` can be, and a page's rows.
@@ -49,7 +47,6 @@ impl TrustPrompt {
         Self {
             servers,
             changed,
-            answer: None,
             scroll: 0,
             view: Cell::new(TrustView::default()),
         }
@@ -78,10 +75,7 @@ impl Layer for TrustPrompt {
         let view = self.view.get();
         let scroll_to = |to: u16| to.min(view.max_scroll);
         match key.code {
-            KeyCode::Char('y') if self.seen_all() => {
-                self.answer = Some(true);
-                OverlayAction::Changed
-            }
+            KeyCode::Char('y') if self.seen_all() => OverlayAction::Trust(true),
             KeyCode::Up | KeyCode::Char('k') => {
                 self.scroll = self.scroll.saturating_sub(1);
                 OverlayAction::Changed
@@ -106,10 +100,7 @@ impl Layer for TrustPrompt {
                 self.scroll = view.max_scroll;
                 OverlayAction::Changed
             }
-            KeyCode::Char('n') | KeyCode::Esc => {
-                self.answer = Some(false);
-                OverlayAction::Changed
-            }
+            KeyCode::Char('n') | KeyCode::Esc => OverlayAction::Trust(false),
             _ => OverlayAction::Ignored,
         }
     }

@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::api::{self, Playback, Recording, TokenCounter};
 use crate::protocol::{Event, Op};
-use crate::tui::app::{App, AppSettings};
+use crate::tui::app::{App, AppSettings, Outcome};
 use crate::tui::inspector::HistoryInspector;
 use crate::tui::theme::Theme;
 
@@ -33,6 +33,10 @@ const LOG: &str = r#"{"kind":"header","id":"20261122-040438-abcd","created":"202
 struct Driven {
     app: App,
     playback: Playback,
+    /// What the app asked of the playback and it has not answered yet.
+    outstanding: Vec<Op>,
+    /// Whether a key asked to leave.
+    quit: bool,
 }
 
 impl Driven {
@@ -55,6 +59,8 @@ impl Driven {
                 status,
             ),
             playback: recording.playback().counting_with(TokenCounter::estimate_only()),
+            outstanding: Vec::new(),
+            quit: false,
         };
         let opened = driven.playback.open(Instant::now());
         driven.feed(opened);
@@ -63,14 +69,21 @@ impl Driven {
 
     fn feed(&mut self, events: Vec<Event>) {
         for event in events {
-            self.app.on_agent_event(event);
+            let outcome = self.app.on_agent_event(event);
+            self.took(outcome);
         }
+    }
+
+    /// Keeps what a handler asked for.
+    fn took(&mut self, outcome: Outcome) {
+        self.quit |= outcome.quits();
+        self.outstanding.extend(outcome.sent().cloned());
     }
 
     /// What the app asked of the playback, answered, until it asks nothing more.
     fn pump(&mut self, now: Instant) {
-        while !self.app.outbox.is_empty() {
-            for op in std::mem::take(&mut self.app.outbox) {
+        while !self.outstanding.is_empty() {
+            for op in std::mem::take(&mut self.outstanding) {
                 let events = self.playback.on_op(op, now);
                 self.feed(events);
             }
@@ -78,7 +91,8 @@ impl Driven {
     }
 
     fn key(&mut self, key: KeyEvent, now: Instant) {
-        self.app.on_key(key);
+        let outcome = self.app.on_key(key);
+        self.took(outcome);
         self.pump(now);
     }
 }
@@ -111,8 +125,9 @@ fn keys_send_the_playbacks_controls_and_q_quits() {
     let mut driven = Driven::open(LOG);
     let now = Instant::now();
     let sent = |driven: &mut Driven, code: KeyCode| {
-        driven.app.on_key(key(code));
-        std::mem::take(&mut driven.app.outbox)
+        let outcome = driven.app.on_key(key(code));
+        driven.took(outcome);
+        std::mem::take(&mut driven.outstanding)
     };
     let playback = |control| vec![Op::Playback { control }];
     assert_eq!(
@@ -146,12 +161,12 @@ fn keys_send_the_playbacks_controls_and_q_quits() {
     assert_eq!(sent(&mut driven, KeyCode::Char(' ')), vec![]);
     assert_eq!(driven.app.input.text(), "/ ");
     driven.app.input.clear();
-    assert!(!driven.app.quit);
+    assert!(!driven.quit);
     driven.key(key(KeyCode::Char('q')), now);
-    assert!(driven.app.quit);
+    assert!(driven.quit);
     let mut again = Driven::open(LOG);
     again.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), now);
-    assert!(again.app.quit);
+    assert!(again.quit);
 }
 
 #[test]
@@ -180,7 +195,8 @@ fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_th
     driven.key(key(KeyCode::Esc), now);
 
     driven.app.focus = crate::tui::app::Pane::Conversation;
-    driven.app.submit("what next?".into());
+    let outcome = driven.app.submit("what next?".into());
+    driven.took(outcome);
     driven.pump(now);
     assert_eq!(
         driven.app.last_notice.as_ref().map(|(_, text)| text.as_str()),

@@ -1,0 +1,59 @@
+//! What the app's handlers give back to the event loop. The app never reaches the agent,
+//! the terminal or the loop's state itself: a key, a paste, a click or an agent's event
+//! is applied to it, and the handler returns an [`Outcome`], whether the screen changed
+//! and the [`Action`]s the loop is to carry out, in order.
+
+use crate::protocol::Op;
+
+/// One thing the event loop is asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Send this to the agent (or, before it runs, keep it for when it does).
+    Send(Op),
+    /// Leave the workbench.
+    Quit,
+    /// The person answered the trust question: start the session with the workspace's
+    /// servers and skills (`true`) or without them.
+    Trust(bool),
+    /// The person chose the local model server the welcome panel found: start the
+    /// session with it.
+    UseLocalServer { base_url: String, model: String },
+}
+
+/// What one handler did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Whether the screen changed (a frame is due).
+    pub changed: bool,
+    pub actions: Vec<Action>,
+}
+
+impl Outcome {
+    /// The ops it sends to the agent, in order.
+    pub fn sent(&self) -> impl Iterator<Item = &Op> {
+        self.actions.iter().filter_map(|action| match action {
+            Action::Send(op) => Some(op),
+            _ => None,
+        })
+    }
+
+    /// Whether it asks to leave the workbench.
+    pub fn quits(&self) -> bool {
+        self.actions.contains(&Action::Quit)
+    }
+}
+
+impl super::App {
+    /// Asks the event loop for `action` once the handler running now returns.
+    pub(crate) fn request(&mut self, action: Action) {
+        self.pending.push(action);
+    }
+
+    /// The handler's outcome: `changed`, and what it asked the loop to do.
+    pub(super) fn outcome(&mut self, changed: bool) -> Outcome {
+        Outcome {
+            changed,
+            actions: std::mem::take(&mut self.pending),
+        }
+    }
+}
