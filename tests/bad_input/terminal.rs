@@ -95,9 +95,9 @@ fn resize_to_one_by_one_and_back() {
     let workspace = TempDir::new();
     let home = TempDir::new();
     let mut app = busy_app(&workspace, &home);
-    let before = screen(&mut app, 80, 24);
+    let before = screen(&app, 80, 24);
     for (width, height) in [(1, 1), (2, 2), (1, 24), (80, 1), (3, 1), (1, 1)] {
-        screen(&mut app, width, height);
+        screen(&app, width, height);
         // Keys and the mouse at the tiny size are harmless too.
         app.on_key(key(KeyCode::Tab));
         app.on_key(key(KeyCode::BackTab));
@@ -108,9 +108,9 @@ fn resize_to_one_by_one_and_back() {
             modifiers: KeyModifiers::NONE,
         });
     }
-    assert_eq!(screen(&mut app, 80, 24), before, "the screen is whole again");
-    screen(&mut app, 160, 48);
-    assert_eq!(screen(&mut app, 80, 24), before);
+    assert_eq!(screen(&app, 80, 24), before, "the screen is whole again");
+    screen(&app, 160, 48);
+    assert_eq!(screen(&app, 80, 24), before);
 }
 
 #[test]
@@ -118,7 +118,7 @@ fn a_ten_megabyte_bracketed_paste() {
     let workspace = TempDir::new();
     let home = TempDir::new();
     let mut app = busy_app(&workspace, &home);
-    screen(&mut app, 80, 24);
+    screen(&app, 80, 24);
     for c in "draft".chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
@@ -128,7 +128,7 @@ fn a_ten_megabyte_bracketed_paste() {
     for paste in [&many_lines, &one_line] {
         let started = Instant::now();
         assert!(app.on_paste(paste), "the paste is answered");
-        screen(&mut app, 80, 24);
+        screen(&app, 80, 24);
         let took = started.elapsed();
         eprintln!(
             "refusing a {} byte paste took {:.2} s",
@@ -148,7 +148,7 @@ fn a_ten_megabyte_bracketed_paste() {
     let largest = line.repeat(1024 * 1024 / line.len());
     let started = Instant::now();
     assert!(app.on_paste(&largest));
-    screen(&mut app, 80, 24);
+    screen(&app, 80, 24);
     let took = started.elapsed();
     eprintln!(
         "a {} byte paste took {:.2} s to take and draw",
@@ -179,7 +179,7 @@ fn a_ten_megabyte_bracketed_paste() {
     app.on_key(key(KeyCode::Char('n')));
     assert!(app.on_paste(&one_line));
     assert_eq!(app.deny_reason.as_deref(), Some(""));
-    screen(&mut app, 80, 24);
+    screen(&app, 80, 24);
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn mouse_events_outside_any_pane() {
         MouseEventKind::ScrollRight,
     ];
     for (width, height) in [(80, 24), (160, 48), (1, 1)] {
-        screen(&mut app, width, height);
+        screen(&app, width, height);
         let mut points = vec![
             (u16::MAX, u16::MAX),
             (u16::MAX, 0),
@@ -212,7 +212,7 @@ fn mouse_events_outside_any_pane() {
         // The title bar, the status bar and every pane's border.
         points.extend((0..width).map(|x| (x, 0)));
         points.extend((0..width).map(|x| (x, height - 1)));
-        for (_, area) in app.areas.panes.clone() {
+        for (_, area) in app.areas().panes {
             for x in area.x..area.right() {
                 points.push((x, area.y));
                 points.push((x, area.bottom().saturating_sub(1)));
@@ -233,14 +233,14 @@ fn mouse_events_outside_any_pane() {
             }
         }
         // A click may have opened a file preview; the app still draws and closes it.
-        screen(&mut app, width, height);
+        screen(&app, width, height);
         while !app.overlays.is_empty() {
             app.on_key(key(KeyCode::Esc));
         }
     }
     assert!(app.on_paste("ok"));
     assert!(app.input.text().ends_with("ok"));
-    screen(&mut app, 80, 24);
+    screen(&app, 80, 24);
 }
 
 /// Every overlay the workbench has, opened the way a person opens it.
@@ -352,7 +352,7 @@ fn keys_during_every_overlay() {
         )
         .expect("a recorded session to pick");
         let mut app = busy_app(&workspace, &home);
-        screen(&mut app, 160, 48);
+        screen(&app, 160, 48);
         // Each key is sent with the overlay freshly open, then the whole barrage at once.
         for (round, key) in keys.iter().chain(keys.iter()).enumerate() {
             let fresh = round < keys.len();
@@ -372,7 +372,7 @@ fn keys_during_every_overlay() {
             }
             app.on_key(*key);
             let size = if round % 2 == 0 { (80, 24) } else { (160, 48) };
-            screen(&mut app, size.0, size.1);
+            screen(&app, size.0, size.1);
         }
         // Whatever is left closes, and the input works.
         for _ in 0..10 {
@@ -399,7 +399,7 @@ fn keys_during_every_overlay() {
                 .all(|op| !matches!(op, Op::UserInput { text } if text.is_empty())),
             "{which}: no empty message was sent"
         );
-        screen(&mut app, 80, 24);
-        screen(&mut app, 1, 1);
+        screen(&app, 80, 24);
+        screen(&app, 1, 1);
     }
 }

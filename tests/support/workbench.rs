@@ -18,7 +18,7 @@ pub fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
 }
 
 /// The app drawn on a `width`×`height` test terminal, as text.
-pub fn screen(app: &mut App, width: u16, height: u16) -> String {
+pub fn screen(app: &App, width: u16, height: u16) -> String {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|frame| miniagent::tui::render::draw(frame, app))

@@ -72,8 +72,8 @@ fn the_terminal_cursor_stands_where_the_input_types_and_only_there() {
     let mut app = app_in(&workspace);
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
     type_text(&mut app, "你好 ab");
-    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
-    let input = app.areas.get(Pane::Input).expect("the input is on screen");
+    terminal.draw(|frame| render::draw(frame, &app)).unwrap();
+    let input = app.areas().get(Pane::Input).expect("the input is on screen");
     assert!(terminal.backend().cursor_visible());
     // Two wide characters, a space and two letters: seven columns in.
     assert_eq!(
@@ -83,22 +83,22 @@ fn the_terminal_cursor_stands_where_the_input_types_and_only_there() {
     // A second line.
     app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
     type_text(&mut app, "x");
-    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
-    let input = app.areas.get(Pane::Input).expect("the input is on screen");
+    terminal.draw(|frame| render::draw(frame, &app)).unwrap();
+    let input = app.areas().get(Pane::Input).expect("the input is on screen");
     assert_eq!(
         terminal.backend().cursor_position(),
         ratatui::layout::Position::new(input.x + 1 + 1, input.y + 2)
     );
     // Another pane focused, or an overlay on top: no cursor.
     app.focus = Pane::Conversation;
-    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    terminal.draw(|frame| render::draw(frame, &app)).unwrap();
     assert!(!terminal.backend().cursor_visible());
     app.focus = Pane::Input;
     app.on_key(key(KeyCode::F(1)));
-    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    terminal.draw(|frame| render::draw(frame, &app)).unwrap();
     assert!(!terminal.backend().cursor_visible());
     app.on_key(key(KeyCode::Esc));
-    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    terminal.draw(|frame| render::draw(frame, &app)).unwrap();
     assert!(terminal.backend().cursor_visible());
 }
 
@@ -249,10 +249,10 @@ fn file_preview_overlay_at_both_sizes() {
 fn monochrome_theme_has_no_colours() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
-    app.theme = Theme::monochrome();
+    app.set_theme(Theme::monochrome());
     busy_session(&mut app);
     let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
-    terminal.draw(|frame| render::draw(frame, &mut app)).unwrap();
+    terminal.draw(|frame| render::draw(frame, &app)).unwrap();
     let buffer = terminal.backend().buffer();
     for cell in buffer.content() {
         assert_eq!(

@@ -39,8 +39,8 @@ fn a_paused_replay_shows_its_state_where_the_prompt_would_be() {
     assert_eq!(player.app.status_text(), "running bash for 1.0 s");
     assert_eq!(player.next_wake(now + Duration::from_secs(5)), None);
     assert!(!player.tick(now + Duration::from_secs(5)));
-    assert_screen!("replay_paused_80x24", screen(&mut player.app, 80, 24));
-    assert_screen!("replay_paused_160x48", screen(&mut player.app, 160, 48));
+    assert_screen!("replay_paused_80x24", screen(&player.app, 80, 24));
+    assert_screen!("replay_paused_160x48", screen(&player.app, 160, 48));
     // The recorded approval showed, and nothing could answer it: only playback
     // controls were sent.
     assert!(
@@ -55,11 +55,11 @@ fn a_replay_at_its_end_with_the_inspector() {
     let mut player = player(&finished_session());
     player.jump_to_end();
     assert!(!player.app.turn_running);
-    assert_screen!("replay_end_120x40", screen(&mut player.app, 120, 40));
+    assert_screen!("replay_end_120x40", screen(&player.app, 120, 40));
     player.on_key(key(KeyCode::F(6)), Instant::now());
     let entries = player.app.history.as_ref().map(|h| h.entries.len());
     assert_eq!(entries, Some(6));
-    assert_screen!("replay_history_80x24", screen(&mut player.app, 80, 24));
+    assert_screen!("replay_history_80x24", screen(&player.app, 80, 24));
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     assert!(matches!(app.top::<ToolDetail>(), Some(detail) if detail.call_id == "c0"));
     // The workbench asks the agent, which reads the log; here, its answer.
     assert_eq!(app.sent, vec![Op::RecordedCall { id: "c0".into() }]);
-    let waiting = screen(&mut app, 80, 24);
+    let waiting = screen(&app, 80, 24);
     assert!(
         waiting.contains("reading the result back from the session log…"),
         "{waiting}"
@@ -208,14 +208,14 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     assert_eq!(first.result.as_deref(), Some("result 0"));
     assert_eq!(first.streamed.total_bytes(), 40_000, "its output is back too");
     assert!(first.streamed.text().starts_with("0xxx"));
-    let text = screen(&mut app, 80, 24);
+    let text = screen(&app, 80, 24);
     assert!(
         text.contains("40000 bytes in all; the start and the end are kept"),
         "{text}"
     );
     assert_screen!("tool_detail_cut_output_80x24", text);
     app.on_key(key(KeyCode::End));
-    let text = screen(&mut app, 80, 24);
+    let text = screen(&app, 80, 24);
     assert!(
         text.contains("Result sent to the model") && text.contains("result 0"),
         "{text}"

@@ -2,6 +2,8 @@
 //! call, notices. Each entry caches its wrapped lines for the width it was last drawn
 //! at, and only the visible slice is rendered, so a long transcript costs little per frame.
 
+use std::cell::{Cell, RefCell};
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -74,12 +76,14 @@ impl Cached {
 #[derive(Default)]
 pub struct Conversation {
     entries: Vec<Entry>,
-    cache: Vec<Option<Cached>>,
+    /// Each entry's rendering, parallel to `entries`, kept between frames. Drawing
+    /// borrows the app immutably, so this and what the frame adjusts are in cells.
+    cache: RefCell<Vec<Option<Cached>>>,
     /// `None` follows the bottom; `Some(top)` keeps the view where the person scrolled.
-    top: Option<usize>,
+    top: Cell<Option<usize>>,
     /// From the last render: total wrapped lines and the visible height.
-    total_lines: usize,
-    height: usize,
+    total_lines: Cell<usize>,
+    height: Cell<usize>,
 }
 
 impl Conversation {
@@ -89,13 +93,13 @@ impl Conversation {
 
     pub fn push(&mut self, entry: Entry) {
         self.entries.push(entry);
-        self.cache.push(None);
+        self.cache.get_mut().push(None);
     }
 
     pub fn clear(&mut self) {
         self.entries.clear();
-        self.cache.clear();
-        self.top = None;
+        self.cache.get_mut().clear();
+        self.top.set(None);
     }
 
     /// Appends streamed assistant text, opening a new message when needed.
@@ -126,11 +130,11 @@ impl Conversation {
         match (streamed, final_entry) {
             (Some(index), Some(entry)) => {
                 self.entries[index] = entry;
-                self.cache[index] = None;
+                self.cache.get_mut()[index] = None;
             }
             (Some(index), None) => {
                 self.entries.remove(index);
-                self.cache.remove(index);
+                self.cache.get_mut().remove(index);
             }
             (None, Some(entry)) => self.push(entry),
             (None, None) => {}
@@ -141,7 +145,7 @@ impl Conversation {
     pub fn discard_streaming(&mut self) {
         if let Some(index) = self.streaming_index() {
             self.entries.remove(index);
-            self.cache.remove(index);
+            self.cache.get_mut().remove(index);
         }
     }
 
@@ -162,8 +166,9 @@ impl Conversation {
     }
 
     /// Tool lines show live status: redraw them when a call changes.
-    pub fn invalidate_tool(&mut self, call_id: &str) {
-        for (entry, cache) in self.entries.iter().zip(self.cache.iter_mut()).rev() {
+    pub fn invalidate_tool(&self, call_id: &str) {
+        let mut caches = self.cache.borrow_mut();
+        for (entry, cache) in self.entries.iter().zip(caches.iter_mut()).rev() {
             if matches!(entry, Entry::Tool { id, .. } if id == call_id) {
                 *cache = None;
                 return;
@@ -173,46 +178,46 @@ impl Conversation {
 
     /// Forgets every cached rendering (the highlighter became ready, the theme changed).
     pub fn invalidate_all(&mut self) {
-        for cached in &mut self.cache {
+        for cached in self.cache.get_mut() {
             *cached = None;
         }
     }
 
     fn invalidate_last(&mut self) {
-        if let Some(last) = self.cache.last_mut() {
+        if let Some(last) = self.cache.get_mut().last_mut() {
             *last = None;
         }
     }
 
     /// Whether the view follows new output.
     pub fn is_following(&self) -> bool {
-        self.top.is_none()
+        self.top.get().is_none()
     }
 
     pub fn scroll_up(&mut self, lines: usize) {
-        let bottom_top = self.total_lines.saturating_sub(self.height);
-        let current = self.top.unwrap_or(bottom_top);
-        self.top = Some(current.saturating_sub(lines));
+        let bottom_top = self.total_lines.get().saturating_sub(self.height.get());
+        let current = self.top.get().unwrap_or(bottom_top);
+        self.top.set(Some(current.saturating_sub(lines)));
     }
 
     pub fn scroll_down(&mut self, lines: usize) {
-        if let Some(top) = self.top {
-            let bottom_top = self.total_lines.saturating_sub(self.height);
-            let next = top + lines;
-            self.top = if next >= bottom_top { None } else { Some(next) };
+        if let Some(top) = self.top.get() {
+            let bottom_top = self.total_lines.get().saturating_sub(self.height.get());
+            let next = top.saturating_add(lines);
+            self.top.set(if next >= bottom_top { None } else { Some(next) });
         }
     }
 
     pub fn scroll_to_top(&mut self) {
-        self.top = Some(0);
+        self.top.set(Some(0));
     }
 
     pub fn scroll_to_bottom(&mut self) {
-        self.top = None;
+        self.top.set(None);
     }
 
     pub fn page(&self) -> usize {
-        super::scroll::page_of(self.height)
+        super::scroll::page_of(self.height.get())
     }
 
     pub fn key_hints(&self) -> Vec<KeyHint> {
@@ -225,14 +230,16 @@ impl Conversation {
 
     /// Draws the visible slice into `area`; `status_of` gives tool lines their status.
     pub fn render(
-        &mut self,
+        &self,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
         status_of: &dyn Fn(&str) -> Option<ToolLine>,
     ) {
         let width = area.width.max(1);
-        self.height = usize::from(area.height);
+        let height = usize::from(area.height);
+        self.height.set(height);
+        let mut cache = self.cache.borrow_mut();
         // Heights first (cheap once cached), then lines for the visible window only.
         let mut heights = Vec::with_capacity(self.entries.len());
         for index in 0..self.entries.len() {
@@ -241,49 +248,50 @@ impl Conversation {
                 streaming: true,
             } = &self.entries[index]
             {
-                render_streaming(&mut self.cache[index], text, width, theme);
-            } else if !matches!(&self.cache[index], Some(cached) if cached.width == width) {
+                render_streaming(&mut cache[index], text, width, theme);
+            } else if !matches!(&cache[index], Some(cached) if cached.width == width) {
                 let lines = render_entry(&self.entries[index], width, theme, status_of);
-                self.cache[index] = Some(Cached {
+                cache[index] = Some(Cached {
                     width,
                     lines,
                     streamed: None,
                 });
             }
-            heights.push(self.cache[index].as_ref().map_or(0, Cached::height));
+            heights.push(cache[index].as_ref().map_or(0, Cached::height));
         }
-        self.total_lines = heights.iter().sum();
-        let bottom_top = self.total_lines.saturating_sub(self.height);
-        let top = match self.top {
+        let total_lines: usize = heights.iter().sum();
+        self.total_lines.set(total_lines);
+        let bottom_top = total_lines.saturating_sub(height);
+        let top = match self.top.get() {
             Some(top) if top < bottom_top => top,
             _ => {
-                self.top = None;
+                self.top.set(None);
                 bottom_top
             }
         };
-        let mut visible: Vec<Line<'static>> = Vec::with_capacity(self.height);
+        let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
         let mut line_index = 0usize;
-        for (index, height) in heights.iter().enumerate() {
-            if line_index + height <= top {
-                line_index += height;
+        for (index, entry_height) in heights.iter().enumerate() {
+            if line_index + entry_height <= top {
+                line_index += entry_height;
                 continue;
             }
-            if let Some(cached) = &self.cache[index] {
+            if let Some(cached) = &cache[index] {
                 let skip = top.saturating_sub(line_index);
                 for line in cached.all_lines().skip(skip) {
-                    if visible.len() >= self.height {
+                    if visible.len() >= height {
                         break;
                     }
                     visible.push(line.clone());
                 }
             }
-            line_index += height;
-            if visible.len() >= self.height {
+            line_index += entry_height;
+            if visible.len() >= height {
                 break;
             }
         }
         Paragraph::new(visible).style(theme.text).render(area, buf);
-        if self.top.is_some() && area.height > 0 {
+        if self.top.get().is_some() && area.height > 0 {
             let marker = " ↓ new output below (End) ";
             let marker_width = u16::try_from(wrap::display_width(marker))
                 .unwrap_or(u16::MAX)
@@ -549,7 +557,7 @@ mod tests {
                 }
             ]
         );
-        assert_eq!(conversation.cache.len(), 2);
+        assert_eq!(conversation.cache.borrow().len(), 2);
         // A retry drops what streamed, also behind a notice; an empty reply leaves nothing.
         conversation.push_assistant_delta("half");
         conversation.push(Entry::Notice {

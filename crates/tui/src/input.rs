@@ -245,14 +245,18 @@ impl InputBox {
         ]
     }
 
-    /// Draws the editor into `area` (the caller draws the frame). The cursor is the
-    /// terminal's own (see [`InputBox::cursor_position`]), so none is drawn here.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    /// Takes the colours of `theme` (set whenever the app's theme is).
+    pub fn set_theme(&mut self, theme: &Theme) {
         self.editor.set_style(theme.text);
         self.editor.set_placeholder_style(theme.dim);
         self.editor
             .set_cursor_line_style(ratatui::style::Style::default());
         self.editor.set_cursor_style(theme.text);
+    }
+
+    /// Draws the editor into `area` (the caller draws the frame). The cursor is the
+    /// terminal's own (see [`InputBox::cursor_position`]), so none is drawn here.
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
         (&self.editor).render(area, buf);
     }
 

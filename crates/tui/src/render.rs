@@ -20,20 +20,20 @@ use crate::protocol::PlaybackStatus;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-/// Draws one frame.
-pub fn draw(frame: &mut Frame, app: &mut App) {
+/// Draws one frame. The app is only read; what drawing keeps for the next key (the
+/// layout, for the mouse; each pane's scroll and render cache) is in cells.
+pub fn draw(frame: &mut Frame, app: &App) {
     let size = frame.area();
     let areas = layout::compute(size, app);
-    // Panes read the layout they are drawn in (a title says whether it is narrow).
-    app.areas = areas.clone();
+    app.drawn_at(areas.clone());
     let buf = frame.buffer_mut();
     draw_title(app, areas.title, buf);
     let focus = app.focus;
-    for (pane, area) in areas.panes.clone() {
+    for &(pane, area) in &areas.panes {
         if matches!(app.side_popup, Some(side) if side == pane) && areas.narrow {
             clear_for_popup(area, buf);
         }
-        draw_pane(app, pane, area, buf, pane == focus);
+        draw_pane(app, pane, area, buf, pane == focus, areas.narrow);
     }
     draw_status(app, &areas, areas.status, buf);
     if app.focus == Pane::Input
@@ -87,7 +87,7 @@ pub fn pane_block<'a>(title: String, focused: bool, app: &App) -> Block<'a> {
         ))
 }
 
-fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool) {
+fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool, narrow: bool) {
     if area.width < 3 || area.height < 3 {
         return;
     }
@@ -95,7 +95,7 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
         Pane::Conversation if !app.conversation.is_following() => "Conversation (scrolled)".to_string(),
         Pane::Input if app.replay.is_some() => "Replay · / for commands".to_string(),
         Pane::Input if !app.queued.is_empty() => format!("Input · {} queued", app.queued.len()),
-        Pane::Thinking => format!("Thinking · F3{}", if app.areas.narrow { " closes" } else { "" }),
+        Pane::Thinking => format!("Thinking · F3{}", if narrow { " closes" } else { "" }),
         Pane::Timeline => format!("Tools · {}", app.timeline.calls().len()),
         other => other.title().to_string(),
     };
@@ -122,7 +122,7 @@ fn draw_pane(app: &mut App, pane: Pane, area: Rect, buf: &mut Buffer, focused: b
             // A replay takes no prompts: its state and keys stand where one is typed,
             // until a command is typed.
             Some(status) if app.input.is_empty() => draw_replay_status(status, app, inner, buf),
-            Some(_) | None => app.input.render(inner, buf, &app.theme),
+            Some(_) | None => app.input.render(inner, buf),
         },
         Pane::Thinking => app.thinking.render(inner, buf, &app.theme, focused),
         Pane::Timeline => app.timeline.render(inner, buf, &app.theme, now, focused),

@@ -1,6 +1,8 @@
 //! The thinking pane: the current model call's reasoning, live; earlier steps' reasoning
 //! folded to one line each, expandable.
 
+use std::cell::{Cell, RefCell};
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -63,14 +65,15 @@ impl WordCount {
 #[derive(Default)]
 pub struct ThinkingPane {
     blocks: Vec<ThinkingBlock>,
-    /// Per block, parallel to `blocks`: what rendering it keeps between frames.
-    caches: Vec<BlockCache>,
+    /// Per block, parallel to `blocks`: what rendering it keeps between frames (drawing
+    /// borrows the app immutably, so it is in a cell, as is what the frame adjusts).
+    caches: RefCell<Vec<BlockCache>>,
     /// The model call under way: (turn, step). A block opens at its first thinking.
     current: (u32, u32),
     selected: Option<usize>,
     /// Lines scrolled up from the bottom; 0 follows the live text.
-    scroll_back: usize,
-    height: usize,
+    scroll_back: Cell<usize>,
+    height: Cell<usize>,
 }
 
 impl ThinkingPane {
@@ -99,8 +102,8 @@ impl ThinkingPane {
                 text: String::new(),
                 folded: false,
             });
-            self.caches.push(BlockCache::default());
-            self.scroll_back = 0;
+            self.caches.get_mut().push(BlockCache::default());
+            self.scroll_back.set(0);
         }
         if let Some(block) = self.blocks.last_mut() {
             block.text.push_str(delta);
@@ -115,13 +118,13 @@ impl ThinkingPane {
             .is_some_and(|b| (b.turn, b.step) == self.current)
         {
             self.blocks.pop();
-            self.caches.pop();
+            self.caches.get_mut().pop();
         }
     }
 
     /// Forgets the wrapped bodies (the theme changed).
     pub fn invalidate_all(&mut self) {
-        for cache in &mut self.caches {
+        for cache in self.caches.get_mut() {
             cache.wrapped = Wrapped::default();
         }
     }
@@ -157,15 +160,15 @@ impl ThinkingPane {
     }
 
     pub fn scroll_up(&mut self, lines: usize) {
-        self.scroll_back += lines;
+        self.scroll_back.set(self.scroll_back.get().saturating_add(lines));
     }
 
     pub fn scroll_down(&mut self, lines: usize) {
-        self.scroll_back = self.scroll_back.saturating_sub(lines);
+        self.scroll_back.set(self.scroll_back.get().saturating_sub(lines));
     }
 
     pub fn page(&self) -> usize {
-        super::scroll::page_of(self.height)
+        super::scroll::page_of(self.height.get())
     }
 
     pub fn key_hints(&self) -> Vec<KeyHint> {
@@ -176,15 +179,17 @@ impl ThinkingPane {
         ]
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        self.height = usize::from(area.height);
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+        let height = usize::from(area.height);
+        self.height.set(height);
+        let mut caches = self.caches.borrow_mut();
         let width = area.width.max(1);
         // Per block: its header and the wrapped line still growing; whole lines are
         // wrapped once into the block's cache.
         let mut parts: Vec<(Line<'static>, Vec<Line<'static>>)> = Vec::with_capacity(self.blocks.len());
         for (index, block) in self.blocks.iter().enumerate() {
             let selected = focused && self.selected == Some(index);
-            let cache = &mut self.caches[index];
+            let cache = &mut caches[index];
             let words = cache.words.update(&block.text);
             let marker = if block.folded { "▸" } else { "▾" };
             let mut header = Line::from(vec![
@@ -217,7 +222,7 @@ impl ThinkingPane {
             parts.push((header, growing));
         }
         let mut all: Vec<&Line<'static>> = Vec::new();
-        for ((header, growing), (block, cache)) in parts.iter().zip(self.blocks.iter().zip(&self.caches)) {
+        for ((header, growing), (block, cache)) in parts.iter().zip(self.blocks.iter().zip(caches.iter())) {
             all.push(header);
             if !block.folded {
                 all.extend(cache.wrapped.lines.iter());
@@ -228,10 +233,11 @@ impl ThinkingPane {
         if all.is_empty() {
             all.push(&placeholder);
         }
-        let max_back = all.len().saturating_sub(self.height);
-        self.scroll_back = self.scroll_back.min(max_back);
-        let start = all.len().saturating_sub(self.height + self.scroll_back);
-        let visible: Vec<Line<'static>> = all.into_iter().skip(start).take(self.height).cloned().collect();
+        let max_back = all.len().saturating_sub(height);
+        let scroll_back = self.scroll_back.get().min(max_back);
+        self.scroll_back.set(scroll_back);
+        let start = all.len().saturating_sub(height + scroll_back);
+        let visible: Vec<Line<'static>> = all.into_iter().skip(start).take(height).cloned().collect();
         Paragraph::new(visible).render(area, buf);
     }
 }

@@ -1,6 +1,7 @@
 //! The tool-call timeline: one row per call with its status, name, short arguments and
 //! duration; the selected call opens a detail view.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
@@ -130,8 +131,10 @@ pub struct Timeline {
     /// Finished calls still holding their result, oldest first (indices into `calls`).
     holding_results: std::collections::VecDeque<usize>,
     selected: Option<usize>,
-    scroll: usize,
-    height: usize,
+    /// The first row shown and the rows that fit, as the last frame drew them (drawing
+    /// borrows the app immutably, so what it adjusts is in cells).
+    scroll: Cell<usize>,
+    height: Cell<usize>,
 }
 
 impl Timeline {
@@ -329,11 +332,11 @@ impl Timeline {
 
     /// Rows a page key moves.
     pub fn page(&self) -> usize {
-        super::scroll::page_of(self.height)
+        super::scroll::page_of(self.height.get())
     }
 
     pub fn select_row(&mut self, row: u16) -> bool {
-        let index = self.scroll + usize::from(row);
+        let index = self.scroll.get() + usize::from(row);
         if index < self.calls.len() {
             self.selected = Some(index);
             true
@@ -343,9 +346,10 @@ impl Timeline {
     }
 
     pub fn scroll_by(&mut self, lines: i32) {
-        let max = self.calls.len().saturating_sub(self.height);
-        let next = i64::try_from(self.scroll).unwrap_or(0) + i64::from(lines);
-        self.scroll = usize::try_from(next.max(0)).unwrap_or(0).min(max);
+        let max = self.calls.len().saturating_sub(self.height.get());
+        let next = i64::try_from(self.scroll.get()).unwrap_or(0) + i64::from(lines);
+        self.scroll
+            .set(usize::try_from(next.max(0)).unwrap_or(0).min(max));
     }
 
     pub fn key_hints(&self) -> Vec<KeyHint> {
@@ -356,8 +360,9 @@ impl Timeline {
         ]
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant, focused: bool) {
-        self.height = usize::from(area.height);
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant, focused: bool) {
+        let height = usize::from(area.height);
+        self.height.set(height);
         if self.calls.is_empty() {
             if area.height > 0 {
                 buf.set_stringn(
@@ -371,14 +376,16 @@ impl Timeline {
             return;
         }
         // Keep the selection visible; otherwise follow the newest call.
-        match self.selected {
-            Some(index) if index < self.scroll => self.scroll = index,
-            Some(index) if index >= self.scroll + self.height => self.scroll = index + 1 - self.height,
-            Some(_) => {}
-            None => self.scroll = self.calls.len().saturating_sub(self.height),
-        }
+        let scroll = self.scroll.get();
+        let scroll = match self.selected {
+            Some(index) if index < scroll => index,
+            Some(index) if index >= scroll + height => index + 1 - height,
+            Some(_) => scroll,
+            None => self.calls.len().saturating_sub(height),
+        };
+        self.scroll.set(scroll);
         let width = usize::from(area.width);
-        for (row, index) in (self.scroll..self.calls.len()).take(self.height).enumerate() {
+        for (row, index) in (scroll..self.calls.len()).take(height).enumerate() {
             let call = &self.calls[index];
             let (mark, mark_style) = call.status.mark(theme);
             let duration = duration_text(call, now);

@@ -263,7 +263,7 @@ impl App {
     /// Shows or hides a side pane: at full width it folds in and out of the layout;
     /// below 120 columns it opens over the conversation.
     pub(crate) fn toggle_side(&mut self, pane: Pane) -> bool {
-        if self.areas.narrow {
+        if self.areas.borrow().narrow {
             self.side_popup = if self.side_popup == Some(pane) {
                 None
             } else {
@@ -299,7 +299,7 @@ impl App {
             };
         }
         let mut panes = Vec::new();
-        let wide = !self.areas.narrow;
+        let wide = !self.areas.borrow().narrow;
         if (wide && self.side.tree) || self.side_popup == Some(Pane::Tree) {
             panes.push(Pane::Tree);
         }
@@ -480,10 +480,8 @@ impl App {
             Ok(theme) => theme,
             Err(message) => return self.notice(NoticeKind::Error, message.to_string()),
         };
-        self.theme = theme;
+        self.set_theme(theme);
         self.theme_name = name.to_string();
-        self.conversation.invalidate_all();
-        self.thinking.invalidate_all();
         let saved = match &self.config_dir {
             Some(dir) => crate::api::save_setting(dir, "ui", "theme", name)
                 .map(|path| format!("theme {name}, saved in {}", path.display()))
@@ -522,7 +520,7 @@ impl App {
                 _ => false,
             };
         }
-        let Some((pane, area)) = self.areas.pane_at(position) else {
+        let Some((pane, area)) = self.areas.borrow().pane_at(position) else {
             return false;
         };
         let inner_row = mouse.row.saturating_sub(area.y + 1);

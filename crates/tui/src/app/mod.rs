@@ -14,6 +14,7 @@ mod settings;
 mod sub_agent;
 mod turns;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -189,8 +190,9 @@ pub struct App {
     /// What the handler running now asks the event loop to do; handed back in its
     /// [`Outcome`], never read by the loop from here.
     pending: Vec<Action>,
-    /// Where each pane was drawn last, for the mouse.
-    pub areas: Areas,
+    /// Where each pane was drawn last, for the mouse (set by drawing, which borrows the
+    /// app immutably).
+    areas: RefCell<Areas>,
     /// MCP servers and their states, by name.
     pub mcp: BTreeMap<String, crate::protocol::McpState>,
     /// The skills the agent can load, and problems finding them.
@@ -227,6 +229,8 @@ impl App {
         session_start: SystemTime,
     ) -> Self {
         let now = Instant::now();
+        let mut input = InputBox::new(super::commands::hints());
+        input.set_theme(&theme);
         App {
             theme_name: theme.name.clone(),
             theme,
@@ -243,7 +247,7 @@ impl App {
             thinking: ThinkingPane::default(),
             timeline: Timeline::default(),
             tree: FileTree::new(workspace, session_start),
-            input: InputBox::new(super::commands::hints()),
+            input,
             tokens: TokenFigures::default(),
             stats: Stats::default(),
             focus: Pane::Input,
@@ -267,7 +271,7 @@ impl App {
             last_notice: None,
             now,
             pending: Vec::new(),
-            areas: Areas::default(),
+            areas: RefCell::new(Areas::default()),
             history: None,
             mcp: BTreeMap::new(),
             skills: Vec::new(),
@@ -625,6 +629,24 @@ impl App {
     /// Syntax highlighting finished loading: code drawn plain so far gets its colours.
     pub fn on_highlight_ready(&mut self) {
         self.conversation.invalidate_all();
+    }
+
+    /// Where each pane was drawn last.
+    pub fn areas(&self) -> Areas {
+        self.areas.borrow().clone()
+    }
+
+    /// A frame was laid out as `areas`.
+    pub(crate) fn drawn_at(&self, areas: Areas) {
+        *self.areas.borrow_mut() = areas;
+    }
+
+    /// Draws with `theme` from now on.
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.input.set_theme(&theme);
+        self.theme = theme;
+        self.conversation.invalidate_all();
+        self.thinking.invalidate_all();
     }
 
     /// Shows a notice in the conversation and the status bar.

@@ -5,6 +5,7 @@
 //! first expanded, and marks the files the agent created or changed in this session.
 //! The preview shows one file with line numbers and syntax colours.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -115,10 +116,11 @@ pub struct FileTree {
     touched_folders: HashSet<PathBuf>,
     rows: Vec<Row>,
     selected: usize,
-    /// The first visible row.
-    offset: usize,
+    /// The first visible row (a cell: drawing, which borrows the app immutably, keeps
+    /// the selection in view).
+    offset: Cell<usize>,
     /// The height of the last render, for paging and keeping the selection in view.
-    page: usize,
+    page: Cell<usize>,
 }
 
 impl FileTree {
@@ -145,8 +147,8 @@ impl FileTree {
             touched_folders: HashSet::new(),
             rows: Vec::new(),
             selected: 0,
-            offset: 0,
-            page: DEFAULT_PAGE,
+            offset: Cell::new(0),
+            page: Cell::new(DEFAULT_PAGE),
         };
         tree.reload();
         tree
@@ -180,8 +182,8 @@ impl FileTree {
         let action = match key.code {
             KeyCode::Up | KeyCode::Char('k') => self.select(self.selected.saturating_sub(1)),
             KeyCode::Down | KeyCode::Char('j') => self.select(self.selected.saturating_add(1)),
-            KeyCode::PageUp => self.select(self.selected.saturating_sub(self.page)),
-            KeyCode::PageDown => self.select(self.selected.saturating_add(self.page)),
+            KeyCode::PageUp => self.select(self.selected.saturating_sub(self.page.get())),
+            KeyCode::PageDown => self.select(self.selected.saturating_add(self.page.get())),
             KeyCode::Home => self.select(0),
             KeyCode::End => self.select(usize::MAX),
             KeyCode::Left | KeyCode::Char('h') => self.collapse_or_parent(),
@@ -198,7 +200,7 @@ impl FileTree {
     /// A click on `row` rows below the top of the pane's inner area: select it; a click
     /// on the selected row toggles a folder or opens a file.
     pub fn on_click(&mut self, row: u16) -> TreeAction {
-        let index = self.offset.saturating_add(usize::from(row));
+        let index = self.offset.get().saturating_add(usize::from(row));
         if index >= self.rows.len() {
             return TreeAction::Ignored;
         }
@@ -213,18 +215,19 @@ impl FileTree {
     /// Scrolls the view by `lines` (negative: up), dragging the selection along only as
     /// far as needed to keep it visible.
     pub fn on_scroll(&mut self, lines: i32) -> TreeAction {
-        let max_offset = self.rows.len().saturating_sub(self.page);
+        let page = self.page.get();
+        let max_offset = self.rows.len().saturating_sub(page);
         let step = usize::try_from(lines.unsigned_abs()).unwrap_or(usize::MAX);
         let offset = if lines < 0 {
-            self.offset.saturating_sub(step)
+            self.offset.get().saturating_sub(step)
         } else {
-            self.offset.saturating_add(step).min(max_offset)
+            self.offset.get().saturating_add(step).min(max_offset)
         };
-        if offset == self.offset {
+        if offset == self.offset.get() {
             return TreeAction::Ignored;
         }
-        self.offset = offset;
-        let last_visible = offset + self.page.max(1) - 1;
+        self.offset.set(offset);
+        let last_visible = offset + page.max(1) - 1;
         // max-then-min rather than `clamp`, which panics if the bounds ever crossed.
         self.selected = self
             .selected
@@ -235,8 +238,8 @@ impl FileTree {
     }
 
     /// Draws into the pane's inner area (the caller draws the border and title).
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        self.page = usize::from(area.height).max(1);
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+        self.page.set(usize::from(area.height).max(1));
         if area.is_empty() {
             return;
         }
@@ -263,7 +266,7 @@ impl FileTree {
             .rows
             .iter()
             .enumerate()
-            .skip(self.offset)
+            .skip(self.offset.get())
             .take(usize::from(area.height));
         for (y, (index, row)) in (area.y..).zip(visible) {
             let line = self.row_line(row, theme, width);
@@ -390,15 +393,16 @@ impl FileTree {
         TreeAction::Changed
     }
 
-    fn scroll_to_selection(&mut self) {
-        let page = self.page.max(1);
-        if self.selected < self.offset {
-            self.offset = self.selected;
-        } else if self.selected >= self.offset + page {
-            self.offset = self.selected + 1 - page;
+    fn scroll_to_selection(&self) {
+        let page = self.page.get().max(1);
+        let mut offset = self.offset.get();
+        if self.selected < offset {
+            offset = self.selected;
+        } else if self.selected >= offset + page {
+            offset = self.selected + 1 - page;
         }
         // No blank tail after a collapse or a deletion when rows above could fill it.
-        self.offset = self.offset.min(self.rows.len().saturating_sub(page));
+        self.offset.set(offset.min(self.rows.len().saturating_sub(page)));
     }
 
     /// Enter, or a click on the selected row.
