@@ -2,9 +2,10 @@
 //! binary against the whole workspace dominated a CI run on two cores). Each module is
 //! the file of the same name beside this one, with its own folder of submodules; the
 //! shared helpers are `support` (the scripted model server, the CLI runner, the in-process
-//! agent, the workbench's test app).
+//! agent). The workbench's own tests (its `App` under keys and events, and its snapshots)
+//! are in `crates/tui/src/tests/`.
 //!
-//! Run one file's tests with a filter: `cargo test --test all workbench::`.
+//! Run one file's tests with a filter: `cargo test --test all sessions::`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod support;
@@ -44,6 +45,3 @@ mod tmux_workbench;
 mod tool_faults;
 mod tools;
 mod trust_and_resume;
-mod workbench;
-mod workbench_extensions;
-mod workbench_sessions;

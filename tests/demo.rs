@@ -12,11 +12,8 @@ use crate::support;
 
 use std::path::PathBuf;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use miniagent::tui::theme::Theme;
 use serde_json::json;
 use support::cli::{miniagent, session_logs, text};
-use support::workbench::Player;
 use support::*;
 
 fn demo_path() -> PathBuf {
@@ -287,25 +284,4 @@ fn a_headless_replay_of_the_demo_prints_the_session_and_exits_0() {
     );
     assert!(stderr.contains("✓ bash python3 -m unittest -v"), "{stderr}");
     assert!(stderr.contains("context compacted:"), "{stderr}");
-}
-
-fn screen(player: &Player, width: u16, height: u16) -> String {
-    support::workbench::screen(&player.app, width, height)
-}
-
-#[test]
-fn the_workbench_at_the_end_of_the_demo() {
-    let loaded = miniagent::session::load(&demo_path()).expect("the demo loads");
-    let mut player = Player::new(&loaded, Theme::dark());
-    player.jump_to_end();
-    assert!(!player.app.turn_running);
-    insta::assert_snapshot!("demo_end_120x40", screen(&player, 120, 40));
-    // The inspector shows the summary the second turn made, with what it replaced.
-    player.on_key(
-        KeyEvent::new(KeyCode::F(6), KeyModifiers::NONE),
-        std::time::Instant::now(),
-    );
-    let history = player.app.history.as_ref().expect("the inspector opened");
-    assert!(history.entries.iter().any(|e| e.summary.is_some()));
-    insta::assert_snapshot!("demo_history_120x40", screen(&player, 120, 40));
 }

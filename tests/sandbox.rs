@@ -8,7 +8,6 @@
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime};
 
 use miniagent::config::{ApprovalMode, Config, Provider};
 use miniagent::protocol::{Decision, Event, Op, SandboxState};
@@ -340,59 +339,5 @@ fn the_config_key_and_the_flag_layer_like_the_others() {
     assert!(
         err.contains("key `tools.bash.sandbox`: unknown variant `sometimes`"),
         "{err}"
-    );
-}
-
-#[test]
-fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
-    use miniagent::tui::app::App;
-    use miniagent::tui::render;
-    use miniagent::tui::theme::Theme;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-
-    let title = |state: SandboxState, mode: ApprovalMode| {
-        let mut app = App::new(
-            Theme::dark(),
-            PathBuf::from("/home/dev/project"),
-            mode,
-            50,
-            SystemTime::now(),
-        );
-        app.now = Instant::now();
-        app.on_agent_event(Event::SessionConfigured {
-            model: "claude-test".into(),
-            provider: "anthropic".into(),
-            workspace: "/home/dev/project".into(),
-            tools: vec![],
-            session_id: None,
-            sandbox: state,
-        });
-        let mut terminal = Terminal::new(TestBackend::new(120, 10)).unwrap();
-        terminal.draw(|frame| render::draw(frame, &app)).unwrap();
-        let buffer = terminal.backend().buffer().clone();
-        let line: String = (0..buffer.area.width)
-            .map(|x| buffer[(x, 0)].symbol().to_string())
-            .collect();
-        let left = line.split("  ").next().unwrap_or_default().trim().to_string();
-        // The mode and the sandbox come first, right after the name.
-        left.split(" · ").skip(1).take(2).collect::<Vec<_>>().join(" · ")
-    };
-    let unavailable = || SandboxState::Unavailable {
-        reason: "the kernel has no Landlock".into(),
-    };
-    assert_eq!(
-        title(SandboxState::Enforced, ApprovalMode::FullAuto),
-        "full-auto · sandbox ✓"
-    );
-    assert_eq!(
-        title(SandboxState::Off, ApprovalMode::FullAuto),
-        "full-auto · no sandbox"
-    );
-    assert_eq!(title(SandboxState::Off, ApprovalMode::Ask), "ask · sandbox ✓");
-    assert_eq!(title(unavailable(), ApprovalMode::Ask), "ask · no sandbox");
-    assert_eq!(
-        title(SandboxState::Unknown, ApprovalMode::Ask),
-        "ask · max 50 steps"
     );
 }

@@ -7,10 +7,9 @@
 //!   ([`tool_arguments`]).
 //! - Configuration goes through the binary (`miniagent exec -c FILE`): exit code 1 and one
 //!   line naming the file and the key ([`config`]).
-//! - The terminal goes through the workbench's `App`, drawn on ratatui's `TestBackend`
-//!   ([`terminal`]).
+//! - The terminal (keys, pastes, the mouse, sizes) goes through the workbench's `App`,
+//!   in the workbench's own tests (`crates/tui/src/tests/bad_input.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 mod config;
-mod terminal;
 mod tool_arguments;

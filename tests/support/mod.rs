@@ -33,4 +33,3 @@ pub use wire::Format;
 pub mod cli;
 pub mod harness;
 pub mod validate;
-pub mod workbench;

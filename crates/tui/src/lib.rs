@@ -4,32 +4,32 @@
 //! draws it. Nothing here reaches into the agent: it sends `Op`s and reads `Event`s.
 
 pub mod app;
-pub mod bindings;
-pub mod commands;
-pub mod conversation;
-pub mod extensions;
-pub mod input;
-pub mod keys;
-pub mod layers;
-pub mod layout;
+pub(crate) mod bindings;
+pub(crate) mod commands;
+pub(crate) mod conversation;
+pub(crate) mod extensions;
+pub(crate) mod input;
+pub(crate) mod keys;
+pub(crate) mod layers;
+pub(crate) mod layout;
 mod output_buffer;
-pub mod overlay;
-pub mod overlay_view;
+pub(crate) mod overlay_view;
 mod pacing;
-pub mod palette;
-pub mod popup;
+pub(crate) mod palette;
+pub(crate) mod popup;
 pub mod render;
-pub mod replay;
+pub(crate) mod replay;
 pub mod run;
-pub mod scroll;
-pub mod terminal;
+pub(crate) mod scroll;
+pub(crate) mod terminal;
 pub mod text;
 pub mod theme;
-pub mod thinking;
-pub mod timeline;
-pub mod tree;
+pub(crate) mod thinking;
+pub(crate) mod timeline;
+pub(crate) mod tree;
 
-pub use layers::{first_run, history as inspector, sessions};
+#[cfg(test)]
+mod tests;
 pub use run::{WorkbenchOptions, replay, run};
 
 // The workbench was a module of one crate before the split; these keep the paths it

@@ -13,11 +13,13 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::{Action, App, AppSettings};
-use super::overlay::{FirstRun, TrustPrompt};
+use super::layers::first_run;
+use super::layers::first_run::FirstRun;
+use super::layers::trust::TrustPrompt;
 use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
-use super::{first_run, render, text::highlight};
+use super::{render, text::highlight};
 use crate::api::{self, Handle, Launch, Recording, StartOptions};
 use crate::protocol::{Event, Op};
 

@@ -61,12 +61,12 @@ impl Scroll {
         self.by(i64::try_from(self.page).unwrap_or(i64::MAX))
     }
 
-    pub fn to_top(&mut self) -> bool {
+    pub fn home(&mut self) -> bool {
         self.by(i64::MIN)
     }
 
     /// To the end; before the first frame, the frame clamps it.
-    pub fn to_bottom(&mut self) -> bool {
+    pub fn end(&mut self) -> bool {
         self.by(i64::MAX)
     }
 }
@@ -80,17 +80,17 @@ mod tests {
     fn end_then_up_moves_at_once_and_pages_leave_context() {
         let mut scroll = Scroll::default();
         assert_eq!(scroll.fit(100, 20), 0);
-        assert!(scroll.to_bottom());
+        assert!(scroll.end());
         assert_eq!(scroll.top(), 80);
         assert!(scroll.by(-1));
         assert_eq!(scroll.top(), 79);
         assert!(scroll.page_up());
         assert_eq!(scroll.top(), 61);
-        assert!(scroll.to_top());
+        assert!(scroll.home());
         assert!(!scroll.page_up());
         // Before any frame, End goes as far as the first frame allows.
         let mut fresh = Scroll::default();
-        fresh.to_bottom();
+        fresh.end();
         assert_eq!(fresh.fit(30, 10), 20);
         assert_eq!(page_of(1), 1);
     }

@@ -3,8 +3,8 @@
 
 use super::App;
 use crate::protocol::Op;
-use crate::tui::inspector::HistoryInspector;
 use crate::tui::layers::Layer;
+use crate::tui::layers::history::HistoryInspector;
 
 impl App {
     /// Puts `layer` on top of the stack: it gets the keys first and is drawn last.

@@ -11,7 +11,7 @@ use crate::api;
 use crate::protocol::{Event, Op};
 use crate::tui::conversation::{Conversation, NoticeKind};
 use crate::tui::layers::resume_question::ResumeQuestion;
-use crate::tui::sessions::SessionPicker;
+use crate::tui::layers::sessions::SessionPicker;
 use crate::tui::thinking::ThinkingPane;
 use crate::tui::timeline::Timeline;
 

@@ -13,12 +13,12 @@ use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::tui::app::App;
 use crate::tui::bindings::{self, APPROVAL, WORKBENCH};
 use crate::tui::commands::{COMMANDS, Command};
-use crate::tui::inspector::INSPECTOR_HINTS;
 use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
+use crate::tui::layers::history::INSPECTOR_HINTS;
+use crate::tui::layers::sessions::PICKER_HINTS;
 use crate::tui::popup::scrolled_popup;
 use crate::tui::scroll::Scroll;
-use crate::tui::sessions::PICKER_HINTS;
 use crate::tui::text::wrap;
 
 /// The command that opens it (registered in `commands::COMMANDS`).

@@ -100,8 +100,8 @@ pub fn scroll_key(scroll: &mut super::scroll::Scroll, key: KeyEvent) -> OverlayA
         KeyCode::Down | KeyCode::Char('j') => scroll.by(1),
         KeyCode::PageUp => scroll.page_up(),
         KeyCode::PageDown | KeyCode::Char(' ') => scroll.page_down(),
-        KeyCode::Home | KeyCode::Char('g') => scroll.to_top(),
-        KeyCode::End | KeyCode::Char('G') => scroll.to_bottom(),
+        KeyCode::Home | KeyCode::Char('g') => scroll.home(),
+        KeyCode::End | KeyCode::Char('G') => scroll.end(),
         _ => return OverlayAction::Ignored,
     };
     if moved {

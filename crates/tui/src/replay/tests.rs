@@ -11,7 +11,7 @@ use super::*;
 use crate::api::{self, Playback, Recording, TokenCounter};
 use crate::protocol::{Event, Op};
 use crate::tui::app::{App, AppSettings, Outcome};
-use crate::tui::inspector::HistoryInspector;
+use crate::tui::layers::history::HistoryInspector;
 use crate::tui::theme::Theme;
 
 fn key(code: KeyCode) -> KeyEvent {

@@ -5,12 +5,15 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use miniagent::config::ApprovalMode;
-use miniagent::protocol::{Event, SandboxState, ToolInfo};
-use miniagent::tui::app::{Action, App, Outcome};
-use miniagent::tui::theme::Theme;
+use crate::app::{Action, App, Outcome};
+use crate::protocol::ApprovalMode;
+use crate::protocol::{Event, SandboxState, ToolInfo};
+use crate::theme::Theme;
 
-use super::TempDir;
+#[path = "../../../../tests/support/tempdir.rs"]
+mod tempdir;
+
+pub use tempdir::TempDir;
 
 /// A key with no modifiers, pressed.
 pub fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
@@ -20,9 +23,7 @@ pub fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
 /// The app drawn on a `width`×`height` test terminal, as text.
 pub fn screen(app: &App, width: u16, height: u16) -> String {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| miniagent::tui::render::draw(frame, app))
-        .unwrap();
+    terminal.draw(|frame| crate::render::draw(frame, app)).unwrap();
     terminal.backend().to_string()
 }
 
@@ -32,7 +33,7 @@ pub fn screen(app: &App, width: u16, height: u16) -> String {
 pub struct Bench {
     pub app: App,
     /// Every op sent to the agent, in order (a test clears it at will).
-    pub sent: Vec<miniagent::protocol::Op>,
+    pub sent: Vec<crate::protocol::Op>,
     /// Whether a handler asked to leave the workbench.
     pub quit: bool,
     /// Every action asked for, in order.
@@ -145,30 +146,30 @@ pub fn configured(workspace: &str, session_id: Option<&str>) -> Event {
 /// a test gives, with no timers.
 pub struct Player {
     pub app: Bench,
-    pub playback: miniagent::playback::Playback,
+    pub playback: miniagent_core::playback::Playback,
     /// Every op the app sent, in order.
-    pub sent: Vec<miniagent::protocol::Op>,
+    pub sent: Vec<crate::protocol::Op>,
 }
 
 impl Player {
     /// A player at the start of the log, paused; the inspector counts with cl100k.
-    pub fn new(loaded: &miniagent::session::Loaded, theme: Theme) -> Self {
-        let counter = miniagent::tokens::TokenCounter::new(miniagent::tokens::Encoding::Cl100kBase);
+    pub fn new(loaded: &miniagent_core::session::Loaded, theme: Theme) -> Self {
+        let counter = miniagent_core::tokens::TokenCounter::new(miniagent_core::tokens::Encoding::Cl100kBase);
         Self::counting(loaded, theme, counter)
     }
 
     /// The same, the inspector counting with `counter`.
     pub fn counting(
-        loaded: &miniagent::session::Loaded,
+        loaded: &miniagent_core::session::Loaded,
         theme: Theme,
-        counter: miniagent::tokens::TokenCounter,
+        counter: miniagent_core::tokens::TokenCounter,
     ) -> Self {
-        let mut playback = miniagent::playback::Playback::new(loaded, counter);
+        let mut playback = miniagent_core::playback::Playback::new(loaded, counter);
         let now = Instant::now();
         let status = playback.clock().status(now);
         let mut player = Self {
             app: Bench::from(App::for_replay(
-                miniagent::tui::app::AppSettings::new(theme, playback.recording().workspace.clone().into()),
+                crate::app::AppSettings::new(theme, playback.recording().workspace.clone().into()),
                 playback.recording(),
                 status,
             )),
@@ -225,8 +226,8 @@ impl Player {
     pub fn jump_to_end(&mut self) {
         let now = Instant::now();
         let events = self.playback.on_op(
-            miniagent::protocol::Op::Playback {
-                control: miniagent::protocol::PlaybackControl::ToEnd,
+            crate::protocol::Op::Playback {
+                control: crate::protocol::PlaybackControl::ToEnd,
             },
             now,
         );

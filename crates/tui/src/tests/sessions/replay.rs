@@ -10,7 +10,7 @@ fn player(records: &[Record]) -> Player {
     Player::counting(
         &loaded,
         Theme::dark(),
-        miniagent::tokens::TokenCounter::estimate_only(),
+        miniagent_core::tokens::TokenCounter::estimate_only(),
     )
 }
 
@@ -98,7 +98,7 @@ fn many_calls(calls: usize) -> Vec<Record> {
             workspace: WORKSPACE.into(),
             tools: Vec::new(),
             session_id: Some("20261122-050000-beef".into()),
-            sandbox: miniagent::protocol::SandboxState::Enforced,
+            sandbox: crate::protocol::SandboxState::Enforced,
         },
     )];
     for n in 0..calls {
@@ -163,7 +163,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     let records = many_calls(25);
     record(&home, &header, &records, "");
     let workspace = TempDir::new();
-    let mut app = support::workbench::bare_app(&workspace);
+    let mut app = support::bare_app(&workspace);
     app.sessions_dir = Some(home.join("sessions"));
     for record in records {
         if let Record::Event { event, .. } = record {
@@ -186,7 +186,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     );
 
     // Opening the oldest call reads its result back.
-    app.focus = miniagent::tui::app::Pane::Timeline;
+    app.focus = crate::app::Pane::Timeline;
     for _ in 0..25 {
         app.on_key(key(KeyCode::Up));
     }
@@ -200,7 +200,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
         "{waiting}"
     );
     let log = home.join("sessions").join("20261122-050000-beef.jsonl");
-    app.on_agent_event(miniagent::agent::answers::recorded_call_event(
+    app.on_agent_event(miniagent_core::agent::answers::recorded_call_event(
         Some(&log),
         "c0".into(),
     ));

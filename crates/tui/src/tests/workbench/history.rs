@@ -155,7 +155,7 @@ fn failed_and_denied_calls_say_how_in_the_transcript() {
     let call = |id: &str, name: &str, arguments: serde_json::Value| Event::ToolCallRequested {
         id: id.into(),
         name: name.into(),
-        summary: miniagent::tools::output::summarize_arguments(&arguments),
+        summary: miniagent_core::tools::output::summarize_arguments(&arguments),
         arguments,
     };
     let finished = |id: &str, name: &str, outcome: ToolOutcome, ms: u64, line: &str, output: &str| {

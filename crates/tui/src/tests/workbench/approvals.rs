@@ -1,7 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use miniagent::protocol::ApprovalRequest;
+use crate::protocol::ApprovalRequest;
 
 #[test]
 fn first_frame_shows_every_pane() {

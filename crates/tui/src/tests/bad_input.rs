@@ -2,24 +2,25 @@
 //! resizing to one cell, a 10 MB paste, mouse events outside any pane and every key
 //! during every overlay.
 
-use crate::support::workbench::{Bench, key, screen};
+use crate::tests::support::{Bench, key, screen};
 use std::time::{Duration, Instant};
 
+use crate::app::{APPROVAL_GRACE, Pane};
+use crate::layers::first_run::FirstRun;
+use crate::layers::trust::TrustPrompt;
+use crate::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use miniagent::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
-use miniagent::tui::app::{APPROVAL_GRACE, Pane};
-use miniagent::tui::overlay::{FirstRun, TrustPrompt};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::support::TempDir;
+use crate::tests::support::TempDir;
 
 /// A workspace with a few files, and an app on it with a fixed clock and a busy session
 /// (a finished tool call, a running one, markdown, thinking).
 fn busy_app(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
-    let mut app = crate::support::workbench::bare_app(workspace);
+    let mut app = crate::tests::support::bare_app(workspace);
     app.sessions_dir = Some(home.join("sessions"));
     let configured: Event = serde_json::from_value(json!({
         "type": "session_configured",
@@ -347,7 +348,7 @@ fn keys_during_every_overlay() {
         let home = TempDir::new();
         std::fs::create_dir_all(home.join("sessions")).expect("sessions folder");
         std::fs::copy(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo.jsonl"),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo.jsonl"),
             home.join("sessions/20261122-043847-5892.jsonl"),
         )
         .expect("a recorded session to pick");

@@ -5,7 +5,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use miniagent::protocol::{ApprovalRequest, CallEffect, NoteInfo};
+use crate::protocol::{ApprovalRequest, CallEffect, NoteInfo};
 
 fn finished(id: &str, name: &str, effects: Vec<CallEffect>) -> Event {
     Event::ToolCallFinished {
@@ -172,26 +172,26 @@ fn a_replay_answers_notes_from_the_recorded_workspace() {
         ".agent_memory.json",
         r#"[{"timestamp": "t", "category": "build", "content": "the build needs make"}]"#,
     );
-    let header = miniagent::session::Header {
+    let header = miniagent_core::session::Header {
         id: "20261123-210000-abcd".into(),
         created: "2026-11-23T21:00:00Z".into(),
         workspace: workspace.path().display().to_string(),
         model: "claude-test".into(),
         provider: "anthropic".into(),
         version: "0.1.0".into(),
-        format: miniagent::session::FORMAT,
+        format: miniagent_core::session::FORMAT,
         fixed_tokens: 0,
     };
     let text = format!(
         "{}\n",
-        serde_json::to_string(&miniagent::session::Record::Header(header)).unwrap()
+        serde_json::to_string(&miniagent_core::session::Record::Header(header)).unwrap()
     );
-    let loaded = miniagent::session::load::parse(text.as_bytes(), "s.jsonl").unwrap();
-    let mut player = support::workbench::Player::new(&loaded, Theme::dark());
+    let loaded = miniagent_core::session::load::parse(text.as_bytes(), "s.jsonl").unwrap();
+    let mut player = support::Player::new(&loaded, Theme::dark());
     player.app.submit("/notes".into());
     player.jump_to_end();
     assert!(
-        player.sent.contains(&miniagent::protocol::Op::ReadNotes),
+        player.sent.contains(&crate::protocol::Op::ReadNotes),
         "{:?}",
         player.sent
     );

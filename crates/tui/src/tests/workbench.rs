@@ -1,24 +1,26 @@
 //! The workbench without a terminal: sequences of agent events and keys produce the
 //! expected state and `Op`s, and every pane and overlay is snapshotted on ratatui's
 //! `TestBackend` at 80×24 and 160×48.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-use crate::support;
-use crate::support::workbench::{Bench, key};
+use crate::tests::support;
+use crate::tests::support::{Bench, key};
 
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use miniagent::config::ApprovalMode;
-use miniagent::protocol::{
+use crate::app::{APPROVAL_GRACE, Action, App, Pane};
+use crate::layers::file_preview::FilePreviewLayer;
+use crate::layers::first_run::FirstRun;
+use crate::layers::history::HistoryInspector;
+use crate::layers::sessions::SessionPicker;
+use crate::layers::tool_detail::ToolDetail;
+use crate::protocol::ApprovalMode;
+use crate::protocol::{
     ApprovalRule, CompactionRecord, Decision, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op,
     StopReason, SummaryDetail, ToolCallSummary, ToolOutcome,
 };
-use miniagent::tui::app::{APPROVAL_GRACE, Action, App, Pane};
-use miniagent::tui::inspector::HistoryInspector;
-use miniagent::tui::overlay::{FilePreviewLayer, FirstRun, SessionPicker, ToolDetail};
-use miniagent::tui::render;
-use miniagent::tui::theme::Theme;
+use crate::render;
+use crate::theme::Theme;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
@@ -29,8 +31,8 @@ fn app_in(workspace: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     workspace.write(".gitignore", "target/\n");
-    let mut app = support::workbench::bare_app(workspace);
-    app.on_agent_event(support::workbench::configured("/home/dev/project", None));
+    let mut app = support::bare_app(workspace);
+    app.on_agent_event(support::configured("/home/dev/project", None));
     app
 }
 
@@ -48,7 +50,7 @@ fn type_text(app: &mut Bench, text: &str) {
 /// The app drawn, as the event loop draws it: the frame counts as shown (an approval
 /// starts arming).
 fn screen(app: &mut Bench, width: u16, height: u16) -> String {
-    let text = support::workbench::screen(app, width, height);
+    let text = support::screen(app, width, height);
     app.frame_drawn();
     text
 }
@@ -297,16 +299,10 @@ fn inspector(app: &App) -> Option<&HistoryInspector> {
     app.top::<HistoryInspector>()
 }
 
-/// Asserts against the snapshots in `tests/snapshots`, named as when every test lived in
-/// this file.
+/// Asserts against `snapshots/workbench__NAME.snap`, also from a submodule.
 macro_rules! assert_screen {
     ($name:literal, $value:expr $(,)?) => {
-        insta::with_settings!({
-            snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"),
-            prepend_module_to_snapshot => false,
-        }, {
-            insta::assert_snapshot!(concat!("workbench__", $name), $value);
-        })
+        assert_screen_in!("workbench", $name, $value)
     };
 }
 

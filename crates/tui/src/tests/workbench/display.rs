@@ -104,7 +104,7 @@ fn the_terminal_cursor_stands_where_the_input_types_and_only_there() {
 
 #[test]
 fn colours_follow_what_the_terminal_supports() {
-    use miniagent::tui::palette::ColorDepth;
+    use crate::palette::ColorDepth;
     use ratatui::style::Color;
     let workspace = TempDir::new();
     let kinds = |app: &mut Bench| {
@@ -189,8 +189,8 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
         "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\ntheme = \"light\"\nshow_thinking = false\n"
     );
     // The next start reads it.
-    let env = miniagent::config::Env::empty();
-    let config = miniagent::config::load(&miniagent::config::LoadOptions {
+    let env = miniagent_core::config::Env::empty();
+    let config = miniagent_core::config::load(&miniagent_core::config::LoadOptions {
         config_dir: Some(config_dir.path().to_path_buf()),
         config_file: None,
         overrides: Default::default(),
@@ -268,4 +268,56 @@ fn monochrome_theme_has_no_colours() {
             cell.symbol()
         );
     }
+}
+
+#[test]
+fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
+    use crate::protocol::SandboxState;
+    use std::path::PathBuf;
+    use std::time::{Instant, SystemTime};
+
+    let title = |state: SandboxState, mode: ApprovalMode| {
+        let mut app = App::new(
+            Theme::dark(),
+            PathBuf::from("/home/dev/project"),
+            mode,
+            50,
+            SystemTime::now(),
+        );
+        app.now = Instant::now();
+        app.on_agent_event(Event::SessionConfigured {
+            model: "claude-test".into(),
+            provider: "anthropic".into(),
+            workspace: "/home/dev/project".into(),
+            tools: vec![],
+            session_id: None,
+            sandbox: state,
+        });
+        let mut terminal = Terminal::new(TestBackend::new(120, 10)).unwrap();
+        terminal.draw(|frame| render::draw(frame, &app)).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        let line: String = (0..buffer.area.width)
+            .map(|x| buffer[(x, 0)].symbol().to_string())
+            .collect();
+        let left = line.split("  ").next().unwrap_or_default().trim().to_string();
+        // The mode and the sandbox come first, right after the name.
+        left.split(" · ").skip(1).take(2).collect::<Vec<_>>().join(" · ")
+    };
+    let unavailable = || SandboxState::Unavailable {
+        reason: "the kernel has no Landlock".into(),
+    };
+    assert_eq!(
+        title(SandboxState::Enforced, ApprovalMode::FullAuto),
+        "full-auto · sandbox ✓"
+    );
+    assert_eq!(
+        title(SandboxState::Off, ApprovalMode::FullAuto),
+        "full-auto · no sandbox"
+    );
+    assert_eq!(title(SandboxState::Off, ApprovalMode::Ask), "ask · sandbox ✓");
+    assert_eq!(title(unavailable(), ApprovalMode::Ask), "ask · no sandbox");
+    assert_eq!(
+        title(SandboxState::Unknown, ApprovalMode::Ask),
+        "ask · max 50 steps"
+    );
 }

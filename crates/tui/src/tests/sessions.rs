@@ -1,43 +1,38 @@
 //! Recorded sessions in the workbench: the `/resume` picker, resuming a log (the panes
 //! rebuilt from its events, the agent asked to continue it), and replay (a log played
 //! back with no agent), snapshotted on ratatui's `TestBackend`.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
-use crate::support;
-use crate::support::workbench::{Bench, key, screen};
+use crate::tests::support;
+use crate::tests::support::{Bench, key, screen};
 
-/// A snapshot under its name in `tests/snapshots` (`workbench_sessions__NAME`), also from
-/// a submodule.
+/// Asserts against `snapshots/sessions__NAME.snap`, also from a submodule.
 macro_rules! assert_screen {
     ($name:literal, $value:expr $(,)?) => {
-        insta::with_settings!({
-            snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"),
-            prepend_module_to_snapshot => false,
-        }, {
-            insta::assert_snapshot!(concat!("workbench_sessions__", $name), $value);
-        })
+        assert_screen_in!("sessions", $name, $value)
     };
 }
 
-#[path = "workbench_sessions/replay.rs"]
+#[path = "sessions/replay.rs"]
 mod replay;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::app::App;
+use crate::conversation::{Entry, NoticeKind};
+use crate::layers::resume_question::ResumeQuestion;
+use crate::layers::sessions::SessionPicker;
+use crate::layers::tool_detail::ToolDetail;
+use crate::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
+use crate::theme::Theme;
 use crossterm::event::KeyCode;
-use miniagent::agent::history::{ContentBlock, Message, Role};
-use miniagent::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
-use miniagent::session::{self, FORMAT, Header, Record};
-use miniagent::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
-use miniagent::tui::app::App;
-use miniagent::tui::conversation::{Entry, NoticeKind};
-use miniagent::tui::overlay::{ResumeQuestion, SessionPicker, ToolDetail};
-use miniagent::tui::theme::Theme;
+use miniagent_core::agent::history::{ContentBlock, Message, Role};
+use miniagent_core::session::{self, FORMAT, Header, Record};
+use miniagent_core::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use support::Player;
 use support::TempDir;
-use support::workbench::Player;
 
 /// 2026-11-22T04:04:38Z, when the recorded sessions begin.
 const T0: u64 = 1_795_320_278_000;
@@ -47,12 +42,9 @@ const WORKSPACE: &str = "/home/dev/project";
 fn app_in(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
-    let mut app = support::workbench::bare_app(workspace);
+    let mut app = support::bare_app(workspace);
     app.sessions_dir = Some(home.join("sessions"));
-    app.on_agent_event(support::workbench::configured(
-        WORKSPACE,
-        Some("20261123-090000-ffff"),
-    ));
+    app.on_agent_event(support::configured(WORKSPACE, Some("20261123-090000-ffff")));
     app
 }
 
@@ -134,7 +126,7 @@ fn turn_until_bash() -> Vec<Record> {
                 workspace: WORKSPACE.into(),
                 tools: Vec::new(),
                 session_id: Some("20261122-040438-a1b2".into()),
-                sandbox: miniagent::protocol::SandboxState::Enforced,
+                sandbox: crate::protocol::SandboxState::Enforced,
             },
         ),
         ev(100, Event::TurnStarted { text: PROMPT.into() }),
@@ -410,11 +402,11 @@ fn the_resume_picker_lists_this_workspaces_sessions_newest_first() {
     };
     let ids: Vec<&str> = picker.shown().iter().map(|info| info.id.as_str()).collect();
     assert_eq!(ids, vec!["20261123-090000-ffff", "20261122-040438-a1b2"]);
-    insta::assert_snapshot!("resume_picker_80x24", screen(&app, 80, 24));
-    insta::assert_snapshot!("resume_picker_160x48", screen(&app, 160, 48));
+    assert_screen_in!("sessions", "resume_picker_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_picker_160x48", screen(&app, 160, 48));
     app.on_key(key(KeyCode::Tab));
     app.on_key(key(KeyCode::End));
-    insta::assert_snapshot!("resume_picker_all_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_picker_all_80x24", screen(&app, 80, 24));
 }
 
 #[test]
@@ -422,7 +414,7 @@ fn an_empty_resume_picker_says_so() {
     let (workspace, home) = (TempDir::new(), TempDir::new());
     let mut app = app_in(&workspace, &home);
     app.submit("/resume".into());
-    insta::assert_snapshot!("resume_picker_empty_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_picker_empty_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.sent, vec![]);
     app.on_key(key(KeyCode::Esc));
@@ -521,8 +513,8 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
         .count();
     assert_eq!(warned, 1);
     assert_eq!(app.session.session_id.as_deref(), Some("20261122-040438-a1b2"));
-    insta::assert_snapshot!("resumed_80x24", screen(&app, 80, 24));
-    insta::assert_snapshot!("resumed_160x48", screen(&app, 160, 48));
+    assert_screen_in!("sessions", "resumed_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resumed_160x48", screen(&app, 160, 48));
     // Later events are shown as usual.
     app.on_agent_event(Event::Notice {
         message: loaded.warnings[0].clone(),
@@ -572,9 +564,9 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
         vec![],
         "a key typed as the question opened answers nothing"
     );
-    app.now += miniagent::tui::app::APPROVAL_GRACE;
+    app.now += crate::app::APPROVAL_GRACE;
     app.input.clear();
-    insta::assert_snapshot!("resume_elsewhere_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_elsewhere_80x24", screen(&app, 80, 24));
     // n: nothing is resumed.
     app.on_key(key(KeyCode::Char('n')));
     assert!(app.overlays.is_empty());
@@ -583,7 +575,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.resume_session(&other);
     screen(&app, 80, 24);
     app.frame_drawn();
-    app.now += miniagent::tui::app::APPROVAL_GRACE;
+    app.now += crate::app::APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('y')));
     assert!(app.overlays.is_empty());
     assert_eq!(app.sent, vec![Op::Resume { path: other }]);
@@ -600,9 +592,72 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     }
     screen(&app, 80, 24);
     app.frame_drawn();
-    app.now += miniagent::tui::app::APPROVAL_GRACE;
-    insta::assert_snapshot!("resume_foreign_log_80x24", screen(&app, 80, 24));
+    app.now += crate::app::APPROVAL_GRACE;
+    assert_screen_in!("sessions", "resume_foreign_log_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlays.is_empty());
     assert_eq!(app.sent, vec![]);
+}
+
+/// The workbench half of the top-level `history_integrity` test of a resume (whose half
+/// checks the agent sends the recorded session back once, in one `HistoryRestored`,
+/// before the log's warnings, with `SessionResumed` last): fed those events, the
+/// workbench fills its panes from them alone and shows each warning once.
+#[test]
+fn a_resumed_session_is_shown_from_the_agents_events_alone_each_warning_once() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let header = header("20261122-040438-a1b2", WORKSPACE, "2026-11-22T04:04:38Z");
+    let path = record(
+        &home,
+        &header,
+        &[
+            ev(
+                0,
+                Event::TurnStarted {
+                    text: "list the files".into(),
+                },
+            ),
+            ev(
+                1,
+                Event::ToolCallRequested {
+                    id: "a".into(),
+                    name: "bash".into(),
+                    arguments: json!({ "command": "ls" }),
+                    summary: "ls".into(),
+                },
+            ),
+            history(
+                1,
+                0,
+                vec![
+                    Message::user("list the files"),
+                    tool_use("", "a", "bash", json!({ "command": "ls" })),
+                ],
+            ),
+        ],
+        // The process that recorded it was killed mid-line.
+        r#"{"kind":"event","ts":2,"ev"#,
+    );
+    let loaded = session::load(&path).unwrap();
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    let warning = loaded.warnings[0].clone();
+    let mut app = support::bare_app(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "the session left behind".into(),
+    });
+    app.on_agent_event(Event::TurnComplete { text: String::new() });
+    agent_resumes(&mut app, &loaded);
+    assert_eq!(
+        app.conversation.entries().first(),
+        Some(&Entry::User("list the files".into()))
+    );
+    let shown = app
+        .conversation
+        .entries()
+        .iter()
+        .filter(|entry| matches!(entry, Entry::Notice { text, .. } if *text == warning))
+        .count();
+    assert_eq!(shown, 1);
+    assert_eq!(app.timeline.calls().len(), 1);
+    assert!(!app.turn_running && !app.animating());
 }
