@@ -91,7 +91,7 @@ fn skill_front_matter_parses_deterministically() {
                     }
                     assert!(!skill.body.contains('\r'), "the body has \\n line endings");
                 }
-                Err(reason) => assert!(!reason.is_empty()),
+                Err(reason) => assert!(!reason.to_string().is_empty()),
             }
             // Windows line endings and a byte-order mark read the same.
             if !text.contains('\r') {

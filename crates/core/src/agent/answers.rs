@@ -32,7 +32,7 @@ pub fn notes_event(root: &Path) -> Event {
         },
         Err(error) => Event::Notes {
             notes: Vec::new(),
-            error: Some(error),
+            error: Some(error.to_string()),
         },
     }
 }

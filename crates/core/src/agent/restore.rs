@@ -216,7 +216,7 @@ impl Restored {
     /// session records them. Calls left open are closed as `closing` says. An error says
     /// why the history cannot be sent even so (e.g. a summary cutting a call from its
     /// results in an edited log).
-    pub fn make_sendable(&mut self, closing: &[Event]) -> Result<Vec<String>, String> {
+    pub fn make_sendable(&mut self, closing: &[Event]) -> Result<Vec<String>, Unsendable> {
         let mut messages = self.context.messages().to_vec();
         let notes = mend_history(&mut messages);
         let first_changed = messages
@@ -230,8 +230,13 @@ impl Restored {
             });
         }
         self.close_open_calls_as(closing);
-        check_prompt(&self.context.prompt())
-            .map_err(|why| format!("its history is not one a model provider would accept: {why}"))?;
+        check_prompt(&self.context.prompt()).map_err(Unsendable)?;
         Ok(notes)
     }
 }
+
+/// Why a restored history cannot be sent even once mended (an edited log whose summary
+/// cuts a call from its results, say).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("its history is not one a model provider would accept: {0}")]
+pub struct Unsendable(super::history::PromptError);

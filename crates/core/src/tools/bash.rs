@@ -91,10 +91,14 @@ impl Tool for BashTool {
         ToolEffect::RunsCommands
     }
 
-    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
+    fn approval_request(
+        &self,
+        arguments: &Value,
+        workspace: &Workspace,
+    ) -> Result<ApprovalRequest, super::InvalidCall> {
         let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
         if command.trim().is_empty() {
-            return Err("`command` is empty".to_string());
+            return Err(super::InvalidCall("`command` is empty".to_string()));
         }
         let background = arguments.get("run_in_background").and_then(Value::as_bool) == Some(true);
         let argv = super::command_rule::argv(command).unwrap_or_default();

@@ -146,7 +146,11 @@ impl Tool for WriteFileTool {
         path_argument(arguments)
     }
 
-    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
+    fn approval_request(
+        &self,
+        arguments: &Value,
+        workspace: &Workspace,
+    ) -> Result<ApprovalRequest, super::InvalidCall> {
         let plan = plan_write(workspace, arguments)?;
         let content = string_arg(arguments, "content");
         let diff = unified_diff(
@@ -302,7 +306,11 @@ impl Tool for EditFileTool {
         path_argument(arguments)
     }
 
-    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
+    fn approval_request(
+        &self,
+        arguments: &Value,
+        workspace: &Workspace,
+    ) -> Result<ApprovalRequest, super::InvalidCall> {
         let plan = plan_edit(workspace, arguments)?;
         Ok(ApprovalRequest::Edit {
             summary: format!(

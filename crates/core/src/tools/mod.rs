@@ -31,6 +31,19 @@ use crate::llm::ToolSpec;
 use crate::protocol::{ApprovalRequest, ApprovalRule, CallId, Event, ToolInfo};
 use paths::Workspace;
 
+/// Why a call cannot succeed (arguments the schema refuses, a path outside the workspace,
+/// an edit that matches nothing, an empty command). It is the call's result, said to the
+/// model; nobody is asked to approve such a call.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidCall(pub String);
+
+impl From<String> for InvalidCall {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
 /// What running a tool can change; the approval policy decides by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolEffect {
@@ -212,7 +225,11 @@ pub trait Tool: Send + Sync {
     /// What the person is asked to approve. An error means the call cannot succeed (a
     /// path outside the workspace, an edit that matches nothing): the model gets it as
     /// the result and nobody is asked.
-    fn approval_request(&self, arguments: &Value, workspace: &Workspace) -> Result<ApprovalRequest, String> {
+    fn approval_request(
+        &self,
+        arguments: &Value,
+        workspace: &Workspace,
+    ) -> Result<ApprovalRequest, InvalidCall> {
         let _ = workspace;
         Ok(ApprovalRequest::Other {
             name: self.name().to_string(),
@@ -220,7 +237,7 @@ pub trait Tool: Send + Sync {
         })
     }
     /// [`Self::approval_request`] as plain text, for front ends that print it.
-    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, String> {
+    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, InvalidCall> {
         self.approval_request(arguments, workspace)
             .map(|request| request_text(&request))
     }

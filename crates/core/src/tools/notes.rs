@@ -39,48 +39,53 @@ pub struct NotesLock(Arc<Mutex<()>>);
 
 /// Reads the notes; a missing file is no notes, a damaged one is an error (never
 /// overwritten), and a symlink, a hard link or anything but a regular file is refused.
-pub fn load_notes(workspace: &Path) -> Result<Vec<Note>, String> {
-    let cannot = |err: std::io::Error| format!("cannot read {NOTES_FILE}: {err}");
-    let folder = at::open_folder(workspace).map_err(cannot)?;
+pub fn load_notes(workspace: &Path) -> Result<Vec<Note>, NotesError> {
+    let folder = at::open_folder(workspace).map_err(NotesError::Unreadable)?;
     let flags = libc::O_RDONLY | libc::O_NONBLOCK;
     let fd = match at::open_at(folder.as_fd(), OsStr::new(NOTES_FILE), flags, 0) {
         Ok(fd) => fd,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(format!(
-                "{NOTES_FILE} is a symbolic link; notes are kept only in a regular file in the workspace, so it was left as it is"
-            ));
-        }
-        Err(err) => return Err(cannot(err)),
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Err(NotesError::Symlink),
+        Err(err) => return Err(NotesError::Unreadable(err)),
     };
-    let stat = at::stat_fd(fd.as_fd()).map_err(cannot)?;
+    let stat = at::stat_fd(fd.as_fd()).map_err(NotesError::Unreadable)?;
     if at::kind_of(&stat) != at::Kind::File {
-        return Err(format!(
-            "{NOTES_FILE} is not a regular file; it was left as it is"
-        ));
+        return Err(NotesError::NotAFile);
     }
     if stat.st_nlink > 1 {
-        return Err(format!(
-            "{NOTES_FILE} has {} hard links, so it may be shared with a file outside the workspace; it was left as it is",
-            stat.st_nlink
-        ));
+        return Err(NotesError::HardLinked(stat.st_nlink));
     }
     let size = u64::try_from(stat.st_size).unwrap_or(0);
     if size > MAX_NOTES_BYTES {
-        return Err(format!(
-            "{NOTES_FILE} is {size} bytes, more than notes take ({MAX_NOTES_BYTES} at most); it was left as it is"
-        ));
+        return Err(NotesError::TooLarge(size));
     }
     let mut text = String::new();
     std::fs::File::from(fd)
         .take(MAX_NOTES_BYTES)
         .read_to_string(&mut text)
-        .map_err(cannot)?;
+        .map_err(NotesError::Unreadable)?;
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    serde_json::from_str(&text)
-        .map_err(|err| format!("{NOTES_FILE} is not a JSON array of notes ({err}); it was left as it is"))
+    serde_json::from_str(&text).map_err(NotesError::NotNotes)
+}
+
+/// Why the notes could not be read. Each says what was left alone: a damaged or suspect
+/// notes file is never overwritten.
+#[derive(Debug, thiserror::Error)]
+pub enum NotesError {
+    #[error("cannot read {file}: {0}", file = NOTES_FILE)]
+    Unreadable(std::io::Error),
+    #[error("{file} is a symbolic link; notes are kept only in a regular file in the workspace, so it was left as it is", file = NOTES_FILE)]
+    Symlink,
+    #[error("{file} is not a regular file; it was left as it is", file = NOTES_FILE)]
+    NotAFile,
+    #[error("{file} has {0} hard links, so it may be shared with a file outside the workspace; it was left as it is", file = NOTES_FILE)]
+    HardLinked(u64),
+    #[error("{file} is {0} bytes, more than notes take ({max} at most); it was left as it is", file = NOTES_FILE, max = MAX_NOTES_BYTES)]
+    TooLarge(u64),
+    #[error("{file} is not a JSON array of notes ({0}); it was left as it is", file = NOTES_FILE)]
+    NotNotes(serde_json::Error),
 }
 
 /// Replaces the notes file with `json`, atomically, inside the workspace folder's handle.
@@ -130,7 +135,7 @@ impl Tool for RecordNoteTool {
         &self,
         arguments: &Value,
         _workspace: &super::paths::Workspace,
-    ) -> Result<ApprovalRequest, String> {
+    ) -> Result<ApprovalRequest, super::InvalidCall> {
         let content = arguments.get("content").and_then(Value::as_str).unwrap_or("");
         let category = arguments
             .get("category")
@@ -164,7 +169,7 @@ impl Tool for RecordNoteTool {
             let root = context.workspace.root();
             let mut notes = match load_notes(root) {
                 Ok(notes) => notes,
-                Err(message) => return ToolOutput::error(message),
+                Err(why) => return ToolOutput::error(why.to_string()),
             };
             notes.push(Note {
                 timestamp: now_iso8601(),
@@ -216,7 +221,7 @@ impl Tool for RecallNotesTool {
         Box::pin(async move {
             let notes = match load_notes(context.workspace.root()) {
                 Ok(notes) => notes,
-                Err(message) => return ToolOutput::error(message),
+                Err(why) => return ToolOutput::error(why.to_string()),
             };
             let category = arguments.get("category").and_then(Value::as_str);
             let chosen: Vec<&Note> = notes

@@ -16,8 +16,8 @@
 use serde_json::Value;
 
 /// Validates `value` against `schema`; the error names the field and what was wrong.
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
-    check(schema, value, "")
+pub fn validate(schema: &Value, value: &Value) -> Result<(), super::InvalidCall> {
+    check(schema, value, "").map_err(super::InvalidCall)
 }
 
 fn field_name(path: &str) -> String {
@@ -243,7 +243,7 @@ mod tests {
             (json!("ls"), "the arguments must be an object, got string"),
         ];
         for (value, expected) in cases {
-            assert_eq!(validate(&schema(), &value).unwrap_err(), expected, "{value}");
+            assert_eq!(validate(&schema(), &value).unwrap_err().0, expected, "{value}");
         }
         assert_eq!(
             validate(&schema(), &json!({"command": "ls", "timeout": 5, "paths": []})),
@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(validate(&looping, &deep), Ok(()));
 
         let huge_enum = json!({"enum": (0..100_000).collect::<Vec<_>>()});
-        let error = validate(&huge_enum, &json!(-1)).unwrap_err();
+        let error = validate(&huge_enum, &json!(-1)).unwrap_err().0;
         assert!(
             error.starts_with("the arguments must be one of 0, 1, 2,"),
             "{error}"
@@ -278,7 +278,7 @@ mod tests {
         let properties: serde_json::Map<String, Value> =
             (0..100_000).map(|n| (format!("p{n:05}"), json!({}))).collect();
         let closed = json!({"type": "object", "properties": properties, "additionalProperties": false});
-        let error = validate(&closed, &json!({"colour": 1})).unwrap_err();
+        let error = validate(&closed, &json!({"colour": 1})).unwrap_err().0;
         assert!(
             error.starts_with("unknown field `colour` (expected: p00000, p00001,"),
             "{error}"

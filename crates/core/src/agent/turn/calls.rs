@@ -405,7 +405,7 @@ async fn run_one(
             // A call that cannot succeed is answered at once; nobody is asked about it.
             let request = match tool.approval_request(&arguments, &context.workspace) {
                 Ok(request) => request,
-                Err(message) => return Finished(ToolOutput::error(message)),
+                Err(invalid) => return Finished(ToolOutput::error(invalid.to_string())),
             };
             let notes: Vec<String> = [each_time.clone(), insist].into_iter().flatten().collect();
             let preview = notes

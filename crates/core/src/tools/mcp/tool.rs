@@ -109,7 +109,11 @@ impl Tool for McpTool {
         self.approval == McpApproval::Auto
     }
 
-    fn approval_request(&self, arguments: &Value, _workspace: &Workspace) -> Result<ApprovalRequest, String> {
+    fn approval_request(
+        &self,
+        arguments: &Value,
+        _workspace: &Workspace,
+    ) -> Result<ApprovalRequest, crate::tools::InvalidCall> {
         Ok(ApprovalRequest::McpCall {
             server: self.server_name().to_string(),
             tool: self.remote_name().to_string(),

@@ -83,7 +83,11 @@ impl Tool for GetSkillTool {
         ToolEffect::ReadOnly
     }
 
-    fn approval_request(&self, arguments: &Value, _workspace: &Workspace) -> Result<ApprovalRequest, String> {
+    fn approval_request(
+        &self,
+        arguments: &Value,
+        _workspace: &Workspace,
+    ) -> Result<ApprovalRequest, crate::tools::InvalidCall> {
         let name = arguments.get("skill_name").and_then(Value::as_str).unwrap_or("");
         Ok(ApprovalRequest::Other {
             name: self.name().to_string(),

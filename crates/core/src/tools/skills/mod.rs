@@ -93,6 +93,12 @@ pub struct Skill {
     pub source: SkillSource,
 }
 
+/// Why a `SKILL.md` is not a skill (no front matter, a required field missing, a name
+/// with a line break): the skill is skipped and the reason is a warning.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotASkill(String);
+
 impl Skill {
     /// The `SKILL.md` this skill was read from.
     pub fn skill_file(&self) -> PathBuf {
@@ -102,7 +108,12 @@ impl Skill {
     /// Reads a skill from the text of its `SKILL.md`. Returns the skill and warnings about
     /// optional fields it had to ignore, or why the file is not a skill. Public so the
     /// fuzzer (`tests/fuzz`) can feed it text without the filesystem.
-    pub fn parse(text: &str, root: PathBuf, source: SkillSource) -> Result<(Skill, Vec<String>), String> {
+    pub fn parse(text: &str, root: PathBuf, source: SkillSource) -> Result<(Skill, Vec<String>), NotASkill> {
+        Self::read_fields(text, root, source).map_err(NotASkill)
+    }
+
+    /// [`Self::parse`], the reason as text (the front matter's own helpers give text).
+    fn read_fields(text: &str, root: PathBuf, source: SkillSource) -> Result<(Skill, Vec<String>), String> {
         let document = front_matter::split(text)?;
         let fields = front_matter::parse(&document.yaml).map_err(|err| format!("front matter {err}"))?;
         let field = |key: &str| {
