@@ -183,6 +183,20 @@ fn keys_typed_as_an_approval_opens_answer_nothing_in_tmux() {
     assert!(screen.contains("ayay"), "the typing went to the input: {screen}");
     assert!(!workspace.join("approved-by-accident").exists());
     assert_eq!(server.request_count(), 1, "nothing was answered");
+    // Armed, and a sentence begun without looking at the dialog arrives in one burst
+    // ("a" would approve for the session): it answers nothing, goes to the input, and
+    // the dialog arms again.
+    tmux.type_text("also, list hidden files");
+    let screen = tmux.wait_for_text("list hidden files");
+    assert!(screen.contains("Allow bash?"), "{screen}");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        server.request_count(),
+        1,
+        "nothing was answered: {}",
+        tmux.screen()
+    );
+    tmux.wait_for_text("● armed");
     // Once armed, the dialog answers the person.
     tmux.keys(&["n"]);
     tmux.wait_for_text("Why not?");

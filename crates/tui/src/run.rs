@@ -268,6 +268,10 @@ async fn event_loop(
     let mut probing = true;
     loop {
         app.set_now(Instant::now());
+        // What waits for time to pass (an answer key settling) happens now.
+        let outcome = app.on_tick();
+        pacer.changed(outcome.changed);
+        actions.extend(outcome.actions);
         // Events that arrived while a frame was waiting are taken all at once.
         if let Some(handle) = agent.as_mut()
             && !agent_gone

@@ -29,6 +29,12 @@ pub struct PendingApproval {
 /// a person typing a message while the agent works cannot approve by accident.
 pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 
+/// How long a letter that would answer an armed question waits to be sure it was pressed
+/// alone. Typing runs at one key every 100–200 ms and a burst (a paste-like send, keys
+/// queued in the terminal) far faster, so a sentence begun without looking at the dialog
+/// ("also…", "yes, and…") is seen as typing; a deliberate answer lands this much later.
+pub const ANSWER_SETTLE: Duration = Duration::from_millis(200);
+
 impl App {
     /// A frame was drawn: the approval it showed starts arming, if it was not yet, and so
     /// does a question asking for the person's consent.

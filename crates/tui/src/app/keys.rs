@@ -52,11 +52,77 @@ impl App {
         self.outcome(true)
     }
 
+    /// Time passed: an answer key held while it settled answers now (see
+    /// [`super::ANSWER_SETTLE`]).
+    pub fn on_tick(&mut self) -> Outcome {
+        let changed = match self.held_answer {
+            Some((held, at, _)) if self.now >= at + super::ANSWER_SETTLE => {
+                self.held_answer = None;
+                self.key_now(held)
+            }
+            Some(_) | None => false,
+        };
+        self.outcome(changed)
+    }
+
     /// Applies a key. Returns whether the screen changed.
+    ///
+    /// A letter that would answer an armed question (an approval, the trust question) is
+    /// held for [`super::ANSWER_SETTLE`]: pressed alone, it answers then; followed by
+    /// another key within that time, it was the start of something typed without
+    /// looking at the dialog, and both letters go to the input while the question arms
+    /// again, unanswered. The same letter pressed again while it settles is a double
+    /// press: one answer, once it settles.
     fn key(&mut self, key: KeyEvent) -> bool {
         if key.kind == KeyEventKind::Release {
             return false;
         }
+        if let Some((held, at, presses)) = self.held_answer.take() {
+            if self.now < at + super::ANSWER_SETTLE {
+                if key == held {
+                    // A double press, unless typing follows: it waits on.
+                    self.held_answer = Some((held, self.now, presses + 1));
+                    return true;
+                }
+                self.disarm_question();
+                for _ in 0..presses {
+                    self.key_now(held);
+                }
+                self.key_now(key);
+                return true;
+            }
+            self.key_now(held);
+        }
+        if self.answering_letter(key) {
+            self.held_answer = Some((key, self.now, 1));
+            return true;
+        }
+        self.key_now(key)
+    }
+
+    /// Whether `key` is a plain letter pressed while a question takes answers.
+    fn answering_letter(&self, key: KeyEvent) -> bool {
+        let letter = matches!(key.code, KeyCode::Char(_))
+            && !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let approval = !self.approvals.is_empty() && self.approval_armed() && self.deny_reason.is_none();
+        let consent = self.approvals.is_empty() && self.consent_on_top() && self.consent_armed();
+        letter && self.replay.is_none() && (approval || consent)
+    }
+
+    /// The question on screen stops taking answers until a quiet moment has passed.
+    fn disarm_question(&mut self) {
+        let later = self.now + super::APPROVAL_GRACE;
+        if let Some(front) = self.approvals.front_mut() {
+            front.armed_at = Some(later);
+        } else if self.consent_on_top() {
+            self.consent_armed_at = Some(later);
+        }
+    }
+
+    /// Applies a key at once.
+    fn key_now(&mut self, key: KeyEvent) -> bool {
         if let Some(changed) = self.replay_key(key) {
             return changed;
         }

@@ -33,7 +33,7 @@ use crate::protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, Sa
 const RESULTS_KEPT: usize = 20;
 
 pub use action::{Action, Outcome};
-pub use approvals::{APPROVAL_GRACE, PendingApproval};
+pub use approvals::{ANSWER_SETTLE, APPROVAL_GRACE, PendingApproval};
 pub use keys::{DENY_REASON_HINTS, inner};
 pub use resume::Playback;
 pub use settings::AppSettings;
@@ -174,6 +174,9 @@ pub struct App {
     /// answers: like an approval, it arms only after a quiet moment on screen, so keys
     /// typed as the workbench started answer nothing. `None` until it was drawn.
     pub consent_armed_at: Option<Instant>,
+    /// A letter that would answer the question on screen, held while it settles: the
+    /// key, when it was last pressed, and how many times in a row.
+    held_answer: Option<(crossterm::event::KeyEvent, Instant, usize)>,
     /// While the person types a reason for denying the front approval.
     pub deny_reason: Option<String>,
     pub approval_scroll: u16,
@@ -263,6 +266,7 @@ impl App {
             step_calls: Vec::new(),
             answered_last: false,
             consent_armed_at: None,
+            held_answer: None,
             deny_reason: None,
             approval_scroll: 0,
             rules: Vec::new(),
@@ -294,6 +298,7 @@ impl App {
             || self.timeline.any_running()
             || (!self.approvals.is_empty() && !self.approval_armed())
             || (self.consent_on_top() && !self.consent_armed())
+            || self.held_answer.is_some()
     }
 
     /// The log this session is recorded in, once the agent named it.

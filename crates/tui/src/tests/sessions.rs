@@ -569,6 +569,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     assert_screen_in!("sessions", "resume_elsewhere_80x24", screen(&app, 80, 24));
     // n: nothing is resumed.
     app.on_key(key(KeyCode::Char('n')));
+    app.settle();
     assert!(app.overlays.is_empty());
     assert_eq!(app.sent, vec![]);
     // y: it continues here.
@@ -577,6 +578,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.frame_drawn();
     app.now += crate::app::APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     assert!(app.overlays.is_empty());
     assert_eq!(app.sent, vec![Op::Resume { path: other }]);
 

@@ -99,6 +99,18 @@ impl Bench {
         self.took(outcome)
     }
 
+    pub fn on_tick(&mut self) -> bool {
+        let outcome = self.app.on_tick();
+        self.took(outcome)
+    }
+
+    /// Lets a held answer key settle, as the event loop's tick does once
+    /// [`ANSWER_SETTLE`](crate::app::ANSWER_SETTLE) has passed with no other key.
+    pub fn settle(&mut self) -> bool {
+        self.app.now += crate::app::ANSWER_SETTLE;
+        self.on_tick()
+    }
+
     pub fn submit(&mut self, text: String) {
         let outcome = self.app.submit(text);
         self.took(outcome);

@@ -46,7 +46,6 @@ fn type_text(app: &mut Bench, text: &str) {
     }
 }
 
-/// Draws a frame as the event loop does (which tells the app it was drawn).
 /// The app drawn, as the event loop draws it: the frame counts as shown (an approval
 /// starts arming).
 fn screen(app: &mut Bench, width: u16, height: u16) -> String {

@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::app::ANSWER_SETTLE;
 use crate::protocol::ApprovalRequest;
 
 #[test]
@@ -90,12 +91,14 @@ fn approval_overlays_for_an_edit_and_a_command() {
     assert_screen!("approval_edit_160x48", screen(&mut app, 160, 48));
     assert_screen!("approval_edit_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     // The next request arms on its own.
     screen(&mut app, 80, 24);
     arm(&mut app);
     assert_screen!("approval_command_160x48", screen(&mut app, 160, 48));
     assert_screen!("approval_command_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Char('n')));
+    app.settle();
     type_text(&mut app, "not now");
     // While the reason is typed, the bar shows the keys that apply to it, not `y approve`.
     assert_screen!("approval_deny_reason_80x24", screen(&mut app, 80, 24));
@@ -117,10 +120,11 @@ fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
         });
     }
     arm(&mut app);
-    // `y y`: the second press lands while the next request arms.
+    // `y y`: a double press answers once; the second is not typed anywhere.
     app.on_key(key(KeyCode::Char('y')));
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     screen(&mut app, 80, 24);
-    app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
         app.sent,
         vec![Op::Approval {
@@ -131,6 +135,7 @@ fn a_key_pressed_twice_answers_one_approval_and_types_nothing() {
     assert_eq!(app.input.text(), "", "the second `y` is not typed into the input");
     app.now += APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('n')));
+    app.settle();
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.sent.len(), 2);
     // With no approval left, typing goes to the input again.
@@ -164,9 +169,11 @@ fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
     screen(&mut app, 80, 24);
     arm(&mut app);
     assert_screen!("approval_once_only_80x24", screen(&mut app, 80, 24));
-    assert!(!app.on_key(key(KeyCode::Char('a'))));
+    app.on_key(key(KeyCode::Char('a')));
+    assert!(!app.settle(), "`a` is not offered");
     assert!(app.sent.is_empty());
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     assert_eq!(
         app.sent,
         vec![Op::Approval {
@@ -221,6 +228,7 @@ fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
         "{armed}"
     );
     app.on_key(key(KeyCode::Char('n')));
+    app.settle();
     assert_eq!(app.input.text(), "and the tests aya");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(
@@ -249,10 +257,13 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
     }
     arm(&mut app);
     // Keys the approval does not use change nothing.
-    assert!(!app.on_key(key(KeyCode::Char('x'))));
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(!app.settle());
     app.on_key(key(KeyCode::Char('y')));
+    app.settle();
     arm(&mut app);
     app.on_key(key(KeyCode::Char('n')));
+    app.settle();
     type_text(&mut app, "too risky");
     app.on_key(key(KeyCode::Backspace));
     app.on_key(key(KeyCode::Char('y')));
@@ -280,4 +291,57 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
     );
     assert!(app.approvals.is_empty());
     assert_eq!(app.status_text(), "interrupting…");
+}
+
+/// A sentence begun on an armed dialog without looking at it ("also, …", "yes and …")
+/// answers nothing, however fast it comes (a burst from tmux or a queued terminal): its
+/// first letter waits to be sure it was pressed alone, the next key says it was typing,
+/// and everything typed goes to the input while the dialog arms again.
+#[test]
+fn a_sentence_typed_over_an_armed_approval_answers_nothing() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ rm -rf build".into(),
+        session_rule: Some(ApprovalRule::Command { program: "rm".into() }),
+        request: None,
+        notes: Vec::new(),
+    });
+    arm(&mut app);
+    for text in [
+        "also, list hidden files",
+        "yes and the tests",
+        "no wait",
+        "aardvark",
+    ] {
+        type_text(&mut app, text);
+        assert!(!app.approval_armed(), "{text}: the dialog arms again");
+        // The loop ticks on: nothing settles into an answer.
+        app.now += ANSWER_SETTLE;
+        app.on_tick();
+        assert!(app.sent.is_empty(), "{text}: {:?}", app.sent);
+        assert_eq!(app.approvals.len(), 1);
+        assert_eq!(app.input.text(), text, "what was typed went to the input");
+        app.input.clear();
+        app.now += APPROVAL_GRACE;
+    }
+    // Its first letter alone, slower than typing, is an answer; not before it settled.
+    assert!(app.approval_armed());
+    app.on_key(key(KeyCode::Char('a')));
+    app.now += ANSWER_SETTLE / 2;
+    app.on_tick();
+    assert!(app.sent.is_empty());
+    app.now += ANSWER_SETTLE / 2;
+    app.on_tick();
+    assert_eq!(
+        app.sent,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::ApproveForSession
+        }]
+    );
+    assert_eq!(app.input.text(), "");
 }
