@@ -192,6 +192,11 @@ pub const WORKBENCH: &[Binding] = &[
 ];
 
 /// Whether the front approval offers `a`: only where its dialog says what it covers.
+/// Whether all of the front request has been on screen, so it may be approved.
+fn approval_seen(app: &App) -> bool {
+    app.approvals.front().is_some_and(|front| front.seen_all.get())
+}
+
 fn session_offered(app: &App) -> bool {
     app.approvals
         .front()
@@ -204,8 +209,8 @@ pub const APPROVAL: &[Binding] = &[
         keys: "y",
         action: "approve",
         bar: true,
-        takes: |_, key| key.code == KeyCode::Char('y'),
-        offered: always,
+        takes: |app, key| key.code == KeyCode::Char('y') && approval_seen(app),
+        offered: approval_seen,
         run: |app, _| {
             app.decide(Decision::Approve);
             true
@@ -215,8 +220,8 @@ pub const APPROVAL: &[Binding] = &[
         keys: "a",
         action: "approve for the session",
         bar: true,
-        takes: |app, key| key.code == KeyCode::Char('a') && session_offered(app),
-        offered: session_offered,
+        takes: |app, key| key.code == KeyCode::Char('a') && session_offered(app) && approval_seen(app),
+        offered: |app| session_offered(app) && approval_seen(app),
         run: |app, _| {
             app.decide(Decision::ApproveForSession);
             true
@@ -257,16 +262,21 @@ pub const APPROVAL: &[Binding] = &[
                     | KeyCode::Char('j')
                     | KeyCode::PageUp
                     | KeyCode::PageDown
+                    | KeyCode::Home
+                    | KeyCode::End
             )
         },
         offered: always,
         run: |app, key| {
-            let scroll = &mut app.approval_scroll;
-            *scroll = match key.code {
+            let most = app.approvals.front().map_or(0, |front| front.max_scroll.get());
+            let scroll = app.approval_scroll.min(most);
+            app.approval_scroll = match key.code {
                 KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
-                KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+                KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1).min(most),
                 KeyCode::PageUp => scroll.saturating_sub(10),
-                _ => scroll.saturating_add(10),
+                KeyCode::Home => 0,
+                KeyCode::End => most,
+                _ => scroll.saturating_add(10).min(most),
             };
             true
         },

@@ -177,10 +177,14 @@ impl InputBox {
             | KeyCode::PageDown => InputAction::Ignored,
             KeyCode::Char('c' | 'd') if key.modifiers.contains(KeyModifiers::CONTROL) => InputAction::Ignored,
             _ => {
-                let changed = self.editor.input(key);
-                if changed {
+                let cursor = self.editor.cursor();
+                if self.editor.input(key) {
                     self.popup_dismissed = false;
                     self.completion = 0;
+                    InputAction::Changed
+                } else if self.editor.cursor() != cursor {
+                    // Only the cursor moved: the frame must show where typing goes now
+                    // (and an input method opens its window there).
                     InputAction::Changed
                 } else {
                     InputAction::Ignored
@@ -312,6 +316,27 @@ mod tests {
         );
         assert!(input.is_empty());
         assert_eq!(input.on_key(key(KeyCode::Enter)), InputAction::Ignored);
+    }
+
+    /// Moving the cursor changes the screen (the terminal's cursor follows it), found
+    /// by a fresh-eyes run where Left and Home in CJK text drew nothing.
+    #[test]
+    fn moving_the_cursor_is_a_change_and_the_cursor_shows_where_it_went() {
+        let mut input = InputBox::new(crate::tui::commands::hints());
+        type_text(&mut input, "日本語abc");
+        let area = Rect::new(0, 0, 40, 3);
+        let end = input.cursor_position(area);
+        assert_eq!(input.on_key(key(KeyCode::Left)), InputAction::Changed);
+        assert_eq!(input.on_key(key(KeyCode::Home)), InputAction::Changed);
+        let mut buf = Buffer::empty(area);
+        input.render(area, &mut buf);
+        assert_eq!(input.cursor_position(area), Some(Position::new(0, 0)));
+        assert_ne!(input.cursor_position(area), end);
+        // At the start already: nothing moves, nothing to draw.
+        assert_eq!(input.on_key(key(KeyCode::Home)), InputAction::Ignored);
+        assert_eq!(input.on_key(key(KeyCode::End)), InputAction::Changed);
+        input.render(area, &mut buf);
+        assert_eq!(input.cursor_position(area), Some(Position::new(9, 0)));
     }
 
     #[test]

@@ -24,12 +24,15 @@ fn hint_line(hints: &[KeyHint], app: &App) -> Line<'static> {
     Line::from(spans)
 }
 
-/// The approval request at the front of the queue.
-pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
-    let Some(pending) = app.approvals.front() else {
-        return;
-    };
-    let theme = &app.theme;
+/// Where the front approval's dialog goes on a screen of `size`, and its body wrapped.
+struct ApprovalLayout {
+    area: Rect,
+    inner: Rect,
+    body_area: Rect,
+    wrapped: Vec<Line<'static>>,
+}
+
+fn approval_layout(pending: &super::app::PendingApproval, size: Rect, theme: &Theme) -> ApprovalLayout {
     let body = approval_body(pending, theme);
     let width = size.width.saturating_sub(4).min(110);
     let body_rows = u16::try_from(body.len()).unwrap_or(u16::MAX);
@@ -38,6 +41,61 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         .min(size.height.saturating_sub(2))
         .max(6.min(size.height));
     let area = centered(size, width, height);
+    let inner = Block::default().borders(Borders::ALL).inner(area);
+    let footer_rows = 3u16;
+    let body_area = Rect {
+        height: inner.height.saturating_sub(footer_rows),
+        ..inner
+    };
+    let wrapped = wrap::wrap_lines(&body, body_area.width);
+    ApprovalLayout {
+        area,
+        inner,
+        body_area,
+        wrapped,
+    }
+}
+
+/// Lays out the front approval for this frame and notes how far it scrolls and whether
+/// all of it is on screen (before anything reads whether it may be approved).
+pub fn measure_approval(app: &App, size: Rect) {
+    if let Some(pending) = app.approvals.front() {
+        let layout = approval_layout(pending, size, &app.theme);
+        seen_so_far(app, pending, &layout);
+    }
+}
+
+/// The scroll position shown, after noting the most it can be and whether the end of
+/// the body is on screen.
+fn seen_so_far(app: &App, pending: &super::app::PendingApproval, layout: &ApprovalLayout) -> usize {
+    let max_scroll = layout
+        .wrapped
+        .len()
+        .saturating_sub(usize::from(layout.body_area.height));
+    let scroll = usize::from(app.approval_scroll).min(max_scroll);
+    pending
+        .max_scroll
+        .set(u16::try_from(max_scroll).unwrap_or(u16::MAX));
+    if scroll >= max_scroll && layout.inner.height >= 2 && layout.body_area.height > 0 {
+        pending.seen_all.set(true);
+    }
+    scroll
+}
+
+/// The front approval: what is asked, the keys, and whether they answer yet.
+pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
+    let Some(pending) = app.approvals.front() else {
+        return;
+    };
+    let theme = &app.theme;
+    let layout = approval_layout(pending, size, theme);
+    let scroll = seen_so_far(app, pending, &layout);
+    let ApprovalLayout {
+        area,
+        inner,
+        body_area,
+        wrapped,
+    } = layout;
     // More requests waiting behind this one; else its place among the reply's calls.
     let queue = match (app.approvals.len(), pending.in_step) {
         (waiting, _) if waiting > 1 => format!(" (1 of {waiting} waiting)"),
@@ -63,19 +121,12 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         };
         block = block.title_top(Line::from(state).right_aligned());
     }
-    let inner = block.inner(area);
     block.render(area, buf);
     if inner.height < 2 {
         return;
     }
-    let footer_rows = 3u16;
-    let body_area = Rect {
-        height: inner.height.saturating_sub(footer_rows),
-        ..inner
-    };
-    let wrapped = wrap::wrap_lines(&body, body_area.width);
     let max_scroll = wrapped.len().saturating_sub(usize::from(body_area.height));
-    let scroll = usize::from(app.approval_scroll).min(max_scroll);
+    let below = max_scroll - scroll;
     for (row, line) in wrapped
         .iter()
         .skip(scroll)
@@ -93,6 +144,16 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
                 theme.warning,
             ),
             Span::styled(format!("{reason}▏"), theme.text),
+        ]),
+        None if (armed || app.replay.is_some()) && !pending.seen_all.get() => Line::from(vec![
+            Span::styled(
+                format!("↓ {below} more lines to read (End) before y   "),
+                theme.warning,
+            ),
+            Span::styled("n", theme.key),
+            Span::styled(" deny   ", theme.text),
+            Span::styled("Esc", theme.key),
+            Span::styled(" stop the turn", theme.text),
         ]),
         None if armed || app.replay.is_some() => hint_line(&approval_hints(app), app),
         None => Line::from(Span::styled(
@@ -120,8 +181,11 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
 /// What an approval dialog shows: why it asks, then the request as its kind reads best
 /// (an edit as a coloured diff, a command as its line and where it runs).
 fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Line<'static>> {
+    // What is approved is shown exactly: a character a terminal would act on, or one
+    // that reorders text (bidi), is shown as what it is, not dropped or obeyed.
     let plain = |text: &str| -> Vec<Line<'static>> {
-        text.lines()
+        crate::terminal_text::visible(text)
+            .lines()
             .map(|line| Line::from(Span::styled(line.to_string(), theme.text)))
             .collect()
     };
@@ -136,7 +200,10 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
     }
     match request {
         ApprovalRequest::Edit { summary, diff, .. } => {
-            body.extend(diff_lines(&format!("{summary}\n{diff}"), theme));
+            body.extend(diff_lines(
+                &crate::terminal_text::visible(&format!("{summary}\n{diff}")),
+                theme,
+            ));
         }
         ApprovalRequest::Command {
             command,
@@ -145,7 +212,7 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
             compound,
             ..
         } => {
-            body.extend(plain(&format!("$ {command}")));
+            body.extend(command_lines(&crate::terminal_text::visible(&format!("$ {command}")), theme));
             let how = match timeout_s {
                 Some(seconds) => format!("timeout {seconds} s"),
                 None => "in the background".to_string(),
@@ -174,6 +241,29 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
         ApprovalRequest::Other { preview, .. } => body.extend(plain(preview)),
     }
     body
+}
+
+/// A command's lines, a run of blank lines folded into one line that counts them: padding
+/// cannot push the rest of a command out of the dialog.
+fn command_lines(command: &str, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let mut blank = 0usize;
+    let fold = |blank: usize, lines: &mut Vec<Line<'static>>| match blank {
+        0 => {}
+        1 => lines.push(Line::default()),
+        n => lines.push(Line::from(Span::styled(format!("⋮ {n} blank lines"), theme.warning))),
+    };
+    for line in command.split('\n') {
+        if line.trim().is_empty() {
+            blank += 1;
+            continue;
+        }
+        fold(blank, &mut lines);
+        blank = 0;
+        lines.push(Line::from(Span::styled(line.to_string(), theme.text)));
+    }
+    fold(blank, &mut lines);
+    lines
 }
 
 /// The approval keys that apply to the front request, as its dialog and the status bar

@@ -35,6 +35,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
         }
         draw_pane(app, pane, area, buf, pane == focus, areas.narrow);
     }
+    // Whether the front approval may be approved (all of it seen) shows in the status
+    // bar as well as in its dialog, which is drawn last.
+    overlay_view::measure_approval(app, size);
     draw_status(app, &areas, areas.status, buf);
     if app.focus == Pane::Input
         && let Some(input_area) = areas.get(Pane::Input)

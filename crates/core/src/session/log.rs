@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -403,10 +404,16 @@ impl Writer {
 
     fn write_buffer(&mut self) -> std::io::Result<()> {
         if self.file.is_none() {
-            std::fs::create_dir_all(&self.dir)?;
+            // A log holds the conversation, commands and their output: the owner's alone
+            // (the folder too, when it is made here).
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&self.dir)?;
             let file = OpenOptions::new()
                 .append(true)
                 .create_new(true)
+                .mode(0o600)
                 .open(&self.path)?;
             lock(&file)?;
             if let Some(header) = self.line(&Record::Header(self.header.clone())) {
@@ -493,6 +500,11 @@ mod tests {
             loaded.records.last(),
             Some(Record::Messages { from: 0, .. })
         ));
+        // The conversation is the owner's alone.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &Path| std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).ok();
+        assert_eq!(mode(&path), Some(0o600));
+        assert_eq!(mode(&dir), Some(0o700));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

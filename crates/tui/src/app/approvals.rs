@@ -1,6 +1,7 @@
 //! The approval and consent questions: a pending tool call waiting for the person's
 //! decision, and the grace period before keys answer it or a consent question.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use super::App;
@@ -23,6 +24,37 @@ pub struct PendingApproval {
     pub armed_at: Option<Instant>,
     /// Its place among the calls of the model's reply (call 2 of 3), when there are several.
     pub in_step: Option<(usize, usize)>,
+    /// Set by drawing: the most the dialog's body scrolls, and whether all of it has
+    /// been on screen. `y` and `a` wait for that: nothing approved was out of sight (a
+    /// command padded with blank lines hides what follows below the fold).
+    pub max_scroll: Cell<u16>,
+    pub seen_all: Cell<bool>,
+}
+
+impl PendingApproval {
+    /// A request just asked about: not on screen yet.
+    pub fn new(
+        id: String,
+        name: String,
+        preview: String,
+        request: Option<crate::protocol::ApprovalRequest>,
+        notes: Vec<String>,
+        session_rule: Option<crate::protocol::ApprovalRule>,
+        in_step: Option<(usize, usize)>,
+    ) -> Self {
+        Self {
+            id,
+            name,
+            preview,
+            request,
+            notes,
+            session_rule,
+            armed_at: None,
+            in_step,
+            max_scroll: Cell::new(0),
+            seen_all: Cell::new(false),
+        }
+    }
 }
 
 /// How long an approval dialog is on screen, with no key pressed, before keys answer it:

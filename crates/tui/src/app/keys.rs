@@ -572,7 +572,8 @@ impl App {
                     true
                 }
                 MouseEventKind::ScrollDown => {
-                    self.approval_scroll = self.approval_scroll.saturating_add(3);
+                    let most = self.approvals.front().map_or(0, |front| front.max_scroll.get());
+                    self.approval_scroll = self.approval_scroll.saturating_add(3).min(most);
                     true
                 }
                 _ => false,

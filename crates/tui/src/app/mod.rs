@@ -418,16 +418,15 @@ impl App {
                     .position(|call| *call == id)
                     .map(|index| (index + 1, self.step_calls.len()))
                     .filter(|(_, of)| *of > 1);
-                self.approvals.push_back(PendingApproval {
+                self.approvals.push_back(PendingApproval::new(
                     id,
                     name,
                     preview,
                     request,
                     notes,
                     session_rule,
-                    armed_at: None,
                     in_step,
-                });
+                ));
                 self.activity = Activity::AwaitingApproval;
             }
             Event::ApprovalRulesChanged { rules } => self.rules = rules,

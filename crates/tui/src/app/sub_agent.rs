@@ -34,16 +34,15 @@ impl App {
                 if self.approvals.is_empty() {
                     self.approval_scroll = 0;
                 }
-                self.approvals.push_back(PendingApproval {
+                self.approvals.push_back(PendingApproval::new(
                     id,
-                    name: format!("{name} (for sub-agent {agent})"),
+                    format!("{name} (for sub-agent {agent})"),
                     preview,
                     request,
                     notes,
                     session_rule,
-                    armed_at: None,
-                    in_step: None,
-                });
+                    None,
+                ));
                 self.activity = Activity::AwaitingApproval;
             }
             Event::ToolCallStarted { id, name } => {

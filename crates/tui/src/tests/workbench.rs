@@ -56,7 +56,7 @@ fn screen(app: &mut Bench, width: u16, height: u16) -> String {
 
 /// The front approval on screen for the grace period with no key pressed: keys answer it.
 fn arm(app: &mut Bench) {
-    app.frame_drawn();
+    screen(app, 80, 24);
     app.now += APPROVAL_GRACE;
     assert!(app.approval_armed());
 }

@@ -345,3 +345,82 @@ fn a_sentence_typed_over_an_armed_approval_answers_nothing() {
     );
     assert_eq!(app.input.text(), "");
 }
+
+fn command_request(id: &str, command: &str) -> Event {
+    Event::ApprovalRequested {
+        id: id.into(),
+        name: "bash".into(),
+        preview: format!("$ {command}"),
+        session_rule: None,
+        request: Some(ApprovalRequest::Command {
+            command: command.into(),
+            program: Some("ls".into()),
+            argv: Vec::new(),
+            cwd: "/home/dev/project".into(),
+            timeout_s: Some(120),
+            compound: true,
+        }),
+        notes: Vec::new(),
+    }
+}
+
+/// What is approved is on screen: blank lines padding a command are folded into one
+/// line that counts them, a command longer than the dialog is approved only once it was
+/// scrolled to its end, and characters a terminal would act on are shown as what they
+/// are (found by a fresh-eyes run: 40 newlines hid a `touch` below the fold).
+#[test]
+fn nothing_approved_is_out_of_sight() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    let padded = format!("ls -la{}touch ~/PWNED", "\n".repeat(40));
+    app.on_agent_event(command_request("p1", &padded));
+    arm(&mut app);
+    let shown = screen(&mut app, 80, 24);
+    assert!(shown.contains("⋮ 39 blank lines"), "{shown}");
+    assert!(shown.contains("touch ~/PWNED"), "{shown}");
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
+    assert_eq!(app.sent.len(), 1, "all of it was on screen: y approves");
+
+    let long: String = (1..=60).map(|n| format!("echo step {n}\n")).collect::<String>() + "rm -rf ~";
+    app.on_agent_event(command_request("p2", &long));
+    arm(&mut app);
+    assert_screen!("approval_long_command_80x24", screen(&mut app, 80, 24));
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
+    app.on_key(key(KeyCode::Char('a')));
+    app.settle();
+    assert_eq!(app.sent.len(), 1, "y waits until the end was on screen: {:?}", app.sent);
+    app.on_key(key(KeyCode::End));
+    let end = screen(&mut app, 80, 24);
+    assert!(end.contains("rm -rf ~"), "{end}");
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
+    assert_eq!(
+        app.sent.last(),
+        Some(&Op::Approval {
+            id: "p2".into(),
+            decision: Decision::Approve
+        })
+    );
+
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "p3".into(),
+        name: "write_file".into(),
+        preview: String::new(),
+        session_rule: None,
+        request: Some(ApprovalRequest::Edit {
+            path: "e\u{1b}]0;X\u{7}vil\u{202e}.txt".into(),
+            summary: "create e\u{1b}]0;X\u{7}vil\u{202e}.txt (7 bytes)".into(),
+            diff: String::new(),
+        }),
+        notes: Vec::new(),
+    });
+    arm(&mut app);
+    let shown = screen(&mut app, 80, 24);
+    assert!(
+        shown.contains("create e␛]0;X␇vil<U+202E>.txt (7 bytes)"),
+        "{shown}"
+    );
+}
