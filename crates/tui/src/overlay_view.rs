@@ -145,7 +145,12 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
             ),
             Span::styled(format!("{reason}▏"), theme.text),
         ]),
-        None if (armed || app.replay.is_some()) && !pending.seen_all.get() => Line::from(vec![
+        // A recorded request is shown, never answered: no keys to offer.
+        None if app.replay.is_some() => Line::from(Span::styled(
+            "recorded: how it was answered follows in the replay",
+            theme.dim,
+        )),
+        None if armed && !pending.seen_all.get() => Line::from(vec![
             Span::styled(
                 format!("↓ {below} more lines to read (End) before y   "),
                 theme.warning,
@@ -155,7 +160,7 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
             Span::styled("Esc", theme.key),
             Span::styled(" stop the turn", theme.text),
         ]),
-        None if armed || app.replay.is_some() => hint_line(&approval_hints(app), app),
+        None if armed => hint_line(&approval_hints(app), app),
         None => Line::from(Span::styled(
             "◌ arming: keys answer in a moment; typing goes to the input",
             theme.dim,
@@ -212,7 +217,10 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
             compound,
             ..
         } => {
-            body.extend(command_lines(&crate::terminal_text::visible(&format!("$ {command}")), theme));
+            body.extend(command_lines(
+                &crate::terminal_text::visible(&format!("$ {command}")),
+                theme,
+            ));
             let how = match timeout_s {
                 Some(seconds) => format!("timeout {seconds} s"),
                 None => "in the background".to_string(),
@@ -251,7 +259,10 @@ fn command_lines(command: &str, theme: &Theme) -> Vec<Line<'static>> {
     let fold = |blank: usize, lines: &mut Vec<Line<'static>>| match blank {
         0 => {}
         1 => lines.push(Line::default()),
-        n => lines.push(Line::from(Span::styled(format!("⋮ {n} blank lines"), theme.warning))),
+        n => lines.push(Line::from(Span::styled(
+            format!("⋮ {n} blank lines"),
+            theme.warning,
+        ))),
     };
     for line in command.split('\n') {
         if line.trim().is_empty() {

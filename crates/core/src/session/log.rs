@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -502,7 +502,11 @@ mod tests {
         ));
         // The conversation is the owner's alone.
         use std::os::unix::fs::PermissionsExt;
-        let mode = |path: &Path| std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).ok();
+        let mode = |path: &Path| {
+            std::fs::metadata(path)
+                .map(|m| m.permissions().mode() & 0o777)
+                .ok()
+        };
         assert_eq!(mode(&path), Some(0o600));
         assert_eq!(mode(&dir), Some(0o700));
         let _ = std::fs::remove_dir_all(&dir);

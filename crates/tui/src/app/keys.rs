@@ -517,6 +517,13 @@ impl App {
             crate::tui::commands::run(self, trimmed);
             return;
         }
+        if self.replay.is_some() {
+            // A recording takes no messages, however its turn stands (never queued): the
+            // playback answers why, and what was typed stays to be made a command.
+            self.input.set_text(&text);
+            self.send(Op::UserInput { text });
+            return;
+        }
         if let Some(welcome) = self.welcome.clone() {
             // Nothing to send it to: the text stays, and the panel says how to set a key.
             self.input.set_text(&text);

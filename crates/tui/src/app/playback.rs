@@ -83,6 +83,11 @@ impl App {
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         let typing = self.focus == Pane::Input && !self.input.is_empty();
         let approval = !self.approvals.is_empty();
+        if ctrl_c && typing && !approval {
+            // As in a live session: Ctrl-C clears what was typed before it quits.
+            self.input.clear();
+            return Some(true);
+        }
         if ctrl_c || approval || (self.overlays.is_empty() && !typing) {
             let replay = crate::tui::replay::REPLAY.iter();
             if let Some(binding) = replay.clone().find(|binding| (binding.takes)(key)) {
@@ -91,6 +96,15 @@ impl App {
                     None => self.request(Action::Quit),
                 }
                 return Some(true);
+            }
+            // Only `/` starts typing in a replay (a command); other letters are neither
+            // controls nor anything to send.
+            let letter = matches!(key.code, KeyCode::Char(c) if c != '/')
+                && !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            if letter && !typing && self.overlays.is_empty() {
+                return Some(false);
             }
         }
         approval.then_some(false)

@@ -160,7 +160,12 @@ fn keys_send_the_playbacks_controls_and_q_quits() {
     driven.key(key(KeyCode::Char('/')), now);
     assert_eq!(sent(&mut driven, KeyCode::Char(' ')), vec![]);
     assert_eq!(driven.app.input.text(), "/ ");
-    driven.app.input.clear();
+    // Ctrl-C clears what was typed, as in a live session; only then does it quit.
+    driven.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), now);
+    assert!(driven.app.input.is_empty() && !driven.quit);
+    // Letters that are no control start nothing: only `/` types a command.
+    driven.key(key(KeyCode::Char('y')), now);
+    assert!(driven.app.input.is_empty());
     assert!(!driven.quit);
     driven.key(key(KeyCode::Char('q')), now);
     assert!(driven.quit);
@@ -202,6 +207,8 @@ fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_th
         driven.app.last_notice.as_ref().map(|(_, text)| text.as_str()),
         Some(api::NOT_SENT)
     );
+    assert_eq!(driven.app.input.text(), "what next?", "what was typed stays");
+    driven.app.input.clear();
     // Home starts the view over with the replay.
     driven.app.focus = crate::tui::app::Pane::Input;
     driven.key(key(KeyCode::Home), now);

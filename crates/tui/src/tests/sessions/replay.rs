@@ -22,8 +22,14 @@ fn a_paused_replay_shows_its_state_where_the_prompt_would_be() {
     let mut approvals_seen = 0;
     while !player.app.timeline.any_running() || player.app.timeline.calls().len() < 2 {
         if !player.app.approvals.is_empty() {
-            // Keys that would answer it live answer nothing here.
+            // Keys that would answer it live answer nothing here, and none is offered.
             approvals_seen += 1;
+            let shown = screen(&player.app, 80, 24);
+            assert!(
+                shown.contains("recorded: how it was answered follows in the replay")
+                    && !shown.contains("y approve"),
+                "{shown}"
+            );
             player.on_key(key(KeyCode::Char('y')), now);
             player.on_key(key(KeyCode::Enter), now);
         }

@@ -391,7 +391,12 @@ fn nothing_approved_is_out_of_sight() {
     app.settle();
     app.on_key(key(KeyCode::Char('a')));
     app.settle();
-    assert_eq!(app.sent.len(), 1, "y waits until the end was on screen: {:?}", app.sent);
+    assert_eq!(
+        app.sent.len(),
+        1,
+        "y waits until the end was on screen: {:?}",
+        app.sent
+    );
     app.on_key(key(KeyCode::End));
     let end = screen(&mut app, 80, 24);
     assert!(end.contains("rm -rf ~"), "{end}");
