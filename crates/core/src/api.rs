@@ -40,15 +40,10 @@ pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T, RuntimeError> {
 }
 
 /// Sends the log to `miniagent.log` (never to the terminal): `MINIAGENT_LOG_DIR`, else
-/// the platform's local data folder, else the config folder.
+/// `logs` in `MINIAGENT_DATA_DIR`, else the platform's local data folder, else the config
+/// folder.
 pub fn start_logging(env: &Env) {
-    let dir = env
-        .var("MINIAGENT_LOG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
-        })
-        .or_else(|| config::config_dir(env));
+    let dir = crate::startup::log_dir(env).or_else(|| config::config_dir(env));
     let Some(dir) = dir else { return };
     if std::fs::create_dir_all(&dir).is_err() {
         return;

@@ -204,17 +204,22 @@ fn mcp_log_path(env: &crate::config::Env) -> Option<PathBuf> {
     Some(dir.join("mcp.log"))
 }
 
-/// miniagent's own log folder: `MINIAGENT_LOG_DIR`, else the platform's local data folder.
-fn log_dir(env: &crate::config::Env) -> Option<PathBuf> {
-    env.var("MINIAGENT_LOG_DIR").map(PathBuf::from).or_else(|| {
-        directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
-    })
+/// miniagent's own log folder: `MINIAGENT_LOG_DIR`, else `logs` in `MINIAGENT_DATA_DIR`,
+/// else the platform's local data folder. (With the data folder named, nothing is
+/// written to the home folder's.)
+pub(crate) fn log_dir(env: &crate::config::Env) -> Option<PathBuf> {
+    let named = |name: &str| env.var(name).filter(|dir| !dir.is_empty()).map(PathBuf::from);
+    named("MINIAGENT_LOG_DIR")
+        .or_else(|| named("MINIAGENT_DATA_DIR").map(|dir| dir.join("logs")))
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
+        })
 }
 
 /// The skills of this session: the bundled ones (written to the cache folder so the agent
 /// can read their files), the user's, and the workspace's when it is trusted.
 pub fn discover_skills(workspace: &std::path::Path, trusted: bool, env: &crate::config::Env) -> SkillSet {
-    let bundled = skills::default_install_dir().and_then(|dir| match skills::install_bundled(&dir) {
+    let bundled = skills::default_install_dir(env).and_then(|dir| match skills::install_bundled(&dir) {
         Ok(dir) => Some(dir),
         Err(why) => {
             tracing::warn!("the bundled skills could not be installed: {why}");
@@ -428,6 +433,21 @@ mod tests {
             skills.prompt_metadata().contains("house-style"),
             "{}",
             skills.prompt_metadata()
+        );
+        // With the data folder named and no log folder, nothing goes to the home folder's:
+        // the log and the bundled skills are in the data folder too.
+        let root = home.clone();
+        let data_only = crate::config::Env::with(move |name: &str| match name {
+            "MINIAGENT_DATA_DIR" => Some(root.join("data").display().to_string()),
+            _ => None,
+        });
+        assert_eq!(log_dir(&data_only), Some(home.join("data/logs")));
+        let bundled = skills::default_install_dir(&data_only).unwrap();
+        assert!(bundled.starts_with(home.join("data/cache/skills")), "{bundled:?}");
+        discover_skills(&home, false, &data_only);
+        assert!(
+            bundled.is_dir(),
+            "the bundled skills are installed in the data folder"
         );
         let _ = std::fs::remove_dir_all(&home);
     }

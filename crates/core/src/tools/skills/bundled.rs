@@ -100,11 +100,18 @@ fn make_executable(_path: &Path) -> std::io::Result<()> {
 
 /// Where the running version installs its bundled skills by default: the user's cache
 /// folder (they are rebuilt from the binary at will), one subfolder per version so two
-/// installed versions never overwrite each other's files. `None` without a home folder.
+/// installed versions never overwrite each other's files. With `MINIAGENT_DATA_DIR` set,
+/// `cache/skills/<version>` in it (nothing goes to the home folder's). `None` without
+/// either.
 ///
 /// A cache folder also keeps the path free of spaces on macOS (`~/Library/Caches`, unlike
 /// `Application Support`), which matters because skills paste these paths into commands.
-pub fn default_install_dir() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "miniagent")
-        .map(|dirs| dirs.cache_dir().join("skills").join(env!("CARGO_PKG_VERSION")))
+pub fn default_install_dir(env: &crate::config::Env) -> Option<PathBuf> {
+    let cache = match env.var("MINIAGENT_DATA_DIR").filter(|dir| !dir.is_empty()) {
+        Some(data) => PathBuf::from(data).join("cache"),
+        None => directories::ProjectDirs::from("", "", "miniagent")?
+            .cache_dir()
+            .to_path_buf(),
+    };
+    Some(cache.join("skills").join(env!("CARGO_PKG_VERSION")))
 }
