@@ -318,6 +318,39 @@ impl Conversation {
     }
 }
 
+/// The most of one message the conversation draws. Real replies are far shorter (a
+/// model's longest output is a few hundred KB); a hostile or damaged one (a 20 MB reply
+/// in a replayed log) would otherwise take gigabytes and seconds to lay out. The whole
+/// text stays in the session log.
+pub const MAX_DRAWN_BYTES: usize = 512 * 1024;
+
+/// The part of `text` drawn, cut at a line end near the limit when there is one, and how
+/// many bytes are left out.
+pub(crate) fn drawn_part(text: &str) -> (&str, usize) {
+    if text.len() <= MAX_DRAWN_BYTES {
+        return (text, 0);
+    }
+    let mut cut = MAX_DRAWN_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(line_end) = text[..cut].rfind('\n').filter(|end| cut - end < 4096) {
+        cut = line_end + 1;
+    }
+    (&text[..cut], text.len() - cut)
+}
+
+/// The line that says how much of a message was left out.
+pub(crate) fn not_drawn(left: usize, theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(
+        format!(
+            "⋯ {:.1} MB more of this message is not drawn; it is whole in the session log (miniagent sessions export)",
+            left as f64 / 1_048_576.0
+        ),
+        theme.warning,
+    ))
+}
+
 /// Brings a streaming message's cached rendering up to date. Its whole blocks (text
 /// before the last blank line that starts a new block outside a code fence) are
 /// rendered once, a block at a time; only the text after them is rendered again, so a
@@ -325,6 +358,7 @@ impl Conversation {
 /// rendered whole again, so a block this splits differently (a loose list, a link
 /// defined further down) shows right in the end.
 fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &Theme) {
+    let (text, left) = drawn_part(text);
     let fresh = matches!(cache, Some(Cached { width: w, streamed: Some(s), .. }) if *w == width && s.settled <= text.len());
     if !fresh {
         *cache = Some(Cached {
@@ -345,7 +379,7 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
     else {
         return;
     };
-    if streamed.rendered == text.len() {
+    if streamed.rendered == text.len() + left {
         return;
     }
     let boundary = settled_boundary(text, streamed.settled);
@@ -363,10 +397,13 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
     if lines.len() > 1 && !tail.is_empty() {
         tail.insert(0, Line::default());
     }
+    if left > 0 {
+        tail.push(not_drawn(left, theme));
+    }
     // A blank line between messages.
     tail.push(Line::from(Span::styled(String::new(), Style::default())));
     streamed.tail = tail;
-    streamed.rendered = text.len();
+    streamed.rendered = text.len() + left;
 }
 
 /// Where the whole blocks of `text` end, looking from `from` (a block boundary itself,
@@ -425,11 +462,15 @@ fn render_entry(
     let mut lines = match entry {
         Entry::User(text) => {
             let mut lines = vec![Line::from(Span::styled("› you", theme.user))];
+            let (text, left) = drawn_part(text);
             let body: Vec<Line> = text
                 .lines()
                 .map(|l| Line::from(Span::styled(l.to_string(), theme.text)))
                 .collect();
             lines.extend(wrap::wrap_lines(&body, width));
+            if left > 0 {
+                lines.push(not_drawn(left, theme));
+            }
             lines
         }
         Entry::Assistant { text, streaming } => {
@@ -439,7 +480,11 @@ fn render_entry(
                 "● miniagent"
             };
             let mut lines = vec![Line::from(Span::styled(label, theme.accent))];
+            let (text, left) = drawn_part(text);
             lines.extend(render_markdown(text, width, theme));
+            if left > 0 {
+                lines.push(not_drawn(left, theme));
+            }
             lines
         }
         Entry::Tool { id, name, summary } => {
@@ -530,6 +575,49 @@ mod tests {
             .map(|c| c.all_lines().cloned().collect())
             .unwrap_or_default();
         test_render::buffer(lines, WIDTH)
+    }
+
+    /// A reply of megabytes (a hostile stream, a damaged log replayed) draws its first
+    /// half megabyte and says how much is left out, streaming or finished, so memory and
+    /// time stay bounded (found by a fresh-eyes run: 20 MB took 1.5 GB and 5 s).
+    #[test]
+    fn megabytes_of_one_message_draw_only_their_start() {
+        let theme = Theme::dark();
+        let huge = "lorem ipsum dolor sit amet ".repeat(200_000);
+        let rows = |lines: &[Line<'static>]| lines.len();
+        let finished = render_entry(
+            &Entry::Assistant {
+                text: huge.clone(),
+                streaming: false,
+            },
+            80,
+            &theme,
+            &|_| None,
+        );
+        let limit = MAX_DRAWN_BYTES / 70 + 10;
+        assert!(rows(&finished) < limit, "{} rows", rows(&finished));
+        let said: Vec<String> = finished.iter().rev().take(2).map(ToString::to_string).collect();
+        assert!(
+            said.iter()
+                .any(|line| line.starts_with("⋯ 4.6 MB more of this message is not drawn")),
+            "{said:?}"
+        );
+        let mut cache = None;
+        for end in [huge.len() / 2, huge.len()] {
+            render_streaming(&mut cache, &huge[..end], 80, &theme);
+        }
+        let streamed: Vec<Line<'static>> = cache
+            .map(|c| c.all_lines().cloned().collect())
+            .unwrap_or_default();
+        assert!(rows(&streamed) < limit, "{} rows", rows(&streamed));
+        assert!(
+            streamed
+                .iter()
+                .any(|line| line.to_string().starts_with("⋯ 4.6 MB more")),
+            "the streamed copy says so too"
+        );
+        let user = render_entry(&Entry::User(huge), 80, &theme, &|_| None);
+        assert!(rows(&user) < limit);
     }
 
     #[test]

@@ -204,20 +204,26 @@ impl ThinkingPane {
             }
             let mut growing = Vec::new();
             if !block.folded {
+                // A hostile or damaged stream's megabytes are not laid out (see
+                // `conversation::MAX_DRAWN_BYTES`).
+                let (text, left) = super::conversation::drawn_part(&block.text);
                 let wrapped = &mut cache.wrapped;
-                if wrapped.width != width || wrapped.bytes > block.text.len() {
+                if wrapped.width != width || wrapped.bytes > text.len() {
                     *wrapped = Wrapped {
                         width,
                         ..Wrapped::default()
                     };
                 }
-                let whole = block.text.rfind('\n').map_or(0, |at| at + 1);
+                let whole = text.rfind('\n').map_or(0, |at| at + 1);
                 if whole > wrapped.bytes {
-                    let body = body_lines(&block.text[wrapped.bytes..whole], theme);
+                    let body = body_lines(&text[wrapped.bytes..whole], theme);
                     wrapped.lines.extend(wrap::wrap_lines(&body, width));
                     wrapped.bytes = whole;
                 }
-                growing = wrap::wrap_lines(&body_lines(&block.text[whole..], theme), width);
+                growing = wrap::wrap_lines(&body_lines(&text[whole..], theme), width);
+                if left > 0 {
+                    growing.push(super::conversation::not_drawn(left, theme));
+                }
             }
             parts.push((header, growing));
         }
