@@ -273,18 +273,6 @@ fn find_cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     cycles
 }
 
-/// Cycles the restructuring (issue 17) has not broken yet, as `crate-folder: cycle`. The
-/// test fails when a cycle not listed here appears, and when a listed one is gone (so
-/// the list only shrinks).
-const NOT_YET_BROKEN: &[&str] = &[
-    // The workbench: `App` owns the overlay stack and the layers draw from `&App`, so
-    // the app, its command and key tables and the layers still import each other.
-    "tui: app -> bindings -> app",
-    "tui: commands -> app -> commands",
-    "tui: layers -> app -> layers",
-    "tui: layout -> app -> layout",
-];
-
 /// The crates each crate may depend on (normal dependencies, this workspace's only).
 /// A front end reaches the core through `miniagent-api` alone, so naming anything of
 /// the core beyond the start API fails to compile; this keeps that door from being
@@ -366,18 +354,12 @@ fn no_crate_has_a_module_cycle() {
             found.insert(format!("{}: {cycle}", name(src)));
         }
     }
-    let listed: BTreeSet<String> = NOT_YET_BROKEN.iter().map(|s| s.to_string()).collect();
-    let new: Vec<&String> = found.difference(&listed).collect();
-    let gone: Vec<&String> = listed.difference(&found).collect();
+    // None is allowed: the last ones (the workbench's app with its key and command tables
+    // and its layers) were broken in issue 17.
     assert!(
-        new.is_empty(),
-        "new module cycles:\n{}",
-        new.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
-    );
-    assert!(
-        gone.is_empty(),
-        "cycles broken, take them off NOT_YET_BROKEN:\n{}",
-        gone.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        found.is_empty(),
+        "module cycles:\n{}",
+        found.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
     );
 }
 

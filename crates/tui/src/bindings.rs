@@ -45,7 +45,7 @@ fn completing(app: &App) -> bool {
 }
 
 fn open_help(app: &mut App, _: KeyEvent) -> bool {
-    super::layers::help::open(app);
+    app.open_help();
     true
 }
 

@@ -7,23 +7,17 @@ use super::conversation::NoticeKind;
 use super::keys::CommandHint;
 use crate::protocol::{ApprovalMode, Op};
 
-/// A command typed as `/name args`.
-#[derive(Clone, Copy, Debug)]
-pub struct Command {
-    /// With its slash, e.g. `/help`.
-    pub name: &'static str,
-    /// Other names it answers to (not completed or listed).
-    pub aliases: &'static [&'static str],
-    /// How its argument is written in the help, e.g. `MODE`; empty when it takes none.
-    pub args: &'static str,
-    pub help: &'static str,
-    /// Runs it with its first argument, if one was typed.
-    pub run: fn(&mut App, Option<&str>),
-}
+pub use super::command::Command;
 
 /// Every slash command, in the order completion and help list them.
 pub const COMMANDS: &[Command] = &[
-    super::layers::help::COMMAND,
+    Command {
+        name: "/help",
+        aliases: &[],
+        args: "",
+        help: "every key and command",
+        run: |app, _| app.open_help(),
+    },
     Command {
         name: "/clear",
         aliases: &[],

@@ -2,43 +2,15 @@
 //! thinking over tools, between a title bar and a status bar. Narrower, the side panes
 //! fold away and open over the conversation when asked for.
 
-use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
-use super::app::{App, Pane};
+use super::app::App;
+pub use super::panes::{Areas, Pane};
 
 /// Columns from which the side panes fit beside the conversation.
 pub const WIDE_COLUMNS: u16 = 120;
 /// The input's editor never grows past this many rows.
 const INPUT_MAX_ROWS: u16 = 8;
-
-/// The rectangles of the last frame.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Areas {
-    pub narrow: bool,
-    pub title: Rect,
-    pub status: Rect,
-    /// Outer rectangles (borders included), in drawing order: later ones are on top.
-    pub panes: Vec<(Pane, Rect)>,
-}
-
-impl Areas {
-    /// The topmost pane at a screen position.
-    pub fn pane_at(&self, position: Position) -> Option<(Pane, Rect)> {
-        self.panes
-            .iter()
-            .rev()
-            .find(|(_, area)| area.contains(position))
-            .copied()
-    }
-
-    pub fn get(&self, pane: Pane) -> Option<Rect> {
-        self.panes
-            .iter()
-            .rev()
-            .find(|(p, _)| *p == pane)
-            .map(|(_, area)| *area)
-    }
-}
 
 fn split(direction: Direction, area: Rect, constraints: &[Constraint]) -> Vec<Rect> {
     Layout::default()

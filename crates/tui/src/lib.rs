@@ -5,17 +5,22 @@
 
 pub mod app;
 pub(crate) mod bindings;
+pub(crate) mod command;
 pub(crate) mod commands;
+pub(crate) mod control;
 pub(crate) mod conversation;
 pub(crate) mod extensions;
+pub(crate) mod help;
 pub(crate) mod input;
 pub(crate) mod keys;
+pub(crate) mod layer;
 pub(crate) mod layers;
 pub(crate) mod layout;
 mod output_buffer;
 pub(crate) mod overlay_view;
 mod pacing;
 pub(crate) mod palette;
+pub(crate) mod panes;
 pub(crate) mod popup;
 pub mod render;
 pub(crate) mod replay;

@@ -68,7 +68,7 @@ fn input_cursor(app: &App, areas: &Areas) -> Option<ratatui::layout::Position> {
     if !typing {
         return None;
     }
-    let area = super::app::inner(areas.get(Pane::Input)?);
+    let area = super::popup::inner(areas.get(Pane::Input)?);
     app.input.cursor_position(area)
 }
 
@@ -325,7 +325,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
     // A replayed approval is shown, not answered.
     if !app.approvals.is_empty() && app.replay.is_none() {
         return if app.deny_reason.is_some() {
-            super::app::DENY_REASON_HINTS.to_vec()
+            super::control::DENY_REASON_HINTS.to_vec()
         } else if app.approval_armed() {
             overlay_view::approval_hints(app)
         } else {

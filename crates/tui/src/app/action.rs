@@ -50,7 +50,7 @@ impl super::App {
     }
 
     /// The handler's outcome: `changed`, and what it asked the loop to do.
-    pub(super) fn outcome(&mut self, changed: bool) -> Outcome {
+    pub(crate) fn outcome(&mut self, changed: bool) -> Outcome {
         Outcome {
             changed,
             actions: std::mem::take(&mut self.pending),

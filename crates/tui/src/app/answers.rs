@@ -9,7 +9,7 @@ use crate::tui::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
 
 impl App {
     /// Marks the files a finished call changed.
-    pub(super) fn apply_effects(&mut self, effects: &[CallEffect]) {
+    pub(crate) fn apply_effects(&mut self, effects: &[CallEffect]) {
         for effect in effects {
             match effect {
                 CallEffect::FileChanged { path } => self.tree.mark_touched(std::path::Path::new(path)),
@@ -18,7 +18,7 @@ impl App {
     }
 
     /// An answer the open layers may be waiting for (the notes).
-    pub(super) fn layers_take(&mut self, event: &Event) {
+    pub(crate) fn layers_take(&mut self, event: &Event) {
         for layer in &mut self.overlays {
             layer.on_event(event);
         }
@@ -26,7 +26,7 @@ impl App {
 
     /// A call's recorded result arrived: the timeline holds it again, and its open
     /// detail view shows it.
-    pub(super) fn recorded_call_arrived(
+    pub(crate) fn recorded_call_arrived(
         &mut self,
         id: &str,
         result: Option<String>,

@@ -6,8 +6,6 @@
 mod action;
 mod answers;
 mod approvals;
-mod keys;
-mod overlays;
 mod playback;
 mod resume;
 mod settings;
@@ -17,11 +15,12 @@ mod turns;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use super::conversation::{Conversation, Entry, NoticeKind};
 use super::input::InputBox;
-use super::layout::Areas;
+use super::panes::Areas;
+pub use super::panes::Pane;
 use super::theme::Theme;
 use super::thinking::ThinkingPane;
 use super::timeline::{CallStatus, Timeline};
@@ -34,30 +33,18 @@ const RESULTS_KEPT: usize = 20;
 
 pub use action::{Action, Outcome};
 pub use approvals::{ANSWER_SETTLE, APPROVAL_GRACE, PendingApproval};
-pub use keys::{DENY_REASON_HINTS, inner};
 pub use resume::Playback;
 pub use settings::AppSettings;
 
-/// The panes that can hold focus.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Pane {
-    Tree,
-    Conversation,
-    Input,
-    Thinking,
-    Timeline,
-}
-
-impl Pane {
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Tree => "Files",
-            Pane::Conversation => "Conversation",
-            Pane::Input => "Input",
-            Pane::Thinking => "Thinking",
-            Pane::Timeline => "Tools",
-        }
-    }
+/// The welcome panel's facts (`layers/first_run.rs` draws it): why there is no model yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirstRun {
+    /// Why there is no agent yet (the API key problem).
+    pub problem: String,
+    /// The user's config file.
+    pub config_path: String,
+    /// A local OpenAI-compatible server found answering: (base URL, model).
+    pub local_server: Option<(String, String)>,
 }
 
 /// What the agent is doing, as precisely as the events say.
@@ -163,20 +150,20 @@ pub struct App {
     pub side: SidePanes,
     /// Below 120 columns: the side pane shown as an overlay, if any.
     pub side_popup: Option<Pane>,
-    pub overlays: Vec<Box<dyn crate::tui::layers::Layer>>,
+    pub overlays: Vec<Box<dyn crate::tui::layer::Layer<State = App>>>,
     pub approvals: VecDeque<PendingApproval>,
     /// The tool calls of the model's latest reply, by id, in order.
-    step_calls: Vec<String>,
+    pub(crate) step_calls: Vec<String>,
     /// The last key answered an approval: keys pressed while the next one arms are
     /// dropped rather than typed (a `y` pressed twice is not the start of a message).
-    answered_last: bool,
+    pub(crate) answered_last: bool,
     /// When the question on top (trust a workspace, continue a foreign session) takes
     /// answers: like an approval, it arms only after a quiet moment on screen, so keys
     /// typed as the workbench started answer nothing. `None` until it was drawn.
     pub consent_armed_at: Option<Instant>,
     /// A letter that would answer the question on screen, held while it settles: the
     /// key, when it was last pressed, and how many times in a row.
-    held_answer: Option<(crossterm::event::KeyEvent, Instant, usize)>,
+    pub(crate) held_answer: Option<(crossterm::event::KeyEvent, Instant, usize)>,
     /// While the person types a reason for denying the front approval.
     pub deny_reason: Option<String>,
     pub approval_scroll: u16,
@@ -185,17 +172,17 @@ pub struct App {
     /// not with the agent, so that stopping the turn can give them back to the input.
     pub queued: VecDeque<String>,
     /// A message was sent and its turn has not started yet.
-    turn_requested: bool,
+    pub(crate) turn_requested: bool,
     /// The latest notice, shown in the status bar until the next turn.
     pub last_notice: Option<(NoticeKind, String)>,
     /// The clock everything is drawn against (set by the event loop; fixed in tests).
     pub now: Instant,
     /// What the handler running now asks the event loop to do; handed back in its
     /// [`Outcome`], never read by the loop from here.
-    pending: Vec<Action>,
+    pub(crate) pending: Vec<Action>,
     /// Where each pane was drawn last, for the mouse (set by drawing, which borrows the
     /// app immutably).
-    areas: RefCell<Areas>,
+    pub(crate) areas: RefCell<Areas>,
     /// MCP servers and their states, by name.
     pub mcp: BTreeMap<String, crate::protocol::McpState>,
     /// The skills the agent can load, and problems finding them.
@@ -214,83 +201,16 @@ pub struct App {
     pub home: Option<String>,
     /// A replay's clock: the moment its start is shown at (the app's `now` is this plus
     /// the replay's position).
-    replay_origin: Instant,
+    pub(crate) replay_origin: Instant,
     pub no_color: bool,
     /// While no model is set up (no API key): the welcome panel's facts, to open it again
     /// when a prompt cannot be sent.
-    pub welcome: Option<crate::tui::layers::first_run::FirstRun>,
+    pub welcome: Option<FirstRun>,
     /// The colours the terminal shows; each frame is brought down to them.
     pub color_depth: super::palette::ColorDepth,
 }
 
 impl App {
-    pub fn new(
-        theme: Theme,
-        workspace: PathBuf,
-        approval_mode: ApprovalMode,
-        max_steps: u32,
-        session_start: SystemTime,
-    ) -> Self {
-        let now = Instant::now();
-        let mut input = InputBox::new(super::commands::hints());
-        input.set_theme(&theme);
-        App {
-            theme_name: theme.name.clone(),
-            theme,
-            session: SessionView {
-                workspace: workspace.display().to_string(),
-                ..SessionView::default()
-            },
-            approval_mode,
-            max_steps,
-            step: None,
-            activity: Activity::Idle,
-            turn_running: false,
-            conversation: Conversation::default(),
-            thinking: ThinkingPane::default(),
-            timeline: Timeline::default(),
-            tree: FileTree::new(workspace, session_start),
-            input,
-            tokens: TokenFigures::default(),
-            stats: Stats::default(),
-            focus: Pane::Input,
-            maximized: None,
-            side: SidePanes {
-                tree: true,
-                thinking: true,
-                timeline: true,
-            },
-            side_popup: None,
-            overlays: Vec::new(),
-            approvals: VecDeque::new(),
-            step_calls: Vec::new(),
-            answered_last: false,
-            consent_armed_at: None,
-            held_answer: None,
-            deny_reason: None,
-            approval_scroll: 0,
-            rules: Vec::new(),
-            queued: VecDeque::new(),
-            turn_requested: false,
-            last_notice: None,
-            now,
-            pending: Vec::new(),
-            areas: RefCell::new(Areas::default()),
-            history: None,
-            mcp: BTreeMap::new(),
-            skills: Vec::new(),
-            skill_warnings: Vec::new(),
-            config_dir: None,
-            sessions_dir: None,
-            replay: None,
-            home: None,
-            replay_origin: now,
-            no_color: false,
-            welcome: None,
-            color_depth: super::palette::ColorDepth::TrueColor,
-        }
-    }
-
     /// Whether something on screen moves by itself (a spinner, a ticking duration, a
     /// countdown); only then does the event loop tick.
     pub fn animating(&self) -> bool {
@@ -322,7 +242,7 @@ impl App {
     }
 
     /// Applies one agent event. Returns whether the screen changed.
-    pub(super) fn agent_event(&mut self, event: Event) -> bool {
+    pub(crate) fn agent_event(&mut self, event: Event) -> bool {
         let now = self.now;
         match event {
             Event::PlaybackOpened { recording, status } => self.open_recording(&recording, status),

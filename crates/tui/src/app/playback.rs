@@ -37,7 +37,7 @@ impl App {
     }
 
     /// The replay opens (or starts over): a fresh view of the recorded session.
-    pub(super) fn open_recording(&mut self, recording: &RecordingInfo, status: PlaybackStatus) {
+    pub(crate) fn open_recording(&mut self, recording: &RecordingInfo, status: PlaybackStatus) {
         self.reset_session_view();
         self.mcp.clear();
         self.skills.clear();
@@ -63,13 +63,13 @@ impl App {
     }
 
     /// Where the replay stands: its clock and its status line.
-    pub(super) fn playback_moved(&mut self, status: PlaybackStatus) {
+    pub(crate) fn playback_moved(&mut self, status: PlaybackStatus) {
         self.now = self.replay_origin + Duration::from_millis(status.position_ms);
         self.replay = Some(status);
     }
 
     /// A recorded event came due `at_ms` into the replay.
-    pub(super) fn replayed(&mut self, at_ms: u64, event: crate::protocol::Event) -> bool {
+    pub(crate) fn replayed(&mut self, at_ms: u64, event: crate::protocol::Event) -> bool {
         self.now = self.replay_origin + Duration::from_millis(at_ms);
         self.apply_recorded(event, Playback::Replay)
     }
@@ -78,7 +78,7 @@ impl App {
     /// took it (a playback control goes to the core, `q` and Ctrl-C quit); `None` lets
     /// it go on to the overlays and panes. A recorded approval is shown, never
     /// answered: no other key reaches it.
-    pub(super) fn replay_key(&mut self, key: KeyEvent) -> Option<bool> {
+    pub(crate) fn replay_key(&mut self, key: KeyEvent) -> Option<bool> {
         self.replay.as_ref()?;
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         let typing = self.focus == Pane::Input && !self.input.is_empty();

@@ -3,15 +3,11 @@
 //! ([`Event::HistoryRestored`]) and the panes are filled from them. Replay feeds the
 //! same events one at a time (`tui::replay`).
 
-use std::path::Path;
 use std::time::Instant;
 
 use super::{Activity, App, Stats, TokenFigures};
-use crate::api;
-use crate::protocol::{Event, Op};
-use crate::tui::conversation::{Conversation, NoticeKind};
-use crate::tui::layers::resume_question::ResumeQuestion;
-use crate::tui::layers::sessions::SessionPicker;
+use crate::protocol::Event;
+use crate::tui::conversation::Conversation;
 use crate::tui::thinking::ThinkingPane;
 use crate::tui::timeline::Timeline;
 
@@ -76,7 +72,7 @@ impl App {
     /// Shows the session the agent took up ([`Event::HistoryRestored`]): a fresh view
     /// filled from its recorded events. The agent's closing events and
     /// [`Event::SessionResumed`] follow, and leave the app idle.
-    pub(super) fn show_restored(&mut self, events: Vec<Event>) {
+    pub(crate) fn show_restored(&mut self, events: Vec<Event>) {
         self.reset_session_view();
         // Everything happened "now": no recorded call or step keeps ticking.
         self.now = Instant::now();
@@ -84,77 +80,6 @@ impl App {
             self.apply_recorded(event, Playback::Resume);
         }
         self.conversation.scroll_to_bottom();
-    }
-
-    /// `/resume`: the picker of recorded sessions (listed now; each is a small file).
-    pub(crate) fn open_session_picker(&mut self) {
-        let picker = SessionPicker::open(
-            self.sessions_dir.as_deref(),
-            &self.session.workspace,
-            self.session.session_id.as_deref(),
-        );
-        self.open_layer(Box::new(picker));
-    }
-
-    /// Continues the session recorded in `path`: a fresh view filled from its log, and
-    /// the agent asked to take it up. The session left behind stays in its own log. A log
-    /// recorded in another workspace, or not one of this user's sessions, is asked about
-    /// first ([`ResumeQuestion`]).
-    pub fn resume_session(&mut self, path: &Path) -> super::Outcome {
-        self.resume(path, Confirmation::AskIfForeign);
-        self.outcome(true)
-    }
-
-    /// [`Self::resume_session`] once the person said yes to continuing it here.
-    pub(crate) fn resume_session_confirmed(&mut self, path: &Path) {
-        self.resume(path, Confirmation::Given);
-    }
-
-    pub(super) fn resume(&mut self, path: &Path, confirmation: Confirmation) {
-        if self.turn_running {
-            self.notice(
-                NoticeKind::Warning,
-                "a turn is running: resume another session once it ends (Esc interrupts it)".to_string(),
-            );
-            return;
-        }
-        let origin = match api::log_origin(path, self.sessions_dir.as_deref()) {
-            Ok(origin) => origin,
-            Err(why) => {
-                self.notice(NoticeKind::Error, format!("cannot resume: {why}"));
-                return;
-            }
-        };
-        if self.session.session_id.as_deref() == Some(origin.id.as_str()) {
-            self.notice(
-                NoticeKind::Info,
-                format!("session {} is the one you are in", origin.id),
-            );
-            return;
-        }
-        let own = origin.own;
-        let recorded = origin.workspace;
-        let here = self.session.workspace.clone();
-        let elsewhere =
-            recorded != here && Path::new(&recorded).canonicalize().ok().as_deref() != Some(Path::new(&here));
-        if confirmation == Confirmation::AskIfForeign && (elsewhere || !own) {
-            // A new question arms afresh, whatever came before it.
-            self.consent_armed_at = None;
-            self.open_layer(Box::new(ResumeQuestion {
-                path: path.to_path_buf(),
-                id: origin.id,
-                recorded,
-                here,
-                elsewhere,
-                own,
-            }));
-            return;
-        }
-        // The view changes when the agent sends the session back: a log it cannot
-        // continue leaves the session here as it is.
-        self.send(Op::Resume {
-            path: path.to_path_buf(),
-        });
     }
 
     /// A fresh session view: conversation, thinking, tools, tokens and statistics start
@@ -185,7 +110,7 @@ impl App {
 
     /// Nothing runs any more: a log can end mid-turn or mid-compaction with no event
     /// saying so.
-    pub(super) fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         self.conversation.stop_streaming();
         self.timeline.cancel_open();
         self.turn_running = false;
@@ -193,11 +118,4 @@ impl App {
         self.approvals.clear();
         self.deny_reason = None;
     }
-}
-
-/// Whether a log from elsewhere is asked about before it continues.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Confirmation {
-    AskIfForeign,
-    Given,
 }

@@ -10,7 +10,7 @@ impl App {
     /// A sub-agent's event: its tool calls join the timeline beneath the delegate call,
     /// its approvals queue like the agent's own (naming it); the rest stays out of the
     /// conversation and the gauge, which are the main agent's.
-    pub(super) fn on_sub_agent_event(&mut self, agent: &str, event: Event) {
+    pub(crate) fn on_sub_agent_event(&mut self, agent: &str, event: Event) {
         let now = self.now;
         match event {
             Event::ToolCallRequested {

@@ -5,7 +5,7 @@ use super::{Activity, App, Pane};
 use crate::protocol::Op;
 
 impl App {
-    pub(super) fn end_turn(&mut self) {
+    pub(crate) fn end_turn(&mut self) {
         self.turn_running = false;
         self.turn_requested = false;
         self.activity = Activity::Idle;
@@ -31,7 +31,7 @@ impl App {
 
     /// Puts the queued messages back in the input, before what is typed there; returns
     /// the notice that says so.
-    pub(super) fn return_queued_to_input(&mut self) -> Option<String> {
+    pub(crate) fn return_queued_to_input(&mut self) -> Option<String> {
         if self.queued.is_empty() {
             return None;
         }

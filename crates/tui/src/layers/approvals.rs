@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use super::Layer;
 use crate::protocol::Op;
 use crate::tui::app::App;
-use crate::tui::commands::Command;
+use crate::tui::command::Command;
 use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
 use crate::tui::popup::centered;
@@ -29,6 +29,8 @@ pub struct ApprovalsLayer {
 }
 
 impl Layer for ApprovalsLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Remembered approvals".to_string()
     }

@@ -35,6 +35,8 @@ fn action(action: PreviewAction) -> OverlayAction {
 }
 
 impl Layer for FilePreviewLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         self.title.clone()
     }

@@ -114,18 +114,13 @@ pub async fn probe_local_servers() -> Option<(String, String)> {
     None
 }
 
-/// The first-run panel's facts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FirstRun {
-    /// Why there is no agent yet (the API key problem).
-    pub problem: String,
-    /// The user's config file.
-    pub config_path: String,
-    /// A local OpenAI-compatible server found answering: (base URL, model).
-    pub local_server: Option<(String, String)>,
-}
+/// The panel's facts are the app's (it opens the panel again when a prompt cannot be
+/// sent); this file draws them and takes the keys.
+pub use crate::tui::app::FirstRun;
 
 impl crate::tui::layers::Layer for FirstRun {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Welcome to miniagent".to_string()
     }

@@ -594,6 +594,8 @@ fn body_lines(body: &str, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 impl crate::tui::layers::Layer for HistoryInspector {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         INSPECTOR_TITLE.to_string()
     }

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 
 use super::Layer;
 use crate::tui::app::App;
-use crate::tui::commands::Command;
+use crate::tui::command::Command;
 use crate::tui::extensions::{MCP_HINTS, mcp_key, mcp_lines};
 use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
@@ -27,6 +27,8 @@ pub struct McpLayer {
 }
 
 impl Layer for McpLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "MCP servers".to_string()
     }

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::protocol::{Event, NoteInfo, Op};
 use crate::tui::app::App;
-use crate::tui::commands::Command;
+use crate::tui::command::Command;
 use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
 use crate::tui::popup::scrolled_popup;
@@ -60,6 +60,8 @@ impl NotesLayer {
 }
 
 impl Layer for NotesLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Notes".to_string()
     }

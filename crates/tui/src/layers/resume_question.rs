@@ -30,6 +30,8 @@ pub struct ResumeQuestion {
 }
 
 impl Layer for ResumeQuestion {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Continue this session here?".to_string()
     }

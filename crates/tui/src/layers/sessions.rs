@@ -331,6 +331,8 @@ fn start_time(created: &str) -> String {
 }
 
 impl crate::tui::layers::Layer for SessionPicker {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         PICKER_TITLE.to_string()
     }

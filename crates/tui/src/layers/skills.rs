@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 
 use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::tui::app::App;
-use crate::tui::commands::Command;
+use crate::tui::command::Command;
 use crate::tui::extensions::skills_lines;
 use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
@@ -36,6 +36,8 @@ pub struct SkillsLayer {
 }
 
 impl Layer for SkillsLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Skills".to_string()
     }

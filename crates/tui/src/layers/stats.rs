@@ -33,6 +33,8 @@ pub fn open(app: &mut App) {
 }
 
 impl Layer for Stats {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Session statistics".to_string()
     }

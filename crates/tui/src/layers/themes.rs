@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use super::Layer;
 use crate::tui::app::App;
-use crate::tui::commands::Command;
+use crate::tui::command::Command;
 use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
 use crate::tui::popup::centered;
@@ -38,6 +38,8 @@ pub struct ThemesLayer {
 }
 
 impl Layer for ThemesLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Theme".to_string()
     }

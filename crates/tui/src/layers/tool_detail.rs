@@ -35,6 +35,8 @@ impl ToolDetail {
 }
 
 impl Layer for ToolDetail {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Tool call".to_string()
     }

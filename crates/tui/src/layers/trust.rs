@@ -59,6 +59,8 @@ impl TrustPrompt {
 }
 
 impl Layer for TrustPrompt {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Trust this workspace?".to_string()
     }

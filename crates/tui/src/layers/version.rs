@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 
 use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::tui::app::App;
-use crate::tui::commands::Command;
+use crate::tui::command::Command;
 use crate::tui::keys::KeyHint;
 use crate::tui::keys::{OverlayAction, OverlayContext};
 use crate::tui::popup::{centered, scrolled_popup};
@@ -87,6 +87,8 @@ pub struct VersionLayer {
 }
 
 impl Layer for VersionLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Version".to_string()
     }

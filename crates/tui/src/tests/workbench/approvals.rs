@@ -429,3 +429,24 @@ fn nothing_approved_is_out_of_sight() {
         "{shown}"
     );
 }
+
+/// `n` then Enter at once is a refusal without a reason, as a person types it: a key
+/// that types nothing lets the held letter answer first.
+#[test]
+fn n_then_enter_at_once_refuses_without_a_reason() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(command_request("b1", "rm -rf build"));
+    arm(&mut app);
+    app.on_key(key(KeyCode::Char('n')));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.sent,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Deny { reason: None }
+        }]
+    );
+    assert_eq!(app.input.text(), "");
+}

@@ -1,6 +1,8 @@
 //! The help (F1, `/help`, `?` outside the input): every key and command, generated from
 //! the tables that dispatch them (`bindings`, `commands`) and from each pane's own
-//! `key_hints()`, so it cannot fall behind what the keys do.
+//! `key_hints()`, so it cannot fall behind what the keys do. It is a layer, kept beside
+//! the tables it reads rather than in `layers/` (which the tables register from); the
+//! keys and the command that open it call `App::open_help`.
 
 use std::cell::Cell;
 
@@ -9,26 +11,17 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{Layer, SCROLL_HINTS, scroll_key};
 use crate::tui::app::App;
 use crate::tui::bindings::{self, APPROVAL, WORKBENCH};
-use crate::tui::commands::{COMMANDS, Command};
+use crate::tui::commands::COMMANDS;
 use crate::tui::keys::OverlayContext;
 use crate::tui::keys::{KeyHint, OverlayAction};
 use crate::tui::layers::history::INSPECTOR_HINTS;
 use crate::tui::layers::sessions::PICKER_HINTS;
+use crate::tui::layers::{Layer, SCROLL_HINTS, scroll_key};
 use crate::tui::popup::scrolled_popup;
 use crate::tui::scroll::Scroll;
 use crate::tui::text::wrap;
-
-/// The command that opens it (registered in `commands::COMMANDS`).
-pub const COMMAND: Command = Command {
-    name: "/help",
-    aliases: &[],
-    args: "",
-    help: "every key and command",
-    run: |app, _| open(app),
-};
 
 /// Opens the help over whatever shows.
 pub fn open(app: &mut App) {
@@ -44,6 +37,8 @@ pub struct HelpLayer {
 }
 
 impl Layer for HelpLayer {
+    type State = crate::tui::app::App;
+
     fn title(&self) -> String {
         "Help".to_string()
     }
@@ -61,7 +56,7 @@ impl Layer for HelpLayer {
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
-        let area = super::text_area(size);
+        let area = crate::tui::layers::text_area(size);
         let lines = help_lines(app, area.width.saturating_sub(2));
         let mut scroll = self.scroll.get();
         scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, false);

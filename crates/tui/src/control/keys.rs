@@ -7,7 +7,7 @@ use crossterm::event::{
 };
 use ratatui::layout::Position;
 
-use super::{Activity, App, Outcome, Pane};
+use crate::app::{Activity, App, Outcome, Pane};
 use crate::protocol::{Decision, Op};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
@@ -53,10 +53,10 @@ impl App {
     }
 
     /// Time passed: an answer key held while it settled answers now (see
-    /// [`super::ANSWER_SETTLE`]).
+    /// [`crate::app::ANSWER_SETTLE`]).
     pub fn on_tick(&mut self) -> Outcome {
         let changed = match self.held_answer {
-            Some((held, at, _)) if self.now >= at + super::ANSWER_SETTLE => {
+            Some((held, at, _)) if self.now >= at + crate::app::ANSWER_SETTLE => {
                 self.held_answer = None;
                 self.key_now(held)
             }
@@ -68,17 +68,22 @@ impl App {
     /// Applies a key. Returns whether the screen changed.
     ///
     /// A letter that would answer an armed question (an approval, the trust question) is
-    /// held for [`super::ANSWER_SETTLE`]: pressed alone, it answers then; followed by
+    /// held for [`crate::app::ANSWER_SETTLE`]: pressed alone, it answers then; followed by
     /// another key within that time, it was the start of something typed without
     /// looking at the dialog, and both letters go to the input while the question arms
     /// again, unanswered. The same letter pressed again while it settles is a double
-    /// press: one answer, once it settles.
+    /// press: one answer, once it settles. A key that types nothing (Enter after `n`)
+    /// lets the letter answer at once and then does its own work.
     fn key(&mut self, key: KeyEvent) -> bool {
         if key.kind == KeyEventKind::Release {
             return false;
         }
         if let Some((held, at, presses)) = self.held_answer.take() {
-            if self.now < at + super::ANSWER_SETTLE {
+            let typed = matches!(key.code, KeyCode::Char(_))
+                && !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            if self.now < at + crate::app::ANSWER_SETTLE && typed {
                 if key == held {
                     // A double press, unless typing follows: it waits on.
                     self.held_answer = Some((held, self.now, presses + 1));
@@ -91,6 +96,8 @@ impl App {
                 self.key_now(key);
                 return true;
             }
+            // Settled, or followed by a key that is not typing (Enter after `n`, Esc):
+            // the letter answers first, then that key does what it does.
             self.key_now(held);
         }
         if self.answering_letter(key) {
@@ -113,7 +120,7 @@ impl App {
 
     /// The question on screen stops taking answers until a quiet moment has passed.
     fn disarm_question(&mut self) {
-        let later = self.now + super::APPROVAL_GRACE;
+        let later = self.now + crate::app::APPROVAL_GRACE;
         if let Some(front) = self.approvals.front_mut() {
             front.armed_at = Some(later);
         } else if self.consent_on_top() {
@@ -134,7 +141,7 @@ impl App {
         if self.consent_on_top() && !self.consent_armed() && !ctrl_c {
             // Not yet readable: the key answers nothing and the question arms later; what
             // was typed goes on into the input, where it was meant to go.
-            let later = self.now + super::APPROVAL_GRACE;
+            let later = self.now + crate::app::APPROVAL_GRACE;
             self.consent_armed_at = Some(self.consent_armed_at.map_or(later, |at| at.max(later)));
             let typing = matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
                 && !key
@@ -168,7 +175,7 @@ impl App {
                     {
                         // The key that closed the welcome panel does what it does elsewhere.
                         match key.code {
-                            KeyCode::F(1) => crate::tui::layers::help::open(self),
+                            KeyCode::F(1) => self.open_help(),
                             KeyCode::Char('/') => {
                                 self.focus = Pane::Input;
                                 self.input.on_key(key);
@@ -199,14 +206,14 @@ impl App {
                 }
                 OverlayAction::Trust(trusted) => {
                     self.overlays.pop();
-                    self.request(super::Action::Trust(trusted));
+                    self.request(crate::app::Action::Trust(trusted));
                     return true;
                 }
                 OverlayAction::UseLocalServer { base_url, model } => {
                     self.overlays.pop();
                     self.welcome = None;
                     self.session.model.clone_from(&model);
-                    self.request(super::Action::UseLocalServer { base_url, model });
+                    self.request(crate::app::Action::UseLocalServer { base_url, model });
                     return true;
                 }
             }
@@ -256,7 +263,7 @@ impl App {
     /// the dialog arms only after a quiet moment. Typing goes on in the input, where it
     /// was meant to go.
     fn key_while_arming(&mut self, key: KeyEvent) -> bool {
-        let later = self.now + super::APPROVAL_GRACE;
+        let later = self.now + crate::app::APPROVAL_GRACE;
         if let Some(at) = self
             .approvals
             .front_mut()
@@ -643,5 +650,3 @@ fn is_always_on(key: KeyEvent) -> bool {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     matches!(key.code, KeyCode::Char('c') if ctrl)
 }
-
-pub use crate::tui::popup::inner;

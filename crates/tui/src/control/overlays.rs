@@ -1,14 +1,19 @@
 //! The overlay stack: opening layers, finding one of a kind, and asking the agent for
 //! fresh history snapshots while one shows them.
 
-use super::App;
+use crate::app::App;
 use crate::protocol::Op;
 use crate::tui::layers::Layer;
 use crate::tui::layers::history::HistoryInspector;
 
 impl App {
+    /// Opens the help over whatever shows.
+    pub(crate) fn open_help(&mut self) {
+        crate::tui::help::open(self);
+    }
+
     /// Puts `layer` on top of the stack: it gets the keys first and is drawn last.
-    pub fn open_layer(&mut self, layer: Box<dyn Layer>) {
+    pub fn open_layer(&mut self, layer: Box<dyn Layer<State = App>>) {
         self.overlays.push(layer);
     }
 
@@ -35,7 +40,7 @@ impl App {
     }
 
     /// Asks for a new snapshot when an open overlay shows one (the history just changed).
-    pub(super) fn refresh_history_views(&mut self) {
+    pub(crate) fn refresh_history_views(&mut self) {
         let mut shown = false;
         for layer in &mut self.overlays {
             if let Some(inspector) = layer.as_any_mut().downcast_mut::<HistoryInspector>() {

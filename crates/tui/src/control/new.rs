@@ -1,0 +1,85 @@
+//! Building the app: its state, and the input box completing the slash commands.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime};
+
+use crate::app::{Activity, App, SessionView, SidePanes, Stats, TokenFigures};
+use crate::conversation::Conversation;
+use crate::input::InputBox;
+use crate::panes::{Areas, Pane};
+use crate::protocol::ApprovalMode;
+use crate::theme::Theme;
+use crate::thinking::ThinkingPane;
+use crate::timeline::Timeline;
+use crate::tree::FileTree;
+
+impl App {
+    pub fn new(
+        theme: Theme,
+        workspace: PathBuf,
+        approval_mode: ApprovalMode,
+        max_steps: u32,
+        session_start: SystemTime,
+    ) -> Self {
+        let now = Instant::now();
+        let mut input = InputBox::new(crate::commands::hints());
+        input.set_theme(&theme);
+        App {
+            theme_name: theme.name.clone(),
+            theme,
+            session: SessionView {
+                workspace: workspace.display().to_string(),
+                ..SessionView::default()
+            },
+            approval_mode,
+            max_steps,
+            step: None,
+            activity: Activity::Idle,
+            turn_running: false,
+            conversation: Conversation::default(),
+            thinking: ThinkingPane::default(),
+            timeline: Timeline::default(),
+            tree: FileTree::new(workspace, session_start),
+            input,
+            tokens: TokenFigures::default(),
+            stats: Stats::default(),
+            focus: Pane::Input,
+            maximized: None,
+            side: SidePanes {
+                tree: true,
+                thinking: true,
+                timeline: true,
+            },
+            side_popup: None,
+            overlays: Vec::new(),
+            approvals: VecDeque::new(),
+            step_calls: Vec::new(),
+            answered_last: false,
+            consent_armed_at: None,
+            held_answer: None,
+            deny_reason: None,
+            approval_scroll: 0,
+            rules: Vec::new(),
+            queued: VecDeque::new(),
+            turn_requested: false,
+            last_notice: None,
+            now,
+            pending: Vec::new(),
+            areas: RefCell::new(Areas::default()),
+            history: None,
+            mcp: BTreeMap::new(),
+            skills: Vec::new(),
+            skill_warnings: Vec::new(),
+            config_dir: None,
+            sessions_dir: None,
+            replay: None,
+            home: None,
+            replay_origin: now,
+            no_color: false,
+            welcome: None,
+            color_depth: crate::palette::ColorDepth::TrueColor,
+        }
+    }
+}
