@@ -290,8 +290,8 @@ impl FileTree {
     /// The bindings the tree offers, for the help overlay and the bottom bar.
     pub fn key_hints(&self) -> Vec<KeyHint> {
         vec![
-            KeyHint::new("Up/Down", "move"),
-            KeyHint::new("Left/Right", "collapse / expand"),
+            KeyHint::new("↑/↓", "move"),
+            KeyHint::new("←/→", "collapse / expand"),
             KeyHint::new("Enter", "open / expand"),
             KeyHint::new("PgUp/PgDn", "page"),
             KeyHint::new("Home/End", "first / last"),

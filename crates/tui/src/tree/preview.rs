@@ -235,10 +235,10 @@ impl FilePreview {
     /// The bindings the preview offers, for the help overlay and the bottom bar.
     pub fn key_hints(&self) -> Vec<KeyHint> {
         vec![
-            KeyHint::new("Up/Down", "scroll"),
+            KeyHint::new("↑/↓", "scroll"),
             KeyHint::new("PgUp/PgDn", "page"),
             KeyHint::new("Home/End", "top / bottom"),
-            KeyHint::new("Left/Right", "scroll sideways"),
+            KeyHint::new("←/→", "scroll sideways"),
             KeyHint::new("Esc/q", "close"),
         ]
     }

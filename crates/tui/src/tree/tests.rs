@@ -592,16 +592,10 @@ fn key_hints_name_every_binding() {
     let dir = TempTree::new("hints");
     let tree = open_tree(&dir);
     let keys: Vec<&str> = tree.key_hints().iter().map(|hint| hint.keys).collect();
-    assert_eq!(
-        keys,
-        vec!["Up/Down", "Left/Right", "Enter", "PgUp/PgDn", "Home/End"]
-    );
+    assert_eq!(keys, vec!["↑/↓", "←/→", "Enter", "PgUp/PgDn", "Home/End"]);
     let preview = FilePreview::open(&dir.root.join("none"), &Theme::dark());
     let keys: Vec<&str> = preview.key_hints().iter().map(|hint| hint.keys).collect();
-    assert_eq!(
-        keys,
-        vec!["Up/Down", "PgUp/PgDn", "Home/End", "Left/Right", "Esc/q"]
-    );
+    assert_eq!(keys, vec!["↑/↓", "PgUp/PgDn", "Home/End", "←/→", "Esc/q"]);
 }
 
 // ---- preview ----
