@@ -264,6 +264,8 @@ fn the_terminal_cursor_is_in_the_input_while_it_has_focus_in_tmux() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(cursor(&tmux), expected);
+    // Clears the input, then twice to quit.
+    tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("the shell prompt", |s| {

@@ -31,6 +31,9 @@ impl Binding {
     }
 }
 
+/// How long a second Ctrl-C quits after the first one on an empty input.
+const QUIT_AGAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn ctrl(key: KeyEvent, c: char) -> bool {
     key.code == KeyCode::Char(c) && key.modifiers.contains(KeyModifiers::CONTROL)
 }
@@ -61,7 +64,7 @@ pub const WORKBENCH: &[Binding] = &[
     },
     Binding {
         keys: "Ctrl-C",
-        action: "interrupt / clear input / quit",
+        action: "interrupt / clear input / quit (twice)",
         bar: false,
         takes: |_, key| ctrl(key, 'c'),
         offered: always,
@@ -70,8 +73,16 @@ pub const WORKBENCH: &[Binding] = &[
                 app.interrupt();
             } else if !app.input.is_empty() {
                 app.input.clear();
-            } else {
+            } else if app.quit_armed_until.is_some_and(|until| app.now < until) {
                 app.request(crate::tui::app::Action::Quit);
+            } else {
+                // One press too many (after an interrupt or a clear) does not end the
+                // session: a second one soon after does.
+                app.quit_armed_until = Some(app.now + QUIT_AGAIN);
+                app.notice(
+                    crate::tui::conversation::NoticeKind::Info,
+                    "press Ctrl-C again to quit (Ctrl-D on an empty input quits at once)".to_string(),
+                );
             }
             true
         },

@@ -175,6 +175,8 @@ pub struct App {
     pub(crate) turn_requested: bool,
     /// The latest notice, shown in the status bar until the next turn.
     pub last_notice: Option<(NoticeKind, String)>,
+    /// Until when a Ctrl-C on an empty input quits (the first one says so).
+    pub quit_armed_until: Option<Instant>,
     /// The clock everything is drawn against (set by the event loop; fixed in tests).
     pub now: Instant,
     /// What the handler running now asks the event loop to do; handed back in its

@@ -65,6 +65,7 @@ impl App {
             queued: VecDeque::new(),
             turn_requested: false,
             last_notice: None,
+            quit_armed_until: None,
             now,
             pending: Vec::new(),
             areas: RefCell::new(Areas::default()),

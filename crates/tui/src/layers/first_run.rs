@@ -130,10 +130,13 @@ impl crate::tui::layers::Layer for FirstRun {
             vec![
                 KeyHint::new("Enter", "use the local server"),
                 KeyHint::new("Esc", "close"),
-                KeyHint::new("Ctrl-C", "quit"),
+                KeyHint::new("Ctrl-C twice", "quit"),
             ]
         } else {
-            vec![KeyHint::new("Esc/Enter", "close"), KeyHint::new("Ctrl-C", "quit")]
+            vec![
+                KeyHint::new("Esc/Enter", "close"),
+                KeyHint::new("Ctrl-C twice", "quit"),
+            ]
         }
     }
 

@@ -23,6 +23,17 @@ fn esc_and_ctrl_c_interrupt_clear_and_quit() {
     app.on_key(ctrl('c'));
     assert_eq!(app.sent, vec![Op::Interrupt]);
     app.on_agent_event(Event::TurnComplete { text: "done".into() });
+    // On an empty input, one Ctrl-C says how to quit; a second soon after quits.
+    app.on_key(ctrl('c'));
+    assert!(!app.quit);
+    assert_eq!(
+        app.last_notice.as_ref().map(|(_, text)| text.as_str()),
+        Some("press Ctrl-C again to quit (Ctrl-D on an empty input quits at once)")
+    );
+    app.now += std::time::Duration::from_secs(3);
+    app.on_key(ctrl('c'));
+    assert!(!app.quit, "too late: it asks again");
+    app.now += std::time::Duration::from_millis(500);
     app.on_key(ctrl('c'));
     assert!(app.quit);
     let mut app = app_in(&workspace);
