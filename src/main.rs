@@ -124,8 +124,9 @@ enum Command {
     },
     /// List, show, export and remove recorded sessions.
     Sessions {
+        /// Without one, `list`: this workspace's recorded sessions.
         #[command(subcommand)]
-        command: SessionsCommand,
+        command: Option<SessionsCommand>,
     },
 }
 
@@ -253,17 +254,19 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
             headless: false,
             file,
         }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme), env),
-        Some(Command::Sessions { command }) => match command {
-            SessionsCommand::List { all } => cli::list(all, env),
-            SessionsCommand::Show { id } => cli::show(&id, env),
-            SessionsCommand::Export { id, format } => cli::export(&id, format, env),
-            SessionsCommand::Rm { id } => cli::remove(&id, env),
-            SessionsCommand::Prune {
-                older_than,
-                yes,
-                dry_run,
-            } => cli::prune(&older_than, yes, dry_run, env),
-        },
+        Some(Command::Sessions { command }) => {
+            match command.unwrap_or(SessionsCommand::List { all: false }) {
+                SessionsCommand::List { all } => cli::list(all, env),
+                SessionsCommand::Show { id } => cli::show(&id, env),
+                SessionsCommand::Export { id, format } => cli::export(&id, format, env),
+                SessionsCommand::Rm { id } => cli::remove(&id, env),
+                SessionsCommand::Prune {
+                    older_than,
+                    yes,
+                    dry_run,
+                } => cli::prune(&older_than, yes, dry_run, env),
+            }
+        }
     }
 }
 

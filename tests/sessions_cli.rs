@@ -59,6 +59,10 @@ fn sessions_are_listed_shown_and_exported() {
     let list = run(&home, &["sessions", "list"]);
     assert_eq!(list.status.code(), Some(0), "{}", text(&list.stderr));
     let listed = text(&list.stdout);
+    // `sessions` alone lists them too.
+    let bare = run(&home, &["sessions"]);
+    assert_eq!(bare.status.code(), Some(0), "{}", text(&bare.stderr));
+    assert_eq!(text(&bare.stdout), listed);
     // A header names the columns; then one line per session, the id first.
     let header = listed.lines().next().unwrap_or("");
     for column in [
