@@ -35,9 +35,12 @@ struct ApprovalLayout {
 fn approval_layout(pending: &super::app::PendingApproval, size: Rect, theme: &Theme) -> ApprovalLayout {
     let body = approval_body(pending, theme);
     let width = size.width.saturating_sub(4).min(110);
-    let body_rows = u16::try_from(body.len()).unwrap_or(u16::MAX);
+    // As tall as the body wrapped to the dialog's width (one long line is many rows).
+    let wrapped = wrap::wrap_lines(&body, width.saturating_sub(2));
+    let body_rows = u16::try_from(wrapped.len()).unwrap_or(u16::MAX);
     // Borders and the three footer rows (scroll position, what `a` covers, keys).
-    let height = (body_rows + 5)
+    let height = body_rows
+        .saturating_add(5)
         .min(size.height.saturating_sub(2))
         .max(6.min(size.height));
     let area = centered(size, width, height);
@@ -47,7 +50,6 @@ fn approval_layout(pending: &super::app::PendingApproval, size: Rect, theme: &Th
         height: inner.height.saturating_sub(footer_rows),
         ..inner
     };
-    let wrapped = wrap::wrap_lines(&body, body_area.width);
     ApprovalLayout {
         area,
         inner,
@@ -65,19 +67,23 @@ pub fn measure_approval(app: &App, size: Rect) {
     }
 }
 
-/// The scroll position shown, after noting the most it can be and whether the end of
-/// the body is on screen.
+/// The scroll position shown, after noting the most it can be and how much of the body
+/// has been on screen: every row, from the top down without a gap (jumping to the end
+/// skips what lies between, so it does not count).
 fn seen_so_far(app: &App, pending: &super::app::PendingApproval, layout: &ApprovalLayout) -> usize {
-    let max_scroll = layout
-        .wrapped
-        .len()
-        .saturating_sub(usize::from(layout.body_area.height));
+    let rows = layout.wrapped.len();
+    let height = usize::from(layout.body_area.height);
+    let max_scroll = rows.saturating_sub(height);
     let scroll = usize::from(app.approval_scroll).min(max_scroll);
     pending
         .max_scroll
         .set(u16::try_from(max_scroll).unwrap_or(u16::MAX));
-    if scroll >= max_scroll && layout.inner.height >= 2 && layout.body_area.height > 0 {
-        pending.seen_all.set(true);
+    if layout.inner.height >= 2 && height > 0 && scroll <= pending.seen_rows.get() {
+        let seen = pending.seen_rows.get().max(scroll + height);
+        pending.seen_rows.set(seen);
+        if seen >= rows {
+            pending.seen_all.set(true);
+        }
     }
     scroll
 }
@@ -152,7 +158,10 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
         )),
         None if armed && !pending.seen_all.get() => Line::from(vec![
             Span::styled(
-                format!("↓ {below} more lines to read (End) before y   "),
+                format!(
+                    "↓ {} left to read (↓, PgDn) before y   ",
+                    rows_text(pending.seen_rows.get(), wrapped.len(), below)
+                ),
                 theme.warning,
             ),
             Span::styled("n", theme.key),
@@ -189,7 +198,7 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
     // What is approved is shown exactly: a character a terminal would act on, or one
     // that reorders text (bidi), is shown as what it is, not dropped or obeyed.
     let plain = |text: &str| -> Vec<Line<'static>> {
-        crate::terminal_text::visible(text)
+        shown_exactly(text)
             .lines()
             .map(|line| Line::from(Span::styled(line.to_string(), theme.text)))
             .collect()
@@ -205,10 +214,7 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
     }
     match request {
         ApprovalRequest::Edit { summary, diff, .. } => {
-            body.extend(diff_lines(
-                &crate::terminal_text::visible(&format!("{summary}\n{diff}")),
-                theme,
-            ));
+            body.extend(diff_lines(&shown_exactly(&format!("{summary}\n{diff}")), theme));
         }
         ApprovalRequest::Command {
             command,
@@ -217,10 +223,7 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
             compound,
             ..
         } => {
-            body.extend(command_lines(
-                &crate::terminal_text::visible(&format!("$ {command}")),
-                theme,
-            ));
+            body.extend(command_lines(&shown_exactly(&format!("$ {command}")), theme));
             let how = match timeout_s {
                 Some(seconds) => format!("timeout {seconds} s"),
                 None => "in the background".to_string(),
@@ -249,6 +252,37 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
         ApprovalRequest::Other { preview, .. } => body.extend(plain(preview)),
     }
     body
+}
+
+/// How many rows are left to read: the unseen ones, at least those below the view.
+fn rows_text(seen: usize, rows: usize, below: usize) -> String {
+    match rows.saturating_sub(seen).max(below) {
+        1 => "1 line".to_string(),
+        n => format!("{n} lines"),
+    }
+}
+
+/// What is approved, exactly: a character a terminal would act on, a tab (which reads as
+/// nothing between two words), and one that draws nothing or reorders text (zero-width
+/// spaces and joiners, fillers, tags, variation selectors, line and paragraph separators)
+/// are shown as what they are.
+fn shown_exactly(text: &str) -> String {
+    let invisible = |c: char| {
+        matches!(c,
+            '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+            | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
+    };
+    let mut out = String::with_capacity(text.len());
+    for c in crate::terminal_text::visible(text).chars() {
+        match c {
+            '\t' => out.push('␉'),
+            c if invisible(c) => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A command's lines, a run of blank lines folded into one line that counts them: padding

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use crossterm::event::{Event as TermEvent, EventStream};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
@@ -268,6 +268,14 @@ async fn event_loop(
     let mut probing = true;
     loop {
         app.set_now(Instant::now());
+        // Keys already typed are read before time lets anything happen (an answer key
+        // settling): after a stall, what followed that key must count as typing.
+        while let Some(event) = terminal_events.next().now_or_never() {
+            app.set_now(Instant::now());
+            if on_terminal_event(app, event, &mut pacer, &mut actions)? == Flow::Quit {
+                return Ok(());
+            }
+        }
         // What waits for time to pass (an answer key settling) happens now.
         let outcome = app.on_tick();
         pacer.changed(outcome.changed);
@@ -325,29 +333,13 @@ async fn event_loop(
         let frame_waiting = redraw_in.is_some_and(|wait| !wait.is_zero());
         let tick = app.animating().then_some(TICK);
         tokio::select! {
-            event = terminal_events.next() => match event {
-                Some(Ok(TermEvent::Key(key))) => {
-                    // Keys are judged against the time they arrive (an approval arms by it).
-                    app.set_now(Instant::now());
-                    let outcome = app.on_key(key);
-                    pacer.key(outcome.changed);
-                    actions.extend(outcome.actions);
+            event = terminal_events.next() => {
+                // Keys are judged against the time they arrive (an approval arms by it).
+                app.set_now(Instant::now());
+                if on_terminal_event(app, event, &mut pacer, &mut actions)? == Flow::Quit {
+                    return Ok(());
                 }
-                Some(Ok(TermEvent::Paste(text))) => {
-                    let outcome = app.on_paste(&text);
-                    pacer.key(outcome.changed);
-                    actions.extend(outcome.actions);
-                }
-                Some(Ok(TermEvent::Mouse(mouse))) => {
-                    let outcome = app.on_mouse(mouse);
-                    pacer.changed(outcome.changed);
-                    actions.extend(outcome.actions);
-                }
-                Some(Ok(TermEvent::Resize(..))) => pacer.key(true),
-                Some(Ok(TermEvent::FocusGained | TermEvent::FocusLost)) => {}
-                Some(Err(err)) => return Err(err).context("cannot read the terminal"),
-                None => return Ok(()),
-            },
+            }
             event = next_agent_event(agent), if !agent_gone && !frame_waiting => match event {
                 Some(event) => {
                     app.set_now(Instant::now());
@@ -432,6 +424,37 @@ impl Deferred {
             self.waiting.push(op);
         }
     }
+}
+
+/// Applies one event read from the terminal; `Quit` when the terminal is gone.
+fn on_terminal_event(
+    app: &mut App,
+    event: Option<std::io::Result<TermEvent>>,
+    pacer: &mut FramePacer,
+    actions: &mut Vec<Action>,
+) -> anyhow::Result<Flow> {
+    match event {
+        Some(Ok(TermEvent::Key(key))) => {
+            let outcome = app.on_key(key);
+            pacer.key(outcome.changed);
+            actions.extend(outcome.actions);
+        }
+        Some(Ok(TermEvent::Paste(text))) => {
+            let outcome = app.on_paste(&text);
+            pacer.key(outcome.changed);
+            actions.extend(outcome.actions);
+        }
+        Some(Ok(TermEvent::Mouse(mouse))) => {
+            let outcome = app.on_mouse(mouse);
+            pacer.changed(outcome.changed);
+            actions.extend(outcome.actions);
+        }
+        Some(Ok(TermEvent::Resize(..))) => pacer.key(true),
+        Some(Ok(TermEvent::FocusGained | TermEvent::FocusLost)) => {}
+        Some(Err(err)) => return Err(err).context("cannot read the terminal"),
+        None => return Ok(Flow::Quit),
+    }
+    Ok(Flow::Go)
 }
 
 /// Whether the event loop goes on.

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -410,6 +410,14 @@ impl Writer {
                 .recursive(true)
                 .mode(0o700)
                 .create(&self.dir)?;
+            // A folder an older version made readable by others is closed too, when it
+            // is this user's.
+            if let Ok(meta) = std::fs::metadata(&self.dir)
+                && meta.uid() == current_uid()
+                && meta.mode() & 0o077 != 0
+            {
+                let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700));
+            }
             let file = OpenOptions::new()
                 .append(true)
                 .create_new(true)
@@ -443,6 +451,12 @@ impl Writer {
     }
 }
 
+/// This process's user id.
+fn current_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,6 +476,9 @@ mod tests {
     #[test]
     fn nothing_is_written_before_the_first_turn_then_everything_is() {
         let dir = scratch("lazy");
+        // A folder an older version left readable by others.
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let log = SessionLog::create(&dir, header(), Secrets::new(vec!["sk-secret-value".into()]));
         let path = log.path().expect("recorded");
         log.event(&Event::Notice {
@@ -509,6 +526,17 @@ mod tests {
         };
         assert_eq!(mode(&path), Some(0o600));
         assert_eq!(mode(&dir), Some(0o700));
+        // The index entry beside it, which names the first prompt, too.
+        crate::session::store::info(&path).expect("an index entry");
+        let infos: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(".info.json"))
+            .collect();
+        assert!(!infos.is_empty(), "the index entry is written");
+        for info in &infos {
+            assert_eq!(mode(info), Some(0o600), "{}", info.display());
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

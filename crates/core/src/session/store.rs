@@ -157,7 +157,12 @@ fn info_path(log: &Path) -> PathBuf {
 /// with `secrets` redacted.
 pub fn write_info(info: &SessionInfo, secrets: &crate::secrets::Secrets) {
     if let Ok(text) = serde_json::to_string_pretty(info) {
-        let _ = crate::tools::files::write_atomic(&info_path(&info.path), secrets.redact(&text).as_bytes());
+        let path = info_path(&info.path);
+        if crate::tools::files::write_atomic(&path, secrets.redact(&text).as_bytes()).is_ok() {
+            // It names the first prompt and the workspace: the owner's alone, as the log.
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        }
     }
 }
 

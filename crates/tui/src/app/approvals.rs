@@ -28,6 +28,8 @@ pub struct PendingApproval {
     /// been on screen. `y` and `a` wait for that: nothing approved was out of sight (a
     /// command padded with blank lines hides what follows below the fold).
     pub max_scroll: Cell<u16>,
+    /// Rows of the body on screen so far, from the top without a gap.
+    pub seen_rows: Cell<usize>,
     pub seen_all: Cell<bool>,
 }
 
@@ -52,6 +54,7 @@ impl PendingApproval {
             armed_at: None,
             in_step,
             max_scroll: Cell::new(0),
+            seen_rows: Cell::new(0),
             seen_all: Cell::new(false),
         }
     }
@@ -62,10 +65,11 @@ impl PendingApproval {
 pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 
 /// How long a letter that would answer an armed question waits to be sure it was pressed
-/// alone. Typing runs at one key every 100–200 ms and a burst (a paste-like send, keys
-/// queued in the terminal) far faster, so a sentence begun without looking at the dialog
-/// ("also…", "yes, and…") is seen as typing; a deliberate answer lands this much later.
-pub const ANSWER_SETTLE: Duration = Duration::from_millis(200);
+/// alone. Typists leave about 240 ms between keys on average (many 300 ms and more), a
+/// burst (a paste-like send, keys queued in the terminal) far less, so a sentence begun
+/// without looking at the dialog ("also…", "yes, and…") is seen as typing; a deliberate
+/// answer lands this much later.
+pub const ANSWER_SETTLE: Duration = Duration::from_millis(400);
 
 impl App {
     /// A frame was drawn: the approval it showed starts arming, if it was not yet, and so

@@ -78,12 +78,15 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return false;
         }
-        if let Some((held, at, presses)) = self.held_answer.take() {
+        if let Some((held, _, presses)) = self.held_answer.take() {
             let typed = matches!(key.code, KeyCode::Char(_))
                 && !key
                     .modifiers
                     .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-            if self.now < at + crate::app::ANSWER_SETTLE && typed {
+            // Typing after it, however late the key is read (a stalled process reads a
+            // burst long after it was typed), means it was not an answer: had it stood
+            // alone, the loop's tick would have let it answer already.
+            if typed {
                 if key == held {
                     // A double press, unless typing follows: it waits on.
                     self.held_answer = Some((held, self.now, presses + 1));

@@ -328,6 +328,16 @@ fn a_sentence_typed_over_an_armed_approval_answers_nothing() {
         app.input.clear();
         app.now += APPROVAL_GRACE;
     }
+    // A stalled process reads a burst long after it was typed: a letter that follows a
+    // held one is typing however late it is read, if no tick let the first answer.
+    assert!(app.approval_armed());
+    app.on_key(key(KeyCode::Char('y')));
+    app.now += ANSWER_SETTLE * 2;
+    type_text(&mut app, "es please");
+    assert!(app.sent.is_empty(), "{:?}", app.sent);
+    assert_eq!(app.input.text(), "yes please");
+    app.input.clear();
+    app.now += APPROVAL_GRACE;
     // Its first letter alone, slower than typing, is an answer; not before it settled.
     assert!(app.approval_armed());
     app.on_key(key(KeyCode::Char('a')));
@@ -397,9 +407,18 @@ fn nothing_approved_is_out_of_sight() {
         "y waits until the end was on screen: {:?}",
         app.sent
     );
+    // Jumping to the end skips what lies between: it does not count as read.
     app.on_key(key(KeyCode::End));
     let end = screen(&mut app, 80, 24);
     assert!(end.contains("rm -rf ~"), "{end}");
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
+    assert_eq!(app.sent.len(), 1, "End then y approves nothing");
+    app.on_key(key(KeyCode::Home));
+    for _ in 0..10 {
+        app.on_key(key(KeyCode::PageDown));
+        screen(&mut app, 80, 24);
+    }
     app.on_key(key(KeyCode::Char('y')));
     app.settle();
     assert_eq!(
@@ -409,6 +428,15 @@ fn nothing_approved_is_out_of_sight() {
             decision: Decision::Approve
         })
     );
+
+    // A tab reads as nothing between two words, a zero-width space as nothing at all:
+    // both are shown.
+    app.on_agent_event(command_request("p4", "touch notes\t/tmp/PWNED\u{200b}"));
+    arm(&mut app);
+    let shown = screen(&mut app, 80, 24);
+    assert!(shown.contains("$ touch notes␉/tmp/PWNED<U+200B>"), "{shown}");
+    app.on_key(key(KeyCode::Esc));
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
 
     app.on_agent_event(Event::ApprovalRequested {
         id: "p3".into(),
