@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use crossterm::event::{Event as TermEvent, EventStream};
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
@@ -268,18 +268,6 @@ async fn event_loop(
     let mut probing = true;
     loop {
         app.set_now(Instant::now());
-        // Keys already typed are read before time lets anything happen (an answer key
-        // settling): after a stall, what followed that key must count as typing.
-        while let Some(event) = terminal_events.next().now_or_never() {
-            app.set_now(Instant::now());
-            if on_terminal_event(app, event, &mut pacer, &mut actions)? == Flow::Quit {
-                return Ok(());
-            }
-        }
-        // What waits for time to pass (an answer key settling) happens now.
-        let outcome = app.on_tick();
-        pacer.changed(outcome.changed);
-        actions.extend(outcome.actions);
         // Events that arrived while a frame was waiting are taken all at once.
         if let Some(handle) = agent.as_mut()
             && !agent_gone
@@ -359,7 +347,13 @@ async fn event_loop(
                 None => probing = false,
             },
             _ = tokio::time::sleep(redraw_in.unwrap_or(Duration::ZERO)), if redraw_in.is_some() => {}
-            _ = tokio::time::sleep(tick.unwrap_or(TICK)), if tick.is_some() => pacer.changed(true),
+            _ = tokio::time::sleep(tick.unwrap_or(TICK)), if tick.is_some() => {
+                app.set_now(Instant::now());
+                // What waits for time to pass (an answer key settling) happens now.
+                let outcome = app.on_tick();
+                actions.extend(outcome.actions);
+                pacer.changed(true);
+            }
             _ = tokio::time::sleep(TICK), if highlight_pending => {
                 if highlight::is_ready() {
                     highlight_pending = false;

@@ -71,6 +71,10 @@ pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 /// answer lands this much later.
 pub const ANSWER_SETTLE: Duration = Duration::from_millis(400);
 
+/// A gap between two turns of the event loop this long, while an answer key settles,
+/// means the process was stalled (the loop ticks every 100 ms then).
+pub const STALL: Duration = Duration::from_millis(250);
+
 impl App {
     /// A frame was drawn: the approval it showed starts arming, if it was not yet, and so
     /// does a question asking for the person's consent.

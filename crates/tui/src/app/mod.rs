@@ -32,7 +32,7 @@ use crate::protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, Sa
 const RESULTS_KEPT: usize = 20;
 
 pub use action::{Action, Outcome};
-pub use approvals::{ANSWER_SETTLE, APPROVAL_GRACE, PendingApproval};
+pub use approvals::{ANSWER_SETTLE, APPROVAL_GRACE, PendingApproval, STALL};
 pub use resume::Playback;
 pub use settings::AppSettings;
 

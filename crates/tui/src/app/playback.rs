@@ -32,6 +32,14 @@ impl App {
     /// Sets the clock to `wall`, the time now, unless a replay keeps its own.
     pub fn set_now(&mut self, wall: Instant) {
         if self.replay.is_none() {
+            // The loop runs at least every tick while an answer key settles; a longer gap
+            // means this process was stalled, and keys typed meanwhile are not read yet:
+            // the key's wait starts over, so they are read (as typing) before it counts.
+            if let Some((_, at, _)) = self.held_answer.as_mut()
+                && wall.saturating_duration_since(self.now) > super::STALL
+            {
+                *at = wall;
+            }
             self.now = wall;
         }
     }
