@@ -208,9 +208,10 @@ fn mcp_log_path(env: &crate::config::Env) -> Option<PathBuf> {
 /// else the platform's local data folder. (With the data folder named, nothing is
 /// written to the home folder's.)
 pub(crate) fn log_dir(env: &crate::config::Env) -> Option<PathBuf> {
-    let named = |name: &str| env.var(name).filter(|dir| !dir.is_empty()).map(PathBuf::from);
-    named("MINIAGENT_LOG_DIR")
-        .or_else(|| named("MINIAGENT_DATA_DIR").map(|dir| dir.join("logs")))
+    env.var("MINIAGENT_LOG_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| config::named_data_dir(env).map(|dir| dir.join("logs")))
         .or_else(|| {
             directories::ProjectDirs::from("", "", "miniagent").map(|d| d.data_local_dir().to_path_buf())
         })

@@ -2,6 +2,16 @@
 //! are generated from the components themselves, never kept by hand; and what a
 //! component did with a key.
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Whether `key` types a character: a `Char` with neither Ctrl nor Alt held.
+pub fn types_char(key: KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char(_))
+        && !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
 /// One binding a component offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyHint {

@@ -24,16 +24,19 @@ fn hint_line(hints: &[KeyHint], app: &App) -> Line<'static> {
     Line::from(spans)
 }
 
-/// Where the front approval's dialog goes on a screen of `size`, and its body wrapped.
-struct ApprovalLayout {
+/// Where the front approval's dialog goes on a screen of `size`, its body wrapped, and
+/// the scroll position shown.
+pub struct ApprovalLayout {
     area: Rect,
     inner: Rect,
     body_area: Rect,
     wrapped: Vec<Line<'static>>,
+    scroll: usize,
+    max_scroll: usize,
 }
 
-fn approval_layout(pending: &super::app::PendingApproval, size: Rect, theme: &Theme) -> ApprovalLayout {
-    let body = approval_body(pending, theme);
+fn approval_layout(app: &App, pending: &super::app::PendingApproval, size: Rect) -> ApprovalLayout {
+    let body = approval_body(pending, &app.theme);
     let width = size.width.saturating_sub(4).min(110);
     // As tall as the body wrapped to the dialog's width (one long line is many rows).
     let wrapped = wrap::wrap_lines(&body, width.saturating_sub(2));
@@ -50,57 +53,55 @@ fn approval_layout(pending: &super::app::PendingApproval, size: Rect, theme: &Th
         height: inner.height.saturating_sub(footer_rows),
         ..inner
     };
+    let rows = wrapped.len();
+    let height = usize::from(body_area.height);
+    let max_scroll = rows.saturating_sub(height);
+    let scroll = usize::from(app.approval_scroll).min(max_scroll);
     ApprovalLayout {
         area,
         inner,
         body_area,
         wrapped,
+        scroll,
+        max_scroll,
     }
 }
 
-/// Lays out the front approval for this frame and notes how far it scrolls and whether
-/// all of it is on screen (before anything reads whether it may be approved).
-pub fn measure_approval(app: &App, size: Rect) {
-    if let Some(pending) = app.approvals.front() {
-        let layout = approval_layout(pending, size, &app.theme);
-        seen_so_far(app, pending, &layout);
-    }
-}
-
-/// The scroll position shown, after noting the most it can be and how much of the body
-/// has been on screen: every row, from the top down without a gap (jumping to the end
-/// skips what lies between, so it does not count).
-fn seen_so_far(app: &App, pending: &super::app::PendingApproval, layout: &ApprovalLayout) -> usize {
-    let rows = layout.wrapped.len();
+/// Lays out the front approval for this frame and notes how far it scrolls and how much
+/// of it has been on screen (before anything reads whether it may be approved): every
+/// row, from the top down without a gap (jumping to the end skips what lies between, so
+/// it does not count). The frame draws it last with [`draw_approval`].
+pub fn measure_approval(app: &App, size: Rect) -> Option<ApprovalLayout> {
+    let pending = app.approvals.front()?;
+    let layout = approval_layout(app, pending, size);
     let height = usize::from(layout.body_area.height);
-    let max_scroll = rows.saturating_sub(height);
-    let scroll = usize::from(app.approval_scroll).min(max_scroll);
     pending
         .max_scroll
-        .set(u16::try_from(max_scroll).unwrap_or(u16::MAX));
-    if layout.inner.height >= 2 && height > 0 && scroll <= pending.seen_rows.get() {
-        let seen = pending.seen_rows.get().max(scroll + height);
+        .set(u16::try_from(layout.max_scroll).unwrap_or(u16::MAX));
+    if layout.inner.height >= 2 && height > 0 && layout.scroll <= pending.seen_rows.get() {
+        let seen = pending.seen_rows.get().max(layout.scroll + height);
         pending.seen_rows.set(seen);
-        if seen >= rows {
+        if seen >= layout.wrapped.len() {
             pending.seen_all.set(true);
         }
     }
-    scroll
+    Some(layout)
 }
 
-/// The front approval: what is asked, the keys, and whether they answer yet.
-pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
+/// The front approval, laid out by [`measure_approval`]: what is asked, the keys, and
+/// whether they answer yet.
+pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) {
     let Some(pending) = app.approvals.front() else {
         return;
     };
     let theme = &app.theme;
-    let layout = approval_layout(pending, size, theme);
-    let scroll = seen_so_far(app, pending, &layout);
     let ApprovalLayout {
         area,
         inner,
         body_area,
         wrapped,
+        scroll,
+        max_scroll,
     } = layout;
     // More requests waiting behind this one; else its place among the reply's calls.
     let queue = match (app.approvals.len(), pending.in_step) {
@@ -131,7 +132,6 @@ pub fn draw_approval(app: &App, size: Rect, buf: &mut Buffer) {
     if inner.height < 2 {
         return;
     }
-    let max_scroll = wrapped.len().saturating_sub(usize::from(body_area.height));
     let below = max_scroll - scroll;
     for (row, line) in wrapped
         .iter()

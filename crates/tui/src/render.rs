@@ -37,19 +37,18 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     // Whether the front approval may be approved (all of it seen) shows in the status
     // bar as well as in its dialog, which is drawn last.
-    overlay_view::measure_approval(app, size);
+    let approval = overlay_view::measure_approval(app, size);
     draw_status(app, &areas, areas.status, buf);
     if app.focus == Pane::Input
         && let Some(input_area) = areas.get(Pane::Input)
     {
         overlay_view::draw_completions(app, input_area, size, buf);
     }
-    if let Some(top) = app.overlays.last() {
-        let _ = top;
+    if !app.overlays.is_empty() {
         overlay_view::draw_overlay(app, size, buf);
     }
-    if !app.approvals.is_empty() {
-        overlay_view::draw_approval(app, size, buf);
+    if let Some(approval) = approval {
+        overlay_view::draw_approval(app, approval, buf);
     }
     app.color_depth.apply(frame.buffer_mut());
     // The terminal's cursor stands in the input while it has the keys; ratatui hides it

@@ -61,6 +61,14 @@ pub fn config_dir(env: &super::Env) -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "miniagent").map(|dirs| dirs.config_dir().to_path_buf())
 }
 
+/// The data folder named by `MINIAGENT_DATA_DIR`, if one is (sessions, logs and the
+/// bundled skills go there instead of the platform's folders).
+pub fn named_data_dir(env: &super::Env) -> Option<PathBuf> {
+    env.var("MINIAGENT_DATA_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+}
+
 struct Layer {
     /// Shown in errors: a file path, `environment variable X` or `--flag`.
     source: String,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::llm::{ModelConfig, Provider, endpoint};
 pub use crate::protocol::ApprovalMode;
 pub use env::Env;
-pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load};
+pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load, named_data_dir};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 
 pub use retry::RetryPolicy;

@@ -413,7 +413,7 @@ impl Writer {
             // A folder an older version made readable by others is closed too, when it
             // is this user's.
             if let Ok(meta) = std::fs::metadata(&self.dir)
-                && meta.uid() == current_uid()
+                && meta.uid() == store::effective_uid()
                 && meta.mode() & 0o077 != 0
             {
                 let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700));
@@ -449,12 +449,6 @@ impl Writer {
         self.info.updated = crate::tools::files::now_iso8601();
         store::write_info(&self.info, &self.secrets);
     }
-}
-
-/// This process's user id.
-fn current_uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
 }
 
 #[cfg(test)]

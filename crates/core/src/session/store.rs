@@ -12,8 +12,8 @@ use crate::protocol::Event;
 /// The folder of session logs: `$MINIAGENT_DATA_DIR/sessions`, else the platform's data
 /// folder (`~/.local/share/miniagent/sessions` on Linux).
 pub fn sessions_dir(env: &crate::config::Env) -> Option<PathBuf> {
-    if let Some(dir) = env.var("MINIAGENT_DATA_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir).join("sessions"));
+    if let Some(dir) = crate::config::named_data_dir(env) {
+        return Some(dir.join("sessions"));
     }
     directories::ProjectDirs::from("", "", "miniagent").map(|dirs| dirs.data_dir().join("sessions"))
 }
@@ -30,8 +30,7 @@ pub fn is_own_log(dir: Option<&Path>, path: &Path) -> bool {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return false;
     };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = effective_uid();
     let in_folder = path
         .parent()
         .and_then(|parent| parent.canonicalize().ok())
@@ -40,6 +39,12 @@ pub fn is_own_log(dir: Option<&Path>, path: &Path) -> bool {
         && meta.uid() == uid
         && in_folder
         && path.extension().is_some_and(|ext| ext == "jsonl")
+}
+
+/// The user this process acts as, whose files the sessions folder holds.
+pub(super) fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// What lists show of a session.

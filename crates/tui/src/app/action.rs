@@ -28,21 +28,6 @@ pub struct Outcome {
     pub actions: Vec<Action>,
 }
 
-impl Outcome {
-    /// The ops it sends to the agent, in order.
-    pub fn sent(&self) -> impl Iterator<Item = &Op> {
-        self.actions.iter().filter_map(|action| match action {
-            Action::Send(op) => Some(op),
-            _ => None,
-        })
-    }
-
-    /// Whether it asks to leave the workbench.
-    pub fn quits(&self) -> bool {
-        self.actions.contains(&Action::Quit)
-    }
-}
-
 impl super::App {
     /// Asks the event loop for `action` once the handler running now returns.
     pub(crate) fn request(&mut self, action: Action) {

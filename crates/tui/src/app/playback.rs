@@ -107,10 +107,7 @@ impl App {
             }
             // Only `/` starts typing in a replay (a command); other letters are neither
             // controls nor anything to send.
-            let letter = matches!(key.code, KeyCode::Char(c) if c != '/')
-                && !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            let letter = crate::tui::keys::types_char(key) && key.code != KeyCode::Char('/');
             if letter && !typing && self.overlays.is_empty() {
                 return Some(false);
             }

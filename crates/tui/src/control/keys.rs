@@ -12,7 +12,7 @@ use crate::protocol::{Decision, Op};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputAction;
 use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
+use crate::tui::keys::{OverlayAction, OverlayContext, types_char};
 use crate::tui::theme::Theme;
 use crate::tui::tree::TreeAction;
 
@@ -79,10 +79,7 @@ impl App {
             return false;
         }
         if let Some((held, _, presses)) = self.held_answer.take() {
-            let typed = matches!(key.code, KeyCode::Char(_))
-                && !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            let typed = types_char(key);
             // Typing after it, however late the key is read (a stalled process reads a
             // burst long after it was typed), means it was not an answer: had it stood
             // alone, the loop's tick would have let it answer already.
@@ -112,10 +109,7 @@ impl App {
 
     /// Whether `key` is a plain letter pressed while a question takes answers.
     fn answering_letter(&self, key: KeyEvent) -> bool {
-        let letter = matches!(key.code, KeyCode::Char(_))
-            && !key
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let letter = types_char(key);
         let approval = !self.approvals.is_empty() && self.approval_armed() && self.deny_reason.is_none();
         let consent = self.approvals.is_empty() && self.consent_on_top() && self.consent_armed();
         letter && self.replay.is_none() && (approval || consent)
@@ -146,11 +140,7 @@ impl App {
             // was typed goes on into the input, where it was meant to go.
             let later = self.now + crate::app::APPROVAL_GRACE;
             self.consent_armed_at = Some(self.consent_armed_at.map_or(later, |at| at.max(later)));
-            let typing = matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
-                && !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-            if typing {
+            if types_char(key) || key.code == KeyCode::Backspace {
                 match self.input.on_key(key) {
                     InputAction::Ignored | InputAction::Changed | InputAction::Submit(_) => {}
                 }
@@ -274,10 +264,7 @@ impl App {
         {
             *at = (*at).max(later);
         }
-        let typing = matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace)
-            && !key
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let typing = types_char(key) || key.code == KeyCode::Backspace;
         if typing
             && !self.answered_last
             && self.focus == Pane::Input
@@ -483,11 +470,7 @@ impl App {
 
     /// A printable key in a pane that does not use it starts typing in the input.
     fn type_into_input(&mut self, key: KeyEvent) -> bool {
-        let printable = matches!(key.code, KeyCode::Char(_))
-            && !key
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        if !printable {
+        if !types_char(key) {
             return false;
         }
         self.focus = Pane::Input;

@@ -8,9 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::api::{self, Playback, Recording, TokenCounter};
-use crate::protocol::{Event, Op};
-use crate::tui::app::{App, AppSettings, Outcome};
+use crate::api::{self, Recording, TokenCounter};
+use crate::protocol::Op;
+use crate::tests::support::Player;
 use crate::tui::layers::history::HistoryInspector;
 use crate::tui::theme::Theme;
 
@@ -29,72 +29,21 @@ const LOG: &str = r#"{"kind":"header","id":"20261122-040438-abcd","created":"202
 {"kind":"event","ts":2300,"event":{"type":"turn_complete","text":""}}
 "#;
 
-/// A workbench and a playback joined as the event loop joins them.
-struct Driven {
-    app: App,
-    playback: Playback,
-    /// What the app asked of the playback and it has not answered yet.
-    outstanding: Vec<Op>,
-    /// Whether a key asked to leave.
-    quit: bool,
-}
-
-impl Driven {
-    fn open(log: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "miniagent-tui-replay-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path: PathBuf = dir.join("session.jsonl");
-        std::fs::write(&path, log).unwrap();
-        let recording = Recording::open(path.to_str().unwrap(), &api::Env::empty()).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        let (info, status) = recording.opening();
-        let mut driven = Self {
-            app: App::for_replay(
-                AppSettings::new(Theme::monochrome(), PathBuf::from(&info.workspace)),
-                &info,
-                status,
-            ),
-            playback: recording.playback().counting_with(TokenCounter::estimate_only()),
-            outstanding: Vec::new(),
-            quit: false,
-        };
-        let opened = driven.playback.open(Instant::now());
-        driven.feed(opened);
-        driven
-    }
-
-    fn feed(&mut self, events: Vec<Event>) {
-        for event in events {
-            let outcome = self.app.on_agent_event(event);
-            self.took(outcome);
-        }
-    }
-
-    /// Keeps what a handler asked for.
-    fn took(&mut self, outcome: Outcome) {
-        self.quit |= outcome.quits();
-        self.outstanding.extend(outcome.sent().cloned());
-    }
-
-    /// What the app asked of the playback, answered, until it asks nothing more.
-    fn pump(&mut self, now: Instant) {
-        while !self.outstanding.is_empty() {
-            for op in std::mem::take(&mut self.outstanding) {
-                let events = self.playback.on_op(op, now);
-                self.feed(events);
-            }
-        }
-    }
-
-    fn key(&mut self, key: KeyEvent, now: Instant) {
-        let outcome = self.app.on_key(key);
-        self.took(outcome);
-        self.pump(now);
-    }
+/// A workbench playing `log` as `miniagent replay` opens it (through the api's
+/// `Recording`), joined to its playback as the event loop joins them.
+fn open(log: &str) -> Player {
+    let dir = std::env::temp_dir().join(format!(
+        "miniagent-tui-replay-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path: PathBuf = dir.join("session.jsonl");
+    std::fs::write(&path, log).unwrap();
+    let recording = Recording::open(path.to_str().unwrap(), &api::Env::empty()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let playback = recording.playback().counting_with(TokenCounter::estimate_only());
+    Player::playing(playback, Theme::monochrome())
 }
 
 #[test]
@@ -122,12 +71,11 @@ fn the_status_line_says_where_the_replay_stands() {
 
 #[test]
 fn keys_send_the_playbacks_controls_and_q_quits() {
-    let mut driven = Driven::open(LOG);
+    let mut driven = open(LOG);
     let now = Instant::now();
-    let sent = |driven: &mut Driven, code: KeyCode| {
-        let outcome = driven.app.on_key(key(code));
-        driven.took(outcome);
-        std::mem::take(&mut driven.outstanding)
+    let sent = |driven: &mut Player, code: KeyCode| {
+        driven.app.on_key(key(code));
+        std::mem::take(&mut driven.app.sent)
     };
     let playback = |control| vec![Op::Playback { control }];
     assert_eq!(
@@ -157,51 +105,50 @@ fn keys_send_the_playbacks_controls_and_q_quits() {
         playback(PlaybackControl::Slower)
     );
     // Playback controls typed into a command are letters of it.
-    driven.key(key(KeyCode::Char('/')), now);
+    driven.on_key(key(KeyCode::Char('/')), now);
     assert_eq!(sent(&mut driven, KeyCode::Char(' ')), vec![]);
     assert_eq!(driven.app.input.text(), "/ ");
     // Ctrl-C clears what was typed, as in a live session; only then does it quit.
-    driven.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), now);
-    assert!(driven.app.input.is_empty() && !driven.quit);
+    driven.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), now);
+    assert!(driven.app.input.is_empty() && !driven.app.quit);
     // Letters that are no control start nothing: only `/` types a command.
-    driven.key(key(KeyCode::Char('y')), now);
+    driven.on_key(key(KeyCode::Char('y')), now);
     assert!(driven.app.input.is_empty());
-    assert!(!driven.quit);
-    driven.key(key(KeyCode::Char('q')), now);
-    assert!(driven.quit);
-    let mut again = Driven::open(LOG);
-    again.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), now);
-    assert!(again.quit);
+    assert!(!driven.app.quit);
+    driven.on_key(key(KeyCode::Char('q')), now);
+    assert!(driven.app.quit);
+    let mut again = open(LOG);
+    again.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), now);
+    assert!(again.app.quit);
 }
 
 #[test]
 fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_the_rest() {
-    let mut driven = Driven::open(LOG);
+    let mut driven = open(LOG);
     assert_eq!(driven.app.session.model, "claude-test");
     assert!(driven.app.replay.is_some());
     let now = Instant::now();
     // Typing a command: the replay's keys are letters in it until it is sent.
     for c in "/history".chars() {
-        driven.key(key(KeyCode::Char(c)), now);
+        driven.on_key(key(KeyCode::Char(c)), now);
     }
-    driven.key(key(KeyCode::Enter), now);
+    driven.on_key(key(KeyCode::Enter), now);
     assert!(matches!(driven.app.top::<HistoryInspector>(), Some(inspector) if !inspector.waiting));
     assert_eq!(driven.app.history.as_ref().map(|h| h.entries.len()), Some(0));
-    driven.key(key(KeyCode::Esc), now);
+    driven.on_key(key(KeyCode::Esc), now);
     assert!(driven.app.overlays.is_empty());
 
-    driven.key(key(KeyCode::End), now);
+    driven.on_key(key(KeyCode::End), now);
     assert_eq!(driven.app.stats.turns, 2);
     assert!(!driven.app.turn_running);
     assert!(matches!(&driven.app.replay, Some(status) if status.state == PlayState::Ended));
     // The inspector now sees the history the recording ended with.
-    driven.key(key(KeyCode::F(6)), now);
+    driven.on_key(key(KeyCode::F(6)), now);
     assert_eq!(driven.app.history.as_ref().map(|h| h.entries.len()), Some(2));
-    driven.key(key(KeyCode::Esc), now);
+    driven.on_key(key(KeyCode::Esc), now);
 
     driven.app.focus = crate::tui::app::Pane::Conversation;
-    let outcome = driven.app.submit("what next?".into());
-    driven.took(outcome);
+    driven.app.submit("what next?".into());
     driven.pump(now);
     assert_eq!(
         driven.app.last_notice.as_ref().map(|(_, text)| text.as_str()),
@@ -211,7 +158,7 @@ fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_th
     driven.app.input.clear();
     // Home starts the view over with the replay.
     driven.app.focus = crate::tui::app::Pane::Input;
-    driven.key(key(KeyCode::Home), now);
+    driven.on_key(key(KeyCode::Home), now);
     assert_eq!(driven.app.stats.turns, 1);
     assert_eq!(
         driven.app.session.session_id.as_deref(),

@@ -176,7 +176,11 @@ impl Player {
         theme: Theme,
         counter: miniagent_core::tokens::TokenCounter,
     ) -> Self {
-        let mut playback = miniagent_core::playback::Playback::new(loaded, counter);
+        Self::playing(miniagent_core::playback::Playback::new(loaded, counter), theme)
+    }
+
+    /// A player of `playback` (as the api's `Recording::playback` gives it), at its start.
+    pub fn playing(mut playback: miniagent_core::playback::Playback, theme: Theme) -> Self {
         let now = Instant::now();
         let status = playback.clock().status(now);
         let mut player = Self {

@@ -107,8 +107,8 @@ fn make_executable(_path: &Path) -> std::io::Result<()> {
 /// A cache folder also keeps the path free of spaces on macOS (`~/Library/Caches`, unlike
 /// `Application Support`), which matters because skills paste these paths into commands.
 pub fn default_install_dir(env: &crate::config::Env) -> Option<PathBuf> {
-    let cache = match env.var("MINIAGENT_DATA_DIR").filter(|dir| !dir.is_empty()) {
-        Some(data) => PathBuf::from(data).join("cache"),
+    let cache = match crate::config::named_data_dir(env) {
+        Some(data) => data.join("cache"),
         None => directories::ProjectDirs::from("", "", "miniagent")?
             .cache_dir()
             .to_path_buf(),
