@@ -30,6 +30,7 @@ pub use server::{RecordedRequest, ScriptedServer};
 pub use tempdir::TempDir;
 pub use wire::Format;
 
+pub mod billing;
 pub mod cli;
 pub mod harness;
 pub mod validate;
