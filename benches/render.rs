@@ -86,6 +86,11 @@ fn bench_render(c: &mut Criterion) {
                 output_tokens: 0,
                 total_input_tokens: n,
                 total_output_tokens: n,
+                cache_read_tokens: 0,
+                cache_write_tokens: 0,
+                total_cache_read_tokens: 0,
+                total_cache_write_tokens: 0,
+                cost_usd: None,
             });
             busy.tree.refresh();
             terminal.draw(|frame| render::draw(frame, &busy)).expect("draw");

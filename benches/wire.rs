@@ -53,7 +53,13 @@ impl Protocol {
 }
 
 /// `miniagent exec` in `workspace` against `server` speaking `protocol`.
-fn exec(protocol: Protocol, home: &TempDir, workspace: &TempDir, server: &ScriptedServer, args: &[&str]) -> Output {
+fn exec(
+    protocol: Protocol,
+    home: &TempDir,
+    workspace: &TempDir,
+    server: &ScriptedServer,
+    args: &[&str],
+) -> Output {
     let base_url = match protocol {
         Protocol::Anthropic => server.anthropic_base_url(),
         Protocol::OpenAi => server.openai_base_url(),
@@ -79,7 +85,13 @@ fn thirty_steps(protocol: Protocol) -> Vec<RecordedRequest> {
     let (home, workspace) = (TempDir::new(), TempDir::new());
     let server = ScriptedServer::start_blocking(counting_turn(30));
     server.answer_toolless_with(Reply::text("Counted from 1 to 20,000 in each step so far."));
-    exec(protocol, &home, &workspace, &server, &["--max-steps", "31", "count to 20000, thirty times"]);
+    exec(
+        protocol,
+        &home,
+        &workspace,
+        &server,
+        &["--max-steps", "31", "count to 20000, thirty times"],
+    );
     server.requests()
 }
 
@@ -91,17 +103,28 @@ fn long_session(protocol: Protocol) -> Vec<RecordedRequest> {
             script.push(Reply::tool(
                 format!("call_{turn}_{step}"),
                 "bash",
-                format!(r#"{{"command": ": turn {turn} step {step}; seq {} {}"}}"#, turn * 10_000, turn * 10_000 + 2400),
+                format!(
+                    r#"{{"command": ": turn {turn} step {step}; seq {} {}"}}"#,
+                    turn * 10_000,
+                    turn * 10_000 + 2400
+                ),
             ));
         }
-        script.push(Reply::text(format!("Turn {turn} is done: the numbers are listed.")));
+        script.push(Reply::text(format!(
+            "Turn {turn} is done: the numbers are listed."
+        )));
     }
     let server = ScriptedServer::start_blocking(script);
     server.answer_toolless_with(Reply::text(
         "Listed numbers with seq in several steps; every listing completed.",
     ));
     let prompts: Vec<String> = (0..TURNS)
-        .map(|turn| format!("Turn {turn}: list the numbers from {} on, in {STEPS_PER_TURN} steps.", turn * 10_000))
+        .map(|turn| {
+            format!(
+                "Turn {turn}: list the numbers from {} on, in {STEPS_PER_TURN} steps.",
+                turn * 10_000
+            )
+        })
         .collect();
     for (turn, prompt) in prompts.iter().enumerate() {
         let mut args = vec!["--max-steps", "20"];
@@ -122,7 +145,10 @@ fn long_session(protocol: Protocol) -> Vec<RecordedRequest> {
         .expect("a step request");
     let sent = last.body["messages"].to_string();
     for prompt in &prompts {
-        assert!(sent.contains(prompt.as_str()), "the last request keeps {prompt:?} verbatim");
+        assert!(
+            sent.contains(prompt.as_str()),
+            "the last request keeps {prompt:?} verbatim"
+        );
     }
     requests
 }
@@ -146,7 +172,15 @@ fn main() {
     let count = |text: &str| counter.count(text);
     println!(
         "{:<12} {:<9} {:>8} {:>8} {:>12} {:>12} {:>10} {:>10} {:>10}",
-        "scenario", "protocol", "requests", "summary", "input sent", "input billed", "read", "written", "uncached"
+        "scenario",
+        "protocol",
+        "requests",
+        "summary",
+        "input sent",
+        "input billed",
+        "read",
+        "written",
+        "uncached"
     );
     for protocol in [Protocol::Anthropic, Protocol::OpenAi] {
         let bill = protocol.bill(&thirty_steps(protocol), &count);

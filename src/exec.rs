@@ -7,7 +7,9 @@ use std::io::Write;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::api::{self, Handle, preview_line};
-use crate::protocol::{ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState};
+use crate::protocol::{
+    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, turn_usage_line,
+};
 use crate::terminal_text::{self, Cleaner, clean};
 
 /// How `exec` ended, as the process exit code.
@@ -144,6 +146,7 @@ pub async fn run(
             Event::TurnComplete { .. } => Some(ExecOutcome::Completed),
             Event::TurnAborted { .. } => Some(ExecOutcome::Interrupted),
             Event::StepLimitReached { .. } => Some(ExecOutcome::StepLimit),
+            Event::TurnUsage { .. } => None,
             Event::Error { .. } => Some(ExecOutcome::Failed),
             // The agent only ends by our Shutdown, which comes after the turn ends.
             Event::ShutdownComplete => Some(ExecOutcome::Failed),
@@ -425,6 +428,27 @@ impl Printer {
             } => self.line(&format!(
                 "context compacted: {tokens_before} → {tokens_after} tokens"
             )),
+            Event::TurnUsage {
+                model_calls,
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cost_usd,
+                ..
+            } => {
+                // A turn whose every call failed has nothing to report.
+                if *model_calls > 0 {
+                    let cost = cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0);
+                    let line = turn_usage_line(
+                        *model_calls,
+                        *input_tokens,
+                        *output_tokens,
+                        *cache_read_tokens,
+                        cost,
+                    );
+                    self.dim_line(&format!("turn: {line}"), color);
+                }
+            }
             Event::TurnComplete { text } => self.answer(text),
             Event::StepLimitReached { steps, report } => {
                 self.line(&format!("step limit reached after {steps} steps"));

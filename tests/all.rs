@@ -15,6 +15,7 @@ mod mcp_harness;
 
 #[path = "bad_input/main.rs"]
 mod bad_input;
+mod caching;
 mod compaction;
 mod delegate;
 mod demo;

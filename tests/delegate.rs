@@ -9,7 +9,7 @@ use miniagent::protocol::Event;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::harness::{Harness, test_config};
-use support::validate::assert_valid_anthropic;
+use support::validate::{assert_valid_anthropic, system_text, unmarked};
 use support::*;
 
 #[tokio::test]
@@ -55,14 +55,9 @@ async fn a_sub_agent_works_in_its_own_context_with_its_own_tools() {
     assert!(tool_names(0).contains(&"delegate".to_string()));
     // The sub-agent sees only its tool, its own system prompt, and only its task.
     assert_eq!(tool_names(1), vec!["read_file"]);
-    assert!(
-        requests[1].body["system"]
-            .as_str()
-            .unwrap()
-            .starts_with("You are a sub-agent of miniagent")
-    );
+    assert!(system_text(&requests[1].body).starts_with("You are a sub-agent of miniagent"));
     assert_eq!(
-        requests[1].body["messages"],
+        unmarked(&requests[1].body["messages"]),
         json!([{"role": "user", "content": [{"type": "text", "text": task}]}])
     );
     assert_valid_anthropic(&requests[2].body);
@@ -76,7 +71,7 @@ async fn a_sub_agent_works_in_its_own_context_with_its_own_tools() {
     assert_valid_anthropic(parent);
     let last = parent["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
-        last["content"][0],
+        unmarked(&last["content"][0]),
         json!({"type": "tool_result", "tool_use_id": "d1", "content": "The version is 1.2.3 (Cargo.toml line 3).", "is_error": false})
     );
     assert!(!parent["messages"].to_string().contains("\"s1\""));
@@ -98,7 +93,8 @@ async fn a_sub_agent_works_in_its_own_context_with_its_own_tools() {
             ("d1".to_string(), "bash".to_string())
         ]
     );
-    // The sub-agent's tokens stay out of the parent's figures.
+    // The sub-agent sends no token figures of its own: its calls count in the session's
+    // totals (what is billed), which only the parent's events carry.
     let usage: Vec<u64> = events
         .iter()
         // From the turn on (the agent reports the idle prompt's size when it starts).
@@ -195,11 +191,7 @@ async fn a_sub_agent_compacts_and_stays_within_the_window() {
     let requests = server.requests();
     let sub_agent: Vec<&RecordedRequest> = requests
         .iter()
-        .filter(|r| {
-            r.body["system"]
-                .as_str()
-                .is_some_and(|s| s.starts_with("You are a sub-agent"))
-        })
+        .filter(|r| system_text(&r.body).starts_with("You are a sub-agent"))
         .collect();
     assert_eq!(sub_agent.len(), STEPS + 1);
     let mut largest = 0;
@@ -288,12 +280,7 @@ async fn a_sub_agent_continues_a_reply_cut_at_the_output_limit() {
     assert_eq!(requests.len(), 4);
     // The sub-agent's second request asks it to go on, after its cut reply.
     let continued = &requests[2].body;
-    assert!(
-        continued["system"]
-            .as_str()
-            .unwrap()
-            .starts_with("You are a sub-agent")
-    );
+    assert!(system_text(continued).starts_with("You are a sub-agent"));
     let messages = continued["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3, "{messages:?}");
     assert_eq!(messages[1]["content"][0]["text"], "The first half");
@@ -306,7 +293,7 @@ async fn a_sub_agent_continues_a_reply_cut_at_the_output_limit() {
     let parent = &requests[3].body;
     let last = parent["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
-        last["content"][0],
+        unmarked(&last["content"][0]),
         json!({"type": "tool_result", "tool_use_id": "d1", "content": "The first half and the rest.", "is_error": false})
     );
 }

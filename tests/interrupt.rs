@@ -12,7 +12,7 @@ use miniagent::protocol::{Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::harness::{Harness, test_config};
-use support::validate::{assert_valid_anthropic, assert_valid_openai};
+use support::validate::{assert_valid_anthropic, assert_valid_openai, unmarked};
 use support::*;
 
 const BUDGET: Duration = Duration::from_millis(500);
@@ -229,7 +229,7 @@ async fn approvals_run_deny_and_remember() {
     assert_eq!(asked.len(), 2);
     let results: Vec<serde_json::Value> = server.requests()[1..]
         .iter()
-        .map(|r| r.body["messages"].as_array().unwrap().last().unwrap()["content"][0].clone())
+        .map(|r| unmarked(&r.body["messages"].as_array().unwrap().last().unwrap()["content"][0]))
         .collect();
     assert_eq!(
         results,

@@ -9,7 +9,7 @@ use miniagent::protocol::{Event, StopReason, ToolCallSummary};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::harness::{Harness, TEST_KEY, streamed_text, streamed_thinking, test_config};
-use support::validate::{assert_valid_anthropic, assert_valid_openai};
+use support::validate::{assert_valid_anthropic, assert_valid_openai, system_text, unmarked};
 use support::*;
 
 /// The built-in tools, in the order the model sees them.
@@ -70,9 +70,9 @@ async fn anthropic_thinking_and_text_stream_as_deltas_and_complete() {
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(request.body["model"], "scripted-model");
     assert_eq!(request.body["stream"], true);
-    assert_eq!(request.body["system"], "You are a test agent.");
+    assert_eq!(system_text(&request.body), "You are a test agent.");
     assert_eq!(
-        request.body["messages"],
+        unmarked(&request.body["messages"]),
         json!([{"role": "user", "content": [{"type": "text", "text": "say hello"}]}])
     );
     let tools = request.body["tools"].as_array().unwrap();
@@ -187,7 +187,7 @@ async fn anthropic_tool_turn_sends_results_and_signed_thinking_back() {
     let second = &server.requests()[1].body;
     assert_valid_anthropic(second);
     assert_eq!(
-        second["messages"],
+        unmarked(&second["messages"]),
         json!([
             {"role": "user", "content": [{"type": "text", "text": "run it"}]},
             {"role": "assistant", "content": [

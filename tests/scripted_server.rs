@@ -366,7 +366,7 @@ async fn openai_round(style: ReasoningStyle, include_usage: bool) {
             tools,
             finish_reason: "tool_calls".into(),
             usage: include_usage
-                .then(|| { json!({"prompt_tokens": 100, "completion_tokens": 25, "total_tokens": 125}) }),
+                .then(|| { json!({"prompt_tokens": 100, "completion_tokens": 25, "total_tokens": 125, "prompt_tokens_details": {"cached_tokens": 0}}) }),
         }
     );
     let reqs = server.requests();

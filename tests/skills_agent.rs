@@ -8,6 +8,7 @@ use crate::support;
 use std::process::{Command, Stdio};
 
 use support::harness::TEST_KEY;
+use support::validate::system_text;
 use support::*;
 
 /// `allowed-tools` pre-approves (Agent Skills specification), it does not restrict: in
@@ -80,7 +81,7 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_pre_approved() 
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let requests = server.requests();
-    let system = requests[0].body["system"].as_str().unwrap();
+    let system = &system_text(&requests[0].body);
     assert!(
         system.contains("- release-notes: Write release notes from the changelog."),
         "{system}"

@@ -36,15 +36,13 @@ fn assert_config_refused(outcome: &(Option<i32>, String), names: &[&str]) {
     }
 }
 
-/// Every key of the built-in config, dotted, with its default value.
-fn config_keys() -> Vec<(String, toml::Value)> {
-    fn walk(table: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
+/// Every key of the built-in config, as the names of the tables it is in and its own,
+/// with its default value (a name may hold a dot: `prices."gpt-4.1"`).
+fn config_keys() -> Vec<(Vec<String>, toml::Value)> {
+    fn walk(table: &toml::Table, prefix: &[String], out: &mut Vec<(Vec<String>, toml::Value)>) {
         for (key, value) in table {
-            let path = if prefix.is_empty() {
-                key.clone()
-            } else {
-                format!("{prefix}.{key}")
-            };
+            let mut path = prefix.to_vec();
+            path.push(key.clone());
             match value {
                 toml::Value::Table(inner) => walk(inner, &path, out),
                 other => out.push((path, other.clone())),
@@ -55,7 +53,7 @@ fn config_keys() -> Vec<(String, toml::Value)> {
         .parse()
         .expect("the built-in config is TOML");
     let mut keys = Vec::new();
-    walk(&defaults, "", &mut keys);
+    walk(&defaults, &[], &mut keys);
     keys
 }
 
@@ -71,15 +69,14 @@ fn wrong_type(value: &toml::Value) -> toml::Value {
     }
 }
 
-/// A TOML document setting only `dotted` to `value`.
-fn config_setting(dotted: &str, value: toml::Value) -> String {
-    let mut parts: Vec<&str> = dotted.split('.').collect();
-    let last = parts.pop().unwrap_or(dotted);
+/// A TOML document setting only the key at `path` to `value`.
+fn config_setting(path: &[String], value: toml::Value) -> String {
+    let (last, parts) = path.split_last().expect("a key has a name");
     let mut table = toml::Table::new();
-    table.insert(last.to_string(), value);
-    for part in parts.into_iter().rev() {
+    table.insert(last.clone(), value);
+    for part in parts.iter().rev() {
         let mut outer = toml::Table::new();
-        outer.insert(part.to_string(), toml::Value::Table(table));
+        outer.insert(part.clone(), toml::Value::Table(table));
         table = outer;
     }
     toml::to_string(&table).expect("a table serializes")
@@ -90,12 +87,13 @@ fn every_key_with_a_wrong_type() {
     let home = TempDir::new();
     let keys = config_keys();
     assert!(keys.len() > 20, "{keys:?}");
-    for (key, default) in keys {
+    for (path, default) in keys {
+        let key = path.join(".");
         // A wrong scalar, and a table where a value belongs.
         let mut table = toml::Table::new();
         table.insert("nested".into(), toml::Value::Integer(1));
         for value in [wrong_type(&default), toml::Value::Table(table)] {
-            let file = home.write("wrong.toml", config_setting(&key, value.clone()));
+            let file = home.write("wrong.toml", config_setting(&path, value.clone()));
             let outcome = exec_with_config(&home, &file);
             let shown = file.display().to_string();
             assert_config_refused(&outcome, &[&shown, &format!("key `{key}`"), "expected "]);

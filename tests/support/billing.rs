@@ -106,7 +106,10 @@ fn anthropic_blocks(body: &Value, count: &dyn Fn(&str) -> u64) -> Vec<PromptBloc
     for message in body["messages"].as_array().into_iter().flatten() {
         let role = message["role"].as_str().unwrap_or("");
         let blocks: Vec<(String, bool)> = match &message["content"] {
-            Value::String(text) => vec![(serde_json::json!({"type": "text", "text": text}).to_string(), false)],
+            Value::String(text) => vec![(
+                serde_json::json!({"type": "text", "text": text}).to_string(),
+                false,
+            )],
             Value::Array(blocks) => blocks.iter().map(canonical).collect(),
             _ => Vec::new(),
         };

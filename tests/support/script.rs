@@ -156,6 +156,10 @@ pub struct Turn {
     pub stop: Stop,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens reported as read from the provider's cache.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens reported as written to the provider's cache (Anthropic only).
+    pub cache_write_tokens: u64,
     /// How thinking blocks are sent in the OpenAI format.
     pub reasoning_style: ReasoningStyle,
 }
@@ -274,6 +278,17 @@ impl Turn {
     pub fn usage(mut self, input_tokens: u64, output_tokens: u64) -> Turn {
         self.input_tokens = input_tokens;
         self.output_tokens = output_tokens;
+        self
+    }
+
+    /// Sets the reported usage with the cache's part: `input_tokens` is what was neither
+    /// read from nor written to the cache (Anthropic's `input_tokens`); OpenAI's
+    /// `prompt_tokens` is the sum of the three, with `cached_tokens` the part read.
+    pub fn cache_usage(mut self, input_tokens: u64, output_tokens: u64, read: u64, written: u64) -> Turn {
+        self.input_tokens = input_tokens;
+        self.output_tokens = output_tokens;
+        self.cache_read_tokens = read;
+        self.cache_write_tokens = written;
         self
     }
 

@@ -293,6 +293,12 @@ async fn handle_connection(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let body_is_json = !recorded.body.is_null();
+    // Refused as the provider refuses it: a request the real API would not take must
+    // fail every test that makes one.
+    let caching_problem = match route {
+        Some(Format::Anthropic) => super::validate::anthropic_cache_problem(&recorded.body),
+        _ => None,
+    };
     let declares_tools = recorded
         .body
         .get("tools")
@@ -321,6 +327,10 @@ async fn handle_connection(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
                     400,
                     "scripted server: malformed request: body is not JSON",
                 ),
+            },
+            Some(format) if caching_problem.is_some() => Action::Error {
+                status: 400,
+                body: wire::error_body(format, 400, caching_problem.as_deref().unwrap_or_default()),
             },
             Some(format) if !declares_tools && shared.toolless.is_some() => {
                 shared.seq += 1;

@@ -165,3 +165,106 @@ fn check_openai(body: &Value) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Why the Anthropic API would refuse this request's `cache_control` marks, if it would:
+/// more than four breakpoints, a mark on a block that cannot carry one (thinking, empty
+/// text) or on a message rather than a block, or a mark that is not
+/// `{"type": "ephemeral"}` (with an optional `ttl` of `5m` or `1h`).
+pub fn anthropic_cache_problem(body: &Value) -> Option<String> {
+    let mut marks = 0;
+    check_cache_marks(body, &mut marks).err()
+}
+
+fn check_mark(mark: &Value) -> Result<(), String> {
+    let fields_ok = mark
+        .as_object()
+        .is_some_and(|object| object.keys().all(|key| key == "type" || key == "ttl"));
+    let ttl_ok = matches!(mark.get("ttl").map(Value::as_str), None | Some(Some("5m" | "1h")));
+    if mark["type"] == "ephemeral" && fields_ok && ttl_ok {
+        Ok(())
+    } else {
+        Err(format!("cache_control {mark} is not a valid breakpoint"))
+    }
+}
+
+fn check_marked_block(block: &Value, place: &str, marks: &mut usize) -> Result<(), String> {
+    let Some(mark) = block.get("cache_control") else {
+        return Ok(());
+    };
+    check_mark(mark)?;
+    *marks += 1;
+    match block["type"].as_str() {
+        Some("thinking" | "redacted_thinking") => Err(format!(
+            "{place}: thinking blocks cannot be marked with cache_control"
+        )),
+        Some("text") if block["text"].as_str().is_none_or(str::is_empty) => Err(format!(
+            "{place}: an empty text block cannot be marked with cache_control"
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_cache_marks(body: &Value, marks: &mut usize) -> Result<(), String> {
+    if let Some(mark) = body.get("cache_control") {
+        // The automatic (top-level) form takes a breakpoint too.
+        check_mark(mark)?;
+        *marks += 1;
+    }
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        check_marked_block(tool, "tools", marks)?;
+    }
+    match &body["system"] {
+        Value::Array(blocks) => {
+            for block in blocks {
+                check_marked_block(block, "system", marks)?;
+            }
+        }
+        Value::String(_) | Value::Null => {}
+        other => return Err(format!("system is neither text nor blocks: {other}")),
+    }
+    for (index, message) in body["messages"].as_array().into_iter().flatten().enumerate() {
+        if message.get("cache_control").is_some() {
+            return Err(format!(
+                "messages.{index}: cache_control belongs on a content block, not on a message"
+            ));
+        }
+        let place = format!("messages.{index}");
+        for block in message["content"].as_array().into_iter().flatten() {
+            check_marked_block(block, &place, marks)?;
+            for inner in block["content"].as_array().into_iter().flatten() {
+                check_marked_block(inner, &place, marks)?;
+            }
+        }
+    }
+    if *marks > 4 {
+        return Err(format!(
+            "A maximum of 4 blocks with cache_control may be provided. Found {marks}."
+        ));
+    }
+    Ok(())
+}
+
+/// A request's system prompt as text, whether sent as a string or as blocks.
+pub fn system_text(body: &Value) -> String {
+    match &body["system"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => String::new(),
+    }
+}
+
+/// `value` with every `cache_control` mark removed: what was sent, wherever the
+/// breakpoints were.
+pub fn unmarked(value: &Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter(|(key, _)| *key != "cache_control")
+                .map(|(key, value)| (key.clone(), unmarked(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
+        other => other.clone(),
+    }
+}

@@ -44,8 +44,8 @@ pub fn anthropic_events(turn: &Turn, model: &str, seq: u64) -> Vec<String> {
                 "stop_sequence": null,
                 "usage": {
                     "input_tokens": turn.input_tokens,
-                    "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": turn.cache_write_tokens,
+                    "cache_read_input_tokens": turn.cache_read_tokens,
                     "output_tokens": 1
                 }
             }
@@ -199,6 +199,7 @@ pub fn openai_events(turn: &Turn, model: &str, seq: u64, include_usage: bool) ->
     };
     out.push(chunk(json!({}), Some(finish)));
     if include_usage {
+        let prompt_tokens = turn.input_tokens + turn.cache_read_tokens + turn.cache_write_tokens;
         out.push(openai_event(&json!({
             "id": id,
             "object": "chat.completion.chunk",
@@ -206,9 +207,10 @@ pub fn openai_events(turn: &Turn, model: &str, seq: u64, include_usage: bool) ->
             "model": model,
             "choices": [],
             "usage": {
-                "prompt_tokens": turn.input_tokens,
+                "prompt_tokens": prompt_tokens,
                 "completion_tokens": turn.output_tokens,
-                "total_tokens": turn.input_tokens + turn.output_tokens
+                "total_tokens": prompt_tokens + turn.output_tokens,
+                "prompt_tokens_details": {"cached_tokens": turn.cache_read_tokens}
             }
         })));
     }

@@ -257,9 +257,25 @@ pub enum Event {
         input_tokens: u64,
         /// Provider-reported output tokens of the last call.
         output_tokens: u64,
-        /// Provider-reported totals over the session.
+        /// Provider-reported totals over the session: every model call it made, summary
+        /// calls and sub-agents' calls included (what is billed).
         total_input_tokens: u64,
         total_output_tokens: u64,
+        /// Of the last call's input tokens, those the provider read from its prompt cache.
+        #[serde(default)]
+        cache_read_tokens: u64,
+        /// Of the last call's input tokens, those the provider wrote to its prompt cache.
+        #[serde(default)]
+        cache_write_tokens: u64,
+        /// The same over the session.
+        #[serde(default)]
+        total_cache_read_tokens: u64,
+        #[serde(default)]
+        total_cache_write_tokens: u64,
+        /// What the session's model calls have cost so far, in US dollars, at the prices
+        /// configured for the model; `None` when no price is known for it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
     /// A model call failed in a way worth another try; the next attempt starts after `delay_ms`.
     Retrying {
@@ -319,6 +335,18 @@ pub enum Event {
     TurnAborted { reason: String },
     /// The step limit was hit; `report` is the model's account of what was done and what remains.
     StepLimitReached { steps: u32, report: String },
+    /// What the turn used, sent just before the event that ends it: its model calls
+    /// (summaries and sub-agents' included), their provider-reported tokens and, when the
+    /// model's price is known, their cost in US dollars.
+    TurnUsage {
+        model_calls: u64,
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_tokens: u64,
+        cache_write_tokens: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
     /// The turn failed and ended; the message says why. (Problems that do not end the
     /// turn are [`Event::Notice`]s.)
     Error { message: String },
@@ -482,6 +510,57 @@ pub enum CompactionOutcome {
 
 /// History messages as a person reads them: numbered from 1, `start..end` shown as
 /// `start+1–end` (one numbering for the inspector, `/stats`, `exec` and `sessions`).
+/// A token count as every face shows it: `950`, `1.2k`, `34k`, `1.3M`.
+pub fn short_count(count: u64) -> String {
+    if count >= 1_000_000 {
+        format!("{:.1}M", count as f64 / 1e6)
+    } else if count >= 10_000 {
+        format!("{}k", count / 1000)
+    } else if count >= 1000 {
+        format!("{:.1}k", count as f64 / 1000.0)
+    } else {
+        count.to_string()
+    }
+}
+
+/// One line saying what a turn used ([`Event::TurnUsage`]'s figures): `12 model calls ·
+/// in 640k, 590k of it from the cache · out 3.1k · $0.214`.
+pub fn turn_usage_line(
+    model_calls: u64,
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cost: Option<f64>,
+) -> String {
+    let mut line = format!(
+        "{model_calls} model call{} · in {}",
+        if model_calls == 1 { "" } else { "s" },
+        short_count(input)
+    );
+    if cache_read > 0 {
+        line.push_str(&format!(", {} of it from the cache", short_count(cache_read)));
+    }
+    line.push_str(&format!(" · out {}", short_count(output)));
+    if let Some(cost) = cost {
+        line.push_str(&format!(" · {}", usd(cost)));
+    }
+    line
+}
+
+/// A cost in US dollars as every face shows it: `$0.042`, `$1.23`, `<$0.001`.
+pub fn usd(cost: f64) -> String {
+    if !cost.is_finite() || cost < 0.0 {
+        return "$?".to_string();
+    }
+    if cost > 0.0 && cost < 0.0005 {
+        "<$0.001".to_string()
+    } else if cost < 0.995 {
+        format!("${cost:.3}")
+    } else {
+        format!("${cost:.2}")
+    }
+}
+
 pub fn message_range(start: u64, end: u64) -> String {
     let first = start.saturating_add(1);
     let last = end.max(first);

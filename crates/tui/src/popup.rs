@@ -34,15 +34,7 @@ pub fn inner(area: Rect) -> Rect {
 
 /// "12.3k" for token counts.
 pub fn tokens(count: u64) -> String {
-    if count >= 1_000_000 {
-        format!("{:.1}M", count as f64 / 1e6)
-    } else if count >= 10_000 {
-        format!("{}k", count / 1000)
-    } else if count >= 1000 {
-        format!("{:.1}k", count as f64 / 1000.0)
-    } else {
-        count.to_string()
-    }
+    crate::protocol::short_count(count)
 }
 
 /// A centred rectangle of at most `width` × `height` inside `area`.

@@ -267,7 +267,12 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
         .last_compaction
         .filter(|_| figures.compactions > 0)
         .map(|last| format!("⇣{}→{}", tokens(last.tokens_before), tokens(last.tokens_after)));
+    // What the session has cost, when the model's price is known; it shows at any width.
+    let cost = figures.cost.map(crate::protocol::usd);
     if areas.narrow {
+        if let Some(cost) = &cost {
+            spans.push(Span::styled(format!(" {cost}"), theme.status_bar));
+        }
         // The long figures do not fit; the compactions still show, short.
         if figures.compactions > 0 {
             spans.push(Span::styled(
@@ -279,12 +284,19 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
             spans.push(Span::styled(format!(" {drop}"), theme.status_bar));
         }
     } else {
+        // The share of the input read from the provider's cache, once there is one.
+        let cached = (figures.total_cache_read > 0 && figures.total_input > 0).then(|| {
+            let percent = figures.total_cache_read.saturating_mul(100) / figures.total_input;
+            format!(" ({percent}% cached)")
+        });
         spans.push(Span::styled(
             format!(
-                " · window {} · in {} out {} · {} compaction{}",
+                " · window {} · in {}{} out {}{} · {} compaction{}",
                 tokens(figures.context_window),
                 tokens(figures.total_input),
+                cached.unwrap_or_default(),
                 tokens(figures.total_output),
+                cost.map(|cost| format!(" · {cost}")).unwrap_or_default(),
                 figures.compactions,
                 if figures.compactions == 1 { "" } else { "s" }
             ),

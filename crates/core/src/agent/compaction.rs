@@ -8,9 +8,10 @@
 
 use super::context::{SUMMARY_MARK, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
+use super::meter::Meter;
 use super::model_call::{CallFailure, Deltas, call_model};
 use super::{AgentOptions, Session, TurnContext};
-use crate::llm::ModelRequest;
+use crate::llm::{ModelRequest, PromptCache};
 use crate::protocol::{CompactionOutcome, Event, message_range};
 use crate::tokens::TokenCounter;
 
@@ -75,9 +76,9 @@ pub(crate) fn fixed_tokens_of(options: &AgentOptions, counter: &TokenCounter) ->
 /// Where the context stands, for the gauge: the whole next prompt as counted here (the
 /// figure the budget, `/history` and `/stats` use too), with the provider's figures for
 /// the last call. `estimated` says the provider reported none.
-pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions) -> Event {
+pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions, meter: Meter) -> Event {
     let fixed = fixed_tokens_for(session, options);
-    let usage = session.usage.last;
+    let usage = session.last_usage;
     Event::TokenUsage {
         context_tokens: fixed.saturating_add(session.context.prompt_tokens()),
         estimated: usage.input_tokens + usage.output_tokens == 0,
@@ -85,8 +86,13 @@ pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions) -> Even
         context_window: options.config.model.context_window,
         input_tokens: usage.input_tokens,
         output_tokens: usage.output_tokens,
-        total_input_tokens: session.usage.input,
-        total_output_tokens: session.usage.output,
+        total_input_tokens: meter.input,
+        total_output_tokens: meter.output,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+        total_cache_read_tokens: meter.cache_read,
+        total_cache_write_tokens: meter.cache_write,
+        cost_usd: meter.cost,
     }
 }
 
@@ -360,6 +366,8 @@ async fn summarize(
         messages: &request_messages,
         tools: &[],
         max_output_tokens: u32::try_from(output_tokens).unwrap_or(u32::MAX),
+        // A summary's prompt is used once: writing it to the cache would cost more.
+        cache: PromptCache::Off,
     };
     let written = match call_model(context, &request, Deltas::Quiet).await {
         Ok(response) => {

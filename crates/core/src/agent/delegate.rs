@@ -13,7 +13,7 @@ use futures_util::future::BoxFuture;
 use super::context::ContextState;
 use super::history::Message;
 use super::turn::{Ended, StepLoop};
-use super::{Session, TurnContext, UsageTotals};
+use super::{Session, TurnContext};
 use crate::protocol::Event;
 use crate::tokens::TokenCounter;
 use crate::tools::delegate::NAME;
@@ -71,6 +71,8 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
         policy: parent.policy.clone(),
         inspect_requested: Arc::default(),
         sub_agents: None,
+        meter: parent.meter.clone(),
+        cost_limit: parent.cost_limit,
     };
     let system = format!(
         "{SUB_AGENT_PROMPT}\n\nThe workspace is `{}`.",
@@ -78,7 +80,7 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
     );
     let mut session = Session {
         context: ContextState::new(TokenCounter::new(options.config.agent.tokenizer)),
-        usage: UsageTotals::default(),
+        last_usage: Default::default(),
         compaction_log: Vec::new(),
         fixed_tokens: None,
     };
@@ -127,6 +129,7 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
         Ended::TooLarge(why) => ToolOutput::error(format!(
             "the sub-agent stopped: its next request would not fit ({why})"
         )),
+        Ended::OverCost(why) => ToolOutput::error(format!("the sub-agent stopped: {why}")),
         Ended::ModelFailed(error) => ToolOutput::error(format!("the sub-agent's model call failed: {error}")),
         Ended::Repeating(partial_text) => ToolOutput::error(format!(
             "the sub-agent's reply kept repeating itself and was cut:\n{partial_text}"

@@ -11,6 +11,7 @@ pub mod context;
 mod delegate;
 pub mod history;
 pub(crate) mod inspect;
+mod meter;
 mod model_call;
 pub mod repetition;
 mod restore;
@@ -170,18 +171,12 @@ impl EventSink {
     }
 }
 
-/// Provider-reported token counts over the session.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct UsageTotals {
-    pub last: Usage,
-    pub input: u64,
-    pub output: u64,
-}
-
 /// The state a turn changes.
 pub(crate) struct Session {
     pub context: ContextState,
-    pub usage: UsageTotals,
+    /// What the provider reported for the conversation's last call (the session's
+    /// totals are in the [`meter::SharedMeter`]).
+    pub last_usage: Usage,
     pub compaction_log: Vec<crate::protocol::CompactionRecord>,
     /// Tokens of the system prompt and tool schemas, with the tool names they were
     /// counted for (MCP servers add tools as they connect).
@@ -205,6 +200,10 @@ pub(crate) struct TurnContext {
     pub inspect_requested: Arc<std::sync::atomic::AtomicBool>,
     /// How its calls start sub-agents; `None` in a sub-agent (sub-agents do not nest).
     pub sub_agents: Option<StartSubAgents>,
+    /// Every model call's tokens and cost, the sub-agents' included.
+    pub meter: meter::SharedMeter,
+    /// `agent.max_cost` for the turn this context runs (its sub-agents share it).
+    pub cost_limit: Option<meter::CostLimit>,
 }
 
 /// What every turn of a session shares, and the router too.
@@ -217,6 +216,7 @@ struct Shared {
     approvals: PendingApprovals,
     policy: SharedPolicy,
     inspect_requested: Arc<std::sync::atomic::AtomicBool>,
+    meter: meter::SharedMeter,
 }
 
 fn read_roots(options: &AgentOptions) -> Vec<PathBuf> {
@@ -269,6 +269,11 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         output_tokens: 0,
         total_input_tokens: 0,
         total_output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        total_cache_read_tokens: 0,
+        total_cache_write_tokens: 0,
+        cost_usd: None,
     });
     for message in &options.startup_notices {
         events.emit(Event::Notice {
@@ -281,7 +286,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         ),
         session: Arc::new(Mutex::new(Session {
             context: ContextState::new(counter),
-            usage: UsageTotals::default(),
+            last_usage: Usage::default(),
             compaction_log: Vec::new(),
             fixed_tokens: None,
         })),
@@ -292,6 +297,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         ),
         approvals: PendingApprovals::default(),
         inspect_requested: Arc::default(),
+        meter: meter::SharedMeter::default(),
         events,
         options,
     };
@@ -364,7 +370,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         } else {
                             let mut session = shared.session.lock().await;
                             session.context.clear();
-                            session.usage = UsageTotals::default();
+                            session.last_usage = Usage::default();
                             session.compaction_log.clear();
                             events.emit(Event::HistoryCleared);
                             events.checkpoint(&mut session);
@@ -435,7 +441,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
                         && running.is_none()
                         && let Ok(mut session) = shared.session.try_lock()
                     {
-                        events.emit(compaction::usage_event(&mut session, &shared.options));
+                        events.emit(compaction::usage_event(&mut session, &shared.options, shared.meter.get()));
                     }
                 }
                 None => side_events = None,
@@ -486,6 +492,8 @@ fn start_job(shared: &Shared, job: Job) -> RunningTurn {
         policy: shared.policy.clone(),
         inspect_requested: Arc::clone(&shared.inspect_requested),
         sub_agents: Some(delegate::start),
+        meter: shared.meter.clone(),
+        cost_limit: meter::CostLimit::for_turn(&shared.options.config, &shared.meter),
     };
     let session = Arc::clone(&shared.session);
     let task = tokio::spawn(async move {

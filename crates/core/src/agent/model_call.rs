@@ -95,6 +95,7 @@ pub(crate) async fn call_model(
         };
         let error = match result {
             Ok(mut response) => {
+                context.meter.add(response.usage, context.options.config.price());
                 mend_reply_ids(context, request.messages, &mut response);
                 return Ok(response);
             }

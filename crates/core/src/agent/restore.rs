@@ -38,8 +38,8 @@ pub struct Restored {
     pub rules: Vec<ApprovalRule>,
     /// The latest `token_usage` event, for the gauge.
     pub usage: Option<Event>,
-    pub total_input: u64,
-    pub total_output: u64,
+    /// The session's tokens and cost so far.
+    pub(crate) meter: super::meter::Meter,
     /// The model and provider that last ran the session.
     pub model: String,
     pub provider: String,
@@ -52,8 +52,7 @@ impl Restored {
             compactions: Vec::new(),
             rules: Vec::new(),
             usage: None,
-            total_input: 0,
-            total_output: 0,
+            meter: Default::default(),
             model: String::new(),
             provider: String::new(),
         }
@@ -92,13 +91,8 @@ impl Restored {
                 self.provider = provider.clone();
             }
             Event::ApprovalRulesChanged { rules } => self.rules = rules.clone(),
-            Event::TokenUsage {
-                total_input_tokens,
-                total_output_tokens,
-                ..
-            } => {
-                self.total_input = *total_input_tokens;
-                self.total_output = *total_output_tokens;
+            Event::TokenUsage { .. } => {
+                self.meter = super::meter::Meter::recorded(event).unwrap_or_default();
                 self.usage = Some(event.clone());
             }
             Event::ContextCompacted {
@@ -116,9 +110,8 @@ impl Restored {
                 fallback: *fallback,
             }),
             Event::HistoryCleared => {
+                // What was spent stays spent: the meter goes on.
                 self.compactions.clear();
-                self.total_input = 0;
-                self.total_output = 0;
                 self.usage = None;
             }
             _ => {}

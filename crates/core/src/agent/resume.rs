@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{Shared, UsageTotals};
+use super::Shared;
 use crate::protocol::Event;
 use crate::session;
 
@@ -64,11 +64,8 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         });
     }
     session.context = restored.context;
-    session.usage = UsageTotals {
-        last: Default::default(),
-        input: restored.total_input,
-        output: restored.total_output,
-    };
+    session.last_usage = Default::default();
+    shared.meter.set(restored.meter);
     session.compaction_log = restored.compactions;
     // Remembered approvals come back only from this user's own logs: a log from
     // anywhere else could name any rule.
@@ -107,7 +104,11 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         messages: session.context.messages().len() as u64,
         turns: u32::try_from(turns).unwrap_or(u32::MAX),
     });
-    events.emit(super::compaction::usage_event(&mut session, &shared.options));
+    events.emit(super::compaction::usage_event(
+        &mut session,
+        &shared.options,
+        shared.meter.get(),
+    ));
     if (restored.model.as_str(), restored.provider.as_str()) != (model.as_str(), provider.as_str())
         && !restored.model.is_empty()
     {

@@ -10,8 +10,8 @@ use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, call_model};
 use super::{Session, TurnContext};
-use crate::llm::{ModelRequest, ModelResponse, ToolSpec};
-use crate::protocol::{Event, StopReason, ToolCallSummary};
+use crate::llm::{ModelRequest, ModelResponse, PromptCache, ToolSpec};
+use crate::protocol::{Event, StopReason, ToolCallSummary, usd};
 use crate::tools::output::cap_text;
 
 mod calls;
@@ -92,6 +92,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     // What a skill pre-approved lasts for the turn that loaded it.
     context.policy.with(ApprovalPolicy::end_skills);
     let max_steps = options.config.agent.max_steps;
+    let metered_from = context.meter.get();
     let turn = StepLoop {
         system: &options.system_prompt,
         only: None,
@@ -113,6 +114,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         Ended::TooLarge(why) => Event::Error {
             message: format!("the request was not sent: {why}"),
         },
+        Ended::OverCost(why) => Event::Error { message: why },
         Ended::ModelFailed(error) => Event::Error {
             message: format!("the model call failed: {error}"),
         },
@@ -120,6 +122,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
             message: "the model's reply kept repeating itself, also when asked again; it was cut and the turn stopped".to_string(),
         },
     };
+    context.events.emit(context.meter.get().since(&metered_from));
     context.events.emit(event);
 }
 
@@ -142,6 +145,8 @@ pub(super) enum Ended {
     Aborted,
     /// The next request could not be made to fit the prompt budget: why.
     TooLarge(String),
+    /// The first request (and its report) would already cost more than the turn may: why.
+    OverCost(String),
     /// The model call failed: the error.
     ModelFailed(String),
     /// The reply kept repeating itself, also when asked again: what came before the cut.
@@ -173,6 +178,24 @@ impl StepLoop<'_> {
         let mut carried_text = String::new();
         let max_steps = self.max_steps;
         for step in 1..=max_steps {
+            if let Some(over) = over_cost(session, context) {
+                if step == 1 {
+                    return Ended::OverCost(format!(
+                        "the turn stopped before its first request: it would cost about {} with a progress report, and agent.max_cost is {}",
+                        usd(2.0 * over.estimate),
+                        usd(over.limit)
+                    ));
+                }
+                context.events.emit(Event::Notice {
+                    message: format!(
+                        "this turn has cost {}; another step and a progress report (about {} more) would take it past agent.max_cost ({}), so it stops here",
+                        usd(over.spent),
+                        usd(2.0 * over.estimate),
+                        usd(over.limit)
+                    ),
+                });
+                return self.report(session, context, step - 1, COST_LIMIT_PROMPT).await;
+            }
             context.events.emit(Event::StepStarted { step, max_steps });
             if let Err(ended) = preflight(session, context).await {
                 return ended;
@@ -225,7 +248,8 @@ impl StepLoop<'_> {
                 }
             }
         }
-        self.step_limit_report(session, context).await
+        self.report(session, context, max_steps, &self.report_prompt)
+            .await
     }
 
     /// The tools a step offers.
@@ -240,16 +264,16 @@ impl StepLoop<'_> {
         }
     }
 
-    /// The step limit was hit: ask the model for a progress report (no more tool use) so
-    /// the work can be picked up, and end with it.
-    async fn step_limit_report(&self, session: &mut Session, context: &TurnContext) -> Ended {
-        let steps = self.max_steps;
+    /// The step (or cost) limit was hit after `steps` steps: ask the model for a progress
+    /// report (no more tool use, `prompt` says why) so the work can be picked up, and end
+    /// with it.
+    async fn report(&self, session: &mut Session, context: &TurnContext, steps: u32, prompt: &str) -> Ended {
         if let Err(ended) = preflight(session, context).await {
             return ended;
         }
         // Tools stay declared: providers refuse a history with tool calls but no tools.
         let specs = self.specs(context);
-        let closing = Some(self.report_prompt.as_str());
+        let closing = Some(prompt);
         let (report, written) = match call_step(session, context, self.system, &specs, closing).await {
             Ok(response) => {
                 let text = assistant_text(&response);
@@ -325,6 +349,14 @@ async fn call_step(
 ) -> Result<ModelResponse, CallFailure> {
     let options = &context.options;
     let mut compacted = false;
+    let session_id = options.session_log.id();
+    let cache = if options.config.model.prompt_caching {
+        PromptCache::On {
+            key: session_id.as_deref(),
+        }
+    } else {
+        PromptCache::Off
+    };
     loop {
         let mut prompt = session.context.prompt();
         prompt.extend(closing.map(Message::user));
@@ -333,6 +365,7 @@ async fn call_step(
             messages: &prompt,
             tools: specs,
             max_output_tokens: options.config.model.max_output_tokens,
+            cache,
         };
         let error = match call_model(context, &request, Deltas::Forward).await {
             Err(CallFailure::Failed(error)) if error.is_context_overflow() && !compacted => error,
@@ -391,6 +424,33 @@ fn announce(context: &TurnContext, response: &ModelResponse) {
 }
 
 /// Makes the next prompt fit its budget; `Err` says how the loop ends when it cannot.
+/// Asked (unrecorded) when the turn's cost limit stops it, for the closing report.
+const COST_LIMIT_PROMPT: &str = "This task has reached the cost limit set for it, so stop here and do not call any tools. \
+Write a short progress report for the person: what was done, what remains, and what the next step would be.";
+
+/// A turn that must stop for its cost: what it has cost, what the next call is reckoned
+/// to cost, and the limit.
+struct OverCost {
+    spent: f64,
+    estimate: f64,
+    limit: f64,
+}
+
+/// Whether another step and the progress report after it would take the turn past
+/// `agent.max_cost`.
+fn over_cost(session: &mut Session, context: &TurnContext) -> Option<OverCost> {
+    let limit = context.cost_limit?;
+    let spent = limit.spent(&context.meter);
+    let prompt = compaction::prompt_size(session, context);
+    let caching = context.options.config.model.prompt_caching;
+    let estimate = super::meter::next_call_estimate(limit.price, prompt, session.last_usage, caching);
+    (spent + 2.0 * estimate > limit.limit).then_some(OverCost {
+        spent,
+        estimate,
+        limit: limit.limit,
+    })
+}
+
 async fn preflight(session: &mut Session, context: &TurnContext) -> Result<(), Ended> {
     if context
         .inspect_requested
@@ -484,12 +544,9 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
         });
     }
     announce(context, response);
-    let usage = response.usage;
-    session.usage.last = usage;
-    session.usage.input += usage.input_tokens;
-    session.usage.output += usage.output_tokens;
+    session.last_usage = response.usage;
     if !context.events.is_nested() {
-        let event = compaction::usage_event(session, &context.options);
+        let event = compaction::usage_event(session, &context.options, context.meter.get());
         context.events.emit(event);
     }
 }

@@ -298,6 +298,8 @@ fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) ->
                     choices.join(", ")
                 )));
             }
+            // Any model may be priced; each price's own keys are checked when it is read.
+            (Some(Value::Table(_)), Value::Table(_)) if path == "prices" => {}
             (Some(Value::Table(known_inner)), Value::Table(inner)) => {
                 check_known_keys(known_inner, inner, &path, source)?;
             }
@@ -329,6 +331,36 @@ fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), C
         |key: &str, message: &str| Err(ConfigError(format!("{}: key `{key}`: {message}", source_of(key))));
     if config.agent.max_steps == 0 {
         return fail("agent.max_steps", "must be at least 1");
+    }
+    if !(config.agent.max_cost.is_finite() && config.agent.max_cost >= 0.0) {
+        return fail("agent.max_cost", "must be a number of US dollars, 0 or more");
+    }
+    for (model, price) in &config.prices {
+        let figures = [
+            Some(price.input),
+            Some(price.output),
+            price.cache_read,
+            price.cache_write,
+        ];
+        if figures
+            .into_iter()
+            .flatten()
+            .any(|p| !(p.is_finite() && p >= 0.0))
+        {
+            return fail(
+                &format!("prices.{model}"),
+                "prices must be numbers of US dollars, 0 or more",
+            );
+        }
+    }
+    if config.agent.max_cost > 0.0 && config.price().is_none() {
+        return fail(
+            "agent.max_cost",
+            &format!(
+                "a cost limit needs the price of model `{}`: add [prices.\"{}\"] with input and output (US dollars per million tokens)",
+                config.model.model, config.model.model
+            ),
+        );
     }
     if config.model.model.trim().is_empty() {
         return fail("model.model", "must name a model");
@@ -499,7 +531,7 @@ mod tests {
             ),
             (
                 "[agent]\nmax_stpes = 3\n",
-                "unknown key `agent.max_stpes` (known in agent: approval, compaction, delegate_max_steps, keep_recent_steps, keep_tool_results, max_steps, system_prompt_file, token_limit, tokenizer)",
+                "unknown key `agent.max_stpes` (known in agent: approval, compaction, delegate_max_steps, keep_recent_steps, keep_tool_results, max_cost, max_steps, system_prompt_file, token_limit, tokenizer)",
             ),
             ("[modle]\n", "unknown key `modle`"),
             (
@@ -524,6 +556,22 @@ mod tests {
             (
                 "[agent]\nmax_steps = 0\n",
                 "key `agent.max_steps`: must be at least 1",
+            ),
+            (
+                "[agent]\nmax_cost = -1.0\n",
+                "key `agent.max_cost`: must be a number of US dollars, 0 or more",
+            ),
+            (
+                "[prices.\"my-model\"]\ninput = 1.0\noutput = 2.0\ncache_reed = 0.1\n",
+                "unknown field `cache_reed`",
+            ),
+            (
+                "[prices.\"my-model\"]\ninput = 1.0\noutput = -2.0\n",
+                "key `prices.my-model`: prices must be numbers of US dollars, 0 or more",
+            ),
+            (
+                "[model]\nmodel = \"unpriced\"\n[agent]\nmax_cost = 1.0\n",
+                "a cost limit needs the price of model `unpriced`",
             ),
         ];
         for (text, expected) in cases {

@@ -38,6 +38,72 @@ pub struct AgentSettings {
     pub tokenizer: crate::protocol::Encoding,
     pub approval: ApprovalMode,
     pub system_prompt_file: String,
+    /// The most one turn may cost, in US dollars (0: no limit); needs the model's price.
+    pub max_cost: f64,
+}
+
+/// One model's prices, in US dollars per million tokens (`[prices."MODEL"]`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Input tokens neither read from nor written to the cache.
+    pub input: f64,
+    pub output: f64,
+    /// Input tokens written to the cache; the input price where not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+    /// Input tokens read from the cache; the input price where not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+}
+
+/// Token counts of one call, as a bill needs them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BilledTokens {
+    /// The whole prompt, cached parts included.
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl ModelPrice {
+    /// What a call with these token counts costs, in US dollars.
+    pub fn cost(&self, tokens: BilledTokens) -> f64 {
+        let cached = tokens.cache_read.saturating_add(tokens.cache_write);
+        let plain = tokens.input.saturating_sub(cached);
+        let per_token = |price: f64, count: u64| price * count as f64 / 1_000_000.0;
+        per_token(self.input, plain)
+            + per_token(self.cache_read.unwrap_or(self.input), tokens.cache_read)
+            + per_token(self.cache_write.unwrap_or(self.input), tokens.cache_write)
+            + per_token(self.output, tokens.output)
+    }
+}
+
+impl Config {
+    /// The configured prices of the model in use, if any.
+    pub fn price(&self) -> Option<ModelPrice> {
+        price_of(&self.prices, &self.model.model)
+    }
+}
+
+/// The price for `model`: its own entry, else the entry it is a dated version of
+/// (`claude-sonnet-4-5` prices `claude-sonnet-4-5-20250929`, `gpt-4o` prices
+/// `gpt-4o-2024-08-06` but not `gpt-4o-mini`, another model at another price).
+pub fn price_of(prices: &std::collections::BTreeMap<String, ModelPrice>, model: &str) -> Option<ModelPrice> {
+    if let Some(price) = prices.get(model) {
+        return Some(*price);
+    }
+    let dated = |rest: &str| {
+        rest.strip_prefix('-').is_some_and(|date| {
+            date.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+                && date.bytes().filter(u8::is_ascii_digit).count() >= 8
+        })
+    };
+    prices
+        .iter()
+        .find(|(name, _)| model.strip_prefix(name.as_str()).is_some_and(dated))
+        .map(|(_, price)| *price)
 }
 
 /// `[tools.bash]`.
@@ -100,10 +166,40 @@ pub struct Config {
     pub session: SessionSettings,
     pub ui: UiSettings,
     pub tools: ToolSettings,
+    /// Prices by model name; a name also prices its dated versions (the name, a dash and
+    /// a date).
+    pub prices: std::collections::BTreeMap<String, ModelPrice>,
     /// Where the system prompt file, if any, was resolved to (not a config key).
     #[serde(skip)]
     pub system_prompt_path: Option<PathBuf>,
     /// Settings adjusted while loading, one line each, for the person (not config keys).
     #[serde(skip)]
     pub notices: Vec<String>,
+}
+
+#[cfg(test)]
+mod price_tests {
+    use super::*;
+
+    #[test]
+    fn a_price_covers_its_dated_versions_only() {
+        let config = load(&LoadOptions {
+            config_dir: None,
+            config_file: None,
+            overrides: Overrides::default(),
+            env: &Env::empty(),
+        })
+        .unwrap();
+        let price = |model: &str| price_of(&config.prices, model).map(|p| (p.input, p.output));
+        assert_eq!(price("claude-sonnet-4-5"), Some((3.0, 15.0)));
+        assert_eq!(price("claude-sonnet-4-5-20250929"), Some((3.0, 15.0)));
+        assert_eq!(price("gpt-4o-2024-08-06"), Some((2.5, 10.0)));
+        // Another model whose name begins like a priced one is not priced like it.
+        assert_eq!(price("gpt-4o-mini"), Some((0.15, 0.6)));
+        assert_eq!(price("gpt-4o-audio-preview"), None);
+        assert_eq!(price("claude-sonnet-4-6"), None);
+        assert_eq!(price("unknown-model"), None);
+        // The built-in default model is priced.
+        assert!(config.price().is_some());
+    }
 }

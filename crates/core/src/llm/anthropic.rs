@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::sse::{SseDecoder, TimeLimits, decode_stream_within, parse_json};
 use super::{
     InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
-    ReplyBudget, Usage, open_stream, parse_tool_arguments, transport_error,
+    PromptCache, ReplyBudget, Usage, open_stream, parse_tool_arguments, transport_error,
 };
 use super::{ModelConfig, Provider, ProviderSpec};
 use crate::protocol::StopReason;
@@ -56,26 +56,46 @@ impl AnthropicClient {
     /// The JSON body for a request.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
         let mut max_tokens = request.max_output_tokens;
+        let mut messages = messages_to_wire(request.messages);
         let mut body = json!({
             "model": self.model,
-            "messages": messages_to_wire(request.messages),
             "stream": true,
         });
-        if !request.system.is_empty() {
+        let mut tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                })
+            })
+            .collect();
+        let caching = matches!(request.cache, PromptCache::On { .. });
+        let mut system =
+            (!request.system.is_empty()).then(|| vec![json!({"type": "text", "text": request.system})]);
+        if caching {
+            // The prompt is tools, then system, then messages: one breakpoint closing the
+            // stable prefix, one where the previous request ended (always a hit, however
+            // many blocks the latest step added), one at the end (what the next request
+            // reads). Three of the four the API allows.
+            let prefix_end = system.as_mut().and_then(|s| s.last_mut()).or(tools.last_mut());
+            if let Some(block) = prefix_end {
+                mark(block);
+            }
+            mark_conversation(&mut messages);
+        }
+        body["messages"] = Value::Array(messages);
+        // Blocks only when one is marked: the plain form is the one every compatible
+        // server takes.
+        if caching && let Some(system) = system {
+            body["system"] = Value::Array(system);
+        } else if !request.system.is_empty() {
             body["system"] = Value::String(request.system.to_string());
         }
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    json!({
-                        "name": tool.name,
-                        "description": tool.description,
-                        "input_schema": tool.input_schema,
-                    })
-                })
-                .collect();
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
         }
         if self.thinking_budget_tokens > 0 {
             // The API requires the output budget to exceed the thinking budget.
@@ -84,6 +104,32 @@ impl AnthropicClient {
         }
         body["max_tokens"] = json!(max_tokens);
         body
+    }
+}
+
+/// Makes `block` a cache breakpoint.
+fn mark(block: &mut Value) {
+    block["cache_control"] = json!({"type": "ephemeral"});
+}
+
+/// Marks the last block that may carry a breakpoint (thinking blocks may not) of the last
+/// message, and of the last user message before the last assistant message: the end of
+/// the request before this one, whose prefix that request wrote.
+fn mark_conversation(messages: &mut [Value]) {
+    let last_assistant = messages.iter().rposition(|m| m["role"] == "assistant");
+    let previous_end = last_assistant.and_then(|at| at.checked_sub(1));
+    let ends = [previous_end, messages.len().checked_sub(1)];
+    for index in ends.into_iter().flatten() {
+        let blocks = messages[index]["content"].as_array_mut();
+        let markable = blocks.and_then(|blocks| {
+            blocks
+                .iter_mut()
+                .rev()
+                .find(|block| !matches!(block["type"].as_str(), Some("thinking" | "redacted_thinking")))
+        });
+        if let Some(block) = markable {
+            mark(block);
+        }
     }
 }
 
@@ -284,9 +330,13 @@ impl SseDecoder for AnthropicDecoder {
                         .unwrap_or(0)
                 };
                 // Saturating: a garbled count must not overflow (a panic in debug builds).
+                // `input_tokens` is only what was neither read from nor written to the
+                // cache; the prompt is all three.
+                self.usage.cache_read_tokens = count("cache_read_input_tokens");
+                self.usage.cache_write_tokens = count("cache_creation_input_tokens");
                 self.usage.input_tokens = count("input_tokens")
-                    .saturating_add(count("cache_creation_input_tokens"))
-                    .saturating_add(count("cache_read_input_tokens"));
+                    .saturating_add(self.usage.cache_write_tokens)
+                    .saturating_add(self.usage.cache_read_tokens);
                 self.usage.output_tokens = count("output_tokens");
             }
             "content_block_start" => {
@@ -375,8 +425,19 @@ impl SseDecoder for AnthropicDecoder {
                 if let Some(tokens) = json.pointer("/usage/output_tokens").and_then(Value::as_u64) {
                     self.usage.output_tokens = tokens;
                 }
-                if let Some(tokens) = json.pointer("/usage/input_tokens").and_then(Value::as_u64) {
-                    self.usage.input_tokens = self.usage.input_tokens.max(tokens);
+                // Some compatible servers report the prompt only here.
+                let count = |key: &str| json.pointer(&format!("/usage/{key}")).and_then(Value::as_u64);
+                if let Some(tokens) = count("cache_read_input_tokens") {
+                    self.usage.cache_read_tokens = self.usage.cache_read_tokens.max(tokens);
+                }
+                if let Some(tokens) = count("cache_creation_input_tokens") {
+                    self.usage.cache_write_tokens = self.usage.cache_write_tokens.max(tokens);
+                }
+                if let Some(tokens) = count("input_tokens") {
+                    let prompt = tokens
+                        .saturating_add(self.usage.cache_read_tokens)
+                        .saturating_add(self.usage.cache_write_tokens);
+                    self.usage.input_tokens = self.usage.input_tokens.max(prompt);
                 }
             }
             "message_stop" => self.finish(out),
@@ -506,7 +567,9 @@ mod tests {
                     stop_reason: StopReason::ToolUse,
                     usage: Usage {
                         input_tokens: 15,
-                        output_tokens: 7
+                        output_tokens: 7,
+                        cache_read_tokens: 5,
+                        cache_write_tokens: 0,
                     },
                     invalid_arguments: vec![],
                 }),

@@ -36,6 +36,9 @@ pub struct ModelConfig {
     pub stream_idle_timeout_s: u64,
     /// The longest one attempt of a model call may take, start to end.
     pub call_deadline_s: u64,
+    /// Ask the provider to cache the prompt's prefix (Anthropic `cache_control`
+    /// breakpoints; OpenAI `prompt_cache_key`).
+    pub prompt_caching: bool,
 }
 
 /// A tool as the model sees it.
@@ -54,13 +57,35 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
     pub max_output_tokens: u32,
+    /// How the provider may cache this request's prompt.
+    pub cache: PromptCache<'a>,
+}
+
+/// Whether, and under which key, a request's prompt is cached by the provider.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PromptCache<'a> {
+    /// Mark nothing (a one-off request such as a summary call, whose prefix no later
+    /// request shares, or caching turned off).
+    #[default]
+    Off,
+    /// Mark the stable prefix and the conversation's end; `key` (the session id) routes
+    /// requests of one session to the same cache where the provider takes one.
+    On { key: Option<&'a str> },
 }
 
 /// Token counts a provider reported for one call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// The whole prompt, cached parts included.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache (Anthropic bills them above the
+    /// input price).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 /// A tool call whose arguments were not valid JSON; the loop answers it with this error.

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::sse::{SseDecoder, TimeLimits, decode_stream_within, parse_json};
 use super::{
     InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
-    ReplyBudget, Usage, endpoint, open_stream, parse_tool_arguments, transport_error,
+    PromptCache, ReplyBudget, Usage, endpoint, open_stream, parse_tool_arguments, transport_error,
 };
 use super::{ModelConfig, Provider, ProviderSpec};
 use crate::protocol::StopReason;
@@ -83,6 +83,13 @@ impl OpenAiClient {
         }
         if self.ask_reasoning_split {
             body["reasoning_split"] = Value::Bool(true);
+        }
+        // OpenAI caches every prompt's prefix by itself; the key keeps one session's
+        // requests on the same cache. MiniMax documents no such field.
+        if let PromptCache::On { key: Some(key) } = request.cache
+            && !self.ask_reasoning_split
+        {
+            body["prompt_cache_key"] = Value::String(key.to_string());
         }
         body
     }
@@ -436,12 +443,13 @@ impl SseDecoder for OpenAiDecoder {
             });
         }
         if let Some(usage) = json.get("usage").filter(|u| !u.is_null()) {
+            let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
             self.usage = Usage {
-                input_tokens: usage.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-                output_tokens: usage
-                    .get("completion_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
+                // Cached tokens are part of the prompt's count.
+                input_tokens: count("/prompt_tokens"),
+                output_tokens: count("/completion_tokens"),
+                cache_read_tokens: count("/prompt_tokens_details/cached_tokens"),
+                cache_write_tokens: 0,
             };
         }
         if let Some(Value::Array(choices)) = json.get("choices") {
@@ -547,7 +555,8 @@ mod tests {
             response.usage,
             Usage {
                 input_tokens: 11,
-                output_tokens: 4
+                output_tokens: 4,
+                ..Usage::default()
             }
         );
         assert_eq!(

@@ -84,9 +84,26 @@ pub struct TokenFigures {
     pub context_window: u64,
     pub total_input: u64,
     pub total_output: u64,
+    /// Of the input, what the provider read from and wrote to its prompt cache.
+    pub total_cache_read: u64,
+    pub total_cache_write: u64,
+    /// What the session has cost, when the model's price is known.
+    pub cost: Option<f64>,
+    /// What the last turn used.
+    pub last_turn: Option<TurnFigures>,
     pub compactions: u32,
     /// The latest compaction's prompt size before and after, for the gauge.
     pub last_compaction: Option<CompactionFigures>,
+}
+
+/// What one turn used.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TurnFigures {
+    pub model_calls: u64,
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cost: Option<f64>,
 }
 
 /// The whole prompt's tokens around one compaction.
@@ -403,6 +420,9 @@ impl App {
                 context_window,
                 total_input_tokens,
                 total_output_tokens,
+                total_cache_read_tokens,
+                total_cache_write_tokens,
+                cost_usd,
                 ..
             } => {
                 self.tokens = TokenFigures {
@@ -412,8 +432,28 @@ impl App {
                     context_window,
                     total_input: total_input_tokens,
                     total_output: total_output_tokens,
+                    total_cache_read: total_cache_read_tokens,
+                    total_cache_write: total_cache_write_tokens,
+                    // What a recording says is shown only when it makes sense.
+                    cost: cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0),
                     ..self.tokens
                 };
+            }
+            Event::TurnUsage {
+                model_calls,
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cost_usd,
+                ..
+            } => {
+                self.tokens.last_turn = Some(TurnFigures {
+                    model_calls,
+                    input: input_tokens,
+                    output: output_tokens,
+                    cache_read: cache_read_tokens,
+                    cost: cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0),
+                });
             }
             Event::Retrying {
                 attempt,

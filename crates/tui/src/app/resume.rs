@@ -64,6 +64,7 @@ impl App {
             | Event::TurnComplete { .. }
             | Event::TurnAborted { .. }
             | Event::StepLimitReached { .. }
+            | Event::TurnUsage { .. }
             | Event::Error { .. } => true,
         };
         shown && self.agent_event(event)

@@ -94,6 +94,7 @@ impl App {
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared
             | Event::TokenUsage { .. }
+            | Event::TurnUsage { .. }
             | Event::CompactionStarted { .. }
             | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }

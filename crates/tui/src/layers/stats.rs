@@ -151,6 +151,38 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
                 tokens(figures.total_output)
             ),
         ),
+        row("cache read / written", {
+            let percent = match figures.total_input {
+                0 => 0,
+                input => figures.total_cache_read.saturating_mul(100) / input,
+            };
+            format!(
+                "{} / {} ({percent}%)",
+                tokens(figures.total_cache_read),
+                tokens(figures.total_cache_write)
+            )
+        }),
+        row(
+            "cost",
+            match figures.cost {
+                Some(cost) => crate::protocol::usd(cost),
+                None => "unknown (no [prices] entry)".to_string(),
+            },
+        ),
+        row(
+            "last turn",
+            match figures.last_turn {
+                Some(turn) => format!(
+                    "{} calls, {}",
+                    turn.model_calls,
+                    match turn.cost {
+                        Some(cost) => crate::protocol::usd(cost),
+                        None => format!("in {}", tokens(turn.input)),
+                    }
+                ),
+                None => "none yet".to_string(),
+            },
+        ),
         row("compactions", compactions),
         row("approval mode", app.approval_mode.to_string()),
         row("remembered approvals", app.rules.len().to_string()),

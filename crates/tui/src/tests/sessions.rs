@@ -108,6 +108,11 @@ fn usage(context: u64, total_in: u64, total_out: u64) -> Event {
         output_tokens: 300,
         total_input_tokens: total_in,
         total_output_tokens: total_out,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        total_cache_read_tokens: 0,
+        total_cache_write_tokens: 0,
+        cost_usd: None,
     }
 }
 

@@ -414,6 +414,11 @@ fn the_gauge_shows_the_prompt_size_before_the_first_request() {
         output_tokens: 0,
         total_input_tokens: 0,
         total_output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        total_cache_read_tokens: 0,
+        total_cache_write_tokens: 0,
+        cost_usd: None,
     });
     let last_row = |text: String| text.lines().last().unwrap_or_default().to_string();
     assert_screen!(
