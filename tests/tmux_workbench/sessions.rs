@@ -197,6 +197,23 @@ fn keys_typed_as_an_approval_opens_answer_nothing_in_tmux() {
         tmux.screen()
     );
     tmux.wait_for_text("● armed");
+    // A slow typist, one key every 0.6 s: the letter that answers nothing shows they are
+    // writing, so the `y` of "hey" is typing too, not an answer.
+    for letter in ["h", "e", "y"] {
+        tmux.keys(&[letter]);
+        std::thread::sleep(Duration::from_millis(600));
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(
+        server.request_count(),
+        1,
+        "a slow typist's `y` answered: {}",
+        tmux.screen()
+    );
+    let screen = tmux.wait_for_text("list hidden fileshey");
+    assert!(screen.contains("Allow bash?"), "{screen}");
+    assert!(!workspace.join("approved-by-accident").exists());
+    tmux.wait_for_text("● armed");
     // Once armed, the dialog answers the person.
     tmux.keys(&["n"]);
     tmux.wait_for_text("Why not?");

@@ -71,6 +71,15 @@ pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 /// answer lands this much later.
 pub const ANSWER_SETTLE: Duration = Duration::from_millis(400);
 
+/// Once keys typed while a question is open show that the person is writing (a letter
+/// that answers nothing, a burst, keys while it arms), it takes answers again only after
+/// this long without a key: a slow typist's next letter is not an answer.
+pub const TYPING_QUIET: Duration = Duration::from_millis(1500);
+
+/// After a question is answered, an Enter this soon belongs to the answer (`y` Enter),
+/// never to the input's draft.
+pub const ENTER_AFTER_ANSWER: Duration = Duration::from_millis(1000);
+
 /// A gap between two turns of the event loop this long, while an answer key settles,
 /// means the process was stalled (the loop ticks every 100 ms then).
 pub const STALL: Duration = Duration::from_millis(250);

@@ -32,7 +32,9 @@ use crate::protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, Sa
 const RESULTS_KEPT: usize = 20;
 
 pub use action::{Action, Outcome};
-pub use approvals::{ANSWER_SETTLE, APPROVAL_GRACE, PendingApproval, STALL};
+pub use approvals::{
+    ANSWER_SETTLE, APPROVAL_GRACE, ENTER_AFTER_ANSWER, PendingApproval, STALL, TYPING_QUIET,
+};
 pub use resume::Playback;
 pub use settings::AppSettings;
 
@@ -174,6 +176,9 @@ pub struct App {
     /// The last key answered an approval: keys pressed while the next one arms are
     /// dropped rather than typed (a `y` pressed twice is not the start of a message).
     pub(crate) answered_last: bool,
+    /// When a question (an approval, the trust question) was last answered: an Enter
+    /// right after belongs to the answer ([`ENTER_AFTER_ANSWER`]).
+    pub(crate) answered_at: Option<Instant>,
     /// When the question on top (trust a workspace, continue a foreign session) takes
     /// answers: like an approval, it arms only after a quiet moment on screen, so keys
     /// typed as the workbench started answer nothing. `None` until it was drawn.

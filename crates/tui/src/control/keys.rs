@@ -115,9 +115,10 @@ impl App {
         letter && self.replay.is_none() && (approval || consent)
     }
 
-    /// The question on screen stops taking answers until a quiet moment has passed.
+    /// The person is typing: the question on screen stops taking answers until they have
+    /// been quiet for [`crate::app::TYPING_QUIET`].
     fn disarm_question(&mut self) {
-        let later = self.now + crate::app::APPROVAL_GRACE;
+        let later = self.now + crate::app::TYPING_QUIET;
         if let Some(front) = self.approvals.front_mut() {
             front.armed_at = Some(later);
         } else if self.consent_on_top() {
@@ -134,11 +135,25 @@ impl App {
             return self.approval_key(key);
         }
         self.answered_last = false;
+        // `y` Enter: the Enter confirms the answer in the person's mind; it must not send
+        // the draft in the input.
+        if let Some(at) = self.answered_at.take()
+            && key.code == KeyCode::Enter
+            && key.modifiers.is_empty()
+            && self.now < at + crate::app::ENTER_AFTER_ANSWER
+        {
+            return true;
+        }
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if self.consent_on_top() && !self.consent_armed() && !ctrl_c {
             // Not yet readable: the key answers nothing and the question arms later; what
             // was typed goes on into the input, where it was meant to go.
-            let later = self.now + crate::app::APPROVAL_GRACE;
+            let quiet = if types_char(key) {
+                crate::app::TYPING_QUIET
+            } else {
+                crate::app::APPROVAL_GRACE
+            };
+            let later = self.now + quiet;
             self.consent_armed_at = Some(self.consent_armed_at.map_or(later, |at| at.max(later)));
             if types_char(key) || key.code == KeyCode::Backspace {
                 match self.input.on_key(key) {
@@ -159,6 +174,18 @@ impl App {
                 mcp: &servers,
             };
             match top.on_key(key, context) {
+                // A letter that answers nothing is the person writing: it goes to the
+                // input, and the question waits until they stop.
+                OverlayAction::Ignored
+                    if self.consent_on_top()
+                        && types_char(key)
+                        && !matches!(key.code, KeyCode::Char('y' | 'a' | 'n'))
+                        && self.replay.is_none() =>
+                {
+                    self.disarm_question();
+                    self.input.on_key(key);
+                    return true;
+                }
                 OverlayAction::Ignored => {}
                 OverlayAction::Changed => return true,
                 OverlayAction::Close => {
@@ -189,6 +216,7 @@ impl App {
                 }
                 OverlayAction::ResumeConfirmed(path) => {
                     self.overlays.pop();
+                    self.answered_at = Some(self.now);
                     self.resume_session_confirmed(&path);
                     return true;
                 }
@@ -199,6 +227,7 @@ impl App {
                 }
                 OverlayAction::Trust(trusted) => {
                     self.overlays.pop();
+                    self.answered_at = Some(self.now);
                     self.request(crate::app::Action::Trust(trusted));
                     return true;
                 }
@@ -248,7 +277,18 @@ impl App {
             }
             return true;
         }
-        crate::tui::bindings::dispatch(crate::tui::bindings::APPROVAL, self, key).unwrap_or(false)
+        match crate::tui::bindings::dispatch(crate::tui::bindings::APPROVAL, self, key) {
+            Some(changed) => changed,
+            // A letter that answers nothing is the person writing: it goes to the input,
+            // and the dialog waits until they stop. (An answer letter that is not offered
+            // now, `a` for a call asked each time or `y` before all of it was seen, was
+            // meant as an answer: the dialog says why it took none.)
+            None if types_char(key) && !matches!(key.code, KeyCode::Char('y' | 'a' | 'n')) => {
+                self.disarm_question();
+                self.key_while_arming(key)
+            }
+            None => false,
+        }
     }
 
     /// A key pressed before the approval could be read (typed for the input while the
@@ -256,7 +296,13 @@ impl App {
     /// the dialog arms only after a quiet moment. Typing goes on in the input, where it
     /// was meant to go.
     fn key_while_arming(&mut self, key: KeyEvent) -> bool {
-        let later = self.now + crate::app::APPROVAL_GRACE;
+        let typing = types_char(key) || key.code == KeyCode::Backspace;
+        let quiet = if typing {
+            crate::app::TYPING_QUIET
+        } else {
+            crate::app::APPROVAL_GRACE
+        };
+        let later = self.now + quiet;
         if let Some(at) = self
             .approvals
             .front_mut()
@@ -264,7 +310,6 @@ impl App {
         {
             *at = (*at).max(later);
         }
-        let typing = types_char(key) || key.code == KeyCode::Backspace;
         if typing
             && !self.answered_last
             && self.focus == Pane::Input
@@ -282,6 +327,7 @@ impl App {
     /// Answers the front approval; the next one (if any) shows.
     pub(crate) fn decide(&mut self, decision: Decision) {
         self.answered_last = true;
+        self.answered_at = Some(self.now);
         if let Some(pending) = self.approvals.pop_front() {
             if decision == Decision::Abort {
                 self.approvals.clear();
@@ -495,7 +541,15 @@ impl App {
             reason.push_str(&text.replace(['\r', '\n'], " "));
             return true;
         }
-        if !self.approvals.is_empty() || !self.overlays.is_empty() {
+        let question = !self.approvals.is_empty() || self.consent_on_top();
+        if question && self.replay.is_none() {
+            // Pasted while a question is open: it was meant for the input, where it goes,
+            // and the person is busy writing, so the question waits.
+            self.disarm_question();
+            self.input.paste(text);
+            return true;
+        }
+        if !self.overlays.is_empty() {
             return false;
         }
         self.focus = Pane::Input;

@@ -57,6 +57,7 @@ impl App {
             approvals: VecDeque::new(),
             step_calls: Vec::new(),
             answered_last: false,
+            answered_at: None,
             consent_armed_at: None,
             held_answer: None,
             deny_reason: None,

@@ -244,7 +244,9 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
     assert_eq!(app.input.text(), "y");
     app.now += step;
     assert!(!app.consent_armed(), "a key restarts the wait");
-    app.now += step;
+    app.now += crate::app::APPROVAL_GRACE;
+    assert!(!app.consent_armed(), "after typing, the wait is longer");
+    app.now += crate::app::TYPING_QUIET;
     assert!(app.consent_armed());
     assert_screen_in!("extensions", "trust_80x24", screen(&app, 80, 24));
     // Trusted before, changed since: the prompt says so.
@@ -252,9 +254,14 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
         prompt.changed = true;
     }
     assert_screen_in!("extensions", "trust_changed_80x24", screen(&app, 80, 24));
-    // Other keys do nothing; y answers.
+    // Another letter is the person writing: it goes to the input, and the question
+    // takes no answer until they have stopped for a while; then y answers.
     app.on_key(key(KeyCode::Char('x')));
-    assert!(!app.settle());
+    app.settle();
+    assert_eq!(app.input.text(), "yx");
+    assert!(app.top::<TrustPrompt>().is_some());
+    assert!(!app.consent_armed());
+    app.now += crate::app::TYPING_QUIET;
     app.on_key(key(KeyCode::Char('y')));
     app.settle();
     assert!(app.top::<TrustPrompt>().is_none());

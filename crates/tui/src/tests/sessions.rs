@@ -569,7 +569,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
         vec![],
         "a key typed as the question opened answers nothing"
     );
-    app.now += crate::app::APPROVAL_GRACE;
+    app.now += crate::app::TYPING_QUIET;
     app.input.clear();
     assert_screen_in!("sessions", "resume_elsewhere_80x24", screen(&app, 80, 24));
     // n: nothing is resumed.

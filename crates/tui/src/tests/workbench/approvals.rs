@@ -1,7 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::app::ANSWER_SETTLE;
+use crate::app::{ANSWER_SETTLE, TYPING_QUIET};
 use crate::protocol::ApprovalRequest;
 
 #[test]
@@ -220,7 +220,7 @@ fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
     assert_eq!(app.input.text(), "and the tests aya");
     assert_screen!("approval_arming_160x48", screen(&mut app, 160, 48));
     // A quiet moment later the dialog is armed, and says so.
-    app.now = start + Duration::from_millis(600) + APPROVAL_GRACE;
+    app.now = start + Duration::from_millis(600) + TYPING_QUIET;
     assert!(app.approval_armed());
     let armed = screen(&mut app, 160, 48);
     assert!(
@@ -256,9 +256,21 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
         });
     }
     arm(&mut app);
-    // Keys the approval does not use change nothing.
+    // A letter the approval does not use is the person writing: it goes to the input,
+    // and the dialog takes no answer until they have stopped for a while.
     app.on_key(key(KeyCode::Char('x')));
-    assert!(!app.settle());
+    app.settle();
+    assert_eq!(app.input.text(), "x");
+    assert!(app.sent.is_empty());
+    assert!(!app.approval_armed());
+    app.now += APPROVAL_GRACE;
+    assert!(
+        !app.approval_armed(),
+        "a slow typist's next letter is not an answer"
+    );
+    app.now += TYPING_QUIET;
+    assert!(app.approval_armed());
+    app.input.clear();
     app.on_key(key(KeyCode::Char('y')));
     app.settle();
     arm(&mut app);
@@ -326,7 +338,7 @@ fn a_sentence_typed_over_an_armed_approval_answers_nothing() {
         assert_eq!(app.approvals.len(), 1);
         assert_eq!(app.input.text(), text, "what was typed went to the input");
         app.input.clear();
-        app.now += APPROVAL_GRACE;
+        app.now += TYPING_QUIET;
     }
     // A stalled process reads a burst long after it was typed: a letter that follows a
     // held one is typing however late it is read, if no tick let the first answer.
@@ -337,7 +349,7 @@ fn a_sentence_typed_over_an_armed_approval_answers_nothing() {
     assert!(app.sent.is_empty(), "{:?}", app.sent);
     assert_eq!(app.input.text(), "yes please");
     app.input.clear();
-    app.now += APPROVAL_GRACE;
+    app.now += TYPING_QUIET;
     // Its first letter alone, slower than typing, is an answer; not before it settled.
     assert!(app.approval_armed());
     app.on_key(key(KeyCode::Char('a')));
@@ -477,4 +489,126 @@ fn n_then_enter_at_once_refuses_without_a_reason() {
         }]
     );
     assert_eq!(app.input.text(), "");
+}
+
+/// A bash approval for `rm -rf build`, armed.
+fn armed_approval(app: &mut Bench) {
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ rm -rf build".into(),
+        session_rule: Some(ApprovalRule::Command { program: "rm".into() }),
+        request: None,
+        notes: Vec::new(),
+    });
+    arm(app);
+}
+
+/// Typed one key at a time, `gap` apart, the loop ticking in between.
+fn type_slowly(app: &mut Bench, text: &str, gap: Duration) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+        let mut waited = Duration::ZERO;
+        while waited < gap {
+            let tick = Duration::from_millis(100).min(gap - waited);
+            app.now += tick;
+            waited += tick;
+            app.on_tick();
+        }
+    }
+}
+
+/// Found by a fresh-eyes run: a slow typist's letter that answers nothing was dropped
+/// and left the dialog armed, so the `y` or `a` of the next word answered it ("hey",
+/// "can you"). A letter that answers nothing is typing: it goes to the input, and the
+/// dialog waits until the typing stops.
+#[test]
+fn a_slow_typist_answers_nothing() {
+    for (text, gap_ms) in [("hey", 600), ("can you", 450), ("say", 600), ("okay", 1000)] {
+        let workspace = TempDir::new();
+        let mut app = app_in(&workspace);
+        armed_approval(&mut app);
+        type_slowly(&mut app, text, Duration::from_millis(gap_ms));
+        assert!(
+            app.sent.is_empty(),
+            "{text:?} at {gap_ms} ms a key answered: {:?}",
+            app.sent
+        );
+        assert_eq!(app.approvals.len(), 1);
+        assert_eq!(app.input.text(), text, "everything typed is in the input");
+    }
+}
+
+/// The same for the trust question, which starts a workspace's programs.
+#[test]
+fn a_slow_typist_does_not_trust_a_workspace() {
+    use crate::layers::trust::TrustPrompt;
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.open_layer(Box::new(TrustPrompt::new(
+        vec!["fmt: runs sh -c 'touch pwned'".into()],
+        false,
+    )));
+    screen(&mut app, 80, 24);
+    app.frame_drawn();
+    app.now += APPROVAL_GRACE;
+    assert!(app.consent_armed());
+    type_slowly(&mut app, "hey", Duration::from_millis(600));
+    assert_eq!(app.actions, vec![], "nothing was trusted");
+    assert!(app.top::<TrustPrompt>().is_some());
+    assert_eq!(app.input.text(), "hey");
+}
+
+/// Found by a fresh-eyes run: `y` then Enter approved and then sent the draft waiting in
+/// the input. The Enter belongs to the answer.
+#[test]
+fn enter_right_after_an_answer_does_not_send_the_draft() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.input.paste("half a thought");
+    armed_approval(&mut app);
+    app.on_key(key(KeyCode::Char('y')));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.sent,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Approve
+        }]
+    );
+    assert_eq!(app.input.text(), "half a thought", "the draft stays");
+    // The same once the answer settled on its own.
+    let mut app = app_in(&workspace);
+    app.input.paste("half a thought");
+    armed_approval(&mut app);
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
+    app.now += Duration::from_millis(200);
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.sent.len(), 1, "{:?}", app.sent);
+    assert_eq!(app.input.text(), "half a thought");
+    // A deliberate Enter later sends it (queued behind the running turn).
+    app.now += crate::app::ENTER_AFTER_ANSWER;
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.input.text(), "");
+}
+
+/// Found by a fresh-eyes run: a paste while a question was open vanished. It goes to the
+/// input, answers nothing, and the question waits.
+#[test]
+fn a_paste_while_a_question_is_open_goes_to_the_input() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    armed_approval(&mut app);
+    app.on_paste("yes, a long pasted paragraph");
+    app.settle();
+    assert!(app.sent.is_empty());
+    assert_eq!(app.input.text(), "yes, a long pasted paragraph");
+    assert!(
+        !app.approval_armed(),
+        "the question waits while the person writes"
+    );
+    app.now += crate::app::TYPING_QUIET;
+    assert!(app.approval_armed());
 }
