@@ -302,6 +302,7 @@ fn a_crafted_session_log_neither_moves_the_workspace_nor_grants_approvals() {
     assert!(victim.join("important/data.txt").exists());
 
     // Named with -w, it runs there, but the approval it names is not restored.
+    let before = std::fs::read(&crafted).unwrap();
     let output = from_folder(&home, attacker.path(), &server)
         .arg("--workspace")
         .arg(victim.path())
@@ -324,6 +325,33 @@ fn a_crafted_session_log_neither_moves_the_workspace_nor_grants_approvals() {
         .unwrap_or_default()
         .to_string();
     assert!(refused.starts_with("the person refused this call"), "{refused}");
+    // The file from elsewhere is left as it was: the session went on in a copy in the
+    // sessions folder, under a new id (its own names a session there already), and the
+    // line that says how to continue names the copy.
+    assert_eq!(
+        std::fs::read(&crafted).unwrap(),
+        before,
+        "the crafted file was changed"
+    );
+    assert!(
+        stderr.contains("is left as it was: the session goes on in a copy"),
+        "{stderr}"
+    );
+    let logs = session_logs(&home);
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    let original = session_id(&logs[0]);
+    let copy = logs
+        .iter()
+        .map(|log| session_id(log))
+        .find(|id| *id != original && stderr.contains(&format!("exec --resume {id}")))
+        .unwrap_or_else(|| panic!("the continue line names the copy: {stderr}"));
+    let copied = std::fs::read_to_string(home.join(format!("sessions/{copy}.jsonl"))).unwrap();
+    assert!(copied.contains("clean up"), "the copy holds the new turn");
+    let header = copied.lines().next().unwrap_or_default();
+    assert!(
+        header.contains(&format!("\"id\":\"{copy}\"")),
+        "the copy's header names it: {header}"
+    );
 }
 
 #[test]

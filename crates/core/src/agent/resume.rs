@@ -99,8 +99,24 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         .events()
         .filter(|(_, event)| matches!(event, Event::TurnStarted { .. }))
         .count();
+    // A log from elsewhere goes on as a copy in the sessions folder, perhaps under a new
+    // id: the one to continue it with is the copy's.
+    let id = shared
+        .options
+        .session_log
+        .id()
+        .unwrap_or_else(|| loaded.header.id.clone());
+    if let Some(copy) = shared.options.session_log.path().filter(|copy| copy != path) {
+        events.emit(Event::Notice {
+            message: format!(
+                "{} is not in your sessions folder, so it is left as it was: the session goes on in a copy, {}",
+                path.display(),
+                copy.display()
+            ),
+        });
+    }
     events.emit(Event::SessionResumed {
-        id: loaded.header.id.clone(),
+        id,
         messages: session.context.messages().len() as u64,
         turns: u32::try_from(turns).unwrap_or(u32::MAX),
     });

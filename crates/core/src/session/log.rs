@@ -254,6 +254,15 @@ impl SessionLog {
             return Err(SessionError::Write(why));
         }
         writer.write_info();
+        // A log from outside the sessions folder is not changed: the session goes on in
+        // a copy there, which resumes by its id like any other.
+        let adopted;
+        let (path, loaded) = if store::is_own_log(Some(&writer.sessions_folder), path) {
+            (path, loaded)
+        } else {
+            adopted = adopt(path, loaded, &writer.sessions_folder)?;
+            (adopted.0.as_path(), &adopted.1)
+        };
         let file = reopen(path, loaded)?;
         let dir = path
             .parent()
@@ -281,6 +290,57 @@ impl SessionLog {
             None => Ok(()),
         }
     }
+}
+
+/// Copies the good records of a log from outside the sessions folder into it, under the
+/// log's id when that is a plain name not taken there, else under a new one; returns the
+/// copy and the copy as loaded.
+fn adopt(path: &Path, loaded: &Loaded, folder: &Path) -> Result<(PathBuf, Loaded), SessionError> {
+    let plain = |id: &str| {
+        !id.is_empty()
+            && id.len() <= 64
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let mut header = loaded.header.clone();
+    if !plain(&header.id) || folder.join(format!("{}.jsonl", header.id)).exists() {
+        header.id = super::new_id(now_ms());
+    }
+    let copy = folder.join(format!("{}.jsonl", header.id));
+    let bytes = std::fs::read(path).map_err(|err| SessionError::io("read", path, err))?;
+    let valid = bytes
+        .get(
+            ..usize::try_from(loaded.valid_bytes)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len()),
+        )
+        .unwrap_or_default();
+    // The records after the header, as they are; the header names the copy's id.
+    let body = match valid.iter().position(|b| *b == b'\n') {
+        Some(end) => &valid[end + 1..],
+        None => &[][..],
+    };
+    let mut text =
+        serde_json::to_vec(&Record::Header(header)).map_err(|err| SessionError::Write(err.to_string()))?;
+    text.push(b'\n');
+    text.extend_from_slice(body);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+        .map_err(|err| SessionError::io("create", folder, err))?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&copy)
+        .map_err(|err| SessionError::io("create", &copy, err))?;
+    file.write_all(&text)
+        .map_err(|err| SessionError::io("write", &copy, err))?;
+    drop(file);
+    let copied = super::load(&copy)?;
+    Ok((copy, copied))
 }
 
 /// Opens a recorded session's file for appending, cutting a damaged end off first.
