@@ -303,6 +303,7 @@ fn a_crafted_session_log_neither_moves_the_workspace_nor_grants_approvals() {
 
     // Named with -w, it runs there, but the approval it names is not restored.
     let before = std::fs::read(&crafted).unwrap();
+    let original = session_id(&session_logs(&home)[0]);
     let output = from_folder(&home, attacker.path(), &server)
         .arg("--workspace")
         .arg(victim.path())
@@ -339,7 +340,6 @@ fn a_crafted_session_log_neither_moves_the_workspace_nor_grants_approvals() {
     );
     let logs = session_logs(&home);
     assert_eq!(logs.len(), 2, "{logs:?}");
-    let original = session_id(&logs[0]);
     let copy = logs
         .iter()
         .map(|log| session_id(log))
