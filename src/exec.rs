@@ -451,7 +451,8 @@ impl Printer {
             }
             Event::TurnComplete { text } => self.answer(text),
             Event::StepLimitReached { steps, report } => {
-                self.line(&format!("step limit reached after {steps} steps"));
+                let plural = if *steps == 1 { "" } else { "s" };
+                self.line(&format!("step limit reached after {steps} step{plural}"));
                 self.answer(report);
             }
             Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),

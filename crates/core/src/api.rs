@@ -45,14 +45,10 @@ pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T, RuntimeError> {
 pub fn start_logging(env: &Env) {
     let dir = crate::startup::log_dir(env).or_else(|| config::config_dir(env));
     let Some(dir) = dir else { return };
-    if std::fs::create_dir_all(&dir).is_err() {
+    if config::private_dir(&dir).is_err() {
         return;
     }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("miniagent.log"))
-    else {
+    let Ok(file) = config::private_log(&dir.join("miniagent.log")) else {
         return;
     };
     // Never to the terminal the workbench owns.

@@ -200,7 +200,7 @@ pub fn resume_target(
 /// Where MCP servers' stderr goes: `mcp.log` beside miniagent's own log, never the screen.
 fn mcp_log_path(env: &crate::config::Env) -> Option<PathBuf> {
     let dir = log_dir(env)?;
-    std::fs::create_dir_all(&dir).ok()?;
+    config::private_dir(&dir).ok()?;
     Some(dir.join("mcp.log"))
 }
 

@@ -537,6 +537,7 @@ fn render_entry(
                 NoticeKind::Warning => theme.warning,
                 NoticeKind::Error => theme.error,
             };
+            let text = crate::terminal_text::clean(text);
             let body = vec![Line::from(Span::styled(format!("  {text}"), style))];
             wrap::wrap_lines(&body, width)
         }

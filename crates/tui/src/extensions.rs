@@ -60,6 +60,7 @@ pub fn mcp_lines(servers: &[(String, McpState)], selected: usize, theme: &Theme)
     let mut lines = Vec::new();
     for (index, (server, state)) in servers.iter().enumerate() {
         let (label, style) = state_label(state, theme);
+        let server = crate::terminal_text::clean(server);
         let mut header = Line::from(vec![
             Span::styled(format!("{server:<20} "), theme.strong),
             Span::styled(label, style),
@@ -71,10 +72,12 @@ pub fn mcp_lines(servers: &[(String, McpState)], selected: usize, theme: &Theme)
         match state {
             McpState::Ready { tools } => {
                 for tool in tools {
+                    let tool = crate::terminal_text::clean(tool);
                     lines.push(Line::from(Span::styled(format!("    {tool}"), theme.tool)));
                 }
             }
             McpState::Failed { reason } => {
+                let reason = crate::terminal_text::clean(reason);
                 lines.push(Line::from(Span::styled(format!("    {reason}"), theme.error)))
             }
             McpState::Connecting | McpState::Disabled => {}

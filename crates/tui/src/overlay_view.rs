@@ -158,10 +158,18 @@ pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) {
         )),
         None if armed && !pending.seen_all.get() => Line::from(vec![
             Span::styled(
-                format!(
-                    "↓ {} left to read (↓, PgDn) before y   ",
-                    rows_text(pending.seen_rows.get(), wrapped.len(), below)
-                ),
+                if below == 0 {
+                    // At the end (End skipped rows): reading on means going back up.
+                    format!(
+                        "{} not seen: Home, then ↓/PgDn, before y   ",
+                        rows_text(pending.seen_rows.get(), wrapped.len(), below)
+                    )
+                } else {
+                    format!(
+                        "↓ {} left to read (↓, PgDn) before y   ",
+                        rows_text(pending.seen_rows.get(), wrapped.len(), below)
+                    )
+                },
                 theme.warning,
             ),
             Span::styled("n", theme.key),

@@ -476,6 +476,13 @@ fn carry_out(actions: Vec<Action>, app: &mut App, agent: Option<&Handle>, deferr
                     if let Some(why) = launch.answer_trust(trusted) {
                         app.notice(crate::tui::conversation::NoticeKind::Warning, why);
                     }
+                    if !trusted {
+                        app.workspace_declined = true;
+                        app.notice(
+                            crate::tui::conversation::NoticeKind::Info,
+                            "this workspace's own MCP servers and skills (.miniagent/) are not used this session; you are asked again when miniagent next starts here".to_string(),
+                        );
+                    }
                     deferred.start_building();
                 }
             }

@@ -82,15 +82,9 @@ impl std::fmt::Display for ThemeError {
     }
 }
 
-impl std::error::Error for ThemeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Read { error, .. } => Some(error),
-            Self::File { problem, .. } | Self::BuiltIn { problem, .. } => Some(problem),
-            Self::Unknown(_) => None,
-        }
-    }
-}
+/// The message says all (what went wrong is part of it): no source, so a report of the
+/// error's chain does not say it twice.
+impl std::error::Error for ThemeError {}
 
 /// Every role a theme styles. The names are the keys of a theme file's `[styles]`.
 macro_rules! roles {

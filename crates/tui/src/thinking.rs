@@ -251,7 +251,13 @@ impl ThinkingPane {
 /// The body's source lines, styled as thinking.
 fn body_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
     text.lines()
-        .map(|line| Line::from(Span::styled(line.to_string(), theme.thinking)))
+        // Escape sequences go whole (a newline ends any of them, so line by line is whole).
+        .map(|line| {
+            Line::from(Span::styled(
+                crate::terminal_text::clean(line).into_owned(),
+                theme.thinking,
+            ))
+        })
         .collect()
 }
 

@@ -2,6 +2,7 @@
 
 pub mod edit;
 mod env;
+mod files;
 mod load;
 mod prompt;
 pub mod retry;
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::llm::{ModelConfig, Provider, endpoint};
 pub use crate::protocol::ApprovalMode;
 pub use env::Env;
+pub use files::{effective_uid, private_dir, private_log};
 pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load, named_data_dir};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 

@@ -41,11 +41,7 @@ pub fn is_own_log(dir: Option<&Path>, path: &Path) -> bool {
         && path.extension().is_some_and(|ext| ext == "jsonl")
 }
 
-/// The user this process acts as, whose files the sessions folder holds.
-pub(super) fn effective_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
+pub(crate) use crate::config::effective_uid;
 
 /// What lists show of a session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -179,6 +179,8 @@ pub struct App {
     /// When a question (an approval, the trust question) was last answered: an Enter
     /// right after belongs to the answer ([`ENTER_AFTER_ANSWER`]).
     pub(crate) answered_at: Option<Instant>,
+    /// The person declined to trust this workspace: its own servers and skills are off.
+    pub workspace_declined: bool,
     /// When the question on top (trust a workspace, continue a foreign session) takes
     /// answers: like an approval, it arms only after a quiet moment on screen, so keys
     /// typed as the workbench started answer nothing. `None` until it was drawn.

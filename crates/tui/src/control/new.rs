@@ -58,6 +58,7 @@ impl App {
             step_calls: Vec::new(),
             answered_last: false,
             answered_at: None,
+            workspace_declined: false,
             consent_armed_at: None,
             held_answer: None,
             deny_reason: None,

@@ -3,6 +3,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
 
 use super::Layer;
 use crate::tui::app::App;
@@ -50,7 +51,13 @@ impl Layer for McpLayer {
             .iter()
             .map(|(name, state)| (name.clone(), state.clone()))
             .collect();
-        let lines = mcp_lines(&servers, self.selected, &app.theme);
+        let mut lines = mcp_lines(&servers, self.selected, &app.theme);
+        if app.workspace_declined {
+            lines.push(Line::from(Span::styled(
+                "This workspace's own servers (.miniagent/mcp.json) are not used: you did not trust it this session.",
+                app.theme.dim,
+            )));
+        }
         popup(buf, super::text_area(size), &self.title(), lines, 0, app, true);
     }
 }

@@ -68,7 +68,7 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
         ("model", or_unknown(&app.session.model)),
         ("config file", config),
         (
-            "workspace config",
+            "workspace servers, skills",
             std::path::Path::new(&app.session.workspace)
                 .join(".miniagent")
                 .display()

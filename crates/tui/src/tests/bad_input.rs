@@ -406,3 +406,36 @@ fn keys_during_every_overlay() {
         screen(&app, 1, 1);
     }
 }
+
+/// Found by a fresh-eyes run: a reply's escape sequences lost only their ESC in the
+/// conversation and the thinking pane, leaving `]0;HACKED[2J` on the screen. They go
+/// whole, as in every other place a person reads the model's text.
+#[test]
+fn escape_sequences_in_a_reply_go_whole() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let mut app = crate::tests::support::bare_app(&workspace);
+    app.sessions_dir = Some(home.join("sessions"));
+    let hostile = "\u{1b}]0;HACKED-TITLE\u{7}\u{1b}[2J\u{1b}[H\u{1b}[?1049l EVIL \u{1b}]8;;http://evil/link\u{1b}\\link\u{1b}]8;;\u{1b}\\ done";
+    for event in [
+        Event::TurnStarted { text: "go".into() },
+        Event::StepStarted {
+            step: 1,
+            max_steps: 50,
+        },
+        Event::ThinkingDelta {
+            delta: format!("thinking {hostile}\nmore"),
+        },
+        Event::TextDelta {
+            delta: hostile.into(),
+        },
+        Event::TurnComplete { text: hostile.into() },
+    ] {
+        app.on_agent_event(event);
+    }
+    let shown = screen(&app, 160, 48);
+    assert!(shown.contains("EVIL"), "{shown}");
+    assert!(shown.contains("link done"), "{shown}");
+    for leftover in ["]0;", "HACKED", "[2J", "[?1049l", "]8;;", "http://evil"] {
+        assert!(!shown.contains(leftover), "{leftover} is on screen:\n{shown}");
+    }
+}

@@ -158,13 +158,7 @@ pub(super) struct ServerLog {
 impl ServerLog {
     pub fn new(server: &str, path: Option<&PathBuf>, secrets: crate::secrets::Secrets) -> Self {
         // A log that cannot be opened loses lines but must not stop the server.
-        let file = path.and_then(|path| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .ok()
-        });
+        let file = path.and_then(|path| crate::config::private_log(path).ok());
         Self {
             server: crate::terminal_text::clean(server).into_owned(),
             file: Mutex::new(file),

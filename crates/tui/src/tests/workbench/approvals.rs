@@ -423,6 +423,8 @@ fn nothing_approved_is_out_of_sight() {
     app.on_key(key(KeyCode::End));
     let end = screen(&mut app, 80, 24);
     assert!(end.contains("rm -rf ~"), "{end}");
+    // At the end, the footer says how to read on (↓ would move nothing).
+    assert!(end.contains("not seen: Home, then ↓/PgDn, before y"), "{end}");
     app.on_key(key(KeyCode::Char('y')));
     app.settle();
     assert_eq!(app.sent.len(), 1, "End then y approves nothing");

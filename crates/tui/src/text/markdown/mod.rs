@@ -34,7 +34,10 @@ pub fn render_markdown(source: &str, width: u16, theme: &Theme) -> Vec<Line<'sta
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_FOOTNOTES;
     let mut renderer = Renderer::new(usize::from(width.max(1)), theme);
-    for event in Parser::new_ext(source, options) {
+    // Escape sequences in a reply go whole, as everywhere else a person reads text: only
+    // dropping their ESC would leave `]0;title[2J` on the screen.
+    let source = crate::terminal_text::clean(source);
+    for event in Parser::new_ext(&source, options) {
         renderer.event(event);
     }
     renderer.finish()
