@@ -27,6 +27,7 @@ mod fuzz;
 mod history_integrity;
 mod hostile_provider;
 mod interrupt;
+mod large_results;
 mod layers;
 mod mcp;
 mod mcp_agent;

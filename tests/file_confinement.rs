@@ -53,6 +53,7 @@ impl Scratch {
             output: OutputSink::discard(),
             approval: ApprovalMode::FullAuto,
             sub_agents: None,
+            save_to: None,
         }
     }
 }

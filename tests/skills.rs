@@ -46,6 +46,7 @@ async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -
         output: OutputSink::discard(),
         approval: miniagent::config::ApprovalMode::FullAuto,
         sub_agents: None,
+        save_to: None,
     };
     tool.run(arguments, context).await
 }

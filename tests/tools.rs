@@ -325,7 +325,8 @@ async fn bash_timeout_kills_the_whole_group() {
 }
 
 #[tokio::test]
-async fn five_megabytes_of_output_reach_the_model_capped_and_the_front_end_streamed() {
+async fn five_megabytes_of_output_reach_the_model_as_a_preview_of_the_saved_whole_and_the_front_end_streamed()
+{
     let ((content, is_error), agent) = one_call(
         |_| {},
         "bash",
@@ -333,17 +334,32 @@ async fn five_megabytes_of_output_reach_the_model_capped_and_the_front_end_strea
     )
     .await;
     assert!(!is_error);
+    // The model gets the ends and the file that holds all of it.
+    assert!(content.len() < 3_000, "{} bytes reached the model", content.len());
+    let saved = agent.data.join("results/session/toolu_0.txt");
     assert!(
-        content.len() < 31_000,
-        "{} bytes reached the model",
-        content.len()
+        content.starts_with(&format!(
+            "[the whole result is 5000023 bytes, 3 lines, too long for the context: it is saved in {}.",
+            saved.display()
+        )),
+        "{}",
+        &content[..300]
     );
-    assert!(content.contains("bytes of output cut ...]"), "no marker");
-    assert!(content.starts_with("aaaa"));
+    assert!(content.contains("\naaaa"));
     assert!(
         content.ends_with("the-end\n[exit code: 0]"),
         "{}",
         &content[content.len() - 60..]
+    );
+    let whole = std::fs::read_to_string(&saved).unwrap();
+    assert_eq!(
+        whole,
+        format!("{}\nthe-end\n[exit code: 0]", "a".repeat(5_000_000))
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777,
+        0o600
     );
     let streamed: usize = agent
         .events

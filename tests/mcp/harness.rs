@@ -138,6 +138,7 @@ pub fn context(dir: &Path) -> ToolContext {
         output: OutputSink::discard(),
         approval: miniagent::config::ApprovalMode::FullAuto,
         sub_agents: None,
+        save_to: None,
     }
 }
 

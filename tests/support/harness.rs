@@ -55,6 +55,8 @@ pub fn session_log_in(data: &TempDir) -> miniagent::session::SessionLog {
 pub struct Harness {
     pub handle: AgentHandle,
     pub workspace: TempDir,
+    /// The data folder: large results are saved in its `results/session`.
+    pub data: TempDir,
     pub events: Vec<Event>,
 }
 
@@ -88,12 +90,15 @@ impl Harness {
         tools: ToolRegistry,
     ) -> Harness {
         let workspace = TempDir::new();
+        // Large results are saved here, as in a data folder's results/.
+        let data = TempDir::new();
+        let results = miniagent::tools::spill::ResultStore::new(data.join("results/session"));
         let client =
             miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
             workspace: workspace.path().to_path_buf(),
-            read_roots: Vec::new(),
+            read_roots: vec![data.join("results")],
             mcp: None,
             startup_notices: Vec::new(),
             side_events: std::sync::Mutex::new(None),
@@ -103,10 +108,12 @@ impl Harness {
             session_log: log,
             secrets: miniagent::secrets::Secrets::new(vec![TEST_KEY.to_string()]),
             protected: Vec::new(),
+            results: Some(results),
         };
         Harness {
             handle: agent::spawn(options),
             workspace,
+            data,
             events: Vec::new(),
         }
     }

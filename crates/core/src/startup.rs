@@ -302,10 +302,20 @@ pub fn build(
     });
     // Settings adjusted while loading come first: they explain what follows.
     let startup_notices = config.notices.iter().cloned().chain(log_notice).collect();
+    let results = results_store(&config, &session_log, env);
+    let mut read_roots = skills.roots();
+    // Saved results are read back with read_file; no tool writes there.
+    read_roots.extend(
+        results
+            .as_ref()
+            .and_then(|store| store.dir().parent())
+            .map(PathBuf::from),
+    );
     Ok(AgentOptions {
+        results,
         config,
         workspace,
-        read_roots: skills.roots(),
+        read_roots,
         mcp: mcp.map(|manager| Arc::new(manager) as Arc<dyn crate::tools::McpControl>),
         startup_notices,
         side_events: std::sync::Mutex::new(Some(side_rx)),
@@ -318,6 +328,25 @@ pub fn build(
     })
 }
 
+/// Where this session's large results go: `results/<session id>` in the data folder.
+fn results_store(
+    config: &Config,
+    log: &SessionLog,
+    env: &crate::config::Env,
+) -> Option<crate::tools::spill::ResultStore> {
+    if config.tools.large_result_bytes == 0 {
+        return None;
+    }
+    let folder = results_dir(env)?;
+    let id = log.id().unwrap_or_else(|| session::new_id(session::now_ms()));
+    Some(crate::tools::spill::ResultStore::new(folder.join(id)))
+}
+
+/// The data folder's `results`, beside `sessions`.
+pub(crate) fn results_dir(env: &crate::config::Env) -> Option<PathBuf> {
+    session::store::sessions_dir(env).map(|sessions| sessions.with_file_name("results"))
+}
+
 /// miniagent's own folders, which file tools change only with approval each time: the
 /// configuration (trust, MCP servers, skills), the session logs (their remembered
 /// approvals are restored on resume) and the log folder.
@@ -325,6 +354,7 @@ fn own_folders(env: &crate::config::Env) -> Vec<PathBuf> {
     [
         config::config_dir(env),
         session::store::sessions_dir(env),
+        results_dir(env),
         log_dir(env),
     ]
     .into_iter()

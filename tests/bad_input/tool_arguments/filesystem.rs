@@ -9,10 +9,20 @@ use serde_json::json;
 
 use super::{Outside, args, assert_refused, root_of, run_bad_calls};
 
-/// The refusal a path outside the workspace gets.
+/// The refusal a write to a path outside the workspace gets.
 fn outside_message(named: &str, resolved: &Path, root: &Path) -> String {
     format!(
         "`{named}` resolves to {}, which is outside the workspace {}; file tools only work inside it",
+        resolved.display(),
+        root.display()
+    )
+}
+
+/// The refusal a read of a path outside the workspace gets (the session's results
+/// folder is the one read-only folder it may read besides).
+fn outside_read_message(named: &str, resolved: &Path, root: &Path) -> String {
+    format!(
+        "`{named}` resolves to {}, which is outside the workspace {} or the allowed read-only folders; file tools only work inside it",
         resolved.display(),
         root.display()
     )
@@ -45,7 +55,7 @@ async fn paths_with_dot_dot() {
     let out = outside.path();
     assert_eq!(
         received[0],
-        (outside_message(&up, &out.join("secret.txt"), &root), true)
+        (outside_read_message(&up, &out.join("secret.txt"), &root), true)
     );
     assert_eq!(
         received[1],
@@ -87,14 +97,14 @@ async fn absolute_paths() {
     assert_eq!(
         received[0],
         (
-            outside_message("/etc/passwd", Path::new("/etc/passwd"), &root),
+            outside_read_message("/etc/passwd", Path::new("/etc/passwd"), &root),
             true
         )
     );
     let shown = |path: &Path| path.display().to_string();
     assert_eq!(
         received[1],
-        (outside_message(&shown(&secret), &secret, &root), true)
+        (outside_read_message(&shown(&secret), &secret, &root), true)
     );
     assert_eq!(
         received[2],
@@ -140,7 +150,7 @@ async fn symlink_escapes() {
     assert_eq!(
         received[0],
         (
-            outside_message("link-out/secret.txt", &out.join("secret.txt"), &root),
+            outside_read_message("link-out/secret.txt", &out.join("secret.txt"), &root),
             true
         )
     );
@@ -201,11 +211,14 @@ async fn device_files() {
     let root = root_of(&agent);
     assert_eq!(
         received[0],
-        (outside_message("/dev/zero", Path::new("/dev/zero"), &root), true)
+        (
+            outside_read_message("/dev/zero", Path::new("/dev/zero"), &root),
+            true
+        )
     );
     assert_eq!(
         received[1],
-        (outside_message("zero", Path::new("/dev/zero"), &root), true)
+        (outside_read_message("zero", Path::new("/dev/zero"), &root), true)
     );
     assert_eq!(
         received[2],

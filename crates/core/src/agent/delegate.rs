@@ -59,7 +59,7 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
     let options = &parent.options;
     let names = match tools_for(parent, asked) {
         Ok(names) => names,
-        Err(output) => return output,
+        Err(why) => return ToolOutput::error(why),
     };
     let agent = format!("sub-{}", NEXT_AGENT.fetch_add(1, Ordering::Relaxed));
     let sub = TurnContext {
@@ -139,7 +139,8 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
 
 /// The tools the sub-agent may use: those `asked` for (each must exist, and none may be
 /// `delegate`: sub-agents do not nest), or else the read-only ones.
-fn tools_for(parent: &TurnContext, asked: Option<Vec<String>>) -> Result<Vec<String>, ToolOutput> {
+/// Fails with what the model is told.
+fn tools_for(parent: &TurnContext, asked: Option<Vec<String>>) -> Result<Vec<String>, String> {
     let registry = &parent.options.tools;
     let Some(asked) = asked else {
         return Ok(registry
@@ -156,11 +157,11 @@ fn tools_for(parent: &TurnContext, asked: Option<Vec<String>>) -> Result<Vec<Str
         .collect();
     if !unknown.is_empty() {
         let offered: Vec<String> = registry.names().into_iter().filter(|name| name != NAME).collect();
-        return Err(ToolOutput::error(format!(
+        return Err(format!(
             "a sub-agent cannot use {}; the tools are: {}",
             unknown.join(", "),
             offered.join(", ")
-        )));
+        ));
     }
     Ok(asked)
 }

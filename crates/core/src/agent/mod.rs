@@ -62,6 +62,9 @@ pub struct AgentOptions {
     /// miniagent's own folders (config, data) that file tools change only when the person
     /// approves each time; the workspace's `.miniagent/` always is one.
     pub protected: Vec<PathBuf>,
+    /// Where results too large for the prompt are saved (`tools.large_result_bytes`);
+    /// `None` without a data folder: they are cut instead.
+    pub results: Option<crate::tools::spill::ResultStore>,
 }
 
 /// The front end's side of a running agent.

@@ -154,6 +154,9 @@ pub struct ReadFileSettings {
 pub struct ToolSettings {
     /// Extra read-only roots for file tools.
     pub allow_paths: Vec<PathBuf>,
+    /// A result longer than this is saved whole, and the model gets its head and tail
+    /// and the file's path (0: results are only cut, as each tool cuts them).
+    pub large_result_bytes: usize,
     pub read_file: ReadFileSettings,
     pub bash: BashSettings,
 }

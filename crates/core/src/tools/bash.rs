@@ -16,6 +16,7 @@ use super::output::HeadTailBuffer;
 use super::paths::Workspace;
 use super::process::{command_env, kill_rest, spawn_in_group};
 use super::sandbox::Confinement;
+use super::spill::SpillWriter;
 use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::config::BashSettings;
 use crate::protocol::{ApprovalRequest, ApprovalRule};
@@ -188,15 +189,22 @@ async fn run_command(
 
     let stdout_buffer = Arc::new(Mutex::new(HeadTailBuffer::new(limit)));
     let stderr_buffer = Arc::new(Mutex::new(HeadTailBuffer::new(limit / 3)));
+    // Past what memory keeps, the whole output goes to a file the model can read.
+    let spill = context
+        .save_to
+        .clone()
+        .map(|target| SpillWriter::new(target, limit));
     let stdout_reader = tokio::spawn(collect(
         child.stdout.take(),
         Arc::clone(&stdout_buffer),
         context.output.clone(),
+        spill,
     ));
     let stderr_reader = tokio::spawn(collect(
         child.stderr.take(),
         Arc::clone(&stderr_buffer),
         context.output.clone(),
+        None,
     ));
     let (stdout_abort, stderr_abort) = (stdout_reader.abort_handle(), stderr_reader.abort_handle());
 
@@ -215,21 +223,30 @@ async fn run_command(
     // Keep what is still in the pipes, but do not wait on background children that
     // hold them open: after a short drain, everything left of the command is killed.
     let drain = async {
-        let _ = stdout_reader.await;
+        let spilled = stdout_reader.await.ok().flatten();
         let _ = stderr_reader.await;
+        spilled
     };
     tokio::pin!(drain);
     let mut escaped = false;
-    if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await.is_err() {
-        kill_rest(group).await;
-        escaped = tokio::time::timeout(DRAIN_AFTER_KILL, &mut drain).await.is_err();
-        if escaped {
-            stdout_abort.abort();
-            stderr_abort.abort();
+    let spilled = match tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await {
+        Ok(spilled) => {
+            kill_rest(group).await;
+            spilled
         }
-    } else {
-        kill_rest(group).await;
-    }
+        Err(_) => {
+            kill_rest(group).await;
+            match tokio::time::timeout(DRAIN_AFTER_KILL, &mut drain).await {
+                Ok(spilled) => spilled,
+                Err(_) => {
+                    escaped = true;
+                    stdout_abort.abort();
+                    stderr_abort.abort();
+                    None
+                }
+            }
+        }
+    };
 
     let take = |buffer: &Mutex<HeadTailBuffer>| {
         buffer
@@ -239,6 +256,8 @@ async fn run_command(
     };
     let stderr = take(&stderr_buffer);
     let mut text = take(&stdout_buffer);
+    // What follows the output in the text, the saved file ends with too.
+    let stdout_bytes = text.len();
     if !stderr.is_empty() {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
@@ -297,6 +316,9 @@ async fn run_command(
         output.content.push('\n');
         output.content.push_str(&hint);
     }
+    if let Some(spill) = spilled {
+        output.saved = spill.finish(output.content.get(stdout_bytes..).unwrap_or_default());
+    }
     output
 }
 
@@ -306,9 +328,10 @@ async fn collect<R: AsyncRead + Unpin>(
     pipe: Option<R>,
     buffer: Arc<Mutex<HeadTailBuffer>>,
     sink: OutputSink,
-) {
+    mut spill: Option<SpillWriter>,
+) -> Option<SpillWriter> {
     let Some(mut pipe) = pipe else {
-        return;
+        return spill;
     };
     let mut chunk = vec![0u8; 16 * 1024];
     // Bytes of a UTF-8 character split across reads, carried to the next read.
@@ -322,6 +345,9 @@ async fn collect<R: AsyncRead + Unpin>(
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
                     .push(&chunk[..n]);
+                if let Some(spill) = spill.as_mut() {
+                    spill.push(&chunk[..n]);
+                }
                 carry.extend_from_slice(&chunk[..n]);
                 let valid = match std::str::from_utf8(&carry) {
                     Ok(_) => carry.len(),
@@ -339,6 +365,7 @@ async fn collect<R: AsyncRead + Unpin>(
     if !carry.is_empty() {
         sink.send(String::from_utf8_lossy(&carry).into_owned());
     }
+    spill
 }
 
 #[cfg(test)]
@@ -365,6 +392,7 @@ mod tests {
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
             sub_agents: None,
+            save_to: None,
         }
     }
 

@@ -398,6 +398,7 @@ mod tests {
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
             sub_agents: None,
+            save_to: None,
         }
     }
 

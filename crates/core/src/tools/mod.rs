@@ -17,6 +17,7 @@ pub mod read;
 pub mod sandbox;
 pub mod schema;
 pub mod skills;
+pub mod spill;
 pub mod supervisor;
 
 use std::sync::Arc;
@@ -86,6 +87,9 @@ pub struct ToolOutput {
     /// Set by `get_skill`: what the loaded skill pre-approves for the rest of the turn
     /// (its `allowed-tools`).
     pub pre_approves: Option<skills::SkillApprovals>,
+    /// Set by a tool whose whole output outgrew what it keeps in memory: the file that
+    /// holds all of it, as it was written (`content` holds its first and last part).
+    pub saved: Option<std::path::PathBuf>,
 }
 
 impl ToolOutput {
@@ -94,6 +98,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             pre_approves: None,
+            saved: None,
         }
     }
 
@@ -102,6 +107,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             pre_approves: None,
+            saved: None,
         }
     }
 
@@ -192,6 +198,9 @@ pub struct ToolContext {
     /// Starts sub-agents of the loop running this call (`delegate` does); `None` where
     /// no agent loop runs the call, and inside a sub-agent (sub-agents do not nest).
     pub sub_agents: Option<Arc<dyn SubAgents>>,
+    /// Where this call may keep an output too long for memory (`bash` does), when the
+    /// session has a results folder.
+    pub save_to: Option<spill::SaveTarget>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -271,6 +271,7 @@ mod tests {
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
             sub_agents: None,
+            save_to: None,
         };
         let record = RecordNoteTool::new(NotesLock::default());
         assert_eq!(

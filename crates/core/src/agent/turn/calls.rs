@@ -191,13 +191,16 @@ pub(in crate::agent) async fn run_tools(
         };
         // As a terminal would show it, and without keys (a command may have printed one it
         // found elsewhere; escapes are gone first, so none can split a key).
-        let content = cap_text(
-            &context
-                .options
-                .secrets
-                .redact(&for_model(context, &name, &output.content)),
-            result_limit(context),
-        );
+        let cleaned = context
+            .options
+            .secrets
+            .redact(&for_model(context, &name, &output.content))
+            .into_owned();
+        // A large result stays out of the prompt: saved whole, the model gets its ends.
+        let content = match keep_out_of_prompt(context, &id, &name, &cleaned, output.saved.clone()).await {
+            Some(preview) => preview,
+            None => cap_text(&cleaned, result_limit(context)),
+        };
         let effects = match outcome {
             ToolOutcome::Ok => effects_of(context, &name, &arguments),
             _ => Vec::new(),
@@ -241,6 +244,64 @@ fn effects_of(context: &TurnContext, name: &str, arguments: &Value) -> Vec<CallE
             path: context.workspace.root().join(path).display().to_string(),
         })
         .collect()
+}
+
+/// What the model gets in place of a result too large for the prompt: its first and last
+/// lines, its size and the file that holds all of it (`tools.large_result_bytes`). A
+/// command's output its tool saved as it ran is made what the model reads (as a terminal
+/// would show it, without keys) in that file; any other large result is saved there.
+/// `None`: the result goes into the prompt as it is.
+async fn keep_out_of_prompt(
+    context: &TurnContext,
+    id: &str,
+    name: &str,
+    cleaned: &str,
+    saved: Option<std::path::PathBuf>,
+) -> Option<String> {
+    use crate::tools::spill;
+    let store = context.options.results.as_ref()?;
+    if let Some(path) = saved {
+        let secrets = context.options.secrets.clone();
+        let terminal = !reads_file_content(context, name);
+        let made = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+            let raw = std::fs::read(&path)?;
+            let text = String::from_utf8_lossy(&raw);
+            let shown = if terminal {
+                crate::terminal_text::for_model(&text)
+            } else {
+                std::borrow::Cow::Borrowed(text.as_ref())
+            };
+            let redacted = secrets.redact(&shown);
+            // Rewritten only when something changed (a 64 MB output is read once).
+            if matches!(text, std::borrow::Cow::Owned(_))
+                || matches!(shown, std::borrow::Cow::Owned(_))
+                || matches!(redacted, std::borrow::Cow::Owned(_))
+            {
+                std::fs::write(&path, redacted.as_bytes())?;
+            }
+            Ok(spill::preview(&redacted, &path))
+        })
+        .await;
+        if let Ok(Ok(preview)) = made {
+            return Some(preview);
+        }
+    }
+    let limit = context.options.config.tools.large_result_bytes;
+    // read_file reads in pages already: saving its result would only be read back whole.
+    if limit == 0 || cleaned.len() <= limit || reads_file_content(context, name) {
+        return None;
+    }
+    let path = store.save(id, "", cleaned).ok()?;
+    Some(spill::preview(cleaned, &path))
+}
+
+/// Whether `name`'s results are a file's text, given as it is (`read_file`).
+fn reads_file_content(context: &TurnContext, name: &str) -> bool {
+    context
+        .options
+        .tools
+        .get(name)
+        .is_some_and(|tool| matches!(tool.result_text(), crate::tools::ResultText::FileContent))
 }
 
 /// What the model gets of a result: a file's text as it is, anything else as a terminal
@@ -465,6 +526,14 @@ async fn run_one(
         output: context.events.output_sink(id),
         approval: context.policy.with(|policy| policy.mode()),
         sub_agents: context.sub_agents.map(|start| start(context, id)),
+        save_to: context
+            .options
+            .results
+            .clone()
+            .map(|store| crate::tools::spill::SaveTarget {
+                store,
+                call_id: id.to_string(),
+            }),
     };
     tokio::select! {
         // An interrupt wins over a result that came in at the same moment (a sub-agent

@@ -1,0 +1,289 @@
+//! Large results stay out of the prompt. A tool result longer than
+//! `tools.large_result_bytes` is saved whole in the session's results folder (readable by
+//! `read_file` and `bash`, written by no tool), and the model receives its first and last
+//! lines, its size, the file's path and how to read the rest. A command's output is
+//! written there as it runs once it outgrows what is kept in memory, so every byte of
+//! it can be read back, up to [`MAX_SAVED_BYTES`].
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Bytes of a saved result's beginning the model receives.
+pub const PREVIEW_HEAD_BYTES: usize = 1024;
+/// Bytes of a saved result's end the model receives.
+pub const PREVIEW_TAIL_BYTES: usize = 1024;
+/// The most of one command's output kept on disk from its start; past it, only the last
+/// [`SAVED_TAIL_BYTES`] are kept (where a command says how it ended), the rest counted.
+pub const MAX_SAVED_BYTES: u64 = 64 << 20;
+/// The end of an output longer than [`MAX_SAVED_BYTES`] that is kept all the same.
+pub const SAVED_TAIL_BYTES: usize = 64 << 10;
+
+/// Where one call keeps what does not fit in memory: the store and the call's id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaveTarget {
+    pub store: ResultStore,
+    pub call_id: String,
+}
+
+/// The folder a session's large results are saved in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultStore {
+    dir: PathBuf,
+}
+
+impl ResultStore {
+    pub fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where call `id`'s result goes (`suffix` tells several files of one call apart).
+    /// The name keeps only the characters a call id is made of.
+    pub fn path_for(&self, id: &str, suffix: &str) -> PathBuf {
+        let name: String = id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .take(64)
+            .collect();
+        let name = if name.is_empty() { "call".to_string() } else { name };
+        self.dir.join(format!("{name}{suffix}.txt"))
+    }
+
+    /// Creates the folder (this user's only) and a new file for call `id`.
+    pub fn create(&self, id: &str, suffix: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+        use std::os::unix::fs::OpenOptionsExt;
+        crate::config::private_dir(&self.dir)?;
+        let path = self.path_for(id, suffix);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)?;
+        Ok((path, file))
+    }
+
+    /// Saves `text` as call `id`'s whole result.
+    pub fn save(&self, id: &str, suffix: &str, text: &str) -> std::io::Result<PathBuf> {
+        let (path, mut file) = self.create(id, suffix)?;
+        file.write_all(text.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// A command's output kept whole on disk once it outgrows what is kept in memory: the
+/// bytes up to `limit` wait in memory; past it, they and everything after go to the
+/// call's file, up to [`MAX_SAVED_BYTES`].
+#[derive(Debug)]
+pub struct SpillWriter {
+    target: SaveTarget,
+    limit: usize,
+    pending: Vec<u8>,
+    file: Option<(PathBuf, std::fs::File)>,
+    written: u64,
+    /// Bytes past [`MAX_SAVED_BYTES`], the last [`SAVED_TAIL_BYTES`] of them in `tail`.
+    dropped: u64,
+    tail: std::collections::VecDeque<u8>,
+    /// The file could not be written: the output is only cut, as without a store.
+    failed: bool,
+}
+
+impl SpillWriter {
+    pub fn new(target: SaveTarget, limit: usize) -> Self {
+        Self {
+            target,
+            limit,
+            pending: Vec::new(),
+            file: None,
+            written: 0,
+            dropped: 0,
+            tail: std::collections::VecDeque::new(),
+            failed: false,
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.failed {
+            return;
+        }
+        if self.file.is_none() {
+            if self.pending.len() + bytes.len() <= self.limit {
+                self.pending.extend_from_slice(bytes);
+                return;
+            }
+            match self.target.store.create(&self.target.call_id, "") {
+                Ok(opened) => self.file = Some(opened),
+                Err(_) => {
+                    self.failed = true;
+                    self.pending = Vec::new();
+                    return;
+                }
+            }
+            let pending = std::mem::take(&mut self.pending);
+            self.write(&pending);
+        }
+        self.write(bytes);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let room = usize::try_from(MAX_SAVED_BYTES.saturating_sub(self.written)).unwrap_or(usize::MAX);
+        let kept = &bytes[..bytes.len().min(room)];
+        let past = &bytes[kept.len()..];
+        self.dropped += past.len() as u64;
+        self.tail.extend(past);
+        let excess = self.tail.len().saturating_sub(SAVED_TAIL_BYTES);
+        self.tail.drain(..excess);
+        if let Some((_, file)) = self.file.as_mut() {
+            if file.write_all(kept).is_err() {
+                self.failed = true;
+                return;
+            }
+            self.written += kept.len() as u64;
+        }
+    }
+
+    /// Ends the output with `trailer` (what else the model is told: errors, the exit
+    /// code); returns the file holding all of it, or `None` when it fit in memory.
+    pub fn finish(mut self, trailer: &str) -> Option<PathBuf> {
+        if self.failed {
+            return None;
+        }
+        if self.dropped > 0 {
+            let tail: Vec<u8> = std::mem::take(&mut self.tail).into();
+            let note = format!(
+                "\n[… {} bytes of output not kept: a saved output holds its first {} MB and its last {} KB …]\n",
+                self.dropped - tail.len() as u64,
+                MAX_SAVED_BYTES >> 20,
+                SAVED_TAIL_BYTES >> 10
+            );
+            self.write_unbounded(note.as_bytes());
+            self.write_unbounded(&tail);
+        }
+        self.write_unbounded(trailer.as_bytes());
+        let (path, file) = self.file.take()?;
+        drop(file);
+        (!self.failed).then_some(path)
+    }
+
+    fn write_unbounded(&mut self, bytes: &[u8]) {
+        if let Some((_, file)) = self.file.as_mut()
+            && file.write_all(bytes).is_err()
+        {
+            self.failed = true;
+        }
+    }
+}
+
+/// What the model receives in place of `text`, saved whole at `path`: a line saying how
+/// large it is, where it is and how to read more, its first and last lines (cut at line
+/// ends where one is near), and how much lies between.
+pub fn preview(text: &str, path: &Path) -> String {
+    let lines = text.lines().count();
+    let head_end = cut_back(text, PREVIEW_HEAD_BYTES);
+    let tail_start = cut_forward(text, text.len().saturating_sub(PREVIEW_TAIL_BYTES)).max(head_end);
+    let (head, middle, tail) = (
+        &text[..head_end],
+        &text[head_end..tail_start],
+        &text[tail_start..],
+    );
+    let hidden_lines = middle.lines().count();
+    let path = path.display();
+    let mut out = format!(
+        "[the whole result is {} bytes, {lines} lines, too long for the context: it is saved in {path}. \
+Its first and last lines follow. Read the rest with read_file {{\"path\": \"{path}\", \"offset\": LINE, \"limit\": LINES}}, \
+or search it with bash: grep -n PATTERN '{path}']\n",
+        text.len()
+    );
+    out.push_str(head);
+    if !middle.is_empty() {
+        if !head.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "[… {} bytes, {hidden_lines} lines not shown: read them from the file …]\n",
+            middle.len()
+        ));
+    }
+    out.push_str(tail);
+    out
+}
+
+/// The end of a head of at most `limit` bytes: after the last newline in it when there is
+/// one in its second half, else at a character boundary.
+fn cut_back(text: &str, limit: usize) -> usize {
+    if text.len() <= limit {
+        return text.len();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(newline) if newline + 1 >= end / 2 => newline + 1,
+        _ => end,
+    }
+}
+
+/// The start of a tail beginning at or after `from`: after the first newline when there
+/// is one in the tail's first half, else at a character boundary.
+fn cut_forward(text: &str, from: usize) -> usize {
+    let mut start = from.min(text.len());
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let half = (text.len() - start) / 2;
+    match text[start..].find('\n') {
+        Some(newline) if newline < half => start + newline + 1,
+        _ => start,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preview_keeps_whole_first_and_last_lines_and_says_where_the_rest_is() {
+        let text: String = (1..=20_000).map(|n| format!("{n}\n")).collect();
+        let shown = preview(&text, Path::new("/data/results/s/call_1.txt"));
+        assert!(
+            shown.len() < PREVIEW_HEAD_BYTES + PREVIEW_TAIL_BYTES + 600,
+            "{}",
+            shown.len()
+        );
+        assert!(shown.starts_with(&format!(
+            "[the whole result is {} bytes, 20000 lines, too long for the context: it is saved in /data/results/s/call_1.txt.",
+            text.len()
+        )));
+        assert!(shown.contains("\n1\n2\n3\n"), "the first lines");
+        assert!(shown.ends_with("19999\n20000\n"), "the last lines");
+        assert!(shown.contains("lines not shown: read them from the file …]\n"));
+        // No line is cut in two.
+        for line in shown.lines().skip(1).filter(|l| !l.starts_with('[')) {
+            assert!(line.parse::<u32>().is_ok(), "{line:?}");
+        }
+        assert!(shown.contains("read_file {\"path\": \"/data/results/s/call_1.txt\", \"offset\": LINE"));
+    }
+
+    #[test]
+    fn a_preview_of_one_long_line_cuts_at_character_boundaries() {
+        let text = "é".repeat(5_000);
+        let shown = preview(&text, Path::new("/r/x.txt"));
+        assert!(shown.contains("bytes, 0 lines not shown") || shown.contains("lines not shown"));
+        assert!(shown.len() < 3_000);
+    }
+
+    #[test]
+    fn file_names_keep_only_what_a_call_id_is_made_of() {
+        let store = ResultStore::new(PathBuf::from("/r"));
+        assert_eq!(store.path_for("call_1", ""), PathBuf::from("/r/call_1.txt"));
+        assert_eq!(
+            store.path_for("../../etc/passwd", ".stderr"),
+            PathBuf::from("/r/etcpasswd.stderr.txt")
+        );
+        assert_eq!(store.path_for("/", ""), PathBuf::from("/r/call.txt"));
+    }
+}

@@ -1,0 +1,143 @@
+//! Large results stay out of the prompt, and the model can still reach every byte of
+//! them: what was sent (a preview naming the saved file) and what came back (the line
+//! found by reading that file).
+
+use crate::support;
+
+use miniagent::config::Provider;
+use miniagent::protocol::Event;
+use serde_json::json;
+use support::harness::{Harness, test_config};
+use support::*;
+
+/// The last tool result a request carries.
+fn last_result(request: &RecordedRequest) -> String {
+    let messages = request.body["messages"].as_array().unwrap();
+    let blocks = messages.last().unwrap()["content"].as_array().unwrap();
+    let result = blocks.iter().rev().find(|b| b["type"] == "tool_result").unwrap();
+    result["content"].as_str().unwrap().to_string()
+}
+
+/// The saved file a preview names.
+fn saved_path(preview: &str) -> String {
+    let start = preview.find("it is saved in ").unwrap() + "it is saved in ".len();
+    let end = start + preview[start..].find(". Its first").unwrap();
+    preview[start..end].to_string()
+}
+
+/// A 5 MB output whose answer is one line in its middle: the preview the model gets
+/// does not show it; the model finds it by searching and by reading the saved file,
+/// whose path the preview gives, and answers with it.
+#[tokio::test]
+async fn the_model_finds_a_line_in_the_middle_of_five_megabytes_by_reading_the_saved_file() {
+    let command = "seq 1 400000; echo 'the answer is 7f3a-91c2'; seq 400001 800000";
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    // Where the whole output will be, as the preview names it (checked below): the
+    // script plays a model that read it there.
+    let path = agent
+        .data
+        .join("results/session/call_big.txt")
+        .display()
+        .to_string();
+    server.push(Reply::tool(
+        "call_big",
+        "bash",
+        json!({ "command": command }).to_string(),
+    ));
+    server.push(Reply::tool(
+        "call_grep",
+        "bash",
+        json!({ "command": format!("grep -n 'answer' '{path}'") }).to_string(),
+    ));
+    server.push(Reply::tool(
+        "call_read",
+        "read_file",
+        json!({ "path": path, "offset": 400001, "limit": 1 }).to_string(),
+    ));
+    server.push(Reply::text("The answer is 7f3a-91c2."));
+    let events = agent.turn("what does the command say the answer is?").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "The answer is 7f3a-91c2.".into()
+        })
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The result arrived as a preview naming the file; the middle is not in it.
+    let preview = last_result(&requests[1]);
+    assert!(preview.len() < 3_000, "{} bytes reached the model", preview.len());
+    assert_eq!(saved_path(&preview), path);
+    assert!(!preview.contains("the answer is"), "the preview shows the middle");
+    assert!(preview.contains("\n1\n2\n3\n"), "{preview}");
+    assert!(preview.ends_with("799999\n800000\n[exit code: 0]"), "{preview}");
+    assert!(std::fs::metadata(&path).unwrap().len() > 5_000_000);
+    // Searching the file with bash, and reading the line with read_file, found it.
+    assert_eq!(
+        last_result(&requests[2]),
+        "400001:the answer is 7f3a-91c2\n[exit code: 0]"
+    );
+    let read = last_result(&requests[3]);
+    assert!(read.contains("400001|the answer is 7f3a-91c2"), "{read}");
+}
+
+/// The results folder is read-only to file tools: what the model reads back is what the
+/// command printed.
+#[tokio::test]
+async fn a_saved_result_cannot_be_rewritten_by_a_file_tool() {
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let path = agent.data.join("results/session/big.txt").display().to_string();
+    server.push(Reply::tool(
+        "big",
+        "bash",
+        json!({"command": "seq 1 10000"}).to_string(),
+    ));
+    server.push(Reply::tool(
+        "overwrite",
+        "write_file",
+        json!({"path": path, "content": "nothing to see"}).to_string(),
+    ));
+    server.push(Reply::text("done"));
+    agent.turn("go").await;
+    let refused = last_result(&server.requests()[2]);
+    assert!(refused.contains("is outside the workspace"), "{refused}");
+    assert!(std::fs::read_to_string(&path).unwrap().starts_with("1\n2\n3\n"));
+}
+
+/// An MCP-sized answer (any tool's result over the limit, not only a command's) is saved
+/// too; read_file's own results never are (it reads in pages); a small result is sent
+/// as it is.
+#[tokio::test]
+async fn any_large_result_but_a_file_read_is_saved() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("small", "bash", json!({"command": "echo small"}).to_string()),
+        Reply::tool("medium", "bash", json!({"command": "seq 1 5000"}).to_string()),
+        Reply::tool("file", "read_file", json!({"path": "big.txt"}).to_string()),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let big: String = (1..=5000).map(|n| format!("line {n}\n")).collect();
+    agent.workspace.write("big.txt", &big);
+    agent.turn("go").await;
+    let requests = server.requests();
+    assert_eq!(last_result(&requests[1]), "small\n[exit code: 0]");
+    // 23,893 bytes: over the 20,000 limit, under what bash keeps in memory.
+    let medium = last_result(&requests[2]);
+    assert!(
+        medium.starts_with("[the whole result is 23907 bytes"),
+        "{}",
+        &medium[..200]
+    );
+    let saved = std::fs::read_to_string(saved_path(&medium)).unwrap();
+    let expected: String = (1..=5000).map(|n| format!("{n}\n")).collect::<String>() + "[exit code: 0]";
+    assert_eq!(saved, expected);
+    let file = last_result(&requests[3]);
+    assert!(
+        file.contains("5000|line 5000"),
+        "read_file's result is sent as it is"
+    );
+    assert!(!file.contains("too long for the context"));
+}
