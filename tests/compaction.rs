@@ -7,6 +7,8 @@
 mod budget;
 #[path = "compaction/compact_now.rs"]
 mod compact_now;
+#[path = "compaction/default_compaction.rs"]
+mod default_compaction;
 #[path = "compaction/history.rs"]
 mod history;
 use crate::support;
@@ -17,7 +19,15 @@ use miniagent::protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot
 use miniagent::session;
 use miniagent::tokens::{Encoding, TokenCounter};
 use serde_json::{Value, json};
-use support::harness::{Harness, test_config};
+use support::harness::Harness;
+
+/// These tests are about the summarizer and trimming: they compact by summaries alone.
+/// (The default first turns older results into stubs; `default_compaction` tests it.)
+fn test_config(provider: Provider, server: &ScriptedServer) -> miniagent::config::Config {
+    let mut config = support::harness::test_config(provider, server);
+    config.agent.compaction = Strategy::Summarize;
+    config
+}
 use support::validate::{assert_valid_anthropic, assert_valid_openai};
 use support::*;
 
@@ -26,7 +36,8 @@ const TASK: &str = "Read big.txt thirty times and tell me how many lines it has.
 /// Our own estimate of a recorded request, computed the way the agent counts.
 fn estimate(request: &RecordedRequest, counter: &TokenCounter) -> u64 {
     let body = &request.body;
-    let mut total = counter.count(body["system"].as_str().unwrap_or(""));
+    // The system prompt goes as text, or as blocks when it is marked for the cache.
+    let mut total = counter.count(&support::validate::system_text(body));
     for tool in body["tools"].as_array().into_iter().flatten() {
         let (name, description, schema) = match tool.get("function") {
             Some(function) => (

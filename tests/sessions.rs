@@ -120,7 +120,8 @@ fn resume_continues_with_the_earlier_history_including_a_summary() {
     numbered_file(&workspace, 80);
     let config = workspace.write(
         "small.toml",
-        "[agent]\ntoken_limit = 16000\n[model]\nmax_output_tokens = 1000\n",
+        // Summaries alone: what is resumed here is a summary (by default, stubs come first).
+        "[agent]\ntoken_limit = 16000\ncompaction = \"summarize\"\n[model]\nmax_output_tokens = 1000\n",
     );
     let config = config.to_str().unwrap();
 

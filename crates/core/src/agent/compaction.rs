@@ -1,10 +1,14 @@
 //! Keeping the prompt within budget. Before every model call the prompt's size (plus the
 //! output reserve and a margin) is checked against `agent.token_limit` and the model's
-//! window. Over it, the prompt is brought down to a low-water mark well below the
-//! trigger, so a compaction buys many steps: first what dominates it (oversized tool
-//! results are trimmed to their first and last lines, no model call), then runs of
-//! assistant and tool messages are replaced by summaries, the most recent steps last.
-//! User messages are never touched, and the history keeps every original.
+//! window. Under it, nothing changes: the prompt grows append-only, so the provider's
+//! prompt cache serves its prefix. Over it, the prompt is brought down to a low-water mark
+//! well below the trigger, so a compaction (and the one new prefix it makes) buys many
+//! steps. The cheap steps come first, each in one batch, without a model call: older tool
+//! results become one-line stubs (the last K stay whole, then fewer, never the latest),
+//! then oversized results are trimmed to their first and last lines. Only when those
+//! cannot get the prompt under the budget are runs of assistant and tool messages replaced
+//! by model-written summaries, the most recent steps last. User messages are never
+//! touched, and the history keeps every original (the inspector shows them).
 
 use super::context::{SUMMARY_MARK, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
@@ -24,9 +28,6 @@ const LOW_WATER_PERCENT: u64 = 50;
 /// A tool result larger than this share of the budget dominates the prompt: it is trimmed
 /// before anything is summarized.
 const OVERSIZED_DIVISOR: u64 = 8;
-/// Under the budget, a summary must win back at least this share (1/N) of the room the
-/// prompt has besides the system prompt and tools.
-const MIN_GAIN_DIVISOR: u64 = 4;
 /// Results under this many tokens are never trimmed (their trimmed form saves little).
 const OVERSIZED_MIN_TOKENS: u64 = 600;
 /// Output budget of a summary call, at most; small budgets get a shorter summary.
@@ -130,7 +131,10 @@ pub(crate) async fn ensure_budget(
     let options = &context.options;
     let strategy = options.config.agent.compaction;
     let keep_results = options.config.agent.keep_tool_results;
-    if strategy.masks() && session.context.advance_masking(keep_results) {
+    // `mask-tool-results` keeps only the last K results whole at every step (in batches);
+    // the others mask only when the prompt is over budget, so its prefix, which the
+    // provider caches, changes only then.
+    if strategy == Strategy::MaskToolResults && session.context.advance_masking(keep_results) {
         report_masking(session, context);
     }
     let budget = budget(context);
@@ -151,42 +155,51 @@ pub(crate) async fn ensure_budget(
     } else {
         (low_water, keep.min(1))
     };
+    // The cheap steps first, without a model call, each in one batch down to the mark:
+    // older results become stubs (the last K whole, then fewer, never the latest), then
+    // what dominates is trimmed (oversized results before the recent steps, then those in
+    // the recent steps but the latest).
+    if strategy.masks() {
+        let mut keeps = vec![keep_results, keep_results / 2, 1];
+        keeps.dedup();
+        for keep_whole in keeps.into_iter().filter(|k| *k > 0) {
+            if size <= target {
+                break;
+            }
+            if session.context.mask_all_but(keep_whole) {
+                report_masking(session, context);
+                size = prompt_size(session, context);
+            }
+        }
+    }
     if strategy != Strategy::Off {
-        // What dominates first, without a model call: oversized results before the recent
-        // steps, then those in the recent steps but the latest.
         size = trim_oversized(session, context, &mut done, size, target, keep, budget);
         size = trim_oversized(session, context, &mut done, size, target, keep.min(1), budget);
     }
-    if strategy.summarizes() && size > target {
+    // A model-written summary only when the cheap steps could not get under the budget
+    // (or `/compact` asks for one): then as far as the mark, so it buys many steps.
+    if strategy.summarizes() && size > target && (force || size > budget) {
         // One summary call per run: keep as many recent steps as still lets the summary
         // reach the mark (a summary is reckoned at a third of what it replaces, at most
         // its output budget).
         let output = summary_output_tokens(budget);
-        let mut chosen = (floor, size);
-        for keep_recent in (floor..=keep).rev() {
+        let mut keep_recent = floor;
+        for keep_steps in (floor..=keep).rev() {
             let mut estimate = size;
-            for (start, end) in plan(session, keep_recent) {
+            for (start, end) in plan(session, keep_steps) {
                 let saved = session.context.range_tokens(start, end);
                 estimate = estimate.saturating_sub(saved) + output.min(saved / 3);
             }
-            chosen = (keep_recent, estimate);
+            keep_recent = keep_steps;
             if estimate <= target {
                 break;
             }
         }
-        // Under the budget, a summary call must buy several steps: when the latest step
-        // alone keeps the prompt over the mark, summarizing a little more at every step
-        // would cost a model call each time for nothing.
-        let (keep_recent, estimate) = chosen;
-        let room = budget.saturating_sub(fixed);
-        let worth_it = force || size > budget || size.saturating_sub(estimate) >= room / MIN_GAIN_DIVISOR;
-        if worth_it {
-            for (start, end) in plan(session, keep_recent) {
-                summarize(session, context, start, end, target, &mut done).await?;
-                size = prompt_size(session, context);
-                if size <= target {
-                    break;
-                }
+        for (start, end) in plan(session, keep_recent) {
+            summarize(session, context, start, end, target, &mut done).await?;
+            size = prompt_size(session, context);
+            if size <= target {
+                break;
             }
         }
     }
