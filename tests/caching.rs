@@ -270,3 +270,141 @@ async fn reported_cache_figures_reach_the_front_ends() {
         }
     }
 }
+
+/// The bill of one recorded session, computed by hand at the default prices of
+/// claude-sonnet-4-5 ($3 input, $15 output, $3.75 cache write, $0.30 cache read per
+/// million tokens), is what `exec` shows, what `--json` carries and what the log keeps.
+#[test]
+fn costs_shown_match_a_hand_computation() {
+    let script = || {
+        vec![
+            Reply::Stream(
+                Turn::tool("call_a", "bash", r#"{"command": "echo one"}"#).cache_usage(1000, 40, 3000, 500),
+            ),
+            Reply::Stream(Turn::text("Ran.").cache_usage(1100, 12, 2500, 500)),
+        ]
+    };
+    // Call 1: 1000 × 3 + 3000 × 0.30 + 500 × 3.75 + 40 × 15 = 6,375 millionths of a dollar.
+    // Call 2: 1100 × 3 + 2500 × 0.30 + 500 × 3.75 + 12 × 15 = 6,105.
+    let by_hand = (6_375.0 + 6_105.0) / 1e6;
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(script());
+    let priced = |home: &TempDir, server: &ScriptedServer| {
+        let mut command = support::cli::miniagent(home);
+        command
+            .arg("--workspace")
+            .arg(workspace.path())
+            .args([
+                "--base-url",
+                &server.anthropic_base_url(),
+                "--model",
+                "claude-sonnet-4-5",
+            ])
+            .args(["exec", "--approval", "full-auto"]);
+        command
+    };
+    let output = priced(&home, &server)
+        .args(["--json", "run it"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        support::cli::text(&output.stderr)
+    );
+    let events: Vec<Value> = support::cli::text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let turn = events
+        .iter()
+        .find(|e| e["type"] == "turn_usage")
+        .expect("a turn_usage event");
+    assert_eq!(turn["model_calls"], 2);
+    assert_eq!(turn["input_tokens"], 1000 + 3000 + 500 + 1100 + 2500 + 500);
+    assert_eq!(turn["cache_read_tokens"], 5500);
+    assert_eq!(turn["cache_write_tokens"], 1000);
+    assert_eq!(turn["output_tokens"], 52);
+    let cost = turn["cost_usd"].as_f64().unwrap();
+    assert!((cost - by_hand).abs() < 1e-12, "{cost} != {by_hand}");
+    // The session's figure, in the last token_usage event and in the log.
+    let usage = events.iter().rev().find(|e| e["type"] == "token_usage").unwrap();
+    assert!((usage["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-12);
+    let log = std::fs::read_to_string(support::cli::session_logs(&home).pop().unwrap()).unwrap();
+    let logged = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|record| record["event"]["cost_usd"].as_f64())
+        .last()
+        .unwrap();
+    assert!((logged - by_hand).abs() < 1e-12, "the log keeps {logged}");
+    // exec's closing line says it, as every face shows a cost.
+    let server = ScriptedServer::start_blocking(script());
+    let output = priced(&TempDir::new(), &server).arg("run it").output().unwrap();
+    let stderr = support::cli::text(&output.stderr);
+    assert!(
+        stderr.contains("turn: 2 model calls · in 8.6k, 5.5k of it from the cache · out 52 · $0.012"),
+        "{stderr}"
+    );
+}
+
+/// agent.max_cost: a turn whose next step and progress report would pass it stops with
+/// the report instead; one that could not afford its first request sends none.
+#[tokio::test]
+async fn a_turn_stops_with_a_report_before_it_would_pass_its_cost_limit() {
+    // Each call reports 2,000 input and 500 output tokens: $0.0135 at Sonnet's prices.
+    let step = |n: usize| {
+        Reply::Stream(Turn::tool(format!("call_{n}"), "bash", r#"{"command": "echo step"}"#).usage(2000, 500))
+    };
+    let server = ScriptedServer::start((0..5).map(step).collect()).await;
+    server.push(Reply::Stream(
+        Turn::text("Report: ran one step.").usage(2000, 500),
+    ));
+    let mut config = support::harness::test_config(Provider::Anthropic, &server);
+    config.model.model = "claude-sonnet-4-5".into();
+    config.agent.max_cost = 0.05;
+    let mut agent = Harness::start(config);
+    let events = agent.turn("run steps").await;
+    let notice = events.iter().find_map(|e| match e {
+        Event::Notice { message } if message.contains("agent.max_cost") => Some(message.clone()),
+        _ => None,
+    });
+    assert!(
+        notice
+            .as_deref()
+            .is_some_and(|m| m.starts_with("this turn has cost $")),
+        "{notice:?}"
+    );
+    assert!(
+        matches!(events.last(), Some(Event::StepLimitReached { .. })),
+        "{:#?}",
+        events.last()
+    );
+    let requests = server.requests();
+    // Some steps, then the report, asked for because of the cost, long before the five
+    // steps the model wanted.
+    assert!((2..=4).contains(&requests.len()), "{} requests", requests.len());
+    let report = requests.last().unwrap().body["messages"].to_string();
+    assert!(report.contains("reached the cost limit set for it"));
+    let spent = events.iter().find_map(|e| match e {
+        Event::TurnUsage { cost_usd, .. } => *cost_usd,
+        _ => None,
+    });
+    assert!(spent.is_some_and(|cost| cost <= 0.05), "{spent:?}");
+
+    // A limit below what the first request would cost: nothing is sent.
+    let server = ScriptedServer::start(vec![step(0)]).await;
+    let mut config = support::harness::test_config(Provider::Anthropic, &server);
+    config.model.model = "claude-sonnet-4-5".into();
+    config.agent.max_cost = 0.001;
+    let mut agent = Harness::start(config);
+    let events = agent.turn("run steps").await;
+    assert!(
+        matches!(events.last(), Some(Event::Error { message }) if message.starts_with("the turn stopped before its first request")),
+        "{:#?}",
+        events.last()
+    );
+    assert!(server.requests().is_empty());
+}
