@@ -335,9 +335,9 @@ fn costs_shown_match_a_hand_computation() {
     let log = std::fs::read_to_string(support::cli::session_logs(&home).pop().unwrap()).unwrap();
     let logged = log
         .lines()
+        .rev()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter_map(|record| record["event"]["cost_usd"].as_f64())
-        .last()
+        .find_map(|record| record["event"]["cost_usd"].as_f64())
         .unwrap();
     assert!((logged - by_hand).abs() < 1e-12, "the log keeps {logged}");
     // exec's closing line says it, as every face shows a cost.
