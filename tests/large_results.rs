@@ -37,7 +37,7 @@ async fn the_model_finds_a_line_in_the_middle_of_five_megabytes_by_reading_the_s
     // script plays a model that read it there.
     let path = agent
         .data
-        .join("results/session/call_big.txt")
+        .join("results/unrecorded/call_big.txt")
         .display()
         .to_string();
     server.push(Reply::tool(
@@ -88,7 +88,11 @@ async fn the_model_finds_a_line_in_the_middle_of_five_megabytes_by_reading_the_s
 async fn a_saved_result_cannot_be_rewritten_by_a_file_tool() {
     let server = ScriptedServer::start(Vec::new()).await;
     let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
-    let path = agent.data.join("results/session/big.txt").display().to_string();
+    let path = agent
+        .data
+        .join("results/unrecorded/big.txt")
+        .display()
+        .to_string();
     server.push(Reply::tool(
         "big",
         "bash",
@@ -140,4 +144,45 @@ async fn any_large_result_but_a_file_read_is_saved() {
         "read_file's result is sent as it is"
     );
     assert!(!file.contains("too long for the context"));
+}
+
+/// A recorded session's results are in its own folder; a later run of the resumed
+/// session that reuses a call id gets a file of its own (the earlier preview's path still
+/// holds what it said); removing the session removes them.
+#[test]
+fn a_sessions_results_live_and_go_with_it() {
+    use support::cli::{exec, miniagent, session_id, session_logs, text};
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let big = |n: u32| {
+        Reply::tool(
+            "call_1",
+            "bash",
+            json!({"command": format!("seq {n} {}", n + 9999)}).to_string(),
+        )
+    };
+    let server = ScriptedServer::start_blocking(vec![
+        big(1),
+        Reply::text("listed"),
+        big(100_000),
+        Reply::text("again"),
+    ]);
+    let first = exec(&home, &workspace, &server, &["list numbers"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let id = session_id(&session_logs(&home)[0]);
+    let folder = home.join(format!("results/{id}"));
+    assert!(folder.join("call_1.txt").exists());
+    let second = exec(&home, &workspace, &server, &["--resume", &id, "list more"]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    let earlier = std::fs::read_to_string(folder.join("call_1.txt")).unwrap();
+    assert!(earlier.starts_with("1\n2\n"), "the first run's file is as it was");
+    // The repeated id was given a fresh one, or the file a fresh name: either way a file
+    // of its own, in the session's folder.
+    let preview = last_result(server.requests().last().unwrap());
+    let later = saved_path(&preview);
+    assert_ne!(later, folder.join("call_1.txt").display().to_string());
+    assert!(later.starts_with(&folder.display().to_string()), "{later}");
+    assert!(std::fs::read_to_string(&later).unwrap().starts_with("100000\n"));
+    let removed = miniagent(&home).args(["sessions", "rm", &id]).output().unwrap();
+    assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));
+    assert!(!folder.exists(), "the results went with the session");
 }

@@ -227,7 +227,7 @@ async fn a_hundred_megabytes_of_output_reach_the_model_capped() {
     );
     assert!(content.contains("\naaaa"));
     assert!(content.ends_with("aaaa\nthe-end\n[exit code: 0]"));
-    let saved = agent.data.join("results/session/toolu_0.txt");
+    let saved = agent.data.join("results/unrecorded/toolu_0.txt");
     let size = std::fs::metadata(&saved).unwrap().len();
     assert!(
         (64 << 20) + (64 << 10) < size && size < (64 << 20) + (64 << 10) + 1000,

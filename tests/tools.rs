@@ -336,7 +336,7 @@ async fn five_megabytes_of_output_reach_the_model_as_a_preview_of_the_saved_whol
     assert!(!is_error);
     // The model gets the ends and the file that holds all of it.
     assert!(content.len() < 3_000, "{} bytes reached the model", content.len());
-    let saved = agent.data.join("results/session/toolu_0.txt");
+    let saved = agent.data.join("results/unrecorded/toolu_0.txt");
     assert!(
         content.starts_with(&format!(
             "[the whole result is 5000023 bytes, 3 lines, too long for the context: it is saved in {}.",

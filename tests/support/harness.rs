@@ -55,7 +55,8 @@ pub fn session_log_in(data: &TempDir) -> miniagent::session::SessionLog {
 pub struct Harness {
     pub handle: AgentHandle,
     pub workspace: TempDir,
-    /// The data folder: large results are saved in its `results/session`.
+    /// The data folder: large results are saved in its `results/<session id>`
+    /// (`results/unrecorded` when the session is not recorded).
     pub data: TempDir,
     pub events: Vec<Event>,
 }
@@ -92,7 +93,7 @@ impl Harness {
         let workspace = TempDir::new();
         // Large results are saved here, as in a data folder's results/.
         let data = TempDir::new();
-        let results = miniagent::tools::spill::ResultStore::new(data.join("results/session"));
+        let results = data.join("results");
         let client =
             miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
         let options = AgentOptions {

@@ -302,15 +302,12 @@ pub fn build(
     });
     // Settings adjusted while loading come first: they explain what follows.
     let startup_notices = config.notices.iter().cloned().chain(log_notice).collect();
-    let results = results_store(&config, &session_log, env);
+    let results = (config.tools.large_result_bytes > 0)
+        .then(|| results_dir(env))
+        .flatten();
     let mut read_roots = skills.roots();
     // Saved results are read back with read_file; no tool writes there.
-    read_roots.extend(
-        results
-            .as_ref()
-            .and_then(|store| store.dir().parent())
-            .map(PathBuf::from),
-    );
+    read_roots.extend(results.clone());
     Ok(AgentOptions {
         results,
         config,
@@ -326,20 +323,6 @@ pub fn build(
         secrets,
         protected: own_folders(env),
     })
-}
-
-/// Where this session's large results go: `results/<session id>` in the data folder.
-fn results_store(
-    config: &Config,
-    log: &SessionLog,
-    env: &crate::config::Env,
-) -> Option<crate::tools::spill::ResultStore> {
-    if config.tools.large_result_bytes == 0 {
-        return None;
-    }
-    let folder = results_dir(env)?;
-    let id = log.id().unwrap_or_else(|| session::new_id(session::now_ms()));
-    Some(crate::tools::spill::ResultStore::new(folder.join(id)))
 }
 
 /// The data folder's `results`, beside `sessions`.

@@ -62,9 +62,10 @@ pub struct AgentOptions {
     /// miniagent's own folders (config, data) that file tools change only when the person
     /// approves each time; the workspace's `.miniagent/` always is one.
     pub protected: Vec<PathBuf>,
-    /// Where results too large for the prompt are saved (`tools.large_result_bytes`);
-    /// `None` without a data folder: they are cut instead.
-    pub results: Option<crate::tools::spill::ResultStore>,
+    /// The folder results too large for the prompt are saved in, a folder per session
+    /// (`tools.large_result_bytes`); `None` without a data folder or with the limit at 0:
+    /// they are cut instead.
+    pub results: Option<PathBuf>,
 }
 
 /// The front end's side of a running agent.

@@ -291,6 +291,13 @@ pub fn remove(log: &Path) -> Result<Vec<PathBuf>, RemoveError> {
             }
         }
     }
+    // Its saved large results: `results/ID` beside the sessions folder.
+    if let (Some(dir), Some(id)) = (log.parent(), log.file_stem()) {
+        let results = dir.with_file_name("results").join(id);
+        if results.is_dir() && std::fs::remove_dir_all(&results).is_ok() {
+            removed.push(results);
+        }
+    }
     drop(file);
     Ok(removed)
 }

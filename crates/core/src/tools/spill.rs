@@ -52,18 +52,29 @@ impl ResultStore {
         self.dir.join(format!("{name}{suffix}.txt"))
     }
 
-    /// Creates the folder (this user's only) and a new file for call `id`.
+    /// Creates the folder (this user's only) and a new file for call `id`: never one
+    /// that exists (a resumed session's earlier run may have used the id), so a path a
+    /// preview gave always holds what it said.
     pub fn create(&self, id: &str, suffix: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
         use std::os::unix::fs::OpenOptionsExt;
         crate::config::private_dir(&self.dir)?;
-        let path = self.path_for(id, suffix);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&path)?;
-        Ok((path, file))
+        let mut attempt = 1;
+        loop {
+            let path = match attempt {
+                1 => self.path_for(id, suffix),
+                n => self.path_for(id, &format!("{suffix}-{n}")),
+            };
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(file) => return Ok((path, file)),
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => attempt += 1,
+                Err(err) => return Err(err),
+            }
+        }
     }
 
     /// Saves `text` as call `id`'s whole result.
@@ -274,6 +285,23 @@ mod tests {
         let shown = preview(&text, Path::new("/r/x.txt"));
         assert!(shown.contains("bytes, 0 lines not shown") || shown.contains("lines not shown"));
         assert!(shown.len() < 3_000);
+    }
+
+    #[test]
+    fn a_file_is_never_written_over() {
+        let dir = std::env::temp_dir().join(format!("miniagent-spill-{}", std::process::id()));
+        let store = ResultStore::new(dir.clone());
+        let first = store.save("call_1", "", "first").unwrap();
+        let second = store.save("call_1", "", "second").unwrap();
+        assert_eq!(first, dir.join("call_1.txt"));
+        assert_eq!(second, dir.join("call_1-2.txt"));
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "first");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -259,7 +259,7 @@ async fn keep_out_of_prompt(
     saved: Option<std::path::PathBuf>,
 ) -> Option<String> {
     use crate::tools::spill;
-    let store = context.options.results.as_ref()?;
+    let store = results_store(context)?;
     if let Some(path) = saved {
         let secrets = context.options.secrets.clone();
         let terminal = !reads_file_content(context, name);
@@ -293,6 +293,18 @@ async fn keep_out_of_prompt(
     }
     let path = store.save(id, "", cleaned).ok()?;
     Some(spill::preview(cleaned, &path))
+}
+
+/// Where this session's large results go: its own folder, named by its id (a resumed
+/// session's are beside its earlier ones, and go when it is removed).
+fn results_store(context: &TurnContext) -> Option<crate::tools::spill::ResultStore> {
+    let root = context.options.results.as_ref()?;
+    let id = context
+        .options
+        .session_log
+        .id()
+        .unwrap_or_else(|| "unrecorded".to_string());
+    Some(crate::tools::spill::ResultStore::new(root.join(id)))
 }
 
 /// Whether `name`'s results are a file's text, given as it is (`read_file`).
@@ -526,14 +538,10 @@ async fn run_one(
         output: context.events.output_sink(id),
         approval: context.policy.with(|policy| policy.mode()),
         sub_agents: context.sub_agents.map(|start| start(context, id)),
-        save_to: context
-            .options
-            .results
-            .clone()
-            .map(|store| crate::tools::spill::SaveTarget {
-                store,
-                call_id: id.to_string(),
-            }),
+        save_to: results_store(context).map(|store| crate::tools::spill::SaveTarget {
+            store,
+            call_id: id.to_string(),
+        }),
     };
     tokio::select! {
         // An interrupt wins over a result that came in at the same moment (a sub-agent
