@@ -192,34 +192,126 @@ impl SpillWriter {
 /// large it is, where it is and how to read more, its first and last lines (cut at line
 /// ends where one is near), and how much lies between.
 pub fn preview(text: &str, path: &Path) -> String {
-    let lines = text.lines().count();
-    let head_end = cut_back(text, PREVIEW_HEAD_BYTES);
-    let tail_start = cut_forward(text, text.len().saturating_sub(PREVIEW_TAIL_BYTES)).max(head_end);
-    let (head, middle, tail) = (
-        &text[..head_end],
-        &text[head_end..tail_start],
-        &text[tail_start..],
-    );
-    let hidden_lines = middle.lines().count();
+    let mut head_end = text.len().min(REGION_BYTES);
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len().saturating_sub(REGION_BYTES);
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let whole = Counted {
+        bytes: text.len() as u64,
+        lines: text.lines().count() as u64,
+    };
+    preview_of(&text[..head_end], &text[tail_start..], whole, path)
+}
+
+/// How much of a text's start and end a preview is cut from.
+const REGION_BYTES: usize = 2 * (PREVIEW_HEAD_BYTES + PREVIEW_TAIL_BYTES);
+
+/// A text's size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counted {
+    bytes: u64,
+    lines: u64,
+}
+
+/// [`preview`] from the text's first and last few kilobytes, `start` and `end` (which
+/// overlap, or are the whole text, when it is short), and its size.
+fn preview_of(start: &str, end: &str, whole: Counted, path: &Path) -> String {
+    let overlap =
+        (start.len() + end.len()).saturating_sub(usize::try_from(whole.bytes).unwrap_or(usize::MAX));
+    let joined;
+    let (head, tail) = if overlap > 0 || start.len() as u64 == whole.bytes {
+        // Short: all of it is here.
+        joined = format!("{start}{}", end.get(overlap.min(end.len())..).unwrap_or_default());
+        let text = joined.as_str();
+        let head_end = cut_back(text, PREVIEW_HEAD_BYTES);
+        let tail_start = cut_forward(text, text.len().saturating_sub(PREVIEW_TAIL_BYTES)).max(head_end);
+        (&text[..head_end], &text[tail_start..])
+    } else {
+        (
+            &start[..cut_back(start, PREVIEW_HEAD_BYTES)],
+            &end[cut_forward(end, end.len().saturating_sub(PREVIEW_TAIL_BYTES))..],
+        )
+    };
+    let hidden_bytes = whole.bytes.saturating_sub((head.len() + tail.len()) as u64);
+    let shown_lines = (head.matches('\n').count() + tail.lines().count()) as u64;
+    let hidden_lines = whole.lines.saturating_sub(shown_lines);
     let path = path.display();
     let mut out = format!(
-        "[the whole result is {} bytes, {lines} lines, too long for the context: it is saved in {path}. \
+        "[the whole result is {} bytes, {} lines, too long for the context: it is saved in {path}. \
 Its first and last lines follow. Read the rest with read_file {{\"path\": \"{path}\", \"offset\": LINE, \"limit\": LINES}}, \
 or search it with bash: grep -n PATTERN '{path}']\n",
-        text.len()
+        whole.bytes, whole.lines
     );
     out.push_str(head);
-    if !middle.is_empty() {
+    if hidden_bytes > 0 {
         if !head.ends_with('\n') {
             out.push('\n');
         }
         out.push_str(&format!(
-            "[… {} bytes, {hidden_lines} lines not shown: read them from the file …]\n",
-            middle.len()
+            "[… {hidden_bytes} bytes, {hidden_lines} lines not shown: read them from the file …]\n"
         ));
     }
     out.push_str(tail);
     out
+}
+
+/// Rewrites the file at `path` line by line through `clean` (what the model reads of a
+/// line), in bounded memory however large the file is, and returns its [`preview`].
+pub fn rewrite(path: &Path, clean: impl Fn(&str) -> String) -> std::io::Result<String> {
+    use std::io::BufRead;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut reader = std::io::BufReader::with_capacity(64 << 10, std::fs::File::open(path)?);
+    let part = path.with_extension("part");
+    let mut out = std::io::BufWriter::new(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&part)?,
+    );
+    let mut start = String::new();
+    let mut end: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+    let mut whole = Counted::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let newline = line.last() == Some(&b'\n');
+        let body = &line[..line.len() - usize::from(newline)];
+        let mut cleaned = clean(&String::from_utf8_lossy(body));
+        if newline {
+            cleaned.push('\n');
+        }
+        out.write_all(cleaned.as_bytes())?;
+        whole.bytes += cleaned.len() as u64;
+        whole.lines += 1;
+        if start.len() < REGION_BYTES {
+            let mut take = (REGION_BYTES - start.len()).min(cleaned.len());
+            while !cleaned.is_char_boundary(take) {
+                take -= 1;
+            }
+            start.push_str(&cleaned[..take]);
+        }
+        end.extend(cleaned.as_bytes());
+        let excess = end.len().saturating_sub(REGION_BYTES);
+        end.drain(..excess);
+    }
+    out.flush()?;
+    drop(out);
+    std::fs::rename(&part, path)?;
+    let mut end: Vec<u8> = end.into();
+    // The region may begin inside a character: start it at the next one.
+    let first = end.iter().position(|b| (*b as i8) >= -0x40).unwrap_or(end.len());
+    end.drain(..first);
+    let end = String::from_utf8_lossy(&end);
+    Ok(preview_of(&start, &end, whole, path))
 }
 
 /// The end of a head of at most `limit` bytes: after the last newline in it when there is
@@ -285,6 +377,25 @@ mod tests {
         let shown = preview(&text, Path::new("/r/x.txt"));
         assert!(shown.contains("bytes, 0 lines not shown") || shown.contains("lines not shown"));
         assert!(shown.len() < 3_000);
+    }
+
+    #[test]
+    fn a_rewritten_file_previews_as_the_text_it_holds() {
+        let dir = std::env::temp_dir().join(format!("miniagent-rewrite-{}", std::process::id()));
+        let store = ResultStore::new(dir.clone());
+        for text in [
+            (1..=20_000).map(|n| format!("{n}\n")).collect::<String>(),
+            (1..=20_000).map(|n| format!("é{n}\n")).collect::<String>() + "no newline at the end",
+            "short\ntext".to_string(),
+            "x".repeat(5_000),
+        ] {
+            let path = store.save("r", "", &text.replace('1', "\u{1b}[1m1")).unwrap();
+            let shown = rewrite(&path, |line| line.replace("\u{1b}[1m", "")).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+            assert_eq!(shown, preview(&text, &path));
+            std::fs::remove_file(path).unwrap();
+        }
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -263,23 +263,17 @@ async fn keep_out_of_prompt(
     if let Some(path) = saved {
         let secrets = context.options.secrets.clone();
         let terminal = !reads_file_content(context, name);
-        let made = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
-            let raw = std::fs::read(&path)?;
-            let text = String::from_utf8_lossy(&raw);
-            let shown = if terminal {
-                crate::terminal_text::for_model(&text)
-            } else {
-                std::borrow::Cow::Borrowed(text.as_ref())
-            };
-            let redacted = secrets.redact(&shown);
-            // Rewritten only when something changed (a 64 MB output is read once).
-            if matches!(text, std::borrow::Cow::Owned(_))
-                || matches!(shown, std::borrow::Cow::Owned(_))
-                || matches!(redacted, std::borrow::Cow::Owned(_))
-            {
-                std::fs::write(&path, redacted.as_bytes())?;
-            }
-            Ok(spill::preview(&redacted, &path))
+        // Line by line, in bounded memory: as a terminal would show it (a newline ends
+        // every escape sequence and carriage return), without keys (none spans a line).
+        let made = tokio::task::spawn_blocking(move || {
+            spill::rewrite(&path, |line| {
+                let shown = if terminal {
+                    crate::terminal_text::for_model(line)
+                } else {
+                    std::borrow::Cow::Borrowed(line)
+                };
+                secrets.redact(&shown).into_owned()
+            })
         })
         .await;
         if let Ok(Ok(preview)) = made {
