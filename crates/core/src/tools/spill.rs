@@ -259,12 +259,14 @@ or search it with bash: grep -n PATTERN '{path}']\n",
     out
 }
 
-/// Rewrites the file at `path` line by line through `clean` (what the model reads of a
-/// line), in bounded memory however large the file is, and returns its [`preview`].
+/// Rewrites the file at `path` through `clean` (what the model reads of a run of whole
+/// lines), a run of lines of about 64 KB at a time, in bounded memory however large the
+/// file is, and returns its [`preview`].
 pub fn rewrite(path: &Path, clean: impl Fn(&str) -> String) -> std::io::Result<String> {
     use std::io::BufRead;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut reader = std::io::BufReader::with_capacity(64 << 10, std::fs::File::open(path)?);
+    const RUN_BYTES: usize = 64 << 10;
+    let mut reader = std::io::BufReader::with_capacity(RUN_BYTES, std::fs::File::open(path)?);
     let part = path.with_extension("part");
     let mut out = std::io::BufWriter::new(
         std::fs::OpenOptions::new()
@@ -277,21 +279,18 @@ pub fn rewrite(path: &Path, clean: impl Fn(&str) -> String) -> std::io::Result<S
     let mut start = String::new();
     let mut end: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
     let mut whole = Counted::default();
-    let mut line = Vec::new();
+    let mut run = Vec::with_capacity(RUN_BYTES);
     loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        // Whole lines up to about RUN_BYTES (a longer line whole).
+        run.clear();
+        while run.len() < RUN_BYTES && reader.read_until(b'\n', &mut run)? > 0 {}
+        if run.is_empty() {
             break;
         }
-        let newline = line.last() == Some(&b'\n');
-        let body = &line[..line.len() - usize::from(newline)];
-        let mut cleaned = clean(&String::from_utf8_lossy(body));
-        if newline {
-            cleaned.push('\n');
-        }
+        let cleaned = clean(&String::from_utf8_lossy(&run));
         out.write_all(cleaned.as_bytes())?;
         whole.bytes += cleaned.len() as u64;
-        whole.lines += 1;
+        whole.lines += cleaned.matches('\n').count() as u64;
         if start.len() < REGION_BYTES {
             let mut take = (REGION_BYTES - start.len()).min(cleaned.len());
             while !cleaned.is_char_boundary(take) {
@@ -299,9 +298,14 @@ pub fn rewrite(path: &Path, clean: impl Fn(&str) -> String) -> std::io::Result<S
             }
             start.push_str(&cleaned[..take]);
         }
-        end.extend(cleaned.as_bytes());
+        let from = cleaned.len().saturating_sub(REGION_BYTES);
+        end.extend(&cleaned.as_bytes()[from..]);
         let excess = end.len().saturating_sub(REGION_BYTES);
         end.drain(..excess);
+        if !cleaned.ends_with('\n') && !cleaned.is_empty() {
+            // The text's last line, without a newline: `lines` counts it too.
+            whole.lines += 1;
+        }
     }
     out.flush()?;
     drop(out);

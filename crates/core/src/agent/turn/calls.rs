@@ -263,14 +263,14 @@ async fn keep_out_of_prompt(
     if let Some(path) = saved {
         let secrets = context.options.secrets.clone();
         let terminal = !reads_file_content(context, name);
-        // Line by line, in bounded memory: as a terminal would show it (a newline ends
-        // every escape sequence and carriage return), without keys (none spans a line).
+        // In runs of whole lines, in bounded memory: as a terminal would show it (a newline
+        // ends every escape sequence and carriage return), without keys (none spans a line).
         let made = tokio::task::spawn_blocking(move || {
-            spill::rewrite(&path, |line| {
+            spill::rewrite(&path, |lines| {
                 let shown = if terminal {
-                    crate::terminal_text::for_model(line)
+                    crate::terminal_text::for_model(lines)
                 } else {
-                    std::borrow::Cow::Borrowed(line)
+                    std::borrow::Cow::Borrowed(lines)
                 };
                 secrets.redact(&shown).into_owned()
             })
