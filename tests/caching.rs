@@ -408,3 +408,38 @@ async fn a_turn_stops_with_a_report_before_it_would_pass_its_cost_limit() {
     );
     assert!(server.requests().is_empty());
 }
+
+/// Found by a fresh-eyes run: a provider's impossible counts (u64::MAX) were billed as
+/// real, showing costs in the trillions for the rest of the session. A count beyond any
+/// context is not a count; a cache read is never more than the prompt it is part of.
+#[tokio::test]
+async fn impossible_usage_counts_are_not_billed() {
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let server = ScriptedServer::start(vec![
+            Reply::Stream(Turn::tool("call_a", "bash", r#"{"command": "echo one"}"#).cache_usage(
+                u64::MAX / 4,
+                u64::MAX / 4,
+                u64::MAX / 4,
+                u64::MAX / 4,
+            )),
+            Reply::Stream(Turn::text("Ran.").cache_usage(1000, 10, 0, 0)),
+        ])
+        .await;
+        let mut config = test_config(provider, &server);
+        config.model.model = "claude-sonnet-4-5".into();
+        let mut agent = Harness::start(config);
+        let events = agent.turn("run one command").await;
+        let (input, cost) = events
+            .iter()
+            .find_map(|e| match e {
+                Event::TurnUsage {
+                    input_tokens, cost_usd, ..
+                } => Some((*input_tokens, *cost_usd)),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(input, 1000, "{provider}: the impossible call counts nothing");
+        let cost = cost.unwrap();
+        assert!(cost < 0.01, "{provider}: {cost}");
+    }
+}

@@ -186,3 +186,22 @@ fn a_sessions_results_live_and_go_with_it() {
     assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));
     assert!(!folder.exists(), "the results went with the session");
 }
+
+/// Whether a result is kept out of the prompt depends on what the model would read of
+/// it: a progress bar's thousands of redraws are one line.
+#[tokio::test]
+async fn a_large_output_that_reads_small_goes_into_the_prompt() {
+    let command = "for i in $(seq 1 8000); do printf '\\rprogress %d' $i; done; echo";
+    let server = ScriptedServer::start(vec![
+        Reply::tool("bar", "bash", json!({ "command": command }).to_string()),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent.turn("go").await;
+    let result = last_result(&server.requests()[1]);
+    assert_eq!(result, "progress 8000\n[exit code: 0]");
+    let folder = agent.data.join("results/unrecorded");
+    let left = std::fs::read_dir(&folder).map_or(0, |entries| entries.count());
+    assert_eq!(left, 0, "no file stays");
+}

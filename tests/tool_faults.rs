@@ -221,9 +221,10 @@ async fn a_hundred_megabytes_of_output_reach_the_model_capped() {
     // The model gets the ends of what was saved: its first 64 MB, then its last 64 KB.
     assert!(content.len() < 3_000, "{} bytes reached the model", content.len());
     assert!(
-        content.starts_with("[the whole result is "),
-        "{}",
-        &content[..200]
+        content.starts_with("[the result was 1000001")
+            && content.contains("the middle was not kept) are saved in "),
+        "the preview says what was not kept: {}",
+        &content[..300]
     );
     assert!(content.contains("\naaaa"));
     assert!(content.ends_with("aaaa\nthe-end\n[exit code: 0]"));

@@ -28,6 +28,9 @@ const LOW_WATER_PERCENT: u64 = 50;
 /// A tool result larger than this share of the budget dominates the prompt: it is trimmed
 /// before anything is summarized.
 const OVERSIZED_DIVISOR: u64 = 8;
+/// Under the budget, a summary must win back at least this share (1/N) of the room the
+/// prompt has besides the system prompt and tools.
+const MIN_GAIN_DIVISOR: u64 = 4;
 /// Results under this many tokens are never trimmed (their trimmed form saves little).
 const OVERSIZED_MIN_TOKENS: u64 = 600;
 /// Output budget of a summary call, at most; small budgets get a shorter summary.
@@ -162,44 +165,58 @@ pub(crate) async fn ensure_budget(
     if strategy.masks() {
         let mut keeps = vec![keep_results, keep_results / 2, 1];
         keeps.dedup();
+        let mut masked = false;
         for keep_whole in keeps.into_iter().filter(|k| *k > 0) {
             if size <= target {
                 break;
             }
             if session.context.mask_all_but(keep_whole) {
-                report_masking(session, context);
+                masked = true;
                 size = prompt_size(session, context);
             }
+        }
+        // One note for the batch.
+        if masked {
+            report_masking(session, context);
         }
     }
     if strategy != Strategy::Off {
         size = trim_oversized(session, context, &mut done, size, target, keep, budget);
         size = trim_oversized(session, context, &mut done, size, target, keep.min(1), budget);
     }
-    // A model-written summary only when the cheap steps could not get under the budget
-    // (or `/compact` asks for one): then as far as the mark, so it buys many steps.
-    if strategy.summarizes() && size > target && (force || size > budget) {
+    // A model-written summary only when the cheap steps could not reach the mark (or
+    // `/compact` asks for one), in the same compaction: stubs that buy a step or two
+    // would change the cached prefix again at once. Then as far as the mark.
+    if strategy.summarizes() && size > target {
         // One summary call per run: keep as many recent steps as still lets the summary
         // reach the mark (a summary is reckoned at a third of what it replaces, at most
         // its output budget).
         let output = summary_output_tokens(budget);
-        let mut keep_recent = floor;
+        let mut chosen = (floor, size);
         for keep_steps in (floor..=keep).rev() {
             let mut estimate = size;
             for (start, end) in plan(session, keep_steps) {
                 let saved = session.context.range_tokens(start, end);
                 estimate = estimate.saturating_sub(saved) + output.min(saved / 3);
             }
-            keep_recent = keep_steps;
+            chosen = (keep_steps, estimate);
             if estimate <= target {
                 break;
             }
         }
-        for (start, end) in plan(session, keep_recent) {
-            summarize(session, context, start, end, target, &mut done).await?;
-            size = prompt_size(session, context);
-            if size <= target {
-                break;
+        // Under the budget (the cheap steps got it there, not to the mark), a summary call
+        // must buy several steps: when the latest step alone keeps the prompt over the
+        // mark, summarizing a little more at every step would cost a call each time.
+        let (keep_recent, estimate) = chosen;
+        let room = budget.saturating_sub(fixed);
+        let worth_it = force || size > budget || size.saturating_sub(estimate) >= room / MIN_GAIN_DIVISOR;
+        if worth_it {
+            for (start, end) in plan(session, keep_recent) {
+                summarize(session, context, start, end, target, &mut done).await?;
+                size = prompt_size(session, context);
+                if size <= target {
+                    break;
+                }
             }
         }
     }

@@ -8,6 +8,11 @@ use crate::config::{BilledTokens, ModelPrice};
 use crate::llm::Usage;
 use crate::protocol::Event;
 
+/// More tokens than a session's log can truthfully record.
+const MAX_SESSION_TOKENS: u64 = 1_000_000_000_000;
+/// More US dollars than a session's log can truthfully record.
+const MAX_SESSION_COST: f64 = 1_000_000.0;
+
 /// Provider-reported token counts over the session, and their cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Meter {
@@ -45,15 +50,19 @@ impl Meter {
                 total_cache_write_tokens,
                 cost_usd,
                 ..
-            } => Some(Meter {
-                calls: 0,
-                input: *total_input_tokens,
-                output: *total_output_tokens,
-                cache_read: *total_cache_read_tokens,
-                cache_write: *total_cache_write_tokens,
-                // A hostile log cannot make the figure absurd.
-                cost: cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0),
-            }),
+            } => {
+                // A damaged or hostile log cannot make the figures absurd: no session
+                // reaches a trillion tokens or a million dollars.
+                let sane = |count: u64| if count > MAX_SESSION_TOKENS { 0 } else { count };
+                Some(Meter {
+                    calls: 0,
+                    input: sane(*total_input_tokens),
+                    output: sane(*total_output_tokens),
+                    cache_read: sane(*total_cache_read_tokens),
+                    cache_write: sane(*total_cache_write_tokens),
+                    cost: cost_usd.filter(|cost| cost.is_finite() && (0.0..MAX_SESSION_COST).contains(cost)),
+                })
+            }
             _ => None,
         }
     }

@@ -441,7 +441,9 @@ struct OverCost {
 fn over_cost(session: &mut Session, context: &TurnContext) -> Option<OverCost> {
     let limit = context.cost_limit?;
     let spent = limit.spent(&context.meter);
-    let prompt = compaction::prompt_size(session, context);
+    // The provider's count of the last prompt, when larger than ours (its tokenizer may
+    // count more): the next prompt holds all of it.
+    let prompt = compaction::prompt_size(session, context).max(session.last_usage.input_tokens);
     let caching = context.options.config.model.prompt_caching;
     let estimate = super::meter::next_call_estimate(limit.price, prompt, session.last_usage, caching);
     (spent + 2.0 * estimate > limit.limit).then_some(OverCost {

@@ -337,18 +337,17 @@ fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), C
     }
     for (model, price) in &config.prices {
         let figures = [
-            Some(price.input),
-            Some(price.output),
-            price.cache_read,
-            price.cache_write,
+            ("input", Some(price.input)),
+            ("output", Some(price.output)),
+            ("cache_read", price.cache_read),
+            ("cache_write", price.cache_write),
         ];
-        if figures
+        let bad = figures
             .into_iter()
-            .flatten()
-            .any(|p| !(p.is_finite() && p >= 0.0))
-        {
+            .find(|(_, figure)| figure.is_some_and(|p| !(p.is_finite() && p >= 0.0)));
+        if let Some((field, _)) = bad {
             return fail(
-                &format!("prices.{model}"),
+                &format!("prices.{model}.{field}"),
                 "prices must be numbers of US dollars, 0 or more",
             );
         }
@@ -567,7 +566,7 @@ mod tests {
             ),
             (
                 "[prices.\"my-model\"]\ninput = 1.0\noutput = -2.0\n",
-                "key `prices.my-model`: prices must be numbers of US dollars, 0 or more",
+                "key `prices.my-model.output`: prices must be numbers of US dollars, 0 or more",
             ),
             (
                 "[model]\nmodel = \"unpriced\"\n[agent]\nmax_cost = 1.0\n",

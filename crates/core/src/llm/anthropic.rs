@@ -301,7 +301,7 @@ impl AnthropicDecoder {
         out.push(ModelEvent::Completed(ModelResponse {
             content,
             stop_reason,
-            usage: self.usage,
+            usage: self.usage.sane(),
             invalid_arguments,
         }));
         self.complete = true;

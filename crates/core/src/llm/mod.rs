@@ -88,6 +88,27 @@ pub struct Usage {
     pub cache_write_tokens: u64,
 }
 
+/// More tokens than any call can use (the largest windows hold a few million): a
+/// provider's count above it is garbled or hostile, and counts as not reported.
+pub const MAX_REPORTED_TOKENS: u64 = 100_000_000;
+
+impl Usage {
+    /// The counts as far as they can be true: each at most [`MAX_REPORTED_TOKENS`] (else
+    /// not reported), and the cache's parts at most the prompt they are part of.
+    pub fn sane(self) -> Usage {
+        let sane = |count: u64| if count > MAX_REPORTED_TOKENS { 0 } else { count };
+        let input = sane(self.input_tokens);
+        let cache_read = sane(self.cache_read_tokens).min(input);
+        let cache_write = sane(self.cache_write_tokens).min(input - cache_read);
+        Usage {
+            input_tokens: input,
+            output_tokens: sane(self.output_tokens),
+            cache_read_tokens: cache_read,
+            cache_write_tokens: cache_write,
+        }
+    }
+}
+
 /// A tool call whose arguments were not valid JSON; the loop answers it with this error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvalidArguments {

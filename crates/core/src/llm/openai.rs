@@ -409,7 +409,7 @@ impl OpenAiDecoder {
         out.push(ModelEvent::Completed(ModelResponse {
             content,
             stop_reason,
-            usage: self.usage,
+            usage: self.usage.sane(),
             invalid_arguments,
         }));
         self.complete = true;

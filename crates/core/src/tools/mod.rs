@@ -89,7 +89,7 @@ pub struct ToolOutput {
     pub pre_approves: Option<skills::SkillApprovals>,
     /// Set by a tool whose whole output outgrew what it keeps in memory: the file that
     /// holds all of it, as it was written (`content` holds its first and last part).
-    pub saved: Option<std::path::PathBuf>,
+    pub saved: Option<spill::SavedOutput>,
 }
 
 impl ToolOutput {

@@ -85,6 +85,14 @@ impl ResultStore {
     }
 }
 
+/// A command's output as its tool saved it: the file, and how many bytes of the output
+/// were counted but not kept (past [`MAX_SAVED_BYTES`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedOutput {
+    pub path: PathBuf,
+    pub not_kept: u64,
+}
+
 /// A command's output kept whole on disk once it outgrows what is kept in memory: the
 /// bytes up to `limit` wait in memory; past it, they and everything after go to the
 /// call's file, up to [`MAX_SAVED_BYTES`].
@@ -158,12 +166,14 @@ impl SpillWriter {
 
     /// Ends the output with `trailer` (what else the model is told: errors, the exit
     /// code); returns the file holding all of it, or `None` when it fit in memory.
-    pub fn finish(mut self, trailer: &str) -> Option<PathBuf> {
+    pub fn finish(mut self, trailer: &str) -> Option<SavedOutput> {
         if self.failed {
             return None;
         }
+        let mut not_kept = 0;
         if self.dropped > 0 {
             let tail: Vec<u8> = std::mem::take(&mut self.tail).into();
+            not_kept = self.dropped - tail.len() as u64;
             let note = format!(
                 "\n[… {} bytes of output not kept: a saved output holds its first {} MB and its last {} KB …]\n",
                 self.dropped - tail.len() as u64,
@@ -176,7 +186,7 @@ impl SpillWriter {
         self.write_unbounded(trailer.as_bytes());
         let (path, file) = self.file.take()?;
         drop(file);
-        (!self.failed).then_some(path)
+        (!self.failed).then_some(SavedOutput { path, not_kept })
     }
 
     fn write_unbounded(&mut self, bytes: &[u8]) {
@@ -204,7 +214,7 @@ pub fn preview(text: &str, path: &Path) -> String {
         bytes: text.len() as u64,
         lines: text.lines().count() as u64,
     };
-    preview_of(&text[..head_end], &text[tail_start..], whole, path)
+    preview_of(&text[..head_end], &text[tail_start..], whole, 0, path)
 }
 
 /// How much of a text's start and end a preview is cut from.
@@ -219,7 +229,7 @@ struct Counted {
 
 /// [`preview`] from the text's first and last few kilobytes, `start` and `end` (which
 /// overlap, or are the whole text, when it is short), and its size.
-fn preview_of(start: &str, end: &str, whole: Counted, path: &Path) -> String {
+fn preview_of(start: &str, end: &str, whole: Counted, not_kept: u64, path: &Path) -> String {
     let overlap =
         (start.len() + end.len()).saturating_sub(usize::try_from(whole.bytes).unwrap_or(usize::MAX));
     let joined;
@@ -240,11 +250,27 @@ fn preview_of(start: &str, end: &str, whole: Counted, path: &Path) -> String {
     let shown_lines = (head.matches('\n').count() + tail.lines().count()) as u64;
     let hidden_lines = whole.lines.saturating_sub(shown_lines);
     let path = path.display();
+    let lines = match whole.lines {
+        1 => "1 line".to_string(),
+        n => format!("{n} lines"),
+    };
+    let size = match not_kept {
+        0 => format!(
+            "the whole result is {} bytes, {lines}, too long for the context: it is saved in {path}",
+            whole.bytes
+        ),
+        _ => format!(
+            "the result was {} bytes, too long for the context: {} bytes, {lines} of it (its first {} MB and its last {} KB; the middle was not kept) are saved in {path}",
+            whole.bytes + not_kept,
+            whole.bytes,
+            MAX_SAVED_BYTES >> 20,
+            SAVED_TAIL_BYTES >> 10
+        ),
+    };
     let mut out = format!(
-        "[the whole result is {} bytes, {} lines, too long for the context: it is saved in {path}. \
+        "[{size}. \
 Its first and last lines follow. Read the rest with read_file {{\"path\": \"{path}\", \"offset\": LINE, \"limit\": LINES}}, \
-or search it with bash: grep -n PATTERN '{path}']\n",
-        whole.bytes, whole.lines
+or search it with bash: grep -n PATTERN '{path}']\n"
     );
     out.push_str(head);
     if hidden_bytes > 0 {
@@ -259,10 +285,20 @@ or search it with bash: grep -n PATTERN '{path}']\n",
     out
 }
 
-/// Rewrites the file at `path` through `clean` (what the model reads of a run of whole
+/// What [`rewrite`] made of a saved output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rewritten {
+    /// What the model receives in its place.
+    pub preview: String,
+    /// Its size as the model reads it.
+    pub bytes: u64,
+}
+
+/// Rewrites the saved output through `clean` (what the model reads of a run of whole
 /// lines), a run of lines of about 64 KB at a time, in bounded memory however large the
-/// file is, and returns its [`preview`].
-pub fn rewrite(path: &Path, clean: impl Fn(&str) -> String) -> std::io::Result<String> {
+/// file is, and returns its [`preview`] and size.
+pub fn rewrite(saved: &SavedOutput, clean: impl Fn(&str) -> String) -> std::io::Result<Rewritten> {
+    let path = saved.path.as_path();
     use std::io::BufRead;
     use std::os::unix::fs::OpenOptionsExt;
     const RUN_BYTES: usize = 64 << 10;
@@ -315,7 +351,10 @@ pub fn rewrite(path: &Path, clean: impl Fn(&str) -> String) -> std::io::Result<S
     let first = end.iter().position(|b| (*b as i8) >= -0x40).unwrap_or(end.len());
     end.drain(..first);
     let end = String::from_utf8_lossy(&end);
-    Ok(preview_of(&start, &end, whole, path))
+    Ok(Rewritten {
+        preview: preview_of(&start, &end, whole, saved.not_kept, path),
+        bytes: whole.bytes,
+    })
 }
 
 /// The end of a head of at most `limit` bytes: after the last newline in it when there is
@@ -394,9 +433,14 @@ mod tests {
             "x".repeat(5_000),
         ] {
             let path = store.save("r", "", &text.replace('1', "\u{1b}[1m1")).unwrap();
-            let shown = rewrite(&path, |line| line.replace("\u{1b}[1m", "")).unwrap();
+            let saved = SavedOutput {
+                path: path.clone(),
+                not_kept: 0,
+            };
+            let shown = rewrite(&saved, |line| line.replace("\u{1b}[1m", "")).unwrap();
             assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
-            assert_eq!(shown, preview(&text, &path));
+            assert_eq!(shown.preview, preview(&text, &path));
+            assert_eq!(shown.bytes, text.len() as u64);
             std::fs::remove_file(path).unwrap();
         }
         std::fs::remove_dir_all(dir).unwrap();

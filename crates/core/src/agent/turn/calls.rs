@@ -256,31 +256,39 @@ async fn keep_out_of_prompt(
     id: &str,
     name: &str,
     cleaned: &str,
-    saved: Option<std::path::PathBuf>,
+    saved: Option<crate::tools::spill::SavedOutput>,
 ) -> Option<String> {
     use crate::tools::spill;
     let store = results_store(context)?;
-    if let Some(path) = saved {
+    let limit = context.options.config.tools.large_result_bytes;
+    if let Some(saved) = saved {
         let secrets = context.options.secrets.clone();
         let terminal = !reads_file_content(context, name);
         // In runs of whole lines, in bounded memory: as a terminal would show it (a newline
         // ends every escape sequence and carriage return), without keys (none spans a line).
-        let made = tokio::task::spawn_blocking(move || {
-            spill::rewrite(&path, |lines| {
+        let made = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+            let rewritten = spill::rewrite(&saved, |lines| {
                 let shown = if terminal {
                     crate::terminal_text::for_model(lines)
                 } else {
                     std::borrow::Cow::Borrowed(lines)
                 };
                 secrets.redact(&shown).into_owned()
-            })
+            })?;
+            // What the model reads of it may be small after all (a progress bar's many
+            // redraws, colours): then it goes into the prompt whole, and no file stays.
+            if rewritten.bytes <= limit as u64 && saved.not_kept == 0 {
+                let text = std::fs::read_to_string(&saved.path)?;
+                let _ = std::fs::remove_file(&saved.path);
+                return Ok(text);
+            }
+            Ok(rewritten.preview)
         })
         .await;
-        if let Ok(Ok(preview)) = made {
-            return Some(preview);
+        if let Ok(Ok(text)) = made {
+            return Some(text);
         }
     }
-    let limit = context.options.config.tools.large_result_bytes;
     // read_file reads in pages already: saving its result would only be read back whole.
     if limit == 0 || cleaned.len() <= limit || reads_file_content(context, name) {
         return None;
