@@ -416,12 +416,14 @@ async fn a_turn_stops_with_a_report_before_it_would_pass_its_cost_limit() {
 async fn impossible_usage_counts_are_not_billed() {
     for provider in [Provider::Anthropic, Provider::Openai] {
         let server = ScriptedServer::start(vec![
-            Reply::Stream(Turn::tool("call_a", "bash", r#"{"command": "echo one"}"#).cache_usage(
-                u64::MAX / 4,
-                u64::MAX / 4,
-                u64::MAX / 4,
-                u64::MAX / 4,
-            )),
+            Reply::Stream(
+                Turn::tool("call_a", "bash", r#"{"command": "echo one"}"#).cache_usage(
+                    u64::MAX / 4,
+                    u64::MAX / 4,
+                    u64::MAX / 4,
+                    u64::MAX / 4,
+                ),
+            ),
             Reply::Stream(Turn::text("Ran.").cache_usage(1000, 10, 0, 0)),
         ])
         .await;
@@ -433,7 +435,9 @@ async fn impossible_usage_counts_are_not_billed() {
             .iter()
             .find_map(|e| match e {
                 Event::TurnUsage {
-                    input_tokens, cost_usd, ..
+                    input_tokens,
+                    cost_usd,
+                    ..
                 } => Some((*input_tokens, *cost_usd)),
                 _ => None,
             })
@@ -442,4 +446,102 @@ async fn impossible_usage_counts_are_not_billed() {
         let cost = cost.unwrap();
         assert!(cost < 0.01, "{provider}: {cost}");
     }
+}
+
+/// The issue's bar, checked on every run (billing is arithmetic on what was sent, not a
+/// timing): the 30-step task (each step a command printing 109 KB) with the default
+/// settings makes no summary call, 31 requests, and is billed at most 150k input tokens
+/// under each provider's published caching rules (`cargo bench --bench wire` prints the
+/// figures).
+#[test]
+fn the_thirty_step_task_makes_no_summary_call_and_bills_at_most_150k_input_tokens() {
+    use miniagent::tokens::{Encoding, TokenCounter};
+    let counter = TokenCounter::new(Encoding::Cl100kBase);
+    let count = |text: &str| counter.count(text);
+    for provider in ["anthropic", "openai"] {
+        let (home, workspace) = (TempDir::new(), TempDir::new());
+        let server = ScriptedServer::start_blocking(counting_turn(30));
+        server.answer_toolless_with(Reply::text("Counted."));
+        let base_url = match provider {
+            "anthropic" => server.anthropic_base_url(),
+            _ => server.openai_base_url(),
+        };
+        let output = support::cli::miniagent(&home)
+            .arg("--workspace")
+            .arg(workspace.path())
+            .args([
+                "--provider",
+                provider,
+                "--base-url",
+                &base_url,
+                "--model",
+                "scripted-model",
+            ])
+            .args([
+                "exec",
+                "--approval",
+                "full-auto",
+                "--max-steps",
+                "31",
+                "count to 20000, thirty times",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            support::cli::text(&output.stderr)
+        );
+        let requests = server.requests();
+        let bill = match provider {
+            "anthropic" => support::billing::anthropic(&requests, &count),
+            _ => support::billing::openai(&requests, &count),
+        };
+        eprintln!("{provider}: {bill:?}, billed {}", bill.billed());
+        assert_eq!((bill.requests, bill.summary_calls), (31, 0), "{provider}");
+        assert!(bill.billed() <= 150_000.0, "{provider}: {} billed", bill.billed());
+    }
+}
+
+/// The benchmark's billing rules, on two hand-made Anthropic requests: each block costs
+/// 1,000 tokens; the second request reads what the first wrote at its breakpoint and
+/// writes its new blocks.
+#[test]
+fn the_billing_rules_read_what_an_earlier_request_wrote() {
+    let request = |body: Value| RecordedRequest {
+        method: "POST".into(),
+        path: "/v1/messages".into(),
+        headers: Vec::new(),
+        raw_body: body.to_string(),
+        body,
+    };
+    let mark = serde_json::json!({"type": "ephemeral"});
+    let first = serde_json::json!({
+        "tools": [{"name": "bash"}],
+        "system": [{"type": "text", "text": "sys", "cache_control": mark}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "task", "cache_control": mark}]}],
+    });
+    let second = serde_json::json!({
+        "tools": [{"name": "bash"}],
+        "system": [{"type": "text", "text": "sys", "cache_control": mark}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "task", "cache_control": mark}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "step"}]},
+            {"role": "user", "content": [{"type": "text", "text": "more", "cache_control": mark}]},
+        ],
+    });
+    let count = |_: &str| 1_000;
+    let bill = support::billing::anthropic(&[request(first.clone()), request(second.clone())], &count);
+    // First: tools + system written at the system mark (2k), the task at its mark (1k).
+    // Second: 3k read at the task's mark, 2k written at the end.
+    assert_eq!(
+        (bill.requests, bill.sent, bill.read, bill.written, bill.uncached),
+        (2, 8_000, 3_000, 5_000, 0)
+    );
+    assert_eq!(bill.billed(), 3_000.0 * 0.1 + 5_000.0 * 1.25);
+    // Under 1,024 tokens nothing is cached: all billed in full.
+    let small = |_: &str| 100;
+    let bill = support::billing::anthropic(&[request(first), request(second)], &small);
+    assert_eq!((bill.read, bill.written, bill.uncached), (0, 0, 800));
 }
