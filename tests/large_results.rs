@@ -83,7 +83,7 @@ async fn the_model_finds_a_line_in_the_middle_of_five_megabytes_by_reading_the_s
 }
 
 /// The results folder is read-only to file tools: what the model reads back is what the
-/// command printed.
+/// command printed; and only this session's results may be read.
 #[tokio::test]
 async fn a_saved_result_cannot_be_rewritten_by_a_file_tool() {
     let server = ScriptedServer::start(Vec::new()).await;
@@ -103,11 +103,23 @@ async fn a_saved_result_cannot_be_rewritten_by_a_file_tool() {
         "write_file",
         json!({"path": path, "content": "nothing to see"}).to_string(),
     ));
+    // Another session's saved results are not this one's to read.
+    let other = agent.data.join("results/20261126-000000-abcd/secret.txt");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::write(&other, "another session's output").unwrap();
+    server.push(Reply::tool(
+        "peek",
+        "read_file",
+        json!({"path": other.display().to_string()}).to_string(),
+    ));
     server.push(Reply::text("done"));
     agent.turn("go").await;
     let refused = last_result(&server.requests()[2]);
     assert!(refused.contains("is outside the workspace"), "{refused}");
     assert!(std::fs::read_to_string(&path).unwrap().starts_with("1\n2\n3\n"));
+    let peeked = last_result(&server.requests()[3]);
+    assert!(peeked.contains("is outside the workspace"), "{peeked}");
+    assert!(!peeked.contains("another session's output"));
 }
 
 /// An MCP-sized answer (any tool's result over the limit, not only a command's) is saved

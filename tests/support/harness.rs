@@ -99,7 +99,7 @@ impl Harness {
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
             workspace: workspace.path().to_path_buf(),
-            read_roots: vec![data.join("results")],
+            read_roots: Vec::new(),
             mcp: None,
             startup_notices: Vec::new(),
             side_events: std::sync::Mutex::new(None),

@@ -305,9 +305,9 @@ pub fn build(
     let results = (config.tools.large_result_bytes > 0)
         .then(|| results_dir(env))
         .flatten();
-    let mut read_roots = skills.roots();
-    // Saved results are read back with read_file; no tool writes there.
-    read_roots.extend(results.clone());
+    // Saved results are read back with read_file (each call may read its session's
+    // folder); no tool writes there.
+    let read_roots = skills.roots();
     Ok(AgentOptions {
         results,
         config,

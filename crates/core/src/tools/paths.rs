@@ -332,6 +332,16 @@ impl Workspace {
         approved
     }
 
+    /// The same workspace, whose file tools may also read in `folder` (one session's
+    /// saved results).
+    pub fn reading_also(&self, folder: &Path) -> Self {
+        let mut wider = self.clone();
+        wider
+            .read_roots
+            .push(folder.canonicalize().unwrap_or_else(|_| normalize(folder)));
+        wider
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -531,16 +531,26 @@ async fn run_one(
         name: name.to_string(),
     });
     *ran_from = Some(Instant::now());
+    let results = results_store(context);
+    // File tools may read this session's saved results, and no other session's.
+    let workspace = match (&results, protected_approved) {
+        (Some(store), true) => Arc::new(
+            context
+                .workspace
+                .approving_protected_writes()
+                .reading_also(store.dir()),
+        ),
+        (Some(store), false) => Arc::new(context.workspace.reading_also(store.dir())),
+        (None, true) => Arc::new(context.workspace.approving_protected_writes()),
+        (None, false) => Arc::clone(&context.workspace),
+    };
     let tool_context = ToolContext {
-        workspace: match protected_approved {
-            true => Arc::new(context.workspace.approving_protected_writes()),
-            false => Arc::clone(&context.workspace),
-        },
+        workspace,
         cancel: context.cancel.child_token(),
         output: context.events.output_sink(id),
         approval: context.policy.with(|policy| policy.mode()),
         sub_agents: context.sub_agents.map(|start| start(context, id)),
-        save_to: results_store(context).map(|store| crate::tools::spill::SaveTarget {
+        save_to: results.map(|store| crate::tools::spill::SaveTarget {
             store,
             call_id: id.to_string(),
         }),
