@@ -136,9 +136,9 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
         row("model calls (steps)", app.stats.steps.to_string()),
         row("retries", app.stats.retries.to_string()),
         row(
-            "context now",
+            "context now (tokens)",
             format!(
-                "{} of {} tokens",
+                "{} of {}",
                 tokens(figures.context_tokens),
                 tokens(figures.token_limit)
             ),

@@ -429,5 +429,5 @@ fn the_gauge_shows_the_prompt_size_before_the_first_request() {
     assert!(status.contains("~2.1k/80k 3%"), "{status}");
     app.submit("/stats".into());
     let stats = screen(&mut app, 160, 48);
-    assert!(stats.contains("2.1k of 80k tokens"), "{stats}");
+    assert!(stats.contains("context now (tokens)  2.1k of 80k"), "{stats}");
 }
