@@ -340,6 +340,13 @@ fn costs_shown_match_a_hand_computation() {
         .find_map(|record| record["event"]["cost_usd"].as_f64())
         .unwrap();
     assert!((logged - by_hand).abs() < 1e-12, "the log keeps {logged}");
+    let id = support::cli::session_id(&support::cli::session_logs(&home)[0]);
+    let shown = support::cli::miniagent(&home)
+        .args(["sessions", "show", &id])
+        .output()
+        .unwrap();
+    let shown = support::cli::text(&shown.stdout);
+    assert!(shown.contains("\ncost       $0.012\n"), "{shown}");
     // exec's closing line says it, as every face shows a cost.
     let server = ScriptedServer::start_blocking(script());
     let output = priced(&TempDir::new(), &server).arg("run it").output().unwrap();

@@ -145,6 +145,13 @@ pub fn show(loaded: &Loaded, path: &Path) -> String {
         ("turns", info.turns.to_string()),
         ("steps", info.steps.to_string()),
         ("tokens", info.tokens.to_string()),
+        (
+            "cost",
+            info.cost_usd.map_or_else(
+                || "unknown (no price for the model)".to_string(),
+                crate::protocol::usd,
+            ),
+        ),
         ("messages", info.messages.to_string()),
         ("file", path.display().to_string()),
     ];
@@ -274,6 +281,7 @@ mod tests {
              turns      1\n\
              steps      0\n\
              tokens     0\n\
+             cost       unknown (no price for the model)\n\
              messages   4\n\
              file       /d/s.jsonl\n\
              warning    the last line was cut short\n\

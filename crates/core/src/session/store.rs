@@ -60,6 +60,9 @@ pub struct SessionInfo {
     pub steps: u32,
     /// Tokens the provider reported, in and out, over the session.
     pub tokens: u64,
+    /// What the session cost in US dollars, when its model's price was known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// Messages in the history.
     pub messages: usize,
     /// The log's size when this was written; a different size means it is out of date.
@@ -80,6 +83,7 @@ impl SessionInfo {
             turns: 0,
             steps: 0,
             tokens: 0,
+            cost_usd: None,
             messages: 0,
             bytes: 0,
         }
@@ -125,8 +129,13 @@ impl SessionInfo {
             Event::TokenUsage {
                 total_input_tokens,
                 total_output_tokens,
+                cost_usd,
                 ..
-            } => self.tokens = total_input_tokens + total_output_tokens,
+            } => {
+                // A hostile log's figures cannot overflow, nor show a cost that makes no sense.
+                self.tokens = total_input_tokens.saturating_add(*total_output_tokens);
+                self.cost_usd = cost_usd.filter(|cost| cost.is_finite() && (0.0..1e6).contains(cost));
+            }
             _ => {}
         }
     }

@@ -374,6 +374,7 @@ mod tests {
             turns: 1,
             steps: 3,
             tokens: 12_345,
+            cost_usd: None,
             messages: 6,
             bytes: 100,
         }
