@@ -438,7 +438,7 @@ impl Printer {
             } => {
                 // A turn whose every call failed has nothing to report.
                 if *model_calls > 0 {
-                    let cost = cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0);
+                    let cost = crate::protocol::sane_cost(*cost_usd);
                     let line = turn_usage_line(
                         *model_calls,
                         *input_tokens,

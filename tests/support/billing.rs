@@ -53,10 +53,10 @@ impl Bill {
 
 /// Whether a request asks for a summary of the history rather than a step of the task.
 pub fn is_summary_call(body: &Value) -> bool {
+    // OpenAI's system prompt is the first message.
     let system = match &body["system"] {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
-        _ => body["messages"][0]["content"].as_str().unwrap_or("").to_string(),
+        Value::Null => body["messages"][0]["content"].as_str().unwrap_or("").to_string(),
+        _ => super::validate::system_text(body),
     };
     system.starts_with("You condense part of a coding agent's working history")
 }

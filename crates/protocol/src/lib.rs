@@ -547,6 +547,15 @@ pub fn turn_usage_line(
     line
 }
 
+/// More US dollars than one session truthfully costs.
+pub const MAX_SESSION_COST_USD: f64 = 1_000_000.0;
+
+/// A cost as far as it can be true (a recording or a provider may say anything): not
+/// negative, not a NaN, under [`MAX_SESSION_COST_USD`]; else no cost is known.
+pub fn sane_cost(cost: Option<f64>) -> Option<f64> {
+    cost.filter(|cost| (0.0..MAX_SESSION_COST_USD).contains(cost))
+}
+
 /// A cost in US dollars as every face shows it: `$0.042`, `$1.23`, `<$0.001`.
 pub fn usd(cost: f64) -> String {
     if !cost.is_finite() || cost < 0.0 {

@@ -10,8 +10,6 @@ use crate::protocol::Event;
 
 /// More tokens than a session's log can truthfully record.
 const MAX_SESSION_TOKENS: u64 = 1_000_000_000_000;
-/// More US dollars than a session's log can truthfully record.
-const MAX_SESSION_COST: f64 = 1_000_000.0;
 
 /// Provider-reported token counts over the session, and their cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -52,7 +50,7 @@ impl Meter {
                 ..
             } => {
                 // A damaged or hostile log cannot make the figures absurd: no session
-                // reaches a trillion tokens or a million dollars.
+                // reaches a trillion tokens (nor a million dollars: `sane_cost`).
                 let sane = |count: u64| if count > MAX_SESSION_TOKENS { 0 } else { count };
                 Some(Meter {
                     calls: 0,
@@ -60,7 +58,7 @@ impl Meter {
                     output: sane(*total_output_tokens),
                     cache_read: sane(*total_cache_read_tokens),
                     cache_write: sane(*total_cache_write_tokens),
-                    cost: cost_usd.filter(|cost| cost.is_finite() && (0.0..MAX_SESSION_COST).contains(cost)),
+                    cost: crate::protocol::sane_cost(*cost_usd),
                 })
             }
             _ => None,

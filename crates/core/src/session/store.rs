@@ -134,7 +134,7 @@ impl SessionInfo {
             } => {
                 // A hostile log's figures cannot overflow, nor show a cost that makes no sense.
                 self.tokens = total_input_tokens.saturating_add(*total_output_tokens);
-                self.cost_usd = cost_usd.filter(|cost| cost.is_finite() && (0.0..1e6).contains(cost));
+                self.cost_usd = crate::protocol::sane_cost(*cost_usd);
             }
             _ => {}
         }

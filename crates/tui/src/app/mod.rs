@@ -442,7 +442,7 @@ impl App {
                     total_cache_read: total_cache_read_tokens,
                     total_cache_write: total_cache_write_tokens,
                     // What a recording says is shown only when it makes sense.
-                    cost: cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0),
+                    cost: crate::protocol::sane_cost(cost_usd),
                     ..self.tokens
                 };
             }
@@ -459,7 +459,7 @@ impl App {
                     input: input_tokens,
                     output: output_tokens,
                     cache_read: cache_read_tokens,
-                    cost: cost_usd.filter(|cost| cost.is_finite() && *cost >= 0.0),
+                    cost: crate::protocol::sane_cost(cost_usd),
                 });
             }
             Event::Retrying {

@@ -148,12 +148,7 @@ impl App {
         if self.consent_on_top() && !self.consent_armed() && !ctrl_c {
             // Not yet readable: the key answers nothing and the question arms later; what
             // was typed goes on into the input, where it was meant to go.
-            let quiet = if types_char(key) {
-                crate::app::TYPING_QUIET
-            } else {
-                crate::app::APPROVAL_GRACE
-            };
-            let later = self.now + quiet;
+            let later = self.now + quiet_after(types_char(key));
             self.consent_armed_at = Some(self.consent_armed_at.map_or(later, |at| at.max(later)));
             if types_char(key) || key.code == KeyCode::Backspace {
                 match self.input.on_key(key) {
@@ -179,7 +174,7 @@ impl App {
                 OverlayAction::Ignored
                     if self.consent_on_top()
                         && types_char(key)
-                        && !matches!(key.code, KeyCode::Char('y' | 'a' | 'n'))
+                        && !is_answer_letter(key)
                         && self.replay.is_none() =>
                 {
                     self.disarm_question();
@@ -280,10 +275,9 @@ impl App {
         match crate::tui::bindings::dispatch(crate::tui::bindings::APPROVAL, self, key) {
             Some(changed) => changed,
             // A letter that answers nothing is the person writing: it goes to the input,
-            // and the dialog waits until they stop. (An answer letter that is not offered
-            // now, `a` for a call asked each time or `y` before all of it was seen, was
-            // meant as an answer: the dialog says why it took none.)
-            None if types_char(key) && !matches!(key.code, KeyCode::Char('y' | 'a' | 'n')) => {
+            // and the dialog waits until they stop (the dialog says why an answer letter
+            // not offered now took nothing).
+            None if types_char(key) && !is_answer_letter(key) => {
                 self.disarm_question();
                 self.key_while_arming(key)
             }
@@ -297,12 +291,7 @@ impl App {
     /// was meant to go.
     fn key_while_arming(&mut self, key: KeyEvent) -> bool {
         let typing = types_char(key) || key.code == KeyCode::Backspace;
-        let quiet = if typing {
-            crate::app::TYPING_QUIET
-        } else {
-            crate::app::APPROVAL_GRACE
-        };
-        let later = self.now + quiet;
+        let later = self.now + quiet_after(typing);
         if let Some(at) = self
             .approvals
             .front_mut()
@@ -686,6 +675,22 @@ impl App {
 }
 
 /// Keys that work whatever overlay is open.
+/// How long a question arming waits after a key: longer after typing, which means the
+/// person is writing.
+fn quiet_after(typing: bool) -> std::time::Duration {
+    if typing {
+        crate::app::TYPING_QUIET
+    } else {
+        crate::app::APPROVAL_GRACE
+    }
+}
+
+/// A letter some question takes as an answer: one not offered now (`a` for a call asked
+/// each time, `y` before all of it was seen) was still meant as an answer, not typing.
+fn is_answer_letter(key: KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char('y' | 'a' | 'n'))
+}
+
 fn is_always_on(key: KeyEvent) -> bool {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     matches!(key.code, KeyCode::Char('c') if ctrl)

@@ -321,10 +321,10 @@ fn reads_file_content(context: &TurnContext, name: &str) -> bool {
 /// What the model gets of a result: a file's text as it is, anything else as a terminal
 /// would show it, without escape sequences.
 fn for_model<'a>(context: &TurnContext, name: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
-    let result_text = context.options.tools.get(name).map(|tool| tool.result_text());
-    match result_text {
-        Some(crate::tools::ResultText::FileContent) => std::borrow::Cow::Borrowed(text),
-        Some(crate::tools::ResultText::TerminalOutput) | None => crate::terminal_text::for_model(text),
+    if reads_file_content(context, name) {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        crate::terminal_text::for_model(text)
     }
 }
 
