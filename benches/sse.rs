@@ -199,6 +199,7 @@ fn check(runtime: &Runtime, provider: &str, mut stream: ModelStream, reply: &Rep
             match item.unwrap_or_else(|err| panic!("{provider}: the stream failed: {err}")) {
                 ModelEvent::ThinkingDelta(piece) => thinking.push_str(&piece),
                 ModelEvent::TextDelta(piece) => text.push_str(&piece),
+                ModelEvent::Usage(_) => {}
                 ModelEvent::Completed(response) => completed = Some(response),
             }
         }

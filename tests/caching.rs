@@ -552,3 +552,125 @@ fn the_billing_rules_read_what_an_earlier_request_wrote() {
     let bill = support::billing::anthropic(&[request(first), request(second)], &small);
     assert_eq!((bill.read, bill.written, bill.uncached), (0, 0, 800));
 }
+
+/// The figures of a turn's `TurnUsage`: (model calls, input, output, cost).
+fn turn_usage(events: &[Event]) -> (u64, u64, u64, Option<f64>) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::TurnUsage {
+                model_calls,
+                input_tokens,
+                output_tokens,
+                cost_usd,
+                ..
+            } => Some((*model_calls, *input_tokens, *output_tokens, *cost_usd)),
+            _ => None,
+        })
+        .expect("every turn says what it used")
+}
+
+/// A reply cut short (the connection dropped and the call was made again) is billed by
+/// the provider all the same, so it is metered: Anthropic's count of the prompt, reported
+/// when the reply starts; for OpenAI, which reports only at the end, our count of the
+/// prompt it was sent.
+#[tokio::test]
+async fn a_reply_cut_short_is_metered() {
+    let text = "This reply is long enough to arrive in many small pieces over the wire.";
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let server = ScriptedServer::start(vec![
+            Reply::drop_after(Turn::text(text).cache_usage(1000, 40, 3000, 0), 9),
+            Reply::Stream(Turn::text(text).cache_usage(1000, 20, 4000, 0)),
+        ])
+        .await;
+        let mut config = test_config(provider, &server);
+        config.model.model = match provider {
+            Provider::Anthropic => "claude-sonnet-4-5".into(),
+            _ => "gpt-4o".into(),
+        };
+        let mut agent = Harness::start(config);
+        let events = agent.turn("talk").await;
+        assert_eq!(
+            events.last(),
+            Some(&Event::TurnComplete { text: text.into() }),
+            "{provider}"
+        );
+        assert_eq!(server.request_count(), 2);
+        let (calls, input, output, cost) = turn_usage(&events);
+        assert_eq!(calls, 2, "{provider}: the cut reply is a call");
+        match provider {
+            // 4,000 reported at the start of the cut reply, then 5,000.
+            Provider::Anthropic => assert_eq!(input, 9_000),
+            // The completed call's 5,000, and the cut one's prompt as counted here: the
+            // system prompt, the tools' schemas and the message (thousands of tokens).
+            _ => assert!(input > 5_000 + 1_000 && input < 5_000 + 50_000, "{input}"),
+        }
+        // The cut reply's output so far is counted (the scripted server's final counts
+        // never arrived for it).
+        assert!(output > 20, "{provider}: {output}");
+        let cost = cost.expect("a priced model");
+        assert!(cost > 0.0, "{provider}");
+        // The gauge's session total holds it too.
+        let total = events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::TokenUsage {
+                    total_input_tokens, ..
+                } => Some(*total_input_tokens),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(total, input, "{provider}");
+    }
+}
+
+/// An interrupted reply is billed too: the turn's figures and the session's totals (the
+/// gauge, the log a resume starts from) count it.
+#[tokio::test]
+async fn an_interrupted_reply_is_metered() {
+    for provider in [Provider::Anthropic, Provider::Openai] {
+        let long = "word ".repeat(200);
+        let server = ScriptedServer::start(vec![Reply::slow(
+            Turn::text(long).cache_usage(2000, 400, 6000, 0),
+            50,
+        )])
+        .await;
+        let mut config = test_config(provider, &server);
+        config.model.model = "claude-sonnet-4-5".into();
+        let mut agent = Harness::start(config);
+        agent.send(Op::UserInput {
+            text: "tell me a story".into(),
+        });
+        let mut events = vec![agent.wait_for(|e| matches!(e, Event::TextDelta { .. })).await];
+        agent.send(Op::Interrupt);
+        loop {
+            let event = agent.next().await;
+            let end = matches!(event, Event::TurnAborted { .. });
+            events.push(event);
+            if end {
+                break;
+            }
+        }
+        let (calls, input, output, cost) = turn_usage(&events);
+        assert_eq!(calls, 1, "{provider}");
+        match provider {
+            Provider::Anthropic => assert_eq!(input, 8_000),
+            _ => assert!(input > 1_000 && input < 50_000, "{input}"),
+        }
+        assert!(output >= 1, "{provider}: {output}");
+        assert!(cost.unwrap() > 0.0, "{provider}");
+        let total = events
+            .iter()
+            .find_map(|e| match e {
+                Event::TokenUsage {
+                    total_input_tokens,
+                    cost_usd,
+                    ..
+                } => Some((*total_input_tokens, *cost_usd)),
+                _ => None,
+            })
+            .expect("the totals after the interrupted call");
+        assert_eq!(total, (input, cost), "{provider}");
+    }
+}

@@ -271,8 +271,11 @@ fn check_stream_shape(items: &[Result<ModelEvent, LlmError>]) {
     };
     for item in deltas {
         assert!(
-            matches!(item, Ok(ModelEvent::TextDelta(_) | ModelEvent::ThinkingDelta(_))),
-            "only deltas may come before the end: {item:?}"
+            matches!(
+                item,
+                Ok(ModelEvent::TextDelta(_) | ModelEvent::ThinkingDelta(_) | ModelEvent::Usage(_))
+            ),
+            "only deltas and usage may come before the end: {item:?}"
         );
     }
     match last {

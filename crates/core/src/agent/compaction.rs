@@ -15,7 +15,7 @@ use super::history::{ContentBlock, Message, Role};
 use super::meter::Meter;
 use super::model_call::{CallFailure, Deltas, call_model};
 use super::{AgentOptions, Session, TurnContext};
-use crate::llm::{ModelRequest, PromptCache};
+use crate::llm::{ModelRequest, PromptCache, Usage};
 use crate::protocol::{CompactionOutcome, Event, message_range};
 use crate::tokens::TokenCounter;
 
@@ -399,7 +399,7 @@ async fn summarize(
         // A summary's prompt is used once: writing it to the cache would cost more.
         cache: PromptCache::Off,
     };
-    let written = match call_model(context, &request, Deltas::Quiet).await {
+    let written = match call_model(context, &request, Deltas::Quiet, Usage::default()).await {
         Ok(response) => {
             let text: String = response
                 .content

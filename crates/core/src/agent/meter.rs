@@ -122,6 +122,16 @@ const MIN_OUTPUT_ESTIMATE: u64 = 500;
 /// written to it where the price has a write rate (Anthropic) or plain input; the output
 /// as long as the last call's, at least [`MIN_OUTPUT_ESTIMATE`].
 pub(crate) fn next_call_estimate(price: ModelPrice, prompt_tokens: u64, last: Usage, caching: bool) -> f64 {
+    let mut usage = estimated_prompt(prompt_tokens, last, caching, price.cache_write.is_some());
+    usage.output_tokens = last.output_tokens.max(MIN_OUTPUT_ESTIMATE);
+    price.cost(billed(usage))
+}
+
+/// A prompt of `prompt_tokens` as the provider is reckoned to bill it: what the last
+/// call of the conversation read from or wrote to the cache is read from it (when caching
+/// is on), the rest written to it where the provider writes (`cache_writes`, Anthropic)
+/// or plain input.
+fn estimated_prompt(prompt_tokens: u64, last: Usage, caching: bool, cache_writes: bool) -> Usage {
     let cached = if caching {
         last.cache_read_tokens
             .saturating_add(last.cache_write_tokens)
@@ -129,17 +139,41 @@ pub(crate) fn next_call_estimate(price: ModelPrice, prompt_tokens: u64, last: Us
     } else {
         0
     };
-    let fresh = prompt_tokens - cached;
-    price.cost(BilledTokens {
-        input: prompt_tokens,
-        output: last.output_tokens.max(MIN_OUTPUT_ESTIMATE),
-        cache_read: cached,
-        cache_write: if caching && price.cache_write.is_some() {
-            fresh
+    Usage {
+        input_tokens: prompt_tokens,
+        output_tokens: 0,
+        cache_read_tokens: cached,
+        cache_write_tokens: if caching && cache_writes {
+            prompt_tokens - cached
         } else {
             0
         },
-    })
+    }
+}
+
+/// What a call that ended before its reply was complete (interrupted, broken off,
+/// dropped for repeating itself) is reckoned to have used, for the meter: providers bill
+/// such calls too. What the provider reported of it (Anthropic says the prompt's count
+/// when the reply starts) is taken as it is, with at least `streamed_output` tokens
+/// out; a provider that reports only at the end (OpenAI) is reckoned from our count of
+/// the prompt, cached as the conversation's last call was. `None` when the provider
+/// neither reported nor streamed anything: the call may not have reached the model.
+pub(crate) fn unfinished_usage(
+    reported: Option<Usage>,
+    any_output: bool,
+    prompt_tokens: impl FnOnce() -> u64,
+    streamed_output: u64,
+    last: Usage,
+    caching: bool,
+    cache_writes: bool,
+) -> Option<Usage> {
+    let mut usage = match reported {
+        Some(usage) if usage.input_tokens > 0 => usage,
+        _ if any_output => estimated_prompt(prompt_tokens(), last, caching, cache_writes),
+        _ => return None,
+    };
+    usage.output_tokens = usage.output_tokens.max(streamed_output);
+    Some(usage)
 }
 
 /// The turn's cost limit: `agent.max_cost`, and the meter's figure when the turn began.
@@ -216,6 +250,55 @@ mod tests {
         assert!((cached - expected).abs() < 1e-12);
         let uncached = next_call_estimate(SONNET, 12_000, last, false);
         assert!((uncached - (12_000.0 * 3.0 + 500.0 * 15.0) / 1e6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_unfinished_call_counts_what_the_provider_reported_or_is_reckoned() {
+        let last = Usage {
+            input_tokens: 10_000,
+            output_tokens: 100,
+            cache_read_tokens: 9_000,
+            cache_write_tokens: 0,
+        };
+        let never = || -> u64 { panic!("the prompt is not counted when the provider reported it") };
+        // Anthropic reported the prompt when the reply started; the output so far is ours.
+        let reported = Usage {
+            input_tokens: 12_000,
+            output_tokens: 1,
+            cache_read_tokens: 10_000,
+            cache_write_tokens: 2_000,
+        };
+        assert_eq!(
+            unfinished_usage(Some(reported), true, never, 40, last, true, true),
+            Some(Usage {
+                output_tokens: 40,
+                ..reported
+            })
+        );
+        // OpenAI reports at the end only: our count, cached as the last call was.
+        assert_eq!(
+            unfinished_usage(None, true, || 12_000, 40, last, true, false),
+            Some(Usage {
+                input_tokens: 12_000,
+                output_tokens: 40,
+                cache_read_tokens: 9_000,
+                cache_write_tokens: 0,
+            })
+        );
+        assert_eq!(
+            unfinished_usage(None, true, || 12_000, 40, last, false, false),
+            Some(Usage {
+                input_tokens: 12_000,
+                output_tokens: 40,
+                ..Usage::default()
+            })
+        );
+        // Nothing reported and nothing streamed: the call may never have reached a model.
+        assert_eq!(unfinished_usage(None, false, never, 0, last, true, false), None);
+        assert_eq!(
+            unfinished_usage(Some(Usage::default()), false, never, 0, last, true, false),
+            None
+        );
     }
 
     #[test]

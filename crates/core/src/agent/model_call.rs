@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::TurnContext;
 use super::history::{ContentBlock, Message, repair_call_ids};
 use super::repetition::{RepetitionGuard, cut_repetition};
-use crate::llm::{InvalidArguments, LlmError, ModelEvent, ModelRequest, ModelResponse};
+use super::{TurnContext, meter};
+use crate::llm::{InvalidArguments, LlmError, ModelEvent, ModelRequest, ModelResponse, PromptCache, Usage};
 use crate::protocol::Event;
 use crate::secrets::StreamRedactor;
+use crate::tokens::TokenCounter;
 
 /// Why a model call produced no response.
 #[derive(Debug)]
@@ -55,6 +56,8 @@ struct Streamed {
     any_output: bool,
     text_guard: RepetitionGuard,
     thinking_guard: RepetitionGuard,
+    /// What the provider reported of the call's counts before it completed.
+    reported: Option<Usage>,
 }
 
 impl Streamed {
@@ -69,11 +72,14 @@ impl Streamed {
 
 /// Streams one model call, retrying per the configured policy. A retry after output was
 /// streamed starts the reply over; the `retrying` event tells front ends to drop the
-/// partial output so nothing is shown twice.
+/// partial output so nothing is shown twice. Every attempt the provider bills is metered,
+/// also one that never completes; `last` is what the conversation's previous call used
+/// (how much of the prompt its cache is reckoned to hold).
 pub(crate) async fn call_model(
     context: &TurnContext,
     request: &ModelRequest<'_>,
     deltas: Deltas,
+    last: Usage,
 ) -> Result<ModelResponse, CallFailure> {
     let policy = &context.options.config.retry;
     let mut retries = 0u32;
@@ -88,6 +94,9 @@ pub(crate) async fn call_model(
                 result = attempt => Some(result),
             }
         };
+        if !matches!(outcome, Some(Ok(_))) {
+            meter_unfinished(context, request, &streamed, last);
+        }
         let Some(result) = outcome else {
             return Err(CallFailure::Cancelled {
                 partial_text: streamed.text,
@@ -197,6 +206,36 @@ fn mend_reply_ids(context: &TurnContext, prompt: &[Message], response: &mut Mode
     }
 }
 
+/// Adds an attempt that ended before its reply completed to the meter, as far as the
+/// provider is reckoned to bill it (see [`meter::unfinished_usage`]).
+fn meter_unfinished(context: &TurnContext, request: &ModelRequest<'_>, streamed: &Streamed, last: Usage) {
+    let options = &context.options;
+    let price = options.config.price();
+    let counter = TokenCounter::new(options.config.agent.tokenizer);
+    let prompt_tokens = || {
+        counter.count(request.system)
+            + counter.tools(request.tools)
+            + request
+                .messages
+                .iter()
+                .map(|message| counter.message(message))
+                .sum::<u64>()
+    };
+    let streamed_output = counter.count(&streamed.text) + counter.count(&streamed.thinking);
+    let usage = meter::unfinished_usage(
+        streamed.reported,
+        streamed.any_output,
+        prompt_tokens,
+        streamed_output,
+        last,
+        request.cache != PromptCache::Off,
+        price.is_some_and(|price| price.cache_write.is_some()),
+    );
+    if let Some(usage) = usage {
+        context.meter.add(usage.sane(), price);
+    }
+}
+
 async fn sleep_unless_cancelled(context: &TurnContext, delay: Duration) -> Result<(), ()> {
     tokio::select! {
         _ = context.cancel.cancelled() => Err(()),
@@ -241,6 +280,7 @@ async fn attempt(
                     }
                 }
             }
+            ModelEvent::Usage(usage) => streamed.reported = Some(usage),
             ModelEvent::Completed(response) => {
                 if deltas == Deltas::Forward {
                     if let Some(delta) = thinking_out.finish() {

@@ -102,7 +102,17 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
              Write a short progress report for the person: what was done, what remains, and what the next step would be."
         ),
     };
-    let event = match turn.run(session, context).await {
+    let ended = turn.run(session, context).await;
+    if matches!(
+        ended,
+        Ended::Interrupted(_) | Ended::ModelFailed(_) | Ended::Repeating(_)
+    ) {
+        // A call that never completed is metered too (providers bill it): the gauge and
+        // the log's totals take it in now, as no reply's figures will.
+        let usage = compaction::usage_event(session, options, context.meter.get());
+        context.events.emit(usage);
+    }
+    let event = match ended {
         Ended::Answered { text, .. } => Event::TurnComplete { text },
         Ended::StepLimit { steps, report, .. } => Event::StepLimitReached { steps, report },
         Ended::Interrupted(during) => Event::TurnAborted {
@@ -367,7 +377,7 @@ async fn call_step(
             max_output_tokens: options.config.model.max_output_tokens,
             cache,
         };
-        let error = match call_model(context, &request, Deltas::Forward).await {
+        let error = match call_model(context, &request, Deltas::Forward, session.last_usage).await {
             Err(CallFailure::Failed(error)) if error.is_context_overflow() && !compacted => error,
             result => return result,
         };

@@ -338,6 +338,7 @@ impl SseDecoder for AnthropicDecoder {
                     .saturating_add(self.usage.cache_write_tokens)
                     .saturating_add(self.usage.cache_read_tokens);
                 self.usage.output_tokens = count("output_tokens");
+                out.push(ModelEvent::Usage(self.usage.sane()));
             }
             "content_block_start" => {
                 let index = index_of(&json)?;
@@ -438,6 +439,9 @@ impl SseDecoder for AnthropicDecoder {
                         .saturating_add(self.usage.cache_read_tokens)
                         .saturating_add(self.usage.cache_write_tokens);
                     self.usage.input_tokens = self.usage.input_tokens.max(prompt);
+                }
+                if json.get("usage").is_some() {
+                    out.push(ModelEvent::Usage(self.usage.sane()));
                 }
             }
             "message_stop" => self.finish(out),
@@ -545,11 +549,23 @@ mod tests {
             ],
         );
         assert!(decoder.is_complete());
+        let started = Usage {
+            input_tokens: 15,
+            output_tokens: 1,
+            cache_read_tokens: 5,
+            cache_write_tokens: 0,
+        };
         assert_eq!(
             out,
             vec![
+                // The prompt's count as soon as the reply starts, for a reply cut short.
+                ModelEvent::Usage(started),
                 ModelEvent::ThinkingDelta("hmm".into()),
                 ModelEvent::TextDelta("Hi".into()),
+                ModelEvent::Usage(Usage {
+                    output_tokens: 7,
+                    ..started
+                }),
                 ModelEvent::Completed(ModelResponse {
                     content: vec![
                         ContentBlock::Thinking {
@@ -638,8 +654,10 @@ mod tests {
                 ("message_stop", json!({"type": "message_stop"})),
             ],
         );
+        // Not taken as it streams either.
+        assert_eq!(out[0], ModelEvent::Usage(Usage::default()));
         assert_eq!(
-            out[..3],
+            out[1..4],
             [
                 ModelEvent::ThinkingDelta("so".into()),
                 ModelEvent::TextDelta("Hi".into()),

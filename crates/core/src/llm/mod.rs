@@ -131,6 +131,10 @@ pub struct ModelResponse {
 pub enum ModelEvent {
     ThinkingDelta(String),
     TextDelta(String),
+    /// What the provider has reported of the call's token counts so far (Anthropic says
+    /// the prompt's when the reply starts): what the meter counts if the reply never
+    /// completes. The completed response carries the final counts.
+    Usage(Usage),
     /// Always the last item of a successful stream.
     Completed(ModelResponse),
 }
