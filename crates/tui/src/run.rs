@@ -444,7 +444,8 @@ fn on_terminal_event(
             actions.extend(outcome.actions);
         }
         Some(Ok(TermEvent::Resize(..))) => pacer.key(true),
-        Some(Ok(TermEvent::FocusGained | TermEvent::FocusLost)) => {}
+        Some(Ok(TermEvent::FocusGained)) => pacer.changed(app.on_focus_gained().changed),
+        Some(Ok(TermEvent::FocusLost)) => {}
         Some(Err(err)) => return Err(err).context("cannot read the terminal"),
         None => return Ok(Flow::Quit),
     }

@@ -1,13 +1,14 @@
 //! The terminal's lifecycle, paired and guarded: raw mode, the alternate screen,
-//! bracketed paste and mouse capture are entered in one place and left in one place,
-//! by a guard that also runs on early returns and, through the panic hook, on panics.
+//! bracketed paste, mouse capture and focus reports are entered in one place and left in
+//! one place, by a guard that also runs on early returns and, through the panic hook, on
+//! panics.
 
 use std::io::{BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste, EnableFocusChange,
+    EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
@@ -39,7 +40,8 @@ impl TerminalGuard {
             stdout,
             EnterAlternateScreen,
             EnableBracketedPaste,
-            EnableMouseCapture
+            EnableMouseCapture,
+            EnableFocusChange
         );
         if let Err(err) = entered {
             restore();
@@ -90,6 +92,7 @@ pub fn restore() {
     }
     let _ = execute!(
         stdout,
+        DisableFocusChange,
         DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,

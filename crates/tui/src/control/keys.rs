@@ -369,6 +369,7 @@ impl App {
             };
             if self.side_popup.is_some() {
                 self.focus = pane;
+                self.tree_focused();
             } else if self.focus == pane {
                 self.focus = Pane::Input;
             }
@@ -424,6 +425,22 @@ impl App {
             (at + panes.len() - 1) % panes.len()
         };
         self.focus = panes[next];
+        self.tree_focused();
+    }
+
+    /// The file tree just got the focus: it reads its folders again, so what changed
+    /// outside the agent (another terminal, an editor) shows.
+    fn tree_focused(&mut self) {
+        if self.focus == Pane::Tree {
+            self.tree.refresh();
+        }
+    }
+
+    /// The terminal got the focus back (the person was in another window): the file
+    /// tree reads its folders again. Always a frame: the terminal may have drawn over.
+    pub fn on_focus_gained(&mut self) -> Outcome {
+        self.tree.refresh();
+        self.outcome(true)
     }
 
     fn pane_key(&mut self, key: KeyEvent) -> bool {

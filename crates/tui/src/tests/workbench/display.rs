@@ -321,3 +321,27 @@ fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
         "ask · max 50 steps"
     );
 }
+
+/// Files made outside the agent (another terminal, an editor) show in the tree when it
+/// gets the focus and when the terminal gets it back, without a tool call.
+#[test]
+fn the_tree_reads_its_folders_again_on_focus() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let shown = |app: &mut Bench| screen(app, 160, 48);
+    assert!(!shown(&mut app).contains("NOTES.md"));
+    workspace.write("NOTES.md", "made in another terminal\n");
+    assert!(!shown(&mut app).contains("NOTES.md"), "not read at every frame");
+    // Tab until the tree has the focus.
+    while app.focus != Pane::Tree {
+        app.on_key(key(KeyCode::Tab));
+    }
+    assert!(shown(&mut app).contains("NOTES.md"));
+    // The person went to another window and came back.
+    std::fs::remove_file(workspace.path().join("NOTES.md")).unwrap();
+    workspace.write("TODO.md", "also from outside\n");
+    let outcome = app.on_focus_gained();
+    assert!(outcome.changed);
+    let text = shown(&mut app);
+    assert!(text.contains("TODO.md") && !text.contains("NOTES.md"), "{text}");
+}
