@@ -19,6 +19,8 @@ pub enum ExecOutcome {
     Failed,
     StepLimit,
     Interrupted,
+    /// SIGTERM or SIGHUP (its number) stopped the run.
+    Signalled(i32),
 }
 
 impl ExecOutcome {
@@ -28,6 +30,8 @@ impl ExecOutcome {
             ExecOutcome::Failed => 1,
             ExecOutcome::StepLimit => 2,
             ExecOutcome::Interrupted => 130,
+            // As a shell reports a process a signal ended: 143 for SIGTERM, 129 for SIGHUP.
+            ExecOutcome::Signalled(number) => 128 + number,
         }
     }
 }
@@ -88,21 +92,26 @@ pub async fn run(
         let terminated = async {
             match (term.as_mut(), hup.as_mut()) {
                 (Some(term), Some(hup)) => tokio::select! {
-                    _ = term.recv() => {}
-                    _ = hup.recv() => {}
+                    _ = term.recv() => SignalKind::terminate(),
+                    _ = hup.recv() => SignalKind::hangup(),
                 },
-                (Some(one), None) | (None, Some(one)) => {
-                    one.recv().await;
+                (Some(term), None) => {
+                    term.recv().await;
+                    SignalKind::terminate()
+                }
+                (None, Some(hup)) => {
+                    hup.recv().await;
+                    SignalKind::hangup()
                 }
                 (None, None) => std::future::pending().await,
             }
         };
         let event = tokio::select! {
             event = agent.events.recv() => event,
-            () = terminated => {
+            kind = terminated => {
                 printer.note("terminated; stopping the turn");
                 let _ = agent.ops.send(Op::Interrupt);
-                break ExecOutcome::Interrupted;
+                break ExecOutcome::Signalled(kind.as_raw_value());
             }
             _ = interrupted => {
                 interrupts += 1;

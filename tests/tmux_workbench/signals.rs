@@ -2,15 +2,16 @@ use super::*;
 
 #[test]
 fn sigterm_during_a_tool_call_restores_the_terminal_and_completes_the_log() {
-    signal_during_a_tool_call("TERM");
+    signal_during_a_tool_call("TERM", 143);
 }
 
 #[test]
 fn sighup_during_a_tool_call_restores_the_terminal_and_completes_the_log() {
-    signal_during_a_tool_call("HUP");
+    signal_during_a_tool_call("HUP", 129);
 }
 
-fn signal_during_a_tool_call(signal: &str) {
+/// `exit_code`: 128 plus the signal's number, as a shell reports a process it ended.
+fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
     let server =
         ScriptedServer::start_blocking(vec![Reply::tool("s1", "bash", r#"{"command": "sleep 9.25"}"#)]);
     let workspace = TempDir::new();
@@ -34,6 +35,15 @@ fn signal_during_a_tool_call(signal: &str) {
     tmux.wait_for("the shell prompt", |s| {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
     });
+    tmux.type_text("echo EXIT-$?");
+    tmux.keys(&["Enter"]);
+    let status = tmux.wait_for("the exit status", |s| s.lines().any(|l| l.starts_with("EXIT-")));
+    assert!(
+        status
+            .lines()
+            .any(|l| l.trim_end() == format!("EXIT-{exit_code}")),
+        "{status}"
+    );
     tmux.type_text("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
     tmux.keys(&["Enter"]);
     let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));

@@ -43,7 +43,7 @@ pub struct WorkbenchOptions {
 /// Runs the workbench until the person quits; returns the process exit code.
 pub fn run(options: WorkbenchOptions) -> i32 {
     match api::block_on(workbench(options)) {
-        Ok(Ok(())) => 0,
+        Ok(Ok(ended)) => ended.exit_code(),
         Ok(Err(err)) => {
             crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
             1
@@ -55,7 +55,24 @@ pub fn run(options: WorkbenchOptions) -> i32 {
     }
 }
 
-async fn workbench(options: WorkbenchOptions) -> anyhow::Result<()> {
+/// How the event loop ended: the person quit, or a signal told the process to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    Quit,
+    Signal(i32),
+}
+
+impl Ended {
+    /// The process exit code: 0, or 128 plus the signal's number as shells report it.
+    fn exit_code(self) -> i32 {
+        match self {
+            Ended::Quit => 0,
+            Ended::Signal(number) => 128 + number,
+        }
+    }
+}
+
+async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
     // Everything that can fail with a plain message fails before the screen changes.
     let env = &options.env;
     let launch = Launch::prepare(&options.start, options.resume.as_deref(), env)?;
@@ -182,7 +199,7 @@ pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
         result
     });
     match result {
-        Ok(Ok(())) => 0,
+        Ok(Ok(ended)) => ended.exit_code(),
         Ok(Err(err)) => {
             crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
             1
@@ -205,7 +222,7 @@ fn prepare(file: &str, theme: Option<String>, env: &api::Env) -> Result<(Recordi
 
 /// Runs the event loop on `handle`, a session already started (a replay's), until the
 /// person quits; then stops it.
-pub(crate) async fn drive(guard: &mut TerminalGuard, app: &mut App, handle: Handle) -> anyhow::Result<()> {
+pub(crate) async fn drive(guard: &mut TerminalGuard, app: &mut App, handle: Handle) -> anyhow::Result<Ended> {
     // Nothing to probe for: the probe's channel is closed from the start.
     let (_, mut probe_rx) = mpsc::unbounded_channel();
     let mut agent = Some(handle);
@@ -257,7 +274,7 @@ async fn event_loop(
     deferred: &mut Deferred,
     // What the handlers asked for and the loop has not carried out yet.
     mut actions: Vec<Action>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Ended> {
     let mut terminal_events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
@@ -266,6 +283,9 @@ async fn event_loop(
     let mut agent_gone = false;
     let mut highlight_pending = !highlight::is_ready();
     let mut probing = true;
+    // SIGTERM or SIGHUP: the workbench quits as the person would, and says why in its
+    // exit code.
+    let mut ended = Ended::Quit;
     loop {
         app.set_now(Instant::now());
         // Events that arrived while a frame was waiting are taken all at once.
@@ -312,7 +332,7 @@ async fn event_loop(
             }
         }
         if carry_out(std::mem::take(&mut actions), app, agent.as_ref(), deferred) == Flow::Quit {
-            return Ok(());
+            return Ok(ended);
         }
         let redraw_in = pacer.wait(Instant::now());
         // While a frame waits for its time, agent events wait with it (they are taken
@@ -325,7 +345,7 @@ async fn event_loop(
                 // Keys are judged against the time they arrive (an approval arms by it).
                 app.set_now(Instant::now());
                 if on_terminal_event(app, event, &mut pacer, &mut actions)? == Flow::Quit {
-                    return Ok(());
+                    return Ok(ended);
                 }
             }
             event = next_agent_event(agent), if !agent_gone && !frame_waiting => match event {
@@ -370,8 +390,14 @@ async fn event_loop(
                 *agent = Some(built);
                 pacer.changed(true);
             }
-            _ = sigterm.recv() => actions.push(Action::Quit),
-            _ = sighup.recv() => actions.push(Action::Quit),
+            _ = sigterm.recv() => {
+                ended = Ended::Signal(SignalKind::terminate().as_raw_value());
+                actions.push(Action::Quit);
+            }
+            _ = sighup.recv() => {
+                ended = Ended::Signal(SignalKind::hangup().as_raw_value());
+                actions.push(Action::Quit);
+            }
         }
     }
 }
