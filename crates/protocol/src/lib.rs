@@ -159,6 +159,10 @@ pub enum Event {
         /// Whether `bash` commands are sandboxed.
         #[serde(default)]
         sandbox: SandboxState,
+        /// Where model requests go: the provider's base URL, without credentials or a
+        /// query (empty in logs from before it was recorded).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        endpoint: String,
     },
     /// The agent continues a recorded session ([`Op::Resume`]).
     SessionResumed {

@@ -254,6 +254,10 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         tools: options.tools.infos(),
         session_id: options.session_log.id(),
         sandbox: crate::tools::sandbox::session_state(options.config.tools.bash.sandbox),
+        endpoint: crate::llm::endpoint::shown_endpoint(
+            options.config.model.provider,
+            &options.config.model.base_url,
+        ),
     });
     // The tokenizer's first load takes a moment; it must not block an async worker.
     let encoding = options.config.agent.tokenizer;

@@ -30,10 +30,43 @@ pub fn resolve_base_url(provider: Provider, base_url: &str) -> anyhow::Result<St
     Ok(trimmed)
 }
 
+/// The base URL requests go to, as front ends may show it: resolved as the client
+/// resolves it, without a user name, password, query or fragment (a URL may carry a
+/// credential); empty when it does not resolve.
+pub fn shown_endpoint(provider: Provider, base_url: &str) -> String {
+    let Ok(resolved) = resolve_base_url(provider, base_url) else {
+        return String::new();
+    };
+    let Ok(mut url) = Url::parse(&resolved) else {
+        return String::new();
+    };
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_query(None);
+    url.set_fragment(None);
+    url.as_str().trim_end_matches('/').to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_shown_endpoint_carries_no_credential() {
+        assert_eq!(
+            shown_endpoint(
+                Provider::Openai,
+                "https://user:secret@proxy.example/v1/?key=abc#x"
+            ),
+            "https://proxy.example/v1"
+        );
+        assert_eq!(
+            shown_endpoint(Provider::Anthropic, "https://api.minimax.io"),
+            "https://api.minimax.io/anthropic"
+        );
+        assert_eq!(shown_endpoint(Provider::Openai, "not a url"), "");
+    }
 
     #[test]
     fn minimax_hosts_get_the_protocol_suffix() {

@@ -143,6 +143,8 @@ pub struct SessionView {
     pub session_id: Option<String>,
     /// Whether `bash` commands are sandboxed.
     pub sandbox: SandboxState,
+    /// Where model requests go (empty when a recording does not say).
+    pub endpoint: String,
 }
 
 /// The whole workbench state.
@@ -281,6 +283,7 @@ impl App {
                 tools,
                 session_id,
                 sandbox,
+                endpoint,
             } => {
                 self.session = SessionView {
                     model,
@@ -289,6 +292,7 @@ impl App {
                     tools,
                     session_id,
                     sandbox,
+                    endpoint,
                 };
             }
             Event::HistoryRestored { events } => self.show_restored(events),

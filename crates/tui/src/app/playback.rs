@@ -63,6 +63,7 @@ impl App {
             tools: Vec::new(),
             session_id: Some(recording.session_id.clone()),
             sandbox: Default::default(),
+            endpoint: String::new(),
         };
         for warning in &recording.warnings {
             self.notice(NoticeKind::Warning, warning.clone());

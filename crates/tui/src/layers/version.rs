@@ -1,5 +1,6 @@
 //! `/version`: what is running (version, the commit when the build recorded one, the
-//! provider and model) and where its settings and sessions are kept.
+//! provider, model and the endpoint requests go to) and where its settings and sessions
+//! are kept.
 
 use std::cell::Cell;
 
@@ -66,9 +67,11 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
         ),
         ("provider", or_unknown(&app.session.provider)),
         ("model", or_unknown(&app.session.model)),
+        ("endpoint", or_unknown(&app.session.endpoint)),
         ("config file", config),
         (
-            "workspace servers, skills",
+            // Its MCP servers (`mcp.json`) and skills.
+            "workspace extras",
             std::path::Path::new(&app.session.workspace)
                 .join(".miniagent")
                 .display()
@@ -106,12 +109,13 @@ impl Layer for VersionLayer {
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let column = self.rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0) + 2;
         let lines: Vec<Line<'static>> = self
             .rows
             .iter()
             .map(|(label, value)| {
                 Line::from(vec![
-                    Span::styled(format!("{label:<18}"), app.theme.dim),
+                    Span::styled(format!("{label:<column$}"), app.theme.dim),
                     Span::styled(value.clone(), app.theme.text),
                 ])
             })

@@ -30,6 +30,7 @@ fn app_in(workspace: &TempDir) -> Bench {
         tools: vec![],
         session_id: None,
         sandbox: crate::protocol::SandboxState::Enforced,
+        endpoint: String::new(),
     });
     app
 }

@@ -132,6 +132,7 @@ fn turn_until_bash() -> Vec<Record> {
                 tools: Vec::new(),
                 session_id: Some("20261122-040438-a1b2".into()),
                 sandbox: crate::protocol::SandboxState::Enforced,
+                endpoint: String::new(),
             },
         ),
         ev(100, Event::TurnStarted { text: PROMPT.into() }),

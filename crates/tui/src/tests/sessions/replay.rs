@@ -105,6 +105,7 @@ fn many_calls(calls: usize) -> Vec<Record> {
             tools: Vec::new(),
             session_id: Some("20261122-050000-beef".into()),
             sandbox: crate::protocol::SandboxState::Enforced,
+            endpoint: String::new(),
         },
     )];
     for n in 0..calls {

@@ -292,6 +292,7 @@ fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
             tools: vec![],
             session_id: None,
             sandbox: state,
+            endpoint: String::new(),
         });
         let mut terminal = Terminal::new(TestBackend::new(120, 10)).unwrap();
         terminal.draw(|frame| render::draw(frame, &app)).unwrap();

@@ -54,6 +54,9 @@ fn version_fits_80x24_and_no_color() {
     assert!(shown.contains(" Version "), "{shown}");
     assert!(shown.contains("commit"), "{shown}");
     assert!(shown.contains("sessions"), "{shown}");
+    // Where the requests go, so a proxy or a local server is plain to see.
+    assert!(shown.contains("https://api.anthropic.com"), "{shown}");
+    assert_screen!("version_80x24", shown);
 }
 
 #[test]
