@@ -294,7 +294,24 @@ fn an_unreachable_provider_prints_one_short_line_per_retry() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
-    let lines: Vec<&str> = stderr.lines().skip(1).collect();
+    let mut lines: Vec<&str> = stderr.lines().skip(1).collect();
+    // The test's folders are in the temp folder, where sandboxed commands may write: the
+    // run says so first.
+    if stderr
+        .lines()
+        .next()
+        .is_some_and(|first| first.ends_with("sandbox ✓"))
+    {
+        let note = lines.remove(0);
+        assert!(
+            note.starts_with("note: sandboxed commands may write to miniagent's own folders inside "),
+            "{stderr}"
+        );
+        assert!(
+            note.contains(&config_dir.path().display().to_string()),
+            "{stderr}"
+        );
+    }
     let what = format!("connection refused at 127.0.0.1:{port}");
     assert_eq!(lines.len(), 5, "{stderr}");
     for (retry, line) in lines[..3].iter().enumerate() {

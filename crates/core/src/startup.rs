@@ -88,8 +88,51 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
         mcp = Some(trust::merge(mcp, project));
     }
     let mut options = build(config, workspace, api_key, mcp, trusted, env)?;
+    notices.extend(own_folders_notice(&options));
     options.startup_notices.extend(notices);
     Ok(options)
+}
+
+/// Says so when a sandboxed command could change miniagent's own settings, sessions or
+/// saved results: the sandbox lets commands write anywhere under the workspace and the
+/// temp folder, and cannot keep a folder inside them apart.
+fn own_folders_notice(options: &AgentOptions) -> Option<String> {
+    use crate::tools::sandbox;
+    let sandboxed =
+        sandbox::session_state(options.config.tools.bash.sandbox) == crate::protocol::SandboxState::Enforced;
+    let within = sandbox::own_folders_within_reach(&options.workspace, &options.protected);
+    if !sandboxed || within.is_empty() {
+        return None;
+    }
+    // Each folder once, and not one inside another already named (the data folder
+    // holds the sessions and results).
+    let mut folders: Vec<&std::path::Path> = within.iter().map(|(folder, _)| folder.as_path()).collect();
+    folders.sort();
+    folders.dedup();
+    let outermost: Vec<&std::path::Path> = folders
+        .iter()
+        .copied()
+        .filter(|folder| {
+            !folders
+                .iter()
+                .any(|other| other != folder && folder.starts_with(other))
+        })
+        .collect();
+    let mut roots: Vec<String> = within
+        .iter()
+        .map(|(_, root)| root.display().to_string())
+        .collect();
+    roots.sort();
+    roots.dedup();
+    Some(format!(
+        "sandboxed commands may write to miniagent's own folders inside {}: {}; they could change its settings, sessions or saved results. Keep MINIAGENT_CONFIG_DIR and MINIAGENT_DATA_DIR elsewhere",
+        roots.join(" and "),
+        outermost
+            .iter()
+            .map(|folder| folder.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// The MCP servers to start: `--mcp-config FILE`, else `<config dir>/mcp.json` when it

@@ -247,10 +247,59 @@ const WRITABLE_DEVICES: [&str; 5] = [
     "/dev/urandom",
 ];
 
+/// The folders a sandboxed command may write under: the workspace, the system temp dir
+/// and `/dev/shm`.
+fn writable_folders(workspace: &Path) -> [PathBuf; 3] {
+    [
+        workspace.to_path_buf(),
+        std::env::temp_dir(),
+        PathBuf::from("/dev/shm"),
+    ]
+}
+
+/// Which of miniagent's own folders (`own`: settings, sessions, saved results, logs) a
+/// sandboxed command could still write to, each with the writable folder holding it.
+/// Landlock only grants rights, so nothing inside the workspace or the temp dir can be
+/// kept from commands; the person is told instead. Paths are compared resolved (a folder
+/// not made yet by its nearest existing parent).
+pub fn own_folders_within_reach(workspace: &Path, own: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+    let roots: Vec<PathBuf> = writable_folders(workspace)
+        .iter()
+        .map(|root| resolved(root))
+        .collect();
+    own.iter()
+        .filter_map(|folder| {
+            let at = resolved(folder);
+            roots
+                .iter()
+                .find(|root| at.starts_with(root))
+                .map(|root| (folder.clone(), root.clone()))
+        })
+        .collect()
+}
+
+/// `path` with symbolic links resolved as far as it exists.
+fn resolved(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = existing.canonicalize() {
+            return rest.iter().rev().fold(canonical, |path, part| path.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 impl Ruleset {
     fn build(abi: u32, workspace: &Path, options: Options) -> std::io::Result<Self> {
-        let temp = std::env::temp_dir();
-        let folders = [workspace.to_path_buf(), temp.clone(), PathBuf::from("/dev/shm")];
+        let folders = writable_folders(workspace);
+        let temp = folders[1].clone();
         let devices = WRITABLE_DEVICES.map(PathBuf::from);
         let cover = readable::cover();
         let rules: Vec<(PathBuf, Access)> = (cover.readable.iter().map(|p| (p.clone(), Access::Read)))
@@ -558,6 +607,30 @@ mod tests {
                 PathBuf::from("/ws/up.txt"),
                 PathBuf::from("/var/lib/z"),
             ]
+        );
+    }
+
+    #[test]
+    fn own_folders_under_the_temp_dir_or_the_workspace_are_within_reach() {
+        let temp = std::env::temp_dir().canonicalize().unwrap();
+        let workspace = temp.join("miniagent-reach-test-workspace");
+        let own = [
+            // Not made yet: judged by the folder that exists above it.
+            temp.join("miniagent-reach-test-data/sessions"),
+            workspace.join(".config/miniagent"),
+            PathBuf::from("/nonexistent-root-folder/miniagent"),
+        ];
+        let within = own_folders_within_reach(&workspace, &own);
+        assert_eq!(
+            within,
+            vec![
+                (own[0].clone(), temp.clone()),
+                (own[1].clone(), workspace.clone())
+            ]
+        );
+        // The home folder's usual places are out of reach.
+        assert!(
+            own_folders_within_reach(&workspace, &[PathBuf::from("/root/.local/share/miniagent")]).is_empty()
         );
     }
 
