@@ -575,3 +575,100 @@ fn full_auto_runs_a_repeated_command_and_the_guard_refuses_only_same_result_read
     assert_eq!(outcome("r4"), "refused");
     assert!(!log.contains("\"denied\""), "{log}");
 }
+
+/// A base URL may carry a credential (`user:password@`, `?key=`) and a query a proxy
+/// needs: requests keep the query after the API's path, and neither the screen nor the
+/// log nor the session log shows the credential.
+#[test]
+fn a_base_url_with_a_credential_and_a_query_works_and_is_never_shown() {
+    for provider in ["anthropic", "openai"] {
+        let server = ScriptedServer::start_blocking(vec![Reply::text("hello")]);
+        let base = match provider {
+            "anthropic" => server.anthropic_base_url(),
+            _ => server.openai_base_url(),
+        };
+        let base = base.replace("http://", "http://someone:hunter2pw@") + "/?key=SECRETQ9#fragment";
+        let workspace = TempDir::new();
+        let config_dir = TempDir::new();
+        let output = miniagent(Some(&workspace), &config_dir)
+            .args([
+                "--provider",
+                provider,
+                "--base-url",
+                &base,
+                "--model",
+                "scripted-model",
+            ])
+            .args(["exec", "--json", "hi"])
+            .output()
+            .unwrap();
+        let stdout = text(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{provider}: {}",
+            text(&output.stderr)
+        );
+        let request = server.last_request().unwrap();
+        let path = match provider {
+            "anthropic" => "/v1/messages",
+            _ => "/v1/chat/completions",
+        };
+        assert_eq!(request.path, format!("{path}?key=SECRETQ9"), "{provider}");
+        // `--json` names the endpoint, without the credential.
+        assert!(stdout.contains(r#""endpoint":"http://127.0.0.1:"#), "{stdout}");
+        let mut shown = stdout + &text(&output.stderr);
+        for entry in walk(config_dir.path()) {
+            shown.push_str(&std::fs::read_to_string(entry).unwrap_or_default());
+        }
+        for secret in ["hunter2pw", "SECRETQ9"] {
+            assert!(!shown.contains(secret), "{provider}: {secret} shown");
+        }
+    }
+    // A provider that cannot be reached: the log's connection error names the URL without it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    config_dir.write("config.toml", "[retry]\nmax_retries = 0\n");
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args([
+            "--base-url",
+            &format!("http://someone:hunter2pw@127.0.0.1:{port}/p?key=SECRETQ9"),
+        ])
+        .args(["exec", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let log = std::fs::read_to_string(config_dir.join("miniagent.log")).unwrap();
+    assert!(
+        log.contains(&format!(
+            "cannot connect to http://127.0.0.1:{port}/p/v1/messages"
+        )),
+        "{log}"
+    );
+    let shown = log + &text(&output.stderr);
+    for secret in ["hunter2pw", "SECRETQ9"] {
+        assert!(!shown.contains(secret), "{secret} shown: {shown}");
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}

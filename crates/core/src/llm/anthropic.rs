@@ -43,7 +43,7 @@ impl AnthropicClient {
     pub fn new(http: reqwest::Client, base: String, api_key: String, config: &ModelConfig) -> Self {
         Self {
             http,
-            url: format!("{base}/v1/messages"),
+            url: super::endpoint::request_url(&base, "/v1/messages"),
             api_key,
             model: config.model.clone(),
             version: config.anthropic_version.clone(),

@@ -15,19 +15,67 @@ pub fn is_minimax(base_url: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The base URL requests are built on, without a trailing slash. A bare MiniMax host gets
-/// the suffix of the chosen protocol; any other URL is used as given.
+/// Whether the URL points at OpenAI's own API (or Azure's OpenAI service), which takes
+/// the reply's limit as `max_completion_tokens` (its reasoning models refuse
+/// `max_tokens`); other OpenAI-compatible servers are sent `max_tokens`, which they all
+/// know.
+pub fn is_openai_api(base_url: &str) -> bool {
+    Url::parse(base_url)
+        .ok()
+        .and_then(|url| {
+            url.host_str()
+                .map(|host| host == "api.openai.com" || host.ends_with(".openai.azure.com"))
+        })
+        .unwrap_or(false)
+}
+
+/// The base URL requests are built on, without a trailing slash in its path and without
+/// a fragment; a query (`?api-version=…`) is kept for [`request_url`] to carry. A bare
+/// MiniMax host gets the suffix of the chosen protocol; any other URL is used as given.
 pub fn resolve_base_url(provider: Provider, base_url: &str) -> anyhow::Result<String> {
-    let url = Url::parse(base_url.trim())
+    let mut url = Url::parse(base_url.trim())
         .map_err(|err| anyhow::anyhow!("model.base_url `{base_url}` is not a URL: {err}"))?;
     if !matches!(url.scheme(), "http" | "https") {
         anyhow::bail!("model.base_url `{base_url}` must start with http:// or https://");
     }
-    let trimmed = url.as_str().trim_end_matches('/').to_string();
-    if is_minimax(base_url) && matches!(url.path(), "" | "/") {
-        return Ok(format!("{trimmed}{}", provider.spec().minimax_path));
+    url.set_fragment(None);
+    let mut path = url.path().trim_end_matches('/').to_string();
+    if is_minimax(base_url) && path.is_empty() {
+        path = provider.spec().minimax_path.to_string();
     }
-    Ok(trimmed)
+    url.set_path(&path);
+    Ok(match url.query() {
+        Some(_) => url.to_string(),
+        None => url.as_str().trim_end_matches('/').to_string(),
+    })
+}
+
+/// The URL of `path` (`/v1/messages`) under a resolved base URL: the path goes after the
+/// base's path and before its query.
+pub fn request_url(base: &str, path: &str) -> String {
+    match Url::parse(base) {
+        Ok(mut url) => {
+            let joined = format!("{}{path}", url.path().trim_end_matches('/'));
+            url.set_path(&joined);
+            url.to_string()
+        }
+        Err(_) => format!("{base}{path}"),
+    }
+}
+
+/// `url` as the log and messages may show it: without a user name, password or query,
+/// where a credential may be.
+pub fn without_credentials(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => url.to_string(),
+    }
 }
 
 /// The base URL requests go to, as front ends may show it: resolved as the client
@@ -37,20 +85,47 @@ pub fn shown_endpoint(provider: Provider, base_url: &str) -> String {
     let Ok(resolved) = resolve_base_url(provider, base_url) else {
         return String::new();
     };
-    let Ok(mut url) = Url::parse(&resolved) else {
-        return String::new();
-    };
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.set_query(None);
-    url.set_fragment(None);
-    url.as_str().trim_end_matches('/').to_string()
+    without_credentials(&resolved).trim_end_matches('/').to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_query_in_the_base_url_stays_after_the_path() {
+        let base = resolve_base_url(
+            Provider::Openai,
+            "https://proxy.example/v1/?api-version=2024#frag",
+        )
+        .unwrap();
+        assert_eq!(base, "https://proxy.example/v1?api-version=2024");
+        assert_eq!(
+            request_url(&base, "/chat/completions"),
+            "https://proxy.example/v1/chat/completions?api-version=2024"
+        );
+        let plain = resolve_base_url(Provider::Anthropic, "http://127.0.0.1:8080/").unwrap();
+        assert_eq!(plain, "http://127.0.0.1:8080");
+        assert_eq!(
+            request_url(&plain, "/v1/messages"),
+            "http://127.0.0.1:8080/v1/messages"
+        );
+        assert_eq!(
+            without_credentials("http://u:p@h.example/x?key=1"),
+            "http://h.example/x"
+        );
+    }
+
+    #[test]
+    fn only_openai_itself_is_sent_max_completion_tokens() {
+        assert!(is_openai_api("https://api.openai.com/v1"));
+        assert!(is_openai_api(
+            "https://mine.openai.azure.com/openai/deployments/x"
+        ));
+        assert!(!is_openai_api("http://127.0.0.1:11434/v1"));
+        assert!(!is_openai_api("https://api.openai.com.evil.example/v1"));
+    }
 
     #[test]
     fn the_shown_endpoint_carries_no_credential() {

@@ -330,16 +330,33 @@ pub(crate) fn transport_error(url: &str, err: &reqwest::Error, idle_timeout_s: u
     } else if err.is_connect() {
         // The chain (reqwest, hyper, the OS) is three lines of nested causes: the log
         // keeps it, the person gets the cause that matters.
-        tracing::warn!("cannot connect to {url}: {}", error_chain(err));
+        // A URL may carry a credential (user:password@, ?key=): the log gets it without.
+        tracing::warn!(
+            "cannot connect to {}: {}",
+            endpoint::without_credentials(url),
+            chain_without_credentials(url, err)
+        );
         LlmError::Connect {
             address: address_of(url),
             detail: connect_failure(err),
         }
     } else if err.is_builder() {
-        LlmError::Request(error_chain(err))
+        LlmError::Request(chain_without_credentials(url, err))
     } else {
-        LlmError::StreamBroken(error_chain(err))
+        LlmError::StreamBroken(chain_without_credentials(url, err))
     }
+}
+
+/// [`error_chain`] of a request's error with its URL shown without credentials: reqwest
+/// names the URL it sent to (the user name and password moved to a header, the query
+/// kept).
+fn chain_without_credentials(url: &str, err: &reqwest::Error) -> String {
+    let shown = endpoint::without_credentials(url);
+    let mut text = error_chain(err).replace(url, &shown);
+    if let Some(sent) = err.url() {
+        text = text.replace(sent.as_str(), &shown);
+    }
+    text
 }
 
 /// `host:port` of `url` (the whole text when it does not parse).

@@ -21,6 +21,8 @@ pub struct OpenAiClient {
     model: String,
     /// MiniMax splits reasoning into `reasoning_details` only when asked.
     ask_reasoning_split: bool,
+    /// OpenAI's own API takes the reply's limit as `max_completion_tokens`.
+    completion_tokens_field: bool,
     idle_timeout_s: u64,
     call_deadline_s: u64,
 }
@@ -42,10 +44,11 @@ impl OpenAiClient {
     pub fn new(http: reqwest::Client, base: String, api_key: String, config: &ModelConfig) -> Self {
         Self {
             http,
-            url: format!("{base}/chat/completions"),
+            url: endpoint::request_url(&base, "/chat/completions"),
             api_key,
             model: config.model.clone(),
             ask_reasoning_split: endpoint::is_minimax(&config.base_url),
+            completion_tokens_field: endpoint::is_openai_api(&config.base_url),
             idle_timeout_s: config.stream_idle_timeout_s,
             call_deadline_s: config.call_deadline_s,
         }
@@ -63,8 +66,13 @@ impl OpenAiClient {
             "messages": messages,
             "stream": true,
             "stream_options": {"include_usage": true},
-            "max_tokens": request.max_output_tokens,
         });
+        let limit_field = if self.completion_tokens_field {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body[limit_field] = json!(request.max_output_tokens);
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -501,6 +509,44 @@ mod tests {
         }
         decoder.on_event("", "[DONE]", &mut out).unwrap();
         out
+    }
+
+    /// OpenAI's reasoning models (o-series, GPT-5) refuse `max_tokens`; OpenAI takes
+    /// `max_completion_tokens` for every model. Other servers know only `max_tokens`.
+    #[test]
+    fn openai_itself_gets_max_completion_tokens() {
+        let mut config = crate::config::load(&crate::config::LoadOptions {
+            config_dir: None,
+            config_file: None,
+            overrides: crate::config::Overrides::default(),
+            env: &crate::config::Env::empty(),
+        })
+        .unwrap()
+        .model;
+        let request = ModelRequest {
+            system: "s",
+            messages: &[],
+            tools: &[],
+            max_output_tokens: 1234,
+            cache: PromptCache::Off,
+        };
+        let body = |config: &ModelConfig| {
+            OpenAiClient::new(
+                reqwest::Client::new(),
+                config.base_url.clone(),
+                String::new(),
+                config,
+            )
+            .request_body(&request)
+        };
+        config.base_url = "https://api.openai.com/v1".into();
+        let sent = body(&config);
+        assert_eq!(sent["max_completion_tokens"], 1234);
+        assert!(sent.get("max_tokens").is_none(), "{sent}");
+        config.base_url = "http://127.0.0.1:11434/v1".into();
+        let sent = body(&config);
+        assert_eq!(sent["max_tokens"], 1234);
+        assert!(sent.get("max_completion_tokens").is_none(), "{sent}");
     }
 
     fn completed(out: &[ModelEvent]) -> &ModelResponse {
