@@ -152,8 +152,8 @@ fn estimated_prompt(prompt_tokens: u64, last: Usage, caching: bool, cache_writes
 }
 
 /// What a call that ended before its reply was complete (interrupted, broken off,
-/// dropped for repeating itself) is reckoned to have used, for the meter: providers bill
-/// such calls too. What the provider reported of it (Anthropic says the prompt's count
+/// dropped for repeating itself), or completed without the provider saying what its
+/// prompt was, is reckoned to have used, for the meter: providers bill such calls too. What the provider reported of it (Anthropic says the prompt's count
 /// when the reply starts) is taken as it is, with at least `streamed_output` tokens
 /// out; a provider that reports only at the end (OpenAI) is reckoned from our count of
 /// the prompt, cached as the conversation's last call was. `None` when the provider
@@ -167,12 +167,13 @@ pub(crate) fn unfinished_usage(
     caching: bool,
     cache_writes: bool,
 ) -> Option<Usage> {
+    let reported_output = reported.map_or(0, |usage| usage.output_tokens);
     let mut usage = match reported {
         Some(usage) if usage.input_tokens > 0 => usage,
         _ if any_output => estimated_prompt(prompt_tokens(), last, caching, cache_writes),
         _ => return None,
     };
-    usage.output_tokens = usage.output_tokens.max(streamed_output);
+    usage.output_tokens = usage.output_tokens.max(reported_output).max(streamed_output);
     Some(usage)
 }
 

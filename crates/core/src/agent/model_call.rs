@@ -104,7 +104,15 @@ pub(crate) async fn call_model(
         };
         let error = match result {
             Ok(mut response) => {
-                context.meter.add(response.usage, context.options.config.price());
+                if response.usage.input_tokens > 0 {
+                    context.meter.add(response.usage, context.options.config.price());
+                } else {
+                    // The provider did not say (or said something impossible): the call
+                    // is billed all the same, so it is reckoned from the request.
+                    streamed.reported = Some(response.usage);
+                    streamed.any_output = true;
+                    meter_unfinished(context, request, &streamed, last);
+                }
                 mend_reply_ids(context, request.messages, &mut response);
                 return Ok(response);
             }
@@ -206,8 +214,9 @@ fn mend_reply_ids(context: &TurnContext, prompt: &[Message], response: &mut Mode
     }
 }
 
-/// Adds an attempt that ended before its reply completed to the meter, as far as the
-/// provider is reckoned to bill it (see [`meter::unfinished_usage`]).
+/// Adds an attempt that ended before its reply completed, or whose prompt the provider
+/// did not count, to the meter, as far as the provider is reckoned to bill it (see
+/// [`meter::unfinished_usage`]).
 fn meter_unfinished(context: &TurnContext, request: &ModelRequest<'_>, streamed: &Streamed, last: Usage) {
     let options = &context.options;
     let price = options.config.price();
