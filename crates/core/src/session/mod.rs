@@ -187,7 +187,10 @@ pub fn continue_line(id: &str, workspace: &std::path::Path, exec: bool) -> Strin
         .and_then(|dir| dir.canonicalize().ok());
     let elsewhere = here.as_deref() != Some(workspace);
     let folder = if elsewhere {
-        format!(" -w {}", shell_word(&workspace.display().to_string()))
+        format!(
+            " -w {}",
+            crate::tools::command_rule::shell_word(&workspace.display().to_string())
+        )
     } else {
         String::new()
     };
@@ -197,19 +200,6 @@ pub fn continue_line(id: &str, workspace: &std::path::Path, exec: bool) -> Strin
         format!("miniagent{folder} --resume {id}")
     };
     format!("session {id} · continue it with: {command}")
-}
-
-/// `text` as one shell word: as it is when that is safe, else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ',' | ':' | '@' | '%')
-        });
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }
 
 /// Milliseconds since 1970, the time stamp of every record.

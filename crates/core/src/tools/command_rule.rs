@@ -28,6 +28,19 @@
 
 use crate::protocol::ApprovalRule;
 
+/// `text` as one shell word (for a command line shown to a person or the model): as it is when that is safe, else in single quotes.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ',' | ':' | '@' | '%')
+        });
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// What is checked of a program's arguments before a command is covered by its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Check {

@@ -267,10 +267,14 @@ fn preview_of(start: &str, end: &str, whole: Counted, not_kept: u64, path: &Path
             SAVED_TAIL_BYTES >> 10
         ),
     };
+    // The path as a JSON string and as a shell word: a data folder may hold a quote
+    // (`/home/o'brien`) or anything else.
+    let json_path = serde_json::Value::String(path.to_string()).to_string();
+    let shell_path = super::command_rule::shell_word(&path.to_string());
     let mut out = format!(
         "[{size}. \
-Its first and last lines follow. Read the rest with read_file {{\"path\": \"{path}\", \"offset\": LINE, \"limit\": LINES}}, \
-or search it with bash: grep -n PATTERN '{path}']\n"
+Its first and last lines follow. Read the rest with read_file {{\"path\": {json_path}, \"offset\": LINE, \"limit\": LINES}}, \
+or search it with bash: grep -n PATTERN {shell_path}]\n"
     );
     out.push_str(head);
     if hidden_bytes > 0 {
@@ -412,6 +416,21 @@ mod tests {
             assert!(line.parse::<u32>().is_ok(), "{line:?}");
         }
         assert!(shown.contains("read_file {\"path\": \"/data/results/s/call_1.txt\", \"offset\": LINE"));
+        assert!(shown.contains("grep -n PATTERN /data/results/s/call_1.txt]"));
+        // A folder with a quote, a dollar or a backslash in its name stays one JSON string
+        // and one shell word.
+        let odd = Path::new("/home/o'brien/da\\ta $(touch x)/results/s/call_1.txt");
+        let shown = preview(&text, odd);
+        assert!(
+            shown.contains(
+                r#"read_file {"path": "/home/o'brien/da\\ta $(touch x)/results/s/call_1.txt", "offset""#
+            ),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(r#"grep -n PATTERN '/home/o'\''brien/da\ta $(touch x)/results/s/call_1.txt']"#),
+            "{shown}"
+        );
     }
 
     #[test]
