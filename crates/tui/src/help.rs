@@ -109,7 +109,7 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     }
     sections.extend([
         ("Workbench", hints(bindings::help_hints(WORKBENCH))),
-        ("Input", hints(app.input.key_hints())),
+        ("Input", hints(app.input.all_key_hints())),
         ("Conversation", hints(app.conversation.key_hints())),
         ("Thinking", hints(app.thinking.key_hints())),
         ("Tools", hints(app.timeline.key_hints())),

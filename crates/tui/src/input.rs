@@ -176,6 +176,14 @@ impl InputBox {
             | KeyCode::PageUp
             | KeyCode::PageDown => InputAction::Ignored,
             KeyCode::Char('c' | 'd') if key.modifiers.contains(KeyModifiers::CONTROL) => InputAction::Ignored,
+            // As in a shell: Ctrl-U deletes back to the line's start (the editor's own
+            // binding was undo, which took one character back), Ctrl-Z undoes.
+            KeyCode::Char('u') if key.modifiers == KeyModifiers::CONTROL => {
+                self.edited(|editor| editor.delete_line_by_head())
+            }
+            KeyCode::Char('z') if key.modifiers == KeyModifiers::CONTROL => {
+                self.edited(|editor| editor.undo())
+            }
             _ => {
                 let cursor = self.editor.cursor();
                 if self.editor.input(key) {
@@ -190,6 +198,17 @@ impl InputBox {
                     InputAction::Ignored
                 }
             }
+        }
+    }
+
+    /// Applies an edit; whether it changed the text.
+    fn edited(&mut self, edit: impl FnOnce(&mut TextArea<'static>) -> bool) -> InputAction {
+        if edit(&mut self.editor) {
+            self.popup_dismissed = false;
+            self.completion = 0;
+            InputAction::Changed
+        } else {
+            InputAction::Ignored
         }
     }
 
@@ -247,6 +266,18 @@ impl InputBox {
             KeyHint::new("↑/↓", "earlier inputs"),
             KeyHint::new("/", "commands"),
         ]
+    }
+
+    /// Every key the help lists for the input: the bar's, and the editing keys.
+    pub fn all_key_hints(&self) -> Vec<KeyHint> {
+        let mut hints = self.key_hints();
+        hints.extend([
+            KeyHint::new("Ctrl-U", "delete to line start"),
+            KeyHint::new("Ctrl-K", "delete to line end"),
+            KeyHint::new("Ctrl-W", "delete a word back"),
+            KeyHint::new("Ctrl-Z", "undo"),
+        ]);
+        hints
     }
 
     /// Takes the colours of `theme` (set whenever the app's theme is).
@@ -316,6 +347,36 @@ mod tests {
         );
         assert!(input.is_empty());
         assert_eq!(input.on_key(key(KeyCode::Enter)), InputAction::Ignored);
+    }
+
+    /// Ctrl-U deletes back to the start of the line, as in a shell (it was the editor's
+    /// undo, which took one character back: a fresh-eyes run sent a half-deleted
+    /// message); Ctrl-Z undoes.
+    #[test]
+    fn ctrl_u_deletes_to_the_line_start_and_ctrl_z_undoes() {
+        let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+        let mut input = InputBox::new(crate::tui::commands::hints());
+        type_text(&mut input, "first line");
+        input.on_key(ctrl('j'));
+        type_text(&mut input, "hello world foo");
+        input.on_key(key(KeyCode::Left));
+        input.on_key(key(KeyCode::Left));
+        input.on_key(key(KeyCode::Left));
+        assert_eq!(input.on_key(ctrl('u')), InputAction::Changed);
+        assert_eq!(input.text(), "first line\nfoo");
+        assert_eq!(input.on_key(ctrl('z')), InputAction::Changed);
+        assert_eq!(input.text(), "first line\nhello world foo");
+        // Ctrl-K deletes to the line's end, Ctrl-W a word back.
+        input.on_key(ctrl('k'));
+        assert_eq!(input.text(), "first line\nhello world ");
+        input.on_key(ctrl('w'));
+        assert_eq!(input.text(), "first line\nhello ");
+        // At a line's start, Ctrl-U takes the line break: pressed again and again it
+        // clears a message of many lines.
+        input.on_key(ctrl('u'));
+        input.on_key(ctrl('u'));
+        input.on_key(ctrl('u'));
+        assert!(input.is_empty(), "{:?}", input.text());
     }
 
     /// Moving the cursor changes the screen (the terminal's cursor follows it), found
