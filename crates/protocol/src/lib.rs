@@ -516,10 +516,11 @@ pub enum CompactionOutcome {
 /// `start+1–end` (one numbering for the inspector, `/stats`, `exec` and `sessions`).
 /// A token count as every face shows it: `950`, `1.2k`, `34k`, `1.3M`.
 pub fn short_count(count: u64) -> String {
-    if count >= 1_000_000 {
+    // Rounded to the nearest: 15,800 is "16k", not "15k"; 999,600 is "1.0M".
+    if count >= 999_500 {
         format!("{:.1}M", count as f64 / 1e6)
-    } else if count >= 10_000 {
-        format!("{}k", count / 1000)
+    } else if count >= 9_950 {
+        format!("{}k", (count + 500) / 1000)
     } else if count >= 1000 {
         format!("{:.1}k", count as f64 / 1000.0)
     } else {
@@ -694,6 +695,25 @@ pub struct LogOrigin {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn short_counts_round_to_the_nearest() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1.0k"),
+            (9_949, "9.9k"),
+            (9_950, "10k"),
+            (15_800, "16k"),
+            (15_499, "15k"),
+            (999_499, "999k"),
+            (999_500, "1.0M"),
+            (2_160_000, "2.2M"),
+        ];
+        for (count, shown) in cases {
+            assert_eq!(short_count(count), shown, "{count}");
+        }
+    }
 
     #[test]
     fn ops_are_tagged_snake_case() {

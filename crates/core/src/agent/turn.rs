@@ -284,12 +284,13 @@ impl StepLoop<'_> {
         // Tools stay declared: providers refuse a history with tool calls but no tools.
         let specs = self.specs(context);
         let closing = Some(prompt);
+        let s = if steps == 1 { "" } else { "s" };
         let (report, written) = match call_step(session, context, self.system, &specs, closing).await {
             Ok(response) => {
                 let text = assistant_text(&response);
                 if text.trim().is_empty() {
                     (
-                        format!("Stopped after {steps} steps; the model wrote no report."),
+                        format!("Stopped after {steps} step{s}; the model wrote no report."),
                         false,
                     )
                 } else {
@@ -300,12 +301,12 @@ impl StepLoop<'_> {
                 return Ended::Interrupted("while the progress report was written");
             }
             Err(CallFailure::Failed(error)) => (
-                format!("Stopped after {steps} steps; the progress report could not be written: {error}"),
+                format!("Stopped after {steps} step{s}; the progress report could not be written: {error}"),
                 false,
             ),
             Err(CallFailure::Repeating { partial_text }) => (
                 format!(
-                    "Stopped after {steps} steps; the progress report kept repeating itself:\n{partial_text}"
+                    "Stopped after {steps} step{s}; the progress report kept repeating itself:\n{partial_text}"
                 ),
                 false,
             ),

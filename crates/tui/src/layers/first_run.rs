@@ -59,7 +59,7 @@ pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
                 Span::styled("Esc", theme.key),
                 Span::styled(" closes this panel   ", theme.text),
                 Span::styled("Ctrl-C", theme.key),
-                Span::styled(" quits", theme.text),
+                Span::styled(" twice quits", theme.text),
             ]));
         }
         None => {
@@ -72,7 +72,7 @@ pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
                 Span::styled("Esc", theme.key),
                 Span::styled(" closes this panel   ", theme.text),
                 Span::styled("Ctrl-C", theme.key),
-                Span::styled(" quits", theme.text),
+                Span::styled(" twice quits", theme.text),
             ]));
         }
     }

@@ -173,8 +173,9 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
             "last turn",
             match figures.last_turn {
                 Some(turn) => format!(
-                    "{} calls, {}",
+                    "{} call{}, {}",
                     turn.model_calls,
+                    if turn.model_calls == 1 { "" } else { "s" },
                     match turn.cost {
                         Some(cost) => crate::protocol::usd(cost),
                         None => format!("in {}", tokens(turn.input)),
