@@ -432,14 +432,14 @@ impl App {
     /// outside the agent (another terminal, an editor) shows.
     fn tree_focused(&mut self) {
         if self.focus == Pane::Tree {
-            self.tree.refresh();
+            self.tree.refresh_changed();
         }
     }
 
     /// The terminal got the focus back (the person was in another window): the file
     /// tree reads its folders again. Always a frame: the terminal may have drawn over.
     pub fn on_focus_gained(&mut self) -> Outcome {
-        self.tree.refresh();
+        self.tree.refresh_changed();
         self.outcome(true)
     }
 

@@ -108,6 +108,9 @@ pub struct FileTree {
     global_excludes: GlobalExcludes,
     /// Listings of the root and of the folders reached through expanded folders.
     listings: HashMap<PathBuf, Listing>,
+    /// Each listed folder's modification time when it was read (an entry added, removed
+    /// or renamed changes it).
+    listed_at: HashMap<PathBuf, Option<SystemTime>>,
     /// Expanded folders, kept while a parent is collapsed so reopening restores them.
     expanded: HashSet<PathBuf>,
     /// Files named by `mark_touched`.
@@ -142,6 +145,7 @@ impl FileTree {
             session_start,
             global_excludes,
             listings: HashMap::new(),
+            listed_at: HashMap::new(),
             expanded: HashSet::new(),
             marked: HashSet::new(),
             touched_folders: HashSet::new(),
@@ -159,6 +163,21 @@ impl FileTree {
     pub fn refresh(&mut self) {
         self.expanded.retain(|folder| folder.is_dir());
         self.listings.clear();
+        self.reload();
+    }
+
+    /// Re-reads the expanded folders whose entries changed since they were read (by
+    /// their modification time): cheap enough for every focus change, however large a
+    /// folder is. A file changed in place keeps its folder's time, so its `●` waits for
+    /// the next [`refresh`](Self::refresh).
+    pub fn refresh_changed(&mut self) {
+        self.expanded.retain(|folder| folder.is_dir());
+        let listed_at = &self.listed_at;
+        self.listings.retain(|folder, _| {
+            listed_at
+                .get(folder)
+                .is_some_and(|at| *at == folder_time(folder) && at.is_some())
+        });
         self.reload();
     }
 
@@ -310,6 +329,8 @@ impl FileTree {
         let mut pending = vec![self.root.clone()];
         while let Some(folder) = pending.pop() {
             if !self.listings.contains_key(&folder) {
+                // The time first: a change made while the folder is read is seen next time.
+                self.listed_at.insert(folder.clone(), folder_time(&folder));
                 let listing = read_folder(&folder, self.session_start, self.global_excludes);
                 self.listings.insert(folder.clone(), listing);
             }
@@ -540,6 +561,11 @@ fn is_plain_press(key: &KeyEvent) -> bool {
     // Shift is part of a character (`G`); Ctrl and Alt chords belong to the workbench.
     let chord = KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER;
     key.kind != KeyEventKind::Release && !key.modifiers.intersects(chord)
+}
+
+/// A folder's modification time, when it can be read.
+fn folder_time(folder: &Path) -> Option<SystemTime> {
+    std::fs::metadata(folder).and_then(|meta| meta.modified()).ok()
 }
 
 /// Reads one folder's entries through the ignore rules, sorted folders first and then
