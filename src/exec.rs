@@ -109,7 +109,11 @@ pub async fn run(
         let event = tokio::select! {
             event = agent.events.recv() => event,
             kind = terminated => {
-                printer.note("terminated; stopping the turn");
+                printer.note(if kind == SignalKind::hangup() {
+                    "hung up (SIGHUP); stopping the turn"
+                } else {
+                    "terminated (SIGTERM); stopping the turn"
+                });
                 let _ = agent.ops.send(Op::Interrupt);
                 break ExecOutcome::Signalled(kind.as_raw_value());
             }
@@ -222,7 +226,8 @@ pub async fn run(
     let _ = agent.ops.send(Op::Shutdown);
     while let Some(event) = agent.events.recv().await {
         let done = matches!(event, Event::ShutdownComplete);
-        if mode == OutputMode::Json {
+        // What the stopped turn used is said as when it ends any other way.
+        if mode == OutputMode::Json || matches!(event, Event::TurnUsage { .. }) {
             printer.event(&event);
         }
         if done {

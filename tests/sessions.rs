@@ -540,7 +540,14 @@ fn sigterm_stops_exec_cleanly_and_the_log_is_complete() {
         sent.elapsed()
     );
     // 128 + 15, as a shell reports a process SIGTERM ended.
-    assert_eq!(output.status.code(), Some(143), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    assert!(
+        stderr.contains("terminated (SIGTERM); stopping the turn"),
+        "{stderr}"
+    );
+    // What the stopped turn used closes the run, as after Ctrl-C.
+    assert!(stderr.lines().any(|line| line.starts_with("turn: ")), "{stderr}");
     let loaded = session::load(&log).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert!(
