@@ -96,7 +96,7 @@ pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions, meter: 
         cache_write_tokens: usage.cache_write_tokens,
         total_cache_read_tokens: meter.cache_read,
         total_cache_write_tokens: meter.cache_write,
-        cost_usd: meter.cost,
+        cost_usd: meter.cost.map(super::meter::in_nanodollars),
     }
 }
 

@@ -75,9 +75,17 @@ impl Meter {
             output_tokens: self.output.saturating_sub(before.output),
             cache_read_tokens: self.cache_read.saturating_sub(before.cache_read),
             cache_write_tokens: self.cache_write.saturating_sub(before.cache_write),
-            cost_usd: self.cost.map(|cost| (cost - before.cost.unwrap_or(0.0)).max(0.0)),
+            cost_usd: self
+                .cost
+                .map(|cost| in_nanodollars((cost - before.cost.unwrap_or(0.0)).max(0.0))),
         }
     }
+}
+
+/// A cost as events carry it: to the billionth of a dollar, so a sum of prices reads
+/// `0.0048575`, not `0.004857500000000001`.
+pub(crate) fn in_nanodollars(cost: f64) -> f64 {
+    (cost * 1e9).round() / 1e9
 }
 
 /// A call's counts as a bill reads them.
@@ -299,6 +307,18 @@ mod tests {
         assert_eq!(
             unfinished_usage(Some(Usage::default()), false, never, 0, last, true, false),
             None
+        );
+    }
+
+    #[test]
+    fn costs_in_events_carry_no_float_noise() {
+        assert_eq!(
+            serde_json::json!(in_nanodollars(0.004857500000000001)).to_string(),
+            "0.0048575"
+        );
+        assert_eq!(
+            serde_json::json!(in_nanodollars(2.7001500000000003)).to_string(),
+            "2.70015"
         );
     }
 
