@@ -88,7 +88,6 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
         mcp = Some(trust::merge(mcp, project));
     }
     let mut options = build(config, workspace, api_key, mcp, trusted, env)?;
-    notices.extend(own_folders_notice(&options));
     options.startup_notices.extend(notices);
     Ok(options)
 }
@@ -351,7 +350,7 @@ pub fn build(
     // Saved results are read back with read_file (each call may read its session's
     // folder); no tool writes there.
     let read_roots = skills.roots();
-    Ok(AgentOptions {
+    let mut options = AgentOptions {
         results,
         config,
         workspace,
@@ -365,7 +364,12 @@ pub fn build(
         session_log,
         secrets,
         protected: own_folders(env),
-    })
+    };
+    // Every face starts sessions here: each hears of it.
+    if let Some(notice) = own_folders_notice(&options) {
+        options.startup_notices.push(notice);
+    }
+    Ok(options)
 }
 
 /// The data folder's `results`, beside `sessions`.
