@@ -522,6 +522,9 @@ async fn read_prefix(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
 pub(crate) fn clean_excerpt(body: &[u8], html: bool) -> String {
     let text = String::from_utf8_lossy(body);
     let text = if html { html_text(&text) } else { text.into_owned() };
+    // Escape sequences go whole (a title's text, a screen clear's parameters), not only
+    // their control characters.
+    let text = crate::terminal_text::clean(&text);
     let mut out = String::new();
     let mut chars = 0;
     let mut space = false;
@@ -629,6 +632,15 @@ mod tests {
             message: message.into(),
             retry_after: None,
         }
+    }
+
+    /// A page that is not an event stream is quoted without its escape sequences whole
+    /// (a fresh-eyes run saw `]0;PWN` and `[2J` left over from them).
+    #[test]
+    fn an_excerpt_drops_escape_sequences_whole() {
+        let page = "<html><title>\u{1b}]0;PWN\u{7}Sign in</title><body>\u{1b}[2JPlease log in</body></html>";
+        assert_eq!(clean_excerpt(page.as_bytes(), true), "Sign in Please log in");
+        assert_eq!(clean_excerpt(b"\x1b[31mred\x1b[0m text", false), "red text");
     }
 
     #[test]
