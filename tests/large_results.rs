@@ -217,3 +217,64 @@ async fn a_large_output_that_reads_small_goes_into_the_prompt() {
     let left = std::fs::read_dir(&folder).map_or(0, |entries| entries.count());
     assert_eq!(left, 0, "no file stays");
 }
+
+/// A background job's output is saved whole too: a read of it that cannot show
+/// everything names the file, and the model finds a line from the middle there.
+#[tokio::test]
+async fn the_model_finds_a_line_in_the_middle_of_a_background_jobs_output() {
+    let command = "seq 1 200000; echo 'the job says 51c0-ffee'; seq 200001 400000";
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let path = agent
+        .data
+        .join("results/unrecorded/call_job.txt")
+        .display()
+        .to_string();
+    server.push(Reply::tool(
+        "call_job",
+        "bash",
+        json!({ "command": command, "run_in_background": true }).to_string(),
+    ));
+    // Time for the job to finish: its whole output is on disk when it ends.
+    server.push(Reply::tool(
+        "call_wait",
+        "bash",
+        json!({ "command": "sleep 2" }).to_string(),
+    ));
+    server.push(Reply::tool(
+        "call_read",
+        "bash_output",
+        json!({ "bash_id": "bash_1" }).to_string(),
+    ));
+    server.push(Reply::tool(
+        "call_grep",
+        "bash",
+        json!({ "command": format!("grep -n 'job says' '{path}'") }).to_string(),
+    ));
+    server.push(Reply::text("It says 51c0-ffee."));
+    let events = agent.turn("what does the job say?").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "It says 51c0-ffee.".into()
+        })
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    // The read was bounded and named the file; the middle was not in it.
+    let read = last_result(&requests[3]);
+    assert!(
+        read.starts_with(
+            "[job bash_1: exited 0]\n[not all of this read is shown; everything the job printed is saved in "
+        ),
+        "{}",
+        &read[..200.min(read.len())]
+    );
+    assert!(read.contains(&path), "{}", &read[..300.min(read.len())]);
+    assert!(!read.contains("job says"), "the read shows the middle");
+    assert!(read.len() < 3_000, "{} bytes reached the model", read.len());
+    assert_eq!(
+        last_result(&requests[4]),
+        "200001:the job says 51c0-ffee\n[exit code: 0]"
+    );
+}

@@ -136,7 +136,11 @@ impl Tool for BashTool {
             };
             let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
             if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-                return match self.jobs.start(&command, root, limit, &confinement, &env) {
+                let save_to = context.save_to.clone();
+                return match self
+                    .jobs
+                    .start(&command, root, limit, &confinement, &env, save_to)
+                {
                     Ok(id) => ToolOutput::ok(format!(
                         "started background job {id}: {command}\nRead its output with bash_output {{\"bash_id\": \"{id}\"}}; stop it with bash_kill."
                     )),

@@ -3,6 +3,11 @@
 //! only after its output pipes closed, so its last lines are never lost. A job runs in
 //! the same sandbox a foreground command would, and has its own process tag: when its
 //! shell ends, everything it started ends too (daemons included), and nothing else.
+//!
+//! What a read returns is bounded (its head and tail); a job's whole output is also
+//! saved as it comes, in the session's results folder, as the model reads output (line
+//! by line, without escape sequences), so a read that could not show everything names
+//! the file that has it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,6 +21,7 @@ use tokio::sync::watch;
 use super::output::{HeadTailBuffer, cap_text};
 use super::process::{ProcessGroup, force, kill_all, signal_group, spawn_in_group};
 use super::sandbox::Confinement;
+use super::spill::{PREVIEW_HEAD_BYTES, PREVIEW_TAIL_BYTES, SaveTarget, SpillWriter};
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// How long `bash_kill` waits after TERM before it sends KILL.
@@ -49,7 +55,80 @@ struct Job {
     group: ProcessGroup,
     /// Output not yet read by `bash_output`, bounded (head and tail kept).
     unread: Arc<Mutex<HeadTailBuffer>>,
+    /// All of its output, on disk (when the session saves results).
+    log: Arc<Mutex<Option<JobLog>>>,
     status: watch::Receiver<JobStatus>,
+}
+
+/// A job's whole output as the model reads it, saved as it comes: whole lines made what
+/// a terminal would show ([`crate::terminal_text::for_model`]), up to the saved output's
+/// limits ([`super::spill::MAX_SAVED_BYTES`] and its tail).
+struct JobLog {
+    /// `None` once the job ended and the file was closed.
+    spill: Option<SpillWriter>,
+    /// The line not finished yet.
+    partial: Vec<u8>,
+    /// The file, once made (and while it could be written).
+    path: Option<std::path::PathBuf>,
+}
+
+/// The longest unfinished line kept back before it is written as it is.
+const MAX_PARTIAL_LINE: usize = 64 << 10;
+
+impl JobLog {
+    fn new(target: SaveTarget) -> Self {
+        // From the first byte: a read may drop any part of it.
+        Self {
+            spill: Some(SpillWriter::new(target, 0)),
+            partial: Vec::new(),
+            path: None,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.partial.extend_from_slice(bytes);
+        let upto = match self.partial.iter().rposition(|byte| *byte == b'\n') {
+            Some(newline) => newline + 1,
+            None if self.partial.len() > MAX_PARTIAL_LINE => {
+                // A line that never ends: written at a character's edge.
+                match std::str::from_utf8(&self.partial) {
+                    Ok(_) => self.partial.len(),
+                    Err(err) => err.valid_up_to().max(1),
+                }
+            }
+            None => return,
+        };
+        let run: Vec<u8> = self.partial.drain(..upto).collect();
+        self.write(&run);
+    }
+
+    fn write(&mut self, run: &[u8]) {
+        let Some(spill) = self.spill.as_mut() else { return };
+        let text = String::from_utf8_lossy(run);
+        spill.push(crate::terminal_text::for_model(&text).as_bytes());
+        match spill.path() {
+            None => self.path = None,
+            Some(path) if self.path.is_none() => self.path = Some(path.to_path_buf()),
+            Some(_) => {}
+        }
+    }
+
+    fn path(&self) -> Option<std::path::PathBuf> {
+        self.path.clone()
+    }
+
+    /// Writes what is left and closes the file.
+    fn finish(&mut self) {
+        let rest = std::mem::take(&mut self.partial);
+        if !rest.is_empty() {
+            self.write(&rest);
+        }
+        if let Some(spill) = self.spill.take()
+            && spill.finish("").is_none()
+        {
+            self.path = None;
+        }
+    }
 }
 
 /// The background jobs of one session. Dropping it kills every job still running.
@@ -79,12 +158,15 @@ impl BackgroundJobs {
         output_limit: usize,
         confinement: &Confinement,
         env: &[(std::ffi::OsString, std::ffi::OsString)],
+        save_to: Option<SaveTarget>,
     ) -> Result<String, String> {
         let (mut child, group) = spawn_in_group(command, workspace, confinement, env)?;
         let unread = Arc::new(Mutex::new(HeadTailBuffer::new(output_limit)));
+        let log = Arc::new(Mutex::new(save_to.map(JobLog::new)));
         let (status_tx, status_rx) = watch::channel(JobStatus::Running);
-        let stdout = tokio::spawn(pump(child.stdout.take(), Arc::clone(&unread)));
-        let stderr = tokio::spawn(pump(child.stderr.take(), Arc::clone(&unread)));
+        let stdout = tokio::spawn(pump(child.stdout.take(), Arc::clone(&unread), Arc::clone(&log)));
+        let stderr = tokio::spawn(pump(child.stderr.take(), Arc::clone(&unread), Arc::clone(&log)));
+        let finished_log = Arc::clone(&log);
         let (stdout_abort, stderr_abort) = (stdout.abort_handle(), stderr.abort_handle());
         let pgid = group.pgid();
         let tag = group.tag().to_string();
@@ -119,6 +201,12 @@ impl BackgroundJobs {
                 stdout_abort.abort();
                 stderr_abort.abort();
             }
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(log) = lock(&finished_log).as_mut() {
+                    log.finish();
+                }
+            })
+            .await;
             let _ = status_tx.send(status);
         });
         let mut table = lock(&self.state);
@@ -129,21 +217,28 @@ impl BackgroundJobs {
             Job {
                 group,
                 unread,
+                log,
                 status: status_rx,
             },
         );
         Ok(id)
     }
 
-    /// New output and the status of a job.
-    fn read(&self, id: &str) -> Result<(String, JobStatus), String> {
+    /// New output and the status of a job, and where its whole output is saved.
+    fn read(&self, id: &str) -> Result<JobRead, String> {
         let table = lock(&self.state);
         let job = table.jobs.get(id).ok_or_else(|| unknown_job(id, &table))?;
         // Status first: if it says ended, all output is already in the buffer.
         let status = job.status.borrow().clone();
         let limit = lock(&job.unread).limit();
         let taken = std::mem::replace(&mut *lock(&job.unread), HeadTailBuffer::new(limit));
-        Ok((taken.text(), status))
+        let saved_in = lock(&job.log).as_ref().and_then(JobLog::path);
+        Ok(JobRead {
+            output: taken.text(),
+            not_shown: taken.dropped(),
+            status,
+            saved_in,
+        })
     }
 
     /// TERM, then KILL after the grace period; returns once the job ended.
@@ -192,7 +287,11 @@ fn unknown_job(id: &str, table: &JobTable) -> String {
     }
 }
 
-async fn pump<R: AsyncRead + Unpin>(pipe: Option<R>, unread: Arc<Mutex<HeadTailBuffer>>) {
+async fn pump<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    unread: Arc<Mutex<HeadTailBuffer>>,
+    log: Arc<Mutex<Option<JobLog>>>,
+) {
     let Some(mut pipe) = pipe else { return };
     let mut chunk = vec![0u8; 16 * 1024];
     while let Ok(n) = pipe.read(&mut chunk).await {
@@ -200,35 +299,86 @@ async fn pump<R: AsyncRead + Unpin>(pipe: Option<R>, unread: Arc<Mutex<HeadTailB
             break;
         }
         lock(&unread).push(&chunk[..n]);
+        if let Some(log) = lock(&log).as_mut() {
+            log.push(&chunk[..n]);
+        }
     }
 }
 
-fn format_report(id: &str, status: &JobStatus, output: &str, filter: Option<&regex::Regex>) -> String {
+/// One read of a job: what it printed since the last read (bounded), how many bytes of
+/// that were not kept, its status, and the file with all it printed.
+struct JobRead {
+    output: String,
+    not_shown: u64,
+    status: JobStatus,
+    saved_in: Option<std::path::PathBuf>,
+}
+
+/// What `bash_output` and `bash_kill` return. A read that fits (`limit` bytes, and
+/// `large` when results are saved) is returned whole. One that does not, of a job whose
+/// output is saved, is a preview like every large result's: where everything is, then
+/// the read's first and last kilobyte. Without a saved output it is cut to `limit`.
+fn format_report(
+    id: &str,
+    read: &JobRead,
+    filter: Option<&regex::Regex>,
+    limit: usize,
+    large: usize,
+) -> String {
     let text = match filter {
-        Some(filter) => output
+        Some(filter) => read
+            .output
             .lines()
             .filter(|line| filter.is_match(line))
             .collect::<Vec<_>>()
             .join("\n"),
-        None => output.trim_end_matches('\n').to_string(),
+        None => read.output.trim_end_matches('\n').to_string(),
     };
     let body = if text.is_empty() {
         "(no new output)".to_string()
     } else {
         text
     };
-    format!("[job {id}: {status}]\n{body}")
+    let status = &read.status;
+    let report = format!("[job {id}: {status}]\n{body}");
+    let fits = match (&read.saved_in, large) {
+        (Some(_), large) if large > 0 => report.len() <= limit.min(large),
+        _ => report.len() <= limit,
+    };
+    if read.not_shown == 0 && fits {
+        return report;
+    }
+    match &read.saved_in {
+        Some(path) => {
+            let shown = path.display().to_string();
+            let note = format!(
+                "[not all of this read is shown; everything the job printed is saved in {shown}: read it with read_file {{\"path\": {}, \"offset\": LINE, \"limit\": LINES}} or search it with bash: grep -n PATTERN {}]",
+                Value::String(shown.clone()),
+                super::command_rule::shell_word(&shown)
+            );
+            let preview = cap_text(&body, PREVIEW_HEAD_BYTES + PREVIEW_TAIL_BYTES);
+            format!("[job {id}: {status}]\n{note}\n{preview}")
+        }
+        None => cap_text(
+            &format!(
+                "[job {id}: {status}]\n[not all of this read is shown: its middle was not kept]\n{body}"
+            ),
+            limit,
+        ),
+    }
 }
 
 /// The `bash_output` tool.
 pub struct BashOutputTool {
     jobs: BackgroundJobs,
     limit: usize,
+    /// `tools.large_result_bytes`: past it, a read of a saved job is a preview.
+    large: usize,
 }
 
 impl BashOutputTool {
-    pub fn new(jobs: BackgroundJobs, limit: usize) -> Self {
-        Self { jobs, limit }
+    pub fn new(jobs: BackgroundJobs, limit: usize, large: usize) -> Self {
+        Self { jobs, limit, large }
     }
 }
 
@@ -274,10 +424,7 @@ impl Tool for BashOutputTool {
                 None => None,
             };
             match self.jobs.read(id) {
-                Ok((output, status)) => ToolOutput::ok(cap_text(
-                    &format_report(id, &status, &output, filter.as_ref()),
-                    self.limit,
-                )),
+                Ok(read) => ToolOutput::ok(format_report(id, &read, filter.as_ref(), self.limit, self.large)),
                 Err(message) => ToolOutput::error(message),
             }
         })
@@ -288,11 +435,12 @@ impl Tool for BashOutputTool {
 pub struct BashKillTool {
     jobs: BackgroundJobs,
     limit: usize,
+    large: usize,
 }
 
 impl BashKillTool {
-    pub fn new(jobs: BackgroundJobs, limit: usize) -> Self {
-        Self { jobs, limit }
+    pub fn new(jobs: BackgroundJobs, limit: usize, large: usize) -> Self {
+        Self { jobs, limit, large }
     }
 }
 
@@ -332,9 +480,7 @@ impl Tool for BashKillTool {
                 return ToolOutput::error(message);
             }
             match self.jobs.read(&id) {
-                Ok((output, status)) => {
-                    ToolOutput::ok(cap_text(&format_report(&id, &status, &output, None), self.limit))
-                }
+                Ok(read) => ToolOutput::ok(format_report(&id, &read, None, self.limit, self.large)),
                 Err(message) => ToolOutput::error(message),
             }
         })
@@ -379,9 +525,10 @@ mod tests {
                 10_000,
                 &Confinement::Unconfined,
                 &[],
+                None,
             )
             .unwrap();
-        let tool = BashOutputTool::new(jobs.clone(), 10_000);
+        let tool = BashOutputTool::new(jobs.clone(), 10_000, 20_000);
         tokio::time::sleep(Duration::from_millis(150)).await;
         let early = tool.run(json!({"bash_id": id}), context()).await;
         assert_eq!(early, ToolOutput::ok("[job bash_1: running]\nfirst"));
@@ -417,14 +564,59 @@ mod tests {
                 10_000,
                 &Confinement::Unconfined,
                 &[],
+                None,
             )
             .unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
         let started = std::time::Instant::now();
         jobs.kill(&id, Duration::from_millis(300)).await.unwrap();
-        let (output, status) = jobs.read(&id).unwrap();
-        assert_eq!(output, "stubborn\n");
-        assert_eq!(status, JobStatus::Killed(libc::SIGKILL));
+        let read = jobs.read(&id).unwrap();
+        assert_eq!(read.output, "stubborn\n");
+        assert_eq!(read.status, JobStatus::Killed(libc::SIGKILL));
         assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
+    /// A job that prints more than a read keeps: the read says where everything is, and
+    /// the file holds every line (as the model reads output: no escape sequences).
+    #[tokio::test]
+    async fn a_read_that_cannot_show_everything_names_the_saved_output() {
+        let store = crate::tools::spill::ResultStore::new(
+            std::env::temp_dir().join(format!("miniagent-job-log-{}", std::process::id())),
+        );
+        let jobs = BackgroundJobs::default();
+        let id = jobs
+            .start(
+                "printf '\\033[31mred\\033[0m\\n'; seq 1 50000; printf 'no newline at the end'",
+                &std::env::temp_dir(),
+                10_000,
+                &Confinement::Unconfined,
+                &[],
+                Some(crate::tools::spill::SaveTarget {
+                    store: store.clone(),
+                    call_id: "toolu_job".into(),
+                }),
+            )
+            .unwrap();
+        wait_until_ended(&jobs, &id).await;
+        let tool = BashOutputTool::new(jobs.clone(), 10_000, 20_000);
+        let read = tool.run(json!({"bash_id": id}), context()).await;
+        let path = store.path_for("toolu_job", "");
+        let shown = path.display().to_string();
+        // A preview, as of any large result.
+        assert!(read.content.len() < 3_000, "{}", read.content.len());
+        assert!(
+            read.content.starts_with(&format!(
+                "[job bash_1: exited 0]\n[not all of this read is shown; everything the job printed is saved in {shown}: read it with read_file {{\"path\": \"{shown}\""
+            )),
+            "{}",
+            &read.content[..300]
+        );
+        let saved = std::fs::read_to_string(&path).unwrap();
+        let expected: String = (1..=50_000).map(|n| format!("{n}\n")).collect();
+        assert_eq!(saved, format!("red\n{expected}no newline at the end"));
+        // A small read says nothing of it.
+        let again = tool.run(json!({"bash_id": id}), context()).await;
+        assert_eq!(again, ToolOutput::ok("[job bash_1: exited 0]\n(no new output)"));
+        let _ = std::fs::remove_dir_all(store.dir());
     }
 }

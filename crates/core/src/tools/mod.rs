@@ -346,8 +346,9 @@ impl ToolRegistry {
         registry.register(Arc::new(
             bash::BashTool::new(config.tools.bash.clone(), jobs.clone()).hiding(&config.model.api_key_env),
         ));
-        registry.register(Arc::new(jobs::BashOutputTool::new(jobs.clone(), limit)));
-        registry.register(Arc::new(jobs::BashKillTool::new(jobs, limit)));
+        let large = config.tools.large_result_bytes;
+        registry.register(Arc::new(jobs::BashOutputTool::new(jobs.clone(), limit, large)));
+        registry.register(Arc::new(jobs::BashKillTool::new(jobs, limit, large)));
         registry.register(Arc::new(notes::RecordNoteTool::new(notes)));
         registry.register(Arc::new(notes::RecallNotesTool));
         registry.register(Arc::new(delegate::DelegateTool));

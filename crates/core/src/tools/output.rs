@@ -47,6 +47,11 @@ impl HeadTailBuffer {
         }
     }
 
+    /// Bytes pushed but not kept (between the head and the tail).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
     pub fn limit(&self) -> usize {
         self.limit
     }

@@ -124,6 +124,14 @@ impl SpillWriter {
         }
     }
 
+    /// The file the output goes to, once it outgrew memory (and while it can be written).
+    pub fn path(&self) -> Option<&Path> {
+        match (&self.file, self.failed) {
+            (Some((path, _)), false) => Some(path),
+            _ => None,
+        }
+    }
+
     pub fn push(&mut self, bytes: &[u8]) {
         if self.failed {
             return;
