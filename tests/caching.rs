@@ -6,6 +6,7 @@
 use crate::support;
 
 use miniagent::config::Provider;
+use miniagent::llm::CacheKeyField;
 use miniagent::protocol::{Event, Op};
 use serde_json::Value;
 use support::harness::{Harness, session_log_in, test_config};
@@ -196,8 +197,9 @@ async fn the_switch_turns_caching_off() {
 }
 
 /// OpenAI-style providers cache prefixes by themselves: every request of a session
-/// carries the session's id as its cache key, and each request's messages begin with the
-/// previous request's, byte for byte (an append-only prompt).
+/// carries the session's id as its cache key (where the server takes the field), and
+/// each request's messages begin with the previous request's, byte for byte (an
+/// append-only prompt).
 #[tokio::test]
 async fn openai_requests_carry_the_session_id_and_grow_append_only() {
     let server = ScriptedServer::start(vec![
@@ -208,7 +210,10 @@ async fn openai_requests_carry_the_session_id_and_grow_append_only() {
     .await;
     let data = TempDir::new();
     let log = session_log_in(&data);
-    let mut agent = Harness::start_recorded(test_config(Provider::Openai, &server), log);
+    let mut config = test_config(Provider::Openai, &server);
+    // The scripted server stands for OpenAI itself here.
+    config.model.prompt_cache_key = CacheKeyField::Always;
+    let mut agent = Harness::start_recorded(config, log);
     agent.turn("run two commands").await;
     let logs = support::cli::session_logs(&data);
     assert_eq!(logs.len(), 1);
@@ -223,6 +228,22 @@ async fn openai_requests_carry_the_session_id_and_grow_append_only() {
         assert_eq!(before[..], after[..before.len()], "the prompt only grew");
         assert_eq!(pair[0].body["tools"], pair[1].body["tools"]);
     }
+}
+
+/// By default the cache key goes to OpenAI's own API only: several OpenAI-compatible
+/// servers (Groq, Cerebras, NVIDIA) refuse a request with a field they do not know.
+#[tokio::test]
+async fn other_openai_compatible_servers_get_no_cache_key_by_default() {
+    let server = ScriptedServer::start(vec![Reply::text("hi")]).await;
+    let data = TempDir::new();
+    let log = session_log_in(&data);
+    let config = test_config(Provider::Openai, &server);
+    assert_eq!(config.model.prompt_cache_key, CacheKeyField::Auto);
+    let mut agent = Harness::start_recorded(config, log);
+    agent.turn("hello").await;
+    let request = server.last_request().unwrap();
+    assert!(request.body.get("prompt_cache_key").is_none(), "{}", request.body);
+    assert!(request.body.get("max_tokens").is_some(), "{}", request.body);
 }
 
 /// What the provider says it read from and wrote to its cache reaches the front ends:

@@ -29,6 +29,14 @@ pub fn is_openai_api(base_url: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether the URL is OpenAI's own API (`api.openai.com`), the one server known to take
+/// every field of its protocol (`prompt_cache_key`).
+pub fn is_openai_itself(base_url: &str) -> bool {
+    Url::parse(base_url)
+        .ok()
+        .is_some_and(|url| url.host_str() == Some("api.openai.com"))
+}
+
 /// The base URL requests are built on, without a trailing slash in its path and without
 /// a fragment; a query (`?api-version=…`) is kept for [`request_url`] to carry. A bare
 /// MiniMax host gets the suffix of the chosen protocol; any other URL is used as given.

@@ -39,6 +39,21 @@ pub struct ModelConfig {
     /// Ask the provider to cache the prompt's prefix (Anthropic `cache_control`
     /// breakpoints; OpenAI `prompt_cache_key`).
     pub prompt_caching: bool,
+    /// Where the OpenAI protocol sends `prompt_cache_key` (with `prompt_caching` on).
+    pub prompt_cache_key: CacheKeyField,
+}
+
+/// Whether requests in the OpenAI protocol carry `prompt_cache_key`. Several
+/// OpenAI-compatible servers refuse a request with a field they do not know (Groq,
+/// Cerebras, NVIDIA answer 400 or 422), and every one caches prefixes by itself anyway.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheKeyField {
+    /// Only to OpenAI's own API (`api.openai.com`).
+    Auto,
+    /// To every server (one known to take it).
+    Always,
+    Never,
 }
 
 /// A tool as the model sees it.

@@ -23,6 +23,8 @@ pub struct OpenAiClient {
     ask_reasoning_split: bool,
     /// OpenAI's own API takes the reply's limit as `max_completion_tokens`.
     completion_tokens_field: bool,
+    /// Whether requests carry `prompt_cache_key` (`model.prompt_cache_key`).
+    send_cache_key: bool,
     idle_timeout_s: u64,
     call_deadline_s: u64,
 }
@@ -49,6 +51,11 @@ impl OpenAiClient {
             model: config.model.clone(),
             ask_reasoning_split: endpoint::is_minimax(&config.base_url),
             completion_tokens_field: endpoint::is_openai_api(&config.base_url),
+            send_cache_key: match config.prompt_cache_key {
+                super::CacheKeyField::Auto => endpoint::is_openai_itself(&config.base_url),
+                super::CacheKeyField::Always => true,
+                super::CacheKeyField::Never => false,
+            },
             idle_timeout_s: config.stream_idle_timeout_s,
             call_deadline_s: config.call_deadline_s,
         }
@@ -93,9 +100,9 @@ impl OpenAiClient {
             body["reasoning_split"] = Value::Bool(true);
         }
         // OpenAI caches every prompt's prefix by itself; the key keeps one session's
-        // requests on the same cache. MiniMax documents no such field.
+        // requests on the same cache. Other servers may refuse the field.
         if let PromptCache::On { key: Some(key) } = request.cache
-            && !self.ask_reasoning_split
+            && self.send_cache_key
         {
             body["prompt_cache_key"] = Value::String(key.to_string());
         }
@@ -528,7 +535,9 @@ mod tests {
             messages: &[],
             tools: &[],
             max_output_tokens: 1234,
-            cache: PromptCache::Off,
+            cache: PromptCache::On {
+                key: Some("session-1"),
+            },
         };
         let body = |config: &ModelConfig| {
             OpenAiClient::new(
@@ -543,10 +552,18 @@ mod tests {
         let sent = body(&config);
         assert_eq!(sent["max_completion_tokens"], 1234);
         assert!(sent.get("max_tokens").is_none(), "{sent}");
-        config.base_url = "http://127.0.0.1:11434/v1".into();
+        assert_eq!(sent["prompt_cache_key"], "session-1");
+        // Groq, Cerebras and NVIDIA refuse fields they do not know.
+        config.base_url = "https://api.groq.com/openai/v1".into();
         let sent = body(&config);
         assert_eq!(sent["max_tokens"], 1234);
         assert!(sent.get("max_completion_tokens").is_none(), "{sent}");
+        assert!(sent.get("prompt_cache_key").is_none(), "{sent}");
+        config.prompt_cache_key = super::super::CacheKeyField::Always;
+        assert_eq!(body(&config)["prompt_cache_key"], "session-1");
+        config.base_url = "https://api.openai.com/v1".into();
+        config.prompt_cache_key = super::super::CacheKeyField::Never;
+        assert!(body(&config).get("prompt_cache_key").is_none());
     }
 
     fn completed(out: &[ModelEvent]) -> &ModelResponse {
