@@ -13,9 +13,9 @@
 use super::context::{SUMMARY_MARK, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::meter::Meter;
-use super::model_call::{CallFailure, Deltas, call_model};
+use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{AgentOptions, Session, TurnContext};
-use crate::llm::{ModelRequest, PromptCache, Usage};
+use crate::llm::{ModelRequest, PromptCache};
 use crate::protocol::{CompactionOutcome, Event, message_range};
 use crate::tokens::TokenCounter;
 
@@ -399,7 +399,7 @@ async fn summarize(
         // A summary's prompt is used once: writing it to the cache would cost more.
         cache: PromptCache::Off,
     };
-    let written = match call_model(context, &request, Deltas::Quiet, Usage::default()).await {
+    let written = match call_model(context, &request, Deltas::Quiet, Reckoning::default()).await {
         Ok(response) => {
             let text: String = response
                 .content

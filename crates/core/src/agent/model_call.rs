@@ -39,6 +39,15 @@ impl From<LlmError> for AttemptError {
     }
 }
 
+/// What a call the provider reported nothing for is reckoned from: the conversation's
+/// previous call (how much of the prompt its cache is reckoned to hold), and the prompt's
+/// size when the caller knows it already (counted otherwise).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Reckoning {
+    pub last: Usage,
+    pub prompt_tokens: Option<u64>,
+}
+
 /// Whether a call's text and thinking stream to the front end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Deltas {
@@ -73,13 +82,13 @@ impl Streamed {
 /// Streams one model call, retrying per the configured policy. A retry after output was
 /// streamed starts the reply over; the `retrying` event tells front ends to drop the
 /// partial output so nothing is shown twice. Every attempt the provider bills is metered,
-/// also one that never completes; `last` is what the conversation's previous call used
-/// (how much of the prompt its cache is reckoned to hold).
+/// also one that never completes or that the provider reports nothing for (see
+/// [`Reckoning`]).
 pub(crate) async fn call_model(
     context: &TurnContext,
     request: &ModelRequest<'_>,
     deltas: Deltas,
-    last: Usage,
+    reckoning: Reckoning,
 ) -> Result<ModelResponse, CallFailure> {
     let policy = &context.options.config.retry;
     let mut retries = 0u32;
@@ -95,7 +104,7 @@ pub(crate) async fn call_model(
             }
         };
         if !matches!(outcome, Some(Ok(_))) {
-            meter_unfinished(context, request, &streamed, last);
+            meter_unfinished(context, request, &streamed, reckoning);
         }
         let Some(result) = outcome else {
             return Err(CallFailure::Cancelled {
@@ -111,7 +120,7 @@ pub(crate) async fn call_model(
                     // is billed all the same, so it is reckoned from the request.
                     streamed.reported = Some(response.usage);
                     streamed.any_output = true;
-                    meter_unfinished(context, request, &streamed, last);
+                    meter_unfinished(context, request, &streamed, reckoning);
                 }
                 mend_reply_ids(context, request.messages, &mut response);
                 return Ok(response);
@@ -217,19 +226,27 @@ fn mend_reply_ids(context: &TurnContext, prompt: &[Message], response: &mut Mode
 /// Adds an attempt that ended before its reply completed, or whose prompt the provider
 /// did not count, to the meter, as far as the provider is reckoned to bill it (see
 /// [`meter::unfinished_usage`]).
-fn meter_unfinished(context: &TurnContext, request: &ModelRequest<'_>, streamed: &Streamed, last: Usage) {
+fn meter_unfinished(
+    context: &TurnContext,
+    request: &ModelRequest<'_>,
+    streamed: &Streamed,
+    reckoning: Reckoning,
+) {
     let options = &context.options;
     let price = options.config.price();
     let counter = TokenCounter::new(options.config.agent.tokenizer);
     let prompt_tokens = || {
-        counter.count(request.system)
-            + counter.tools(request.tools)
-            + request
-                .messages
-                .iter()
-                .map(|message| counter.message(message))
-                .sum::<u64>()
+        reckoning.prompt_tokens.unwrap_or_else(|| {
+            counter.count(request.system)
+                + counter.tools(request.tools)
+                + request
+                    .messages
+                    .iter()
+                    .map(|message| counter.message(message))
+                    .sum::<u64>()
+        })
     };
+    let last = reckoning.last;
     let streamed_output = counter.count(&streamed.text) + counter.count(&streamed.thinking);
     let usage = meter::unfinished_usage(
         streamed.reported,

@@ -8,7 +8,7 @@
 use super::approval::ApprovalPolicy;
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
-use super::model_call::{CallFailure, Deltas, call_model};
+use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{Session, TurnContext};
 use crate::llm::{ModelRequest, ModelResponse, PromptCache, ToolSpec};
 use crate::protocol::{Event, StopReason, ToolCallSummary, usd};
@@ -378,7 +378,16 @@ async fn call_step(
             max_output_tokens: options.config.model.max_output_tokens,
             cache,
         };
-        let error = match call_model(context, &request, Deltas::Forward, session.last_usage).await {
+        // The prompt's size as the budget counts it (kept, not counted again), for a
+        // call the provider says nothing of.
+        let reckoning = Reckoning {
+            last: session.last_usage,
+            prompt_tokens: Some(
+                compaction::prompt_size(session, context)
+                    + closing.map_or(0, |text| session.context.counter().message(&Message::user(text))),
+            ),
+        };
+        let error = match call_model(context, &request, Deltas::Forward, reckoning).await {
             Err(CallFailure::Failed(error)) if error.is_context_overflow() && !compacted => error,
             result => return result,
         };
