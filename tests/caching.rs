@@ -8,7 +8,7 @@ use crate::support;
 use miniagent::config::Provider;
 use miniagent::llm::CacheKeyField;
 use miniagent::protocol::{Event, Op};
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::harness::{Harness, session_log_in, test_config};
 use support::validate::{anthropic_cache_problem, assert_valid_anthropic, unmarked};
 use support::*;
@@ -704,26 +704,61 @@ async fn an_interrupted_reply_is_metered() {
 
 /// A provider that reports no usage (an OpenAI-compatible server without
 /// `stream_options` support, a proxy that drops it) still bills: the call is reckoned
-/// from the prompt it was sent and the reply it gave, not counted as free, so the cost
-/// shown and `agent.max_cost` go on working.
+/// from the prompt it was sent and the reply it gave (its tool calls' arguments
+/// included), not counted as free, so the cost shown and `agent.max_cost` go on working;
+/// a later call's prompt is reckoned as read from the cache as far as the earlier one
+/// went, as the provider would.
 #[tokio::test]
 async fn a_call_the_provider_reports_nothing_for_is_reckoned() {
     for provider in [Provider::Anthropic, Provider::Openai] {
-        let server = ScriptedServer::start(vec![Reply::Stream(Turn::text("word ".repeat(300)))]).await;
+        let content = "lorem ipsum dolor sit amet ".repeat(400);
+        let server = ScriptedServer::start(vec![
+            Reply::tool(
+                "call_w",
+                "write_file",
+                json!({"path": "notes.txt", "content": content}).to_string(),
+            ),
+            Reply::Stream(Turn::text("word ".repeat(300))),
+        ])
+        .await;
         let mut config = test_config(provider, &server);
         config.model.model = "claude-sonnet-4-5".into();
         let mut agent = Harness::start(config);
         let events = agent.turn("hi").await;
         let (calls, input, output, cost) = turn_usage(&events);
-        assert_eq!(calls, 1, "{provider}");
-        assert!(input > 1000 && input < 50_000, "{provider}: {input}");
-        assert!(output >= 300, "{provider}: {output}");
+        assert_eq!(calls, 2, "{provider}");
+        assert!(input > 2_000 && input < 60_000, "{provider}: {input}");
+        // The file's 2,400 words were written by the model: they are output.
+        assert!(output >= 2_000 + 300, "{provider}: {output}");
         assert!(cost.unwrap() > 0.0, "{provider}");
-        // The gauge says the call's own figures were not reported.
-        let estimated = events.iter().find_map(|e| match e {
-            Event::TokenUsage { estimated, .. } => Some(*estimated),
-            _ => None,
-        });
-        assert_eq!(estimated, Some(true), "{provider}");
+        let cache_read = events
+            .iter()
+            .find_map(|e| match e {
+                Event::TurnUsage {
+                    cache_read_tokens, ..
+                } => Some(*cache_read_tokens),
+                _ => None,
+            })
+            .unwrap();
+        // The second prompt begins with the first one: reckoned as read from the cache.
+        assert!(
+            cache_read > 1_000 && cache_read < input,
+            "{provider}: {cache_read}"
+        );
+        // The gauge says the call's own figures were reckoned, and carries them.
+        let last = events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::TokenUsage {
+                    estimated,
+                    input_tokens,
+                    ..
+                } => Some((*estimated, *input_tokens)),
+                _ => None,
+            })
+            .unwrap();
+        assert!(last.0, "{provider}: marked estimated");
+        assert!(last.1 > 1_000, "{provider}: {}", last.1);
     }
 }

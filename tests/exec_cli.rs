@@ -625,6 +625,33 @@ fn a_base_url_with_a_credential_and_a_query_works_and_is_never_shown() {
             assert!(!shown.contains(secret), "{provider}: {secret} shown");
         }
     }
+    // A provider that quotes the URL in its error: the credential is redacted there too,
+    // on screen and in the session log.
+    let server = ScriptedServer::start_blocking(vec![Reply::status(
+        400,
+        "bad request to /v1/messages?key=SECRETQ9 from someone:hunter2pw",
+    )]);
+    let base = server
+        .anthropic_base_url()
+        .replace("http://", "http://someone:hunter2pw@")
+        + "?key=SECRETQ9";
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["--base-url", &base, "exec", "hi"])
+        .output()
+        .unwrap();
+    let mut shown = text(&output.stdout) + &text(&output.stderr);
+    assert!(
+        shown.contains("HTTP 400 from the provider: bad request to"),
+        "{shown}"
+    );
+    for entry in walk(config_dir.path()) {
+        shown.push_str(&std::fs::read_to_string(entry).unwrap_or_default());
+    }
+    for secret in ["hunter2pw", "SECRETQ9"] {
+        assert!(!shown.contains(secret), "{secret} shown: {shown}");
+    }
     // A provider that cannot be reached: the log's connection error names the URL without it.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -671,4 +698,44 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     files
+}
+
+/// A provider that answers with a redirect is not followed: Anthropic's key travels in
+/// a header reqwest would forward to any host, and the prompt with it. The run says
+/// where the redirect pointed and what to do.
+#[test]
+fn a_redirect_is_not_followed_with_the_key() {
+    for provider in ["anthropic", "openai"] {
+        let elsewhere = ScriptedServer::start_blocking(vec![Reply::text("stolen")]);
+        let path = match provider {
+            "anthropic" => "/v1/messages",
+            _ => "/v1/chat/completions",
+        };
+        let server = ScriptedServer::start_blocking(vec![Reply::Redirect {
+            status: 307,
+            location: format!("http://localhost:{}{path}", elsewhere.addr().port()),
+        }]);
+        let base = match provider {
+            "anthropic" => server.anthropic_base_url(),
+            _ => server.openai_base_url(),
+        };
+        let workspace = TempDir::new();
+        let config_dir = TempDir::new();
+        let output = miniagent(Some(&workspace), &config_dir)
+            .args(["--provider", provider, "--base-url", &base, "exec", "hi"])
+            .output()
+            .unwrap();
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{provider}: {stderr}");
+        assert_eq!(
+            elsewhere.requests().len(),
+            0,
+            "{provider}: the redirect was followed"
+        );
+        assert_eq!(server.requests().len(), 1, "{provider}: not retried");
+        assert!(
+            stderr.contains("HTTP 307 from the provider: a redirect to localhost, not followed"),
+            "{stderr}"
+        );
+    }
 }

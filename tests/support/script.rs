@@ -52,6 +52,8 @@ pub enum Reply {
     },
     /// A 200 event stream of exactly these framed SSE events, then the end of the body.
     Events(Vec<String>),
+    /// Hostile: a redirect (`status`, e.g. 307) to `location`.
+    Redirect { status: u16, location: String },
 }
 
 impl Reply {

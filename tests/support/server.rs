@@ -560,6 +560,9 @@ async fn play(
         } => {
             let _ = http::write_full(stream, status, &[], &content_type, &body).await;
         }
+        Reply::Redirect { status, location } => {
+            let _ = http::write_full(stream, status, &[("Location", location)], "text/plain", "moved").await;
+        }
         Reply::Events(events) => {
             if stream_events(stream, format, seq, &events, Duration::ZERO)
                 .await

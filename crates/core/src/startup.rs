@@ -297,6 +297,9 @@ pub fn build(
     if let Some(mcp) = &mcp_config {
         secrets.extend(mcp.secret_values());
     }
+    // A base URL may carry a credential too (user:password@, ?key=…): a provider that
+    // echoes the URL in an error must not put it on screen or in the log.
+    secrets.extend(endpoint::url_secrets(&config.model.base_url));
     let secrets = Secrets::new(secrets);
     let client = llm::build_client(&config.model, api_key)?;
     let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone(), env);

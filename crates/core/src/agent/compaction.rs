@@ -85,7 +85,7 @@ pub(crate) fn usage_event(session: &mut Session, options: &AgentOptions, meter: 
     let usage = session.last_usage;
     Event::TokenUsage {
         context_tokens: fixed.saturating_add(session.context.prompt_tokens()),
-        estimated: usage.input_tokens + usage.output_tokens == 0,
+        estimated: session.last_usage_estimated || usage.input_tokens + usage.output_tokens == 0,
         token_limit: options.config.agent.token_limit,
         context_window: options.config.model.context_window,
         input_tokens: usage.input_tokens,

@@ -81,6 +81,7 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
     let mut session = Session {
         context: ContextState::new(TokenCounter::new(options.config.agent.tokenizer)),
         last_usage: Default::default(),
+        last_usage_estimated: false,
         compaction_log: Vec::new(),
         fixed_tokens: None,
     };

@@ -181,6 +181,8 @@ pub(crate) struct Session {
     /// What the provider reported for the conversation's last call (the session's
     /// totals are in the [`meter::SharedMeter`]).
     pub last_usage: Usage,
+    /// `last_usage` was reckoned here: the provider reported none.
+    pub last_usage_estimated: bool,
     pub compaction_log: Vec<crate::protocol::CompactionRecord>,
     /// Tokens of the system prompt and tool schemas, with the tool names they were
     /// counted for (MCP servers add tools as they connect).
@@ -295,6 +297,7 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         session: Arc::new(Mutex::new(Session {
             context: ContextState::new(counter),
             last_usage: Usage::default(),
+            last_usage_estimated: false,
             compaction_log: Vec::new(),
             fixed_tokens: None,
         })),

@@ -104,7 +104,9 @@ pub(crate) async fn call_model(
             }
         };
         if !matches!(outcome, Some(Ok(_))) {
-            meter_unfinished(context, request, &streamed, reckoning);
+            let counter = TokenCounter::new(context.options.config.agent.tokenizer);
+            let output = counter.count(&streamed.text) + counter.count(&streamed.thinking);
+            reckon(context, request, &streamed, output, reckoning);
         }
         let Some(result) = outcome else {
             return Err(CallFailure::Cancelled {
@@ -117,10 +119,17 @@ pub(crate) async fn call_model(
                     context.meter.add(response.usage, context.options.config.price());
                 } else {
                     // The provider did not say (or said something impossible): the call
-                    // is billed all the same, so it is reckoned from the request.
+                    // is billed all the same, so it is reckoned from the request and the
+                    // reply (its tool calls' arguments included), and the reply carries
+                    // the reckoning, marked as one.
                     streamed.reported = Some(response.usage);
                     streamed.any_output = true;
-                    meter_unfinished(context, request, &streamed, reckoning);
+                    let counter = TokenCounter::new(context.options.config.agent.tokenizer);
+                    let output = response.content.iter().map(|block| counter.block(block)).sum();
+                    if let Some(usage) = reckon(context, request, &streamed, output, reckoning) {
+                        response.usage = usage;
+                        response.usage_estimated = true;
+                    }
                 }
                 mend_reply_ids(context, request.messages, &mut response);
                 return Ok(response);
@@ -225,13 +234,14 @@ fn mend_reply_ids(context: &TurnContext, prompt: &[Message], response: &mut Mode
 
 /// Adds an attempt that ended before its reply completed, or whose prompt the provider
 /// did not count, to the meter, as far as the provider is reckoned to bill it (see
-/// [`meter::unfinished_usage`]).
-fn meter_unfinished(
+/// [`meter::unfinished_usage`]), with `output` tokens of reply; returns what it added.
+fn reckon(
     context: &TurnContext,
     request: &ModelRequest<'_>,
     streamed: &Streamed,
+    output: u64,
     reckoning: Reckoning,
-) {
+) -> Option<Usage> {
     let options = &context.options;
     let price = options.config.price();
     let counter = TokenCounter::new(options.config.agent.tokenizer);
@@ -246,20 +256,18 @@ fn meter_unfinished(
                     .sum::<u64>()
         })
     };
-    let last = reckoning.last;
-    let streamed_output = counter.count(&streamed.text) + counter.count(&streamed.thinking);
     let usage = meter::unfinished_usage(
         streamed.reported,
         streamed.any_output,
         prompt_tokens,
-        streamed_output,
-        last,
+        output,
+        reckoning.last,
         request.cache != PromptCache::Off,
         price.is_some_and(|price| price.cache_write.is_some()),
-    );
-    if let Some(usage) = usage {
-        context.meter.add(usage.sane(), price);
-    }
+    )?
+    .sane();
+    context.meter.add(usage, price);
+    Some(usage)
 }
 
 async fn sleep_unless_cancelled(context: &TurnContext, delay: Duration) -> Result<(), ()> {

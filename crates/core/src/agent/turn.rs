@@ -567,6 +567,7 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
     }
     announce(context, response);
     session.last_usage = response.usage;
+    session.last_usage_estimated = response.usage_estimated;
     if !context.events.is_nested() {
         let event = compaction::usage_event(session, &context.options, context.meter.get());
         context.events.emit(event);

@@ -303,6 +303,7 @@ impl AnthropicDecoder {
             stop_reason,
             usage: self.usage.sane(),
             invalid_arguments,
+            usage_estimated: false,
         }));
         self.complete = true;
     }
@@ -588,6 +589,7 @@ mod tests {
                         cache_write_tokens: 0,
                     },
                     invalid_arguments: vec![],
+                    usage_estimated: false,
                 }),
             ]
         );

@@ -71,6 +71,31 @@ pub fn request_url(base: &str, path: &str) -> String {
     }
 }
 
+/// What a URL holds of a credential: its password, and the values of query parameters
+/// named like one (`key`, `api-key`, `token`, `sig`, …; `api-version=2024-06-01` is not
+/// one, and redacting a date everywhere would mangle what commands print).
+pub fn url_secrets(url: &str) -> Vec<String> {
+    const CREDENTIAL_NAMES: [&str; 7] = ["key", "token", "secret", "sig", "pass", "auth", "cred"];
+    let Ok(parsed) = Url::parse(url.trim()) else {
+        return Vec::new();
+    };
+    let credential = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        CREDENTIAL_NAMES.iter().any(|part| name.contains(part))
+    };
+    parsed
+        .password()
+        .map(str::to_string)
+        .into_iter()
+        .chain(
+            parsed
+                .query_pairs()
+                .filter(|(name, _)| credential(name))
+                .map(|(_, value)| value.into_owned()),
+        )
+        .collect()
+}
+
 /// `url` as the log and messages may show it: without a user name, password or query,
 /// where a credential may be.
 pub fn without_credentials(url: &str) -> String {
@@ -123,6 +148,21 @@ mod tests {
             without_credentials("http://u:p@h.example/x?key=1"),
             "http://h.example/x"
         );
+    }
+
+    #[test]
+    fn a_urls_credentials_are_its_password_and_key_like_parameters() {
+        assert_eq!(
+            url_secrets(
+                "https://me:hunter2pw@proxy.example/v1?api-version=2024-06-01&key=SECRETQ9&sig=abcdef"
+            ),
+            vec![
+                "hunter2pw".to_string(),
+                "SECRETQ9".to_string(),
+                "abcdef".to_string()
+            ]
+        );
+        assert!(url_secrets("https://api.anthropic.com").is_empty());
     }
 
     #[test]

@@ -139,6 +139,8 @@ pub struct ModelResponse {
     pub stop_reason: StopReason,
     pub usage: Usage,
     pub invalid_arguments: Vec<InvalidArguments>,
+    /// `usage` is reckoned here: the provider reported none.
+    pub usage_estimated: bool,
 }
 
 /// What a model stream yields.
@@ -303,6 +305,9 @@ pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc
     // other rustls user on the same provider. A second install is refused harmlessly.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let http = reqwest::Client::builder()
+        // A redirect is not followed: the key (Anthropic's x-api-key header goes along
+        // to any host) and the prompt would go where the provider's answer says.
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(config.connect_timeout_s))
         .read_timeout(Duration::from_secs(config.stream_idle_timeout_s))
         .build()
@@ -607,6 +612,23 @@ fn html_text(html: &str) -> String {
 /// Reads an error response: status, the provider's message and `Retry-After`.
 pub(crate) async fn status_error(response: reqwest::Response) -> LlmError {
     let status = response.status().as_u16();
+    if response.status().is_redirection() {
+        // Where it points, by host only (its path and query may hold anything).
+        let to = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|location| response.url().join(location).ok())
+            .and_then(|url| url.host_str().map(|host| clean_excerpt(host.as_bytes(), false)))
+            .unwrap_or_else(|| "an address it did not give".to_string());
+        return LlmError::Status {
+            status,
+            message: format!(
+                "a redirect to {to}, not followed (the key and the prompt would go with it); set model.base_url to the address the provider moved to"
+            ),
+            retry_after: None,
+        };
+    }
     let retry_after = response
         .headers()
         .get(reqwest::header::RETRY_AFTER)

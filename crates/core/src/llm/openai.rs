@@ -426,6 +426,7 @@ impl OpenAiDecoder {
             stop_reason,
             usage: self.usage.sane(),
             invalid_arguments,
+            usage_estimated: false,
         }));
         self.complete = true;
         Ok(())
