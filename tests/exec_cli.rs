@@ -304,7 +304,7 @@ fn an_unreachable_provider_prints_one_short_line_per_retry() {
     {
         let note = lines.remove(0);
         assert!(
-            note.starts_with("note: sandboxed commands may write to miniagent's own folders inside "),
+            note.starts_with("note: sandboxed commands may write anywhere inside "),
             "{stderr}"
         );
         assert!(

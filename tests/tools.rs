@@ -416,7 +416,8 @@ async fn background_jobs_report_new_output_and_can_be_killed() {
     assert_eq!(
         received[7],
         (
-            "no background job `bash_9`; the jobs are: bash_1, bash_2".into(),
+            "no background job `bash_9` in this run: its jobs are bash_1, bash_2 (jobs end when miniagent exits)"
+                .into(),
             true
         )
     );

@@ -124,7 +124,7 @@ fn own_folders_notice(options: &AgentOptions) -> Option<String> {
     roots.sort();
     roots.dedup();
     Some(format!(
-        "sandboxed commands may write to miniagent's own folders inside {}: {}; they could change its settings, sessions or saved results. Keep MINIAGENT_CONFIG_DIR and MINIAGENT_DATA_DIR elsewhere",
+        "sandboxed commands may write anywhere inside {}, and miniagent's own folders are there: {}; a command could change its settings, sessions or saved results. Keep MINIAGENT_CONFIG_DIR and MINIAGENT_DATA_DIR elsewhere",
         roots.join(" and "),
         outermost
             .iter()

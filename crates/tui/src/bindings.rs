@@ -72,7 +72,8 @@ pub const WORKBENCH: &[Binding] = &[
             if app.turn_running {
                 app.interrupt();
             } else if !app.input.is_empty() {
-                app.input.clear();
+                // Undoable (Ctrl-Z): it may hold messages put back after an interrupt.
+                app.input.clear_undoably();
             } else if app.quit_armed_until.is_some_and(|until| app.now < until) {
                 app.request(crate::tui::app::Action::Quit);
             } else {

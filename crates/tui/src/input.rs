@@ -61,6 +61,13 @@ impl InputBox {
         self.set_text("");
     }
 
+    /// Empties the box as an edit (Ctrl-C on a typed message): Ctrl-Z brings it back.
+    pub fn clear_undoably(&mut self) {
+        self.editor.select_all();
+        self.editor.cut();
+        self.recall = None;
+    }
+
     /// Replaces what is typed, the cursor at its end.
     pub fn set_text(&mut self, text: &str) {
         let mut editor = TextArea::new(text.split('\n').map(str::to_string).collect());
@@ -370,6 +377,11 @@ mod tests {
         input.on_key(ctrl('k'));
         assert_eq!(input.text(), "first line\nhello world ");
         input.on_key(ctrl('w'));
+        assert_eq!(input.text(), "first line\nhello ");
+        // Emptied as an edit (Ctrl-C), it comes back with Ctrl-Z.
+        input.clear_undoably();
+        assert!(input.is_empty());
+        assert_eq!(input.on_key(ctrl('z')), InputAction::Changed);
         assert_eq!(input.text(), "first line\nhello ");
         // At a line's start, Ctrl-U takes the line break: pressed again and again it
         // clears a message of many lines.

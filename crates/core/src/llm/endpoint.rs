@@ -20,21 +20,19 @@ pub fn is_minimax(base_url: &str) -> bool {
 /// `max_tokens`); other OpenAI-compatible servers are sent `max_tokens`, which they all
 /// know.
 pub fn is_openai_api(base_url: &str) -> bool {
-    Url::parse(base_url)
-        .ok()
-        .and_then(|url| {
-            url.host_str()
-                .map(|host| host == "api.openai.com" || host.ends_with(".openai.azure.com"))
-        })
-        .unwrap_or(false)
+    host_of(base_url).is_some_and(|host| host == "api.openai.com" || host.ends_with(".openai.azure.com"))
 }
 
 /// Whether the URL is OpenAI's own API (`api.openai.com`), the one server known to take
 /// every field of its protocol (`prompt_cache_key`).
 pub fn is_openai_itself(base_url: &str) -> bool {
-    Url::parse(base_url)
-        .ok()
-        .is_some_and(|url| url.host_str() == Some("api.openai.com"))
+    host_of(base_url).is_some_and(|host| host == "api.openai.com")
+}
+
+/// The URL's host, lower-cased, without the trailing dot of a fully qualified name.
+fn host_of(base_url: &str) -> Option<String> {
+    let url = Url::parse(base_url.trim()).ok()?;
+    Some(url.host_str()?.trim_end_matches('.').to_ascii_lowercase())
 }
 
 /// The base URL requests are built on, without a trailing slash in its path and without
@@ -168,6 +166,8 @@ mod tests {
     #[test]
     fn only_openai_itself_is_sent_max_completion_tokens() {
         assert!(is_openai_api("https://api.openai.com/v1"));
+        assert!(is_openai_api("https://api.openai.com./v1"));
+        assert!(is_openai_itself("https://API.openai.com./v1"));
         assert!(is_openai_api(
             "https://mine.openai.azure.com/openai/deployments/x"
         ));

@@ -90,10 +90,15 @@ impl JobLog {
         let upto = match self.partial.iter().rposition(|byte| *byte == b'\n') {
             Some(newline) => newline + 1,
             None if self.partial.len() > MAX_PARTIAL_LINE => {
-                // A line that never ends: written at a character's edge.
-                match std::str::from_utf8(&self.partial) {
-                    Ok(_) => self.partial.len(),
-                    Err(err) => err.valid_up_to().max(1),
+                // A line that never ends: written up to its last escape sequence's start
+                // (a sequence cut in two would be cleaned as two halves), else at a
+                // character's edge.
+                match self.partial.iter().rposition(|byte| *byte == 0x1b) {
+                    Some(escape) if escape > 0 => escape,
+                    _ => match std::str::from_utf8(&self.partial) {
+                        Ok(_) => self.partial.len(),
+                        Err(err) => err.valid_up_to().max(1),
+                    },
                 }
             }
             None => return,
@@ -280,10 +285,14 @@ impl Drop for JobTable {
 fn unknown_job(id: &str, table: &JobTable) -> String {
     let mut ids: Vec<&str> = table.jobs.keys().map(String::as_str).collect();
     ids.sort_unstable();
+    // A job of an earlier run of a resumed session ended with that run.
     if ids.is_empty() {
-        format!("no background job `{id}`; none were started")
+        format!("no background job `{id}`: none were started in this run (jobs end when miniagent exits)")
     } else {
-        format!("no background job `{id}`; the jobs are: {}", ids.join(", "))
+        format!(
+            "no background job `{id}` in this run: its jobs are {} (jobs end when miniagent exits)",
+            ids.join(", ")
+        )
     }
 }
 
@@ -537,12 +546,14 @@ mod tests {
             .run(json!({"bash_id": id, "filter_str": "line [13]"}), context())
             .await;
         assert_eq!(late, ToolOutput::ok("[job bash_1: exited 0]\nline 1\nline 3"));
-        let again = tool.run(json!({"bash_id": id}), context()).await;
+        let again = tool.run(json!({"bash_id": "bash_1"}), context()).await;
         assert_eq!(again, ToolOutput::ok("[job bash_1: exited 0]\n(no new output)"));
         let bad = tool.run(json!({"bash_id": "bash_9"}), context()).await;
         assert_eq!(
             bad,
-            ToolOutput::error("no background job `bash_9`; the jobs are: bash_1")
+            ToolOutput::error(
+                "no background job `bash_9` in this run: its jobs are bash_1 (jobs end when miniagent exits)"
+            )
         );
         let regex = tool
             .run(json!({"bash_id": id, "filter_str": "("}), context())
@@ -614,8 +625,27 @@ mod tests {
         let saved = std::fs::read_to_string(&path).unwrap();
         let expected: String = (1..=50_000).map(|n| format!("{n}\n")).collect();
         assert_eq!(saved, format!("red\n{expected}no newline at the end"));
+        // A line that never ends, full of escape sequences: saved without any piece of
+        // one, however the pipe cut it.
+        let id = jobs
+            .start(
+                "for i in $(seq 1 30000); do printf '\\033[31mX\\033[0m \\033]8;;http://e\\007L\\033]8;;\\007 '; done",
+                &std::env::temp_dir(),
+                10_000,
+                &Confinement::Unconfined,
+                &[],
+                Some(crate::tools::spill::SaveTarget {
+                    store: store.clone(),
+                    call_id: "toolu_line".into(),
+                }),
+            )
+            .unwrap();
+        wait_until_ended(&jobs, &id).await;
+        let _ = tool.run(json!({"bash_id": id}), context()).await;
+        let saved = std::fs::read_to_string(store.path_for("toolu_line", "")).unwrap();
+        assert_eq!(saved, "X L ".repeat(30_000));
         // A small read says nothing of it.
-        let again = tool.run(json!({"bash_id": id}), context()).await;
+        let again = tool.run(json!({"bash_id": "bash_1"}), context()).await;
         assert_eq!(again, ToolOutput::ok("[job bash_1: exited 0]\n(no new output)"));
         let _ = std::fs::remove_dir_all(store.dir());
     }
