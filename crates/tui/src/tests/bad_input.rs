@@ -439,3 +439,76 @@ fn escape_sequences_in_a_reply_go_whole() {
         assert!(!shown.contains(leftover), "{leftover} is on screen:\n{shown}");
     }
 }
+
+/// Output of random bytes and of characters whose width is hard to tell (combining
+/// marks, zero-width joiners, variation selectors, wide and ambiguous ones, tabs) stays
+/// inside the tool detail's frame: every row of the popup ends with its border.
+#[test]
+fn binary_output_stays_inside_the_tool_detail() {
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let mut app = busy_app(&workspace, &home);
+    // A fixed pseudo-random stream of bytes, read as the agent reads a pipe (lossily).
+    let mut state = 0x2545_f491_u32;
+    let bytes: Vec<u8> = (0..6000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state >> 24) as u8
+        })
+        .collect();
+    let junk = String::from_utf8_lossy(&bytes).into_owned()
+        + "\ne\u{301}\u{301}\u{301} 👩\u{200d}👩\u{200d}👧 ☺\u{fe0f} ✂\u{fe0e} 表\t表\u{3000}x ⚠️ \u{1f1ef}\u{1f1f5} \u{ad}\u{2028}|\n";
+    for event in [
+        Event::ToolCallRequested {
+            id: "junk".into(),
+            name: "bash".into(),
+            arguments: json!({"command": "cat /dev/urandom"}),
+            summary: "cat /dev/urandom".into(),
+        },
+        Event::ToolCallStarted {
+            id: "junk".into(),
+            name: "bash".into(),
+        },
+        Event::ToolOutputDelta {
+            id: "junk".into(),
+            delta: junk.clone(),
+        },
+        Event::ToolCallFinished {
+            id: "junk".into(),
+            name: "bash".into(),
+            ok: true,
+            outcome: ToolOutcome::Ok,
+            duration_ms: 5,
+            output_preview: "junk".into(),
+            output: junk,
+            effects: Vec::new(),
+        },
+    ] {
+        app.on_agent_event(event);
+    }
+    app.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::new(
+        "junk".into(),
+    )));
+    for (width, height) in [(80, 24), (160, 48)] {
+        for _ in 0..40 {
+            let shown = screen(&app, width, height);
+            let rows: Vec<&str> = shown.lines().collect();
+            // The popup's rows: those its left border starts.
+            let framed: Vec<&&str> = rows.iter().filter(|row| row.contains('┃')).collect();
+            assert!(!framed.is_empty(), "{shown}");
+            for row in framed {
+                let (first, last) = (row.find('┃').unwrap(), row.rfind('┃').unwrap());
+                assert!(first < last, "a row lost its right border:\n{shown}");
+                let inside = &row[first..last];
+                let cells = unicode_width::UnicodeWidthStr::width(inside);
+                let expected = unicode_width::UnicodeWidthStr::width(
+                    &rows.iter().find(|r| r.contains('┏')).unwrap()[..],
+                );
+                assert!(cells <= expected, "{cells} > {expected}:\n{shown}");
+            }
+            app.on_key(key(KeyCode::PageDown));
+        }
+    }
+}
