@@ -353,7 +353,46 @@ fn bright(n: u32) -> Color {
 }
 
 /// Joins a row's cells into spans of equal style, without trailing unstyled blanks.
+/// A row holding bytes that were not UTF-8 (read as U+FFFD) is binary, not text: its
+/// other non-ASCII characters are mostly stray byte runs that decoded to something, often
+/// code points no font has and whose width terminals disagree about (a terminal's
+/// `wcwidth` says -1 for unassigned ones, where the layout counts one column), which
+/// pushed the rest of the row past the frame. They are drawn as U+FFFD too, one column
+/// each, so the row is exactly as wide as the layout says.
+fn settle_binary(row: &mut [Cell]) {
+    if !row
+        .iter()
+        .any(|cell| matches!(cell, Cell::Glyph { base: '\u{fffd}', .. }))
+    {
+        return;
+    }
+    let mut style = Style::default();
+    for cell in row.iter_mut() {
+        match cell {
+            Cell::Glyph {
+                base,
+                marks,
+                style: own,
+            } => {
+                if !base.is_ascii() {
+                    *base = '\u{fffd}';
+                }
+                marks.clear();
+                style = *own;
+            }
+            Cell::Continuation => {
+                *cell = Cell::Glyph {
+                    base: '\u{fffd}',
+                    marks: String::new(),
+                    style,
+                };
+            }
+        }
+    }
+}
+
 fn row_to_line(mut row: Vec<Cell>) -> Line<'static> {
+    settle_binary(&mut row);
     while let Some(Cell::Glyph {
         base: ' ',
         marks,
@@ -401,6 +440,24 @@ mod tests {
 
     fn plain(text: &str) -> Vec<String> {
         texts(&ansi_lines(text, &Theme::dark()))
+    }
+
+    /// A row with bytes that were not UTF-8 is drawn with every non-ASCII character as
+    /// U+FFFD, one column each (a wide one as two): random bytes decode to code points
+    /// terminals measure differently from the layout, which broke the frame around them.
+    /// Text rows keep their characters.
+    #[test]
+    fn binary_rows_draw_one_column_per_cell() {
+        let lines = plain("\u{fffd}ab\u{378}表e\u{301}\nplain 表 é\n");
+        assert_eq!(
+            lines,
+            vec![
+                "\u{fffd}ab\u{fffd}\u{fffd}\u{fffd}e".to_string(),
+                "plain 表 é".to_string()
+            ]
+        );
+        let width = |text: &str| unicode_width::UnicodeWidthStr::width(text);
+        assert_eq!(width(&lines[0]), 7);
     }
 
     #[test]
