@@ -739,3 +739,31 @@ fn a_redirect_is_not_followed_with_the_key() {
         );
     }
 }
+
+/// A data folder where results cannot be saved (here `results` is a file) is said at the
+/// start, not found out later when a large output quietly loses its middle.
+#[test]
+fn a_results_folder_that_cannot_be_made_is_said_at_the_start() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("hello")]);
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    config_dir.write("results", "not a folder");
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["--base-url", &server.anthropic_base_url(), "exec", "hi"])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let results = config_dir.join("results");
+    assert!(
+        stderr.contains(&format!(
+            "note: large results cannot be saved in {} (",
+            results.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the model gets only their first and last part"),
+        "{stderr}"
+    );
+}

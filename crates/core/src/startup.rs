@@ -346,10 +346,22 @@ pub fn build(
         manager
     });
     // Settings adjusted while loading come first: they explain what follows.
-    let startup_notices = config.notices.iter().cloned().chain(log_notice).collect();
+    let mut startup_notices: Vec<String> = config.notices.iter().cloned().chain(log_notice).collect();
+    // The folder is made now, so a data folder where it cannot be is said at the start
+    // (large results then reach the model as their first and last part only).
     let results = (config.tools.large_result_bytes > 0)
         .then(|| results_dir(env))
-        .flatten();
+        .flatten()
+        .filter(|dir| match crate::config::private_dir(dir) {
+            Ok(()) => true,
+            Err(err) => {
+                startup_notices.push(format!(
+                    "large results cannot be saved in {} ({err}): the model gets only their first and last part",
+                    dir.display()
+                ));
+                false
+            }
+        });
     // Saved results are read back with read_file (each call may read its session's
     // folder); no tool writes there.
     let read_roots = skills.roots();
