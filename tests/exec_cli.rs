@@ -629,7 +629,7 @@ fn a_base_url_with_a_credential_and_a_query_works_and_is_never_shown() {
     // on screen and in the session log.
     let server = ScriptedServer::start_blocking(vec![Reply::status(
         400,
-        "bad request to /v1/messages?key=SECRETQ9 from someone:hunter2pw",
+        "bad request to /v1/messages?key=SECRETQ9 from someone:hunter2pw, auth=Basic c29tZW9uZTpodW50ZXIycHc=",
     )]);
     let base = server
         .anthropic_base_url()
@@ -649,7 +649,8 @@ fn a_base_url_with_a_credential_and_a_query_works_and_is_never_shown() {
     for entry in walk(config_dir.path()) {
         shown.push_str(&std::fs::read_to_string(entry).unwrap_or_default());
     }
-    for secret in ["hunter2pw", "SECRETQ9"] {
+    // The Basic value is `someone:hunter2pw` as the request's Authorization header sent it.
+    for secret in ["hunter2pw", "SECRETQ9", "c29tZW9uZTpodW50ZXIycHc"] {
         assert!(!shown.contains(secret), "{secret} shown: {shown}");
     }
     // A provider that cannot be reached: the log's connection error names the URL without it.

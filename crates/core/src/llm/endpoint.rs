@@ -69,11 +69,14 @@ pub fn request_url(base: &str, path: &str) -> String {
     }
 }
 
-/// What a URL holds of a credential: its password, and the values of query parameters
-/// named like one (`key`, `api-key`, `token`, `sig`, …; `api-version=2024-06-01` is not
-/// one, and redacting a date everywhere would mangle what commands print).
+/// What a URL holds of a credential, in every form a provider may echo it: its password
+/// (as written and decoded) and the HTTP Basic value made of it, and the values of query
+/// parameters named like one (`key`, `api-key`, `token`, `sig`, `code`, …), as written
+/// and decoded. `api-version=2024-06-01` is not one: redacting a date everywhere would
+/// mangle what commands print.
 pub fn url_secrets(url: &str) -> Vec<String> {
-    const CREDENTIAL_NAMES: [&str; 7] = ["key", "token", "secret", "sig", "pass", "auth", "cred"];
+    use base64::Engine;
+    const CREDENTIAL_NAMES: [&str; 8] = ["key", "token", "secret", "sig", "pass", "auth", "cred", "code"];
     let Ok(parsed) = Url::parse(url.trim()) else {
         return Vec::new();
     };
@@ -81,17 +84,34 @@ pub fn url_secrets(url: &str) -> Vec<String> {
         let name = name.to_ascii_lowercase();
         CREDENTIAL_NAMES.iter().any(|part| name.contains(part))
     };
-    parsed
-        .password()
-        .map(str::to_string)
-        .into_iter()
-        .chain(
-            parsed
-                .query_pairs()
-                .filter(|(name, _)| credential(name))
-                .map(|(_, value)| value.into_owned()),
-        )
-        .collect()
+    let mut secrets = Vec::new();
+    if let Some(password) = parsed.password() {
+        let user = parsed.username();
+        let (plain_user, plain_password) = (decoded(user), decoded(password));
+        for (user, password) in [(user, password), (plain_user.as_str(), plain_password.as_str())] {
+            let basic = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+            secrets.extend([password.to_string(), basic]);
+        }
+    }
+    for pair in parsed.query().unwrap_or("").split('&') {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if credential(&decoded(name)) {
+            secrets.extend([value.to_string(), decoded(value)]);
+        }
+    }
+    secrets
+}
+
+/// A URL component with its percent-escapes decoded (and `+` as a space, as a query
+/// reads it).
+fn decoded(text: &str) -> String {
+    let Ok(mut url) = Url::parse("http://decode.invalid/") else {
+        return text.to_string();
+    };
+    url.set_query(Some(&format!("x={text}")));
+    url.query_pairs()
+        .next()
+        .map_or_else(|| text.to_string(), |(_, value)| value.into_owned())
 }
 
 /// `url` as the log and messages may show it: without a user name, password or query,
@@ -150,16 +170,19 @@ mod tests {
 
     #[test]
     fn a_urls_credentials_are_its_password_and_key_like_parameters() {
-        assert_eq!(
-            url_secrets(
-                "https://me:hunter2pw@proxy.example/v1?api-version=2024-06-01&key=SECRETQ9&sig=abcdef"
-            ),
-            vec![
-                "hunter2pw".to_string(),
-                "SECRETQ9".to_string(),
-                "abcdef".to_string()
-            ]
+        let secrets = url_secrets(
+            "https://me:hunter2pw@proxy.example/v1?api-version=2024-06-01&key=SECRETQ9&sig=abcdef&code=FUNCKEY1",
         );
+        // bWU6aHVudGVyMnB3 is `me:hunter2pw` as HTTP Basic auth sends it.
+        for secret in ["hunter2pw", "SECRETQ9", "abcdef", "FUNCKEY1", "bWU6aHVudGVyMnB3"] {
+            assert!(secrets.iter().any(|s| s == secret), "{secret} not in {secrets:?}");
+        }
+        assert!(!secrets.iter().any(|s| s.contains("2024")), "{secrets:?}");
+        // As written and decoded: a provider may echo either.
+        let secrets = url_secrets("http://u:p%40ss%2Bword@h.example/?key=PCT%2BSECRET");
+        for secret in ["p%40ss%2Bword", "p@ss+word", "PCT%2BSECRET", "PCT+SECRET"] {
+            assert!(secrets.iter().any(|s| s == secret), "{secret} not in {secrets:?}");
+        }
         assert!(url_secrets("https://api.anthropic.com").is_empty());
     }
 
