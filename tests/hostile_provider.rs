@@ -156,6 +156,30 @@ async fn a_web_page_with_status_200_is_named_and_not_retried() {
     }
 }
 
+/// A gateway's error page (a 502 from a proxy) is quoted as its text, not its markup.
+#[tokio::test]
+async fn an_error_page_is_quoted_as_its_text() {
+    let page = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>\
+                <style>body{color:red}</style></head>\n<body><h1>Bad   Gateway</h1>\n<p>nginx</p></body></html>";
+    for provider in PROVIDERS {
+        let reply = Reply::Raw {
+            status: 400,
+            content_type: "text/html".into(),
+            body: page.into(),
+        };
+        let events = one_attempt(provider, reply, |_| {}).await;
+        let message = error_of(provider, &events);
+        assert!(
+            message.contains("HTTP 400 from the provider: 502 Bad Gateway Bad Gateway nginx"),
+            "{provider}: {message}"
+        );
+        assert!(
+            !message.contains('<') && !message.contains("color:red"),
+            "{message:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_json_body_with_status_200_is_named_and_not_retried() {
     let body = r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hello"}}]}"#;

@@ -635,6 +635,14 @@ pub(crate) async fn status_error(response: reqwest::Response) -> LlmError {
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
+    let html = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .is_some_and(|value| {
+            String::from_utf8_lossy(value.as_bytes())
+                .to_ascii_lowercase()
+                .contains("html")
+        });
     let bytes = read_prefix(response, MAX_ERROR_BODY_BYTES).await;
     let body = String::from_utf8_lossy(&bytes);
     let message = serde_json::from_str::<serde_json::Value>(&body)
@@ -648,6 +656,9 @@ pub(crate) async fn status_error(response: reqwest::Response) -> LlmError {
             let trimmed = body.trim();
             if trimmed.is_empty() {
                 "(empty body)".to_string()
+            } else if html || trimmed.starts_with("<!") || trimmed.starts_with("<html") {
+                // A proxy's or gateway's error page: its text, not its markup.
+                clean_excerpt(trimmed.as_bytes(), true)
             } else {
                 trimmed.chars().take(500).collect()
             }
