@@ -1,0 +1,100 @@
+//! Figures as every face shows them: token counts, costs, a turn's usage line and
+//! history message ranges, so the workbench, `exec` and `sessions` say them alike.
+
+/// A token count as every face shows it: `950`, `1.2k`, `34k`, `1.3M`.
+pub fn short_count(count: u64) -> String {
+    // Rounded to the nearest: 15,800 is "16k", not "15k"; 999,600 is "1.0M".
+    if count >= 999_500 {
+        format!("{:.1}M", count as f64 / 1e6)
+    } else if count >= 9_950 {
+        format!("{}k", (count + 500) / 1000)
+    } else if count >= 1000 {
+        format!("{:.1}k", count as f64 / 1000.0)
+    } else {
+        count.to_string()
+    }
+}
+
+/// One line saying what a turn used ([`crate::Event::TurnUsage`]'s figures): `12 model calls ·
+/// in 640k, 590k of it from the cache · out 3.1k · $0.214`.
+pub fn turn_usage_line(
+    model_calls: u64,
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cost: Option<f64>,
+) -> String {
+    let mut line = format!(
+        "{model_calls} model call{} · in {}",
+        if model_calls == 1 { "" } else { "s" },
+        short_count(input)
+    );
+    if cache_read > 0 {
+        line.push_str(&format!(", {} of it from the cache", short_count(cache_read)));
+    }
+    line.push_str(&format!(" · out {}", short_count(output)));
+    if let Some(cost) = cost {
+        line.push_str(&format!(" · {}", usd(cost)));
+    }
+    line
+}
+
+/// More US dollars than one session truthfully costs.
+pub const MAX_SESSION_COST_USD: f64 = 1_000_000.0;
+
+/// A cost as far as it can be true (a recording or a provider may say anything): not
+/// negative, not a NaN, under [`MAX_SESSION_COST_USD`]; else no cost is known.
+pub fn sane_cost(cost: Option<f64>) -> Option<f64> {
+    cost.filter(|cost| (0.0..MAX_SESSION_COST_USD).contains(cost))
+}
+
+/// A cost in US dollars as every face shows it: `$0.042`, `$1.23`, `<$0.001`.
+pub fn usd(cost: f64) -> String {
+    if !cost.is_finite() || cost < 0.0 {
+        return "$?".to_string();
+    }
+    if cost > 0.0 && cost < 0.0005 {
+        "<$0.001".to_string()
+    } else if cost < 0.995 {
+        format!("${cost:.3}")
+    } else {
+        format!("${cost:.2}")
+    }
+}
+
+/// History messages as a person reads them: numbered from 1, `start..end` shown as
+/// `start+1–end` (one numbering for the inspector, `/stats`, `exec` and `sessions`).
+pub fn message_range(start: u64, end: u64) -> String {
+    let first = start.saturating_add(1);
+    let last = end.max(first);
+    if last == first {
+        first.to_string()
+    } else {
+        format!("{first}–{last}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn short_counts_round_to_the_nearest() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1.0k"),
+            (9_949, "9.9k"),
+            (9_950, "10k"),
+            (15_800, "16k"),
+            (15_499, "15k"),
+            (999_499, "999k"),
+            (999_500, "1.0M"),
+            (2_160_000, "2.2M"),
+        ];
+        for (count, shown) in cases {
+            assert_eq!(short_count(count), shown, "{count}");
+        }
+    }
+}
