@@ -460,17 +460,7 @@ async fn impossible_usage_counts_are_not_billed() {
         config.model.model = "claude-sonnet-4-5".into();
         let mut agent = Harness::start(config);
         let events = agent.turn("run one command").await;
-        let (input, cost) = events
-            .iter()
-            .find_map(|e| match e {
-                Event::TurnUsage {
-                    input_tokens,
-                    cost_usd,
-                    ..
-                } => Some((*input_tokens, *cost_usd)),
-                _ => None,
-            })
-            .unwrap();
+        let (_, input, _, cost) = turn_usage(&events);
         // The impossible call is reckoned from what was sent (the system prompt, the
         // tools' schemas, the message: thousands of tokens, not trillions).
         assert!(

@@ -277,11 +277,7 @@ fn a_malformed_config_file_is_one_line_naming_file_and_key() {
 /// An unreachable provider: one line per retry saying what failed, and the error once.
 #[test]
 fn an_unreachable_provider_prints_one_short_line_per_retry() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::closed_port();
     let workspace = TempDir::new();
     let config_dir = TempDir::new();
     config_dir.write(
@@ -654,11 +650,7 @@ fn a_base_url_with_a_credential_and_a_query_works_and_is_never_shown() {
         assert!(!shown.contains(secret), "{secret} shown: {shown}");
     }
     // A provider that cannot be reached: the log's connection error names the URL without it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::closed_port();
     let workspace = TempDir::new();
     let config_dir = TempDir::new();
     config_dir.write("config.toml", "[retry]\nmax_retries = 0\n");

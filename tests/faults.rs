@@ -197,12 +197,7 @@ async fn a_stalled_or_silent_stream_times_out_and_is_retried() {
 
 #[tokio::test]
 async fn an_unreachable_provider_is_an_error_after_retries() {
-    // Bind and drop a listener to get a port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::closed_port();
     let server = ScriptedServer::start(vec![]).await;
     let mut config = test_config(Provider::Openai, &server);
     config.model.base_url = format!("http://127.0.0.1:{port}/v1");

@@ -307,11 +307,7 @@ async fn broken_servers_fail_within_their_timeout_while_others_connect() {
     let dir = TempDir::new();
     // A unique duration finds this test's `sleep` among other processes.
     let silent_args = ["sleep", "99.4711"];
-    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed_port = crate::support::closed_port();
     let unreachable = format!("http://127.0.0.1:{closed_port}/mcp");
     let started = Instant::now();
     let manager = McpManager::start(

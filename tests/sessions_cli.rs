@@ -324,11 +324,7 @@ fn sessions_list_hides_failed_empty_sessions() {
     exec(&home, &workspace, &server, "a good one");
     std::thread::sleep(std::time::Duration::from_millis(1100));
     home.write("config.toml", "[retry]\nmax_retries = 0\n");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::closed_port();
     let failed = miniagent(&home)
         .arg("--workspace")
         .arg(workspace.path())

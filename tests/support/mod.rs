@@ -34,3 +34,13 @@ pub mod billing;
 pub mod cli;
 pub mod harness;
 pub mod validate;
+
+/// A local port nothing listens on (one just bound and let go): a provider or server
+/// that cannot be reached.
+pub fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a local port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}

@@ -595,19 +595,25 @@ mod tests {
             std::env::temp_dir().join(format!("miniagent-job-log-{}", std::process::id())),
         );
         let jobs = BackgroundJobs::default();
-        let id = jobs
-            .start(
-                "printf '\\033[31mred\\033[0m\\n'; seq 1 50000; printf 'no newline at the end'",
+        // A job started by call `call_id`, its output saved in `store`.
+        let start = |command: &str, call_id: &str| {
+            jobs.start(
+                command,
                 &std::env::temp_dir(),
                 10_000,
                 &Confinement::Unconfined,
                 &[],
                 Some(crate::tools::spill::SaveTarget {
                     store: store.clone(),
-                    call_id: "toolu_job".into(),
+                    call_id: call_id.into(),
                 }),
             )
-            .unwrap();
+            .unwrap()
+        };
+        let id = start(
+            "printf '\\033[31mred\\033[0m\\n'; seq 1 50000; printf 'no newline at the end'",
+            "toolu_job",
+        );
         wait_until_ended(&jobs, &id).await;
         let tool = BashOutputTool::new(jobs.clone(), 10_000, 20_000);
         let read = tool.run(json!({"bash_id": id}), context()).await;
@@ -627,19 +633,10 @@ mod tests {
         assert_eq!(saved, format!("red\n{expected}no newline at the end"));
         // A line that never ends, full of escape sequences: saved without any piece of
         // one, however the pipe cut it.
-        let id = jobs
-            .start(
-                "for i in $(seq 1 30000); do printf '\\033[31mX\\033[0m \\033]8;;http://e\\007L\\033]8;;\\007 '; done",
-                &std::env::temp_dir(),
-                10_000,
-                &Confinement::Unconfined,
-                &[],
-                Some(crate::tools::spill::SaveTarget {
-                    store: store.clone(),
-                    call_id: "toolu_line".into(),
-                }),
-            )
-            .unwrap();
+        let id = start(
+            "for i in $(seq 1 30000); do printf '\\033[31mX\\033[0m \\033]8;;http://e\\007L\\033]8;;\\007 '; done",
+            "toolu_line",
+        );
         wait_until_ended(&jobs, &id).await;
         let _ = tool.run(json!({"bash_id": id}), context()).await;
         let saved = std::fs::read_to_string(store.path_for("toolu_line", "")).unwrap();
