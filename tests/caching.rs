@@ -421,6 +421,13 @@ async fn a_turn_stops_with_a_report_before_it_would_pass_its_cost_limit() {
         _ => None,
     });
     assert!(spent.is_some_and(|cost| cost <= 0.05), "{spent:?}");
+    // The report's call is in the session's totals too (found by a fresh-eyes run: the
+    // gauge and the log missed it), as the session's only turn's cost.
+    let total = events.iter().rev().find_map(|e| match e {
+        Event::TokenUsage { cost_usd, .. } => Some(*cost_usd),
+        _ => None,
+    });
+    assert_eq!(total, Some(spent), "the session's total is the turn's cost");
 
     // A limit below what the first request would cost: nothing is sent.
     let server = ScriptedServer::start(vec![step(0)]).await;

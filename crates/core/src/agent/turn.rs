@@ -103,12 +103,10 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         ),
     };
     let ended = turn.run(session, context).await;
-    if matches!(
-        ended,
-        Ended::Interrupted(_) | Ended::ModelFailed(_) | Ended::Repeating(_)
-    ) {
-        // A call that never completed is metered too (providers bill it): the gauge and
-        // the log's totals take it in now, as no reply's figures will.
+    if !matches!(ended, Ended::Answered { .. }) {
+        // A call whose reply was not recorded (the step-limit or cost-limit report, one
+        // that never completed: providers bill it) is metered too: the gauge and the
+        // log's totals take it in now, as no recorded reply's figures will.
         let usage = compaction::usage_event(session, options, context.meter.get());
         context.events.emit(usage);
     }
