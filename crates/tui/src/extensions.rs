@@ -66,7 +66,7 @@ pub fn mcp_lines(servers: &[(String, McpState)], selected: usize, theme: &Theme)
             Span::styled(label, style),
         ]);
         if index == selected {
-            header = header.style(theme.selection);
+            header = theme.selected(header);
         }
         lines.push(header);
         match state {

@@ -388,7 +388,7 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
                 Span::styled(command.help.to_string(), app.theme.text),
             ]);
             if index == app.input.selected_completion() {
-                line = line.style(app.theme.selection);
+                line = app.theme.selected(line);
             }
             line
         })

@@ -131,6 +131,18 @@ fn indexed_rgb(index: u8) -> (u8, u8, u8) {
     }
 }
 
+/// The RGB a colour is shown in on an xterm with its usual palette; `None` for the
+/// terminal's own default (`Reset`), which no theme can know. For checking contrast.
+#[cfg(test)]
+pub(crate) fn shown_rgb(color: Color) -> Option<(u8, u8, u8)> {
+    match color {
+        Color::Reset => None,
+        Color::Rgb(r, g, b) => Some((r, g, b)),
+        Color::Indexed(index) => Some(indexed_rgb(index)),
+        named => ANSI_16.iter().find(|(_, c)| *c == named).map(|(rgb, _)| *rgb),
+    }
+}
+
 fn nearest_16(rgb: (u8, u8, u8)) -> Color {
     ANSI_16
         .iter()

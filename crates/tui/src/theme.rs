@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
 use serde::Deserialize;
 
 const BUILT_IN: [(&str, &str); 3] = [
@@ -364,6 +365,24 @@ impl Theme {
         own.sort();
         names.extend(own);
         names
+    }
+
+    /// A selected row, drawn in the selection's colours throughout. Setting only the
+    /// line's style left each span's own colour (the tool name's, a dim count's) on the
+    /// selection's background, where nothing had checked that it reads: in the dark
+    /// theme the tools pane drew the selected call's name in its background colour.
+    /// Each span keeps its bold, italic or underline, but not a dimming.
+    pub fn selected<'a>(&self, mut line: Line<'a>) -> Line<'a> {
+        let dims = self.selection.add_modifier.contains(Modifier::DIM);
+        let select = |style: Style| {
+            let style = style.patch(self.selection);
+            if dims { style } else { style.remove_modifier(Modifier::DIM) }
+        };
+        for span in &mut line.spans {
+            span.style = select(span.style);
+        }
+        line.style = select(line.style);
+        line
     }
 
     /// The names of the built-in themes.

@@ -200,7 +200,7 @@ impl ThinkingPane {
                 Span::styled(format!(" · {words} words"), theme.dim),
             ]);
             if selected {
-                header = header.style(theme.selection);
+                header = theme.selected(header);
             }
             let mut growing = Vec::new();
             if !block.folded {

@@ -402,7 +402,7 @@ impl Timeline {
                 Span::styled(duration, theme.dim),
             ]);
             if focused && self.selected == Some(index) {
-                line = line.style(theme.selection);
+                line = theme.selected(line);
             }
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(area.x, y, &line, area.width);

@@ -98,7 +98,7 @@ fn rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
         .map(|(index, rule)| {
             let line = Line::from(Span::styled(format!("  {rule}"), app.theme.text));
             if index == selected {
-                line.style(app.theme.selection)
+                app.theme.selected(line)
             } else {
                 line
             }

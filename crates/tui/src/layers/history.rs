@@ -477,7 +477,7 @@ fn list_row(entry: &HistoryEntry, selected: bool, width: usize, theme: &Theme) -
         Span::styled(format!("{:>COUNT_COLUMNS$}", tokens(entry.tokens)), theme.dim),
     ]);
     if selected {
-        line.style(theme.selection)
+        theme.selected(line)
     } else {
         line
     }

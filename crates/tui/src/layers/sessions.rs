@@ -308,7 +308,7 @@ impl Columns {
         }
         let line = Line::from(spans);
         if facts.selected {
-            line.style(theme.selection)
+            theme.selected(line)
         } else {
             line
         }

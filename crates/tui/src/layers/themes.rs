@@ -83,7 +83,7 @@ impl Layer for ThemesLayer {
                     Span::styled(in_use, app.theme.dim),
                 ]);
                 if index == self.selected {
-                    line.style(app.theme.selection)
+                    app.theme.selected(line)
                 } else {
                     line
                 }

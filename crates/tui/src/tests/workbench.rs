@@ -320,6 +320,8 @@ macro_rules! assert_screen {
 
 #[path = "workbench/approvals.rs"]
 mod approvals;
+#[path = "workbench/contrast.rs"]
+mod contrast;
 #[path = "workbench/display.rs"]
 mod display;
 #[path = "workbench/history.rs"]
