@@ -178,6 +178,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
         .collect()
 }
 
+#[path = "tmux_workbench/keys.rs"]
+mod keys;
 #[path = "tmux_workbench/screen.rs"]
 mod screen;
 #[path = "tmux_workbench/sessions.rs"]

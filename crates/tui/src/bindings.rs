@@ -129,7 +129,7 @@ pub const WORKBENCH: &[Binding] = &[
     },
     Binding {
         keys: "F2",
-        action: "files",
+        action: "focus the files (again: hide)",
         bar: false,
         takes: |_, key| key.code == KeyCode::F(2),
         offered: always,
@@ -137,7 +137,7 @@ pub const WORKBENCH: &[Binding] = &[
     },
     Binding {
         keys: "F3",
-        action: "thinking",
+        action: "focus the thinking (again: hide)",
         bar: false,
         takes: |_, key| key.code == KeyCode::F(3),
         offered: always,
@@ -145,7 +145,7 @@ pub const WORKBENCH: &[Binding] = &[
     },
     Binding {
         keys: "F4",
-        action: "tools",
+        action: "focus the tools (again: hide)",
         bar: false,
         takes: |_, key| key.code == KeyCode::F(4),
         offered: always,

@@ -81,9 +81,21 @@ pub struct Conversation {
     cache: RefCell<Vec<Option<Cached>>>,
     /// `None` follows the bottom; `Some(top)` keeps the view where the person scrolled.
     top: Cell<Option<usize>>,
-    /// From the last render: total wrapped lines and the visible height.
+    /// From the last render: total wrapped lines, the visible height and the width.
     total_lines: Cell<usize>,
     height: Cell<usize>,
+    width: Cell<u16>,
+    /// While scrolled up: the transcript's height (and the width it was measured at)
+    /// when the view left the bottom, and whether anything has been added below since.
+    /// The hint "new output below" shows only then, not the moment the person scrolls.
+    left_bottom: Cell<Option<LeftBottom>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LeftBottom {
+    lines: usize,
+    width: u16,
+    grown: bool,
 }
 
 impl Conversation {
@@ -197,7 +209,43 @@ impl Conversation {
     pub fn scroll_up(&mut self, lines: usize) {
         let bottom_top = self.total_lines.get().saturating_sub(self.height.get());
         let current = self.top.get().unwrap_or(bottom_top);
+        self.leave_bottom();
         self.top.set(Some(current.saturating_sub(lines)));
+    }
+
+    /// Notes how tall the transcript is as the view stops following it.
+    fn leave_bottom(&self) {
+        if self.top.get().is_none() {
+            self.left_bottom.set(Some(LeftBottom {
+                lines: self.total_lines.get(),
+                width: self.width.get(),
+                grown: false,
+            }));
+        }
+    }
+
+    /// Whether output was added below the view since it stopped following.
+    pub fn new_output_below(&self) -> bool {
+        self.top.get().is_some() && self.left_bottom.get().is_some_and(|left| left.grown)
+    }
+
+    /// Compares the transcript's height now with the one noted when the view left the
+    /// bottom. A new width rewraps everything: the height is noted afresh, not compared.
+    fn note_growth(&self, total_lines: usize, width: u16) {
+        let Some(mut left) = self.left_bottom.get() else {
+            return;
+        };
+        if left.width == width {
+            left.grown |= total_lines > left.lines;
+        }
+        // A dropped reply (a retry) shrinks it: what comes next is new again.
+        left.lines = if left.width == width {
+            left.lines.min(total_lines)
+        } else {
+            total_lines
+        };
+        left.width = width;
+        self.left_bottom.set(Some(left));
     }
 
     pub fn scroll_down(&mut self, lines: usize) {
@@ -209,11 +257,13 @@ impl Conversation {
     }
 
     pub fn scroll_to_top(&mut self) {
+        self.leave_bottom();
         self.top.set(Some(0));
     }
 
     pub fn scroll_to_bottom(&mut self) {
         self.top.set(None);
+        self.left_bottom.set(None);
     }
 
     pub fn page(&self) -> usize {
@@ -261,14 +311,17 @@ impl Conversation {
         }
         let total_lines: usize = heights.iter().sum();
         self.total_lines.set(total_lines);
+        self.width.set(width);
         let bottom_top = total_lines.saturating_sub(height);
         let top = match self.top.get() {
             Some(top) if top < bottom_top => top,
             _ => {
                 self.top.set(None);
+                self.left_bottom.set(None);
                 bottom_top
             }
         };
+        self.note_growth(total_lines, width);
         let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
         let mut line_index = 0usize;
         for (index, entry_height) in heights.iter().enumerate() {
@@ -291,7 +344,7 @@ impl Conversation {
             }
         }
         Paragraph::new(visible).style(theme.text).render(area, buf);
-        if self.top.get().is_some() && area.height > 0 {
+        if self.new_output_below() && area.height > 0 {
             let marker = " ↓ new output below (End) ";
             let marker_width = u16::try_from(wrap::display_width(marker))
                 .unwrap_or(u16::MAX)

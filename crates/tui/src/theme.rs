@@ -376,7 +376,11 @@ impl Theme {
         let dims = self.selection.add_modifier.contains(Modifier::DIM);
         let select = |style: Style| {
             let style = style.patch(self.selection);
-            if dims { style } else { style.remove_modifier(Modifier::DIM) }
+            if dims {
+                style
+            } else {
+                style.remove_modifier(Modifier::DIM)
+            }
         };
         for span in &mut line.spans {
             span.style = select(span.style);

@@ -358,32 +358,35 @@ impl App {
         true
     }
 
-    /// Shows or hides a side pane: at full width it folds in and out of the layout;
-    /// below 120 columns it opens over the conversation.
+    /// F2/F3/F4, the same at every width: a side pane that does not have the focus is
+    /// shown (folded into the layout at full width, over the conversation below 120
+    /// columns) and gets it; the focused one is put away and the input gets it back. So
+    /// "F4, ↑, Enter" opens a call wherever it is typed, never re-sending the prompt.
     pub(crate) fn toggle_side(&mut self, pane: Pane) -> bool {
-        if self.areas.borrow().narrow {
-            self.side_popup = if self.side_popup == Some(pane) {
-                None
-            } else {
-                Some(pane)
-            };
-            if self.side_popup.is_some() {
-                self.focus = pane;
-                self.tree_focused();
-            } else if self.focus == pane {
-                self.focus = Pane::Input;
-            }
-            return true;
+        if matches!(pane, Pane::Conversation | Pane::Input) {
+            return false;
         }
-        let shown = match pane {
-            Pane::Tree => &mut self.side.tree,
-            Pane::Thinking => &mut self.side.thinking,
-            Pane::Timeline => &mut self.side.timeline,
-            Pane::Conversation | Pane::Input => return false,
-        };
-        *shown = !*shown;
-        if !*shown && self.focus == pane {
+        let narrow = self.areas.borrow().narrow;
+        let put_away = self.focus == pane && self.visible_panes().contains(&pane);
+        if narrow {
+            self.side_popup = (!put_away).then_some(pane);
+        } else {
+            let shown = match pane {
+                Pane::Tree => &mut self.side.tree,
+                Pane::Thinking => &mut self.side.thinking,
+                _ => &mut self.side.timeline,
+            };
+            *shown = !put_away;
+        }
+        if put_away {
             self.focus = Pane::Input;
+        } else {
+            // A maximised other pane would hide it.
+            if self.maximized.is_some_and(|maximized| maximized != pane) {
+                self.maximized = None;
+            }
+            self.focus = pane;
+            self.tree_focused();
         }
         true
     }
@@ -446,6 +449,13 @@ impl App {
     fn pane_key(&mut self, key: KeyEvent) -> bool {
         match self.focus {
             Pane::Input => match self.input.on_key(key) {
+                // End with the cursor already at its line's end moves nothing there: it
+                // brings the conversation back to the newest output, as the hint
+                // "new output below (End)" says, without taking End from the editor.
+                InputAction::Ignored if key.code == KeyCode::End && !self.conversation.is_following() => {
+                    self.conversation.scroll_to_bottom();
+                    true
+                }
                 InputAction::Ignored => false,
                 InputAction::Changed => true,
                 InputAction::Submit(text) => {

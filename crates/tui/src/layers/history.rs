@@ -476,11 +476,7 @@ fn list_row(entry: &HistoryEntry, selected: bool, width: usize, theme: &Theme) -
         Span::styled(format!("{title}{} ", " ".repeat(padding)), theme.text),
         Span::styled(format!("{:>COUNT_COLUMNS$}", tokens(entry.tokens)), theme.dim),
     ]);
-    if selected {
-        theme.selected(line)
-    } else {
-        line
-    }
+    if selected { theme.selected(line) } else { line }
 }
 
 /// A mark readable without colour.

@@ -65,7 +65,10 @@ fn unreadable(buf: &Buffer, backgrounds: &[Color], what: &str) -> Vec<String> {
                 _ => 0.0,
             };
             if ratio < 4.5 && !found.iter().any(|(fg, bg, _)| (*fg, *bg) == (cell.fg, cell.bg)) {
-                let text = format!("{what} ({x},{y}) {symbol:?} {:?} on {:?}: {ratio:.2}", cell.fg, cell.bg);
+                let text = format!(
+                    "{what} ({x},{y}) {symbol:?} {:?} on {:?}: {ratio:.2}",
+                    cell.fg, cell.bg
+                );
                 found.push((cell.fg, cell.bg, text));
             }
         }
@@ -81,8 +84,18 @@ fn weak_pairs(name: &str, theme: &Theme, depth: ColorDepth) -> Vec<String> {
     let bar = theme.status_bar.bg;
     let background = Some(meant_for(name));
     let pairs = [
-        ("selection", shown(theme.selection.fg), shown(theme.selection.bg), 4.5),
-        ("title bar", shown(theme.title_bar.fg), shown(theme.title_bar.bg), 4.5),
+        (
+            "selection",
+            shown(theme.selection.fg),
+            shown(theme.selection.bg),
+            4.5,
+        ),
+        (
+            "title bar",
+            shown(theme.title_bar.fg),
+            shown(theme.title_bar.bg),
+            4.5,
+        ),
         ("status bar", shown(theme.status_bar.fg), shown(bar), 4.5),
         ("key on the status bar", shown(theme.key.fg), shown(bar), 4.5),
         ("gauge ok", shown(theme.gauge_ok.fg), shown(bar), 4.5),

@@ -222,12 +222,23 @@ fn scrolling_up_shows_the_new_output_marker() {
     screen(&mut app, 80, 24);
     app.focus = Pane::Conversation;
     app.on_key(key(KeyCode::PageUp));
+    // Nothing new yet: scrolling up alone says nothing about new output.
+    let scrolled = screen(&mut app, 80, 24);
+    assert!(scrolled.contains("Conversation (scrolled)"), "{scrolled}");
+    assert!(!scrolled.contains("new output below"), "{scrolled}");
     app.on_agent_event(Event::TextDelta {
         delta: "more\n".into(),
     });
     assert_screen!("scrolled_up_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::PageUp));
     assert_screen!("scrolled_up_160x48", screen(&mut app, 160, 48));
+    // End from the input (its cursor already at the end) follows again.
+    app.focus = Pane::Input;
+    app.on_key(key(KeyCode::End));
+    assert!(app.conversation.is_following());
+    let following = screen(&mut app, 80, 24);
+    assert!(!following.contains("new output below"), "{following}");
+    assert!(following.contains("more"), "{following}");
     app.on_key(key(KeyCode::End));
     assert!(app.conversation.is_following());
 }

@@ -1,0 +1,142 @@
+//! Keys that must mean the same at every width, and the conversation's "new output
+//! below" hint, on the real binary (keys sent in bursts, as a person types them).
+
+use super::*;
+
+fn resize(tmux: &Tmux, width: u16, height: u16) {
+    tmux.ok(&[
+        "resize-window",
+        "-t",
+        "main",
+        "-x",
+        &width.to_string(),
+        "-y",
+        &height.to_string(),
+    ]);
+}
+
+/// "F4, ↑, Enter" opens the last call at 160 columns as at 80: F4 gives the tools pane the
+/// keys (showing it if hidden) and never leaves them in the input, where ↑ and Enter would
+/// send the last prompt again. Pressed again, F4 puts the pane away at both widths.
+#[test]
+fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("s1", "bash", r#"{"command": "echo first-call-output"}"#),
+        Reply::text("Done with it."),
+    ]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("run it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Done with it.");
+    tmux.wait_for_text("ready");
+    assert_eq!(server.requests().len(), 2);
+    for (width, height) in [(160, 48), (80, 24)] {
+        resize(&tmux, width, height);
+        tmux.wait_for("the workbench redrawn", |s| {
+            s.lines()
+                .next()
+                .is_some_and(|l| l.chars().count() <= usize::from(width))
+                && s.contains("Conversation")
+        });
+        // One burst, as typed.
+        tmux.keys(&["F4", "Up", "Enter"]);
+        let detail = tmux.wait_for(&format!("the call's detail at {width}x{height}"), |s| {
+            s.contains("Tool call") && s.contains("first-call-output")
+        });
+        assert!(detail.contains("echo first-call-output"), "{detail}");
+        tmux.keys(&["Escape"]);
+        tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
+        // The tools pane has the keys: F4 again puts it away and gives them back.
+        let tools_shown = |s: &str| s.contains("Tools · 1");
+        assert!(tools_shown(&tmux.screen()), "{}", tmux.screen());
+        tmux.keys(&["F4"]);
+        tmux.wait_for("the tools pane put away", |s| !tools_shown(s));
+        tmux.type_text("typed");
+        tmux.wait_for_text("┃typed");
+        tmux.keys(&["C-u"]);
+        tmux.wait_for("the input cleared", |s| !s.contains("┃typed"));
+        // Shown again, with the keys.
+        tmux.keys(&["F4"]);
+        tmux.wait_for("the tools pane again", tools_shown);
+        tmux.keys(&["F4"]);
+        tmux.wait_for("the tools pane put away again", |s| !tools_shown(s));
+    }
+    // Nothing was sent again.
+    assert_eq!(server.requests().len(), 2, "the last prompt was sent again");
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+}
+
+/// The hint shows once something new arrived below the view, not the moment the view
+/// is scrolled up; End from the input (nothing typed) follows again, as the hint says.
+#[test]
+fn the_new_output_hint_waits_for_output_and_end_follows_from_the_input_in_tmux() {
+    let first: String = (1..=80).map(|n| format!("- answer line {n}\n")).collect();
+    let second: String = (1..=40).map(|n| format!("- second line {n}\n")).collect();
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(first),
+        Reply::tool("s1", "bash", r#"{"command": "sleep 4"}"#),
+        Reply::text(second),
+    ]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("first");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("answer line 80");
+    tmux.wait_for_text("ready");
+    tmux.type_text("second");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("running bash for");
+    // Scrolled up from the input while the command runs: nothing new yet.
+    tmux.keys(&["PPage"]);
+    let scrolled = tmux.wait_for_text("Conversation (scrolled)");
+    assert!(!scrolled.contains("new output below"), "{scrolled}");
+    std::thread::sleep(Duration::from_millis(500));
+    let still = tmux.screen();
+    assert!(!still.contains("new output below"), "{still}");
+    // The answer arrives below the view.
+    let arrived = tmux.wait_for_text("↓ new output below (End)");
+    assert!(!arrived.contains("second line 40"), "{arrived}");
+    tmux.wait_for_text("ready");
+    tmux.keys(&["End"]);
+    let following = tmux.wait_for("the conversation following again", |s| {
+        s.contains("second line 40") && !s.contains("(scrolled)")
+    });
+    assert!(!following.contains("new output below"), "{following}");
+    // A burst: up two pages and back with End.
+    tmux.keys(&["PPage", "PPage", "End"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let back = tmux.wait_for("following after the burst", |s| {
+        s.contains("second line 40") && !s.contains("(scrolled)")
+    });
+    assert!(!back.contains("new output below"), "{back}");
+    // End still moves the cursor in what is typed first.
+    tmux.type_text("abc");
+    tmux.keys(&["Home", "PPage", "End"]);
+    tmux.wait_for_text("Conversation (scrolled)");
+    std::thread::sleep(Duration::from_millis(300));
+    let typed = tmux.screen();
+    assert!(
+        typed.contains("Conversation (scrolled)") && typed.contains("┃abc"),
+        "{typed}"
+    );
+    tmux.keys(&["End"]);
+    tmux.wait_for("following once the cursor is at the end", |s| {
+        s.contains("second line 40") && !s.contains("(scrolled)")
+    });
+    assert_eq!(server.requests().len(), 3);
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+}
