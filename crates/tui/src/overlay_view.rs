@@ -3,7 +3,7 @@
 //! session picker, the questions, first run, themes; a layer draws itself).
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
@@ -33,6 +33,32 @@ pub struct ApprovalLayout {
     wrapped: Vec<Line<'static>>,
     scroll: usize,
     max_scroll: usize,
+    /// The reason being typed for a refusal, wrapped: its last rows, where typing goes.
+    reason: Vec<Line<'static>>,
+}
+
+/// How many rows the reason for a refusal may take before it scrolls.
+const REASON_ROWS: usize = 4;
+
+/// What is drawn at the end of the reason being typed; the terminal's cursor stands on it.
+const REASON_CURSOR: &str = "▏";
+
+/// The reason for a refusal as it is typed, wrapped to `width`: its last
+/// [`REASON_ROWS`] rows, so what is typed (and the cursor after it) always shows.
+fn reason_rows(reason: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let field = Line::from(vec![
+        Span::styled(
+            "Why not? Sent to the model (Enter sends · Esc back): ",
+            theme.warning,
+        ),
+        // Typed by the person, but drawn inert all the same.
+        Span::styled(crate::terminal_text::clean(reason).into_owned(), theme.text),
+        Span::styled(REASON_CURSOR, theme.text),
+    ]);
+    let mut rows = wrap::wrap_line(&field, width);
+    let hidden = rows.len().saturating_sub(REASON_ROWS);
+    rows.drain(..hidden);
+    rows
 }
 
 fn approval_layout(app: &App, pending: &super::app::PendingApproval, size: Rect) -> ApprovalLayout {
@@ -41,14 +67,19 @@ fn approval_layout(app: &App, pending: &super::app::PendingApproval, size: Rect)
     // As tall as the body wrapped to the dialog's width (one long line is many rows).
     let wrapped = wrap::wrap_lines(&body, width.saturating_sub(2));
     let body_rows = u16::try_from(wrapped.len()).unwrap_or(u16::MAX);
-    // Borders and the three footer rows (scroll position, what `a` covers, keys).
+    let reason = app
+        .deny_reason
+        .as_deref()
+        .map(|reason| reason_rows(reason, width.saturating_sub(2), &app.theme))
+        .unwrap_or_default();
+    // The footer: the scroll position, what `a` covers, and the keys (or the reason).
+    let footer_rows = 2 + u16::try_from(reason.len().max(1)).unwrap_or(1);
     let height = body_rows
-        .saturating_add(5)
+        .saturating_add(2 + footer_rows)
         .min(size.height.saturating_sub(2))
         .max(6.min(size.height));
     let area = centered(size, width, height);
     let inner = Block::default().borders(Borders::ALL).inner(area);
-    let footer_rows = 3u16;
     let body_area = Rect {
         height: inner.height.saturating_sub(footer_rows),
         ..inner
@@ -64,6 +95,7 @@ fn approval_layout(app: &App, pending: &super::app::PendingApproval, size: Rect)
         wrapped,
         scroll,
         max_scroll,
+        reason,
     }
 }
 
@@ -89,11 +121,10 @@ pub fn measure_approval(app: &App, size: Rect) -> Option<ApprovalLayout> {
 }
 
 /// The front approval, laid out by [`measure_approval`]: what is asked, the keys, and
-/// whether they answer yet.
-pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) {
-    let Some(pending) = app.approvals.front() else {
-        return;
-    };
+/// whether they answer yet. Returns where the terminal's cursor goes while a reason for
+/// a refusal is typed.
+pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) -> Option<Position> {
+    let pending = app.approvals.front()?;
     let theme = &app.theme;
     let ApprovalLayout {
         area,
@@ -102,6 +133,7 @@ pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) {
         wrapped,
         scroll,
         max_scroll,
+        reason,
     } = layout;
     // More requests waiting behind this one; else its place among the reply's calls.
     let queue = match (app.approvals.len(), pending.in_step) {
@@ -130,7 +162,7 @@ pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) {
     }
     block.render(area, buf);
     if inner.height < 2 {
-        return;
+        return None;
     }
     let below = max_scroll - scroll;
     for (row, line) in wrapped
@@ -142,62 +174,103 @@ pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) {
         let y = body_area.y + u16::try_from(row).unwrap_or(0);
         buf.set_line(body_area.x, y, line, body_area.width);
     }
-    let footer_y = inner.y + inner.height - 1;
-    let footer = match &app.deny_reason {
-        Some(reason) => Line::from(vec![
-            Span::styled(
-                "Why not? Sent to the model (Enter sends · Esc back): ",
-                theme.warning,
-            ),
-            Span::styled(format!("{reason}▏"), theme.text),
-        ]),
-        // A recorded request is shown, never answered: no keys to offer.
-        None if app.replay.is_some() => Line::from(Span::styled(
-            "recorded: how it was answered follows in the replay",
-            theme.dim,
-        )),
-        None if armed && !pending.seen_all.get() => Line::from(vec![
-            Span::styled(
-                if below == 0 {
-                    // At the end (End skipped rows): reading on means going back up.
-                    format!(
-                        "{} not seen: Home, then ↓/PgDn, before y   ",
-                        rows_text(pending.seen_rows.get(), wrapped.len(), below)
-                    )
-                } else {
-                    format!(
-                        "↓ {} left to read (↓, PgDn) before y   ",
-                        rows_text(pending.seen_rows.get(), wrapped.len(), below)
-                    )
-                },
-                theme.warning,
-            ),
-            Span::styled("n", theme.key),
-            Span::styled(" deny   ", theme.text),
-            Span::styled("Esc", theme.key),
-            Span::styled(" stop the turn", theme.text),
-        ]),
-        None if armed => hint_line(&approval_hints(app), app),
-        None => Line::from(Span::styled(
-            "◌ arming: keys answer in a moment; typing goes to the input",
-            theme.dim,
-        )),
+    // The reason's rows end at the bottom; the rows above them stay the same.
+    // The keys (or the reason being typed) end at the bottom, with what `a` covers and
+    // the scroll position above them.
+    let keys_rows = u16::try_from(reason.len().max(1)).unwrap_or(1);
+    let footer_y = (inner.y + inner.height).saturating_sub(keys_rows).max(inner.y);
+    let cursor = if app.deny_reason.is_some() {
+        let height = keys_rows.min(inner.y + inner.height - footer_y);
+        draw_reason(
+            &reason,
+            Rect {
+                y: footer_y,
+                height,
+                ..inner
+            },
+            buf,
+        )
+    } else {
+        let footer = keys_line(app, pending, armed, below, wrapped.len());
+        buf.set_line(inner.x, footer_y, &footer, inner.width);
+        None
     };
-    buf.set_line(inner.x, footer_y, &footer, inner.width);
-    buf.set_line(
-        inner.x,
-        footer_y - 1,
-        &session_scope(pending.session_rule.as_ref(), theme),
-        inner.width,
-    );
-    if wrapped.len() > usize::from(body_area.height) {
+    let above = |rows: u16| footer_y.checked_sub(rows).filter(|y| *y >= inner.y);
+    if let Some(y) = above(1) {
+        buf.set_line(
+            inner.x,
+            y,
+            &session_scope(pending.session_rule.as_ref(), theme),
+            inner.width,
+        );
+    }
+    if let Some(y) = above(2)
+        && wrapped.len() > usize::from(body_area.height)
+    {
         let more = format!(
             "↑/↓ scroll · {}/{} lines",
             scroll + usize::from(body_area.height).min(wrapped.len()),
             wrapped.len()
         );
-        buf.set_stringn(inner.x, footer_y - 2, &more, usize::from(inner.width), theme.dim);
+        buf.set_stringn(inner.x, y, &more, usize::from(inner.width), theme.dim);
     }
+    cursor
+}
+
+/// The dialog's last row: the keys that answer now, or why none does yet.
+fn keys_line(
+    app: &App,
+    pending: &super::app::PendingApproval,
+    armed: bool,
+    below: usize,
+    rows: usize,
+) -> Line<'static> {
+    let theme = &app.theme;
+    if app.replay.is_some() {
+        // A recorded request is shown, never answered: no keys to offer.
+        return Line::from(Span::styled(
+            "recorded: how it was answered follows in the replay",
+            theme.dim,
+        ));
+    }
+    if !armed {
+        return Line::from(Span::styled(
+            "◌ arming: keys answer in a moment; typing goes to the input",
+            theme.dim,
+        ));
+    }
+    if pending.seen_all.get() {
+        return hint_line(&approval_hints(app), app);
+    }
+    let left = rows_text(pending.seen_rows.get(), rows, below);
+    Line::from(vec![
+        Span::styled(
+            if below == 0 {
+                // At the end (End skipped rows): reading on means going back up.
+                format!("{left} not seen: Home, then ↓/PgDn, before y   ")
+            } else {
+                format!("↓ {left} left to read (↓, PgDn) before y   ")
+            },
+            theme.warning,
+        ),
+        Span::styled("n", theme.key),
+        Span::styled(" deny   ", theme.text),
+        Span::styled("Esc", theme.key),
+        Span::styled(" stop the turn", theme.text),
+    ])
+}
+
+/// The reason for a refusal being typed, in `area`: its last rows, wrapped. Returns
+/// where the terminal's cursor goes: on the mark after the last character typed.
+fn draw_reason(rows: &[Line<'static>], area: Rect, buf: &mut Buffer) -> Option<Position> {
+    for (y, row) in (area.y..area.y + area.height).zip(rows) {
+        buf.set_line(area.x, y, row, area.width);
+    }
+    let last = rows.len().checked_sub(1)?;
+    let y = area.y + u16::try_from(last).ok()?;
+    let width = rows.get(last).map_or(0, Line::width);
+    let x = area.x + u16::try_from(width.saturating_sub(1)).ok()?;
+    (y < area.y + area.height && x < area.x + area.width).then_some(Position::new(x, y))
 }
 
 /// What an approval dialog shows: why it asks, then the request as its kind reads best

@@ -47,13 +47,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if !app.overlays.is_empty() {
         overlay_view::draw_overlay(app, size, buf);
     }
-    if let Some(approval) = approval {
-        overlay_view::draw_approval(app, approval, buf);
-    }
+    let reason_cursor = approval.and_then(|approval| overlay_view::draw_approval(app, approval, buf));
     app.color_depth.apply(frame.buffer_mut());
-    // The terminal's cursor stands in the input while it has the keys; ratatui hides it
-    // for a frame that places none.
-    if let Some(position) = input_cursor(app, &areas) {
+    // The terminal's cursor stands in the input while it has the keys, or where a
+    // refusal's reason is typed; ratatui hides it for a frame that places none.
+    if let Some(position) = reason_cursor.or_else(|| input_cursor(app, &areas)) {
         frame.set_cursor_position(position);
     }
 }
