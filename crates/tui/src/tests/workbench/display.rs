@@ -346,3 +346,35 @@ fn the_tree_reads_its_folders_again_on_focus() {
     let text = shown(&mut app);
     assert!(text.contains("TODO.md") && !text.contains("NOTES.md"), "{text}");
 }
+
+/// A wide table with CJK cells in the conversation, as the model writes one: its cells
+/// wrap inside their columns at every width (they were cut with `…` even at 150).
+#[test]
+fn a_wide_cjk_table_in_the_conversation_wraps_at_80_120_and_150_columns() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "各模块的状态？".into(),
+    });
+    app.on_agent_event(Event::AssistantMessage {
+        thinking: String::new(),
+        text: "| 模块 | 职责 | Owner | 状态 | Notes |\n|---|---|---|:---:|---|\n| agent | 运行模型循环，执行工具调用，并在上下文过长时压缩历史记录 | core team | 稳定 | the loop and its history, summarised on long tasks |\n| tui | 全屏终端工作台：对话、文件树、思考过程和工具时间线 | ui team | 开发中 | panes, overlays and themes; tested in tmux |\n".into(),
+        tool_calls: Vec::new(),
+        stop_reason: StopReason::EndTurn,
+    });
+    for (width, text) in [
+        (80, screen(&mut app, 80, 30)),
+        (120, screen(&mut app, 120, 30)),
+        (150, screen(&mut app, 150, 30)),
+    ] {
+        assert!(
+            !text.contains("调…") && !text.contains("histo…"),
+            "{width}:\n{text}"
+        );
+        match width {
+            80 => assert_screen!("cjk_table_80x30", text),
+            120 => assert_screen!("cjk_table_120x30", text),
+            _ => assert_screen!("cjk_table_150x30", text),
+        }
+    }
+}

@@ -20,14 +20,13 @@ use crate::tui::theme::Theme;
 const CODE_INDENT: &str = "  ";
 /// Space between table columns, around the `│`.
 const COLUMN_GAP: usize = 3;
-/// The narrowest a shrunk table column gets before cells are cut to nothing but `…`.
-const MIN_COLUMN: usize = 3;
 
 /// `source` rendered as lines no wider than `width` (0 counts as 1).
 ///
 /// Headings show their level as `#` marks; links show their URL after the text when it
 /// differs; lists indent continuation lines under the item text; quotes carry a `│ `
-/// bar on every line; tables shrink their columns to fit and cut cells with `…`.
+/// bar on every line; tables shrink their columns to fit and wrap cells inside them
+/// (a list when the columns cannot get a few characters each).
 pub fn render_markdown(source: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH

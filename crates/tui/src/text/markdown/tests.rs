@@ -221,10 +221,91 @@ fn tables_fit_and_cut_cells() {
             "x              │ 22"
         ]
     );
+    // Too narrow for the long cell: it wraps inside its column, and the rows are ruled
+    // apart, so nothing is cut.
     assert_eq!(
         plain(source, 12),
-        vec!["a       │  b", "────────┼───", "long c… │  1", "x       │ 22"]
+        vec![
+            "a       │  b",
+            "────────┼───",
+            "long    │  1",
+            "cell    │",
+            "text    │",
+            "────────┼───",
+            "x       │ 22"
+        ]
     );
+    // Too narrow for every column to get a few characters: a list, header: value.
+    assert_eq!(
+        plain(
+            "| name | size | kind |\n|---|---|---|\n| wrap.rs | 762 | source |\n| 你好 | 2 | 文本 |\n",
+            14
+        ),
+        vec![
+            "name: wrap.rs",
+            "size: 762",
+            "kind: source",
+            "────────────",
+            "name: 你好",
+            "size: 2",
+            "kind: 文本"
+        ]
+    );
+}
+
+/// A wide table like the ones a model writes, with CJK cells: at 80, 120 and 150 columns
+/// every cell is there whole (its words, in order, wrapped inside its column), no line
+/// is wider than the room, and the pictures are snapshots.
+const CJK_TABLE: &str = "\
+| 模块 | 职责 | Owner | 状态 | Notes |
+|---|---|---|:---:|---|
+| agent | 运行模型循环，执行工具调用，并在上下文过长时压缩历史记录 | core team | 稳定 | the loop and its history, summarised on long tasks |
+| tui | 全屏终端工作台：对话、文件树、思考过程和工具时间线 | ui team | 开发中 | panes, overlays and themes; tested in tmux |
+| mcp | 连接用户配置的 MCP 服务器并把它们的工具交给模型 | tools | 稳定 | servers start only in trusted workspaces |
+";
+
+#[test]
+fn a_wide_cjk_table_wraps_its_cells_at_80_120_and_150_columns() {
+    for width in [80u16, 120, 150] {
+        let lines = plain(CJK_TABLE, width);
+        for line in &lines {
+            assert!(display_width(line) <= usize::from(width), "{line:?} at {width}");
+            assert!(!line.contains('…'), "a cell was cut at {width}: {line:?}");
+        }
+        // Each column's text, read down the rows, is every cell of it whole.
+        let column_text = |column: usize| -> String {
+            lines
+                .iter()
+                .filter(|line| !line.starts_with('─'))
+                .map(|line| {
+                    line.split(" │ ")
+                        .nth(column)
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+                .join("")
+        };
+        let squeezed = |text: &str| text.replace(' ', "");
+        for (column, cell) in [
+            (1, "运行模型循环，执行工具调用，并在上下文过长时压缩历史记录"),
+            (1, "全屏终端工作台：对话、文件树、思考过程和工具时间线"),
+            (4, "the loop and its history, summarised on long tasks"),
+            (4, "servers start only in trusted workspaces"),
+        ] {
+            assert!(
+                squeezed(&column_text(column)).contains(&squeezed(cell)),
+                "{cell} at {width}:\n{}",
+                lines.join("\n")
+            );
+        }
+    }
+    insta::assert_snapshot!("cjk_table_at_80_columns", picture(CJK_TABLE, 80));
+    insta::assert_snapshot!("cjk_table_at_120_columns", picture(CJK_TABLE, 120));
+    insta::assert_snapshot!("cjk_table_at_150_columns", picture(CJK_TABLE, 150));
+    // Narrower than its columns can take: the list form, every cell still whole.
+    insta::assert_snapshot!("cjk_table_at_30_columns", picture(CJK_TABLE, 30));
 }
 
 #[test]
@@ -237,7 +318,10 @@ fn fit_columns_shrinks_in_proportion() {
         fit_columns(&[24, 10, 5, 26, 5, 30], 85),
         vec![20, 10, 5, 21, 5, 24]
     );
-    assert_eq!(fit_columns(&[10, 10], 4), vec![3, 3]);
+    // A column gets at least a few characters (or its natural width) when the budget
+    // allows; the table becomes a list before this is cut at the edge.
+    assert_eq!(fit_columns(&[10, 10, 2], 16), vec![7, 7, 2]);
+    assert_eq!(fit_columns(&[10, 10], 4), vec![6, 6]);
     assert_eq!(fit_columns(&[], 4), Vec::<usize>::new());
 }
 
