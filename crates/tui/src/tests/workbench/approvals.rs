@@ -473,6 +473,21 @@ fn nothing_approved_is_out_of_sight() {
     let shown = screen(&mut app, 80, 24);
     assert!(shown.contains("$ touch notes␉/tmp/PWNED<U+200B>"), "{shown}");
     app.on_key(key(KeyCode::Esc));
+    // Blanks that are not the space a shell splits at: a no-break space makes one word
+    // of `rm\u{a0}-rf` (a command named so), an ideographic space and a blank Braille
+    // pattern pass for spaces too. Each is shown as what it is.
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(command_request(
+        "p5",
+        "ls\u{a0}-la /tmp\u{3000}x \u{2800}y\u{202f}z\u{2007}w",
+    ));
+    arm(&mut app);
+    let shown = screen(&mut app, 80, 24);
+    assert!(
+        shown.contains("$ ls<U+00A0>-la /tmp<U+3000>x <U+2800>y<U+202F>z<U+2007>w"),
+        "{shown}"
+    );
+    app.on_key(key(KeyCode::Esc));
     app.on_agent_event(Event::TurnStarted { text: "go".into() });
 
     app.on_agent_event(Event::ApprovalRequested {
