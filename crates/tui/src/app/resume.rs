@@ -77,9 +77,13 @@ impl App {
         self.reset_session_view();
         // Everything happened "now": no recorded call or step keeps ticking.
         self.now = Instant::now();
+        // The recorded steps carry the limit of the run that wrote the log; the
+        // session goes on under this run's, which the title bar says from now on.
+        let max_steps = self.max_steps;
         for event in events {
             self.apply_recorded(event, Playback::Resume);
         }
+        self.max_steps = max_steps;
         self.conversation.scroll_to_bottom();
     }
 

@@ -528,6 +528,40 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
     assert_eq!(notices(&app), before + 4);
 }
 
+/// A log recorded with another step limit: the title bar says this run's limit from the
+/// moment the session is resumed, not the log's until the first turn.
+#[test]
+fn a_resumed_session_shows_this_runs_step_limit() {
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let records: Vec<Record> = finished_session()
+        .into_iter()
+        .map(|record| match record {
+            Record::Event {
+                ts,
+                event: Event::StepStarted { step, .. },
+            } => Record::Event {
+                ts,
+                event: Event::StepStarted {
+                    step,
+                    max_steps: 10_010,
+                },
+            },
+            other => other,
+        })
+        .collect();
+    let header = header("20261122-040438-c3d4", WORKSPACE, "2026-11-22T04:04:38Z");
+    let loaded = session::load::parse(jsonl(&header, &records).as_bytes(), "x.jsonl").unwrap();
+    let mut app = app_in(&workspace, &home);
+    let limit = app.max_steps;
+    assert_ne!(limit, 10_010);
+    agent_resumes(&mut app, &loaded);
+    assert_eq!(app.max_steps, limit);
+    let shown = screen(&app, 160, 48);
+    let title = shown.lines().next().unwrap_or_default();
+    assert!(title.contains(&format!("max {limit} steps")), "{title}");
+    assert!(!shown.contains("10010"), "{shown}");
+}
+
 /// What the agent sends when it takes up `loaded` ([`Op::Resume`]): the recorded events,
 /// the closing of what it left open, the log's warnings, and that it resumed.
 fn agent_resumes(app: &mut Bench, loaded: &session::Loaded) {
