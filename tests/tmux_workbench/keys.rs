@@ -200,3 +200,64 @@ fn a_long_deny_reason_wraps_with_the_cursor_at_its_end_in_tmux() {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
     });
 }
+
+/// Flags (a pair of regional indicators: one cluster, two columns) at a different column
+/// on each line, scrolled past line by line and by pages: every line on screen reads as
+/// written, with no stray half of a flag left behind by an earlier frame.
+#[test]
+fn flags_leave_nothing_behind_when_the_conversation_scrolls_in_tmux() {
+    let line = |n: usize| format!("• {}🇯🇵 flag {n} 🇺🇸{}", "x".repeat(n % 7), "y".repeat(n % 5));
+    let answer: String = (1..=60)
+        .map(|n| format!("- {}🇯🇵 flag {n} 🇺🇸{}\n", "x".repeat(n % 7), "y".repeat(n % 5)))
+        .collect();
+    let server = ScriptedServer::start_blocking(vec![Reply::text(answer)]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    resize(&tmux, 80, 24);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("flags");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("flag 60 ");
+    tmux.wait_for_text("ready");
+    // The conversation has the keys: line by line, then by pages, up and back down.
+    tmux.keys(&["BTab"]);
+    tmux.wait_for_text("┏ Conversation");
+    for keys in [
+        &["Up"][..],
+        &["Up", "Up", "Up"],
+        &["PPage"],
+        &["Up", "Up"],
+        &["Down"],
+        &["NPage"],
+        &["Down", "Down", "Down", "Down"],
+    ] {
+        tmux.keys(keys);
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = tmux.wait_for("a frame", |s| s.contains("flag "));
+        let shown: Vec<String> = screen
+            .lines()
+            .filter(|l| l.contains(" flag "))
+            .map(|l| {
+                l.trim_start_matches('┃')
+                    .trim_end_matches('┃')
+                    .trim_end()
+                    .to_string()
+            })
+            .collect();
+        let expected: Vec<String> = shown
+            .iter()
+            .map(|l| {
+                let n = numbers_after(l, "flag ").first().copied().unwrap_or(0);
+                line(n as usize)
+            })
+            .collect();
+        assert!(shown.len() > 10, "{screen}");
+        assert_eq!(shown, expected, "after {keys:?}:\n{screen}");
+    }
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+}

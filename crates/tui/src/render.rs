@@ -49,10 +49,39 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     let reason_cursor = approval.and_then(|approval| overlay_view::draw_approval(app, approval, buf));
     app.color_depth.apply(frame.buffer_mut());
+    split_flags(frame.buffer_mut());
     // The terminal's cursor stands in the input while it has the keys, or where a
     // refusal's reason is typed; ratatui hides it for a frame that places none.
     if let Some(position) = reason_cursor.or_else(|| input_cursor(app, &areas)) {
         frame.set_cursor_position(position);
+    }
+}
+
+/// Each flag (a pair of regional indicators, one cluster two columns wide) goes into two
+/// cells, one indicator each. tmux keeps a flag as two one-column cells, not as one wide
+/// character: a frame that drew a new flag one column to the left of an old one (the
+/// conversation scrolled) overwrote only the old one's first half, and the cell after
+/// the new flag, blank in both frames, was never written again, so the old second half
+/// stayed on screen. As two cells, each half is compared and written like any other
+/// character; a terminal that joins the two into one flag draws the same two columns.
+pub fn split_flags(buf: &mut Buffer) {
+    let regional = |c: char| ('\u{1f1e6}'..='\u{1f1ff}').contains(&c);
+    let width = usize::from(buf.area.width);
+    if width < 2 {
+        return;
+    }
+    for row in buf.content.chunks_mut(width) {
+        for x in 0..row.len() - 1 {
+            let mut chars = row[x].symbol().chars();
+            let (Some(first), Some(second), None) = (chars.next(), chars.next(), chars.next()) else {
+                continue;
+            };
+            if regional(first) && regional(second) {
+                let style = row[x].style();
+                row[x].set_char(first);
+                row[x + 1].set_char(second).set_style(style);
+            }
+        }
     }
 }
 
@@ -365,4 +394,42 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
 /// A style for text that must stand out in any theme.
 pub fn emphasis(app: &App) -> Style {
     app.theme.strong
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_flag_is_drawn_as_its_two_halves_in_two_cells() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 8, 1));
+        let style = Style::default().fg(ratatui::style::Color::Red);
+        // Two flags, a lone indicator (one column) and a wide CJK character.
+        buf.set_string(0, 0, "🇯🇵🇺🇸🇫你", style);
+        split_flags(&mut buf);
+        let cells: Vec<(&str, Style)> = buf
+            .content
+            .iter()
+            .map(|cell| (cell.symbol(), cell.style()))
+            .collect();
+        let red = Style::default()
+            .fg(ratatui::style::Color::Red)
+            .bg(ratatui::style::Color::Reset)
+            .underline_color(ratatui::style::Color::Reset);
+        let blank = ratatui::buffer::Cell::default().style();
+        assert_eq!(
+            cells,
+            vec![
+                ("🇯", red),
+                ("🇵", red),
+                ("🇺", red),
+                ("🇸", red),
+                ("🇫", red),
+                ("你", red),
+                (" ", blank),
+                (" ", blank),
+            ]
+        );
+    }
 }
