@@ -512,3 +512,42 @@ fn binary_output_stays_inside_the_tool_detail() {
         }
     }
 }
+
+/// A refusal's reason of thousands of characters (CJK, emoji, flags, an escape typed
+/// somehow) at every size down to one cell: nothing panics, nothing raw reaches the
+/// screen, and where the dialog has room its end shows.
+#[test]
+fn a_huge_deny_reason_at_every_size() {
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let mut app = busy_app(&workspace, &home);
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "t2".into(),
+        name: "read_file".into(),
+        preview: "read README.md".into(),
+        session_rule: None,
+        request: None,
+        notes: Vec::new(),
+    });
+    screen(&app, 80, 24);
+    app.frame_drawn();
+    app.now += APPROVAL_GRACE;
+    app.on_key(key(KeyCode::Char('n')));
+    app.settle();
+    let piece = "不行，这个文件是生成的 🇯🇵👩‍💻 \u{1b}]0;pwned\u{7} no ";
+    for c in piece.repeat(60).chars().chain("THE END".chars()) {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    for (width, height) in [(1, 1), (2, 2), (10, 6), (20, 8), (30, 10), (80, 24), (160, 48)] {
+        let shown = screen(&app, width, height);
+        assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown}");
+        if width >= 80 {
+            assert!(shown.contains("THE END▏"), "{width}x{height}:\n{shown}");
+        }
+    }
+    for _ in 0..piece.chars().count() * 61 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    assert_eq!(app.deny_reason.as_deref(), Some(""));
+    assert!(screen(&app, 80, 24).contains("Why not?"));
+}
