@@ -371,8 +371,16 @@ fn odd_inputs_never_panic_and_never_overflow() {
         "> a\n>\n> <!-- c -->\n\n- b\n\n  <!-- d\n  -->\n-".to_string(),
         // Tables: a thousand columns, a 20 000-character word, CJK and flags in cells, a
         // table inside a quote inside a list.
-        format!("{}\n{}\n{}", "|h".repeat(1000) + "|", "|-".repeat(1000) + "|", "|你🇯🇵".repeat(1000) + "|"),
-        format!("| a | b |\n|---|---|\n| {} | 你好世界你好世界 |", "w".repeat(20_000)),
+        format!(
+            "{}\n{}\n{}",
+            "|h".repeat(1000) + "|",
+            "|-".repeat(1000) + "|",
+            "|你🇯🇵".repeat(1000) + "|"
+        ),
+        format!(
+            "| a | b |\n|---|---|\n| {} | 你好世界你好世界 |",
+            "w".repeat(20_000)
+        ),
         "- > | 表头 | b |\n  > |---|--:|\n  > | 很长的单元格内容很长的单元格内容 | 🇯🇵🇯🇵🇯🇵 |".to_string(),
     ];
     let check = |input: &str, width: u16| {
