@@ -397,7 +397,9 @@ fn exec_prompt(
             "exec has no prompt: miniagent exec --resume {} \"PROMPT\"",
             terminal_text::visible(id)
         )),
-        None => Err("exec has no prompt: miniagent exec \"PROMPT\" (or - to read it from standard input)".to_string()),
+        None => Err(
+            "exec has no prompt: miniagent exec \"PROMPT\" (or - to read it from standard input)".to_string(),
+        ),
     }
 }
 

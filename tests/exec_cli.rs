@@ -760,3 +760,49 @@ fn a_results_folder_that_cannot_be_made_is_said_at_the_start() {
         "{stderr}"
     );
 }
+
+/// `miniagent completions SHELL` prints clap's script for the shell: bash reads it
+/// without error and it completes the commands and the options, `--continue` among them.
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let config_dir = TempDir::new();
+    let output = miniagent(None, &config_dir)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let script = text(&output.stdout);
+    assert!(script.contains("complete -F _miniagent"), "{script}");
+    for word in [
+        "exec",
+        "sessions",
+        "replay",
+        "completions",
+        "--continue",
+        "--resume",
+    ] {
+        assert!(script.contains(word), "{word} in {script}");
+    }
+    let file = config_dir.join("miniagent.bash");
+    std::fs::write(&file, &script).unwrap();
+    let checked = Command::new("bash")
+        .arg("-c")
+        .arg(format!("source {} && complete -p miniagent", file.display()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&checked.stdout),
+        "complete -o bashdefault -o default -o nosort -F _miniagent miniagent\n",
+        "{}",
+        text(&checked.stderr)
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let output = miniagent(None, &config_dir)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        // Fish names long options without their dashes (`-l continue`).
+        assert!(text(&output.stdout).contains("continue"), "{shell}");
+    }
+}

@@ -184,3 +184,5 @@ mod screen;
 mod sessions;
 #[path = "tmux_workbench/signals.rs"]
 mod signals;
+#[path = "tmux_workbench/start.rs"]
+mod start;

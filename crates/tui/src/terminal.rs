@@ -32,7 +32,9 @@ pub enum NoTerminal {
     OutputRedirected,
     #[error("the workbench needs a terminal, and this process has none ({0})")]
     NoTty(String),
-    #[error("the workbench needs a terminal that can draw a full screen, and this one says it cannot (TERM=dumb)")]
+    #[error(
+        "the workbench needs a terminal that can draw a full screen, and this one says it cannot (TERM=dumb)"
+    )]
     Dumb,
 }
 
