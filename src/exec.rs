@@ -145,13 +145,14 @@ pub async fn run(
             _ => None,
         };
         if let Some((id, name)) = approval {
-            // Nobody is here to approve: refuse, and tell the model why.
+            // Nobody is here to approve: refused as the approval mode refuses a call (no
+            // person denied it), and the model is told why.
             let _ = agent.ops.send(Op::Approval {
                 id: id.clone(),
-                decision: Decision::Deny {
-                    reason: Some(format!(
+                decision: Decision::Refuse {
+                    reason: format!(
                         "miniagent exec runs without a person to approve tool calls, and `{name}` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec"
-                    )),
+                    ),
                 },
             });
         }

@@ -322,6 +322,10 @@ fn decision_line(name: &str, decision: &Decision) -> String {
         ),
         Decision::Deny { reason: None } => format!("refused `{name}`"),
         Decision::Abort => format!("refused `{name}` and ended the turn"),
+        Decision::Refuse { reason } => format!(
+            "refused `{name}`: {}",
+            preview_line(&terminal_text::clean(reason), 100)
+        ),
     }
 }
 

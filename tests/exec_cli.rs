@@ -88,19 +88,22 @@ fn exec_refuses_calls_that_need_approval_and_tells_the_model() {
     assert!(!workspace.join("created").exists());
     let result = server.requests()[1].body["messages"][2]["content"][0].clone();
     assert_eq!(result["is_error"], true);
-    let content = result["content"].as_str().unwrap();
-    assert!(
-        content.starts_with(
-            "the person refused this call: miniagent exec runs without a person to approve tool calls"
-        ),
-        "{content}"
-    );
-    // What was refused, from the typed request: the command line itself.
+    // Refused as the approval mode refuses a call: nobody was there to deny it.
+    let why = "miniagent exec runs without a person to approve tool calls, and `bash` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec";
+    assert_eq!(result["content"], format!("refused: {why}"));
+    // What was refused, from the typed request: the command line itself; then the call.
     let stderr = text(&output.stderr);
-    assert!(
-        stderr.contains("refused `bash` ($ touch created): exec cannot ask for approval"),
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("refused")).unwrap();
+    assert_eq!(
+        lines[at..at + 2],
+        [
+            "refused `bash` ($ touch created): exec cannot ask for approval (see --approval)",
+            "✗ bash touch created (0 ms) — refused: miniagent exec runs without a person to approve tool calls, and `bash` needs approval here…",
+        ],
         "{stderr}"
     );
+    assert!(!stderr.contains("denied by you"), "{stderr}");
 }
 
 #[test]
@@ -463,7 +466,7 @@ fn auto_edit_exec_writes_inside_the_workspace_but_refuses_commands() {
     assert!(!workspace.path().parent().unwrap().join("outside.txt").exists());
     let refused = result(3)["content"].as_str().unwrap().to_string();
     assert!(
-        refused.starts_with("the person refused this call: miniagent exec runs without a person"),
+        refused.starts_with("refused: miniagent exec runs without a person"),
         "{refused}"
     );
 }
