@@ -10,7 +10,7 @@ use crate::api::{self, Handle, preview_line};
 use crate::protocol::{
     ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, turn_usage_line,
 };
-use crate::terminal_text::{self, Cleaner, clean};
+use crate::terminal_text::{self, Cleaner, clean, visible};
 
 /// How `exec` ended, as the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -368,7 +368,7 @@ impl Printer {
             }
             Event::ToolCallRequested { id, summary, .. } => {
                 self.call_arguments
-                    .insert(id.clone(), preview_line(&clean(summary), 80));
+                    .insert(id.clone(), preview_line(&visible(summary), 80));
             }
             Event::ToolCallFinished {
                 id,
@@ -385,7 +385,7 @@ impl Printer {
                 } else {
                     format!(" — {}", preview_line(&clean(output_preview), 100))
                 };
-                let name = clean(name);
+                let name = call_name(name);
                 self.line(&format!("{mark} {name} {arguments} ({duration_ms} ms){detail}"));
             }
             Event::Retrying {
@@ -409,7 +409,7 @@ impl Printer {
                 } = event.as_ref()
                 {
                     let mark = if *ok { "✓" } else { "✗" };
-                    let (agent, name) = (clean(agent), clean(name));
+                    let (agent, name) = (call_name(agent), call_name(name));
                     self.line(&format!(
                         "  ↳ {agent} {mark} {name} ({duration_ms} ms) {}",
                         preview_line(&clean(output_preview), 80)
@@ -473,7 +473,7 @@ impl Printer {
             Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),
             Event::Error { message } => self.line(&format!("error: {message}")),
             Event::ApprovalRequested { name, request, .. } => {
-                let name = clean(name);
+                let name = call_name(name);
                 let what = request.as_ref().map(refused_what).unwrap_or_default();
                 self.line(&format!(
                     "refused `{name}`{what}: exec cannot ask for approval (see --approval)"
@@ -519,5 +519,15 @@ fn refused_what(request: &ApprovalRequest) -> String {
         ApprovalRequest::McpCall { server, tool, .. } => format!("tool `{tool}` of MCP server `{server}`"),
         ApprovalRequest::Other { .. } => return String::new(),
     };
-    format!(" ({})", preview_line(&clean(&what), 80))
+    format!(" ({})", preview_line(&visible(&what), 80))
+}
+
+/// The longest tool or agent name shown, in characters: a name is the model's (or an MCP
+/// server's) to choose, and a 100 KB one would otherwise be a 100 KB line.
+const NAME_CHARS: usize = 64;
+
+/// A tool's or agent's name on one short line, every escape and control character shown
+/// as what it is (`␛`), so that no name can pass for another.
+pub fn call_name(name: &str) -> String {
+    preview_line(&visible(name).replace('\n', "\u{240a}"), NAME_CHARS)
 }

@@ -809,3 +809,49 @@ fn completions_are_printed_for_each_shell() {
         assert!(text(&output.stdout).contains("continue"), "{shell}");
     }
 }
+
+/// A path with an escape sequence is printed with the escape shown (`a␛[31m.txt`), not
+/// stripped to a name that is another file's; a 100 KB tool name is cut on its line.
+#[test]
+fn exec_shows_escapes_in_arguments_and_cuts_long_tool_names() {
+    let long_name = "x".repeat(100_000);
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool(
+            "w1",
+            "write_file",
+            r#"{"path": "a\u001b[31m.txt", "content": "x"}"#,
+        ),
+        Reply::tool("n1", &long_name, "{}"),
+        Reply::text("Done."),
+    ]);
+    let (output, workspace) = exec_against(&server, &["--approval", "full-auto"], "write it");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("a\x1b[31m.txt")).unwrap(),
+        "x"
+    );
+    assert_eq!(server.requests().len(), 3);
+    let lines: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.starts_with(['✓', '✗']))
+        .map(|l| {
+            // The duration varies.
+            let at = l.find(" ms)").unwrap();
+            let open = l[..at].rfind('(').unwrap();
+            format!("{}(N{}", &l[..open], &l[at..])
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "✓ write_file a␛[31m.txt (N ms)".to_string(),
+            format!(
+                "✗ {}…  (N ms) — unknown tool `{}…",
+                "x".repeat(63),
+                "x".repeat(85)
+            ),
+        ],
+        "{stderr}"
+    );
+}
