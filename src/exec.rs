@@ -48,11 +48,14 @@ pub enum OutputMode {
 /// Runs one turn to its end. SIGINT interrupts the turn cleanly; a second SIGINT gives up
 /// waiting. SIGTERM and SIGHUP stop the turn and end the run at once, the session log
 /// written out as the agent shuts down.
+/// `sessions` is the folder sessions are recorded in: the hint that names the session at
+/// the end is given only when its log is there.
 pub async fn run(
     mut agent: Handle,
     resume: Option<std::path::PathBuf>,
     prompt: String,
     mode: OutputMode,
+    sessions: Option<&std::path::Path>,
 ) -> ExecOutcome {
     let mut printer = Printer::new(mode);
     // One listener for the whole run, so a signal between two events is never missed.
@@ -235,8 +238,10 @@ pub async fn run(
             break;
         }
     }
-    // A log exists once a turn started; stdout stays the answer.
-    if let Some((id, workspace)) = session.filter(|_| turn_started) {
+    // A log exists once a turn started, unless it could not be written (its notice said
+    // so): only a session that was recorded can be continued. Stdout stays the answer.
+    let recorded = |id: &str| sessions.is_some_and(|dir| dir.join(format!("{id}.jsonl")).is_file());
+    if let Some((id, workspace)) = session.filter(|(id, _)| turn_started && recorded(id)) {
         printer.note(&api::continue_line(&id, &workspace, true));
     }
     outcome

@@ -444,7 +444,8 @@ fn run_exec(
                 color: std::io::stderr().is_terminal() && !no_color,
             }
         };
-        exec::run(agent, resume, prompt, mode).await
+        let sessions = miniagent::session::store::sessions_dir(env);
+        exec::run(agent, resume, prompt, mode, sessions.as_deref()).await
     });
     let outcome = match outcome {
         Ok(outcome) => outcome,

@@ -855,3 +855,38 @@ fn exec_shows_escapes_in_arguments_and_cuts_long_tool_names() {
         "{stderr}"
     );
 }
+
+/// A session whose log cannot be written (its folder is a file) is not named as one to
+/// continue: the notice says it is not recorded, and no resume hint follows.
+#[test]
+fn no_resume_hint_for_a_session_that_could_not_be_recorded() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("The answer.")]);
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    std::fs::write(config_dir.join("sessions"), "not a folder").unwrap();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["--base-url", &server.anthropic_base_url(), "exec", "hi"])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(text(&output.stdout), "The answer.\n");
+    assert_eq!(server.requests().len(), 1);
+    // The log's name holds the session's id, made up at the start.
+    let prefix = format!("note: the session log {}/sessions/", config_dir.path().display());
+    let notices: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.contains("session ") || l.starts_with("note: the session log"))
+        .map(|l| match l.strip_prefix(&prefix).and_then(|rest| rest.split_once(".jsonl")) {
+            Some((_, rest)) => format!("{prefix}ID.jsonl{rest}"),
+            None => l.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        [format!(
+            "{prefix}ID.jsonl cannot be written (File exists (os error 17)); the rest of this session is not recorded"
+        )],
+        "{stderr}"
+    );
+}
