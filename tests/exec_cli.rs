@@ -877,10 +877,12 @@ fn no_resume_hint_for_a_session_that_could_not_be_recorded() {
     let notices: Vec<String> = stderr
         .lines()
         .filter(|l| l.contains("session ") || l.starts_with("note: the session log"))
-        .map(|l| match l.strip_prefix(&prefix).and_then(|rest| rest.split_once(".jsonl")) {
-            Some((_, rest)) => format!("{prefix}ID.jsonl{rest}"),
-            None => l.to_string(),
-        })
+        .map(
+            |l| match l.strip_prefix(&prefix).and_then(|rest| rest.split_once(".jsonl")) {
+                Some((_, rest)) => format!("{prefix}ID.jsonl{rest}"),
+                None => l.to_string(),
+            },
+        )
         .collect();
     assert_eq!(
         notices,

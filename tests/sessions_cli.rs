@@ -525,3 +525,54 @@ fn exec_args(home: &TempDir, workspace: &TempDir, server: &ScriptedServer, args:
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     output
 }
+
+/// A session recorded with one model, continued with a second and then a third, says it
+/// was recorded with the first (and last ran with the second), not that the second
+/// recorded it; the third is the one the request names.
+#[test]
+fn a_resumed_session_names_the_model_it_was_recorded_with() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text("One."),
+        Reply::text("Two."),
+        Reply::text("Three."),
+    ]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    exec_args(&home, &workspace, &server, &["--model", "model-one", "first"]);
+    let notes = |output: &Output| -> Vec<String> {
+        text(&output.stderr)
+            .lines()
+            .filter(|l| l.starts_with("note: this session"))
+            .map(str::to_string)
+            .collect()
+    };
+    let second = exec_args(
+        &home,
+        &workspace,
+        &server,
+        &["--model", "model-two", "--continue", "second"],
+    );
+    assert_eq!(
+        notes(&second),
+        [
+            "note: this session was recorded with model-one (anthropic); it continues with model-two (anthropic)"
+        ]
+    );
+    let third = exec_args(
+        &home,
+        &workspace,
+        &server,
+        &["--model", "model-three", "--continue", "third"],
+    );
+    assert_eq!(
+        notes(&third),
+        [
+            "note: this session was recorded with model-one (anthropic) and last ran with model-two (anthropic); it continues with model-three (anthropic)"
+        ]
+    );
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|request| request.body["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models, ["model-one", "model-two", "model-three"]);
+}
