@@ -329,7 +329,16 @@ fn workbench(
         // The workbench asks when the log is from elsewhere.
         Some(id) => match startup::resume_target(&start, id, env) {
             Ok(target) => Some(target.path),
-            Err(err) => return fail(&format!("{err:#}")),
+            // `miniagent --resume "fix the tests"` took the message as the id.
+            Err(err) => match (id, &prompt) {
+                (Some(id), None) => {
+                    let id = terminal_text::visible(id);
+                    return fail(&format!(
+                        "{err:#}; --resume takes a session id, and to continue this workspace's newest session with a first message: miniagent --continue \"{id}\""
+                    ));
+                }
+                _ => return fail(&format!("{err:#}")),
+            },
         },
         None => None,
     };
@@ -353,6 +362,8 @@ const PIPED_LIMIT: u64 = 1024 * 1024;
 /// The workbench's first message: the prompt given, followed by any text piped in
 /// (`git diff | miniagent "review this"`). Keys are read from the terminal meanwhile.
 fn first_message(prompt: Option<String>) -> Result<Option<String>, String> {
+    // An empty prompt (`miniagent ""`) is no message, as an empty input sends none.
+    let prompt = prompt.filter(|prompt| !prompt.trim().is_empty());
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(prompt);

@@ -145,6 +145,19 @@ fn the_workbench_says_at_once_when_it_cannot_draw_in_tmux() {
     );
     tmux.ok(&["send-keys", "-t", "main", "clear", "Enter"]);
 
+    // A message given to --resume is taken as the id: what to type instead.
+    shell(
+        &tmux,
+        &home,
+        &format!("{binary} --resume 'fix the tests'; echo exit=$?"),
+    );
+    let screen = joined_after_exit(&tmux);
+    assert!(
+        screen.contains(&format!("miniagent: no session `fix the tests` in {}/sessions; `miniagent sessions list` shows them; --resume takes a session id, and to continue this workspace's newest session with a first message: miniagent --continue \"fix the tests\"\nexit=1", home.path().display())),
+        "{screen}"
+    );
+    clear(&tmux);
+
     // No controlling terminal and standard input not one: no keys can be read.
     shell(
         &tmux,
