@@ -10,7 +10,7 @@ use crate::api::{self, Handle, preview_line};
 use crate::protocol::{
     ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, turn_usage_line,
 };
-use crate::terminal_text::{self, Cleaner, clean};
+use crate::terminal_text::{self, Cleaner, clean, visible};
 
 /// How `exec` ended, as the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,11 +48,14 @@ pub enum OutputMode {
 /// Runs one turn to its end. SIGINT interrupts the turn cleanly; a second SIGINT gives up
 /// waiting. SIGTERM and SIGHUP stop the turn and end the run at once, the session log
 /// written out as the agent shuts down.
+/// `sessions` is the folder sessions are recorded in: the hint that names the session at
+/// the end is given only when its log is there.
 pub async fn run(
     mut agent: Handle,
     resume: Option<std::path::PathBuf>,
     prompt: String,
     mode: OutputMode,
+    sessions: Option<&std::path::Path>,
 ) -> ExecOutcome {
     let mut printer = Printer::new(mode);
     // One listener for the whole run, so a signal between two events is never missed.
@@ -145,13 +148,14 @@ pub async fn run(
             _ => None,
         };
         if let Some((id, name)) = approval {
-            // Nobody is here to approve: refuse, and tell the model why.
+            // Nobody is here to approve: refused as the approval mode refuses a call (no
+            // person denied it), and the model is told why.
             let _ = agent.ops.send(Op::Approval {
                 id: id.clone(),
-                decision: Decision::Deny {
-                    reason: Some(format!(
+                decision: Decision::Refuse {
+                    reason: format!(
                         "miniagent exec runs without a person to approve tool calls, and `{name}` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec"
-                    )),
+                    ),
                 },
             });
         }
@@ -234,8 +238,10 @@ pub async fn run(
             break;
         }
     }
-    // A log exists once a turn started; stdout stays the answer.
-    if let Some((id, workspace)) = session.filter(|_| turn_started) {
+    // A log exists once a turn started, unless it could not be written (its notice said
+    // so): only a session that was recorded can be continued. Stdout stays the answer.
+    let recorded = |id: &str| sessions.is_some_and(|dir| dir.join(format!("{id}.jsonl")).is_file());
+    if let Some((id, workspace)) = session.filter(|(id, _)| turn_started && recorded(id)) {
         printer.note(&api::continue_line(&id, &workspace, true));
     }
     outcome
@@ -367,7 +373,7 @@ impl Printer {
             }
             Event::ToolCallRequested { id, summary, .. } => {
                 self.call_arguments
-                    .insert(id.clone(), preview_line(&clean(summary), 80));
+                    .insert(id.clone(), preview_line(&visible(summary), 80));
             }
             Event::ToolCallFinished {
                 id,
@@ -384,7 +390,7 @@ impl Printer {
                 } else {
                     format!(" — {}", preview_line(&clean(output_preview), 100))
                 };
-                let name = clean(name);
+                let name = call_name(name);
                 self.line(&format!("{mark} {name} {arguments} ({duration_ms} ms){detail}"));
             }
             Event::Retrying {
@@ -408,7 +414,7 @@ impl Printer {
                 } = event.as_ref()
                 {
                     let mark = if *ok { "✓" } else { "✗" };
-                    let (agent, name) = (clean(agent), clean(name));
+                    let (agent, name) = (call_name(agent), call_name(name));
                     self.line(&format!(
                         "  ↳ {agent} {mark} {name} ({duration_ms} ms) {}",
                         preview_line(&clean(output_preview), 80)
@@ -472,7 +478,7 @@ impl Printer {
             Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),
             Event::Error { message } => self.line(&format!("error: {message}")),
             Event::ApprovalRequested { name, request, .. } => {
-                let name = clean(name);
+                let name = call_name(name);
                 let what = request.as_ref().map(refused_what).unwrap_or_default();
                 self.line(&format!(
                     "refused `{name}`{what}: exec cannot ask for approval (see --approval)"
@@ -518,5 +524,15 @@ fn refused_what(request: &ApprovalRequest) -> String {
         ApprovalRequest::McpCall { server, tool, .. } => format!("tool `{tool}` of MCP server `{server}`"),
         ApprovalRequest::Other { .. } => return String::new(),
     };
-    format!(" ({})", preview_line(&clean(&what), 80))
+    format!(" ({})", preview_line(&visible(&what), 80))
+}
+
+/// The longest tool or agent name shown, in characters: a name is the model's (or an MCP
+/// server's) to choose, and a 100 KB one would otherwise be a 100 KB line.
+const NAME_CHARS: usize = 64;
+
+/// A tool's or agent's name on one short line, every escape and control character shown
+/// as what it is (`␛`), so that no name can pass for another.
+pub fn call_name(name: &str) -> String {
+    preview_line(&visible(name).replace('\n', "\u{240a}"), NAME_CHARS)
 }

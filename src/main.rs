@@ -1,9 +1,9 @@
 //! The `miniagent` command line.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use miniagent::api;
 use miniagent::config::{ApprovalMode, Overrides, Provider};
@@ -22,11 +22,45 @@ struct Cli {
     agent: AgentOptions,
     #[command(flatten)]
     look: LookOptions,
-    /// Continue a recorded session: the newest one of this workspace, or session ID.
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
-    resume: Option<String>,
+    #[command(flatten)]
+    session: ResumeOptions,
+    /// A first message: the workbench opens and sends it.
+    #[arg(value_name = "PROMPT")]
+    prompt: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// Which recorded session to continue, in the workbench and in `exec`.
+#[derive(Args, Debug, Default)]
+struct ResumeOptions {
+    /// Continue a recorded session: session ID (an id, a unique prefix of one, or a
+    /// .jsonl file), or without ID the newest one of this workspace.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
+    /// Continue the newest session recorded in this workspace.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    continue_newest: bool,
+}
+
+impl ResumeOptions {
+    /// These, or those given before the command's name when these name no session.
+    fn or(self, outer: ResumeOptions) -> ResumeOptions {
+        if self.resume.is_some() || self.continue_newest {
+            self
+        } else {
+            outer
+        }
+    }
+
+    /// The session asked for: `Some(None)` for this workspace's newest.
+    fn wanted(&self) -> Option<Option<&str>> {
+        match self.resume.as_deref() {
+            Some("") => Some(None),
+            Some(id) => Some(Some(id)),
+            None => self.continue_newest.then_some(None),
+        }
+    }
 }
 
 /// Options of the commands that run the agent (the workbench and `exec`). Not global:
@@ -106,11 +140,10 @@ enum Command {
         /// Print every event as one JSON line on stdout instead.
         #[arg(long)]
         json: bool,
-        /// Continue recorded session ID (an id, a unique prefix of one, or a .jsonl file).
-        #[arg(long, value_name = "ID")]
-        resume: Option<String>,
+        #[command(flatten)]
+        session: ResumeOptions,
         /// The task; `-` reads it from standard input.
-        prompt: String,
+        prompt: Option<String>,
     },
     /// Play a recorded session back in the workbench, with no model and no network.
     Replay {
@@ -121,6 +154,12 @@ enum Command {
         headless: bool,
         /// A session log (.jsonl), or a recorded session's id.
         file: String,
+    },
+    /// Print a completion script for SHELL on stdout (for example
+    /// `miniagent completions bash > ~/.local/share/bash-completion/completions/miniagent`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
     /// List, show, export and remove recorded sessions.
     Sessions {
@@ -204,43 +243,32 @@ fn start_options(agent: AgentOptions) -> StartOptions {
 }
 
 fn run(cli: Cli, env: &api::Env) -> i32 {
+    if let (Some(prompt), Some(_)) = (&cli.prompt, &cli.command) {
+        return fail(&format!(
+            "`{}` is not a command: a prompt goes after the command and its options (miniagent exec \"PROMPT\"), or alone for the workbench (miniagent \"PROMPT\")",
+            terminal_text::visible(prompt)
+        ));
+    }
     match cli.command {
-        None => {
-            let start = start_options(cli.agent);
-            let resume = match cli.resume.as_deref() {
-                Some(id) => match startup::resume_target(&start, Some(id).filter(|id| !id.is_empty()), env) {
-                    // The workbench asks when the log is from elsewhere.
-                    Ok(target) => Some(target.path),
-                    Err(err) => {
-                        terminal_text::eprintln(&format!("miniagent: {err:#}"));
-                        return 1;
-                    }
-                },
-                None => None,
-            };
-            miniagent::tui::run(miniagent::tui::WorkbenchOptions {
-                start,
-                env: env.clone(),
-                theme: cli.look.theme,
-                resume,
-            })
-        }
+        None => workbench(cli.agent, cli.look, cli.session, cli.prompt, env),
         Some(Command::Exec {
             agent,
             json,
-            resume,
+            session,
             prompt,
         }) => {
             let start = start_options(agent.or(cli.agent));
-            let resume = match resume.as_deref() {
-                Some(id) => match startup::resume_target(&start, Some(id), env)
+            let session = session.or(cli.session);
+            let prompt = match exec_prompt(&start, &session, prompt, env) {
+                Ok(prompt) => prompt,
+                Err(why) => return fail(&why),
+            };
+            let resume = match session.wanted() {
+                Some(id) => match startup::resume_target(&start, id, env)
                     .and_then(|target| target.check_for_exec(&start).map(|()| target))
                 {
                     Ok(target) => Some(target.path),
-                    Err(err) => {
-                        terminal_text::eprintln(&format!("miniagent: {err:#}"));
-                        return 1;
-                    }
+                    Err(err) => return fail(&format!("{err:#}")),
                 },
                 None => None,
             };
@@ -254,6 +282,14 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
             headless: false,
             file,
         }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme), env),
+        Some(Command::Completions { shell }) => {
+            // Written whole once made: clap_complete panics on a reader that went away.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "miniagent", &mut script);
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(&script).and_then(|()| stdout.flush());
+            0
+        }
         Some(Command::Sessions { command }) => {
             match command.unwrap_or(SessionsCommand::List { all: false }) {
                 SessionsCommand::List { all } => cli::list(all, env),
@@ -267,6 +303,114 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
                 } => cli::prune(&older_than, yes, dry_run, env),
             }
         }
+    }
+}
+
+/// One line on stderr; exit code 1.
+fn fail(why: &str) -> i32 {
+    terminal_text::eprintln(&format!("miniagent: {why}"));
+    1
+}
+
+/// The workbench, with the session to continue and the first message. Whether it can be
+/// drawn here is known before anything else is done (text piped in is read after).
+fn workbench(
+    agent: AgentOptions,
+    look: LookOptions,
+    session: ResumeOptions,
+    prompt: Option<String>,
+    env: &api::Env,
+) -> i32 {
+    if let Err(why) = miniagent::tui::check_terminal(env.var("TERM").as_deref()) {
+        return fail(&format!("{why}; to run without it: miniagent exec \"PROMPT\""));
+    }
+    let start = start_options(agent);
+    let resume = match session.wanted() {
+        // The workbench asks when the log is from elsewhere.
+        Some(id) => match startup::resume_target(&start, id, env) {
+            Ok(target) => Some(target.path),
+            // `miniagent --resume "fix the tests"` took the message as the id.
+            Err(err) => match (id, &prompt) {
+                (Some(id), None) => {
+                    let id = terminal_text::visible(id);
+                    return fail(&format!(
+                        "{err:#}; --resume takes a session id, and to continue this workspace's newest session with a first message: miniagent --continue \"{id}\""
+                    ));
+                }
+                _ => return fail(&format!("{err:#}")),
+            },
+        },
+        None => None,
+    };
+    let prompt = match first_message(prompt) {
+        Ok(prompt) => prompt,
+        Err(why) => return fail(&why),
+    };
+    miniagent::tui::run(miniagent::tui::WorkbenchOptions {
+        start,
+        env: env.clone(),
+        theme: look.theme,
+        resume,
+        prompt,
+    })
+}
+
+/// The most text piped into the workbench that is taken as its first message: what its
+/// input takes.
+const PIPED_LIMIT: u64 = 1024 * 1024;
+
+/// The workbench's first message: the prompt given, followed by any text piped in
+/// (`git diff | miniagent "review this"`). Keys are read from the terminal meanwhile.
+fn first_message(prompt: Option<String>) -> Result<Option<String>, String> {
+    // An empty prompt (`miniagent ""`) is no message, as an empty input sends none.
+    let prompt = prompt.filter(|prompt| !prompt.trim().is_empty());
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(prompt);
+    }
+    let mut bytes = Vec::new();
+    if let Err(err) = stdin.lock().take(PIPED_LIMIT + 1).read_to_end(&mut bytes) {
+        return Err(format!("cannot read the text piped in: {err}"));
+    }
+    if bytes.len() as u64 > PIPED_LIMIT {
+        return Err(
+            "the text piped in is over 1 MB, more than the workbench's input takes: save it to a file in the workspace and name the file in the prompt"
+                .to_string(),
+        );
+    }
+    let piped = String::from_utf8_lossy(&bytes);
+    let piped = piped.trim_end();
+    Ok(match (prompt, piped.trim().is_empty()) {
+        (prompt, true) => prompt,
+        (None, false) => Some(piped.to_string()),
+        (Some(prompt), false) => Some(format!("{prompt}\n\n{piped}")),
+    })
+}
+
+/// `exec`'s prompt, or what to type when it is missing: `exec --resume "turn 2"` takes the
+/// text as the session id, so a missing prompt after an id that names no session says so.
+fn exec_prompt(
+    start: &StartOptions,
+    session: &ResumeOptions,
+    prompt: Option<String>,
+    env: &api::Env,
+) -> Result<String, String> {
+    if let Some(prompt) = prompt {
+        return Ok(prompt);
+    }
+    match session.resume.as_deref().filter(|id| !id.is_empty()) {
+        Some(id) if startup::resume_target(start, Some(id), env).is_err() => Err(format!(
+            "`{}` is not a recorded session, and exec has no prompt: --resume takes a session id before the prompt (`miniagent sessions list` shows them), as in miniagent exec --resume ID \"PROMPT\"; to continue this workspace's newest session: miniagent exec --continue \"{}\"",
+            terminal_text::visible(id),
+            terminal_text::visible(id),
+        )),
+        Some(id) => Err(format!(
+            "exec has no prompt: miniagent exec --resume {} \"PROMPT\"",
+            terminal_text::visible(id)
+        )),
+        None => Err(
+            "exec has no prompt: miniagent exec \"PROMPT\" (or - to read it from standard input)".to_string(),
+        ),
     }
 }
 
@@ -311,7 +455,8 @@ fn run_exec(
                 color: std::io::stderr().is_terminal() && !no_color,
             }
         };
-        exec::run(agent, resume, prompt, mode).await
+        let sessions = miniagent::session::store::sessions_dir(env);
+        exec::run(agent, resume, prompt, mode, sessions.as_deref()).await
     });
     let outcome = match outcome {
         Ok(outcome) => outcome,

@@ -311,8 +311,8 @@ impl HeadlessReplay {
 
 /// `approved `bash``, `refused `bash`: reason`.
 fn decision_line(name: &str, decision: &Decision) -> String {
-    // Cleaned on its own so that nothing in it can hide the rest of the line.
-    let name = terminal_text::clean(name);
+    // Shown on its own, short, so that nothing in it can hide the rest of the line.
+    let name = crate::exec::call_name(name);
     match decision {
         Decision::Approve => format!("approved `{name}`"),
         Decision::ApproveForSession => format!("approved `{name}` for the rest of the session"),
@@ -322,6 +322,10 @@ fn decision_line(name: &str, decision: &Decision) -> String {
         ),
         Decision::Deny { reason: None } => format!("refused `{name}`"),
         Decision::Abort => format!("refused `{name}` and ended the turn"),
+        Decision::Refuse { reason } => format!(
+            "refused `{name}`: {}",
+            preview_line(&terminal_text::clean(reason), 100)
+        ),
     }
 }
 

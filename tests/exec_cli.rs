@@ -88,19 +88,22 @@ fn exec_refuses_calls_that_need_approval_and_tells_the_model() {
     assert!(!workspace.join("created").exists());
     let result = server.requests()[1].body["messages"][2]["content"][0].clone();
     assert_eq!(result["is_error"], true);
-    let content = result["content"].as_str().unwrap();
-    assert!(
-        content.starts_with(
-            "the person refused this call: miniagent exec runs without a person to approve tool calls"
-        ),
-        "{content}"
-    );
-    // What was refused, from the typed request: the command line itself.
+    // Refused as the approval mode refuses a call: nobody was there to deny it.
+    let why = "miniagent exec runs without a person to approve tool calls, and `bash` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec";
+    assert_eq!(result["content"], format!("refused: {why}"));
+    // What was refused, from the typed request: the command line itself; then the call.
     let stderr = text(&output.stderr);
-    assert!(
-        stderr.contains("refused `bash` ($ touch created): exec cannot ask for approval"),
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("refused")).unwrap();
+    assert_eq!(
+        lines[at..at + 2],
+        [
+            "refused `bash` ($ touch created): exec cannot ask for approval (see --approval)",
+            "✗ bash touch created (0 ms) — refused: miniagent exec runs without a person to approve tool calls, and `bash` needs approval here…",
+        ],
         "{stderr}"
     );
+    assert!(!stderr.contains("denied by you"), "{stderr}");
 }
 
 #[test]
@@ -463,7 +466,7 @@ fn auto_edit_exec_writes_inside_the_workspace_but_refuses_commands() {
     assert!(!workspace.path().parent().unwrap().join("outside.txt").exists());
     let refused = result(3)["content"].as_str().unwrap().to_string();
     assert!(
-        refused.starts_with("the person refused this call: miniagent exec runs without a person"),
+        refused.starts_with("refused: miniagent exec runs without a person"),
         "{refused}"
     );
 }
@@ -757,6 +760,135 @@ fn a_results_folder_that_cannot_be_made_is_said_at_the_start() {
     );
     assert!(
         stderr.contains("the model gets only their first and last part"),
+        "{stderr}"
+    );
+}
+
+/// `miniagent completions SHELL` prints clap's script for the shell: bash reads it
+/// without error and it completes the commands and the options, `--continue` among them.
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let config_dir = TempDir::new();
+    let output = miniagent(None, &config_dir)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let script = text(&output.stdout);
+    assert!(script.contains("complete -F _miniagent"), "{script}");
+    for word in [
+        "exec",
+        "sessions",
+        "replay",
+        "completions",
+        "--continue",
+        "--resume",
+    ] {
+        assert!(script.contains(word), "{word} in {script}");
+    }
+    let file = config_dir.join("miniagent.bash");
+    std::fs::write(&file, &script).unwrap();
+    let checked = Command::new("bash")
+        .arg("-c")
+        .arg(format!("source {} && complete -p miniagent", file.display()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&checked.stdout),
+        "complete -o bashdefault -o default -o nosort -F _miniagent miniagent\n",
+        "{}",
+        text(&checked.stderr)
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let output = miniagent(None, &config_dir)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        // Fish names long options without their dashes (`-l continue`).
+        assert!(text(&output.stdout).contains("continue"), "{shell}");
+    }
+}
+
+/// A path with an escape sequence is printed with the escape shown (`a␛[31m.txt`), not
+/// stripped to a name that is another file's; a 100 KB tool name is cut on its line.
+#[test]
+fn exec_shows_escapes_in_arguments_and_cuts_long_tool_names() {
+    let long_name = "x".repeat(100_000);
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool(
+            "w1",
+            "write_file",
+            r#"{"path": "a\u001b[31m.txt", "content": "x"}"#,
+        ),
+        Reply::tool("n1", &long_name, "{}"),
+        Reply::text("Done."),
+    ]);
+    let (output, workspace) = exec_against(&server, &["--approval", "full-auto"], "write it");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("a\x1b[31m.txt")).unwrap(),
+        "x"
+    );
+    assert_eq!(server.requests().len(), 3);
+    let lines: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.starts_with(['✓', '✗']))
+        .map(|l| {
+            // The duration varies.
+            let at = l.find(" ms)").unwrap();
+            let open = l[..at].rfind('(').unwrap();
+            format!("{}(N{}", &l[..open], &l[at..])
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "✓ write_file a␛[31m.txt (N ms)".to_string(),
+            format!(
+                "✗ {}…  (N ms) — unknown tool `{}…",
+                "x".repeat(63),
+                "x".repeat(85)
+            ),
+        ],
+        "{stderr}"
+    );
+}
+
+/// A session whose log cannot be written (its folder is a file) is not named as one to
+/// continue: the notice says it is not recorded, and no resume hint follows.
+#[test]
+fn no_resume_hint_for_a_session_that_could_not_be_recorded() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("The answer.")]);
+    let workspace = TempDir::new();
+    let config_dir = TempDir::new();
+    std::fs::write(config_dir.join("sessions"), "not a folder").unwrap();
+    let output = miniagent(Some(&workspace), &config_dir)
+        .args(["--base-url", &server.anthropic_base_url(), "exec", "hi"])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(text(&output.stdout), "The answer.\n");
+    assert_eq!(server.requests().len(), 1);
+    // The log's name holds the session's id, made up at the start.
+    let prefix = format!("note: the session log {}/sessions/", config_dir.path().display());
+    let notices: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.contains("session ") || l.starts_with("note: the session log"))
+        .map(
+            |l| match l.strip_prefix(&prefix).and_then(|rest| rest.split_once(".jsonl")) {
+                Some((_, rest)) => format!("{prefix}ID.jsonl{rest}"),
+                None => l.to_string(),
+            },
+        )
+        .collect();
+    assert_eq!(
+        notices,
+        [format!(
+            "{prefix}ID.jsonl cannot be written (File exists (os error 17)); the rest of this session is not recorded"
+        )],
         "{stderr}"
     );
 }

@@ -440,3 +440,139 @@ fn sessions_prune_removes_sessions_older_than_a_duration() {
     assert!(said.ends_with("removed 1 session; 1 kept\n"), "{said}");
     assert_eq!(session_logs(&home), vec![logs[1].clone()]);
 }
+
+/// The text of each message of a request to the Anthropic endpoint, with its role.
+fn conversation(request: &RecordedRequest) -> Vec<(String, String)> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| {
+            let content = &message["content"];
+            let text = match content.as_str() {
+                Some(text) => text.to_string(),
+                None => content
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|block| block["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(""),
+            };
+            (message["role"].as_str().unwrap().to_string(), text)
+        })
+        .collect()
+}
+
+/// `exec --continue PROMPT` and `exec PROMPT --resume` continue this workspace's newest
+/// session; `exec --resume "turn 2"` (the prompt taken as the id) and a missing prompt say
+/// what to type, and send nothing.
+#[test]
+fn exec_continues_the_newest_session_and_says_what_to_type_when_the_prompt_is_taken_as_an_id() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("Third answer."),
+    ]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    exec(&home, &workspace, &server, "first task");
+    let second = exec_args(&home, &workspace, &server, &["--continue", "turn 2"]);
+    assert_eq!(text(&second.stdout), "Second answer.\n");
+    let third = exec_args(&home, &workspace, &server, &["turn 3", "--resume"]);
+    assert_eq!(text(&third.stdout), "Third answer.\n");
+    let said = |role: &str, text: &str| (role.to_string(), text.to_string());
+    assert_eq!(
+        conversation(&server.requests()[2]),
+        vec![
+            said("user", "first task"),
+            said("assistant", "First answer."),
+            said("user", "turn 2"),
+            said("assistant", "Second answer."),
+            said("user", "turn 3"),
+        ]
+    );
+    let logs = session_logs(&home);
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let id = session_id(&logs[0]);
+
+    let taken_as_id = support::cli::exec(&home, &workspace, &server, &["--resume", "turn 2"]);
+    assert_eq!(taken_as_id.status.code(), Some(1));
+    assert_eq!(
+        text(&taken_as_id.stderr),
+        "miniagent: `turn 2` is not a recorded session, and exec has no prompt: --resume takes a session id before the prompt (`miniagent sessions list` shows them), as in miniagent exec --resume ID \"PROMPT\"; to continue this workspace's newest session: miniagent exec --continue \"turn 2\"\n"
+    );
+    let no_prompt = support::cli::exec(&home, &workspace, &server, &["--resume", &id]);
+    assert_eq!(no_prompt.status.code(), Some(1));
+    assert_eq!(
+        text(&no_prompt.stderr),
+        format!("miniagent: exec has no prompt: miniagent exec --resume {id} \"PROMPT\"\n")
+    );
+    let elsewhere = TempDir::new();
+    let nothing_here = support::cli::exec(&home, &elsewhere, &server, &["--continue", "hi"]);
+    assert_eq!(nothing_here.status.code(), Some(1));
+    assert_eq!(
+        text(&nothing_here.stderr),
+        format!(
+            "miniagent: no session was recorded in {}; `miniagent sessions list` shows them all\n",
+            elsewhere.path().canonicalize().unwrap().display()
+        )
+    );
+    assert_eq!(server.requests().len(), 3, "nothing more was sent");
+}
+
+fn exec_args(home: &TempDir, workspace: &TempDir, server: &ScriptedServer, args: &[&str]) -> Output {
+    let output = support::cli::exec(home, workspace, server, args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    output
+}
+
+/// A session recorded with one model, continued with a second and then a third, says it
+/// was recorded with the first (and last ran with the second), not that the second
+/// recorded it; the third is the one the request names.
+#[test]
+fn a_resumed_session_names_the_model_it_was_recorded_with() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text("One."),
+        Reply::text("Two."),
+        Reply::text("Three."),
+    ]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    exec_args(&home, &workspace, &server, &["--model", "model-one", "first"]);
+    let notes = |output: &Output| -> Vec<String> {
+        text(&output.stderr)
+            .lines()
+            .filter(|l| l.starts_with("note: this session"))
+            .map(str::to_string)
+            .collect()
+    };
+    let second = exec_args(
+        &home,
+        &workspace,
+        &server,
+        &["--model", "model-two", "--continue", "second"],
+    );
+    assert_eq!(
+        notes(&second),
+        [
+            "note: this session was recorded with model-one (anthropic); it continues with model-two (anthropic)"
+        ]
+    );
+    let third = exec_args(
+        &home,
+        &workspace,
+        &server,
+        &["--model", "model-three", "--continue", "third"],
+    );
+    assert_eq!(
+        notes(&third),
+        [
+            "note: this session was recorded with model-one (anthropic) and last ran with model-two (anthropic); it continues with model-three (anthropic)"
+        ]
+    );
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|request| request.body["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models, ["model-one", "model-two", "model-three"]);
+}

@@ -114,7 +114,10 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_pre_approved() 
     if miniagent::tools::sandbox::kernel_abi().is_ok() {
         assert!(!git.contains("refused"), "{git}");
     } else {
-        assert!(git.starts_with("the person refused this call"), "{git}");
+        assert!(
+            git.starts_with("refused: miniagent exec runs without a person"),
+            "{git}"
+        );
     }
     // Anything else still needs approval, which exec cannot give.
     for n in [5, 6, 7] {
@@ -123,7 +126,7 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_pre_approved() 
             result(n)["content"]
                 .as_str()
                 .unwrap()
-                .starts_with("the person refused this call"),
+                .starts_with("refused: miniagent exec runs without a person"),
             "{}",
             result(n)
         );

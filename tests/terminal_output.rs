@@ -31,6 +31,12 @@ const HOSTILE: &str = concat!(
 );
 const VISIBLE: &str = "VISIBLE";
 
+/// How `exec` (and `replay --headless`) show the hostile turn's calls: the escapes in a
+/// name and its arguments made visible (so no name passes for another), cut short.
+const BASH_LINE: &str =
+    "✗ bash printf '%s' 'V␛]0;owned title␇I␛]52;c;cm0gLXJmIH4=␛\\S␛[2J␛[HI␛P+q544e␛\\B<U+009B… (";
+const TOOL_LINE: &str = "✗ toolV␛]0;owned title␇I␛]52;c;cm0gLXJmIH4=␛\\S␛[2J␛[HI␛P+q544e␛\\B… V␛]0;owned title␇I␛]52;c;cm0gLXJmIH4=␛\\S␛[2J␛[HI␛P+q544e␛\\B<U+009B>31mL<U+009D>… (0 ms) — unknown tool `tool";
+
 /// Runs `command` with stdout and stderr on a new pseudo-terminal and returns its exit
 /// status and every byte the terminal received; `None` (and why, printed) where the
 /// system offers no pseudo-terminals.
@@ -144,8 +150,9 @@ fn exec_progress_and_answer_reach_a_terminal_without_escapes() {
     for shown in [
         format!("thinking {VISIBLE}"),
         format!("beside {VISIBLE}"),
-        format!("✗ bash printf '%s' '{VISIBLE}"),
-        format!("✗ tool{VISIBLE} {VISIBLE} ("),
+        // A call's name and arguments show their escapes as what they are, inert.
+        BASH_LINE.to_string(),
+        TOOL_LINE.to_string(),
         format!("answer {VISIBLE}\n"),
     ] {
         assert!(text.contains(&shown), "{shown:?} missing from {text:?}");
@@ -243,7 +250,7 @@ fn sessions_show_export_list_and_headless_replay_reach_a_terminal_without_escape
         "{shown:?}"
     );
     assert!(
-        replayed.contains(&format!("✗ tool{VISIBLE} {VISIBLE} (")),
+        replayed.contains(BASH_LINE) && replayed.contains(TOOL_LINE),
         "{replayed:?}"
     );
     assert!(

@@ -186,3 +186,5 @@ mod screen;
 mod sessions;
 #[path = "tmux_workbench/signals.rs"]
 mod signals;
+#[path = "tmux_workbench/start.rs"]
+mod start;

@@ -73,7 +73,7 @@ fn a_trusted_workspace_whose_servers_change_asks_again_and_tools_cannot_change_t
     assert_eq!(refused["is_error"], true);
     let refused = refused["content"].as_str().unwrap_or_default().to_string();
     assert!(
-        refused.starts_with("the person refused this call: miniagent exec runs without a person"),
+        refused.starts_with("refused: miniagent exec runs without a person"),
         "{refused}"
     );
     assert_eq!(last_result(&server, 2)["is_error"], false);
@@ -325,7 +325,10 @@ fn a_crafted_session_log_neither_moves_the_workspace_nor_grants_approvals() {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    assert!(refused.starts_with("the person refused this call"), "{refused}");
+    assert!(
+        refused.starts_with("refused: miniagent exec runs without a person"),
+        "{refused}"
+    );
     // The file from elsewhere is left as it was: the session went on in a copy in the
     // sessions folder, under a new id (its own names a session there already), and the
     // line that says how to continue names the copy.

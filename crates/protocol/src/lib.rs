@@ -31,6 +31,9 @@ pub enum Decision {
     Deny { reason: Option<String> },
     /// Do not run it and end the turn, as an interrupt would.
     Abort,
+    /// Do not run it: nobody can be asked (`exec`), so the call is refused as the
+    /// approval mode refuses one, with the reason the model sees.
+    Refuse { reason: String },
 }
 
 /// An approval remembered for the rest of the session.

@@ -36,6 +36,7 @@ pub(crate) mod tree;
 #[cfg(test)]
 mod tests;
 pub use run::{WorkbenchOptions, replay, run};
+pub use terminal::{NoTerminal, check as check_terminal};
 
 // The workbench was a module of one crate before the split; these keep the paths it
 // used (`crate::tui::...`, `crate::protocol::...`) naming the same things. The core is

@@ -36,12 +36,20 @@ pub struct WorkbenchOptions {
     pub theme: Option<String>,
     /// `--resume`: the session log to continue.
     pub resume: Option<PathBuf>,
+    /// `miniagent PROMPT` (and text piped in): sent as if typed once the workbench is open.
+    pub prompt: Option<String>,
     /// The environment miniagent reads (`NO_COLOR`, `COLORTERM`, folders, the key).
     pub env: api::Env,
 }
 
 /// Runs the workbench until the person quits; returns the process exit code.
 pub fn run(options: WorkbenchOptions) -> i32 {
+    if let Err(why) = super::terminal::check(options.env.var("TERM").as_deref()) {
+        crate::terminal_text::eprintln(&format!(
+            "miniagent: {why}; to run without it: miniagent exec \"PROMPT\""
+        ));
+        return 1;
+    }
     match api::block_on(workbench(options)) {
         Ok(Ok(ended)) => ended.exit_code(),
         Ok(Err(err)) => {
@@ -135,6 +143,16 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
         });
     }
 
+    // The first message goes as if typed: after the session to continue, and kept in the
+    // input when the person is asked first whether to continue it here (or no model is
+    // set up yet).
+    if let Some(text) = options.prompt.clone() {
+        if options.resume.is_some() && first.is_empty() {
+            app.input.set_text(&text);
+        } else {
+            first.extend(app.send_first_message(text).actions);
+        }
+    }
     let mut agent = None;
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     let result = event_loop(
@@ -167,6 +185,13 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
 /// `miniagent replay FILE`: plays the session in `file` (a log, or a recorded session's
 /// id) in the workbench. Returns the process exit code.
 pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
+    if let Err(why) = super::terminal::check(env.var("TERM").as_deref()) {
+        crate::terminal_text::eprintln(&format!(
+            "miniagent: {why}; to print the session instead: miniagent replay --headless {}",
+            file
+        ));
+        return 1;
+    }
     // Everything that can fail with a plain message fails before the screen changes.
     let (recording, theme) = match prepare(file, theme, env) {
         Ok(prepared) => prepared,
@@ -436,11 +461,13 @@ impl Deferred {
     }
 
     /// Keeps `op` for the session about to start. While none is coming until the person
-    /// answers a question, only the session to resume waits (it is the agent's first
-    /// request once it starts); anything else has nobody to go to.
+    /// answers a question, only the session to resume and a message wait (they are the
+    /// agent's first requests once it starts); anything else has nobody to go to.
     fn keep(&mut self, op: Op) {
         let coming = self.build_after_first_frame || self.building.is_some();
-        if coming || matches!(op, Op::Resume { .. }) {
+        // The first message (`miniagent PROMPT`) waits with it for the answer.
+        let first = matches!(op, Op::Resume { .. } | Op::UserInput { .. }) && self.launch.is_some();
+        if coming || first {
             self.waiting.push(op);
         }
     }

@@ -23,6 +23,41 @@ static ENHANCED: AtomicBool = AtomicBool::new(false);
 /// Room for a whole frame of escape codes and text at large terminal sizes.
 const FRAME_BUFFER_BYTES: usize = 256 * 1024;
 
+/// Why the workbench cannot be drawn here, found before anything is written to the
+/// terminal (crossterm would otherwise write its set-up sequences into a redirected
+/// output and wait seconds for a cursor report that never comes).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoTerminal {
+    #[error("the workbench needs a terminal, and standard output is not one (it goes to a file or a pipe)")]
+    OutputRedirected,
+    #[error("the workbench needs a terminal, and this process has none ({0})")]
+    NoTty(String),
+    #[error(
+        "the workbench needs a terminal that can draw a full screen, and this one says it cannot (TERM=dumb)"
+    )]
+    Dumb,
+}
+
+/// Whether the workbench can run here: standard output is a terminal, keys can be read
+/// (from standard input, or the controlling terminal when text is piped in), and `term`
+/// (the TERM variable) does not say the terminal cannot address the screen.
+pub fn check(term: Option<&str>) -> Result<(), NoTerminal> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return Err(NoTerminal::OutputRedirected);
+    }
+    // crossterm reads keys from /dev/tty when standard input is not a terminal.
+    if !std::io::stdin().is_terminal()
+        && let Err(err) = std::fs::File::open("/dev/tty")
+    {
+        return Err(NoTerminal::NoTty(err.to_string()));
+    }
+    if term.map(str::trim) == Some("dumb") {
+        return Err(NoTerminal::Dumb);
+    }
+    Ok(())
+}
+
 /// The terminal in full-screen mode; dropping it restores everything.
 pub struct TerminalGuard {
     /// Buffered so that a frame reaches the terminal in one write (standard output on

@@ -20,6 +20,7 @@ impl Loaded {
     /// The session rebuilt from all its records.
     pub fn restore(&self, counter: TokenCounter) -> Restored {
         let mut restored = Restored::new(counter);
+        restored.apply(&Record::Header(self.header.clone()));
         for record in &self.records {
             restored.apply(record);
         }
@@ -43,6 +44,9 @@ pub struct Restored {
     /// The model and provider that last ran the session.
     pub model: String,
     pub provider: String,
+    /// The model and provider it was recorded with (its header's).
+    pub recorded_model: String,
+    pub recorded_provider: String,
 }
 
 impl Restored {
@@ -55,6 +59,8 @@ impl Restored {
             meter: Default::default(),
             model: String::new(),
             provider: String::new(),
+            recorded_model: String::new(),
+            recorded_provider: String::new(),
         }
     }
 
@@ -68,6 +74,8 @@ impl Restored {
             Record::Header(header) => {
                 self.model = header.model.clone();
                 self.provider = header.provider.clone();
+                self.recorded_model = header.model.clone();
+                self.recorded_provider = header.provider.clone();
             }
             Record::Resumed { model, provider, .. } => {
                 self.model = model.clone();

@@ -129,9 +129,10 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         && !restored.model.is_empty()
     {
         events.emit(Event::Notice {
-            message: format!(
-                "this session was recorded with {} ({}); it continues with {model} ({provider})",
-                restored.model, restored.provider
+            message: model_change(
+                (&restored.recorded_model, &restored.recorded_provider),
+                (&restored.model, &restored.provider),
+                (&model, &provider),
             ),
         });
     }
@@ -140,6 +141,22 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         events.emit(usage);
     }
     events.checkpoint(&mut session);
+}
+
+/// The notice of a session that goes on with another model than the one that last ran
+/// it: the one it was recorded with (its header's), and the last one when they differ.
+fn model_change(recorded: (&str, &str), last: (&str, &str), now: (&str, &str)) -> String {
+    // A log without a header model (never written so) names only the last.
+    let recorded = if recorded.0.is_empty() { last } else { recorded };
+    let since = if recorded == last {
+        String::new()
+    } else {
+        format!(" and last ran with {} ({})", last.0, last.1)
+    };
+    format!(
+        "this session was recorded with {} ({}){since}; it continues with {} ({})",
+        recorded.0, recorded.1, now.0, now.1
+    )
 }
 
 /// The log's own warnings (a damaged line, a cut-off end), as notices.

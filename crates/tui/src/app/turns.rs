@@ -29,6 +29,12 @@ impl App {
         self.send(Op::UserInput { text });
     }
 
+    /// `miniagent PROMPT`: the first message, taken as if typed and submitted.
+    pub fn send_first_message(&mut self, text: String) -> super::Outcome {
+        self.submit_text(text);
+        self.outcome(true)
+    }
+
     /// Puts the queued messages back in the input, before what is typed there; returns
     /// the notice that says so.
     pub(crate) fn return_queued_to_input(&mut self) -> Option<String> {

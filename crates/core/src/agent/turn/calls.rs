@@ -522,6 +522,9 @@ async fn run_one(
                 Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
                 Ok(Decision::Deny { reason }) => return CallOutcome::DeniedByPerson { reason },
                 Ok(Decision::Abort) => return CallOutcome::Aborted,
+                Ok(Decision::Refuse { reason }) => {
+                    return CallOutcome::Refused(ToolOutput::error(format!("refused: {reason}")));
+                }
                 Err(_) => return CallOutcome::Interrupted,
             }
         }
