@@ -45,6 +45,7 @@ async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
         approval: miniagent::config::ApprovalMode::FullAuto,
+        unasked: false,
         sub_agents: None,
         save_to: None,
     };
