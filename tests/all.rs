@@ -22,6 +22,7 @@ mod demo;
 mod exec_cli;
 mod faults;
 mod file_confinement;
+mod git_config;
 #[path = "fuzz/main.rs"]
 mod fuzz;
 mod history_integrity;

@@ -1,0 +1,198 @@
+//! git as a back door: a command that runs without a question (approved for the session
+//! by name or by its line, or pre-approved by a skill) must not run a program the
+//! repository's `.git/config` or hooks name, and writing into `.git/` is asked about.
+//! Real git, real commands, the scripted server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
+
+use crate::support;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use miniagent::config::{ApprovalMode, Provider};
+use miniagent::protocol::{Decision, Event, Op};
+use pretty_assertions::assert_eq;
+use support::harness::{Harness, is_turn_end, test_config};
+use support::{Reply, ScriptedServer, TempDir};
+
+/// Runs git in `dir`, failing the test when it fails.
+fn git(dir: &Path, args: &[&str]) {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+}
+
+/// `evil.sh` in `outside` (a folder outside the workspace): a program that appends its
+/// first argument to `ran.log` beside it when anything runs it. Returns its path.
+fn evil_program(outside: &TempDir) -> String {
+    let evil = outside.join("evil.sh");
+    let log = outside.join("ran.log");
+    std::fs::write(&evil, format!("#!/bin/sh\necho \"$1\" >> {}\n", log.display())).unwrap();
+    make_executable(&evil);
+    evil.display().to_string()
+}
+
+/// A repository in `dir` with one commit and a changed file.
+fn repository(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "t"]);
+    std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "init"]);
+    std::fs::write(dir.join("a.txt"), "two\n").unwrap();
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// What ran `evil.sh`, one line each.
+fn ran(log: &Path) -> String {
+    std::fs::read_to_string(log).unwrap_or_default()
+}
+
+/// A `.git/config` naming `evil` as git's fsmonitor, pager and editor, and with `more`.
+fn hostile_config(evil: &str, more: &str) -> String {
+    format!(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = {evil} fsmonitor\n\tpager = {evil} pager\n\teditor = {evil} editor\n[user]\n\temail = t@example.com\n\tname = t\n{more}"
+    )
+}
+
+/// The approval asked for each call id, and the notes it carried; answers from `answers`.
+async fn run_turn(harness: &mut Harness, answers: &HashMap<&str, Decision>) -> Vec<(String, Vec<String>)> {
+    harness.send(Op::UserInput { text: "go".into() });
+    let mut asked = Vec::new();
+    loop {
+        match harness.next().await {
+            Event::ApprovalRequested { id, notes, .. } => {
+                let decision = answers
+                    .get(id.as_str())
+                    .cloned()
+                    .unwrap_or(Decision::Deny { reason: None });
+                asked.push((id.clone(), notes));
+                harness.send(Op::Approval { id, decision });
+            }
+            event if is_turn_end(&event) => return asked,
+            _ => {}
+        }
+    }
+}
+
+/// The content of the tool result `id` as the model got it in the last request.
+fn result_of(server: &ScriptedServer, id: &str) -> String {
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    messages
+        .iter()
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["tool_use_id"] == id)
+        .map(|block| block["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+/// The attack from the issue, approving by name and by line: `git status` and a commit
+/// line are approved for the session while the repository is harmless; then the model
+/// writes `.git/config` (fsmonitor, pager, editor) and a hook is in place. The write is
+/// asked about in both modes; the covered `git status` and commit run with none of
+/// those programs. Then it writes settings that cannot be turned off (diff.external, a
+/// textconv and a filter driver): the covered `git diff` and `git status` are asked
+/// about with the settings named.
+#[tokio::test]
+async fn git_approved_by_name_or_line_runs_no_program_the_repository_config_names() {
+    for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit] {
+        let outside = TempDir::new();
+        let evil = evil_program(&outside);
+        let log = outside.join("ran.log");
+        let commit = r#"{"command": "git commit -q --allow-empty -m again"}"#;
+        let drivers = format!(
+            "[diff]\n\texternal = {evil} external\n[diff \"x\"]\n\ttextconv = {evil} textconv\n[filter \"x\"]\n\tclean = {evil} clean\n"
+        );
+        let status = r#"{"command": "git status --short"}"#;
+        let server = ScriptedServer::start(vec![
+            Reply::tool("commit1", "bash", commit),
+            Reply::tool("status1", "bash", status),
+            Reply::tool(
+                "hostile",
+                "write_file",
+                serde_json::json!({"path": ".git/config", "content": hostile_config(&evil, "")}).to_string(),
+            ),
+            Reply::tool("status2", "bash", status),
+            Reply::tool("commit2", "bash", commit),
+            Reply::tool(
+                "drivers",
+                "write_file",
+                serde_json::json!({"path": "./sub/../.git/config", "content": hostile_config(&evil, &drivers)})
+                    .to_string(),
+            ),
+            Reply::tool("diff", "bash", r#"{"command": "git diff"}"#),
+            Reply::tool("status3", "bash", status),
+            Reply::text("done"),
+        ])
+        .await;
+        let mut config = test_config(Provider::Anthropic, &server);
+        config.agent.approval = mode;
+        let mut harness = Harness::start(config);
+        let root = harness.workspace.path().canonicalize().unwrap();
+        repository(&root);
+        // A hook the repository came with.
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, format!("#!/bin/sh\nexec {evil} pre-commit\n")).unwrap();
+        make_executable(&hook);
+        let answers = HashMap::from([
+            ("commit1", Decision::ApproveForSession),
+            ("status1", Decision::ApproveForSession),
+            ("hostile", Decision::Approve),
+            ("drivers", Decision::Approve),
+        ]);
+        let asked = run_turn(&mut harness, &answers).await;
+        let ids: Vec<&str> = asked.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["commit1", "status1", "hostile", "drivers", "diff", "status3"],
+            "{mode}"
+        );
+        // The write into .git/ and the covered diff say why they ask.
+        assert_eq!(
+            asked[2].1,
+            [format!(
+                "`write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
+                root.join(".git/config").display()
+            )],
+            "{mode}"
+        );
+        let named = format!(
+            "This command runs git, and the repository's git configuration names programs git would run for it: diff.external = {evil} external; diff.x.textconv = {evil} textconv; filter.x.clean = {evil} clean. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time."
+        );
+        assert_eq!(asked[4].1, [named.clone()], "{mode}");
+        assert_eq!(asked[5].1, [named], "{mode}");
+        // Only the first commit, which the person was asked about, ran the hook.
+        assert_eq!(ran(&log), "pre-commit\n", "{mode}");
+        assert_eq!(result_of(&server, "status2"), " M a.txt\n[exit code: 0]", "{mode}");
+        for id in ["diff", "status3"] {
+            assert!(
+                result_of(&server, id).starts_with("the person refused this call"),
+                "{mode} {id}"
+            );
+        }
+        // The covered commit ran.
+        let count = Command::new("git")
+            .args(["rev-list", "--count", "HEAD"])
+            .current_dir(&root)
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "core.fsmonitor")
+            .env("GIT_CONFIG_VALUE_0", "false")
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&count.stdout), "3\n", "{mode}");
+        assert_eq!(server.requests().len(), 9, "{mode}");
+        assert_eq!(result_of(&server, "commit2"), "(no output)\n[exit code: 0]", "{mode}");
+        drop(harness);
+    }
+}
