@@ -199,7 +199,16 @@ async fn git_approved_by_name_or_line_runs_no_program_the_repository_config_name
 
 /// `miniagent exec --approval MODE go` in `workspace` (config and data in `home`).
 fn exec_in(home: &TempDir, workspace: &Path, server: &ScriptedServer, mode: &str) -> std::process::Output {
-    let mut command = support::cli::miniagent(home);
+    exec_with(support::cli::miniagent(home), workspace, server, mode)
+}
+
+/// `command` (the binary, set up) as `exec --approval MODE go` in `workspace`.
+fn exec_with(
+    mut command: Command,
+    workspace: &Path,
+    server: &ScriptedServer,
+    mode: &str,
+) -> std::process::Output {
     command
         .arg("--workspace")
         .arg(workspace)
@@ -301,11 +310,20 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
 }
 
 /// The skills cache is one of miniagent's own folders: with the home folder as the
-/// workspace, a write of a `SKILL.md` into it is asked about even in auto-edit (so exec
-/// refuses it), and one planted there anyway is not listed in the next session.
+/// workspace (the data folder in it, the configuration and logs elsewhere), a write of a
+/// `SKILL.md` into the cache is asked about even in auto-edit (so exec refuses it), and
+/// one planted there anyway is not listed in the next session.
 #[test]
 fn the_skills_cache_is_protected_and_a_skill_planted_there_never_loads() {
     let home = TempDir::new();
+    let elsewhere = TempDir::new();
+    let miniagent = || {
+        let mut command = support::cli::miniagent(&home);
+        command
+            .env("MINIAGENT_CONFIG_DIR", elsewhere.join("config"))
+            .env("MINIAGENT_LOG_DIR", elsewhere.join("logs"));
+        command
+    };
     let data = home.path().to_path_buf();
     let env = miniagent::config::Env::with(move |name: &str| {
         (name == "MINIAGENT_DATA_DIR").then(|| data.display().to_string())
@@ -321,7 +339,7 @@ fn the_skills_cache_is_protected_and_a_skill_planted_there_never_loads() {
         ),
         Reply::text("done"),
     ]);
-    let output = exec_in(&home, home.path(), &server, "auto-edit");
+    let output = exec_with(miniagent(), home.path(), &server, "auto-edit");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let got = results(&server);
     assert!(got[0].starts_with("the person refused this call"), "{got:?}");
@@ -330,7 +348,7 @@ fn the_skills_cache_is_protected_and_a_skill_planted_there_never_loads() {
     std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
     std::fs::write(&planted, skill).unwrap();
     let server = ScriptedServer::start_blocking(vec![Reply::text("hello")]);
-    let output = exec_in(&home, home.path(), &server, "auto-edit");
+    let output = exec_with(miniagent(), home.path(), &server, "auto-edit");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let system = server.requests()[0].body["system"].to_string();
     assert!(system.contains("- commit-message:"), "{system}");
