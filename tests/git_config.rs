@@ -286,6 +286,14 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let got = results(&server);
     assert!(got[1].starts_with("the person refused this call"), "{got:?}");
+    // The model is told why.
+    assert!(
+        got[1].contains(&format!(
+            "never runs under exec. `write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time. Do not retry it",
+            root.join(".git/config").display()
+        )),
+        "{got:?}"
+    );
     assert_eq!(got[2], " M a.txt\n[exit code: 0]", "{got:?}");
     assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), shipped);
     assert_eq!(ran(&log), "");
@@ -302,6 +310,12 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let got = results(&server);
     assert!(got[1].starts_with("the person refused this call"), "{got:?}");
+    assert!(
+        got[1].contains(&format!(
+            "names programs git would run for it: diff.external = {evil} external. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time. Do not retry it"
+        )),
+        "{got:?}"
+    );
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("refused `bash` ($ git diff)"),
         "{output:?}"

@@ -62,9 +62,11 @@ pub enum GuardError {
     TooLarge,
 }
 
-/// Whether `command` may run git (a word `git`, or a path ending in it).
+/// Whether `command` may run git (a word `git`, or a path ending in it, with the shell's
+/// quotes and backslashes, which hide nothing from it, removed: `g\it`, `'g'it`).
 pub fn names_git(command: &str) -> bool {
-    command
+    let unquoted: String = command.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    unquoted
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
         .any(|word| word == "git")
 }
@@ -131,10 +133,7 @@ pub async fn hazards(
 /// repository at `root` declares when the command names git, and the pager and editor
 /// variables. (A program that runs git itself, a build script, gets them too.)
 pub async fn overrides(command: &str, root: &Path, env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
-    let mut settings: Vec<(String, String)> = FIXED
-        .iter()
-        .map(|(key, value)| (key.to_string(), value.to_string()))
-        .collect();
+    let mut settings = fixed();
     // `.gitmodules` (a workspace file) can set a submodule's `ignore`, which beats
     // `diff.ignoreSubmodules`; the command line's own setting beats it.
     if names_git(command) {
@@ -143,6 +142,14 @@ pub async fn overrides(command: &str, root: &Path, env: &[(OsString, OsString)])
         }
     }
     with_settings(env, &settings)
+}
+
+/// [`FIXED`] as owned pairs.
+fn fixed() -> Vec<(String, String)> {
+    FIXED
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
 }
 
 /// `env` with `settings` added as `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` after those it
@@ -207,27 +214,38 @@ async fn git_output(root: &Path, env: &[(OsString, OsString)], args: &[&str]) ->
         .args(args)
         .current_dir(root)
         .env_clear()
-        .envs(with_settings(env, &[]))
+        .envs(with_settings(env, &fixed()))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    let child = match command.spawn() {
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(GuardError::Start(err)),
     };
-    let output = tokio::time::timeout(READ_TIMEOUT, child.wait_with_output())
+    let read = async {
+        use tokio::io::AsyncReadExt;
+        let mut stdout = Vec::new();
+        if let Some(pipe) = child.stdout.take() {
+            // One byte past the limit tells a larger output from one at the limit.
+            pipe.take(MAX_CONFIG_BYTES as u64 + 1)
+                .read_to_end(&mut stdout)
+                .await
+                .map_err(GuardError::Start)?;
+        }
+        if stdout.len() > MAX_CONFIG_BYTES {
+            return Err(GuardError::TooLarge);
+        }
+        let status = child.wait().await.map_err(GuardError::Start)?;
+        Ok(status
+            .success()
+            .then(|| String::from_utf8_lossy(&stdout).into_owned()))
+    };
+    // Dropping the child on a timeout or a too-large output kills it.
+    tokio::time::timeout(READ_TIMEOUT, read)
         .await
         .map_err(|_| GuardError::Timeout)?
-        .map_err(GuardError::Start)?;
-    if output.stdout.len() > MAX_CONFIG_BYTES {
-        return Err(GuardError::TooLarge);
-    }
-    Ok(output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).into_owned()))
 }
 
 /// Settings from `-z` output: `scope NUL origin NUL key LF value NUL` each.
@@ -316,6 +334,8 @@ mod tests {
         for (command, expected) in [
             ("git status", true),
             ("/usr/bin/git diff", true),
+            ("g\\it status", true),
+            ("'g'\"it\" status", true),
             ("cd x && git log", true),
             ("cargo test", false),
             ("gitk", false),
