@@ -22,9 +22,9 @@ mod demo;
 mod exec_cli;
 mod faults;
 mod file_confinement;
-mod git_config;
 #[path = "fuzz/main.rs"]
 mod fuzz;
+mod git_config;
 mod history_integrity;
 mod hostile_provider;
 mod interrupt;

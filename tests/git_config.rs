@@ -88,7 +88,10 @@ async fn run_turn(harness: &mut Harness, answers: &HashMap<&str, Decision>) -> V
 /// The content of the tool result `id` as the model got it in the last request.
 fn result_of(server: &ScriptedServer, id: &str) -> String {
     let requests = server.requests();
-    let messages = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    let messages = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
     messages
         .iter()
         .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
@@ -170,11 +173,15 @@ async fn git_approved_by_name_or_line_runs_no_program_the_repository_config_name
         let named = format!(
             "This command runs git, and the repository's git configuration names programs git would run for it: diff.external = {evil} external; diff.x.textconv = {evil} textconv; filter.x.clean = {evil} clean. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time."
         );
-        assert_eq!(asked[4].1, [named.clone()], "{mode}");
+        assert_eq!(asked[4].1, std::slice::from_ref(&named), "{mode}");
         assert_eq!(asked[5].1, [named], "{mode}");
         // Only the first commit, which the person was asked about, ran the hook.
         assert_eq!(ran(&log), "pre-commit\n", "{mode}");
-        assert_eq!(result_of(&server, "status2"), " M a.txt\n[exit code: 0]", "{mode}");
+        assert_eq!(
+            result_of(&server, "status2"),
+            " M a.txt\n[exit code: 0]",
+            "{mode}"
+        );
         for id in ["diff", "status3"] {
             assert!(
                 result_of(&server, id).starts_with("the person refused this call"),
@@ -192,7 +199,11 @@ async fn git_approved_by_name_or_line_runs_no_program_the_repository_config_name
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&count.stdout), "3\n", "{mode}");
         assert_eq!(server.requests().len(), 9, "{mode}");
-        assert_eq!(result_of(&server, "commit2"), "(no output)\n[exit code: 0]", "{mode}");
+        assert_eq!(
+            result_of(&server, "commit2"),
+            "(no output)\n[exit code: 0]",
+            "{mode}"
+        );
         drop(harness);
     }
 }
@@ -212,7 +223,12 @@ fn exec_with(
     command
         .arg("--workspace")
         .arg(workspace)
-        .args(["--base-url", &server.anthropic_base_url(), "--model", "scripted-model"])
+        .args([
+            "--base-url",
+            &server.anthropic_base_url(),
+            "--model",
+            "scripted-model",
+        ])
         .args(["exec", "--approval", mode, "go"]);
     command.output().unwrap()
 }
@@ -220,7 +236,10 @@ fn exec_with(
 /// The content of tool result `n` of the conversation's last request, in call order.
 fn results(server: &ScriptedServer) -> Vec<String> {
     let requests = server.requests();
-    let messages = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    let messages = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
     messages
         .iter()
         .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
@@ -295,7 +314,10 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
         "{got:?}"
     );
     assert_eq!(got[2], " M a.txt\n[exit code: 0]", "{got:?}");
-    assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), shipped);
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/config")).unwrap(),
+        shipped
+    );
     assert_eq!(ran(&log), "");
 
     // diff.external cannot be turned off: the pre-approved `git diff` is asked about.

@@ -89,12 +89,28 @@ fn discovery_takes_the_most_specific_place_and_warns_about_overrides() {
     assert_eq!(
         summary(&set),
         vec![
-            ("commit-message".to_string(), SkillSource::Bundled, b.join("commit-message")),
+            (
+                "commit-message".to_string(),
+                SkillSource::Bundled,
+                b.join("commit-message")
+            ),
             ("delta".to_string(), SkillSource::Workspace, w.join("delta")),
             ("gamma".to_string(), SkillSource::Workspace, w.join("group/gamma")),
-            ("review-diff".to_string(), SkillSource::User, u.join("review-diff")),
-            ("test-fix-loop".to_string(), SkillSource::Bundled, b.join("test-fix-loop")),
-            ("write-skill".to_string(), SkillSource::Bundled, b.join("write-skill")),
+            (
+                "review-diff".to_string(),
+                SkillSource::User,
+                u.join("review-diff")
+            ),
+            (
+                "test-fix-loop".to_string(),
+                SkillSource::Bundled,
+                b.join("test-fix-loop")
+            ),
+            (
+                "write-skill".to_string(),
+                SkillSource::Bundled,
+                b.join("write-skill")
+            ),
         ]
     );
     assert_eq!(
@@ -175,7 +191,11 @@ fn a_skill_planted_or_changed_in_the_bundled_folder_does_not_load() {
 }
 
 fn binary_text(path: &str) -> &'static str {
-    BUNDLED_FILES.iter().find(|file| file.path == path).unwrap().content
+    BUNDLED_FILES
+        .iter()
+        .find(|file| file.path == path)
+        .unwrap()
+        .content
 }
 
 #[test]

@@ -505,7 +505,14 @@ mod tests {
         // The bundled skills' files too, every version's.
         assert_eq!(
             own_folders(&env),
-            ["config", "data/sessions", "data/results", "logs", "data/cache/skills"].map(|folder| home.join(folder))
+            [
+                "config",
+                "data/sessions",
+                "data/results",
+                "logs",
+                "data/cache/skills"
+            ]
+            .map(|folder| home.join(folder))
         );
         let skills = discover_skills(&home, false, &env);
         assert!(

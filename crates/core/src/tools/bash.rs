@@ -118,7 +118,11 @@ impl Tool for BashTool {
         Some(super::command_rule::session_rule(command))
     }
 
-    fn unasked_hazard<'a>(&'a self, arguments: &'a Value, workspace: &'a Workspace) -> BoxFuture<'a, Option<String>> {
+    fn unasked_hazard<'a>(
+        &'a self,
+        arguments: &'a Value,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
             let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
             if !super::git_guard::names_git(command) {

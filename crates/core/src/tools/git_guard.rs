@@ -65,7 +65,10 @@ pub enum GuardError {
 /// Whether `command` may run git (a word `git`, or a path ending in it, with the shell's
 /// quotes and backslashes, which hide nothing from it, removed: `g\it`, `'g'it`).
 pub fn names_git(command: &str) -> bool {
-    let unquoted: String = command.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+    let unquoted: String = command
+        .chars()
+        .filter(|c| !matches!(c, '\\' | '\'' | '"'))
+        .collect();
     unquoted
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
         .any(|word| word == "git")
@@ -113,7 +116,14 @@ pub async fn hazards(
     let text = git_output(
         root,
         env,
-        &["config", "--list", "--show-scope", "--show-origin", "--includes", "-z"],
+        &[
+            "config",
+            "--list",
+            "--show-scope",
+            "--show-origin",
+            "--includes",
+            "-z",
+        ],
     )
     .await?;
     let Some(text) = text else { return Ok(Vec::new()) };
@@ -132,7 +142,11 @@ pub async fn hazards(
 /// settings (after any `GIT_CONFIG_COUNT` ones `env` has), one more per submodule the
 /// repository at `root` declares when the command names git, and the pager and editor
 /// variables. (A program that runs git itself, a build script, gets them too.)
-pub async fn overrides(command: &str, root: &Path, env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
+pub async fn overrides(
+    command: &str,
+    root: &Path,
+    env: &[(OsString, OsString)],
+) -> Vec<(OsString, OsString)> {
     let mut settings = fixed();
     // `.gitmodules` (a workspace file) can set a submodule's `ignore`, which beats
     // `diff.ignoreSubmodules`; the command line's own setting beats it.
@@ -162,11 +176,8 @@ fn with_settings(env: &[(OsString, OsString)], settings: &[(String, String)]) ->
         .find(|(name, _)| name == count_var)
         .and_then(|(_, value)| value.to_str()?.trim().parse::<usize>().ok())
         .unwrap_or(0);
-    let mut out: Vec<(OsString, OsString)> = env
-        .iter()
-        .filter(|(name, _)| !replaced(name))
-        .cloned()
-        .collect();
+    let mut out: Vec<(OsString, OsString)> =
+        env.iter().filter(|(name, _)| !replaced(name)).cloned().collect();
     for (offset, (key, value)) in settings.iter().enumerate() {
         let index = first + offset;
         out.push((format!("GIT_CONFIG_KEY_{index}").into(), key.into()));
@@ -188,7 +199,12 @@ async fn submodule_names(root: &Path, env: &[(OsString, OsString)]) -> Vec<Strin
         return Vec::new();
     }
     let file = file.display().to_string();
-    let Ok(Some(text)) = git_output(root, env, &["config", "--file", &file, "--name-only", "--list", "-z"]).await
+    let Ok(Some(text)) = git_output(
+        root,
+        env,
+        &["config", "--file", &file, "--name-only", "--list", "-z"],
+    )
+    .await
     else {
         return Vec::new();
     };
@@ -208,7 +224,11 @@ async fn submodule_names(root: &Path, env: &[(OsString, OsString)]) -> Vec<Strin
 /// settings, so includes and scopes resolve as for the command); `None` when git fails
 /// (not a repository, or git is not installed): git itself cannot run programs from a
 /// configuration it cannot read.
-async fn git_output(root: &Path, env: &[(OsString, OsString)], args: &[&str]) -> Result<Option<String>, GuardError> {
+async fn git_output(
+    root: &Path,
+    env: &[(OsString, OsString)],
+    args: &[&str],
+) -> Result<Option<String>, GuardError> {
     let mut command = tokio::process::Command::new("git");
     command
         .args(args)

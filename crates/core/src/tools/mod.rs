@@ -273,7 +273,11 @@ pub trait Tool: Send + Sync {
     /// Why this call must be asked about although a remembered rule or a skill covers it
     /// (`bash`: the repository's git configuration names programs the command would
     /// run), for the question; `None` when nothing stands in the way.
-    fn unasked_hazard<'a>(&'a self, arguments: &'a Value, workspace: &'a Workspace) -> BoxFuture<'a, Option<String>> {
+    fn unasked_hazard<'a>(
+        &'a self,
+        arguments: &'a Value,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Option<String>> {
         let _ = (arguments, workspace);
         Box::pin(async { None })
     }

@@ -7,9 +7,9 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::agent::approval::Verdict;
-use crate::config::ApprovalMode;
 use crate::agent::history::{ContentBlock, Message, Role};
 use crate::agent::{Session, TurnContext};
+use crate::config::ApprovalMode;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::protocol::{ApprovalRule, CallEffect, Decision, Event, ToolOutcome};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
@@ -544,7 +544,9 @@ async fn run_one(
                         Verdict::AskEachTime(_) => {
                             "approved once: changes to miniagent's own settings are asked about each time"
                         }
-                        _ => "approved once: this call is asked about each time (see the note in the question)",
+                        _ => {
+                            "approved once: this call is asked about each time (see the note in the question)"
+                        }
                     };
                     context.events.emit(Event::Notice {
                         message: message.to_string(),

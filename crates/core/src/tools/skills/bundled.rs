@@ -97,7 +97,9 @@ pub(super) fn bundled_skills(dir: &Path) -> (Vec<super::Skill>, Vec<String>) {
         let Some(folder) = file.path.strip_suffix(&format!("/{}", super::SKILL_FILE)) else {
             continue;
         };
-        let root = folder.split('/').fold(dir.to_path_buf(), |path, part| path.join(part));
+        let root = folder
+            .split('/')
+            .fold(dir.to_path_buf(), |path, part| path.join(part));
         let root = root.canonicalize().unwrap_or(root);
         match super::Skill::parse(file.content, root, super::SkillSource::Bundled) {
             Ok((skill, field_warnings)) => {
