@@ -391,3 +391,146 @@ fn the_skills_cache_is_protected_and_a_skill_planted_there_never_loads() {
     assert!(!system.contains("repo-helper"), "{system}");
     assert!(planted.exists(), "left alone, and unread");
 }
+
+/// Cases the fixes were not written for, on git approved by name: a driver reached
+/// through `include.path`, a worktree's own config, a section written in capitals, a
+/// submodule with its own filter (and `.gitmodules` asking git to look inside it),
+/// `.git/config` reached through a symlink, a covered `cp` into `.git/`, and a
+/// configuration git cannot finish reading.
+#[tokio::test]
+async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
+    let outside = TempDir::new();
+    let evil = evil_program(&outside);
+    let log = outside.join("ran.log");
+    let status = r#"{"command": "git status --short"}"#;
+    let diff = r#"{"command": "git diff --stat"}"#;
+    let server = ScriptedServer::start(vec![
+        // Approving `git status` by name approves git's reading commands.
+        Reply::tool("status", "bash", status),
+        Reply::tool("cp", "bash", r#"{"command": "cp a.txt b.txt"}"#),
+        Reply::text("approved"),
+        Reply::tool("included", "bash", diff),
+        Reply::tool("worktree", "bash", status),
+        Reply::tool("capitals", "bash", diff),
+        Reply::tool("submodule", "bash", status),
+        Reply::tool("linked", "write_file", r#"{"path": "cfg", "content": "x"}"#),
+        Reply::tool("cp-git", "bash", r#"{"command": "cp a.txt .git/config"}"#),
+        Reply::text("done"),
+        Reply::tool("submodule-status", "bash", status),
+        Reply::text("done again"),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.approval = ApprovalMode::AutoEdit;
+    let mut harness = Harness::start(config);
+    let root = harness.workspace.path().canonicalize().unwrap();
+    repository(&root);
+    let approve = HashMap::from([
+        ("status", Decision::ApproveForSession),
+        ("cp", Decision::ApproveForSession),
+    ]);
+    let asked = run_turn(&mut harness, &approve).await;
+    assert_eq!(asked.len(), 2, "{asked:?}");
+
+    // The repository as the model (or whoever shipped it) left it.
+    let write = |path: &str, text: String| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("inc.cfg", format!("[diff \"x\"]\n\ttextconv = {evil} textconv\n"));
+    write(".gitattributes", "*.txt diff=x filter=y\n".into());
+    write(".git/config", {
+        let more = "[include]\n\tpath = ../inc.cfg\n[extensions]\n\tworktreeConfig = true\n";
+        hostile_config(&evil, more).replace("repositoryformatversion = 0", "repositoryformatversion = 1")
+    });
+    write(
+        ".git/config.worktree",
+        format!("[filter \"y\"]\n\tclean = {evil} clean\n"),
+    );
+    std::os::unix::fs::symlink(".git/config", root.join("cfg")).unwrap();
+    let asked = run_turn(&mut harness, &HashMap::new()).await;
+    let ids: Vec<&str> = asked.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "included",
+            "worktree",
+            "capitals",
+            "submodule",
+            "linked",
+            "cp-git"
+        ]
+    );
+    let expected = format!("textconv = {evil} textconv; filter.y.clean = {evil} clean.");
+    for (id, notes) in &asked[..4] {
+        assert!(notes[0].contains(&expected), "{id}: {notes:?}");
+    }
+    assert_eq!(ran(&log), "");
+
+    // A submodule whose own configuration names a filter, and a `.gitmodules` asking git
+    // to look inside it: the covered `git status` compares its commit only.
+    write(
+        ".git/config",
+        "[core]\n\trepositoryformatversion = 0\n[user]\n\temail = t@example.com\n\tname = t\n".into(),
+    );
+    std::fs::remove_file(root.join(".git/config.worktree")).unwrap();
+    std::fs::remove_file(root.join(".gitattributes")).unwrap();
+    let upstream = TempDir::new();
+    repository(upstream.path());
+    write_in(upstream.path(), ".gitattributes", "*.txt filter=z\n");
+    git(upstream.path(), &["add", "-A"]);
+    git(upstream.path(), &["commit", "-qm", "attributes"]);
+    let url = upstream.path().display().to_string();
+    git(
+        &root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &url,
+            "s",
+        ],
+    );
+    git(
+        &root,
+        &["config", "-f", ".gitmodules", "submodule.s.ignore", "none"],
+    );
+    git(
+        &root.join("s"),
+        &["config", "filter.z.clean", &format!("{evil} submodule-clean")],
+    );
+    // Same size, old time: git must run the clean filter to tell whether it changed.
+    write_in(&root.join("s"), "a.txt", "owt\n");
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(root.join("s/a.txt"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let mut config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+    config.push_str(&format!("[core]\n\tfsmonitor = {evil} fsmonitor\n"));
+    write(".git/config", config);
+    let asked = run_turn(&mut harness, &HashMap::new()).await;
+    assert_eq!(asked, []);
+    assert_eq!(ran(&log), "");
+    assert!(result_of(&server, "submodule-status").ends_with("[exit code: 0]"));
+    // The same status, run as the person would run it, does run the submodule's filter.
+    let direct = Command::new("git")
+        .args(["status", "--short"])
+        .current_dir(&root)
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "core.fsmonitor")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .output()
+        .unwrap();
+    assert!(direct.status.success());
+    assert_eq!(ran(&log), "submodule-clean\n");
+}
+
+fn write_in(dir: &Path, path: &str, text: &str) {
+    std::fs::write(dir.join(path), text).unwrap();
+}
