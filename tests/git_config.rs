@@ -438,7 +438,7 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     };
-    write("inc.cfg", format!("[diff \"x\"]\n\ttextconv = {evil} textconv\n"));
+    write("inc.cfg", format!("[DIFF \"x\"]\n\tTextConv = {evil} textconv\n"));
     write(".gitattributes", "*.txt diff=x filter=y\n".into());
     write(".git/config", {
         let more = "[include]\n\tpath = ../inc.cfg\n[extensions]\n\tworktreeConfig = true\n";
