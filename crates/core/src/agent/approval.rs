@@ -574,6 +574,75 @@ mod tests {
         std::fs::remove_dir_all(scratch).unwrap();
     }
 
+    /// A write into any repository's `.git/` in the workspace (through a symlink too)
+    /// asks in `ask` and `auto-edit`, whatever a rule or a skill says; and so does a
+    /// covered command naming it.
+    #[test]
+    fn writes_into_a_git_folder_ask_each_time_where_approvals_are_asked() {
+        let scratch = std::env::temp_dir().join(format!("miniagent-git-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(scratch.join("sub/.git/hooks")).unwrap();
+        std::fs::create_dir_all(scratch.join(".git")).unwrap();
+        let root = scratch.canonicalize().unwrap();
+        std::os::unix::fs::symlink(".git", root.join("repo-data")).unwrap();
+        let workspace = Workspace::new(&root, &[]);
+        let args = |path: &str| serde_json::json!({"path": path});
+        for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit] {
+            let mut policy = ApprovalPolicy::new(mode).confining_commands(true);
+            policy.remember(ApprovalRule::Tool {
+                name: "write_file".into(),
+            });
+            policy.pre_approve(skill(&["Write", "Bash"]));
+            for (path, real) in [
+                (".git/config", ".git/config"),
+                ("sub/.git/hooks/pre-commit", "sub/.git/hooks/pre-commit"),
+                ("repo-data/info/attributes", ".git/info/attributes"),
+            ] {
+                assert_eq!(
+                    policy.check(&writer("write_file"), &args(path), &workspace),
+                    Verdict::AskOnce(format!(
+                        "`write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
+                        root.join(real).display()
+                    )),
+                    "{mode} {path}"
+                );
+            }
+            for path in [".gitignore", ".gitattributes", "src/git/x.rs"] {
+                assert_eq!(
+                    policy.check(&writer("write_file"), &args(path), &workspace),
+                    Verdict::Run,
+                    "{mode} {path}"
+                );
+            }
+            assert!(matches!(
+                policy.check(
+                    &FakeBash,
+                    &serde_json::json!({"command": "cp x .git/config"}),
+                    &workspace
+                ),
+                Verdict::AskOnce(_)
+            ));
+        }
+        // full-auto runs everything it is given; read-only refuses it.
+        assert_eq!(
+            ApprovalPolicy::new(ApprovalMode::FullAuto).check(
+                &writer("write_file"),
+                &args(".git/config"),
+                &workspace
+            ),
+            Verdict::Run
+        );
+        assert!(matches!(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
+                &writer("write_file"),
+                &args(".git/config"),
+                &workspace
+            ),
+            Verdict::Refuse(_)
+        ));
+        std::fs::remove_dir_all(scratch).unwrap();
+    }
+
     #[tokio::test]
     async fn pending_approvals_deliver_once() {
         let pending = PendingApprovals::default();
