@@ -534,3 +534,38 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
 fn write_in(dir: &Path, path: &str, text: &str) {
     std::fs::write(dir.join(path), text).unwrap();
 }
+
+/// A git command the person is asked about runs git as it is, so the question names
+/// what the repository's configuration would run, fsmonitor and editor included.
+#[tokio::test]
+async fn an_asked_git_command_names_what_the_repository_would_run() {
+    let outside = TempDir::new();
+    let evil = evil_program(&outside);
+    let server = ScriptedServer::start(vec![
+        Reply::tool("st", "bash", r#"{"command": "git status --short"}"#),
+        Reply::tool("ls", "bash", r#"{"command": "ls"}"#),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.approval = ApprovalMode::Ask;
+    let mut harness = Harness::start(config);
+    let root = harness.workspace.path().canonicalize().unwrap();
+    repository(&root);
+    let filter = format!("[filter \"y\"]\n\tclean = {evil} clean\n");
+    std::fs::write(root.join(".git/config"), hostile_config(&evil, &filter)).unwrap();
+    let asked = run_turn(&mut harness, &HashMap::new()).await;
+    assert_eq!(
+        asked,
+        [
+            (
+                "st".to_string(),
+                vec![format!(
+                    "This command runs git, and the repository's git configuration names programs git would run for it: core.fsmonitor = {evil} fsmonitor; core.pager = {evil} pager; core.editor = {evil} editor; filter.y.clean = {evil} clean. Approved, it runs them."
+                )]
+            ),
+            ("ls".to_string(), vec![]),
+        ]
+    );
+    assert_eq!(ran(&outside.join("ran.log")), "");
+}

@@ -118,10 +118,11 @@ impl Tool for BashTool {
         Some(super::command_rule::session_rule(command))
     }
 
-    fn unasked_hazard<'a>(
+    fn repository_hazard<'a>(
         &'a self,
         arguments: &'a Value,
         workspace: &'a Workspace,
+        covered: bool,
     ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
             let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
@@ -129,14 +130,22 @@ impl Tool for BashTool {
                 return None;
             }
             let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
-            match super::git_guard::hazards(command, workspace.root(), &env).await {
-                Ok(found) if found.is_empty() => None,
-                Ok(found) => Some(format!(
+            let found = super::git_guard::hazards(command, workspace.root(), &env, !covered).await;
+            match (found, covered) {
+                (Ok(found), _) if found.is_empty() => None,
+                (Ok(found), true) => Some(format!(
                     "This command runs git, and the repository's git configuration names programs git would run for it: {}. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time.",
                     found.join("; ")
                 )),
-                Err(why) => Some(format!(
+                (Ok(found), false) => Some(format!(
+                    "This command runs git, and the repository's git configuration names programs git would run for it: {}. Approved, it runs them.",
+                    found.join("; ")
+                )),
+                (Err(why), true) => Some(format!(
                     "This command runs git, and what programs the repository's git configuration names could not be checked ({why}); it needs your approval this time."
+                )),
+                (Err(why), false) => Some(format!(
+                    "This command runs git, and what programs the repository's git configuration names could not be checked ({why})."
                 )),
             }
         })

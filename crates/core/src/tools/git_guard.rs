@@ -108,10 +108,14 @@ struct Setting {
 /// not choose: set by the repository's own configuration, or by a configuration file
 /// inside the workspace `root`. Each as `key = value` (value cut and without control
 /// characters), for the question.
+///
+/// With `asked` (the person is asked about the command anyway, and it runs with nothing
+/// turned off), also the settings [`FIXED`] and [`FIXED_ENV`] would have turned off.
 pub async fn hazards(
     command: &str,
     root: &Path,
     env: &[(OsString, OsString)],
+    asked: bool,
 ) -> Result<Vec<String>, GuardError> {
     let text = git_output(
         root,
@@ -133,7 +137,10 @@ pub async fn hazards(
     Ok(parse(&text)
         .into_iter()
         .filter(|setting| chosen_for_the_person(setting, &real_root, root))
-        .filter(|setting| names_program(&setting.key, &setting.value, builtin_read))
+        .filter(|setting| {
+            names_program(&setting.key, &setting.value, builtin_read)
+                || (asked && turned_off_when_covered(&setting.key, &setting.value))
+        })
         .map(|setting| format!("{} = {}", setting.key, shown(&setting.value)))
         .collect())
 }
@@ -332,6 +339,18 @@ fn names_program(key: &str, value: &str, builtin_read: bool) -> bool {
     }
 }
 
+/// Whether the setting `key` names a program that [`FIXED`] or [`FIXED_ENV`] turns off
+/// for a covered command: the fsmonitor hook (not its `true` or `false`), the hooks
+/// folder, pagers and editors.
+fn turned_off_when_covered(key: &str, value: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    match lower.as_str() {
+        "core.fsmonitor" => !matches!(value.trim().to_ascii_lowercase().as_str(), "" | "true" | "false"),
+        "core.hookspath" | "core.pager" | "core.editor" | "sequence.editor" => true,
+        _ => lower.starts_with("pager.") && !matches!(value.trim(), "" | "true" | "false"),
+    }
+}
+
 /// `value` as one short line for the question.
 fn shown(value: &str) -> String {
     let clean: String = value
@@ -413,6 +432,18 @@ mod tests {
         }
         // A builtin that only reads never runs an alias.
         assert!(!names_program("alias.status", "!sh", true));
+        // What a covered command has turned off is named when the person is asked.
+        for (key, value, expected) in [
+            ("core.fsmonitor", "./x.sh", true),
+            ("core.fsmonitor", "true", false),
+            ("core.hooksPath", "hooks", true),
+            ("core.editor", "vim", true),
+            ("pager.log", "sh x", true),
+            ("pager.log", "false", false),
+            ("core.autocrlf", "true", false),
+        ] {
+            assert_eq!(turned_off_when_covered(key, value), expected, "{key}");
+        }
     }
 
     #[test]

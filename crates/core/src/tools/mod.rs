@@ -270,15 +270,18 @@ pub trait Tool: Send + Sync {
         let _ = arguments;
         Vec::new()
     }
-    /// Why this call must be asked about although a remembered rule or a skill covers it
-    /// (`bash`: the repository's git configuration names programs the command would
-    /// run), for the question; `None` when nothing stands in the way.
-    fn unasked_hazard<'a>(
+    /// What the workspace chose that this call would run (`bash`: programs the
+    /// repository's git configuration names), for the question; `None` when nothing.
+    /// With `covered` (a remembered rule or a skill covers the call), only what cannot be
+    /// turned off, and the call is then asked about; otherwise it is a note in the
+    /// question the call gets anyway.
+    fn repository_hazard<'a>(
         &'a self,
         arguments: &'a Value,
         workspace: &'a Workspace,
+        covered: bool,
     ) -> BoxFuture<'a, Option<String>> {
-        let _ = (arguments, workspace);
+        let _ = (arguments, workspace, covered);
         Box::pin(async { None })
     }
     /// Whether configuration lets this tool run without asking (MCP servers or tools set

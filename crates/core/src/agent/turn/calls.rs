@@ -432,15 +432,16 @@ fn time_in_a_row(n: u32) -> String {
     }
 }
 
-/// What the policy says about a call, and whether it runs without a question because a
-/// remembered rule or a skill covers it; a covered call the tool finds a hazard in (the
-/// repository's git configuration) is asked about once. `None` when interrupted.
+/// What the policy says about a call, whether it runs without a question because a
+/// remembered rule or a skill covers it, and a note for the question. A covered call the
+/// tool finds a hazard in (the repository's git configuration) is asked about once; an
+/// asked one gets the hazard as a note. `None` when interrupted.
 async fn decide(
     context: &TurnContext,
     tool: &dyn crate::tools::Tool,
     arguments: &Value,
     insist: bool,
-) -> Option<(Verdict, bool)> {
+) -> Option<(Verdict, bool, Option<String>)> {
     let (verdict, mode) = context
         .policy
         .with(|policy| (policy.check(tool, arguments, &context.workspace), policy.mode()));
@@ -448,18 +449,21 @@ async fn decide(
         Verdict::Run if insist => Verdict::Ask,
         verdict => verdict,
     };
+    let asking_mode = matches!(mode, ApprovalMode::Ask | ApprovalMode::AutoEdit);
     // Run in a mode that asks: a remembered rule or a skill covers the call.
-    let covered = verdict == Verdict::Run && matches!(mode, ApprovalMode::Ask | ApprovalMode::AutoEdit);
-    if !covered {
-        return Some((verdict, false));
+    let covered = verdict == Verdict::Run && asking_mode;
+    if !covered && verdict != Verdict::Ask {
+        return Some((verdict, false, None));
     }
-    tokio::select! {
-        _ = context.cancel.cancelled() => None,
-        hazard = tool.unasked_hazard(arguments, &context.workspace) => Some(match hazard {
-            Some(note) => (Verdict::AskOnce(note), false),
-            None => (Verdict::Run, true),
-        }),
-    }
+    let hazard = tokio::select! {
+        _ = context.cancel.cancelled() => return None,
+        hazard = tool.repository_hazard(arguments, &context.workspace, covered) => hazard,
+    };
+    Some(match (hazard, covered) {
+        (Some(note), true) => (Verdict::AskOnce(note), false, None),
+        (None, true) => (Verdict::Run, true, None),
+        (note, false) => (verdict, false, note),
+    })
 }
 
 /// One call: validation, approval, execution. With `insist`, the person is asked
@@ -490,7 +494,8 @@ async fn run_one(
             "invalid arguments for `{name}`: {problem}"
         )));
     }
-    let Some((verdict, unasked)) = decide(context, tool.as_ref(), &arguments, insist.is_some()).await else {
+    let Some((verdict, unasked, hazard)) = decide(context, tool.as_ref(), &arguments, insist.is_some()).await
+    else {
         return CallOutcome::Interrupted;
     };
     let mut protected_approved = false;
@@ -509,7 +514,10 @@ async fn run_one(
                 Ok(request) => request,
                 Err(invalid) => return Finished(ToolOutput::error(invalid.to_string())),
             };
-            let notes: Vec<String> = [each_time.clone(), insist].into_iter().flatten().collect();
+            let notes: Vec<String> = [each_time.clone(), insist, hazard]
+                .into_iter()
+                .flatten()
+                .collect();
             let preview = notes
                 .iter()
                 .cloned()
