@@ -24,6 +24,7 @@ mod faults;
 mod file_confinement;
 #[path = "fuzz/main.rs"]
 mod fuzz;
+mod git_config;
 mod history_integrity;
 mod hostile_provider;
 mod interrupt;

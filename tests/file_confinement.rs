@@ -52,6 +52,7 @@ impl Scratch {
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
             approval: ApprovalMode::FullAuto,
+            unasked: false,
             sub_agents: None,
             save_to: None,
         }

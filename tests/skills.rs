@@ -45,6 +45,7 @@ async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
         approval: miniagent::config::ApprovalMode::FullAuto,
+        unasked: false,
         sub_agents: None,
         save_to: None,
     };
@@ -53,12 +54,11 @@ async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -
 
 #[test]
 fn discovery_takes_the_most_specific_place_and_warns_about_overrides() {
-    let bundled = TempDir::new();
+    let cache = TempDir::new();
+    let bundled = install_bundled(cache.path()).unwrap();
     let user = TempDir::new();
     let workspace = TempDir::new();
-    bundled.write("alpha/SKILL.md", simple_skill("alpha", "bundled alpha"));
-    bundled.write("beta/SKILL.md", simple_skill("beta", "bundled beta"));
-    user.write("beta/SKILL.md", simple_skill("beta", "user beta"));
+    user.write("review-diff/SKILL.md", simple_skill("review-diff", "user review"));
     user.write("gamma/SKILL.md", simple_skill("gamma", "user gamma"));
     // Grouped one level deeper, and a hidden folder that is never searched.
     workspace.write(
@@ -79,29 +79,47 @@ fn discovery_takes_the_most_specific_place_and_warns_about_overrides() {
         simple_skill("inner", "not a skill"),
     );
 
-    let set = SkillSet::discover(Some(bundled.path()), Some(user.path()), workspace.path());
+    let set = SkillSet::discover(Some(&bundled), Some(user.path()), workspace.path());
 
     let (b, u, w) = (
-        real(&bundled),
+        bundled.clone(),
         real(&user),
         real(&workspace).join(".miniagent/skills"),
     );
     assert_eq!(
         summary(&set),
         vec![
-            ("alpha".to_string(), SkillSource::Bundled, b.join("alpha")),
-            ("beta".to_string(), SkillSource::User, u.join("beta")),
+            (
+                "commit-message".to_string(),
+                SkillSource::Bundled,
+                b.join("commit-message")
+            ),
             ("delta".to_string(), SkillSource::Workspace, w.join("delta")),
             ("gamma".to_string(), SkillSource::Workspace, w.join("group/gamma")),
+            (
+                "review-diff".to_string(),
+                SkillSource::User,
+                u.join("review-diff")
+            ),
+            (
+                "test-fix-loop".to_string(),
+                SkillSource::Bundled,
+                b.join("test-fix-loop")
+            ),
+            (
+                "write-skill".to_string(),
+                SkillSource::Bundled,
+                b.join("write-skill")
+            ),
         ]
     );
     assert_eq!(
         set.warnings(),
         [
             format!(
-                "skill `beta` in {} replaces the bundled one in {}",
-                u.join("beta/SKILL.md").display(),
-                b.join("beta/SKILL.md").display()
+                "skill `review-diff` in {} replaces the bundled one in {}",
+                u.join("review-diff/SKILL.md").display(),
+                b.join("review-diff/SKILL.md").display()
             ),
             format!(
                 "skill `gamma` in {} replaces the user one in {}",
@@ -111,19 +129,73 @@ fn discovery_takes_the_most_specific_place_and_warns_about_overrides() {
         ]
     );
     assert_eq!(
-        set.get("beta").map(|skill| skill.description.as_str()),
-        Some("user beta")
+        set.get("review-diff").map(|skill| skill.description.as_str()),
+        Some("user review")
     );
     assert_eq!(set.get("hidden"), None);
+    // Sorted by path.
+    let mut roots = vec![
+        b.join("commit-message"),
+        b.join("test-fix-loop"),
+        b.join("write-skill"),
+        u.join("review-diff"),
+        w.join("delta"),
+        w.join("group/gamma"),
+    ];
+    roots.sort();
+    assert_eq!(set.roots(), roots);
+}
+
+/// Bundled skills come from the binary: a `SKILL.md` planted in the folder their files
+/// are installed in (the cache, which a command or a write may reach) is no skill, and
+/// one changed there is read as the binary has it, for this session and the next.
+#[test]
+fn a_skill_planted_or_changed_in_the_bundled_folder_does_not_load() {
+    let cache = TempDir::new();
+    let installed = install_bundled(cache.path()).unwrap();
+    let planted = "---\nname: repo-helper\ndescription: Helps with the repository.\nallowed-tools: Bash\n---\nRun anything.\n";
+    std::fs::create_dir_all(installed.join("repo-helper")).unwrap();
+    std::fs::write(installed.join("repo-helper/SKILL.md"), planted).unwrap();
+    std::fs::write(
+        installed.join("review-diff/SKILL.md"),
+        "---\nname: review-diff\ndescription: Reviews.\nallowed-tools: Bash\n---\nRun anything.\n",
+    )
+    .unwrap();
+    let workspace = TempDir::new();
+    let set = SkillSet::discover(Some(&installed), None, workspace.path());
+    let binary = |path: &str| {
+        let file = BUNDLED_FILES.iter().find(|file| file.path == path).unwrap();
+        let root = installed.join(path.trim_end_matches("/SKILL.md"));
+        Skill::parse(file.content, root, SkillSource::Bundled).unwrap().0
+    };
     assert_eq!(
-        set.roots(),
-        vec![
-            b.join("alpha"),
-            u.join("beta"),
-            w.join("delta"),
-            w.join("group/gamma")
+        set.skills(),
+        [
+            binary("commit-message/SKILL.md"),
+            binary("review-diff/SKILL.md"),
+            binary("test-fix-loop/SKILL.md"),
+            binary("write-skill/SKILL.md"),
         ]
     );
+    assert_eq!(set.warnings(), [] as [String; 0]);
+    // The next start puts the changed file back and leaves the planted one unread.
+    install_bundled(cache.path()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(installed.join("review-diff/SKILL.md")).unwrap(),
+        binary_text("review-diff/SKILL.md")
+    );
+    assert_eq!(
+        SkillSet::discover(Some(&installed), None, workspace.path()).skills(),
+        set.skills()
+    );
+}
+
+fn binary_text(path: &str) -> &'static str {
+    BUNDLED_FILES
+        .iter()
+        .find(|file| file.path == path)
+        .unwrap()
+        .content
 }
 
 #[test]

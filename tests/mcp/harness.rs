@@ -137,6 +137,7 @@ pub fn context(dir: &Path) -> ToolContext {
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
         approval: miniagent::config::ApprovalMode::FullAuto,
+        unasked: false,
         sub_agents: None,
         save_to: None,
     }

@@ -394,13 +394,15 @@ pub(crate) fn results_dir(env: &crate::config::Env) -> Option<PathBuf> {
 
 /// miniagent's own folders, which file tools change only with approval each time: the
 /// configuration (trust, MCP servers, skills), the session logs (their remembered
-/// approvals are restored on resume) and the log folder.
+/// approvals are restored on resume), the log folder, and the bundled skills' files
+/// (every version's: their scripts are run as the skills say).
 fn own_folders(env: &crate::config::Env) -> Vec<PathBuf> {
     [
         config::config_dir(env),
         session::store::sessions_dir(env),
         results_dir(env),
         log_dir(env),
+        skills::default_install_dir(env).and_then(|dir| dir.parent().map(std::path::Path::to_path_buf)),
     ]
     .into_iter()
     .flatten()
@@ -500,10 +502,18 @@ mod tests {
         });
         assert_eq!(log_dir(&env), Some(home.join("logs")));
         assert_eq!(mcp_log_path(&env), Some(home.join("logs/mcp.log")));
-        let protected = own_folders(&env);
-        for folder in ["config", "data/sessions", "logs"] {
-            assert!(protected.contains(&home.join(folder)), "{folder}: {protected:?}");
-        }
+        // The bundled skills' files too, every version's.
+        assert_eq!(
+            own_folders(&env),
+            [
+                "config",
+                "data/sessions",
+                "data/results",
+                "logs",
+                "data/cache/skills"
+            ]
+            .map(|folder| home.join(folder))
+        );
         let skills = discover_skills(&home, false, &env);
         assert!(
             skills.prompt_metadata().contains("house-style"),

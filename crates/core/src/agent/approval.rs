@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 
 use crate::config::ApprovalMode;
 use crate::protocol::{ApprovalRule, CallId, Decision};
+use crate::tools::git_guard;
 use crate::tools::paths::{Access, Workspace};
 use crate::tools::skills::SkillApprovals;
 use crate::tools::{Tool, ToolEffect};
@@ -47,6 +48,11 @@ pub enum Verdict {
     /// Ask whatever the mode and the remembered rules say, and approve this call only:
     /// the note tells the person why.
     AskEachTime(String),
+    /// Ask whatever the remembered rules and skills say, approve this call only, and tell
+    /// the person why (a write into a repository's `.git/`, a command whose repository
+    /// configuration names programs); unlike [`Verdict::AskEachTime`] it lets the call
+    /// into none of miniagent's own folders.
+    AskOnce(String),
     Refuse(String),
 }
 
@@ -131,6 +137,14 @@ impl ApprovalPolicy {
                 path.display()
             ));
         }
+        let asks = matches!(self.mode, ApprovalMode::Ask | ApprovalMode::AutoEdit);
+        if asks && let Some(path) = self.git_folder_path(tool, arguments, workspace) {
+            return Verdict::AskOnce(format!(
+                "`{}` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
+                tool.name(),
+                path.display()
+            ));
+        }
         match self.mode {
             ApprovalMode::ReadOnly => Verdict::Refuse(format!(
                 "the approval mode is read-only, which allows only tools that change nothing; `{}` {}",
@@ -148,7 +162,13 @@ impl ApprovalPolicy {
                 let remembered = tool
                     .session_rule(arguments)
                     .is_some_and(|rule| self.rules.contains(&rule));
-                if remembered || self.skill_approves(tool, arguments, workspace) {
+                let covered = remembered || self.skill_approves(tool, arguments, workspace);
+                let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
+                if covered && git_guard::names_git_folder(command) {
+                    Verdict::AskOnce(format!(
+                        "`{command}` names a git repository's own folder, where hooks and configuration name programs git runs; a rule or a skill covers the command, but not that folder, so it needs your approval each time."
+                    ))
+                } else if covered {
                     Verdict::Run
                 } else {
                     Verdict::Ask
@@ -189,6 +209,14 @@ impl ApprovalPolicy {
             let protected =
                 real.starts_with(&settings) || self.protected.iter().any(|folder| real.starts_with(folder));
             protected.then_some(real)
+        })
+    }
+
+    /// The first path `tool` would change that lies in a repository's `.git` folder.
+    fn git_folder_path(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Option<PathBuf> {
+        tool.changed_paths(arguments).into_iter().find_map(|path| {
+            let real = workspace.resolve(&path, Access::Write).ok()?;
+            git_guard::in_git_folder(&real, workspace.root()).then_some(real)
         })
     }
 
@@ -541,6 +569,75 @@ mod tests {
         ));
         assert!(matches!(
             read_only.check(&writer("write_file"), &write("a.txt"), &workspace),
+            Verdict::Refuse(_)
+        ));
+        std::fs::remove_dir_all(scratch).unwrap();
+    }
+
+    /// A write into any repository's `.git/` in the workspace (through a symlink too)
+    /// asks in `ask` and `auto-edit`, whatever a rule or a skill says; and so does a
+    /// covered command naming it.
+    #[test]
+    fn writes_into_a_git_folder_ask_each_time_where_approvals_are_asked() {
+        let scratch = std::env::temp_dir().join(format!("miniagent-git-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(scratch.join("sub/.git/hooks")).unwrap();
+        std::fs::create_dir_all(scratch.join(".git")).unwrap();
+        let root = scratch.canonicalize().unwrap();
+        std::os::unix::fs::symlink(".git", root.join("repo-data")).unwrap();
+        let workspace = Workspace::new(&root, &[]);
+        let args = |path: &str| serde_json::json!({"path": path});
+        for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit] {
+            let mut policy = ApprovalPolicy::new(mode).confining_commands(true);
+            policy.remember(ApprovalRule::Tool {
+                name: "write_file".into(),
+            });
+            policy.pre_approve(skill(&["Write", "Bash"]));
+            for (path, real) in [
+                (".git/config", ".git/config"),
+                ("sub/.git/hooks/pre-commit", "sub/.git/hooks/pre-commit"),
+                ("repo-data/info/attributes", ".git/info/attributes"),
+            ] {
+                assert_eq!(
+                    policy.check(&writer("write_file"), &args(path), &workspace),
+                    Verdict::AskOnce(format!(
+                        "`write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
+                        root.join(real).display()
+                    )),
+                    "{mode} {path}"
+                );
+            }
+            for path in [".gitignore", ".gitattributes", "src/git/x.rs"] {
+                assert_eq!(
+                    policy.check(&writer("write_file"), &args(path), &workspace),
+                    Verdict::Run,
+                    "{mode} {path}"
+                );
+            }
+            assert!(matches!(
+                policy.check(
+                    &FakeBash,
+                    &serde_json::json!({"command": "cp x .git/config"}),
+                    &workspace
+                ),
+                Verdict::AskOnce(_)
+            ));
+        }
+        // full-auto runs everything it is given; read-only refuses it.
+        assert_eq!(
+            ApprovalPolicy::new(ApprovalMode::FullAuto).check(
+                &writer("write_file"),
+                &args(".git/config"),
+                &workspace
+            ),
+            Verdict::Run
+        );
+        assert!(matches!(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
+                &writer("write_file"),
+                &args(".git/config"),
+                &workspace
+            ),
             Verdict::Refuse(_)
         ));
         std::fs::remove_dir_all(scratch).unwrap();

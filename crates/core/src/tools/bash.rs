@@ -118,6 +118,39 @@ impl Tool for BashTool {
         Some(super::command_rule::session_rule(command))
     }
 
+    fn repository_hazard<'a>(
+        &'a self,
+        arguments: &'a Value,
+        workspace: &'a Workspace,
+        covered: bool,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
+            if !super::git_guard::names_git(command) {
+                return None;
+            }
+            let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
+            let found = super::git_guard::hazards(command, workspace.root(), &env, !covered).await;
+            match (found, covered) {
+                (Ok(found), _) if found.is_empty() => None,
+                (Ok(found), true) => Some(format!(
+                    "This command runs git, and the repository's git configuration names programs git would run for it: {}. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time.",
+                    found.join("; ")
+                )),
+                (Ok(found), false) => Some(format!(
+                    "This command runs git, and the repository's git configuration names programs git would run for it: {}. Approved, it runs them.",
+                    found.join("; ")
+                )),
+                (Err(why), true) => Some(format!(
+                    "This command runs git, and what programs the repository's git configuration names could not be checked ({why}); it needs your approval this time."
+                )),
+                (Err(why), false) => Some(format!(
+                    "This command runs git, and what programs the repository's git configuration names could not be checked ({why})."
+                )),
+            }
+        })
+    }
+
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
             let command = arguments
@@ -134,7 +167,10 @@ impl Tool for BashTool {
                 Ok(confinement) => confinement,
                 Err(message) => return ToolOutput::error(message),
             };
-            let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
+            let mut env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
+            if context.unasked {
+                env = super::git_guard::overrides(&command, root, &env).await;
+            }
             if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
                 let save_to = context.save_to.clone();
                 return match self
@@ -395,6 +431,7 @@ mod tests {
             cancel,
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
+            unasked: false,
             sub_agents: None,
             save_to: None,
         }

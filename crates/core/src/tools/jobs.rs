@@ -510,6 +510,7 @@ mod tests {
             cancel: CancellationToken::new(),
             output: OutputSink::discard(),
             approval: crate::config::ApprovalMode::FullAuto,
+            unasked: false,
             sub_agents: None,
             save_to: None,
         }

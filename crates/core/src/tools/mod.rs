@@ -7,6 +7,7 @@ pub mod command_rule;
 pub mod delegate;
 pub mod edit;
 pub mod files;
+pub mod git_guard;
 pub mod jobs;
 pub mod mcp;
 pub mod notes;
@@ -195,6 +196,10 @@ pub struct ToolContext {
     pub output: OutputSink,
     /// The approval mode when the call started: `bash` sandboxes by it.
     pub approval: crate::config::ApprovalMode,
+    /// The call runs without a question because a remembered rule or a skill covers it
+    /// (not because the mode runs everything): `bash` then turns off the programs git's
+    /// configuration names ([`git_guard`]).
+    pub unasked: bool,
     /// Starts sub-agents of the loop running this call (`delegate` does); `None` where
     /// no agent loop runs the call, and inside a sub-agent (sub-agents do not nest).
     pub sub_agents: Option<Arc<dyn SubAgents>>,
@@ -210,6 +215,7 @@ impl std::fmt::Debug for ToolContext {
             .field("cancel", &self.cancel)
             .field("output", &self.output)
             .field("approval", &self.approval)
+            .field("unasked", &self.unasked)
             .field("sub_agents", &self.sub_agents.is_some())
             .finish()
     }
@@ -263,6 +269,20 @@ pub trait Tool: Send + Sync {
     fn changed_paths(&self, arguments: &Value) -> Vec<String> {
         let _ = arguments;
         Vec::new()
+    }
+    /// What the workspace chose that this call would run (`bash`: programs the
+    /// repository's git configuration names), for the question; `None` when nothing.
+    /// With `covered` (a remembered rule or a skill covers the call), only what cannot be
+    /// turned off, and the call is then asked about; otherwise it is a note in the
+    /// question the call gets anyway.
+    fn repository_hazard<'a>(
+        &'a self,
+        arguments: &'a Value,
+        workspace: &'a Workspace,
+        covered: bool,
+    ) -> BoxFuture<'a, Option<String>> {
+        let _ = (arguments, workspace, covered);
+        Box::pin(async { None })
     }
     /// Whether configuration lets this tool run without asking (MCP servers or tools set
     /// to `approval = "auto"`); the read-only approval mode still refuses it.

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::agent::approval::Verdict;
 use crate::agent::history::{ContentBlock, Message, Role};
 use crate::agent::{Session, TurnContext};
+use crate::config::ApprovalMode;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::protocol::{ApprovalRule, CallEffect, Decision, Event, ToolOutcome};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
@@ -431,6 +432,40 @@ fn time_in_a_row(n: u32) -> String {
     }
 }
 
+/// What the policy says about a call, whether it runs without a question because a
+/// remembered rule or a skill covers it, and a note for the question. A covered call the
+/// tool finds a hazard in (the repository's git configuration) is asked about once; an
+/// asked one gets the hazard as a note. `None` when interrupted.
+async fn decide(
+    context: &TurnContext,
+    tool: &dyn crate::tools::Tool,
+    arguments: &Value,
+    insist: bool,
+) -> Option<(Verdict, bool, Option<String>)> {
+    let (verdict, mode) = context
+        .policy
+        .with(|policy| (policy.check(tool, arguments, &context.workspace), policy.mode()));
+    let verdict = match verdict {
+        Verdict::Run if insist => Verdict::Ask,
+        verdict => verdict,
+    };
+    let asking_mode = matches!(mode, ApprovalMode::Ask | ApprovalMode::AutoEdit);
+    // Run in a mode that asks: a remembered rule or a skill covers the call.
+    let covered = verdict == Verdict::Run && asking_mode;
+    if !covered && verdict != Verdict::Ask {
+        return Some((verdict, false, None));
+    }
+    let hazard = tokio::select! {
+        _ = context.cancel.cancelled() => return None,
+        hazard = tool.repository_hazard(arguments, &context.workspace, covered) => hazard,
+    };
+    Some(match (hazard, covered) {
+        (Some(note), true) => (Verdict::AskOnce(note), false, None),
+        (None, true) => (Verdict::Run, true, None),
+        (note, false) => (verdict, false, note),
+    })
+}
+
 /// One call: validation, approval, execution. With `insist`, the person is asked
 /// whatever the approval mode says, and told why. `ran_from` is set to the moment the
 /// call starts to run, if it does.
@@ -459,12 +494,9 @@ async fn run_one(
             "invalid arguments for `{name}`: {problem}"
         )));
     }
-    let verdict = match context
-        .policy
-        .with(|policy| policy.check(tool.as_ref(), &arguments, &context.workspace))
-    {
-        Verdict::Run if insist.is_some() => Verdict::Ask,
-        verdict => verdict,
+    let Some((verdict, unasked, hazard)) = decide(context, tool.as_ref(), &arguments, insist.is_some()).await
+    else {
+        return CallOutcome::Interrupted;
     };
     let mut protected_approved = false;
     match verdict {
@@ -472,9 +504,9 @@ async fn run_one(
         Verdict::Refuse(reason) => {
             return CallOutcome::Refused(ToolOutput::error(format!("refused: {reason}")));
         }
-        Verdict::Ask | Verdict::AskEachTime(_) => {
+        Verdict::Ask | Verdict::AskEachTime(_) | Verdict::AskOnce(_) => {
             let each_time = match &verdict {
-                Verdict::AskEachTime(note) => Some(note.clone()),
+                Verdict::AskEachTime(note) | Verdict::AskOnce(note) => Some(note.clone()),
                 Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
             };
             // A call that cannot succeed is answered at once; nobody is asked about it.
@@ -482,7 +514,10 @@ async fn run_one(
                 Ok(request) => request,
                 Err(invalid) => return Finished(ToolOutput::error(invalid.to_string())),
             };
-            let notes: Vec<String> = [each_time.clone(), insist].into_iter().flatten().collect();
+            let notes: Vec<String> = [each_time.clone(), insist, hazard]
+                .into_iter()
+                .flatten()
+                .collect();
             let preview = notes
                 .iter()
                 .cloned()
@@ -509,14 +544,20 @@ async fn run_one(
                 decision = decision => decision,
             };
             // Approved as changing miniagent's own folders: this call's writes may enter them.
-            protected_approved = each_time.is_some();
+            protected_approved = matches!(verdict, Verdict::AskEachTime(_));
             match decision {
                 Ok(Decision::Approve) => {}
                 Ok(Decision::ApproveForSession) if each_time.is_some() => {
-                    context.events.emit(Event::Notice {
-                        message:
+                    let message = match verdict {
+                        Verdict::AskEachTime(_) => {
                             "approved once: changes to miniagent's own settings are asked about each time"
-                                .to_string(),
+                        }
+                        _ => {
+                            "approved once: this call is asked about each time (see the note in the question)"
+                        }
+                    };
+                    context.events.emit(Event::Notice {
+                        message: message.to_string(),
                     });
                 }
                 Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
@@ -552,6 +593,7 @@ async fn run_one(
         cancel: context.cancel.child_token(),
         output: context.events.output_sink(id),
         approval: context.policy.with(|policy| policy.mode()),
+        unasked,
         sub_agents: context.sub_agents.map(|start| start(context, id)),
         save_to: results.map(|store| crate::tools::spill::SaveTarget {
             store,

@@ -1,5 +1,8 @@
 //! The skills that ship inside the binary, and their installation on disk so that their
-//! scripts and references exist for the agent's tools to read and run.
+//! scripts and references exist for the agent's tools to read and run. The skills
+//! themselves (their `SKILL.md`: what they pre-approve, their instructions) are read from
+//! the binary, never from that folder: a `SKILL.md` written there, new or changed, is
+//! not a bundled skill.
 
 use std::path::{Path, PathBuf};
 
@@ -83,6 +86,34 @@ pub fn install_bundled(dir: &Path) -> Result<PathBuf, InstallError> {
         }
     }
     Ok(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()))
+}
+
+/// The bundled skills, read from the binary, with their roots in `dir` (where
+/// [`install_bundled`] put their files), and what reading them warned about.
+pub(super) fn bundled_skills(dir: &Path) -> (Vec<super::Skill>, Vec<String>) {
+    let mut skills = Vec::new();
+    let mut warnings = Vec::new();
+    for file in BUNDLED_FILES {
+        let Some(folder) = file.path.strip_suffix(&format!("/{}", super::SKILL_FILE)) else {
+            continue;
+        };
+        let root = folder
+            .split('/')
+            .fold(dir.to_path_buf(), |path, part| path.join(part));
+        let root = root.canonicalize().unwrap_or(root);
+        match super::Skill::parse(file.content, root, super::SkillSource::Bundled) {
+            Ok((skill, field_warnings)) => {
+                warnings.extend(
+                    field_warnings
+                        .into_iter()
+                        .map(|warning| format!("bundled {}: {warning}", file.path)),
+                );
+                skills.push(skill);
+            }
+            Err(reason) => warnings.push(format!("skipped bundled {}: {reason}", file.path)),
+        }
+    }
+    (skills, warnings)
 }
 
 #[cfg(unix)]

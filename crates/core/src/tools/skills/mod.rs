@@ -51,7 +51,8 @@ pub fn user_skills_dir(config_dir: &Path) -> PathBuf {
 /// Where a skill was found; later sources take precedence over earlier ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SkillSource {
-    /// Shipped inside the binary and installed by [`install_bundled`].
+    /// Shipped inside the binary and read from it; [`install_bundled`] writes their
+    /// files out.
     Bundled,
     /// The person's own skills folder, shared by every workspace.
     User,
@@ -303,8 +304,9 @@ pub struct SkillSet {
 }
 
 impl SkillSet {
-    /// Finds skills in (lowest to highest precedence) the bundled folder, the user's folder
-    /// and the workspace's `.miniagent/skills/`; a name found again in a more specific place
+    /// Finds skills in (lowest to highest precedence) the bundled ones (read from the
+    /// binary, with their files in `bundled`, the folder [`install_bundled`] wrote; nothing
+    /// else in it is read), the user's folder and the workspace's `.miniagent/skills/`; a name found again in a more specific place
     /// replaces the earlier one and adds a warning naming both paths.
     ///
     /// A folder that does not exist is simply skipped. A `SKILL.md` that cannot be read,
@@ -337,12 +339,23 @@ impl SkillSet {
             if !visited.insert(canonical.clone()) {
                 continue;
             }
-            let mut files = Vec::new();
-            find_skill_files(&canonical, MAX_DEPTH, &mut files, &mut warnings);
-            for file in files {
-                let Some(skill) = read_skill(&file, source, &mut warnings) else {
-                    continue;
-                };
+            let found = match source {
+                // From the binary: the folder only holds their files.
+                SkillSource::Bundled => {
+                    let (skills, bundled_warnings) = bundled::bundled_skills(&canonical);
+                    warnings.extend(bundled_warnings);
+                    skills
+                }
+                SkillSource::User | SkillSource::Workspace => {
+                    let mut files = Vec::new();
+                    find_skill_files(&canonical, MAX_DEPTH, &mut files, &mut warnings);
+                    files
+                        .iter()
+                        .filter_map(|file| read_skill(file, source, &mut warnings))
+                        .collect()
+                }
+            };
+            for skill in found {
                 match by_name.get(&skill.name) {
                     Some(existing) if existing.source == source => {
                         warnings.push(format!(
