@@ -151,16 +151,13 @@ pub async fn run(
             // Nobody is here to approve: refused as the approval mode refuses a call (no
             // person denied it), and the model is told why (the notes say why a call is
             // asked about whatever the mode: a .git/ write, a repository's git
-            // configuration). The refusal's own wording adds the final full stop.
-            let why: String = match notes.join(" ").trim_end_matches('.') {
-                "" => String::new(),
-                why => format!(". {why}"),
-            };
+            // configuration).
+            let why: String = notes.iter().map(|note| format!(" {note}")).collect();
             let _ = agent.ops.send(Op::Approval {
                 id: id.clone(),
                 decision: Decision::Refuse {
                     reason: format!(
-                        "miniagent exec runs without a person to approve tool calls, and `{name}` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec{why}"
+                        "miniagent exec runs without a person to approve tool calls, and `{name}` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec.{why}"
                     ),
                 },
             });

@@ -89,7 +89,7 @@ fn exec_refuses_calls_that_need_approval_and_tells_the_model() {
     let result = server.requests()[1].body["messages"][2]["content"][0].clone();
     assert_eq!(result["is_error"], true);
     // Refused as the approval mode refuses a call: nobody was there to deny it.
-    let why = "miniagent exec runs without a person to approve tool calls, and `bash` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec";
+    let why = "miniagent exec runs without a person to approve tool calls, and `bash` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec.";
     assert_eq!(result["content"], format!("refused: {why}"));
     // What was refused, from the typed request: the command line itself; then the call.
     let stderr = text(&output.stderr);

@@ -304,11 +304,14 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
     let output = exec_in(&home, &root, &server, "auto-edit");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let got = results(&server);
-    assert!(got[1].starts_with("the person refused this call"), "{got:?}");
+    assert!(
+        got[1].starts_with("refused: miniagent exec runs without a person"),
+        "{got:?}"
+    );
     // The model is told why.
     assert!(
         got[1].contains(&format!(
-            "never runs under exec. `write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time. Do not retry it",
+            "never runs under exec. `write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
             root.join(".git/config").display()
         )),
         "{got:?}"
@@ -331,10 +334,13 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
     let output = exec_in(&home, &root, &server, "ask");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let got = results(&server);
-    assert!(got[1].starts_with("the person refused this call"), "{got:?}");
+    assert!(
+        got[1].starts_with("refused: miniagent exec runs without a person"),
+        "{got:?}"
+    );
     assert!(
         got[1].contains(&format!(
-            "names programs git would run for it: diff.external = {evil} external. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time. Do not retry it"
+            "names programs git would run for it: diff.external = {evil} external. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time."
         )),
         "{got:?}"
     );
@@ -378,7 +384,10 @@ fn the_skills_cache_is_protected_and_a_skill_planted_there_never_loads() {
     let output = exec_with(miniagent(), home.path(), &server, "auto-edit");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let got = results(&server);
-    assert!(got[0].starts_with("the person refused this call"), "{got:?}");
+    assert!(
+        got[0].starts_with("refused: miniagent exec runs without a person"),
+        "{got:?}"
+    );
     assert!(!planted.exists());
     // Planted by other means (a command): the next session does not list it.
     std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
