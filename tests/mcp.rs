@@ -608,7 +608,8 @@ fn config_reads_both_transports_with_defaults() {
                         },
                     )
                 },
-            ]
+            ],
+            workspace: None,
         }
     );
     let remote = &config.servers[3];
@@ -729,6 +730,65 @@ fn load_config_resolves_relative_folders_and_names_the_file() {
             "{}: cannot read: No such file or directory (os error 2)",
             missing.display()
         )
+    );
+}
+
+/// `${workspace}` in `args`, `env` and `cwd` is the workspace's path (a relative `cwd`
+/// that starts with it is not taken from the file's folder); a server with no `cwd`
+/// starts in the folder given (the neutral one for the user's servers); the filled-in
+/// path is no credential, a long token beside it still is.
+#[test]
+fn workspace_is_filled_in_and_servers_without_a_cwd_get_the_default_folder() {
+    let dir = TempDir::new();
+    let path = dir.write(
+        "conf/mcp.json",
+        json!({"mcpServers": {
+            "a": {"command": "srv", "args": ["--root", "${workspace}", "x=${workspace}/src"],
+                  "env": {"ROOT": "${workspace}", "TOKEN_ISH": "0123456789abcdefghijklmnop"},
+                  "cwd": "${workspace}/sub"},
+            "b": {"command": "srv", "args": ["$workspace", "{workspace}"]},
+            "c": {"command": "srv", "cwd": "work"},
+            "h": {"url": "https://example.com/${workspace}"},
+        }})
+        .to_string(),
+    );
+    let workspace = Path::new("/home/me/projects/a long repository name");
+    let config = load_config(&path)
+        .unwrap()
+        .for_workspace(workspace, Path::new(miniagent::tools::mcp::NEUTRAL_FOLDER));
+    let stdio = |args: &[&str], env: &[(&str, &str)], cwd: PathBuf| McpTransport::Stdio {
+        command: "srv".to_string(),
+        args: args.iter().map(|arg| arg.to_string()).collect(),
+        env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        cwd: Some(cwd),
+    };
+    let transports: Vec<McpTransport> = config
+        .servers
+        .iter()
+        .map(|server| server.transport.clone())
+        .collect();
+    let root = "/home/me/projects/a long repository name";
+    assert_eq!(
+        transports,
+        vec![
+            stdio(
+                &["--root", root, &format!("x={root}/src")],
+                &[("ROOT", root), ("TOKEN_ISH", "0123456789abcdefghijklmnop")],
+                PathBuf::from(format!("{root}/sub")),
+            ),
+            stdio(&["$workspace", "{workspace}"], &[], PathBuf::from("/")),
+            stdio(&[], &[], dir.join("conf/work")),
+            McpTransport::Http {
+                url: "https://example.com/${workspace}".to_string(),
+                headers: BTreeMap::new(),
+                kind: HttpKind::StreamableHttp,
+            },
+        ]
+    );
+    assert_eq!(config.workspace.as_deref(), Some(workspace));
+    assert_eq!(
+        config.secret_values(),
+        vec!["0123456789abcdefghijklmnop".to_string()]
     );
 }
 

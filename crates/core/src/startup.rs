@@ -47,7 +47,7 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
     crate::tokens::preload(config.agent.tokenizer);
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
-    let mut mcp = mcp_config(options, env)?;
+    let mut mcp = mcp_config(options, env, &workspace)?;
     let mut notices = Vec::new();
     let extras = trust::WorkspaceExtras::load(&workspace);
     notices.extend(extras.mcp_problem.clone());
@@ -136,10 +136,13 @@ fn own_folders_notice(options: &AgentOptions) -> Option<String> {
 
 /// The MCP servers to start: `--mcp-config FILE`, else `<config dir>/mcp.json` when it
 /// exists. A workspace's own `.miniagent/mcp.json` is never read: it would start
-/// programs from whatever repository is opened.
+/// programs from whatever repository is opened. Those servers start outside `workspace`
+/// ([`mcp::NEUTRAL_FOLDER`]) unless their entry names a `cwd`, so nothing of an
+/// untrusted workspace runs; `${workspace}` in them names it.
 pub fn mcp_config(
     options: &StartOptions,
     env: &crate::config::Env,
+    workspace: &std::path::Path,
 ) -> anyhow::Result<Option<mcp::McpConfig>> {
     let path = match &options.mcp_config {
         Some(path) => path.clone(),
@@ -148,7 +151,11 @@ pub fn mcp_config(
             _ => return Ok(None),
         },
     };
-    Ok(Some(mcp::load_config(&path)?))
+    let config = mcp::load_config(&path)?;
+    Ok(Some(config.for_workspace(
+        workspace,
+        std::path::Path::new(mcp::NEUTRAL_FOLDER),
+    )))
 }
 
 /// The workspace folder, resolved: the option given, else the current directory.

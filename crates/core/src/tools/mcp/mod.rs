@@ -16,7 +16,7 @@ mod tool;
 
 pub use config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_EXECUTE_TIMEOUT, HttpKind, McpApproval, McpConfig, McpConfigError,
-    McpServerConfig, McpTransport, config_from_text, load_config, parse_config,
+    McpServerConfig, McpTransport, NEUTRAL_FOLDER, WORKSPACE, config_from_text, load_config, parse_config,
 };
 pub use manager::{McpManager, McpStateCallback, ReconnectError};
 pub use tool::McpTool;
