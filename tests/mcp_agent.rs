@@ -74,7 +74,7 @@ async fn mcp_tools_run_through_the_agent_loop() {
             }
         }
     }
-    assert!(ready.unwrap().contains(&"echo".to_string()));
+    assert!(ready.unwrap().contains(&"mcp__everything__echo".to_string()));
     assert!(!failed.unwrap().is_empty());
 
     agent

@@ -349,6 +349,7 @@ pub fn build(
             });
         });
         let manager = mcp::McpManager::start(mcp_config, mcp_log_path(env), on_state);
+        manager.share_tools(mcp_share(&config, side_tx.clone()));
         tools.add_source(Arc::new(manager.clone()));
         manager
     });
@@ -392,6 +393,21 @@ pub fn build(
         options.startup_notices.push(notice);
     }
     Ok(options)
+}
+
+/// What the MCP tools' declarations may take of every request: a quarter of the prompt
+/// budget (the window or `agent.token_limit`, less the output reserve and the margin),
+/// so a server listing thousands of tools cannot leave no room for the conversation;
+/// past it the largest servers' tools are found by search, and the person is told.
+fn mcp_share(config: &Config, events: tokio::sync::mpsc::UnboundedSender<Event>) -> mcp::ToolShare {
+    let limit = config.agent.token_limit.min(config.model.context_window);
+    let budget = limit.saturating_sub(u64::from(config.model.max_output_tokens) + config::MARGIN_TOKENS);
+    mcp::ToolShare {
+        tokens: budget / 4,
+        on_notice: Arc::new(move |message| {
+            let _ = events.send(Event::Notice { message });
+        }),
+    }
 }
 
 /// The data folder's `results`, beside `sessions`.

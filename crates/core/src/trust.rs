@@ -534,8 +534,10 @@ pub fn describe(config: &McpConfig) -> Vec<String> {
                         .map(|w| visible_word(w))
                         .collect();
                     line.push_str(&words.join(" "));
+                    // The workspace is where its servers start unless they say.
                     let place = cwd
                         .as_ref()
+                        .filter(|cwd| config.workspace.as_ref() != Some(*cwd))
                         .map(|cwd| format!(" (in {})", visible_word(&cwd.to_string_lossy())))
                         .unwrap_or_default();
                     format!("{name}: runs {line}{place}")

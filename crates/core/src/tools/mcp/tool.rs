@@ -38,6 +38,8 @@ pub struct McpTool {
     input_schema: Value,
     approval: McpApproval,
     server: Arc<dyn ToolServer>,
+    /// Bytes of its name, description and schema: what declaring it adds to a request.
+    spec_bytes: usize,
 }
 
 impl McpTool {
@@ -49,9 +51,11 @@ impl McpTool {
             .map(str::to_string)
             .or_else(|| remote.title.clone())
             .unwrap_or_else(|| format!("Tool `{remote_name}` of MCP server `{}`.", server.config().name));
+        let input_schema = object_schema(&remote.input_schema);
         Self {
             approval: server.config().approval_for(&remote_name),
-            input_schema: object_schema(&remote.input_schema),
+            spec_bytes: name.len() + description.len() + input_schema.to_string().len(),
+            input_schema,
             name,
             remote_name,
             description,
@@ -62,6 +66,7 @@ impl McpTool {
     /// The same tool under another name (to keep names unique across servers).
     pub(super) fn renamed(&self, name: String) -> Self {
         Self {
+            spec_bytes: self.spec_bytes - self.name.len() + name.len(),
             name,
             remote_name: self.remote_name.clone(),
             description: self.description.clone(),
@@ -69,6 +74,12 @@ impl McpTool {
             approval: self.approval,
             server: self.server.clone(),
         }
+    }
+
+    /// Bytes of its name, description and schema, which every request declaring it
+    /// carries (about four to a token).
+    pub fn spec_bytes(&self) -> usize {
+        self.spec_bytes
     }
 
     /// Whether calls need the person's approval, from the server's `approval` and its
@@ -153,6 +164,25 @@ pub(super) fn tool_names(server: &str, tools: &[&str]) -> Vec<String> {
                 &format!("mcp__{}__{}", sanitize(server), sanitize(tool)),
                 &mut taken,
             )
+        })
+        .collect()
+}
+
+/// Each server's name made safe for tool names (as [`tool_names`] does), unique among
+/// them: a name that meets an earlier one's gets `_2`, `_3`… in configuration order.
+pub(super) fn server_prefixes(servers: &[&str]) -> Vec<String> {
+    let mut taken = HashSet::new();
+    servers
+        .iter()
+        .map(|server| {
+            let base = sanitize(server);
+            let mut prefix = base.clone();
+            let mut counter = 2;
+            while !taken.insert(prefix.clone()) {
+                prefix = format!("{base}_{counter}");
+                counter += 1;
+            }
+            prefix
         })
         .collect()
 }
