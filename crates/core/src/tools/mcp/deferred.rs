@@ -23,6 +23,8 @@ const BYTES_PER_TOKEN: usize = 4;
 /// Tools one search finds when the model does not say, and at most.
 const DEFAULT_LIMIT: usize = 5;
 const MAX_LIMIT: usize = 10;
+/// Words of a query looked for; the rest are left out.
+const MAX_TERMS: usize = 16;
 /// A found tool's description in the search's answer is cut here; the whole of it comes
 /// with the tool's declaration.
 const DESCRIPTION_BYTES: usize = 300;
@@ -121,11 +123,21 @@ impl Deferral {
                 "no MCP server's tools are deferred now: every MCP tool is declared already",
             );
         }
-        let terms: Vec<String> = query
+        let mut terms: Vec<String> = Vec::new();
+        for term in query
             .split(|c: char| !c.is_alphanumeric())
             .filter(|term| !term.is_empty())
-            .map(str::to_lowercase)
-            .collect();
+        {
+            let term = term.to_lowercase();
+            if !terms.contains(&term) {
+                terms.push(term);
+            }
+            // Each word is looked for in every deferred tool: a query of a million words
+            // must not cost a million passes over ten thousand tools.
+            if terms.len() == MAX_TERMS {
+                break;
+            }
+        }
         if terms.is_empty() {
             return ToolOutput::error("`query` must hold words from the tool's name or what it does");
         }
@@ -166,7 +178,7 @@ impl Deferral {
         if lines.is_empty() {
             return ToolOutput::ok(format!(
                 "No deferred tool of {servers_named} matches `{}`; try other words.",
-                query.trim()
+                shown(query)
             ));
         }
         let more = ranked.len().saturating_sub(limit);
@@ -177,7 +189,7 @@ impl Deferral {
         };
         ToolOutput::ok(format!(
             "Tools of {servers_named} that match `{}`; they are declared from your next step on, so call them then by these names:\n{}{more}",
-            query.trim(),
+            shown(query),
             lines.join("\n")
         ))
     }
@@ -189,6 +201,11 @@ impl Deferral {
             self.found.pop_front();
         }
     }
+}
+
+/// The query as the answer repeats it: a long one is cut (the model has it anyway).
+fn shown(query: &str) -> String {
+    crate::tools::output::cap_text(query.trim(), 200)
 }
 
 /// The servers to defer: none while all tools fit in `share` bytes, else the largest
@@ -345,7 +362,11 @@ mod tests {
                     "inputSchema": {"type": "object"}
                 }))
                 .unwrap();
-                Arc::new(McpTool::new(format!("mcp__{name}__t{i}"), &remote, nowhere.clone()))
+                Arc::new(McpTool::new(
+                    format!("mcp__{name}__t{i}"),
+                    &remote,
+                    nowhere.clone(),
+                ))
             })
             .collect();
         ServerTools {
@@ -362,7 +383,10 @@ mod tests {
         assert_eq!(deferred_servers(&servers, total), BTreeSet::new());
         assert_eq!(deferred_servers(&servers, total - 1), BTreeSet::from([1]));
         assert_eq!(deferred_servers(&servers, bytes[0]), BTreeSet::from([1, 2]));
-        assert_eq!(deferred_servers(&servers, bytes[0] - 1), BTreeSet::from([0, 1, 2]));
+        assert_eq!(
+            deferred_servers(&servers, bytes[0] - 1),
+            BTreeSet::from([0, 1, 2])
+        );
     }
 
     /// Each deferral is told once, and again only after it ended and came back; found
