@@ -1,7 +1,6 @@
 //! The servers of a session: connecting them in the background, keeping their state,
 //! routing tool calls, reconnecting and shutting them down.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,7 +17,7 @@ use super::McpServerState;
 use super::config::{McpConfig, McpServerConfig};
 use super::connect::{self, ChildGroup, Client, ServerLog, error_chain, lock, seconds, transport_error};
 use super::deferred::{Deferral, Deferred, SearchTool, ServerTools, ToolShare};
-use super::tool::{McpTool, ToolServer, format_result, server_prefixes, tool_names, unique_name};
+use super::tool::{McpTool, Taken, ToolServer, format_result, server_prefixes, tool_names, unique_name};
 use crate::tools::{McpControl, Tool, ToolContext, ToolOutput, ToolSource};
 
 /// Called with a server's name and its new state, from whichever task changed it. It
@@ -234,16 +233,16 @@ impl McpManager {
             .filter(|(index, _)| !plan.deferred.contains(index))
             .flat_map(|(_, server)| server.tools.iter())
             .chain(plan.found.iter());
-        let mut taken = HashSet::new();
+        let mut taken = Taken::default();
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         for tool in offered {
-            if taken.insert(tool.name().to_string()) {
+            let name = unique_name(tool.name(), &mut taken);
+            if name == tool.name() {
                 tools.push(tool.clone());
             } else {
                 // Names of two servers that meet all the same (`a` with a tool `b__c`,
                 // `a__b` with a tool `c`): the later one gets a suffix rather than
                 // hiding the first.
-                let name = unique_name(tool.name(), &mut taken);
                 tools.push(Arc::new(tool.renamed(name)));
             }
         }
