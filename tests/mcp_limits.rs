@@ -164,12 +164,15 @@ fn big_tools() -> Vec<serde_json::Value> {
 /// declarations) no longer stops every turn. The largest server's tools stay out of the
 /// requests, a notice names it, its count and what was done; the small server's tools
 /// are still sent whole, and the model reaches the big server's with `search_mcp_tools`,
-/// whose finds are declared from the next request on and run.
+/// whose finds are declared from the next request on and run; a deferred tool called by
+/// its name without a search runs too.
 #[test]
 fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
     let server = crate::support::ScriptedServer::start_blocking(vec![
         crate::support::Reply::tool("s1", "search_mcp_tools", r#"{"query": "tool_4242", "limit": 2}"#),
         crate::support::Reply::tool("b1", "mcp__big__tool_4242", "{}"),
+        // Named without a search (remembered from earlier, say): it still runs.
+        crate::support::Reply::tool("b2", "mcp__big__tool_77", "{}"),
         crate::support::Reply::text("done"),
     ]);
     let home = TempDir::new();
@@ -218,7 +221,7 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
         "{stderr}"
     );
     let requests = server.requests();
-    assert_eq!(requests.len(), 3, "{stderr}");
+    assert_eq!(requests.len(), 4, "{stderr}");
     let mcp_offered = |index: usize| -> Vec<String> {
         requests[index].body["tools"]
             .as_array()
@@ -268,4 +271,6 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
         )
     );
     assert_eq!(result(2), "tool_4242 answered");
+    assert_eq!(result(3), "tool_77 answered");
+    assert_eq!(mcp_offered(3), mcp_offered(1));
 }
