@@ -404,6 +404,7 @@ fn mcp_share(config: &Config, events: tokio::sync::mpsc::UnboundedSender<Event>)
     let budget = limit.saturating_sub(u64::from(config.model.max_output_tokens) + config::MARGIN_TOKENS);
     mcp::ToolShare {
         tokens: budget / 4,
+        counter: Some(crate::tokens::TokenCounter::new(config.agent.tokenizer)),
         on_notice: Arc::new(move |message| {
             let _ = events.send(Event::Notice { message });
         }),

@@ -16,9 +16,10 @@ use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
 /// The search tool's name (no server's tool can have it: theirs start with `mcp__`).
 pub const SEARCH_TOOL: &str = "search_mcp_tools";
 
-/// Bytes of a declaration counted as one token: the estimate miniagent makes wherever it
-/// does not tokenize (a tool list is read at every request; tokenizing ten thousand
-/// schemas each time is what must not happen).
+/// Bytes of a declaration counted as one token by the first estimate: a server that is
+/// over the share by it is deferred without being tokenized (ten thousand schemas are
+/// not worth it). One under it is counted with the tokenizer, since a token is at least
+/// one byte and text dense in tokens (rare symbols) can take four times the estimate.
 const BYTES_PER_TOKEN: usize = 4;
 /// Tools one search finds when the model does not say, and at most.
 const DEFAULT_LIMIT: usize = 5;
@@ -34,6 +35,8 @@ const DESCRIPTION_BYTES: usize = 300;
 pub struct ToolShare {
     /// Tokens the declarations of the MCP tools sent with every request may take.
     pub tokens: u64,
+    /// Counts a declaration's tokens as the budget does; `None`: by estimate only.
+    pub counter: Option<crate::tokens::TokenCounter>,
     /// Called once each time a server's tools become deferred, with a line saying so.
     pub on_notice: Arc<dyn Fn(String) + Send + Sync>,
 }
@@ -50,6 +53,11 @@ impl ServerTools {
     }
 }
 
+/// Tokens of `bytes` by the first estimate.
+fn estimate(bytes: usize) -> u64 {
+    bytes.div_ceil(BYTES_PER_TOKEN) as u64
+}
+
 /// What the tool list offers now.
 pub(super) struct Plan {
     /// Indices (into the servers given) of the servers whose tools are deferred.
@@ -64,8 +72,8 @@ pub(super) struct Deferral {
     share: Option<ToolShare>,
     /// Servers whose deferral was announced (and still holds).
     announced: BTreeSet<String>,
-    /// Tools found by searches (name, declaration bytes), oldest first.
-    found: VecDeque<(String, usize)>,
+    /// Tools found by searches (name, declaration tokens), oldest first.
+    found: VecDeque<(String, u64)>,
 }
 
 impl Deferral {
@@ -73,23 +81,41 @@ impl Deferral {
         self.share = Some(share);
     }
 
-    fn share_bytes(&self) -> Option<usize> {
-        let tokens = usize::try_from(self.share.as_ref()?.tokens).unwrap_or(usize::MAX);
-        Some(tokens.saturating_mul(BYTES_PER_TOKEN))
+    /// Room (in tokens) for the tools searches found, besides the servers sent whole:
+    /// half the share, so found tools cannot grow the prompt past it either.
+    fn room(&self) -> u64 {
+        self.share.as_ref().map_or(u64::MAX, |share| share.tokens / 2)
     }
 
-    /// Room for the tools searches found, besides the servers sent whole: half the
-    /// share, so found tools cannot grow the prompt past it either.
-    fn room(&self) -> usize {
-        self.share_bytes().map_or(usize::MAX, |share| share / 2)
+    /// A tool's tokens, counted when there is a counter.
+    fn tool_tokens(&self, tool: &McpTool) -> u64 {
+        match self.share.as_ref().and_then(|share| share.counter) {
+            Some(counter) => tool.spec_tokens(&counter),
+            None => estimate(tool.spec_bytes()),
+        }
+    }
+
+    /// A server's tokens: the estimate when that is over `share` already, else counted.
+    fn server_tokens(&self, server: &ServerTools, share: u64) -> u64 {
+        let estimated = estimate(server.bytes());
+        if estimated > share {
+            return estimated;
+        }
+        server.tools.iter().map(|tool| self.tool_tokens(tool)).sum()
     }
 
     /// Which servers are deferred now, and the found tools to offer; announces each
     /// server newly deferred.
     pub fn plan(&mut self, servers: &[ServerTools]) -> Plan {
-        let deferred = match self.share_bytes() {
-            Some(share) => deferred_servers(servers, share),
-            None => BTreeSet::new(),
+        let (deferred, sizes) = match &self.share {
+            Some(share) => {
+                let sizes: Vec<u64> = servers
+                    .iter()
+                    .map(|server| self.server_tokens(server, share.tokens))
+                    .collect();
+                (deferred_servers(&sizes, share.tokens), sizes)
+            }
+            None => (BTreeSet::new(), Vec::new()),
         };
         let now: BTreeSet<String> = deferred
             .iter()
@@ -99,7 +125,7 @@ impl Deferral {
             for index in &deferred {
                 let server = &servers[*index];
                 if !self.announced.contains(&server.name) {
-                    (share.on_notice)(notice(server, share.tokens));
+                    (share.on_notice)(notice(server, sizes[*index], share.tokens));
                 }
             }
         }
@@ -152,15 +178,15 @@ impl Deferral {
         for (_, tool) in ranked.iter().take(limit) {
             let description = crate::tools::output::cap_text(tool.description(), DESCRIPTION_BYTES);
             let description = description.replace('\n', " ");
-            if tool.spec_bytes() > room {
+            let tokens = self.tool_tokens(tool);
+            if tokens > room {
                 lines.push(format!(
-                    "- {}: its declaration is {} bytes, more than the {room} bytes found tools may take, so it cannot be offered: {description}",
+                    "- {}: its declaration is about {tokens} tokens, more than the {room} found tools may take, so it cannot be offered: {description}",
                     tool.name(),
-                    tool.spec_bytes()
                 ));
                 continue;
             }
-            self.keep_found(tool.name(), tool.spec_bytes(), room);
+            self.keep_found(tool.name(), tokens, room);
             lines.push(format!("- {}: {description}", tool.name()));
         }
         let servers_named = plan
@@ -194,10 +220,10 @@ impl Deferral {
         ))
     }
 
-    fn keep_found(&mut self, name: &str, bytes: usize, room: usize) {
+    fn keep_found(&mut self, name: &str, tokens: u64, room: u64) {
         self.found.retain(|(kept, _)| kept != name);
-        self.found.push_back((name.to_string(), bytes));
-        while self.found.iter().map(|(_, bytes)| bytes).sum::<usize>() > room {
+        self.found.push_back((name.to_string(), tokens));
+        while self.found.iter().map(|(_, tokens)| tokens).sum::<u64>() > room {
             self.found.pop_front();
         }
     }
@@ -208,23 +234,19 @@ fn shown(query: &str) -> String {
     crate::tools::output::cap_text(query.trim(), 200)
 }
 
-/// The servers to defer: none while all tools fit in `share` bytes, else the largest
-/// servers, one by one, until the others' do.
-fn deferred_servers(servers: &[ServerTools], share: usize) -> BTreeSet<usize> {
-    let mut sizes: Vec<(usize, usize)> = servers
-        .iter()
-        .enumerate()
-        .map(|(index, server)| (server.bytes(), index))
-        .collect();
-    let mut total: usize = sizes.iter().map(|(bytes, _)| bytes).sum();
-    sizes.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+/// The servers to defer, given each one's tokens: none while all fit in `share`, else
+/// the largest servers, one by one, until the others fit.
+fn deferred_servers(sizes: &[u64], share: u64) -> BTreeSet<usize> {
+    let mut order: Vec<(u64, usize)> = sizes.iter().copied().zip(0..).collect();
+    let mut total: u64 = sizes.iter().sum();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut deferred = BTreeSet::new();
-    for (bytes, index) in sizes {
-        if total <= share || bytes == 0 {
+    for (tokens, index) in order {
+        if total <= share || tokens == 0 {
             break;
         }
         deferred.insert(index);
-        total -= bytes;
+        total -= tokens;
     }
     deferred
 }
@@ -253,14 +275,14 @@ fn rank(tool: &McpTool, query: &str, terms: &[String]) -> Option<Rank> {
     (exact || found > 0).then_some((exact, found, in_name))
 }
 
-/// What the person is told when a server's tools are deferred.
-fn notice(server: &ServerTools, share_tokens: u64) -> String {
+/// What the person is told when a server's tools are deferred (`tokens`: their size).
+fn notice(server: &ServerTools, tokens: u64, share_tokens: u64) -> String {
     let count = server.tools.len();
     format!(
         "MCP server `{}` lists {count} tool{}, about {} tokens of declarations, more than the {share_tokens} tokens (a quarter of the prompt budget) every request may spend on MCP tools: they are not sent with every request; the model finds the ones it needs with {SEARCH_TOOL}",
         crate::terminal_text::clean(&server.name),
         if count == 1 { "" } else { "s" },
-        server.bytes().div_ceil(BYTES_PER_TOKEN),
+        tokens,
     )
 }
 
@@ -352,13 +374,17 @@ mod tests {
     }
 
     fn server(name: &str, count: usize) -> ServerTools {
+        server_described(name, count, "tool")
+    }
+
+    fn server_described(name: &str, count: usize, description: &str) -> ServerTools {
         let text = json!({"mcpServers": {name: {"command": "x"}}}).to_string();
         let config = parse_config(&text, "test").unwrap().servers.remove(0);
         let nowhere: Arc<dyn ToolServer> = Arc::new(Nowhere(config));
         let tools = (0..count)
             .map(|i| {
                 let remote: rmcp::model::Tool = serde_json::from_value(json!({
-                    "name": format!("t{i}"), "description": format!("tool {i}"),
+                    "name": format!("t{i}"), "description": format!("{description} {i}"),
                     "inputSchema": {"type": "object"}
                 }))
                 .unwrap();
@@ -377,16 +403,29 @@ mod tests {
 
     #[test]
     fn the_largest_servers_are_deferred_until_the_others_fit() {
-        let servers = [server("a", 10), server("b", 100), server("c", 50)];
-        let bytes: Vec<usize> = servers.iter().map(ServerTools::bytes).collect();
-        let total: usize = bytes.iter().sum();
-        assert_eq!(deferred_servers(&servers, total), BTreeSet::new());
-        assert_eq!(deferred_servers(&servers, total - 1), BTreeSet::from([1]));
-        assert_eq!(deferred_servers(&servers, bytes[0]), BTreeSet::from([1, 2]));
-        assert_eq!(
-            deferred_servers(&servers, bytes[0] - 1),
-            BTreeSet::from([0, 1, 2])
-        );
+        let sizes = [10, 100, 50];
+        assert_eq!(deferred_servers(&sizes, 160), BTreeSet::new());
+        assert_eq!(deferred_servers(&sizes, 159), BTreeSet::from([1]));
+        assert_eq!(deferred_servers(&sizes, 10), BTreeSet::from([1, 2]));
+        assert_eq!(deferred_servers(&sizes, 9), BTreeSet::from([0, 1, 2]));
+    }
+
+    /// A server under the share by the byte estimate but over it by the tokenizer (text
+    /// dense in tokens) is deferred too: the estimate alone let it fill the prompt.
+    #[test]
+    fn a_server_dense_in_tokens_is_counted_not_estimated() {
+        let dense = server_described("dense", 40, &"\u{2a6d6}\u{1d54f}\u{2ff0}".repeat(20));
+        let counter = crate::tokens::TokenCounter::new(crate::tokens::Encoding::O200kBase);
+        let estimated = estimate(dense.bytes());
+        let counted: u64 = dense.tools.iter().map(|tool| tool.spec_tokens(&counter)).sum();
+        assert!(counted > estimated * 2, "{counted} tokens, estimated {estimated}");
+        let mut deferral = Deferral::default();
+        deferral.set_share(ToolShare {
+            tokens: estimated + 1,
+            counter: Some(counter),
+            on_notice: Arc::new(|_| {}),
+        });
+        assert_eq!(deferral.plan(&[dense]).deferred, BTreeSet::from([0]));
     }
 
     /// Each deferral is told once, and again only after it ended and came back; found
@@ -400,7 +439,8 @@ mod tests {
         let one = big.tools[0].spec_bytes();
         deferral.set_share(ToolShare {
             // Room for found tools (half the share) holds two of them.
-            tokens: (one * 5).div_ceil(BYTES_PER_TOKEN) as u64,
+            tokens: estimate(one) * 5,
+            counter: None,
             on_notice: Arc::new(move |message| sink.lock().unwrap().push(message)),
         });
         let servers = [big];

@@ -40,6 +40,8 @@ pub struct McpTool {
     server: Arc<dyn ToolServer>,
     /// Bytes of its name, description and schema: what declaring it adds to a request.
     spec_bytes: usize,
+    /// Their tokens, counted the first time they are asked for.
+    spec_tokens: std::sync::OnceLock<u64>,
 }
 
 impl McpTool {
@@ -55,6 +57,7 @@ impl McpTool {
         Self {
             approval: server.config().approval_for(&remote_name),
             spec_bytes: name.len() + description.len() + input_schema.to_string().len(),
+            spec_tokens: std::sync::OnceLock::new(),
             input_schema,
             name,
             remote_name,
@@ -67,6 +70,7 @@ impl McpTool {
     pub(super) fn renamed(&self, name: String) -> Self {
         Self {
             spec_bytes: self.spec_bytes - self.name.len() + name.len(),
+            spec_tokens: std::sync::OnceLock::new(),
             name,
             remote_name: self.remote_name.clone(),
             description: self.description.clone(),
@@ -80,6 +84,16 @@ impl McpTool {
     /// carries (about four to a token).
     pub fn spec_bytes(&self) -> usize {
         self.spec_bytes
+    }
+
+    /// Tokens of its name, description and schema as `counter` counts them for the
+    /// budget; counted once.
+    pub fn spec_tokens(&self, counter: &crate::tokens::TokenCounter) -> u64 {
+        *self.spec_tokens.get_or_init(|| {
+            counter.count(&self.name)
+                + counter.count(&self.description)
+                + counter.count(&self.input_schema.to_string())
+        })
     }
 
     /// Whether calls need the person's approval, from the server's `approval` and its
