@@ -647,7 +647,7 @@ fn config_reads_both_transports_with_defaults() {
                     )
                 },
             ],
-            workspace: None,
+            ..McpConfig::default()
         }
     );
     let remote = &config.servers[3];
@@ -782,7 +782,8 @@ fn workspace_is_filled_in_and_servers_without_a_cwd_get_the_default_folder() {
         "conf/mcp.json",
         json!({"mcpServers": {
             "a": {"command": "srv", "args": ["--root", "${workspace}", "x=${workspace}/src"],
-                  "env": {"ROOT": "${workspace}", "TOKEN_ISH": "0123456789abcdefghijklmnop"},
+                  "env": {"ROOT": "${workspace}", "TOKEN_ISH": "0123456789abcdefghijklmnop",
+                          "WRITTEN_OUT": "/home/me/projects/a long repository name"},
                   "cwd": "${workspace}/sub"},
             "b": {"command": "srv", "args": ["$workspace", "{workspace}"]},
             "c": {"command": "srv", "cwd": "work"},
@@ -811,7 +812,11 @@ fn workspace_is_filled_in_and_servers_without_a_cwd_get_the_default_folder() {
         vec![
             stdio(
                 &["--root", root, &format!("x={root}/src")],
-                &[("ROOT", root), ("TOKEN_ISH", "0123456789abcdefghijklmnop")],
+                &[
+                    ("ROOT", root),
+                    ("TOKEN_ISH", "0123456789abcdefghijklmnop"),
+                    ("WRITTEN_OUT", root),
+                ],
                 PathBuf::from(format!("{root}/sub")),
             ),
             stdio(&["$workspace", "{workspace}"], &[], PathBuf::from("/")),
@@ -824,9 +829,10 @@ fn workspace_is_filled_in_and_servers_without_a_cwd_get_the_default_folder() {
         ]
     );
     assert_eq!(config.workspace.as_deref(), Some(workspace));
+    // Only the value `${workspace}` was put in is known not to be a key.
     assert_eq!(
         config.secret_values(),
-        vec!["0123456789abcdefghijklmnop".to_string()]
+        vec!["0123456789abcdefghijklmnop".to_string(), root.to_string()]
     );
 }
 

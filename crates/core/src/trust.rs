@@ -594,6 +594,7 @@ fn is_invisible(c: char) -> bool {
 pub fn merge(user: Option<McpConfig>, workspace: McpConfig) -> McpConfig {
     let mut merged = user.unwrap_or_default();
     merged.workspace = merged.workspace.or(workspace.workspace);
+    merged.filled_env.extend(workspace.filled_env);
     for server in workspace.servers {
         if !merged.servers.iter().any(|existing| existing.name == server.name) {
             merged.servers.push(server);

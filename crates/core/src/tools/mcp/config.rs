@@ -21,7 +21,7 @@
 //! HTTP). Mini-Agent's `sse_read_timeout` is accepted and ignored. Any other key is an
 //! error, so a typo never passes silently.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -58,9 +58,11 @@ const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id"]
 pub struct McpConfig {
     /// Sorted by name (JSON objects carry no order miniagent keeps).
     pub servers: Vec<McpServerConfig>,
-    /// The workspace whose path [`Self::for_workspace`] put in for [`WORKSPACE`]: that
-    /// path is no credential, however long a value holding it is.
+    /// The workspace whose path [`Self::for_workspace`] put in for [`WORKSPACE`].
     pub workspace: Option<PathBuf>,
+    /// The `env` values (server, variable) it was put in: that path is no credential,
+    /// however long a value holding it is.
+    pub filled_env: BTreeSet<(String, String)>,
 }
 
 impl McpConfig {
@@ -83,9 +85,10 @@ impl McpConfig {
                 McpTransport::Stdio { env, .. } => {
                     for (name, value) in env {
                         let upper = name.to_ascii_uppercase();
+                        let filled = self.filled_env.contains(&(server.name.clone(), name.clone()));
                         let own = match &self.workspace {
-                            Some(workspace) => value.replace(&*workspace.to_string_lossy(), ""),
-                            None => value.clone(),
+                            Some(workspace) if filled => value.replace(&*workspace.to_string_lossy(), ""),
+                            _ => value.clone(),
                         };
                         if own.len() >= 20 || SECRET_NAMES.iter().any(|word| upper.contains(word)) {
                             secrets.push(value.clone());
@@ -127,7 +130,12 @@ impl McpConfig {
         for server in &mut self.servers {
             if let McpTransport::Stdio { args, env, cwd, .. } = &mut server.transport {
                 args.iter_mut().for_each(&fill);
-                env.values_mut().for_each(&fill);
+                for (name, value) in env.iter_mut() {
+                    if value.contains(WORKSPACE) {
+                        self.filled_env.insert((server.name.clone(), name.clone()));
+                        fill(value);
+                    }
+                }
                 *cwd = Some(match cwd.take() {
                     Some(folder) => {
                         let mut text = folder.to_string_lossy().into_owned();
@@ -303,6 +311,7 @@ pub fn parse_config(text: &str, source: &str) -> Result<McpConfig, McpConfigErro
     Ok(McpConfig {
         servers,
         workspace: None,
+        filled_env: BTreeSet::new(),
     })
 }
 
