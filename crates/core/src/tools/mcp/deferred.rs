@@ -4,7 +4,7 @@
 //! its next step on, as Claude Code does for large MCP tool sets. Without this a server
 //! listing ten thousand tools made every turn fail before its first request.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -130,12 +130,19 @@ impl Deferral {
             }
         }
         self.announced = now;
-        let found = self
-            .found
-            .iter()
-            .filter_map(|(name, _)| deferred_tools(servers, &deferred).find(|tool| tool.name() == name))
-            .cloned()
-            .collect();
+        // One pass over the deferred tools, not one per find: finds keep the order they
+        // were made in, so a new one leaves the earlier ones' place in the prompt.
+        let found = if self.found.is_empty() {
+            Vec::new()
+        } else {
+            let by_name: HashMap<&str, &Arc<McpTool>> = deferred_tools(servers, &deferred)
+                .map(|tool| (tool.name(), tool))
+                .collect();
+            self.found
+                .iter()
+                .filter_map(|(name, _)| by_name.get(name.as_str()).map(|tool| Arc::clone(tool)))
+                .collect()
+        };
         Plan { deferred, found }
     }
 
