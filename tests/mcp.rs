@@ -43,10 +43,13 @@ async fn stdio_server_lists_its_tools_and_answers_calls() {
         recorder.callback(),
     );
 
-    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "everything").await,
+        ready("everything", EVERYTHING_TOOLS)
+    );
     assert_eq!(
         recorder.of("everything"),
-        vec![McpServerState::Connecting, ready(EVERYTHING_TOOLS)]
+        vec![McpServerState::Connecting, ready("everything", EVERYTHING_TOOLS)]
     );
     let names: Vec<String> = manager
         .tools()
@@ -160,7 +163,10 @@ async fn calls_time_out_and_cancel_without_harming_the_server() {
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "everything").await,
+        ready("everything", EVERYTHING_TOOLS)
+    );
     let slow = tool(&manager, "mcp__everything__trigger-long-running-operation");
 
     let started = Instant::now();
@@ -208,7 +214,10 @@ async fn streamable_http_server_answers_calls() {
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "remote").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "remote").await,
+        ready("remote", EVERYTHING_TOOLS)
+    );
     assert_eq!(manager.child_pids(), Vec::<u32>::new());
     assert_eq!(
         call(
@@ -233,7 +242,7 @@ async fn legacy_sse_server_answers_calls() {
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "old").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(settle(&manager, "old").await, ready("old", EVERYTHING_TOOLS));
     assert_eq!(
         call(
             &manager,
@@ -262,8 +271,14 @@ async fn filesystem_server_lists_and_reads_a_folder() {
     let McpServerState::Ready { tools } = settle(&manager, "files").await else {
         panic!("{:?}", manager.states());
     };
-    assert!(tools.contains(&"list_directory".to_string()), "{tools:?}");
-    assert!(tools.contains(&"read_text_file".to_string()), "{tools:?}");
+    assert!(
+        tools.contains(&"mcp__files__list_directory".to_string()),
+        "{tools:?}"
+    );
+    assert!(
+        tools.contains(&"mcp__files__read_text_file".to_string()),
+        "{tools:?}"
+    );
 
     assert_eq!(
         call(
@@ -361,7 +376,10 @@ async fn broken_servers_fail_within_their_timeout_while_others_connect() {
         "{reason}"
     );
     assert!(reason.contains("Connection refused"), "{reason}");
-    assert_eq!(settle(&manager, "c-works").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "c-works").await,
+        ready("c-works", EVERYTHING_TOOLS)
+    );
     assert_eq!(
         call(
             &manager,
@@ -428,7 +446,10 @@ async fn a_dead_server_fails_its_tools_until_reconnected() {
         None,
         recorder.callback(),
     );
-    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "everything").await,
+        ready("everything", EVERYTHING_TOOLS)
+    );
     let echo = tool(&manager, "mcp__everything__echo");
     let [pid] = manager.child_pids()[..] else {
         panic!("{:?}", manager.child_pids());
@@ -460,7 +481,10 @@ async fn a_dead_server_fails_its_tools_until_reconnected() {
     );
 
     assert_eq!(manager.reconnect("everything").await, Ok(()));
-    assert_eq!(state_of(&manager, "everything"), ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        state_of(&manager, "everything"),
+        ready("everything", EVERYTHING_TOOLS)
+    );
     // A tool handed out before the reconnect reaches the new connection.
     assert_eq!(
         echo.run(json!({"message": "back"}), context(dir.path())).await,
@@ -481,7 +505,10 @@ async fn shutdown_leaves_no_server_process_behind() {
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "everything").await,
+        ready("everything", EVERYTHING_TOOLS)
+    );
     assert!(matches!(
         settle(&manager, "files").await,
         McpServerState::Ready { .. }
@@ -514,21 +541,32 @@ async fn shutdown_leaves_no_server_process_behind() {
 #[tokio::test]
 async fn dropping_the_manager_kills_its_servers() {
     warm_npm_cache().await;
-    // Two names that sanitise alike: the second server's tools get a suffix.
+    // Two names that sanitise alike: the second server's tool names get a suffix, and
+    // each server's state (what `/mcp` lists) names its tools as the model is offered them.
     let manager = McpManager::start(
         config(json!({"dup.x": npx(EVERYTHING, &[]), "dup_x": npx(EVERYTHING, &[])})),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "dup.x").await, ready(EVERYTHING_TOOLS));
-    assert_eq!(settle(&manager, "dup_x").await, ready(EVERYTHING_TOOLS));
-    let echoes: Vec<String> = manager
+    assert_eq!(settle(&manager, "dup.x").await, ready("dup_x", EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "dup_x").await,
+        ready("dup_x_2", EVERYTHING_TOOLS)
+    );
+    let offered: Vec<String> = manager
         .tools()
         .iter()
         .map(|tool| tool.name().to_string())
-        .filter(|name| name.starts_with("mcp__dup_x__echo"))
         .collect();
-    assert_eq!(echoes, vec!["mcp__dup_x__echo", "mcp__dup_x__echo_2"]);
+    let listed: Vec<String> = manager
+        .states()
+        .into_iter()
+        .flat_map(|(_, state)| match state {
+            McpServerState::Ready { tools } => tools,
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(listed, offered);
     let leaders = manager.child_pids();
     assert_eq!(leaders.len(), 2, "{leaders:?}");
     let processes: Vec<u32> = leaders.iter().flat_map(|pid| group_members(*pid)).collect();
@@ -608,7 +646,8 @@ fn config_reads_both_transports_with_defaults() {
                         },
                     )
                 },
-            ]
+            ],
+            ..McpConfig::default()
         }
     );
     let remote = &config.servers[3];
@@ -729,6 +768,71 @@ fn load_config_resolves_relative_folders_and_names_the_file() {
             "{}: cannot read: No such file or directory (os error 2)",
             missing.display()
         )
+    );
+}
+
+/// `${workspace}` in `args`, `env` and `cwd` is the workspace's path (a relative `cwd`
+/// that starts with it is not taken from the file's folder); a server with no `cwd`
+/// starts in the folder given (the neutral one for the user's servers); the filled-in
+/// path is no credential, a long token beside it still is.
+#[test]
+fn workspace_is_filled_in_and_servers_without_a_cwd_get_the_default_folder() {
+    let dir = TempDir::new();
+    let path = dir.write(
+        "conf/mcp.json",
+        json!({"mcpServers": {
+            "a": {"command": "srv", "args": ["--root", "${workspace}", "x=${workspace}/src"],
+                  "env": {"ROOT": "${workspace}", "TOKEN_ISH": "0123456789abcdefghijklmnop",
+                          "WRITTEN_OUT": "/home/me/projects/a long repository name"},
+                  "cwd": "${workspace}/sub"},
+            "b": {"command": "srv", "args": ["$workspace", "{workspace}"]},
+            "c": {"command": "srv", "cwd": "work"},
+            "h": {"url": "https://example.com/${workspace}"},
+        }})
+        .to_string(),
+    );
+    let workspace = Path::new("/home/me/projects/a long repository name");
+    let config = load_config(&path)
+        .unwrap()
+        .for_workspace(workspace, Path::new(miniagent::tools::mcp::NEUTRAL_FOLDER));
+    let stdio = |args: &[&str], env: &[(&str, &str)], cwd: PathBuf| McpTransport::Stdio {
+        command: "srv".to_string(),
+        args: args.iter().map(|arg| arg.to_string()).collect(),
+        env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        cwd: Some(cwd),
+    };
+    let transports: Vec<McpTransport> = config
+        .servers
+        .iter()
+        .map(|server| server.transport.clone())
+        .collect();
+    let root = "/home/me/projects/a long repository name";
+    assert_eq!(
+        transports,
+        vec![
+            stdio(
+                &["--root", root, &format!("x={root}/src")],
+                &[
+                    ("ROOT", root),
+                    ("TOKEN_ISH", "0123456789abcdefghijklmnop"),
+                    ("WRITTEN_OUT", root),
+                ],
+                PathBuf::from(format!("{root}/sub")),
+            ),
+            stdio(&["$workspace", "{workspace}"], &[], PathBuf::from("/")),
+            stdio(&[], &[], dir.join("conf/work")),
+            McpTransport::Http {
+                url: "https://example.com/${workspace}".to_string(),
+                headers: BTreeMap::new(),
+                kind: HttpKind::StreamableHttp,
+            },
+        ]
+    );
+    assert_eq!(config.workspace.as_deref(), Some(workspace));
+    // Only the value `${workspace}` was put in is known not to be a key.
+    assert_eq!(
+        config.secret_values(),
+        vec!["0123456789abcdefghijklmnop".to_string(), root.to_string()]
     );
 }
 

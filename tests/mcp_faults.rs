@@ -37,7 +37,10 @@ async fn a_server_that_dies_mid_call_fails_the_call_at_once() {
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "everything").await, ready(EVERYTHING_TOOLS));
+    assert_eq!(
+        settle(&manager, "everything").await,
+        ready("everything", EVERYTHING_TOOLS)
+    );
     let slow = tool(&manager, "mcp__everything__trigger-long-running-operation");
     let [pid] = manager.child_pids()[..] else {
         panic!("{:?}", manager.child_pids());

@@ -61,7 +61,7 @@ async fn a_huge_mcp_result_is_cut_at_once_and_the_server_stays_usable() {
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "huge").await, ready(&["huge", "small"]));
+    assert_eq!(settle(&manager, "huge").await, ready("huge", &["huge", "small"]));
     // Before the fix the answer was dropped unseen and this waited out the 120 s timeout,
     // ending in "did not finish within"; the content shows which way it went.
     let output = call(&manager, "mcp__huge__huge", json!({}), dir.path()).await;
@@ -98,7 +98,7 @@ async fn an_mcp_call_is_asked_about_by_server_and_tool() {
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "huge").await, ready(&["huge", "small"]));
+    assert_eq!(settle(&manager, "huge").await, ready("huge", &["huge", "small"]));
     let workspace = miniagent::tools::paths::Workspace::new(dir.path(), &[]);
     let arguments = json!({"level": 3});
     let request = tool(&manager, "mcp__huge__small")
@@ -113,4 +113,164 @@ async fn an_mcp_call_is_asked_about_by_server_and_tool() {
         }
     );
     manager.shutdown().await;
+}
+
+/// Serves the tools listed in the JSON file `TOOLS_FILE`, 2,000 to a page as the
+/// protocol's cursors allow; a call answers with the tool's name.
+const LISTING_SERVER: &str = r#"
+const readline = require('readline');
+const tools = JSON.parse(require('fs').readFileSync(process.env.TOOLS_FILE, 'utf8'));
+const rl = readline.createInterface({ input: process.stdin });
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+rl.on('line', (line) => {
+  const message = JSON.parse(line);
+  if (message.id === undefined) return;
+  const answer = (result) => send({ jsonrpc: '2.0', id: message.id, result });
+  switch (message.method) {
+    case 'initialize':
+      return answer({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} },
+                      serverInfo: { name: 'listing', version: '1.0.0' } });
+    case 'tools/list': {
+      const from = Number((message.params && message.params.cursor) || 0);
+      const to = Math.min(from + 2000, tools.length);
+      return answer(to < tools.length ? { tools: tools.slice(from, to), nextCursor: String(to) }
+                                      : { tools: tools.slice(from, to) });
+    }
+    case 'tools/call':
+      return answer({ content: [{ type: 'text', text: message.params.name + ' answered' }] });
+    default:
+      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
+  }
+});
+"#;
+
+/// The big server's tools: `tool_0` … `tool_10004`, each described at some length.
+fn big_tools() -> Vec<serde_json::Value> {
+    (0..10_005)
+        .map(|i| {
+            json!({
+                "name": format!("tool_{i}"),
+                "description": format!(
+                    "Tool number {i} of the big server: it answers with its own name. {}",
+                    "Its description is as long as real ones are. ".repeat(3)
+                ),
+                "inputSchema": {"type": "object", "properties": {"note": {"type": "string", "description": "Anything"}}},
+            })
+        })
+        .collect()
+}
+
+/// Issue 26, point 6: a user server listing 10,005 tools (about 700,000 tokens of
+/// declarations) no longer stops every turn. The largest server's tools stay out of the
+/// requests, a notice names it, its count and what was done; the small server's tools
+/// are still sent whole, and the model reaches the big server's with `search_mcp_tools`,
+/// whose finds are declared from the next request on and run; a deferred tool called by
+/// its name without a search runs too.
+#[test]
+fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
+    let server = crate::support::ScriptedServer::start_blocking(vec![
+        crate::support::Reply::tool("s1", "search_mcp_tools", r#"{"query": "tool_4242", "limit": 2}"#),
+        crate::support::Reply::tool("b1", "mcp__big__tool_4242", "{}"),
+        // Named without a search (remembered from earlier, say): it still runs.
+        crate::support::Reply::tool("b2", "mcp__big__tool_77", "{}"),
+        crate::support::Reply::text("done"),
+    ]);
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let script = home.write("server.js", LISTING_SERVER);
+    let big = big_tools();
+    let small = json!([
+        {"name": "ping", "description": "Answers.", "inputSchema": {"type": "object"}},
+        {"name": "pong", "description": "Answers too.", "inputSchema": {"type": "object"}},
+    ]);
+    let listing = |name: &str, tools: &serde_json::Value| {
+        let file = home.write(format!("{name}.json"), tools.to_string());
+        json!({"command": "node", "args": [script], "env": {"TOOLS_FILE": file}, "connect_timeout": 60})
+    };
+    home.write(
+        "mcp.json",
+        json!({"mcpServers": {"big": listing("big", &json!(big)), "small": listing("small", &small)}})
+            .to_string(),
+    );
+    // Budget 40,000 - 4,000 - 1,000 = 35,000 tokens; the MCP tools' share is a quarter.
+    home.write(
+        "config.toml",
+        "[agent]\ntoken_limit = 40000\n[model]\nmax_output_tokens = 4000\n",
+    );
+    let output = crate::support::cli::exec(&home, &workspace, &server, &["use tool 4242"]);
+    let stderr = crate::support::cli::text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // What declaring them would take, counted as the notice counts (four bytes a token).
+    let bytes: usize = big
+        .iter()
+        .map(|tool| {
+            let name = format!("mcp__big__{}", tool["name"].as_str().unwrap());
+            name.len() + tool["description"].as_str().unwrap().len() + tool["inputSchema"].to_string().len()
+        })
+        .sum();
+    let notice = format!(
+        "note: MCP server `big` lists 10005 tools, about {} tokens of declarations, more than the 8750 tokens (a quarter of the prompt budget) every request may spend on MCP tools: they are not sent with every request; the model finds the ones it needs with search_mcp_tools",
+        bytes.div_ceil(4)
+    );
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|line| line.contains("MCP server `big`"))
+            .collect::<Vec<_>>(),
+        vec![notice.as_str()],
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{stderr}");
+    let mcp_offered = |index: usize| -> Vec<String> {
+        requests[index].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .filter(|name| name.starts_with("mcp__") || *name == "search_mcp_tools")
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        mcp_offered(0),
+        ["mcp__small__ping", "mcp__small__pong", "search_mcp_tools"]
+    );
+    assert!(
+        requests[0].raw_body.len() < 100_000,
+        "{} bytes",
+        requests[0].raw_body.len()
+    );
+    assert_eq!(
+        mcp_offered(1),
+        [
+            "mcp__small__ping",
+            "mcp__small__pong",
+            "mcp__big__tool_4242",
+            "mcp__big__tool_0",
+            "search_mcp_tools"
+        ]
+    );
+    let result = |index: usize| {
+        let messages = requests[index].body["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"][0]["content"].clone()
+    };
+    let described = |i: usize| {
+        format!(
+            "Tool number {i} of the big server: it answers with its own name. {}",
+            "Its description is as long as real ones are. ".repeat(3)
+        )
+    };
+    assert_eq!(
+        result(1),
+        format!(
+            "Tools of `big` (10005 tools) that match `tool_4242`; they are declared from your next step on, so call them then by these names:\n\
+             - mcp__big__tool_4242: {}\n- mcp__big__tool_0: {}\n10003 more match; a narrower query finds them.",
+            described(4242),
+            described(0)
+        )
+    );
+    assert_eq!(result(2), "tool_4242 answered");
+    assert_eq!(result(3), "tool_77 answered");
+    assert_eq!(mcp_offered(3), mcp_offered(1));
 }

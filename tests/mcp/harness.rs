@@ -125,9 +125,14 @@ pub async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-pub fn ready(tools: &[&str]) -> McpServerState {
+/// Ready with `tools` (names as the server spells them, all already safe), listed as the
+/// model calls them: `mcp__<prefix>__<tool>`.
+pub fn ready(prefix: &str, tools: &[&str]) -> McpServerState {
     McpServerState::Ready {
-        tools: tools.iter().map(|tool| tool.to_string()).collect(),
+        tools: tools
+            .iter()
+            .map(|tool| format!("mcp__{prefix}__{tool}"))
+            .collect(),
     }
 }
 

@@ -126,7 +126,7 @@ impl Launch {
         let config_dir = config::config_dir(env);
         let sessions_dir = session::store::sessions_dir(env);
         let key = startup::api_key(&config, env).map_err(|why| why.to_string());
-        let mut mcp = startup::mcp_config(options, env)?;
+        let mut mcp = startup::mcp_config(options, env, &workspace)?;
         if let Some(path) = resume {
             session::load(path).map_err(|why| anyhow::anyhow!(why))?;
         }

@@ -47,7 +47,7 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
     crate::tokens::preload(config.agent.tokenizer);
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
-    let mut mcp = mcp_config(options, env)?;
+    let mut mcp = mcp_config(options, env, &workspace)?;
     let mut notices = Vec::new();
     let extras = trust::WorkspaceExtras::load(&workspace);
     notices.extend(extras.mcp_problem.clone());
@@ -136,10 +136,13 @@ fn own_folders_notice(options: &AgentOptions) -> Option<String> {
 
 /// The MCP servers to start: `--mcp-config FILE`, else `<config dir>/mcp.json` when it
 /// exists. A workspace's own `.miniagent/mcp.json` is never read: it would start
-/// programs from whatever repository is opened.
+/// programs from whatever repository is opened. Those servers start outside `workspace`
+/// ([`mcp::NEUTRAL_FOLDER`]) unless their entry names a `cwd`, so nothing of an
+/// untrusted workspace runs; `${workspace}` in them names it.
 pub fn mcp_config(
     options: &StartOptions,
     env: &crate::config::Env,
+    workspace: &std::path::Path,
 ) -> anyhow::Result<Option<mcp::McpConfig>> {
     let path = match &options.mcp_config {
         Some(path) => path.clone(),
@@ -148,7 +151,11 @@ pub fn mcp_config(
             _ => return Ok(None),
         },
     };
-    Ok(Some(mcp::load_config(&path)?))
+    let config = mcp::load_config(&path)?;
+    Ok(Some(config.for_workspace(
+        workspace,
+        std::path::Path::new(mcp::NEUTRAL_FOLDER),
+    )))
 }
 
 /// The workspace folder, resolved: the option given, else the current directory.
@@ -342,6 +349,7 @@ pub fn build(
             });
         });
         let manager = mcp::McpManager::start(mcp_config, mcp_log_path(env), on_state);
+        manager.share_tools(mcp_share(&config, side_tx.clone()));
         tools.add_source(Arc::new(manager.clone()));
         manager
     });
@@ -385,6 +393,22 @@ pub fn build(
         options.startup_notices.push(notice);
     }
     Ok(options)
+}
+
+/// What the MCP tools' declarations may take of every request: a quarter of the prompt
+/// budget (the window or `agent.token_limit`, less the output reserve and the margin),
+/// so a server listing thousands of tools cannot leave no room for the conversation;
+/// past it the largest servers' tools are found by search, and the person is told.
+fn mcp_share(config: &Config, events: tokio::sync::mpsc::UnboundedSender<Event>) -> mcp::ToolShare {
+    let limit = config.agent.token_limit.min(config.model.context_window);
+    let budget = limit.saturating_sub(u64::from(config.model.max_output_tokens) + config::MARGIN_TOKENS);
+    mcp::ToolShare {
+        tokens: budget / 4,
+        counter: Some(crate::tokens::TokenCounter::new(config.agent.tokenizer)),
+        on_notice: Arc::new(move |message| {
+            let _ = events.send(Event::Notice { message });
+        }),
+    }
 }
 
 /// The data folder's `results`, beside `sessions`.

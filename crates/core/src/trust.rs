@@ -167,6 +167,8 @@ impl WorkspaceExtras {
             std::str::from_utf8(bytes)
                 .map_err(|_| format!("{}: not UTF-8 text", mcp_path.display()))
                 .and_then(|text| mcp::config_from_text(text, &mcp_path).map_err(|err| err.to_string()))
+                // Trusted with the workspace, they start in it unless they name a `cwd`.
+                .map(|config| config.for_workspace(workspace, workspace))
         });
         let mcp = match parsed {
             Some(Ok(config)) => Some(config),
@@ -532,8 +534,10 @@ pub fn describe(config: &McpConfig) -> Vec<String> {
                         .map(|w| visible_word(w))
                         .collect();
                     line.push_str(&words.join(" "));
+                    // The workspace is where its servers start unless they say.
                     let place = cwd
                         .as_ref()
+                        .filter(|cwd| config.workspace.as_ref() != Some(*cwd))
                         .map(|cwd| format!(" (in {})", visible_word(&cwd.to_string_lossy())))
                         .unwrap_or_default();
                     format!("{name}: runs {line}{place}")
@@ -589,6 +593,8 @@ fn is_invisible(c: char) -> bool {
 /// of the user's with the same name.
 pub fn merge(user: Option<McpConfig>, workspace: McpConfig) -> McpConfig {
     let mut merged = user.unwrap_or_default();
+    merged.workspace = merged.workspace.or(workspace.workspace);
+    merged.filled_env.extend(workspace.filled_env);
     for server in workspace.servers {
         if !merged.servers.iter().any(|existing| existing.name == server.name) {
             merged.servers.push(server);

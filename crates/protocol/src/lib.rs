@@ -534,8 +534,13 @@ pub struct CompactionRecord {
 pub enum McpState {
     Disabled,
     Connecting,
-    Ready { tools: Vec<String> },
-    Failed { reason: String },
+    /// `tools`: its tools' names as the model calls them (`mcp__<server>__<tool>`).
+    Ready {
+        tools: Vec<String>,
+    },
+    Failed {
+        reason: String,
+    },
 }
 
 /// A skill as front ends list it.

@@ -46,8 +46,27 @@ pub fn state_label(state: &McpState, theme: &Theme) -> (String, ratatui::style::
     }
 }
 
-/// The `/mcp` overlay's lines.
-pub fn mcp_lines(servers: &[(String, McpState)], selected: usize, theme: &Theme) -> Vec<Line<'static>> {
+/// Tools listed under each server in `/mcp` but the selected one, which gets the rows
+/// left: the overlay does not scroll, and a server with thousands of tools would hide
+/// every server after it.
+const TOOLS_SHOWN: usize = 5;
+
+/// Rows a server takes in `/mcp` when it shows at most `shown` of its tools.
+fn server_rows(state: &McpState, shown: usize) -> usize {
+    1 + match state {
+        McpState::Ready { tools } => tools.len().min(shown) + usize::from(tools.len() > shown),
+        McpState::Failed { .. } => 1,
+        McpState::Connecting | McpState::Disabled => 0,
+    }
+}
+
+/// The `/mcp` overlay's lines, to fit in about `rows` rows.
+pub fn mcp_lines(
+    servers: &[(String, McpState)],
+    selected: usize,
+    rows: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     if servers.is_empty() {
         return vec![
             Line::from(Span::styled("No MCP servers are configured.", theme.dim)),
@@ -57,6 +76,14 @@ pub fn mcp_lines(servers: &[(String, McpState)], selected: usize, theme: &Theme)
             )),
         ];
     }
+    let others: usize = servers
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != selected)
+        .map(|(_, (_, state))| server_rows(state, TOOLS_SHOWN))
+        .sum();
+    // Its header and the "more" line besides the tools.
+    let room = rows.saturating_sub(others + 2).max(TOOLS_SHOWN);
     let mut lines = Vec::new();
     for (index, (server, state)) in servers.iter().enumerate() {
         let (label, style) = state_label(state, theme);
@@ -71,9 +98,22 @@ pub fn mcp_lines(servers: &[(String, McpState)], selected: usize, theme: &Theme)
         lines.push(header);
         match state {
             McpState::Ready { tools } => {
-                for tool in tools {
+                let shown = if index == selected { room } else { TOOLS_SHOWN };
+                for tool in tools.iter().take(shown) {
                     let tool = crate::terminal_text::clean(tool);
                     lines.push(Line::from(Span::styled(format!("    {tool}"), theme.tool)));
+                }
+                if tools.len() > shown {
+                    let more = tools.len() - shown;
+                    let hint = if index == selected {
+                        ""
+                    } else {
+                        " (select it to see more)"
+                    };
+                    lines.push(Line::from(Span::styled(
+                        format!("    … and {more} more{hint}"),
+                        theme.dim,
+                    )));
                 }
             }
             McpState::Failed { reason } => {

@@ -338,8 +338,13 @@ pub trait McpControl: Send + Sync {
 
 /// Tools that come and go while the session runs (MCP servers connecting later).
 pub trait ToolSource: Send + Sync {
-    /// The tools available now.
+    /// The tools offered now.
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// A tool by its name: one offered now, or one the source keeps out of the requests
+    /// but can still run (an MCP server's deferred tools).
+    fn find(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools().into_iter().find(|tool| tool.name() == name)
+    }
 }
 
 /// The tools of a session, in the order the model sees them: the built-in ones, then
@@ -400,7 +405,10 @@ impl ToolRegistry {
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.all().into_iter().find(|tool| tool.name() == name)
+        if let Some(tool) = self.tools.iter().find(|tool| tool.name() == name) {
+            return Some(tool.clone());
+        }
+        self.sources.iter().find_map(|source| source.find(name))
     }
 
     pub fn names(&self) -> Vec<String> {

@@ -322,3 +322,38 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
     assert!(app.top::<TrustPrompt>().is_none());
     assert_eq!(app.actions, vec![Action::Trust(true)]);
 }
+
+/// A server listing 10,005 tools (issue 26) leaves the servers after it in sight: the
+/// others show a few of their tools, the selected one more, each with how many are left.
+#[test]
+fn mcp_overlay_keeps_every_server_in_sight_beside_one_with_thousands_of_tools() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let big: Vec<String> = (0..10_005).map(|i| format!("mcp__big__tool_{i}")).collect();
+    for (server, state) in [
+        ("big", McpState::Ready { tools: big }),
+        (
+            "my small",
+            McpState::Ready {
+                tools: vec!["mcp__my_small__read_file".into(), "mcp__my_small__ping".into()],
+            },
+        ),
+        (
+            "where",
+            McpState::Failed {
+                reason: "the server closed the connection before answering `initialize`".into(),
+            },
+        ),
+    ] {
+        app.on_agent_event(Event::McpServerStatus {
+            server: server.into(),
+            state,
+        });
+    }
+    app.submit("/mcp".into());
+    assert_screen_in!("extensions", "mcp_thousands_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Down));
+    assert_screen_in!("extensions", "mcp_thousands_selected_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Up));
+    assert_screen_in!("extensions", "mcp_thousands_160x48", screen(&app, 160, 48));
+}

@@ -3,7 +3,7 @@
 //!
 //! ```json
 //! {"mcpServers": {
-//!   "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+//!   "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspace}"],
 //!             "env": {"KEY": "value"}, "cwd": "/some/dir"},
 //!   "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"},
 //!              "type": "streamable_http", "approval": "auto",
@@ -14,12 +14,14 @@
 //! Servers are kept sorted by name. Every server also takes `disabled` (default false), `connect_timeout` and
 //! `execute_timeout` (seconds, defaults 10 and 60), `approval` (`"ask"`, the default, or
 //! `"auto"`) and `tool_approval` (per-tool overrides of `approval`, keyed by the tool's
-//! name as the server spells it). `type` may be `stdio` (with `command`),
+//! name as the server spells it). In a stdio server's `args`, `env` values and `cwd`,
+//! `${workspace}` stands for the workspace's path; a user's server with no `cwd` starts
+//! in [`NEUTRAL_FOLDER`], never the workspace. `type` may be `stdio` (with `command`),
 //! `streamable_http`/`http` or `sse` (with `url`; without `type` a URL means streamable
 //! HTTP). Mini-Agent's `sse_read_timeout` is accepted and ignored. Any other key is an
 //! error, so a typo never passes silently.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -56,6 +58,11 @@ const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id"]
 pub struct McpConfig {
     /// Sorted by name (JSON objects carry no order miniagent keeps).
     pub servers: Vec<McpServerConfig>,
+    /// The workspace whose path [`Self::for_workspace`] put in for [`WORKSPACE`].
+    pub workspace: Option<PathBuf>,
+    /// The `env` values (server, variable) it was put in: that path is no credential,
+    /// however long a value holding it is.
+    pub filled_env: BTreeSet<(String, String)>,
 }
 
 impl McpConfig {
@@ -78,7 +85,12 @@ impl McpConfig {
                 McpTransport::Stdio { env, .. } => {
                     for (name, value) in env {
                         let upper = name.to_ascii_uppercase();
-                        if value.len() >= 20 || SECRET_NAMES.iter().any(|word| upper.contains(word)) {
+                        let filled = self.filled_env.contains(&(server.name.clone(), name.clone()));
+                        let own = match &self.workspace {
+                            Some(workspace) if filled => value.replace(&*workspace.to_string_lossy(), ""),
+                            _ => value.clone(),
+                        };
+                        if own.len() >= 20 || SECRET_NAMES.iter().any(|word| upper.contains(word)) {
                             secrets.push(value.clone());
                         }
                     }
@@ -86,6 +98,59 @@ impl McpConfig {
             }
         }
         secrets
+    }
+}
+
+/// Written in a stdio server's `args`, `env` values or `cwd`, stands for the workspace's
+/// path ([`McpConfig::for_workspace`]).
+pub const WORKSPACE: &str = "${workspace}";
+
+/// Where the user's own servers start when their entry names no `cwd`: never the
+/// workspace, whose files must not run before the person trusted it (`python3 -m x`
+/// imports `x/` from its folder first, `npx x` runs a `node_modules/.bin/x` it finds
+/// there). The root folder is what the desktop clients use too; only the administrator
+/// can put a file there.
+pub const NEUTRAL_FOLDER: &str = "/";
+
+impl McpConfig {
+    /// The servers as they start in `workspace`: [`WORKSPACE`] in each stdio server's
+    /// `args`, `env` values and `cwd` replaced by its path, and a server whose entry names
+    /// no `cwd` started in `default_cwd` (for the user's servers [`NEUTRAL_FOLDER`]; for a
+    /// trusted workspace's own, the workspace).
+    pub fn for_workspace(mut self, workspace: &Path, default_cwd: &Path) -> Self {
+        // A path that is not UTF-8 cannot be put in a string argument whole; its lossy
+        // form names no other folder than one with U+FFFD in its name.
+        self.workspace = Some(workspace.to_path_buf());
+        let path = workspace.to_string_lossy();
+        let fill = |text: &mut String| {
+            if text.contains(WORKSPACE) {
+                *text = text.replace(WORKSPACE, &path);
+            }
+        };
+        for server in &mut self.servers {
+            if let McpTransport::Stdio { args, env, cwd, .. } = &mut server.transport {
+                args.iter_mut().for_each(&fill);
+                for (name, value) in env.iter_mut() {
+                    if value.contains(WORKSPACE) {
+                        self.filled_env.insert((server.name.clone(), name.clone()));
+                        fill(value);
+                    }
+                }
+                *cwd = Some(match cwd.take() {
+                    Some(folder) => {
+                        let mut text = folder.to_string_lossy().into_owned();
+                        if text.contains(WORKSPACE) {
+                            fill(&mut text);
+                            PathBuf::from(text)
+                        } else {
+                            folder
+                        }
+                    }
+                    None => default_cwd.to_path_buf(),
+                });
+            }
+        }
+        self
     }
 }
 
@@ -192,7 +257,9 @@ pub fn load_config(path: &Path) -> Result<McpConfig, McpConfigError> {
     config_from_text(&text, path)
 }
 
-/// Parses `text`, read from the file at `path` (relative `cwd`s are taken from its folder).
+/// Parses `text`, read from the file at `path` (relative `cwd`s are taken from its folder;
+/// one that starts with [`WORKSPACE`] is the workspace's, filled in by
+/// [`McpConfig::for_workspace`]).
 pub fn config_from_text(text: &str, path: &Path) -> Result<McpConfig, McpConfigError> {
     let source = path.display().to_string();
     let mut config = parse_config(text, &source)?;
@@ -200,6 +267,7 @@ pub fn config_from_text(text: &str, path: &Path) -> Result<McpConfig, McpConfigE
     for server in &mut config.servers {
         if let McpTransport::Stdio { cwd: Some(cwd), .. } = &mut server.transport
             && cwd.is_relative()
+            && !cwd.to_string_lossy().starts_with(WORKSPACE)
         {
             *cwd = base.join(&*cwd);
         }
@@ -240,7 +308,11 @@ pub fn parse_config(text: &str, source: &str) -> Result<McpConfig, McpConfigErro
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(McpConfig { servers })
+    Ok(McpConfig {
+        servers,
+        workspace: None,
+        filled_env: BTreeSet::new(),
+    })
 }
 
 fn parse_server(name: &str, entry: &Value) -> Result<McpServerConfig, String> {

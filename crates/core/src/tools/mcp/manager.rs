@@ -1,7 +1,6 @@
 //! The servers of a session: connecting them in the background, keeping their state,
 //! routing tool calls, reconnecting and shutting them down.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 use super::McpServerState;
 use super::config::{McpConfig, McpServerConfig};
 use super::connect::{self, ChildGroup, Client, ServerLog, error_chain, lock, seconds, transport_error};
-use super::tool::{McpTool, ToolServer, format_result, tool_names, unique_name};
+use super::deferred::{Deferral, Deferred, SearchTool, ServerTools, ToolShare};
+use super::tool::{McpTool, Taken, ToolServer, format_result, server_prefixes, tool_names, unique_name};
 use crate::tools::{McpControl, Tool, ToolContext, ToolOutput, ToolSource};
 
 /// Called with a server's name and its new state, from whichever task changed it. It
@@ -41,11 +41,16 @@ struct ManagerInner {
     closed: AtomicBool,
     /// Woken at every state change of any server.
     changed: Arc<tokio::sync::Notify>,
+    /// Which servers' tools stay out of the requests, and the ones searches found.
+    deferral: Mutex<Deferral>,
 }
 
 /// One configured server and whatever connection it has now.
 pub(super) struct ServerSlot {
     pub config: McpServerConfig,
+    /// `<prefix>` of its tools' `mcp__<prefix>__<tool>` names: its name made safe, and
+    /// unique among the servers (`a.b` and `a_b` both make `a_b`; the second is `a_b_2`).
+    prefix: String,
     stderr_log: Option<PathBuf>,
     /// The configuration's secret values, kept out of `stderr_log`.
     secrets: crate::secrets::Secrets,
@@ -158,10 +163,13 @@ impl McpManager {
         };
         // A server may print its own token (in its environment or headers) to stderr.
         let secrets = crate::secrets::Secrets::new(config.secret_values());
+        let names: Vec<&str> = config.servers.iter().map(|server| server.name.as_str()).collect();
+        let prefixes = server_prefixes(&names);
         let slots: Vec<Arc<ServerSlot>> = config
             .servers
             .into_iter()
-            .map(|config| {
+            .zip(prefixes)
+            .map(|(config, prefix)| {
                 Arc::new(ServerSlot {
                     inner: Mutex::new(SlotInner {
                         state: if config.disabled {
@@ -177,6 +185,7 @@ impl McpManager {
                         tools: Vec::new(),
                     }),
                     config,
+                    prefix,
                     stderr_log: stderr_log.clone(),
                     secrets: secrets.clone(),
                     on_state: on_state.clone(),
@@ -206,27 +215,76 @@ impl McpManager {
                 slots,
                 closed: AtomicBool::new(false),
                 changed,
+                deferral: Mutex::new(Deferral::default()),
             }),
         }
     }
 
-    /// Tools of the servers ready now, in configuration order; names are unique.
+    /// Tools of the servers ready now, in configuration order, as the model is offered
+    /// them; names are unique. Past the share given to [`Self::share_tools`], the largest
+    /// servers' tools are left out but for those the model found with the search tool,
+    /// which is offered then.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        let mut taken = HashSet::new();
+        let servers = self.server_tools();
+        let plan = lock(&self.inner.deferral).plan(&servers);
+        let offered = servers
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| !plan.deferred.contains(index))
+            .flat_map(|(_, server)| server.tools.iter())
+            .chain(plan.found.iter());
+        let mut taken = Taken::default();
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-        for slot in &self.inner.slots {
-            for tool in lock(&slot.inner).tools.iter() {
-                if taken.insert(tool.name().to_string()) {
-                    tools.push(tool.clone());
-                } else {
-                    // Two servers whose sanitised names meet (`a.b`, `a_b`): the later
-                    // one's tool gets a suffix rather than hiding the first.
-                    let name = unique_name(tool.name(), &mut taken);
-                    tools.push(Arc::new(tool.renamed(name)));
-                }
+        for tool in offered {
+            let name = unique_name(tool.name(), &mut taken);
+            if name == tool.name() {
+                tools.push(tool.clone());
+            } else {
+                // Names of two servers that meet all the same (`a` with a tool `b__c`,
+                // `a__b` with a tool `c`): the later one gets a suffix rather than
+                // hiding the first.
+                tools.push(Arc::new(tool.renamed(name)));
             }
         }
+        if !plan.deferred.is_empty() {
+            let deferred: Vec<(String, usize)> = plan
+                .deferred
+                .iter()
+                .map(|index| (servers[*index].name.clone(), servers[*index].tools.len()))
+                .collect();
+            tools.push(Arc::new(SearchTool::new(&deferred, Arc::new(self.clone()))));
+        }
         tools
+    }
+
+    /// Limits what the MCP tools may take of every request ([`ToolShare`]); without it
+    /// every tool is offered.
+    pub fn share_tools(&self, share: ToolShare) {
+        lock(&self.inner.deferral).set_share(share);
+    }
+
+    /// A tool by the name the model calls it, offered now or deferred.
+    pub fn find(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.tools().into_iter().find(|tool| tool.name() == name) {
+            return Some(tool);
+        }
+        self.server_tools()
+            .into_iter()
+            .flat_map(|server| server.tools)
+            .find(|tool| tool.name() == name)
+            .map(|tool| tool as Arc<dyn Tool>)
+    }
+
+    /// Every server's tools as they are now, in configuration order.
+    fn server_tools(&self) -> Vec<ServerTools> {
+        self.inner
+            .slots
+            .iter()
+            .map(|slot| ServerTools {
+                name: slot.config.name.clone(),
+                tools: lock(&slot.inner).tools.clone(),
+            })
+            .collect()
     }
 
     /// Every configured server and its state, in configuration order.
@@ -341,6 +399,17 @@ impl McpManager {
 impl ToolSource for McpManager {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         McpManager::tools(self)
+    }
+
+    fn find(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        McpManager::find(self, name)
+    }
+}
+
+impl Deferred for McpManager {
+    fn search(&self, query: &str, limit: usize) -> ToolOutput {
+        let servers = self.server_tools();
+        lock(&self.inner.deferral).search(&servers, query, limit)
     }
 }
 
@@ -570,17 +639,17 @@ impl ServerSlot {
         self.set_state(generation, state);
     }
 
-    /// Our tools for the server's `remote` ones, and the `Ready` state listing them.
+    /// Our tools for the server's `remote` ones, and the `Ready` state listing them by
+    /// the names the model calls them.
     fn build_tools(self: &Arc<Self>, remote: &[rmcp::model::Tool]) -> (Vec<Arc<McpTool>>, McpServerState) {
         let remote_names: Vec<&str> = remote.iter().map(|tool| tool.name.as_ref()).collect();
-        let tools = tool_names(&self.config.name, &remote_names)
+        let names = tool_names(&self.prefix, &remote_names);
+        let state = McpServerState::Ready { tools: names.clone() };
+        let tools = names
             .into_iter()
             .zip(remote)
             .map(|(name, remote)| Arc::new(McpTool::new(name, remote, self.clone())))
             .collect();
-        let state = McpServerState::Ready {
-            tools: remote_names.iter().map(|name| name.to_string()).collect(),
-        };
         (tools, state)
     }
 

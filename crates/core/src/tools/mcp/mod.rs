@@ -10,14 +10,16 @@
 mod bounded;
 mod config;
 mod connect;
+mod deferred;
 mod manager;
 mod sse;
 mod tool;
 
 pub use config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_EXECUTE_TIMEOUT, HttpKind, McpApproval, McpConfig, McpConfigError,
-    McpServerConfig, McpTransport, config_from_text, load_config, parse_config,
+    McpServerConfig, McpTransport, NEUTRAL_FOLDER, WORKSPACE, config_from_text, load_config, parse_config,
 };
+pub use deferred::{SEARCH_TOOL, ToolShare};
 pub use manager::{McpManager, McpStateCallback, ReconnectError};
 pub use tool::McpTool;
 
@@ -29,7 +31,8 @@ pub enum McpServerState {
     Disabled,
     /// Starting, or waiting for `initialize` and the tool list.
     Connecting,
-    /// Connected; `tools` are the tool names as the server spells them.
+    /// Connected; `tools` are its tools' names as the model calls them
+    /// (`mcp__<server>__<tool>`).
     Ready { tools: Vec<String> },
     /// Could not connect, or the connection was lost; `/mcp` can reconnect it.
     Failed { reason: String },

@@ -1,7 +1,7 @@
 //! An MCP server's tool as one of ours: its name made safe for model APIs, its schema
 //! made an object schema, its results turned into text.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -38,6 +38,10 @@ pub struct McpTool {
     input_schema: Value,
     approval: McpApproval,
     server: Arc<dyn ToolServer>,
+    /// Bytes of its name, description and schema: what declaring it adds to a request.
+    spec_bytes: usize,
+    /// Their tokens, counted the first time they are asked for.
+    spec_tokens: std::sync::OnceLock<u64>,
 }
 
 impl McpTool {
@@ -49,9 +53,12 @@ impl McpTool {
             .map(str::to_string)
             .or_else(|| remote.title.clone())
             .unwrap_or_else(|| format!("Tool `{remote_name}` of MCP server `{}`.", server.config().name));
+        let input_schema = object_schema(&remote.input_schema);
         Self {
             approval: server.config().approval_for(&remote_name),
-            input_schema: object_schema(&remote.input_schema),
+            spec_bytes: name.len() + description.len() + input_schema.to_string().len(),
+            spec_tokens: std::sync::OnceLock::new(),
+            input_schema,
             name,
             remote_name,
             description,
@@ -62,6 +69,8 @@ impl McpTool {
     /// The same tool under another name (to keep names unique across servers).
     pub(super) fn renamed(&self, name: String) -> Self {
         Self {
+            spec_bytes: self.spec_bytes - self.name.len() + name.len(),
+            spec_tokens: std::sync::OnceLock::new(),
             name,
             remote_name: self.remote_name.clone(),
             description: self.description.clone(),
@@ -69,6 +78,22 @@ impl McpTool {
             approval: self.approval,
             server: self.server.clone(),
         }
+    }
+
+    /// Bytes of its name, description and schema, which every request declaring it
+    /// carries (about four to a token).
+    pub fn spec_bytes(&self) -> usize {
+        self.spec_bytes
+    }
+
+    /// Tokens of its name, description and schema as `counter` counts them for the
+    /// budget; counted once.
+    pub fn spec_tokens(&self, counter: &crate::tokens::TokenCounter) -> u64 {
+        *self.spec_tokens.get_or_init(|| {
+            counter.count(&self.name)
+                + counter.count(&self.description)
+                + counter.count(&self.input_schema.to_string())
+        })
     }
 
     /// Whether calls need the person's approval, from the server's `approval` and its
@@ -145,7 +170,7 @@ fn object_schema(schema: &Map<String, Value>) -> Value {
 /// `mcp__<server>__<tool>` for each of `tools`, limited to `[a-zA-Z0-9_-]` and 64
 /// characters, made unique with `_2`, `_3`… in order.
 pub(super) fn tool_names(server: &str, tools: &[&str]) -> Vec<String> {
-    let mut taken = HashSet::new();
+    let mut taken = Taken::default();
     tools
         .iter()
         .map(|tool| {
@@ -157,19 +182,50 @@ pub(super) fn tool_names(server: &str, tools: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Each server's name made safe for tool names (as [`tool_names`] does), unique among
+/// them: a name that meets an earlier one's gets `_2`, `_3`… in configuration order.
+pub(super) fn server_prefixes(servers: &[&str]) -> Vec<String> {
+    let mut taken = HashSet::new();
+    servers
+        .iter()
+        .map(|server| {
+            let base = sanitize(server);
+            let mut prefix = base.clone();
+            let mut counter = 2;
+            while !taken.insert(prefix.clone()) {
+                prefix = format!("{base}_{counter}");
+                counter += 1;
+            }
+            prefix
+        })
+        .collect()
+}
+
+/// Tool names given so far, and for each name asked for again the next suffix to try:
+/// ten thousand tools of one name must not cost fifty million tries (it took 22 s).
+#[derive(Default)]
+pub(super) struct Taken {
+    names: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
 /// `base` (cut to 64 characters) or, when taken, the first free `base_N`.
-pub(super) fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
+pub(super) fn unique_name(base: &str, taken: &mut Taken) -> String {
     // Sanitised names are ASCII, so byte and character positions agree.
     let cut = |limit: usize| base[..base.len().min(limit)].to_string();
-    let mut name = cut(MAX_TOOL_NAME);
-    let mut counter = 2;
-    while taken.contains(&name) {
-        let suffix = format!("_{counter}");
-        name = format!("{}{suffix}", cut(MAX_TOOL_NAME - suffix.len()));
-        counter += 1;
+    let name = cut(MAX_TOOL_NAME);
+    if taken.names.insert(name.clone()) {
+        return name;
     }
-    taken.insert(name.clone());
-    name
+    let counter = taken.next.entry(base.to_string()).or_insert(2);
+    loop {
+        let suffix = format!("_{counter}");
+        let name = format!("{}{suffix}", cut(MAX_TOOL_NAME - suffix.len()));
+        *counter += 1;
+        if taken.names.insert(name.clone()) {
+            return name;
+        }
+    }
 }
 
 fn sanitize(text: &str) -> String {
@@ -285,6 +341,27 @@ mod tests {
             tool_names("日本", &["読む"]),
             vec![format!("mcp{}", "_".repeat(8))]
         );
+    }
+
+    /// Ten thousand tools of one name (a hostile server's list) are named at once, each
+    /// its own; a name that is another's suffixed form is skipped over.
+    #[test]
+    fn many_tools_of_one_name_are_named_at_once() {
+        let mut tools = vec!["t"; 10_005];
+        tools.insert(0, "t_3");
+        let started = std::time::Instant::now();
+        let named = tool_names("s", &tools);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            named[..4],
+            ["mcp__s__t_3", "mcp__s__t", "mcp__s__t_2", "mcp__s__t_4"]
+        );
+        assert_eq!(named[10_005], "mcp__s__t_10006");
+        assert_eq!(named.iter().collect::<HashSet<_>>().len(), 10_006);
     }
 
     #[test]
