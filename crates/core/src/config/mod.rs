@@ -174,6 +174,10 @@ pub struct Config {
     /// Prices by model name; a name also prices its dated versions (the name, a dash and
     /// a date).
     pub prices: std::collections::BTreeMap<String, ModelPrice>,
+    /// Where `model.base_url` was set (a file, a variable, a flag, or the provider's
+    /// default), for messages (not a config key).
+    #[serde(skip)]
+    pub base_url_source: String,
     /// Where the system prompt file, if any, was resolved to (not a config key).
     #[serde(skip)]
     pub system_prompt_path: Option<PathBuf>,

@@ -9,6 +9,7 @@ mod provider;
 pub mod sse;
 
 pub use provider::{NAMES, PROVIDERS, Provider, ProviderSpec};
+
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +42,30 @@ pub struct ModelConfig {
     pub prompt_caching: bool,
     /// Where the OpenAI protocol sends `prompt_cache_key` (with `prompt_caching` on).
     pub prompt_cache_key: CacheKeyField,
+    /// How the OpenAI protocol gives the model its earlier reasoning back.
+    pub send_reasoning: ReasoningField,
+}
+
+/// The field an OpenAI-compatible server takes the model's earlier reasoning back in.
+/// Each is one provider's extension, and servers that refuse fields they do not know
+/// refuse a request carrying the other (or either).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReasoningField {
+    /// By the host: `reasoning_details` to MiniMax and OpenRouter, `reasoning_content`
+    /// to DeepSeek, nothing to any other server.
+    #[serde(rename = "auto")]
+    Auto,
+    /// `reasoning_details`, as received (MiniMax, OpenRouter).
+    #[serde(rename = "reasoning_details")]
+    Details,
+    /// `reasoning_content`, as DeepSeek takes it: on every reply that called tools (an
+    /// empty one where there was no reasoning: DeepSeek refuses such a reply without
+    /// it), and on others that had reasoning.
+    #[serde(rename = "reasoning_content")]
+    Content,
+    /// None: the reasoning stays in the session only.
+    #[serde(rename = "none")]
+    Off,
 }
 
 /// Whether requests in the OpenAI protocol carry `prompt_cache_key`. Several
@@ -163,6 +188,9 @@ pub enum LlmError {
     /// chain went to the log when it happened.
     #[error("{detail} at {address}")]
     Connect { address: String, detail: String },
+    /// The TLS handshake failed: the same again would fail the same way.
+    #[error("the TLS handshake with {address} failed: {detail}")]
+    Tls { address: String, detail: String },
     #[error("no data from the provider for {0} s")]
     Timeout(u64),
     #[error("HTTP {status} from the provider: {message}")]
@@ -222,6 +250,7 @@ impl LlmError {
                 "overloaded_error" | "api_error" | "rate_limit_error" | "server_error"
             ),
             LlmError::Malformed(_)
+            | LlmError::Tls { .. }
             | LlmError::Request(_)
             | LlmError::TooLarge(_)
             | LlmError::Deadline(_)
@@ -239,6 +268,7 @@ impl LlmError {
             }
             LlmError::StreamError { message, .. } => is_context_length_message(message),
             LlmError::Connect { .. }
+            | LlmError::Tls { .. }
             | LlmError::Timeout(_)
             | LlmError::StreamBroken(_)
             | LlmError::Malformed(_)
@@ -299,8 +329,111 @@ pub trait ModelClient: Send + Sync {
     fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>>;
 }
 
-/// Builds the client the configuration names. The key is kept inside the client only.
-pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc<dyn ModelClient>> {
+/// The API key and the variable it came from: a provider that refuses it is answered
+/// with that variable's name. Its `Debug` never shows the key.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ApiKey {
+    pub value: String,
+    /// Where it was read; `None` for a key given directly, or no key at all.
+    pub variable: Option<String>,
+    /// A variable that holds a key too but was not read, because `variable` comes first
+    /// (`MINIAGENT_API_KEY` before `ANTHROPIC_API_KEY`).
+    pub passed_over: Option<String>,
+}
+
+impl From<String> for ApiKey {
+    fn from(value: String) -> Self {
+        Self {
+            value,
+            ..Self::default()
+        }
+    }
+}
+
+impl From<&str> for ApiKey {
+    fn from(value: &str) -> Self {
+        value.to_string().into()
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("variable", &self.variable)
+            .field("passed_over", &self.passed_over)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiKey {
+    /// What a provider's 401 adds: whose key it refused, or that none was sent.
+    fn refused_note(&self) -> Option<String> {
+        if self.value.is_empty() {
+            return Some(
+                "no key was sent: set MINIAGENT_API_KEY, or name the variable that holds it with --api-key-env"
+                    .to_string(),
+            );
+        }
+        let variable = self.variable.as_deref()?;
+        Some(match &self.passed_over {
+            Some(other) => {
+                format!("the key in {variable} was refused; it is used before {other}, which is set too")
+            }
+            None => format!("the key in {variable} was refused"),
+        })
+    }
+}
+
+/// A client whose provider's 401 says which variable's key it refused.
+struct NamedKeyClient {
+    inner: Arc<dyn ModelClient>,
+    note: String,
+}
+
+impl ModelClient for NamedKeyClient {
+    fn provider(&self) -> &'static str {
+        self.inner.provider()
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>> {
+        let opening = self.inner.stream(request);
+        let note = self.note.clone();
+        Box::pin(async move {
+            opening.await.map_err(|err| match err {
+                LlmError::Status {
+                    status: 401,
+                    message,
+                    retry_after,
+                } => LlmError::Status {
+                    status: 401,
+                    message: format!("{message} ({note})"),
+                    retry_after,
+                },
+                other => other,
+            })
+        })
+    }
+}
+
+/// Builds the client the configuration names. The key is kept inside the client only,
+/// and never goes to another key owner's host (the key lookup refuses that first, with
+/// where the URL came from; this holds for every other caller).
+pub fn build_client(
+    config: &ModelConfig,
+    api_key: impl Into<ApiKey>,
+) -> anyhow::Result<Arc<dyn ModelClient>> {
+    let api_key = api_key.into();
+    if let Some(foreign) = endpoint::foreign_key(
+        &config.base_url,
+        api_key.variable.as_deref().unwrap_or("the key given"),
+        &api_key.value,
+    ) {
+        anyhow::bail!("{}: {}", foreign.describe(), foreign.remedy());
+    }
     // reqwest picks aws-lc-rs itself; making it the process default as well keeps every
     // other rustls user on the same provider. A second install is refused harmlessly.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
@@ -312,8 +445,14 @@ pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc
         .read_timeout(Duration::from_secs(config.stream_idle_timeout_s))
         .build()
         .map_err(|err| anyhow::anyhow!("cannot build the HTTP client: {err}"))?;
-    let base = endpoint::resolve_base_url(config.provider, &config.base_url)?;
-    Ok((config.provider.spec().client)(http, base, api_key, config))
+    let base = endpoint::resolve_base_url(config.provider, &config.base_url)
+        .map_err(|err| anyhow::anyhow!("model.base_url {err}"))?;
+    let note = api_key.refused_note();
+    let client = (config.provider.spec().client)(http, base, api_key.value, config);
+    Ok(match note {
+        Some(note) => Arc::new(NamedKeyClient { inner: client, note }),
+        None => client,
+    })
 }
 
 /// Parses streamed tool-call arguments: empty means no arguments; anything else must be
@@ -356,9 +495,15 @@ pub(crate) fn transport_error(url: &str, err: &reqwest::Error, idle_timeout_s: u
             endpoint::without_credentials(url),
             chain_without_credentials(url, err)
         );
-        LlmError::Connect {
-            address: address_of(url),
-            detail: connect_failure(err),
+        match tls_failure(err) {
+            Some(detail) => LlmError::Tls {
+                address: address_of(url),
+                detail,
+            },
+            None => LlmError::Connect {
+                address: address_of(url),
+                detail: connect_failure(err),
+            },
         }
     } else if err.is_builder() {
         LlmError::Request(chain_without_credentials(url, err))
@@ -388,6 +533,36 @@ fn address_of(url: &str) -> String {
             (None, _) => url.to_string(),
         },
         Err(_) => url.to_string(),
+    }
+}
+
+/// What a failed TLS handshake came to, if that is what failed: a server that answered
+/// in plain HTTP (its reply is not a TLS record) is told as such; a certificate problem
+/// as rustls says it.
+fn tls_failure(err: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut source = Some(err);
+    while let Some(cause) = source {
+        if let Some(tls) = rustls_error_in(cause) {
+            return Some(match tls {
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+                    "the server answered in plain text; does the server speak https? try http://".to_string()
+                }
+                other => other.to_string(),
+            });
+        }
+        source = cause.source();
+    }
+    None
+}
+
+/// The rustls error `err` is, or holds inside I/O errors (which show their inner error
+/// but do not give it as their source; the connector wraps one in another).
+fn rustls_error_in<'a>(mut err: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    loop {
+        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        err = err.downcast_ref::<std::io::Error>()?.get_ref()?;
     }
 }
 

@@ -9,7 +9,7 @@ use super::{
     InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
     PromptCache, ReplyBudget, Usage, endpoint, open_stream, parse_tool_arguments, transport_error,
 };
-use super::{ModelConfig, Provider, ProviderSpec};
+use super::{ModelConfig, Provider, ProviderSpec, ReasoningField};
 use crate::protocol::StopReason;
 use crate::protocol::message::{ContentBlock, Message, Role};
 
@@ -21,6 +21,8 @@ pub struct OpenAiClient {
     model: String,
     /// MiniMax splits reasoning into `reasoning_details` only when asked.
     ask_reasoning_split: bool,
+    /// Where earlier reasoning goes back (`model.send_reasoning`, resolved by host).
+    reasoning: ReasoningField,
     /// OpenAI's own API takes the reply's limit as `max_completion_tokens`.
     completion_tokens_field: bool,
     /// Whether requests carry `prompt_cache_key` (`model.prompt_cache_key`).
@@ -33,6 +35,9 @@ pub struct OpenAiClient {
 pub(super) const SPEC: ProviderSpec = ProviderSpec {
     name: "openai",
     key_variable: "OPENAI_API_KEY",
+    default_base_url: "https://api.openai.com/v1",
+    // Streams without the organisation check OpenAI asks for before streaming GPT-5.
+    default_model: "gpt-4.1",
     minimax_path: "/v1",
     client: |http, base, api_key, config| std::sync::Arc::new(OpenAiClient::new(http, base, api_key, config)),
 };
@@ -50,6 +55,10 @@ impl OpenAiClient {
             api_key,
             model: config.model.clone(),
             ask_reasoning_split: endpoint::is_minimax(&config.base_url),
+            reasoning: match config.send_reasoning {
+                ReasoningField::Auto => endpoint::reasoning_field_for(&config.base_url),
+                chosen => chosen,
+            },
             completion_tokens_field: endpoint::is_openai_api(&config.base_url),
             send_cache_key: match config.prompt_cache_key {
                 super::CacheKeyField::Auto => endpoint::is_openai_itself(&config.base_url),
@@ -67,7 +76,7 @@ impl OpenAiClient {
         if !request.system.is_empty() {
             messages.push(json!({"role": "system", "content": request.system}));
         }
-        messages.extend(messages_to_wire(request.messages));
+        messages.extend(messages_to_wire(request.messages, self.reasoning));
         let mut body = json!({
             "model": self.model,
             "messages": messages,
@@ -121,12 +130,15 @@ impl ModelClient for OpenAiClient {
 
     fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>> {
         let body = self.request_body(request);
-        let builder = self
+        let mut builder = self
             .http
             .post(&self.url)
-            .bearer_auth(&self.api_key)
             .header("accept", "text/event-stream")
             .json(&body);
+        // No key (a server on this machine): no empty `Bearer` saying there is one.
+        if !self.api_key.is_empty() {
+            builder = builder.bearer_auth(&self.api_key);
+        }
         let url = self.url.clone();
         let idle = self.idle_timeout_s;
         let limits = TimeLimits {
@@ -146,13 +158,14 @@ impl ModelClient for OpenAiClient {
     }
 }
 
-/// Converts the history to Chat Completions messages (without the system message).
-pub fn messages_to_wire(messages: &[Message]) -> Vec<Value> {
+/// Converts the history to Chat Completions messages (without the system message), with
+/// earlier reasoning in the field `reasoning` names.
+pub fn messages_to_wire(messages: &[Message], reasoning: ReasoningField) -> Vec<Value> {
     let mut wire = Vec::with_capacity(messages.len());
     for message in messages {
         match message.role {
             Role::User => wire.push(json!({"role": "user", "content": message.text()})),
-            Role::Assistant => wire.push(assistant_to_wire(message)),
+            Role::Assistant => wire.push(assistant_to_wire(message, reasoning)),
             Role::Tool => {
                 for block in &message.content {
                     if let ContentBlock::ToolResult {
@@ -176,7 +189,7 @@ pub fn messages_to_wire(messages: &[Message]) -> Vec<Value> {
     wire
 }
 
-fn assistant_to_wire(message: &Message) -> Value {
+fn assistant_to_wire(message: &Message, reasoning: ReasoningField) -> Value {
     let text = message.text();
     let tool_calls: Vec<Value> = message
         .tool_uses()
@@ -194,9 +207,33 @@ fn assistant_to_wire(message: &Message) -> Value {
     } else {
         Value::String(text)
     };
-    if !tool_calls.is_empty() {
+    let called_tools = !tool_calls.is_empty();
+    if called_tools {
         out["tool_calls"] = Value::Array(tool_calls);
     }
+    match reasoning {
+        ReasoningField::Details => add_reasoning_details(message, &mut out),
+        ReasoningField::Content => {
+            let thinking: String = message
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::Thinking { thinking, .. } => Some(thinking.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if called_tools || !thinking.is_empty() {
+                out["reasoning_content"] = Value::String(thinking);
+            }
+        }
+        ReasoningField::Auto | ReasoningField::Off => {}
+    }
+    out
+}
+
+/// `reasoning_details` as received, or made of the reasoning's text where it came as
+/// `reasoning_content`.
+fn add_reasoning_details(message: &Message, out: &mut Value) {
     let mut details = Vec::new();
     for block in &message.content {
         if let ContentBlock::Thinking {
@@ -217,7 +254,6 @@ fn assistant_to_wire(message: &Message) -> Value {
     if !details.is_empty() {
         out["reasoning_details"] = Value::Array(details);
     }
-    out
 }
 
 #[derive(Debug, Default)]
@@ -650,9 +686,83 @@ mod tests {
             content: response.content.clone(),
         };
         assert_eq!(
-            assistant_to_wire(&message),
+            assistant_to_wire(&message, ReasoningField::Details),
             json!({"role": "assistant", "content": "answer", "reasoning_details": [{"type": "reasoning.text", "text": "think"}]})
         );
+    }
+
+    /// Reasoning goes back in the one field the server is known to take: MiniMax and
+    /// OpenRouter `reasoning_details`, DeepSeek `reasoning_content` (on every reply that
+    /// called tools, empty where there was none), any other server nothing.
+    #[test]
+    fn reasoning_goes_back_only_in_the_form_the_server_takes() {
+        let thought = Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    thinking: "check first".into(),
+                    signature: None,
+                    reasoning_details: Some(
+                        json!([{"type": "reasoning.text", "id": "r1", "text": "check first"}]),
+                    ),
+                },
+                ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    input: json!({}),
+                },
+            ],
+        };
+        let unthought = Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: "c2".into(),
+                name: "bash".into(),
+                input: json!({}),
+            }],
+        };
+        let answer = Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text { text: "done".into() }],
+        };
+        let calls = |id: &str| json!([{"id": id, "type": "function", "function": {"name": "bash", "arguments": "{}"}}]);
+        let history = [thought, unthought, answer];
+        assert_eq!(
+            messages_to_wire(&history, ReasoningField::Content),
+            vec![
+                json!({"role": "assistant", "content": null, "tool_calls": calls("c1"), "reasoning_content": "check first"}),
+                json!({"role": "assistant", "content": null, "tool_calls": calls("c2"), "reasoning_content": ""}),
+                json!({"role": "assistant", "content": "done"}),
+            ]
+        );
+        assert_eq!(
+            messages_to_wire(&history, ReasoningField::Details),
+            vec![
+                json!({"role": "assistant", "content": null, "tool_calls": calls("c1"), "reasoning_details": [{"type": "reasoning.text", "id": "r1", "text": "check first"}]}),
+                json!({"role": "assistant", "content": null, "tool_calls": calls("c2")}),
+                json!({"role": "assistant", "content": "done"}),
+            ]
+        );
+        let bare = vec![
+            json!({"role": "assistant", "content": null, "tool_calls": calls("c1")}),
+            json!({"role": "assistant", "content": null, "tool_calls": calls("c2")}),
+            json!({"role": "assistant", "content": "done"}),
+        ];
+        assert_eq!(messages_to_wire(&history, ReasoningField::Off), bare);
+        // "auto" by host.
+        let resolved = |url: &str| endpoint::reasoning_field_for(url);
+        assert_eq!(resolved("https://api.minimax.io/v1"), ReasoningField::Details);
+        assert_eq!(resolved("https://api.minimaxi.com/v1"), ReasoningField::Details);
+        assert_eq!(resolved("https://openrouter.ai/api/v1"), ReasoningField::Details);
+        assert_eq!(resolved("https://api.deepseek.com"), ReasoningField::Content);
+        for generic in [
+            "https://api.openai.com/v1",
+            "https://api.groq.com/openai/v1",
+            "http://127.0.0.1:11434/v1",
+            "https://openrouter.ai.evil.example/v1",
+        ] {
+            assert_eq!(resolved(generic), ReasoningField::Off, "{generic}");
+        }
     }
 
     #[test]
@@ -703,7 +813,7 @@ mod tests {
             ],
         }];
         assert_eq!(
-            messages_to_wire(&history),
+            messages_to_wire(&history, ReasoningField::Off),
             vec![
                 json!({"role": "tool", "tool_call_id": "a", "content": "ok"}),
                 json!({"role": "tool", "tool_call_id": "b", "content": "Error: bad"}),

@@ -16,6 +16,10 @@ pub struct ProviderSpec {
     pub name: &'static str,
     /// The variable its key is usually in (after `MINIAGENT_API_KEY`).
     pub key_variable: &'static str,
+    /// Where requests go when `model.base_url` is empty: the provider's own API.
+    pub default_base_url: &'static str,
+    /// The model asked for when `model.model` is empty (on its own API).
+    pub default_model: &'static str,
     /// Where a bare MiniMax host serves this protocol (`/anthropic`, `/v1`).
     pub minimax_path: &'static str,
     /// Its client, on the resolved base URL, holding the key.
