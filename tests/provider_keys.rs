@@ -223,7 +223,7 @@ fn a_top_level_model_says_to_write_a_model_section() {
         assert_eq!(
             cli::text(&output.stderr),
             format!(
-                "miniagent: {}: `model` is a section, not a value: write [model] and under it model = \"gpt-5\"\n",
+                "miniagent: {}: key `model` is a section, not a value: write [model] and under it model = \"gpt-5\"\n",
                 file.display()
             ),
             "{extra:?}"

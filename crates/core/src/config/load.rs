@@ -311,7 +311,7 @@ fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) ->
             // Codex writes `model = "gpt-5"` at the top; here `model` is a section.
             (Some(Value::Table(known_inner)), value) => {
                 return Err(ConfigError(format!(
-                    "{source}: `{path}` is a section, not a value: {}",
+                    "{source}: key `{path}` is a section, not a value: {}",
                     section_advice(&path, key, known_inner, value)
                 )));
             }
@@ -669,16 +669,16 @@ mod tests {
             ),
             (
                 "agent = 5\n",
-                "`agent` is a section, not a value: write [agent] and under it its keys (approval, compaction, delegate_max_steps, keep_recent_steps, keep_tool_results, max_cost, max_steps, system_prompt_file, token_limit, tokenizer)",
+                "key `agent` is a section, not a value: write [agent] and under it its keys (approval, compaction, delegate_max_steps, keep_recent_steps, keep_tool_results, max_cost, max_steps, system_prompt_file, token_limit, tokenizer)",
             ),
             // Codex's way of naming the model.
             (
                 "model = \"gpt-5\"\n",
-                "`model` is a section, not a value: write [model] and under it model = \"gpt-5\"",
+                "key `model` is a section, not a value: write [model] and under it model = \"gpt-5\"",
             ),
             (
                 "[tools]\nbash = 1\n",
-                "`tools.bash` is a section, not a value: write [tools.bash] and under it its keys (",
+                "key `tools.bash` is a section, not a value: write [tools.bash] and under it its keys (",
             ),
             (
                 "[model]\napi_key_env = \"my key\"\n",
