@@ -99,22 +99,29 @@ fn a_provider_brings_its_own_host_and_model() {
     assert_eq!(server.requests()[0].body["model"], "gpt-4.1");
 }
 
+/// The keys in the environment, the arguments, and the line the run is refused with.
+type RefusedCase = (
+    &'static [(&'static str, &'static str)],
+    Vec<&'static str>,
+    &'static str,
+);
+
 /// A key from a provider's own variable, or shaped like a provider's key, never goes to
 /// another provider's host: the run is refused with one line and nothing is sent.
 #[test]
 fn a_key_never_goes_to_another_providers_host() {
     // The provider changed on the command line, the URL still Anthropic's from the file.
     let anthropic_file = "[model]\nprovider = \"anthropic\"\nbase_url = \"http://api.anthropic.com\"\n";
-    let cases: [(&[(&str, &str)], Vec<&str>, &str); 4] = [
+    let cases: [RefusedCase; 4] = [
         (
             &[("OPENAI_API_KEY", OPENAI_KEY)],
             vec!["--provider", "openai"],
-            "miniagent: the key in OPENAI_API_KEY is OpenAI's and goes only to api.openai.com, not to api.anthropic.com (model.base_url, from",
+            "miniagent: the key in OPENAI_API_KEY is OpenAI's and goes only to api.openai.com, not to api.anthropic.com (model.base_url, from {file}): set model.base_url to https://api.openai.com/v1 (--base-url), or give api.anthropic.com its own key in ANTHROPIC_API_KEY",
         ),
         (
             &[("MINIAGENT_API_KEY", ANTHROPIC_KEY)],
             vec!["--provider", "openai", "--base-url", "http://api.openai.com/v1"],
-            "miniagent: the key in MINIAGENT_API_KEY is Anthropic's (it starts with sk-ant-) and goes only to api.anthropic.com, not to api.openai.com (model.base_url, from --base-url)",
+            "miniagent: the key in MINIAGENT_API_KEY is Anthropic's (it starts with sk-ant-) and goes only to api.anthropic.com, not to api.openai.com (model.base_url, from --base-url): set model.base_url to https://api.anthropic.com (--base-url), or put OpenAI's key in MINIAGENT_API_KEY",
         ),
         (
             &[("ANTHROPIC_API_KEY", ANTHROPIC_KEY)],
@@ -126,7 +133,7 @@ fn a_key_never_goes_to_another_providers_host() {
                 "--api-key-env",
                 "ANTHROPIC_API_KEY",
             ],
-            "miniagent: the key in ANTHROPIC_API_KEY is Anthropic's and goes only to api.anthropic.com, not to api.openai.com (model.base_url, from --base-url)",
+            "miniagent: the key in ANTHROPIC_API_KEY is Anthropic's and goes only to api.anthropic.com, not to api.openai.com (model.base_url, from --base-url): set model.base_url to https://api.anthropic.com (--base-url), or name the variable that holds OpenAI's key with --api-key-env",
         ),
         // A provider's variable is not sent to a server of someone else's unasked.
         (
@@ -146,8 +153,12 @@ fn a_key_never_goes_to_another_providers_host() {
         let output = run(command.args(&args), &["exec", "hi"]);
         let stderr = cli::text(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
-        assert!(stderr.starts_with(expected), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        let file = home.join("config.toml").display().to_string();
+        assert_eq!(
+            stderr,
+            format!("{}\n", expected.replace("{file}", &file)),
+            "{args:?}"
+        );
         assert_eq!(asked(&server), vec![], "{args:?}");
         assert_no_key_shown(&output);
     }

@@ -502,7 +502,7 @@ pub fn api_key(config: &Config, env: &crate::config::Env) -> Result<llm::ApiKey,
             "{} (model.base_url, from {}): {}",
             foreign.describe(),
             config.base_url_source,
-            foreign.remedy()
+            foreign.remedy(!named.is_empty())
         ))),
         None => Ok(key),
     }
@@ -675,7 +675,7 @@ mod tests {
         assert_eq!(
             api_key(&config, &env),
             Err(KeyError::Refused(
-                "the key in MINIMAX_API_KEY is MiniMax's and goes only to api.minimax.io, not to api.openai.com (model.base_url, from --base-url): set model.base_url to https://api.minimax.io (--base-url), or give api.openai.com its own key in OPENAI_API_KEY".into()
+                "the key in MINIMAX_API_KEY is MiniMax's and goes only to api.minimax.io, not to api.openai.com (model.base_url, from --base-url): set model.base_url to https://api.minimax.io (--base-url), or name the variable that holds OpenAI's key with --api-key-env".into()
             ))
         );
         // Named on purpose, a company's variable still goes to its own hosts only.
@@ -693,5 +693,18 @@ mod tests {
         );
         config.model.base_url = "https://api.anthropic.com".into();
         assert_eq!(api_key(&config, &env).unwrap().value, "sk-ant-api03-mine");
+        // An Anthropic key put in OpenAI's variable is still Anthropic's.
+        let misplaced = crate::config::Env::with(|name: &str| {
+            (name == "OPENAI_API_KEY").then(|| "sk-ant-api03-x".to_string())
+        });
+        let mut config = config_with("", "https://api.openai.com/v1");
+        config.model.provider = crate::config::Provider::Openai;
+        let Err(KeyError::Refused(why)) = api_key(&config, &misplaced) else {
+            panic!("an sk-ant- key went to OpenAI's host");
+        };
+        assert!(
+            why.starts_with("the key in OPENAI_API_KEY is Anthropic's (it starts with sk-ant-)"),
+            "{why}"
+        );
     }
 }

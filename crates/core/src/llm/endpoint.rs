@@ -135,11 +135,23 @@ impl ForeignKey {
         )
     }
 
-    /// What to set instead, in one clause.
-    pub fn remedy(&self) -> String {
+    /// What to set instead, in one clause. `named`: the variable was named on purpose
+    /// (`--api-key-env`), so the host's own variable would not be read.
+    pub fn remedy(&self, named: bool) -> String {
+        let other = if named {
+            format!(
+                "name the variable that holds {}'s key with --api-key-env",
+                self.host_owner.name
+            )
+        } else if variable_owner(&self.variable).is_none() {
+            // MINIAGENT_API_KEY is read first: the host's own variable would not be.
+            format!("put {}'s key in {}", self.host_owner.name, self.variable)
+        } else {
+            format!("give {} its own key in {}", self.host, self.host_owner.variable)
+        };
         format!(
-            "set model.base_url to {} (--base-url), or give {} its own key in {}",
-            self.owner.base_url, self.host, self.host_owner.variable
+            "set model.base_url to {} (--base-url), or {other}",
+            self.owner.base_url
         )
     }
 }
@@ -150,11 +162,13 @@ impl ForeignKey {
 /// server on this machine) and is never refused here.
 pub fn foreign_key(base_url: &str, variable: &str, key: &str) -> Option<ForeignKey> {
     let host_owner = host_owner(base_url)?;
-    let (owner, prefix) = match variable_owner(variable) {
-        Some(owner) => (owner, None),
-        None => key_owner(key).map(|(owner, prefix)| (owner, Some(prefix)))?,
-    };
-    (owner != host_owner).then(|| ForeignKey {
+    // Either says whose it is: an Anthropic key put in OPENAI_API_KEY is still Anthropic's.
+    let (owner, prefix) = variable_owner(variable)
+        .map(|owner| (owner, None))
+        .into_iter()
+        .chain(key_owner(key).map(|(owner, prefix)| (owner, Some(prefix))))
+        .find(|(owner, _)| *owner != host_owner)?;
+    Some(ForeignKey {
         variable: variable.to_string(),
         owner,
         prefix,
@@ -199,10 +213,14 @@ pub fn resolve_base_url(provider: Provider, base_url: &str) -> Result<String, Ba
             .iter()
             .any(|start| rest.to_ascii_lowercase().starts_with(start));
         let scheme = if local { "http" } else { "https" };
-        let example = if rest.is_empty() || rest.contains(char::is_whitespace) {
-            String::new()
-        } else {
+        // Only a host can follow: not a typed scheme (`http//x`), a path or a space.
+        let hostlike = rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '[')
+            && !rest.to_ascii_lowercase().starts_with("http")
+            && !rest.contains(char::is_whitespace);
+        let example = if hostlike {
             format!(", as in {scheme}://{rest}")
+        } else {
+            String::new()
         };
         return Err(BaseUrlError(format!(
             "`{base_url}` must start with http:// or https://{example}"
@@ -446,6 +464,16 @@ mod tests {
             refused("localhost:8080/v1"),
             "`localhost:8080/v1` must start with http:// or https://, as in http://localhost:8080/v1"
         );
+        for typed in [
+            "http//localhost:8080",
+            "https:/api.openai.com",
+            "file:///etc/passwd",
+        ] {
+            assert_eq!(
+                refused(typed),
+                format!("`{typed}` must start with http:// or https://")
+            );
+        }
         assert_eq!(
             refused("http://exa mple.com"),
             "`http://exa mple.com` is not a URL: invalid international domain name"

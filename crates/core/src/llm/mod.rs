@@ -432,7 +432,7 @@ pub fn build_client(
         api_key.variable.as_deref().unwrap_or("the key given"),
         &api_key.value,
     ) {
-        anyhow::bail!("{}: {}", foreign.describe(), foreign.remedy());
+        anyhow::bail!("{}: {}", foreign.describe(), foreign.remedy(false));
     }
     // reqwest picks aws-lc-rs itself; making it the process default as well keeps every
     // other rustls user on the same provider. A second install is refused harmlessly.
