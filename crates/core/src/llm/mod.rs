@@ -4,11 +4,16 @@
 
 pub mod anthropic;
 pub mod endpoint;
+mod key;
 pub mod openai;
 mod provider;
 pub mod sse;
+mod transport;
 
+pub use key::ApiKey;
+use key::NamedKeyClient;
 pub use provider::{NAMES, PROVIDERS, Provider, ProviderSpec};
+pub(crate) use transport::{error_chain, transport_error};
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -329,96 +334,6 @@ pub trait ModelClient: Send + Sync {
     fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>>;
 }
 
-/// The API key and the variable it came from: a provider that refuses it is answered
-/// with that variable's name. Its `Debug` never shows the key.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct ApiKey {
-    pub value: String,
-    /// Where it was read; `None` for a key given directly, or no key at all.
-    pub variable: Option<String>,
-    /// A variable that holds a key too but was not read, because `variable` comes first
-    /// (`MINIAGENT_API_KEY` before `ANTHROPIC_API_KEY`).
-    pub passed_over: Option<String>,
-}
-
-impl From<String> for ApiKey {
-    fn from(value: String) -> Self {
-        Self {
-            value,
-            ..Self::default()
-        }
-    }
-}
-
-impl From<&str> for ApiKey {
-    fn from(value: &str) -> Self {
-        value.to_string().into()
-    }
-}
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiKey")
-            .field("variable", &self.variable)
-            .field("passed_over", &self.passed_over)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ApiKey {
-    /// What a provider's 401 adds: whose key it refused, or that none was sent.
-    fn refused_note(&self) -> Option<String> {
-        if self.value.is_empty() {
-            return Some(
-                "no key was sent: set MINIAGENT_API_KEY, or name the variable that holds it with --api-key-env"
-                    .to_string(),
-            );
-        }
-        let variable = self.variable.as_deref()?;
-        Some(match &self.passed_over {
-            Some(other) => {
-                format!("the key in {variable} was refused; it is used before {other}, which is set too")
-            }
-            None => format!("the key in {variable} was refused"),
-        })
-    }
-}
-
-/// A client whose provider's 401 says which variable's key it refused.
-struct NamedKeyClient {
-    inner: Arc<dyn ModelClient>,
-    note: String,
-}
-
-impl ModelClient for NamedKeyClient {
-    fn provider(&self) -> &'static str {
-        self.inner.provider()
-    }
-
-    fn model(&self) -> &str {
-        self.inner.model()
-    }
-
-    fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>> {
-        let opening = self.inner.stream(request);
-        let note = self.note.clone();
-        Box::pin(async move {
-            opening.await.map_err(|err| match err {
-                LlmError::Status {
-                    status: 401,
-                    message,
-                    retry_after,
-                } => LlmError::Status {
-                    status: 401,
-                    message: format!("{message} ({note})"),
-                    retry_after,
-                },
-                other => other,
-            })
-        })
-    }
-}
-
 /// Builds the client the configuration names. The key is kept inside the client only,
 /// and never goes to another key owner's host (the key lookup refuses that first, with
 /// where the URL came from; this holds for every other caller).
@@ -480,143 +395,6 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
     }
-}
-
-/// Turns a transport error into the matching [`LlmError`].
-pub(crate) fn transport_error(url: &str, err: &reqwest::Error, idle_timeout_s: u64) -> LlmError {
-    if err.is_timeout() {
-        LlmError::Timeout(idle_timeout_s)
-    } else if err.is_connect() {
-        // The chain (reqwest, hyper, the OS) is three lines of nested causes: the log
-        // keeps it, the person gets the cause that matters.
-        // A URL may carry a credential (user:password@, ?key=): the log gets it without.
-        tracing::warn!(
-            "cannot connect to {}: {}",
-            endpoint::without_credentials(url),
-            chain_without_credentials(url, err)
-        );
-        match tls_failure(err) {
-            Some(detail) => LlmError::Tls {
-                address: address_of(url),
-                detail,
-            },
-            None => LlmError::Connect {
-                address: address_of(url),
-                detail: connect_failure(err),
-            },
-        }
-    } else if err.is_builder() {
-        LlmError::Request(chain_without_credentials(url, err))
-    } else {
-        LlmError::StreamBroken(chain_without_credentials(url, err))
-    }
-}
-
-/// [`error_chain`] of a request's error with its URL shown without credentials: reqwest
-/// names the URL it sent to (the user name and password moved to a header, the query
-/// kept).
-fn chain_without_credentials(url: &str, err: &reqwest::Error) -> String {
-    let shown = endpoint::without_credentials(url);
-    let mut text = error_chain(err).replace(url, &shown);
-    if let Some(sent) = err.url() {
-        text = text.replace(sent.as_str(), &shown);
-    }
-    text
-}
-
-/// `host:port` of `url` (the whole text when it does not parse).
-fn address_of(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(parsed) => match (parsed.host_str(), parsed.port_or_known_default()) {
-            (Some(host), Some(port)) => format!("{host}:{port}"),
-            (Some(host), None) => host.to_string(),
-            (None, _) => url.to_string(),
-        },
-        Err(_) => url.to_string(),
-    }
-}
-
-/// What a failed TLS handshake came to, if that is what failed: a server that answered
-/// in plain HTTP (its reply is not a TLS record) is told as such; a certificate problem
-/// as rustls says it.
-fn tls_failure(err: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut source = Some(err);
-    while let Some(cause) = source {
-        if let Some(tls) = rustls_error_in(cause) {
-            return Some(match tls {
-                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
-                    "the server answered in plain text; does the server speak https? try http://".to_string()
-                }
-                other => other.to_string(),
-            });
-        }
-        source = cause.source();
-    }
-    None
-}
-
-/// The rustls error `err` is, or holds inside I/O errors (which show their inner error
-/// but do not give it as their source; the connector wraps one in another).
-fn rustls_error_in<'a>(mut err: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
-    loop {
-        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
-            return Some(tls);
-        }
-        err = err.downcast_ref::<std::io::Error>()?.get_ref()?;
-    }
-}
-
-/// What a failed connection came to, in a few words: the operating system's reason for
-/// the usual cases, else the innermost cause of the chain.
-fn connect_failure(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut innermost = err.to_string();
-    let mut dns = false;
-    let mut source = Some(err);
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        dns |= text.starts_with("dns error");
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind;
-            let known = match io.kind() {
-                ErrorKind::ConnectionRefused => Some("connection refused"),
-                ErrorKind::TimedOut => Some("connection timed out"),
-                ErrorKind::ConnectionReset => Some("connection reset"),
-                ErrorKind::ConnectionAborted => Some("connection aborted"),
-                ErrorKind::HostUnreachable => Some("host unreachable"),
-                ErrorKind::NetworkUnreachable => Some("network unreachable"),
-                ErrorKind::AddrNotAvailable => Some("address not available"),
-                _ => None,
-            };
-            if let Some(known) = known {
-                return known.to_string();
-            }
-        }
-        innermost = text;
-        source = cause.source();
-    }
-    if dns {
-        return format!("cannot resolve the host name ({innermost})");
-    }
-    // "… (os error 111)" adds nothing a person can use.
-    match innermost.rfind(" (os error ") {
-        Some(cut) if innermost.ends_with(')') => innermost[..cut].to_string(),
-        _ => innermost,
-    }
-}
-
-/// An error with its causes, on one line (reqwest hides the useful part in `source()`).
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// The most text, thinking and tool-call arguments (with ids, names and signatures) one
