@@ -220,6 +220,21 @@ fn a_refused_key_names_its_variable() {
     );
     assert_eq!(server.request_count(), 1);
     assert_no_key_shown(&output);
+
+    // A server on this machine that wants a key it was not given says how to give one.
+    let server = ScriptedServer::start_blocking(vec![Reply::status(401, "key required")]);
+    let output = run(
+        &mut bare(&home),
+        &["--base-url", &server.anthropic_base_url(), "exec", "hi"],
+    );
+    let stderr = cli::text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "HTTP 401 from the provider: key required (no key was sent: set MINIAGENT_API_KEY, or name the variable that holds it with --api-key-env)"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(server.requests()[0].header("x-api-key"), None);
 }
 
 /// A Codex-style top-level `model = "…"` says what to write, naming the file, with or
