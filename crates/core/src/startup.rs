@@ -474,14 +474,13 @@ pub fn api_key(config: &Config, env: &crate::config::Env) -> Result<llm::ApiKey,
         })?;
         read(named, value, None)
     } else if let Some(value) = set("MINIAGENT_API_KEY") {
-        let passed_over =
-            host_owner.map_or(config.model.provider.spec().key_variable, |owner| owner.variable);
+        let passed_over = host_owner.unwrap_or(config.model.provider.spec().owner).variable;
         let passed_over = Some(passed_over).filter(|variable| set(variable).is_some());
         read("MINIAGENT_API_KEY", value, passed_over)
     } else if let Some(owner) = host_owner {
         // The provider's own variable, when the host's is not set, is read only to be
         // refused below: the person meant it, and is told why it cannot go there.
-        let provider_variable = config.model.provider.spec().key_variable;
+        let provider_variable = config.model.provider.spec().owner.variable;
         let (variable, value) = [owner.variable, provider_variable]
             .into_iter()
             .find_map(|variable| set(variable).map(|value| (variable, value)))
@@ -513,10 +512,8 @@ pub fn api_key(config: &Config, env: &crate::config::Env) -> Result<llm::ApiKey,
 fn no_key_for_gateway(config: &Config, env: &crate::config::Env) -> String {
     let host = endpoint::host_of(&config.model.base_url).unwrap_or_default();
     // The provider's own variable first: the one the person most likely meant.
-    let usual = endpoint::variable_owner(config.model.provider.spec().key_variable);
-    let set = usual
-        .into_iter()
-        .chain(endpoint::KEY_OWNERS.iter())
+    let set = std::iter::once(config.model.provider.spec().owner)
+        .chain(endpoint::KEY_OWNERS)
         .find(|owner| env.var(owner.variable).is_some_and(|key| !key.is_empty()));
     match set {
         Some(owner) => format!(

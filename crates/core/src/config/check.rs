@@ -117,7 +117,7 @@ pub(super) fn fill_provider_defaults(config: &mut Config, base_url_source: Strin
     let provider = config.model.provider;
     config.base_url_source = base_url_source;
     if config.model.base_url.trim().is_empty() {
-        config.model.base_url = provider.spec().default_base_url.to_string();
+        config.model.base_url = provider.spec().owner.base_url.to_string();
         config.base_url_source = format!("the default of provider {provider}");
     }
     if config.model.model.trim().is_empty() {

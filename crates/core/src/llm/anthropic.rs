@@ -27,8 +27,7 @@ pub struct AnthropicClient {
 /// The provider, for the registry (`llm::PROVIDERS`).
 pub(super) const SPEC: ProviderSpec = ProviderSpec {
     name: "anthropic",
-    key_variable: "ANTHROPIC_API_KEY",
-    default_base_url: "https://api.anthropic.com",
+    owner: &super::endpoint::ANTHROPIC,
     default_model: "claude-sonnet-4-5",
     minimax_path: "/anthropic",
     client: |http, base, api_key, config| {

@@ -57,50 +57,55 @@ pub struct KeyOwner {
     pub default_model: Option<&'static str>,
 }
 
+/// Anthropic: the `anthropic` provider's own API.
+pub const ANTHROPIC: KeyOwner = KeyOwner {
+    name: "Anthropic",
+    variable: "ANTHROPIC_API_KEY",
+    hosts: &["api.anthropic.com"],
+    base_url: "https://api.anthropic.com",
+    key_prefixes: &["sk-ant-"],
+    default_model: None,
+};
+
+/// OpenAI: the `openai` provider's own API.
+pub const OPENAI: KeyOwner = KeyOwner {
+    name: "OpenAI",
+    variable: "OPENAI_API_KEY",
+    hosts: &["api.openai.com"],
+    base_url: "https://api.openai.com/v1",
+    key_prefixes: &["sk-proj-", "sk-svcacct-", "sk-admin-"],
+    default_model: None,
+};
+
+/// MiniMax, which serves both protocols.
+pub const MINIMAX: KeyOwner = KeyOwner {
+    name: "MiniMax",
+    variable: "MINIMAX_API_KEY",
+    hosts: &MINIMAX_HOSTS,
+    base_url: "https://api.minimax.io",
+    key_prefixes: &[],
+    default_model: Some("MiniMax-M2"),
+};
+
 /// Every company whose keys are kept to its own hosts.
-pub const KEY_OWNERS: [KeyOwner; 3] = [
-    KeyOwner {
-        name: "Anthropic",
-        variable: "ANTHROPIC_API_KEY",
-        hosts: &["api.anthropic.com"],
-        base_url: "https://api.anthropic.com",
-        key_prefixes: &["sk-ant-"],
-        default_model: None,
-    },
-    KeyOwner {
-        name: "OpenAI",
-        variable: "OPENAI_API_KEY",
-        hosts: &["api.openai.com"],
-        base_url: "https://api.openai.com/v1",
-        key_prefixes: &["sk-proj-", "sk-svcacct-", "sk-admin-"],
-        default_model: None,
-    },
-    KeyOwner {
-        name: "MiniMax",
-        variable: "MINIMAX_API_KEY",
-        hosts: &MINIMAX_HOSTS,
-        base_url: "https://api.minimax.io",
-        key_prefixes: &[],
-        default_model: Some("MiniMax-M2"),
-    },
-];
+pub const KEY_OWNERS: [&KeyOwner; 3] = [&ANTHROPIC, &OPENAI, &MINIMAX];
 
 /// Whose host the URL names, if a key owner's.
 pub fn host_owner(base_url: &str) -> Option<&'static KeyOwner> {
     let host = host_of(base_url)?;
     KEY_OWNERS
-        .iter()
+        .into_iter()
         .find(|owner| owner.hosts.contains(&host.as_str()))
 }
 
 /// Whose key `variable` usually holds, if a key owner's.
 pub fn variable_owner(variable: &str) -> Option<&'static KeyOwner> {
-    KEY_OWNERS.iter().find(|owner| owner.variable == variable)
+    KEY_OWNERS.into_iter().find(|owner| owner.variable == variable)
 }
 
 /// Whose key `key` is by its form, if it begins as only one owner's keys do.
 pub fn key_owner(key: &str) -> Option<(&'static KeyOwner, &'static str)> {
-    KEY_OWNERS.iter().find_map(|owner| {
+    KEY_OWNERS.into_iter().find_map(|owner| {
         owner
             .key_prefixes
             .iter()
@@ -115,7 +120,8 @@ pub struct ForeignKey {
     /// The variable the key came from.
     pub variable: String,
     pub owner: &'static KeyOwner,
-    /// The beginning that marks it as the owner's, when its variable does not.
+    /// The beginning that marks it as the owner's, when that, not its variable, says
+    /// whose it is.
     pub prefix: Option<&'static str>,
     /// The host it would have gone to, and whose that is.
     pub host: String,

@@ -38,8 +38,7 @@ pub struct OpenAiClient {
 /// The provider, for the registry (`llm::PROVIDERS`).
 pub(super) const SPEC: ProviderSpec = ProviderSpec {
     name: "openai",
-    key_variable: "OPENAI_API_KEY",
-    default_base_url: "https://api.openai.com/v1",
+    owner: &super::endpoint::OPENAI,
     // Streams without the organisation check OpenAI asks for before streaming GPT-5.
     default_model: "gpt-4.1",
     minimax_path: "/v1",
