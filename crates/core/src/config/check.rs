@@ -88,15 +88,16 @@ pub(super) fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> R
 }
 
 /// Whether `value` could be a key pasted where a variable's name goes: a known key's
-/// beginning, or a long run mixing lower-case letters and digits, as keys do and
-/// variable names do not.
+/// beginning, or a long run mixing lower-case letters and digits without the `_` that
+/// long variable names have.
 fn looks_like_a_key(value: &str) -> bool {
     const KEY_STARTS: [&str; 9] = [
         "sk-", "sk_", "gsk_", "xai-", "AIza", "nvapi-", "hf_", "pplx-", "csk-",
     ];
     let long_mix = value.len() >= 24
         && value.bytes().any(|b| b.is_ascii_digit())
-        && value.bytes().any(|b| b.is_ascii_lowercase());
+        && value.bytes().any(|b| b.is_ascii_lowercase())
+        && !value.contains('_');
     KEY_STARTS.iter().any(|start| value.starts_with(start)) || long_mix
 }
 

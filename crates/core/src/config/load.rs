@@ -648,7 +648,13 @@ mod tests {
                 "environment variable MINIAGENT_API_KEY_ENV: key `model.api_key_env`: takes the name of the environment variable that holds the key (such as MY_API_KEY), and this looks like a key itself; put the key in a variable and name that"
             );
         }
-        for name in ["MY_API_KEY", "OPENROUTER_API_KEY", "_KEY2", "groq_key"] {
+        for name in [
+            "MY_API_KEY",
+            "OPENROUTER_API_KEY",
+            "_KEY2",
+            "groq_key",
+            "my_company_openrouter_key2",
+        ] {
             let config = load_with(None, None, move |var: &str| {
                 (var == "MINIAGENT_API_KEY_ENV").then(|| name.to_string())
             })
