@@ -294,8 +294,14 @@ fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) ->
                 };
                 let mut choices: Vec<&str> = known.keys().map(String::as_str).collect();
                 choices.sort_unstable();
+                // Codex's names for what miniagent keeps in a section.
+                let ours = match path.as_str() {
+                    "model_provider" => "; miniagent's is `provider` under [model]",
+                    "approval_policy" => "; miniagent's is `approval` under [agent]",
+                    _ => "",
+                };
                 return Err(ConfigError(format!(
-                    "{source}: unknown key `{path}` (known in {section}: {})",
+                    "{source}: unknown key `{path}` (known in {section}: {}){ours}",
                     choices.join(", ")
                 )));
             }
@@ -516,6 +522,10 @@ mod tests {
             (
                 "agent = 5\n",
                 "key `agent` is a section, not a value: write [agent] and under it its keys (approval, compaction, delegate_max_steps, keep_recent_steps, keep_tool_results, max_cost, max_steps, system_prompt_file, token_limit, tokenizer)",
+            ),
+            (
+                "model_provider = \"openai\"\n",
+                "unknown key `model_provider` (known in the top level: agent, model, prices, retry, session, tools, ui); miniagent's is `provider` under [model]",
             ),
             // Codex's way of naming the model.
             (
