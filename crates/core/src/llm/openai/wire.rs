@@ -62,14 +62,7 @@ pub(super) fn assistant_to_wire(message: &Message, reasoning: ReasoningField) ->
     match reasoning {
         ReasoningField::Details => add_reasoning_details(message, &mut out),
         ReasoningField::Content => {
-            let thinking: String = message
-                .content
-                .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::Thinking { thinking, .. } => Some(thinking.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let thinking = message.thinking();
             if called_tools || !thinking.is_empty() {
                 out["reasoning_content"] = Value::String(thinking);
             }
