@@ -34,6 +34,7 @@ mod mcp;
 mod mcp_agent;
 mod mcp_faults;
 mod mcp_limits;
+mod provider_keys;
 mod providers;
 mod sandbox;
 mod sandbox_escapes;

@@ -254,7 +254,7 @@ fn a_malformed_config_file_is_one_line_naming_file_and_key() {
     assert_eq!(
         text(&output.stderr),
         format!(
-            "miniagent: {}: key `agent.max_steps`: invalid type: string \"lots\", expected u32\n",
+            "miniagent: {}: key `agent.max_steps`: expected a whole number, got the string \"lots\"\n",
             user_config.display()
         )
     );

@@ -5,6 +5,7 @@
 use crate::support;
 
 use miniagent::config::Provider;
+use miniagent::llm::ReasoningField;
 use miniagent::protocol::{Event, StopReason, ToolCallSummary};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -95,7 +96,10 @@ async fn openai_reasoning_both_ways_and_text_stream_and_complete() {
         ),
     ])
     .await;
-    let mut agent = Harness::start(test_config(Provider::Openai, &server));
+    // The server speaks as MiniMax does, and is said to.
+    let mut config = test_config(Provider::Openai, &server);
+    config.model.send_reasoning = ReasoningField::Details;
+    let mut agent = Harness::start(config);
     let first = agent.turn("one").await;
     assert_eq!(streamed_thinking(&first), "Thinking in details.");
     assert_eq!(streamed_text(&first), "First answer.");
@@ -214,7 +218,9 @@ async fn openai_tool_turn_sends_results_in_tool_messages() {
         Reply::text("A worked, B failed."),
     ])
     .await;
-    let mut agent = Harness::start(test_config(Provider::Openai, &server));
+    let mut config = test_config(Provider::Openai, &server);
+    config.model.send_reasoning = ReasoningField::Details;
+    let mut agent = Harness::start(config);
     let events = agent.turn("run both").await;
     assert_eq!(
         events.last(),
@@ -381,4 +387,68 @@ async fn the_step_limit_ends_with_a_model_written_report() {
         })
     );
     assert_valid_anthropic(&server.requests()[4].body);
+}
+
+/// A server that is not known to take reasoning back (here, one of the user's own) is sent
+/// none: `reasoning_details` is an extension that servers refusing unknown fields reject.
+#[tokio::test]
+async fn a_generic_server_is_sent_no_reasoning_back() {
+    let server = ScriptedServer::start(vec![
+        Reply::Stream(Turn::new().thinking("Look first.", "").tool(
+            "call_a",
+            "bash",
+            r#"{"command": "echo A"}"#,
+        )),
+        Reply::Stream(
+            Turn::thinking_text("Now answer.", "", "Done.").openai_reasoning(ReasoningStyle::Content),
+        ),
+        Reply::text("Again."),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Openai, &server));
+    agent.turn("one").await;
+    agent.turn("two").await;
+    let last = &server.requests()[2].body;
+    assert_valid_openai(last);
+    assert_eq!(
+        last["messages"],
+        json!([
+            {"role": "system", "content": "You are a test agent."},
+            {"role": "user", "content": "one"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"echo A\"}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_a", "content": "A\n[exit code: 0]"},
+            {"role": "assistant", "content": "Done."},
+            {"role": "user", "content": "two"},
+        ])
+    );
+}
+
+/// `model.send_reasoning = "reasoning_content"` (DeepSeek's form): the reply that called a
+/// tool carries its reasoning back as `reasoning_content`, and nothing else is added.
+#[tokio::test]
+async fn reasoning_content_goes_back_where_it_is_asked_for() {
+    let server = ScriptedServer::start(vec![
+        Reply::Stream(
+            Turn::new()
+                .thinking("Look first.", "")
+                .tool("call_a", "bash", r#"{"command": "echo A"}"#)
+                .openai_reasoning(ReasoningStyle::Content),
+        ),
+        Reply::text("Done."),
+    ])
+    .await;
+    let mut config = test_config(Provider::Openai, &server);
+    config.model.send_reasoning = ReasoningField::Content;
+    let mut agent = Harness::start(config);
+    agent.turn("one").await;
+    let second = &server.requests()[1].body;
+    assert_valid_openai(second);
+    assert_eq!(
+        second["messages"][2],
+        json!({"role": "assistant", "content": null, "reasoning_content": "Look first.", "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"echo A\"}"}},
+        ]})
+    );
 }

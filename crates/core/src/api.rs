@@ -104,7 +104,7 @@ pub struct Launch {
     workspace: PathBuf,
     config_dir: Option<PathBuf>,
     sessions_dir: Option<PathBuf>,
-    key: Result<String, String>,
+    key: Result<crate::llm::ApiKey, String>,
     /// The MCP servers to start (the user's, and the workspace's once trusted).
     mcp: Option<McpConfig>,
     /// The workspace's own servers and skills, while the trust question is open.
@@ -125,13 +125,20 @@ impl Launch {
         let workspace = startup::resolve_workspace(options)?;
         let config_dir = config::config_dir(env);
         let sessions_dir = session::store::sessions_dir(env);
-        let key = startup::api_key(&config, env).map_err(|why| why.to_string());
+        // A missing key is the first-run panel's to explain; a key that must not go where
+        // the configuration points stops here.
+        let key = match startup::api_key(&config, env) {
+            Ok(key) => Ok(key),
+            Err(startup::KeyError::Missing(why)) => Err(why),
+            Err(refused @ startup::KeyError::Refused(_)) => return Err(refused.into()),
+        };
         let mut mcp = startup::mcp_config(options, env, &workspace)?;
         if let Some(path) = resume {
             session::load(path).map_err(|why| anyhow::anyhow!(why))?;
         }
         // Errors that building the session would find late are found now, cheaply.
-        crate::llm::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)?;
+        crate::llm::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)
+            .map_err(|err| anyhow::anyhow!("model.base_url {err}"))?;
         config::system_prompt(&config, &workspace, "").map_err(|why| anyhow::anyhow!(why))?;
 
         let mut notices = Vec::new();
@@ -254,7 +261,7 @@ impl Launch {
         self.config.model.provider = Provider::Openai;
         self.config.model.base_url = base_url;
         self.config.model.model = model;
-        self.key = Ok(String::new());
+        self.key = Ok(crate::llm::ApiKey::default());
         self.question = None;
         self.asking = None;
         self.trusted = false;

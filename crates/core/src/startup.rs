@@ -285,14 +285,14 @@ pub fn discover_skills(workspace: &std::path::Path, trusted: bool, env: &crate::
 pub fn build(
     config: Config,
     workspace: PathBuf,
-    api_key: String,
+    api_key: llm::ApiKey,
     mcp_config: Option<mcp::McpConfig>,
     trusted: bool,
     env: &crate::config::Env,
 ) -> anyhow::Result<AgentOptions> {
     // Every provider key this process was given, not only the one in use: a command can
     // find them elsewhere (a wrapper's /proc/PID/environ) and print them.
-    let mut secrets = vec![api_key.clone()];
+    let mut secrets = vec![api_key.value.clone()];
     let named = config.model.api_key_env.trim();
     secrets.extend(
         crate::tools::process::KEY_VARS
@@ -466,29 +466,90 @@ fn session_log(
     (SessionLog::create(&dir, header, secrets), None)
 }
 
+/// Why there is no key to use.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// None was found where one is needed: the workbench's first-run panel says it.
+    #[error("{0}")]
+    Missing(String),
+    /// The one found must not go where the configuration points: nothing starts.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// The API key: the variable `model.api_key_env` names, else `MINIAGENT_API_KEY`, else the
-/// provider's usual variable. A server on this machine may need none.
-pub fn api_key(config: &Config, env: &crate::config::Env) -> anyhow::Result<String> {
-    let named = config.model.api_key_env.trim();
-    if !named.is_empty() {
-        return env.var(named).filter(|key| !key.is_empty()).with_context(|| {
-            format!("the API key variable {named} (model.api_key_env / --api-key-env) is not set")
-        });
-    }
-    let usual = if endpoint::is_minimax(&config.model.base_url) {
-        "MINIMAX_API_KEY"
-    } else {
-        config.model.provider.spec().key_variable
+/// variable of the company whose host the base URL names (`ANTHROPIC_API_KEY` for
+/// api.anthropic.com). A company's key never goes to another company's host, and goes to
+/// a host that is no company's (a gateway) only from a variable named for it; a server on
+/// this machine may need none.
+pub fn api_key(config: &Config, env: &crate::config::Env) -> Result<llm::ApiKey, KeyError> {
+    let base_url = &config.model.base_url;
+    let set = |var: &str| env.var(var).filter(|key| !key.is_empty());
+    let read = |variable: &str, value: String, passed_over: Option<&str>| llm::ApiKey {
+        value,
+        variable: Some(variable.to_string()),
+        passed_over: passed_over.map(str::to_string),
     };
-    for var in ["MINIAGENT_API_KEY", usual] {
-        if let Some(key) = env.var(var).filter(|key| !key.is_empty()) {
-            return Ok(key);
-        }
+    let host_owner = endpoint::host_owner(base_url);
+    let named = config.model.api_key_env.trim();
+    let key = if !named.is_empty() {
+        let value = set(named).ok_or_else(|| {
+            KeyError::Missing(format!(
+                "the API key variable {named} (model.api_key_env / --api-key-env) is not set"
+            ))
+        })?;
+        read(named, value, None)
+    } else if let Some(value) = set("MINIAGENT_API_KEY") {
+        let passed_over = host_owner.unwrap_or(config.model.provider.spec().owner).variable;
+        let passed_over = Some(passed_over).filter(|variable| set(variable).is_some());
+        read("MINIAGENT_API_KEY", value, passed_over)
+    } else if let Some(owner) = host_owner {
+        // The provider's own variable, when the host's is not set, is read only to be
+        // refused below: the person meant it, and is told why it cannot go there.
+        let provider_variable = config.model.provider.spec().owner.variable;
+        let (variable, value) = [owner.variable, provider_variable]
+            .into_iter()
+            .find_map(|variable| set(variable).map(|value| (variable, value)))
+            .ok_or_else(|| {
+                KeyError::Missing(format!(
+                    "no API key: set MINIAGENT_API_KEY or {}, or name another variable with --api-key-env",
+                    owner.variable
+                ))
+            })?;
+        read(variable, value, None)
+    } else if is_loopback(base_url) {
+        return Ok(llm::ApiKey::default());
+    } else {
+        return Err(KeyError::Missing(no_key_for_gateway(config, env)));
+    };
+    match endpoint::foreign_key(base_url, key.variable.as_deref().unwrap_or_default(), &key.value) {
+        Some(foreign) => Err(KeyError::Refused(format!(
+            "{} (model.base_url, from {}): {}",
+            foreign.describe(),
+            config.base_url_source,
+            foreign.remedy(!named.is_empty())
+        ))),
+        None => Ok(key),
     }
-    if is_loopback(&config.model.base_url) {
-        return Ok(String::new());
+}
+
+/// Why a host that is no key owner's gets no key: a company's variable is never read
+/// for it unasked.
+fn no_key_for_gateway(config: &Config, env: &crate::config::Env) -> String {
+    let host = endpoint::host_of(&config.model.base_url).unwrap_or_default();
+    // The provider's own variable first: the one the person most likely meant.
+    let set = std::iter::once(config.model.provider.spec().owner)
+        .chain(endpoint::KEY_OWNERS)
+        .find(|owner| env.var(owner.variable).is_some_and(|key| !key.is_empty()));
+    match set {
+        Some(owner) => format!(
+            "no API key for {host}: {} goes only to {}; set MINIAGENT_API_KEY, or name the variable with --api-key-env to send it there",
+            owner.variable, owner.hosts[0]
+        ),
+        None => format!(
+            "no API key for {host}: set MINIAGENT_API_KEY, or name the variable that holds it with --api-key-env"
+        ),
     }
-    bail!("no API key: set MINIAGENT_API_KEY or {usual}, or name another variable with --api-key-env")
 }
 
 fn is_loopback(base_url: &str) -> bool {
@@ -585,13 +646,16 @@ mod tests {
             _ => None,
         };
         let env = crate::config::Env::with(lookup);
+        let key = |api_key_env: &str, base_url: &str, env: &crate::config::Env| {
+            api_key(&config_with(api_key_env, base_url), env).map(|key| key.value)
+        };
+        assert_eq!(key("MY_KEY", "https://api.anthropic.com", &env).unwrap(), "mine");
+        assert_eq!(key("", "https://api.anthropic.com", &env).unwrap(), "generic");
+        // Where it came from, and what it was used before, for a 401 to say.
+        let generic = api_key(&config_with("", "https://api.anthropic.com"), &env).unwrap();
         assert_eq!(
-            api_key(&config_with("MY_KEY", "https://api.anthropic.com"), &env).unwrap(),
-            "mine"
-        );
-        assert_eq!(
-            api_key(&config_with("", "https://api.anthropic.com"), &env).unwrap(),
-            "generic"
+            (generic.variable.as_deref(), generic.passed_over.as_deref()),
+            (Some("MINIAGENT_API_KEY"), Some("ANTHROPIC_API_KEY"))
         );
         let no_generic = crate::config::Env::with(move |name: &str| {
             if name == "MINIAGENT_API_KEY" {
@@ -601,28 +665,77 @@ mod tests {
             }
         });
         assert_eq!(
-            api_key(&config_with("", "https://api.anthropic.com"), &no_generic).unwrap(),
+            key("", "https://api.anthropic.com", &no_generic).unwrap(),
             "anthropic"
         );
+        assert_eq!(key("", "https://api.minimax.io", &no_generic).unwrap(), "minimax");
+        // Neither company's key goes to a gateway unasked, nor to a server on this machine.
         assert_eq!(
-            api_key(&config_with("", "https://api.minimax.io"), &no_generic).unwrap(),
-            "minimax"
+            key("", "https://gateway.example/v1", &no_generic),
+            Err(KeyError::Missing(
+                "no API key for gateway.example: ANTHROPIC_API_KEY goes only to api.anthropic.com; set MINIAGENT_API_KEY, or name the variable with --api-key-env to send it there".into()
+            ))
         );
-        let err = api_key(&config_with("UNSET_VAR", "https://api.anthropic.com"), &env).unwrap_err();
+        assert_eq!(key("", "http://127.0.0.1:9/v1", &no_generic).unwrap(), "");
+        assert_eq!(
+            key("ANTHROPIC_API_KEY", "https://gateway.example/v1", &no_generic).unwrap(),
+            "anthropic"
+        );
+        let err = key("UNSET_VAR", "https://api.anthropic.com", &env).unwrap_err();
         assert!(err.to_string().contains("UNSET_VAR"), "{err}");
-        let err = api_key(
-            &config_with("", "https://api.anthropic.com"),
-            &crate::config::Env::empty(),
-        )
-        .unwrap_err();
+        let err = key("", "https://api.anthropic.com", &crate::config::Env::empty()).unwrap_err();
         assert!(err.to_string().starts_with("no API key"), "{err}");
         assert_eq!(
-            api_key(
-                &config_with("", "http://127.0.0.1:9/v1"),
-                &crate::config::Env::empty()
-            )
-            .unwrap(),
+            key("", "http://127.0.0.1:9/v1", &crate::config::Env::empty()).unwrap(),
             ""
+        );
+    }
+
+    /// A company's key never goes to another company's host, whether its variable or its
+    /// form says whose it is.
+    #[test]
+    fn a_key_is_refused_for_another_companys_host() {
+        let env = crate::config::Env::with(|name: &str| match name {
+            "ANTHROPIC_API_KEY" => Some("sk-ant-api03-x".to_string()),
+            "MINIMAX_API_KEY" => Some("mm-key".to_string()),
+            "MY_KEY" => Some("sk-ant-api03-mine".to_string()),
+            _ => None,
+        });
+        let mut config = config_with("MINIMAX_API_KEY", "https://api.openai.com/v1");
+        config.base_url_source = "--base-url".into();
+        assert_eq!(
+            api_key(&config, &env),
+            Err(KeyError::Refused(
+                "the key in MINIMAX_API_KEY is MiniMax's and goes only to api.minimax.io, not to api.openai.com (model.base_url, from --base-url): set model.base_url to https://api.minimax.io (--base-url), or name the variable that holds OpenAI's key with --api-key-env".into()
+            ))
+        );
+        // Named on purpose, a company's variable still goes to its own hosts only.
+        config.model.api_key_env = "ANTHROPIC_API_KEY".into();
+        config.model.base_url = "https://API.openai.com./v1".into();
+        assert!(matches!(api_key(&config, &env), Err(KeyError::Refused(_))));
+        // An Anthropic key in a variable of the person's own, by its form.
+        config.model.api_key_env = "MY_KEY".into();
+        let Err(KeyError::Refused(why)) = api_key(&config, &env) else {
+            panic!("an sk-ant- key went to OpenAI's host");
+        };
+        assert!(
+            why.starts_with("the key in MY_KEY is Anthropic's (it starts with sk-ant-) and goes only to api.anthropic.com, not to api.openai.com"),
+            "{why}"
+        );
+        config.model.base_url = "https://api.anthropic.com".into();
+        assert_eq!(api_key(&config, &env).unwrap().value, "sk-ant-api03-mine");
+        // An Anthropic key put in OpenAI's variable is still Anthropic's.
+        let misplaced = crate::config::Env::with(|name: &str| {
+            (name == "OPENAI_API_KEY").then(|| "sk-ant-api03-x".to_string())
+        });
+        let mut config = config_with("", "https://api.openai.com/v1");
+        config.model.provider = crate::config::Provider::Openai;
+        let Err(KeyError::Refused(why)) = api_key(&config, &misplaced) else {
+            panic!("an sk-ant- key went to OpenAI's host");
+        };
+        assert!(
+            why.starts_with("the key in OPENAI_API_KEY is Anthropic's (it starts with sk-ant-)"),
+            "{why}"
         );
     }
 }

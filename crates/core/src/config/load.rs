@@ -10,12 +10,8 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use super::{Config, DEFAULT_CONFIG};
-
-/// A configuration problem, as one line naming where it came from.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
+use super::check::{fill_provider_defaults, fit_output_reserve, validate};
+use super::{Config, ConfigError, DEFAULT_CONFIG};
 
 /// Values given on the command line; `None` leaves the lower layers' value.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -120,18 +116,23 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
         if let Some(stripped) = message.strip_suffix(&format!(" in `{path}`")) {
             message = stripped.to_string();
         }
-        // For a key that takes one of a few names, serde's words for another type say
-        // nothing useful ("invalid type: unit variant, expected string only", or a table
-        // read as an unknown variant).
-        if let (Some(Value::String(_)), Some(given)) = (
-            lookup(&defaults, &path),
-            merged.as_table().and_then(|table| lookup(table, &path)),
-        ) && !given.is_str()
+        // A value of another type is said in the words of the file, not of the program
+        // ("expected u32", "expected struct ModelConfig"); serde's words for a key that
+        // takes one of a few names say nothing useful either ("invalid type: unit variant,
+        // expected string only").
+        let given = merged.as_table().and_then(|table| lookup(table, &path));
+        if let (Some(default), Some(given)) = (lookup(&defaults, &path), given)
+            && let Some(kind) = other_kind(default, given)
         {
-            message = format!("expected a string, got {}", describe(given));
+            message = format!("expected {kind}, got {}", describe(given));
         }
-        ConfigError(format!("{}: key `{path}`: {message}", source_of(&path)))
+        ConfigError(format!(
+            "{}: key `{path}`: {}",
+            source_of(&path),
+            in_plain_words(&message)
+        ))
     })?;
+    fill_provider_defaults(&mut config, source_of("model.base_url"));
     validate(&config, &source_of)?;
     fit_output_reserve(&mut config, &source_of)?;
     if !config.agent.system_prompt_file.is_empty() {
@@ -293,8 +294,14 @@ fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) ->
                 };
                 let mut choices: Vec<&str> = known.keys().map(String::as_str).collect();
                 choices.sort_unstable();
+                // Codex's names for what miniagent keeps in a section.
+                let ours = match path.as_str() {
+                    "model_provider" => "; miniagent's is `provider` under [model]",
+                    "approval_policy" => "; miniagent's is `approval` under [agent]",
+                    _ => "",
+                };
                 return Err(ConfigError(format!(
-                    "{source}: unknown key `{path}` (known in {section}: {})",
+                    "{source}: unknown key `{path}` (known in {section}: {}){ours}",
                     choices.join(", ")
                 )));
             }
@@ -303,12 +310,37 @@ fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) ->
             (Some(Value::Table(known_inner)), Value::Table(inner)) => {
                 check_known_keys(known_inner, inner, &path, source)?;
             }
+            // Codex writes `model = "gpt-5"` at the top; here `model` is a section.
+            (Some(Value::Table(known_inner)), value) => {
+                return Err(ConfigError(format!(
+                    "{source}: key `{path}` is a section, not a value: {}",
+                    section_advice(&path, key, known_inner, value)
+                )));
+            }
             // A type mismatch (e.g. a table where a value belongs) is reported by the
             // typed deserialization, which names the expected type.
             (Some(_), _) => {}
         }
     }
     Ok(())
+}
+
+/// How to write what `key = value` meant, where `key` is a section: under it, as its
+/// key of the same name when it has one (`[model]` then `model = …`), else its keys.
+fn section_advice(path: &str, key: &str, known: &Table, value: &Value) -> String {
+    let written = value.to_string();
+    if known.contains_key(key) {
+        // A value too long for one line is not repeated whole.
+        let shown = if written.chars().count() <= 80 && !written.contains('\n') {
+            written
+        } else {
+            "…".to_string()
+        };
+        return format!("write [{path}] and under it {key} = {shown}");
+    }
+    let mut keys: Vec<&str> = known.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    format!("write [{path}] and under it its keys ({})", keys.join(", "))
 }
 
 fn merge(into: &mut Table, layer: &Table, prefix: &str, index: usize, origins: &mut HashMap<String, usize>) {
@@ -326,106 +358,44 @@ fn merge(into: &mut Table, layer: &Table, prefix: &str, index: usize, origins: &
     }
 }
 
-fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
-    let fail =
-        |key: &str, message: &str| Err(ConfigError(format!("{}: key `{key}`: {message}", source_of(key))));
-    if config.agent.max_steps == 0 {
-        return fail("agent.max_steps", "must be at least 1");
-    }
-    if !(config.agent.max_cost.is_finite() && config.agent.max_cost >= 0.0) {
-        return fail("agent.max_cost", "must be a number of US dollars, 0 or more");
-    }
-    for (model, price) in &config.prices {
-        let figures = [
-            ("input", Some(price.input)),
-            ("output", Some(price.output)),
-            ("cache_read", price.cache_read),
-            ("cache_write", price.cache_write),
-        ];
-        let bad = figures
-            .into_iter()
-            .find(|(_, figure)| figure.is_some_and(|p| !(p.is_finite() && p >= 0.0)));
-        if let Some((field, _)) = bad {
-            return fail(
-                &format!("prices.{model}.{field}"),
-                "prices must be numbers of US dollars, 0 or more",
-            );
-        }
-    }
-    if config.agent.max_cost > 0.0 && config.price().is_none() {
-        return fail(
-            "agent.max_cost",
-            &format!(
-                "a cost limit needs the price of model `{}`: add [prices.\"{}\"] with input and output (US dollars per million tokens)",
-                config.model.model, config.model.model
-            ),
-        );
-    }
-    if config.model.model.trim().is_empty() {
-        return fail("model.model", "must name a model");
-    }
-    if config.model.call_deadline_s == 0 {
-        return fail("model.call_deadline_s", "must be at least 1");
-    }
-    if config.model.max_output_tokens == 0 {
-        return fail("model.max_output_tokens", "must be at least 1");
-    }
-    if config.tools.bash.default_timeout_s == 0
-        || config.tools.bash.default_timeout_s > config.tools.bash.max_timeout_s
-    {
-        return fail(
-            "tools.bash.default_timeout_s",
-            "must be between 1 and tools.bash.max_timeout_s",
-        );
-    }
-    if config.retry.exponential_base.is_nan() || config.retry.exponential_base < 1.0 {
-        return fail("retry.exponential_base", "must be 1.0 or more");
-    }
-    super::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)
-        .map(|_| ())
-        .or_else(|err| fail("model.base_url", &err.to_string()))
-}
-
-/// The reply's reserve (`model.max_output_tokens`) is taken from the budget of every
-/// request; when it leaves the prompt less than half the limit, every prompt would fail.
-/// The built-in reserve is lowered to fit, with one line saying so; a reserve the person
-/// set is refused, naming both settings.
-fn fit_output_reserve(config: &mut Config, source_of: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
-    let margin = super::MARGIN_TOKENS;
-    let (limit_key, limit) = if config.model.context_window < config.agent.token_limit {
-        ("model.context_window", config.model.context_window)
-    } else {
-        ("agent.token_limit", config.agent.token_limit)
+/// What a key takes, when `given` is not of its kind (a whole number where a number
+/// goes is of its kind).
+fn other_kind(default: &Value, given: &Value) -> Option<&'static str> {
+    let kind = match default {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "a whole number",
+        Value::Float(_) => "a number",
+        Value::Boolean(_) => "true or false",
+        Value::Datetime(_) => "a date",
+        Value::Array(_) => "a list",
+        Value::Table(_) => "a table",
     };
-    let reserve = u64::from(config.model.max_output_tokens);
-    // At most half of what the margin leaves, so the prompt has the other half.
-    let most = limit.saturating_sub(margin) / 2;
-    if reserve <= most {
-        return Ok(());
-    }
-    if most < MIN_OUTPUT_RESERVE {
-        return Err(ConfigError(format!(
-            "{}: key `{limit_key}`: {limit} tokens is too small for a prompt and a reply (at least {})",
-            source_of(limit_key),
-            margin + 2 * MIN_OUTPUT_RESERVE
-        )));
-    }
-    let source = source_of("model.max_output_tokens");
-    if source != "built-in defaults" {
-        return Err(ConfigError(format!(
-            "{limit_key} {limit} leaves no room for the prompt: model.max_output_tokens {reserve} ({source}) is reserved for the reply out of it; raise {limit_key} or set model.max_output_tokens to at most {most}"
-        )));
-    }
-    config.model.max_output_tokens = u32::try_from(most).unwrap_or(u32::MAX);
-    config.notices.push(format!(
-        "{limit_key} {limit} ({}) cannot hold the default model.max_output_tokens {reserve}; replies are limited to {most} tokens so the prompt keeps half of it",
-        source_of(limit_key)
-    ));
-    Ok(())
+    let same = std::mem::discriminant(default) == std::mem::discriminant(given)
+        || matches!((default, given), (Value::Float(_), Value::Integer(_)));
+    (!same).then_some(kind)
 }
 
-/// The smallest reply reserve worth a request.
-const MIN_OUTPUT_RESERVE: u64 = 256;
+/// serde's message with the program's type names in the file's words: `-1` for a count
+/// is "expected u32" to serde.
+fn in_plain_words(message: &str) -> String {
+    const TYPES: [(&str, &str); 7] = [
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u64", "a whole number, 0 or more"),
+        ("usize", "a whole number, 0 or more"),
+        ("f64", "a number"),
+        ("bool", "true or false"),
+    ];
+    TYPES
+        .iter()
+        .find_map(|(name, words)| {
+            message
+                .strip_suffix(&format!("expected {name}"))
+                .map(|start| format!("{start}expected {words}"))
+        })
+        .unwrap_or_else(|| message.to_string())
+}
 
 /// A TOML value as an error message names it.
 fn describe(value: &Value) -> String {
@@ -526,7 +496,19 @@ mod tests {
         let cases = [
             (
                 "[agent]\nmax_steps = \"many\"\n",
-                "key `agent.max_steps`: invalid type: string \"many\", expected u32",
+                "key `agent.max_steps`: expected a whole number, got the string \"many\"",
+            ),
+            (
+                "[agent]\nmax_steps = -1\n",
+                "key `agent.max_steps`: invalid value: integer `-1`, expected a whole number from 0 to 4294967295",
+            ),
+            (
+                "[ui]\nshow_thinking = \"yes\"\n",
+                "key `ui.show_thinking`: expected true or false, got the string \"yes\"",
+            ),
+            (
+                "[prices.\"m\"]\ninput = \"cheap\"\noutput = 1.0\n",
+                "key `prices.m.input`: invalid type: string \"cheap\", expected a number",
             ),
             (
                 "[agent]\nmax_stpes = 3\n",
@@ -539,7 +521,28 @@ mod tests {
             ),
             (
                 "agent = 5\n",
-                "key `agent`: invalid type: integer `5`, expected struct AgentSettings",
+                "key `agent` is a section, not a value: write [agent] and under it its keys (approval, compaction, delegate_max_steps, keep_recent_steps, keep_tool_results, max_cost, max_steps, system_prompt_file, token_limit, tokenizer)",
+            ),
+            (
+                "model_provider = \"openai\"\n",
+                "unknown key `model_provider` (known in the top level: agent, model, prices, retry, session, tools, ui); miniagent's is `provider` under [model]",
+            ),
+            // Codex's way of naming the model.
+            (
+                "model = \"gpt-5\"\n",
+                "key `model` is a section, not a value: write [model] and under it model = \"gpt-5\"",
+            ),
+            (
+                "[tools]\nbash = 1\n",
+                "key `tools.bash` is a section, not a value: write [tools.bash] and under it its keys (",
+            ),
+            (
+                "[model]\napi_key_env = \"${OPENAI_API_KEY}\"\n",
+                "key `model.api_key_env`: takes the variable's name without the $: OPENAI_API_KEY",
+            ),
+            (
+                "[model]\napi_key_env = \"my key\"\n",
+                "key `model.api_key_env`: takes the name of the environment variable that holds the key: letters, digits and _, such as MY_API_KEY",
             ),
             // Found by tests/bad_input: serde said "invalid type: unit variant, expected
             // string only" and "unknown variant `a`" for these.
@@ -581,6 +584,93 @@ mod tests {
             assert!(!err.contains('\n'), "{err}");
         }
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Each provider brings its own API and model when the file names neither; MiniMax's
+    /// hosts their model; what the file names stays.
+    #[test]
+    fn a_provider_brings_its_own_base_url_and_model() {
+        let loaded = |provider: &'static str, base_url: &'static str, model: &'static str| {
+            let config = load_with(None, None, move |name: &str| match name {
+                "MINIAGENT_PROVIDER" => Some(provider.to_string()),
+                "MINIAGENT_BASE_URL" => Some(base_url.to_string()),
+                "MINIAGENT_MODEL" => Some(model.to_string()),
+                _ => None,
+            })
+            .unwrap();
+            (config.model.base_url, config.model.model, config.base_url_source)
+        };
+        let owned =
+            |url: &str, model: &str, source: &str| (url.to_string(), model.to_string(), source.to_string());
+        assert_eq!(
+            loaded("anthropic", "", ""),
+            owned(
+                "https://api.anthropic.com",
+                "claude-sonnet-4-5",
+                "the default of provider anthropic"
+            )
+        );
+        assert_eq!(
+            loaded("openai", "", ""),
+            owned(
+                "https://api.openai.com/v1",
+                "gpt-4.1",
+                "the default of provider openai"
+            )
+        );
+        for provider in ["anthropic", "openai"] {
+            assert_eq!(
+                loaded(provider, "https://api.minimaxi.com", ""),
+                owned(
+                    "https://api.minimaxi.com",
+                    "MiniMax-M2",
+                    "environment variable MINIAGENT_BASE_URL"
+                )
+            );
+        }
+        assert_eq!(
+            loaded("openai", "http://127.0.0.1:8080/v1", "qwen3"),
+            owned(
+                "http://127.0.0.1:8080/v1",
+                "qwen3",
+                "environment variable MINIAGENT_BASE_URL"
+            )
+        );
+    }
+
+    /// A key pasted where a variable's name goes is refused without being repeated.
+    #[test]
+    fn a_key_given_as_the_variable_name_is_never_repeated() {
+        for pasted in [
+            "sk-ant-api03-abcDEF123",
+            "sk-proj-abc123",
+            "gsk_abcdefghijklmnop1234567890",
+            "AIzaSyA1b2C3d4E5f6G7h8",
+            "abcdefgh12345678ijklmnop90",
+        ] {
+            let err = load_with(None, None, move |name: &str| {
+                (name == "MINIAGENT_API_KEY_ENV").then(|| pasted.to_string())
+            })
+            .unwrap_err()
+            .0;
+            assert_eq!(
+                err,
+                "environment variable MINIAGENT_API_KEY_ENV: key `model.api_key_env`: takes the name of the environment variable that holds the key (such as MY_API_KEY), and this looks like a key itself; put the key in a variable and name that"
+            );
+        }
+        for name in [
+            "MY_API_KEY",
+            "OPENROUTER_API_KEY",
+            "_KEY2",
+            "groq_key",
+            "my_company_openrouter_key2",
+        ] {
+            let config = load_with(None, None, move |var: &str| {
+                (var == "MINIAGENT_API_KEY_ENV").then(|| name.to_string())
+            })
+            .unwrap();
+            assert_eq!(config.model.api_key_env, name);
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Configuration: the typed settings and how the layers that make them are read.
 
+mod check;
 pub mod edit;
 mod env;
 mod files;
@@ -15,10 +16,15 @@ pub use crate::llm::{ModelConfig, Provider, endpoint};
 pub use crate::protocol::ApprovalMode;
 pub use env::Env;
 pub use files::{effective_uid, private_dir, private_log};
-pub use load::{ConfigError, LoadOptions, Overrides, config_dir, load, named_data_dir};
+pub use load::{LoadOptions, Overrides, config_dir, load, named_data_dir};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 
 pub use retry::RetryPolicy;
+
+/// A configuration problem, as one line naming where it came from.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
 
 /// The built-in defaults, the first layer; they list every key that exists.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../../config/default.toml");
@@ -174,6 +180,10 @@ pub struct Config {
     /// Prices by model name; a name also prices its dated versions (the name, a dash and
     /// a date).
     pub prices: std::collections::BTreeMap<String, ModelPrice>,
+    /// Where `model.base_url` was set (a file, a variable, a flag, or the provider's
+    /// default), for messages (not a config key).
+    #[serde(skip)]
+    pub base_url_source: String,
     /// Where the system prompt file, if any, was resolved to (not a config key).
     #[serde(skip)]
     pub system_prompt_path: Option<PathBuf>,

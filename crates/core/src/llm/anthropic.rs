@@ -27,7 +27,8 @@ pub struct AnthropicClient {
 /// The provider, for the registry (`llm::PROVIDERS`).
 pub(super) const SPEC: ProviderSpec = ProviderSpec {
     name: "anthropic",
-    key_variable: "ANTHROPIC_API_KEY",
+    owner: &super::endpoint::ANTHROPIC,
+    default_model: "claude-sonnet-4-5",
     minimax_path: "/anthropic",
     client: |http, base, api_key, config| {
         std::sync::Arc::new(AnthropicClient::new(http, base, api_key, config))
@@ -144,13 +145,16 @@ impl ModelClient for AnthropicClient {
 
     fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>> {
         let body = self.request_body(request);
-        let builder = self
+        let mut builder = self
             .http
             .post(&self.url)
-            .header("x-api-key", &self.api_key)
             .header("anthropic-version", &self.version)
             .header("accept", "text/event-stream")
             .json(&body);
+        // No key (a server on this machine): no empty header saying there is one.
+        if !self.api_key.is_empty() {
+            builder = builder.header("x-api-key", &self.api_key);
+        }
         let url = self.url.clone();
         let idle = self.idle_timeout_s;
         let limits = TimeLimits {

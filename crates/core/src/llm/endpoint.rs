@@ -15,6 +15,18 @@ pub fn is_minimax(base_url: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The field `base_url`'s server is known to take reasoning back in, for
+/// `model.send_reasoning = "auto"`: MiniMax's and OpenRouter's `reasoning_details`,
+/// DeepSeek's `reasoning_content`; none for any other server.
+pub fn reasoning_field_for(base_url: &str) -> super::ReasoningField {
+    use super::ReasoningField;
+    match host_of(base_url).as_deref() {
+        Some(host) if MINIMAX_HOSTS.contains(&host) || host == "openrouter.ai" => ReasoningField::Details,
+        Some("api.deepseek.com") => ReasoningField::Content,
+        _ => ReasoningField::Off,
+    }
+}
+
 /// Whether the URL points at OpenAI's own API (or Azure's OpenAI service), which takes
 /// the reply's limit as `max_completion_tokens` (its reasoning models refuse
 /// `max_tokens`); other OpenAI-compatible servers are sent `max_tokens`, which they all
@@ -29,24 +41,202 @@ pub fn is_openai_itself(base_url: &str) -> bool {
     host_of(base_url).is_some_and(|host| host == "api.openai.com")
 }
 
+/// A company whose API keys miniagent knows: the variable its key is usually in, the
+/// hosts its keys are for, and the beginnings its keys alone have. A key of theirs goes
+/// to their hosts only (or to a server the person names the variable for).
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeyOwner {
+    pub name: &'static str,
+    pub variable: &'static str,
+    pub hosts: &'static [&'static str],
+    /// Its API, as `model.base_url` names it.
+    pub base_url: &'static str,
+    pub key_prefixes: &'static [&'static str],
+    /// The model asked for on its hosts when `model.model` is empty, where that is not
+    /// the provider's own default (MiniMax serves both protocols).
+    pub default_model: Option<&'static str>,
+}
+
+/// Anthropic: the `anthropic` provider's own API.
+pub const ANTHROPIC: KeyOwner = KeyOwner {
+    name: "Anthropic",
+    variable: "ANTHROPIC_API_KEY",
+    hosts: &["api.anthropic.com"],
+    base_url: "https://api.anthropic.com",
+    key_prefixes: &["sk-ant-"],
+    default_model: None,
+};
+
+/// OpenAI: the `openai` provider's own API.
+pub const OPENAI: KeyOwner = KeyOwner {
+    name: "OpenAI",
+    variable: "OPENAI_API_KEY",
+    hosts: &["api.openai.com"],
+    base_url: "https://api.openai.com/v1",
+    key_prefixes: &["sk-proj-", "sk-svcacct-", "sk-admin-"],
+    default_model: None,
+};
+
+/// MiniMax, which serves both protocols.
+pub const MINIMAX: KeyOwner = KeyOwner {
+    name: "MiniMax",
+    variable: "MINIMAX_API_KEY",
+    hosts: &MINIMAX_HOSTS,
+    base_url: "https://api.minimax.io",
+    key_prefixes: &[],
+    default_model: Some("MiniMax-M2"),
+};
+
+/// Every company whose keys are kept to its own hosts.
+pub const KEY_OWNERS: [&KeyOwner; 3] = [&ANTHROPIC, &OPENAI, &MINIMAX];
+
+/// Whose host the URL names, if a key owner's.
+pub fn host_owner(base_url: &str) -> Option<&'static KeyOwner> {
+    let host = host_of(base_url)?;
+    KEY_OWNERS
+        .into_iter()
+        .find(|owner| owner.hosts.contains(&host.as_str()))
+}
+
+/// Whose key `variable` usually holds, if a key owner's.
+pub fn variable_owner(variable: &str) -> Option<&'static KeyOwner> {
+    KEY_OWNERS.into_iter().find(|owner| owner.variable == variable)
+}
+
+/// Whose key `key` is by its form, if it begins as only one owner's keys do.
+pub fn key_owner(key: &str) -> Option<(&'static KeyOwner, &'static str)> {
+    KEY_OWNERS.into_iter().find_map(|owner| {
+        owner
+            .key_prefixes
+            .iter()
+            .find(|prefix| key.trim().starts_with(**prefix))
+            .map(|prefix| (owner, *prefix))
+    })
+}
+
+/// A key that belongs to one company about to go to another's host.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ForeignKey {
+    /// The variable the key came from.
+    pub variable: String,
+    pub owner: &'static KeyOwner,
+    /// The beginning that marks it as the owner's, when that, not its variable, says
+    /// whose it is.
+    pub prefix: Option<&'static str>,
+    /// The host it would have gone to, and whose that is.
+    pub host: String,
+    pub host_owner: &'static KeyOwner,
+}
+
+impl ForeignKey {
+    /// `the key in VAR is X's and goes only to HOST, not to OTHER`.
+    pub fn describe(&self) -> String {
+        let marked = self
+            .prefix
+            .map(|prefix| format!(" (it starts with {prefix})"))
+            .unwrap_or_default();
+        format!(
+            "the key in {} is {}'s{marked} and goes only to {}, not to {}",
+            self.variable, self.owner.name, self.owner.hosts[0], self.host
+        )
+    }
+
+    /// What to set instead, in one clause. `named`: the variable was named on purpose
+    /// (`--api-key-env`), so the host's own variable would not be read.
+    pub fn remedy(&self, named: bool) -> String {
+        let other = if named {
+            format!(
+                "name the variable that holds {}'s key with --api-key-env",
+                self.host_owner.name
+            )
+        } else if variable_owner(&self.variable).is_none() {
+            // MINIAGENT_API_KEY is read first: the host's own variable would not be.
+            format!("put {}'s key in {}", self.host_owner.name, self.variable)
+        } else {
+            format!("give {} its own key in {}", self.host, self.host_owner.variable)
+        };
+        format!(
+            "set model.base_url to {} (--base-url), or {other}",
+            self.owner.base_url
+        )
+    }
+}
+
+/// Whether sending the key from `variable` to `base_url` would hand one company's key
+/// to another's host: by the variable it is in (`OPENAI_API_KEY`), else by its form
+/// (`sk-ant-…`). A host that is no key owner's is the person's own choice (a gateway, a
+/// server on this machine) and is never refused here.
+pub fn foreign_key(base_url: &str, variable: &str, key: &str) -> Option<ForeignKey> {
+    let host_owner = host_owner(base_url)?;
+    // Either says whose it is: an Anthropic key put in OPENAI_API_KEY is still Anthropic's.
+    let (owner, prefix) = variable_owner(variable)
+        .map(|owner| (owner, None))
+        .into_iter()
+        .chain(key_owner(key).map(|(owner, prefix)| (owner, Some(prefix))))
+        .find(|(owner, _)| *owner != host_owner)?;
+    Some(ForeignKey {
+        variable: variable.to_string(),
+        owner,
+        prefix,
+        host: host_of(base_url).unwrap_or_default(),
+        host_owner,
+    })
+}
+
+/// The model asked for when `model.model` is empty: MiniMax's on a MiniMax host, else
+/// the provider's own.
+pub fn default_model(provider: Provider, base_url: &str) -> &'static str {
+    host_owner(base_url)
+        .and_then(|owner| owner.default_model)
+        .unwrap_or(provider.spec().default_model)
+}
+
 /// The URL's host, lower-cased, without the trailing dot of a fully qualified name.
-fn host_of(base_url: &str) -> Option<String> {
+pub fn host_of(base_url: &str) -> Option<String> {
     let url = Url::parse(base_url.trim()).ok()?;
     Some(url.host_str()?.trim_end_matches('.').to_ascii_lowercase())
 }
 
+/// A base URL that cannot be used, said without naming the setting (the caller knows
+/// whether it came from a file, a variable or `--base-url`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BaseUrlError(String);
+
 /// The base URL requests are built on, without a trailing slash in its path and without
 /// a fragment; a query (`?api-version=…`) is kept for [`request_url`] to carry. A bare
 /// MiniMax host gets the suffix of the chosen protocol; any other URL is used as given.
-pub fn resolve_base_url(provider: Provider, base_url: &str) -> anyhow::Result<String> {
-    let mut url = Url::parse(base_url.trim())
-        .map_err(|err| anyhow::anyhow!("model.base_url `{base_url}` is not a URL: {err}"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        anyhow::bail!("model.base_url `{base_url}` must start with http:// or https://");
-    }
+pub fn resolve_base_url(provider: Provider, base_url: &str) -> Result<String, BaseUrlError> {
+    let given = base_url.trim();
+    // `127.0.0.1:8080` does not parse and `localhost:8080` parses with `localhost` as its
+    // scheme: both lack the same thing, and are told the same.
+    let Some((scheme, rest)) = given
+        .split_once("://")
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+    else {
+        let rest = given.split_once("://").map_or(given, |(_, rest)| rest);
+        let local = ["localhost", "127.", "0.0.0.0", "[::1]"]
+            .iter()
+            .any(|start| rest.to_ascii_lowercase().starts_with(start));
+        let scheme = if local { "http" } else { "https" };
+        // Only a host can follow: not a typed scheme (`http//x`), a path or a space.
+        let hostlike = rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '[')
+            && !rest.to_ascii_lowercase().starts_with("http")
+            && !rest.contains(char::is_whitespace);
+        let example = if hostlike {
+            format!(", as in {scheme}://{rest}")
+        } else {
+            String::new()
+        };
+        return Err(BaseUrlError(format!(
+            "`{base_url}` must start with http:// or https://{example}"
+        )));
+    };
+    let mut url = Url::parse(&format!("{}://{rest}", scheme.to_ascii_lowercase()))
+        .map_err(|err| BaseUrlError(format!("`{base_url}` is not a URL: {err}")))?;
     url.set_fragment(None);
     let mut path = url.path().trim_end_matches('/').to_string();
-    if is_minimax(base_url) && path.is_empty() {
+    if is_minimax(given) && path.is_empty() {
         path = provider.spec().minimax_path.to_string();
     }
     url.set_path(&path);
@@ -261,7 +451,42 @@ mod tests {
 
     #[test]
     fn bad_urls_are_refused() {
-        assert!(resolve_base_url(Provider::Openai, "not a url").is_err());
-        assert!(resolve_base_url(Provider::Openai, "ftp://x.example").is_err());
+        let refused = |url: &str| resolve_base_url(Provider::Openai, url).unwrap_err().to_string();
+        assert_eq!(
+            refused("not a url"),
+            "`not a url` must start with http:// or https://"
+        );
+        assert_eq!(
+            refused("ftp://x.example"),
+            "`ftp://x.example` must start with http:// or https://, as in https://x.example"
+        );
+        // Found by a new user: one parsed as a relative URL, the other with `localhost` as
+        // its scheme; both are told the same.
+        assert_eq!(
+            refused("127.0.0.1:8080"),
+            "`127.0.0.1:8080` must start with http:// or https://, as in http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            refused("localhost:8080/v1"),
+            "`localhost:8080/v1` must start with http:// or https://, as in http://localhost:8080/v1"
+        );
+        for typed in [
+            "http//localhost:8080",
+            "https:/api.openai.com",
+            "file:///etc/passwd",
+        ] {
+            assert_eq!(
+                refused(typed),
+                format!("`{typed}` must start with http:// or https://")
+            );
+        }
+        assert_eq!(
+            refused("http://exa mple.com"),
+            "`http://exa mple.com` is not a URL: invalid international domain name"
+        );
+        assert_eq!(
+            resolve_base_url(Provider::Openai, "HTTP://Example.com/v1/").unwrap(),
+            "http://example.com/v1"
+        );
     }
 }

@@ -4,11 +4,17 @@
 
 pub mod anthropic;
 pub mod endpoint;
+mod key;
 pub mod openai;
 mod provider;
 pub mod sse;
+mod transport;
 
+pub use key::ApiKey;
+use key::NamedKeyClient;
 pub use provider::{NAMES, PROVIDERS, Provider, ProviderSpec};
+pub(crate) use transport::{error_chain, transport_error};
+
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +47,30 @@ pub struct ModelConfig {
     pub prompt_caching: bool,
     /// Where the OpenAI protocol sends `prompt_cache_key` (with `prompt_caching` on).
     pub prompt_cache_key: CacheKeyField,
+    /// How the OpenAI protocol gives the model its earlier reasoning back.
+    pub send_reasoning: ReasoningField,
+}
+
+/// The field an OpenAI-compatible server takes the model's earlier reasoning back in.
+/// Each is one provider's extension, and servers that refuse fields they do not know
+/// refuse a request carrying the other (or either).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReasoningField {
+    /// By the host: `reasoning_details` to MiniMax and OpenRouter, `reasoning_content`
+    /// to DeepSeek, nothing to any other server.
+    #[serde(rename = "auto")]
+    Auto,
+    /// `reasoning_details`, as received (MiniMax, OpenRouter).
+    #[serde(rename = "reasoning_details")]
+    Details,
+    /// `reasoning_content`, as DeepSeek takes it: on every reply that called tools (an
+    /// empty one where there was no reasoning: DeepSeek refuses such a reply without
+    /// it), and on others that had reasoning.
+    #[serde(rename = "reasoning_content")]
+    Content,
+    /// None: the reasoning stays in the session only.
+    #[serde(rename = "none")]
+    Off,
 }
 
 /// Whether requests in the OpenAI protocol carry `prompt_cache_key`. Several
@@ -163,6 +193,9 @@ pub enum LlmError {
     /// chain went to the log when it happened.
     #[error("{detail} at {address}")]
     Connect { address: String, detail: String },
+    /// The TLS handshake failed: the same again would fail the same way.
+    #[error("the TLS handshake with {address} failed: {detail}")]
+    Tls { address: String, detail: String },
     #[error("no data from the provider for {0} s")]
     Timeout(u64),
     #[error("HTTP {status} from the provider: {message}")]
@@ -222,6 +255,7 @@ impl LlmError {
                 "overloaded_error" | "api_error" | "rate_limit_error" | "server_error"
             ),
             LlmError::Malformed(_)
+            | LlmError::Tls { .. }
             | LlmError::Request(_)
             | LlmError::TooLarge(_)
             | LlmError::Deadline(_)
@@ -239,6 +273,7 @@ impl LlmError {
             }
             LlmError::StreamError { message, .. } => is_context_length_message(message),
             LlmError::Connect { .. }
+            | LlmError::Tls { .. }
             | LlmError::Timeout(_)
             | LlmError::StreamBroken(_)
             | LlmError::Malformed(_)
@@ -299,8 +334,21 @@ pub trait ModelClient: Send + Sync {
     fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>>;
 }
 
-/// Builds the client the configuration names. The key is kept inside the client only.
-pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc<dyn ModelClient>> {
+/// Builds the client the configuration names. The key is kept inside the client only,
+/// and never goes to another key owner's host (the key lookup refuses that first, with
+/// where the URL came from; this holds for every other caller).
+pub fn build_client(
+    config: &ModelConfig,
+    api_key: impl Into<ApiKey>,
+) -> anyhow::Result<Arc<dyn ModelClient>> {
+    let api_key = api_key.into();
+    if let Some(foreign) = endpoint::foreign_key(
+        &config.base_url,
+        api_key.variable.as_deref().unwrap_or("the key given"),
+        &api_key.value,
+    ) {
+        anyhow::bail!("{}: {}", foreign.describe(), foreign.remedy(false));
+    }
     // reqwest picks aws-lc-rs itself; making it the process default as well keeps every
     // other rustls user on the same provider. A second install is refused harmlessly.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
@@ -312,8 +360,14 @@ pub fn build_client(config: &ModelConfig, api_key: String) -> anyhow::Result<Arc
         .read_timeout(Duration::from_secs(config.stream_idle_timeout_s))
         .build()
         .map_err(|err| anyhow::anyhow!("cannot build the HTTP client: {err}"))?;
-    let base = endpoint::resolve_base_url(config.provider, &config.base_url)?;
-    Ok((config.provider.spec().client)(http, base, api_key, config))
+    let base = endpoint::resolve_base_url(config.provider, &config.base_url)
+        .map_err(|err| anyhow::anyhow!("model.base_url {err}"))?;
+    let note = api_key.refused_note();
+    let client = (config.provider.spec().client)(http, base, api_key.value, config);
+    Ok(match note {
+        Some(note) => Arc::new(NamedKeyClient { inner: client, note }),
+        None => client,
+    })
 }
 
 /// Parses streamed tool-call arguments: empty means no arguments; anything else must be
@@ -341,107 +395,6 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
     }
-}
-
-/// Turns a transport error into the matching [`LlmError`].
-pub(crate) fn transport_error(url: &str, err: &reqwest::Error, idle_timeout_s: u64) -> LlmError {
-    if err.is_timeout() {
-        LlmError::Timeout(idle_timeout_s)
-    } else if err.is_connect() {
-        // The chain (reqwest, hyper, the OS) is three lines of nested causes: the log
-        // keeps it, the person gets the cause that matters.
-        // A URL may carry a credential (user:password@, ?key=): the log gets it without.
-        tracing::warn!(
-            "cannot connect to {}: {}",
-            endpoint::without_credentials(url),
-            chain_without_credentials(url, err)
-        );
-        LlmError::Connect {
-            address: address_of(url),
-            detail: connect_failure(err),
-        }
-    } else if err.is_builder() {
-        LlmError::Request(chain_without_credentials(url, err))
-    } else {
-        LlmError::StreamBroken(chain_without_credentials(url, err))
-    }
-}
-
-/// [`error_chain`] of a request's error with its URL shown without credentials: reqwest
-/// names the URL it sent to (the user name and password moved to a header, the query
-/// kept).
-fn chain_without_credentials(url: &str, err: &reqwest::Error) -> String {
-    let shown = endpoint::without_credentials(url);
-    let mut text = error_chain(err).replace(url, &shown);
-    if let Some(sent) = err.url() {
-        text = text.replace(sent.as_str(), &shown);
-    }
-    text
-}
-
-/// `host:port` of `url` (the whole text when it does not parse).
-fn address_of(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(parsed) => match (parsed.host_str(), parsed.port_or_known_default()) {
-            (Some(host), Some(port)) => format!("{host}:{port}"),
-            (Some(host), None) => host.to_string(),
-            (None, _) => url.to_string(),
-        },
-        Err(_) => url.to_string(),
-    }
-}
-
-/// What a failed connection came to, in a few words: the operating system's reason for
-/// the usual cases, else the innermost cause of the chain.
-fn connect_failure(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut innermost = err.to_string();
-    let mut dns = false;
-    let mut source = Some(err);
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        dns |= text.starts_with("dns error");
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind;
-            let known = match io.kind() {
-                ErrorKind::ConnectionRefused => Some("connection refused"),
-                ErrorKind::TimedOut => Some("connection timed out"),
-                ErrorKind::ConnectionReset => Some("connection reset"),
-                ErrorKind::ConnectionAborted => Some("connection aborted"),
-                ErrorKind::HostUnreachable => Some("host unreachable"),
-                ErrorKind::NetworkUnreachable => Some("network unreachable"),
-                ErrorKind::AddrNotAvailable => Some("address not available"),
-                _ => None,
-            };
-            if let Some(known) = known {
-                return known.to_string();
-            }
-        }
-        innermost = text;
-        source = cause.source();
-    }
-    if dns {
-        return format!("cannot resolve the host name ({innermost})");
-    }
-    // "… (os error 111)" adds nothing a person can use.
-    match innermost.rfind(" (os error ") {
-        Some(cut) if innermost.ends_with(')') => innermost[..cut].to_string(),
-        _ => innermost,
-    }
-}
-
-/// An error with its causes, on one line (reqwest hides the useful part in `source()`).
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// The most text, thinking and tool-call arguments (with ids, names and signatures) one

@@ -4,14 +4,18 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
+mod wire;
+
+pub use wire::messages_to_wire;
+
 use super::sse::{SseDecoder, TimeLimits, decode_stream_within, parse_json};
 use super::{
     InvalidArguments, LlmError, ModelClient, ModelEvent, ModelRequest, ModelResponse, ModelStream,
     PromptCache, ReplyBudget, Usage, endpoint, open_stream, parse_tool_arguments, transport_error,
 };
-use super::{ModelConfig, Provider, ProviderSpec};
+use super::{ModelConfig, Provider, ProviderSpec, ReasoningField};
 use crate::protocol::StopReason;
-use crate::protocol::message::{ContentBlock, Message, Role};
+use crate::protocol::message::ContentBlock;
 
 /// Client for OpenAI Chat Completions and compatible endpoints.
 pub struct OpenAiClient {
@@ -21,6 +25,8 @@ pub struct OpenAiClient {
     model: String,
     /// MiniMax splits reasoning into `reasoning_details` only when asked.
     ask_reasoning_split: bool,
+    /// Where earlier reasoning goes back (`model.send_reasoning`, resolved by host).
+    reasoning: ReasoningField,
     /// OpenAI's own API takes the reply's limit as `max_completion_tokens`.
     completion_tokens_field: bool,
     /// Whether requests carry `prompt_cache_key` (`model.prompt_cache_key`).
@@ -32,7 +38,9 @@ pub struct OpenAiClient {
 /// The provider, for the registry (`llm::PROVIDERS`).
 pub(super) const SPEC: ProviderSpec = ProviderSpec {
     name: "openai",
-    key_variable: "OPENAI_API_KEY",
+    owner: &super::endpoint::OPENAI,
+    // Streams without the organisation check OpenAI asks for before streaming GPT-5.
+    default_model: "gpt-4.1",
     minimax_path: "/v1",
     client: |http, base, api_key, config| std::sync::Arc::new(OpenAiClient::new(http, base, api_key, config)),
 };
@@ -50,6 +58,10 @@ impl OpenAiClient {
             api_key,
             model: config.model.clone(),
             ask_reasoning_split: endpoint::is_minimax(&config.base_url),
+            reasoning: match config.send_reasoning {
+                ReasoningField::Auto => endpoint::reasoning_field_for(&config.base_url),
+                chosen => chosen,
+            },
             completion_tokens_field: endpoint::is_openai_api(&config.base_url),
             send_cache_key: match config.prompt_cache_key {
                 super::CacheKeyField::Auto => endpoint::is_openai_itself(&config.base_url),
@@ -67,7 +79,7 @@ impl OpenAiClient {
         if !request.system.is_empty() {
             messages.push(json!({"role": "system", "content": request.system}));
         }
-        messages.extend(messages_to_wire(request.messages));
+        messages.extend(messages_to_wire(request.messages, self.reasoning));
         let mut body = json!({
             "model": self.model,
             "messages": messages,
@@ -121,12 +133,15 @@ impl ModelClient for OpenAiClient {
 
     fn stream(&self, request: &ModelRequest<'_>) -> BoxFuture<'static, Result<ModelStream, LlmError>> {
         let body = self.request_body(request);
-        let builder = self
+        let mut builder = self
             .http
             .post(&self.url)
-            .bearer_auth(&self.api_key)
             .header("accept", "text/event-stream")
             .json(&body);
+        // No key (a server on this machine): no empty `Bearer` saying there is one.
+        if !self.api_key.is_empty() {
+            builder = builder.bearer_auth(&self.api_key);
+        }
         let url = self.url.clone();
         let idle = self.idle_timeout_s;
         let limits = TimeLimits {
@@ -144,80 +159,6 @@ impl ModelClient for OpenAiClient {
             ))
         })
     }
-}
-
-/// Converts the history to Chat Completions messages (without the system message).
-pub fn messages_to_wire(messages: &[Message]) -> Vec<Value> {
-    let mut wire = Vec::with_capacity(messages.len());
-    for message in messages {
-        match message.role {
-            Role::User => wire.push(json!({"role": "user", "content": message.text()})),
-            Role::Assistant => wire.push(assistant_to_wire(message)),
-            Role::Tool => {
-                for block in &message.content {
-                    if let ContentBlock::ToolResult {
-                        tool_use_id,
-                        content,
-                        is_error,
-                    } = block
-                    {
-                        // Chat Completions has no error flag; say it in the text.
-                        let content = if *is_error && !content.starts_with("Error") {
-                            format!("Error: {content}")
-                        } else {
-                            content.clone()
-                        };
-                        wire.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
-                    }
-                }
-            }
-        }
-    }
-    wire
-}
-
-fn assistant_to_wire(message: &Message) -> Value {
-    let text = message.text();
-    let tool_calls: Vec<Value> = message
-        .tool_uses()
-        .map(|call| {
-            json!({
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.input.to_string()},
-            })
-        })
-        .collect();
-    let mut out = json!({"role": "assistant"});
-    out["content"] = if text.is_empty() && !tool_calls.is_empty() {
-        Value::Null
-    } else {
-        Value::String(text)
-    };
-    if !tool_calls.is_empty() {
-        out["tool_calls"] = Value::Array(tool_calls);
-    }
-    let mut details = Vec::new();
-    for block in &message.content {
-        if let ContentBlock::Thinking {
-            thinking,
-            reasoning_details,
-            ..
-        } = block
-        {
-            match reasoning_details {
-                Some(Value::Array(items)) => details.extend(items.iter().cloned()),
-                _ if !thinking.is_empty() => {
-                    details.push(json!({"type": "reasoning.text", "text": thinking}));
-                }
-                _ => {}
-            }
-        }
-    }
-    if !details.is_empty() {
-        out["reasoning_details"] = Value::Array(details);
-    }
-    out
 }
 
 #[derive(Debug, Default)]
@@ -508,6 +449,7 @@ impl SseDecoder for OpenAiDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::message::{Message, Role};
     use pretty_assertions::assert_eq;
 
     fn feed(decoder: &mut OpenAiDecoder, chunks: &[Value]) -> Vec<ModelEvent> {
@@ -650,7 +592,7 @@ mod tests {
             content: response.content.clone(),
         };
         assert_eq!(
-            assistant_to_wire(&message),
+            wire::assistant_to_wire(&message, ReasoningField::Details),
             json!({"role": "assistant", "content": "answer", "reasoning_details": [{"type": "reasoning.text", "text": "think"}]})
         );
     }
@@ -683,31 +625,5 @@ mod tests {
         assert!(err.is_retryable());
         let mut decoder = OpenAiDecoder::default();
         assert!(decoder.on_eof(&mut Vec::new()).unwrap_err().is_retryable());
-    }
-
-    #[test]
-    fn tool_results_become_tool_messages() {
-        let history = vec![Message {
-            role: Role::Tool,
-            content: vec![
-                ContentBlock::ToolResult {
-                    tool_use_id: "a".into(),
-                    content: "ok".into(),
-                    is_error: false,
-                },
-                ContentBlock::ToolResult {
-                    tool_use_id: "b".into(),
-                    content: "bad".into(),
-                    is_error: true,
-                },
-            ],
-        }];
-        assert_eq!(
-            messages_to_wire(&history),
-            vec![
-                json!({"role": "tool", "tool_call_id": "a", "content": "ok"}),
-                json!({"role": "tool", "tool_call_id": "b", "content": "Error: bad"}),
-            ]
-        );
     }
 }

@@ -14,8 +14,11 @@ use super::{ModelClient, ModelConfig, anthropic, openai};
 pub struct ProviderSpec {
     /// The name users write: `provider = "anthropic"`, `--provider anthropic`.
     pub name: &'static str,
-    /// The variable its key is usually in (after `MINIAGENT_API_KEY`).
-    pub key_variable: &'static str,
+    /// The company whose API it is: where requests go when `model.base_url` is empty,
+    /// and the variable its key is usually in (after `MINIAGENT_API_KEY`).
+    pub owner: &'static super::endpoint::KeyOwner,
+    /// The model asked for when `model.model` is empty (on its own API).
+    pub default_model: &'static str,
     /// Where a bare MiniMax host serves this protocol (`/anthropic`, `/v1`).
     pub minimax_path: &'static str,
     /// Its client, on the resolved base URL, holding the key.
@@ -140,11 +143,11 @@ mod tests {
                 .starts_with("unknown variant `gemini`, expected `anthropic` or `openai`"),
             "{unknown}"
         );
-        assert_eq!(Provider::Openai.spec().key_variable, "OPENAI_API_KEY");
+        assert_eq!(Provider::Openai.spec().owner.variable, "OPENAI_API_KEY");
         // Every registered provider and every provider file's constant find their spec.
         for spec in PROVIDERS {
             let provider = Provider::named(spec.name).unwrap();
-            assert_eq!(provider.spec().key_variable, spec.key_variable, "{}", spec.name);
+            assert_eq!(provider.spec().owner, spec.owner, "{}", spec.name);
         }
         for (constant, spec) in [
             (Provider::Anthropic, &anthropic::SPEC),

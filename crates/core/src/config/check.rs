@@ -1,0 +1,171 @@
+//! Checking the loaded settings: values no layer may give (a zero step limit, a key where
+//! a variable's name goes), and the ones filled in or fitted after loading (the
+//! provider's own API and model, the reply's reserve).
+
+use super::{Config, ConfigError};
+
+/// Refuses a value no layer may give, naming the key and the layer that set it.
+pub(super) fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    let fail =
+        |key: &str, message: &str| Err(ConfigError(format!("{}: key `{key}`: {message}", source_of(key))));
+    if config.agent.max_steps == 0 {
+        return fail("agent.max_steps", "must be at least 1");
+    }
+    if !(config.agent.max_cost.is_finite() && config.agent.max_cost >= 0.0) {
+        return fail("agent.max_cost", "must be a number of US dollars, 0 or more");
+    }
+    for (model, price) in &config.prices {
+        let figures = [
+            ("input", Some(price.input)),
+            ("output", Some(price.output)),
+            ("cache_read", price.cache_read),
+            ("cache_write", price.cache_write),
+        ];
+        let bad = figures
+            .into_iter()
+            .find(|(_, figure)| figure.is_some_and(|p| !(p.is_finite() && p >= 0.0)));
+        if let Some((field, _)) = bad {
+            return fail(
+                &format!("prices.{model}.{field}"),
+                "prices must be numbers of US dollars, 0 or more",
+            );
+        }
+    }
+    if config.agent.max_cost > 0.0 && config.price().is_none() {
+        return fail(
+            "agent.max_cost",
+            &format!(
+                "a cost limit needs the price of model `{}`: add [prices.\"{}\"] with input and output (US dollars per million tokens)",
+                config.model.model, config.model.model
+            ),
+        );
+    }
+    if config.model.call_deadline_s == 0 {
+        return fail("model.call_deadline_s", "must be at least 1");
+    }
+    if config.model.max_output_tokens == 0 {
+        return fail("model.max_output_tokens", "must be at least 1");
+    }
+    if config.tools.bash.default_timeout_s == 0
+        || config.tools.bash.default_timeout_s > config.tools.bash.max_timeout_s
+    {
+        return fail(
+            "tools.bash.default_timeout_s",
+            "must be between 1 and tools.bash.max_timeout_s",
+        );
+    }
+    if config.retry.exponential_base.is_nan() || config.retry.exponential_base < 1.0 {
+        return fail("retry.exponential_base", "must be 1.0 or more");
+    }
+    // The value is never repeated: a key pasted here would be printed back.
+    let named = config.model.api_key_env.trim();
+    if looks_like_a_key(named) {
+        return fail(
+            "model.api_key_env",
+            "takes the name of the environment variable that holds the key (such as MY_API_KEY), and this looks like a key itself; put the key in a variable and name that",
+        );
+    }
+    // `$OPENAI_API_KEY` as a shell would write it: the name is safe to repeat.
+    let bare = named
+        .trim_start_matches('$')
+        .trim_start_matches('{')
+        .trim_end_matches('}');
+    if named.starts_with('$') && is_variable_name(bare) {
+        return fail(
+            "model.api_key_env",
+            &format!("takes the variable's name without the $: {bare}"),
+        );
+    }
+    if !named.is_empty() && !is_variable_name(named) {
+        return fail(
+            "model.api_key_env",
+            "takes the name of the environment variable that holds the key: letters, digits and _, such as MY_API_KEY",
+        );
+    }
+    super::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)
+        .map(|_| ())
+        .or_else(|err| fail("model.base_url", &err.to_string()))
+}
+
+/// Whether `value` could be a key pasted where a variable's name goes: a known key's
+/// beginning, or a long run mixing lower-case letters and digits without the `_` that
+/// long variable names have.
+fn looks_like_a_key(value: &str) -> bool {
+    const KEY_STARTS: [&str; 9] = [
+        "sk-", "sk_", "gsk_", "xai-", "AIza", "nvapi-", "hf_", "pplx-", "csk-",
+    ];
+    let long_mix = value.len() >= 24
+        && value.bytes().any(|b| b.is_ascii_digit())
+        && value.bytes().any(|b| b.is_ascii_lowercase())
+        && !value.contains('_');
+    KEY_STARTS.iter().any(|start| value.starts_with(start)) || long_mix
+}
+
+/// Whether `value` is an environment variable's name (letters, digits and `_`, not
+/// starting with a digit).
+fn is_variable_name(value: &str) -> bool {
+    value
+        .bytes()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// An empty base URL is the provider's own API and an empty model its default model
+/// (MiniMax's on a MiniMax host): `--provider openai` alone goes to OpenAI, never with
+/// its key to Anthropic's host.
+pub(super) fn fill_provider_defaults(config: &mut Config, base_url_source: String) {
+    let provider = config.model.provider;
+    config.base_url_source = base_url_source;
+    if config.model.base_url.trim().is_empty() {
+        config.model.base_url = provider.spec().owner.base_url.to_string();
+        config.base_url_source = format!("the default of provider {provider}");
+    }
+    if config.model.model.trim().is_empty() {
+        config.model.model = super::endpoint::default_model(provider, &config.model.base_url).to_string();
+    }
+}
+
+/// The reply's reserve (`model.max_output_tokens`) is taken from the budget of every
+/// request; when it leaves the prompt less than half the limit, every prompt would fail.
+/// The built-in reserve is lowered to fit, with one line saying so; a reserve the person
+/// set is refused, naming both settings.
+pub(super) fn fit_output_reserve(
+    config: &mut Config,
+    source_of: &dyn Fn(&str) -> String,
+) -> Result<(), ConfigError> {
+    let margin = super::MARGIN_TOKENS;
+    let (limit_key, limit) = if config.model.context_window < config.agent.token_limit {
+        ("model.context_window", config.model.context_window)
+    } else {
+        ("agent.token_limit", config.agent.token_limit)
+    };
+    let reserve = u64::from(config.model.max_output_tokens);
+    // At most half of what the margin leaves, so the prompt has the other half.
+    let most = limit.saturating_sub(margin) / 2;
+    if reserve <= most {
+        return Ok(());
+    }
+    if most < MIN_OUTPUT_RESERVE {
+        return Err(ConfigError(format!(
+            "{}: key `{limit_key}`: {limit} tokens is too small for a prompt and a reply (at least {})",
+            source_of(limit_key),
+            margin + 2 * MIN_OUTPUT_RESERVE
+        )));
+    }
+    let source = source_of("model.max_output_tokens");
+    if source != "built-in defaults" {
+        return Err(ConfigError(format!(
+            "{limit_key} {limit} leaves no room for the prompt: model.max_output_tokens {reserve} ({source}) is reserved for the reply out of it; raise {limit_key} or set model.max_output_tokens to at most {most}"
+        )));
+    }
+    config.model.max_output_tokens = u32::try_from(most).unwrap_or(u32::MAX);
+    config.notices.push(format!(
+        "{limit_key} {limit} ({}) cannot hold the default model.max_output_tokens {reserve}; replies are limited to {most} tokens so the prompt keeps half of it",
+        source_of(limit_key)
+    ));
+    Ok(())
+}
+
+/// The smallest reply reserve worth a request.
+const MIN_OUTPUT_RESERVE: u64 = 256;
