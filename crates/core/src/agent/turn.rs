@@ -16,7 +16,7 @@ use crate::tools::output::cap_text;
 
 mod calls;
 
-use calls::{ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools};
+use calls::{ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools, stub_large_arguments};
 
 /// Marks assistant text cut short by an interruption.
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
@@ -244,16 +244,18 @@ impl StepLoop<'_> {
                     cut,
                 };
             }
-            match run_tools(session, context, &response, &mut guards).await {
+            let phase = run_tools(session, context, &response, &mut guards).await;
+            match phase {
                 ToolPhase::Done => {}
-                ToolPhase::Interrupted => {
-                    session.context.close_open_tool_calls(INTERRUPTED);
-                    return Ended::Interrupted("while tools were running");
-                }
-                ToolPhase::Aborted => {
-                    session.context.close_open_tool_calls(ABORTED);
-                    return Ended::Aborted;
-                }
+                ToolPhase::Interrupted => session.context.close_open_tool_calls(INTERRUPTED),
+                ToolPhase::Aborted => session.context.close_open_tool_calls(ABORTED),
+            }
+            // Every call of the step has its result now: its large arguments leave the prompt.
+            stub_large_arguments(session, context);
+            match phase {
+                ToolPhase::Done => {}
+                ToolPhase::Interrupted => return Ended::Interrupted("while tools were running"),
+                ToolPhase::Aborted => return Ended::Aborted,
             }
         }
         self.report(session, context, max_steps, &self.report_prompt)

@@ -581,3 +581,46 @@ fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
         context.events.emit(Event::ApprovalRulesChanged { rules });
     }
 }
+
+/// Arguments longer than this leave the prompt once their call ran when
+/// `tools.large_result_bytes` is 0 (large results are not saved then, but a model's
+/// megabyte `write_file` must still not go back to it at every step).
+const ARGUMENT_LIMIT_BYTES: usize = 20_000;
+
+/// Shows the large arguments of the step's calls, which have all run (or been answered
+/// for), as stubs naming the saved files that hold them, like large results: a model may
+/// write more in one call than the budget holds, and the next request would carry it.
+pub(in crate::agent) fn stub_large_arguments(session: &mut Session, context: &TurnContext) {
+    let messages = session.context.messages();
+    let Some(results) = messages.iter().rposition(|m| m.role == Role::Tool) else {
+        return;
+    };
+    let Some(index) = results
+        .checked_sub(1)
+        .filter(|i| messages[*i].role == Role::Assistant)
+    else {
+        return;
+    };
+    let limit = match context.options.config.tools.large_result_bytes {
+        0 => ARGUMENT_LIMIT_BYTES,
+        limit => limit,
+    };
+    let store = results_store(context);
+    let secrets = &context.options.secrets;
+    let stubbed: Vec<(String, Value)> = messages[index]
+        .tool_uses()
+        .filter_map(|call| {
+            let mut save = |ordinal: usize, text: &str| {
+                let store = store.as_ref()?;
+                store
+                    .save(call.id, &format!("-argument-{ordinal}"), &secrets.redact(text))
+                    .ok()
+            };
+            let input = crate::agent::context::stub_arguments(call.input, limit, &mut save)?;
+            Some((call.id.to_string(), input))
+        })
+        .collect();
+    for (id, input) in stubbed {
+        session.context.set_call_input(index, &id, input);
+    }
+}
