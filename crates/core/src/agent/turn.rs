@@ -494,7 +494,14 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> Result<(), E
 /// came down, or why it could not come down further.
 pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     let before = compaction::prompt_size(session, context);
-    let done = match compaction::ensure_budget(session, context, true).await {
+    let masked_before = session.context.masked_results();
+    // Its masking and trimming are told in the one report below, not in notices too.
+    let result = compaction::compact(session, context, true, false).await;
+    // Its summary call is billed like any other: the session's totals (and the gauge,
+    // with the prompt it left) take it in now, as no turn's reply will.
+    let usage = compaction::usage_event(session, &context.options, context.meter.get());
+    context.events.emit(usage);
+    let done = match result {
         Err(BudgetFailure::Cancelled) => {
             context.events.emit(Event::Notice {
                 message: "compaction interrupted".to_string(),
@@ -505,9 +512,17 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
         Err(BudgetFailure::TooLarge(_)) => None,
     };
     let after = compaction::prompt_size(session, context);
+    let masked = session.context.masked_results().saturating_sub(masked_before);
     let how = done
         .map(|done| {
             let mut parts = Vec::new();
+            if masked > 0 {
+                parts.push(format!(
+                    "{masked} older result{} shown as {}",
+                    if masked == 1 { "" } else { "s" },
+                    if masked == 1 { "a stub" } else { "stubs" }
+                ));
+            }
             if done.summaries > 0 {
                 parts.push(format!(
                     "{} summar{}",

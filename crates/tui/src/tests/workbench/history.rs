@@ -1,5 +1,7 @@
 use pretty_assertions::assert_eq;
 
+use crate::conversation::Entry;
+
 use super::*;
 
 #[test]
@@ -430,4 +432,62 @@ fn the_gauge_shows_the_prompt_size_before_the_first_request() {
     app.submit("/stats".into());
     let stats = screen(&mut app, 160, 48);
     assert!(stats.contains("context now (tokens)  2.1k of 80k"), "{stats}");
+}
+
+/// Issue 26 point 9: `/compact` says what it did once: the agent's report, not also a
+/// "context compacted" line for its summary (an automatic compaction, within a turn,
+/// has no report and keeps its line).
+#[test]
+fn compact_now_reports_once_and_a_turns_compaction_keeps_its_line() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let notices = |app: &App| -> Vec<String> {
+        app.conversation
+            .entries()
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let before = notices(&app).len();
+    app.submit("/compact".into());
+    assert_eq!(app.sent, vec![Op::CompactNow]);
+    let compacted = |app: &mut Bench| {
+        app.on_agent_event(Event::CompactionStarted {
+            reason: "summarizing messages 1–4 (about 900 tokens in the prompt)".into(),
+        });
+        app.on_agent_event(Event::ContextCompacted {
+            tokens_before: 3149,
+            tokens_after: 2299,
+            summary: "…".into(),
+            start: 1,
+            end: 5,
+            fallback: false,
+        });
+    };
+    compacted(&mut app);
+    app.on_agent_event(Event::Notice {
+        message: "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)".into(),
+    });
+    assert_eq!(
+        notices(&app)[before..],
+        [
+            "compacting: summarizing messages 1–4 (about 900 tokens in the prompt)",
+            "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)",
+        ]
+    );
+    assert_eq!(app.tokens.compactions, 1);
+    let before = notices(&app).len();
+    app.on_agent_event(Event::TurnStarted { text: "go on".into() });
+    compacted(&mut app);
+    assert_eq!(
+        notices(&app)[before..],
+        [
+            "compacting: summarizing messages 1–4 (about 900 tokens in the prompt)",
+            "context compacted: 3149 → 2299 tokens",
+        ]
+    );
+    assert_eq!(app.tokens.compactions, 2);
 }
