@@ -169,7 +169,7 @@ fn summary_figures_are_the_prompt_as_sent() {
 /// Points 8 and 9: `/compact`'s figures are the inspector's (the gauge's) before and after
 /// it, in its event, its record in `/stats` and its one report; its masking and trimming
 /// are told in that report, not in notices of their own; its summary call counts in the
-/// session's tokens like any other call.
+/// session's tokens like any other call; the inspector counts the trimmed result.
 #[tokio::test]
 async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
     let server = ScriptedServer::start(vec![
@@ -223,6 +223,11 @@ async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
         })
         .collect();
     assert_eq!(compacted, vec![(before, after, 1, 3)]);
+    // Point 18: the inspector says the result is trimmed, not "0 masked".
+    assert_eq!((snapshot.masked_results, snapshot.trimmed_results), (0, 1));
+    let titles: Vec<&str> = snapshot.entries.iter().map(|e| e.title.as_str()).collect();
+    assert_eq!(titles.last(), Some(&"Both read."));
+    assert!(titles.contains(&"1 tool result, 1 trimmed"), "{titles:?}");
     let usage: Vec<(u64, u64)> = events.iter().filter_map(totals).collect();
     assert_eq!(usage, vec![(input + 1234, output + 56)]);
     assert_eq!(

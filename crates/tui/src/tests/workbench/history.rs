@@ -491,3 +491,67 @@ fn compact_now_reports_once_and_a_turns_compaction_keeps_its_line() {
     );
     assert_eq!(app.tokens.compactions, 2);
 }
+
+/// Issue 26 point 18: the text pane's title is never cut by its frame: where it does not
+/// fit whole (120 columns, the list beside it), it goes without its key hint (the key
+/// bar has the keys); where it fits, it has it.
+#[test]
+fn the_inspectors_pane_title_fits_at_120_columns() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    two_compactions(&mut app);
+    app.on_key(key(KeyCode::F(6)));
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Tab));
+    let title_row = |text: &str| text.lines().nth(3).unwrap_or_default().to_string();
+    let narrow_screen = screen(&mut app, 120, 30);
+    assert_screen!("history_originals_nested_120x30", narrow_screen.clone());
+    let narrow = title_row(&narrow_screen);
+    assert!(
+        narrow.ends_with("┌ Replaced messages 13–26 ───────────────────────────────┃ │\""),
+        "{narrow}"
+    );
+    let wide = title_row(&screen(&mut app, 160, 30));
+    assert!(
+        wide.contains("┌ Replaced messages 13–26 (Tab: summary · Enter: earlier summary) ─"),
+        "{wide}"
+    );
+}
+
+/// Issue 26 point 18: the inspector's header counts trimmed results, not "0 masked".
+#[test]
+fn the_inspectors_header_counts_trimmed_results() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_key(key(KeyCode::F(6)));
+    let mut snapshot = summarized_history();
+    let header = |app: &mut Bench| {
+        screen(app, 160, 30)
+            .lines()
+            .nth(2)
+            .unwrap_or_default()
+            .to_string()
+    };
+    for ((masked, trimmed), expected) in [
+        (
+            (0, 1),
+            "prompt 19k tokens · 1 tool result trimmed · 2 compactions",
+        ),
+        (
+            (3, 2),
+            "prompt 19k tokens · 3 tool results masked, 2 trimmed · 2 compactions",
+        ),
+        ((1, 0), "prompt 19k tokens · 1 tool result masked · 2 compactions"),
+    ] {
+        snapshot.masked_results = masked;
+        snapshot.trimmed_results = trimmed;
+        app.on_agent_event(Event::HistorySnapshot {
+            snapshot: snapshot.clone(),
+        });
+        let row = header(&mut app);
+        assert!(row.contains(&format!("┃{expected} · ")), "{row}");
+    }
+}
