@@ -698,3 +698,43 @@ fn fallback_digest(session: &Session, start: usize, end: usize, max_tokens: u64)
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 26 point 18: one result is "1 older tool result", not "1 older tool results";
+    /// results shown trimmed are not said to stay whole.
+    #[test]
+    fn the_masking_notice_counts_in_the_singular_and_names_trimmed_results() {
+        let cases = [
+            (
+                (1, 1, 0),
+                "1 older tool result is shown to the model as a one-line stub (the last one stays whole)",
+            ),
+            (
+                (1, 1, 1),
+                "1 older tool result is shown to the model as a one-line stub (the last one is shown trimmed)",
+            ),
+            (
+                (3, 5, 0),
+                "3 older tool results are shown to the model as one-line stubs (the last 5 stay whole)",
+            ),
+            (
+                (3, 5, 2),
+                "3 older tool results are shown to the model as one-line stubs (the last 5 stay, 2 of them trimmed)",
+            ),
+            (
+                (2, 2, 2),
+                "2 older tool results are shown to the model as one-line stubs (the last 2 are shown trimmed)",
+            ),
+            (
+                (4, 0, 0),
+                "4 older tool results are shown to the model as one-line stubs (none stays whole)",
+            ),
+        ];
+        for ((masked, shown, trimmed), expected) in cases {
+            assert_eq!(masking_notice(masked, shown, trimmed), expected);
+        }
+    }
+}
