@@ -25,6 +25,26 @@ impl<F: FnMut(usize, &str) -> Option<std::path::PathBuf>> ArgumentStore for F {
 /// `input` with every string longer than `limit` bytes a stub (and, when what is left is
 /// still longer than `limit`, the whole input one); `None` when nothing is that large.
 pub fn stub_arguments(input: &Value, limit: usize, store: &mut impl ArgumentStore) -> Option<Value> {
+    let (large, large_bytes) = large_strings(input, limit);
+    let whole = input.to_string();
+    // What is left with every large string a stub (a few hundred bytes each, JSON-escaped
+    // counted high): past the limit, one stub for all of it, and nothing else saved.
+    let left = whole
+        .len()
+        .saturating_sub(large_bytes)
+        .saturating_add(large.saturating_mul(STUB_BYTES));
+    if whole.len() > limit && left > limit {
+        let path = store.save(1, &whole);
+        let mut fields = serde_json::Map::new();
+        fields.insert(
+            "arguments_omitted".to_string(),
+            Value::String(argument_stub(&whole, path.as_deref())),
+        );
+        return Some(Value::Object(fields));
+    }
+    if large == 0 {
+        return None;
+    }
     let mut stubbed = input.clone();
     let mut ordinal = 0;
     // Iteratively: the model chooses how deep its arguments nest.
@@ -46,17 +66,29 @@ pub fn stub_arguments(input: &Value, limit: usize, store: &mut impl ArgumentStor
             _ => {}
         }
     }
-    let whole = stubbed.to_string();
-    if whole.len() > limit {
-        let path = store.save(ordinal + 1, &input.to_string());
-        let mut fields = serde_json::Map::new();
-        fields.insert(
-            "arguments_omitted".to_string(),
-            Value::String(argument_stub(&input.to_string(), path.as_deref())),
-        );
-        return Some(Value::Object(fields));
+    Some(stubbed)
+}
+
+/// Bytes a stub is reckoned at, with its path, as sent.
+const STUB_BYTES: usize = 600;
+
+/// How many strings of `input` are longer than `limit` bytes, and their bytes as sent
+/// (JSON-escaped, quotes included).
+fn large_strings(input: &Value, limit: usize) -> (usize, usize) {
+    let (mut count, mut bytes) = (0, 0);
+    let mut stack = vec![input];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) if text.len() > limit => {
+                count += 1;
+                bytes += serde_json::to_string(text).map_or(text.len(), |sent| sent.len());
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::Object(fields) => stack.extend(fields.values()),
+            _ => {}
+        }
     }
-    (ordinal > 0).then_some(stubbed)
+    (count, bytes)
 }
 
 /// The text an argument of `text` becomes: its size and where to read it.
@@ -119,22 +151,22 @@ mod tests {
     fn small_arguments_stay_as_they_are() {
         let mut saved = Vec::new();
         let input = json!({"path": "a.txt", "content": "short"});
-        assert_eq!(stub_arguments(&input, 1000, &mut saving(&mut saved)), None);
+        assert_eq!(stub_arguments(&input, 2000, &mut saving(&mut saved)), None);
         assert!(saved.is_empty());
     }
 
     #[test]
     fn each_large_string_becomes_a_stub_naming_its_saved_file_in_order() {
         let mut saved = Vec::new();
-        let first = "a\n".repeat(600);
-        let second = "b".repeat(1500);
+        let first = "a\n".repeat(1200);
+        let second = "b".repeat(3000);
         let input = json!({"path": "a.txt", "edits": [{"old": first, "new": second}]});
-        let stubbed = stub_arguments(&input, 1000, &mut saving(&mut saved)).unwrap();
+        let stubbed = stub_arguments(&input, 2000, &mut saving(&mut saved)).unwrap();
         assert_eq!(
             stubbed,
             json!({"path": "a.txt", "edits": [{
-                "old": "[argument omitted to save context: 1200 bytes, 600 lines; saved whole in /r/c-argument-2.txt: read it with read_file {\"path\": \"/r/c-argument-2.txt\", \"offset\": LINE, \"limit\": LINES}]",
-                "new": "[argument omitted to save context: 1500 bytes, 1 line; saved whole in /r/c-argument-1.txt: read it with read_file {\"path\": \"/r/c-argument-1.txt\", \"offset\": LINE, \"limit\": LINES}]",
+                "old": "[argument omitted to save context: 2400 bytes, 1200 lines; saved whole in /r/c-argument-2.txt: read it with read_file {\"path\": \"/r/c-argument-2.txt\", \"offset\": LINE, \"limit\": LINES}]",
+                "new": "[argument omitted to save context: 3000 bytes, 1 line; saved whole in /r/c-argument-1.txt: read it with read_file {\"path\": \"/r/c-argument-1.txt\", \"offset\": LINE, \"limit\": LINES}]",
             }]})
         );
         // Keys go in their sorted order.
@@ -144,8 +176,18 @@ mod tests {
     #[test]
     fn many_small_strings_become_one_stub_and_nested_ones_are_found() {
         let mut saved = Vec::new();
-        let input = json!({"items": vec!["xy"; 500]});
-        let stubbed = stub_arguments(&input, 1000, &mut saving(&mut saved)).unwrap();
+        let input = json!({"items": vec!["xy"; 1000]});
+        let stubbed = stub_arguments(&input, 2000, &mut saving(&mut saved)).unwrap();
+        let text = input.to_string();
+        assert_eq!(
+            stubbed,
+            json!({"arguments_omitted": argument_stub(&text, Some(Path::new("/r/c-argument-1.txt")))})
+        );
+        assert_eq!(saved, vec![(1, text)]);
+        // A large string among them is saved once, in the whole, not on its own as well.
+        let mut saved = Vec::new();
+        let input = json!({"big": "w".repeat(5000), "items": vec!["xy"; 1000]});
+        let stubbed = stub_arguments(&input, 2000, &mut saving(&mut saved)).unwrap();
         let text = input.to_string();
         assert_eq!(
             stubbed,
@@ -153,29 +195,29 @@ mod tests {
         );
         assert_eq!(saved, vec![(1, text)]);
         // As deep as parsed arguments go, one large string at the bottom.
-        let mut deep = json!("z".repeat(1200));
+        let mut deep = json!("z".repeat(2500));
         for _ in 0..120 {
             deep = Value::Array(vec![deep]);
         }
         let mut saved = Vec::new();
         let mut expected = json!(argument_stub(
-            &"z".repeat(1200),
+            &"z".repeat(2500),
             Some(Path::new("/r/c-argument-1.txt"))
         ));
         for _ in 0..120 {
             expected = Value::Array(vec![expected]);
         }
         assert_eq!(
-            stub_arguments(&deep, 1_000, &mut saving(&mut saved)),
+            stub_arguments(&deep, 2_000, &mut saving(&mut saved)),
             Some(expected)
         );
-        assert_eq!(saved, vec![(1, "z".repeat(1200))]);
+        assert_eq!(saved, vec![(1, "z".repeat(2500))]);
     }
 
     #[test]
     fn an_argument_that_cannot_be_saved_says_so() {
         let input = json!({"content": "q".repeat(3000)});
-        let stubbed = stub_arguments(&input, 1000, &mut |_: usize, _: &str| None).unwrap();
+        let stubbed = stub_arguments(&input, 2000, &mut |_: usize, _: &str| None).unwrap();
         assert_eq!(
             stubbed,
             json!({"content": "[argument omitted to save context: 3000 bytes, 1 line; it could not be saved where tools can read it (no results folder)]"})
