@@ -41,7 +41,7 @@ fn two_turns(server: &ScriptedServer, compaction: &str) -> (Vec<Value>, Vec<Valu
     let (home, workspace) = (TempDir::new(), TempDir::new());
     home.write(
         "config.toml",
-        &format!(
+        format!(
             "[agent]\ntoken_limit = 9000\nkeep_tool_results = 5\ncompaction = \"{compaction}\"\n\n[model]\nmax_output_tokens = 2000\n"
         ),
     );
