@@ -412,3 +412,52 @@ async fn a_calls_large_argument_is_shown_as_a_stub_once_it_ran_and_the_session_g
     assert_eq!(std::fs::read_to_string(saved("write_huge")).unwrap(), huge);
     assert!(last_result(&requests[4]).contains("huge.txt"));
 }
+
+/// Point 5, tried on a case the fix was not written for: a session recorded before
+/// arguments were stubbed (its log holds the 400 KB argument whole, and no stub) is
+/// resumed with `exec --resume`, and its next turn is sent with the argument stubbed.
+#[test]
+fn a_resumed_session_whose_log_holds_a_large_argument_goes_on() {
+    use support::cli::{exec, session_id, session_logs, text};
+    let big = written_text(400_000);
+    let server = ScriptedServer::start_blocking(vec![
+        large_call(
+            "write_big",
+            "write_file",
+            &json!({"path": "big.txt", "content": big}).to_string(),
+        ),
+        Reply::text("Written."),
+        Reply::text("Still here."),
+    ]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let first = exec(&home, &workspace, &server, &["Write the table."]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    // The log as an earlier version wrote it: without the records that hold the stub.
+    let log = session_logs(&home)[0].clone();
+    let kept: String = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.contains("[argument omitted to save context"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let escaped = serde_json::to_string(&big[..1000]).unwrap();
+    assert!(
+        kept.contains(escaped.trim_matches('"')),
+        "the log holds the argument whole"
+    );
+    std::fs::write(&log, kept).unwrap();
+    let id = session_id(&log);
+    let second = exec(&home, &workspace, &server, &["--resume", &id, "Go on."]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(text(&second.stdout), "Still here.\n");
+    let last = server.requests().pop().unwrap();
+    let content = call_input(&last, "write_big")["content"].as_str().unwrap().to_string();
+    let prefix = format!(
+        "[argument omitted to save context: {} bytes, {} lines; saved whole in {}",
+        big.len(),
+        big.lines().count(),
+        home.join(format!("results/{id}/write_big-argument-1")).display()
+    );
+    assert!(content.starts_with(&prefix), "{content}");
+    assert!(last.body.to_string().len() < 20_000);
+}

@@ -16,7 +16,10 @@ use crate::tools::output::cap_text;
 
 mod calls;
 
-use calls::{ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools, stub_large_arguments};
+use calls::{
+    ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools, stub_earlier_large_arguments,
+    stub_large_arguments,
+};
 
 /// Marks assistant text cut short by an interruption.
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
@@ -81,6 +84,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         return;
     }
     context.events.emit(Event::TurnStarted { text: message.text() });
+    stub_earlier_large_arguments(session, context);
     session.context.push(message);
     context.events.commit(session);
     if !mcp_settled(context).await {

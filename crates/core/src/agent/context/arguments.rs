@@ -25,7 +25,12 @@ impl<F: FnMut(usize, &str) -> Option<std::path::PathBuf>> ArgumentStore for F {
 /// `input` with every string longer than `limit` bytes a stub (and, when what is left is
 /// still longer than `limit`, the whole input one); `None` when nothing is that large.
 pub fn stub_arguments(input: &Value, limit: usize, store: &mut impl ArgumentStore) -> Option<Value> {
-    let (large, large_bytes) = large_strings(input, limit);
+    let (large, large_bytes, all_bytes) = measure(input, limit);
+    // Most calls are small: no serializing them to know it (a JSON string is at most six
+    // bytes a byte of text, and a few a value besides).
+    if large == 0 && all_bytes.saturating_mul(6) <= limit {
+        return None;
+    }
     let whole = input.to_string();
     // What is left with every large string a stub (a few hundred bytes each, JSON-escaped
     // counted high): past the limit, one stub for all of it, and nothing else saved.
@@ -72,23 +77,32 @@ pub fn stub_arguments(input: &Value, limit: usize, store: &mut impl ArgumentStor
 /// Bytes a stub is reckoned at, with its path, as sent.
 const STUB_BYTES: usize = 600;
 
-/// How many strings of `input` are longer than `limit` bytes, and their bytes as sent
-/// (JSON-escaped, quotes included).
-fn large_strings(input: &Value, limit: usize) -> (usize, usize) {
-    let (mut count, mut bytes) = (0, 0);
+/// How many strings of `input` are longer than `limit` bytes and their bytes as sent
+/// (JSON-escaped, quotes included), and the bytes of all its text and values, unescaped
+/// (keys and strings, a few for every value).
+fn measure(input: &Value, limit: usize) -> (usize, usize, usize) {
+    let (mut count, mut bytes, mut all) = (0, 0, 0);
     let mut stack = vec![input];
     while let Some(value) = stack.pop() {
+        all += 4;
         match value {
-            Value::String(text) if text.len() > limit => {
-                count += 1;
-                bytes += serde_json::to_string(text).map_or(text.len(), |sent| sent.len());
+            Value::String(text) => {
+                all += text.len();
+                if text.len() > limit {
+                    count += 1;
+                    bytes += serde_json::to_string(text).map_or(text.len(), |sent| sent.len());
+                }
             }
+            Value::Number(number) => all += number.to_string().len(),
             Value::Array(items) => stack.extend(items),
-            Value::Object(fields) => stack.extend(fields.values()),
-            _ => {}
+            Value::Object(fields) => {
+                all += fields.keys().map(String::len).sum::<usize>();
+                stack.extend(fields.values());
+            }
+            Value::Bool(_) | Value::Null => {}
         }
     }
-    (count, bytes)
+    (count, bytes, all)
 }
 
 /// The text an argument of `text` becomes: its size and where to read it.

@@ -595,19 +595,41 @@ pub(in crate::agent) fn stub_large_arguments(session: &mut Session, context: &Tu
     let Some(results) = messages.iter().rposition(|m| m.role == Role::Tool) else {
         return;
     };
-    let Some(index) = results
+    if let Some(index) = results
         .checked_sub(1)
         .filter(|i| messages[*i].role == Role::Assistant)
-    else {
-        return;
-    };
+    {
+        stub_arguments_of(session, context, index);
+    }
+}
+
+/// [`stub_large_arguments`] for the whole history, at a turn's start: a session recorded
+/// before arguments were stubbed (resumed) may hold one too large for any prompt. Only
+/// after the last message a summary let go of: rewriting a message logs it and all after
+/// it again, and those hold no text any more.
+pub(in crate::agent) fn stub_earlier_large_arguments(session: &mut Session, context: &TurnContext) {
+    let messages = session.context.messages();
+    let from = (0..messages.len())
+        .rev()
+        .find(|index| session.context.is_released(*index))
+        .map_or(0, |index| index + 1);
+    let replies: Vec<usize> = (from..messages.len().saturating_sub(1))
+        .filter(|index| messages[*index].role == Role::Assistant && messages[index + 1].role == Role::Tool)
+        .collect();
+    for index in replies {
+        stub_arguments_of(session, context, index);
+    }
+}
+
+/// Stubs the large arguments of the calls in `messages()[index]`.
+fn stub_arguments_of(session: &mut Session, context: &TurnContext, index: usize) {
     let limit = match context.options.config.tools.large_result_bytes {
         0 => ARGUMENT_LIMIT_BYTES,
         limit => limit,
     };
     let store = results_store(context);
     let secrets = &context.options.secrets;
-    let stubbed: Vec<(String, Value)> = messages[index]
+    let stubbed: Vec<(String, Value)> = session.context.messages()[index]
         .tool_uses()
         .filter_map(|call| {
             let mut save = |ordinal: usize, text: &str| {
