@@ -451,7 +451,10 @@ fn a_resumed_session_whose_log_holds_a_large_argument_goes_on() {
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     assert_eq!(text(&second.stdout), "Still here.\n");
     let last = server.requests().pop().unwrap();
-    let content = call_input(&last, "write_big")["content"].as_str().unwrap().to_string();
+    let content = call_input(&last, "write_big")["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let prefix = format!(
         "[argument omitted to save context: {} bytes, {} lines; saved whole in {}",
         big.len(),

@@ -3,12 +3,14 @@
 //! window. Under it, nothing changes: the prompt grows append-only, so the provider's
 //! prompt cache serves its prefix. Over it, the prompt is brought down to a low-water mark
 //! well below the trigger, so a compaction (and the one new prefix it makes) buys many
-//! steps. The cheap steps come first, each in one batch, without a model call: older tool
-//! results become one-line stubs (the last K stay whole, then fewer, never the latest),
-//! then oversized results are trimmed to their first and last lines. Only when those
-//! cannot get the prompt under the budget are runs of assistant and tool messages replaced
-//! by model-written summaries, the most recent steps last. User messages are never
-//! touched, and the history keeps every original (the inspector shows them).
+//! steps. The cheap steps come first, each in one batch, without a model call, each only
+//! as far as the mark: tool results older than the last K become one-line stubs, then
+//! oversized results are trimmed to their first and last lines (the latest step's last),
+//! then fewer results stay whole (never the latest). Only when those cannot bring the
+//! prompt down to the mark are runs of assistant and tool messages replaced by
+//! model-written summaries, the most recent steps last. A summary's figures are the whole
+//! prompt before and after, as the gauge counts it. User messages are never touched, and
+//! the history keeps every original (the inspector shows them).
 
 use super::context::{SUMMARY_MARK, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
@@ -270,8 +272,8 @@ fn mask_down_to(
     size
 }
 
-/// Summaries of the oldest ranges, as few as reach the mark (`goal` is the mark and the
-/// fewest recent steps kept verbatim); returns the prompt's size after.
+/// Summaries of the oldest ranges, as few as reach the mark `target`, keeping at least
+/// `floor` recent steps verbatim; returns the prompt's size after.
 async fn summarize_down(
     session: &mut Session,
     context: &TurnContext,
