@@ -373,6 +373,20 @@ async fn a_calls_large_argument_is_shown_as_a_stub_once_it_ran_and_the_session_g
             text: "Still here.".into()
         })
     );
+    // The gauge takes the stub in at once: it never shows a prompt the model is not sent
+    // for longer than the reply is running.
+    for id in ["write_big", "write_huge"] {
+        let finished = agent
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::ToolCallFinished { id: done, .. } if done == id))
+            .unwrap();
+        let gauge = agent.events[finished..].iter().find_map(|e| match e {
+            Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
+            _ => None,
+        });
+        assert!(gauge.is_some_and(|tokens| tokens < 10_000), "{id}: {gauge:?}");
+    }
     assert_eq!(
         std::fs::read_to_string(agent.workspace.join("big.txt")).unwrap(),
         big

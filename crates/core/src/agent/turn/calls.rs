@@ -598,8 +598,13 @@ pub(in crate::agent) fn stub_large_arguments(session: &mut Session, context: &Tu
     if let Some(index) = results
         .checked_sub(1)
         .filter(|i| messages[*i].role == Role::Assistant)
+        && stub_arguments_of(session, context, index)
+        && !context.events.is_nested()
     {
-        stub_arguments_of(session, context, index);
+        // The gauge counted the reply whole; until the next reply it would show a prompt
+        // the model is never sent.
+        let usage = crate::agent::compaction::usage_event(session, &context.options, context.meter.get());
+        context.events.emit(usage);
     }
 }
 
@@ -621,8 +626,9 @@ pub(in crate::agent) fn stub_earlier_large_arguments(session: &mut Session, cont
     }
 }
 
-/// Stubs the large arguments of the calls in `messages()[index]`.
-fn stub_arguments_of(session: &mut Session, context: &TurnContext, index: usize) {
+/// Stubs the large arguments of the calls in `messages()[index]`; returns whether there
+/// were any.
+fn stub_arguments_of(session: &mut Session, context: &TurnContext, index: usize) -> bool {
     let limit = match context.options.config.tools.large_result_bytes {
         0 => ARGUMENT_LIMIT_BYTES,
         limit => limit,
@@ -642,7 +648,9 @@ fn stub_arguments_of(session: &mut Session, context: &TurnContext, index: usize)
             Some((call.id.to_string(), input))
         })
         .collect();
+    let any = !stubbed.is_empty();
     for (id, input) in stubbed {
         session.context.set_call_input(index, &id, input);
     }
+    any
 }
