@@ -254,3 +254,22 @@ async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
         )]
     );
 }
+
+/// Point 18's plurals, in `/compact`'s report: one recent step kept is "the last step".
+#[tokio::test]
+async fn compact_now_names_one_kept_step_in_the_singular() {
+    let server = ScriptedServer::start(vec![Reply::text("Hello.")]).await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.keep_recent_steps = 1;
+    let mut agent = Harness::start(config);
+    agent.turn("hi").await;
+    agent.send(miniagent::protocol::Op::CompactNow);
+    let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
+        unreachable!()
+    };
+    assert!(
+        message.starts_with("cannot compact further")
+            && message.ends_with(", which are never compacted, and the last step stays verbatim"),
+        "{message}"
+    );
+}

@@ -563,13 +563,17 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
             .map(|m| counter.message(m))
             .sum();
         format!(
-            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted, and the last {} steps stay verbatim",
+            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted{}",
             if after < before {
                 format!("{compacted}, and it ")
             } else {
                 String::new()
             },
-            context.options.config.agent.keep_recent_steps
+            match context.options.config.agent.keep_recent_steps {
+                0 => String::new(),
+                1 => ", and the last step stays verbatim".to_string(),
+                steps => format!(", and the last {steps} steps stay verbatim"),
+            }
         )
     };
     context.events.emit(Event::Notice { message });
