@@ -1,5 +1,6 @@
 //! Issue 26 points 7 and 8, with the shape that showed them through `exec`: a budget of a
-//! few thousand tokens, two 18 KB command outputs and a long answer, over two turns.
+//! few thousand tokens, two 18 KB command outputs and a long answer, over two turns; and
+//! `/compact`'s figures, report and billing (points 8, 9 and 18).
 
 use super::*;
 use support::cli::{exec, session_id, session_logs, text};
