@@ -278,3 +278,203 @@ async fn the_model_finds_a_line_in_the_middle_of_a_background_jobs_output() {
         "200001:the job says 51c0-ffee\n[exit code: 0]"
     );
 }
+
+/// The input a request's tool call `id` carries, as sent.
+fn call_input(request: &RecordedRequest, id: &str) -> serde_json::Value {
+    let messages = request.body["messages"].as_array().unwrap();
+    messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .find(|block| block["type"] == "tool_use" && block["id"] == id)
+        .map(|block| block["input"].clone())
+        .unwrap_or_else(|| panic!("no call {id} in the request"))
+}
+
+/// Text of `bytes` bytes in numbered lines (none alike, so it counts as a model's own
+/// prose would, about five bytes a token).
+fn written_text(bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + 64);
+    let mut n = 0;
+    while text.len() < bytes {
+        n += 1;
+        text.push_str(&format!(
+            "row {n}: the value of entry {n} is {}\n",
+            n * 7919 % 10_007
+        ));
+    }
+    text
+}
+
+/// A reply calling `name` with `arguments` streamed in 64 KB pieces (as a fast provider
+/// would: the script's usual 8-character pieces make a 3 MB call take minutes in a debug
+/// build).
+fn large_call(id: &str, name: &str, arguments: &str) -> Reply {
+    let events = support::wire::anthropic_events(&Turn::tool(id, name, ""), "scripted-model", 0);
+    let mut out = Vec::new();
+    for event in events {
+        if event.contains("\"input_json_delta\"") {
+            continue;
+        }
+        let stop = event.starts_with("event: content_block_stop");
+        if stop {
+            let mut rest = arguments;
+            while !rest.is_empty() {
+                let mut cut = rest.len().min(64 << 10);
+                while !rest.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let delta = json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": &rest[..cut]}});
+                out.push(format!("event: content_block_delta\ndata: {delta}\n\n"));
+                rest = &rest[cut..];
+            }
+        }
+        out.push(event);
+    }
+    Reply::Events(out)
+}
+
+/// Issue 26 point 5: a model's own large argument (a 400 KB and a 3 MB `write_file`) does
+/// not end the session: once the call ran, its request shows the argument as a stub
+/// saying what it was and the saved file that holds it, and the turns go on.
+#[tokio::test]
+async fn a_calls_large_argument_is_shown_as_a_stub_once_it_ran_and_the_session_goes_on() {
+    let big = written_text(400_000);
+    let huge = written_text(3_000_000);
+    let server = ScriptedServer::start(vec![
+        large_call(
+            "write_big",
+            "write_file",
+            &json!({"path": "big.txt", "content": big}).to_string(),
+        ),
+        large_call(
+            "write_huge",
+            "write_file",
+            &json!({"path": "huge.txt", "content": huge}).to_string(),
+        ),
+        Reply::text("Both written."),
+        Reply::tool("count", "bash", json!({"command": "wc -l huge.txt"}).to_string()),
+        Reply::text("Still here."),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let events = agent.turn("Write the two tables.").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "Both written.".into()
+        })
+    );
+    let events = agent.turn("How many rows has the large one?").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "Still here.".into()
+        })
+    );
+    // The gauge takes the stub in at once: it never shows a prompt the model is not sent
+    // for longer than the reply is running.
+    for id in ["write_big", "write_huge"] {
+        let finished = agent
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::ToolCallFinished { id: done, .. } if done == id))
+            .unwrap();
+        let gauge = agent.events[finished..].iter().find_map(|e| match e {
+            Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
+            _ => None,
+        });
+        assert!(gauge.is_some_and(|tokens| tokens < 10_000), "{id}: {gauge:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(agent.workspace.join("big.txt")).unwrap(),
+        big
+    );
+    assert_eq!(
+        std::fs::read_to_string(agent.workspace.join("huge.txt")).unwrap(),
+        huge
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let saved = |id: &str| agent.data.join(format!("results/unrecorded/{id}-argument-1.txt"));
+    let stub = |text: &str, id: &str| {
+        let path = saved(id).display().to_string();
+        format!(
+            "[argument omitted to save context: {} bytes, {} lines; saved whole in {path}: read it with read_file {{\"path\": {}, \"offset\": LINE, \"limit\": LINES}}]",
+            text.len(),
+            text.lines().count(),
+            serde_json::Value::String(path.clone())
+        )
+    };
+    let big_stub = json!({"path": "big.txt", "content": stub(&big, "write_big")});
+    let huge_stub = json!({"path": "huge.txt", "content": stub(&huge, "write_huge")});
+    // Every request after a call ran shows its argument as the stub, never whole.
+    for request in &requests[1..] {
+        assert_eq!(call_input(request, "write_big"), big_stub);
+        assert!(
+            request.body.to_string().len() < 60_000,
+            "a request of {} bytes",
+            request.body.to_string().len()
+        );
+    }
+    for request in &requests[2..] {
+        assert_eq!(call_input(request, "write_huge"), huge_stub);
+    }
+    // The saved files hold the arguments as the model wrote them.
+    assert_eq!(std::fs::read_to_string(saved("write_big")).unwrap(), big);
+    assert_eq!(std::fs::read_to_string(saved("write_huge")).unwrap(), huge);
+    assert!(last_result(&requests[4]).contains("huge.txt"));
+}
+
+/// Point 5, tried on a case the fix was not written for: a session recorded before
+/// arguments were stubbed (its log holds the 400 KB argument whole, and no stub) is
+/// resumed with `exec --resume`, and its next turn is sent with the argument stubbed.
+#[test]
+fn a_resumed_session_whose_log_holds_a_large_argument_goes_on() {
+    use support::cli::{exec, session_id, session_logs, text};
+    let big = written_text(400_000);
+    let server = ScriptedServer::start_blocking(vec![
+        large_call(
+            "write_big",
+            "write_file",
+            &json!({"path": "big.txt", "content": big}).to_string(),
+        ),
+        Reply::text("Written."),
+        Reply::text("Still here."),
+    ]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    let first = exec(&home, &workspace, &server, &["Write the table."]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    // The log as an earlier version wrote it: without the records that hold the stub.
+    let log = session_logs(&home)[0].clone();
+    let kept: String = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.contains("[argument omitted to save context"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let escaped = serde_json::to_string(&big[..1000]).unwrap();
+    assert!(
+        kept.contains(escaped.trim_matches('"')),
+        "the log holds the argument whole"
+    );
+    std::fs::write(&log, kept).unwrap();
+    let id = session_id(&log);
+    let second = exec(&home, &workspace, &server, &["--resume", &id, "Go on."]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(text(&second.stdout), "Still here.\n");
+    let last = server.requests().pop().unwrap();
+    let content = call_input(&last, "write_big")["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let prefix = format!(
+        "[argument omitted to save context: {} bytes, {} lines; saved whole in {}",
+        big.len(),
+        big.lines().count(),
+        home.join(format!("results/{id}/write_big-argument-1")).display()
+    );
+    assert!(content.starts_with(&prefix), "{content}");
+    assert!(last.body.to_string().len() < 20_000);
+}

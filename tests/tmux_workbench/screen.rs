@@ -374,3 +374,51 @@ fn keys_typed_as_the_trust_question_opens_answer_nothing_in_tmux() {
         s.lines().any(|l| l.trim_end().ends_with('$')) && !s.contains("Conversation")
     });
 }
+
+/// Issue 26 points 9 and 18 on the real binary: `/compact` says what it did in one line
+/// (no "context compacted" beside its report); the inspector's pane title is whole at
+/// 120 and 80 columns.
+#[test]
+fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
+    let listing =
+        "for i in $(seq 1 330); do echo \"row $i: the quick brown fox jumps over the lazy dog\"; done";
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("out", "bash", serde_json::json!({"command": listing}).to_string()),
+        Reply::text("Listed."),
+        Reply::text("Still listed."),
+    ]);
+    server.answer_toolless_with(Reply::text("SUMMARY: the rows were listed."));
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    home.write(
+        "config.toml",
+        "[agent]\ntoken_limit = 9000\n\n[model]\nmax_output_tokens = 2000\n",
+    );
+    let tmux = Tmux::start(&workspace);
+    tmux.ok(&["resize-window", "-t", "main", "-x", "120", "-y", "40"]);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Ask miniagent");
+    tmux.type_text("list the rows");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Listed.");
+    tmux.type_text("again");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Still listed.");
+    tmux.type_text("/compact");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for_text("compacted: the prompt went from about");
+    assert!(screen.contains("1 compaction,"), "{screen}");
+    assert!(!screen.contains("context compacted:"), "{screen}");
+    tmux.keys(&["F6"]);
+    tmux.wait_for_text("summary of messages 2–");
+    tmux.keys(&["Home", "Down", "Tab"]);
+    let originals = tmux.wait_for_text("┌ Replaced messages 2–4 (Tab: summary) ─");
+    assert!(originals.contains(" 1–34 of 341 ┃"), "{originals}");
+    tmux.ok(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
+    tmux.wait_for_text("Replaced messages 2–4 (Tab: summary) ─");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+}

@@ -469,6 +469,9 @@ pub struct HistorySnapshot {
     pub compactions: Vec<CompactionRecord>,
     /// Tool results the prompt shows as one-line stubs.
     pub masked_results: u64,
+    /// Tool results the prompt shows trimmed to their first and last lines.
+    #[serde(default)]
+    pub trimmed_results: u64,
 }
 
 /// One item of a [`HistorySnapshot`].

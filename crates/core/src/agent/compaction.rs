@@ -3,12 +3,14 @@
 //! window. Under it, nothing changes: the prompt grows append-only, so the provider's
 //! prompt cache serves its prefix. Over it, the prompt is brought down to a low-water mark
 //! well below the trigger, so a compaction (and the one new prefix it makes) buys many
-//! steps. The cheap steps come first, each in one batch, without a model call: older tool
-//! results become one-line stubs (the last K stay whole, then fewer, never the latest),
-//! then oversized results are trimmed to their first and last lines. Only when those
-//! cannot get the prompt under the budget are runs of assistant and tool messages replaced
-//! by model-written summaries, the most recent steps last. User messages are never
-//! touched, and the history keeps every original (the inspector shows them).
+//! steps. The cheap steps come first, each in one batch, without a model call, each only
+//! as far as the mark: tool results older than the last K become one-line stubs, then
+//! oversized results are trimmed to their first and last lines (the latest step's last),
+//! then fewer results stay whole (never the latest). Only when those cannot bring the
+//! prompt down to the mark are runs of assistant and tool messages replaced by
+//! model-written summaries, the most recent steps last. A summary's figures are the whole
+//! prompt before and after, as the gauge counts it. User messages are never touched, and
+//! the history keeps every original (the inspector shows them).
 
 use super::context::{SUMMARY_MARK, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
@@ -55,12 +57,17 @@ pub(crate) enum BudgetFailure {
 }
 
 /// What one compaction did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Compacted {
     /// Summaries applied.
     pub summaries: usize,
     /// Oversized results trimmed.
     pub trimmed: usize,
+    /// Times the masking moved (older results became stubs).
+    pub masked: usize,
+    /// The prompt's size before the compaction, then after its last summary: where the
+    /// next summary's figures start.
+    prompt_from: u64,
 }
 
 /// The budget the prompt must fit: the smaller of the token limit and the window,
@@ -131,6 +138,44 @@ pub(crate) async fn ensure_budget(
     context: &TurnContext,
     force: bool,
 ) -> Result<Compacted, BudgetFailure> {
+    compact(session, context, force, true).await
+}
+
+/// [`ensure_budget`]; `notices` says whether what masking and trimming did is told in
+/// notices of their own (`/compact` tells it in its one report instead).
+pub(crate) async fn compact(
+    session: &mut Session,
+    context: &TurnContext,
+    force: bool,
+    notices: bool,
+) -> Result<Compacted, BudgetFailure> {
+    // A summary's figures are the prompt as sent, as the gauge counts it: the first
+    // starts from the prompt before the compaction (its masking and trimming included).
+    let mut done = Compacted {
+        prompt_from: prompt_size(session, context),
+        ..Compacted::default()
+    };
+    let result = bring_down(session, context, force, &mut done).await;
+    if notices {
+        if done.masked > 0 {
+            report_masking(session, context);
+        }
+        if done.trimmed > 0 {
+            context.events.emit(Event::Notice {
+                message: trimmed_notice(done.trimmed),
+            });
+        }
+    }
+    result.map(|()| done)
+}
+
+/// The compaction's steps, cheapest first, each as far as the mark and no further.
+async fn bring_down(
+    session: &mut Session,
+    context: &TurnContext,
+    force: bool,
+    done: &mut Compacted,
+) -> Result<(), BudgetFailure> {
     let options = &context.options;
     let strategy = options.config.agent.compaction;
     let keep_results = options.config.agent.keep_tool_results;
@@ -138,118 +183,53 @@ pub(crate) async fn ensure_budget(
     // the others mask only when the prompt is over budget, so its prefix, which the
     // provider caches, changes only then.
     if strategy == Strategy::MaskToolResults && session.context.advance_masking(keep_results) {
-        report_masking(session, context);
+        done.masked += 1;
     }
     let budget = budget(context);
-    let mut done = Compacted::default();
     let mut size = prompt_size(session, context);
     if size <= budget && !force {
-        return Ok(done);
+        return Ok(());
     }
     // The system prompt and tools cannot be compacted: the mark is set in what is left.
     let fixed = fixed_tokens(session, context);
     let low_water = fixed + budget.saturating_sub(fixed) * LOW_WATER_PERCENT / 100;
     let keep = options.config.agent.keep_recent_steps;
     // `/compact` goes as far as it can without the recent steps (unless they are what is
-    // too large); the pre-flight stops at the low-water mark, and leaves the latest step
-    // (results the model has not seen yet) to the last.
+    // too large); the pre-flight stops at the low-water mark.
     let (target, floor) = if force && size <= low_water {
         (0, keep)
     } else {
         (low_water, keep.min(1))
     };
     // The cheap steps first, without a model call, each in one batch down to the mark:
-    // older results become stubs (the last K whole, then fewer, never the latest), then
-    // what dominates is trimmed (oversized results before the recent steps, then those in
-    // the recent steps but the latest).
+    // older results beyond the last K become stubs; then what dominates is trimmed to its
+    // first and last lines (older steps first, the latest last: a trimmed result keeps
+    // more than a stub, and a result too large for the room left is trimmed anyway);
+    // then fewer results stay whole (never the latest).
     if strategy.masks() {
-        let mut keeps = vec![keep_results, keep_results / 2, 1];
-        keeps.dedup();
-        let mut masked = false;
-        for keep_whole in keeps.into_iter().filter(|k| *k > 0) {
-            if size <= target {
-                break;
-            }
-            if session.context.mask_all_but(keep_whole) {
-                masked = true;
-                size = prompt_size(session, context);
-            }
-        }
-        // One note for the batch.
-        if masked {
-            report_masking(session, context);
-        }
+        let keeps: Vec<usize> = [keep_results].into_iter().filter(|k| *k > 0).collect();
+        size = mask_down_to(session, context, done, size, target, &keeps);
     }
     if strategy != Strategy::Off {
-        size = trim_oversized(session, context, &mut done, size, target, keep, budget);
-        size = trim_oversized(session, context, &mut done, size, target, keep.min(1), budget);
+        for keep_recent in [keep, keep.min(1), 0] {
+            size = trim_oversized(session, context, done, size, target, keep_recent, budget);
+        }
+    }
+    if strategy.masks() {
+        let keeps: Vec<usize> = [keep_results / 2, 1].into_iter().filter(|k| *k > 0).collect();
+        size = mask_down_to(session, context, done, size, target, &keeps);
     }
     // A model-written summary only when the cheap steps could not reach the mark (or
     // `/compact` asks for one), in the same compaction: stubs that buy a step or two
     // would change the cached prefix again at once. Then as far as the mark.
     if strategy.summarizes() && size > target {
-        // One summary call per run: keep as many recent steps as still lets the summary
-        // reach the mark (a summary is reckoned at a third of what it replaces, at most
-        // its output budget).
-        let output = summary_output_tokens(budget);
-        let mut chosen = (floor, size);
-        for keep_steps in (floor..=keep).rev() {
-            let mut estimate = size;
-            for (start, end) in plan(session, keep_steps) {
-                let saved = session.context.range_tokens(start, end);
-                estimate = estimate.saturating_sub(saved) + output.min(saved / 3);
-            }
-            chosen = (keep_steps, estimate);
-            if estimate <= target {
-                break;
-            }
-        }
-        // Under the budget (the cheap steps got it there, not to the mark), a summary call
-        // must buy several steps: when the latest step alone keeps the prompt over the
-        // mark, summarizing a little more at every step would cost a call each time.
-        let (keep_recent, estimate) = chosen;
-        let room = budget.saturating_sub(fixed);
-        let worth_it = force || size > budget || size.saturating_sub(estimate) >= room / MIN_GAIN_DIVISOR;
-        if worth_it {
-            for (start, end) in plan(session, keep_recent) {
-                summarize(session, context, start, end, target, &mut done).await?;
-                size = prompt_size(session, context);
-                if size <= target {
-                    break;
-                }
-            }
-        }
-    }
-    if strategy != Strategy::Off {
-        // The latest step's own results, only when nothing else could make room (or as
-        // far as `/compact` goes).
-        let last_target = if force { target } else { budget };
-        size = trim_oversized(session, context, &mut done, size, last_target, 0, budget);
-    }
-    if done.trimmed > 0 {
-        context.events.emit(Event::Notice {
-            message: format!(
-                "{} large tool result{} trimmed to {} first and last lines to save context (the history keeps {} whole)",
-                done.trimmed,
-                if done.trimmed == 1 { " is" } else { "s are" },
-                if done.trimmed == 1 { "its" } else { "their" },
-                if done.trimmed == 1 { "it" } else { "them" },
-            ),
-        });
+        size = summarize_down(session, context, done, size, (target, floor), force).await?;
     }
     if strategy.masks() || strategy.summarizes() {
-        for keep in [keep_results, 1, 0] {
-            if size <= budget {
-                break;
-            }
-            if session.context.mask_all_but(keep) {
-                report_masking(session, context);
-                size = prompt_size(session, context);
-            }
-        }
+        size = mask_down_to(session, context, done, size, budget, &[keep_results, 1, 0]);
     }
     if size <= budget {
-        return Ok(done);
+        return Ok(());
     }
     Err(BudgetFailure::TooLarge(format!(
         "the prompt needs about {size} tokens but the budget is {budget} (agent.token_limit {}, window {}, output reserve {}){}",
@@ -262,6 +242,92 @@ pub(crate) async fn ensure_budget(
             "; what is left cannot be compacted further"
         }
     )))
+}
+
+/// Masks all but the first of `keeps` (then the next) results until the prompt is at
+/// `target`; returns its size after. Callers leave 0 out unless the latest results may
+/// go too.
+fn mask_down_to(
+    session: &mut Session,
+    context: &TurnContext,
+    done: &mut Compacted,
+    mut size: u64,
+    target: u64,
+    keeps: &[usize],
+) -> u64 {
+    let mut last = None;
+    for keep_whole in keeps.iter().copied() {
+        if size <= target {
+            break;
+        }
+        if last == Some(keep_whole) {
+            continue;
+        }
+        last = Some(keep_whole);
+        if session.context.mask_all_but(keep_whole) {
+            done.masked += 1;
+            size = prompt_size(session, context);
+        }
+    }
+    size
+}
+
+/// Summaries of the oldest ranges, as few as reach the mark `target`, keeping at least
+/// `floor` recent steps verbatim; returns the prompt's size after.
+async fn summarize_down(
+    session: &mut Session,
+    context: &TurnContext,
+    done: &mut Compacted,
+    mut size: u64,
+    (target, floor): (u64, usize),
+    force: bool,
+) -> Result<u64, BudgetFailure> {
+    let budget = budget(context);
+    let keep = context.options.config.agent.keep_recent_steps;
+    // One summary call per run: keep as many recent steps as still lets the summary
+    // reach the mark (a summary is reckoned at a third of what it replaces, at most its
+    // output budget).
+    let output = summary_output_tokens(budget);
+    let mut chosen = (floor, size);
+    for keep_steps in (floor..=keep).rev() {
+        let mut estimate = size;
+        for (start, end) in plan(session, keep_steps) {
+            let saved = session.context.range_tokens(start, end);
+            estimate = estimate.saturating_sub(saved) + output.min(saved / 3);
+        }
+        chosen = (keep_steps, estimate);
+        if estimate <= target {
+            break;
+        }
+    }
+    // Under the budget (the cheap steps got it there, not to the mark), a summary call
+    // must buy several steps: when the latest step alone keeps the prompt over the mark,
+    // summarizing a little more at every step would cost a call each time.
+    let (keep_recent, estimate) = chosen;
+    let room = budget.saturating_sub(fixed_tokens(session, context));
+    let worth_it = force || size > budget || size.saturating_sub(estimate) >= room / MIN_GAIN_DIVISOR;
+    if !worth_it {
+        return Ok(size);
+    }
+    for (start, end) in plan(session, keep_recent) {
+        summarize(session, context, start, end, target, done).await?;
+        size = prompt_size(session, context);
+        if size <= target {
+            break;
+        }
+    }
+    Ok(size)
+}
+
+/// The notice for `trimmed` results trimmed.
+fn trimmed_notice(trimmed: usize) -> String {
+    format!(
+        "{} large tool result{} trimmed to {} first and last lines to save context (the history keeps {} whole)",
+        trimmed,
+        if trimmed == 1 { " is" } else { "s are" },
+        if trimmed == 1 { "its" } else { "their" },
+        if trimmed == 1 { "it" } else { "them" },
+    )
 }
 
 /// The output budget of a summary call: short enough to leave the low-water mark
@@ -316,12 +382,31 @@ fn recent_steps_start(session: &Session, keep_recent: usize) -> usize {
 
 fn report_masking(session: &Session, context: &TurnContext) {
     context.events.emit(Event::Notice {
-        message: format!(
-            "{} older tool results are shown to the model as one-line stubs (the last {} stay whole)",
+        message: masking_notice(
             session.context.masked_results(),
-            session.context.result_count() - session.context.masked_results()
+            session.context.result_count() - session.context.masked_results(),
+            session.context.shown_trimmed_results(),
         ),
     });
+}
+
+/// The notice for `masked` results shown as stubs, with `shown` results after them, of
+/// which `trimmed` are shown trimmed.
+fn masking_notice(masked: usize, shown: usize, trimmed: usize) -> String {
+    let stubs = if masked == 1 {
+        "1 older tool result is shown to the model as a one-line stub".to_string()
+    } else {
+        format!("{masked} older tool results are shown to the model as one-line stubs")
+    };
+    let rest = match (shown, trimmed) {
+        (0, _) => "(none stays whole)".to_string(),
+        (1, 0) => "(the last one stays whole)".to_string(),
+        (1, _) => "(the last one is shown trimmed)".to_string(),
+        (n, 0) => format!("(the last {n} stay whole)"),
+        (n, t) if t >= n => format!("(the last {n} are shown trimmed)"),
+        (n, t) => format!("(the last {n} stay, {t} of them trimmed)"),
+    };
+    format!("{stubs} {rest}")
 }
 
 /// Ranges worth summarizing, oldest first: each run of assistant and tool messages
@@ -375,7 +460,6 @@ async fn summarize(
     done: &mut Compacted,
 ) -> Result<(), BudgetFailure> {
     let counter = session.context.counter();
-    let prompt_before = prompt_size(session, context);
     // What the range takes in the prompt now, and what it stands for.
     let shown_before = session.context.range_tokens(start, end);
     let tokens_before = session.context.original_tokens(start, end);
@@ -461,7 +545,9 @@ async fn summarize(
         nested: Vec::new(),
     });
     done.summaries += 1;
+    let prompt_before = done.prompt_from;
     let prompt_after = prompt_size(session, context);
+    done.prompt_from = prompt_after;
     session.compaction_log.push(crate::protocol::CompactionRecord {
         tokens_before: prompt_before,
         tokens_after: prompt_after,
@@ -613,4 +699,44 @@ fn fallback_digest(session: &Session, start: usize, end: usize, max_tokens: u64)
         text.push_str(" …");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 26 point 18: one result is "1 older tool result", not "1 older tool results";
+    /// results shown trimmed are not said to stay whole.
+    #[test]
+    fn the_masking_notice_counts_in_the_singular_and_names_trimmed_results() {
+        let cases = [
+            (
+                (1, 1, 0),
+                "1 older tool result is shown to the model as a one-line stub (the last one stays whole)",
+            ),
+            (
+                (1, 1, 1),
+                "1 older tool result is shown to the model as a one-line stub (the last one is shown trimmed)",
+            ),
+            (
+                (3, 5, 0),
+                "3 older tool results are shown to the model as one-line stubs (the last 5 stay whole)",
+            ),
+            (
+                (3, 5, 2),
+                "3 older tool results are shown to the model as one-line stubs (the last 5 stay, 2 of them trimmed)",
+            ),
+            (
+                (2, 2, 2),
+                "2 older tool results are shown to the model as one-line stubs (the last 2 are shown trimmed)",
+            ),
+            (
+                (4, 0, 0),
+                "4 older tool results are shown to the model as one-line stubs (none stays whole)",
+            ),
+        ];
+        for ((masked, shown, trimmed), expected) in cases {
+            assert_eq!(masking_notice(masked, shown, trimmed), expected);
+        }
+    }
 }

@@ -104,6 +104,7 @@ pub(crate) fn snapshot_of(
         by_tool: by_tool.into_iter().collect(),
         compactions: compactions.to_vec(),
         masked_results: context.masked_results() as u64,
+        trimmed_results: context.shown_trimmed_results() as u64,
     }
 }
 
@@ -212,7 +213,7 @@ fn entry(message: &Message, tokens: u64, names: &std::collections::HashMap<Strin
     let kind = kind_of(message.role);
     let mut body = String::new();
     let mut calls = Vec::new();
-    let mut masked = 0;
+    let (mut masked, mut trimmed) = (0, 0);
     for block in &message.content {
         match block {
             ContentBlock::Text { text } => body.push_str(&format!("{text}\n")),
@@ -233,6 +234,9 @@ fn entry(message: &Message, tokens: u64, names: &std::collections::HashMap<Strin
                 if content.starts_with("[result omitted to save context") {
                     masked += 1;
                 }
+                if content.starts_with("[result trimmed to save context") {
+                    trimmed += 1;
+                }
                 let kind = if *is_error { "error" } else { "result" };
                 body.push_str(&format!("← {name} {kind}:\n{content}\n"));
             }
@@ -247,12 +251,12 @@ fn entry(message: &Message, tokens: u64, names: &std::collections::HashMap<Strin
     let title = match kind {
         HistoryEntryKind::ToolResults => {
             let count = message.content.len();
-            let masked = if masked > 0 {
-                format!(", {masked} masked")
-            } else {
-                String::new()
-            };
-            format!("{count} tool result{}{masked}", if count == 1 { "" } else { "s" })
+            let shown: String = [(masked, "masked"), (trimmed, "trimmed")]
+                .iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, how)| format!(", {n} {how}"))
+                .collect();
+            format!("{count} tool result{}{shown}", if count == 1 { "" } else { "s" })
         }
         HistoryEntryKind::Assistant if !calls.is_empty() => {
             let lead = if first_line.is_empty() {

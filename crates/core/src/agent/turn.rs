@@ -16,7 +16,10 @@ use crate::tools::output::cap_text;
 
 mod calls;
 
-use calls::{ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools};
+use calls::{
+    ABORTED, CallGuards, INTERRUPTED, ToolPhase, run_tools, stub_earlier_large_arguments,
+    stub_large_arguments,
+};
 
 /// Marks assistant text cut short by an interruption.
 const INTERRUPTED_MARK: &str = "[interrupted by the user]";
@@ -81,6 +84,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         return;
     }
     context.events.emit(Event::TurnStarted { text: message.text() });
+    stub_earlier_large_arguments(session, context);
     session.context.push(message);
     context.events.commit(session);
     if !mcp_settled(context).await {
@@ -244,16 +248,18 @@ impl StepLoop<'_> {
                     cut,
                 };
             }
-            match run_tools(session, context, &response, &mut guards).await {
+            let phase = run_tools(session, context, &response, &mut guards).await;
+            match phase {
                 ToolPhase::Done => {}
-                ToolPhase::Interrupted => {
-                    session.context.close_open_tool_calls(INTERRUPTED);
-                    return Ended::Interrupted("while tools were running");
-                }
-                ToolPhase::Aborted => {
-                    session.context.close_open_tool_calls(ABORTED);
-                    return Ended::Aborted;
-                }
+                ToolPhase::Interrupted => session.context.close_open_tool_calls(INTERRUPTED),
+                ToolPhase::Aborted => session.context.close_open_tool_calls(ABORTED),
+            }
+            // Every call of the step has its result now: its large arguments leave the prompt.
+            stub_large_arguments(session, context);
+            match phase {
+                ToolPhase::Done => {}
+                ToolPhase::Interrupted => return Ended::Interrupted("while tools were running"),
+                ToolPhase::Aborted => return Ended::Aborted,
             }
         }
         self.report(session, context, max_steps, &self.report_prompt)
@@ -492,7 +498,14 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> Result<(), E
 /// came down, or why it could not come down further.
 pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     let before = compaction::prompt_size(session, context);
-    let done = match compaction::ensure_budget(session, context, true).await {
+    let masked_before = session.context.masked_results();
+    // Its masking and trimming are told in the one report below, not in notices too.
+    let result = compaction::compact(session, context, true, false).await;
+    // Its summary call is billed like any other: the session's totals (and the gauge,
+    // with the prompt it left) take it in now, as no turn's reply will.
+    let usage = compaction::usage_event(session, &context.options, context.meter.get());
+    context.events.emit(usage);
+    let done = match result {
         Err(BudgetFailure::Cancelled) => {
             context.events.emit(Event::Notice {
                 message: "compaction interrupted".to_string(),
@@ -503,9 +516,17 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
         Err(BudgetFailure::TooLarge(_)) => None,
     };
     let after = compaction::prompt_size(session, context);
+    let masked = session.context.masked_results().saturating_sub(masked_before);
     let how = done
         .map(|done| {
             let mut parts = Vec::new();
+            if masked > 0 {
+                parts.push(format!(
+                    "{masked} older result{} shown as {}",
+                    if masked == 1 { "" } else { "s" },
+                    if masked == 1 { "a stub" } else { "stubs" }
+                ));
+            }
             if done.summaries > 0 {
                 parts.push(format!(
                     "{} summar{}",
@@ -542,13 +563,17 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
             .map(|m| counter.message(m))
             .sum();
         format!(
-            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted, and the last {} steps stay verbatim",
+            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted{}",
             if after < before {
                 format!("{compacted}, and it ")
             } else {
                 String::new()
             },
-            context.options.config.agent.keep_recent_steps
+            match context.options.config.agent.keep_recent_steps {
+                0 => String::new(),
+                1 => ", and the last step stays verbatim".to_string(),
+                steps => format!(", and the last {steps} steps stay verbatim"),
+            }
         )
     };
     context.events.emit(Event::Notice { message });

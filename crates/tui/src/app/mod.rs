@@ -546,10 +546,13 @@ impl App {
                     };
                 }
                 self.refresh_history_views();
-                self.notice(
-                    NoticeKind::Info,
-                    format!("context compacted: {tokens_before} → {tokens_after} tokens"),
-                );
+                // Outside a turn it is `/compact`'s, whose report says the same and more.
+                if self.turn_running {
+                    self.notice(
+                        NoticeKind::Info,
+                        format!("context compacted: {tokens_before} → {tokens_after} tokens"),
+                    );
+                }
             }
             Event::CompactionEnded { outcome, reason } => {
                 if self.activity == Activity::Compacting {

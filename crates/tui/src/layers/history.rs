@@ -301,7 +301,7 @@ impl HistoryInspector {
         let width = area.width.saturating_sub(u16::from(beside));
         let nested = !self.path.is_empty();
         let back = if nested { " · ⌫ back" } else { "" };
-        let (title, lines) = match (&entry.summary, self.originals) {
+        let (title, hint, lines) = match (&entry.summary, self.originals) {
             (Some(detail), true) => {
                 let earlier = if detail.originals.iter().any(|e| e.summary.is_some()) {
                     " · Enter: earlier summary"
@@ -309,10 +309,8 @@ impl HistoryInspector {
                     ""
                 };
                 (
-                    format!(
-                        "Replaced messages {} (Tab: summary{earlier}{back})",
-                        range(detail)
-                    ),
+                    format!("Replaced messages {}", range(detail)),
+                    format!("Tab: summary{earlier}{back}"),
                     originals_lines(detail, theme, width),
                 )
             }
@@ -347,21 +345,22 @@ impl HistoryInspector {
                 ];
                 lines.extend(body_lines(&entry.body, theme));
                 (
-                    format!("{what} of messages {} (Tab: originals{back})", range(detail)),
+                    format!("{what} of messages {}", range(detail)),
+                    format!("Tab: originals{back}"),
                     lines,
                 )
             }
-            (None, _) => (kind_name(entry.kind).to_string(), body_lines(&entry.body, theme)),
+            (None, _) => (
+                kind_name(entry.kind).to_string(),
+                String::new(),
+                body_lines(&entry.body, theme),
+            ),
         };
         let borders = if beside {
             Borders::TOP | Borders::LEFT
         } else {
             Borders::TOP
         };
-        let mut block = Block::default()
-            .borders(borders)
-            .border_style(theme.border)
-            .title(Span::styled(format!(" {title} "), theme.title));
         let wrapped = wrap_lines(&lines, width);
         let height = area.height.saturating_sub(1);
         let total = wrapped.len();
@@ -371,15 +370,19 @@ impl HistoryInspector {
         // Drawn within the text; a scroll past its end (the screen grew) is taken back
         // by the next key.
         let first = usize::from(self.scroll.min(max_scroll));
-        if total > usize::from(height) {
+        let position = (total > usize::from(height)).then(|| {
             let last = (first + usize::from(height)).min(total);
-            block = block.title_top(
-                Line::from(Span::styled(
-                    format!(" {}–{last} of {total} ", first + 1),
-                    theme.dim,
-                ))
-                .right_aligned(),
-            );
+            format!(" {}–{last} of {total} ", first + 1)
+        });
+        // The frame's corner takes a column.
+        let room = usize::from(area.width).saturating_sub(1);
+        let (title, position) = fit_title(&title, &hint, position, room);
+        let mut block = Block::default()
+            .borders(borders)
+            .border_style(theme.border)
+            .title(Span::styled(title, theme.title));
+        if let Some(position) = position {
+            block = block.title_top(Line::from(Span::styled(position, theme.dim)).right_aligned());
         }
         let inner = block.inner(area);
         block.render(area, buf);
@@ -393,6 +396,30 @@ impl HistoryInspector {
             buf.set_line(inner.x, y, line, inner.width);
         }
     }
+}
+
+/// The text pane's title in `room` columns, whole where it fits: with its key hint and
+/// the scroll position; short of room, without the hint (the key bar has the keys), then
+/// without the position, then cut with a mark, never cut silently mid-word by the frame.
+fn fit_title(title: &str, hint: &str, position: Option<String>, room: usize) -> (String, Option<String>) {
+    let plain = format!(" {title} ");
+    let hinted = if hint.is_empty() {
+        plain.clone()
+    } else {
+        format!(" {title} ({hint}) ")
+    };
+    let with_position =
+        |text: &str| display_width(text) + position.as_deref().map_or(0, display_width) <= room;
+    if with_position(&hinted) {
+        return (hinted, position);
+    }
+    if with_position(&plain) {
+        return (plain, position);
+    }
+    if display_width(&plain) <= room {
+        return (plain, None);
+    }
+    (format!(" {} ", truncate(title, room.saturating_sub(2))), None)
 }
 
 fn changed(moved: bool) -> OverlayAction {
@@ -434,9 +461,8 @@ fn header_line(
         ));
         spans.push(Span::styled(
             format!(
-                " · {} tool result{} masked · {compactions} compaction{}",
-                snapshot.masked_results,
-                if snapshot.masked_results == 1 { "" } else { "s" },
+                " · {} · {compactions} compaction{}",
+                results_shown(snapshot.masked_results, snapshot.trimmed_results),
                 if compactions == 1 { "" } else { "s" }
             ),
             theme.text,
@@ -457,6 +483,16 @@ fn header_line(
         return Line::from(crate::tui::text::wrap::truncate_spans(&line.spans, width));
     }
     line
+}
+
+/// How many tool results the prompt shows as stubs and how many trimmed.
+fn results_shown(masked: u64, trimmed: u64) -> String {
+    let results = |n: u64| format!("{n} tool result{}", if n == 1 { "" } else { "s" });
+    match (masked, trimmed) {
+        (masked, 0) => format!("{} masked", results(masked)),
+        (0, trimmed) => format!("{} trimmed", results(trimmed)),
+        (masked, trimmed) => format!("{} masked, {trimmed} trimmed", results(masked)),
+    }
 }
 
 /// One list row: selection mark, kind, title, tokens (right-aligned).

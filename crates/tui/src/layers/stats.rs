@@ -219,6 +219,9 @@ fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
             .map(|(role, count)| row(&format!("  {role}"), tokens(*count))),
     );
     lines.push(row("  masked tool results", history.masked_results.to_string()));
+    if history.trimmed_results > 0 {
+        lines.push(row("  trimmed tool results", history.trimmed_results.to_string()));
+    }
     lines.push(Line::default());
     lines.push(heading("tool results by tool"));
     if history.by_tool.is_empty() {

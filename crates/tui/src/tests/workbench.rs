@@ -287,6 +287,7 @@ fn summarized_history() -> HistorySnapshot {
             )
             .collect(),
         masked_results: 3,
+        trimmed_results: 0,
     }
 }
 

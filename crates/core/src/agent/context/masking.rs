@@ -298,3 +298,32 @@ pub fn stub(name: &str, input: &Value, content: &str, tokens: u64) -> String {
         tokens
     )
 }
+
+impl ContextState {
+    /// Results the prompt shows (not summarized or masked) trimmed.
+    pub fn shown_trimmed_results(&self) -> usize {
+        if self.trimmed.is_empty() {
+            return 0;
+        }
+        let mut ordinal = 0;
+        let mut count = 0;
+        for item in self.view_items() {
+            let index = match item {
+                ViewItem::Summary(summary) => {
+                    ordinal += self.summary_results(summary);
+                    continue;
+                }
+                ViewItem::Message(index) => index,
+            };
+            for block in &self.messages[index].content {
+                if let ContentBlock::ToolResult { tool_use_id, .. } = block {
+                    if ordinal >= self.masked_results && self.trimmed.contains(tool_use_id) {
+                        count += 1;
+                    }
+                    ordinal += 1;
+                }
+            }
+        }
+        count
+    }
+}

@@ -11,9 +11,11 @@ use std::collections::{BTreeSet, HashMap};
 use super::history::{ContentBlock, Message, Role};
 use crate::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
 
+mod arguments;
 mod masking;
 mod release;
 
+pub use arguments::{argument_stub, stub_arguments};
 pub use masking::{stub, trimmed};
 
 pub use crate::protocol::record::{Change, SUMMARY_MARK, Summary};

@@ -1,5 +1,7 @@
 use pretty_assertions::assert_eq;
 
+use crate::conversation::Entry;
+
 use super::*;
 
 #[test]
@@ -430,4 +432,126 @@ fn the_gauge_shows_the_prompt_size_before_the_first_request() {
     app.submit("/stats".into());
     let stats = screen(&mut app, 160, 48);
     assert!(stats.contains("context now (tokens)  2.1k of 80k"), "{stats}");
+}
+
+/// Issue 26 point 9: `/compact` says what it did once: the agent's report, not also a
+/// "context compacted" line for its summary (an automatic compaction, within a turn,
+/// has no report and keeps its line).
+#[test]
+fn compact_now_reports_once_and_a_turns_compaction_keeps_its_line() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let notices = |app: &App| -> Vec<String> {
+        app.conversation
+            .entries()
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let before = notices(&app).len();
+    app.submit("/compact".into());
+    assert_eq!(app.sent, vec![Op::CompactNow]);
+    let compacted = |app: &mut Bench| {
+        app.on_agent_event(Event::CompactionStarted {
+            reason: "summarizing messages 1–4 (about 900 tokens in the prompt)".into(),
+        });
+        app.on_agent_event(Event::ContextCompacted {
+            tokens_before: 3149,
+            tokens_after: 2299,
+            summary: "…".into(),
+            start: 1,
+            end: 5,
+            fallback: false,
+        });
+    };
+    compacted(&mut app);
+    app.on_agent_event(Event::Notice {
+        message: "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)".into(),
+    });
+    assert_eq!(
+        notices(&app)[before..],
+        [
+            "compacting: summarizing messages 1–4 (about 900 tokens in the prompt)",
+            "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)",
+        ]
+    );
+    assert_eq!(app.tokens.compactions, 1);
+    let before = notices(&app).len();
+    app.on_agent_event(Event::TurnStarted { text: "go on".into() });
+    compacted(&mut app);
+    assert_eq!(
+        notices(&app)[before..],
+        [
+            "compacting: summarizing messages 1–4 (about 900 tokens in the prompt)",
+            "context compacted: 3149 → 2299 tokens",
+        ]
+    );
+    assert_eq!(app.tokens.compactions, 2);
+}
+
+/// Issue 26 point 18: the text pane's title is never cut by its frame: where it does not
+/// fit whole (120 columns, the list beside it), it goes without its key hint (the key
+/// bar has the keys); where it fits, it has it.
+#[test]
+fn the_inspectors_pane_title_fits_at_120_columns() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    two_compactions(&mut app);
+    app.on_key(key(KeyCode::F(6)));
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Tab));
+    let title_row = |text: &str| text.lines().nth(3).unwrap_or_default().to_string();
+    let narrow_screen = screen(&mut app, 120, 30);
+    assert_screen!("history_originals_nested_120x30", narrow_screen.clone());
+    let narrow = title_row(&narrow_screen);
+    assert!(
+        narrow.ends_with("┌ Replaced messages 13–26 ───────────────────────────────┃ │\""),
+        "{narrow}"
+    );
+    let wide = title_row(&screen(&mut app, 160, 30));
+    assert!(
+        wide.contains("┌ Replaced messages 13–26 (Tab: summary · Enter: earlier summary) ─"),
+        "{wide}"
+    );
+}
+
+/// Issue 26 point 18: the inspector's header counts trimmed results, not "0 masked".
+#[test]
+fn the_inspectors_header_counts_trimmed_results() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_key(key(KeyCode::F(6)));
+    let mut snapshot = summarized_history();
+    let header = |app: &mut Bench| {
+        screen(app, 160, 30)
+            .lines()
+            .nth(2)
+            .unwrap_or_default()
+            .to_string()
+    };
+    for ((masked, trimmed), expected) in [
+        (
+            (0, 1),
+            "prompt 19k tokens · 1 tool result trimmed · 2 compactions",
+        ),
+        (
+            (3, 2),
+            "prompt 19k tokens · 3 tool results masked, 2 trimmed · 2 compactions",
+        ),
+        ((1, 0), "prompt 19k tokens · 1 tool result masked · 2 compactions"),
+    ] {
+        snapshot.masked_results = masked;
+        snapshot.trimmed_results = trimmed;
+        app.on_agent_event(Event::HistorySnapshot {
+            snapshot: snapshot.clone(),
+        });
+        let row = header(&mut app);
+        assert!(row.contains(&format!("┃{expected} · ")), "{row}");
+    }
 }

@@ -1,0 +1,276 @@
+//! Issue 26 points 7 and 8, with the shape that showed them through `exec`: a budget of a
+//! few thousand tokens, two 18 KB command outputs and a long answer, over two turns; and
+//! `/compact`'s figures, report and billing (points 8, 9 and 18).
+
+use super::*;
+use support::cli::{exec, session_id, session_logs, text};
+
+/// A command printing about 18 KB (under `tools.large_result_bytes`, so it goes into the
+/// prompt whole), different for each `seed`.
+fn eighteen_kb(seed: u32) -> String {
+    format!(
+        "for i in $(seq 1 330); do echo \"row $i of {seed}: the quick brown fox jumps over the lazy dog\"; done"
+    )
+}
+
+/// The events `exec --json` printed.
+fn json_events(stdout: &[u8]) -> Vec<Value> {
+    text(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON event a line"))
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// Runs the issue's two `exec` turns; returns what each printed and every request.
+fn two_turns(server: &ScriptedServer, compaction: &str) -> (Vec<Value>, Vec<Value>, Vec<RecordedRequest>) {
+    let answer = "The two listings agree row by row; here is what each part shows. ".repeat(60);
+    for reply in [
+        Reply::tool("out_1", "bash", json!({"command": eighteen_kb(1)}).to_string()),
+        Reply::tool("out_2", "bash", json!({"command": eighteen_kb(2)}).to_string()),
+        Reply::text(answer.clone()),
+        Reply::tool("out_3", "bash", json!({"command": eighteen_kb(3)}).to_string()),
+        Reply::tool("out_4", "bash", json!({"command": eighteen_kb(4)}).to_string()),
+        Reply::text(answer),
+    ] {
+        server.push(reply);
+    }
+    server.answer_toolless_with(Reply::text("A summary of the listings."));
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    home.write(
+        "config.toml",
+        format!(
+            "[agent]\ntoken_limit = 9000\nkeep_tool_results = 5\ncompaction = \"{compaction}\"\n\n[model]\nmax_output_tokens = 2000\n"
+        ),
+    );
+    let first = exec(
+        &home,
+        &workspace,
+        server,
+        &["--json", "Print the two listings and compare them."],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let id = session_id(&session_logs(&home)[0]);
+    let second = exec(
+        &home,
+        &workspace,
+        server,
+        &["--json", "--resume", &id, "Now the next two listings."],
+    );
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    (
+        json_events(&first.stdout),
+        json_events(&second.stdout),
+        server.requests(),
+    )
+}
+
+/// How each request shows the calls' results, in order: `whole`, `trimmed` or `stub`.
+fn shown_results(request: &RecordedRequest) -> Vec<&'static str> {
+    let messages = request.body["messages"].as_array().unwrap();
+    messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| {
+            let content = block["content"].as_str().unwrap_or_default();
+            if content.starts_with("[result omitted to save context") {
+                "stub"
+            } else if content.starts_with("[result trimmed to save context") {
+                "trimmed"
+            } else {
+                "whole"
+            }
+        })
+        .collect()
+}
+
+/// Point 7: masking and trimming bring this prompt under the mark, so no summary call is
+/// made. Each 18 KB output (about 5,600 tokens) is more than the room the budget leaves,
+/// so it is trimmed as it comes; the long answer then leaves stubs to do the rest, the
+/// last `keep_tool_results / 2` whole.
+#[test]
+fn no_summary_call_when_masking_and_trimming_suffice() {
+    let server = ScriptedServer::start_blocking(Vec::new());
+    let (first, second, requests) = two_turns(&server, "both");
+    let summaries = requests.iter().filter(|r| is_summary_request(r)).count();
+    assert_eq!(summaries, 0, "summary calls");
+    let shown: Vec<Vec<&str>> = requests.iter().map(shown_results).collect();
+    assert_eq!(
+        shown,
+        vec![
+            vec![],
+            vec!["trimmed"],
+            vec!["trimmed", "trimmed"],
+            vec!["trimmed", "trimmed"],
+            vec!["stub", "trimmed", "trimmed"],
+            vec!["stub", "stub", "trimmed", "trimmed"],
+        ]
+    );
+    let notices = |events: &[Value]| -> Vec<String> {
+        of_type(events, "notice")
+            .iter()
+            .map(|e| e["message"].as_str().unwrap().to_string())
+            .filter(|m| !m.starts_with("sandboxed commands may write"))
+            .collect()
+    };
+    let trimmed = "1 large tool result is trimmed to its first and last lines to save context (the history keeps it whole)";
+    assert_eq!(notices(&first), vec![trimmed, trimmed]);
+    assert_eq!(
+        notices(&second),
+        vec![
+            "1 older tool result is shown to the model as a one-line stub (the last 2 are shown trimmed)",
+            trimmed,
+            "2 older tool results are shown to the model as one-line stubs (the last 2 are shown trimmed)",
+            trimmed,
+        ]
+    );
+    assert!(of_type(&first, "context_compacted").is_empty());
+    assert!(of_type(&second, "context_compacted").is_empty());
+}
+
+/// Point 8: with summaries alone (`compaction = "summarize"`), the same two turns need
+/// summaries; each one's figures are the whole prompt before and after, on the gauge's
+/// scale: it starts over the budget (which is why it runs) and ends within it, and the
+/// gauge's next figure is the prompt it left plus the reply that followed.
+#[test]
+fn summary_figures_are_the_prompt_as_sent() {
+    let server = ScriptedServer::start_blocking(Vec::new());
+    let (first, second, requests) = two_turns(&server, "summarize");
+    let budget = 9000 - 2000 - 1000;
+    let mut seen = 0;
+    for events in [&first, &second] {
+        for (n, event) in events.iter().enumerate() {
+            if event["type"] != "context_compacted" {
+                continue;
+            }
+            seen += 1;
+            let (before, after) = (
+                event["tokens_before"].as_u64().unwrap(),
+                event["tokens_after"].as_u64().unwrap(),
+            );
+            assert!(after <= budget && budget < before, "{before} → {after}");
+            // The next gauge reading is this prompt and the reply that followed it.
+            let gauge = events[n..]
+                .iter()
+                .find(|e| e["type"] == "token_usage")
+                .map(|e| e["context_tokens"].as_u64().unwrap())
+                .unwrap();
+            assert!((after..after + 1500).contains(&gauge), "{after} then {gauge}");
+        }
+    }
+    assert!(seen > 0, "the summarize strategy summarized");
+    assert_eq!(requests.iter().filter(|r| is_summary_request(r)).count(), seen);
+}
+
+/// Points 8 and 9: `/compact`'s figures are the inspector's (the gauge's) before and after
+/// it, in its event, its record in `/stats` and its one report; its masking and trimming
+/// are told in that report, not in notices of their own; its summary call counts in the
+/// session's tokens like any other call; the inspector counts the trimmed result.
+#[tokio::test]
+async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
+    let server = ScriptedServer::start(vec![
+        Reply::Stream(
+            Turn::new()
+                .with_text("Reading the small one first. ".repeat(80))
+                .with_tool("a", "read_file", r#"{"path": "small.txt"}"#),
+        ),
+        Reply::tool("b", "read_file", r#"{"path": "huge.txt"}"#),
+        Reply::text("Both read."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::Stream(
+        Turn::text("Read small.txt and huge.txt.").usage(1234, 56),
+    ));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.token_limit = 80_000;
+    config.model.max_output_tokens = 4096;
+    config.tools.read_file.max_tokens = 40_000;
+    let mut agent = Harness::start(config);
+    file_of_tokens(&agent.workspace, "small.txt", "small", 2_000);
+    file_of_tokens(&agent.workspace, "huge.txt", "huge", 14_000);
+    agent.turn("Read small.txt and huge.txt.").await;
+    let totals = |event: &Event| match event {
+        Event::TokenUsage {
+            total_input_tokens,
+            total_output_tokens,
+            ..
+        } => Some((*total_input_tokens, *total_output_tokens)),
+        _ => None,
+    };
+    let (input, output) = agent.events.iter().rev().find_map(totals).unwrap();
+    let before = agent.inspect().await.prompt_tokens;
+    let start = agent.events.len();
+    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.wait_for(compact_now_reported).await;
+    let snapshot = agent.inspect().await;
+    let after = snapshot.prompt_tokens;
+    let events = &agent.events[start..];
+    let compacted: Vec<(u64, u64, u64, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ContextCompacted {
+                tokens_before,
+                tokens_after,
+                start,
+                end,
+                ..
+            } => Some((*tokens_before, *tokens_after, *start, *end)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compacted, vec![(before, after, 1, 3)]);
+    // Point 18: the inspector says the result is trimmed, not "0 masked".
+    assert_eq!((snapshot.masked_results, snapshot.trimmed_results), (0, 1));
+    let titles: Vec<&str> = snapshot.entries.iter().map(|e| e.title.as_str()).collect();
+    assert_eq!(titles.last(), Some(&"Both read."));
+    assert!(titles.contains(&"1 tool result, 1 trimmed"), "{titles:?}");
+    let usage: Vec<(u64, u64)> = events.iter().filter_map(totals).collect();
+    assert_eq!(usage, vec![(input + 1234, output + 56)]);
+    assert_eq!(
+        snapshot.compactions,
+        vec![miniagent::protocol::CompactionRecord {
+            tokens_before: before,
+            tokens_after: after,
+            start: 1,
+            end: 3,
+            fallback: false,
+        }]
+    );
+    let notices: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        vec![format!(
+            "compacted: the prompt went from about {before} to {after} tokens (1 summary, 1 large result trimmed)"
+        )]
+    );
+}
+
+/// Point 18's plurals, in `/compact`'s report: one recent step kept is "the last step".
+#[tokio::test]
+async fn compact_now_names_one_kept_step_in_the_singular() {
+    let server = ScriptedServer::start(vec![Reply::text("Hello.")]).await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.keep_recent_steps = 1;
+    let mut agent = Harness::start(config);
+    agent.turn("hi").await;
+    agent.send(miniagent::protocol::Op::CompactNow);
+    let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
+        unreachable!()
+    };
+    assert!(
+        message.starts_with("cannot compact further")
+            && message.ends_with(", which are never compacted, and the last step stays verbatim"),
+        "{message}"
+    );
+}
