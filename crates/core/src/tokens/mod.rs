@@ -128,8 +128,8 @@ fn reference(encoding: Encoding) -> Option<&'static CoreBPE> {
     cell.get_or_init(|| load().ok()).as_ref()
 }
 
-/// Kept for callers that started loading the encoding early; the tables are in the
-/// binary now, so there is nothing to wait for.
+/// Makes `encoding` ready: its tables are in the binary, so this only checks their
+/// layout (it built them, on a thread of its own, before).
 pub fn preload(encoding: Encoding) {
     let _ = tokenizer(encoding);
 }
