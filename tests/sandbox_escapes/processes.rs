@@ -114,3 +114,34 @@ fn a_command_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
         "{results:?}"
     );
 }
+
+/// A command's supervisor is the small `miniagent-supervise`, not a fresh image of the
+/// whole miniagent binary, whose start relocated ~38,000 pointers and took ~330 page
+/// faults for every command (issue 26). Measured by the program each maps (`VmExe`),
+/// which a sandboxed command may read of its supervisor and of the agent.
+#[test]
+fn a_commands_supervisor_is_a_small_program_not_the_agents_image() {
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let server = ScriptedServer::start_blocking(vec![
+        bash(
+            "t1",
+            "a=$(awk '{print $4}' /proc/$PPID/stat); for p in $PPID $a; do awk '/^VmExe/ {print $2}' /proc/$p/status; done",
+        ),
+        Reply::text("done"),
+    ]);
+    let output = exec(&home, &workspace, &server, &["look at the supervisor"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let results = tool_results(&server);
+    let sizes: Vec<u64> = results[0]
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect();
+    assert_eq!(sizes.len(), 2, "{results:?}");
+    assert!(
+        sizes[0] * 8 < sizes[1],
+        "the supervisor maps {} kB of program, the agent {} kB",
+        sizes[0],
+        sizes[1]
+    );
+}

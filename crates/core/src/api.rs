@@ -267,8 +267,8 @@ impl Launch {
         self.trusted = false;
     }
 
-    /// Loads the tokenizer in the background (it is slow to load and the first turn
-    /// needs it).
+    /// Makes the tokenizer ready (its tables are in the binary: this reads their
+    /// layout, no more).
     pub fn preload(&self) {
         crate::tokens::preload(self.config.agent.tokenizer);
     }
@@ -341,7 +341,7 @@ impl Recording {
         })
     }
 
-    /// Loads the tokenizer the inspector counts with, in the background.
+    /// Makes the tokenizer the inspector counts with ready (a few checks).
     pub fn preload(&self) {
         crate::tokens::preload(self.tokenizer);
     }

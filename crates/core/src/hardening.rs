@@ -18,8 +18,8 @@
 //!   with `CAP_SYS_PTRACE`, and sandboxed commands hold no capability at all
 //!   ([`crate::tools::sandbox`]). A command run outside the sandbox by root keeps it and
 //!   can read them.
-//! - The binary records itself as the supervisor commands run under, and when it was
-//!   started as one, runs as that instead.
+//! - The binary records the supervisor commands run under (`miniagent-supervise` beside
+//!   it, or itself), and when it was started as one, runs as that instead.
 
 /// Call first in `main`. Never returns when the process was started as a supervisor.
 pub fn start() {
@@ -30,15 +30,82 @@ pub fn start() {
     wipe_initial_environment();
     // SAFETY: prctl with these arguments reads no memory.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-    // `/proc/self/exe` names this very binary even after it was replaced or deleted on
-    // disk (a rebuild while a session runs), when its path would name another one.
-    let own = std::path::PathBuf::from("/proc/self/exe");
-    if own.exists() {
-        crate::tools::supervisor::use_program(own);
-    } else if let Ok(exe) = std::env::current_exe() {
-        crate::tools::supervisor::use_program(exe);
+    if let Some(program) = supervisor_program() {
+        crate::tools::supervisor::use_program(program);
     }
 }
+
+/// What commands run under: a sealed copy in memory of the small `miniagent-supervise`
+/// installed beside this binary, or else this binary itself. The copy is made now,
+/// once: the file beside it may sit in the workspace (a build of miniagent working on
+/// its own source), where a command could rewrite it between two commands, while this
+/// binary cannot be written as it runs. Either path (`/proc/self/fd/N`,
+/// `/proc/self/exe`) keeps naming what was started even after the files on disk are
+/// replaced (a rebuild while a session runs).
+fn supervisor_program() -> Option<std::path::PathBuf> {
+    let own = std::path::PathBuf::from("/proc/self/exe");
+    let beside = std::fs::read_link(&own)
+        .or_else(|_| std::env::current_exe())
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join(SUPERVISOR)));
+    if let Some(fd) = beside.and_then(|path| sealed_copy(&path)) {
+        return Some(std::path::PathBuf::from(format!("/proc/self/fd/{fd}")));
+    }
+    if own.exists() {
+        return Some(own);
+    }
+    std::env::current_exe().ok()
+}
+
+/// A sealed, executable, close-on-exec in-memory copy of the program at `path`, held
+/// open for the life of the process; `None` where the kernel lets no such copy run.
+#[cfg(target_os = "linux")]
+fn sealed_copy(path: &std::path::Path) -> Option<i32> {
+    use std::io::{Read, Write};
+    use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
+    // 2 refuses to run any in-memory file (and 1 makes ours non-executable).
+    if std::fs::read_to_string("/proc/sys/vm/memfd_noexec").is_ok_and(|v| v.trim() != "0") {
+        return None;
+    }
+    let mut program = std::fs::File::open(path).ok()?;
+    // ELF, or it is not the supervisor.
+    let mut magic = [0u8; 4];
+    program.read_exact(&mut magic).ok()?;
+    if &magic != b"\x7fELF" {
+        return None;
+    }
+    const MFD_EXEC: libc::c_uint = 0x10;
+    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+    // SAFETY: memfd_create reads the NUL-terminated name and takes plain flags.
+    let mut fd = unsafe { libc::memfd_create(c"miniagent-supervise".as_ptr(), flags | MFD_EXEC) };
+    if fd < 0 {
+        // Kernels before 6.3 know no MFD_EXEC; their in-memory files are executable.
+        // SAFETY: as above.
+        fd = unsafe { libc::memfd_create(c"miniagent-supervise".as_ptr(), flags) };
+    }
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    // Copied in the kernel (copy_file_range), through no buffer of ours.
+    file.write_all(&magic).ok()?;
+    std::io::copy(&mut program, &mut file).ok()?;
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl on our own descriptor with integer arguments.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+        return None;
+    }
+    Some(file.into_raw_fd())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sealed_copy(_path: &std::path::Path) -> Option<i32> {
+    None
+}
+
+/// The supervisor's binary, installed beside miniagent's (`src/supervise.rs`).
+pub const SUPERVISOR: &str = "miniagent-supervise";
 
 /// Marks every descriptor above 2 close-on-exec.
 fn close_inherited_on_exec() {

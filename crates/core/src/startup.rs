@@ -43,7 +43,6 @@ pub fn load_config(options: &StartOptions, env: &crate::config::Env) -> anyhow::
 /// Builds everything a session needs. Errors are one line, ready to show.
 pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Result<AgentOptions> {
     let config = load_config(options, env)?;
-    // The tokenizer loads while the rest is set up (certificates, skills).
     crate::tokens::preload(config.agent.tokenizer);
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;

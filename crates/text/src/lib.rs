@@ -51,6 +51,20 @@ pub fn clean(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether `text` holds a control character (Unicode's Cc: C0, DEL and C1) other than
+/// a newline or a tab, looked for byte by byte: C1 is the only one outside ASCII, and
+/// UTF-8 writes it as 0xC2 then 0x80..=0x9F. Decoding every character of a command's
+/// output to ask was most of the cost of reading output that has none.
+fn has_control(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(at, &byte)| match byte {
+        b'\n' | b'\t' => false,
+        0..=0x1f | 0x7f => true,
+        0xc2 => bytes.get(at + 1).is_some_and(|next| (0x80..=0x9f).contains(next)),
+        _ => false,
+    })
+}
+
 /// `text` as a model should read a command's output: what a terminal would show of it,
 /// without colours. Escape sequences are removed entirely (not made visible: they cost
 /// tokens and mean nothing to a model), a carriage return lets later text overwrite the
@@ -58,7 +72,7 @@ pub fn clean(text: &str) -> Cow<'_, str> {
 /// newline), erase-in-line is applied, and other control characters are dropped. Bidi
 /// controls stay: for the model they are text, and it may need to see them.
 pub fn for_model(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+    if !has_control(text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
@@ -432,6 +446,19 @@ pub fn print(text: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn control_characters_are_found_by_bytes_as_by_characters() {
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let text = format!("a{c}b");
+            assert_eq!(
+                super::has_control(&text),
+                c.is_control() && c != '\n' && c != '\t',
+                "{:?}",
+                c
+            );
+        }
+    }
+
     use super::*;
     use pretty_assertions::assert_eq;
 

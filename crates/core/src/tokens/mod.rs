@@ -1,11 +1,16 @@
-//! Counting tokens with tiktoken's BPE (bundled, offline). The encoding is loaded once
-//! per process; `preload` starts that in the background so nothing waits for it later.
-//! ASCII text is split into pieces without the tokenizer's regex (`pieces`).
+//! Counting tokens with tiktoken's BPE (bundled, offline). Each encoding's ranks are a
+//! table `build.rs` wrote into the binary from tiktoken-rs's encodings (`ranks`), read in
+//! place: nothing is built when a process starts. ASCII text is split into pieces
+//! without the tokenizer's regex (`pieces`); other text goes through the encoding's
+//! pattern, compiled the first time such text comes.
 
+mod layout;
 mod pieces;
+mod ranks;
 
 use std::sync::OnceLock;
 
+use ranks::Ranks;
 use tiktoken_rs::CoreBPE;
 
 use crate::llm::ToolSpec;
@@ -16,35 +21,117 @@ pub const PER_MESSAGE_TOKENS: u64 = 4;
 
 pub use crate::protocol::Encoding;
 
-static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+static CL100K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks"));
+static O200K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks"));
 
-/// Where an encoding is kept once loaded, and how it is loaded.
-type Slot = (
-    &'static OnceLock<Option<CoreBPE>>,
-    fn() -> anyhow::Result<CoreBPE>,
+/// tiktoken's split patterns (its `cl100k_base` and `O200K_BASE_PAT_STR`).
+const CL100K_PATTERN: &str = "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s";
+const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+"
 );
 
-fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
-    let (cell, load): Slot = match encoding {
-        Encoding::Cl100kBase => (&CL100K, tiktoken_rs::cl100k_base),
-        Encoding::O200kBase => (&O200K, tiktoken_rs::o200k_base),
-    };
-    cell.get_or_init(|| match load() {
-        Ok(bpe) => Some(bpe),
-        Err(err) => {
-            tracing::warn!("cannot load the {encoding:?} tokenizer, estimating by size instead: {err}");
-            None
+/// One encoding: its ranks, and its pattern once text that is not ASCII needed it.
+struct Tokenizer {
+    ranks: Ranks,
+    encoding: Encoding,
+    pattern: OnceLock<Option<fancy_regex::Regex>>,
+}
+
+impl Tokenizer {
+    /// The encoding's ranks, read from the binary (a few pointer checks).
+    fn load(encoding: Encoding) -> Option<Tokenizer> {
+        let table = match encoding {
+            Encoding::Cl100kBase => CL100K_TABLE,
+            Encoding::O200kBase => O200K_TABLE,
+        };
+        Some(Tokenizer {
+            ranks: Ranks::read(table)?,
+            encoding,
+            pattern: OnceLock::new(),
+        })
+    }
+
+    /// The split pattern, compiled on first use (it takes milliseconds, and ASCII text
+    /// never needs it).
+    fn pattern(&self) -> Option<&fancy_regex::Regex> {
+        self.pattern
+            .get_or_init(|| {
+                let source = match self.encoding {
+                    Encoding::Cl100kBase => CL100K_PATTERN,
+                    Encoding::O200kBase => O200K_PATTERN,
+                };
+                fancy_regex::Regex::new(source)
+                    .inspect_err(|err| {
+                        tracing::warn!("cannot compile the {:?} pattern: {err}", self.encoding)
+                    })
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// Tokens of `text` split by the pattern, as tiktoken splits it.
+    fn count_split(&self, text: &str) -> u64 {
+        let Some(pattern) = self.pattern() else {
+            return (text.len() as u64).div_ceil(4);
+        };
+        let mut total = 0;
+        for found in pattern.find_iter(text) {
+            match found {
+                Ok(piece) => total += self.ranks.count(piece.as_str().as_bytes()),
+                // The backtracking limit: the rest is estimated.
+                Err(_) => return total + (text.len() as u64).div_ceil(4),
+            }
         }
+        total
+    }
+}
+
+static CL100K: OnceLock<Option<Tokenizer>> = OnceLock::new();
+static O200K: OnceLock<Option<Tokenizer>> = OnceLock::new();
+
+fn tokenizer(encoding: Encoding) -> Option<&'static Tokenizer> {
+    let cell = match encoding {
+        Encoding::Cl100kBase => &CL100K,
+        Encoding::O200kBase => &O200K,
+    };
+    cell.get_or_init(|| {
+        let loaded = Tokenizer::load(encoding);
+        if loaded.is_none() {
+            tracing::warn!("the {encoding:?} table is malformed, estimating by size instead");
+        }
+        loaded
     })
     .as_ref()
 }
 
-/// Starts loading the encoding on a background thread (idempotent).
+/// tiktoken's own encoder, built on first use: only the reference the counts are
+/// checked against uses it.
+fn reference(encoding: Encoding) -> Option<&'static CoreBPE> {
+    static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+    static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+    let (cell, load): (_, fn() -> anyhow::Result<CoreBPE>) = match encoding {
+        Encoding::Cl100kBase => (&CL100K, tiktoken_rs::cl100k_base),
+        Encoding::O200kBase => (&O200K, tiktoken_rs::o200k_base),
+    };
+    cell.get_or_init(|| load().ok()).as_ref()
+}
+
+/// Makes `encoding` ready: its tables are in the binary, so this only checks their
+/// layout (it built them, on a thread of its own, before).
 pub fn preload(encoding: Encoding) {
-    std::thread::spawn(move || {
-        let _ = bpe(encoding);
-    });
+    let _ = tokenizer(encoding);
 }
 
 /// Text longer than this is estimated (four bytes a token), not tokenized.
@@ -53,13 +140,13 @@ const EXACT_LIMIT_BYTES: usize = 1 << 20;
 /// Counts tokens of text and of messages.
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
-    bpe: Option<&'static CoreBPE>,
+    tokenizer: Option<&'static Tokenizer>,
     encoding: Encoding,
 }
 
 impl std::fmt::Debug for TokenCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.bpe.is_some() {
+        f.write_str(if self.tokenizer.is_some() {
             "TokenCounter(bpe)"
         } else {
             "TokenCounter(estimate)"
@@ -68,10 +155,10 @@ impl std::fmt::Debug for TokenCounter {
 }
 
 impl TokenCounter {
-    /// The counter for `encoding`; loads it on first use (about a tenth of a second).
+    /// The counter for `encoding`.
     pub fn new(encoding: Encoding) -> Self {
         Self {
-            bpe: bpe(encoding),
+            tokenizer: tokenizer(encoding),
             encoding,
         }
     }
@@ -79,24 +166,24 @@ impl TokenCounter {
     /// A counter that estimates four bytes per token (when the tokenizer is unavailable).
     pub fn estimate_only() -> Self {
         Self {
-            bpe: None,
+            tokenizer: None,
             encoding: Encoding::Cl100kBase,
         }
     }
 
     pub fn count(&self, text: &str) -> u64 {
-        match self.bpe {
+        match self.tokenizer {
             // Past a megabyte the tokenizer can take seconds (a long run without spaces is
             // its worst case); such text is far over any budget, and an estimate does.
-            Some(bpe) if text.len() <= EXACT_LIMIT_BYTES => {
-                let whole = |part: &str| bpe.count_ordinary(part) as u64;
+            Some(tokenizer) if text.len() <= EXACT_LIMIT_BYTES => {
+                let piece = |piece: &str| tokenizer.ranks.count(piece.as_bytes());
                 if text.is_ascii() {
-                    return pieces::count_ascii(text, self.encoding, whole);
+                    return pieces::count_ascii(text, self.encoding, piece);
                 }
                 pieces::split_at_lines(text)
                     .map(|part| match part.is_ascii() {
-                        true => pieces::count_ascii(part, self.encoding, whole),
-                        false => whole(part),
+                        true => pieces::count_ascii(part, self.encoding, piece),
+                        false => tokenizer.count_split(part),
                     })
                     .sum()
             }
@@ -104,10 +191,10 @@ impl TokenCounter {
         }
     }
 
-    /// What tiktoken itself counts for `text`, every piece through its regex: the
-    /// reference [`count`](Self::count) is checked against.
+    /// What tiktoken itself counts for `text`, every piece through its regex and its
+    /// own tables: the reference [`count`](Self::count) is checked against.
     pub fn count_by_regex(&self, text: &str) -> u64 {
-        match self.bpe {
+        match self.tokenizer.and_then(|_| reference(self.encoding)) {
             Some(bpe) => bpe.count_ordinary(text) as u64,
             None => (text.len() as u64).div_ceil(4),
         }
@@ -158,5 +245,65 @@ mod tests {
             2 + PER_MESSAGE_TOKENS
         );
         assert_eq!(TokenCounter::estimate_only().count("12345678"), 2);
+    }
+
+    /// Pieces of 100 bytes or more merge through the heap (`merge_long`), shorter ones
+    /// on the list; both give what tiktoken gives, with its own tables.
+    #[test]
+    fn long_and_short_pieces_count_as_tiktoken_does() {
+        let mut rng = fastrand::Rng::with_seed(26);
+        let letters: String = (0..5000).map(|_| rng.alphabetic()).collect();
+        let texts = [
+            "a".repeat(1000),
+            "ab".repeat(777),
+            letters.clone(),
+            letters.to_uppercase(),
+            "-=".repeat(400),
+            " ".repeat(300) + "x",
+            "é".repeat(250),
+            "中文字符".repeat(120),
+            "aé".repeat(300),
+            format!("{letters} {}\n\tfn main() {{}}", "0123456789".repeat(50)),
+            "The quick brown fox's jumps, over the lazy dog's back.\r\n".repeat(20),
+        ];
+        for encoding in [Encoding::Cl100kBase, Encoding::O200kBase] {
+            let counter = TokenCounter::new(encoding);
+            for text in &texts {
+                assert_eq!(
+                    counter.count(text),
+                    counter.count_by_regex(text),
+                    "{encoding:?} on {}",
+                    text.chars().take(40).collect::<String>()
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod start_cost {
+    use super::*;
+
+    fn thread_cpu() -> std::time::Duration {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec into `now`.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+        std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+    }
+
+    /// Building tiktoken's tables for both encodings took about 0.3 s of CPU here (0.1 s
+    /// for cl100k in a release build, a quarter of a short `exec`), in every process.
+    #[test]
+    fn an_encoding_is_ready_without_building_its_tables() {
+        let started = thread_cpu();
+        let cl100k = Tokenizer::load(Encoding::Cl100kBase).unwrap();
+        let o200k = Tokenizer::load(Encoding::O200kBase).unwrap();
+        assert_eq!(cl100k.ranks.count(b"hello") + cl100k.ranks.count(b" world"), 2);
+        assert_eq!(o200k.ranks.count(b"hello") + o200k.ranks.count(b" world"), 2);
+        let spent = thread_cpu() - started;
+        assert!(spent < std::time::Duration::from_millis(5), "{spent:?}");
     }
 }

@@ -2,8 +2,8 @@
 //! foreground, or as a background job through [`super::jobs`]) leads its own process
 //! group, and [`ProcessGroup`] signals that group when the command ends.
 //!
-//! Each command runs under a supervisor ([`super::supervisor`]: the miniagent binary
-//! re-executed), a child subreaper that every descendant of the command stays under,
+//! Each command runs under a supervisor ([`super::supervisor`]: `miniagent-supervise`),
+//! a child subreaper that every descendant of the command stays under,
 //! detached or not, and that kills them all when the command ends, when it is told to
 //! stop, or when the agent ends (its standard input, a pipe only the agent holds, closes).
 //! miniagent does not become a child subreaper itself: adopted orphans would become its

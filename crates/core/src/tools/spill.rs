@@ -308,37 +308,71 @@ pub struct Rewritten {
 
 /// Rewrites the saved output through `clean` (what the model reads of a run of whole
 /// lines), a run of lines of about 64 KB at a time, in bounded memory however large the
-/// file is, and returns its [`preview`] and size.
+/// file is, and returns its [`preview`] and size. The file is written again only from
+/// the first run `clean` changes: output with nothing to clean (most of it) is read
+/// once and left as it is, not copied to a new file and renamed over the old one at
+/// every step.
 pub fn rewrite(saved: &SavedOutput, clean: impl Fn(&str) -> String) -> std::io::Result<Rewritten> {
-    let path = saved.path.as_path();
-    use std::io::BufRead;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::io::Read;
     const RUN_BYTES: usize = 64 << 10;
-    let mut reader = std::io::BufReader::with_capacity(RUN_BYTES, std::fs::File::open(path)?);
+    let path = saved.path.as_path();
+    let mut file = std::fs::File::open(path)?;
     let part = path.with_extension("part");
-    let mut out = std::io::BufWriter::new(
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&part)?,
-    );
+    let mut out: Option<std::io::BufWriter<std::fs::File>> = None;
+    // Bytes of the file in the runs before this one.
+    let mut done: u64 = 0;
     let mut start = String::new();
     let mut end: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
     let mut whole = Counted::default();
-    let mut run = Vec::with_capacity(RUN_BYTES);
+    let mut buffer: Vec<u8> = Vec::with_capacity(2 * RUN_BYTES);
+    let mut at_end = false;
     loop {
-        // Whole lines up to about RUN_BYTES (a longer line whole).
-        run.clear();
-        while run.len() < RUN_BYTES && reader.read_until(b'\n', &mut run)? > 0 {}
-        if run.is_empty() {
+        // Whole lines up to about RUN_BYTES (a longer line whole): up to the first line
+        // end at or past RUN_BYTES.
+        // Each byte is looked at once, however long the line (a 64 MB one is saved whole).
+        let mut searched = RUN_BYTES - 1;
+        let cut = loop {
+            if let Some(newline) = buffer
+                .get(searched..)
+                .and_then(|rest| memchr::memchr(b'\n', rest))
+            {
+                break searched + newline + 1;
+            }
+            searched = searched.max(buffer.len());
+            if at_end {
+                break buffer.len();
+            }
+            let filled = buffer.len();
+            buffer.resize(filled + RUN_BYTES, 0);
+            let read = file.read(&mut buffer[filled..])?;
+            buffer.truncate(filled + read);
+            at_end = read == 0;
+        };
+        if cut == 0 {
             break;
         }
-        let cleaned = clean(&String::from_utf8_lossy(&run));
-        out.write_all(cleaned.as_bytes())?;
+        let run = &buffer[..cut];
+        let cleaned = clean(&String::from_utf8_lossy(run));
+        if out.is_none() && cleaned.as_bytes() != run {
+            // The first change: what came before it is copied as it is.
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut writer = std::io::BufWriter::new(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(&part)?,
+            );
+            std::io::copy(&mut std::fs::File::open(path)?.take(done), &mut writer)?;
+            out = Some(writer);
+        }
+        if let Some(writer) = out.as_mut() {
+            writer.write_all(cleaned.as_bytes())?;
+        }
+        done += cut as u64;
         whole.bytes += cleaned.len() as u64;
-        whole.lines += cleaned.matches('\n').count() as u64;
+        whole.lines += memchr::memchr_iter(b'\n', cleaned.as_bytes()).count() as u64;
         if start.len() < REGION_BYTES {
             let mut take = (REGION_BYTES - start.len()).min(cleaned.len());
             while !cleaned.is_char_boundary(take) {
@@ -354,10 +388,13 @@ pub fn rewrite(saved: &SavedOutput, clean: impl Fn(&str) -> String) -> std::io::
             // The text's last line, without a newline: `lines` counts it too.
             whole.lines += 1;
         }
+        buffer.drain(..cut);
     }
-    out.flush()?;
-    drop(out);
-    std::fs::rename(&part, path)?;
+    if let Some(mut writer) = out {
+        writer.flush()?;
+        drop(writer);
+        std::fs::rename(&part, path)?;
+    }
     let mut end: Vec<u8> = end.into();
     // The region may begin inside a character: start it at the next one.
     let first = end.iter().position(|b| (*b as i8) >= -0x40).unwrap_or(end.len());
@@ -447,6 +484,37 @@ mod tests {
         let shown = preview(&text, Path::new("/r/x.txt"));
         assert!(shown.contains("bytes, 0 lines not shown") || shown.contains("lines not shown"));
         assert!(shown.len() < 3_000);
+    }
+
+    /// Output with nothing to clean stays the file it was (before, every step copied
+    /// it to a new file and renamed that over it); a change past the first run is
+    /// written with everything before it.
+    #[test]
+    fn a_file_is_written_again_only_from_what_cleaning_changes() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("miniagent-rewrite-same-{}", std::process::id()));
+        let store = ResultStore::new(dir.clone());
+        let plain: String = (1..=20_000).map(|n| format!("{n}\n")).collect();
+        let path = store.save("same", "", &plain).unwrap();
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let saved = SavedOutput {
+            path: path.clone(),
+            not_kept: 0,
+        };
+        let shown = rewrite(&saved, |lines| lines.replace("\u{1b}[1m", "")).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), plain);
+        assert_eq!(shown.preview, preview(&plain, &path));
+        assert!(!path.with_extension("part").exists());
+
+        let late = format!("{plain}\u{1b}[1mbold\n");
+        std::fs::write(&path, &late).unwrap();
+        let shown = rewrite(&saved, |lines| lines.replace("\u{1b}[1m", "")).unwrap();
+        let expected = format!("{plain}bold\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+        assert_eq!(shown.preview, preview(&expected, &path));
+        assert_eq!(shown.bytes, expected.len() as u64);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
