@@ -338,3 +338,35 @@ fn https_to_a_plain_http_server_is_not_retried() {
         "{stderr}"
     );
 }
+
+/// A provider's key goes to its own host only over https: `http://api.anthropic.com`
+/// would carry it unencrypted past anyone on the path. Refused with one line, nothing
+/// sent (the proxy would have seen the key in the clear).
+#[test]
+fn a_providers_key_never_goes_to_its_host_over_plain_http() {
+    let cases: [(&str, &str, Vec<&str>, &str); 2] = [
+        (
+            "ANTHROPIC_API_KEY",
+            ANTHROPIC_KEY,
+            vec!["--base-url", "http://api.anthropic.com"],
+            "miniagent: model.base_url (from --base-url) names Anthropic's host over plain http://, where the key would cross the network unencrypted: write https://api.anthropic.com (https://)\n",
+        ),
+        (
+            "MINIAGENT_API_KEY",
+            OPENAI_KEY,
+            vec!["--provider", "openai", "--base-url", "HTTP://API.OPENAI.COM./v1"],
+            "miniagent: model.base_url (from --base-url) names OpenAI's host over plain http://, where the key would cross the network unencrypted: write https://api.openai.com/v1 (https://)\n",
+        ),
+    ];
+    for (variable, key, args, expected) in cases {
+        let home = TempDir::new();
+        let server = ScriptedServer::start_blocking(vec![]);
+        let mut command = through(&home, &server);
+        command.env(variable, key);
+        let output = run(command.args(&args), &["exec", "hi"]);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert_eq!(cli::text(&output.stderr), expected, "{args:?}");
+        assert_eq!(asked(&server), vec![], "{args:?}");
+        assert_no_key_shown(&output);
+    }
+}

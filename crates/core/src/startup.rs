@@ -521,15 +521,28 @@ pub fn api_key(config: &Config, env: &crate::config::Env) -> Result<llm::ApiKey,
     } else {
         return Err(KeyError::Missing(no_key_for_gateway(config, env)));
     };
-    match endpoint::foreign_key(base_url, key.variable.as_deref().unwrap_or_default(), &key.value) {
-        Some(foreign) => Err(KeyError::Refused(format!(
+    if let Some(foreign) =
+        endpoint::foreign_key(base_url, key.variable.as_deref().unwrap_or_default(), &key.value)
+    {
+        return Err(KeyError::Refused(format!(
             "{} (model.base_url, from {}): {}",
             foreign.describe(),
             config.base_url_source,
             foreign.remedy(!named.is_empty())
-        ))),
+        )));
+    }
+    match endpoint::plain_http_to_owner(base_url) {
+        Some(owner) => Err(KeyError::Refused(plain_http(owner, &config.base_url_source))),
         None => Ok(key),
     }
+}
+
+/// Why a company's host named over `http://` gets no key, and what to write.
+pub(crate) fn plain_http(owner: &endpoint::KeyOwner, source: &str) -> String {
+    format!(
+        "model.base_url (from {source}) names {}'s host over plain http://, where the key would cross the network unencrypted: write {} (https://)",
+        owner.name, owner.base_url
+    )
 }
 
 /// Why a host that is no key owner's gets no key: a company's variable is never read

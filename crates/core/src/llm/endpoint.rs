@@ -183,6 +183,16 @@ pub fn foreign_key(base_url: &str, variable: &str, key: &str) -> Option<ForeignK
     })
 }
 
+/// A key owner's host named over plain `http://`: its key would cross the network
+/// readable by anyone on the path. Such a URL is refused before any key is sent.
+pub fn plain_http_to_owner(base_url: &str) -> Option<&'static KeyOwner> {
+    let url = Url::parse(base_url.trim()).ok()?;
+    if url.scheme() != "http" {
+        return None;
+    }
+    host_owner(base_url)
+}
+
 /// The model asked for when `model.model` is empty: MiniMax's on a MiniMax host, else
 /// the provider's own.
 pub fn default_model(provider: Provider, base_url: &str) -> &'static str {

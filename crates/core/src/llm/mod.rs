@@ -349,6 +349,15 @@ pub fn build_client(
     ) {
         anyhow::bail!("{}: {}", foreign.describe(), foreign.remedy(false));
     }
+    if let Some(owner) = endpoint::plain_http_to_owner(&config.base_url)
+        && !api_key.value.is_empty()
+    {
+        anyhow::bail!(
+            "{}'s host over plain http:// would carry the key unencrypted: use {}",
+            owner.name,
+            owner.base_url
+        );
+    }
     // reqwest picks aws-lc-rs itself; making it the process default as well keeps every
     // other rustls user on the same provider. A second install is refused harmlessly.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
