@@ -249,6 +249,12 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
             terminal_text::visible(prompt)
         ));
     }
+    if let Some(command) = cli.prompt.as_deref().and_then(mistyped_command) {
+        return fail(&format!(
+            "`{}` is not a command; did you mean `miniagent {command}`? (`miniagent --help` lists them; a prompt of more than one word opens the workbench with it)",
+            terminal_text::visible(cli.prompt.as_deref().unwrap_or_default())
+        ));
+    }
     match cli.command {
         None => workbench(cli.agent, cli.look, cli.session, cli.prompt, env),
         Some(Command::Exec {
@@ -304,6 +310,44 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
             }
         }
     }
+}
+
+/// The command a one-word prompt is a slip of the keys for (`sesions`, `exce`): sent to the
+/// model it would cost a call and mean nothing. Within two edits of a command's name.
+fn mistyped_command(prompt: &str) -> Option<String> {
+    let word = prompt.trim();
+    if word.is_empty() || word.contains(char::is_whitespace) || word.chars().count() > 16 {
+        return None;
+    }
+    let word = word.to_lowercase();
+    Cli::command()
+        .get_subcommands()
+        .map(|command| command.get_name().to_string())
+        .find(|name| *name == word || edit_distance(name, &word) <= if name.len() <= 4 { 1 } else { 2 })
+}
+
+/// Edits between two words (insert, delete, replace, or swap two neighbours), by
+/// characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in table.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in table[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let replace = table[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut best = replace.min(table[i - 1][j] + 1).min(table[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(table[i - 2][j - 2] + 1);
+            }
+            table[i][j] = best;
+        }
+    }
+    table[a.len()][b.len()]
 }
 
 /// One line on stderr; exit code 1.

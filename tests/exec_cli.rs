@@ -892,3 +892,34 @@ fn no_resume_hint_for_a_session_that_could_not_be_recorded() {
         "{stderr}"
     );
 }
+
+/// A one-word slip of a command's name is not sent to the model as a prompt (it would open
+/// the workbench and cost a call): it is refused at once, naming the command meant.
+#[test]
+fn a_mistyped_command_is_named_not_sent() {
+    let config_dir = TempDir::new();
+    for (typed, meant) in [
+        ("sesions", "sessions"),
+        ("exce", "exec"),
+        ("Replay", "replay"),
+        ("completion", "completions"),
+    ] {
+        let output = miniagent(None, &config_dir).arg(typed).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{typed}");
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "miniagent: `{typed}` is not a command; did you mean `miniagent {meant}`? (`miniagent --help` lists them; a prompt of more than one word opens the workbench with it)\n"
+            )
+        );
+        assert_eq!(text(&output.stdout), "");
+    }
+    // A word far from every command is a prompt: without a terminal the workbench says so.
+    let output = miniagent(None, &config_dir).arg("refactor").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("miniagent exec \"PROMPT\""),
+        "{}",
+        text(&output.stderr)
+    );
+}
