@@ -11,7 +11,7 @@ use crate::mcp_harness as harness;
 use crate::support::tempdir;
 
 use harness::*;
-use miniagent::tools::mcp::McpManager;
+use miniagent::tools::mcp::{McpManager, McpServerState};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tempdir::TempDir;
@@ -273,4 +273,81 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
     assert_eq!(result(2), "tool_4242 answered");
     assert_eq!(result(3), "tool_77 answered");
     assert_eq!(mcp_offered(3), mcp_offered(1));
+}
+
+/// Answers `initialize`, and `tools/list` with one tool of 100 KB a page and, by `MODE`,
+/// a new cursor every time (a list without end) or the same cursor again (a loop).
+const ENDLESS_SERVER: &str = r#"
+const readline = require('readline');
+const rl = readline.createInterface({ input: process.stdin });
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+let page = 0;
+rl.on('line', (line) => {
+  const message = JSON.parse(line);
+  if (message.id === undefined) return;
+  const answer = (result) => send({ jsonrpc: '2.0', id: message.id, result });
+  switch (message.method) {
+    case 'initialize':
+      return answer({
+        protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: 'endless', version: '1.0.0' },
+      });
+    case 'tools/list':
+      page += 1;
+      return answer({
+        tools: [{ name: 'tool_' + page, description: 'd'.repeat(100 * 1024), inputSchema: { type: 'object' } }],
+        nextCursor: process.env.MODE === 'loop' ? 'again' : 'page-' + page,
+      });
+    default:
+      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
+  }
+});
+"#;
+
+/// A server whose tool list never ends (a new cursor on every page) or comes back to a
+/// cursor it gave before is not used, with the reason, long before its connect timeout:
+/// rmcp's own listing collected pages until the timeout, growing memory all the while.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_list_without_end_is_refused_not_collected() {
+    let dir = TempDir::new();
+    let script = dir.path().join("server.js");
+    std::fs::write(&script, ENDLESS_SERVER).unwrap();
+    for (mode, reason) in [
+        (
+            "endless",
+            "the server listed more than 100000 tools or 64 MB of tool declarations; it is not used",
+        ),
+        (
+            "loop",
+            "the server's tool list repeated a page cursor (it would never end); it is not used",
+        ),
+    ] {
+        let manager = McpManager::start(
+            config(json!({ "endless": {
+                "command": "node",
+                "args": [&script],
+                "env": {"MODE": mode},
+                "connect_timeout": 600,
+            }})),
+            None,
+            Recorder::default().callback(),
+        );
+        let started = std::time::Instant::now();
+        let state = settle(&manager, "endless").await;
+        assert_eq!(
+            state,
+            McpServerState::Failed {
+                reason: reason.to_string()
+            },
+            "{mode}"
+        );
+        // Not the 600 s timeout: the bound ended it.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+        manager.shutdown().await;
+    }
 }

@@ -367,9 +367,12 @@ pub(super) async fn open(
         Ok(Err(err)) => return Err(describe_init_error(&err)),
         Err(_) => return Err(format!("no answer to `initialize` within {limit}")),
     };
-    let tools = match tokio::time::timeout_at(deadline, client.peer().list_all_tools()).await {
+    let tools = match tokio::time::timeout_at(deadline, list_tools(client.peer())).await {
         Ok(Ok(tools)) => tools,
-        Ok(Err(err)) => return Err(format!("listing tools failed: {}", error_chain(&err))),
+        Ok(Err(ListError::Service(err))) => {
+            return Err(format!("listing tools failed: {}", error_chain(&err)));
+        }
+        Ok(Err(too_many)) => return Err(too_many.to_string()),
         Err(_) => return Err(format!("listing tools took longer than {limit}")),
     };
     Ok(Opened {
@@ -378,6 +381,54 @@ pub(super) async fn open(
         closed,
         tools_changed,
     })
+}
+
+/// The most tools, and bytes of their declarations, taken from one server: a server that
+/// pages on without end (a new cursor every time) would otherwise grow memory until its
+/// timeout, page after page of up to 4 MB each.
+const MAX_LISTED_TOOLS: usize = 100_000;
+const MAX_LISTED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Why a server's tool list was not taken.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ListError {
+    #[error(transparent)]
+    Service(#[from] rmcp::ServiceError),
+    #[error(
+        "the server listed more than {MAX_LISTED_TOOLS} tools or 64 MB of tool declarations; it is not used"
+    )]
+    TooMany,
+    #[error("the server's tool list repeated a page cursor (it would never end); it is not used")]
+    Loop,
+}
+
+/// Every page of a server's tool list, bounded (rmcp's `list_all_tools` is not).
+pub(super) async fn list_tools(
+    peer: &rmcp::service::Peer<RoleClient>,
+) -> Result<Vec<rmcp::model::Tool>, ListError> {
+    let mut tools = Vec::new();
+    let mut bytes = 0usize;
+    let mut cursors = std::collections::HashSet::new();
+    let mut cursor = None;
+    loop {
+        let page = peer
+            .list_tools(Some(
+                rmcp::model::PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+            .await?;
+        for tool in page.tools {
+            bytes += serde_json::to_vec(&tool).map_or(0, |json| json.len());
+            tools.push(tool);
+            if tools.len() > MAX_LISTED_TOOLS || bytes > MAX_LISTED_BYTES {
+                return Err(ListError::TooMany);
+            }
+        }
+        cursor = match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !cursors.insert(next.clone()) => return Err(ListError::Loop),
+            Some(next) => Some(next),
+        };
+    }
 }
 
 /// Who we are in `initialize`. We speak the handshake (not `server/discover`), so we

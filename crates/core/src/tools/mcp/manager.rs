@@ -614,7 +614,7 @@ impl ServerSlot {
                     return;
                 }
                 _ = tools_changed.notified() => {
-                    let listed = tokio::time::timeout(self.config.connect_timeout, client.peer().list_all_tools()).await;
+                    let listed = tokio::time::timeout(self.config.connect_timeout, super::connect::list_tools(client.peer())).await;
                     let Ok(Ok(remote)) = listed else {
                         // Keep the old list; a dead server is caught by `closed`.
                         continue;
