@@ -26,11 +26,11 @@ pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
         Line::default(),
         text("To use a hosted model, set a key in the environment and start miniagent again:"),
         Line::from(Span::styled(
-            "  export ANTHROPIC_API_KEY=…      (provider anthropic, the default)",
+            "  export ANTHROPIC_API_KEY=…      (Anthropic's API, the default)",
             theme.code,
         )),
         Line::from(Span::styled(
-            "  export OPENAI_API_KEY=…         (with --provider openai)",
+            "  export OPENAI_API_KEY=…         (OpenAI's, with --provider openai)",
             theme.code,
         )),
         Line::from(Span::styled(
@@ -38,7 +38,7 @@ pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
             theme.code,
         )),
         Line::from(Span::styled(
-            "  export MINIAGENT_API_KEY=…      (any provider)",
+            "  export MINIAGENT_API_KEY=…      (any server, gateways too)",
             theme.code,
         )),
         text("or name your own variable with --api-key-env VAR, or api_key_env in"),
