@@ -758,7 +758,7 @@ fn a_pre_approved_git_command_looking_into_submodules_is_asked_about() {
             Reply::tool(
                 "s",
                 "get_skill",
-                &serde_json::json!({ "skill_name": skill }).to_string(),
+                serde_json::json!({ "skill_name": skill }).to_string(),
             ),
             Reply::tool("lg", "bash", r#"{"command": "git log -p --submodule=diff -1"}"#),
             Reply::tool("df", "bash", r#"{"command": "git diff --submodule=diff HEAD~1"}"#),
