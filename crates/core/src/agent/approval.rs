@@ -212,11 +212,14 @@ impl ApprovalPolicy {
         })
     }
 
-    /// The first path `tool` would change that lies in a repository's `.git` folder.
+    /// The first path `tool` would change that lies in a repository's own folder: a
+    /// `.git`, or a folder that is (or with this write becomes) a bare repository.
     fn git_folder_path(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Option<PathBuf> {
         tool.changed_paths(arguments).into_iter().find_map(|path| {
             let real = workspace.resolve(&path, Access::Write).ok()?;
-            git_guard::in_git_folder(&real, workspace.root()).then_some(real)
+            let root = workspace.root();
+            (git_guard::in_git_folder(&real, root) || git_guard::in_git_directory(&real, root))
+                .then_some(real)
         })
     }
 

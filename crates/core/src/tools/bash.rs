@@ -130,7 +130,29 @@ impl Tool for BashTool {
                 return None;
             }
             let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
-            let found = super::git_guard::hazards(command, workspace.root(), &env, !covered).await;
+            let options = match super::git_guard::reach(command) {
+                super::git_guard::Reach::Checked(options) => options,
+                super::git_guard::Reach::Unchecked(why) if covered => {
+                    return Some(format!(
+                        "This command runs git {why}; miniagent cannot check what programs git would run there. A rule or a skill covers the command, but not that, so it needs your approval this time."
+                    ));
+                }
+                super::git_guard::Reach::Unchecked(why) => {
+                    // Asked anyway: what the workspace's own repository names is told too.
+                    let found = super::git_guard::hazards(command, workspace.root(), &env, &[], true).await;
+                    let named = match found {
+                        Ok(found) if !found.is_empty() => format!(
+                            " The repository's git configuration also names programs git would run for it: {}.",
+                            found.join("; ")
+                        ),
+                        Ok(_) | Err(_) => String::new(),
+                    };
+                    return Some(format!(
+                        "This command runs git {why}; miniagent cannot check what programs git would run there.{named}"
+                    ));
+                }
+            };
+            let found = super::git_guard::hazards(command, workspace.root(), &env, &options, !covered).await;
             match (found, covered) {
                 (Ok(found), _) if found.is_empty() => None,
                 (Ok(found), true) => Some(format!(

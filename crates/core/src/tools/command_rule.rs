@@ -309,6 +309,20 @@ pub fn argv(command: &str) -> Option<Vec<String>> {
     Some(shell_words(command)?.into_iter().map(|word| word.text).collect())
 }
 
+/// The words of `command` as the shell passes them, each with whether the shell would
+/// expand it, when it is one simple command whose words can be told.
+pub(crate) fn words(command: &str) -> Option<Vec<(String, bool)>> {
+    if !is_simple(command) {
+        return None;
+    }
+    Some(
+        shell_words(command)?
+            .into_iter()
+            .map(|word| (word.text, word.expands))
+            .collect(),
+    )
+}
+
 /// What approving `command` for the session remembers.
 pub fn session_rule(command: &str) -> ApprovalRule {
     match program_by_name(command) {

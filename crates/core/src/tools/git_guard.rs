@@ -12,7 +12,11 @@
 //! be turned off that way (`diff.external`, a textconv or filter driver, an alias, a
 //! remote's upload-pack, a credential helper, …) are looked for in the configuration
 //! git would read for the command ([`hazards`]); when the repository (or a file inside
-//! the workspace) sets one, the command is asked about, naming them.
+//! the workspace) sets one, the command is asked about, naming them. git's own options
+//! that choose the repository (`-C sub`, `--git-dir`) are read with the command; a
+//! command through which git would read configuration the check cannot read (a
+//! submodule's own, with `--submodule=diff`; another folder's, after `cd`) or set some
+//! that undoes what was turned off (`-c`) is asked about ([`reach`]).
 
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -74,6 +78,212 @@ pub fn names_git(command: &str) -> bool {
         .any(|word| word == "git")
 }
 
+/// How far the check can follow where git, in a command, reads its configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// What `git OPTIONS config --list` reads in the workspace root, OPTIONS being git's
+    /// own options from the command that choose the repository (`-C sub`,
+    /// `--git-dir=x`, `--work-tree=y`, `--bare`), in their order.
+    Checked(Vec<String>),
+    /// Why git would read configuration the check does not read, or could undo what
+    /// [`overrides`] turns off; for the question.
+    Unchecked(String),
+}
+
+/// git's own options that choose the repository, and so the configuration it reads.
+const GIT_LOCATION: &[&str] = &["-C", "--git-dir", "--work-tree"];
+/// git's own options that take a value and change neither the configuration it reads
+/// nor the programs it runs.
+const GIT_PLAIN_WITH_VALUE: &[&str] = &["--namespace", "--shallow-file", "--attr-source", "--list-cmds"];
+/// git's own options without a value that change neither.
+const GIT_PLAIN_FLAGS: &[&str] = &[
+    "-p",
+    "--paginate",
+    "-P",
+    "--no-pager",
+    "--no-replace-objects",
+    "--literal-pathspecs",
+    "--no-literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-advice",
+    "-v",
+    "--version",
+    "-h",
+    "--help",
+    "--html-path",
+    "--man-path",
+    "--info-path",
+];
+/// Environment variables that tell git where its repository, its configuration or its
+/// own programs are (`GIT_CONFIG` also stands for every `GIT_CONFIG_*`).
+const GIT_LOCATION_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_EXEC_PATH",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+];
+
+/// Where git, run by `command`, reads its configuration, as far as [`hazards`] can read
+/// the same. git looks into submodules with `--submodule=diff` (a `git diff` in each,
+/// with its external diff and textconv), `--ignore-submodules=none` or `untracked` (a
+/// `git status` in each, with its filters) and `--recurse-submodules`, each reading the
+/// submodule's own configuration; `cd`, `env -C`, `GIT_DIR=…` and `xargs` take it where
+/// the check does not follow; `-c` and `--config-env` can turn back on what
+/// [`overrides`] turns off, and `--exec-path` replaces git's own programs. The words
+/// are read with their quotes removed, and in a longer command (a pipe, a chain) as
+/// any word of it, which can only make a command ask that would not need to.
+pub fn reach(command: &str) -> Reach {
+    let rough = rough_words(command);
+    let first_git = rough.iter().position(|word| is_git(word));
+    for (at, word) in rough.iter().enumerate() {
+        let before_git = first_git.is_some_and(|git| at < git);
+        if let Some(why) = moves_git(word, before_git) {
+            return Reach::Unchecked(why);
+        }
+        if looks_into_submodules(word) {
+            return Reach::Unchecked(format!(
+                "with `{}`, which makes git look into each submodule, reading that submodule's own configuration",
+                shown(word)
+            ));
+        }
+    }
+    // One simple command running git once: its repository options are read with it.
+    if let Some(words) = super::command_rule::words(command) {
+        let mut gits = words.iter().enumerate().filter(|(_, (word, _))| is_git(word));
+        if let (Some((at, _)), None) = (gits.next(), gits.next()) {
+            let after = words.get(at + 1..).unwrap_or_default();
+            let texts: Vec<String> = after.iter().map(|(word, _)| word.clone()).collect();
+            return match git_options(&texts) {
+                Err(why) => Reach::Unchecked(why),
+                Ok(chosen) if after.iter().take(chosen.len()).any(|(_, expands)| *expands) => {
+                    Reach::Unchecked(
+                        "with `-C`, `--git-dir` or `--work-tree` naming a folder the shell works out".into(),
+                    )
+                }
+                Ok(chosen) => Reach::Checked(chosen),
+            };
+        }
+    }
+    for (at, _) in rough.iter().enumerate().filter(|(_, word)| is_git(word)) {
+        match git_options(rough.get(at + 1..).unwrap_or_default()) {
+            Err(why) => return Reach::Unchecked(why),
+            Ok(chosen) if !chosen.is_empty() => {
+                return Reach::Unchecked(
+                    "with `-C`, `--git-dir` or `--work-tree` in a longer command, where the repository it reads cannot be told".into(),
+                );
+            }
+            Ok(_) => {}
+        }
+    }
+    Reach::Checked(Vec::new())
+}
+
+/// The words of `command` with quotes and backslashes removed (which hide nothing from
+/// the shell), split at blanks and at the shell's operators.
+fn rough_words(command: &str) -> Vec<String> {
+    command
+        .chars()
+        .filter(|c| !matches!(c, '\\' | '\'' | '"'))
+        .collect::<String>()
+        .split(|c: char| {
+            c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$' | '{' | '}')
+        })
+        .filter(|word| !word.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `word` runs git: `git`, or a path ending in it.
+fn is_git(word: &str) -> bool {
+    word == "git" || word.ends_with("/git")
+}
+
+/// Why `word` takes git somewhere the check does not follow: a change of folder, a
+/// variable naming git's repository or configuration, arguments from elsewhere.
+fn moves_git(word: &str, before_git: bool) -> Option<String> {
+    if matches!(word, "cd" | "pushd" | "popd" | "chdir") {
+        return Some(format!("after `{word}`, in whatever repository it finds there"));
+    }
+    if before_git && (word == "-C" || word.starts_with("--chdir")) {
+        return Some(format!(
+            "in another folder (`{}`), in whatever repository it finds there",
+            shown(word)
+        ));
+    }
+    if word == "xargs" {
+        return Some("through `xargs`, with arguments read from elsewhere".to_string());
+    }
+    let name = word.split_once('=')?.0;
+    (GIT_LOCATION_VARS.contains(&name) || name.starts_with("GIT_CONFIG")).then(|| {
+        format!(
+            "with `{}` set, which tells git where its repository, configuration or programs are",
+            shown(name)
+        )
+    })
+}
+
+/// Whether `word` is an option (or an abbreviation of one, as git's option parser
+/// takes) that makes git look into submodules: `--submodule` with a value other than
+/// `short` or `log` (both read the recorded commits in git's own process),
+/// `--ignore-submodules` with one other than `all` or `dirty`, `--recurse-submodules`.
+fn looks_into_submodules(word: &str) -> bool {
+    let (name, value) = match word.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (word, None),
+    };
+    let names =
+        |option: &str| name.len() >= "--sub".len() && name.starts_with("--") && option.starts_with(name);
+    (names("--submodule") && !matches!(value, None | Some("short" | "log")))
+        || (names("--ignore-submodules") && !matches!(value, None | Some("all" | "dirty")))
+        || (names("--recurse-submodules") && value != Some("no"))
+}
+
+/// git's own options at the start of `args` (the words after `git`, up to its
+/// subcommand): those that choose the repository, with their values; or why one makes
+/// git read or set configuration the check cannot follow.
+fn git_options(args: &[String]) -> Result<Vec<String>, String> {
+    let mut chosen = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if !arg.starts_with('-') {
+            break;
+        }
+        let (name, has_value) = match arg.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (arg.as_str(), false),
+        };
+        if GIT_LOCATION.contains(&name) || arg == "--bare" {
+            chosen.push(arg.clone());
+            if !has_value && arg != "--bare" {
+                chosen.extend(rest.next().cloned());
+            }
+        } else if GIT_PLAIN_WITH_VALUE.contains(&name) {
+            if !has_value {
+                rest.next();
+            }
+        } else if matches!(name, "-c" | "--config-env") {
+            return Err(format!(
+                "with `{name}`, which sets configuration on its command line and can turn back on what miniagent turns off"
+            ));
+        } else if name == "--exec-path" {
+            return Err(
+                "with `--exec-path`, which names the folder git runs its own programs from".to_string(),
+            );
+        } else if !GIT_PLAIN_FLAGS.contains(&arg.as_str()) {
+            return Err(format!(
+                "with `{}` before its subcommand, an option miniagent does not know",
+                shown(arg)
+            ));
+        }
+    }
+    Ok(chosen)
+}
+
 /// Whether `command` names a repository's own folder (`.git`, `.git/hooks/…`,
 /// `sub/.git/config`), in any case (a case-insensitive file system finds `.GIT`).
 pub fn names_git_folder(command: &str) -> bool {
@@ -95,6 +305,31 @@ pub fn in_git_folder(path: &Path, root: &Path) -> bool {
         .any(|part| part.as_os_str().to_string_lossy().eq_ignore_ascii_case(".git"))
 }
 
+/// Whether writing `path` (a real path) changes a folder at or below `root` that is, or
+/// with this write becomes, a repository's own folder by its contents: git takes a
+/// folder holding `HEAD` beside `objects/` and `refs/` (or a `commondir` file naming
+/// where they are) for a bare repository when run inside it, and runs what its `config`
+/// and `hooks/` name. Names compare without case, as a case-insensitive file system
+/// finds them.
+pub fn in_git_directory(path: &Path, root: &Path) -> bool {
+    path.ancestors()
+        .take_while(|folder| folder.starts_with(root))
+        .any(|folder| {
+            let written = path
+                .strip_prefix(folder)
+                .ok()
+                .and_then(|inside| inside.components().next())
+                .map(|first| first.as_os_str().to_string_lossy().into_owned());
+            let holds = |name: &str| {
+                written
+                    .as_deref()
+                    .is_some_and(|first| first.eq_ignore_ascii_case(name))
+                    || folder.join(name).exists()
+            };
+            holds("HEAD") && ((holds("objects") && holds("refs")) || holds("commondir"))
+        })
+}
+
 /// One setting as `git config --list --show-scope --show-origin` gives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Setting {
@@ -111,15 +346,19 @@ struct Setting {
 ///
 /// With `asked` (the person is asked about the command anyway, and it runs with nothing
 /// turned off), also the settings [`FIXED`] and [`FIXED_ENV`] would have turned off.
+/// `options` are git's own options from the command that choose the repository
+/// ([`Reach::Checked`]).
 pub async fn hazards(
     command: &str,
     root: &Path,
     env: &[(OsString, OsString)],
+    options: &[String],
     asked: bool,
 ) -> Result<Vec<String>, GuardError> {
     let text = git_output(
         root,
         env,
+        options,
         &[
             "config",
             "--list",
@@ -156,9 +395,14 @@ pub async fn overrides(
 ) -> Vec<(OsString, OsString)> {
     let mut settings = fixed();
     // `.gitmodules` (a workspace file) can set a submodule's `ignore`, which beats
-    // `diff.ignoreSubmodules`; the command line's own setting beats it.
+    // `diff.ignoreSubmodules`; the command line's own setting beats it. (A command
+    // whose repository cannot be told is asked about, and never gets here.)
     if names_git(command) {
-        for name in submodule_names(root, env).await {
+        let options = match reach(command) {
+            Reach::Checked(options) => options,
+            Reach::Unchecked(_) => Vec::new(),
+        };
+        for name in submodule_names(root, env, &options).await {
             settings.push((format!("submodule.{name}.ignore"), "dirty".to_string()));
         }
     }
@@ -195,9 +439,10 @@ fn with_settings(env: &[(OsString, OsString)], settings: &[(String, String)]) ->
     out
 }
 
-/// The submodule names in the `.gitmodules` of the repository holding `root`.
-async fn submodule_names(root: &Path, env: &[(OsString, OsString)]) -> Vec<String> {
-    let top = match git_output(root, env, &["rev-parse", "--show-toplevel"]).await {
+/// The submodule names in the `.gitmodules` of the repository git finds in `root` with
+/// `options`.
+async fn submodule_names(root: &Path, env: &[(OsString, OsString)], options: &[String]) -> Vec<String> {
+    let top = match git_output(root, env, options, &["rev-parse", "--show-toplevel"]).await {
         Ok(Some(top)) => top.trim_end_matches('\n').to_string(),
         Ok(None) | Err(_) => return Vec::new(),
     };
@@ -209,6 +454,7 @@ async fn submodule_names(root: &Path, env: &[(OsString, OsString)]) -> Vec<Strin
     let Ok(Some(text)) = git_output(
         root,
         env,
+        &[],
         &["config", "--file", &file, "--name-only", "--list", "-z"],
     )
     .await
@@ -227,17 +473,19 @@ async fn submodule_names(root: &Path, env: &[(OsString, OsString)]) -> Vec<Strin
     names
 }
 
-/// What `git args` prints in `root` with `env` (the command's own, with the fixed
-/// settings, so includes and scopes resolve as for the command); `None` when git fails
-/// (not a repository, or git is not installed): git itself cannot run programs from a
-/// configuration it cannot read.
+/// What `git options args` prints in `root` with `env` (the command's own, with the
+/// fixed settings, so includes and scopes resolve as for the command); `None` when git
+/// fails (not a repository, or git is not installed): git itself cannot run programs
+/// from a configuration it cannot read.
 async fn git_output(
     root: &Path,
     env: &[(OsString, OsString)],
+    options: &[String],
     args: &[&str],
 ) -> Result<Option<String>, GuardError> {
     let mut command = tokio::process::Command::new("git");
     command
+        .args(options)
         .args(args)
         .current_dir(root)
         .env_clear()
@@ -403,6 +651,97 @@ mod tests {
         assert!(in_git_folder(Path::new("/w/sub/.Git/hooks/x"), root));
         assert!(!in_git_folder(Path::new("/w/.gitignore"), root));
         assert!(!in_git_folder(Path::new("/w/src/main.rs"), root));
+    }
+
+    #[test]
+    fn where_git_reads_its_configuration_is_followed_or_asked_about() {
+        let checked = |options: &[&str]| Reach::Checked(options.iter().map(|o| o.to_string()).collect());
+        for (command, expected) in [
+            ("git status", checked(&[])),
+            ("git diff -C --stat", checked(&[])),
+            ("git --no-pager -C 'my dir' log", checked(&["-C", "my dir"])),
+            (
+                "git --git-dir=x --work-tree y --bare status",
+                checked(&["--git-dir=x", "--work-tree", "y", "--bare"]),
+            ),
+            ("git log --submodule=log -p", checked(&[])),
+            ("git diff --submodule --ignore-submodules=dirty", checked(&[])),
+            ("git fetch --no-recurse-submodules", checked(&[])),
+            ("git log | head -5", checked(&[])),
+            ("make -C sub", checked(&[])),
+        ] {
+            assert_eq!(reach(command), expected, "{command}");
+        }
+        for (command, starts) in [
+            ("git log -p '--submodule=diff'", "with `--submodule=diff`"),
+            ("git diff --sub=diff", "with `--sub=diff`"),
+            (
+                "git status --ignore-submodules=none",
+                "with `--ignore-submodules=none`",
+            ),
+            ("git grep --recurse-submodules x", "with `--recurse-submodules`"),
+            (
+                "git ls-files --recurse-submodules=yes",
+                "with `--recurse-submodules=yes`",
+            ),
+            ("git -c core.pager=x log", "with `-c`"),
+            ("git --config-env=core.pager=X log", "with `--config-env`"),
+            ("git --exec-path=./bin diff", "with `--exec-path`"),
+            (
+                "git --super-prefix=x diff",
+                "with `--super-prefix=x` before its subcommand",
+            ),
+            ("cd sub && git status", "after `cd`"),
+            ("env -C sub git status", "in another folder (`-C`)"),
+            ("env --chdir=sub git status", "in another folder (`--chdir=sub`)"),
+            ("GIT_DIR=sub/.git git log", "with `GIT_DIR` set"),
+            ("GIT_CONFIG_COUNT=0 git status", "with `GIT_CONFIG_COUNT` set"),
+            ("ls | xargs git log", "through `xargs`"),
+            (
+                "git log -1; git -C sub log -1",
+                "with `-C`, `--git-dir` or `--work-tree` in a longer command",
+            ),
+            (
+                "git -C $HOME log",
+                "with `-C`, `--git-dir` or `--work-tree` naming a folder the shell works out",
+            ),
+        ] {
+            match reach(command) {
+                Reach::Unchecked(why) => assert!(why.starts_with(starts), "{command}: {why}"),
+                Reach::Checked(options) => panic!("{command}: checked with {options:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_folder_holding_head_objects_and_refs_is_a_repositorys_own() {
+        let scratch = std::env::temp_dir().join(format!("miniagent-bare-{}", std::process::id()));
+        let root = scratch.join("w");
+        std::fs::create_dir_all(root.join("br/objects")).unwrap();
+        std::fs::create_dir_all(root.join("wt")).unwrap();
+        std::fs::write(root.join("br/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join("wt/HEAD"), "0\n").unwrap();
+        std::fs::write(root.join("wt/commondir"), "../br\n").unwrap();
+        for (path, expected) in [
+            // Completes `br/`, or writes inside what then is one.
+            ("br/refs/heads/.keep", true),
+            ("br/refs", true),
+            ("br/REFS/x", true),
+            ("wt/config", true),
+            // `br/` is not one yet, and its parent never was.
+            ("br/config", false),
+            ("br/objects/x", false),
+            ("HEAD", false),
+            ("refs/x", false),
+        ] {
+            assert_eq!(in_git_directory(&root.join(path), &root), expected, "{path}");
+        }
+        // Above the workspace is not looked at.
+        std::fs::create_dir_all(scratch.join("refs")).unwrap();
+        std::fs::create_dir_all(scratch.join("objects")).unwrap();
+        std::fs::write(scratch.join("HEAD"), "x").unwrap();
+        assert!(!in_git_directory(&root.join("a.txt"), &root));
+        std::fs::remove_dir_all(&scratch).unwrap();
     }
 
     #[test]
