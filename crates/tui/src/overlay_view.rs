@@ -343,30 +343,9 @@ fn rows_text(seen: usize, rows: usize, below: usize) -> String {
     }
 }
 
-/// What is approved, exactly: a character a terminal would act on, a tab (which reads as
-/// nothing between two words), one that draws nothing or reorders text (zero-width
-/// spaces and joiners, fillers, tags, variation selectors, line and paragraph
-/// separators), and one drawn as a blank that is not the space a shell splits words at
-/// (no-break, ideographic and the other Unicode spaces, the blank Braille pattern) are
-/// shown as what they are.
+/// What is approved, exactly: see [`crate::terminal_text::exact`].
 fn shown_exactly(text: &str) -> String {
-    let invisible = |c: char| {
-        matches!(c,
-            '\u{a0}' | '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{1680}'
-            | '\u{17b4}' | '\u{17b5}' | '\u{180b}'..='\u{180f}' | '\u{2000}'..='\u{200f}'
-            | '\u{2028}'..='\u{202f}' | '\u{205f}'..='\u{206f}' | '\u{2800}' | '\u{3000}'
-            | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}'
-            | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
-    };
-    let mut out = String::with_capacity(text.len());
-    for c in crate::terminal_text::visible(text).chars() {
-        match c {
-            '\t' => out.push('␉'),
-            c if invisible(c) => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::terminal_text::exact(text).into_owned()
 }
 
 /// A command's lines, a run of blank lines folded into one line that counts them: padding

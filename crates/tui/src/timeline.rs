@@ -16,6 +16,15 @@ use super::text::wrap;
 use super::theme::Theme;
 use crate::protocol::ToolOutcome;
 
+/// One line of a call (its arguments, why it failed) as its row shows it: escape
+/// sequences removed, and every blank that is not a space shown as what it is (a
+/// no-break or ideographic space in a command reads as a plain one otherwise), a newline
+/// as `␊`.
+pub fn shown_line(text: &str) -> String {
+    let clean = crate::terminal_text::clean(text);
+    crate::terminal_text::exact(&clean).replace('\n', "\u{240a}")
+}
+
 /// Columns of a refusal's reason on a call's line.
 const REFUSAL_COLUMNS: usize = 60;
 /// Streamed output kept per call for the detail view (head and tail).
@@ -155,7 +164,7 @@ impl Timeline {
         self.calls.push(Call {
             id: id.to_string(),
             name: name.to_string(),
-            summary: summary.to_string(),
+            summary: shown_line(summary),
             arguments: arguments.clone(),
             status: CallStatus::Queued,
             asked: None,
@@ -205,9 +214,7 @@ impl Timeline {
             call.duration = Some(Duration::from_millis(duration_ms));
             call.asked = None;
             call.outcome_line = match outcome {
-                ToolOutcome::Error | ToolOutcome::Denied if !line.trim().is_empty() => {
-                    Some(crate::terminal_text::clean(line).into_owned())
-                }
+                ToolOutcome::Error | ToolOutcome::Denied if !line.trim().is_empty() => Some(shown_line(line)),
                 ToolOutcome::Ok
                 | ToolOutcome::Error
                 | ToolOutcome::Denied
@@ -219,7 +226,7 @@ impl Timeline {
                 // The first clause: the detail view has the rest.
                 let sentence = line.split([',', ';']).next().unwrap_or(line);
                 let sentence = sentence.split(". ").next().unwrap_or(sentence);
-                let sentence = crate::terminal_text::clean(sentence.trim_end_matches('.'));
+                let sentence = shown_line(sentence.trim_end_matches('.'));
                 call.refusal = Some(wrap::truncate(&sentence, REFUSAL_COLUMNS));
             }
             call.result = Some(output.to_string());

@@ -347,6 +347,7 @@ impl App {
             } => {
                 self.timeline.requested(&id, &name, &arguments, &summary);
                 *self.stats.tool_calls.entry(name.clone()).or_default() += 1;
+                let summary = crate::timeline::shown_line(&summary);
                 self.conversation.push(Entry::Tool { id, name, summary });
             }
             Event::ApprovalRequested {
