@@ -195,6 +195,7 @@ pub async fn run(
             | Event::RecordedCall { .. }
             | Event::HistoryRestored { .. }
             | Event::McpServerStatus { .. }
+            | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
             | Event::Notice { .. }
@@ -506,7 +507,9 @@ impl Printer {
                 self.refusals
                     .insert(id.clone(), refusal_fix(request.as_ref(), notes));
             }
-            Event::TurnStarted { .. }
+            // Its notice said so when the tools were first held back.
+            Event::McpToolsDeferred { .. }
+            | Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
