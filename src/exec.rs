@@ -195,6 +195,7 @@ pub async fn run(
             | Event::RecordedCall { .. }
             | Event::HistoryRestored { .. }
             | Event::McpServerStatus { .. }
+            | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
             | Event::Notice { .. }
@@ -260,6 +261,9 @@ pub struct Printer {
     mode: OutputMode,
     /// Arguments of requested calls, for the one-line summary when they finish.
     call_arguments: HashMap<String, String>,
+    /// Calls that asked for approval, which exec refuses: what to do instead, said once
+    /// on the call's own line when it finishes.
+    refusals: HashMap<String, &'static str>,
     /// Whether the last thing written to stderr was a streamed fragment without a newline.
     mid_line: bool,
     /// Thinking arrives in pieces; a sequence split between two is removed whole.
@@ -271,6 +275,7 @@ impl Printer {
         Self {
             mode,
             call_arguments: HashMap::new(),
+            refusals: HashMap::new(),
             mid_line: false,
             thinking: Cleaner::default(),
         }
@@ -303,6 +308,16 @@ impl Printer {
         self.end_line();
         write_dim(&clean(text), color);
         terminal_text::eprintln("");
+    }
+
+    /// What follows a finished call's summary: nothing when it succeeded, the refusal and
+    /// what to do when exec refused it, else the start of its output.
+    fn failure(&mut self, id: &str, ok: bool, output: &str, chars: usize) -> String {
+        match self.refusals.remove(id) {
+            Some(fix) => format!(" {}", refusal(fix)),
+            None if ok => String::new(),
+            None => format!(" — {}", preview_line(&clean(output), chars)),
+        }
     }
 
     /// The answer on stdout, cleaned.
@@ -388,11 +403,7 @@ impl Printer {
             } => {
                 let arguments = self.call_arguments.remove(id).unwrap_or_default();
                 let mark = if *ok { "✓" } else { "✗" };
-                let detail = if *ok {
-                    String::new()
-                } else {
-                    format!(" — {}", preview_line(&clean(output_preview), 100))
-                };
+                let detail = self.failure(id, *ok, output_preview, 100);
                 let name = call_name(name);
                 self.line(&format!("{mark} {name} {arguments} ({duration_ms} ms){detail}"));
             }
@@ -407,23 +418,32 @@ impl Printer {
                 *delay_ms as f64 / 1000.0
             )),
             Event::Notice { message } => self.line(&format!("note: {message}")),
-            Event::SubAgent { agent, event, .. } => {
-                if let Event::ToolCallFinished {
+            Event::SubAgent { agent, event, .. } => match event.as_ref() {
+                Event::ToolCallFinished {
+                    id,
                     name,
                     ok,
                     duration_ms,
                     output_preview,
                     ..
-                } = event.as_ref()
-                {
+                } => {
                     let mark = if *ok { "✓" } else { "✗" };
                     let (agent, name) = (call_name(agent), call_name(name));
-                    self.line(&format!(
-                        "  ↳ {agent} {mark} {name} ({duration_ms} ms) {}",
-                        preview_line(&clean(output_preview), 80)
-                    ));
+                    // A sub-agent's line shows its output whether or not the call failed.
+                    let detail = match self.refusals.remove(id) {
+                        Some(fix) => format!(" {}", refusal(fix)),
+                        None => format!(" {}", preview_line(&clean(output_preview), 80)),
+                    };
+                    self.line(&format!("  ↳ {agent} {mark} {name} ({duration_ms} ms){detail}"));
                 }
-            }
+                Event::ApprovalRequested {
+                    id, request, notes, ..
+                } => {
+                    self.refusals
+                        .insert(id.clone(), refusal_fix(request.as_ref(), notes));
+                }
+                _ => {}
+            },
             Event::McpServerStatus { server, state } => match (clean(server), state) {
                 (server, McpState::Ready { tools }) => {
                     self.line(&format!("mcp: {server} ready ({} tools)", tools.len()))
@@ -480,14 +500,16 @@ impl Printer {
             }
             Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),
             Event::Error { message } => self.line(&format!("error: {message}")),
-            Event::ApprovalRequested { name, request, .. } => {
-                let name = call_name(name);
-                let what = request.as_ref().map(refused_what).unwrap_or_default();
-                self.line(&format!(
-                    "refused `{name}`{what}: exec cannot ask for approval (see --approval)"
-                ))
+            // Said on the call's line when it finishes, with the refusal the model was told.
+            Event::ApprovalRequested {
+                id, request, notes, ..
+            } => {
+                self.refusals
+                    .insert(id.clone(), refusal_fix(request.as_ref(), notes));
             }
-            Event::TurnStarted { .. }
+            // Its notice said so when the tools were first held back.
+            Event::McpToolsDeferred { .. }
+            | Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
@@ -518,16 +540,23 @@ fn write_dim(text: &str, color: bool) {
     };
 }
 
-/// What a refused request was for, on one short line in parentheses (nothing for a
-/// tool's own kind of request: its arguments follow on the call's line).
-fn refused_what(request: &ApprovalRequest) -> String {
-    let what = match request {
-        ApprovalRequest::Edit { summary, .. } => summary.clone(),
-        ApprovalRequest::Command { command, .. } => format!("$ {command}"),
-        ApprovalRequest::McpCall { server, tool, .. } => format!("tool `{tool}` of MCP server `{server}`"),
-        ApprovalRequest::Other { .. } => return String::new(),
-    };
-    format!(" ({})", preview_line(&visible(&what), 80))
+/// What to do instead of a call exec refused for want of a person to approve it. A call
+/// with notes is asked about although a rule would let it run (miniagent's own settings,
+/// a repository's git configuration): no approval mode is sure to let it run.
+fn refusal_fix(request: Option<&ApprovalRequest>, notes: &[String]) -> &'static str {
+    if !notes.is_empty() {
+        return "it needs a person even where a rule allows it: run it in the workbench";
+    }
+    match request {
+        Some(ApprovalRequest::Edit { .. }) => "use --approval auto-edit or full-auto",
+        _ => "use --approval full-auto",
+    }
+}
+
+/// The end of a refused call's line: what happened and what to do, never cut (the long
+/// reason the model reads would be cut before the part that says what to do).
+fn refusal(fix: &str) -> String {
+    format!("— refused: exec cannot ask for approval ({fix})")
 }
 
 /// The longest tool or agent name shown, in characters: a name is the model's (or an MCP

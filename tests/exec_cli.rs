@@ -81,6 +81,7 @@ fn exit_0_prints_the_answer_on_stdout_and_progress_on_stderr() {
 fn exec_refuses_calls_that_need_approval_and_tells_the_model() {
     let server = ScriptedServer::start_blocking(vec![
         Reply::tool("t1", "bash", r#"{"command": "touch created"}"#),
+        Reply::tool("w1", "write_file", r#"{"path": "x.txt", "content": "hi"}"#),
         Reply::text("I was not allowed to run it."),
     ]);
     let (output, workspace) = exec_against(&server, &[], "make a file");
@@ -91,19 +92,19 @@ fn exec_refuses_calls_that_need_approval_and_tells_the_model() {
     // Refused as the approval mode refuses a call: nobody was there to deny it.
     let why = "miniagent exec runs without a person to approve tool calls, and `bash` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec.";
     assert_eq!(result["content"], format!("refused: {why}"));
-    // What was refused, from the typed request: the command line itself; then the call.
+    // One line per refused call, ending with what to do.
     let stderr = text(&output.stderr);
-    let lines: Vec<&str> = stderr.lines().collect();
-    let at = lines.iter().position(|l| l.starts_with("refused")).unwrap();
+    let refused: Vec<&str> = stderr.lines().filter(|l| l.contains("refused")).collect();
     assert_eq!(
-        lines[at..at + 2],
+        refused,
         [
-            "refused `bash` ($ touch created): exec cannot ask for approval (see --approval)",
-            "✗ bash touch created (0 ms) — refused: miniagent exec runs without a person to approve tool calls, and `bash` needs approval here…",
+            "✗ bash touch created (0 ms) — refused: exec cannot ask for approval (use --approval full-auto)",
+            "✗ write_file x.txt (0 ms) — refused: exec cannot ask for approval (use --approval auto-edit or full-auto)",
         ],
         "{stderr}"
     );
     assert!(!stderr.contains("denied by you"), "{stderr}");
+    assert!(!workspace.join("x.txt").exists());
 }
 
 #[test]

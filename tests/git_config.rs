@@ -345,7 +345,9 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
         "{got:?}"
     );
     assert!(
-        String::from_utf8_lossy(&output.stderr).contains("refused `bash` ($ git diff)"),
+        String::from_utf8_lossy(&output.stderr).contains(
+            "✗ bash git diff (0 ms) — refused: exec cannot ask for approval (it needs a person even where a rule allows it: run it in the workbench)"
+        ),
         "{output:?}"
     );
     assert_eq!(ran(&log), "");

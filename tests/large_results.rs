@@ -386,6 +386,27 @@ async fn a_calls_large_argument_is_shown_as_a_stub_once_it_ran_and_the_session_g
             _ => None,
         });
         assert!(gauge.is_some_and(|tokens| tokens < 10_000), "{id}: {gauge:?}");
+        // Nor while the call waits (for approval, or to run): the reply's whole argument
+        // is never sent again, so the gauge counts the stub it becomes (about the same
+        // as once it is one: the saved file's name differs) rather than 58k of 80k for
+        // 400 KB and 759k for 3 MB.
+        let requested = agent
+            .events
+            .iter()
+            .position(|e| {
+                matches!(e, Event::AssistantMessage { tool_calls, .. }
+                    if tool_calls.iter().any(|call| call.id == id))
+            })
+            .unwrap();
+        let waiting = agent.events[requested..finished].iter().find_map(|e| match e {
+            Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
+            _ => None,
+        });
+        let (waiting, gauge) = (waiting.unwrap(), gauge.unwrap());
+        assert!(
+            waiting.abs_diff(gauge) < 100,
+            "{id}: {waiting} waiting, {gauge} after"
+        );
     }
     assert_eq!(
         std::fs::read_to_string(agent.workspace.join("big.txt")).unwrap(),

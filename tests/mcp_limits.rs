@@ -273,6 +273,23 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
     assert_eq!(result(2), "tool_4242 answered");
     assert_eq!(result(3), "tool_77 answered");
     assert_eq!(mcp_offered(3), mcp_offered(1));
+    // Front ends are told what is held back and what the model found (the workbench's
+    // `/mcp` shows it), each time that changes: as the requests above were sent.
+    let logs = crate::support::cli::session_logs(&home);
+    let log = std::fs::read_to_string(&logs[0]).unwrap();
+    let told: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|record| record["event"]["type"] == "mcp_tools_deferred")
+        .map(|record| record["event"]["servers"].clone())
+        .collect();
+    assert_eq!(
+        told,
+        [
+            json!([{"server": "big", "found": []}]),
+            json!([{"server": "big", "found": ["mcp__big__tool_4242", "mcp__big__tool_0"]}]),
+        ]
+    );
 }
 
 /// Answers `initialize`, and `tools/list` with one tool of 100 KB a page and, by `MODE`,

@@ -74,6 +74,68 @@ fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
     });
 }
 
+/// "F4, ↑, Enter" opens the last call also after the selection was moved earlier (a
+/// fresh-eyes user's finding 7): the tools pane follows its newest call, as a log view
+/// follows its tail, whenever F4 gives it the keys; ↑ and ↓ move from there. At 80x24
+/// the 2nd of 3 calls is opened (F4, ↑, ↑, Enter), closed, the pane put away; at 160x48
+/// F4, ↑, Enter opens the 3rd, and at 80x24 again too.
+#[test]
+fn f4_up_enter_opens_the_last_call_after_the_selection_moved_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool(
+            "toolu_1",
+            "write_file",
+            r#"{"path": "a.txt", "content": "first\n"}"#,
+        ),
+        Reply::tool("toolu_2", "bash", r#"{"command": "echo second-call"}"#),
+        Reply::tool("toolu_3", "bash", r#"{"command": "wc -l a.txt"}"#),
+        Reply::text("All three done."),
+    ]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    resize(&tmux, 80, 24);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("three calls");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("All three done.");
+    tmux.wait_for_text("ready");
+    let opened = |tmux: &Tmux, id: &str, width: u16| {
+        let detail = tmux.wait_for(&format!("the detail of {id} at {width} columns"), |s| {
+            s.contains("Tool call") && s.contains("toolu_")
+        });
+        assert!(detail.contains(&format!("({id})")), "{detail}");
+        tmux.keys(&["Escape"]);
+        tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
+    };
+    tmux.keys(&["F4", "Up", "Up", "Enter"]);
+    opened(&tmux, "toolu_2", 80);
+    // The pane still has the keys: F4 puts it away.
+    tmux.keys(&["F4"]);
+    tmux.wait_for("the tools pane put away", |s| !s.contains("Tools · 3"));
+    for (width, height) in [(160, 48), (80, 24)] {
+        resize(&tmux, width, height);
+        tmux.wait_for("the workbench redrawn", |s| {
+            s.lines()
+                .next()
+                .is_some_and(|l| l.chars().count() <= usize::from(width))
+                && s.contains("Conversation")
+        });
+        tmux.keys(&["F4", "Up", "Enter"]);
+        opened(&tmux, "toolu_3", width);
+        tmux.keys(&["F4"]);
+        tmux.wait_for("the tools pane without the keys", |s| {
+            !s.contains("Enter call details")
+        });
+    }
+    assert_eq!(server.requests().len(), 4, "a prompt was sent again");
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+}
+
 /// The hint shows once something new arrived below the view, not the moment the view
 /// is scrolled up; End from the input (nothing typed) follows again, as the hint says.
 #[test]

@@ -404,8 +404,14 @@ fn mcp_share(config: &Config, events: tokio::sync::mpsc::UnboundedSender<Event>)
     mcp::ToolShare {
         tokens: budget / 4,
         counter: Some(crate::tokens::TokenCounter::new(config.agent.tokenizer)),
-        on_notice: Arc::new(move |message| {
-            let _ = events.send(Event::Notice { message });
+        on_notice: Arc::new({
+            let events = events.clone();
+            move |message| {
+                let _ = events.send(Event::Notice { message });
+            }
+        }),
+        on_deferred: Arc::new(move |servers| {
+            let _ = events.send(Event::McpToolsDeferred { servers });
         }),
     }
 }

@@ -319,6 +319,10 @@ pub enum Event {
     },
     /// An MCP server's state changed (they connect in the background).
     McpServerStatus { server: String, state: McpState },
+    /// Which ready servers' tools are held back from the model now (too large to send
+    /// with every request: it finds them with `search_mcp_tools`), and which of those it
+    /// found; sent whenever that changes, whole. Empty: every MCP tool is declared.
+    McpToolsDeferred { servers: Vec<DeferredServer> },
     /// The skills found at start-up, and problems met while finding them.
     SkillsLoaded {
         skills: Vec<SkillInfo>,
@@ -529,6 +533,14 @@ pub struct CompactionRecord {
     pub start: u64,
     pub end: u64,
     pub fallback: bool,
+}
+
+/// A server whose tools are held back from the model ([`Event::McpToolsDeferred`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeferredServer {
+    pub server: String,
+    /// Its tools the model found with the search and is offered now, as it calls them.
+    pub found: Vec<String>,
 }
 
 /// Where an MCP server stands.

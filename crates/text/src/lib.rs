@@ -142,6 +142,39 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`visible`], and also every character a reader could not tell from a space or from
+/// nothing shown as what it is: a tab (`␉`, which reads as nothing between two words),
+/// one that draws nothing or reorders text (zero-width spaces and joiners, fillers,
+/// tags, variation selectors, line and paragraph separators), and one drawn as a blank
+/// that is not the space a shell splits words at (no-break, ideographic and the other
+/// Unicode spaces, the blank Braille pattern) as `<U+XXXX>`. Newlines stay. For what a
+/// person approves or reads as a command line.
+pub fn exact(text: &str) -> Cow<'_, str> {
+    let shown = visible(text);
+    if !shown.chars().any(|c| c == '\t' || looks_blank(c)) {
+        return shown;
+    }
+    let mut out = String::with_capacity(shown.len() + 16);
+    for c in shown.chars() {
+        match c {
+            '\t' => out.push('\u{2409}'),
+            c if looks_blank(c) => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A character drawn as nothing or as a blank other than the ASCII space (see [`exact`]).
+fn looks_blank(c: char) -> bool {
+    matches!(c,
+        '\u{a0}' | '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{1680}'
+        | '\u{17b4}' | '\u{17b5}' | '\u{180b}'..='\u{180f}' | '\u{2000}'..='\u{200f}'
+        | '\u{2028}'..='\u{202f}' | '\u{205f}'..='\u{206f}' | '\u{2800}' | '\u{3000}'
+        | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}'
+        | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
+}
+
 /// Whether a character may reach the terminal as it is: not a control character (tab
 /// aside; newline is the caller's to handle) and not a bidi formatting control.
 pub fn shown(c: char) -> bool {
@@ -469,6 +502,15 @@ mod tests {
             "␛[31mred␍\n\ttab␡<U+009B><U+202E>"
         );
         assert!(matches!(visible("plain\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn exact_shows_blanks_that_are_not_spaces() {
+        assert_eq!(
+            exact("echo hi &&\u{3000}ls\u{2800} -la\u{a0}/tmp\t\u{200b}x\n\x1b"),
+            "echo hi &&<U+3000>ls<U+2800> -la<U+00A0>/tmp␉<U+200B>x\n␛"
+        );
+        assert!(matches!(exact("plain words\n"), Cow::Borrowed(_)));
     }
 
     #[test]

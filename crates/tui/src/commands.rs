@@ -101,11 +101,52 @@ pub fn run(app: &mut App, text: &str) {
     let argument = words.next();
     match find(name) {
         Some(command) => (command.run)(app, argument),
-        None => app.notice(
-            NoticeKind::Error,
-            format!("unknown command {name}; /help lists them"),
-        ),
+        None => {
+            let message = match nearest(name) {
+                Some(known) => format!("unknown command {name}; did you mean {known}? /help lists them"),
+                None => format!("unknown command {name}; /help lists them"),
+            };
+            app.notice(NoticeKind::Error, message);
+        }
     }
+}
+
+/// The command whose name (or alias) is closest to a mistyped `name`: at most two
+/// characters added, removed or changed, so that a guess is offered only when it is
+/// likely what was meant.
+fn nearest(name: &str) -> Option<&'static str> {
+    const MOST_EDITS: usize = 2;
+    // Longer than any command name by more than the edits allowed: nothing is near.
+    if name.chars().count() > 24 {
+        return None;
+    }
+    COMMANDS
+        .iter()
+        .flat_map(|command| {
+            std::iter::once(command.name)
+                .chain(command.aliases.iter().copied())
+                .map(move |spelled| (edits(name, spelled), command.name))
+        })
+        .filter(|(distance, _)| *distance <= MOST_EDITS)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, known)| known)
+}
+
+/// How many characters must be added, removed or changed to turn `a` into `b`
+/// (Levenshtein distance, one row at a time).
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb)).min(above + 1).min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 fn resume(app: &mut App, _: Option<&str>) {

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::keys::{KeyHint, OverlayAction};
 use super::theme::Theme;
-use crate::protocol::{McpState, Op, SkillInfo};
+use crate::protocol::{DeferredServer, McpState, Op, SkillInfo};
 
 /// Keys of the `/mcp` overlay.
 pub const MCP_HINTS: [KeyHint; 3] = [
@@ -51,22 +51,61 @@ pub fn state_label(state: &McpState, theme: &Theme) -> (String, ratatui::style::
 /// every server after it.
 const TOOLS_SHOWN: usize = 5;
 
-/// Rows a server takes in `/mcp` when it shows at most `shown` of its tools.
-fn server_rows(state: &McpState, shown: usize) -> usize {
+/// Rows a server takes in `/mcp` when it shows at most `shown` of its tools (`held`:
+/// what the model is not sent of them, [`held_back_lines`]).
+fn server_rows(state: &McpState, shown: usize, held: Option<&DeferredServer>) -> usize {
     1 + match state {
-        McpState::Ready { tools } => tools.len().min(shown) + usize::from(tools.len() > shown),
+        McpState::Ready { tools } => {
+            tools.len().min(shown) + usize::from(tools.len() > shown) + held.map_or(0, held_rows)
+        }
         McpState::Failed { .. } => 1,
         McpState::Connecting | McpState::Disabled => 0,
     }
 }
 
+/// Rows of [`held_back_lines`].
+fn held_rows(held: &DeferredServer) -> usize {
+    1 + usize::from(!held.found.is_empty())
+}
+
+/// Most names of found tools listed on their line; the rest are counted.
+const FOUND_NAMED: usize = 5;
+
+/// What `/mcp` says under a server whose tools are held back from the model: that they
+/// are, how the model reaches them, and the ones it found (declared to it now). Without
+/// it the list reads as if the model saw every tool.
+fn held_back_lines(held: &DeferredServer, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        "    not sent to the model: it finds them with search_mcp_tools",
+        theme.warning,
+    ))];
+    if !held.found.is_empty() {
+        let mut named: Vec<String> = held
+            .found
+            .iter()
+            .take(FOUND_NAMED)
+            .map(|name| crate::terminal_text::clean(name).into_owned())
+            .collect();
+        if held.found.len() > FOUND_NAMED {
+            named.push(format!("{} more", held.found.len() - FOUND_NAMED));
+        }
+        lines.push(Line::from(Span::styled(
+            format!("    found by the model (sent now): {}", named.join(", ")),
+            theme.dim,
+        )));
+    }
+    lines
+}
+
 /// The `/mcp` overlay's lines, to fit in about `rows` rows.
 pub fn mcp_lines(
     servers: &[(String, McpState)],
+    deferred: &[DeferredServer],
     selected: usize,
     rows: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
+    let held = |server: &str| deferred.iter().find(|held| held.server == server);
     if servers.is_empty() {
         return vec![
             Line::from(Span::styled("No MCP servers are configured.", theme.dim)),
@@ -80,10 +119,15 @@ pub fn mcp_lines(
         .iter()
         .enumerate()
         .filter(|(index, _)| *index != selected)
-        .map(|(_, (_, state))| server_rows(state, TOOLS_SHOWN))
+        .map(|(_, (server, state))| server_rows(state, TOOLS_SHOWN, held(server)))
         .sum();
+    // The selected server's lines about its tools held back.
+    let held_rows = servers
+        .get(selected)
+        .and_then(|(server, _)| held(server))
+        .map_or(0, held_rows);
     // Its header and the "more" line besides the tools.
-    let room = rows.saturating_sub(others + 2).max(TOOLS_SHOWN);
+    let room = rows.saturating_sub(others + 2 + held_rows).max(TOOLS_SHOWN);
     let mut lines = Vec::new();
     for (index, (server, state)) in servers.iter().enumerate() {
         let (label, style) = state_label(state, theme);
@@ -98,6 +142,9 @@ pub fn mcp_lines(
         lines.push(header);
         match state {
             McpState::Ready { tools } => {
+                if let Some(held) = held(server.as_ref()) {
+                    lines.extend(held_back_lines(held, theme));
+                }
                 let shown = if index == selected { room } else { TOOLS_SHOWN };
                 for tool in tools.iter().take(shown) {
                     let tool = crate::terminal_text::clean(tool);

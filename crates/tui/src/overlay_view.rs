@@ -62,10 +62,9 @@ fn reason_rows(reason: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 fn approval_layout(app: &App, pending: &super::app::PendingApproval, size: Rect) -> ApprovalLayout {
-    let body = approval_body(pending, &app.theme);
     let width = size.width.saturating_sub(4).min(110);
     // As tall as the body wrapped to the dialog's width (one long line is many rows).
-    let wrapped = wrap::wrap_lines(&body, width.saturating_sub(2));
+    let wrapped = approval_body(pending, &app.theme, width.saturating_sub(2));
     let body_rows = u16::try_from(wrapped.len()).unwrap_or(u16::MAX);
     let reason = app
         .deny_reason
@@ -191,7 +190,7 @@ pub fn draw_approval(app: &App, layout: ApprovalLayout, buf: &mut Buffer) -> Opt
             buf,
         )
     } else {
-        let footer = keys_line(app, pending, armed, below, wrapped.len());
+        let footer = keys_line(app, pending, armed, below, wrapped.len(), inner.width);
         buf.set_line(inner.x, footer_y, &footer, inner.width);
         None
     };
@@ -224,6 +223,7 @@ fn keys_line(
     armed: bool,
     below: usize,
     rows: usize,
+    width: u16,
 ) -> Line<'static> {
     let theme = &app.theme;
     if app.replay.is_some() {
@@ -243,21 +243,30 @@ fn keys_line(
         return hint_line(&approval_hints(app), app);
     }
     let left = rows_text(pending.seen_rows.get(), rows, below);
-    Line::from(vec![
-        Span::styled(
-            if below == 0 {
-                // At the end (End skipped rows): reading on means going back up.
-                format!("{left} not seen: Home, then ↓/PgDn, before y   ")
-            } else {
-                format!("↓ {left} left to read (↓, PgDn) before y   ")
-            },
-            theme.warning,
-        ),
-        Span::styled("n", theme.key),
-        Span::styled(" deny   ", theme.text),
-        Span::styled("Esc", theme.key),
-        Span::styled(" stop the turn", theme.text),
-    ])
+    let read_on = if below == 0 {
+        // At the end (End skipped rows): reading on means going back up.
+        format!("{left} not seen: Home, then ↓/PgDn, before y")
+    } else {
+        format!("↓ {left} left to read (↓, PgDn) before y")
+    };
+    // The whole hint where it fits, else with fewer words: never cut mid-word.
+    let line = |gap: &str, stop: &str| {
+        Line::from(vec![
+            Span::styled(format!("{read_on}{gap}"), theme.warning),
+            Span::styled("n", theme.key),
+            Span::styled(format!(" deny{gap}"), theme.text),
+            Span::styled("Esc", theme.key),
+            Span::styled(stop.to_string(), theme.text),
+        ])
+    };
+    [
+        line("   ", " stop the turn"),
+        line("  ", " stop the turn"),
+        line("  ", " stop"),
+    ]
+    .into_iter()
+    .find(|line| line.width() <= usize::from(width))
+    .unwrap_or_else(|| line(" ", " stop"))
 }
 
 /// The reason for a refusal being typed, in `area`: its last rows, wrapped. Returns
@@ -273,9 +282,54 @@ fn draw_reason(rows: &[Line<'static>], area: Rect, buf: &mut Buffer) -> Option<P
     (y < area.y + area.height && x < area.x + area.width).then_some(Position::new(x, y))
 }
 
-/// What an approval dialog shows: why it asks, then the request as its kind reads best
-/// (an edit as a coloured diff, a command as its line and where it runs).
-fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Line<'static>> {
+/// What an approval dialog shows, wrapped to `width`: why it asks, then the request as
+/// its kind reads best (an edit as a coloured diff, a command as its line and where it
+/// runs).
+fn approval_body(pending: &super::app::PendingApproval, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+    let body = approval_lines(pending, theme);
+    let mut rows = Vec::with_capacity(body.len());
+    for (line, numbered) in body {
+        if numbered {
+            rows.extend(numbered_rows(&line, width));
+        } else {
+            rows.extend(wrap::wrap_line(&line, width));
+        }
+    }
+    rows
+}
+
+/// A numbered diff line (its gutter of line numbers, then its text) wrapped to `width`:
+/// the text is broken between characters beside the gutter and continues under the
+/// text, so a long line without spaces never leaves its number alone on a row.
+fn numbered_rows(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
+    let [gutter, text] = &line.spans[..] else {
+        return wrap::wrap_line(line, width);
+    };
+    let indent = u16::try_from(gutter.width()).unwrap_or(u16::MAX);
+    // Too narrow for a gutter beside the text: the line as any other.
+    if indent.saturating_mul(2) >= width {
+        return wrap::wrap_line(line, width);
+    }
+    let pieces = wrap::hard_wrap_line(&Line::from(text.clone()), width - indent);
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(index, piece)| {
+            let lead = if index == 0 {
+                gutter.clone()
+            } else {
+                Span::raw(" ".repeat(usize::from(indent)))
+            };
+            let mut spans = vec![lead];
+            spans.extend(piece.spans);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// What an approval dialog shows, each line with whether it is a numbered diff line.
+fn approval_lines(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<(Line<'static>, bool)> {
+    let unnumbered = |lines: Vec<Line<'static>>| lines.into_iter().map(|line| (line, false));
     // What is approved is shown exactly: a character a terminal would act on, or one
     // that reorders text (bidi), is shown as what it is, not dropped or obeyed.
     let plain = |text: &str| -> Vec<Line<'static>> {
@@ -286,16 +340,26 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
     };
     let Some(request) = &pending.request else {
         // An older log: its plain text is all there is.
-        return plain(&pending.preview);
+        return unnumbered(plain(&pending.preview)).collect();
     };
     let mut body = Vec::new();
     for note in &pending.notes {
         body.extend(plain(note));
         body.push(Line::default());
     }
+    let mut body: Vec<(Line<'static>, bool)> = unnumbered(body).collect();
     match request {
         ApprovalRequest::Edit { summary, diff, .. } => {
-            body.extend(diff_lines(&shown_exactly(&format!("{summary}\n{diff}")), theme));
+            // Numbered lines are the diff's own; the rest (headers, what is not shown)
+            // is one span, as any text.
+            body.extend(
+                diff_lines(&shown_exactly(&format!("{summary}\n{diff}")), theme)
+                    .into_iter()
+                    .map(|line| {
+                        let numbered = line.spans.len() == 2;
+                        (line, numbered)
+                    }),
+            );
         }
         ApprovalRequest::Command {
             command,
@@ -304,17 +368,26 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
             compound,
             ..
         } => {
-            body.extend(command_lines(&shown_exactly(&format!("$ {command}")), theme));
+            body.extend(unnumbered(command_lines(
+                &shown_exactly(&format!("$ {command}")),
+                theme,
+            )));
             let how = match timeout_s {
                 Some(seconds) => format!("timeout {seconds} s"),
                 None => "in the background".to_string(),
             };
-            body.push(Line::from(Span::styled(format!("(in {cwd}, {how})"), theme.text)));
+            body.push((
+                Line::from(Span::styled(format!("(in {cwd}, {how})"), theme.text)),
+                false,
+            ));
             if *compound {
-                body.push(Line::from(Span::styled(
-                    "several commands, redirections or substitutions: check all of it",
-                    theme.dim,
-                )));
+                body.push((
+                    Line::from(Span::styled(
+                        "several commands, redirections or substitutions: check all of it",
+                        theme.dim,
+                    )),
+                    false,
+                ));
             }
         }
         ApprovalRequest::McpCall {
@@ -323,14 +396,18 @@ fn approval_body(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<Li
             arguments,
         } => {
             // Both names come from the server's side: shown as inert text.
-            body.push(Line::from(Span::styled(
-                crate::terminal_text::clean(&format!("tool `{tool}` of MCP server `{server}`")).into_owned(),
-                theme.dim,
-            )));
+            body.push((
+                Line::from(Span::styled(
+                    crate::terminal_text::clean(&format!("tool `{tool}` of MCP server `{server}`"))
+                        .into_owned(),
+                    theme.dim,
+                )),
+                false,
+            ));
             let json = serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
-            body.extend(plain(&json));
+            body.extend(unnumbered(plain(&json)));
         }
-        ApprovalRequest::Other { preview, .. } => body.extend(plain(preview)),
+        ApprovalRequest::Other { preview, .. } => body.extend(unnumbered(plain(preview))),
     }
     body
 }
@@ -343,30 +420,9 @@ fn rows_text(seen: usize, rows: usize, below: usize) -> String {
     }
 }
 
-/// What is approved, exactly: a character a terminal would act on, a tab (which reads as
-/// nothing between two words), one that draws nothing or reorders text (zero-width
-/// spaces and joiners, fillers, tags, variation selectors, line and paragraph
-/// separators), and one drawn as a blank that is not the space a shell splits words at
-/// (no-break, ideographic and the other Unicode spaces, the blank Braille pattern) are
-/// shown as what they are.
+/// What is approved, exactly: see [`crate::terminal_text::exact`].
 fn shown_exactly(text: &str) -> String {
-    let invisible = |c: char| {
-        matches!(c,
-            '\u{a0}' | '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{1680}'
-            | '\u{17b4}' | '\u{17b5}' | '\u{180b}'..='\u{180f}' | '\u{2000}'..='\u{200f}'
-            | '\u{2028}'..='\u{202f}' | '\u{205f}'..='\u{206f}' | '\u{2800}' | '\u{3000}'
-            | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}'
-            | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
-    };
-    let mut out = String::with_capacity(text.len());
-    for c in crate::terminal_text::visible(text).chars() {
-        match c {
-            '\t' => out.push('␉'),
-            c if invisible(c) => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::terminal_text::exact(text).into_owned()
 }
 
 /// A command's lines, a run of blank lines folded into one line that counts them: padding

@@ -16,6 +16,15 @@ use super::text::wrap;
 use super::theme::Theme;
 use crate::protocol::ToolOutcome;
 
+/// One line of a call (its arguments, why it failed) as its row shows it: escape
+/// sequences removed, and every blank that is not a space shown as what it is (a
+/// no-break or ideographic space in a command reads as a plain one otherwise), a newline
+/// as `␊`.
+pub fn shown_line(text: &str) -> String {
+    let clean = crate::terminal_text::clean(text);
+    crate::terminal_text::exact(&clean).replace('\n', "\u{240a}")
+}
+
 /// Columns of a refusal's reason on a call's line.
 const REFUSAL_COLUMNS: usize = 60;
 /// Streamed output kept per call for the detail view (head and tail).
@@ -152,10 +161,13 @@ impl Timeline {
 
     /// A call the model asked for; `summary` is the agent's one line of its arguments.
     pub fn requested(&mut self, id: &str, name: &str, arguments: &Value, summary: &str) {
+        // A selection on the newest call moves on to the calls that come after it, as a
+        // log view's cursor on its last line follows the tail.
+        let on_newest = self.selected.is_some() && self.selected == self.calls.len().checked_sub(1);
         self.calls.push(Call {
             id: id.to_string(),
             name: name.to_string(),
-            summary: summary.to_string(),
+            summary: shown_line(summary),
             arguments: arguments.clone(),
             status: CallStatus::Queued,
             asked: None,
@@ -168,6 +180,9 @@ impl Timeline {
             in_log: false,
             refusal: None,
         });
+        if on_newest {
+            self.selected = Some(self.calls.len() - 1);
+        }
     }
 
     pub fn set_status(&mut self, id: &str, status: CallStatus, now: Instant) {
@@ -205,9 +220,7 @@ impl Timeline {
             call.duration = Some(Duration::from_millis(duration_ms));
             call.asked = None;
             call.outcome_line = match outcome {
-                ToolOutcome::Error | ToolOutcome::Denied if !line.trim().is_empty() => {
-                    Some(crate::terminal_text::clean(line).into_owned())
-                }
+                ToolOutcome::Error | ToolOutcome::Denied if !line.trim().is_empty() => Some(shown_line(line)),
                 ToolOutcome::Ok
                 | ToolOutcome::Error
                 | ToolOutcome::Denied
@@ -219,7 +232,7 @@ impl Timeline {
                 // The first clause: the detail view has the rest.
                 let sentence = line.split([',', ';']).next().unwrap_or(line);
                 let sentence = sentence.split(". ").next().unwrap_or(sentence);
-                let sentence = crate::terminal_text::clean(sentence.trim_end_matches('.'));
+                let sentence = shown_line(sentence.trim_end_matches('.'));
                 call.refusal = Some(wrap::truncate(&sentence, REFUSAL_COLUMNS));
             }
             call.result = Some(output.to_string());
@@ -290,6 +303,11 @@ impl Timeline {
             duration: call.refusal.clone().unwrap_or_else(|| duration_text(call, now)),
             outcome: call.outcome_line.clone(),
         })
+    }
+
+    /// No call is selected: the view follows the newest one, and ↑ or ↓ selects it.
+    pub fn follow_newest(&mut self) {
+        self.selected = None;
     }
 
     pub fn selected(&self) -> Option<&Call> {
@@ -432,6 +450,27 @@ mod tests {
         assert_eq!(format_duration(Duration::from_millis(12)), "12 ms");
         assert_eq!(format_duration(Duration::from_millis(4200)), "4.2 s");
         assert_eq!(format_duration(Duration::from_secs(125)), "2 m 05 s");
+    }
+
+    /// A selection on the newest call moves to each call that comes after it; one left
+    /// on an earlier call stays there.
+    #[test]
+    fn a_selection_on_the_newest_call_follows_new_calls() {
+        let mut timeline = Timeline::default();
+        let ids = |timeline: &Timeline| timeline.selected().map(|call| call.id.clone());
+        timeline.requested("a", "bash", &json!({}), "");
+        timeline.select_previous();
+        assert_eq!(ids(&timeline), Some("a".into()));
+        timeline.requested("b", "bash", &json!({}), "");
+        assert_eq!(ids(&timeline), Some("b".into()));
+        timeline.select_previous();
+        timeline.requested("c", "bash", &json!({}), "");
+        assert_eq!(ids(&timeline), Some("a".into()));
+        timeline.follow_newest();
+        assert_eq!(ids(&timeline), None);
+        timeline.requested("d", "bash", &json!({}), "");
+        timeline.select_previous();
+        assert_eq!(ids(&timeline), Some("d".into()));
     }
 
     #[test]

@@ -592,7 +592,16 @@ fn record_response(session: &mut Session, context: &TurnContext, response: &Mode
     session.last_usage = response.usage;
     session.last_usage_estimated = response.usage_estimated;
     if !context.events.is_nested() {
-        let event = compaction::usage_event(session, &context.options, context.meter.get());
+        let mut event = compaction::usage_event(session, &context.options, context.meter.get());
+        // The reply's large arguments go back to the model as stubs whatever becomes of
+        // its calls: the gauge shows that prompt while a call waits for approval, not
+        // one many times the budget that is never sent.
+        let saved = session
+            .context
+            .pending_argument_savings(calls::argument_limit(context));
+        if let Event::TokenUsage { context_tokens, .. } = &mut event {
+            *context_tokens = context_tokens.saturating_sub(saved);
+        }
         context.events.emit(event);
     }
 }

@@ -21,6 +21,77 @@ const DIFF_LIMIT: usize = 8_000;
 /// whole, with its edited copy and their diff.
 const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;
 
+/// A diff to be approved, cut to about [`DIFF_LIMIT`] bytes at a line's end, from the
+/// top (so every line keeps its number), and ending, when cut, with a line that says how
+/// much is not shown and how large the whole file is: approving after reading all of
+/// the preview must not pass for having read all of the file. A line longer than the
+/// room left is shown in part, and the last line says so.
+fn cap_diff(diff: &str, whole: &str) -> String {
+    if diff.len() <= DIFF_LIMIT {
+        return diff.to_string();
+    }
+    let mut shown = String::with_capacity(DIFF_LIMIT + 200);
+    let mut lines = diff.split_inclusive('\n');
+    let mut in_part = false;
+    for line in lines.by_ref() {
+        let room = DIFF_LIMIT - shown.len();
+        if line.len() <= room {
+            shown.push_str(line);
+            continue;
+        }
+        // A long line gets what room is left, unless that is a few bytes only.
+        if room >= DIFF_LIMIT / 4 {
+            let mut end = room;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown.push_str(&line[..end]);
+            shown.push('\n');
+            in_part = true;
+        } else {
+            // Counted with the lines not shown.
+            return shown + &not_shown_line(1 + lines.count(), false, whole);
+        }
+        break;
+    }
+    let more = lines.count();
+    shown + &not_shown_line(more, in_part, whole)
+}
+
+/// The line that ends a cut diff ([`cap_diff`]): not a line of the diff (no sign), so the
+/// preview draws it apart from the file's lines.
+fn not_shown_line(more: usize, in_part: bool, whole: &str) -> String {
+    let bytes = grouped(whole.len());
+    let lines = match whole.lines().count() {
+        1 => "1 line".to_string(),
+        n => format!("{} lines", grouped(n)),
+    };
+    let rest = match (in_part, more) {
+        (true, 0) => "the rest of the line above is not shown".to_string(),
+        (true, n) => format!(
+            "the rest of the line above and {} more line{} of the diff are not shown",
+            grouped(n),
+            if n == 1 { "" } else { "s" }
+        ),
+        (false, 1) => "1 more line of the diff is not shown".to_string(),
+        (false, n) => format!("{} more lines of the diff are not shown", grouped(n)),
+    };
+    format!("… {rest} (whole file: {bytes} bytes, {lines})\n")
+}
+
+/// `n` with a comma every three digits: `400,000`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 fn string_arg<'a>(arguments: &'a Value, name: &str) -> &'a str {
     arguments.get(name).and_then(Value::as_str).unwrap_or("")
 }
@@ -167,7 +238,7 @@ impl Tool for WriteFileTool {
         Ok(ApprovalRequest::Edit {
             path: plan.shown,
             summary: what,
-            diff: cap_text(&diff, DIFF_LIMIT),
+            diff: cap_diff(&diff, content),
         })
     }
 
@@ -319,7 +390,7 @@ impl Tool for EditFileTool {
                 plan.replaced,
                 if plan.replaced == 1 { "" } else { "s" },
             ),
-            diff: cap_text(&plan.diff, DIFF_LIMIT),
+            diff: cap_diff(&plan.diff, &plan.after),
             path: plan.shown,
         })
     }
@@ -412,6 +483,54 @@ mod tests {
             "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, and 199980 more"
         );
         assert_eq!(match_lines("a\nb a\n\na", &[0, 4, 8]), "1, 2, 4");
+    }
+
+    /// The preview of a large write is cut from the top at a line's end, every line kept
+    /// with its number, and its last line says what is not shown and how large the file
+    /// is (a fresh-eyes user approved 4,000 lines having read the first 80); a single
+    /// long line is shown in part and said to be.
+    #[test]
+    fn a_large_write_is_previewed_in_part_and_says_what_is_not_shown() {
+        let dir = scratch("preview");
+        let workspace = Workspace::new(&dir, &[]);
+        let request = |content: String| {
+            let arguments = json!({"path": "a.txt", "content": content});
+            match WriteFileTool.approval_request(&arguments, &workspace) {
+                Ok(ApprovalRequest::Edit { summary, diff, .. }) => (summary, diff),
+                other => panic!("{other:?}"),
+            }
+        };
+        let line = format!("{}\n", "x".repeat(99));
+        let (summary, diff) = request(line.repeat(4000));
+        assert_eq!(summary, "create a.txt (400000 bytes)");
+        let lines: Vec<&str> = diff.lines().collect();
+        // The file header, the hunk header, then whole lines up to the limit.
+        let kept = lines.len() - 4;
+        let plus = format!("+{}", "x".repeat(99));
+        assert_eq!(lines[..3], ["--- a/a.txt", "+++ b/a.txt", "@@ -0,0 +1,4000 @@"]);
+        assert!(lines[3..3 + kept].iter().all(|l| *l == plus), "{diff}");
+        assert_eq!(kept, (DIFF_LIMIT - lines[..3].join("\n").len() - 1) / 101);
+        assert_eq!(
+            *lines.last().unwrap(),
+            format!(
+                "… {} more lines of the diff are not shown (whole file: 400,000 bytes, 4,000 lines)",
+                grouped(4000 - kept)
+            )
+        );
+        // One line of a megabyte: its start, then what is cut (the rest of it, and the
+        // diff's note that the file ends without a newline).
+        let (_, diff) = request("y".repeat(1 << 20));
+        let lines: Vec<&str> = diff.lines().collect();
+        assert_eq!(lines.len(), 5, "{diff}");
+        assert!(diff.len() < DIFF_LIMIT + 200, "{} bytes", diff.len());
+        assert_eq!(
+            lines[4],
+            "… the rest of the line above and 1 more line of the diff are not shown (whole file: 1,048,576 bytes, 1 line)"
+        );
+        // A small write is shown whole.
+        let (_, diff) = request("hi\n".into());
+        assert_eq!(diff, "--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// edit_file holds the whole file (and its edited copy) in memory: a file over the cap

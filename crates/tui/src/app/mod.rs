@@ -213,6 +213,8 @@ pub struct App {
     pub(crate) areas: RefCell<Areas>,
     /// MCP servers and their states, by name.
     pub mcp: BTreeMap<String, crate::protocol::McpState>,
+    /// The ready servers whose tools are held back from the model, and what it found.
+    pub mcp_deferred: Vec<crate::protocol::DeferredServer>,
     /// The skills the agent can load, and problems finding them.
     pub skills: Vec<crate::protocol::SkillInfo>,
     pub skill_warnings: Vec<String>,
@@ -347,6 +349,7 @@ impl App {
             } => {
                 self.timeline.requested(&id, &name, &arguments, &summary);
                 *self.stats.tool_calls.entry(name.clone()).or_default() += 1;
+                let summary = crate::timeline::shown_line(&summary);
                 self.conversation.push(Entry::Tool { id, name, summary });
             }
             Event::ApprovalRequested {
@@ -504,6 +507,7 @@ impl App {
                 }
                 self.mcp.insert(server, state);
             }
+            Event::McpToolsDeferred { servers } => self.mcp_deferred = servers,
             Event::SkillsLoaded { skills, warnings } => {
                 self.skills = skills;
                 self.skill_warnings = warnings;

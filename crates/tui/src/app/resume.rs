@@ -39,6 +39,7 @@ impl App {
             | Event::Replayed { .. } => false,
             Event::SessionConfigured { .. }
             | Event::McpServerStatus { .. }
+            | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }

@@ -99,6 +99,7 @@ impl App {
             | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }
             | Event::McpServerStatus { .. }
+            | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }

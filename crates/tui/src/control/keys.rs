@@ -385,6 +385,11 @@ impl App {
             if self.maximized.is_some_and(|maximized| maximized != pane) {
                 self.maximized = None;
             }
+            // The tools pane given the keys follows its newest call, as a log view its
+            // tail: "F4, ↑, Enter" opens the last call wherever the selection was left.
+            if pane == Pane::Timeline && self.focus != pane {
+                self.timeline.follow_newest();
+            }
             self.focus = pane;
             self.tree_focused();
         }

@@ -73,6 +73,7 @@ impl App {
             areas: RefCell::new(Areas::default()),
             history: None,
             mcp: BTreeMap::new(),
+            mcp_deferred: Vec::new(),
             skills: Vec::new(),
             skill_warnings: Vec::new(),
             config_dir: None,

@@ -54,7 +54,7 @@ impl Layer for McpLayer {
         // Inside the frame, less the line about the workspace's servers.
         let rows = usize::from(super::text_area(size).height.saturating_sub(2))
             .saturating_sub(usize::from(app.workspace_declined));
-        let mut lines = mcp_lines(&servers, self.selected, rows, &app.theme);
+        let mut lines = mcp_lines(&servers, &app.mcp_deferred, self.selected, rows, &app.theme);
         if app.workspace_declined {
             lines.push(Line::from(Span::styled(
                 "This workspace's own servers (.miniagent/mcp.json) are not used: you did not trust it this session.",

@@ -18,7 +18,8 @@ use crate::tui::theme::Theme;
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
     name: "/theme",
-    aliases: &[],
+    // The list it opens is of themes: the plural is the first guess of many.
+    aliases: &["/themes"],
     args: "NAME",
     help: "dark, light, high-contrast or your own",
     run: |app, argument| match argument {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::app::{APPROVAL_GRACE, Action, App};
 use crate::protocol::ApprovalMode;
-use crate::protocol::{Event, McpState, Op, SkillInfo};
+use crate::protocol::{DeferredServer, Event, McpState, Op, SkillInfo};
 use crate::theme::Theme;
 use crossterm::event::KeyCode;
 use pretty_assertions::assert_eq;
@@ -356,4 +356,54 @@ fn mcp_overlay_keeps_every_server_in_sight_beside_one_with_thousands_of_tools() 
     assert_screen_in!("extensions", "mcp_thousands_selected_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Up));
     assert_screen_in!("extensions", "mcp_thousands_160x48", screen(&app, 160, 48));
+}
+
+/// A server whose tools are held back from the model (issue 26's deferral, finding 8)
+/// says so in `/mcp`, with how the model reaches them and the ones it found; the list
+/// is as the core reports it, and an empty report takes the lines away.
+#[test]
+fn mcp_overlay_says_which_servers_tools_are_held_back_and_which_were_found() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let big: Vec<String> = (0..5001)
+        .map(|i| format!("mcp__big_server__tool_{i}_do-thing"))
+        .collect();
+    for (server, tools) in [
+        ("big.server", big),
+        ("small", vec!["mcp__small__ping".to_string()]),
+    ] {
+        app.on_agent_event(Event::McpServerStatus {
+            server: server.into(),
+            state: McpState::Ready { tools },
+        });
+    }
+    app.on_agent_event(Event::McpToolsDeferred {
+        servers: vec![DeferredServer {
+            server: "big.server".into(),
+            found: Vec::new(),
+        }],
+    });
+    app.submit("/mcp".into());
+    assert_screen_in!("extensions", "mcp_held_back_80x24", screen(&app, 80, 24));
+    app.on_agent_event(Event::McpToolsDeferred {
+        servers: vec![DeferredServer {
+            server: "big.server".into(),
+            found: vec![
+                "mcp__big_server__list_dir".into(),
+                "mcp__big_server__tool_7_do-thing".into(),
+            ],
+        }],
+    });
+    let found = screen(&app, 160, 48);
+    assert!(
+        found.contains(
+            "found by the model (sent now): mcp__big_server__list_dir, mcp__big_server__tool_7_do-thing"
+        ),
+        "{found}"
+    );
+    assert_screen_in!("extensions", "mcp_held_back_found_160x48", found);
+    assert_screen_in!("extensions", "mcp_held_back_found_80x24", screen(&app, 80, 24));
+    app.on_agent_event(Event::McpToolsDeferred { servers: Vec::new() });
+    let declared = screen(&app, 80, 24);
+    assert!(!declared.contains("not sent to the model"), "{declared}");
 }

@@ -189,6 +189,8 @@ fn draw(row: Row<'_>, number_width: usize, theme: &Theme) -> Line<'static> {
     match row {
         Row::Text { kind, text } => {
             let style = match kind {
+                // What a cut preview does not show (the core's last line): not the file's.
+                Kind::Caption if text.starts_with("… ") => theme.warning,
                 Kind::FileHeader => theme.strong,
                 Kind::HunkHeader => theme.diff_hunk,
                 Kind::Note => theme.dim,

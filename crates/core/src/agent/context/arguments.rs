@@ -127,6 +127,41 @@ pub fn argument_stub(text: &str, saved: Option<&Path>) -> String {
 }
 
 impl ContextState {
+    /// Tokens the newest message sheds once its calls' arguments longer than `limit` are
+    /// stubs, as they are before any request carries them again (its calls are run or
+    /// answered first): what a reply's megabyte `write_file` adds to the next prompt is a
+    /// stub, not the megabyte. 0 when nothing in it is that large.
+    pub fn pending_argument_savings(&mut self, limit: usize) -> u64 {
+        let Some(index) = self.messages.len().checked_sub(1) else {
+            return 0;
+        };
+        // Where the saved file will be does not matter to the count but for its length.
+        let mut placeholder =
+            |_: usize, _: &str| Some(std::path::PathBuf::from("results/call-argument-1.txt"));
+        let stubbed: Vec<(String, Value)> = self.messages[index]
+            .tool_uses()
+            .filter_map(|call| {
+                Some((
+                    call.id.to_string(),
+                    stub_arguments(call.input, limit, &mut placeholder)?,
+                ))
+            })
+            .collect();
+        if stubbed.is_empty() {
+            return 0;
+        }
+        let mut shown = self.messages[index].clone();
+        for block in &mut shown.content {
+            if let ContentBlock::ToolUse { id, input, .. } = block
+                && let Some((_, stub)) = stubbed.iter().find(|(call, _)| call == id)
+            {
+                input.clone_from(stub);
+            }
+        }
+        let whole = self.message_tokens(index);
+        whole.saturating_sub(self.counter.message(&shown))
+    }
+
     /// Shows call `id`'s arguments in `messages()[index]` as `input` from now on (the
     /// message is counted and logged again).
     pub fn set_call_input(&mut self, index: usize, id: &str, input: Value) -> bool {

@@ -671,13 +671,18 @@ pub(in crate::agent) fn stub_earlier_large_arguments(session: &mut Session, cont
     }
 }
 
+/// Arguments longer than this many bytes become stubs once their call ran.
+pub(in crate::agent) fn argument_limit(context: &TurnContext) -> usize {
+    match context.options.config.tools.large_result_bytes {
+        0 => ARGUMENT_LIMIT_BYTES,
+        limit => limit,
+    }
+}
+
 /// Stubs the large arguments of the calls in `messages()[index]`; returns whether there
 /// were any.
 fn stub_arguments_of(session: &mut Session, context: &TurnContext, index: usize) -> bool {
-    let limit = match context.options.config.tools.large_result_bytes {
-        0 => ARGUMENT_LIMIT_BYTES,
-        limit => limit,
-    };
+    let limit = argument_limit(context);
     let store = results_store(context);
     let secrets = &context.options.secrets;
     let stubbed: Vec<(String, Value)> = session.context.messages()[index]

@@ -11,6 +11,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::tool::McpTool;
+use crate::protocol::DeferredServer;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
 
 /// The search tool's name (no server's tool can have it: theirs start with `mcp__`).
@@ -39,6 +40,9 @@ pub struct ToolShare {
     pub counter: Option<crate::tokens::TokenCounter>,
     /// Called once each time a server's tools become deferred, with a line saying so.
     pub on_notice: Arc<dyn Fn(String) + Send + Sync>,
+    /// Called with the servers deferred now and the tools found of each, whenever that
+    /// changes: front ends show it beside the server's tools.
+    pub on_deferred: Arc<dyn Fn(Vec<DeferredServer>) + Send + Sync>,
 }
 
 /// One server's tools as they are now (none unless it is ready).
@@ -74,6 +78,8 @@ pub(super) struct Deferral {
     announced: BTreeSet<String>,
     /// Tools found by searches (name, declaration tokens), oldest first.
     found: VecDeque<(String, u64)>,
+    /// What `on_deferred` was last told.
+    reported: Vec<DeferredServer>,
 }
 
 impl Deferral {
@@ -132,18 +138,55 @@ impl Deferral {
         self.announced = now;
         // One pass over the deferred tools, not one per find: finds keep the order they
         // were made in, so a new one leaves the earlier ones' place in the prompt.
-        let found = if self.found.is_empty() {
+        let found: Vec<(usize, Arc<McpTool>)> = if self.found.is_empty() {
             Vec::new()
         } else {
-            let by_name: HashMap<&str, &Arc<McpTool>> = deferred_tools(servers, &deferred)
-                .map(|tool| (tool.name(), tool))
+            let by_name: HashMap<&str, (usize, &Arc<McpTool>)> = deferred
+                .iter()
+                .flat_map(|index| {
+                    servers[*index]
+                        .tools
+                        .iter()
+                        .map(|tool| (tool.name(), (*index, tool)))
+                })
                 .collect();
             self.found
                 .iter()
-                .filter_map(|(name, _)| by_name.get(name.as_str()).map(|tool| Arc::clone(tool)))
+                .filter_map(|(name, _)| {
+                    by_name
+                        .get(name.as_str())
+                        .map(|(index, tool)| (*index, Arc::clone(tool)))
+                })
                 .collect()
         };
+        self.report(servers, &deferred, &found);
+        let found = found.into_iter().map(|(_, tool)| tool).collect();
         Plan { deferred, found }
+    }
+
+    /// Tells `on_deferred` what is deferred and found now, when that changed.
+    fn report(
+        &mut self,
+        servers: &[ServerTools],
+        deferred: &BTreeSet<usize>,
+        found: &[(usize, Arc<McpTool>)],
+    ) {
+        let Some(share) = &self.share else { return };
+        let now: Vec<DeferredServer> = deferred
+            .iter()
+            .map(|index| DeferredServer {
+                server: servers[*index].name.clone(),
+                found: found
+                    .iter()
+                    .filter(|(server, _)| server == index)
+                    .map(|(_, tool)| tool.name().to_string())
+                    .collect(),
+            })
+            .collect();
+        if now != self.reported {
+            (share.on_deferred)(now.clone());
+            self.reported = now;
+        }
     }
 
     /// Finds up to `limit` deferred tools for `query`, declares them from the next
@@ -431,6 +474,7 @@ mod tests {
             tokens: estimated + 1,
             counter: Some(counter),
             on_notice: Arc::new(|_| {}),
+            on_deferred: Arc::new(|_| {}),
         });
         assert_eq!(deferral.plan(&[dense]).deferred, BTreeSet::from([0]));
     }
@@ -440,8 +484,10 @@ mod tests {
     #[test]
     fn deferral_is_told_once_and_found_tools_give_way_oldest_first() {
         let told = Arc::new(Mutex::new(Vec::new()));
+        let reported = Arc::new(Mutex::new(Vec::new()));
         let mut deferral = Deferral::default();
         let sink = told.clone();
+        let reports = reported.clone();
         let big = server("big", 100);
         let one = big.tools[0].spec_bytes();
         deferral.set_share(ToolShare {
@@ -449,6 +495,7 @@ mod tests {
             tokens: estimate(one) * 5,
             counter: None,
             on_notice: Arc::new(move |message| sink.lock().unwrap().push(message)),
+            on_deferred: Arc::new(move |servers| reports.lock().unwrap().push(servers)),
         });
         let servers = [big];
         assert_eq!(deferral.plan(&servers).deferred, BTreeSet::from([0]));
@@ -468,5 +515,24 @@ mod tests {
         assert_eq!(deferral.plan(&[]).deferred, BTreeSet::new());
         deferral.plan(&servers);
         assert_eq!(told.lock().unwrap().len(), 2);
+        // Front ends hear of each change whole, once: a find shows from the plan that
+        // offers it (the model's next step), and a server gone takes its deferral along.
+        let big = |found: &[&str]| {
+            vec![DeferredServer {
+                server: "big".into(),
+                found: found.iter().map(|name| format!("mcp__big__{name}")).collect(),
+            }]
+        };
+        assert_eq!(
+            *reported.lock().unwrap(),
+            [
+                big(&[]),
+                big(&["t1"]),
+                big(&["t1", "t2"]),
+                big(&["t2", "t3"]),
+                vec![],
+                big(&["t2", "t3"]),
+            ]
+        );
     }
 }

@@ -652,3 +652,48 @@ fn a_paste_while_a_question_is_open_goes_to_the_input() {
     app.now += crate::app::TYPING_QUIET;
     assert!(app.approval_armed());
 }
+
+/// A 400 KB write_file asks with the core's own preview (the real tool's request): the
+/// dialog's last line says how much of the file is not shown and how large it is, so
+/// `y` after reading to the end is not approval of content never seen; each numbered
+/// line keeps its number beside its text at 80 columns, and the footer after End fits
+/// (a fresh-eyes user's finding 2).
+#[test]
+fn a_large_write_says_what_its_preview_does_not_show() {
+    use miniagent_core::tools::Tool;
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let content = format!("{}\n", "x".repeat(99)).repeat(4000);
+    let arguments = json!({"path": "a.txt", "content": content});
+    let tools_workspace = miniagent_core::tools::paths::Workspace::new(workspace.path(), &[]);
+    let request = miniagent_core::tools::edit::WriteFileTool
+        .approval_request(&arguments, &tools_workspace)
+        .unwrap();
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "w1".into(),
+        name: "write_file".into(),
+        arguments,
+        summary: "a.txt".into(),
+    });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "w1".into(),
+        name: "write_file".into(),
+        preview: String::new(),
+        session_rule: None,
+        request: Some(request),
+        notes: Vec::new(),
+    });
+    arm(&mut app);
+    let top = screen(&mut app, 80, 24);
+    assert!(top.contains("║create a.txt (400000 bytes)"), "{top}");
+    assert_screen!("approval_large_write_80x24", top);
+    app.on_key(key(KeyCode::End));
+    let end = screen(&mut app, 80, 24);
+    assert!(
+        end.contains("… 3,922 more lines of the diff are not shown (whole file: 400,000 bytes,"),
+        "{end}"
+    );
+    assert_screen!("approval_large_write_end_80x24", end);
+    assert_screen!("approval_large_write_end_160x48", screen(&mut app, 160, 48));
+}

@@ -378,3 +378,49 @@ fn a_wide_cjk_table_in_the_conversation_wraps_at_80_120_and_150_columns() {
         }
     }
 }
+
+/// Blanks that are not spaces (no-break, ideographic, the blank Braille pattern) and
+/// characters that draw nothing are shown as what they are on a call's row in the
+/// conversation, in the Tools pane and on the row under a failed call, as the approval
+/// dialog shows them: `rm -rf` with a no-break space is not the command it reads as.
+#[test]
+fn calls_show_blanks_that_are_not_spaces() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let command = "echo hi &&\u{3000}ls\u{2800} -la\u{a0}/tmp\u{200b}";
+    let calls = [
+        (
+            "c1",
+            ToolOutcome::Refused,
+            "refused: the approval mode is read-only\u{a0}x\u{3000}y",
+        ),
+        ("c2", ToolOutcome::Error, "no such\u{a0}file:\u{2800}/tmp\u{3000}"),
+    ];
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    for (id, outcome, output) in calls {
+        app.on_agent_event(Event::ToolCallRequested {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: json!({ "command": command }),
+            summary: command.into(),
+        });
+        app.on_agent_event(Event::ToolCallFinished {
+            id: id.into(),
+            name: "bash".into(),
+            ok: false,
+            outcome,
+            duration_ms: 3,
+            output_preview: output.into(),
+            output: output.into(),
+            effects: Vec::new(),
+        });
+    }
+    app.focus = Pane::Timeline;
+    let wide = screen(&mut app, 160, 48);
+    assert!(
+        wide.contains("bash echo hi &&<U+3000>ls<U+2800> -la<U+00A0>/tmp<U+200B>"),
+        "{wide}"
+    );
+    assert_screen!("blanks_that_are_not_spaces_160x48", wide);
+    assert_screen!("blanks_that_are_not_spaces_80x24", screen(&mut app, 80, 24));
+}

@@ -72,6 +72,23 @@ fn typing_sends_queues_and_runs_commands() {
         app.last_notice.as_ref().map(|n| n.1.as_str()),
         Some("unknown command /frobnicate; /help lists them")
     );
+    // A near miss names the command it is near; the plural of /theme is /theme.
+    type_text(&mut app, "/hepl");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some("unknown command /hepl; did you mean /help? /help lists them")
+    );
+    type_text(&mut app, "/compcat now");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        Some("unknown command /compcat; did you mean /compact? /help lists them")
+    );
+    type_text(&mut app, "/themes");
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.top::<crate::layers::themes::ThemesLayer>().is_some());
+    app.on_key(key(KeyCode::Esc));
     // A 1 MB paste is one insert.
     let big = "x".repeat(1 << 20);
     assert!(app.on_paste(&big));
