@@ -274,3 +274,66 @@ async fn compact_now_names_one_kept_step_in_the_singular() {
         "{message}"
     );
 }
+
+/// Finding 1 of the fresh-eyes report: a long answer, a six-token answer, then steps whose
+/// own replies fill the prompt. The pre-flight compaction makes one summary call, of the
+/// run that wins back the most, and never sends the six-token answer to be summarized;
+/// its progress line names one message in the singular.
+#[tokio::test]
+async fn one_summary_call_per_compaction_and_none_for_a_tiny_run() {
+    let paragraph = "The step list grows as each command reports back to the agent. ";
+    let step = |id: &str| {
+        Reply::Stream(Turn::new().with_text(paragraph.repeat(120)).with_tool(
+            id,
+            "bash",
+            r#"{"command": "echo step"}"#,
+        ))
+    };
+    let server = ScriptedServer::start(vec![
+        Reply::text(paragraph.repeat(80)),
+        Reply::text("third answer"),
+        step("s1"),
+        step("s2"),
+        step("s3"),
+        Reply::text("final answer"),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("SUMMARY2 of the work"));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.compaction = Strategy::Both;
+    config.agent.token_limit = 9000;
+    config.model.max_output_tokens = 2000;
+    let mut agent = Harness::start(config);
+    agent.turn("explain").await;
+    agent.turn("explain more").await;
+    let start = agent.events.len();
+    agent.turn("go on").await;
+    let requests = server.requests();
+    let summaries: Vec<String> = requests
+        .iter()
+        .filter(|r| is_summary_request(r))
+        .map(|r| {
+            let asked = r.body["messages"][0]["content"].to_string();
+            asked.chars().take(70).collect()
+        })
+        .collect();
+    let started: Vec<String> = agent.events[start..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::CompactionStarted { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    // The run of the latest turn's steps wins back the most; the first turn's answer and
+    // the six-token one stay as they are.
+    assert_eq!(
+        started,
+        vec!["summarizing messages 6–9 (about 3214 tokens in the prompt)"]
+    );
+    assert_eq!(
+        summaries,
+        vec!["[{\"text\":\"Summarize these steps of the agent's work (messages 6–9 of t"]
+    );
+    // Four steps and one summary call.
+    assert_eq!(requests.len() - 2, 5);
+}

@@ -165,13 +165,20 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
 /// original messages, numbered as `sessions show` numbers them.
 #[test]
 fn nested_summaries_open_down_to_the_originals_in_tmux() {
+    // Steps after the first say something as they go: a few tokens are not worth a
+    // summary call.
     let mut script: Vec<Reply> = (0..4)
         .map(|n| {
-            Reply::tool(
-                format!("r{n}"),
+            let said = if n == 0 {
+                String::new()
+            } else {
+                "Reading the next part in turn. ".repeat(40)
+            };
+            Reply::Stream(Turn::new().with_text(said).with_tool(
+                &format!("r{n}"),
                 "read_file",
-                format!(r#"{{"path": "part{n}.txt"}}"#),
-            )
+                &format!(r#"{{"path": "part{n}.txt"}}"#),
+            ))
         })
         .collect();
     script.push(Reply::text("Four parts read."));
