@@ -416,6 +416,8 @@ fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
     let screen = tmux.wait_for_text("compacted: the prompt went from about");
     assert!(screen.contains("1 compaction,"), "{screen}");
     assert!(!screen.contains("context compacted:"), "{screen}");
+    // Its progress line gave way to the report.
+    assert!(!screen.contains("compacting: "), "{screen}");
     tmux.keys(&["F6"]);
     tmux.wait_for_text("summary of messages 2–");
     tmux.keys(&["Home", "Down", "Tab"]);

@@ -201,6 +201,9 @@ pub struct App {
     pub(crate) turn_requested: bool,
     /// The latest notice, shown in the status bar until the next turn.
     pub last_notice: Option<(NoticeKind, String)>,
+    /// Where in the transcript the progress line of a compaction outside a turn
+    /// (`/compact`) is: the next notice (its report) takes its place, so one line remains.
+    pub(crate) compact_line: Option<usize>,
     /// Until when a Ctrl-C on an empty input quits (the first one says so).
     pub quit_armed_until: Option<Instant>,
     /// The clock everything is drawn against (set by the event loop; fixed in tests).
@@ -524,6 +527,9 @@ impl App {
             Event::CompactionStarted { reason } => {
                 self.activity = Activity::Compacting;
                 self.notice(NoticeKind::Info, format!("compacting: {reason}"));
+                if !self.turn_running {
+                    self.compact_line = self.conversation.entries().len().checked_sub(1);
+                }
             }
             Event::ContextCompacted {
                 tokens_before,
@@ -631,11 +637,26 @@ impl App {
 
     /// Shows a notice in the conversation and the status bar.
     pub fn notice(&mut self, kind: NoticeKind, text: String) {
-        self.conversation.push(Entry::Notice {
+        let entry = Entry::Notice {
             kind,
             text: text.clone(),
-        });
+        };
+        // `/compact`'s progress line gives way to what comes of it.
+        match self.compact_line.take() {
+            Some(index) if self.is_compact_line(index) => self.conversation.replace(index, entry),
+            _ => self.conversation.push(entry),
+        }
         self.last_notice = Some((kind, text));
+    }
+
+    /// The entry at `index` is still a compaction's progress line (the transcript may
+    /// have been cleared or grown since).
+    fn is_compact_line(&self, index: usize) -> bool {
+        index + 1 == self.conversation.entries().len()
+            && matches!(
+                self.conversation.entries().get(index),
+                Some(Entry::Notice { text, .. }) if text.starts_with("compacting: ")
+            )
     }
 
     /// The status line: exactly what the agent is doing.

@@ -471,12 +471,10 @@ fn compact_now_reports_once_and_a_turns_compaction_keeps_its_line() {
     app.on_agent_event(Event::Notice {
         message: "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)".into(),
     });
+    // Fresh-eyes finding 4: the progress line gives way to the report; one line remains.
     assert_eq!(
         notices(&app)[before..],
-        [
-            "compacting: summarizing messages 1–4 (about 900 tokens in the prompt)",
-            "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)",
-        ]
+        ["compacted: the prompt went from about 3149 to 2299 tokens (1 summary)"]
     );
     assert_eq!(app.tokens.compactions, 1);
     let before = notices(&app).len();
