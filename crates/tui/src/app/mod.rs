@@ -120,6 +120,8 @@ pub struct CompactionFigures {
 pub struct Stats {
     pub turns: u32,
     pub steps: u32,
+    /// Summary calls (each announced by `compaction_started`): model calls too.
+    pub summary_calls: u32,
     pub tool_calls: BTreeMap<String, u32>,
     pub retries: u32,
 }
@@ -526,6 +528,7 @@ impl App {
             }
             Event::CompactionStarted { reason } => {
                 self.activity = Activity::Compacting;
+                self.stats.summary_calls += 1;
                 self.notice(NoticeKind::Info, format!("compacting: {reason}"));
                 if !self.turn_running {
                     self.compact_line = self.conversation.entries().len().checked_sub(1);

@@ -68,8 +68,10 @@ impl Layer for Stats {
     }
 }
 
-/// Columns the history figures need when they stand beside the session's.
+/// Columns the history figures need at most when they stand beside the session's.
 const STATS_RIGHT_COLUMNS: usize = 35;
+/// Columns of a row's label, its value after (a longer label keeps two spaces).
+const LABEL_COLUMNS: usize = 22;
 
 /// The `/stats` lines and the popup's width. With a history snapshot, its figures stand
 /// beside the session's when the screen has room, under them otherwise (and it scrolls).
@@ -90,8 +92,10 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
         lines.extend(right);
         return (lines, 64.min(screen_width));
     }
-    // The session figures as wide as they are, leaving the history figures their room.
-    let left_width = widest_left.min(inner - 2 - STATS_RIGHT_COLUMNS);
+    // The session figures as wide as they are, leaving the history figures the room they
+    // take (up to their share): a value is cut only when both cannot be whole.
+    let right_needs = widest_right.min(STATS_RIGHT_COLUMNS);
+    let left_width = widest_left.min(inner - 2 - right_needs);
     let right_width = inner - left_width - 2;
     let rows = left.len().max(right.len());
     let lines = (0..rows)
@@ -111,11 +115,27 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
     (lines, width)
 }
 
+/// A label and its value, the value at [`LABEL_COLUMNS`] or, after a longer label, two
+/// spaces after it: they never touch.
 fn stats_row(app: &App, label: &str, value: String) -> Line<'static> {
+    let pad = LABEL_COLUMNS.max(wrap::display_width(label) + 2) - wrap::display_width(label);
     Line::from(vec![
-        Span::styled(format!("{label:<22}"), app.theme.dim),
+        Span::styled(format!("{label}{}", " ".repeat(pad)), app.theme.dim),
         Span::styled(value, app.theme.text),
     ])
+}
+
+/// "5" or, with summary calls, "6 (1 summary)": every model call counts, the steps'
+/// and the summaries'.
+fn model_calls(steps: u32, summaries: u32) -> String {
+    if summaries == 0 {
+        return steps.to_string();
+    }
+    format!(
+        "{} ({summaries} summar{})",
+        steps.saturating_add(summaries),
+        if summaries == 1 { "y" } else { "ies" }
+    )
 }
 
 fn session_stats(app: &App) -> Vec<Line<'static>> {
@@ -133,7 +153,10 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
     };
     let mut lines = vec![
         row("turns", app.stats.turns.to_string()),
-        row("model calls (steps)", app.stats.steps.to_string()),
+        row(
+            "model calls",
+            model_calls(app.stats.steps, app.stats.summary_calls),
+        ),
         row("retries", app.stats.retries.to_string()),
         row(
             "context now (tokens)",
@@ -218,9 +241,9 @@ fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
             .iter()
             .map(|(role, count)| row(&format!("  {role}"), tokens(*count))),
     );
-    lines.push(row("  masked tool results", history.masked_results.to_string()));
+    lines.push(row("  masked results", history.masked_results.to_string()));
     if history.trimmed_results > 0 {
-        lines.push(row("  trimmed tool results", history.trimmed_results.to_string()));
+        lines.push(row("  trimmed results", history.trimmed_results.to_string()));
     }
     lines.push(Line::default());
     lines.push(heading("tool results by tool"));
@@ -234,7 +257,7 @@ fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
             .map(|(tool, count)| row(&format!("  {tool}"), tokens(*count))),
     );
     lines.push(Line::default());
-    lines.push(heading("compactions (prompt before → after)"));
+    lines.push(heading("compactions (prompt tokens)"));
     if history.compactions.is_empty() {
         lines.push(none());
     }
