@@ -143,9 +143,9 @@ async fn summary_calls_are_not_cached() {
                 Turn::new()
                     .with_text("Echoing the next step now. ".repeat(40))
                     .with_tool(
-                        &format!("call_{n}"),
+                        format!("call_{n}"),
                         "bash",
-                        &format!(r#"{{"command": "echo step {n}"}}"#),
+                        format!(r#"{{"command": "echo step {n}"}}"#),
                     ),
             )
         })

@@ -237,7 +237,7 @@ async fn a_context_length_error_compacts_once_and_retries() {
         Reply::Stream(
             Turn::new()
                 .with_text("Reading big.txt again to compare the counts. ".repeat(40))
-                .with_tool(&format!("read_{n}"), "read_file", r#"{"path": "big.txt"}"#),
+                .with_tool(format!("read_{n}"), "read_file", r#"{"path": "big.txt"}"#),
         )
     };
     let server = ScriptedServer::start(vec![

@@ -133,9 +133,9 @@ async fn the_masked_count_is_the_stubs_the_prompt_shows() {
             Turn::new()
                 .with_text("Reading the next part to compare it with the others. ".repeat(30))
                 .with_tool(
-                    &format!("r{n}"),
+                    format!("r{n}"),
                     "read_file",
-                    &format!(r#"{{"path": "part{n}.txt"}}"#),
+                    format!(r#"{{"path": "part{n}.txt"}}"#),
                 ),
         )
     };

@@ -175,9 +175,9 @@ fn nested_summaries_open_down_to_the_originals_in_tmux() {
                 "Reading the next part in turn. ".repeat(40)
             };
             Reply::Stream(Turn::new().with_text(said).with_tool(
-                &format!("r{n}"),
+                format!("r{n}"),
                 "read_file",
-                &format!(r#"{{"path": "part{n}.txt"}}"#),
+                format!(r#"{{"path": "part{n}.txt"}}"#),
             ))
         })
         .collect();
