@@ -164,8 +164,13 @@ async fn the_masked_count_is_the_stubs_the_prompt_shows() {
     }
     agent.turn("Read the four parts.").await;
     agent.send(miniagent::protocol::Op::CompactNow);
-    agent.wait_for(compact_now_reported).await;
+    let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
+        unreachable!()
+    };
     let snapshot = agent.inspect().await;
+    // The report tells the one stub the prompt shows, not the two the summary took in.
+    let told = message.split(" (").nth(1).unwrap_or_default();
+    assert_eq!(told, "1 older result shown as a stub, 1 summary)", "{message}");
     agent.turn("How many?").await;
     let request = server.requests().pop().unwrap();
     let stubs = request.body["messages"]

@@ -101,11 +101,14 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
     let lines = (0..rows)
         .map(|row| {
             let mut spans = Vec::new();
+            // Beside an empty row a long value runs on into the room it leaves.
+            let beside = right.get(row).is_some_and(|line| line.width() > 0);
             if let Some(line) = left.get(row) {
-                spans.extend(wrap::truncate_spans(&line.spans, left_width));
+                let room = if beside { left_width } else { inner };
+                spans.extend(wrap::truncate_spans(&line.spans, room));
             }
             let used: usize = spans.iter().map(|span| wrap::display_width(&span.content)).sum();
-            spans.push(Span::raw(" ".repeat(left_width + 2 - used)));
+            spans.push(Span::raw(" ".repeat((left_width + 2).saturating_sub(used))));
             if let Some(line) = right.get(row) {
                 spans.extend(wrap::truncate_spans(&line.spans, right_width));
             }

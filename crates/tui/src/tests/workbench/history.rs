@@ -152,8 +152,25 @@ fn stats_count_the_summary_call_and_keep_rows_whole_at_80_columns() {
         end: 4,
         fallback: false,
     }];
-    app.on_agent_event(Event::HistorySnapshot { snapshot });
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: snapshot.clone(),
+    });
     assert_screen!("stats_after_compact_80x24", screen(&mut app, 80, 24));
+    // No price known and no tool result left in the prompt: the cost's long value runs
+    // on beside the empty row instead of being cut.
+    app.tokens.cost = None;
+    snapshot.by_role.retain(|(role, _)| role != "tool results");
+    snapshot.trimmed_results = 0;
+    app.on_agent_event(Event::HistorySnapshot { snapshot });
+    let text = screen(&mut app, 80, 24);
+    let cost = text
+        .lines()
+        .find(|line| line.contains("┃cost"))
+        .unwrap_or_default();
+    assert!(
+        cost.contains("cost                  unknown (no [prices] entry)"),
+        "{text}"
+    );
 }
 
 #[test]
