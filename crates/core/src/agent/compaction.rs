@@ -400,11 +400,17 @@ fn recent_steps_start(session: &Session, keep_recent: usize) -> usize {
         .map_or(last_user, |first| assistants[first])
 }
 
+/// Tells the stubs the prompt shows now (a summary may have taken some in since they
+/// were masked; when it took them all, there is nothing to tell).
 fn report_masking(session: &Session, context: &TurnContext) {
+    let masked = session.context.shown_masked_results();
+    if masked == 0 {
+        return;
+    }
     context.events.emit(Event::Notice {
         message: masking_notice(
-            session.context.masked_results(),
-            session.context.result_count() - session.context.masked_results(),
+            masked,
+            session.context.shown_results().saturating_sub(masked),
             session.context.shown_trimmed_results(),
         ),
     });

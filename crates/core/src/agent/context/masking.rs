@@ -320,6 +320,17 @@ impl ContextState {
         count
     }
 
+    /// Results the prompt shows, as stubs or not (those a summary took in are not shown).
+    pub fn shown_results(&self) -> usize {
+        self.view_items()
+            .into_iter()
+            .map(|item| match item {
+                ViewItem::Summary(_) => 0,
+                ViewItem::Message(index) => results_in(&self.messages[index]),
+            })
+            .sum()
+    }
+
     /// Results the prompt shows (not summarized or masked) trimmed.
     pub fn shown_trimmed_results(&self) -> usize {
         if self.trimmed.is_empty() {
