@@ -86,7 +86,8 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
     let wanted = u16::try_from(widest_left + 2 + widest_right + 2).unwrap_or(u16::MAX);
     let width = screen_width.saturating_sub(2).min(wanted).min(100);
     let inner = usize::from(width.saturating_sub(2));
-    if inner < 36 + 2 + STATS_RIGHT_COLUMNS {
+    let right_needs = widest_right.min(STATS_RIGHT_COLUMNS);
+    if inner < 36 + 2 + right_needs {
         let mut lines = left;
         lines.push(Line::default());
         lines.extend(right);
@@ -94,7 +95,6 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
     }
     // The session figures as wide as they are, leaving the history figures the room they
     // take (up to their share): a value is cut only when both cannot be whole.
-    let right_needs = widest_right.min(STATS_RIGHT_COLUMNS);
     let left_width = widest_left.min(inner - 2 - right_needs);
     let right_width = inner - left_width - 2;
     let rows = left.len().max(right.len());
@@ -118,10 +118,10 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
     (lines, width)
 }
 
-/// A label and its value, the value at [`LABEL_COLUMNS`] or, after a longer label, two
-/// spaces after it: they never touch.
-fn stats_row(app: &App, label: &str, value: String) -> Line<'static> {
-    let pad = LABEL_COLUMNS.max(wrap::display_width(label) + 2) - wrap::display_width(label);
+/// A label and its value, the value at `columns` or, after a longer label, two spaces
+/// after it: they never touch.
+fn stats_row(app: &App, columns: usize, label: &str, value: String) -> Line<'static> {
+    let pad = columns.max(wrap::display_width(label) + 2) - wrap::display_width(label);
     Line::from(vec![
         Span::styled(format!("{label}{}", " ".repeat(pad)), app.theme.dim),
         Span::styled(value, app.theme.text),
@@ -143,7 +143,7 @@ fn model_calls(steps: u32, summaries: u32) -> String {
 
 fn session_stats(app: &App) -> Vec<Line<'static>> {
     let theme = &app.theme;
-    let row = |label: &str, value: String| stats_row(app, label, value);
+    let row = |label: &str, value: String| stats_row(app, LABEL_COLUMNS, label, value);
     let figures = app.tokens;
     let compactions = match figures.last_compaction {
         Some(last) if figures.compactions > 0 => format!(
@@ -228,7 +228,27 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
 fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
     let history = app.history.as_ref()?;
     let theme = &app.theme;
-    let row = |label: &str, value: String| stats_row(app, label, value);
+    // Its labels are short: their values come as close as they allow, leaving the
+    // session's column the room.
+    let labels = ["  whole prompt", "  masked results", "  trimmed results"]
+        .iter()
+        .map(|label| wrap::display_width(label))
+        .chain(
+            history
+                .by_role
+                .iter()
+                .map(|(role, _)| 2 + wrap::display_width(role)),
+        )
+        .chain(
+            history
+                .by_tool
+                .iter()
+                .map(|(tool, _)| 2 + wrap::display_width(tool)),
+        )
+        .max()
+        .unwrap_or(0);
+    let columns = (labels + 2).min(LABEL_COLUMNS);
+    let row = |label: &str, value: String| stats_row(app, columns, label, value);
     let heading = |text: &str| Line::from(Span::styled(text.to_string(), theme.heading));
     let none = || Line::from(Span::styled("  none yet", theme.dim));
     let mut lines = vec![
