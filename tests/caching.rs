@@ -136,12 +136,17 @@ async fn the_step_limit_report_is_marked_like_any_step() {
 /// plain input), and its system prompt goes as plain text.
 #[tokio::test]
 async fn summary_calls_are_not_cached() {
+    // Steps that say something as they go: a run of a few tokens is not worth a summary.
     let mut script: Vec<Reply> = (0..4)
         .map(|n| {
-            Reply::tool(
-                format!("call_{n}"),
-                "bash",
-                format!(r#"{{"command": "echo step {n}"}}"#),
+            Reply::Stream(
+                Turn::new()
+                    .with_text("Echoing the next step now. ".repeat(40))
+                    .with_tool(
+                        format!("call_{n}"),
+                        "bash",
+                        format!(r#"{{"command": "echo step {n}"}}"#),
+                    ),
             )
         })
         .collect();

@@ -231,10 +231,19 @@ fn is_summary_request(request: &RecordedRequest) -> bool {
 
 #[tokio::test]
 async fn a_context_length_error_compacts_once_and_retries() {
+    // Steps that say something as they go: a run of stubs alone is too small to be worth
+    // a summary call.
+    let noted = |n: usize| {
+        Reply::Stream(
+            Turn::new()
+                .with_text("Reading big.txt again to compare the counts. ".repeat(40))
+                .with_tool(format!("read_{n}"), "read_file", r#"{"path": "big.txt"}"#),
+        )
+    };
     let server = ScriptedServer::start(vec![
-        read_step(1),
-        read_step(2),
-        read_step(3),
+        noted(1),
+        noted(2),
+        noted(3),
         Reply::status(400, "prompt is too long: 210000 tokens > 200000 maximum"),
         Reply::text("Done after compacting."),
     ])

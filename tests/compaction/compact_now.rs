@@ -122,3 +122,72 @@ async fn an_interrupted_summary_call_reports_that_it_was_cancelled() {
     assert_every_summary_call_has_an_outcome(&agent.events[start..]);
     assert_eq!(agent.inspect().await, before, "nothing was replaced");
 }
+
+/// Fresh-eyes finding 4: the masked count is the stubs the prompt shows. A result masked
+/// before a summary took its step in is no longer in the prompt, so it is not counted:
+/// the inspector's figure is the number of stubs in the next request.
+#[tokio::test]
+async fn the_masked_count_is_the_stubs_the_prompt_shows() {
+    let step = |n: usize| {
+        Reply::Stream(
+            Turn::new()
+                .with_text("Reading the next part to compare it with the others. ".repeat(30))
+                .with_tool(
+                    format!("r{n}"),
+                    "read_file",
+                    format!(r#"{{"path": "part{n}.txt"}}"#),
+                ),
+        )
+    };
+    let server = ScriptedServer::start(vec![
+        step(0),
+        step(1),
+        step(2),
+        step(3),
+        Reply::text("All four read."),
+        Reply::text("Still four."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("SUMMARY: the four parts were read."));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.compaction = Strategy::Both;
+    config.agent.keep_tool_results = 1;
+    config.agent.keep_recent_steps = 3;
+    let mut agent = Harness::start(config);
+    for n in 0..4 {
+        file_of_tokens(
+            &agent.workspace,
+            &format!("part{n}.txt"),
+            &format!("part{n}"),
+            300,
+        );
+    }
+    agent.turn("Read the four parts.").await;
+    agent.send(miniagent::protocol::Op::CompactNow);
+    let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
+        unreachable!()
+    };
+    let snapshot = agent.inspect().await;
+    // The report tells the one stub the prompt shows, not the two the summary took in.
+    let told = message.split(" (").nth(1).unwrap_or_default();
+    assert_eq!(told, "1 older result shown as a stub, 1 summary)", "{message}");
+    agent.turn("How many?").await;
+    let request = server.requests().pop().unwrap();
+    let stubs = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .filter(|b| {
+            b["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("[result omitted to save context"))
+        })
+        .count();
+    let titles: Vec<&str> = snapshot.entries.iter().map(|e| e.title.as_str()).collect();
+    // Two steps went into the summary with their stubs; the third step's result is
+    // the one stub left, the fourth's stays whole.
+    assert_eq!((snapshot.masked_results, stubs), (1, 1), "{titles:?}");
+}

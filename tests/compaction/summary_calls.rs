@@ -274,3 +274,144 @@ async fn compact_now_names_one_kept_step_in_the_singular() {
         "{message}"
     );
 }
+
+/// Finding 1 of the fresh-eyes report: a long answer, a six-token answer, then steps whose
+/// own replies fill the prompt. The pre-flight compaction makes one summary call, of the
+/// run that wins back the most, and never sends the six-token answer to be summarized;
+/// its progress line names one message in the singular.
+#[tokio::test]
+async fn one_summary_call_per_compaction_and_none_for_a_tiny_run() {
+    let paragraph = "The step list grows as each command reports back to the agent. ";
+    let step = |id: &str| {
+        Reply::Stream(Turn::new().with_text(paragraph.repeat(120)).with_tool(
+            id,
+            "bash",
+            r#"{"command": "echo step"}"#,
+        ))
+    };
+    let server = ScriptedServer::start(vec![
+        Reply::text(paragraph.repeat(80)),
+        Reply::text("third answer"),
+        step("s1"),
+        step("s2"),
+        step("s3"),
+        Reply::text("final answer"),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("SUMMARY2 of the work"));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.compaction = Strategy::Both;
+    config.agent.token_limit = 9000;
+    config.model.max_output_tokens = 2000;
+    let mut agent = Harness::start(config);
+    agent.turn("explain").await;
+    agent.turn("explain more").await;
+    let start = agent.events.len();
+    agent.turn("go on").await;
+    let requests = server.requests();
+    let summaries: Vec<String> = requests
+        .iter()
+        .filter(|r| is_summary_request(r))
+        .map(|r| {
+            let asked = r.body["messages"][0]["content"].to_string();
+            asked.chars().take(70).collect()
+        })
+        .collect();
+    let started: Vec<String> = agent.events[start..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::CompactionStarted { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    // The run of the latest turn's steps wins back the most; the first turn's answer and
+    // the six-token one stay as they are.
+    assert_eq!(
+        started,
+        vec!["summarizing messages 6–9 (about 3214 tokens in the prompt)"]
+    );
+    assert_eq!(
+        summaries,
+        vec!["[{\"text\":\"Summarize these steps of the agent's work (messages 6–9 of t"]
+    );
+    // Four steps and one summary call.
+    assert_eq!(requests.len() - 2, 5);
+}
+
+/// Fresh-eyes findings 1 and 4, the report's own shape: two command outputs and a long
+/// answer, a long answer, a six-token one, then steps whose replies fill the prompt. One
+/// summary call; and the masking notice tells the stubs the next request shows (results
+/// the summary took in are not in it), as many as that request holds.
+#[tokio::test]
+async fn the_masking_notice_tells_the_stubs_the_request_shows() {
+    let paragraph = "The step list grows as each command reports back to the agent. ";
+    let step = |id: &str| {
+        Reply::Stream(Turn::new().with_text(paragraph.repeat(100)).with_tool(
+            id,
+            "bash",
+            r#"{"command": "echo step"}"#,
+        ))
+    };
+    let server = ScriptedServer::start(vec![
+        Reply::tool("out_1", "bash", json!({"command": eighteen_kb(1)}).to_string()),
+        Reply::tool("out_2", "bash", json!({"command": eighteen_kb(2)}).to_string()),
+        Reply::text(paragraph.repeat(100)),
+        Reply::text(paragraph.repeat(90)),
+        Reply::text("third answer"),
+        step("s1"),
+        step("s2"),
+        step("s3"),
+        Reply::text("final answer"),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("SUMMARY2 of the work"));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.compaction = Strategy::Both;
+    config.agent.token_limit = 9000;
+    config.model.max_output_tokens = 2000;
+    let mut agent = Harness::start(config);
+    agent.turn("list twice").await;
+    agent.turn("explain more").await;
+    agent.turn("go third").await;
+    let start = agent.events.len();
+    let seen = server.requests().len();
+    agent.turn("go on").await;
+    let requests = server.requests().split_off(seen);
+    let started: Vec<String> = agent.events[start..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::CompactionStarted { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    let told: Vec<&str> = agent.events[start..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { message } if message.contains("shown to the model as") => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    // Two compactions, one summary call each: the first turn's run at the second step,
+    // this turn's steps at the fourth; never the six-token answer.
+    let kinds: Vec<bool> = requests.iter().map(is_summary_request).collect();
+    assert_eq!(kinds, vec![false, false, true, false, true, false]);
+    assert_eq!(
+        started,
+        vec![
+            "summarizing messages 2–6 (about 1521 tokens in the prompt)",
+            "summarizing messages 12–15 (about 2694 tokens in the prompt)",
+        ]
+    );
+    // The first compaction's notice tells the one stub the request after it shows (the
+    // other results masked are in the summary); the second took that one in too.
+    let stubs: Vec<usize> = requests
+        .iter()
+        .filter(|r| !is_summary_request(r))
+        .map(|r| shown_results(r).iter().filter(|s| **s == "stub").count())
+        .collect();
+    assert_eq!(stubs, vec![0, 0, 1, 0]);
+    assert_eq!(
+        told,
+        vec!["1 older tool result is shown to the model as a one-line stub (the last one stays whole)"]
+    );
+}

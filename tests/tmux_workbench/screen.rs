@@ -165,13 +165,20 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
 /// original messages, numbered as `sessions show` numbers them.
 #[test]
 fn nested_summaries_open_down_to_the_originals_in_tmux() {
+    // Steps after the first say something as they go: a few tokens are not worth a
+    // summary call.
     let mut script: Vec<Reply> = (0..4)
         .map(|n| {
-            Reply::tool(
+            let said = if n == 0 {
+                String::new()
+            } else {
+                "Reading the next part in turn. ".repeat(40)
+            };
+            Reply::Stream(Turn::new().with_text(said).with_tool(
                 format!("r{n}"),
                 "read_file",
                 format!(r#"{{"path": "part{n}.txt"}}"#),
-            )
+            ))
         })
         .collect();
     script.push(Reply::text("Four parts read."));
@@ -409,6 +416,8 @@ fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
     let screen = tmux.wait_for_text("compacted: the prompt went from about");
     assert!(screen.contains("1 compaction,"), "{screen}");
     assert!(!screen.contains("context compacted:"), "{screen}");
+    // Its progress line gave way to the report.
+    assert!(!screen.contains("compacting: "), "{screen}");
     tmux.keys(&["F6"]);
     tmux.wait_for_text("summary of messages 2–");
     tmux.keys(&["Home", "Down", "Tab"]);

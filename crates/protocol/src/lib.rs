@@ -14,7 +14,9 @@ pub mod shown;
 
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, SandboxSetting};
-pub use shown::{MAX_SESSION_COST_USD, message_range, sane_cost, short_count, turn_usage_line, usd};
+pub use shown::{
+    MAX_SESSION_COST_USD, message_range, messages_named, sane_cost, short_count, turn_usage_line, usd,
+};
 
 /// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).
 pub type CallId = String;

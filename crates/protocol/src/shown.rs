@@ -74,10 +74,30 @@ pub fn message_range(start: u64, end: u64) -> String {
     }
 }
 
+/// [`message_range`] with its noun: "message 6", "messages 6–9".
+pub fn messages_named(start: u64, end: u64) -> String {
+    let range = message_range(start, end);
+    if range.contains('–') {
+        format!("messages {range}")
+    } else {
+        format!("message {range}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// Fresh-eyes finding 1: one message is "message 6", not "messages 6".
+    #[test]
+    fn one_message_is_named_in_the_singular() {
+        let named: Vec<String> = [(5, 6), (5, 9), (5, 5)]
+            .into_iter()
+            .map(|(start, end)| messages_named(start, end))
+            .collect();
+        assert_eq!(named, vec!["message 6", "messages 6–9", "message 6"]);
+    }
 
     #[test]
     fn short_counts_round_to_the_nearest() {

@@ -108,6 +108,18 @@ impl Conversation {
         self.cache.get_mut().push(None);
     }
 
+    /// Puts `entry` in place of the entry at `index` (a progress line its result
+    /// replaces); out of range, it is appended instead.
+    pub fn replace(&mut self, index: usize, entry: Entry) {
+        match self.entries.get_mut(index) {
+            Some(slot) => {
+                *slot = entry;
+                self.cache.get_mut()[index] = None;
+            }
+            None => self.push(entry),
+        }
+    }
+
     pub fn clear(&mut self) {
         self.entries.clear();
         self.cache.get_mut().clear();

@@ -18,7 +18,7 @@ use super::meter::Meter;
 use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{AgentOptions, Session, TurnContext};
 use crate::llm::{ModelRequest, PromptCache};
-use crate::protocol::{CompactionOutcome, Event, message_range};
+use crate::protocol::{CompactionOutcome, Event, messages_named};
 use crate::tokens::TokenCounter;
 
 pub use crate::protocol::CompactionStrategy as Strategy;
@@ -37,6 +37,9 @@ const MIN_GAIN_DIVISOR: u64 = 4;
 const OVERSIZED_MIN_TOKENS: u64 = 600;
 /// Output budget of a summary call, at most; small budgets get a shorter summary.
 const SUMMARY_OUTPUT_TOKENS: u64 = 2048;
+/// A run taking fewer tokens than this in the prompt is never sent to be summarized: a
+/// summary of it would be barely shorter, and the call costs a full round trip.
+const MIN_SUMMARY_TOKENS: u64 = 256;
 /// Characters of one tool result or message kept in a summary request, at most.
 const DIGEST_ITEM_CHARS: usize = 4000;
 
@@ -272,8 +275,11 @@ fn mask_down_to(
     size
 }
 
-/// Summaries of the oldest ranges, as few as reach the mark `target`, keeping at least
-/// `floor` recent steps verbatim; returns the prompt's size after.
+/// One summary, of the run that wins back the most, keeping as many of the `keep` recent
+/// steps (at least `floor`) as still lets it reach the mark `target`; returns the
+/// prompt's size after. A further call only while the prompt is over the budget (it could
+/// not be sent at all): every call is a full round trip, so the mark alone never asks
+/// for a second one; the next compaction goes on from there.
 async fn summarize_down(
     session: &mut Session,
     context: &TurnContext,
@@ -284,39 +290,53 @@ async fn summarize_down(
 ) -> Result<u64, BudgetFailure> {
     let budget = budget(context);
     let keep = context.options.config.agent.keep_recent_steps;
-    // One summary call per run: keep as many recent steps as still lets the summary
-    // reach the mark (a summary is reckoned at a third of what it replaces, at most its
-    // output budget).
     let output = summary_output_tokens(budget);
-    let mut chosen = (floor, size);
-    for keep_steps in (floor..=keep).rev() {
-        let mut estimate = size;
-        for (start, end) in plan(session, keep_steps) {
-            let saved = session.context.range_tokens(start, end);
-            estimate = estimate.saturating_sub(saved) + output.min(saved / 3);
-        }
-        chosen = (keep_steps, estimate);
-        if estimate <= target {
-            break;
+    let mut chosen = None;
+    for keep_steps in (floor..=keep.max(floor)).rev() {
+        if let Some((range, gain)) = best_run(session, keep_steps, output) {
+            chosen = Some((range, keep_steps, gain));
+            if size.saturating_sub(gain) <= target {
+                break;
+            }
         }
     }
+    let Some(((start, end), keep_recent, gain)) = chosen else {
+        return Ok(size);
+    };
     // Under the budget (the cheap steps got it there, not to the mark), a summary call
     // must buy several steps: when the latest step alone keeps the prompt over the mark,
     // summarizing a little more at every step would cost a call each time.
-    let (keep_recent, estimate) = chosen;
     let room = budget.saturating_sub(fixed_tokens(session, context));
-    let worth_it = force || size > budget || size.saturating_sub(estimate) >= room / MIN_GAIN_DIVISOR;
-    if !worth_it {
+    if !(force || size > budget || gain >= room / MIN_GAIN_DIVISOR) {
         return Ok(size);
     }
-    for (start, end) in plan(session, keep_recent) {
+    summarize(session, context, start, end, target, done).await?;
+    size = prompt_size(session, context);
+    while size > budget {
+        let Some(((start, end), _)) = best_run(session, keep_recent, output) else {
+            break;
+        };
         summarize(session, context, start, end, target, done).await?;
-        size = prompt_size(session, context);
-        if size <= target {
+        let after = prompt_size(session, context);
+        if after >= size {
             break;
         }
+        size = after;
     }
     Ok(size)
+}
+
+/// The run (of [`plan`], keeping `keep_recent` steps) whose summary wins back the most,
+/// with what it wins back (a summary is reckoned at a third of what it replaces, at most
+/// its `output` budget). Runs under [`MIN_SUMMARY_TOKENS`] are never candidates.
+fn best_run(session: &mut Session, keep_recent: usize, output: u64) -> Option<((usize, usize), u64)> {
+    plan(session, keep_recent)
+        .into_iter()
+        .filter_map(|(start, end)| {
+            let saved = session.context.range_tokens(start, end);
+            (saved >= MIN_SUMMARY_TOKENS).then(|| ((start, end), saved - output.min(saved / 3)))
+        })
+        .max_by_key(|(_, gain)| *gain)
 }
 
 /// The notice for `trimmed` results trimmed.
@@ -380,11 +400,17 @@ fn recent_steps_start(session: &Session, keep_recent: usize) -> usize {
         .map_or(last_user, |first| assistants[first])
 }
 
+/// Tells the stubs the prompt shows now (a summary may have taken some in since they
+/// were masked; when it took them all, there is nothing to tell).
 fn report_masking(session: &Session, context: &TurnContext) {
+    let masked = session.context.shown_masked_results();
+    if masked == 0 {
+        return;
+    }
     context.events.emit(Event::Notice {
         message: masking_notice(
-            session.context.masked_results(),
-            session.context.result_count() - session.context.masked_results(),
+            masked,
+            session.context.shown_results().saturating_sub(masked),
             session.context.shown_trimmed_results(),
         ),
     });
@@ -463,15 +489,15 @@ async fn summarize(
     // What the range takes in the prompt now, and what it stands for.
     let shown_before = session.context.range_tokens(start, end);
     let tokens_before = session.context.original_tokens(start, end);
-    let range = message_range(start as u64, end as u64);
+    let range = messages_named(start as u64, end as u64);
     context.events.emit(Event::CompactionStarted {
-        reason: format!("summarizing messages {range} (about {shown_before} tokens in the prompt)"),
+        reason: format!("summarizing {range} (about {shown_before} tokens in the prompt)"),
     });
     let budget = budget(context);
     let output_tokens = summary_output_tokens(budget);
     let digest = digest(session, start, end, budget / 2);
     let request_messages = vec![Message::user(format!(
-        "Summarize these steps of the agent's work (messages {range} of the history):\n\n{digest}"
+        "Summarize these steps of the agent's work ({range} of the history):\n\n{digest}"
     ))];
     let system = summarizer_prompt(output_tokens * 3 / 5);
     // No tools: a summary request must not call any, and its history has no tool blocks.
@@ -498,7 +524,7 @@ async fn summarize(
         Err(CallFailure::Cancelled { .. }) => {
             context.events.emit(Event::CompactionEnded {
                 outcome: CompactionOutcome::Cancelled,
-                reason: format!("interrupted while summarizing messages {range}"),
+                reason: format!("interrupted while summarizing {range}"),
             });
             return Err(BudgetFailure::Cancelled);
         }
@@ -530,7 +556,12 @@ async fn summarize(
         context.events.emit(Event::CompactionEnded {
             outcome: CompactionOutcome::Failed,
             reason: format!(
-                "nothing shorter than messages {range} (about {shown_before} tokens) could be written; they stay as they are"
+                "nothing shorter than {range} (about {shown_before} tokens) could be written; {}",
+                if end - start > 1 {
+                    "they stay as they are"
+                } else {
+                    "it stays as it is"
+                }
             ),
         });
         return Ok(());

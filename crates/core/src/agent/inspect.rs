@@ -103,7 +103,7 @@ pub(crate) fn snapshot_of(
         by_role: by_role.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         by_tool: by_tool.into_iter().collect(),
         compactions: compactions.to_vec(),
-        masked_results: context.masked_results() as u64,
+        masked_results: context.shown_masked_results() as u64,
         trimmed_results: context.shown_trimmed_results() as u64,
     }
 }

@@ -498,7 +498,8 @@ async fn preflight(session: &mut Session, context: &TurnContext) -> Result<(), E
 /// came down, or why it could not come down further.
 pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     let before = compaction::prompt_size(session, context);
-    let masked_before = session.context.masked_results();
+    // Stubs the prompt shows: one a summary then took in is not told as a stub.
+    let masked_before = session.context.shown_masked_results();
     // Its masking and trimming are told in the one report below, not in notices too.
     let result = compaction::compact(session, context, true, false).await;
     // Its summary call is billed like any other: the session's totals (and the gauge,
@@ -516,7 +517,10 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
         Err(BudgetFailure::TooLarge(_)) => None,
     };
     let after = compaction::prompt_size(session, context);
-    let masked = session.context.masked_results().saturating_sub(masked_before);
+    let masked = session
+        .context
+        .shown_masked_results()
+        .saturating_sub(masked_before);
     let how = done
         .map(|done| {
             let mut parts = Vec::new();

@@ -120,6 +120,8 @@ pub struct CompactionFigures {
 pub struct Stats {
     pub turns: u32,
     pub steps: u32,
+    /// Summary calls (each announced by `compaction_started`): model calls too.
+    pub summary_calls: u32,
     pub tool_calls: BTreeMap<String, u32>,
     pub retries: u32,
 }
@@ -201,6 +203,9 @@ pub struct App {
     pub(crate) turn_requested: bool,
     /// The latest notice, shown in the status bar until the next turn.
     pub last_notice: Option<(NoticeKind, String)>,
+    /// Where in the transcript the progress line of a compaction outside a turn
+    /// (`/compact`) is: the next notice (its report) takes its place, so one line remains.
+    pub(crate) compact_line: Option<usize>,
     /// Until when a Ctrl-C on an empty input quits (the first one says so).
     pub quit_armed_until: Option<Instant>,
     /// The clock everything is drawn against (set by the event loop; fixed in tests).
@@ -527,7 +532,11 @@ impl App {
             }
             Event::CompactionStarted { reason } => {
                 self.activity = Activity::Compacting;
+                self.stats.summary_calls += 1;
                 self.notice(NoticeKind::Info, format!("compacting: {reason}"));
+                if !self.turn_running {
+                    self.compact_line = self.conversation.entries().len().checked_sub(1);
+                }
             }
             Event::ContextCompacted {
                 tokens_before,
@@ -635,11 +644,26 @@ impl App {
 
     /// Shows a notice in the conversation and the status bar.
     pub fn notice(&mut self, kind: NoticeKind, text: String) {
-        self.conversation.push(Entry::Notice {
+        let entry = Entry::Notice {
             kind,
             text: text.clone(),
-        });
+        };
+        // `/compact`'s progress line gives way to what comes of it.
+        match self.compact_line.take() {
+            Some(index) if self.is_compact_line(index) => self.conversation.replace(index, entry),
+            _ => self.conversation.push(entry),
+        }
         self.last_notice = Some((kind, text));
+    }
+
+    /// The entry at `index` is still a compaction's progress line (the transcript may
+    /// have been cleared or grown since).
+    fn is_compact_line(&self, index: usize) -> bool {
+        index + 1 == self.conversation.entries().len()
+            && matches!(
+                self.conversation.entries().get(index),
+                Some(Entry::Notice { text, .. }) if text.starts_with("compacting: ")
+            )
     }
 
     /// The status line: exactly what the agent is doing.

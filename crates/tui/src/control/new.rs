@@ -67,6 +67,7 @@ impl App {
             queued: VecDeque::new(),
             turn_requested: false,
             last_notice: None,
+            compact_line: None,
             quit_armed_until: None,
             now,
             pending: Vec::new(),

@@ -309,7 +309,7 @@ impl HistoryInspector {
                     ""
                 };
                 (
-                    format!("Replaced messages {}", range(detail)),
+                    format!("Replaced {}", range(detail)),
                     format!("Tab: summary{earlier}{back}"),
                     originals_lines(detail, theme, width),
                 )
@@ -324,7 +324,7 @@ impl HistoryInspector {
                 let mut lines = vec![
                     Line::from(Span::styled(
                         format!(
-                            "Stands in for messages {}: {} tokens of originals → {} tokens.{}{}",
+                            "Stands in for {}: {} tokens of originals → {} tokens in the prompt.{}{}",
                             range(detail),
                             tokens(detail.tokens_before),
                             tokens(entry.tokens),
@@ -345,7 +345,7 @@ impl HistoryInspector {
                 ];
                 lines.extend(body_lines(&entry.body, theme));
                 (
-                    format!("{what} of messages {}", range(detail)),
+                    format!("{what} of {}", range(detail)),
                     format!("Tab: originals{back}"),
                     lines,
                 )
@@ -537,9 +537,11 @@ fn kind_name(kind: HistoryEntryKind) -> &'static str {
 /// A summary's title built from its figures; other entries keep the agent's title.
 fn entry_title(entry: &HistoryEntry) -> String {
     let title = match &entry.summary {
-        // The digest mark comes first so that a cut title keeps it.
+        // The digest mark comes first so that a cut title keeps it. The figure at the
+        // right is what it takes in the prompt, on the gauge's scale; the title says what
+        // its originals took, untrimmed and unmasked.
         Some(detail) => format!(
-            "{}summary{} of messages {} · {} → {} tokens",
+            "{}summary{} of {} · originals {} tokens",
             if entry.title.starts_with("earlier ") {
                 "earlier "
             } else {
@@ -548,15 +550,15 @@ fn entry_title(entry: &HistoryEntry) -> String {
             if detail.fallback { " (digest)" } else { "" },
             range(detail),
             tokens(detail.tokens_before),
-            tokens(entry.tokens),
         ),
         None => entry.title.clone(),
     };
     title.replace(|c: char| c.is_control(), " ")
 }
 
+/// "message 6", "messages 6–9".
 fn range(detail: &SummaryDetail) -> String {
-    message_range(detail.start, detail.end)
+    crate::protocol::messages_named(detail.start, detail.end)
 }
 
 fn pad(text: &str, width: usize) -> String {

@@ -68,8 +68,10 @@ impl Layer for Stats {
     }
 }
 
-/// Columns the history figures need when they stand beside the session's.
+/// Columns the history figures need at most when they stand beside the session's.
 const STATS_RIGHT_COLUMNS: usize = 35;
+/// Columns of a row's label, its value after (a longer label keeps two spaces).
+const LABEL_COLUMNS: usize = 22;
 
 /// The `/stats` lines and the popup's width. With a history snapshot, its figures stand
 /// beside the session's when the screen has room, under them otherwise (and it scrolls).
@@ -84,24 +86,29 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
     let wanted = u16::try_from(widest_left + 2 + widest_right + 2).unwrap_or(u16::MAX);
     let width = screen_width.saturating_sub(2).min(wanted).min(100);
     let inner = usize::from(width.saturating_sub(2));
-    if inner < 36 + 2 + STATS_RIGHT_COLUMNS {
+    let right_needs = widest_right.min(STATS_RIGHT_COLUMNS);
+    if inner < 36 + 2 + right_needs {
         let mut lines = left;
         lines.push(Line::default());
         lines.extend(right);
         return (lines, 64.min(screen_width));
     }
-    // The session figures as wide as they are, leaving the history figures their room.
-    let left_width = widest_left.min(inner - 2 - STATS_RIGHT_COLUMNS);
+    // The session figures as wide as they are, leaving the history figures the room they
+    // take (up to their share): a value is cut only when both cannot be whole.
+    let left_width = widest_left.min(inner - 2 - right_needs);
     let right_width = inner - left_width - 2;
     let rows = left.len().max(right.len());
     let lines = (0..rows)
         .map(|row| {
             let mut spans = Vec::new();
+            // Beside an empty row a long value runs on into the room it leaves.
+            let beside = right.get(row).is_some_and(|line| line.width() > 0);
             if let Some(line) = left.get(row) {
-                spans.extend(wrap::truncate_spans(&line.spans, left_width));
+                let room = if beside { left_width } else { inner };
+                spans.extend(wrap::truncate_spans(&line.spans, room));
             }
             let used: usize = spans.iter().map(|span| wrap::display_width(&span.content)).sum();
-            spans.push(Span::raw(" ".repeat(left_width + 2 - used)));
+            spans.push(Span::raw(" ".repeat((left_width + 2).saturating_sub(used))));
             if let Some(line) = right.get(row) {
                 spans.extend(wrap::truncate_spans(&line.spans, right_width));
             }
@@ -111,16 +118,32 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
     (lines, width)
 }
 
-fn stats_row(app: &App, label: &str, value: String) -> Line<'static> {
+/// A label and its value, the value at `columns` or, after a longer label, two spaces
+/// after it: they never touch.
+fn stats_row(app: &App, columns: usize, label: &str, value: String) -> Line<'static> {
+    let pad = columns.max(wrap::display_width(label) + 2) - wrap::display_width(label);
     Line::from(vec![
-        Span::styled(format!("{label:<22}"), app.theme.dim),
+        Span::styled(format!("{label}{}", " ".repeat(pad)), app.theme.dim),
         Span::styled(value, app.theme.text),
     ])
 }
 
+/// "5" or, with summary calls, "6 (1 summary)": every model call counts, the steps'
+/// and the summaries'.
+fn model_calls(steps: u32, summaries: u32) -> String {
+    if summaries == 0 {
+        return steps.to_string();
+    }
+    format!(
+        "{} ({summaries} summar{})",
+        steps.saturating_add(summaries),
+        if summaries == 1 { "y" } else { "ies" }
+    )
+}
+
 fn session_stats(app: &App) -> Vec<Line<'static>> {
     let theme = &app.theme;
-    let row = |label: &str, value: String| stats_row(app, label, value);
+    let row = |label: &str, value: String| stats_row(app, LABEL_COLUMNS, label, value);
     let figures = app.tokens;
     let compactions = match figures.last_compaction {
         Some(last) if figures.compactions > 0 => format!(
@@ -133,7 +156,10 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
     };
     let mut lines = vec![
         row("turns", app.stats.turns.to_string()),
-        row("model calls (steps)", app.stats.steps.to_string()),
+        row(
+            "model calls",
+            model_calls(app.stats.steps, app.stats.summary_calls),
+        ),
         row("retries", app.stats.retries.to_string()),
         row(
             "context now (tokens)",
@@ -202,7 +228,27 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
 fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
     let history = app.history.as_ref()?;
     let theme = &app.theme;
-    let row = |label: &str, value: String| stats_row(app, label, value);
+    // Its labels are short: their values come as close as they allow, leaving the
+    // session's column the room.
+    let labels = ["  whole prompt", "  masked results", "  trimmed results"]
+        .iter()
+        .map(|label| wrap::display_width(label))
+        .chain(
+            history
+                .by_role
+                .iter()
+                .map(|(role, _)| 2 + wrap::display_width(role)),
+        )
+        .chain(
+            history
+                .by_tool
+                .iter()
+                .map(|(tool, _)| 2 + wrap::display_width(tool)),
+        )
+        .max()
+        .unwrap_or(0);
+    let columns = (labels + 2).min(LABEL_COLUMNS);
+    let row = |label: &str, value: String| stats_row(app, columns, label, value);
     let heading = |text: &str| Line::from(Span::styled(text.to_string(), theme.heading));
     let none = || Line::from(Span::styled("  none yet", theme.dim));
     let mut lines = vec![
@@ -218,9 +264,9 @@ fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
             .iter()
             .map(|(role, count)| row(&format!("  {role}"), tokens(*count))),
     );
-    lines.push(row("  masked tool results", history.masked_results.to_string()));
+    lines.push(row("  masked results", history.masked_results.to_string()));
     if history.trimmed_results > 0 {
-        lines.push(row("  trimmed tool results", history.trimmed_results.to_string()));
+        lines.push(row("  trimmed results", history.trimmed_results.to_string()));
     }
     lines.push(Line::default());
     lines.push(heading("tool results by tool"));
@@ -234,7 +280,7 @@ fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
             .map(|(tool, count)| row(&format!("  {tool}"), tokens(*count))),
     );
     lines.push(Line::default());
-    lines.push(heading("compactions (prompt before → after)"));
+    lines.push(heading("compactions (prompt tokens)"));
     if history.compactions.is_empty() {
         lines.push(none());
     }

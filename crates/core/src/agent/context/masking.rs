@@ -300,6 +300,37 @@ pub fn stub(name: &str, input: &Value, content: &str, tokens: u64) -> String {
 }
 
 impl ContextState {
+    /// Results the prompt shows as stubs: masked results a summary took in are not in
+    /// the prompt (the masking counts them, in history order, all the same).
+    pub fn shown_masked_results(&self) -> usize {
+        let mut ordinal = 0;
+        let mut count = 0;
+        for item in self.view_items() {
+            match item {
+                ViewItem::Summary(summary) => ordinal += self.summary_results(summary),
+                ViewItem::Message(index) => {
+                    let results = results_in(&self.messages[index]);
+                    count += (ordinal..ordinal + results)
+                        .filter(|n| *n < self.masked_results)
+                        .count();
+                    ordinal += results;
+                }
+            }
+        }
+        count
+    }
+
+    /// Results the prompt shows, as stubs or not (those a summary took in are not shown).
+    pub fn shown_results(&self) -> usize {
+        self.view_items()
+            .into_iter()
+            .map(|item| match item {
+                ViewItem::Summary(_) => 0,
+                ViewItem::Message(index) => results_in(&self.messages[index]),
+            })
+            .sum()
+    }
+
     /// Results the prompt shows (not summarized or masked) trimmed.
     pub fn shown_trimmed_results(&self) -> usize {
         if self.trimmed.is_empty() {

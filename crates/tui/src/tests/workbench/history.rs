@@ -117,6 +117,62 @@ fn stats_show_the_history_figures() {
     assert!(narrow.contains("prompt by role"), "{narrow}");
 }
 
+/// Fresh-eyes findings 4 and 5: after a `/compact` whose summary call came after two
+/// steps, `/stats` counts three model calls; at 80 columns every label stands apart from
+/// its value (a trimmed result among them) and the compaction's figures are whole.
+#[test]
+fn stats_count_the_summary_call_and_keep_rows_whole_at_80_columns() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    app.on_agent_event(Event::TurnComplete { text: "done".into() });
+    app.submit("/compact".into());
+    app.on_agent_event(Event::CompactionStarted {
+        reason: "summarizing messages 2–4 (about 1826 tokens in the prompt)".into(),
+    });
+    app.on_agent_event(Event::ContextCompacted {
+        tokens_before: 4_877,
+        tokens_after: 2_863,
+        summary: "…".into(),
+        start: 1,
+        end: 4,
+        fallback: false,
+    });
+    app.on_agent_event(Event::Notice {
+        message: "compacted: the prompt went from about 4877 to 2863 tokens (1 summary)".into(),
+    });
+    app.sent.clear();
+    app.submit("/stats".into());
+    let mut snapshot = summarized_history();
+    snapshot.trimmed_results = 2;
+    snapshot.compactions = vec![crate::protocol::CompactionRecord {
+        tokens_before: 4_877,
+        tokens_after: 2_863,
+        start: 1,
+        end: 4,
+        fallback: false,
+    }];
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: snapshot.clone(),
+    });
+    assert_screen!("stats_after_compact_80x24", screen(&mut app, 80, 24));
+    // No price known and no tool result left in the prompt: the cost's long value runs
+    // on beside the empty row instead of being cut.
+    app.tokens.cost = None;
+    snapshot.by_role.retain(|(role, _)| role != "tool results");
+    snapshot.trimmed_results = 0;
+    app.on_agent_event(Event::HistorySnapshot { snapshot });
+    let text = screen(&mut app, 80, 24);
+    let cost = text
+        .lines()
+        .find(|line| line.contains("┃cost"))
+        .unwrap_or_default();
+    assert!(
+        cost.contains("cost                  unknown (no [prices] entry)"),
+        "{text}"
+    );
+}
+
 #[test]
 fn the_status_bar_marks_compactions() {
     let workspace = TempDir::new();
@@ -471,12 +527,10 @@ fn compact_now_reports_once_and_a_turns_compaction_keeps_its_line() {
     app.on_agent_event(Event::Notice {
         message: "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)".into(),
     });
+    // Fresh-eyes finding 4: the progress line gives way to the report; one line remains.
     assert_eq!(
         notices(&app)[before..],
-        [
-            "compacting: summarizing messages 1–4 (about 900 tokens in the prompt)",
-            "compacted: the prompt went from about 3149 to 2299 tokens (1 summary)",
-        ]
+        ["compacted: the prompt went from about 3149 to 2299 tokens (1 summary)"]
     );
     assert_eq!(app.tokens.compactions, 1);
     let before = notices(&app).len();
