@@ -41,7 +41,11 @@ pub fn state_label(state: &McpState, theme: &Theme) -> (String, ratatui::style::
     match state {
         McpState::Disabled => ("disabled".to_string(), theme.dim),
         McpState::Connecting => ("connecting…".to_string(), theme.warning),
-        McpState::Ready { tools } => (format!("ready, {} tools", tools.len()), theme.ok),
+        McpState::Ready { tools } => {
+            let count = tools.len();
+            let noun = if count == 1 { "tool" } else { "tools" };
+            (format!("ready, {count} {noun}"), theme.ok)
+        }
         McpState::Failed { .. } => ("failed".to_string(), theme.error),
     }
 }
