@@ -415,3 +415,43 @@ async fn the_masking_notice_tells_the_stubs_the_request_shows() {
         vec!["1 older tool result is shown to the model as a one-line stub (the last one stays whole)"]
     );
 }
+
+/// A chat of many short turns, each answer under the 256 tokens a summary normally needs:
+/// once the prompt is over the budget (it could not be sent at all) those small runs are
+/// summarized too, and every turn goes on; under the budget none is.
+#[tokio::test]
+async fn a_chat_of_short_turns_goes_on_past_its_budget() {
+    let answer = "A short answer that says what the file holds and why. ".repeat(12);
+    let turns = 40;
+    let server = ScriptedServer::start((0..turns).map(|_| Reply::text(answer.clone())).collect()).await;
+    server.answer_toolless_with(Reply::text("Short."));
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.compaction = Strategy::Both;
+    config.agent.token_limit = 9000;
+    config.model.max_output_tokens = 2000;
+    let mut agent = Harness::start(config);
+    for turn in 0..turns {
+        let events = agent.turn(&format!("question {turn}")).await;
+        let failed: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Error { .. }))
+            .collect();
+        assert_eq!(failed, Vec::<&Event>::new(), "turn {turn}");
+        assert!(
+            events.iter().any(|e| matches!(e, Event::TurnComplete { .. })),
+            "turn {turn}: {events:?}"
+        );
+    }
+    let requests = server.requests();
+    let summaries = requests.iter().filter(|r| is_summary_request(r)).count();
+    assert!(
+        summaries > 0,
+        "the prompt outgrew the budget: summaries were needed"
+    );
+    // Every question reached the last request (summaries keep every user message).
+    let last = requests.iter().rev().find(|r| !is_summary_request(r)).unwrap();
+    let sent = last.body["messages"].to_string();
+    for turn in 0..turns {
+        assert!(sent.contains(&format!("question {turn}")), "question {turn}");
+    }
+}

@@ -37,9 +37,12 @@ const MIN_GAIN_DIVISOR: u64 = 4;
 const OVERSIZED_MIN_TOKENS: u64 = 600;
 /// Output budget of a summary call, at most; small budgets get a shorter summary.
 const SUMMARY_OUTPUT_TOKENS: u64 = 2048;
-/// A run taking fewer tokens than this in the prompt is never sent to be summarized: a
+/// A run taking fewer tokens than this in the prompt is not sent to be summarized: a
 /// summary of it would be barely shorter, and the call costs a full round trip.
 const MIN_SUMMARY_TOKENS: u64 = 256;
+/// While the prompt is over the budget (it could not be sent at all), smaller runs are
+/// summarized too, down to this: a chat of many short turns must still go on.
+const MIN_SUMMARY_TOKENS_OVER_BUDGET: u64 = 64;
 /// Characters of one tool result or message kept in a summary request, at most.
 const DIGEST_ITEM_CHARS: usize = 4000;
 
@@ -291,9 +294,14 @@ async fn summarize_down(
     let budget = budget(context);
     let keep = context.options.config.agent.keep_recent_steps;
     let output = summary_output_tokens(budget);
+    let smallest = if size > budget {
+        MIN_SUMMARY_TOKENS_OVER_BUDGET
+    } else {
+        MIN_SUMMARY_TOKENS
+    };
     let mut chosen = None;
     for keep_steps in (floor..=keep.max(floor)).rev() {
-        if let Some((range, gain)) = best_run(session, keep_steps, output) {
+        if let Some((range, gain)) = best_run(session, keep_steps, output, smallest) {
             chosen = Some((range, keep_steps, gain));
             if size.saturating_sub(gain) <= target {
                 break;
@@ -313,7 +321,8 @@ async fn summarize_down(
     summarize(session, context, start, end, target, done).await?;
     size = prompt_size(session, context);
     while size > budget {
-        let Some(((start, end), _)) = best_run(session, keep_recent, output) else {
+        let Some(((start, end), _)) = best_run(session, keep_recent, output, MIN_SUMMARY_TOKENS_OVER_BUDGET)
+        else {
             break;
         };
         summarize(session, context, start, end, target, done).await?;
@@ -328,13 +337,18 @@ async fn summarize_down(
 
 /// The run (of [`plan`], keeping `keep_recent` steps) whose summary wins back the most,
 /// with what it wins back (a summary is reckoned at a third of what it replaces, at most
-/// its `output` budget). Runs under [`MIN_SUMMARY_TOKENS`] are never candidates.
-fn best_run(session: &mut Session, keep_recent: usize, output: u64) -> Option<((usize, usize), u64)> {
+/// its `output` budget). Runs under `smallest` tokens are not candidates.
+fn best_run(
+    session: &mut Session,
+    keep_recent: usize,
+    output: u64,
+    smallest: u64,
+) -> Option<((usize, usize), u64)> {
     plan(session, keep_recent)
         .into_iter()
         .filter_map(|(start, end)| {
             let saved = session.context.range_tokens(start, end);
-            (saved >= MIN_SUMMARY_TOKENS).then(|| ((start, end), saved - output.min(saved / 3)))
+            (saved >= smallest).then(|| ((start, end), saved - output.min(saved / 3)))
         })
         .max_by_key(|(_, gain)| *gain)
 }
