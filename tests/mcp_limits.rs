@@ -293,7 +293,8 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
 }
 
 /// Answers `initialize`, and `tools/list` with one tool of 100 KB a page and, by `MODE`,
-/// a new cursor every time (a list without end) or the same cursor again (a loop).
+/// a new cursor every time (a list without end) or the same cursor again (a loop); or
+/// (`cursors`) no tools and a new cursor of 1 MB every time.
 const ENDLESS_SERVER: &str = r#"
 const readline = require('readline');
 const rl = readline.createInterface({ input: process.stdin });
@@ -312,6 +313,9 @@ rl.on('line', (line) => {
       });
     case 'tools/list':
       page += 1;
+      if (process.env.MODE === 'cursors') {
+        return answer({ tools: [], nextCursor: page + '-' + 'c'.repeat(1024 * 1024) });
+      }
       return answer({
         tools: [{ name: 'tool_' + page, description: 'd'.repeat(100 * 1024), inputSchema: { type: 'object' } }],
         nextCursor: process.env.MODE === 'loop' ? 'again' : 'page-' + page,
@@ -333,6 +337,11 @@ async fn a_tool_list_without_end_is_refused_not_collected() {
     for (mode, reason) in [
         (
             "endless",
+            "the server listed more than 100000 tools or 64 MB of tool declarations; it is not used",
+        ),
+        // Empty pages, each with a new cursor of 1 MB: the cursors are what would grow.
+        (
+            "cursors",
             "the server listed more than 100000 tools or 64 MB of tool declarations; it is not used",
         ),
         (

@@ -67,6 +67,10 @@ fn sealed_copy(path: &std::path::Path) -> Option<i32> {
     if std::fs::read_to_string("/proc/sys/vm/memfd_noexec").is_ok_and(|v| v.trim() != "0") {
         return None;
     }
+    // A regular file only: opening a named pipe put there would wait for a writer.
+    if !std::fs::metadata(path).is_ok_and(|meta| meta.is_file()) {
+        return None;
+    }
     let mut program = std::fs::File::open(path).ok()?;
     // ELF, or it is not the supervisor.
     let mut magic = [0u8; 4];

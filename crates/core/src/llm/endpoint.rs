@@ -49,6 +49,9 @@ pub struct KeyOwner {
     pub name: &'static str,
     pub variable: &'static str,
     pub hosts: &'static [&'static str],
+    /// The domains whose every host is theirs too (a regional API, `eu.api.openai.com`):
+    /// their keys go there, and over https only.
+    pub domains: &'static [&'static str],
     /// Its API, as `model.base_url` names it.
     pub base_url: &'static str,
     pub key_prefixes: &'static [&'static str],
@@ -62,6 +65,7 @@ pub const ANTHROPIC: KeyOwner = KeyOwner {
     name: "Anthropic",
     variable: "ANTHROPIC_API_KEY",
     hosts: &["api.anthropic.com"],
+    domains: &["anthropic.com"],
     base_url: "https://api.anthropic.com",
     key_prefixes: &["sk-ant-"],
     default_model: None,
@@ -72,6 +76,7 @@ pub const OPENAI: KeyOwner = KeyOwner {
     name: "OpenAI",
     variable: "OPENAI_API_KEY",
     hosts: &["api.openai.com"],
+    domains: &["openai.com"],
     base_url: "https://api.openai.com/v1",
     key_prefixes: &["sk-proj-", "sk-svcacct-", "sk-admin-"],
     default_model: None,
@@ -82,6 +87,7 @@ pub const MINIMAX: KeyOwner = KeyOwner {
     name: "MiniMax",
     variable: "MINIMAX_API_KEY",
     hosts: &MINIMAX_HOSTS,
+    domains: &["minimax.io", "minimaxi.com"],
     base_url: "https://api.minimax.io",
     key_prefixes: &[],
     default_model: Some("MiniMax-M2"),
@@ -93,9 +99,13 @@ pub const KEY_OWNERS: [&KeyOwner; 3] = [&ANTHROPIC, &OPENAI, &MINIMAX];
 /// Whose host the URL names, if a key owner's.
 pub fn host_owner(base_url: &str) -> Option<&'static KeyOwner> {
     let host = host_of(base_url)?;
-    KEY_OWNERS
-        .into_iter()
-        .find(|owner| owner.hosts.contains(&host.as_str()))
+    KEY_OWNERS.into_iter().find(|owner| {
+        owner.hosts.contains(&host.as_str())
+            || owner
+                .domains
+                .iter()
+                .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
+    })
 }
 
 /// Whose key `variable` usually holds, if a key owner's.
@@ -343,6 +353,26 @@ pub fn shown_endpoint(provider: Provider, base_url: &str) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// A company's regional hosts are its own: its key goes there (over https only) and
+    /// another company's never does (fresh-eyes finding: `http://eu.api.openai.com`
+    /// would have carried an OpenAI key in the clear).
+    #[test]
+    fn every_host_of_a_companys_domain_is_its_own() {
+        let owner = |url: &str| host_owner(url).map(|owner| owner.name);
+        assert_eq!(owner("https://eu.api.openai.com/v1"), Some("OpenAI"));
+        assert_eq!(owner("https://API.Anthropic.com."), Some("Anthropic"));
+        assert_eq!(owner("https://api.minimaxi.com"), Some("MiniMax"));
+        assert_eq!(owner("https://openai.com.evil.example"), None);
+        assert_eq!(owner("https://notopenai.com"), None);
+        assert_eq!(
+            plain_http_to_owner("http://eu.api.openai.com/v1").map(|owner| owner.name),
+            Some("OpenAI")
+        );
+        assert_eq!(plain_http_to_owner("https://eu.api.openai.com/v1"), None);
+        assert!(foreign_key("https://eu.api.openai.com/v1", "MINIAGENT_API_KEY", "sk-ant-x").is_some());
+        assert!(foreign_key("https://eu.api.openai.com/v1", "MINIAGENT_API_KEY", "sk-proj-x").is_none());
+    }
 
     #[test]
     fn a_query_in_the_base_url_stays_after_the_path() {

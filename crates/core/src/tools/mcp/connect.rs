@@ -383,9 +383,10 @@ pub(super) async fn open(
     })
 }
 
-/// The most tools, and bytes of their declarations, taken from one server: a server that
-/// pages on without end (a new cursor every time) would otherwise grow memory until its
-/// timeout, page after page of up to 4 MB each.
+/// The most tools (or pages), and bytes of their declarations and page cursors, taken
+/// from one server: a server that pages on without end (a new cursor every time, empty
+/// pages with huge cursors) would otherwise grow memory until its timeout, page after
+/// page of up to 4 MB each.
 const MAX_LISTED_TOOLS: usize = 100_000;
 const MAX_LISTED_BYTES: usize = 64 * 1024 * 1024;
 
@@ -426,7 +427,14 @@ pub(super) async fn list_tools(
         cursor = match page.next_cursor {
             None => return Ok(tools),
             Some(next) if !cursors.insert(next.clone()) => return Err(ListError::Loop),
-            Some(next) => Some(next),
+            Some(next) => {
+                // The cursors are kept (to see a loop): they count as much as the tools.
+                bytes += next.len();
+                if bytes > MAX_LISTED_BYTES || cursors.len() > MAX_LISTED_TOOLS {
+                    return Err(ListError::TooMany);
+                }
+                Some(next)
+            }
         };
     }
 }
