@@ -848,3 +848,51 @@ async fn auto_edit_asks_before_a_write_makes_or_changes_a_bare_repository() {
         .unwrap();
     assert!(!found.status.success(), "{found:?}");
 }
+
+/// A pre-approved git command asking for its manual (`git diff --help`, `git help log`)
+/// makes git run the manual viewer or browser the repository's configuration names
+/// (`man.viewer` with `man.<tool>.cmd`, `help.format = web` with `web.browser`): asked
+/// about, and under exec refused, so nothing the repository named runs (final
+/// fresh-eyes finding).
+#[test]
+fn a_pre_approved_git_asking_for_its_manual_is_asked_about() {
+    if miniagent::tools::sandbox::kernel_abi().is_err() {
+        eprintln!("no Landlock: commands are never pre-approved here");
+        return;
+    }
+    let home = TempDir::new();
+    let outside = TempDir::new();
+    let evil = evil_program(&outside);
+    let log = outside.join("ran.log");
+    let workspace = TempDir::new();
+    let root = workspace.path().canonicalize().unwrap();
+    repository(&root);
+    git(&root, &["config", "man.viewer", "evil"]);
+    git(&root, &["config", "man.evil.cmd", &evil]);
+    git(&root, &["config", "browser.evil.cmd", &evil]);
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("s", "get_skill", r#"{"skill_name": "review-diff"}"#),
+        Reply::tool("h1", "bash", r#"{"command": "git diff --help"}"#),
+        Reply::tool("h2", "bash", r#"{"command": "git log --help"}"#),
+        Reply::tool(
+            "h3",
+            "bash",
+            r#"{"command": "git -c help.format=web log --help"}"#,
+        ),
+        Reply::text("done"),
+    ]);
+    let output = exec_in(&home, &root, &server, "ask");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let got = results(&server);
+    for refused in &got[1..4] {
+        assert!(
+            refused.starts_with("refused: miniagent exec runs without a person"),
+            "{got:?}"
+        );
+    }
+    assert!(
+        got[1].contains("This command runs git with `--help`, which makes git run a manual viewer or web browser its configuration may name"),
+        "{got:?}"
+    );
+    assert_eq!(ran(&log), "");
+}

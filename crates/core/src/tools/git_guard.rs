@@ -145,6 +145,12 @@ pub fn reach(command: &str) -> Reach {
         if let Some(why) = moves_git(word, before_git) {
             return Reach::Unchecked(why);
         }
+        if first_git.is_some_and(|git| at > git) && asks_for_help(word) {
+            return Reach::Unchecked(format!(
+                "with `{}`, which makes git run a manual viewer or web browser its configuration may name",
+                shown(word)
+            ));
+        }
         if looks_into_submodules(word) {
             return Reach::Unchecked(format!(
                 "with `{}`, which makes git look into each submodule, reading that submodule's own configuration",
@@ -225,6 +231,13 @@ fn moves_git(word: &str, before_git: bool) -> Option<String> {
             shown(name)
         )
     })
+}
+
+/// Whether `word` asks git for a manual page: `git help …`, `--help` (or an
+/// abbreviation of it). git then runs `man.viewer`, `man.<tool>.cmd`, or with
+/// `help.format = web` a browser, as the configuration names.
+fn asks_for_help(word: &str) -> bool {
+    word == "help" || (word.len() >= "--he".len() && "--help".starts_with(word))
 }
 
 /// Whether `word` is an option (or an abbreviation of one, as git's option parser
@@ -583,6 +596,10 @@ fn names_program(key: &str, value: &str, builtin_read: bool) -> bool {
         ("sendemail", name) => name == "smtpserver" || name.ends_with("cmd"),
         ("hook", _) => named,
         ("uploadpack", "packobjectshook") => true,
+        ("man", "viewer") => !named,
+        ("man", "cmd" | "path") => named,
+        ("web" | "help", "browser") => !named,
+        ("browser", "cmd" | "path") => named,
         _ => false,
     }
 }
@@ -674,6 +691,9 @@ mod tests {
         }
         for (command, starts) in [
             ("git log -p '--submodule=diff'", "with `--submodule=diff`"),
+            ("git diff --help", "with `--help`"),
+            ("git status --he", "with `--he`"),
+            ("git help log", "with `help`"),
             ("git diff --sub=diff", "with `--sub=diff`"),
             (
                 "git status --ignore-submodules=none",
@@ -766,6 +786,12 @@ mod tests {
             ("gpg.ssh.program", "x", true),
             ("sendemail.smtpServer", "/bin/x", true),
             ("user.name", "x", false),
+            ("man.viewer", "evil", true),
+            ("man.evil.cmd", "/tmp/x", true),
+            ("man.evil.path", "/tmp/x", true),
+            ("web.browser", "evil", true),
+            ("browser.evil.cmd", "/tmp/x", true),
+            ("help.format", "web", false),
         ] {
             assert_eq!(names_program(key, value, false), expected, "{key}");
         }
