@@ -412,8 +412,21 @@ fn first_message(prompt: Option<String>) -> Result<Option<String>, String> {
     if stdin.is_terminal() {
         return Ok(prompt);
     }
+    // A pipe that stays open (`tail -f log | miniagent`) would hold the workbench back
+    // with nothing on screen: after a second, say what it waits for.
+    let (waiting, read) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let waited = read.recv_timeout(std::time::Duration::from_secs(1));
+        if waited == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            terminal_text::eprintln(
+                "miniagent: waiting for the text piped in to end (it becomes the first message; Ctrl-C stops)",
+            );
+        }
+    });
     let mut bytes = Vec::new();
-    if let Err(err) = stdin.lock().take(PIPED_LIMIT + 1).read_to_end(&mut bytes) {
+    let result = stdin.lock().take(PIPED_LIMIT + 1).read_to_end(&mut bytes);
+    drop(waiting);
+    if let Err(err) = result {
         return Err(format!("cannot read the text piped in: {err}"));
     }
     if bytes.len() as u64 > PIPED_LIMIT {

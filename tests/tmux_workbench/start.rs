@@ -170,3 +170,32 @@ fn the_workbench_says_at_once_when_it_cannot_draw_in_tmux() {
         "{screen}"
     );
 }
+
+/// A pipe that stays open holds the workbench back: after a second it says what it waits
+/// for (before, nothing was on screen), and opens once the pipe ends.
+#[test]
+fn a_pipe_that_stays_open_is_said_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("Read it.")]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    tmux.type_text("export PS1='$ '");
+    tmux.keys(&["Enter"]);
+    let binary = format!(
+        "{} --base-url {} --model scripted-model",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url()
+    );
+    // The text, then four seconds before the pipe ends.
+    tmux.type_text(&format!(
+        "(echo late text; sleep 4) | MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {binary} 'read this'",
+        home = shell_quote(home.path().to_str().unwrap()),
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text(
+        "miniagent: waiting for the text piped in to end (it becomes the first message; Ctrl-C stops)",
+    );
+    tmux.wait_for_text("Read it.");
+    assert_eq!(user_texts(&server.requests()[0]), vec!["read this\n\nlate text"]);
+    quit_to_shell(&tmux);
+}
