@@ -323,3 +323,45 @@ fn flags_leave_nothing_behind_when_the_conversation_scrolls_in_tmux() {
         s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
     });
 }
+
+/// Esc ↑ Enter in one burst (a fresh-eyes user's finding 6): crossterm read `ESC ESC [ A`
+/// as one Esc and dropped the second ESC, so `[A` reached the input and Enter sent it to
+/// the model. Now the burst is Esc (the detail closes), ↑ (the tools pane keeps its
+/// call) and Enter (the detail opens again), and nothing is sent.
+#[test]
+fn esc_up_enter_in_one_burst_are_three_keys_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("s1", "bash", r#"{"command": "echo first-call-output"}"#),
+        Reply::text("Done with it."),
+    ]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    let tmux = Tmux::start(&workspace);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("run it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Done with it.");
+    tmux.wait_for_text("ready");
+    tmux.keys(&["F4", "Up", "Enter"]);
+    tmux.wait_for("the call's detail", |s| s.contains("Tool call"));
+    for round in 0..3 {
+        tmux.keys(&["Escape", "Up", "Enter"]);
+        // The detail closed and opened again: wait for the screen to settle on it.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let screen = tmux.wait_for(&format!("the detail open again ({round})"), |s| {
+            s.contains("Tool call") && s.contains("first-call-output")
+        });
+        assert!(!screen.contains("[A"), "{screen}");
+    }
+    assert_eq!(server.requests().len(), 2, "the burst sent a message");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
+    // F4 on the focused tools pane gives the keys back to the input, where Ctrl-D quits.
+    tmux.keys(&["F4"]);
+    tmux.wait_for("the tools pane put away", |s| !s.contains("Tools · 1"));
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("the shell prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+    });
+}

@@ -12,6 +12,7 @@ pub(crate) mod conversation;
 pub(crate) mod extensions;
 pub(crate) mod help;
 pub(crate) mod input;
+pub(crate) mod key_burst;
 pub(crate) mod keys;
 pub(crate) mod layer;
 pub(crate) mod layers;

@@ -300,7 +300,7 @@ async fn event_loop(
     // What the handlers asked for and the loop has not carried out yet.
     mut actions: Vec<Action>,
 ) -> anyhow::Result<Ended> {
-    let mut terminal_events = EventStream::new();
+    let mut terminal_events = crate::tui::key_burst::KeyBursts::new(EventStream::new());
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
     let mut pacer = FramePacer::new();
