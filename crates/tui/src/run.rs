@@ -496,7 +496,10 @@ fn on_terminal_event(
             pacer.changed(outcome.changed);
             actions.extend(outcome.actions);
         }
-        Some(Ok(TermEvent::Resize(..))) => pacer.key(true),
+        Some(Ok(TermEvent::Resize(width, _))) => {
+            app.resized(width);
+            pacer.key(true);
+        }
         Some(Ok(TermEvent::FocusGained)) => pacer.changed(app.on_focus_gained().changed),
         Some(Ok(TermEvent::FocusLost)) => {}
         Some(Err(err)) => return Err(err).context("cannot read the terminal"),

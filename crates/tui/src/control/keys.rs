@@ -341,6 +341,23 @@ impl App {
         }
     }
 
+    /// The terminal was resized to `width` columns: whether the layout is narrow is known
+    /// now, before the next frame, so a key that comes first (F4 right after a resize)
+    /// acts on the layout it will be drawn in.
+    pub(crate) fn resized(&mut self, width: u16) {
+        let narrow = width < crate::tui::layout::WIDE_COLUMNS;
+        self.areas.borrow_mut().narrow = narrow;
+        if !narrow {
+            // A pane open over the conversation joins the wide layout, keeping the keys.
+            match self.side_popup.take() {
+                Some(Pane::Tree) => self.side.tree = true,
+                Some(Pane::Thinking) => self.side.thinking = true,
+                Some(Pane::Timeline) => self.side.timeline = true,
+                Some(Pane::Conversation | Pane::Input) | None => {}
+            }
+        }
+    }
+
     /// Esc on the workbench: closes an open side pane, else interrupts the turn, else
     /// restores a maximised pane. Returns whether anything changed.
     pub(crate) fn escape(&mut self) -> bool {
@@ -371,6 +388,8 @@ impl App {
         if narrow {
             self.side_popup = (!put_away).then_some(pane);
         } else {
+            // The popup is the narrow layout's: none is left to come back at 80 columns.
+            self.side_popup = None;
             let shown = match pane {
                 Pane::Tree => &mut self.side.tree,
                 Pane::Thinking => &mut self.side.thinking,

@@ -361,3 +361,38 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
     app.on_agent_event(Event::TurnComplete { text: "ok".into() });
     assert_eq!(app.sent.last(), Some(&Op::UserInput { text: "last".into() }));
 }
+
+/// A key right after a resize acts on the layout it will be drawn in: F4 at 160 columns
+/// before the first frame there shows the tools pane in the wide layout (not a popup left
+/// behind for 80 columns), F4 again puts it away, and back at 80 columns nothing covers
+/// the conversation. A popup open at 80 columns joins the wide layout with the keys.
+#[test]
+fn side_panes_follow_a_resize_before_the_next_frame() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    screen(&mut app, 80, 24);
+    app.side.timeline = false;
+    app.resized(160);
+    app.on_key(key(KeyCode::F(4)));
+    assert_eq!(
+        (app.focus, app.side_popup, app.side.timeline),
+        (Pane::Timeline, None, true)
+    );
+    app.on_key(key(KeyCode::F(4)));
+    assert_eq!(
+        (app.focus, app.side_popup, app.side.timeline),
+        (Pane::Input, None, false)
+    );
+    app.resized(80);
+    let narrow = screen(&mut app, 80, 24);
+    assert!(narrow.contains("Conversation"), "{narrow}");
+    // Open over the conversation at 80 columns, then wide: part of the layout, focused.
+    app.on_key(key(KeyCode::F(4)));
+    assert_eq!(app.side_popup, Some(Pane::Timeline));
+    app.resized(160);
+    assert_eq!(
+        (app.focus, app.side_popup, app.side.timeline),
+        (Pane::Timeline, None, true)
+    );
+}
