@@ -16,6 +16,7 @@ mod mcp_harness;
 #[path = "bad_input/main.rs"]
 mod bad_input;
 mod caching;
+mod cli_words;
 mod compaction;
 mod delegate;
 mod demo;
@@ -25,6 +26,7 @@ mod file_confinement;
 #[path = "fuzz/main.rs"]
 mod fuzz;
 mod git_config;
+mod git_reach;
 mod history_integrity;
 mod hostile_provider;
 mod interrupt;
@@ -32,6 +34,7 @@ mod large_results;
 mod layers;
 mod mcp;
 mod mcp_agent;
+mod mcp_config;
 mod mcp_faults;
 mod mcp_limits;
 mod provider_keys;
