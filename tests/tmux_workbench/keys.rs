@@ -16,9 +16,10 @@ fn resize(tmux: &Tmux, width: u16, height: u16) {
     ]);
 }
 
-/// "F4, ↑, Enter" opens the last call at 160 columns as at 80: F4 gives the tools pane the
-/// keys (showing it if hidden) and never leaves them in the input, where ↑ and Enter would
-/// send the last prompt again. Pressed again, F4 puts the pane away at both widths.
+/// "F4, ↑, Enter" opens the last call at 160 columns as at 80, and again right after Esc
+/// closed it (the tools pane still focused, where F4 had once put the pane away and left
+/// ↑ and Enter to the input, which sent the last prompt again): F4 only ever shows the
+/// pane and gives it the keys. `q` in the pane puts it away at both widths.
 #[test]
 fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
     let server = ScriptedServer::start_blocking(vec![
@@ -51,19 +52,28 @@ fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
         assert!(detail.contains("echo first-call-output"), "{detail}");
         tmux.keys(&["Escape"]);
         tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
-        // The tools pane has the keys: F4 again puts it away and gives them back.
+        // The tools pane kept the keys: the same burst opens the call again.
         let tools_shown = |s: &str| s.contains("Tools · 1");
         assert!(tools_shown(&tmux.screen()), "{}", tmux.screen());
-        tmux.keys(&["F4"]);
+        tmux.keys(&["F4", "Up", "Enter"]);
+        tmux.wait_for(&format!("the call's detail again at {width}x{height}"), |s| {
+            s.contains("Tool call") && s.contains("first-call-output")
+        });
+        tmux.keys(&["Escape"]);
+        tmux.wait_for("the detail closed again", |s| !s.contains("Tool call"));
+        // `q` puts the pane away and gives the keys back to the input.
+        tmux.keys(&["q"]);
         tmux.wait_for("the tools pane put away", |s| !tools_shown(s));
         tmux.type_text("typed");
         tmux.wait_for_text("┃typed");
         tmux.keys(&["C-u"]);
         tmux.wait_for("the input cleared", |s| !s.contains("┃typed"));
-        // Shown again, with the keys.
-        tmux.keys(&["F4"]);
+        // Shown again with the keys, and F4 pressed twice leaves it so.
+        tmux.keys(&["F4", "F4"]);
         tmux.wait_for("the tools pane again", tools_shown);
-        tmux.keys(&["F4"]);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(tools_shown(&tmux.screen()), "{}", tmux.screen());
+        tmux.keys(&["q"]);
         tmux.wait_for("the tools pane put away again", |s| !tools_shown(s));
     }
     // Nothing was sent again.
@@ -77,7 +87,7 @@ fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
 /// "F4, ↑, Enter" opens the last call also after the selection was moved earlier (a
 /// fresh-eyes user's finding 7): the tools pane follows its newest call, as a log view
 /// follows its tail, whenever F4 gives it the keys; ↑ and ↓ move from there. At 80x24
-/// the 2nd of 3 calls is opened (F4, ↑, ↑, Enter), closed, the pane put away; at 160x48
+/// the 2nd of 3 calls is opened (F4, ↑, ↑, Enter), closed, the pane put away (`q`); at 160x48
 /// F4, ↑, Enter opens the 3rd, and at 80x24 again too.
 #[test]
 fn f4_up_enter_opens_the_last_call_after_the_selection_moved_in_tmux() {
@@ -111,8 +121,8 @@ fn f4_up_enter_opens_the_last_call_after_the_selection_moved_in_tmux() {
     };
     tmux.keys(&["F4", "Up", "Up", "Enter"]);
     opened(&tmux, "toolu_2", 80);
-    // The pane still has the keys: F4 puts it away.
-    tmux.keys(&["F4"]);
+    // The pane still has the keys: `q` puts it away.
+    tmux.keys(&["q"]);
     tmux.wait_for("the tools pane put away", |s| !s.contains("Tools · 3"));
     for (width, height) in [(160, 48), (80, 24)] {
         resize(&tmux, width, height);
@@ -129,7 +139,7 @@ fn f4_up_enter_opens_the_last_call_after_the_selection_moved_in_tmux() {
         opened(&tmux, "toolu_3", width);
         // Put away at every width (a weaker wait let the next resize come first, and F4
         // then opened the pane over the conversation at 80 columns).
-        tmux.keys(&["F4"]);
+        tmux.keys(&["q"]);
         tmux.wait_for("the tools pane put away", |s| !s.contains("Tools · 3"));
     }
     assert_eq!(server.requests().len(), 4, "a prompt was sent again");
@@ -360,8 +370,8 @@ fn esc_up_enter_in_one_burst_are_three_keys_in_tmux() {
     assert_eq!(server.requests().len(), 2, "the burst sent a message");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
-    // F4 on the focused tools pane gives the keys back to the input, where Ctrl-D quits.
-    tmux.keys(&["F4"]);
+    // `q` in the focused tools pane gives the keys back to the input, where Ctrl-D quits.
+    tmux.keys(&["q"]);
     tmux.wait_for("the tools pane put away", |s| !s.contains("Tools · 1"));
     tmux.keys(&["C-d"]);
     tmux.wait_for("the shell prompt", |s| {

@@ -129,27 +129,41 @@ pub const WORKBENCH: &[Binding] = &[
     },
     Binding {
         keys: "F2",
-        action: "focus the files (again: hide)",
+        action: "show and focus the files",
         bar: false,
         takes: |_, key| key.code == KeyCode::F(2),
         offered: always,
-        run: |app, _| app.toggle_side(Pane::Tree),
+        run: |app, _| app.show_side(Pane::Tree),
     },
     Binding {
         keys: "F3",
-        action: "focus the thinking (again: hide)",
+        action: "show and focus the thinking",
         bar: false,
         takes: |_, key| key.code == KeyCode::F(3),
         offered: always,
-        run: |app, _| app.toggle_side(Pane::Thinking),
+        run: |app, _| app.show_side(Pane::Thinking),
     },
     Binding {
         keys: "F4",
-        action: "focus the tools (again: hide)",
+        action: "show and focus the tools",
         bar: false,
         takes: |_, key| key.code == KeyCode::F(4),
         offered: always,
-        run: |app, _| app.toggle_side(Pane::Timeline),
+        run: |app, _| app.show_side(Pane::Timeline),
+    },
+    Binding {
+        keys: "q",
+        action: "hide this side pane",
+        bar: true,
+        takes: |app, key| {
+            key.code == KeyCode::Char('q')
+                && !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                && App::is_side(app.focus)
+        },
+        offered: |app| App::is_side(app.focus),
+        run: |app, _| app.put_side_away(),
     },
     Binding {
         keys: "F5",

@@ -375,44 +375,67 @@ impl App {
         true
     }
 
-    /// F2/F3/F4, the same at every width: a side pane that does not have the focus is
+    /// F2/F3/F4, the same at every width and however often pressed: the side pane is
     /// shown (folded into the layout at full width, over the conversation below 120
-    /// columns) and gets it; the focused one is put away and the input gets it back. So
-    /// "F4, ↑, Enter" opens a call wherever it is typed, never re-sending the prompt.
-    pub(crate) fn toggle_side(&mut self, pane: Pane) -> bool {
+    /// columns) and gets the keys. It never puts the pane away (`q` in the pane does), so
+    /// "F4, ↑, Enter" opens a call wherever and whenever it is typed, never re-sending the
+    /// prompt from the input.
+    pub(crate) fn show_side(&mut self, pane: Pane) -> bool {
         if matches!(pane, Pane::Conversation | Pane::Input) {
             return false;
         }
-        let narrow = self.areas.borrow().narrow;
-        let put_away = self.focus == pane && self.visible_panes().contains(&pane);
-        if narrow {
-            self.side_popup = (!put_away).then_some(pane);
+        if self.areas.borrow().narrow {
+            self.side_popup = Some(pane);
         } else {
             // The popup is the narrow layout's: none is left to come back at 80 columns.
             self.side_popup = None;
-            let shown = match pane {
-                Pane::Tree => &mut self.side.tree,
-                Pane::Thinking => &mut self.side.thinking,
-                _ => &mut self.side.timeline,
-            };
-            *shown = !put_away;
+            *self.side_shown(pane) = true;
         }
-        if put_away {
-            self.focus = Pane::Input;
-        } else {
-            // A maximised other pane would hide it.
-            if self.maximized.is_some_and(|maximized| maximized != pane) {
-                self.maximized = None;
-            }
-            // The tools pane given the keys follows its newest call, as a log view its
-            // tail: "F4, ↑, Enter" opens the last call wherever the selection was left.
-            if pane == Pane::Timeline && self.focus != pane {
-                self.timeline.follow_newest();
-            }
-            self.focus = pane;
-            self.tree_focused();
+        // A maximised other pane would hide it.
+        if self.maximized.is_some_and(|maximized| maximized != pane) {
+            self.maximized = None;
         }
+        // The tools pane given the keys follows its newest call, as a log view its tail:
+        // "F4, ↑, Enter" opens the last call wherever the selection was left.
+        if pane == Pane::Timeline && self.focus != pane {
+            self.timeline.follow_newest();
+        }
+        self.focus = pane;
+        self.tree_focused();
         true
+    }
+
+    /// `q` in a focused side pane, the same at every width: the pane is put away (the
+    /// popup over the conversation closed below 120 columns, the column folded at full
+    /// width) and the input gets the keys back. Whether it was a side pane with the keys.
+    pub(crate) fn put_side_away(&mut self) -> bool {
+        let pane = self.focus;
+        if !Self::is_side(pane) || !self.visible_panes().contains(&pane) {
+            return false;
+        }
+        if self.side_popup == Some(pane) {
+            self.side_popup = None;
+        } else {
+            *self.side_shown(pane) = false;
+        }
+        if self.maximized == Some(pane) {
+            self.maximized = None;
+        }
+        self.focus = Pane::Input;
+        true
+    }
+
+    pub(crate) fn is_side(pane: Pane) -> bool {
+        matches!(pane, Pane::Tree | Pane::Thinking | Pane::Timeline)
+    }
+
+    /// Whether a side pane is part of the full-width layout.
+    fn side_shown(&mut self, pane: Pane) -> &mut bool {
+        match pane {
+            Pane::Tree => &mut self.side.tree,
+            Pane::Thinking => &mut self.side.thinking,
+            _ => &mut self.side.timeline,
+        }
     }
 
     /// The panes on screen now, in Tab order.

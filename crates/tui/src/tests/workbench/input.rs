@@ -197,8 +197,19 @@ fn narrow_side_panes_open_as_overlays_and_panes_maximise() {
     app.on_key(key(KeyCode::F(4)));
     assert_eq!(app.focus, Pane::Timeline);
     assert_screen!("narrow_tools_80x24", screen(&mut app, 80, 24));
+    // F4 again leaves the tools open with the keys; `q` puts them away.
+    app.on_key(key(KeyCode::F(4)));
+    assert_eq!(
+        (app.focus, app.side_popup),
+        (Pane::Timeline, Some(Pane::Timeline))
+    );
+    app.on_key(key(KeyCode::Char('q')));
+    assert_eq!((app.focus, app.side_popup), (Pane::Input, None));
+    assert!(!app.input.text().contains('q'));
+    // F2 over F4: one popup at a time, the newest.
     app.on_key(key(KeyCode::F(4)));
     app.on_key(key(KeyCode::F(2)));
+    assert_eq!((app.focus, app.side_popup), (Pane::Tree, Some(Pane::Tree)));
     assert_screen!("narrow_files_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Esc));
     screen(&mut app, 160, 48);
@@ -364,7 +375,7 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
 
 /// A key right after a resize acts on the layout it will be drawn in: F4 at 160 columns
 /// before the first frame there shows the tools pane in the wide layout (not a popup left
-/// behind for 80 columns), F4 again puts it away, and back at 80 columns nothing covers
+/// behind for 80 columns), F4 again leaves it so, `q` puts it away, and back at 80 columns nothing covers
 /// the conversation. A popup open at 80 columns joins the wide layout with the keys.
 #[test]
 fn side_panes_follow_a_resize_before_the_next_frame() {
@@ -379,7 +390,13 @@ fn side_panes_follow_a_resize_before_the_next_frame() {
         (app.focus, app.side_popup, app.side.timeline),
         (Pane::Timeline, None, true)
     );
+    // Pressed again it stays (F4 never hides); `q` in the pane puts it away.
     app.on_key(key(KeyCode::F(4)));
+    assert_eq!(
+        (app.focus, app.side_popup, app.side.timeline),
+        (Pane::Timeline, None, true)
+    );
+    app.on_key(key(KeyCode::Char('q')));
     assert_eq!(
         (app.focus, app.side_popup, app.side.timeline),
         (Pane::Input, None, false)
