@@ -196,6 +196,15 @@ fn a_key_never_goes_to_another_providers_host() {
         (request.header("x-api-key"), request.header("authorization")),
         (None, None)
     );
+    // Not silently: the person is told which key was kept back and how to send it.
+    let stderr = cli::text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "no API key is sent to 127.0.0.1: ANTHROPIC_API_KEY goes only to api.anthropic.com; if this server needs it, start with --api-key-env ANTHROPIC_API_KEY"
+        ),
+        "{stderr}"
+    );
+    assert_no_key_shown(&output);
 }
 
 /// A refused key says which variable it came from, and that `MINIAGENT_API_KEY` was used
@@ -235,6 +244,30 @@ fn a_refused_key_names_its_variable() {
         "{stderr}"
     );
     assert_eq!(server.requests()[0].header("x-api-key"), None);
+
+    // An OpenAI-style server on this machine, OPENAI_API_KEY set but not sent: the 401
+    // names it and says how to send it.
+    let server = ScriptedServer::start_blocking(vec![Reply::status(401, "key required")]);
+    let output = run(
+        bare(&home).env("OPENAI_API_KEY", OPENAI_KEY),
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.openai_base_url(),
+            "exec",
+            "hi",
+        ],
+    );
+    let stderr = cli::text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "HTTP 401 from the provider: key required (no key was sent: OPENAI_API_KEY is set but goes only to its company's host; to send it here, start with --api-key-env OPENAI_API_KEY)"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(server.requests()[0].header("authorization"), None);
+    assert_no_key_shown(&output);
 }
 
 /// A Codex-style top-level `model = "…"` says what to write, naming the file, with or

@@ -141,7 +141,12 @@ impl Launch {
             .map_err(|err| anyhow::anyhow!("model.base_url {err}"))?;
         config::system_prompt(&config, &workspace, "").map_err(|why| anyhow::anyhow!(why))?;
 
-        let mut notices = Vec::new();
+        let mut notices: Vec<String> = key
+            .as_ref()
+            .ok()
+            .and_then(|key| startup::key_notice(key, &config.model.base_url))
+            .into_iter()
+            .collect();
         let mut asking = None;
         let mut question = None;
         let mut trusted = false;

@@ -47,7 +47,7 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
     let mut mcp = mcp_config(options, env, &workspace)?;
-    let mut notices = Vec::new();
+    let mut notices: Vec<String> = key_notice(&api_key, &config.model.base_url).into_iter().collect();
     let extras = trust::WorkspaceExtras::load(&workspace);
     notices.extend(extras.mcp_problem.clone());
     let config_dir = config::config_dir(env);
@@ -523,7 +523,15 @@ pub fn api_key(config: &Config, env: &crate::config::Env) -> Result<llm::ApiKey,
             })?;
         read(variable, value, None)
     } else if is_loopback(base_url) {
-        return Ok(llm::ApiKey::default());
+        // A server on this machine may need no key; a company's key set in the
+        // environment is not sent to it unasked, and the person is told (key_notice).
+        let unsent = std::iter::once(config.model.provider.spec().owner)
+            .chain(endpoint::KEY_OWNERS)
+            .find(|owner| set(owner.variable).is_some());
+        return Ok(llm::ApiKey {
+            passed_over: unsent.map(|owner| owner.variable.to_string()),
+            ..llm::ApiKey::default()
+        });
     } else {
         return Err(KeyError::Missing(no_key_for_gateway(config, env)));
     };
@@ -541,6 +549,21 @@ pub fn api_key(config: &Config, env: &crate::config::Env) -> Result<llm::ApiKey,
         Some(owner) => Err(KeyError::Refused(plain_http(owner, &config.base_url_source))),
         None => Ok(key),
     }
+}
+
+/// What to say at start about the key: a company's key that is set but not sent to the
+/// server on this machine the configuration names (which may need none).
+pub fn key_notice(key: &llm::ApiKey, base_url: &str) -> Option<String> {
+    if !key.value.is_empty() {
+        return None;
+    }
+    let variable = key.passed_over.as_deref()?;
+    let owner = endpoint::variable_owner(variable)?;
+    let host = endpoint::host_of(base_url).unwrap_or_else(|| base_url.to_string());
+    Some(format!(
+        "no API key is sent to {host}: {variable} goes only to {}; if this server needs it, start with --api-key-env {variable}",
+        owner.hosts[0]
+    ))
 }
 
 /// Why a company's host named over `http://` gets no key, and what to write.

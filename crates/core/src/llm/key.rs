@@ -47,6 +47,11 @@ impl ApiKey {
     /// What a provider's 401 adds: whose key it refused, or that none was sent.
     pub(super) fn refused_note(&self) -> Option<String> {
         if self.value.is_empty() {
+            if let Some(unsent) = &self.passed_over {
+                return Some(format!(
+                    "no key was sent: {unsent} is set but goes only to its company's host; to send it here, start with --api-key-env {unsent}"
+                ));
+            }
             return Some(
                 "no key was sent: set MINIAGENT_API_KEY, or name the variable that holds it with --api-key-env"
                     .to_string(),
