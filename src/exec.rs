@@ -263,7 +263,7 @@ pub struct Printer {
     call_arguments: HashMap<String, String>,
     /// Calls that asked for approval, which exec refuses: what to do instead, said once
     /// on the call's own line when it finishes.
-    refusals: HashMap<String, &'static str>,
+    refusals: HashMap<String, Refusal>,
     /// Whether the last thing written to stderr was a streamed fragment without a newline.
     mid_line: bool,
     /// Thinking arrives in pieces; a sequence split between two is removed whole.
@@ -311,12 +311,24 @@ impl Printer {
     }
 
     /// What follows a finished call's summary: nothing when it succeeded, the refusal and
-    /// what to do when exec refused it, else the start of its output.
-    fn failure(&mut self, id: &str, ok: bool, output: &str, chars: usize) -> String {
+    /// what to do when exec refused it, else the start of its output. Second, why the call
+    /// was asked about although a rule covers it, for a line of its own.
+    fn failure(&mut self, id: &str, ok: bool, output: &str, chars: usize) -> (String, Option<String>) {
         match self.refusals.remove(id) {
-            Some(fix) => format!(" {}", refusal(fix)),
-            None if ok => String::new(),
-            None => format!(" — {}", preview_line(&clean(output), chars)),
+            Some(refused) => (format!(" {}", refusal(refused.fix)), refused.why),
+            None if ok => (String::new(), None),
+            None => (format!(" — {}", preview_line(&clean(output), chars)), None),
+        }
+    }
+
+    /// A refused call's reason, under its line: what made it need a person (the program a
+    /// repository's git configuration names), cleaned and cut to a few lines' worth.
+    fn why_line(&mut self, why: Option<String>, indent: &str) {
+        if let Some(why) = why {
+            self.line(&format!(
+                "{indent}  why: {}",
+                preview_line(&clean(&why), WHY_CHARS)
+            ));
         }
     }
 
@@ -403,9 +415,10 @@ impl Printer {
             } => {
                 let arguments = self.call_arguments.remove(id).unwrap_or_default();
                 let mark = if *ok { "✓" } else { "✗" };
-                let detail = self.failure(id, *ok, output_preview, 100);
+                let (detail, why) = self.failure(id, *ok, output_preview, 100);
                 let name = call_name(name);
                 self.line(&format!("{mark} {name} {arguments} ({duration_ms} ms){detail}"));
+                self.why_line(why, "");
             }
             Event::Retrying {
                 attempt,
@@ -430,17 +443,18 @@ impl Printer {
                     let mark = if *ok { "✓" } else { "✗" };
                     let (agent, name) = (call_name(agent), call_name(name));
                     // A sub-agent's line shows its output whether or not the call failed.
-                    let detail = match self.refusals.remove(id) {
-                        Some(fix) => format!(" {}", refusal(fix)),
-                        None => format!(" {}", preview_line(&clean(output_preview), 80)),
+                    let (detail, why) = match self.refusals.remove(id) {
+                        Some(refused) => (format!(" {}", refusal(refused.fix)), refused.why),
+                        None => (format!(" {}", preview_line(&clean(output_preview), 80)), None),
                     };
                     self.line(&format!("  ↳ {agent} {mark} {name} ({duration_ms} ms){detail}"));
+                    self.why_line(why, "  ");
                 }
                 Event::ApprovalRequested {
                     id, request, notes, ..
                 } => {
                     self.refusals
-                        .insert(id.clone(), refusal_fix(request.as_ref(), notes));
+                        .insert(id.clone(), refusal_for(request.as_ref(), notes));
                 }
                 _ => {}
             },
@@ -505,7 +519,7 @@ impl Printer {
                 id, request, notes, ..
             } => {
                 self.refusals
-                    .insert(id.clone(), refusal_fix(request.as_ref(), notes));
+                    .insert(id.clone(), refusal_for(request.as_ref(), notes));
             }
             // Its notice said so when the tools were first held back.
             Event::McpToolsDeferred { .. }
@@ -540,17 +554,33 @@ fn write_dim(text: &str, color: bool) {
     };
 }
 
+/// A call exec refused for want of a person to approve it.
+struct Refusal {
+    /// What to do instead.
+    fix: &'static str,
+    /// Why it was asked about although a rule would let it run, when it was.
+    why: Option<String>,
+}
+
+/// The longest reason shown under a refused call, in characters.
+const WHY_CHARS: usize = 400;
+
 /// What to do instead of a call exec refused for want of a person to approve it. A call
 /// with notes is asked about although a rule would let it run (miniagent's own settings,
-/// a repository's git configuration): no approval mode is sure to let it run.
-fn refusal_fix(request: Option<&ApprovalRequest>, notes: &[String]) -> &'static str {
+/// a repository's git configuration): no approval mode is sure to let it run, and the
+/// notes say why.
+fn refusal_for(request: Option<&ApprovalRequest>, notes: &[String]) -> Refusal {
     if !notes.is_empty() {
-        return "it needs a person even where a rule allows it: run it in the workbench";
+        return Refusal {
+            fix: "it needs a person even where a rule allows it: run it in the workbench",
+            why: Some(notes.join(" ")),
+        };
     }
-    match request {
+    let fix = match request {
         Some(ApprovalRequest::Edit { .. }) => "use --approval auto-edit or full-auto",
         _ => "use --approval full-auto",
-    }
+    };
+    Refusal { fix, why: None }
 }
 
 /// The end of a refused call's line: what happened and what to do, never cut (the long

@@ -391,6 +391,13 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
         ),
         "{output:?}"
     );
+    // The person is told which setting, on the line under it, as the model is.
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(&format!(
+            "\n  why: This command runs git, and the repository's git configuration names programs git would run for it: diff.external = {evil} external."
+        )),
+        "{output:?}"
+    );
     assert_eq!(ran(&log), "");
 }
 
