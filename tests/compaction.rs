@@ -355,7 +355,7 @@ fn ten_steps_at_a_small_token_limit(result_tokens: u64) {
 
 /// `/compact`'s closing notice.
 fn compact_now_reported(event: &Event) -> bool {
-    matches!(event, Event::Notice { message } if message.starts_with("compacted") || message.starts_with("cannot compact"))
+    matches!(event, Event::Notice { message } if message.starts_with("compacted") || message.starts_with("made room") || message.starts_with("cannot compact"))
 }
 
 /// The entry of `entries` that is a summary, with its detail.

@@ -55,6 +55,47 @@ async fn compact_now_goes_after_the_result_that_dominates_the_prompt() {
     );
 }
 
+/// `/compact` that trimming alone brings to the mark makes no model call, and does not
+/// call itself a compaction: the status bar, /stats and the inspector count summaries
+/// (a fresh-eyes finding: it said "compacted" while they said 0 compactions).
+#[tokio::test]
+async fn compact_now_without_a_summary_says_so_and_calls_nothing() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("b", "read_file", r#"{"path": "huge.txt"}"#),
+        Reply::text("Read."),
+        Reply::text("Next."),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.token_limit = 20_000;
+    config.model.max_output_tokens = 4096;
+    config.tools.read_file.max_tokens = 40_000;
+    let mut agent = Harness::start(config);
+    file_of_tokens(&agent.workspace, "huge.txt", "huge", 9_000);
+    agent.turn("Read huge.txt.").await;
+    let requests = server.requests().len();
+    let start = agent.events.len();
+    agent.send(miniagent::protocol::Op::CompactNow);
+    let notice = agent.wait_for(compact_now_reported).await;
+    let Event::Notice { message } = notice else {
+        unreachable!()
+    };
+    assert!(
+        message.starts_with("made room without a summary (no model call): the prompt went from about"),
+        "{message}"
+    );
+    assert!(message.ends_with("tokens (1 large result trimmed)"), "{message}");
+    assert!(
+        !agent.events[start..].iter().any(|event| matches!(
+            event,
+            Event::CompactionStarted { .. } | Event::ContextCompacted { .. }
+        )),
+        "a summary call was made"
+    );
+    assert_eq!(server.requests().len(), requests, "a model call was made");
+    assert!(agent.inspect().await.compactions.is_empty());
+}
+
 /// Item 7: `/compact` that cannot make progress says so, and a summary call that could
 /// not write anything shorter still reports how it ended.
 #[tokio::test]

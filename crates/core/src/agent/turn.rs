@@ -521,6 +521,7 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
         .context
         .shown_masked_results()
         .saturating_sub(masked_before);
+    let summarized = done.as_ref().is_some_and(|done| done.summaries > 0);
     let how = done
         .map(|done| {
             let mut parts = Vec::new();
@@ -552,7 +553,15 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
             }
         })
         .unwrap_or_default();
-    let compacted = format!("compacted: the prompt went from about {before} to {after} tokens{how}");
+    // Without a summary nothing is counted as a compaction (the status bar, /stats and the
+    // inspector list summaries): the notice does not call it one either.
+    let compacted = if summarized || after >= before {
+        format!("compacted: the prompt went from about {before} to {after} tokens{how}")
+    } else {
+        format!(
+            "made room without a summary (no model call): the prompt went from about {before} to {after} tokens{how}"
+        )
+    };
     // Real progress is a tenth of the prompt or more; short of it, say what takes the room.
     let message = if after.saturating_mul(10) <= before.saturating_mul(9) {
         compacted
