@@ -2,7 +2,7 @@
 //! person's options and gets a [`Handle`] (an `Op` sender and an `Event` receiver);
 //! everything else it learns (the settings to show, the trust question, the recorded
 //! sessions, where a log comes from) comes back as protocol types. The workbench and
-//! `exec` use this module and `crate::protocol`, nothing else of the core.
+//! `exec` use this module and `miniagent_protocol`, nothing else of the core.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -20,9 +20,9 @@ pub use crate::startup::StartOptions;
 pub use crate::tools::output::{preview_line, summarize_arguments};
 
 use crate::config::{self, Config, Provider};
-use crate::protocol::{FrontEndSettings, LogOrigin, TrustQuestion};
 use crate::tools::mcp::McpConfig;
 use crate::{agent, session, startup, trust};
+use miniagent_protocol::{FrontEndSettings, LogOrigin, TrustQuestion};
 
 /// The async runtime could not start (the system refused threads or file descriptors).
 #[derive(Debug, thiserror::Error)]
@@ -53,9 +53,7 @@ pub fn start_logging(env: &Env) {
     };
     // Never to the terminal the workbench owns.
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(crate::terminal_text::CleanWriter::new(
-            file,
-        )))
+        .with_writer(std::sync::Mutex::new(miniagent_text::CleanWriter::new(file)))
         .with_ansi(false)
         .with_max_level(tracing::Level::INFO)
         .try_init();
@@ -364,7 +362,12 @@ impl Recording {
 
     /// What the replay opens on: the recorded session, and where playback stands (the
     /// handle's first event says the same).
-    pub fn opening(&self) -> (crate::protocol::RecordingInfo, crate::protocol::PlaybackStatus) {
+    pub fn opening(
+        &self,
+    ) -> (
+        miniagent_protocol::RecordingInfo,
+        miniagent_protocol::PlaybackStatus,
+    ) {
         let playback = self.playback();
         let status = playback.clock().status(std::time::Instant::now());
         (playback.recording().clone(), status)

@@ -12,13 +12,13 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::agent::Restored;
-use crate::protocol::message::{ContentBlock, Message};
-use crate::protocol::record::Summary;
-use crate::protocol::{Event, ToolOutcome};
 use crate::session::{Header, Loaded, Record};
-use crate::terminal_text::clean;
 use crate::tokens::TokenCounter;
 use crate::tools::output;
+use miniagent_protocol::message::{ContentBlock, Message};
+use miniagent_protocol::record::Summary;
+use miniagent_protocol::{Event, ToolOutcome};
+use miniagent_text::clean;
 
 pub use markdown::markdown;
 pub use text::{list_lines, session_summary, show};
@@ -262,8 +262,8 @@ pub struct ExportError(serde_json::Error);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::message::Role;
-    use crate::protocol::record::Change;
+    use miniagent_protocol::message::Role;
+    use miniagent_protocol::record::Change;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

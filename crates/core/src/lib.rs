@@ -16,8 +16,3 @@ pub mod startup;
 pub mod tokens;
 pub mod tools;
 pub mod trust;
-
-// The crate was one module tree before it was split; these keep `crate::protocol::...`
-// and `crate::terminal_text::...` naming the same things.
-use miniagent_protocol as protocol;
-use miniagent_text as terminal_text;

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::protocol::Event;
+use miniagent_protocol::Event;
 
 /// What a secret becomes.
 pub const REDACTED: &str = "[redacted]";

@@ -9,13 +9,13 @@ use anyhow::{Context, bail};
 use crate::agent::AgentOptions;
 use crate::config::{self, Config, LoadOptions, Overrides};
 use crate::llm::{self, endpoint};
-use crate::protocol::{Event, SkillInfo};
 use crate::secrets::Secrets;
 use crate::session::{self, SessionLog};
 use crate::tools::ToolRegistry;
 use crate::tools::mcp;
 use crate::tools::skills::{self, SkillSet};
 use crate::trust;
+use miniagent_protocol::{Event, SkillInfo};
 
 /// What the person chose on the command line.
 #[derive(Clone, Debug, Default)]
@@ -96,8 +96,8 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
 /// temp folder, and cannot keep a folder inside them apart.
 fn own_folders_notice(options: &AgentOptions) -> Option<String> {
     use crate::tools::sandbox;
-    let sandboxed =
-        sandbox::session_state(options.config.tools.bash.sandbox) == crate::protocol::SandboxState::Enforced;
+    let sandboxed = sandbox::session_state(options.config.tools.bash.sandbox)
+        == miniagent_protocol::SandboxState::Enforced;
     let within = sandbox::own_folders_within_reach(&options.workspace, &options.protected);
     if !sandboxed || within.is_empty() {
         return None;

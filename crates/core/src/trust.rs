@@ -189,7 +189,7 @@ impl WorkspaceExtras {
             mcp_problem: mcp_problem.map(|why| {
                 format!(
                     "this workspace's MCP servers are not used: {}",
-                    crate::terminal_text::clean(&why)
+                    miniagent_text::clean(&why)
                 )
             }),
             fingerprint,
@@ -553,7 +553,7 @@ pub fn describe(config: &McpConfig) -> Vec<String> {
 /// common two), and a run of more than three spaces as `<N spaces>`.
 fn visible_word(word: &str) -> String {
     let plain = |c: char| c.is_alphanumeric() || "_@%+=:,./-~".contains(c);
-    if !word.is_empty() && word.chars().all(plain) && word.chars().all(crate::terminal_text::shown) {
+    if !word.is_empty() && word.chars().all(plain) && word.chars().all(miniagent_text::shown) {
         return word.to_string();
     }
     let mut out = String::from("'");
@@ -574,7 +574,7 @@ fn visible_word(word: &str) -> String {
             '\'' => out.push_str("'\\''"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
-            c if !crate::terminal_text::shown(c) || is_invisible(c) => {
+            c if !miniagent_text::shown(c) || is_invisible(c) => {
                 out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
             }
             c => out.push(c),

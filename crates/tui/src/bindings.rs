@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, Pane};
 use super::keys::KeyHint;
-use crate::protocol::Decision;
+use miniagent_protocol::Decision;
 
 /// One key binding.
 #[derive(Clone, Copy, Debug)]
@@ -75,13 +75,13 @@ pub const WORKBENCH: &[Binding] = &[
                 // Undoable (Ctrl-Z): it may hold messages put back after an interrupt.
                 app.input.clear_undoably();
             } else if app.quit_armed_until.is_some_and(|until| app.now < until) {
-                app.request(crate::tui::app::Action::Quit);
+                app.request(crate::app::Action::Quit);
             } else {
                 // One press too many (after an interrupt or a clear) does not end the
                 // session: a second one soon after does.
                 app.quit_armed_until = Some(app.now + QUIT_AGAIN);
                 app.notice(
-                    crate::tui::conversation::NoticeKind::Info,
+                    crate::conversation::NoticeKind::Info,
                     "press Ctrl-C again to quit (Ctrl-D on an empty input quits at once)".to_string(),
                 );
             }
@@ -95,7 +95,7 @@ pub const WORKBENCH: &[Binding] = &[
         takes: |app, key| ctrl(key, 'd') && app.input.is_empty(),
         offered: always,
         run: |app, _| {
-            app.request(crate::tui::app::Action::Quit);
+            app.request(crate::app::Action::Quit);
             true
         },
     },

@@ -5,7 +5,7 @@
 use super::app::App;
 use super::conversation::NoticeKind;
 use super::keys::CommandHint;
-use crate::protocol::{ApprovalMode, Op};
+use miniagent_protocol::{ApprovalMode, Op};
 
 pub use super::command::Command;
 
@@ -71,7 +71,7 @@ pub const COMMANDS: &[Command] = &[
         aliases: &["/exit"],
         args: "",
         help: "leave miniagent",
-        run: |app, _| app.request(crate::tui::app::Action::Quit),
+        run: |app, _| app.request(crate::app::Action::Quit),
     },
 ];
 

@@ -602,7 +602,7 @@ fn render_entry(
                 NoticeKind::Warning => theme.warning,
                 NoticeKind::Error => theme.error,
             };
-            let text = crate::terminal_text::clean(text);
+            let text = miniagent_text::clean(text);
             let body = vec![Line::from(Span::styled(format!("  {text}"), style))];
             wrap::wrap_lines(&body, width)
         }
@@ -615,7 +615,7 @@ fn render_entry(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::text::wrap::test_render;
+    use crate::text::wrap::test_render;
     use pretty_assertions::assert_eq;
 
     const WIDTH: u16 = 40;

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::keys::{KeyHint, OverlayAction};
 use super::theme::Theme;
-use crate::protocol::{DeferredServer, McpState, Op, SkillInfo};
+use miniagent_protocol::{DeferredServer, McpState, Op, SkillInfo};
 
 /// Keys of the `/mcp` overlay.
 pub const MCP_HINTS: [KeyHint; 3] = [
@@ -88,7 +88,7 @@ fn held_back_lines(held: &DeferredServer, theme: &Theme) -> Vec<Line<'static>> {
             .found
             .iter()
             .take(FOUND_NAMED)
-            .map(|name| crate::terminal_text::clean(name).into_owned())
+            .map(|name| miniagent_text::clean(name).into_owned())
             .collect();
         if held.found.len() > FOUND_NAMED {
             named.push(format!("{} more", held.found.len() - FOUND_NAMED));
@@ -135,7 +135,7 @@ pub fn mcp_lines(
     let mut lines = Vec::new();
     for (index, (server, state)) in servers.iter().enumerate() {
         let (label, style) = state_label(state, theme);
-        let server = crate::terminal_text::clean(server);
+        let server = miniagent_text::clean(server);
         let mut header = Line::from(vec![
             Span::styled(format!("{server:<20} "), theme.strong),
             Span::styled(label, style),
@@ -151,7 +151,7 @@ pub fn mcp_lines(
                 }
                 let shown = if index == selected { room } else { TOOLS_SHOWN };
                 for tool in tools.iter().take(shown) {
-                    let tool = crate::terminal_text::clean(tool);
+                    let tool = miniagent_text::clean(tool);
                     lines.push(Line::from(Span::styled(format!("    {tool}"), theme.tool)));
                 }
                 if tools.len() > shown {
@@ -168,7 +168,7 @@ pub fn mcp_lines(
                 }
             }
             McpState::Failed { reason } => {
-                let reason = crate::terminal_text::clean(reason);
+                let reason = miniagent_text::clean(reason);
                 lines.push(Line::from(Span::styled(format!("    {reason}"), theme.error)))
             }
             McpState::Connecting | McpState::Disabled => {}
@@ -192,7 +192,7 @@ pub fn skills_lines(skills: &[SkillInfo], warnings: &[String], theme: &Theme) ->
         // as one (a break dropped inside a span would join the words around it).
         for line in skill.description.lines() {
             lines.push(Line::from(Span::styled(
-                format!("  {}", crate::terminal_text::clean(line)),
+                format!("  {}", miniagent_text::clean(line)),
                 theme.text,
             )));
         }
@@ -200,14 +200,14 @@ pub fn skills_lines(skills: &[SkillInfo], warnings: &[String], theme: &Theme) ->
             lines.push(Line::from(vec![
                 Span::styled("  pre-approves while in use: ", theme.dim),
                 Span::styled(
-                    crate::terminal_text::clean(&skill.pre_approves.join(", ")).into_owned(),
+                    miniagent_text::clean(&skill.pre_approves.join(", ")).into_owned(),
                     theme.tool,
                 ),
             ]));
         }
         for ignored in &skill.not_pre_approved {
             lines.push(Line::from(Span::styled(
-                format!("  {}", crate::terminal_text::clean(ignored)),
+                format!("  {}", miniagent_text::clean(ignored)),
                 theme.dim,
             )));
         }

@@ -11,17 +11,17 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::tui::app::App;
-use crate::tui::bindings::{self, APPROVAL, WORKBENCH};
-use crate::tui::commands::COMMANDS;
-use crate::tui::keys::OverlayContext;
-use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::layers::history::INSPECTOR_HINTS;
-use crate::tui::layers::sessions::PICKER_HINTS;
-use crate::tui::layers::{Layer, SCROLL_HINTS, scroll_key};
-use crate::tui::popup::scrolled_popup;
-use crate::tui::scroll::Scroll;
-use crate::tui::text::wrap;
+use crate::app::App;
+use crate::bindings::{self, APPROVAL, WORKBENCH};
+use crate::commands::COMMANDS;
+use crate::keys::OverlayContext;
+use crate::keys::{KeyHint, OverlayAction};
+use crate::layers::history::INSPECTOR_HINTS;
+use crate::layers::sessions::PICKER_HINTS;
+use crate::layers::{Layer, SCROLL_HINTS, scroll_key};
+use crate::popup::scrolled_popup;
+use crate::scroll::Scroll;
+use crate::text::wrap;
 
 /// Opens the help over whatever shows.
 pub fn open(app: &mut App) {
@@ -37,7 +37,7 @@ pub struct HelpLayer {
 }
 
 impl Layer for HelpLayer {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Help".to_string()
@@ -56,7 +56,7 @@ impl Layer for HelpLayer {
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
-        let area = crate::tui::layers::text_area(size);
+        let area = crate::layers::text_area(size);
         let lines = help_lines(app, area.width.saturating_sub(2));
         let mut scroll = self.scroll.get();
         scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, false);
@@ -105,7 +105,7 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             .collect()
     };
     if app.replay.is_some() {
-        sections.push(("Replay", hints(crate::tui::replay::help_hints())));
+        sections.push(("Replay", hints(crate::replay::help_hints())));
     }
     sections.extend([
         ("Workbench", hints(bindings::help_hints(WORKBENCH))),

@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn enter_sends_and_newline_keys_do_not() {
-        let mut input = InputBox::new(crate::tui::commands::hints());
+        let mut input = InputBox::new(crate::commands::hints());
         type_text(&mut input, "hello");
         input.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
         input.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL));
@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn ctrl_u_deletes_to_the_line_start_and_ctrl_z_undoes() {
         let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
-        let mut input = InputBox::new(crate::tui::commands::hints());
+        let mut input = InputBox::new(crate::commands::hints());
         type_text(&mut input, "first line");
         input.on_key(ctrl('j'));
         type_text(&mut input, "hello world foo");
@@ -395,7 +395,7 @@ mod tests {
     /// by a fresh-eyes run where Left and Home in CJK text drew nothing.
     #[test]
     fn moving_the_cursor_is_a_change_and_the_cursor_shows_where_it_went() {
-        let mut input = InputBox::new(crate::tui::commands::hints());
+        let mut input = InputBox::new(crate::commands::hints());
         type_text(&mut input, "日本語abc");
         let area = Rect::new(0, 0, 40, 3);
         let end = input.cursor_position(area);
@@ -414,7 +414,7 @@ mod tests {
 
     #[test]
     fn history_recall_keeps_the_draft() {
-        let mut input = InputBox::new(crate::tui::commands::hints());
+        let mut input = InputBox::new(crate::commands::hints());
         for text in ["one", "two"] {
             type_text(&mut input, text);
             input.on_key(key(KeyCode::Enter));
@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn slash_completion_filters_and_completes() {
-        let mut input = InputBox::new(crate::tui::commands::hints());
+        let mut input = InputBox::new(crate::commands::hints());
         type_text(&mut input, "/app");
         let names: Vec<&str> = input.completions().iter().map(|c| c.name).collect();
         assert_eq!(names, vec!["/approval", "/approvals"]);
@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn a_big_paste_is_one_insert() {
-        let mut input = InputBox::new(crate::tui::commands::hints());
+        let mut input = InputBox::new(crate::commands::hints());
         let big = "line\r\n".repeat(100_000);
         input.paste(&big);
         assert_eq!(input.text().lines().count(), 100_000);

@@ -46,7 +46,7 @@ pub enum OverlayAction {
     Changed,
     Close,
     /// Ask the agent for something.
-    Send(crate::protocol::Op),
+    Send(miniagent_protocol::Op),
     /// Continue the session recorded in this log (the `/resume` picker's choice).
     Resume(std::path::PathBuf),
     /// Continue it after all: the person said yes to [`ResumeQuestion`].
@@ -67,9 +67,9 @@ pub enum OverlayAction {
 #[derive(Clone, Copy, Debug)]
 pub struct OverlayContext<'a> {
     /// The remembered approvals (for `/approvals`).
-    pub rules: &'a [crate::protocol::ApprovalRule],
+    pub rules: &'a [miniagent_protocol::ApprovalRule],
     /// The latest history snapshot (for the inspector).
-    pub history: Option<&'a crate::protocol::HistorySnapshot>,
+    pub history: Option<&'a miniagent_protocol::HistorySnapshot>,
     /// The MCP servers and their states (for `/mcp`).
-    pub mcp: &'a [(String, crate::protocol::McpState)],
+    pub mcp: &'a [(String, miniagent_protocol::McpState)],
 }

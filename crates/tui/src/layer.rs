@@ -68,7 +68,7 @@ pub trait Layer: AsAny {
 
     /// An agent's event reached the workbench; a layer waiting for an answer (the notes,
     /// a history snapshot) takes it. Whether the layer changed.
-    fn on_event(&mut self, _event: &crate::protocol::Event) -> bool {
+    fn on_event(&mut self, _event: &miniagent_protocol::Event) -> bool {
         false
     }
 }

@@ -38,11 +38,3 @@ pub(crate) mod tree;
 mod tests;
 pub use run::{WorkbenchOptions, replay, run};
 pub use terminal::{NoTerminal, check as check_terminal};
-
-// The workbench was a module of one crate before the split; these keep the paths it
-// used (`crate::tui::...`, `crate::protocol::...`) naming the same things. The core is
-// reached only through `miniagent-api` (this crate does not depend on `miniagent-core`).
-use crate as tui;
-use miniagent_api as api;
-use miniagent_protocol as protocol;
-use miniagent_text as terminal_text;

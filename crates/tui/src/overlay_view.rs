@@ -12,8 +12,8 @@ use super::bindings::{self, APPROVAL};
 use super::keys::KeyHint;
 use super::popup::{centered, clear_for_popup, popup};
 use super::text::{diff::diff_lines, wrap};
-use crate::protocol::{ApprovalRequest, ApprovalRule};
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
+use miniagent_protocol::{ApprovalRequest, ApprovalRule};
 
 fn hint_line(hints: &[KeyHint], app: &App) -> Line<'static> {
     let mut spans = Vec::new();
@@ -52,7 +52,7 @@ fn reason_rows(reason: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
             theme.warning,
         ),
         // Typed by the person, but drawn inert all the same.
-        Span::styled(crate::terminal_text::clean(reason).into_owned(), theme.text),
+        Span::styled(miniagent_text::clean(reason).into_owned(), theme.text),
         Span::styled(REASON_CURSOR, theme.text),
     ]);
     let mut rows = wrap::wrap_line(&field, width);
@@ -398,8 +398,7 @@ fn approval_lines(pending: &super::app::PendingApproval, theme: &Theme) -> Vec<(
             // Both names come from the server's side: shown as inert text.
             body.push((
                 Line::from(Span::styled(
-                    crate::terminal_text::clean(&format!("tool `{tool}` of MCP server `{server}`"))
-                        .into_owned(),
+                    miniagent_text::clean(&format!("tool `{tool}` of MCP server `{server}`")).into_owned(),
                     theme.dim,
                 )),
                 false,
@@ -420,9 +419,9 @@ fn rows_text(seen: usize, rows: usize, below: usize) -> String {
     }
 }
 
-/// What is approved, exactly: see [`crate::terminal_text::exact`].
+/// What is approved, exactly: see [`miniagent_text::exact`].
 fn shown_exactly(text: &str) -> String {
-    crate::terminal_text::exact(text).into_owned()
+    miniagent_text::exact(text).into_owned()
 }
 
 /// A command's lines, a run of blank lines folded into one line that counts them: padding

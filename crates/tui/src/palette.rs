@@ -21,7 +21,7 @@ pub enum ColorDepth {
 
 impl ColorDepth {
     /// What the environment says the terminal supports.
-    pub fn detect(env: &crate::api::Env, no_color: bool) -> ColorDepth {
+    pub fn detect(env: &miniagent_api::Env, no_color: bool) -> ColorDepth {
         if no_color {
             return ColorDepth::None;
         }
@@ -155,8 +155,8 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> crate::api::Env {
-        crate::api::Env::with(move |name| {
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> miniagent_api::Env {
+        miniagent_api::Env::with(move |name| {
             pairs
                 .iter()
                 .find(|(key, _)| *key == name)

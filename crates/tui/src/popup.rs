@@ -34,7 +34,7 @@ pub fn inner(area: Rect) -> Rect {
 
 /// "12.3k" for token counts.
 pub fn tokens(count: u64) -> String {
-    crate::protocol::short_count(count)
+    miniagent_protocol::short_count(count)
 }
 
 /// A centred rectangle of at most `width` × `height` inside `area`.

@@ -16,7 +16,7 @@ use super::overlay_view;
 pub use super::popup::{centered, clear_for_popup, popup, scrolled_popup, tokens};
 use super::text::wrap;
 use super::timeline::CallStatus;
-use crate::protocol::PlaybackStatus;
+use miniagent_protocol::PlaybackStatus;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -295,7 +295,7 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
         .filter(|_| figures.compactions > 0)
         .map(|last| format!("⇣{}→{}", tokens(last.tokens_before), tokens(last.tokens_after)));
     // What the session has cost, when the model's price is known; it shows at any width.
-    let cost = figures.cost.map(crate::protocol::usd);
+    let cost = figures.cost.map(miniagent_protocol::usd);
     if areas.narrow {
         if let Some(cost) = &cost {
             spans.push(Span::styled(format!(" {cost}"), theme.status_bar));

@@ -20,8 +20,8 @@ use super::pacing::FramePacer;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::{render, text::highlight};
-use crate::api::{self, Handle, Launch, Recording, StartOptions};
-use crate::protocol::{Event, Op};
+use miniagent_api::{self, Handle, Launch, Recording, StartOptions};
+use miniagent_protocol::{Event, Op};
 
 /// How often animated things (spinners, ticking durations) advance.
 const TICK: Duration = Duration::from_millis(100);
@@ -39,25 +39,25 @@ pub struct WorkbenchOptions {
     /// `miniagent PROMPT` (and text piped in): sent as if typed once the workbench is open.
     pub prompt: Option<String>,
     /// The environment miniagent reads (`NO_COLOR`, `COLORTERM`, folders, the key).
-    pub env: api::Env,
+    pub env: miniagent_api::Env,
 }
 
 /// Runs the workbench until the person quits; returns the process exit code.
 pub fn run(options: WorkbenchOptions) -> i32 {
     if let Err(why) = super::terminal::check(options.env.var("TERM").as_deref()) {
-        crate::terminal_text::eprintln(&format!(
+        miniagent_text::eprintln(&format!(
             "miniagent: {why}; to run without it: miniagent exec \"PROMPT\""
         ));
         return 1;
     }
-    match api::block_on(workbench(options)) {
+    match miniagent_api::block_on(workbench(options)) {
         Ok(Ok(ended)) => ended.exit_code(),
         Ok(Err(err)) => {
-            crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
+            miniagent_text::eprintln(&format!("miniagent: {err:#}"));
             1
         }
         Err(why) => {
-            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
+            miniagent_text::eprintln(&format!("miniagent: {why}"));
             1
         }
     }
@@ -85,7 +85,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
     let env = &options.env;
     let launch = Launch::prepare(&options.start, options.resume.as_deref(), env)?;
     let settings = launch.settings();
-    api::start_logging(env);
+    miniagent_api::start_logging(env);
     let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let theme_name = options.theme.clone().unwrap_or_else(|| settings.theme.clone());
     let theme = Theme::load(&theme_name, settings.config_dir.as_deref(), no_color)
@@ -120,7 +120,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
     // A workspace's own MCP servers start programs and its skills steer the agent: only
     // with the person's trust.
     for notice in launch.notices() {
-        app.notice(crate::tui::conversation::NoticeKind::Warning, notice.clone());
+        app.notice(crate::conversation::NoticeKind::Warning, notice.clone());
     }
     if let Some(question) = launch.trust_question() {
         app.open_layer(Box::new(TrustPrompt::new(
@@ -177,16 +177,19 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
     if let (Some(id), Some(log)) = (app.session.session_id.as_deref(), app.session_log_path())
         && log.exists()
     {
-        crate::terminal_text::print(&format!("{}\n", api::continue_line(id, &workspace, false)));
+        miniagent_text::print(&format!(
+            "{}\n",
+            miniagent_api::continue_line(id, &workspace, false)
+        ));
     }
     result
 }
 
 /// `miniagent replay FILE`: plays the session in `file` (a log, or a recorded session's
 /// id) in the workbench. Returns the process exit code.
-pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
+pub fn replay(file: &str, theme: Option<String>, env: &miniagent_api::Env) -> i32 {
     if let Err(why) = super::terminal::check(env.var("TERM").as_deref()) {
-        crate::terminal_text::eprintln(&format!(
+        miniagent_text::eprintln(&format!(
             "miniagent: {why}; to print the session instead: miniagent replay --headless {}",
             file
         ));
@@ -196,7 +199,7 @@ pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
     let (recording, theme) = match prepare(file, theme, env) {
         Ok(prepared) => prepared,
         Err(why) => {
-            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
+            miniagent_text::eprintln(&format!("miniagent: {why}"));
             return 1;
         }
     };
@@ -204,7 +207,7 @@ pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
     recording.preload();
     let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let color_depth = super::palette::ColorDepth::detect(env, no_color);
-    let result = api::block_on(async {
+    let result = miniagent_api::block_on(async {
         let (info, status) = recording.opening();
         let mut app = App::for_replay(
             AppSettings {
@@ -226,18 +229,22 @@ pub fn replay(file: &str, theme: Option<String>, env: &api::Env) -> i32 {
     match result {
         Ok(Ok(ended)) => ended.exit_code(),
         Ok(Err(err)) => {
-            crate::terminal_text::eprintln(&format!("miniagent: {err:#}"));
+            miniagent_text::eprintln(&format!("miniagent: {err:#}"));
             1
         }
         Err(why) => {
-            crate::terminal_text::eprintln(&format!("miniagent: {why}"));
+            miniagent_text::eprintln(&format!("miniagent: {why}"));
             1
         }
     }
 }
 
 /// The recording and the theme of a replay.
-fn prepare(file: &str, theme: Option<String>, env: &api::Env) -> Result<(Recording, Theme), String> {
+fn prepare(
+    file: &str,
+    theme: Option<String>,
+    env: &miniagent_api::Env,
+) -> Result<(Recording, Theme), String> {
     let recording = Recording::open(file, env).map_err(|err| err.to_string())?;
     let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let name = theme.unwrap_or_else(|| recording.theme.clone());
@@ -300,7 +307,7 @@ async fn event_loop(
     // What the handlers asked for and the loop has not carried out yet.
     mut actions: Vec<Action>,
 ) -> anyhow::Result<Ended> {
-    let mut terminal_events = crate::tui::key_burst::KeyBursts::new(EventStream::new());
+    let mut terminal_events = crate::key_burst::KeyBursts::new(EventStream::new());
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
     let mut pacer = FramePacer::new();
@@ -531,12 +538,12 @@ fn carry_out(actions: Vec<Action>, app: &mut App, agent: Option<&Handle>, deferr
                 // servers and skills.
                 if let Some(launch) = deferred.launch.as_mut() {
                     if let Some(why) = launch.answer_trust(trusted) {
-                        app.notice(crate::tui::conversation::NoticeKind::Warning, why);
+                        app.notice(crate::conversation::NoticeKind::Warning, why);
                     }
                     if !trusted {
                         app.workspace_declined = true;
                         app.notice(
-                            crate::tui::conversation::NoticeKind::Info,
+                            crate::conversation::NoticeKind::Info,
                             "this workspace's own MCP servers and skills (.miniagent/) are not used this session; you are asked again when miniagent next starts here".to_string(),
                         );
                     }

@@ -254,7 +254,7 @@ fn body_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
         // Escape sequences go whole (a newline ends any of them, so line by line is whole).
         .map(|line| {
             Line::from(Span::styled(
-                crate::terminal_text::clean(line).into_owned(),
+                miniagent_text::clean(line).into_owned(),
                 theme.thinking,
             ))
         })

@@ -14,15 +14,15 @@ use super::keys::KeyHint;
 use super::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
 use super::text::wrap;
 use super::theme::Theme;
-use crate::protocol::ToolOutcome;
+use miniagent_protocol::ToolOutcome;
 
 /// One line of a call (its arguments, why it failed) as its row shows it: escape
 /// sequences removed, and every blank that is not a space shown as what it is (a
 /// no-break or ideographic space in a command reads as a plain one otherwise), a newline
 /// as `␊`.
 pub fn shown_line(text: &str) -> String {
-    let clean = crate::terminal_text::clean(text);
-    crate::terminal_text::exact(&clean).replace('\n', "\u{240a}")
+    let clean = miniagent_text::clean(text);
+    miniagent_text::exact(&clean).replace('\n', "\u{240a}")
 }
 
 /// Columns of a refusal's reason on a call's line.

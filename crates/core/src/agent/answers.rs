@@ -3,13 +3,13 @@
 //! the session log recorded it ([`Op::RecordedCall`]). Both read files, so they run on
 //! the blocking pool and never hold up the agent's loop.
 //!
-//! [`Op::ReadNotes`]: crate::protocol::Op::ReadNotes
-//! [`Op::RecordedCall`]: crate::protocol::Op::RecordedCall
+//! [`Op::ReadNotes`]: miniagent_protocol::Op::ReadNotes
+//! [`Op::RecordedCall`]: miniagent_protocol::Op::RecordedCall
 
 use std::path::{Path, PathBuf};
 
 use super::EventSink;
-use crate::protocol::{CallId, Event, NoteInfo, RecordedOutput};
+use miniagent_protocol::{CallId, Event, NoteInfo, RecordedOutput};
 
 /// Emits [`Event::Notes`] with the notes of the workspace at `root`.
 pub(super) fn notes(root: PathBuf, events: EventSink) {

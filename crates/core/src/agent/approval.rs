@@ -12,11 +12,11 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::config::ApprovalMode;
-use crate::protocol::{ApprovalRule, CallId, Decision};
 use crate::tools::git_guard;
 use crate::tools::paths::{Access, Workspace};
 use crate::tools::skills::SkillApprovals;
 use crate::tools::{Tool, ToolEffect};
+use miniagent_protocol::{ApprovalRule, CallId, Decision};
 
 /// `path` with its longest existing part resolved (the rest appended as named), so a
 /// folder that does not exist yet still compares with resolved paths.

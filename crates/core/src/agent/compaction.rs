@@ -18,10 +18,10 @@ use super::meter::Meter;
 use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{AgentOptions, Session, TurnContext};
 use crate::llm::{ModelRequest, PromptCache};
-use crate::protocol::{CompactionOutcome, Event, messages_named};
 use crate::tokens::TokenCounter;
+use miniagent_protocol::{CompactionOutcome, Event, messages_named};
 
-pub use crate::protocol::CompactionStrategy as Strategy;
+pub use miniagent_protocol::CompactionStrategy as Strategy;
 
 pub(crate) use crate::config::MARGIN_TOKENS;
 /// A compaction brings the prompt down to this share of the budget (the low-water mark),
@@ -593,7 +593,7 @@ async fn summarize(
     let prompt_before = done.prompt_from;
     let prompt_after = prompt_size(session, context);
     done.prompt_from = prompt_after;
-    session.compaction_log.push(crate::protocol::CompactionRecord {
+    session.compaction_log.push(miniagent_protocol::CompactionRecord {
         tokens_before: prompt_before,
         tokens_after: prompt_after,
         start: start as u64,

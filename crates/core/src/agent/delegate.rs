@@ -14,10 +14,10 @@ use super::context::ContextState;
 use super::history::Message;
 use super::turn::{Ended, StepLoop};
 use super::{Session, TurnContext};
-use crate::protocol::Event;
 use crate::tokens::TokenCounter;
 use crate::tools::delegate::NAME;
 use crate::tools::{SubAgents, ToolEffect, ToolOutput};
+use miniagent_protocol::Event;
 
 const SUB_AGENT_PROMPT: &str = "You are a sub-agent of miniagent, a software engineering agent. You were given one task \
 by the main agent and a limited set of tools. Work on that task only. When you are done, answer with a complete report \

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-pub use crate::protocol::message::{ContentBlock, Message, Role, ToolUse};
+pub use miniagent_protocol::message::{ContentBlock, Message, Role, ToolUse};
 
 /// Longest tool call id kept as it came.
 const MAX_TOOL_ID_BYTES: usize = 64;

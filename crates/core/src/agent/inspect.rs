@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::context::{ContextState, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::{AgentOptions, Session};
-use crate::protocol::{
+use miniagent_protocol::{
     CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail, message_range,
 };
 

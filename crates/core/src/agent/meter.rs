@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::{BilledTokens, ModelPrice};
 use crate::llm::Usage;
-use crate::protocol::Event;
+use miniagent_protocol::Event;
 
 /// More tokens than a session's log can truthfully record.
 const MAX_SESSION_TOKENS: u64 = 1_000_000_000_000;
@@ -58,7 +58,7 @@ impl Meter {
                     output: sane(*total_output_tokens),
                     cache_read: sane(*total_cache_read_tokens),
                     cache_write: sane(*total_cache_write_tokens),
-                    cost: crate::protocol::sane_cost(*cost_usd),
+                    cost: miniagent_protocol::sane_cost(*cost_usd),
                 })
             }
             _ => None,

@@ -30,7 +30,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::{ModelClient, Usage};
-use crate::protocol::{Event, Op};
 use crate::secrets::Secrets;
 use crate::session::SessionLog;
 use crate::tokens::TokenCounter;
@@ -38,6 +37,7 @@ use crate::tools::ToolRegistry;
 use crate::tools::paths::Workspace;
 use approval::{ApprovalPolicy, PendingApprovals, SharedPolicy};
 use context::ContextState;
+use miniagent_protocol::{Event, Op};
 
 /// Everything a session needs that does not change while it runs.
 pub struct AgentOptions {
@@ -183,7 +183,7 @@ pub(crate) struct Session {
     pub last_usage: Usage,
     /// `last_usage` was reckoned here: the provider reported none.
     pub last_usage_estimated: bool,
-    pub compaction_log: Vec<crate::protocol::CompactionRecord>,
+    pub compaction_log: Vec<miniagent_protocol::CompactionRecord>,
     /// Tokens of the system prompt and tool schemas, with the tool names they were
     /// counted for (MCP servers add tools as they connect).
     pub fixed_tokens: Option<(Vec<String>, u64)>,

@@ -10,9 +10,9 @@ use super::history::{ContentBlock, Message, repair_call_ids};
 use super::repetition::{RepetitionGuard, cut_repetition};
 use super::{TurnContext, meter};
 use crate::llm::{InvalidArguments, LlmError, ModelEvent, ModelRequest, ModelResponse, PromptCache, Usage};
-use crate::protocol::Event;
 use crate::secrets::StreamRedactor;
 use crate::tokens::TokenCounter;
+use miniagent_protocol::Event;
 
 /// Why a model call produced no response.
 #[derive(Debug)]

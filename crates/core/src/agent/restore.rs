@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 
 use crate::agent::context::ContextState;
 use crate::agent::history::{check_prompt, mend_history};
-use crate::protocol::message::{ContentBlock, Message, Role};
-use crate::protocol::record::Change;
-use crate::protocol::{ApprovalRule, CompactionRecord, Event};
 use crate::session::load::ENDED_WHILE_RUNNING;
 use crate::session::{Loaded, Record};
 use crate::tokens::TokenCounter;
+use miniagent_protocol::message::{ContentBlock, Message, Role};
+use miniagent_protocol::record::Change;
+use miniagent_protocol::{ApprovalRule, CompactionRecord, Event};
 
 /// What is kept of a recorded message too large for any prompt.
 const OVERSIZED_KEEP_BYTES: usize = 2_000;
@@ -128,7 +128,7 @@ impl Restored {
 
     /// The history inspector's view of this state: the prompt with its summaries and
     /// what they replaced. `fixed_tokens` are the system prompt's and the tools'.
-    pub fn snapshot(&mut self, fixed_tokens: u64) -> crate::protocol::HistorySnapshot {
+    pub fn snapshot(&mut self, fixed_tokens: u64) -> miniagent_protocol::HistorySnapshot {
         crate::agent::inspect::snapshot_of(
             &mut self.context,
             &self.compactions,

@@ -1,12 +1,12 @@
-//! [`Op::Resume`](crate::protocol::Op::Resume): continue a recorded session. Its history,
+//! [`Op::Resume`](miniagent_protocol::Op::Resume): continue a recorded session. Its history,
 //! summaries, masking, remembered approvals and token figures replace the current ones,
 //! and later records are appended to its log.
 
 use std::path::Path;
 
 use super::Shared;
-use crate::protocol::Event;
 use crate::session;
+use miniagent_protocol::Event;
 
 pub(super) async fn resume(shared: &Shared, path: &Path) {
     let events = &shared.events;

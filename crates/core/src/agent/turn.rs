@@ -11,8 +11,8 @@ use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{Session, TurnContext};
 use crate::llm::{ModelRequest, ModelResponse, PromptCache, ToolSpec};
-use crate::protocol::{Event, StopReason, ToolCallSummary, usd};
 use crate::tools::output::cap_text;
+use miniagent_protocol::{Event, StopReason, ToolCallSummary, usd};
 
 mod calls;
 

@@ -23,7 +23,7 @@ pub struct Overrides {
     pub approval: Option<super::ApprovalMode>,
     pub max_steps: Option<u32>,
     /// `--sandbox`: `tools.bash.sandbox`.
-    pub sandbox: Option<crate::protocol::SandboxSetting>,
+    pub sandbox: Option<miniagent_protocol::SandboxSetting>,
 }
 
 /// Where to look and what to put on top.

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::llm::{ModelConfig, Provider, endpoint};
-pub use crate::protocol::ApprovalMode;
 pub use env::Env;
 pub use files::{effective_uid, private_dir, private_log};
 pub use load::{LoadOptions, Overrides, config_dir, load, named_data_dir};
+pub use miniagent_protocol::ApprovalMode;
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 
 pub use retry::RetryPolicy;
@@ -39,11 +39,11 @@ pub const MARGIN_TOKENS: u64 = 1000;
 pub struct AgentSettings {
     pub max_steps: u32,
     pub token_limit: u64,
-    pub compaction: crate::protocol::CompactionStrategy,
+    pub compaction: miniagent_protocol::CompactionStrategy,
     pub keep_tool_results: usize,
     pub keep_recent_steps: usize,
     pub delegate_max_steps: u32,
-    pub tokenizer: crate::protocol::Encoding,
+    pub tokenizer: miniagent_protocol::Encoding,
     pub approval: ApprovalMode,
     pub system_prompt_file: String,
     /// The most one turn may cost, in US dollars (0: no limit); needs the model's price.
@@ -122,7 +122,7 @@ pub struct BashSettings {
     pub max_timeout_s: u64,
     pub output_limit_bytes: usize,
     /// Whether full-auto sandboxes commands too (the other modes always do).
-    pub sandbox: crate::protocol::SandboxSetting,
+    pub sandbox: miniagent_protocol::SandboxSetting,
     /// Variables that reach commands although they point at a socket or agent outside
     /// the sandbox (`SSH_AUTH_SOCK`, `DOCKER_HOST`, …); API key variables never do.
     pub pass_env: Vec<String>,

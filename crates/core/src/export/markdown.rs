@@ -7,10 +7,10 @@ use super::{CallEnds, CallResult, Conversation, PlacedSummary, Results};
 use super::{
     arguments_line, call_ends, conversations, long_time, orphan_results, placed_summaries, requested_calls,
 };
-use crate::protocol::message::{ContentBlock, Role};
 use crate::session::Loaded;
 use crate::session::store::SessionInfo;
-use crate::terminal_text::clean;
+use miniagent_protocol::message::{ContentBlock, Role};
+use miniagent_text::clean;
 
 /// Marks where the conversation was started over.
 const STARTED_OVER: &str =
@@ -140,7 +140,7 @@ fn summary_markdown(out: &mut String, placed: &PlacedSummary) {
     };
     out.push_str(&format!(
         "\n> **{title}** of messages {} below: the model saw this in their place.{digest}\n>\n",
-        crate::protocol::message_range(s.start as u64, s.end as u64)
+        miniagent_protocol::message_range(s.start as u64, s.end as u64)
     ));
     for line in balanced(s.text.trim_end()).lines() {
         out.push_str(format!("> {line}").trim_end());
@@ -247,7 +247,7 @@ fn escape_html(text: &str) -> String {
 mod tests {
     use super::super::tests::*;
     use super::*;
-    use crate::protocol::message::Message;
+    use miniagent_protocol::message::Message;
     use pretty_assertions::assert_eq;
 
     #[test]

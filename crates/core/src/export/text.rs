@@ -9,10 +9,10 @@ use super::{
     arguments_line, call_ends, conversations, long_time, orphan_results, placed_summaries, requested_calls,
     short_time,
 };
-use crate::protocol::message::{ContentBlock, Role};
 use crate::session::Loaded;
 use crate::session::store::SessionInfo;
-use crate::terminal_text::clean;
+use miniagent_protocol::message::{ContentBlock, Role};
+use miniagent_text::clean;
 
 /// Widest workspace column of `sessions list`; longer paths keep their end.
 const LIST_WORKSPACE_WIDTH: usize = 40;
@@ -149,7 +149,7 @@ pub fn show(loaded: &Loaded, path: &Path) -> String {
             "cost",
             info.cost_usd.map_or_else(
                 || "unknown (no price for the model)".to_string(),
-                crate::protocol::usd,
+                miniagent_protocol::usd,
             ),
         ),
         ("messages", info.messages.to_string()),
@@ -199,7 +199,7 @@ fn conversation_text(out: &mut String, conversation: &Conversation, ends: &CallE
             blank_line(out);
             out.push_str(&format!(
                 "┌ summary of messages {} ({what}{digest}):\n",
-                crate::protocol::message_range(s.start as u64, s.end as u64)
+                miniagent_protocol::message_range(s.start as u64, s.end as u64)
             ));
             for line in s.text.lines() {
                 out.push_str(&format!("│ {line}\n"));

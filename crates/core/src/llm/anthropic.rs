@@ -9,8 +9,8 @@ use super::{
     PromptCache, ReplyBudget, Usage, open_stream, parse_tool_arguments, transport_error,
 };
 use super::{ModelConfig, Provider, ProviderSpec};
-use crate::protocol::StopReason;
-use crate::protocol::message::{ContentBlock, Message, Role};
+use miniagent_protocol::StopReason;
+use miniagent_protocol::message::{ContentBlock, Message, Role};
 
 /// Client for the Anthropic Messages API and compatible endpoints (MiniMax `/anthropic`).
 pub struct AnthropicClient {

@@ -23,8 +23,8 @@ use futures_util::Stream;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::StopReason;
-use crate::protocol::message::{ContentBlock, Message};
+use miniagent_protocol::StopReason;
+use miniagent_protocol::message::{ContentBlock, Message};
 
 /// `[model]`: which model, where, and how to talk to it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -506,7 +506,7 @@ pub(crate) fn clean_excerpt(body: &[u8], html: bool) -> String {
     let text = if html { html_text(&text) } else { text.into_owned() };
     // Escape sequences go whole (a title's text, a screen clear's parameters), not only
     // their control characters.
-    let text = crate::terminal_text::clean(&text);
+    let text = miniagent_text::clean(&text);
     let mut out = String::new();
     let mut chars = 0;
     let mut space = false;

@@ -14,8 +14,8 @@ use super::{
     PromptCache, ReplyBudget, Usage, endpoint, open_stream, parse_tool_arguments, transport_error,
 };
 use super::{ModelConfig, Provider, ProviderSpec, ReasoningField};
-use crate::protocol::StopReason;
-use crate::protocol::message::ContentBlock;
+use miniagent_protocol::StopReason;
+use miniagent_protocol::message::ContentBlock;
 
 /// Client for OpenAI Chat Completions and compatible endpoints.
 pub struct OpenAiClient {
@@ -449,7 +449,7 @@ impl SseDecoder for OpenAiDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::message::{Message, Role};
+    use miniagent_protocol::message::{Message, Role};
     use pretty_assertions::assert_eq;
 
     fn feed(decoder: &mut OpenAiDecoder, chunks: &[Value]) -> Vec<ModelEvent> {

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::protocol::{Event, PlayState, PlaybackStatus};
 use crate::session::{Loaded, Record};
 use crate::tools::output::HeadTailBuffer;
+use miniagent_protocol::{Event, PlayState, PlaybackStatus};
 
 /// Playback speeds, slowest first.
 pub const SPEEDS: [f64; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];

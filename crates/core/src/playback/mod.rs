@@ -20,11 +20,11 @@ use tokio::sync::mpsc;
 pub use clock::{Clock, GAP_CAP, Played, SPEEDS};
 
 use crate::agent::{AgentHandle, Restored};
-use crate::protocol::{
-    Event, HistorySnapshot, Op, PlayState, PlaybackControl, PlaybackStatus, RecordingInfo,
-};
 use crate::session::{Loaded, Record};
 use crate::tokens::TokenCounter;
+use miniagent_protocol::{
+    Event, HistorySnapshot, Op, PlayState, PlaybackControl, PlaybackStatus, RecordingInfo,
+};
 
 /// The step limit shown until the log's first step says what it was (the built-in default).
 const UNKNOWN_MAX_STEPS: u32 = 50;

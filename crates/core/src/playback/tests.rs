@@ -7,8 +7,8 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::agent::context::{Change, Summary};
 use crate::agent::history::Message;
-use crate::protocol::{HistoryEntryKind, StopReason};
 use crate::session::{FORMAT, Header};
+use miniagent_protocol::{HistoryEntryKind, StopReason};
 
 /// The status of the four-event turn of [`one_turn`] (1.8 s long).
 fn status(state: PlayState, speed: f64, played: usize, position_ms: u64) -> PlaybackStatus {
@@ -145,7 +145,7 @@ fn a_calls_recorded_output_plays_just_before_it_ends() {
                 id: "c1".into(),
                 name: "bash".into(),
                 ok: true,
-                outcome: crate::protocol::ToolOutcome::Ok,
+                outcome: miniagent_protocol::ToolOutcome::Ok,
                 duration_ms: 200,
                 output_preview: "1".into(),
                 output: "1\n…\n100\n".into(),
@@ -421,7 +421,7 @@ fn a_replay_answers_the_inspector_and_the_notes_and_refuses_the_rest() {
         Op::ClearHistory,
         Op::CompactNow,
         Op::SetApprovalMode {
-            mode: crate::protocol::ApprovalMode::FullAuto,
+            mode: miniagent_protocol::ApprovalMode::FullAuto,
         },
         Op::Resume {
             path: "/elsewhere.jsonl".into(),

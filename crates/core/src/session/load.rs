@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{FORMAT, Header, Record, SessionError};
-use crate::protocol::message::{ContentBlock, Message, Role};
-use crate::protocol::{Event, ToolOutcome};
 use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
 use crate::tools::paths::{Access, Workspace};
+use miniagent_protocol::message::{ContentBlock, Message, Role};
+use miniagent_protocol::{Event, ToolOutcome};
 
 /// The result text a call gets when the session ended while it ran.
 pub const ENDED_WHILE_RUNNING: &str = "interrupted: miniagent stopped while this call was running";
@@ -379,9 +379,9 @@ pub fn first_prompt(messages: &[Message]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::agent::Restored;
-    use crate::protocol::record::Change;
     use crate::tokens::Encoding;
     use crate::tokens::TokenCounter;
+    use miniagent_protocol::record::Change;
     use pretty_assertions::assert_eq;
 
     fn header_line() -> String {

@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::store::{self, SessionInfo};
 use super::{Header, Loaded, Record, SessionError, now_ms};
-use crate::protocol::record::Change;
-use crate::protocol::{Decision, Event};
 use crate::secrets::Secrets;
 use crate::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
+use miniagent_protocol::record::Change;
+use miniagent_protocol::{Decision, Event};
 
 /// Streamed text arriving within this many milliseconds is recorded as one delta, so a
 /// replay still streams but the log holds a line per moment rather than per token.
@@ -514,7 +514,7 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::message::Message;
+    use miniagent_protocol::message::Message;
     use pretty_assertions::assert_eq;
 
     fn scratch(name: &str) -> PathBuf {
@@ -605,7 +605,7 @@ mod tests {
             id: id.into(),
             name: "bash".into(),
             ok: true,
-            outcome: crate::protocol::ToolOutcome::Ok,
+            outcome: miniagent_protocol::ToolOutcome::Ok,
             duration_ms: 1,
             output_preview: output.into(),
             output: output.into(),

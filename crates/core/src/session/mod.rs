@@ -14,9 +14,9 @@ pub mod store;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::message::{ContentBlock, Message};
-use crate::protocol::record::{Change, Summary};
-use crate::protocol::{Decision, Event};
+use miniagent_protocol::message::{ContentBlock, Message};
+use miniagent_protocol::record::{Change, Summary};
+use miniagent_protocol::{Decision, Event};
 
 pub use error::SessionError;
 pub use load::{Loaded, load};

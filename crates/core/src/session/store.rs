@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{Header, Loaded, Record, SessionError};
-use crate::protocol::Event;
+use miniagent_protocol::Event;
 
 /// The folder of session logs: `$MINIAGENT_DATA_DIR/sessions`, else the platform's data
 /// folder (`~/.local/share/miniagent/sessions` on Linux).
@@ -134,7 +134,7 @@ impl SessionInfo {
             } => {
                 // A hostile log's figures cannot overflow, nor show a cost that makes no sense.
                 self.tokens = total_input_tokens.saturating_add(*total_output_tokens);
-                self.cost_usd = crate::protocol::sane_cost(*cost_usd);
+                self.cost_usd = miniagent_protocol::sane_cost(*cost_usd);
             }
             _ => {}
         }
@@ -148,7 +148,7 @@ impl SessionInfo {
 
     /// The first prompt on one line, at most `width` characters.
     pub fn title(&self, width: usize) -> String {
-        let text = crate::terminal_text::clean(self.first_prompt.as_deref().unwrap_or("(no prompt)"));
+        let text = miniagent_text::clean(self.first_prompt.as_deref().unwrap_or("(no prompt)"));
         let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if line.chars().count() <= width {
             return line;

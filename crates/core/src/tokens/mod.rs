@@ -14,12 +14,12 @@ use ranks::Ranks;
 use tiktoken_rs::CoreBPE;
 
 use crate::llm::ToolSpec;
-use crate::protocol::message::{ContentBlock, Message};
+use miniagent_protocol::message::{ContentBlock, Message};
 
 /// Framing tokens each message costs on the wire (role, separators).
 pub const PER_MESSAGE_TOKENS: u64 = 4;
 
-pub use crate::protocol::Encoding;
+pub use miniagent_protocol::Encoding;
 
 static CL100K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks"));
 static O200K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks"));

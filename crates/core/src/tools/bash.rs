@@ -19,7 +19,7 @@ use super::sandbox::Confinement;
 use super::spill::SpillWriter;
 use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use crate::config::BashSettings;
-use crate::protocol::{ApprovalRequest, ApprovalRule};
+use miniagent_protocol::{ApprovalRequest, ApprovalRule};
 
 /// How long to keep reading after the shell exited, for output still in the pipes.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);

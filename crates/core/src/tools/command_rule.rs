@@ -26,7 +26,7 @@
 //! runs the tests and build scripts, `git commit` runs the repository's hooks. That is
 //! what approving the program means, and the README says so.
 
-use crate::protocol::ApprovalRule;
+use miniagent_protocol::ApprovalRule;
 
 /// `text` as one shell word (for a command line shown to a person or the model): as it is when that is safe, else in single quotes.
 pub fn shell_word(text: &str) -> String {

@@ -11,7 +11,7 @@ use super::output::cap_text;
 use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
 use super::read::has_hole;
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
-use crate::protocol::ApprovalRequest;
+use miniagent_protocol::ApprovalRequest;
 
 /// Context lines around each change in diffs.
 const DIFF_CONTEXT: usize = 3;

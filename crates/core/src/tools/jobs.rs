@@ -61,7 +61,7 @@ struct Job {
 }
 
 /// A job's whole output as the model reads it, saved as it comes: whole lines made what
-/// a terminal would show ([`crate::terminal_text::for_model`]), up to the saved output's
+/// a terminal would show ([`miniagent_text::for_model`]), up to the saved output's
 /// limits ([`super::spill::MAX_SAVED_BYTES`] and its tail).
 struct JobLog {
     /// `None` once the job ended and the file was closed.
@@ -110,7 +110,7 @@ impl JobLog {
     fn write(&mut self, run: &[u8]) {
         let Some(spill) = self.spill.as_mut() else { return };
         let text = String::from_utf8_lossy(run);
-        spill.push(crate::terminal_text::for_model(&text).as_bytes());
+        spill.push(miniagent_text::for_model(&text).as_bytes());
         match spill.path() {
             None => self.path = None,
             Some(path) if self.path.is_none() => self.path = Some(path.to_path_buf()),

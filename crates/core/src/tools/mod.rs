@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::ToolSpec;
-use crate::protocol::{ApprovalRequest, ApprovalRule, CallId, Event, ToolInfo};
+use miniagent_protocol::{ApprovalRequest, ApprovalRule, CallId, Event, ToolInfo};
 use paths::Workspace;
 
 /// Why a call cannot succeed (arguments the schema refuses, a path outside the workspace,
@@ -74,7 +74,7 @@ impl std::fmt::Display for ToolEffect {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResultText {
     /// Output meant for a terminal (commands, servers, messages): the model gets what a
-    /// terminal would show, without escape sequences ([`crate::terminal_text::for_model`]).
+    /// terminal would show, without escape sequences ([`miniagent_text::for_model`]).
     TerminalOutput,
     /// A file's own text: kept as it is, so an edit can quote it back exactly.
     FileContent,

@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 use super::at;
 use super::files::{now_iso8601, write_atomic_in};
 use super::{Tool, ToolContext, ToolEffect, ToolOutput};
-use crate::protocol::ApprovalRequest;
+use miniagent_protocol::ApprovalRequest;
 
 /// The notes file, relative to the workspace.
 pub const NOTES_FILE: &str = ".agent_memory.json";

@@ -50,9 +50,9 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 
 use crate::config::{ApprovalMode, BashSettings};
-use crate::protocol::SandboxState;
+use miniagent_protocol::SandboxState;
 
-pub use crate::protocol::SandboxSetting;
+pub use miniagent_protocol::SandboxSetting;
 
 /// Whether a command started in `mode` is sandboxed under `setting` (kernel permitting).
 pub fn applies(setting: SandboxSetting, mode: ApprovalMode) -> bool {

@@ -3,7 +3,7 @@
 //! is applied to it, and the handler returns an [`Outcome`], whether the screen changed
 //! and the [`Action`]s the loop is to carry out, in order.
 
-use crate::protocol::Op;
+use miniagent_protocol::Op;
 
 /// One thing the event loop is asked to do.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 //! result the timeline let go of. The workbench reads none of the agent's files itself.
 
 use super::App;
-use crate::protocol::{CallEffect, Event, RecordedOutput};
-use crate::tui::conversation::NoticeKind;
-use crate::tui::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
+use crate::conversation::NoticeKind;
+use crate::output_buffer::{FINISHED_OUTPUT_BYTES, OutputBuffer};
+use miniagent_protocol::{CallEffect, Event, RecordedOutput};
 
 impl App {
     /// Marks the files a finished call changed.

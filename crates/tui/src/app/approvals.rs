@@ -14,11 +14,11 @@ pub struct PendingApproval {
     /// The request as plain text, drawn when `request` is `None` (an older log).
     pub preview: String,
     /// What is asked about, as the agent described it.
-    pub request: Option<crate::protocol::ApprovalRequest>,
+    pub request: Option<miniagent_protocol::ApprovalRequest>,
     /// Why the person is asked although a rule would have let it run.
     pub notes: Vec<String>,
     /// What `a` (approve for the session) remembers; `None`: this call only.
-    pub session_rule: Option<crate::protocol::ApprovalRule>,
+    pub session_rule: Option<miniagent_protocol::ApprovalRule>,
     /// From when keys answer it: set when its dialog is first drawn, and pushed back by
     /// keys pressed before then. `None`: not on screen yet.
     pub armed_at: Option<Instant>,
@@ -39,9 +39,9 @@ impl PendingApproval {
         id: String,
         name: String,
         preview: String,
-        request: Option<crate::protocol::ApprovalRequest>,
+        request: Option<miniagent_protocol::ApprovalRequest>,
         notes: Vec<String>,
-        session_rule: Option<crate::protocol::ApprovalRule>,
+        session_rule: Option<miniagent_protocol::ApprovalRule>,
         in_step: Option<(usize, usize)>,
     ) -> Self {
         Self {

@@ -25,7 +25,7 @@ use super::theme::Theme;
 use super::thinking::ThinkingPane;
 use super::timeline::{CallStatus, Timeline};
 use super::tree::FileTree;
-use crate::protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, SandboxState, ToolInfo};
+use miniagent_protocol::{ApprovalMode, ApprovalRule, Event, HistorySnapshot, Op, SandboxState, ToolInfo};
 
 /// Finished calls whose results the timeline keeps in memory when the session is
 /// recorded; older ones are read back from the log when opened.
@@ -173,7 +173,7 @@ pub struct App {
     pub side: SidePanes,
     /// Below 120 columns: the side pane shown as an overlay, if any.
     pub side_popup: Option<Pane>,
-    pub overlays: Vec<Box<dyn crate::tui::layer::Layer<State = App>>>,
+    pub overlays: Vec<Box<dyn crate::layer::Layer<State = App>>>,
     pub approvals: VecDeque<PendingApproval>,
     /// The tool calls of the model's latest reply, by id, in order.
     pub(crate) step_calls: Vec<String>,
@@ -217,11 +217,11 @@ pub struct App {
     /// app immutably).
     pub(crate) areas: RefCell<Areas>,
     /// MCP servers and their states, by name.
-    pub mcp: BTreeMap<String, crate::protocol::McpState>,
+    pub mcp: BTreeMap<String, miniagent_protocol::McpState>,
     /// The ready servers whose tools are held back from the model, and what it found.
-    pub mcp_deferred: Vec<crate::protocol::DeferredServer>,
+    pub mcp_deferred: Vec<miniagent_protocol::DeferredServer>,
     /// The skills the agent can load, and problems finding them.
-    pub skills: Vec<crate::protocol::SkillInfo>,
+    pub skills: Vec<miniagent_protocol::SkillInfo>,
     pub skill_warnings: Vec<String>,
     /// The latest history snapshot from the agent (for the inspector and `/stats`).
     pub history: Option<HistorySnapshot>,
@@ -231,7 +231,7 @@ pub struct App {
     pub sessions_dir: Option<PathBuf>,
     /// Set while a recorded session plays back: what the input box shows instead of a
     /// prompt. The workbench then sends nothing anywhere.
-    pub replay: Option<crate::protocol::PlaybackStatus>,
+    pub replay: Option<miniagent_protocol::PlaybackStatus>,
     /// `HOME`, shown as `~` in the title bar's workspace.
     pub home: Option<String>,
     /// A replay's clock: the moment its start is shown at (the app's `now` is this plus
@@ -454,7 +454,7 @@ impl App {
                     total_cache_read: total_cache_read_tokens,
                     total_cache_write: total_cache_write_tokens,
                     // What a recording says is shown only when it makes sense.
-                    cost: crate::protocol::sane_cost(cost_usd),
+                    cost: miniagent_protocol::sane_cost(cost_usd),
                     ..self.tokens
                 };
             }
@@ -471,7 +471,7 @@ impl App {
                     input: input_tokens,
                     output: output_tokens,
                     cache_read: cache_read_tokens,
-                    cost: crate::protocol::sane_cost(cost_usd),
+                    cost: miniagent_protocol::sane_cost(cost_usd),
                 });
             }
             Event::Retrying {
@@ -496,19 +496,19 @@ impl App {
             Event::SubAgent { agent, event, .. } => self.on_sub_agent_event(&agent, *event),
             Event::McpServerStatus { server, state } => {
                 match &state {
-                    crate::protocol::McpState::Failed { reason } => {
+                    miniagent_protocol::McpState::Failed { reason } => {
                         self.notice(
                             NoticeKind::Warning,
                             format!("MCP server `{server}` failed: {reason}"),
                         );
                     }
-                    crate::protocol::McpState::Ready { tools } => {
+                    miniagent_protocol::McpState::Ready { tools } => {
                         self.notice(
                             NoticeKind::Info,
                             format!("MCP server `{server}` ready with {} tools", tools.len()),
                         );
                     }
-                    crate::protocol::McpState::Connecting | crate::protocol::McpState::Disabled => {}
+                    miniagent_protocol::McpState::Connecting | miniagent_protocol::McpState::Disabled => {}
                 }
                 self.mcp.insert(server, state);
             }
@@ -576,8 +576,10 @@ impl App {
                     };
                 }
                 let (kind, what) = match outcome {
-                    crate::protocol::CompactionOutcome::Failed => (NoticeKind::Warning, "compaction failed"),
-                    crate::protocol::CompactionOutcome::Cancelled => {
+                    miniagent_protocol::CompactionOutcome::Failed => {
+                        (NoticeKind::Warning, "compaction failed")
+                    }
+                    miniagent_protocol::CompactionOutcome::Cancelled => {
                         (NoticeKind::Info, "compaction cancelled")
                     }
                 };
@@ -712,7 +714,7 @@ impl App {
     }
 }
 
-impl crate::tui::popup::Themed for App {
+impl crate::popup::Themed for App {
     fn theme(&self) -> &Theme {
         &self.theme
     }

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Action, App, AppSettings, Pane, Playback, SessionView};
-use crate::protocol::{ApprovalMode, Op, PlaybackStatus, RecordingInfo};
-use crate::tui::conversation::NoticeKind;
+use crate::conversation::NoticeKind;
+use miniagent_protocol::{ApprovalMode, Op, PlaybackStatus, RecordingInfo};
 
 impl App {
     /// A workbench for replaying `recording`, standing at `status` (what the core's
@@ -78,7 +78,7 @@ impl App {
     }
 
     /// A recorded event came due `at_ms` into the replay.
-    pub(crate) fn replayed(&mut self, at_ms: u64, event: crate::protocol::Event) -> bool {
+    pub(crate) fn replayed(&mut self, at_ms: u64, event: miniagent_protocol::Event) -> bool {
         self.now = self.replay_origin + Duration::from_millis(at_ms);
         self.apply_recorded(event, Playback::Replay)
     }
@@ -98,7 +98,7 @@ impl App {
             return Some(true);
         }
         if ctrl_c || approval || (self.overlays.is_empty() && !typing) {
-            let replay = crate::tui::replay::REPLAY.iter();
+            let replay = crate::replay::REPLAY.iter();
             if let Some(binding) = replay.clone().find(|binding| (binding.takes)(key)) {
                 match (binding.control)(key) {
                     Some(control) => self.request(Action::Send(Op::Playback { control })),
@@ -108,7 +108,7 @@ impl App {
             }
             // Only `/` starts typing in a replay (a command); other letters are neither
             // controls nor anything to send.
-            let letter = crate::tui::keys::types_char(key) && key.code != KeyCode::Char('/');
+            let letter = crate::keys::types_char(key) && key.code != KeyCode::Char('/');
             if letter && !typing && self.overlays.is_empty() {
                 return Some(false);
             }

@@ -1,15 +1,15 @@
 //! A recorded session in the workbench. Resuming one (`--resume` at start, or `/resume`)
 //! asks the agent to continue it; the agent sends back the session's recorded events
 //! ([`Event::HistoryRestored`]) and the panes are filled from them. Replay feeds the
-//! same events one at a time (`tui::replay`).
+//! same events one at a time (`crate::replay`).
 
 use std::time::Instant;
 
 use super::{Activity, App, Stats, TokenFigures};
-use crate::protocol::Event;
-use crate::tui::conversation::Conversation;
-use crate::tui::thinking::ThinkingPane;
-use crate::tui::timeline::Timeline;
+use crate::conversation::Conversation;
+use crate::thinking::ThinkingPane;
+use crate::timeline::Timeline;
+use miniagent_protocol::Event;
 
 /// What a recorded event is shown for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::App;
-use crate::protocol::ApprovalMode;
-use crate::tui::palette::ColorDepth;
-use crate::tui::theme::Theme;
+use crate::palette::ColorDepth;
+use crate::theme::Theme;
+use miniagent_protocol::ApprovalMode;
 
 /// The settings the app is built with.
 pub struct AppSettings {

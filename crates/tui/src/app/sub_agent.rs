@@ -2,9 +2,9 @@
 //! queue; the rest stays out of the main conversation.
 
 use super::{Activity, App, PendingApproval};
-use crate::protocol::Event;
-use crate::tui::conversation::NoticeKind;
-use crate::tui::timeline::CallStatus;
+use crate::conversation::NoticeKind;
+use crate::timeline::CallStatus;
+use miniagent_protocol::Event;
 
 impl App {
     /// A sub-agent's event: its tool calls join the timeline beneath the delegate call,

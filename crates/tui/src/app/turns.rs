@@ -2,7 +2,7 @@
 //! messages back to the input when a turn is stopped.
 
 use super::{Activity, App, Pane};
-use crate::protocol::Op;
+use miniagent_protocol::Op;
 
 impl App {
     pub(crate) fn end_turn(&mut self) {

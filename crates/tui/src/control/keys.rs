@@ -8,13 +8,13 @@ use crossterm::event::{
 use ratatui::layout::Position;
 
 use crate::app::{Activity, App, Outcome, Pane};
-use crate::protocol::{Decision, Op};
-use crate::tui::conversation::NoticeKind;
-use crate::tui::input::InputAction;
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext, types_char};
-use crate::tui::theme::Theme;
-use crate::tui::tree::TreeAction;
+use crate::conversation::NoticeKind;
+use crate::input::InputAction;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext, types_char};
+use crate::theme::Theme;
+use crate::tree::TreeAction;
+use miniagent_protocol::{Decision, Op};
 
 /// The largest paste the input takes. More is far beyond any model's context window, and
 /// laying out megabytes in the input box would stall the workbench for seconds.
@@ -158,7 +158,7 @@ impl App {
             return true;
         }
         if let Some(top) = self.overlays.last_mut() {
-            let servers: Vec<(String, crate::protocol::McpState)> = self
+            let servers: Vec<(String, miniagent_protocol::McpState)> = self
                 .mcp
                 .iter()
                 .map(|(name, state)| (name.clone(), state.clone()))
@@ -185,9 +185,7 @@ impl App {
                 OverlayAction::Changed => return true,
                 OverlayAction::Close => {
                     let closed = self.overlays.pop();
-                    if closed
-                        .is_some_and(|layer| layer.as_any().is::<crate::tui::layers::first_run::FirstRun>())
-                    {
+                    if closed.is_some_and(|layer| layer.as_any().is::<crate::layers::first_run::FirstRun>()) {
                         // The key that closed the welcome panel does what it does elsewhere.
                         match key.code {
                             KeyCode::F(1) => self.open_help(),
@@ -240,7 +238,7 @@ impl App {
                 return false;
             }
         }
-        if let Some(changed) = crate::tui::bindings::dispatch(crate::tui::bindings::WORKBENCH, self, key) {
+        if let Some(changed) = crate::bindings::dispatch(crate::bindings::WORKBENCH, self, key) {
             return changed;
         }
         self.pane_key(key)
@@ -272,7 +270,7 @@ impl App {
             }
             return true;
         }
-        match crate::tui::bindings::dispatch(crate::tui::bindings::APPROVAL, self, key) {
+        match crate::bindings::dispatch(crate::bindings::APPROVAL, self, key) {
             Some(changed) => changed,
             // A letter that answers nothing is the person writing: it goes to the input,
             // and the dialog waits until they stop (the dialog says why an answer letter
@@ -345,7 +343,7 @@ impl App {
     /// now, before the next frame, so a key that comes first (F4 right after a resize)
     /// acts on the layout it will be drawn in.
     pub(crate) fn resized(&mut self, width: u16) {
-        let narrow = width < crate::tui::layout::WIDE_COLUMNS;
+        let narrow = width < crate::layout::WIDE_COLUMNS;
         self.areas.borrow_mut().narrow = narrow;
         if !narrow {
             // A pane open over the conversation joins the wide layout, keeping the keys.
@@ -553,7 +551,7 @@ impl App {
                 TreeAction::Ignored => self.type_into_input(key),
                 TreeAction::Changed => true,
                 TreeAction::Open(path) => {
-                    crate::tui::layers::file_preview::open(self, &path);
+                    crate::layers::file_preview::open(self, &path);
                     true
                 }
             },
@@ -571,9 +569,7 @@ impl App {
                 // The log has it: the agent reads it back and the view fills in.
                 self.send(Op::RecordedCall { id: call_id.clone() });
             }
-            self.open_layer(Box::new(crate::tui::layers::tool_detail::ToolDetail::new(
-                call_id,
-            )));
+            self.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::new(call_id)));
         }
     }
 
@@ -624,7 +620,7 @@ impl App {
     pub(crate) fn submit_text(&mut self, text: String) {
         let trimmed = text.trim();
         if trimmed.starts_with('/') {
-            crate::tui::commands::run(self, trimmed);
+            crate::commands::run(self, trimmed);
             return;
         }
         if self.replay.is_some() {
@@ -666,7 +662,7 @@ impl App {
         self.set_theme(theme);
         self.theme_name = name.to_string();
         let saved = match &self.config_dir {
-            Some(dir) => crate::api::save_setting(dir, "ui", "theme", name)
+            Some(dir) => miniagent_api::save_setting(dir, "ui", "theme", name)
                 .map(|path| format!("theme {name}, saved in {}", path.display()))
                 .map_err(|err| err.to_string()),
             None => Err("there is no config folder to save it in".to_string()),
@@ -714,7 +710,7 @@ impl App {
                 match pane {
                     Pane::Tree => {
                         if let TreeAction::Open(path) = self.tree.on_click(inner_row) {
-                            crate::tui::layers::file_preview::open(self, &path);
+                            crate::layers::file_preview::open(self, &path);
                         }
                     }
                     Pane::Timeline => {

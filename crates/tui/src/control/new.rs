@@ -9,11 +9,11 @@ use crate::app::{Activity, App, SessionView, SidePanes, Stats, TokenFigures};
 use crate::conversation::Conversation;
 use crate::input::InputBox;
 use crate::panes::{Areas, Pane};
-use crate::protocol::ApprovalMode;
 use crate::theme::Theme;
 use crate::thinking::ThinkingPane;
 use crate::timeline::Timeline;
 use crate::tree::FileTree;
+use miniagent_protocol::ApprovalMode;
 
 impl App {
     pub fn new(

@@ -2,14 +2,14 @@
 //! fresh history snapshots while one shows them.
 
 use crate::app::App;
-use crate::protocol::Op;
-use crate::tui::layers::Layer;
-use crate::tui::layers::history::HistoryInspector;
+use crate::layers::Layer;
+use crate::layers::history::HistoryInspector;
+use miniagent_protocol::Op;
 
 impl App {
     /// Opens the help over whatever shows.
     pub(crate) fn open_help(&mut self) {
-        crate::tui::help::open(self);
+        crate::help::open(self);
     }
 
     /// Puts `layer` on top of the stack: it gets the keys first and is drawn last.
@@ -36,7 +36,7 @@ impl App {
 
     /// Opens `/stats`, asking for a fresh snapshot for its history figures.
     pub fn open_stats(&mut self) {
-        crate::tui::layers::stats::open(self);
+        crate::layers::stats::open(self);
     }
 
     /// Asks for a new snapshot when an open overlay shows one (the history just changed).
@@ -54,7 +54,7 @@ impl App {
     }
 
     /// Opens the welcome panel: no model is set up, and `first_run` says why.
-    pub fn show_welcome(&mut self, first_run: crate::tui::layers::first_run::FirstRun) {
+    pub fn show_welcome(&mut self, first_run: crate::layers::first_run::FirstRun) {
         self.welcome = Some(first_run.clone());
         self.open_layer(Box::new(first_run));
     }
@@ -67,7 +67,7 @@ impl App {
         for layer in &mut self.overlays {
             if let Some(first_run) = layer
                 .as_any_mut()
-                .downcast_mut::<crate::tui::layers::first_run::FirstRun>()
+                .downcast_mut::<crate::layers::first_run::FirstRun>()
             {
                 first_run.local_server = Some(found.clone());
             }

@@ -3,12 +3,11 @@
 
 use std::path::Path;
 
-use crate::api;
 use crate::app::{App, Outcome};
 use crate::conversation::NoticeKind;
 use crate::layers::resume_question::ResumeQuestion;
 use crate::layers::sessions::SessionPicker;
-use crate::protocol::Op;
+use miniagent_protocol::Op;
 
 impl App {
     /// `/resume`: the picker of recorded sessions (listed now; each is a small file).
@@ -43,7 +42,7 @@ impl App {
             );
             return;
         }
-        let origin = match api::log_origin(path, self.sessions_dir.as_deref()) {
+        let origin = match miniagent_api::log_origin(path, self.sessions_dir.as_deref()) {
             Ok(origin) => origin,
             Err(why) => {
                 self.notice(NoticeKind::Error, format!("cannot resume: {why}"));

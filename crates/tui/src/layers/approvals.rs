@@ -6,13 +6,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::Layer;
-use crate::protocol::Op;
-use crate::tui::app::App;
-use crate::tui::command::Command;
-use crate::tui::keys::OverlayContext;
-use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::popup::centered;
-use crate::tui::popup::popup;
+use crate::app::App;
+use crate::command::Command;
+use crate::keys::OverlayContext;
+use crate::keys::{KeyHint, OverlayAction};
+use crate::popup::centered;
+use crate::popup::popup;
+use miniagent_protocol::Op;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -29,7 +29,7 @@ pub struct ApprovalsLayer {
 }
 
 impl Layer for ApprovalsLayer {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Remembered approvals".to_string()

@@ -7,11 +7,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::{Layer, text_area};
-use crate::tui::app::App;
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
-use crate::tui::popup::popup;
-use crate::tui::tree::{FilePreview, PreviewAction};
+use crate::app::App;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext};
+use crate::popup::popup;
+use crate::tree::{FilePreview, PreviewAction};
 
 /// The preview of one file, titled with its path in the workspace.
 pub struct FilePreviewLayer {
@@ -35,7 +35,7 @@ fn action(action: PreviewAction) -> OverlayAction {
 }
 
 impl Layer for FilePreviewLayer {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         self.title.clone()

@@ -9,11 +9,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
-use crate::tui::popup::{centered, popup};
-use crate::tui::text::wrap;
-use crate::tui::theme::Theme;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext};
+use crate::popup::{centered, popup};
+use crate::text::wrap;
+use crate::theme::Theme;
 
 /// Where local OpenAI-compatible servers usually listen.
 pub const LOCAL_SERVERS: [&str; 2] = ["http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1"];
@@ -116,10 +116,10 @@ pub async fn probe_local_servers() -> Option<(String, String)> {
 
 /// The panel's facts are the app's (it opens the panel again when a prompt cannot be
 /// sent); this file draws them and takes the keys.
-pub use crate::tui::app::FirstRun;
+pub use crate::app::FirstRun;
 
-impl crate::tui::layers::Layer for FirstRun {
-    type State = crate::tui::app::App;
+impl crate::layers::Layer for FirstRun {
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Welcome to miniagent".to_string()
@@ -156,7 +156,7 @@ impl crate::tui::layers::Layer for FirstRun {
         }
     }
 
-    fn render(&self, app: &crate::tui::app::App, size: Rect, buf: &mut Buffer) {
+    fn render(&self, app: &crate::app::App, size: Rect, buf: &mut Buffer) {
         let lines = lines(self, &app.theme);
         let width = 90.min(size.width);
         let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();

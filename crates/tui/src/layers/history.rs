@@ -11,12 +11,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-pub use crate::protocol::message_range;
-use crate::protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, Op, SummaryDetail};
-use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::popup::{clear_for_popup, tokens};
-use crate::tui::text::wrap::{display_width, truncate, wrap_lines};
-use crate::tui::theme::Theme;
+use crate::keys::{KeyHint, OverlayAction};
+use crate::popup::{clear_for_popup, tokens};
+use crate::text::wrap::{display_width, truncate, wrap_lines};
+use crate::theme::Theme;
+pub use miniagent_protocol::message_range;
+use miniagent_protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, Op, SummaryDetail};
 
 /// The inspector's keys, for the bottom bar and the help overlay (closing first, so it
 /// stays in the bottom bar at 80 columns).
@@ -480,7 +480,7 @@ fn header_line(
     }
     let line = Line::from(spans);
     if line.width() > width {
-        return Line::from(crate::tui::text::wrap::truncate_spans(&line.spans, width));
+        return Line::from(crate::text::wrap::truncate_spans(&line.spans, width));
     }
     line
 }
@@ -558,7 +558,7 @@ fn entry_title(entry: &HistoryEntry) -> String {
 
 /// "message 6", "messages 6–9".
 fn range(detail: &SummaryDetail) -> String {
-    crate::protocol::messages_named(detail.start, detail.end)
+    miniagent_protocol::messages_named(detail.start, detail.end)
 }
 
 fn pad(text: &str, width: usize) -> String {
@@ -608,7 +608,7 @@ fn body_lines(body: &str, theme: &Theme) -> Vec<Line<'static>> {
     let mut in_thinking = false;
     let mut lines = Vec::new();
     for raw in body.lines() {
-        let text = crate::tui::text::wrap::expand_tabs(raw, 4);
+        let text = crate::text::wrap::expand_tabs(raw, 4);
         let style: Style = match text.as_str() {
             "[thinking]" => {
                 in_thinking = true;
@@ -627,18 +627,18 @@ fn body_lines(body: &str, theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-impl crate::tui::layers::Layer for HistoryInspector {
-    type State = crate::tui::app::App;
+impl crate::layers::Layer for HistoryInspector {
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         INSPECTOR_TITLE.to_string()
     }
 
-    fn key_hints(&self) -> Vec<crate::tui::keys::KeyHint> {
+    fn key_hints(&self) -> Vec<crate::keys::KeyHint> {
         INSPECTOR_HINTS.to_vec()
     }
 
-    fn on_key(&mut self, key: KeyEvent, context: crate::tui::keys::OverlayContext<'_>) -> OverlayAction {
+    fn on_key(&mut self, key: KeyEvent, context: crate::keys::OverlayContext<'_>) -> OverlayAction {
         HistoryInspector::on_key(self, key, context.history)
     }
 
@@ -646,9 +646,9 @@ impl crate::tui::layers::Layer for HistoryInspector {
         self.scroll_text(lines)
     }
 
-    fn render(&self, app: &crate::tui::app::App, size: Rect, buf: &mut Buffer) {
+    fn render(&self, app: &crate::app::App, size: Rect, buf: &mut Buffer) {
         // The inspector wants the room: the list and the text side by side when wide.
-        let area = crate::tui::popup::centered(
+        let area = crate::popup::centered(
             size,
             size.width.saturating_sub(4).min(200),
             size.height.saturating_sub(2),
@@ -664,8 +664,8 @@ impl crate::tui::layers::Layer for HistoryInspector {
         true
     }
 
-    fn on_event(&mut self, event: &crate::protocol::Event) -> bool {
-        if let crate::protocol::Event::HistorySnapshot { snapshot } = event {
+    fn on_event(&mut self, event: &miniagent_protocol::Event) -> bool {
+        if let miniagent_protocol::Event::HistorySnapshot { snapshot } = event {
             self.snapshot_arrived(snapshot);
             return true;
         }

@@ -6,12 +6,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::Layer;
-use crate::tui::app::App;
-use crate::tui::command::Command;
-use crate::tui::extensions::{MCP_HINTS, mcp_key, mcp_lines};
-use crate::tui::keys::OverlayContext;
-use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::popup::popup;
+use crate::app::App;
+use crate::command::Command;
+use crate::extensions::{MCP_HINTS, mcp_key, mcp_lines};
+use crate::keys::OverlayContext;
+use crate::keys::{KeyHint, OverlayAction};
+use crate::popup::popup;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -28,7 +28,7 @@ pub struct McpLayer {
 }
 
 impl Layer for McpLayer {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "MCP servers".to_string()
@@ -46,7 +46,7 @@ impl Layer for McpLayer {
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
-        let servers: Vec<(String, crate::protocol::McpState)> = app
+        let servers: Vec<(String, miniagent_protocol::McpState)> = app
             .mcp
             .iter()
             .map(|(name, state)| (name.clone(), state.clone()))

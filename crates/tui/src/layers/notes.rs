@@ -9,13 +9,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{Layer, SCROLL_HINTS, scroll_key};
-use crate::protocol::{Event, NoteInfo, Op};
-use crate::tui::app::App;
-use crate::tui::command::Command;
-use crate::tui::keys::OverlayContext;
-use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::popup::scrolled_popup;
-use crate::tui::scroll::Scroll;
+use crate::app::App;
+use crate::command::Command;
+use crate::keys::OverlayContext;
+use crate::keys::{KeyHint, OverlayAction};
+use crate::popup::scrolled_popup;
+use crate::scroll::Scroll;
+use miniagent_protocol::{Event, NoteInfo, Op};
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -60,7 +60,7 @@ impl NotesLayer {
 }
 
 impl Layer for NotesLayer {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Notes".to_string()

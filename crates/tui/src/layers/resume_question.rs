@@ -8,11 +8,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::Layer;
-use crate::tui::app::App;
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
-use crate::tui::popup::{centered, popup};
-use crate::tui::text::wrap;
+use crate::app::App;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext};
+use crate::popup::{centered, popup};
+use crate::text::wrap;
 
 /// Continue this log here, or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub struct ResumeQuestion {
 }
 
 impl Layer for ResumeQuestion {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Continue this session here?".to_string()

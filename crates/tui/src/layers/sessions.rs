@@ -9,12 +9,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use crate::api::{self, SessionInfo};
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::OverlayAction;
-use crate::tui::popup::{clear_for_popup, tokens};
-use crate::tui::text::wrap::{display_width, truncate, wrap_lines};
-use crate::tui::theme::Theme;
+use crate::keys::KeyHint;
+use crate::keys::OverlayAction;
+use crate::popup::{clear_for_popup, tokens};
+use crate::text::wrap::{display_width, truncate, wrap_lines};
+use crate::theme::Theme;
+use miniagent_api::{self, SessionInfo};
 
 /// The picker's keys, for the bottom bar and the help overlay.
 pub const PICKER_HINTS: [KeyHint; 5] = [
@@ -66,7 +66,7 @@ pub struct SessionPicker {
 impl SessionPicker {
     /// Lists the sessions in `folder` now (each is a small `.info.json` read).
     pub fn open(folder: Option<&Path>, workspace: &str, current: Option<&str>) -> Self {
-        let sessions = api::list_sessions(folder);
+        let sessions = miniagent_api::list_sessions(folder);
         Self::new(sessions, folder.map(Path::to_path_buf), workspace, current)
     }
 
@@ -330,8 +330,8 @@ fn start_time(created: &str) -> String {
     }
 }
 
-impl crate::tui::layers::Layer for SessionPicker {
-    type State = crate::tui::app::App;
+impl crate::layers::Layer for SessionPicker {
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         PICKER_TITLE.to_string()
@@ -341,12 +341,12 @@ impl crate::tui::layers::Layer for SessionPicker {
         PICKER_HINTS.to_vec()
     }
 
-    fn on_key(&mut self, key: KeyEvent, _context: crate::tui::keys::OverlayContext<'_>) -> OverlayAction {
+    fn on_key(&mut self, key: KeyEvent, _context: crate::keys::OverlayContext<'_>) -> OverlayAction {
         SessionPicker::on_key(self, key)
     }
 
-    fn render(&self, app: &crate::tui::app::App, size: Rect, buf: &mut Buffer) {
-        let area = crate::tui::popup::centered(
+    fn render(&self, app: &crate::app::App, size: Rect, buf: &mut Buffer) {
+        let area = crate::popup::centered(
             size,
             size.width.saturating_sub(6).min(120),
             self.wanted_height().min(size.height.saturating_sub(2)),

@@ -8,13 +8,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::{Layer, SCROLL_HINTS, scroll_key};
-use crate::tui::app::App;
-use crate::tui::command::Command;
-use crate::tui::extensions::skills_lines;
-use crate::tui::keys::OverlayContext;
-use crate::tui::keys::{KeyHint, OverlayAction};
-use crate::tui::popup::scrolled_popup;
-use crate::tui::scroll::Scroll;
+use crate::app::App;
+use crate::command::Command;
+use crate::extensions::skills_lines;
+use crate::keys::OverlayContext;
+use crate::keys::{KeyHint, OverlayAction};
+use crate::popup::scrolled_popup;
+use crate::scroll::Scroll;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -36,7 +36,7 @@ pub struct SkillsLayer {
 }
 
 impl Layer for SkillsLayer {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Skills".to_string()

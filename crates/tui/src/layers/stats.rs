@@ -10,14 +10,14 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{Layer, SCROLL_HINTS, scroll_key};
-use crate::protocol::Op;
-use crate::tui::app::App;
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
-use crate::tui::layers::history::message_range;
-use crate::tui::popup::{centered, scrolled_popup, tokens};
-use crate::tui::scroll::Scroll;
-use crate::tui::text::wrap;
+use crate::app::App;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext};
+use crate::layers::history::message_range;
+use crate::popup::{centered, scrolled_popup, tokens};
+use crate::scroll::Scroll;
+use crate::text::wrap;
+use miniagent_protocol::Op;
 
 /// The `/stats` overlay.
 #[derive(Debug, Default)]
@@ -33,7 +33,7 @@ pub fn open(app: &mut App) {
 }
 
 impl Layer for Stats {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Session statistics".to_string()
@@ -191,7 +191,7 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
         row(
             "cost",
             match figures.cost {
-                Some(cost) => crate::protocol::usd(cost),
+                Some(cost) => miniagent_protocol::usd(cost),
                 None => "unknown (no [prices] entry)".to_string(),
             },
         ),
@@ -203,7 +203,7 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
                     turn.model_calls,
                     if turn.model_calls == 1 { "" } else { "s" },
                     match turn.cost {
-                        Some(cost) => crate::protocol::usd(cost),
+                        Some(cost) => miniagent_protocol::usd(cost),
                         None => format!("in {}", tokens(turn.input)),
                     }
                 ),

@@ -9,13 +9,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{Layer, SCROLL_HINTS, scroll_key, text_area};
-use crate::tui::app::App;
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
-use crate::tui::popup::scrolled_popup;
-use crate::tui::scroll::Scroll;
-use crate::tui::text::{ansi::ansi_lines, wrap};
-use crate::tui::timeline::format_duration;
+use crate::app::App;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext};
+use crate::popup::scrolled_popup;
+use crate::scroll::Scroll;
+use crate::text::{ansi::ansi_lines, wrap};
+use crate::timeline::format_duration;
 
 /// The call `call_id` of the timeline, shown whole.
 #[derive(Debug, Default)]
@@ -35,7 +35,7 @@ impl ToolDetail {
 }
 
 impl Layer for ToolDetail {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Tool call".to_string()
@@ -131,7 +131,7 @@ fn tool_detail_lines(app: &App, call_id: &str, width: u16) -> Vec<Line<'static>>
                 theme.dim,
             ),
         ]));
-        let result = crate::terminal_text::visible(result);
+        let result = miniagent_text::visible(result);
         lines.extend(wrap::wrap_lines(&ansi_lines(&result, theme), width));
     } else if call.in_log {
         // Asked of the agent when the view opened; it fills in when the answer comes.

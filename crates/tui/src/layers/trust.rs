@@ -10,11 +10,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::Layer;
-use crate::tui::app::App;
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
-use crate::tui::popup::{centered, popup};
-use crate::tui::text::wrap;
+use crate::app::App;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext};
+use crate::popup::{centered, popup};
+use crate::text::wrap;
 
 /// The question asked before a workspace's own `.miniagent/mcp.json` may start programs.
 ///
@@ -59,7 +59,7 @@ impl TrustPrompt {
 }
 
 impl Layer for TrustPrompt {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Trust this workspace?".to_string()

@@ -10,12 +10,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{Layer, SCROLL_HINTS, scroll_key};
-use crate::tui::app::App;
-use crate::tui::command::Command;
-use crate::tui::keys::KeyHint;
-use crate::tui::keys::{OverlayAction, OverlayContext};
-use crate::tui::popup::{centered, scrolled_popup};
-use crate::tui::scroll::Scroll;
+use crate::app::App;
+use crate::command::Command;
+use crate::keys::KeyHint;
+use crate::keys::{OverlayAction, OverlayContext};
+use crate::popup::{centered, scrolled_popup};
+use crate::scroll::Scroll;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -90,7 +90,7 @@ pub struct VersionLayer {
 }
 
 impl Layer for VersionLayer {
-    type State = crate::tui::app::App;
+    type State = crate::app::App;
 
     fn title(&self) -> String {
         "Version".to_string()

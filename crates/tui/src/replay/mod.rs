@@ -1,7 +1,7 @@
 //! `miniagent replay FILE`: a recorded session played back in the workbench, with no
 //! agent, no model and no network.
 //!
-//! The playback itself is the core's (`api::Recording::play`): a handle like a live
+//! The playback itself is the core's (`miniagent_api::Recording::play`): a handle like a live
 //! agent's, so the workbench runs its one event loop for both (`run::replay`). What is
 //! the workbench's is here: the replay's keys (one table that dispatch, the help and the
 //! bottom bar read) and how its status reads.
@@ -9,7 +9,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::keys::KeyHint;
-use crate::protocol::{PlayState, PlaybackControl, PlaybackStatus};
+use miniagent_protocol::{PlayState, PlaybackControl, PlaybackStatus};
 
 /// One replay key.
 #[derive(Clone, Copy, Debug)]

@@ -8,11 +8,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::api::{self, Recording, TokenCounter};
-use crate::protocol::Op;
+use crate::layers::history::HistoryInspector;
 use crate::tests::support::Player;
-use crate::tui::layers::history::HistoryInspector;
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
+use miniagent_api::{self, Recording, TokenCounter};
+use miniagent_protocol::Op;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -40,7 +40,7 @@ fn open(log: &str) -> Player {
     std::fs::create_dir_all(&dir).unwrap();
     let path: PathBuf = dir.join("session.jsonl");
     std::fs::write(&path, log).unwrap();
-    let recording = Recording::open(path.to_str().unwrap(), &api::Env::empty()).unwrap();
+    let recording = Recording::open(path.to_str().unwrap(), &miniagent_api::Env::empty()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     let playback = recording.playback().counting_with(TokenCounter::estimate_only());
     Player::playing(playback, Theme::monochrome())
@@ -147,17 +147,17 @@ fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_th
     assert_eq!(driven.app.history.as_ref().map(|h| h.entries.len()), Some(2));
     driven.on_key(key(KeyCode::Esc), now);
 
-    driven.app.focus = crate::tui::app::Pane::Conversation;
+    driven.app.focus = crate::app::Pane::Conversation;
     driven.app.submit("what next?".into());
     driven.pump(now);
     assert_eq!(
         driven.app.last_notice.as_ref().map(|(_, text)| text.as_str()),
-        Some(api::NOT_SENT)
+        Some(miniagent_api::NOT_SENT)
     );
     assert_eq!(driven.app.input.text(), "what next?", "what was typed stays");
     driven.app.input.clear();
     // Home starts the view over with the replay.
-    driven.app.focus = crate::tui::app::Pane::Input;
+    driven.app.focus = crate::app::Pane::Input;
     driven.on_key(key(KeyCode::Home), now);
     assert_eq!(driven.app.stats.turns, 1);
     assert_eq!(

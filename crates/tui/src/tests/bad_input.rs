@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use crate::app::{APPROVAL_GRACE, Pane};
 use crate::layers::first_run::FirstRun;
 use crate::layers::trust::TrustPrompt;
-use crate::protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use miniagent_protocol::{ApprovalRule, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

@@ -6,10 +6,10 @@ use crate::tests::support::{Bench, key, screen};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::app::{APPROVAL_GRACE, Action, App};
-use crate::protocol::ApprovalMode;
-use crate::protocol::{DeferredServer, Event, McpState, Op, SkillInfo};
 use crate::theme::Theme;
 use crossterm::event::KeyCode;
+use miniagent_protocol::ApprovalMode;
+use miniagent_protocol::{DeferredServer, Event, McpState, Op, SkillInfo};
 use pretty_assertions::assert_eq;
 use support::TempDir;
 
@@ -29,7 +29,7 @@ fn app_in(workspace: &TempDir) -> Bench {
         workspace: "/home/dev/project".into(),
         tools: vec![],
         session_id: None,
-        sandbox: crate::protocol::SandboxState::Enforced,
+        sandbox: miniagent_protocol::SandboxState::Enforced,
         endpoint: String::new(),
     });
     app
@@ -146,7 +146,7 @@ fn skills_overlay_keeps_the_line_breaks_of_a_multi_line_description() {
 
 #[test]
 fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
-    use crate::protocol::ToolOutcome;
+    use miniagent_protocol::ToolOutcome;
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
     let sub = |event: Event| Event::SubAgent {
@@ -215,7 +215,7 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
         app.sent,
         vec![Op::Approval {
             id: "s2".into(),
-            decision: crate::protocol::Decision::Approve
+            decision: miniagent_protocol::Decision::Approve
         }]
     );
 }

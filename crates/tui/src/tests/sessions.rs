@@ -23,12 +23,12 @@ use crate::conversation::{Entry, NoticeKind};
 use crate::layers::resume_question::ResumeQuestion;
 use crate::layers::sessions::SessionPicker;
 use crate::layers::tool_detail::ToolDetail;
-use crate::protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use crate::theme::Theme;
 use crossterm::event::KeyCode;
 use miniagent_core::agent::history::{ContentBlock, Message, Role};
 use miniagent_core::session::{self, FORMAT, Header, Record};
 use miniagent_core::tools::output::{FINISHED_OUTPUT_BYTES, HeadTailBuffer};
+use miniagent_protocol::{Decision, Event, Op, StopReason, ToolCallSummary, ToolOutcome};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::Player;
@@ -131,7 +131,7 @@ fn turn_until_bash() -> Vec<Record> {
                 workspace: WORKSPACE.into(),
                 tools: Vec::new(),
                 session_id: Some("20261122-040438-a1b2".into()),
-                sandbox: crate::protocol::SandboxState::Enforced,
+                sandbox: miniagent_protocol::SandboxState::Enforced,
                 endpoint: String::new(),
             },
         ),

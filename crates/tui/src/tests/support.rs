@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::app::{Action, App, Outcome};
-use crate::protocol::ApprovalMode;
-use crate::protocol::{Event, SandboxState, ToolInfo};
 use crate::theme::Theme;
+use miniagent_protocol::ApprovalMode;
+use miniagent_protocol::{Event, SandboxState, ToolInfo};
 
 #[path = "../../../../tests/support/tempdir.rs"]
 mod tempdir;
@@ -33,7 +33,7 @@ pub fn screen(app: &App, width: u16, height: u16) -> String {
 pub struct Bench {
     pub app: App,
     /// Every op sent to the agent, in order (a test clears it at will).
-    pub sent: Vec<crate::protocol::Op>,
+    pub sent: Vec<miniagent_protocol::Op>,
     /// Whether a handler asked to leave the workbench.
     pub quit: bool,
     /// Every action asked for, in order.
@@ -161,7 +161,7 @@ pub struct Player {
     pub app: Bench,
     pub playback: miniagent_core::playback::Playback,
     /// Every op the app sent, in order.
-    pub sent: Vec<crate::protocol::Op>,
+    pub sent: Vec<miniagent_protocol::Op>,
 }
 
 impl Player {
@@ -243,8 +243,8 @@ impl Player {
     pub fn jump_to_end(&mut self) {
         let now = Instant::now();
         let events = self.playback.on_op(
-            crate::protocol::Op::Playback {
-                control: crate::protocol::PlaybackControl::ToEnd,
+            miniagent_protocol::Op::Playback {
+                control: miniagent_protocol::PlaybackControl::ToEnd,
             },
             now,
         );

@@ -13,14 +13,14 @@ use crate::layers::first_run::FirstRun;
 use crate::layers::history::HistoryInspector;
 use crate::layers::sessions::SessionPicker;
 use crate::layers::tool_detail::ToolDetail;
-use crate::protocol::ApprovalMode;
-use crate::protocol::{
-    ApprovalRule, CompactionRecord, Decision, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op,
-    StopReason, SummaryDetail, ToolCallSummary, ToolOutcome,
-};
 use crate::render;
 use crate::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use miniagent_protocol::ApprovalMode;
+use miniagent_protocol::{
+    ApprovalRule, CompactionRecord, Decision, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, Op,
+    StopReason, SummaryDetail, ToolCallSummary, ToolOutcome,
+};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;

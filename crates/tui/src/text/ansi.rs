@@ -3,7 +3,7 @@
 //! Colour and attribute sequences (SGR) become ratatui styles. Everything else that a
 //! terminal would act on (cursor movement, erasing, titles, hyperlinks, device control
 //! strings, bells, backspaces) is removed by the rules every human-readable output shares
-//! ([`crate::terminal_text`]), so drawn output can never move the cursor or reconfigure
+//! ([`miniagent_text`]), so drawn output can never move the cursor or reconfigure
 //! the terminal. Each line is kept as a row of cells the way a terminal keeps it, so a
 //! carriage return lets later text overwrite earlier text: a progress bar shows only its
 //! final state. A cell holds one grapheme cluster, by `unicode-segmentation`'s rules (the
@@ -16,8 +16,8 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use vte::Params;
 
-use crate::terminal_text::{self, Sequences, Step};
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
+use miniagent_text::{self, Sequences, Step};
 
 const TAB_STOP: usize = 8;
 /// The bytes of marks one cell keeps (a family emoji of seven characters takes 25).
@@ -36,7 +36,7 @@ pub fn ansi_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
         Step::Char('\n') => screen.newline(),
         Step::Char('\r') => screen.column = 0,
         Step::Char('\t') => screen.tab(),
-        Step::Char(c) if terminal_text::shown(c) => screen.put(c),
+        Step::Char(c) if miniagent_text::shown(c) => screen.put(c),
         // Bells, backspaces and every other control character would act on the terminal
         // instead of showing.
         Step::Char(_) => {}
@@ -50,7 +50,7 @@ pub fn ansi_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
         } => match final_byte {
             'm' => screen.select_graphic_rendition(params),
             'K' => {
-                if let Some(mode) = terminal_text::erase_mode(params) {
+                if let Some(mode) = miniagent_text::erase_mode(params) {
                     screen.erase_in_line(mode);
                 }
             }
@@ -428,7 +428,7 @@ fn row_to_line(mut row: Vec<Cell>) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::text::wrap::test_render;
+    use crate::text::wrap::test_render;
     use pretty_assertions::assert_eq;
 
     fn texts(lines: &[Line<'_>]) -> Vec<String> {
@@ -530,7 +530,7 @@ mod tests {
             "\x1b[31mred\x1b[0m \u{9d}8;;x\u{9c}link\x1b(B\x07\x00\x7f.",
             "\x1b]0;never ends\nnext\u{2066}line",
         ] {
-            let printed: Vec<String> = terminal_text::clean(input).lines().map(str::to_string).collect();
+            let printed: Vec<String> = miniagent_text::clean(input).lines().map(str::to_string).collect();
             assert_eq!(plain(input), printed, "{input:?}");
         }
     }

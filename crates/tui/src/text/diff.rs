@@ -7,7 +7,7 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
 
 const TAB_WIDTH: usize = 4;
 
@@ -197,7 +197,7 @@ fn draw(row: Row<'_>, number_width: usize, theme: &Theme) -> Line<'static> {
                 Kind::Caption | Kind::Context | Kind::Added | Kind::Removed => theme.text,
             };
             Line::from(Span::styled(
-                crate::tui::text::wrap::expand_tabs(text, TAB_WIDTH),
+                crate::text::wrap::expand_tabs(text, TAB_WIDTH),
                 style,
             ))
         }
@@ -216,7 +216,7 @@ fn draw(row: Row<'_>, number_width: usize, theme: &Theme) -> Line<'static> {
             Line::from(vec![
                 Span::styled(gutter, theme.dim),
                 Span::styled(
-                    format!("{sign}{}", crate::tui::text::wrap::expand_tabs(text, TAB_WIDTH)),
+                    format!("{sign}{}", crate::text::wrap::expand_tabs(text, TAB_WIDTH)),
                     style,
                 ),
             ])
@@ -227,7 +227,7 @@ fn draw(row: Row<'_>, number_width: usize, theme: &Theme) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::text::wrap::test_render;
+    use crate::text::wrap::test_render;
     use pretty_assertions::assert_eq;
 
     fn texts(lines: &[Line<'_>]) -> Vec<String> {

@@ -14,7 +14,7 @@ use syntect::highlighting::{FontStyle, Style as SyntectStyle, ThemeSet};
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
 
 /// Code longer than this is shown plain: highlighting it would stall a frame.
 const MAX_LINES: usize = 20_000;
@@ -73,7 +73,7 @@ pub fn highlight(code: &str, language: &str, theme: &Theme) -> Vec<Line<'static>
     preload();
     let lines: Vec<String> = code
         .lines()
-        .map(|line| crate::tui::text::wrap::expand_tabs(line, TAB_WIDTH))
+        .map(|line| crate::text::wrap::expand_tabs(line, TAB_WIDTH))
         .collect();
     match coloured(&lines, language, theme) {
         Some(coloured) => coloured,
@@ -345,12 +345,9 @@ mod tests {
 
     #[test]
     fn tabs_expand_to_four_column_stops() {
-        assert_eq!(crate::tui::text::wrap::expand_tabs("\tx", TAB_WIDTH), "    x");
-        assert_eq!(crate::tui::text::wrap::expand_tabs("ab\tx", TAB_WIDTH), "ab  x");
-        assert_eq!(crate::tui::text::wrap::expand_tabs("你\tx", TAB_WIDTH), "你  x");
-        assert_eq!(
-            crate::tui::text::wrap::expand_tabs("abcd\t", TAB_WIDTH),
-            "abcd    "
-        );
+        assert_eq!(crate::text::wrap::expand_tabs("\tx", TAB_WIDTH), "    x");
+        assert_eq!(crate::text::wrap::expand_tabs("ab\tx", TAB_WIDTH), "ab  x");
+        assert_eq!(crate::text::wrap::expand_tabs("你\tx", TAB_WIDTH), "你  x");
+        assert_eq!(crate::text::wrap::expand_tabs("abcd\t", TAB_WIDTH), "abcd    ");
     }
 }

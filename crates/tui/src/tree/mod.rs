@@ -17,9 +17,9 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::tui::keys::KeyHint;
-use crate::tui::text::wrap::truncate_spans;
-use crate::tui::theme::Theme;
+use crate::keys::KeyHint;
+use crate::text::wrap::truncate_spans;
+use crate::theme::Theme;
 
 /// What a tree handler did with an input.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -537,7 +537,7 @@ impl FileTree {
 
 /// The last `width` columns of `text`, with `…` in front when cut.
 fn keep_end(text: &str, width: usize) -> String {
-    use crate::tui::text::wrap::display_width;
+    use crate::text::wrap::display_width;
     if display_width(text) <= width {
         return text.to_string();
     }

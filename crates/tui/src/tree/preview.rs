@@ -1,9 +1,9 @@
 //! The read-only file preview overlay: highlighted, line-numbered, scrollable.
 
-use crate::tui::keys::KeyHint;
-use crate::tui::text::highlight;
-use crate::tui::text::wrap::{display_width, truncate};
-use crate::tui::theme::Theme;
+use crate::keys::KeyHint;
+use crate::text::highlight;
+use crate::text::wrap::{display_width, truncate};
+use crate::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -156,7 +156,7 @@ impl FilePreview {
         if !is_plain_press(&key) {
             return PreviewAction::Ignored;
         }
-        let page = crate::tui::scroll::page_of(self.viewport.get().1);
+        let page = crate::scroll::page_of(self.viewport.get().1);
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => PreviewAction::Close,
             KeyCode::Up | KeyCode::Char('k') => self.scroll_to(self.top.saturating_sub(1), self.left),

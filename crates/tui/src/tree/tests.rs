@@ -2,8 +2,8 @@
 
 use super::preview::{PREVIEW_LIMIT, PreviewBody, slice_columns};
 use super::*;
-use crate::tui::text::highlight;
-use crate::tui::text::wrap::display_width;
+use crate::text::highlight;
+use crate::text::wrap::display_width;
 use pretty_assertions::assert_eq;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

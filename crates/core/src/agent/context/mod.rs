@@ -18,7 +18,7 @@ mod release;
 pub use arguments::{argument_stub, stub_arguments};
 pub use masking::{stub, trimmed};
 
-pub use crate::protocol::record::{Change, SUMMARY_MARK, Summary};
+pub use miniagent_protocol::record::{Change, SUMMARY_MARK, Summary};
 
 /// One item of the prompt view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,9 +11,9 @@ use crate::agent::history::{ContentBlock, Message, Role};
 use crate::agent::{Session, TurnContext};
 use crate::config::ApprovalMode;
 use crate::llm::{InvalidArguments, ModelResponse};
-use crate::protocol::{ApprovalRule, CallEffect, Decision, Event, ToolOutcome};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
 use crate::tools::{ToolContext, ToolOutput, schema};
+use miniagent_protocol::{ApprovalRule, CallEffect, Decision, Event, ToolOutcome};
 
 /// The longest one-line preview of a call's result, in characters.
 const PREVIEW_CHARS: usize = 200;
@@ -270,7 +270,7 @@ async fn keep_out_of_prompt(
         let made = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
             let rewritten = spill::rewrite(&saved, |lines| {
                 let shown = if terminal {
-                    crate::terminal_text::for_model(lines)
+                    miniagent_text::for_model(lines)
                 } else {
                     std::borrow::Cow::Borrowed(lines)
                 };
@@ -325,7 +325,7 @@ fn for_model<'a>(context: &TurnContext, name: &str, text: &'a str) -> std::borro
     if reads_file_content(context, name) {
         std::borrow::Cow::Borrowed(text)
     } else {
-        crate::terminal_text::for_model(text)
+        miniagent_text::for_model(text)
     }
 }
 

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::llm::ReasoningField;
-use crate::protocol::message::{ContentBlock, Message, Role};
+use miniagent_protocol::message::{ContentBlock, Message, Role};
 
 /// Converts the history to Chat Completions messages (without the system message), with
 /// earlier reasoning in the field `reasoning` names.

@@ -160,7 +160,7 @@ impl ServerLog {
         // A log that cannot be opened loses lines but must not stop the server.
         let file = path.and_then(|path| crate::config::private_log(path).ok());
         Self {
-            server: crate::terminal_text::clean(server).into_owned(),
+            server: miniagent_text::clean(server).into_owned(),
             file: Mutex::new(file),
             tail: Mutex::new(VecDeque::new()),
             secrets,
@@ -170,7 +170,7 @@ impl ServerLog {
     pub fn line(&self, line: &str) {
         // The file is read on a terminal. Cleaned before redaction, so controls put
         // inside a secret cannot keep it from being recognised.
-        let line = crate::terminal_text::clean(line.trim_end());
+        let line = miniagent_text::clean(line.trim_end());
         let line = self.secrets.redact(&line);
         let line = line.as_ref();
         if let Some(file) = lock(&self.file).as_mut() {

@@ -11,8 +11,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::tool::McpTool;
-use crate::protocol::DeferredServer;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
+use miniagent_protocol::DeferredServer;
 
 /// The search tool's name (no server's tool can have it: theirs start with `mcp__`).
 pub const SEARCH_TOOL: &str = "search_mcp_tools";
@@ -330,7 +330,7 @@ fn notice(server: &ServerTools, tokens: u64, share_tokens: u64) -> String {
     let count = server.tools.len();
     format!(
         "MCP server `{}` lists {count} tool{}, about {} tokens of declarations, more than the {share_tokens} tokens (a quarter of the prompt budget) every request may spend on MCP tools: they are not sent with every request; the model finds the ones it needs with {SEARCH_TOOL}",
-        crate::terminal_text::clean(&server.name),
+        miniagent_text::clean(&server.name),
         if count == 1 { "" } else { "s" },
         tokens,
     )

@@ -50,7 +50,7 @@ impl std::fmt::Display for McpServerState {
     }
 }
 
-impl From<McpServerState> for crate::protocol::McpState {
+impl From<McpServerState> for miniagent_protocol::McpState {
     fn from(state: McpServerState) -> Self {
         match state {
             McpServerState::Disabled => Self::Disabled,

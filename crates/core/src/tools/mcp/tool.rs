@@ -9,9 +9,9 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value, json};
 
 use super::config::{McpApproval, McpServerConfig};
-use crate::protocol::ApprovalRequest;
 use crate::tools::paths::Workspace;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
+use miniagent_protocol::ApprovalRequest;
 
 /// Longest tool name the model APIs accept.
 pub(super) const MAX_TOOL_NAME: usize = 64;

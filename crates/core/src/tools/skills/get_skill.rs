@@ -7,9 +7,9 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Skill, SkillApprovals, SkillSet, rewrite_paths};
-use crate::protocol::ApprovalRequest;
 use crate::tools::paths::Workspace;
 use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
+use miniagent_protocol::ApprovalRequest;
 
 /// The `get_skill` tool: returns a skill's folder and instructions, its relative paths made
 /// absolute. Read-only.

@@ -104,7 +104,7 @@ fn many_calls(calls: usize) -> Vec<Record> {
             workspace: WORKSPACE.into(),
             tools: Vec::new(),
             session_id: Some("20261122-050000-beef".into()),
-            sandbox: crate::protocol::SandboxState::Enforced,
+            sandbox: miniagent_protocol::SandboxState::Enforced,
             endpoint: String::new(),
         },
     )];

@@ -2,7 +2,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::app::{ANSWER_SETTLE, TYPING_QUIET};
-use crate::protocol::ApprovalRequest;
+use miniagent_protocol::ApprovalRequest;
 
 #[test]
 fn first_frame_shows_every_pane() {

@@ -272,7 +272,7 @@ fn monochrome_theme_has_no_colours() {
 
 #[test]
 fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
-    use crate::protocol::SandboxState;
+    use miniagent_protocol::SandboxState;
     use std::path::PathBuf;
     use std::time::{Instant, SystemTime};
 

@@ -145,7 +145,7 @@ fn stats_count_the_summary_call_and_keep_rows_whole_at_80_columns() {
     app.submit("/stats".into());
     let mut snapshot = summarized_history();
     snapshot.trimmed_results = 2;
-    snapshot.compactions = vec![crate::protocol::CompactionRecord {
+    snapshot.compactions = vec![miniagent_protocol::CompactionRecord {
         tokens_before: 4_877,
         tokens_after: 2_863,
         start: 1,

@@ -126,5 +126,5 @@ fn notes_and_skills_are_layers_that_scroll_and_close() {
     app.on_key(key(KeyCode::Char('q')));
     assert!(app.overlays.is_empty());
     // Only the notes were asked of the agent; the skills list is the workbench's own.
-    assert_eq!(app.sent, vec![crate::protocol::Op::ReadNotes]);
+    assert_eq!(app.sent, vec![miniagent_protocol::Op::ReadNotes]);
 }

@@ -5,7 +5,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::protocol::{ApprovalRequest, CallEffect, NoteInfo};
+use miniagent_protocol::{ApprovalRequest, CallEffect, NoteInfo};
 
 fn finished(id: &str, name: &str, effects: Vec<CallEffect>) -> Event {
     Event::ToolCallFinished {
@@ -192,7 +192,7 @@ fn a_replay_answers_notes_from_the_recorded_workspace() {
     player.app.submit("/notes".into());
     player.jump_to_end();
     assert!(
-        player.sent.contains(&crate::protocol::Op::ReadNotes),
+        player.sent.contains(&miniagent_protocol::Op::ReadNotes),
         "{:?}",
         player.sent
     );

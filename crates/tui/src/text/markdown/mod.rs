@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 
 use super::highlight;
 use super::wrap::{display_width, hard_wrap_line, truncate_spans, wrap_line};
-use crate::tui::theme::Theme;
+use crate::theme::Theme;
 
 /// Columns that code is indented inside its block.
 const CODE_INDENT: &str = "  ";
@@ -35,7 +35,7 @@ pub fn render_markdown(source: &str, width: u16, theme: &Theme) -> Vec<Line<'sta
     let mut renderer = Renderer::new(usize::from(width.max(1)), theme);
     // Escape sequences in a reply go whole, as everywhere else a person reads text: only
     // dropping their ESC would leave `]0;title[2J` on the screen.
-    let source = crate::terminal_text::clean(source);
+    let source = miniagent_text::clean(source);
     for event in Parser::new_ext(&source, options) {
         renderer.event(event);
     }

@@ -2,7 +2,7 @@
 
 use super::table::fit_columns;
 use super::*;
-use crate::tui::text::wrap::test_render;
+use crate::text::wrap::test_render;
 use pretty_assertions::assert_eq;
 
 fn texts(lines: &[Line<'_>]) -> Vec<String> {
@@ -412,7 +412,7 @@ fn blank_lines_in_lists_carry_no_indentation_and_fit_any_width() {
     for width in 1..=4 {
         for line in plain(source, width) {
             assert!(
-                crate::tui::text::wrap::display_width(&line) <= usize::from(width),
+                crate::text::wrap::display_width(&line) <= usize::from(width),
                 "{line:?} at {width}"
             );
         }
