@@ -180,6 +180,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
 
 #[path = "tmux_workbench/keys.rs"]
 mod keys;
+#[path = "tmux_workbench/resize.rs"]
+mod resize;
 #[path = "tmux_workbench/screen.rs"]
 mod screen;
 #[path = "tmux_workbench/sessions.rs"]

@@ -124,7 +124,14 @@ fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool,
         Pane::Conversation if !app.conversation.is_following() => "Conversation (scrolled)".to_string(),
         Pane::Input if app.replay.is_some() => "Replay · / for commands".to_string(),
         Pane::Input if !app.queued.is_empty() => format!("Input · {} queued", app.queued.len()),
-        Pane::Thinking => format!("Thinking · F3{}", if narrow { " closes" } else { "" }),
+        Pane::Thinking => {
+            if narrow {
+                // Over the conversation: Esc (or q) puts it away; F3 only brings it back.
+                "Thinking · Esc closes".to_string()
+            } else {
+                "Thinking · F3".to_string()
+            }
+        }
         Pane::Timeline => format!("Tools · {}", app.timeline.calls().len()),
         other => other.title().to_string(),
     };

@@ -341,11 +341,18 @@ impl App {
 
     /// The terminal was resized to `width` columns: whether the layout is narrow is known
     /// now, before the next frame, so a key that comes first (F4 right after a resize)
-    /// acts on the layout it will be drawn in.
+    /// acts on the layout it will be drawn in. Going narrow, a focused side pane opens
+    /// over the conversation; going wide, one open over it joins the layout.
     pub(crate) fn resized(&mut self, width: u16) {
         let narrow = width < crate::layout::WIDE_COLUMNS;
         self.areas.borrow_mut().narrow = narrow;
-        if !narrow {
+        if narrow {
+            // The side pane with the keys stays on screen with them, over the conversation:
+            // a pane that holds the keys unseen would take ↑ and Enter from the input.
+            if Self::is_side(self.focus) && self.maximized.is_none() {
+                self.side_popup = Some(self.focus);
+            }
+        } else {
             // A pane open over the conversation joins the wide layout, keeping the keys.
             match self.side_popup.take() {
                 Some(Pane::Tree) => self.side.tree = true,

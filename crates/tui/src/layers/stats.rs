@@ -269,9 +269,10 @@ fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
         lines.push(row("  trimmed results", history.trimmed_results.to_string()));
     }
     lines.push(Line::default());
-    lines.push(heading("tool results by tool"));
+    lines.push(heading("tool results in the prompt"));
     if history.by_tool.is_empty() {
-        lines.push(none());
+        // Results a summary took in are not in the prompt: the calls still happened.
+        lines.push(Line::from(Span::styled("  none in the prompt", theme.dim)));
     }
     lines.extend(
         history

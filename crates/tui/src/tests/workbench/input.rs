@@ -412,4 +412,11 @@ fn side_panes_follow_a_resize_before_the_next_frame() {
         (app.focus, app.side_popup, app.side.timeline),
         (Pane::Timeline, None, true)
     );
+    // Narrow again with the keys in it: it opens over the conversation, still focused.
+    app.resized(80);
+    assert_eq!(
+        (app.focus, app.side_popup, app.side.timeline),
+        (Pane::Timeline, Some(Pane::Timeline), true)
+    );
+    assert!(screen(&mut app, 80, 24).contains("Tools · "));
 }
