@@ -10,12 +10,7 @@ fn page_keys_move_a_page_and_work_after_end_in_tmux() {
     let workspace = TempDir::new();
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("count");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("answer line 120");
-    tmux.wait_for_text("ready");
+    launch_and_ask(&tmux, &home, &server, "count", "answer line 120");
 
     // The conversation (from the input): PgUp moves its height less two lines.
     let bottom = tmux.screen();
@@ -61,10 +56,7 @@ fn page_keys_move_a_page_and_work_after_end_in_tmux() {
     // reads as Alt and that key.
     tmux.keys(&["Escape"]);
     tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
@@ -102,10 +94,7 @@ fn a_message_queued_during_a_turn_survives_ctrl_c_in_tmux() {
     tmux.wait_for_text("Got the queued message.");
     let sent = server.last_request().unwrap().body["messages"].to_string();
     assert!(sent.contains("and then check the logs"), "{sent}");
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
@@ -154,10 +143,7 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
     tmux.wait_for_text("Resume a session");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the picker closed", |s| !s.contains("Resume a session"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 /// Summaries nest when the same run is compacted twice: in the real workbench, F6, then
@@ -219,10 +205,7 @@ fn nested_summaries_open_down_to_the_originals_in_tmux() {
     tmux.wait_for_text("Replaced messages 2–10");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the inspector closed", |s| !s.contains("Replaced messages"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
@@ -275,9 +258,7 @@ fn the_terminal_cursor_is_in_the_input_while_it_has_focus_in_tmux() {
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.wait_for_shell_prompt();
 }
 
 #[test]
@@ -320,10 +301,7 @@ fn colours_follow_colorterm_and_term_in_tmux() {
             .any(|index| index >= 16);
         assert_eq!(beyond_16, indexed, "{environment}: {escapes:?}");
         assert!(escapes.contains("\u{1b}["), "{environment}: still in colour");
-        tmux.keys(&["C-d"]);
-        tmux.wait_for("the shell prompt", |s| {
-            s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-        });
+        tmux.quit_with_ctrl_d();
         tmux.ok(&["clear-history", "-t", "main"]);
     }
 }
@@ -426,8 +404,5 @@ fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
     tmux.ok(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
     tmux.wait_for_text("Replaced messages 2–4 (Tab: summary) ─");
     tmux.keys(&["Escape"]);
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }

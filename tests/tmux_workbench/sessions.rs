@@ -128,10 +128,7 @@ fn the_workbench_in_tmux() {
     });
 
     // Quitting leaves a clean shell.
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
     tmux.type_text("echo done-$((40+2))");
     tmux.keys(&["Enter"]);
     let after = tmux.wait_for_text("done-42");
@@ -318,10 +315,7 @@ fn resume_and_replay_in_tmux() {
     tmux.keys(&["Escape"]);
     // A key sent right after Esc reaches the terminal as Alt+key: wait for Esc's effect.
     tmux.wait_for("the picker closed", |s| !s.contains("Resume a session"));
-    tmux.keys(&["C-d"]);
-    let after = tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    let after = tmux.quit_with_ctrl_d();
     // Once the terminal is restored, the session is named with how to take it up again.
     let id = log.file_stem().unwrap().to_str().unwrap();
     assert!(
@@ -352,9 +346,7 @@ fn resume_and_replay_in_tmux() {
     tmux.keys(&["Space"]);
     tmux.wait_for_text("▶ replay");
     tmux.keys(&["q"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.wait_for_shell_prompt();
     assert_eq!(server.requests().len(), 3, "the replay sent nothing");
 }
 
@@ -409,8 +401,5 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     tmux.wait_for_text("[build] the build needs make");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the notes closed", |s| !s.contains("the build needs make"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }

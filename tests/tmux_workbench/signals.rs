@@ -32,9 +32,7 @@ fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
     for pid in pids.split_whitespace() {
         let _ = Command::new("kill").args([&format!("-{signal}"), pid]).status();
     }
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.wait_for_shell_prompt();
     tmux.type_text("echo EXIT-$?");
     tmux.keys(&["Enter"]);
     let status = tmux.wait_for("the exit status", |s| s.lines().any(|l| l.starts_with("EXIT-")));
@@ -112,10 +110,7 @@ fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux(
     tmux.keys(&["Enter"]);
     tmux.wait_for_text("done");
     assert!(workspace.join("important/data.txt").exists());
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
