@@ -110,8 +110,8 @@ pub(crate) async fn run_turn(
     }
 }
 
-/// The content of the tool result `id` as the model got it in the last request.
-pub(crate) fn result_of(server: &ScriptedServer, id: &str) -> String {
+/// The tool results of the conversation's last request, in call order.
+fn last_tool_results(server: &ScriptedServer) -> Vec<serde_json::Value> {
     let requests = server.requests();
     let messages = requests.last().unwrap().body["messages"]
         .as_array()
@@ -120,6 +120,14 @@ pub(crate) fn result_of(server: &ScriptedServer, id: &str) -> String {
     messages
         .iter()
         .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .collect()
+}
+
+/// The content of the tool result `id` as the model got it in the last request.
+pub(crate) fn result_of(server: &ScriptedServer, id: &str) -> String {
+    last_tool_results(server)
+        .iter()
         .find(|block| block["tool_use_id"] == id)
         .map(|block| block["content"].as_str().unwrap_or_default().to_string())
         .unwrap_or_else(|| panic!("no result for {id}"))
@@ -255,15 +263,8 @@ fn exec_with(
 
 /// The content of tool result `n` of the conversation's last request, in call order.
 pub(crate) fn results(server: &ScriptedServer) -> Vec<String> {
-    let requests = server.requests();
-    let messages = requests.last().unwrap().body["messages"]
-        .as_array()
-        .unwrap()
-        .clone();
-    messages
+    last_tool_results(server)
         .iter()
-        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
-        .filter(|block| block["type"] == "tool_result")
         .map(|block| block["content"].as_str().unwrap_or_default().to_string())
         .collect()
 }
@@ -544,23 +545,7 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
     std::fs::remove_file(root.join(".git/config.worktree")).unwrap();
     std::fs::remove_file(root.join(".gitattributes")).unwrap();
     let upstream = TempDir::new();
-    repository(upstream.path());
-    write_in(upstream.path(), ".gitattributes", "*.txt filter=z\n");
-    git(upstream.path(), &["add", "-A"]);
-    git(upstream.path(), &["commit", "-qm", "attributes"]);
-    let url = upstream.path().display().to_string();
-    git(
-        &root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            &url,
-            "s",
-        ],
-    );
+    add_a_submodule_with_a_filter(&root, upstream.path());
     git(
         &root,
         &["config", "-f", ".gitmodules", "submodule.s.ignore", "none"],
@@ -593,6 +578,28 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
 
 pub(crate) fn write_in(dir: &Path, path: &str, text: &str) {
     std::fs::write(dir.join(path), text).unwrap();
+}
+
+/// Makes `upstream` a repository whose `.gitattributes` sends `*.txt` through the filter
+/// `z`, and adds it to the repository at `root` as the submodule `s` (not committed).
+pub(crate) fn add_a_submodule_with_a_filter(root: &Path, upstream: &Path) {
+    repository(upstream);
+    write_in(upstream, ".gitattributes", "*.txt filter=z\n");
+    git(upstream, &["add", "-A"]);
+    git(upstream, &["commit", "-qm", "attributes"]);
+    let url = upstream.display().to_string();
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &url,
+            "s",
+        ],
+    );
 }
 
 /// A git command the person is asked about runs git as it is, so the question names

@@ -22,23 +22,7 @@ use support::{Reply, ScriptedServer, TempDir};
 /// submodule must run its clean filter to tell.
 fn repository_with_a_submodule(root: &Path, upstream: &Path) {
     repository(root);
-    repository(upstream);
-    write_in(upstream, ".gitattributes", "*.txt filter=z\n");
-    git(upstream, &["add", "-A"]);
-    git(upstream, &["commit", "-qm", "attributes"]);
-    let url = upstream.display().to_string();
-    git(
-        root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            &url,
-            "s",
-        ],
-    );
+    add_a_submodule_with_a_filter(root, upstream);
     git(root, &["commit", "-qm", "submodule"]);
     let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
     for file in ["s/a.txt", "s/.gitattributes"] {

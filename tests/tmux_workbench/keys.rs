@@ -16,12 +16,10 @@ fn resize(tmux: &Tmux, width: u16, height: u16) {
     ]);
 }
 
-/// "F4, ↑, Enter" opens the last call at 160 columns as at 80, and again right after Esc
-/// closed it (the tools pane still focused, where F4 had once put the pane away and left
-/// ↑ and Enter to the input, which sent the last prompt again): F4 only ever shows the
-/// pane and gives it the keys. `q` in the pane puts it away at both widths.
-#[test]
-fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
+/// The workbench in tmux at 160x48 after one prompt, whose answer ran
+/// `echo first-call-output` and said "Done with it.": the server, the workspace, the home
+/// and the window (held in that order, so the window goes first).
+fn after_one_call() -> (ScriptedServer, TempDir, TempDir, Tmux) {
     let server = ScriptedServer::start_blocking(vec![
         Reply::tool("s1", "bash", r#"{"command": "echo first-call-output"}"#),
         Reply::text("Done with it."),
@@ -29,6 +27,16 @@ fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
     let (workspace, home) = (TempDir::new(), TempDir::new());
     let tmux = Tmux::start(&workspace);
     launch_and_ask(&tmux, &home, &server, "run it", "Done with it.");
+    (server, workspace, home, tmux)
+}
+
+/// "F4, ↑, Enter" opens the last call at 160 columns as at 80, and again right after Esc
+/// closed it (the tools pane still focused, where F4 had once put the pane away and left
+/// ↑ and Enter to the input, which sent the last prompt again): F4 only ever shows the
+/// pane and gives it the keys. `q` in the pane puts it away at both widths.
+#[test]
+fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
+    let (server, _workspace, _home, tmux) = after_one_call();
     assert_eq!(server.requests().len(), 2);
     for (width, height) in [(160, 48), (80, 24)] {
         resize(&tmux, width, height);
@@ -302,13 +310,7 @@ fn flags_leave_nothing_behind_when_the_conversation_scrolls_in_tmux() {
 /// call) and Enter (the detail opens again), and nothing is sent.
 #[test]
 fn esc_up_enter_in_one_burst_are_three_keys_in_tmux() {
-    let server = ScriptedServer::start_blocking(vec![
-        Reply::tool("s1", "bash", r#"{"command": "echo first-call-output"}"#),
-        Reply::text("Done with it."),
-    ]);
-    let (workspace, home) = (TempDir::new(), TempDir::new());
-    let tmux = Tmux::start(&workspace);
-    launch_and_ask(&tmux, &home, &server, "run it", "Done with it.");
+    let (server, _workspace, _home, tmux) = after_one_call();
     tmux.keys(&["F4", "Up", "Enter"]);
     tmux.wait_for("the call's detail", |s| s.contains("Tool call"));
     for round in 0..3 {
