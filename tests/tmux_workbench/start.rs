@@ -146,7 +146,8 @@ fn the_workbench_says_at_once_when_it_cannot_draw_in_tmux() {
         screen.contains("miniagent: the workbench needs a terminal that can draw a full screen, and this one says it cannot (TERM=dumb); to run without it: miniagent exec \"PROMPT\"\nexit=1"),
         "{screen}"
     );
-    tmux.ok(&["send-keys", "-t", "main", "clear", "Enter"]);
+    // Cleared before the next command: its `exit=` line must not be the one above.
+    clear(&tmux);
 
     // A message given to --resume is taken as the id: what to type instead.
     shell(
@@ -184,11 +185,10 @@ fn a_pipe_that_stays_open_is_said_in_tmux() {
     let tmux = plain_shell(&workspace);
     let binary = binary_against(&server);
     // The text, then four seconds before the pipe ends.
-    tmux.type_text(&format!(
+    tmux.send(&format!(
         "(echo late text; sleep 4) | MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {binary} 'read this'",
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
     tmux.wait_for_text(
         "miniagent: waiting for the text piped in to end (it becomes the first message; Ctrl-C stops)",
     );
