@@ -98,6 +98,14 @@ impl Tmux {
         })
     }
 
+    /// Asserts that the terminal is out of raw mode: the shell at its prompt finds
+    /// canonical input and echo back.
+    fn assert_terminal_cooked(&self) {
+        self.send("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
+        let modes = self.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
+        assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+    }
+
     /// Quits the workbench with Ctrl-D and waits for the shell prompt.
     fn quit_with_ctrl_d(&self) -> String {
         self.keys(&["C-d"]);

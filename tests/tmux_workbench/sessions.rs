@@ -17,16 +17,7 @@ fn the_workbench_in_tmux() {
     workspace.write("src/lib.rs", "pub fn f() {}\n");
     let config_dir = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    let command = format!(
-        "PS1='$ ' MINIAGENT_CONFIG_DIR={} MINIAGENT_LOG_DIR={} MINIAGENT_DATA_DIR={} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
-        shell_quote(config_dir.path().to_str().unwrap()),
-        shell_quote(config_dir.path().to_str().unwrap()),
-        shell_quote(config_dir.path().to_str().unwrap()),
-        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
-        server.anthropic_base_url(),
-    );
-    tmux.send("export PS1='$ '");
-    tmux.send(&command);
+    launch_asking(&tmux, &config_dir, &server);
 
     // The first frame shows every pane.
     let first = tmux.wait_for("all panes", |s| {
@@ -125,10 +116,7 @@ fn the_workbench_in_tmux() {
     tmux.send("echo done-$((40+2))");
     let after = tmux.wait_for_text("done-42");
     assert!(after.lines().any(|l| l.trim_end() == "done-42"), "{after}");
-    // The terminal is out of raw mode: canonical input and echo are back.
-    tmux.send("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
-    let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
-    assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+    tmux.assert_terminal_cooked();
 }
 
 #[test]

@@ -40,9 +40,7 @@ fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
             .any(|l| l.trim_end() == format!("EXIT-{exit_code}")),
         "{status}"
     );
-    tmux.send("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
-    let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
-    assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+    tmux.assert_terminal_cooked();
     let log = support::cli::session_logs(&home).pop().expect("a session log");
     let loaded = miniagent::session::load(&log).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
