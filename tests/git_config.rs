@@ -556,13 +556,7 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
     );
     // Same size, old time: git must run the clean filter to tell whether it changed.
     write_in(&root.join("s"), "a.txt", "owt\n");
-    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
-    std::fs::File::options()
-        .write(true)
-        .open(root.join("s/a.txt"))
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    backdate(&root.join("s/a.txt"));
     let mut config = std::fs::read_to_string(root.join(".git/config")).unwrap();
     config.push_str(&format!("[core]\n\tfsmonitor = {evil} fsmonitor\n"));
     write(".git/config", config);
@@ -578,6 +572,17 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
 
 pub(crate) fn write_in(dir: &Path, path: &str, text: &str) {
     std::fs::write(dir.join(path), text).unwrap();
+}
+
+/// Gives the file at `path` an old modification time (September 2001).
+pub(crate) fn backdate(path: &Path) {
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
 }
 
 /// Makes `upstream` a repository whose `.gitattributes` sends `*.txt` through the filter

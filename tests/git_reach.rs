@@ -24,23 +24,12 @@ fn repository_with_a_submodule(root: &Path, upstream: &Path) {
     repository(root);
     add_a_submodule_with_a_filter(root, upstream);
     git(root, &["commit", "-qm", "submodule"]);
-    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
     for file in ["s/a.txt", "s/.gitattributes"] {
-        std::fs::File::options()
-            .write(true)
-            .open(root.join(file))
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        backdate(&root.join(file));
     }
     git(&root.join("s"), &["update-index", "--refresh", "-q"]);
     write_in(&root.join("s"), "a.txt", "owt\n");
-    std::fs::File::options()
-        .write(true)
-        .open(root.join("s/a.txt"))
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    backdate(&root.join("s/a.txt"));
 }
 
 /// The submodule's own configuration names `evil` as its external diff and its filter.
