@@ -30,6 +30,30 @@ fn test_config(provider: Provider, server: &ScriptedServer) -> miniagent::config
     config.agent.compaction = Strategy::Summarize;
     config
 }
+
+/// [`test_config`] on a budget of `token_limit` tokens, with replies of up to 4096 tokens
+/// and `read_file` results of up to 40,000 (a huge file comes back whole, to be trimmed).
+fn config_for_huge_reads(
+    provider: Provider,
+    server: &ScriptedServer,
+    token_limit: u64,
+) -> miniagent::config::Config {
+    let mut config = test_config(provider, server);
+    config.agent.token_limit = token_limit;
+    config.model.max_output_tokens = 4096;
+    config.tools.read_file.max_tokens = 40_000;
+    config
+}
+
+/// [`test_config`] compacting by stubs and then summaries (`both`), on a budget of 9000
+/// tokens with replies of up to 2000.
+fn config_both_at_9000(server: &ScriptedServer) -> miniagent::config::Config {
+    let mut config = test_config(Provider::Anthropic, server);
+    config.agent.compaction = Strategy::Both;
+    config.agent.token_limit = 9000;
+    config.model.max_output_tokens = 2000;
+    config
+}
 use support::validate::{assert_valid_anthropic, assert_valid_openai};
 use support::*;
 
@@ -126,11 +150,8 @@ fn long_session(
         server.answer_toolless_with(Reply::text(
             "Read big.txt repeatedly; every read showed the same lines.",
         ));
-        let mut config = test_config(provider, &server);
-        config.agent.token_limit = 80_000;
+        let mut config = config_for_huge_reads(provider, &server, 80_000);
         config.agent.max_steps = steps as u32 + 5;
-        config.model.max_output_tokens = 4096;
-        config.tools.read_file.max_tokens = 40_000;
         let mut agent = Harness::start(config);
         let content = big_file(&agent.workspace, tokens_per_step);
         let events = agent.turn(TASK).await;
@@ -203,10 +224,7 @@ async fn snapshot_after_compaction(log: Option<session::SessionLog>) -> (Harness
     script.push(Reply::text("done"));
     let server = ScriptedServer::start(script).await;
     server.answer_toolless_with(Reply::text("Read big.txt twice; it lists numbered lines."));
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.token_limit = 80_000;
-    config.model.max_output_tokens = 4096;
-    config.tools.read_file.max_tokens = 40_000;
+    let config = config_for_huge_reads(Provider::Anthropic, &server, 80_000);
     let mut agent = match log {
         Some(log) => Harness::start_recorded(config, log),
         None => Harness::start(config),
@@ -262,6 +280,14 @@ fn file_of_tokens(workspace: &TempDir, name: &str, tag: &str, tokens: u64) {
     workspace.write(name, &text);
 }
 
+/// `part0.txt` to `part{count - 1}.txt` in `workspace`, each as [`file_of_tokens`] writes
+/// it, its lines named after it (`part0 1: …`).
+fn parts_of_tokens(workspace: &TempDir, count: usize, tokens: u64) {
+    for n in 0..count {
+        file_of_tokens(workspace, &format!("part{n}.txt"), &format!("part{n}"), tokens);
+    }
+}
+
 fn ten_steps_at_a_small_token_limit(result_tokens: u64) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
@@ -281,9 +307,7 @@ fn ten_steps_at_a_small_token_limit(result_tokens: u64) {
         config.agent.token_limit = 8000;
         config.model.max_output_tokens = 1000;
         let mut agent = Harness::start(config);
-        for n in 0..10 {
-            file_of_tokens(&agent.workspace, &format!("part{n}.txt"), &format!("part{n}"), result_tokens);
-        }
+        parts_of_tokens(&agent.workspace, 10, result_tokens);
         let events = agent.turn("Read part0.txt to part9.txt, one by one.").await;
         assert_eq!(
             events.last(),
@@ -356,6 +380,15 @@ fn ten_steps_at_a_small_token_limit(result_tokens: u64) {
 /// `/compact`'s closing notice.
 fn compact_now_reported(event: &Event) -> bool {
     matches!(event, Event::Notice { message } if message.starts_with("compacted") || message.starts_with("made room") || message.starts_with("cannot compact"))
+}
+
+/// Sends `/compact` and waits for its closing notice; returns what the notice says.
+async fn compact_now(agent: &mut Harness) -> String {
+    agent.send(miniagent::protocol::Op::CompactNow);
+    let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
+        unreachable!("`compact_now_reported` matches notices only")
+    };
+    message
 }
 
 /// The entry of `entries` that is a summary, with its detail.

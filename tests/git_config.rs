@@ -7,7 +7,7 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use miniagent::config::{ApprovalMode, Provider};
@@ -53,6 +53,28 @@ pub(crate) fn make_executable(path: &Path) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// The agent in approval `mode` against `server`, and its workspace by its real path.
+pub(crate) fn start_in(mode: ApprovalMode, server: &ScriptedServer) -> (Harness, PathBuf) {
+    let mut config = test_config(Provider::Anthropic, server);
+    config.agent.approval = mode;
+    let harness = Harness::start(config);
+    let root = harness.workspace.path().canonicalize().unwrap();
+    (harness, root)
+}
+
+/// `git ARGS` in `dir` as the person would run it, with `core.fsmonitor` off: what
+/// `ran.log` then shows, the command itself ran.
+fn git_without_fsmonitor(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "core.fsmonitor")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .output()
+        .unwrap()
+}
+
 /// What ran `evil.sh`, one line each.
 pub(crate) fn ran(log: &Path) -> String {
     std::fs::read_to_string(log).unwrap_or_default()
@@ -88,8 +110,8 @@ pub(crate) async fn run_turn(
     }
 }
 
-/// The content of the tool result `id` as the model got it in the last request.
-pub(crate) fn result_of(server: &ScriptedServer, id: &str) -> String {
+/// The tool results of the conversation's last request, in call order.
+fn last_tool_results(server: &ScriptedServer) -> Vec<serde_json::Value> {
     let requests = server.requests();
     let messages = requests.last().unwrap().body["messages"]
         .as_array()
@@ -98,6 +120,14 @@ pub(crate) fn result_of(server: &ScriptedServer, id: &str) -> String {
     messages
         .iter()
         .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .collect()
+}
+
+/// The content of the tool result `id` as the model got it in the last request.
+pub(crate) fn result_of(server: &ScriptedServer, id: &str) -> String {
+    last_tool_results(server)
+        .iter()
         .find(|block| block["tool_use_id"] == id)
         .map(|block| block["content"].as_str().unwrap_or_default().to_string())
         .unwrap_or_else(|| panic!("no result for {id}"))
@@ -142,10 +172,7 @@ async fn git_approved_by_name_or_line_runs_no_program_the_repository_config_name
             Reply::text("done"),
         ])
         .await;
-        let mut config = test_config(Provider::Anthropic, &server);
-        config.agent.approval = mode;
-        let mut harness = Harness::start(config);
-        let root = harness.workspace.path().canonicalize().unwrap();
+        let (mut harness, root) = start_in(mode, &server);
         repository(&root);
         // A hook the repository came with.
         let hook = root.join(".git/hooks/pre-commit");
@@ -192,14 +219,7 @@ async fn git_approved_by_name_or_line_runs_no_program_the_repository_config_name
             );
         }
         // The covered commit ran.
-        let count = Command::new("git")
-            .args(["rev-list", "--count", "HEAD"])
-            .current_dir(&root)
-            .env("GIT_CONFIG_COUNT", "1")
-            .env("GIT_CONFIG_KEY_0", "core.fsmonitor")
-            .env("GIT_CONFIG_VALUE_0", "false")
-            .output()
-            .unwrap();
+        let count = git_without_fsmonitor(&root, &["rev-list", "--count", "HEAD"]);
         assert_eq!(String::from_utf8_lossy(&count.stdout), "3\n", "{mode}");
         assert_eq!(server.requests().len(), 9, "{mode}");
         assert_eq!(
@@ -243,15 +263,8 @@ fn exec_with(
 
 /// The content of tool result `n` of the conversation's last request, in call order.
 pub(crate) fn results(server: &ScriptedServer) -> Vec<String> {
-    let requests = server.requests();
-    let messages = requests.last().unwrap().body["messages"]
-        .as_array()
-        .unwrap()
-        .clone();
-    messages
+    last_tool_results(server)
         .iter()
-        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
-        .filter(|block| block["type"] == "tool_result")
         .map(|block| block["content"].as_str().unwrap_or_default().to_string())
         .collect()
 }
@@ -260,11 +273,38 @@ pub(crate) fn results(server: &ScriptedServer) -> Vec<String> {
 /// outside the workspace that logs each run, and the workspace by its real path.
 pub(crate) struct Scene {
     pub home: TempDir,
-    pub outside: TempDir,
+    /// The folder of `evil` and `log`, held for as long as the scene.
+    pub _outside: TempDir,
     pub evil: String,
-    pub log: std::path::PathBuf,
-    pub workspace: TempDir,
-    pub root: std::path::PathBuf,
+    pub log: PathBuf,
+    /// The folder `root` names, held for as long as the scene.
+    pub _workspace: TempDir,
+    pub root: PathBuf,
+}
+
+impl Scene {
+    /// `exec --approval MODE go` in the workspace against `server`, which must exit with 0;
+    /// its output, and the tool results the model got, in call order.
+    pub(crate) fn exec(&self, server: &ScriptedServer, mode: &str) -> (std::process::Output, Vec<String>) {
+        let output = exec_in(&self.home, &self.root, server, mode);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        (output, results(server))
+    }
+
+    /// What ran `evil.sh`, one line each.
+    pub(crate) fn ran(&self) -> String {
+        ran(&self.log)
+    }
+}
+
+/// How exec's refusal of a call that needs a person begins, as the model gets it.
+pub(crate) const REFUSED_UNDER_EXEC: &str = "refused: miniagent exec runs without a person";
+
+/// Asserts that `result` is exec's refusal and tells the model `why`; `shown` is printed
+/// when it is not.
+pub(crate) fn assert_refused_saying(result: &str, why: &str, shown: &dyn std::fmt::Debug) {
+    assert!(result.starts_with(REFUSED_UNDER_EXEC), "{shown:?}");
+    assert!(result.contains(why), "{shown:?}");
 }
 
 /// A [`Scene`], or `None` where Landlock is missing: skills pre-approve commands only
@@ -281,10 +321,10 @@ pub(crate) fn pre_approval_scene() -> Option<Scene> {
     let root = workspace.path().canonicalize().unwrap();
     Some(Scene {
         home: TempDir::new(),
-        outside,
+        _outside: outside,
         evil,
         log,
-        workspace,
+        _workspace: workspace,
         root,
     })
 }
@@ -297,19 +337,12 @@ pub(crate) fn pre_approval_scene() -> Option<Scene> {
 /// the pre-approved `git diff` is asked about. Nothing the repository named ever runs.
 #[test]
 fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
-    let Some(Scene {
-        home,
-        outside: _outside,
-        evil,
-        log,
-        workspace: _workspace,
-        root,
-    }) = pre_approval_scene()
-    else {
+    let Some(scene) = pre_approval_scene() else {
         return;
     };
-    repository(&root);
-    let shipped = hostile_config(&evil, "");
+    let (evil, root) = (&scene.evil, &scene.root);
+    repository(root);
+    let shipped = hostile_config(evil, "");
     std::fs::write(root.join(".git/config"), &shipped).unwrap();
     let skill = Reply::tool("s", "get_skill", r#"{"skill_name": "commit-message"}"#);
 
@@ -320,15 +353,13 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
         Reply::tool("lg", "bash", r#"{"command": "git log --format=%s"}"#),
         Reply::text("done"),
     ]);
-    let output = exec_in(&home, &root, &server, "ask");
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let got = results(&server);
+    let (_, got) = scene.exec(&server, "ask");
     assert_eq!(
         got[1..],
         [" M a.txt\n[exit code: 0]", "init\n[exit code: 0]"],
         "{got:?}"
     );
-    assert_eq!(ran(&log), "");
+    assert_eq!(scene.ran(), "");
 
     // Auto-edit: writing .git/config is asked about, so exec refuses it.
     let server = ScriptedServer::start_blocking(vec![
@@ -336,55 +367,39 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
         Reply::tool(
             "w",
             "write_file",
-            serde_json::json!({"path": ".git/config", "content": hostile_config(&evil, "[alias]\n\tst = !sh\n")})
+            serde_json::json!({"path": ".git/config", "content": hostile_config(evil, "[alias]\n\tst = !sh\n")})
                 .to_string(),
         ),
         Reply::tool("st", "bash", r#"{"command": "git status --short"}"#),
         Reply::text("done"),
     ]);
-    let output = exec_in(&home, &root, &server, "auto-edit");
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let got = results(&server);
-    assert!(
-        got[1].starts_with("refused: miniagent exec runs without a person"),
-        "{got:?}"
+    let (_, got) = scene.exec(&server, "auto-edit");
+    // Refused, and the model is told why.
+    let why = format!(
+        "never runs under exec. `write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
+        root.join(".git/config").display()
     );
-    // The model is told why.
-    assert!(
-        got[1].contains(&format!(
-            "never runs under exec. `write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
-            root.join(".git/config").display()
-        )),
-        "{got:?}"
-    );
+    assert_refused_saying(&got[1], &why, &got);
     assert_eq!(got[2], " M a.txt\n[exit code: 0]", "{got:?}");
     assert_eq!(
         std::fs::read_to_string(root.join(".git/config")).unwrap(),
         shipped
     );
-    assert_eq!(ran(&log), "");
+    assert_eq!(scene.ran(), "");
 
     // diff.external cannot be turned off: the pre-approved `git diff` is asked about.
-    let with_external = hostile_config(&evil, &format!("[diff]\n\texternal = {evil} external\n"));
+    let with_external = hostile_config(evil, &format!("[diff]\n\texternal = {evil} external\n"));
     std::fs::write(root.join(".git/config"), with_external).unwrap();
     let server = ScriptedServer::start_blocking(vec![
         skill,
         Reply::tool("df", "bash", r#"{"command": "git diff"}"#),
         Reply::text("done"),
     ]);
-    let output = exec_in(&home, &root, &server, "ask");
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let got = results(&server);
-    assert!(
-        got[1].starts_with("refused: miniagent exec runs without a person"),
-        "{got:?}"
+    let (output, got) = scene.exec(&server, "ask");
+    let why = format!(
+        "names programs git would run for it: diff.external = {evil} external. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time."
     );
-    assert!(
-        got[1].contains(&format!(
-            "names programs git would run for it: diff.external = {evil} external. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time."
-        )),
-        "{got:?}"
-    );
+    assert_refused_saying(&got[1], &why, &got);
     assert!(
         String::from_utf8_lossy(&output.stderr).contains(
             "✗ bash git diff (0 ms) — refused: exec cannot ask for approval (it needs a person even where a rule allows it: run it in the workbench)"
@@ -398,7 +413,7 @@ fn git_pre_approved_by_a_bundled_skill_runs_no_program_the_repository_names() {
         )),
         "{output:?}"
     );
-    assert_eq!(ran(&log), "");
+    assert_eq!(scene.ran(), "");
 }
 
 /// The skills cache is one of miniagent's own folders: with the home folder as the
@@ -434,10 +449,7 @@ fn the_skills_cache_is_protected_and_a_skill_planted_there_never_loads() {
     let output = exec_with(miniagent(), home.path(), &server, "auto-edit");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let got = results(&server);
-    assert!(
-        got[0].starts_with("refused: miniagent exec runs without a person"),
-        "{got:?}"
-    );
+    assert!(got[0].starts_with(REFUSED_UNDER_EXEC), "{got:?}");
     assert!(!planted.exists());
     // Planted by other means (a command): the next session does not list it.
     std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
@@ -479,10 +491,7 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
         Reply::text("done again"),
     ])
     .await;
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.approval = ApprovalMode::AutoEdit;
-    let mut harness = Harness::start(config);
-    let root = harness.workspace.path().canonicalize().unwrap();
+    let (mut harness, root) = start_in(ApprovalMode::AutoEdit, &server);
     repository(&root);
     let approve = HashMap::from([
         ("status", Decision::ApproveForSession),
@@ -536,23 +545,7 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
     std::fs::remove_file(root.join(".git/config.worktree")).unwrap();
     std::fs::remove_file(root.join(".gitattributes")).unwrap();
     let upstream = TempDir::new();
-    repository(upstream.path());
-    write_in(upstream.path(), ".gitattributes", "*.txt filter=z\n");
-    git(upstream.path(), &["add", "-A"]);
-    git(upstream.path(), &["commit", "-qm", "attributes"]);
-    let url = upstream.path().display().to_string();
-    git(
-        &root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            &url,
-            "s",
-        ],
-    );
+    add_a_submodule_with_a_filter(&root, upstream.path());
     git(
         &root,
         &["config", "-f", ".gitmodules", "submodule.s.ignore", "none"],
@@ -563,13 +556,7 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
     );
     // Same size, old time: git must run the clean filter to tell whether it changed.
     write_in(&root.join("s"), "a.txt", "owt\n");
-    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
-    std::fs::File::options()
-        .write(true)
-        .open(root.join("s/a.txt"))
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    backdate(&root.join("s/a.txt"));
     let mut config = std::fs::read_to_string(root.join(".git/config")).unwrap();
     config.push_str(&format!("[core]\n\tfsmonitor = {evil} fsmonitor\n"));
     write(".git/config", config);
@@ -578,20 +565,46 @@ async fn hidden_ways_to_name_a_program_are_found_or_turned_off() {
     assert_eq!(ran(&log), "");
     assert!(result_of(&server, "submodule-status").ends_with("[exit code: 0]"));
     // The same status, run as the person would run it, does run the submodule's filter.
-    let direct = Command::new("git")
-        .args(["status", "--short"])
-        .current_dir(&root)
-        .env("GIT_CONFIG_COUNT", "1")
-        .env("GIT_CONFIG_KEY_0", "core.fsmonitor")
-        .env("GIT_CONFIG_VALUE_0", "false")
-        .output()
-        .unwrap();
+    let direct = git_without_fsmonitor(&root, &["status", "--short"]);
     assert!(direct.status.success());
     assert_eq!(ran(&log), "submodule-clean\n");
 }
 
 pub(crate) fn write_in(dir: &Path, path: &str, text: &str) {
     std::fs::write(dir.join(path), text).unwrap();
+}
+
+/// Gives the file at `path` an old modification time (September 2001).
+pub(crate) fn backdate(path: &Path) {
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+}
+
+/// Makes `upstream` a repository whose `.gitattributes` sends `*.txt` through the filter
+/// `z`, and adds it to the repository at `root` as the submodule `s` (not committed).
+pub(crate) fn add_a_submodule_with_a_filter(root: &Path, upstream: &Path) {
+    repository(upstream);
+    write_in(upstream, ".gitattributes", "*.txt filter=z\n");
+    git(upstream, &["add", "-A"]);
+    git(upstream, &["commit", "-qm", "attributes"]);
+    let url = upstream.display().to_string();
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &url,
+            "s",
+        ],
+    );
 }
 
 /// A git command the person is asked about runs git as it is, so the question names
@@ -606,10 +619,7 @@ async fn an_asked_git_command_names_what_the_repository_would_run() {
         Reply::text("done"),
     ])
     .await;
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.approval = ApprovalMode::Ask;
-    let mut harness = Harness::start(config);
-    let root = harness.workspace.path().canonicalize().unwrap();
+    let (mut harness, root) = start_in(ApprovalMode::Ask, &server);
     repository(&root);
     let filter = format!("[filter \"y\"]\n\tclean = {evil} clean\n");
     std::fs::write(root.join(".git/config"), hostile_config(&evil, &filter)).unwrap();

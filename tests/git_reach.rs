@@ -11,10 +11,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use miniagent::config::{ApprovalMode, Provider};
+use miniagent::config::ApprovalMode;
 use miniagent::protocol::Decision;
 use pretty_assertions::assert_eq;
-use support::harness::{Harness, test_config};
 use support::{Reply, ScriptedServer, TempDir};
 
 /// A repository at `root` whose last commit adds the submodule `s` (from `upstream`,
@@ -23,41 +22,14 @@ use support::{Reply, ScriptedServer, TempDir};
 /// submodule must run its clean filter to tell.
 fn repository_with_a_submodule(root: &Path, upstream: &Path) {
     repository(root);
-    repository(upstream);
-    write_in(upstream, ".gitattributes", "*.txt filter=z\n");
-    git(upstream, &["add", "-A"]);
-    git(upstream, &["commit", "-qm", "attributes"]);
-    let url = upstream.display().to_string();
-    git(
-        root,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            &url,
-            "s",
-        ],
-    );
+    add_a_submodule_with_a_filter(root, upstream);
     git(root, &["commit", "-qm", "submodule"]);
-    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
     for file in ["s/a.txt", "s/.gitattributes"] {
-        std::fs::File::options()
-            .write(true)
-            .open(root.join(file))
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        backdate(&root.join(file));
     }
     git(&root.join("s"), &["update-index", "--refresh", "-q"]);
     write_in(&root.join("s"), "a.txt", "owt\n");
-    std::fs::File::options()
-        .write(true)
-        .open(root.join("s/a.txt"))
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    backdate(&root.join("s/a.txt"));
 }
 
 /// The submodule's own configuration names `evil` as its external diff and its filter.
@@ -103,10 +75,7 @@ async fn covered_git_reading_a_submodules_or_another_repositorys_config_asks() {
         Reply::text("done"),
     ])
     .await;
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.approval = ApprovalMode::Ask;
-    let mut harness = Harness::start(config);
-    let root = harness.workspace.path().canonicalize().unwrap();
+    let (mut harness, root) = start_in(ApprovalMode::Ask, &server);
     let upstream = TempDir::new();
     repository_with_a_submodule(&root, upstream.path());
     let approve = HashMap::from([
@@ -178,20 +147,12 @@ async fn covered_git_reading_a_submodules_or_another_repositorys_config_asks() {
 /// (The note of a command no skill covers says the same, without the last sentence.)
 #[test]
 fn a_pre_approved_git_command_looking_into_submodules_is_asked_about() {
-    let Some(Scene {
-        home,
-        outside: _outside,
-        evil,
-        log,
-        workspace: _workspace,
-        root,
-    }) = pre_approval_scene()
-    else {
+    let Some(scene) = pre_approval_scene() else {
         return;
     };
     let upstream = TempDir::new();
-    repository_with_a_submodule(&root, upstream.path());
-    hostile_submodule(&root, &evil);
+    repository_with_a_submodule(&scene.root, upstream.path());
+    hostile_submodule(&scene.root, &scene.evil);
     for skill in ["commit-message", "review-diff"] {
         let server = ScriptedServer::start_blocking(vec![
             Reply::tool(
@@ -205,22 +166,17 @@ fn a_pre_approved_git_command_looking_into_submodules_is_asked_about() {
             Reply::tool("ok", "bash", r#"{"command": "git log --format=%s -1"}"#),
             Reply::text("done"),
         ]);
-        let output = exec_in(&home, &root, &server, "ask");
-        assert_eq!(output.status.code(), Some(0), "{output:?}");
-        let got = results(&server);
+        let (_, got) = scene.exec(&server, "ask");
         // `commit-message` does not pre-approve `git show`: asked anyway, and refused.
         for refused in &got[1..4] {
-            assert!(
-                refused.starts_with("refused: miniagent exec runs without a person"),
-                "{skill}: {got:?}"
-            );
-            assert!(
-                refused.contains("This command runs git with `--submodule=diff`, which makes git look into each submodule, reading that submodule's own configuration; miniagent cannot check what programs git would run there."),
-                "{skill}: {got:?}"
+            assert_refused_saying(
+                refused,
+                "This command runs git with `--submodule=diff`, which makes git look into each submodule, reading that submodule's own configuration; miniagent cannot check what programs git would run there.",
+                &(skill, &got),
             );
         }
         assert_eq!(got[4], "submodule\n[exit code: 0]", "{skill}");
-        assert_eq!(ran(&log), "", "{skill}");
+        assert_eq!(scene.ran(), "", "{skill}");
     }
 }
 
@@ -254,10 +210,7 @@ async fn auto_edit_asks_before_a_write_makes_or_changes_a_bare_repository() {
         Reply::text("done"),
     ])
     .await;
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.approval = ApprovalMode::AutoEdit;
-    let mut harness = Harness::start(config);
-    let root = harness.workspace.path().canonicalize().unwrap();
+    let (mut harness, root) = start_in(ApprovalMode::AutoEdit, &server);
     git(&root, &["init", "-q", "--bare", "shipped.git"]);
     let asked = run_turn(&mut harness, &HashMap::new()).await;
     let note = |path: &str| {
@@ -293,21 +246,14 @@ async fn auto_edit_asks_before_a_write_makes_or_changes_a_bare_repository() {
 /// fresh-eyes finding).
 #[test]
 fn a_pre_approved_git_asking_for_its_manual_is_asked_about() {
-    let Some(Scene {
-        home,
-        outside: _outside,
-        evil,
-        log,
-        workspace: _workspace,
-        root,
-    }) = pre_approval_scene()
-    else {
+    let Some(scene) = pre_approval_scene() else {
         return;
     };
-    repository(&root);
-    git(&root, &["config", "man.viewer", "evil"]);
-    git(&root, &["config", "man.evil.cmd", &evil]);
-    git(&root, &["config", "browser.evil.cmd", &evil]);
+    let root = &scene.root;
+    repository(root);
+    git(root, &["config", "man.viewer", "evil"]);
+    git(root, &["config", "man.evil.cmd", &scene.evil]);
+    git(root, &["config", "browser.evil.cmd", &scene.evil]);
     let server = ScriptedServer::start_blocking(vec![
         Reply::tool("s", "get_skill", r#"{"skill_name": "review-diff"}"#),
         Reply::tool("h1", "bash", r#"{"command": "git diff --help"}"#),
@@ -319,18 +265,13 @@ fn a_pre_approved_git_asking_for_its_manual_is_asked_about() {
         ),
         Reply::text("done"),
     ]);
-    let output = exec_in(&home, &root, &server, "ask");
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let got = results(&server);
+    let (_, got) = scene.exec(&server, "ask");
     for refused in &got[1..4] {
-        assert!(
-            refused.starts_with("refused: miniagent exec runs without a person"),
-            "{got:?}"
-        );
+        assert!(refused.starts_with(REFUSED_UNDER_EXEC), "{got:?}");
     }
     assert!(
         got[1].contains("This command runs git with `--help`, which makes git run a manual viewer or web browser its configuration may name"),
         "{got:?}"
     );
-    assert_eq!(ran(&log), "");
+    assert_eq!(scene.ran(), "");
 }

@@ -16,11 +16,15 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tempdir::TempDir;
 
-/// Answers `initialize`, lists `huge` and `small`, and answers `huge` with a 50 MB text.
-const SERVER: &str = r#"
+/// An MCP server in Node.js over stdio, called `NAME`: after `SETUP`, it answers
+/// `initialize`, each other request by `CASES` (arms of a `switch (message.method)`, with
+/// `message`, `answer(result)` and `send(message)` at hand), and an unknown method with an
+/// error. [`mcp_server`] fills it in.
+const FRAME: &str = r#"
 const readline = require('readline');
 const rl = readline.createInterface({ input: process.stdin });
 const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+/*SETUP*/
 rl.on('line', (line) => {
   const message = JSON.parse(line);
   if (message.id === undefined) return;
@@ -30,8 +34,29 @@ rl.on('line', (line) => {
       return answer({
         protocolVersion: message.params.protocolVersion,
         capabilities: { tools: {} },
-        serverInfo: { name: 'huge', version: '1.0.0' },
+        serverInfo: { name: '/*NAME*/', version: '1.0.0' },
       });
+/*CASES*/
+    default:
+      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
+  }
+});
+"#;
+
+/// [`FRAME`] as the server `name`, with its own `setup` and `cases`.
+fn mcp_server(name: &str, setup: &str, cases: &str) -> String {
+    FRAME
+        .replace("/*NAME*/", name)
+        .replace("/*SETUP*/", setup)
+        .replace("/*CASES*/", cases)
+}
+
+/// Answers `initialize`, lists `huge` and `small`, and answers `huge` with a 50 MB text.
+fn huge_server() -> String {
+    mcp_server(
+        "huge",
+        "",
+        r#"
     case 'tools/list':
       return answer({ tools: ['huge', 'small'].map((name) => ({
         name, description: name, inputSchema: { type: 'object', properties: {} },
@@ -41,17 +66,14 @@ rl.on('line', (line) => {
         return answer({ content: [{ type: 'text', text: 'BEGIN ' + 'x'.repeat(50 * 1024 * 1024) }] });
       }
       return answer({ content: [{ type: 'text', text: 'small answer' }] });
-    default:
-      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
-  }
-});
-"#;
+"#,
+    )
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_mcp_result_is_cut_at_once_and_the_server_stays_usable() {
     let dir = TempDir::new();
-    let script = dir.path().join("server.js");
-    std::fs::write(&script, SERVER).unwrap();
+    let script = dir.write("server.js", huge_server());
     let manager = McpManager::start(
         config(json!({ "huge": {
             "command": "node",
@@ -91,8 +113,7 @@ async fn a_huge_mcp_result_is_cut_at_once_and_the_server_stays_usable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_call_is_asked_about_by_server_and_tool() {
     let dir = TempDir::new();
-    let script = dir.path().join("server.js");
-    std::fs::write(&script, SERVER).unwrap();
+    let script = dir.write("server.js", huge_server());
     let manager = McpManager::start(
         config(json!({ "huge": {"command": "node", "args": [script]}})),
         None,
@@ -117,19 +138,11 @@ async fn an_mcp_call_is_asked_about_by_server_and_tool() {
 
 /// Serves the tools listed in the JSON file `TOOLS_FILE`, 2,000 to a page as the
 /// protocol's cursors allow; a call answers with the tool's name.
-const LISTING_SERVER: &str = r#"
-const readline = require('readline');
-const tools = JSON.parse(require('fs').readFileSync(process.env.TOOLS_FILE, 'utf8'));
-const rl = readline.createInterface({ input: process.stdin });
-const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
-rl.on('line', (line) => {
-  const message = JSON.parse(line);
-  if (message.id === undefined) return;
-  const answer = (result) => send({ jsonrpc: '2.0', id: message.id, result });
-  switch (message.method) {
-    case 'initialize':
-      return answer({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} },
-                      serverInfo: { name: 'listing', version: '1.0.0' } });
+fn listing_server() -> String {
+    mcp_server(
+        "listing",
+        "const tools = JSON.parse(require('fs').readFileSync(process.env.TOOLS_FILE, 'utf8'));",
+        r#"
     case 'tools/list': {
       const from = Number((message.params && message.params.cursor) || 0);
       const to = Math.min(from + 2000, tools.length);
@@ -138,11 +151,9 @@ rl.on('line', (line) => {
     }
     case 'tools/call':
       return answer({ content: [{ type: 'text', text: message.params.name + ' answered' }] });
-    default:
-      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
-  }
-});
-"#;
+"#,
+    )
+}
 
 /// The big server's tools: `tool_0` … `tool_10004`, each described at some length.
 fn big_tools() -> Vec<serde_json::Value> {
@@ -177,7 +188,7 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
     ]);
     let home = TempDir::new();
     let workspace = TempDir::new();
-    let script = home.write("server.js", LISTING_SERVER);
+    let script = home.write("server.js", listing_server());
     let big = big_tools();
     let small = json!([
         {"name": "ping", "description": "Answers.", "inputSchema": {"type": "object"}},
@@ -295,22 +306,11 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
 /// Answers `initialize`, and `tools/list` with one tool of 100 KB a page and, by `MODE`,
 /// a new cursor every time (a list without end) or the same cursor again (a loop); or
 /// (`cursors`) no tools and a new cursor of 1 MB every time.
-const ENDLESS_SERVER: &str = r#"
-const readline = require('readline');
-const rl = readline.createInterface({ input: process.stdin });
-const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
-let page = 0;
-rl.on('line', (line) => {
-  const message = JSON.parse(line);
-  if (message.id === undefined) return;
-  const answer = (result) => send({ jsonrpc: '2.0', id: message.id, result });
-  switch (message.method) {
-    case 'initialize':
-      return answer({
-        protocolVersion: message.params.protocolVersion,
-        capabilities: { tools: {} },
-        serverInfo: { name: 'endless', version: '1.0.0' },
-      });
+fn endless_server() -> String {
+    mcp_server(
+        "endless",
+        "let page = 0;",
+        r#"
     case 'tools/list':
       page += 1;
       if (process.env.MODE === 'cursors') {
@@ -320,11 +320,9 @@ rl.on('line', (line) => {
         tools: [{ name: 'tool_' + page, description: 'd'.repeat(100 * 1024), inputSchema: { type: 'object' } }],
         nextCursor: process.env.MODE === 'loop' ? 'again' : 'page-' + page,
       });
-    default:
-      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
-  }
-});
-"#;
+"#,
+    )
+}
 
 /// A server whose tool list never ends (a new cursor on every page) or comes back to a
 /// cursor it gave before is not used, with the reason, long before its connect timeout:
@@ -332,8 +330,7 @@ rl.on('line', (line) => {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_without_end_is_refused_not_collected() {
     let dir = TempDir::new();
-    let script = dir.path().join("server.js");
-    std::fs::write(&script, ENDLESS_SERVER).unwrap();
+    let script = dir.write("server.js", endless_server());
     for (mode, reason) in [
         (
             "endless",

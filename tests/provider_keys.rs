@@ -63,6 +63,43 @@ fn assert_no_key_shown(output: &Output) {
     }
 }
 
+/// `exec hi` with `command` against `server` on this machine, in Anthropic's protocol.
+fn exec_at_anthropic(command: &mut Command, server: &ScriptedServer) -> Output {
+    run(
+        command,
+        &["--base-url", &server.anthropic_base_url(), "exec", "hi"],
+    )
+}
+
+/// `exec hi` with `command` against `server` on this machine, in OpenAI's protocol.
+fn exec_at_openai(command: &mut Command, server: &ScriptedServer) -> Output {
+    run(
+        command,
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.openai_base_url(),
+            "exec",
+            "hi",
+        ],
+    )
+}
+
+/// `exec hi` with `keys` in the environment and `args` (configuration in `home`), through a
+/// proxy that must be asked for nothing: it exits with 1 and shows no key. Its stderr.
+fn refused_before_sending(home: &TempDir, keys: &[(&str, &str)], args: &[&str]) -> String {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let mut command = through(home, &server);
+    command.envs(keys.iter().copied());
+    let output = run(command.args(args), &["exec", "hi"]);
+    let stderr = cli::text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(asked(&server), vec![], "{args:?}");
+    assert_no_key_shown(&output);
+    stderr
+}
+
 /// `--provider openai` goes to OpenAI's host with OpenAI's default model; before, it kept
 /// Anthropic's URL and model and sent the OpenAI key there.
 #[test]
@@ -84,17 +121,7 @@ fn a_provider_brings_its_own_host_and_model() {
 
     // The model follows the provider too (a server of one's own, at its address).
     let server = ScriptedServer::start_blocking(vec![Reply::text("hello")]);
-    let output = run(
-        bare(&home).env("MINIAGENT_API_KEY", TEST_KEY),
-        &[
-            "--provider",
-            "openai",
-            "--base-url",
-            &server.openai_base_url(),
-            "exec",
-            "hi",
-        ],
-    );
+    let output = exec_at_openai(bare(&home).env("MINIAGENT_API_KEY", TEST_KEY), &server);
     assert_eq!(output.status.code(), Some(0), "{}", cli::text(&output.stderr));
     assert_eq!(server.requests()[0].body["model"], "gpt-4.1");
 }
@@ -147,20 +174,13 @@ fn a_key_never_goes_to_another_providers_host() {
         if index == 0 {
             home.write("config.toml", anthropic_file);
         }
-        let server = ScriptedServer::start_blocking(vec![]);
-        let mut command = through(&home, &server);
-        command.envs(keys.iter().copied());
-        let output = run(command.args(&args), &["exec", "hi"]);
-        let stderr = cli::text(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        let stderr = refused_before_sending(&home, keys, &args);
         let file = home.join("config.toml").display().to_string();
         assert_eq!(
             stderr,
             format!("{}\n", expected.replace("{file}", &file)),
             "{args:?}"
         );
-        assert_eq!(asked(&server), vec![], "{args:?}");
-        assert_no_key_shown(&output);
     }
 
     // Named on purpose, a provider's key goes to a gateway that is no provider's.
@@ -184,11 +204,11 @@ fn a_key_never_goes_to_another_providers_host() {
 
     // A server on this machine gets no provider's key it was not given.
     let server = ScriptedServer::start_blocking(vec![Reply::text("local")]);
-    let output = run(
+    let output = exec_at_anthropic(
         bare(&home)
             .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
             .env("OPENAI_API_KEY", OPENAI_KEY),
-        &["--base-url", &server.anthropic_base_url(), "exec", "hi"],
+        &server,
     );
     assert_eq!(output.status.code(), Some(0), "{}", cli::text(&output.stderr));
     let request = &server.requests()[0];
@@ -213,11 +233,11 @@ fn a_key_never_goes_to_another_providers_host() {
 fn a_refused_key_names_its_variable() {
     let home = TempDir::new();
     let server = ScriptedServer::start_blocking(vec![Reply::status(401, "invalid x-api-key")]);
-    let output = run(
+    let output = exec_at_anthropic(
         bare(&home)
             .env("MINIAGENT_API_KEY", TEST_KEY)
             .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY),
-        &["--base-url", &server.anthropic_base_url(), "exec", "hi"],
+        &server,
     );
     let stderr = cli::text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -232,10 +252,7 @@ fn a_refused_key_names_its_variable() {
 
     // A server on this machine that wants a key it was not given says how to give one.
     let server = ScriptedServer::start_blocking(vec![Reply::status(401, "key required")]);
-    let output = run(
-        &mut bare(&home),
-        &["--base-url", &server.anthropic_base_url(), "exec", "hi"],
-    );
+    let output = exec_at_anthropic(&mut bare(&home), &server);
     let stderr = cli::text(&output.stderr);
     assert!(
         stderr.contains(
@@ -248,17 +265,7 @@ fn a_refused_key_names_its_variable() {
     // An OpenAI-style server on this machine, OPENAI_API_KEY set but not sent: the 401
     // names it and says how to send it.
     let server = ScriptedServer::start_blocking(vec![Reply::status(401, "key required")]);
-    let output = run(
-        bare(&home).env("OPENAI_API_KEY", OPENAI_KEY),
-        &[
-            "--provider",
-            "openai",
-            "--base-url",
-            &server.openai_base_url(),
-            "exec",
-            "hi",
-        ],
-    );
+    let output = exec_at_openai(bare(&home).env("OPENAI_API_KEY", OPENAI_KEY), &server);
     let stderr = cli::text(&output.stderr);
     assert!(
         stderr.contains(
@@ -392,14 +399,7 @@ fn a_providers_key_never_goes_to_its_host_over_plain_http() {
         ),
     ];
     for (variable, key, args, expected) in cases {
-        let home = TempDir::new();
-        let server = ScriptedServer::start_blocking(vec![]);
-        let mut command = through(&home, &server);
-        command.env(variable, key);
-        let output = run(command.args(&args), &["exec", "hi"]);
-        assert_eq!(output.status.code(), Some(1), "{args:?}");
-        assert_eq!(cli::text(&output.stderr), expected, "{args:?}");
-        assert_eq!(asked(&server), vec![], "{args:?}");
-        assert_no_key_shown(&output);
+        let stderr = refused_before_sending(&TempDir::new(), &[(variable, key)], &args);
+        assert_eq!(stderr, expected, "{args:?}");
     }
 }

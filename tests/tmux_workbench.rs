@@ -84,6 +84,33 @@ impl Tmux {
     fn wait_for_text(&self, text: &str) -> String {
         self.wait_for(text, |screen| screen.contains(text))
     }
+
+    /// Types `text` literally and presses Enter.
+    fn send(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Enter"]);
+    }
+
+    /// Waits until the workbench is gone and the shell's bare prompt (`$`) stands on a line.
+    fn wait_for_shell_prompt(&self) -> String {
+        self.wait_for("the shell prompt", |s| {
+            s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
+        })
+    }
+
+    /// Asserts that the terminal is out of raw mode: the shell at its prompt finds
+    /// canonical input and echo back.
+    fn assert_terminal_cooked(&self) {
+        self.send("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
+        let modes = self.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
+        assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+    }
+
+    /// Quits the workbench with Ctrl-D and waits for the shell prompt.
+    fn quit_with_ctrl_d(&self) -> String {
+        self.keys(&["C-d"]);
+        self.wait_for_shell_prompt()
+    }
 }
 
 impl Drop for Tmux {
@@ -122,29 +149,35 @@ fn shell_quote(text: &str) -> String {
 /// Starts the workbench in `tmux`'s shell against `server`, in full-auto, with its
 /// configuration, logs and sessions in `home` and `extra` arguments.
 fn launch(tmux: &Tmux, home: &TempDir, server: &ScriptedServer, extra: &str) {
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    tmux.type_text(&format!(
+    tmux.send("export PS1='$ '");
+    tmux.send(&format!(
         "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model --approval full-auto {extra}",
         shell_quote(env!("CARGO_BIN_EXE_miniagent")),
         server.anthropic_base_url(),
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
+}
+
+/// Starts the workbench as [`launch`] does (no `extra` arguments), sends `prompt` once its
+/// panes are drawn, and waits for `answer` and then for the turn's end (`ready`).
+fn launch_and_ask(tmux: &Tmux, home: &TempDir, server: &ScriptedServer, prompt: &str, answer: &str) {
+    launch(tmux, home, server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.send(prompt);
+    tmux.wait_for_text(answer);
+    tmux.wait_for_text("ready");
 }
 
 /// Starts the workbench in `tmux`'s shell against `server` in the default approval mode
 /// (ask), with its configuration, logs and sessions in `home`.
 fn launch_asking(tmux: &Tmux, home: &TempDir, server: &ScriptedServer) {
     let home = shell_quote(home.path().to_str().unwrap());
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    tmux.type_text(&format!(
+    tmux.send("export PS1='$ '");
+    tmux.send(&format!(
         "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
         shell_quote(env!("CARGO_BIN_EXE_miniagent")),
         server.anthropic_base_url(),
     ));
-    tmux.keys(&["Enter"]);
 }
 
 /// The terminal cursor: `(x, y, visible)`.

@@ -85,10 +85,7 @@ fn a_failing_summarizer_falls_back_to_a_digest_and_the_turn_goes_on() {
         script.push(Reply::text("finished anyway"));
         let server = ScriptedServer::start(script).await;
         server.answer_toolless_with(Reply::status(500, "the summarizer is down"));
-        let mut config = test_config(Provider::Anthropic, &server);
-        config.agent.token_limit = 80_000;
-        config.model.max_output_tokens = 4096;
-        config.tools.read_file.max_tokens = 40_000;
+        let mut config = config_for_huge_reads(Provider::Anthropic, &server, 80_000);
         config.agent.max_steps = 20;
         let mut agent = Harness::start(config);
         // Under the size that is trimmed rather than summarized.

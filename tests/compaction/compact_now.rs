@@ -12,21 +12,13 @@ async fn compact_now_goes_after_the_result_that_dominates_the_prompt() {
     ])
     .await;
     server.answer_toolless_with(Reply::text("Read small.txt and huge.txt."));
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.token_limit = 80_000;
-    config.model.max_output_tokens = 4096;
-    config.tools.read_file.max_tokens = 40_000;
-    let mut agent = Harness::start(config);
+    let mut agent = Harness::start(config_for_huge_reads(Provider::Anthropic, &server, 80_000));
     file_of_tokens(&agent.workspace, "small.txt", "small", 200);
     file_of_tokens(&agent.workspace, "huge.txt", "huge", 14_000);
     agent.turn("Read small.txt and huge.txt.").await;
     let before = agent.inspect().await.prompt_tokens;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
-    let notice = agent.wait_for(compact_now_reported).await;
-    let Event::Notice { message } = notice else {
-        unreachable!()
-    };
+    let message = compact_now(&mut agent).await;
     assert!(
         message.starts_with("compacted: the prompt went from about"),
         "{message}"
@@ -66,20 +58,12 @@ async fn compact_now_without_a_summary_says_so_and_calls_nothing() {
         Reply::text("Next."),
     ])
     .await;
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.token_limit = 20_000;
-    config.model.max_output_tokens = 4096;
-    config.tools.read_file.max_tokens = 40_000;
-    let mut agent = Harness::start(config);
+    let mut agent = Harness::start(config_for_huge_reads(Provider::Anthropic, &server, 20_000));
     file_of_tokens(&agent.workspace, "huge.txt", "huge", 9_000);
     agent.turn("Read huge.txt.").await;
     let requests = server.requests().len();
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
-    let notice = agent.wait_for(compact_now_reported).await;
-    let Event::Notice { message } = notice else {
-        unreachable!()
-    };
+    let message = compact_now(&mut agent).await;
     assert!(
         message.starts_with("made room without a summary (no model call): the prompt went from about"),
         "{message}"
@@ -107,11 +91,7 @@ async fn compact_now_without_progress_says_it_cannot_and_every_call_ends() {
     let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
     agent.turn("hi").await;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
-    let notice = agent.wait_for(compact_now_reported).await;
-    let Event::Notice { message } = notice else {
-        unreachable!()
-    };
+    let message = compact_now(&mut agent).await;
     assert!(message.starts_with("cannot compact further"), "{message}");
     assert!(message.contains("system prompt and tools"), "{message}");
     assert_every_summary_call_has_an_outcome(&agent.events[start..]);
@@ -195,19 +175,9 @@ async fn the_masked_count_is_the_stubs_the_prompt_shows() {
     config.agent.keep_tool_results = 1;
     config.agent.keep_recent_steps = 3;
     let mut agent = Harness::start(config);
-    for n in 0..4 {
-        file_of_tokens(
-            &agent.workspace,
-            &format!("part{n}.txt"),
-            &format!("part{n}"),
-            300,
-        );
-    }
+    parts_of_tokens(&agent.workspace, 4, 300);
     agent.turn("Read the four parts.").await;
-    agent.send(miniagent::protocol::Op::CompactNow);
-    let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
-        unreachable!()
-    };
+    let message = compact_now(&mut agent).await;
     let snapshot = agent.inspect().await;
     // The report tells the one stub the prompt shows, not the two the summary took in.
     let told = message.split(" (").nth(1).unwrap_or_default();

@@ -135,21 +135,13 @@ fn nested_summaries_open_down_to_the_original_messages_with_one_numbering() {
         let data = TempDir::new();
         let log = support::harness::session_log_in(&data);
         let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), log.clone());
-        for n in 0..4 {
-            file_of_tokens(
-                &agent.workspace,
-                &format!("part{n}.txt"),
-                &format!("part{n}"),
-                300,
-            );
-        }
+        parts_of_tokens(&agent.workspace, 4, 300);
         agent.turn("Read part0.txt to part3.txt.").await;
         for question in ["", "How many parts?"] {
             if !question.is_empty() {
                 agent.turn(question).await;
             }
-            agent.send(miniagent::protocol::Op::CompactNow);
-            agent.wait_for(compact_now_reported).await;
+            compact_now(&mut agent).await;
         }
         assert_every_summary_call_has_an_outcome(&agent.events);
         let snapshot = agent.inspect().await;

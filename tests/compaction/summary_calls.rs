@@ -13,6 +13,29 @@ fn eighteen_kb(seed: u32) -> String {
     )
 }
 
+/// What each of the fresh-eyes report's steps says before its call.
+const PARAGRAPH: &str = "The step list grows as each command reports back to the agent. ";
+
+/// A step saying [`PARAGRAPH`] `repeats` times, then calling `echo step`.
+fn echo_step(id: &str, repeats: usize) -> Reply {
+    Reply::Stream(Turn::new().with_text(PARAGRAPH.repeat(repeats)).with_tool(
+        id,
+        "bash",
+        r#"{"command": "echo step"}"#,
+    ))
+}
+
+/// What each summary call among `events` said it was about to summarize.
+fn compactions_started(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CompactionStarted { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The events `exec --json` printed.
 fn json_events(stdout: &[u8]) -> Vec<Value> {
     text(stdout)
@@ -186,11 +209,7 @@ async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
     server.answer_toolless_with(Reply::Stream(
         Turn::text("Read small.txt and huge.txt.").usage(1234, 56),
     ));
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.token_limit = 80_000;
-    config.model.max_output_tokens = 4096;
-    config.tools.read_file.max_tokens = 40_000;
-    let mut agent = Harness::start(config);
+    let mut agent = Harness::start(config_for_huge_reads(Provider::Anthropic, &server, 80_000));
     file_of_tokens(&agent.workspace, "small.txt", "small", 2_000);
     file_of_tokens(&agent.workspace, "huge.txt", "huge", 14_000);
     agent.turn("Read small.txt and huge.txt.").await;
@@ -205,8 +224,7 @@ async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
     let (input, output) = agent.events.iter().rev().find_map(totals).unwrap();
     let before = agent.inspect().await.prompt_tokens;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
-    agent.wait_for(compact_now_reported).await;
+    compact_now(&mut agent).await;
     let snapshot = agent.inspect().await;
     let after = snapshot.prompt_tokens;
     let events = &agent.events[start..];
@@ -264,10 +282,7 @@ async fn compact_now_names_one_kept_step_in_the_singular() {
     config.agent.keep_recent_steps = 1;
     let mut agent = Harness::start(config);
     agent.turn("hi").await;
-    agent.send(miniagent::protocol::Op::CompactNow);
-    let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
-        unreachable!()
-    };
+    let message = compact_now(&mut agent).await;
     assert!(
         message.starts_with("cannot compact further")
             && message.ends_with(", which are never compacted, and the last step stays verbatim"),
@@ -281,29 +296,17 @@ async fn compact_now_names_one_kept_step_in_the_singular() {
 /// its progress line names one message in the singular.
 #[tokio::test]
 async fn one_summary_call_per_compaction_and_none_for_a_tiny_run() {
-    let paragraph = "The step list grows as each command reports back to the agent. ";
-    let step = |id: &str| {
-        Reply::Stream(Turn::new().with_text(paragraph.repeat(120)).with_tool(
-            id,
-            "bash",
-            r#"{"command": "echo step"}"#,
-        ))
-    };
     let server = ScriptedServer::start(vec![
-        Reply::text(paragraph.repeat(80)),
+        Reply::text(PARAGRAPH.repeat(80)),
         Reply::text("third answer"),
-        step("s1"),
-        step("s2"),
-        step("s3"),
+        echo_step("s1", 120),
+        echo_step("s2", 120),
+        echo_step("s3", 120),
         Reply::text("final answer"),
     ])
     .await;
     server.answer_toolless_with(Reply::text("SUMMARY2 of the work"));
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.compaction = Strategy::Both;
-    config.agent.token_limit = 9000;
-    config.model.max_output_tokens = 2000;
-    let mut agent = Harness::start(config);
+    let mut agent = Harness::start(config_both_at_9000(&server));
     agent.turn("explain").await;
     agent.turn("explain more").await;
     let start = agent.events.len();
@@ -317,13 +320,7 @@ async fn one_summary_call_per_compaction_and_none_for_a_tiny_run() {
             asked.chars().take(70).collect()
         })
         .collect();
-    let started: Vec<String> = agent.events[start..]
-        .iter()
-        .filter_map(|e| match e {
-            Event::CompactionStarted { reason } => Some(reason.clone()),
-            _ => None,
-        })
-        .collect();
+    let started = compactions_started(&agent.events[start..]);
     // The run of the latest turn's steps wins back the most; the first turn's answer and
     // the six-token one stay as they are.
     assert_eq!(
@@ -344,32 +341,20 @@ async fn one_summary_call_per_compaction_and_none_for_a_tiny_run() {
 /// the summary took in are not in it), as many as that request holds.
 #[tokio::test]
 async fn the_masking_notice_tells_the_stubs_the_request_shows() {
-    let paragraph = "The step list grows as each command reports back to the agent. ";
-    let step = |id: &str| {
-        Reply::Stream(Turn::new().with_text(paragraph.repeat(100)).with_tool(
-            id,
-            "bash",
-            r#"{"command": "echo step"}"#,
-        ))
-    };
     let server = ScriptedServer::start(vec![
         Reply::tool("out_1", "bash", json!({"command": eighteen_kb(1)}).to_string()),
         Reply::tool("out_2", "bash", json!({"command": eighteen_kb(2)}).to_string()),
-        Reply::text(paragraph.repeat(100)),
-        Reply::text(paragraph.repeat(90)),
+        Reply::text(PARAGRAPH.repeat(100)),
+        Reply::text(PARAGRAPH.repeat(90)),
         Reply::text("third answer"),
-        step("s1"),
-        step("s2"),
-        step("s3"),
+        echo_step("s1", 100),
+        echo_step("s2", 100),
+        echo_step("s3", 100),
         Reply::text("final answer"),
     ])
     .await;
     server.answer_toolless_with(Reply::text("SUMMARY2 of the work"));
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.compaction = Strategy::Both;
-    config.agent.token_limit = 9000;
-    config.model.max_output_tokens = 2000;
-    let mut agent = Harness::start(config);
+    let mut agent = Harness::start(config_both_at_9000(&server));
     agent.turn("list twice").await;
     agent.turn("explain more").await;
     agent.turn("go third").await;
@@ -377,13 +362,7 @@ async fn the_masking_notice_tells_the_stubs_the_request_shows() {
     let seen = server.requests().len();
     agent.turn("go on").await;
     let requests = server.requests().split_off(seen);
-    let started: Vec<String> = agent.events[start..]
-        .iter()
-        .filter_map(|e| match e {
-            Event::CompactionStarted { reason } => Some(reason.clone()),
-            _ => None,
-        })
-        .collect();
+    let started = compactions_started(&agent.events[start..]);
     let told: Vec<&str> = agent.events[start..]
         .iter()
         .filter_map(|e| match e {
@@ -425,11 +404,7 @@ async fn a_chat_of_short_turns_goes_on_past_its_budget() {
     let turns = 40;
     let server = ScriptedServer::start((0..turns).map(|_| Reply::text(answer.clone())).collect()).await;
     server.answer_toolless_with(Reply::text("Short."));
-    let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.compaction = Strategy::Both;
-    config.agent.token_limit = 9000;
-    config.model.max_output_tokens = 2000;
-    let mut agent = Harness::start(config);
+    let mut agent = Harness::start(config_both_at_9000(&server));
     for turn in 0..turns {
         let events = agent.turn(&format!("question {turn}")).await;
         let failed: Vec<&Event> = events

@@ -16,25 +16,27 @@ fn resize(tmux: &Tmux, width: u16, height: u16) {
     ]);
 }
 
+/// The workbench in tmux at 160x48 after one prompt, whose answer ran
+/// `echo first-call-output` and said "Done with it.": the server, the workspace, the home
+/// and the window (held in that order, so the window goes first).
+fn after_one_call() -> (ScriptedServer, TempDir, TempDir, Tmux) {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("s1", "bash", r#"{"command": "echo first-call-output"}"#),
+        Reply::text("Done with it."),
+    ]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let tmux = Tmux::start(&workspace);
+    launch_and_ask(&tmux, &home, &server, "run it", "Done with it.");
+    (server, workspace, home, tmux)
+}
+
 /// "F4, ↑, Enter" opens the last call at 160 columns as at 80, and again right after Esc
 /// closed it (the tools pane still focused, where F4 had once put the pane away and left
 /// ↑ and Enter to the input, which sent the last prompt again): F4 only ever shows the
 /// pane and gives it the keys. `q` in the pane puts it away at both widths.
 #[test]
 fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
-    let server = ScriptedServer::start_blocking(vec![
-        Reply::tool("s1", "bash", r#"{"command": "echo first-call-output"}"#),
-        Reply::text("Done with it."),
-    ]);
-    let workspace = TempDir::new();
-    let home = TempDir::new();
-    let tmux = Tmux::start(&workspace);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("run it");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("Done with it.");
-    tmux.wait_for_text("ready");
+    let (server, _workspace, _home, tmux) = after_one_call();
     assert_eq!(server.requests().len(), 2);
     for (width, height) in [(160, 48), (80, 24)] {
         resize(&tmux, width, height);
@@ -78,10 +80,7 @@ fn f4_up_enter_opens_the_last_call_at_every_width_in_tmux() {
     }
     // Nothing was sent again.
     assert_eq!(server.requests().len(), 2, "the last prompt was sent again");
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 /// "F4, ↑, Enter" opens the last call also after the selection was moved earlier (a
@@ -101,16 +100,10 @@ fn f4_up_enter_opens_the_last_call_after_the_selection_moved_in_tmux() {
         Reply::tool("toolu_3", "bash", r#"{"command": "wc -l a.txt"}"#),
         Reply::text("All three done."),
     ]);
-    let workspace = TempDir::new();
-    let home = TempDir::new();
+    let (workspace, home) = (TempDir::new(), TempDir::new());
     let tmux = Tmux::start(&workspace);
     resize(&tmux, 80, 24);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("three calls");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("All three done.");
-    tmux.wait_for_text("ready");
+    launch_and_ask(&tmux, &home, &server, "three calls", "All three done.");
     let opened = |tmux: &Tmux, id: &str, width: u16| {
         let detail = tmux.wait_for(&format!("the detail of {id} at {width} columns"), |s| {
             s.contains("Tool call") && s.contains("toolu_")
@@ -143,10 +136,7 @@ fn f4_up_enter_opens_the_last_call_after_the_selection_moved_in_tmux() {
         tmux.wait_for("the tools pane put away", |s| !s.contains("Tools · 3"));
     }
     assert_eq!(server.requests().len(), 4, "a prompt was sent again");
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 /// The hint shows once something new arrived below the view, not the moment the view
@@ -160,17 +150,10 @@ fn the_new_output_hint_waits_for_output_and_end_follows_from_the_input_in_tmux()
         Reply::tool("s1", "bash", r#"{"command": "sleep 4"}"#),
         Reply::text(second),
     ]);
-    let workspace = TempDir::new();
-    let home = TempDir::new();
+    let (workspace, home) = (TempDir::new(), TempDir::new());
     let tmux = Tmux::start(&workspace);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("first");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("answer line 80");
-    tmux.wait_for_text("ready");
-    tmux.type_text("second");
-    tmux.keys(&["Enter"]);
+    launch_and_ask(&tmux, &home, &server, "first", "answer line 80");
+    tmux.send("second");
     tmux.wait_for_text("running bash for");
     // Scrolled up from the input while the command runs: nothing new yet.
     tmux.keys(&["PPage"]);
@@ -211,10 +194,7 @@ fn the_new_output_hint_waits_for_output_and_end_follows_from_the_input_in_tmux()
     });
     assert_eq!(server.requests().len(), 3);
     tmux.keys(&["C-c"]);
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 /// A refusal's reason longer than the dialog is wide wraps inside it, its end and the
@@ -231,8 +211,7 @@ fn a_long_deny_reason_wraps_with_the_cursor_at_its_end_in_tmux() {
     resize(&tmux, 80, 24);
     launch_asking(&tmux, &home, &server);
     tmux.wait_for_text("Conversation");
-    tmux.type_text("make the file");
-    tmux.keys(&["Enter"]);
+    tmux.send("make the file");
     tmux.wait_for_text("● armed");
     tmux.keys(&["n"]);
     tmux.wait_for_text("Why not?");
@@ -270,10 +249,7 @@ fn a_long_deny_reason_wraps_with_the_cursor_at_its_end_in_tmux() {
     assert!(!workspace.join("refused-file").exists());
     let sent = server.requests()[1].body["messages"].to_string();
     assert!(sent.contains(reason), "{sent}");
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 /// Flags (a pair of regional indicators: one cluster, two columns) at a different column
@@ -286,16 +262,10 @@ fn flags_leave_nothing_behind_when_the_conversation_scrolls_in_tmux() {
         .map(|n| format!("- {}🇯🇵 flag {n} 🇺🇸{}\n", "x".repeat(n % 7), "y".repeat(n % 5)))
         .collect();
     let server = ScriptedServer::start_blocking(vec![Reply::text(answer)]);
-    let workspace = TempDir::new();
-    let home = TempDir::new();
+    let (workspace, home) = (TempDir::new(), TempDir::new());
     let tmux = Tmux::start(&workspace);
     resize(&tmux, 80, 24);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("flags");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("flag 60 ");
-    tmux.wait_for_text("ready");
+    launch_and_ask(&tmux, &home, &server, "flags", "flag 60 ");
     // The conversation has the keys: line by line, then by pages, up and back down.
     tmux.keys(&["BTab"]);
     tmux.wait_for_text("┏ Conversation");
@@ -331,10 +301,7 @@ fn flags_leave_nothing_behind_when_the_conversation_scrolls_in_tmux() {
         assert!(shown.len() > 10, "{screen}");
         assert_eq!(shown, expected, "after {keys:?}:\n{screen}");
     }
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 /// Esc ↑ Enter in one burst (a fresh-eyes user's finding 6): crossterm read `ESC ESC [ A`
@@ -343,19 +310,7 @@ fn flags_leave_nothing_behind_when_the_conversation_scrolls_in_tmux() {
 /// call) and Enter (the detail opens again), and nothing is sent.
 #[test]
 fn esc_up_enter_in_one_burst_are_three_keys_in_tmux() {
-    let server = ScriptedServer::start_blocking(vec![
-        Reply::tool("s1", "bash", r#"{"command": "echo first-call-output"}"#),
-        Reply::text("Done with it."),
-    ]);
-    let workspace = TempDir::new();
-    let home = TempDir::new();
-    let tmux = Tmux::start(&workspace);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("run it");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("Done with it.");
-    tmux.wait_for_text("ready");
+    let (server, _workspace, _home, tmux) = after_one_call();
     tmux.keys(&["F4", "Up", "Enter"]);
     tmux.wait_for("the call's detail", |s| s.contains("Tool call"));
     for round in 0..3 {
@@ -373,8 +328,5 @@ fn esc_up_enter_in_one_burst_are_three_keys_in_tmux() {
     // `q` in the focused tools pane gives the keys back to the input, where Ctrl-D quits.
     tmux.keys(&["q"]);
     tmux.wait_for("the tools pane put away", |s| !s.contains("Tools · 1"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }

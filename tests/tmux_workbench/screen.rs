@@ -10,12 +10,7 @@ fn page_keys_move_a_page_and_work_after_end_in_tmux() {
     let workspace = TempDir::new();
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("count");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("answer line 120");
-    tmux.wait_for_text("ready");
+    launch_and_ask(&tmux, &home, &server, "count", "answer line 120");
 
     // The conversation (from the input): PgUp moves its height less two lines.
     let bottom = tmux.screen();
@@ -61,10 +56,7 @@ fn page_keys_move_a_page_and_work_after_end_in_tmux() {
     // reads as Alt and that key.
     tmux.keys(&["Escape"]);
     tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
@@ -78,11 +70,9 @@ fn a_message_queued_during_a_turn_survives_ctrl_c_in_tmux() {
     let tmux = Tmux::start(&workspace);
     launch(&tmux, &home, &server, "");
     tmux.wait_for_text("Conversation");
-    tmux.type_text("start something long");
-    tmux.keys(&["Enter"]);
+    tmux.send("start something long");
     tmux.wait_for_text("running bash for");
-    tmux.type_text("and then check the logs");
-    tmux.keys(&["Enter"]);
+    tmux.send("and then check the logs");
     tmux.wait_for_text("Input · 1 queued");
     tmux.keys(&["C-c"]);
     let stopped = tmux.wait_for_text("your queued message is back in the input");
@@ -102,10 +92,7 @@ fn a_message_queued_during_a_turn_survives_ctrl_c_in_tmux() {
     tmux.wait_for_text("Got the queued message.");
     let sent = server.last_request().unwrap().body["messages"].to_string();
     assert!(sent.contains("and then check the logs"), "{sent}");
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
@@ -114,14 +101,12 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
     workspace.write("src/lib.rs", "pub fn f() {}\n");
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    tmux.type_text(&format!(
+    tmux.send("export PS1='$ '");
+    tmux.send(&format!(
         "env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u MINIMAX_API_KEY -u MINIAGENT_API_KEY MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} {}",
         shell_quote(env!("CARGO_BIN_EXE_miniagent")),
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
     tmux.wait_for_text("Welcome to miniagent");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the panel closed", |s| {
@@ -139,8 +124,7 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
     // A prompt is kept, and the panel says how to set a key.
     tmux.keys(&["Tab"]);
     tmux.keys(&["Tab"]);
-    tmux.type_text("hello there");
-    tmux.keys(&["Enter"]);
+    tmux.send("hello there");
     let refused = tmux.wait_for_text("Welcome to miniagent");
     assert!(refused.contains("export ANTHROPIC_API_KEY"), "{refused}");
     tmux.keys(&["q"]);
@@ -149,15 +133,11 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
     assert!(closed.contains("┃hello there"), "{closed}");
     // `/resume` opens the picker.
     tmux.keys(&["C-c"]);
-    tmux.type_text("/resume");
-    tmux.keys(&["Enter"]);
+    tmux.send("/resume");
     tmux.wait_for_text("Resume a session");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the picker closed", |s| !s.contains("Resume a session"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 /// Summaries nest when the same run is compacted twice: in the real workbench, F6, then
@@ -193,17 +173,13 @@ fn nested_summaries_open_down_to_the_originals_in_tmux() {
     let tmux = Tmux::start(&workspace);
     launch(&tmux, &home, &server, "");
     tmux.wait_for_text("Ask miniagent");
-    tmux.type_text("read the four parts");
-    tmux.keys(&["Enter"]);
+    tmux.send("read the four parts");
     tmux.wait_for_text("Four parts read.");
-    tmux.type_text("/compact");
-    tmux.keys(&["Enter"]);
+    tmux.send("/compact");
     tmux.wait_for("the first compaction", |s| s.contains("1 compaction,"));
-    tmux.type_text("how many?");
-    tmux.keys(&["Enter"]);
+    tmux.send("how many?");
     tmux.wait_for_text("Still four parts.");
-    tmux.type_text("/compact");
-    tmux.keys(&["Enter"]);
+    tmux.send("/compact");
     tmux.wait_for("the second compaction", |s| s.contains("2 compactions"));
     tmux.keys(&["F6"]);
     tmux.wait_for_text("summary of messages 2–10");
@@ -219,10 +195,7 @@ fn nested_summaries_open_down_to_the_originals_in_tmux() {
     tmux.wait_for_text("Replaced messages 2–10");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the inspector closed", |s| !s.contains("Replaced messages"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
@@ -275,9 +248,7 @@ fn the_terminal_cursor_is_in_the_input_while_it_has_focus_in_tmux() {
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.wait_for_shell_prompt();
 }
 
 #[test]
@@ -287,8 +258,7 @@ fn colours_follow_colorterm_and_term_in_tmux() {
     workspace.write("src/lib.rs", "pub fn f() {}\n");
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
+    tmux.send("export PS1='$ '");
     // (environment, whether 24-bit colours appear, whether 256-palette ones beyond the
     // first 16 do: the built-in theme names none, so only a downgrade brings them)
     for (environment, truecolor, indexed) in [
@@ -296,13 +266,12 @@ fn colours_follow_colorterm_and_term_in_tmux() {
         ("TERM=xterm-256color", false, true),
         ("TERM=xterm", false, false),
     ] {
-        tmux.type_text(&format!(
+        tmux.send(&format!(
             "env -u COLORTERM {environment} MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
             shell_quote(env!("CARGO_BIN_EXE_miniagent")),
             server.anthropic_base_url(),
             home = shell_quote(home.path().to_str().unwrap()),
         ));
-        tmux.keys(&["Enter"]);
         tmux.wait_for("the workbench", |s| {
             s.contains("Conversation") && s.contains("ctx")
         });
@@ -320,10 +289,7 @@ fn colours_follow_colorterm_and_term_in_tmux() {
             .any(|index| index >= 16);
         assert_eq!(beyond_16, indexed, "{environment}: {escapes:?}");
         assert!(escapes.contains("\u{1b}["), "{environment}: still in colour");
-        tmux.keys(&["C-d"]);
-        tmux.wait_for("the shell prompt", |s| {
-            s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-        });
+        tmux.quit_with_ctrl_d();
         tmux.ok(&["clear-history", "-t", "main"]);
     }
 }
@@ -347,16 +313,14 @@ fn keys_typed_as_the_trust_question_opens_answer_nothing_in_tmux() {
         .to_string(),
     );
     let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
+    tmux.send("export PS1='$ '");
     // The command and the first words typed in one burst, as a person types ahead.
-    tmux.type_text(&format!(
+    tmux.send(&format!(
         "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
         shell_quote(env!("CARGO_BIN_EXE_miniagent")),
         server.anthropic_base_url(),
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
     for _ in 0..6 {
         tmux.type_text("hey, is the build ok ");
     }
@@ -405,14 +369,11 @@ fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
     tmux.ok(&["resize-window", "-t", "main", "-x", "120", "-y", "40"]);
     launch(&tmux, &home, &server, "");
     tmux.wait_for_text("Ask miniagent");
-    tmux.type_text("list the rows");
-    tmux.keys(&["Enter"]);
+    tmux.send("list the rows");
     tmux.wait_for_text("Listed.");
-    tmux.type_text("again");
-    tmux.keys(&["Enter"]);
+    tmux.send("again");
     tmux.wait_for_text("Still listed.");
-    tmux.type_text("/compact");
-    tmux.keys(&["Enter"]);
+    tmux.send("/compact");
     let screen = tmux.wait_for_text("compacted: the prompt went from about");
     assert!(screen.contains("1 compaction,"), "{screen}");
     assert!(!screen.contains("context compacted:"), "{screen}");
@@ -426,8 +387,5 @@ fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
     tmux.ok(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
     tmux.wait_for_text("Replaced messages 2–4 (Tab: summary) ─");
     tmux.keys(&["Escape"]);
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }

@@ -17,18 +17,7 @@ fn the_workbench_in_tmux() {
     workspace.write("src/lib.rs", "pub fn f() {}\n");
     let config_dir = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    let command = format!(
-        "PS1='$ ' MINIAGENT_CONFIG_DIR={} MINIAGENT_LOG_DIR={} MINIAGENT_DATA_DIR={} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model",
-        shell_quote(config_dir.path().to_str().unwrap()),
-        shell_quote(config_dir.path().to_str().unwrap()),
-        shell_quote(config_dir.path().to_str().unwrap()),
-        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
-        server.anthropic_base_url(),
-    );
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    tmux.type_text(&command);
-    tmux.keys(&["Enter"]);
+    launch_asking(&tmux, &config_dir, &server);
 
     // The first frame shows every pane.
     let first = tmux.wait_for("all panes", |s| {
@@ -47,14 +36,12 @@ fn the_workbench_in_tmux() {
     assert!(first.contains("scripted-model"), "{first}");
 
     // A prompt streams an answer.
-    tmux.type_text("say hello");
-    tmux.keys(&["Enter"]);
+    tmux.send("say hello");
     tmux.wait_for_text("Hello from the scripted model, streamed in pieces.");
     tmux.wait_for_text("ready");
 
     // A bash call is approved with y and its output reaches the timeline.
-    tmux.type_text("run a command");
-    tmux.keys(&["Enter"]);
+    tmux.send("run a command");
     tmux.wait_for_text("Allow bash?");
     tmux.wait_for_text("● armed");
     tmux.keys(&["y"]);
@@ -76,14 +63,12 @@ fn the_workbench_in_tmux() {
     tmux.keys(&["BTab"]);
 
     // A write is denied with n and a reason; the model receives the reason.
-    tmux.type_text("write a file");
-    tmux.keys(&["Enter"]);
+    tmux.send("write a file");
     tmux.wait_for_text("Allow write_file?");
     tmux.wait_for_text("● armed");
     tmux.keys(&["n"]);
     tmux.wait_for_text("Why not?");
-    tmux.type_text("not in this repo");
-    tmux.keys(&["Enter"]);
+    tmux.send("not in this repo");
     tmux.wait_for_text("Understood, I did not write it.");
     assert!(!workspace.join("denied.txt").exists());
     tmux.wait_for_text("└ denied by you: not in this repo");
@@ -94,8 +79,7 @@ fn the_workbench_in_tmux() {
     );
 
     // Esc during a long tool call interrupts it.
-    tmux.type_text("wait a while");
-    tmux.keys(&["Enter"]);
+    tmux.send("wait a while");
     tmux.wait_for_text("Allow bash?");
     tmux.wait_for_text("● armed");
     tmux.keys(&["y"]);
@@ -128,19 +112,11 @@ fn the_workbench_in_tmux() {
     });
 
     // Quitting leaves a clean shell.
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
-    tmux.type_text("echo done-$((40+2))");
-    tmux.keys(&["Enter"]);
+    tmux.quit_with_ctrl_d();
+    tmux.send("echo done-$((40+2))");
     let after = tmux.wait_for_text("done-42");
     assert!(after.lines().any(|l| l.trim_end() == "done-42"), "{after}");
-    // The terminal is out of raw mode: canonical input and echo are back.
-    tmux.type_text("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
-    tmux.keys(&["Enter"]);
-    let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
-    assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+    tmux.assert_terminal_cooked();
 }
 
 #[test]
@@ -165,8 +141,7 @@ fn keys_typed_as_an_approval_opens_answer_nothing_in_tmux() {
     let tmux = Tmux::start(&workspace);
     launch_asking(&tmux, &home, &server);
     tmux.wait_for_text("Conversation");
-    tmux.type_text("check the logs");
-    tmux.keys(&["Enter"]);
+    tmux.send("check the logs");
     // `a` and `y` keep coming, before, as and after the dialog opens.
     let mut after_opening = 0;
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -226,8 +201,7 @@ fn keys_typed_as_an_approval_opens_answer_nothing_in_tmux() {
     // A failed command says how it ended, in the transcript; its time is the run time.
     // Ctrl-C clears what was typed during the first approval.
     tmux.keys(&["C-c"]);
-    tmux.type_text("list it");
-    tmux.keys(&["Enter"]);
+    tmux.send("list it");
     // The first of the reply's two calls says so.
     tmux.wait_for_text("Allow bash? (call 1 of 2)");
     tmux.wait_for_text("● armed");
@@ -284,22 +258,19 @@ fn resume_and_replay_in_tmux() {
         home = shell_quote(home.path().to_str().unwrap()),
     );
     let binary = shell_quote(env!("CARGO_BIN_EXE_miniagent"));
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
+    tmux.send("export PS1='$ '");
     // The newest session of this workspace comes back in the panes, and goes on.
-    tmux.type_text(&format!(
+    tmux.send(&format!(
         "{env} {binary} --base-url {} --model scripted-model --approval full-auto --resume",
         server.anthropic_base_url()
     ));
-    tmux.keys(&["Enter"]);
     let resumed = tmux.wait_for_text("First answer, from the recorded run.");
     assert!(
         resumed.contains("first task") && resumed.contains("✓ bash echo recorded-output"),
         "{resumed}"
     );
     tmux.wait_for_text("resumed session");
-    tmux.type_text("second task");
-    tmux.keys(&["Enter"]);
+    tmux.send("second task");
     tmux.wait_for_text("Second answer, after the resume.");
     let sent = server.last_request().unwrap().body["messages"].to_string();
     assert!(
@@ -308,8 +279,7 @@ fn resume_and_replay_in_tmux() {
     );
 
     // The picker lists it.
-    tmux.type_text("/resume");
-    tmux.keys(&["Enter"]);
+    tmux.send("/resume");
     let picker = tmux.wait_for_text("Resume a session");
     assert!(
         picker.contains("(this session) first task") && picker.contains("3 steps"),
@@ -318,10 +288,7 @@ fn resume_and_replay_in_tmux() {
     tmux.keys(&["Escape"]);
     // A key sent right after Esc reaches the terminal as Alt+key: wait for Esc's effect.
     tmux.wait_for("the picker closed", |s| !s.contains("Resume a session"));
-    tmux.keys(&["C-d"]);
-    let after = tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    let after = tmux.quit_with_ctrl_d();
     // Once the terminal is restored, the session is named with how to take it up again.
     let id = log.file_stem().unwrap().to_str().unwrap();
     assert!(
@@ -332,11 +299,10 @@ fn resume_and_replay_in_tmux() {
     );
 
     // The replay plays both turns without a model; End jumps to the end.
-    tmux.type_text(&format!(
+    tmux.send(&format!(
         "{env} {binary} replay {}",
         shell_quote(log.to_str().unwrap())
     ));
-    tmux.keys(&["Enter"]);
     tmux.wait_for_text("· event ");
     tmux.keys(&["End"]);
     let end = tmux.wait_for_text("Second answer, after the resume.");
@@ -352,9 +318,7 @@ fn resume_and_replay_in_tmux() {
     tmux.keys(&["Space"]);
     tmux.wait_for_text("▶ replay");
     tmux.keys(&["q"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.wait_for_shell_prompt();
     assert_eq!(server.requests().len(), 3, "the replay sent nothing");
 }
 
@@ -383,8 +347,7 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     let tmux = Tmux::start(&workspace);
     launch(&tmux, &home, &server, "--max-steps 30");
     tmux.wait_for_text("Conversation");
-    tmux.type_text("run them all");
-    tmux.keys(&["Enter"]);
+    tmux.send("run them all");
     tmux.wait_for_text("All twenty-two ran.");
     tmux.wait_for_text("ready");
     // The oldest call, from the timeline (Input → Thinking → Tools).
@@ -404,13 +367,9 @@ fn an_old_calls_result_and_output_come_back_from_the_log_in_tmux() {
     assert!(detail.matches("old-output-0").count() >= 3, "{detail}");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
-    tmux.type_text("/notes");
-    tmux.keys(&["Enter"]);
+    tmux.send("/notes");
     tmux.wait_for_text("[build] the build needs make");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the notes closed", |s| !s.contains("the build needs make"));
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }

@@ -20,8 +20,7 @@ fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
     let base_url = server.anthropic_base_url();
     launch(&tmux, &home, &server, "");
     tmux.wait_for_text("Input");
-    tmux.type_text("wait for it");
-    tmux.keys(&["Enter"]);
+    tmux.send("wait for it");
     tmux.wait_for_text("running bash for");
     let pids = Command::new("pgrep")
         .args(["-f", "--", &format!("--base-url {base_url}")])
@@ -32,11 +31,8 @@ fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
     for pid in pids.split_whitespace() {
         let _ = Command::new("kill").args([&format!("-{signal}"), pid]).status();
     }
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
-    tmux.type_text("echo EXIT-$?");
-    tmux.keys(&["Enter"]);
+    tmux.wait_for_shell_prompt();
+    tmux.send("echo EXIT-$?");
     let status = tmux.wait_for("the exit status", |s| s.lines().any(|l| l.starts_with("EXIT-")));
     assert!(
         status
@@ -44,10 +40,7 @@ fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
             .any(|l| l.trim_end() == format!("EXIT-{exit_code}")),
         "{status}"
     );
-    tmux.type_text("stty -a | grep -q -e -icanon -e ' -echo ' && echo MODE-RAW || echo MODE-COOKED");
-    tmux.keys(&["Enter"]);
-    let modes = tmux.wait_for("the stty answer", |s| s.lines().any(|l| l.starts_with("MODE-")));
-    assert!(modes.lines().any(|l| l.trim_end() == "MODE-COOKED"), "{modes}");
+    tmux.assert_terminal_cooked();
     let log = support::cli::session_logs(&home).pop().expect("a session log");
     let loaded = miniagent::session::load(&log).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -87,24 +80,21 @@ fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux(
     );
 
     let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    tmux.type_text(&format!(
+    tmux.send("export PS1='$ '");
+    tmux.send(&format!(
         "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model --approval ask --resume {}",
         shell_quote(env!("CARGO_BIN_EXE_miniagent")),
         server.anthropic_base_url(),
         shell_quote(crafted.to_str().unwrap()),
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
     let asked = tmux.wait_for_text("Continue this session here?");
     assert!(asked.contains("is not one of your recorded sessions"), "{asked}");
     // The question takes keys once it has been on screen for a quiet moment.
     tmux.wait_for_text("y continue it here   n do not resume");
     tmux.keys(&["y"]);
     tmux.wait_for_text("remembered approval(s) were not restored");
-    tmux.type_text("clean up");
-    tmux.keys(&["Enter"]);
+    tmux.send("clean up");
     // `rm` is asked about: the crafted rule was not restored.
     tmux.wait_for_text("Allow bash?");
     tmux.wait_for_text("● armed");
@@ -112,10 +102,7 @@ fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux(
     tmux.keys(&["Enter"]);
     tmux.wait_for_text("done");
     assert!(workspace.join("important/data.txt").exists());
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
 
 #[test]
@@ -138,15 +125,13 @@ fn a_command_cannot_type_into_the_terminal_miniagent_runs_in() {
     ]);
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    tmux.type_text(&format!(
+    tmux.send("export PS1='$ '");
+    tmux.send(&format!(
         "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {} --base-url {} --model scripted-model exec --approval full-auto 'type something'; echo EXEC-ENDED",
         shell_quote(env!("CARGO_BIN_EXE_miniagent")),
         server.anthropic_base_url(),
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
     tmux.wait_for("exec to end", |screen| {
         screen.lines().any(|line| line.trim_end() == "EXEC-ENDED")
     });

@@ -5,11 +5,26 @@ use super::*;
 
 /// Types `command` at the shell prompt (`$ `) with miniagent's folders in `home`.
 fn shell(tmux: &Tmux, home: &TempDir, command: &str) {
-    tmux.type_text(&format!(
+    tmux.send(&format!(
         "MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {command}",
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
+}
+
+/// A tmux window in `workspace` whose shell's prompt is a bare `$ `.
+fn plain_shell(workspace: &TempDir) -> Tmux {
+    let tmux = Tmux::start(workspace);
+    tmux.send("export PS1='$ '");
+    tmux
+}
+
+/// The command that runs miniagent against `server`'s scripted model, quoted for the shell.
+fn binary_against(server: &ScriptedServer) -> String {
+    format!(
+        "{} --base-url {} --model scripted-model",
+        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
+        server.anthropic_base_url()
+    )
 }
 
 /// The user messages of a request to the Anthropic endpoint.
@@ -44,10 +59,7 @@ fn clear(tmux: &Tmux) {
 }
 
 fn quit_to_shell(tmux: &Tmux) {
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
     clear(tmux);
 }
 
@@ -64,14 +76,8 @@ fn a_prompt_continue_and_piped_text_start_the_workbench_in_tmux() {
     ]);
     let workspace = TempDir::new();
     let home = TempDir::new();
-    let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    let binary = format!(
-        "{} --base-url {} --model scripted-model",
-        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
-        server.anthropic_base_url()
-    );
+    let tmux = plain_shell(&workspace);
+    let binary = binary_against(&server);
 
     shell(&tmux, &home, &format!("{binary} 'fix the tests'"));
     let screen = tmux.wait_for_text("Fixed them.");
@@ -100,8 +106,7 @@ fn a_prompt_continue_and_piped_text_start_the_workbench_in_tmux() {
         vec!["review this\n\nline one\nline two"]
     );
     // Keys are read from the terminal, not the pipe.
-    tmux.type_text("typed one");
-    tmux.keys(&["Enter"]);
+    tmux.send("typed one");
     tmux.wait_for_text("Typed one answered.");
     assert_eq!(
         user_texts(&server.requests()[3]),
@@ -117,9 +122,7 @@ fn a_prompt_continue_and_piped_text_start_the_workbench_in_tmux() {
 fn the_workbench_says_at_once_when_it_cannot_draw_in_tmux() {
     let workspace = TempDir::new();
     let home = TempDir::new();
-    let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
+    let tmux = plain_shell(&workspace);
     let binary = shell_quote(env!("CARGO_BIN_EXE_miniagent"));
     let out = workspace.join("out.txt");
     let started = Instant::now();
@@ -143,7 +146,8 @@ fn the_workbench_says_at_once_when_it_cannot_draw_in_tmux() {
         screen.contains("miniagent: the workbench needs a terminal that can draw a full screen, and this one says it cannot (TERM=dumb); to run without it: miniagent exec \"PROMPT\"\nexit=1"),
         "{screen}"
     );
-    tmux.ok(&["send-keys", "-t", "main", "clear", "Enter"]);
+    // Cleared before the next command: its `exit=` line must not be the one above.
+    clear(&tmux);
 
     // A message given to --resume is taken as the id: what to type instead.
     shell(
@@ -178,20 +182,13 @@ fn a_pipe_that_stays_open_is_said_in_tmux() {
     let server = ScriptedServer::start_blocking(vec![Reply::text("Read it.")]);
     let workspace = TempDir::new();
     let home = TempDir::new();
-    let tmux = Tmux::start(&workspace);
-    tmux.type_text("export PS1='$ '");
-    tmux.keys(&["Enter"]);
-    let binary = format!(
-        "{} --base-url {} --model scripted-model",
-        shell_quote(env!("CARGO_BIN_EXE_miniagent")),
-        server.anthropic_base_url()
-    );
+    let tmux = plain_shell(&workspace);
+    let binary = binary_against(&server);
     // The text, then four seconds before the pipe ends.
-    tmux.type_text(&format!(
+    tmux.send(&format!(
         "(echo late text; sleep 4) | MINIAGENT_CONFIG_DIR={home} MINIAGENT_LOG_DIR={home} MINIAGENT_DATA_DIR={home} MINIAGENT_API_KEY={TEST_KEY} {binary} 'read this'",
         home = shell_quote(home.path().to_str().unwrap()),
     ));
-    tmux.keys(&["Enter"]);
     tmux.wait_for_text(
         "miniagent: waiting for the text piped in to end (it becomes the first message; Ctrl-C stops)",
     );
