@@ -17,12 +17,7 @@ fn a_focused_side_pane_stays_shown_when_the_window_narrows_in_tmux() {
     let home = TempDir::new();
     let tmux = Tmux::start(&workspace);
     tmux.ok(&["resize-window", "-t", "main", "-x", "160", "-y", "48"]);
-    launch(&tmux, &home, &server, "");
-    tmux.wait_for_text("Conversation");
-    tmux.type_text("run it");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("Done with it.");
-    tmux.wait_for_text("ready");
+    launch_and_ask(&tmux, &home, &server, "run it", "Done with it.");
     tmux.type_text("my draft");
     tmux.keys(&["F4"]);
     tmux.wait_for("the tools pane with the keys", |s| {
@@ -50,8 +45,5 @@ fn a_focused_side_pane_stays_shown_when_the_window_narrows_in_tmux() {
     assert_eq!(sent.len(), 3, "only the draft was sent");
     let last = sent[2].body["messages"].to_string();
     assert!(last.contains("my draft"), "{last}");
-    tmux.keys(&["C-d"]);
-    tmux.wait_for("the shell prompt", |s| {
-        s.lines().any(|l| l.trim_end() == "$") && !s.contains("Conversation")
-    });
+    tmux.quit_with_ctrl_d();
 }
