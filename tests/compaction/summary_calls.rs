@@ -291,11 +291,12 @@ async fn compact_now_names_one_kept_step_in_the_singular() {
 }
 
 /// Finding 1 of the fresh-eyes report: a long answer, a six-token answer, then steps whose
-/// own replies fill the prompt. The pre-flight compaction makes one summary call, of the
-/// run that wins back the most, and never sends the six-token answer to be summarized;
-/// its progress line names one message in the singular.
+/// own replies fill the prompt. The pre-flight compaction summarizes the run that wins
+/// back the most first, then the next one on to the mark (the first turn's long answer),
+/// and never sends the six-token answer to be summarized; its progress line names one
+/// message in the singular.
 #[tokio::test]
-async fn one_summary_call_per_compaction_and_none_for_a_tiny_run() {
+async fn summary_calls_go_to_the_mark_and_none_for_a_tiny_run() {
     let server = ScriptedServer::start(vec![
         Reply::text(PARAGRAPH.repeat(80)),
         Reply::text("third answer"),
@@ -321,24 +322,32 @@ async fn one_summary_call_per_compaction_and_none_for_a_tiny_run() {
         })
         .collect();
     let started = compactions_started(&agent.events[start..]);
-    // The run of the latest turn's steps wins back the most; the first turn's answer and
-    // the six-token one stay as they are.
+    // The run of the latest turn's steps wins back the most, then the first turn's
+    // answer; the six-token one stays as it is.
     assert_eq!(
         started,
-        vec!["summarizing messages 6–9 (about 3214 tokens in the prompt)"]
+        vec![
+            "summarizing messages 6–9 (about 3214 tokens in the prompt)",
+            "summarizing message 2 (about 1045 tokens in the prompt)",
+        ]
     );
     assert_eq!(
         summaries,
-        vec!["[{\"text\":\"Summarize these steps of the agent's work (messages 6–9 of t"]
+        vec![
+            "[{\"text\":\"Summarize these steps of the agent's work (messages 6–9 of t",
+            "[{\"text\":\"Summarize these steps of the agent's work (message 2 of the ",
+        ]
     );
-    // Four steps and one summary call.
-    assert_eq!(requests.len() - 2, 5);
+    // Four steps and two summary calls, in one compaction.
+    assert_eq!(requests.len() - 2, 6);
 }
 
 /// Fresh-eyes findings 1 and 4, the report's own shape: two command outputs and a long
 /// answer, a long answer, a six-token one, then steps whose replies fill the prompt. One
-/// summary call; and the masking notice tells the stubs the next request shows (results
-/// the summary took in are not in it), as many as that request holds.
+/// compaction, on to the mark; and a masking notice tells only the stubs a request shows:
+/// the results masked here all went into summaries, so no request shows a stub and no
+/// notice says one does (`no_summary_call_when_masking_and_trimming_suffice` has notices
+/// with stubs, each matching its request).
 #[tokio::test]
 async fn the_masking_notice_tells_the_stubs_the_request_shows() {
     let server = ScriptedServer::start(vec![
@@ -370,29 +379,28 @@ async fn the_masking_notice_tells_the_stubs_the_request_shows() {
             _ => None,
         })
         .collect();
-    // Two compactions, one summary call each: the first turn's run at the second step,
-    // this turn's steps at the fourth; never the six-token answer.
+    // One compaction, at the second step, on to the mark: the first turn's run, this
+    // turn's first step, the second turn's long answer; never the six-token answer. The
+    // steps after it fit.
     let kinds: Vec<bool> = requests.iter().map(is_summary_request).collect();
-    assert_eq!(kinds, vec![false, false, true, false, true, false]);
+    assert_eq!(kinds, vec![false, false, true, true, true, false, false]);
     assert_eq!(
         started,
         vec![
             "summarizing messages 2–6 (about 1521 tokens in the prompt)",
-            "summarizing messages 12–15 (about 2694 tokens in the prompt)",
+            "summarizing messages 12–13 (about 1347 tokens in the prompt)",
+            "summarizing message 8 (about 1175 tokens in the prompt)",
         ]
     );
-    // The first compaction's notice tells the one stub the request after it shows (the
-    // other results masked are in the summary); the second took that one in too.
+    // The results masked are in the summaries: no request shows a stub, and no notice
+    // says one does.
     let stubs: Vec<usize> = requests
         .iter()
         .filter(|r| !is_summary_request(r))
         .map(|r| shown_results(r).iter().filter(|s| **s == "stub").count())
         .collect();
-    assert_eq!(stubs, vec![0, 0, 1, 0]);
-    assert_eq!(
-        told,
-        vec!["1 older tool result is shown to the model as a one-line stub (the last one stays whole)"]
-    );
+    assert_eq!(stubs, vec![0, 0, 0, 0]);
+    assert_eq!(told, Vec::<&str>::new());
 }
 
 /// A chat of many short turns, each answer under the 256 tokens a summary normally needs:
@@ -429,4 +437,54 @@ async fn a_chat_of_short_turns_goes_on_past_its_budget() {
     for turn in 0..turns {
         assert!(sent.contains(&format!("question {turn}")), "question {turn}");
     }
+}
+
+/// The second fresh-eyes report's shape: a budget of a few thousand tokens, two 18 KB
+/// command outputs and a 6 KB answer a turn for two turns, then 6 KB answers. Once the
+/// budget is reached, a compaction went only just under it (one summary of one answer),
+/// so every turn after made a summary call. Now each compaction goes on to the mark, and
+/// the turns after it need none: no two turns in a row compact, and fewer than half do.
+#[tokio::test]
+async fn a_compaction_reaches_the_mark_and_lasts_several_turns() {
+    let answer = "The two listings agree row by row; here is what each part shows. ".repeat(90);
+    let mut script = Vec::new();
+    for turn in 0..2 {
+        script.push(Reply::tool(
+            format!("a{turn}"),
+            "bash",
+            json!({"command": eighteen_kb(2 * turn)}).to_string(),
+        ));
+        script.push(Reply::tool(
+            format!("b{turn}"),
+            "bash",
+            json!({"command": eighteen_kb(2 * turn + 1)}).to_string(),
+        ));
+        script.push(Reply::text(answer.clone()));
+    }
+    let turns = 12;
+    script.extend((2..turns).map(|_| Reply::text(answer.clone())));
+    let server = ScriptedServer::start(script).await;
+    server.answer_toolless_with(Reply::text("Summary: the listings were compared."));
+    let mut agent = Harness::start(config_both_at_9000(&server));
+    let mut compacted = Vec::new();
+    for turn in 0..turns {
+        let events = agent.turn(&format!("turn {turn}: list and compare")).await;
+        assert!(
+            events.iter().any(|e| matches!(e, Event::TurnComplete { .. })),
+            "turn {turn}: {events:?}"
+        );
+        compacted.push(events.iter().any(|e| matches!(e, Event::ContextCompacted { .. })));
+    }
+    let first = compacted.iter().position(|c| *c).expect("the budget was reached");
+    let after: Vec<bool> = compacted[first..].to_vec();
+    assert!(
+        !after.windows(2).any(|pair| pair[0] && pair[1]),
+        "two turns in a row compacted: {compacted:?}"
+    );
+    let compacting = after.iter().filter(|c| **c).count();
+    assert!(
+        compacting * 2 < after.len(),
+        "{compacting} of the {} turns from the first compaction on compacted: {compacted:?}",
+        after.len()
+    );
 }

@@ -43,6 +43,10 @@ const MIN_SUMMARY_TOKENS: u64 = 256;
 /// While the prompt is over the budget (it could not be sent at all), smaller runs are
 /// summarized too, down to this: a chat of many short turns must still go on.
 const MIN_SUMMARY_TOKENS_OVER_BUDGET: u64 = 64;
+/// Summary calls one compaction makes, at most, while the prompt fits the budget: enough
+/// to reach the mark when a few long replies fill it, few enough that a compaction
+/// never stalls a turn for long.
+const MAX_SUMMARY_CALLS: usize = 3;
 /// Characters of one tool result or message kept in a summary request, at most.
 const DIGEST_ITEM_CHARS: usize = 4000;
 
@@ -320,12 +324,22 @@ async fn summarize_down(
     }
     summarize(session, context, start, end, target, done).await?;
     size = prompt_size(session, context);
-    while size > budget {
-        let Some(((start, end), _)) = best_run(session, keep_recent, output, MIN_SUMMARY_TOKENS_OVER_BUDGET)
-        else {
+    // On to the mark, the next run that wins back the most each time: a compaction that
+    // stopped just under the budget would come back at the next step, a summary call (and
+    // a changed cached prefix) at every step. Over the budget, as many as it takes; under
+    // it, a few, each of a run worth its call.
+    let mut calls = 1;
+    while size > target && (size > budget || calls < MAX_SUMMARY_CALLS) {
+        let smallest = if size > budget {
+            MIN_SUMMARY_TOKENS_OVER_BUDGET
+        } else {
+            MIN_SUMMARY_TOKENS
+        };
+        let Some(((start, end), _)) = best_run(session, keep_recent, output, smallest) else {
             break;
         };
         summarize(session, context, start, end, target, done).await?;
+        calls += 1;
         let after = prompt_size(session, context);
         if after >= size {
             break;
