@@ -96,15 +96,20 @@ fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize)
     lines
 }
 
-/// Help, generated from every component's own bindings, for `width` columns.
-fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let mut sections: Vec<(&str, Vec<(String, &str)>)> = Vec::new();
+/// One titled part of the help: each row's keys (or a command as typed) and what it does.
+pub(crate) type HelpSection = (&'static str, Vec<(String, &'static str)>);
+
+/// Every part of the help, from the tables that dispatch the keys and commands and from
+/// the panes' own hints; the replay's keys lead when `replay`. The help overlay draws
+/// these, and the docs' key tables are generated from them (`tests::docs_tables`).
+pub(crate) fn help_sections(app: &App, replay: bool) -> Vec<HelpSection> {
+    let mut sections: Vec<HelpSection> = Vec::new();
     let hints = |list: Vec<KeyHint>| -> Vec<(String, &'static str)> {
         list.into_iter()
             .map(|hint| (hint.keys.to_string(), hint.action))
             .collect()
     };
-    if app.replay.is_some() {
+    if replay {
         sections.push(("Replay", hints(crate::replay::help_hints())));
     }
     sections.extend([
@@ -131,6 +136,12 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             })
             .collect(),
     ));
+    sections
+}
+
+/// Help, generated from every component's own bindings, for `width` columns.
+fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let sections = help_sections(app, app.replay.is_some());
     // The key column is as wide as the widest keys, while the text keeps its room.
     let widest = sections
         .iter()

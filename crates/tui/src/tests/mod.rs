@@ -21,6 +21,7 @@ pub mod support;
 
 mod bad_input;
 mod demo;
+mod docs_tables;
 mod extensions;
 mod sessions;
 mod workbench;
