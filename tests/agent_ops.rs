@@ -6,15 +6,12 @@
 use crate::mcp_harness;
 use crate::support;
 
-use std::time::Duration;
-
-use miniagent::config::{ApprovalMode, Env, Provider};
+use miniagent::config::Provider;
 use miniagent::protocol::{Event, McpState, Op};
-use miniagent::startup;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::cli::{session_id, session_logs};
-use support::harness::{Harness, TEST_KEY, session_log_in, test_config};
+use support::harness::{Harness, session_log_in, test_config};
 use support::{Reply, ScriptedServer, TempDir};
 
 /// The conversation request `n` carried.
@@ -80,30 +77,18 @@ async fn clear_starts_the_conversation_over_and_a_resumed_session_goes_on_after_
     );
 }
 
-/// The next state `server` reports, skipping other events.
-async fn status_of(agent: &mut miniagent::agent::AgentHandle, server: &str) -> McpState {
+/// The next state `server` reports, skipping other events (a server may take long to
+/// start on a loaded machine: longer than the harness waits for one event).
+async fn status_of(agent: &mut Harness, server: &str) -> McpState {
     let deadline = tokio::time::Instant::now() + mcp_harness::READY_TIMEOUT;
     loop {
-        let event = tokio::time::timeout_at(deadline, agent.events.recv())
+        let event = tokio::time::timeout_at(deadline, agent.handle.events.recv())
             .await
             .unwrap_or_else(|_| panic!("{server} reports in time"))
             .unwrap();
         match event {
             Event::McpServerStatus { server: name, state } if name == server => return state,
             _ => {}
-        }
-    }
-}
-
-/// The next notice, skipping other events.
-async fn notice(agent: &mut miniagent::agent::AgentHandle) -> String {
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), agent.events.recv())
-            .await
-            .expect("a notice in time")
-            .unwrap();
-        if let Event::Notice { message } = event {
-            return message;
         }
     }
 }
@@ -131,25 +116,8 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
         },
     }));
     let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.approval = ApprovalMode::FullAuto;
     config.session.record = false;
-    let own = folders.path().to_path_buf();
-    let env = Env::with(move |name: &str| match name {
-        "MINIAGENT_CONFIG_DIR" => Some(own.join("config").display().to_string()),
-        "MINIAGENT_DATA_DIR" => Some(own.join("data").display().to_string()),
-        "MINIAGENT_LOG_DIR" => Some(own.join("logs").display().to_string()),
-        _ => None,
-    });
-    let options = startup::build(
-        config,
-        workspace.path().to_path_buf(),
-        TEST_KEY.into(),
-        Some(mcp),
-        false,
-        &env,
-    )
-    .unwrap();
-    let mut agent = miniagent::agent::spawn(options);
+    let mut agent = Harness::start_up(config, workspace, folders.path(), Some(mcp));
     assert_eq!(status_of(&mut agent, "listed").await, McpState::Connecting);
     assert_eq!(
         status_of(&mut agent, "listed").await,
@@ -159,12 +127,9 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
     );
 
     std::fs::write(&tools, "echo\nshout\n").unwrap();
-    agent
-        .ops
-        .send(Op::ReconnectMcp {
-            server: "listed".into(),
-        })
-        .unwrap();
+    agent.send(Op::ReconnectMcp {
+        server: "listed".into(),
+    });
     assert_eq!(status_of(&mut agent, "listed").await, McpState::Connecting);
     assert_eq!(
         status_of(&mut agent, "listed").await,
@@ -172,37 +137,25 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
             tools: vec!["mcp__listed__echo".into(), "mcp__listed__shout".into()]
         }
     );
-    agent
-        .ops
-        .send(Op::ReconnectMcp {
-            server: "nowhere".into(),
-        })
-        .unwrap();
+    agent.send(Op::ReconnectMcp {
+        server: "nowhere".into(),
+    });
     assert_eq!(
-        notice(&mut agent).await,
-        "cannot reconnect `nowhere`: there is no MCP server named `nowhere`"
+        agent
+            .wait_for(|event| matches!(event, Event::Notice { .. }))
+            .await,
+        Event::Notice {
+            message: "cannot reconnect `nowhere`: there is no MCP server named `nowhere`".into()
+        }
     );
 
-    agent
-        .ops
-        .send(Op::UserInput {
-            text: "shout hi".into(),
+    let turn = agent.turn("shout hi").await;
+    assert_eq!(
+        turn.last(),
+        Some(&Event::TurnComplete {
+            text: "shouted".into()
         })
-        .unwrap();
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(60), agent.events.recv())
-            .await
-            .expect("the turn ends")
-            .unwrap();
-        match event {
-            Event::TurnComplete { text } => {
-                assert_eq!(text, "shouted");
-                break;
-            }
-            Event::Error { message } | Event::TurnAborted { reason: message } => panic!("{message}"),
-            _ => {}
-        }
-    }
+    );
     let requests = server.requests();
     let offered: Vec<&str> = requests[0].body["tools"]
         .as_array()
@@ -212,9 +165,8 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
         .filter(|name| name.starts_with("mcp__"))
         .collect();
     assert_eq!(offered, ["mcp__listed__echo", "mcp__listed__shout"]);
-    let result = requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"][0].clone();
     assert_eq!(
-        result,
+        server.last_block(1),
         json!({
             "type": "tool_result",
             "tool_use_id": "m1",
@@ -223,10 +175,6 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
             "cache_control": {"type": "ephemeral"},
         })
     );
-    agent.ops.send(Op::Shutdown).unwrap();
-    while let Some(event) = agent.events.recv().await {
-        if event == Event::ShutdownComplete {
-            break;
-        }
-    }
+    agent.send(Op::Shutdown);
+    agent.wait_for(|event| *event == Event::ShutdownComplete).await;
 }

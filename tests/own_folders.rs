@@ -8,36 +8,14 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use miniagent::config::{ApprovalMode, Env, Provider};
+use miniagent::config::{ApprovalMode, Provider};
 use miniagent::protocol::{Decision, Event, Op};
-use miniagent::startup;
 use pretty_assertions::assert_eq;
 use support::cli::{exec_command, text};
-use support::harness::{TEST_KEY, is_turn_end, test_config};
+use support::harness::{Harness, is_turn_end, own_folders, test_config};
 use support::{Reply, ScriptedServer, TempDir};
-
-/// The last message's first block in request `n`: the tool result the model got.
-fn tool_result(server: &ScriptedServer, n: usize) -> serde_json::Value {
-    server.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"][0]
-        .clone()
-}
-
-/// Variables naming miniagent's folders under `own` (`own/config`, `own/data`,
-/// `own/logs`), as a person who keeps them in the project would set them.
-fn own_folders_in(own: &Path) -> [(&'static str, PathBuf); 3] {
-    [
-        ("MINIAGENT_CONFIG_DIR", own.join("config")),
-        ("MINIAGENT_DATA_DIR", own.join("data")),
-        ("MINIAGENT_LOG_DIR", own.join("logs")),
-    ]
-}
 
 #[test]
 fn a_write_into_the_config_folder_inside_the_workspace_is_asked_about_so_exec_refuses_it() {
@@ -54,7 +32,7 @@ fn a_write_into_the_config_folder_inside_the_workspace_is_asked_about_so_exec_re
     let own = workspace.join("own");
     std::fs::create_dir_all(own.join("config")).unwrap();
     let mut command = exec_command(&home, &workspace, &server, &["add an MCP server"]);
-    command.envs(own_folders_in(&own));
+    command.envs(own_folders(&own));
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(!own.join("config/mcp.json").exists());
@@ -70,7 +48,7 @@ fn a_write_into_the_config_folder_inside_the_workspace_is_asked_about_so_exec_re
         target.display()
     );
     assert_eq!(
-        tool_result(&server, 1),
+        server.last_block(1),
         serde_json::json!({
             "type": "tool_result",
             "tool_use_id": "w1",
@@ -81,40 +59,14 @@ fn a_write_into_the_config_folder_inside_the_workspace_is_asked_about_so_exec_re
     );
 }
 
-/// A session started as every face starts one, with miniagent's folders under
-/// `workspace/own`, and the session not recorded (start-up would record it there).
-fn start_in(
-    workspace: &TempDir,
-    server: &ScriptedServer,
-    approval: ApprovalMode,
-) -> miniagent::agent::AgentHandle {
+/// A session in `workspace`, with miniagent's folders under `workspace/own`, not
+/// recorded (start-up would record it there).
+fn start_in(workspace: TempDir, server: &ScriptedServer, approval: ApprovalMode) -> Harness {
     let mut config = test_config(Provider::Anthropic, server);
     config.agent.approval = approval;
     config.session.record = false;
-    let folders = own_folders_in(&workspace.join("own"));
-    let env = Env::with(move |name: &str| {
-        folders
-            .iter()
-            .find(|(variable, _)| *variable == name)
-            .map(|(_, folder)| folder.display().to_string())
-    });
-    let options = startup::build(
-        config,
-        workspace.path().to_path_buf(),
-        TEST_KEY.into(),
-        None,
-        false,
-        &env,
-    )
-    .unwrap();
-    miniagent::agent::spawn(options)
-}
-
-async fn next(agent: &mut miniagent::agent::AgentHandle) -> Event {
-    tokio::time::timeout(Duration::from_secs(30), agent.events.recv())
-        .await
-        .expect("an event in time")
-        .expect("the agent runs")
+    let own = workspace.join("own");
+    Harness::start_up(config, workspace, &own, None)
 }
 
 /// The question was about a new folder; before the answer, that name became a link
@@ -133,40 +85,31 @@ async fn a_folder_swapped_into_the_config_folder_after_the_question_is_refused_a
     let workspace = TempDir::new();
     let config = workspace.join("own/config");
     std::fs::create_dir_all(&config).unwrap();
-    let mut agent = start_in(&workspace, &server, ApprovalMode::Ask);
-    agent
-        .ops
-        .send(Op::UserInput {
-            text: "write it".into(),
-        })
-        .unwrap();
-    let mut asked = Vec::new();
-    loop {
-        match next(&mut agent).await {
-            Event::ApprovalRequested { id, notes, .. } => {
-                std::os::unix::fs::symlink(&config, workspace.join("later")).unwrap();
-                asked.push((id.clone(), notes));
-                agent
-                    .ops
-                    .send(Op::Approval {
-                        id,
-                        decision: Decision::Approve,
-                    })
-                    .unwrap();
-            }
-            event if is_turn_end(&event) => {
-                assert_eq!(event, Event::TurnComplete { text: "done".into() });
-                break;
-            }
-            _ => {}
-        }
-    }
+    let mut agent = start_in(workspace, &server, ApprovalMode::Ask);
+    agent.send(Op::UserInput {
+        text: "write it".into(),
+    });
+    let asked = agent
+        .wait_for(|event| matches!(event, Event::ApprovalRequested { .. }))
+        .await;
+    let Event::ApprovalRequested { id, notes, .. } = asked else {
+        unreachable!("waited for a question")
+    };
     // An ordinary question (no note about miniagent's folders: the path was a new folder).
-    assert_eq!(asked, [("w1".to_string(), Vec::new())]);
+    assert_eq!((id.as_str(), notes), ("w1", Vec::new()));
+    std::os::unix::fs::symlink(&config, agent.workspace.join("later")).unwrap();
+    agent.send(Op::Approval {
+        id,
+        decision: Decision::Approve,
+    });
+    assert_eq!(
+        agent.wait_for(is_turn_end).await,
+        Event::TurnComplete { text: "done".into() }
+    );
     assert!(!config.join("mcp.json").exists());
     let real = config.canonicalize().unwrap();
     assert_eq!(
-        tool_result(&server, 1),
+        server.last_block(1),
         serde_json::json!({
             "type": "tool_result",
             "tool_use_id": "w1",
@@ -192,7 +135,8 @@ async fn starting_a_session_sweeps_temporary_files_a_killed_writer_left() {
     let stale = workspace.join("src/.main.rs.miniagent-99999999-0123abcd.tmp");
     std::fs::write(&stale, "half a fi").unwrap();
     std::fs::write(workspace.join("src/main.rs"), "fn main() {}\n").unwrap();
-    let _agent = start_in(&workspace, &server, ApprovalMode::Ask);
+    let src = workspace.join("src");
+    let _agent = start_in(workspace, &server, ApprovalMode::Ask);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while stale.exists() {
         assert!(
@@ -202,14 +146,14 @@ async fn starting_a_session_sweeps_temporary_files_a_killed_writer_left() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let mut left: Vec<String> = std::fs::read_dir(workspace.join("src"))
+    let mut left: Vec<String> = std::fs::read_dir(&src)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
     assert_eq!(left, ["main.rs"]);
     assert_eq!(
-        std::fs::read_to_string(workspace.join("src/main.rs")).unwrap(),
+        std::fs::read_to_string(src.join("main.rs")).unwrap(),
         "fn main() {}\n"
     );
 }

@@ -57,12 +57,7 @@ fn probe(workspace: &TempDir, script: &str, args: &str) -> (String, String) {
     let home = TempDir::new();
     let output = exec(&home, workspace, &server, &["probe the sandbox"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let result = server.requests()[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"][0]
-        .clone();
+    let result = server.last_block(1);
     assert_eq!(result["is_error"], false, "{result}");
     let inside = result["content"].as_str().unwrap().to_string();
     let outside = Command::new("sh")
