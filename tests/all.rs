@@ -13,6 +13,7 @@ mod support;
 #[path = "mcp/harness.rs"]
 mod mcp_harness;
 
+mod agent_ops;
 #[path = "bad_input/main.rs"]
 mod bad_input;
 mod caching;
@@ -37,10 +38,12 @@ mod mcp_agent;
 mod mcp_config;
 mod mcp_faults;
 mod mcp_limits;
+mod own_folders;
 mod provider_keys;
 mod providers;
 mod sandbox;
 mod sandbox_escapes;
+mod sandbox_kernel;
 mod scripted_server;
 mod sessions;
 mod sessions_cli;

@@ -1,7 +1,12 @@
 // A minimal MCP server over stdio for tests: it answers `initialize` only after
 // SLOW_MCP_DELAY_MS milliseconds (never, when that is "never"), then lists one tool,
-// `echo`, which returns its `message`.
+// `echo`, which returns its `message`. With SLOW_MCP_TOOLS_FILE it lists the tools named
+// in that file, one a line, as read when it started (so a new list needs a new server).
 const delay = process.env.SLOW_MCP_DELAY_MS || "0";
+const toolsFile = process.env.SLOW_MCP_TOOLS_FILE;
+const names = toolsFile
+  ? require("fs").readFileSync(toolsFile, "utf8").split("\n").filter((name) => name)
+  : ["echo"];
 let buffered = "";
 
 function send(message) {
@@ -32,15 +37,15 @@ function answer(request) {
         jsonrpc: "2.0",
         id: request.id,
         result: {
-          tools: [{
-            name: "echo",
+          tools: names.map((name) => ({
+            name,
             description: "Echoes back the message",
             inputSchema: {
               type: "object",
               properties: { message: { type: "string" } },
               required: ["message"],
             },
-          }],
+          })),
         },
       });
       return;
@@ -48,7 +53,7 @@ function answer(request) {
       send({
         jsonrpc: "2.0",
         id: request.id,
-        result: { content: [{ type: "text", text: "echo: " + request.params.arguments.message }] },
+        result: { content: [{ type: "text", text: request.params.name + ": " + request.params.arguments.message }] },
       });
       return;
     default:

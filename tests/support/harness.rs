@@ -119,6 +119,38 @@ impl Harness {
         }
     }
 
+    /// A session in `workspace` started as every face starts one (start-up builds it:
+    /// skills, MCP servers, miniagent's own folders under `folders`), untrusted.
+    pub fn start_up(
+        config: Config,
+        workspace: TempDir,
+        folders: &std::path::Path,
+        mcp: Option<miniagent::tools::mcp::McpConfig>,
+    ) -> Harness {
+        let named = own_folders(folders);
+        let env = miniagent::config::Env::with(move |name: &str| {
+            named
+                .iter()
+                .find(|(variable, _)| *variable == name)
+                .map(|(_, folder)| folder.display().to_string())
+        });
+        let options = miniagent::startup::build(
+            config,
+            workspace.path().to_path_buf(),
+            TEST_KEY.into(),
+            mcp,
+            false,
+            &env,
+        )
+        .expect("the session starts");
+        Harness {
+            handle: agent::spawn(options),
+            workspace,
+            data: TempDir::new(),
+            events: Vec::new(),
+        }
+    }
+
     pub fn send(&self, op: Op) {
         self.handle.ops.send(op).expect("agent is running");
     }
@@ -164,6 +196,15 @@ impl Harness {
         self.wait_for(is_turn_end).await;
         self.events[start..].to_vec()
     }
+}
+
+/// The variables naming miniagent's folders, each under `dir`: `config`, `data`, `logs`.
+pub fn own_folders(dir: &std::path::Path) -> [(&'static str, std::path::PathBuf); 3] {
+    [
+        ("MINIAGENT_CONFIG_DIR", dir.join("config")),
+        ("MINIAGENT_DATA_DIR", dir.join("data")),
+        ("MINIAGENT_LOG_DIR", dir.join("logs")),
+    ]
 }
 
 /// Whether the event ends a turn.

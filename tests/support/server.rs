@@ -165,6 +165,16 @@ impl ScriptedServer {
         lock(&self.shared).requests.clone()
     }
 
+    /// The first block of the last message request `n` carried: after a tool call, the
+    /// result the model got.
+    pub fn last_block(&self, n: usize) -> serde_json::Value {
+        let shared = lock(&self.shared);
+        let messages = shared.requests[n].body["messages"].as_array();
+        messages
+            .and_then(|messages| messages.last())
+            .map_or(serde_json::Value::Null, |message| message["content"][0].clone())
+    }
+
     /// Every request received since the last call, removed from the record (long runs
     /// keep their memory flat this way). `request_count` counts only what is kept.
     pub fn take_requests(&self) -> Vec<RecordedRequest> {

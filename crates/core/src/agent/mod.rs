@@ -16,16 +16,15 @@ mod model_call;
 pub mod repetition;
 mod restore;
 mod resume;
+mod router;
 mod turn;
 
 pub use restore::Restored;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::{Mutex, mpsc};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -243,12 +242,46 @@ pub fn spawn(options: AgentOptions) -> AgentHandle {
     }
 }
 
-struct RunningTurn {
-    task: JoinHandle<()>,
-    cancel: CancellationToken,
+/// The session's task: says what it runs with, then routes ops until a shutdown.
+async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, events: EventSink) {
+    let counter = announce(&options, &events).await;
+    let shared = Shared::new(options, events, counter);
+    let mut side_events = shared
+        .options
+        .side_events
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
+    let mut router = router::Router::new(shared);
+    loop {
+        tokio::select! {
+            op = ops.recv() => match op {
+                Some(op) => {
+                    if router.on_op(op).await.is_break() {
+                        break;
+                    }
+                }
+                None => {
+                    router.stop_turn().await;
+                    break;
+                }
+            },
+            side = async { match side_events.as_mut() {
+                Some(receiver) => receiver.recv().await,
+                None => std::future::pending().await,
+            } } => match side {
+                Some(event) => router.on_side_event(event),
+                None => side_events = None,
+            },
+            joined = router.turn_ended() => router.after_turn(joined).await,
+        }
+    }
+    router.shutdown().await;
 }
 
-async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, events: EventSink) {
+/// The session's opening events: what it runs with, the prompt's fixed size, and the
+/// start-up notices. Returns the token counter, loaded off the async workers.
+async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
     events.emit(Event::SessionConfigured {
         model: options.client.model().to_string(),
         provider: options.client.provider().to_string(),
@@ -268,10 +301,10 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
         .unwrap_or_else(|_| TokenCounter::estimate_only());
     options
         .session_log
-        .set_fixed_tokens(compaction::fixed_tokens_of(&options, &counter));
+        .set_fixed_tokens(compaction::fixed_tokens_of(options, &counter));
     // The prompt's size is known before the first request: the system prompt and tools.
     events.emit(Event::TokenUsage {
-        context_tokens: compaction::fixed_tokens_of(&options, &counter),
+        context_tokens: compaction::fixed_tokens_of(options, &counter),
         estimated: true,
         token_limit: options.config.agent.token_limit,
         context_window: options.config.model.context_window,
@@ -290,252 +323,34 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
             message: message.clone(),
         });
     }
-    let shared = Shared {
-        workspace: Arc::new(
-            Workspace::new(&options.workspace, &read_roots(&options)).protecting(&options.protected),
-        ),
-        session: Arc::new(Mutex::new(Session {
-            context: ContextState::new(counter),
-            last_usage: Usage::default(),
-            last_usage_estimated: false,
-            compaction_log: Vec::new(),
-            fixed_tokens: None,
-        })),
-        policy: SharedPolicy::new(
-            ApprovalPolicy::new(options.config.agent.approval)
-                .protecting(&options.protected)
-                .confining_commands(crate::tools::sandbox::kernel_abi().is_ok()),
-        ),
-        approvals: PendingApprovals::default(),
-        inspect_requested: Arc::default(),
-        meter: meter::SharedMeter::default(),
-        events,
-        options,
-    };
-    let events = &shared.events;
-    let mut side_events = shared
-        .options
-        .side_events
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .take();
-    let mut running: Option<RunningTurn> = None;
-    let mut queued: VecDeque<String> = VecDeque::new();
-    // `/compact` asked for while a turn ran.
-    let mut compact_next = false;
+    counter
+}
 
-    loop {
-        tokio::select! {
-            op = ops.recv() => {
-                let Some(op) = op else {
-                    stop_turn(&mut running, &shared).await;
-                    break;
-                };
-                match op {
-                    Op::UserInput { text } => {
-                        if running.is_some() {
-                            queued.push_back(text);
-                        } else {
-                            running = Some(start_job(&shared, Job::Turn(text)));
-                        }
-                    }
-                    Op::Approval { id, decision } => {
-                        if let Some(problem) = shared.options.session_log.decision(&id, &decision) {
-                            events.emit(Event::Notice { message: problem });
-                        }
-                        if !shared.approvals.resolve(&id, decision) {
-                            events.emit(Event::Notice {
-                                message: format!("no tool call `{id}` is waiting for approval"),
-                            });
-                        }
-                    }
-                    Op::RevokeApproval { rule } => {
-                        let (revoked, rules) = shared.policy.with(|policy| (policy.revoke(&rule), policy.rules().to_vec()));
-                        if revoked {
-                            events.emit(Event::ApprovalRulesChanged { rules });
-                        } else {
-                            events.emit(Event::Notice { message: format!("no remembered approval for {rule}") });
-                        }
-                    }
-                    Op::Interrupt => match &running {
-                        Some(turn) => {
-                            turn.cancel.cancel();
-                            if !queued.is_empty() {
-                                events.emit(Event::Notice {
-                                    message: format!("dropped {} queued message(s) with the interrupt", queued.len()),
-                                });
-                                queued.clear();
-                            }
-                        }
-                        None => events.emit(Event::Notice { message: "nothing is running".to_string() }),
-                    },
-                    Op::SetApprovalMode { mode } => {
-                        shared.policy.with(|policy| policy.set_mode(mode));
-                        events.emit(Event::ApprovalModeChanged { mode });
-                    }
-                    Op::ClearHistory => {
-                        if running.is_some() {
-                            events.emit(Event::Notice {
-                                message: "a turn is running; interrupt it before clearing the conversation".to_string(),
-                            });
-                        } else {
-                            let mut session = shared.session.lock().await;
-                            session.context.clear();
-                            session.last_usage = Usage::default();
-                            session.compaction_log.clear();
-                            events.emit(Event::HistoryCleared);
-                            events.checkpoint(&mut session);
-                        }
-                    }
-                    Op::ReconnectMcp { server } => match shared.options.mcp.clone() {
-                        Some(mcp) => {
-                            let events = events.clone();
-                            tokio::spawn(async move {
-                                if let Err(why) = mcp.reconnect(server.clone()).await {
-                                    events.emit(Event::Notice { message: format!("cannot reconnect `{server}`: {why}") });
-                                }
-                            });
-                        }
-                        None => events.emit(Event::Notice { message: "no MCP servers are configured".to_string() }),
-                    },
-                    Op::Resume { path } => {
-                        if running.is_some() {
-                            events.emit(Event::Notice {
-                                message: "a turn is running; interrupt it before resuming another session".to_string(),
-                            });
-                        } else {
-                            resume::resume(&shared, &path).await;
-                        }
-                    }
-                    Op::InspectHistory => match shared.session.try_lock() {
-                        Ok(mut session) => {
-                            let snapshot = inspect::snapshot(&mut session, &shared.options);
-                            events.emit(Event::HistorySnapshot { snapshot });
-                        }
-                        // A turn holds the session: it answers at its next step.
-                        Err(_) => shared.inspect_requested.store(true, std::sync::atomic::Ordering::SeqCst),
-                    },
-                    Op::CompactNow => {
-                        if running.is_some() {
-                            // Also right after a turn's last event, before its task ended.
-                            compact_next = true;
-                            events.emit(Event::Notice {
-                                message: "a turn is running; the history is compacted when it ends".to_string(),
-                            });
-                        } else {
-                            running = Some(start_job(&shared, Job::Compact));
-                        }
-                    }
-                    Op::ReadNotes => answers::notes(shared.workspace.root().to_path_buf(), events.clone()),
-                    Op::RecordedCall { id } => {
-                        answers::recorded_call(shared.options.session_log.path(), id, events.clone());
-                    }
-                    Op::Playback { .. } => events.emit(Event::Notice {
-                        message: "this session is live, not a replay: there is nothing to play".to_string(),
-                    }),
-                    Op::Shutdown => {
-                        stop_turn(&mut running, &shared).await;
-                        break;
-                    }
-                }
-            }
-            side = async { match side_events.as_mut() {
-                Some(receiver) => receiver.recv().await,
-                None => std::future::pending().await,
-            } } => match side {
-                Some(event) => {
-                    let tools_changed = matches!(event, Event::McpServerStatus { .. });
-                    events.emit(event);
-                    // A server's tools join every prompt: the gauge says so while idle
-                    // (a turn reports at its next step).
-                    if tools_changed
-                        && running.is_none()
-                        && let Ok(mut session) = shared.session.try_lock()
-                    {
-                        events.emit(compaction::usage_event(&mut session, &shared.options, shared.meter.get()));
-                    }
-                }
-                None => side_events = None,
-            },
-            joined = async { match running.as_mut() {
-                Some(turn) => (&mut turn.task).await,
-                None => std::future::pending().await,
-            } } => {
-                running = None;
-                if let Err(err) = joined {
-                    recover_from_crash(&shared, &err.to_string()).await;
-                }
-                if shared.inspect_requested.swap(false, std::sync::atomic::Ordering::SeqCst) {
-                    let mut session = shared.session.lock().await;
-                    let snapshot = inspect::snapshot(&mut session, &shared.options);
-                    events.emit(Event::HistorySnapshot { snapshot });
-                }
-                if std::mem::take(&mut compact_next) {
-                    running = Some(start_job(&shared, Job::Compact));
-                } else if let Some(text) = queued.pop_front() {
-                    running = Some(start_job(&shared, Job::Turn(text)));
-                }
-            }
+impl Shared {
+    fn new(options: Arc<AgentOptions>, events: EventSink, counter: TokenCounter) -> Self {
+        Self {
+            // miniagent's own folders inside the workspace are changed only when the
+            // person approves each time, in file tools and in the approval policy alike.
+            workspace: Arc::new(
+                Workspace::new(&options.workspace, &read_roots(&options)).protecting(&options.protected),
+            ),
+            session: Arc::new(Mutex::new(Session {
+                context: ContextState::new(counter),
+                last_usage: Usage::default(),
+                last_usage_estimated: false,
+                compaction_log: Vec::new(),
+                fixed_tokens: None,
+            })),
+            policy: SharedPolicy::new(
+                ApprovalPolicy::new(options.config.agent.approval)
+                    .protecting(&options.protected)
+                    .confining_commands(crate::tools::sandbox::kernel_abi().is_ok()),
+            ),
+            approvals: PendingApprovals::default(),
+            inspect_requested: Arc::default(),
+            meter: meter::SharedMeter::default(),
+            events,
+            options,
         }
     }
-    if let Some(mcp) = shared.options.mcp.clone() {
-        mcp.shutdown().await;
-    }
-    events.checkpoint(&mut *shared.session.lock().await);
-    events.emit(Event::ShutdownComplete);
-}
-
-/// Work that holds the session while it runs.
-enum Job {
-    Turn(String),
-    /// `/compact`: compact everything that can be, now.
-    Compact,
-}
-
-fn start_job(shared: &Shared, job: Job) -> RunningTurn {
-    let cancel = CancellationToken::new();
-    let context = TurnContext {
-        options: Arc::clone(&shared.options),
-        workspace: Arc::clone(&shared.workspace),
-        events: shared.events.clone(),
-        cancel: cancel.clone(),
-        approvals: shared.approvals.clone(),
-        policy: shared.policy.clone(),
-        inspect_requested: Arc::clone(&shared.inspect_requested),
-        sub_agents: Some(delegate::start),
-        meter: shared.meter.clone(),
-        cost_limit: meter::CostLimit::for_turn(&shared.options.config, &shared.meter),
-    };
-    let session = Arc::clone(&shared.session);
-    let task = tokio::spawn(async move {
-        let mut session = session.lock().await;
-        match job {
-            Job::Turn(text) => turn::run_turn(&mut session, text, &context).await,
-            Job::Compact => turn::compact_now(&mut session, &context).await,
-        }
-        context.events.checkpoint(&mut session);
-    });
-    RunningTurn { task, cancel }
-}
-
-/// Cancels the running turn, if any, and waits for it to leave the history valid.
-async fn stop_turn(running: &mut Option<RunningTurn>, shared: &Shared) {
-    if let Some(turn) = running.take() {
-        turn.cancel.cancel();
-        if let Err(err) = turn.task.await {
-            recover_from_crash(shared, &err.to_string()).await;
-        }
-    }
-}
-
-/// A turn task panicked: repair the history it left and say so.
-async fn recover_from_crash(shared: &Shared, why: &str) {
-    let mut session = shared.session.lock().await;
-    session
-        .context
-        .close_open_tool_calls("the agent crashed while this call was running");
-    shared.events.emit(Event::Error {
-        message: format!("internal error, the turn was stopped: {why}"),
-    });
-    shared.events.checkpoint(&mut session);
 }

@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use super::Shared;
+use super::{Restored, Session, Shared};
 use crate::session;
-use miniagent_protocol::Event;
+use crate::tokens::TokenCounter;
+use miniagent_protocol::{ApprovalRule, Event};
 
 pub(super) async fn resume(shared: &Shared, path: &Path) {
     let events = &shared.events;
@@ -22,23 +23,11 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     let mut session = shared.session.lock().await;
     // What this session did so far stays in its own log.
     events.checkpoint(&mut session);
-    // The history is made one a provider takes, or refused, before anything is written:
-    // a damaged or edited log must not send (and record) what every request would fail on.
     let closing = loaded.closing_events();
-    let mut restored = loaded.restore(session.context.counter());
-    let config = &shared.options.config;
-    let window = config.agent.token_limit.min(config.model.context_window);
-    let mut mended = restored.cut_oversized_messages(window);
-    match restored.make_sendable(&closing) {
-        Ok(notes) => mended.extend(notes),
-        Err(why) => {
-            warn(events, &loaded);
-            events.emit(Event::Error {
-                message: format!("cannot resume {}: {why}", path.display()),
-            });
-            return;
-        }
-    }
+    let Some((restored, mended)) = sendable(shared, path, &loaded, &closing, session.context.counter())
+    else {
+        return;
+    };
     let model = shared.options.client.model().to_string();
     let provider = shared.options.client.provider().to_string();
     // Continuing without recording would lose what comes next: no log, no resume.
@@ -67,19 +56,74 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     session.last_usage = Default::default();
     shared.meter.set(restored.meter);
     session.compaction_log = restored.compactions;
-    // Remembered approvals come back only from this user's own logs: a log from
-    // anywhere else could name any rule.
-    let own = session::store::is_own_log(shared.options.session_log.sessions_folder().as_deref(), path);
-    if !own && !restored.rules.is_empty() {
+    let rules = restore_rules(shared, path, restored.rules);
+    // Calls and a turn the log left open are closed, and the closing is recorded.
+    for event in closing {
+        events.emit(event);
+    }
+    // After them, as the session's last words before this one's.
+    warn(events, &loaded);
+    announce(shared, &mut session, path, &loaded);
+    if (restored.model.as_str(), restored.provider.as_str()) != (model.as_str(), provider.as_str())
+        && !restored.model.is_empty()
+    {
         events.emit(Event::Notice {
-            message: format!(
-                "{} is not one of your recorded sessions, so its {} remembered approval(s) were not restored",
-                path.display(),
-                restored.rules.len()
+            message: model_change(
+                (&restored.recorded_model, &restored.recorded_provider),
+                (&restored.model, &restored.provider),
+                (&model, &provider),
             ),
         });
     }
-    let rules = if own { restored.rules } else { Vec::new() };
+    events.emit(Event::ApprovalRulesChanged { rules });
+    if let Some(usage) = restored.usage {
+        events.emit(usage);
+    }
+    events.checkpoint(&mut session);
+}
+
+/// The log's history made one a provider takes, with notes on what was mended; `None`
+/// (and the error said) when it cannot be. This comes before anything is written: a
+/// damaged or edited log must not send (and record) what every request would fail on.
+fn sendable(
+    shared: &Shared,
+    path: &Path,
+    loaded: &session::Loaded,
+    closing: &[Event],
+    counter: TokenCounter,
+) -> Option<(Restored, Vec<String>)> {
+    let mut restored = loaded.restore(counter);
+    let config = &shared.options.config;
+    let window = config.agent.token_limit.min(config.model.context_window);
+    let mut mended = restored.cut_oversized_messages(window);
+    match restored.make_sendable(closing) {
+        Ok(notes) => mended.extend(notes),
+        Err(why) => {
+            warn(&shared.events, loaded);
+            shared.events.emit(Event::Error {
+                message: format!("cannot resume {}: {why}", path.display()),
+            });
+            return None;
+        }
+    }
+    Some((restored, mended))
+}
+
+/// Puts the log's remembered approvals in place of the current ones, and returns them.
+/// They come back only from this user's own logs: a log from anywhere else could name
+/// any rule.
+fn restore_rules(shared: &Shared, path: &Path, recorded: Vec<ApprovalRule>) -> Vec<ApprovalRule> {
+    let own = session::store::is_own_log(shared.options.session_log.sessions_folder().as_deref(), path);
+    if !own && !recorded.is_empty() {
+        shared.events.emit(Event::Notice {
+            message: format!(
+                "{} is not one of your recorded sessions, so its {} remembered approval(s) were not restored",
+                path.display(),
+                recorded.len()
+            ),
+        });
+    }
+    let rules = if own { recorded } else { Vec::new() };
     shared.policy.with(|policy| {
         for rule in policy.rules().to_vec() {
             policy.revoke(&rule);
@@ -88,13 +132,12 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
             policy.remember(rule);
         }
     });
+    rules
+}
 
-    // Calls and a turn the log left open are closed, and the closing is recorded.
-    for event in closing {
-        events.emit(event);
-    }
-    // After them, as the session's last words before this one's.
-    warn(events, &loaded);
+/// Says which session goes on (under which id, in which file), its size, and the gauge.
+fn announce(shared: &Shared, session: &mut Session, path: &Path, loaded: &session::Loaded) {
+    let events = &shared.events;
     let turns = loaded
         .events()
         .filter(|(_, event)| matches!(event, Event::TurnStarted { .. }))
@@ -121,26 +164,10 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
         turns: u32::try_from(turns).unwrap_or(u32::MAX),
     });
     events.emit(super::compaction::usage_event(
-        &mut session,
+        session,
         &shared.options,
         shared.meter.get(),
     ));
-    if (restored.model.as_str(), restored.provider.as_str()) != (model.as_str(), provider.as_str())
-        && !restored.model.is_empty()
-    {
-        events.emit(Event::Notice {
-            message: model_change(
-                (&restored.recorded_model, &restored.recorded_provider),
-                (&restored.model, &restored.provider),
-                (&model, &provider),
-            ),
-        });
-    }
-    events.emit(Event::ApprovalRulesChanged { rules });
-    if let Some(usage) = restored.usage {
-        events.emit(usage);
-    }
-    events.checkpoint(&mut session);
 }
 
 /// The notice of a session that goes on with another model than the one that last ran

@@ -311,6 +311,139 @@ impl AnthropicDecoder {
         }));
         self.complete = true;
     }
+
+    /// The reply's opening: the prompt's tokens.
+    fn on_message_start(&mut self, json: &Value, out: &mut Vec<ModelEvent>) {
+        let usage = json.pointer("/message/usage");
+        let count = |key: &str| {
+            usage
+                .and_then(|u| u.get(key))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        // Saturating: a garbled count must not overflow (a panic in debug builds).
+        // `input_tokens` is only what was neither read from nor written to the
+        // cache; the prompt is all three.
+        self.usage.cache_read_tokens = count("cache_read_input_tokens");
+        self.usage.cache_write_tokens = count("cache_creation_input_tokens");
+        self.usage.input_tokens = count("input_tokens")
+            .saturating_add(self.usage.cache_write_tokens)
+            .saturating_add(self.usage.cache_read_tokens);
+        self.usage.output_tokens = count("output_tokens");
+        out.push(ModelEvent::Usage(self.usage.sane()));
+    }
+
+    /// A content block opens (text, thinking, a tool call, or one this client skips).
+    fn on_block_start(&mut self, json: &Value, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
+        let index = index_of(json)?;
+        let block = json.get("content_block").cloned().unwrap_or(Value::Null);
+        self.budget.take(
+            ["/text", "/thinking", "/signature", "/data", "/id", "/name"]
+                .iter()
+                .map(|pointer| str_at(&block, pointer).len())
+                .sum(),
+        )?;
+        // Text a block starts with is streamed like a delta (the API starts blocks
+        // empty; compatible servers may not), so what streamed is the whole reply.
+        let partial = match str_at(&block, "/type") {
+            "text" => {
+                let text = str_at(&block, "/text");
+                if !text.is_empty() {
+                    out.push(ModelEvent::TextDelta(text.to_string()));
+                }
+                PartialBlock::Text(text.to_string())
+            }
+            "thinking" => {
+                let text = str_at(&block, "/thinking");
+                if !text.is_empty() {
+                    out.push(ModelEvent::ThinkingDelta(text.to_string()));
+                }
+                PartialBlock::Thinking {
+                    text: text.to_string(),
+                    signature: str_at(&block, "/signature").to_string(),
+                }
+            }
+            "redacted_thinking" => PartialBlock::Redacted(str_at(&block, "/data").to_string()),
+            "tool_use" => PartialBlock::ToolUse {
+                id: str_at(&block, "/id").to_string(),
+                name: str_at(&block, "/name").to_string(),
+                json: String::new(),
+            },
+            _ => PartialBlock::Unknown,
+        };
+        if self.blocks.len() <= index {
+            self.blocks.resize_with(index + 1, || PartialBlock::Unknown);
+        }
+        self.blocks[index] = partial;
+        Ok(())
+    }
+
+    /// A piece of an open content block.
+    fn on_block_delta(&mut self, json: &Value, out: &mut Vec<ModelEvent>) -> Result<(), LlmError> {
+        let index = index_of(json)?;
+        let delta = json.get("delta").cloned().unwrap_or(Value::Null);
+        // Only one of these is in a real delta.
+        self.budget.take(
+            ["/text", "/thinking", "/signature", "/partial_json"]
+                .iter()
+                .map(|pointer| str_at(&delta, pointer).len())
+                .sum(),
+        )?;
+        let block = self.block_mut(index)?;
+        match (str_at(&delta, "/type"), block) {
+            ("text_delta", PartialBlock::Text(text)) => {
+                let piece = str_at(&delta, "/text");
+                text.push_str(piece);
+                out.push(ModelEvent::TextDelta(piece.to_string()));
+            }
+            ("thinking_delta", PartialBlock::Thinking { text, .. }) => {
+                let piece = str_at(&delta, "/thinking");
+                text.push_str(piece);
+                out.push(ModelEvent::ThinkingDelta(piece.to_string()));
+            }
+            ("signature_delta", PartialBlock::Thinking { signature, .. }) => {
+                signature.push_str(str_at(&delta, "/signature"));
+            }
+            ("input_json_delta", PartialBlock::ToolUse { json, .. }) => {
+                json.push_str(str_at(&delta, "/partial_json"));
+            }
+            (_, PartialBlock::Unknown) => {}
+            (other, _) => {
+                return Err(LlmError::Malformed(format!(
+                    "delta `{other}` does not fit content block {index}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The reply's closing figures: its stop reason and token counts.
+    fn on_message_delta(&mut self, json: &Value, out: &mut Vec<ModelEvent>) {
+        self.saw_message_delta = true;
+        if let Some(reason) = json.pointer("/delta/stop_reason").and_then(Value::as_str) {
+            self.stop_reason = Some(reason.to_string());
+        }
+        if let Some(tokens) = json.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+            self.usage.output_tokens = tokens;
+        }
+        // Some compatible servers report the prompt only here.
+        let count = |key: &str| json.pointer(&format!("/usage/{key}")).and_then(Value::as_u64);
+        if let Some(tokens) = count("cache_read_input_tokens") {
+            self.usage.cache_read_tokens = self.usage.cache_read_tokens.max(tokens);
+        }
+        if let Some(tokens) = count("cache_creation_input_tokens") {
+            self.usage.cache_write_tokens = self.usage.cache_write_tokens.max(tokens);
+        }
+        if let Some(tokens) = count("input_tokens") {
+            let prompt = tokens
+                .saturating_add(self.usage.cache_read_tokens)
+                .saturating_add(self.usage.cache_write_tokens);
+            self.usage.input_tokens = self.usage.input_tokens.max(prompt);
+        }
+        if json.get("usage").is_some() {
+            out.push(ModelEvent::Usage(self.usage.sane()));
+        }
+    }
 }
 
 fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
@@ -326,129 +459,10 @@ impl SseDecoder for AnthropicDecoder {
         // The payload's own `type` is authoritative; the SSE event name repeats it.
         let kind = json.get("type").and_then(Value::as_str).unwrap_or(event);
         match kind {
-            "message_start" => {
-                let usage = json.pointer("/message/usage");
-                let count = |key: &str| {
-                    usage
-                        .and_then(|u| u.get(key))
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                };
-                // Saturating: a garbled count must not overflow (a panic in debug builds).
-                // `input_tokens` is only what was neither read from nor written to the
-                // cache; the prompt is all three.
-                self.usage.cache_read_tokens = count("cache_read_input_tokens");
-                self.usage.cache_write_tokens = count("cache_creation_input_tokens");
-                self.usage.input_tokens = count("input_tokens")
-                    .saturating_add(self.usage.cache_write_tokens)
-                    .saturating_add(self.usage.cache_read_tokens);
-                self.usage.output_tokens = count("output_tokens");
-                out.push(ModelEvent::Usage(self.usage.sane()));
-            }
-            "content_block_start" => {
-                let index = index_of(&json)?;
-                let block = json.get("content_block").cloned().unwrap_or(Value::Null);
-                self.budget.take(
-                    ["/text", "/thinking", "/signature", "/data", "/id", "/name"]
-                        .iter()
-                        .map(|pointer| str_at(&block, pointer).len())
-                        .sum(),
-                )?;
-                // Text a block starts with is streamed like a delta (the API starts blocks
-                // empty; compatible servers may not), so what streamed is the whole reply.
-                let partial = match str_at(&block, "/type") {
-                    "text" => {
-                        let text = str_at(&block, "/text");
-                        if !text.is_empty() {
-                            out.push(ModelEvent::TextDelta(text.to_string()));
-                        }
-                        PartialBlock::Text(text.to_string())
-                    }
-                    "thinking" => {
-                        let text = str_at(&block, "/thinking");
-                        if !text.is_empty() {
-                            out.push(ModelEvent::ThinkingDelta(text.to_string()));
-                        }
-                        PartialBlock::Thinking {
-                            text: text.to_string(),
-                            signature: str_at(&block, "/signature").to_string(),
-                        }
-                    }
-                    "redacted_thinking" => PartialBlock::Redacted(str_at(&block, "/data").to_string()),
-                    "tool_use" => PartialBlock::ToolUse {
-                        id: str_at(&block, "/id").to_string(),
-                        name: str_at(&block, "/name").to_string(),
-                        json: String::new(),
-                    },
-                    _ => PartialBlock::Unknown,
-                };
-                if self.blocks.len() <= index {
-                    self.blocks.resize_with(index + 1, || PartialBlock::Unknown);
-                }
-                self.blocks[index] = partial;
-            }
-            "content_block_delta" => {
-                let index = index_of(&json)?;
-                let delta = json.get("delta").cloned().unwrap_or(Value::Null);
-                // Only one of these is in a real delta.
-                self.budget.take(
-                    ["/text", "/thinking", "/signature", "/partial_json"]
-                        .iter()
-                        .map(|pointer| str_at(&delta, pointer).len())
-                        .sum(),
-                )?;
-                let block = self.block_mut(index)?;
-                match (str_at(&delta, "/type"), block) {
-                    ("text_delta", PartialBlock::Text(text)) => {
-                        let piece = str_at(&delta, "/text");
-                        text.push_str(piece);
-                        out.push(ModelEvent::TextDelta(piece.to_string()));
-                    }
-                    ("thinking_delta", PartialBlock::Thinking { text, .. }) => {
-                        let piece = str_at(&delta, "/thinking");
-                        text.push_str(piece);
-                        out.push(ModelEvent::ThinkingDelta(piece.to_string()));
-                    }
-                    ("signature_delta", PartialBlock::Thinking { signature, .. }) => {
-                        signature.push_str(str_at(&delta, "/signature"));
-                    }
-                    ("input_json_delta", PartialBlock::ToolUse { json, .. }) => {
-                        json.push_str(str_at(&delta, "/partial_json"));
-                    }
-                    (_, PartialBlock::Unknown) => {}
-                    (other, _) => {
-                        return Err(LlmError::Malformed(format!(
-                            "delta `{other}` does not fit content block {index}"
-                        )));
-                    }
-                }
-            }
-            "message_delta" => {
-                self.saw_message_delta = true;
-                if let Some(reason) = json.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(reason.to_string());
-                }
-                if let Some(tokens) = json.pointer("/usage/output_tokens").and_then(Value::as_u64) {
-                    self.usage.output_tokens = tokens;
-                }
-                // Some compatible servers report the prompt only here.
-                let count = |key: &str| json.pointer(&format!("/usage/{key}")).and_then(Value::as_u64);
-                if let Some(tokens) = count("cache_read_input_tokens") {
-                    self.usage.cache_read_tokens = self.usage.cache_read_tokens.max(tokens);
-                }
-                if let Some(tokens) = count("cache_creation_input_tokens") {
-                    self.usage.cache_write_tokens = self.usage.cache_write_tokens.max(tokens);
-                }
-                if let Some(tokens) = count("input_tokens") {
-                    let prompt = tokens
-                        .saturating_add(self.usage.cache_read_tokens)
-                        .saturating_add(self.usage.cache_write_tokens);
-                    self.usage.input_tokens = self.usage.input_tokens.max(prompt);
-                }
-                if json.get("usage").is_some() {
-                    out.push(ModelEvent::Usage(self.usage.sane()));
-                }
-            }
+            "message_start" => self.on_message_start(&json, out),
+            "content_block_start" => self.on_block_start(&json, out)?,
+            "content_block_delta" => self.on_block_delta(&json, out)?,
+            "message_delta" => self.on_message_delta(&json, out),
             "message_stop" => self.finish(out),
             "error" => {
                 return Err(LlmError::StreamError {
