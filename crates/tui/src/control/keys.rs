@@ -576,7 +576,9 @@ impl App {
                 // The log has it: the agent reads it back and the view fills in.
                 self.send(Op::RecordedCall { id: call_id.clone() });
             }
-            self.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::new(call_id)));
+            self.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::for_call(
+                call_id,
+            )));
         }
     }
 

@@ -16,6 +16,7 @@ pub mod resume_question;
 pub mod sessions;
 pub mod skills;
 pub mod stats;
+pub mod text;
 pub mod themes;
 pub mod tool_detail;
 pub mod trust;

@@ -488,7 +488,7 @@ fn binary_output_stays_inside_the_tool_detail() {
     ] {
         app.on_agent_event(event);
     }
-    app.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::new(
+    app.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::for_call(
         "junk".into(),
     )));
     for (width, height) in [(80, 24), (160, 48)] {

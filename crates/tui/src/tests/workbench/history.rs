@@ -340,7 +340,7 @@ fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
         app.on_agent_event(event);
     }
     let detail = |app: &mut Bench, id: &str| {
-        app.open_layer(Box::new(ToolDetail::new(id.into())));
+        app.open_layer(Box::new(ToolDetail::for_call(id.into())));
         let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
         terminal.draw(|frame| render::draw(frame, app)).unwrap();
         app.overlays.pop();
@@ -407,7 +407,7 @@ fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
         text.contains("⊘ read_file a.txt  refused: the same call a fourth time in a row"),
         "{text}"
     );
-    app.open_layer(Box::new(ToolDetail::new("r4".into())));
+    app.open_layer(Box::new(ToolDetail::for_call("r4".into())));
     let detail = screen(&mut app, 100, 30);
     assert!(detail.contains("read_file  refused  (r4)"), "{detail}");
     assert!(!detail.contains("denied"), "{detail}");
