@@ -24,7 +24,7 @@ pub const COMMAND: Command = Command {
     args: "",
     help: "the session notes",
     run: |app, _| {
-        app.overlays.push(Box::new(NotesLayer::pending()));
+        app.open_layer(Box::new(NotesLayer::pending()));
         app.send(Op::ReadNotes);
     },
 };

@@ -72,7 +72,7 @@ fn mcp_overlay_lists_servers_and_reconnects_the_selected_one() {
         }]
     );
     app.on_key(key(KeyCode::Esc));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
 }
 
 #[test]
