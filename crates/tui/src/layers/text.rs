@@ -1,5 +1,5 @@
-//! The scrolled text layer: a text (the help, `/skills`, `/version`, `/stats`, a tool
-//! call) in a frame over the panes, scrolled with the arrows, pages, ends and the wheel,
+//! The scrolled text layer: a text (the help, `/skills`, `/version`, `/stats`, `/notes`,
+//! a tool call) in a frame over the panes, scrolled with the arrows, pages, ends and the wheel,
 //! closed with Esc or `q`. What differs between them is only what they show and where,
 //! which each says as a [`Text`]; the scrolling and the keys are this one type's.
 
@@ -36,6 +36,11 @@ pub trait Text: 'static {
 
     /// Whether it shows the history snapshot (see [`Layer::shows_history`]).
     fn shows_history(&self) -> bool {
+        false
+    }
+
+    /// An agent's event it may be waiting for (see [`Layer::on_event`]).
+    fn on_event(&mut self, _event: &miniagent_protocol::Event) -> bool {
         false
     }
 }
@@ -99,5 +104,9 @@ impl<T: Text> Layer for TextLayer<T> {
 
     fn shows_history(&self) -> bool {
         self.text.shows_history()
+    }
+
+    fn on_event(&mut self, event: &miniagent_protocol::Event) -> bool {
+        self.text.on_event(event)
     }
 }
