@@ -93,7 +93,8 @@ impl App {
     /// Esc on the workbench: closes an open side pane, else interrupts the turn, else
     /// restores a maximised pane. Returns whether anything changed.
     pub(crate) fn escape(&mut self) -> bool {
-        // An open side pane is an overlay: Esc closes it before interrupting.
+        // A side pane open over the conversation is put away first (as `q` does), before
+        // Esc interrupts: it is what the person looks at.
         if self.side_popup.is_some() {
             self.side_popup = None;
             self.focus = Pane::Input;
