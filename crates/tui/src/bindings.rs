@@ -4,28 +4,29 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{App, Pane};
-use super::keys::KeyHint;
+use super::app::{App, ApprovalDialog, Pane};
+use super::keys::{KeyHint, OverlayAction};
 use miniagent_protocol::Decision;
 
-/// One key binding.
+/// One key binding of a table acting on `S` (the workbench's on the app, the approval
+/// dialog's on the dialog), its run answering with an `R`.
 #[derive(Clone, Copy, Debug)]
-pub struct Binding {
+pub struct Binding<S = App, R = bool> {
     /// How the keys are written, e.g. `Tab/Shift-Tab`.
     pub keys: &'static str,
     /// What they do, short.
     pub action: &'static str,
     /// Whether the bottom bar shows it (the help shows every binding).
     pub bar: bool,
-    /// Whether it takes `key` in the app's state now; when not, the key goes on.
-    pub takes: fn(&App, KeyEvent) -> bool,
-    /// Whether the bar offers it in the app's state now.
-    pub offered: fn(&App) -> bool,
-    /// Does it; returns whether the screen changed.
-    pub run: fn(&mut App, KeyEvent) -> bool,
+    /// Whether it takes `key` in the state now; when not, the key goes on.
+    pub takes: fn(&S, KeyEvent) -> bool,
+    /// Whether the bar offers it in the state now.
+    pub offered: fn(&S) -> bool,
+    /// Does it; the workbench's return whether the screen changed.
+    pub run: fn(&mut S, KeyEvent) -> R,
 }
 
-impl Binding {
+impl<S, R> Binding<S, R> {
     pub fn hint(&self) -> KeyHint {
         KeyHint::new(self.keys, self.action)
     }
@@ -38,7 +39,7 @@ fn ctrl(key: KeyEvent, c: char) -> bool {
     key.code == KeyCode::Char(c) && key.modifiers.contains(KeyModifiers::CONTROL)
 }
 
-fn always(_: &App) -> bool {
+fn always<S>(_: &S) -> bool {
     true
 }
 
@@ -217,41 +218,23 @@ pub const WORKBENCH: &[Binding] = &[
     },
 ];
 
-/// Whether the front approval offers `a`: only where its dialog says what it covers.
-/// Whether all of the front request has been on screen, so it may be approved.
-fn approval_seen(app: &App) -> bool {
-    app.approvals.front().is_some_and(|front| front.seen_all.get())
-}
-
-fn session_offered(app: &App) -> bool {
-    app.approvals
-        .front()
-        .is_some_and(|front| front.session_rule.is_some())
-}
-
 /// The approval dialog's keys, once it is armed.
-pub const APPROVAL: &[Binding] = &[
+pub const APPROVAL: &[Binding<ApprovalDialog, OverlayAction>] = &[
     Binding {
         keys: "y",
         action: "approve",
         bar: true,
-        takes: |app, key| key.code == KeyCode::Char('y') && approval_seen(app),
-        offered: approval_seen,
-        run: |app, _| {
-            app.decide(Decision::Approve);
-            true
-        },
+        takes: |dialog, key| key.code == KeyCode::Char('y') && dialog.seen(),
+        offered: ApprovalDialog::seen,
+        run: |dialog, _| dialog.decide(Decision::Approve),
     },
     Binding {
         keys: "a",
         action: "approve for the session",
         bar: true,
-        takes: |app, key| key.code == KeyCode::Char('a') && session_offered(app) && approval_seen(app),
-        offered: |app| session_offered(app) && approval_seen(app),
-        run: |app, _| {
-            app.decide(Decision::ApproveForSession);
-            true
-        },
+        takes: |dialog, key| key.code == KeyCode::Char('a') && dialog.session_offered() && dialog.seen(),
+        offered: |dialog| dialog.session_offered() && dialog.seen(),
+        run: |dialog, _| dialog.decide(Decision::ApproveForSession),
     },
     Binding {
         keys: "n",
@@ -259,9 +242,9 @@ pub const APPROVAL: &[Binding] = &[
         bar: true,
         takes: |_, key| key.code == KeyCode::Char('n'),
         offered: always,
-        run: |app, _| {
-            app.deny_reason = Some(String::new());
-            true
+        run: |dialog, _| {
+            dialog.ask_reason();
+            OverlayAction::Changed
         },
     },
     Binding {
@@ -270,10 +253,7 @@ pub const APPROVAL: &[Binding] = &[
         bar: true,
         takes: |_, key| key.code == KeyCode::Esc,
         offered: always,
-        run: |app, _| {
-            app.decide(Decision::Abort);
-            true
-        },
+        run: |dialog, _| dialog.decide(Decision::Abort),
     },
     Binding {
         keys: "↑/↓",
@@ -293,38 +273,36 @@ pub const APPROVAL: &[Binding] = &[
             )
         },
         offered: always,
-        run: |app, key| {
-            let most = app.approvals.front().map_or(0, |front| front.max_scroll.get());
-            let scroll = app.approval_scroll.min(most);
-            app.approval_scroll = match key.code {
+        run: |dialog, key| {
+            dialog.scroll_to(|scroll, most| match key.code {
                 KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
                 KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1).min(most),
                 KeyCode::PageUp => scroll.saturating_sub(10),
                 KeyCode::Home => 0,
                 KeyCode::End => most,
                 _ => scroll.saturating_add(10).min(most),
-            };
-            true
+            });
+            OverlayAction::Changed
         },
     },
 ];
 
 /// Runs the first binding of `table` that takes `key` now; `None` when none does.
-pub fn dispatch(table: &[Binding], app: &mut App, key: KeyEvent) -> Option<bool> {
-    let binding = table.iter().find(|binding| (binding.takes)(app, key))?;
-    Some((binding.run)(app, key))
+pub fn dispatch<S, R>(table: &[Binding<S, R>], state: &mut S, key: KeyEvent) -> Option<R> {
+    let binding = table.iter().find(|binding| (binding.takes)(state, key))?;
+    Some((binding.run)(state, key))
 }
 
-/// The hints of `table` the bottom bar shows in the app's state now.
-pub fn bar_hints(table: &[Binding], app: &App) -> Vec<KeyHint> {
+/// The hints of `table` the bottom bar shows in the state now.
+pub fn bar_hints<S, R>(table: &[Binding<S, R>], state: &S) -> Vec<KeyHint> {
     table
         .iter()
-        .filter(|binding| binding.bar && (binding.offered)(app))
+        .filter(|binding| binding.bar && (binding.offered)(state))
         .map(Binding::hint)
         .collect()
 }
 
 /// Every hint of `table`, for the help.
-pub fn help_hints(table: &[Binding]) -> Vec<KeyHint> {
+pub fn help_hints<S, R>(table: &[Binding<S, R>]) -> Vec<KeyHint> {
     table.iter().map(Binding::hint).collect()
 }

@@ -4,64 +4,38 @@
 //! the tables it reads rather than in `layers/` (which the tables register from); the
 //! keys and the command that open it call `App::open_help`.
 
-use std::cell::Cell;
-
-use crossterm::event::KeyEvent;
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
 use crate::bindings::{self, APPROVAL, WORKBENCH};
 use crate::commands::COMMANDS;
-use crate::keys::OverlayContext;
-use crate::keys::{KeyHint, OverlayAction};
+use crate::keys::KeyHint;
 use crate::layers::history::INSPECTOR_HINTS;
 use crate::layers::sessions::PICKER_HINTS;
-use crate::layers::{Layer, SCROLL_HINTS, scroll_key};
-use crate::popup::scrolled_popup;
-use crate::scroll::Scroll;
+use crate::layers::text::{Text, TextLayer};
 use crate::text::wrap;
 
 /// Opens the help over whatever shows.
 pub fn open(app: &mut App) {
-    let layer = HelpLayer {
-        scroll: Cell::new(Scroll::default()),
-    };
-    app.overlays.push(Box::new(layer));
+    app.open_layer(Box::new(TextLayer::new(Help)));
 }
 
-/// The help overlay.
-pub struct HelpLayer {
-    scroll: Cell<Scroll>,
-}
+/// The help overlay's text.
+pub struct Help;
 
-impl Layer for HelpLayer {
-    type State = crate::app::App;
-
+impl Text for Help {
     fn title(&self) -> String {
         "Help".to_string()
     }
 
-    fn key_hints(&self) -> Vec<KeyHint> {
-        SCROLL_HINTS.to_vec()
-    }
-
-    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        scroll_key(self.scroll.get_mut(), key)
-    }
-
-    fn scroll(&mut self, lines: i32) -> bool {
-        self.scroll.get_mut().by(i64::from(lines))
-    }
-
-    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+    fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
         let area = crate::layers::text_area(size);
-        let lines = help_lines(app, area.width.saturating_sub(2));
-        let mut scroll = self.scroll.get();
-        scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, false);
-        self.scroll.set(scroll);
+        (area, help_lines(app, area.width.saturating_sub(2)))
     }
+
+    /// Its rows are wrapped under their key column already.
+    const WRAPS: bool = false;
 }
 
 /// The help's indentation before the keys, and the gap after the widest of them.

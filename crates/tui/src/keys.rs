@@ -61,6 +61,13 @@ pub enum OverlayAction {
         base_url: String,
         model: String,
     },
+    /// The person decided on the tool call `id` (the approval dialog's answer).
+    Decide {
+        id: String,
+        decision: miniagent_protocol::Decision,
+    },
+    /// Stop the turn (Ctrl-C over the approval dialog).
+    Interrupt,
 }
 
 /// What an overlay may read of the app while it handles a key.

@@ -23,6 +23,7 @@ mod pacing;
 pub(crate) mod palette;
 pub(crate) mod panes;
 pub(crate) mod popup;
+pub(crate) mod question;
 pub mod render;
 pub(crate) mod replay;
 pub mod run;

@@ -36,18 +36,15 @@ pub fn draw(frame: &mut Frame, app: &App) {
         draw_pane(app, pane, area, buf, pane == focus, areas.narrow);
     }
     // Whether the front approval may be approved (all of it seen) shows in the status
-    // bar as well as in its dialog, which is drawn last.
-    let approval = overlay_view::measure_approval(app, size);
+    // bar as well as in its dialog, which is drawn with the layers, last.
+    app.layers.prepare(app, size);
     draw_status(app, &areas, areas.status, buf);
     if app.focus == Pane::Input
         && let Some(input_area) = areas.get(Pane::Input)
     {
         overlay_view::draw_completions(app, input_area, size, buf);
     }
-    if !app.overlays.is_empty() {
-        overlay_view::draw_overlay(app, size, buf);
-    }
-    let reason_cursor = approval.and_then(|approval| overlay_view::draw_approval(app, approval, buf));
+    let reason_cursor = app.layers.render(app, size, buf);
     app.color_depth.apply(frame.buffer_mut());
     split_flags(frame.buffer_mut());
     // The terminal's cursor stands in the input while it has the keys, or where a
@@ -87,10 +84,8 @@ pub fn split_flags(buf: &mut Buffer) {
 
 /// Where the terminal's cursor goes: in the input, when it is focused and nothing covers it.
 fn input_cursor(app: &App, areas: &Areas) -> Option<ratatui::layout::Position> {
-    let typing = app.focus == Pane::Input
-        && app.overlays.is_empty()
-        && app.approvals.is_empty()
-        && !(app.replay.is_some() && app.input.is_empty());
+    let typing =
+        app.focus == Pane::Input && app.layers.is_empty() && !(app.replay.is_some() && app.input.is_empty());
     if !typing {
         return None;
     }
@@ -364,24 +359,23 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
     buf.set_line(x, area.y, &right_line, u16::try_from(used).unwrap_or(u16::MAX));
 }
 
-/// The keys that matter now: the approval's, the top overlay's, or the focused pane's
-/// followed by the workbench's.
+/// The keys that matter now: the top layer's (or that its question arms), else the
+/// focused pane's followed by the workbench's.
 pub fn current_hints(app: &App) -> Vec<KeyHint> {
-    // A replayed approval is shown, not answered.
-    if !app.approvals.is_empty() && app.replay.is_none() {
-        return if app.deny_reason.is_some() {
-            super::control::DENY_REASON_HINTS.to_vec()
-        } else if app.approval_armed() {
-            overlay_view::approval_hints(app)
-        } else {
-            vec![KeyHint::new("◌", "approval arming…")]
+    // A replayed approval is shown, not answered: the keys are those of what it covers.
+    let replay = app.replay.is_some();
+    let top = app
+        .layers
+        .iter()
+        .rev()
+        .find(|layer| !(replay && layer.keeps_top()));
+    if let Some(top) = top {
+        return match top.question() {
+            Some(arming) if !replay && !arming.armed(app.now) => {
+                vec![KeyHint::new("◌", arming.arming_hint())]
+            }
+            Some(_) | None => top.key_hints(),
         };
-    }
-    if app.consent_on_top() && !app.consent_armed() && app.replay.is_none() {
-        return vec![KeyHint::new("◌", "question arming…")];
-    }
-    if let Some(top) = app.overlays.last() {
-        return top.key_hints();
     }
     let mut hints = match app.focus {
         Pane::Input if app.replay.is_some() => super::replay::REPLAY_BAR_HINTS.to_vec(),

@@ -19,7 +19,7 @@ impl App {
 
     /// An answer the open layers may be waiting for (the notes).
     pub(crate) fn layers_take(&mut self, event: &Event) {
-        for layer in &mut self.overlays {
+        for layer in self.layers.iter_mut() {
             layer.on_event(event);
         }
     }

@@ -1,10 +1,22 @@
-//! The approval and consent questions: a pending tool call waiting for the person's
-//! decision, and the grace period before keys answer it or a consent question.
+//! Tool calls waiting for the person's decision: the approval dialog's state (the calls
+//! asked about, in order; the reason for a refusal being typed; how far the front one is
+//! scrolled). The dialog is a layer on the app's stack that keeps the top while calls
+//! wait (`layers/approval.rs` draws it and takes its keys); the app asks and settles
+//! calls through the methods here, as the agent's events come.
 
-use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Position, Rect};
+use ratatui::text::Line;
 
 use super::App;
+use crate::keys::OverlayAction;
+use crate::question::Arming;
+use miniagent_protocol::Decision;
+
+pub use crate::question::{ANSWER_SETTLE, APPROVAL_GRACE, ENTER_AFTER_ANSWER, STALL, TYPING_QUIET};
 
 /// A tool call waiting for the person's decision.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,9 +31,9 @@ pub struct PendingApproval {
     pub notes: Vec<String>,
     /// What `a` (approve for the session) remembers; `None`: this call only.
     pub session_rule: Option<miniagent_protocol::ApprovalRule>,
-    /// From when keys answer it: set when its dialog is first drawn, and pushed back by
-    /// keys pressed before then. `None`: not on screen yet.
-    pub armed_at: Option<Instant>,
+    /// When keys answer it: from a moment after it is first drawn, pushed back by keys
+    /// pressed before then.
+    pub arming: Arming,
     /// Its place among the calls of the model's reply (call 2 of 3), when there are several.
     pub in_step: Option<(usize, usize)>,
     /// Set by drawing: the most the dialog's body scrolls, and whether all of it has
@@ -51,7 +63,7 @@ impl PendingApproval {
             request,
             notes,
             session_rule,
-            armed_at: None,
+            arming: Arming::approval(),
             in_step,
             max_scroll: Cell::new(0),
             seen_rows: Cell::new(0),
@@ -60,63 +72,246 @@ impl PendingApproval {
     }
 }
 
-/// How long an approval dialog is on screen, with no key pressed, before keys answer it:
-/// a person typing a message while the agent works cannot approve by accident.
-pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
+/// The approval dialog: the calls waiting, the front one shown.
+#[derive(Debug, Default)]
+pub struct ApprovalDialog {
+    waiting: VecDeque<PendingApproval>,
+    /// While the person types a reason for denying the front call.
+    reason: Option<String>,
+    /// How far the front call's body is scrolled.
+    scroll: u16,
+    /// Kept by drawing from one step of a frame to the next (its layout, measured before
+    /// the status bar reads how much was seen, and where the terminal's cursor goes);
+    /// drawing borrows the app immutably.
+    layout: RefCell<Option<ApprovalLayout>>,
+    cursor: Cell<Option<Position>>,
+}
 
-/// How long a letter that would answer an armed question waits to be sure it was pressed
-/// alone. Typists leave about 240 ms between keys on average (many 300 ms and more), a
-/// burst (a paste-like send, keys queued in the terminal) far less, so a sentence begun
-/// without looking at the dialog ("also…", "yes, and…") is seen as typing; a deliberate
-/// answer lands this much later.
-pub const ANSWER_SETTLE: Duration = Duration::from_millis(400);
+/// Where the front call's dialog goes on a screen, its body wrapped, and the scroll
+/// position shown (`overlay_view` lays it out).
+#[derive(Debug)]
+pub struct ApprovalLayout {
+    pub(crate) area: Rect,
+    pub(crate) inner: Rect,
+    pub(crate) body_area: Rect,
+    pub(crate) wrapped: Vec<Line<'static>>,
+    pub(crate) scroll: usize,
+    pub(crate) max_scroll: usize,
+    /// The reason being typed for a refusal, wrapped: its last rows, where typing goes.
+    pub(crate) reason: Vec<Line<'static>>,
+}
 
-/// Once keys typed while a question is open show that the person is writing (a letter
-/// that answers nothing, a burst, keys while it arms), it takes answers again only after
-/// this long without a key: a slow typist's next letter is not an answer.
-pub const TYPING_QUIET: Duration = Duration::from_millis(1500);
+impl ApprovalDialog {
+    /// The call shown.
+    pub fn front(&self) -> Option<&PendingApproval> {
+        self.waiting.front()
+    }
 
-/// After a question is answered, an Enter this soon belongs to the answer (`y` Enter),
-/// never to the input's draft.
-pub const ENTER_AFTER_ANSWER: Duration = Duration::from_millis(1000);
+    /// How many calls wait, the one shown among them.
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
 
-/// A gap between two turns of the event loop this long, while an answer key settles,
-/// means the process was stalled (the loop ticks every 100 ms then).
-pub const STALL: Duration = Duration::from_millis(250);
+    /// The reason for a refusal being typed, if one is.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// How far the front call is scrolled.
+    pub fn scroll(&self) -> u16 {
+        self.scroll
+    }
+
+    fn push(&mut self, pending: PendingApproval) {
+        self.waiting.push_back(pending);
+    }
+
+    /// The call `id` was decided (here, or in the session being replayed).
+    fn settled(&mut self, id: &str) {
+        self.waiting.retain(|pending| pending.id != id);
+    }
+
+    /// The front call's arming.
+    pub(crate) fn arming(&self) -> Option<&Arming> {
+        self.waiting.front().map(|front| &front.arming)
+    }
+
+    pub(crate) fn arming_mut(&mut self) -> Option<&mut Arming> {
+        self.waiting.front_mut().map(|front| &mut front.arming)
+    }
+
+    /// Whether all of the front call has been on screen, so it may be approved.
+    pub fn seen(&self) -> bool {
+        self.front().is_some_and(|front| front.seen_all.get())
+    }
+
+    /// Whether the front call offers `a`: only where its dialog says what it covers.
+    pub fn session_offered(&self) -> bool {
+        self.front().is_some_and(|front| front.session_rule.is_some())
+    }
+
+    /// Answers the front call; the next one (if any) shows. Stopping the turn answers
+    /// them all.
+    pub(crate) fn decide(&mut self, decision: Decision) -> OverlayAction {
+        self.reason = None;
+        self.scroll = 0;
+        let Some(pending) = self.waiting.pop_front() else {
+            return OverlayAction::Changed;
+        };
+        if decision == Decision::Abort {
+            self.waiting.clear();
+        }
+        OverlayAction::Decide {
+            id: pending.id,
+            decision,
+        }
+    }
+
+    /// `n`: the person says why not, or sends none.
+    pub(crate) fn ask_reason(&mut self) {
+        self.reason = Some(String::new());
+    }
+
+    /// A key while the reason is typed (`None` when none is): Enter denies with it,
+    /// Esc goes back to the keys.
+    pub(crate) fn reason_key(&mut self, key: KeyEvent, ctrl: bool) -> Option<OverlayAction> {
+        let reason = self.reason.as_mut()?;
+        Some(match key.code {
+            KeyCode::Enter => {
+                let reason = reason.trim().to_string();
+                self.decide(Decision::Deny {
+                    reason: (!reason.is_empty()).then_some(reason),
+                })
+            }
+            KeyCode::Esc => {
+                self.reason = None;
+                OverlayAction::Changed
+            }
+            KeyCode::Backspace => {
+                reason.pop();
+                OverlayAction::Changed
+            }
+            KeyCode::Char(c) if !ctrl => {
+                reason.push(c);
+                OverlayAction::Changed
+            }
+            _ => OverlayAction::Ignored,
+        })
+    }
+
+    /// A pasted text goes into the reason being typed, on one line; whether one is.
+    pub(crate) fn paste_reason(&mut self, text: &str) -> bool {
+        let Some(reason) = &mut self.reason else {
+            return false;
+        };
+        reason.push_str(&text.replace(['\r', '\n'], " "));
+        true
+    }
+
+    /// Keeps the layout measured for this frame, for drawing it.
+    pub(crate) fn keep_layout(&self, layout: Option<ApprovalLayout>) {
+        *self.layout.borrow_mut() = layout;
+    }
+
+    /// The layout measured for this frame, once.
+    pub(crate) fn take_layout(&self) -> Option<ApprovalLayout> {
+        self.layout.borrow_mut().take()
+    }
+
+    /// Where the last frame put the terminal's cursor (in the reason being typed).
+    pub(crate) fn drawn_cursor(&self) -> Option<Position> {
+        self.cursor.get()
+    }
+
+    pub(crate) fn set_cursor(&self, cursor: Option<Position>) {
+        self.cursor.set(cursor);
+    }
+
+    /// The mouse wheel: `lines` up (negative) or down.
+    pub(crate) fn wheel(&mut self, lines: i32) {
+        let by = u16::try_from(lines.unsigned_abs()).unwrap_or(u16::MAX);
+        if lines < 0 {
+            self.scroll = self.scroll.saturating_sub(by);
+        } else {
+            let most = self.front().map_or(0, |front| front.max_scroll.get());
+            self.scroll = self.scroll.saturating_add(by).min(most);
+        }
+    }
+
+    /// Scrolls the front call to `to`, within what the last frame measured.
+    pub(crate) fn scroll_to(&mut self, to: impl FnOnce(u16, u16) -> u16) {
+        let most = self.front().map_or(0, |front| front.max_scroll.get());
+        self.scroll = to(self.scroll.min(most), most).min(most);
+    }
+}
 
 impl App {
-    /// A frame was drawn: the approval it showed starts arming, if it was not yet, and so
-    /// does a question asking for the person's consent.
-    pub fn frame_drawn(&mut self) {
-        if let Some(front) = self.approvals.front_mut()
-            && front.armed_at.is_none()
-        {
-            front.armed_at = Some(self.now + APPROVAL_GRACE);
-        }
-        if self.consent_on_top() {
-            if self.consent_armed_at.is_none() {
-                self.consent_armed_at = Some(self.now + APPROVAL_GRACE);
+    /// The approval dialog, while calls wait.
+    pub fn approval(&self) -> Option<&ApprovalDialog> {
+        self.layers.find::<ApprovalDialog>()
+    }
+
+    /// How many calls wait for a decision.
+    pub fn approvals_waiting(&self) -> usize {
+        self.approval().map_or(0, ApprovalDialog::waiting)
+    }
+
+    /// The reason for a refusal being typed, if one is.
+    pub fn deny_reason(&self) -> Option<&str> {
+        self.approval()?.reason()
+    }
+
+    /// A call to decide on: it joins the dialog, which opens (on top) if it was closed.
+    pub(crate) fn ask_approval(&mut self, pending: PendingApproval) {
+        match self.layers.find_mut::<ApprovalDialog>() {
+            Some(dialog) => dialog.push(pending),
+            None => {
+                let mut dialog = ApprovalDialog::default();
+                dialog.push(pending);
+                self.layers.open(Box::new(dialog));
             }
-        } else {
-            self.consent_armed_at = None;
         }
     }
 
-    /// Whether the top overlay asks for consent (trust, a foreign session).
-    pub fn consent_on_top(&self) -> bool {
-        self.overlays.last().is_some_and(|layer| layer.is_question())
+    /// The call `id` was decided (it runs, or finished): it leaves the dialog, which
+    /// closes when no call is left.
+    pub(crate) fn approval_settled(&mut self, id: &str) {
+        if let Some(dialog) = self.layers.find_mut::<ApprovalDialog>() {
+            dialog.settled(id);
+        }
+        self.layers.close_finished();
     }
 
-    /// Whether the consent question on top takes answers now.
+    /// No call waits any more (the turn ended or was stopped).
+    pub(crate) fn close_approvals(&mut self) {
+        self.layers
+            .close_where(|layer| layer.as_any().is::<ApprovalDialog>());
+    }
+
+    /// A frame was drawn: the question it showed on top (an approval, trust, resume)
+    /// starts arming, if it was not yet.
+    pub fn frame_drawn(&mut self) {
+        self.layers.frame_drawn(self.now);
+    }
+
+    /// Whether the question on top (trust, a foreign session) takes answers now.
     pub fn consent_armed(&self) -> bool {
-        self.consent_armed_at.is_some_and(|at| self.now >= at)
+        self.layers
+            .question()
+            .is_some_and(|arming| arming.armed(self.now))
     }
 
     /// Whether keys answer the front approval now (it has been on screen long enough).
     pub fn approval_armed(&self) -> bool {
-        self.approvals
-            .front()
-            .and_then(|front| front.armed_at)
-            .is_some_and(|at| self.now >= at)
+        self.approval()
+            .and_then(ApprovalDialog::arming)
+            .is_some_and(|arming| arming.armed(self.now))
+    }
+
+    /// Whether a question is on top and does not take answers yet.
+    pub(crate) fn question_arming(&self) -> bool {
+        self.layers
+            .question()
+            .is_some_and(|arming| !arming.armed(self.now))
     }
 }

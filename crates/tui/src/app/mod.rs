@@ -33,7 +33,8 @@ const RESULTS_KEPT: usize = 20;
 
 pub use action::{Action, Outcome};
 pub use approvals::{
-    ANSWER_SETTLE, APPROVAL_GRACE, ENTER_AFTER_ANSWER, PendingApproval, STALL, TYPING_QUIET,
+    ANSWER_SETTLE, APPROVAL_GRACE, ApprovalDialog, ApprovalLayout, ENTER_AFTER_ANSWER, PendingApproval,
+    STALL, TYPING_QUIET,
 };
 pub use resume::Playback;
 pub use settings::AppSettings;
@@ -171,30 +172,22 @@ pub struct App {
     pub focus: Pane,
     pub maximized: Option<Pane>,
     pub side: SidePanes,
-    /// Below 120 columns: the side pane shown as an overlay, if any.
+    /// Below 120 columns: the side pane open over the conversation, if any. It stays
+    /// pane state, not a layer: it is a pane like the others (it has the focus, takes
+    /// its place in the Tab order, scrolls with the wheel, `q`/Esc put it away, and it
+    /// joins the layout when the window widens), not a modal that holds the keys, so the
+    /// layout draws it and the focus routes its keys as any pane's.
     pub side_popup: Option<Pane>,
-    pub overlays: Vec<Box<dyn crate::layer::Layer<State = App>>>,
-    pub approvals: VecDeque<PendingApproval>,
+    /// The overlays, and the questions among them (the approval dialog, trust, resume):
+    /// one stack, opened and closed only through it.
+    pub(crate) layers: crate::layer::LayerStack<App>,
+    /// A letter held while it settles, the answer just given: what keeps keys meant for
+    /// the input from answering a question.
+    pub(crate) answers: crate::question::Answers,
     /// The tool calls of the model's latest reply, by id, in order.
     pub(crate) step_calls: Vec<String>,
-    /// The last key answered an approval: keys pressed while the next one arms are
-    /// dropped rather than typed (a `y` pressed twice is not the start of a message).
-    pub(crate) answered_last: bool,
-    /// When a question (an approval, the trust question) was last answered: an Enter
-    /// right after belongs to the answer ([`ENTER_AFTER_ANSWER`]).
-    pub(crate) answered_at: Option<Instant>,
     /// The person declined to trust this workspace: its own servers and skills are off.
     pub workspace_declined: bool,
-    /// When the question on top (trust a workspace, continue a foreign session) takes
-    /// answers: like an approval, it arms only after a quiet moment on screen, so keys
-    /// typed as the workbench started answer nothing. `None` until it was drawn.
-    pub consent_armed_at: Option<Instant>,
-    /// A letter that would answer the question on screen, held while it settles: the
-    /// key, when it was last pressed, and how many times in a row.
-    pub(crate) held_answer: Option<(crossterm::event::KeyEvent, Instant, usize)>,
-    /// While the person types a reason for denying the front approval.
-    pub deny_reason: Option<String>,
-    pub approval_scroll: u16,
     pub rules: Vec<ApprovalRule>,
     /// Messages typed while a turn runs, sent one per turn as each ends. They stay here,
     /// not with the agent, so that stopping the turn can give them back to the input.
@@ -251,9 +244,8 @@ impl App {
     pub fn animating(&self) -> bool {
         !matches!(self.activity, Activity::Idle)
             || self.timeline.any_running()
-            || (!self.approvals.is_empty() && !self.approval_armed())
-            || (self.consent_on_top() && !self.consent_armed())
-            || self.held_answer.is_some()
+            || self.question_arming()
+            || self.answers.holding()
     }
 
     /// The log this session is recorded in, once the agent named it.
@@ -367,16 +359,13 @@ impl App {
             } => {
                 self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
                 self.conversation.invalidate_tool(&id);
-                if self.approvals.is_empty() {
-                    self.approval_scroll = 0;
-                }
                 let in_step = self
                     .step_calls
                     .iter()
                     .position(|call| *call == id)
                     .map(|index| (index + 1, self.step_calls.len()))
                     .filter(|(_, of)| *of > 1);
-                self.approvals.push_back(PendingApproval::new(
+                self.ask_approval(PendingApproval::new(
                     id,
                     name,
                     preview,
@@ -410,7 +399,7 @@ impl App {
                 self.timeline.set_status(&id, CallStatus::Running, now);
                 self.conversation.invalidate_tool(&id);
                 // A call that runs was decided on (here, or in the session being replayed).
-                self.approvals.retain(|pending| pending.id != id);
+                self.approval_settled(&id);
                 self.activity = Activity::Running { name, since: now };
             }
             Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
@@ -428,7 +417,7 @@ impl App {
                     .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
                 self.conversation.invalidate_tool(&id);
-                self.approvals.retain(|pending| pending.id != id);
+                self.approval_settled(&id);
                 self.tree.refresh();
                 self.activity = Activity::Waiting { since: now };
             }

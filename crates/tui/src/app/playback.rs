@@ -35,11 +35,7 @@ impl App {
             // The loop runs at least every tick while an answer key settles; a longer gap
             // means this process was stalled, and keys typed meanwhile are not read yet:
             // the key's wait starts over, so they are read (as typing) before it counts.
-            if let Some((_, at, _)) = self.held_answer.as_mut()
-                && wall.saturating_duration_since(self.now) > super::STALL
-            {
-                *at = wall;
-            }
+            self.answers.clock_moved(self.now, wall);
             self.now = wall;
         }
     }
@@ -91,13 +87,13 @@ impl App {
         self.replay.as_ref()?;
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         let typing = self.focus == Pane::Input && !self.input.is_empty();
-        let approval = !self.approvals.is_empty();
+        let approval = self.approval().is_some();
         if ctrl_c && typing && !approval {
             // As in a live session: Ctrl-C clears what was typed before it quits.
             self.input.clear();
             return Some(true);
         }
-        if ctrl_c || approval || (self.overlays.is_empty() && !typing) {
+        if ctrl_c || approval || (self.layers.is_empty() && !typing) {
             let replay = crate::replay::REPLAY.iter();
             if let Some(binding) = replay.clone().find(|binding| (binding.takes)(key)) {
                 match (binding.control)(key) {
@@ -109,7 +105,7 @@ impl App {
             // Only `/` starts typing in a replay (a command); other letters are neither
             // controls nor anything to send.
             let letter = crate::keys::types_char(key) && key.code != KeyCode::Char('/');
-            if letter && !typing && self.overlays.is_empty() {
+            if letter && !typing && self.layers.is_empty() {
                 return Some(false);
             }
         }

@@ -103,15 +103,13 @@ impl App {
         self.step = None;
         self.activity = Activity::Idle;
         self.turn_running = false;
-        self.approvals.clear();
-        self.deny_reason = None;
-        self.approval_scroll = 0;
+        self.close_approvals();
         self.rules.clear();
         self.queued.clear();
         self.last_notice = None;
         self.history = None;
         // Overlays about the session left behind close with it.
-        self.overlays.retain(|overlay| !overlay.about_session());
+        self.layers.close_where(|layer| layer.about_session());
     }
 
     /// Nothing runs any more: a log can end mid-turn or mid-compaction with no event
@@ -121,7 +119,6 @@ impl App {
         self.timeline.cancel_open();
         self.turn_running = false;
         self.activity = Activity::Idle;
-        self.approvals.clear();
-        self.deny_reason = None;
+        self.close_approvals();
     }
 }

@@ -31,10 +31,7 @@ impl App {
                 session_rule,
             } => {
                 self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
-                if self.approvals.is_empty() {
-                    self.approval_scroll = 0;
-                }
-                self.approvals.push_back(PendingApproval::new(
+                self.ask_approval(PendingApproval::new(
                     id,
                     format!("{name} (for sub-agent {agent})"),
                     preview,
@@ -47,7 +44,7 @@ impl App {
             }
             Event::ToolCallStarted { id, name } => {
                 self.timeline.set_status(&id, CallStatus::Running, now);
-                self.approvals.retain(|pending| pending.id != id);
+                self.approval_settled(&id);
                 self.activity = Activity::Running {
                     name: format!("{name} for {agent}"),
                     since: now,
@@ -67,7 +64,7 @@ impl App {
                 self.timeline
                     .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
-                self.approvals.retain(|pending| pending.id != id);
+                self.approval_settled(&id);
                 self.activity = Activity::Running {
                     name: "delegate".to_string(),
                     since: now,

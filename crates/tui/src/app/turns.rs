@@ -9,8 +9,7 @@ impl App {
         self.turn_running = false;
         self.turn_requested = false;
         self.activity = Activity::Idle;
-        self.approvals.clear();
-        self.deny_reason = None;
+        self.close_approvals();
         self.timeline.cancel_open();
         self.tree.refresh();
         if let Some(text) = self.queued.pop_front() {

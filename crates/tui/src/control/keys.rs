@@ -1,30 +1,22 @@
-//! Keys, the mouse and pastes. A key goes to the pending approval first, then to the
-//! top overlay, then to the workbench's own keys (the table `bindings::WORKBENCH`), then to
-//! the focused pane; the first that uses it wins. Slash commands run from `commands`.
+//! Keys, the mouse and pastes. A key goes to the layer stack first (the top layer, or the
+//! question on top while it arms: `layer_keys.rs`), then to the workbench's own keys (the
+//! table `bindings::WORKBENCH`), then to the focused pane; the first that uses it wins.
+//! Slash commands run from `commands`.
 
-use crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
-use crate::app::{Activity, App, Outcome, Pane};
+use crate::app::{App, Outcome, Pane};
 use crate::conversation::NoticeKind;
 use crate::input::InputAction;
-use crate::keys::KeyHint;
-use crate::keys::{OverlayAction, OverlayContext, types_char};
+use crate::keys::types_char;
 use crate::theme::Theme;
 use crate::tree::TreeAction;
-use miniagent_protocol::{Decision, Op};
+use miniagent_protocol::Op;
 
 /// The largest paste the input takes. More is far beyond any model's context window, and
 /// laying out megabytes in the input box would stall the workbench for seconds.
 pub const MAX_PASTE_BYTES: usize = 1024 * 1024;
-
-/// Keys while a reason for a refusal is typed.
-pub const DENY_REASON_HINTS: [KeyHint; 2] = [
-    KeyHint::new("Enter", "send the reason"),
-    KeyHint::new("Esc", "back"),
-];
 
 impl App {
     /// Applies a key.
@@ -53,290 +45,25 @@ impl App {
     }
 
     /// Time passed: an answer key held while it settled answers now (see
-    /// [`crate::app::ANSWER_SETTLE`]).
+    /// [`crate::question::ANSWER_SETTLE`]).
     pub fn on_tick(&mut self) -> Outcome {
-        let changed = match self.held_answer {
-            Some((held, at, _)) if self.now >= at + crate::app::ANSWER_SETTLE => {
-                self.held_answer = None;
-                self.key_now(held)
-            }
-            Some(_) | None => false,
-        };
+        let changed = self.settle_held_answer();
         self.outcome(changed)
     }
 
-    /// Applies a key. Returns whether the screen changed.
-    ///
-    /// A letter that would answer an armed question (an approval, the trust question) is
-    /// held for [`crate::app::ANSWER_SETTLE`]: pressed alone, it answers then; followed by
-    /// another key within that time, it was the start of something typed without
-    /// looking at the dialog, and both letters go to the input while the question arms
-    /// again, unanswered. The same letter pressed again while it settles is a double
-    /// press: one answer, once it settles. A key that types nothing (Enter after `n`)
-    /// lets the letter answer at once and then does its own work.
-    fn key(&mut self, key: KeyEvent) -> bool {
-        if key.kind == KeyEventKind::Release {
-            return false;
-        }
-        if let Some((held, _, presses)) = self.held_answer.take() {
-            let typed = types_char(key);
-            // Typing after it, however late the key is read (a stalled process reads a
-            // burst long after it was typed), means it was not an answer: had it stood
-            // alone, the loop's tick would have let it answer already.
-            if typed {
-                if key == held {
-                    // A double press, unless typing follows: it waits on.
-                    self.held_answer = Some((held, self.now, presses + 1));
-                    return true;
-                }
-                self.disarm_question();
-                for _ in 0..presses {
-                    self.key_now(held);
-                }
-                self.key_now(key);
-                return true;
-            }
-            // Settled, or followed by a key that is not typing (Enter after `n`, Esc):
-            // the letter answers first, then that key does what it does.
-            self.key_now(held);
-        }
-        if self.answering_letter(key) {
-            self.held_answer = Some((key, self.now, 1));
-            return true;
-        }
-        self.key_now(key)
-    }
-
-    /// Whether `key` is a plain letter pressed while a question takes answers.
-    fn answering_letter(&self, key: KeyEvent) -> bool {
-        let letter = types_char(key);
-        let approval = !self.approvals.is_empty() && self.approval_armed() && self.deny_reason.is_none();
-        let consent = self.approvals.is_empty() && self.consent_on_top() && self.consent_armed();
-        letter && self.replay.is_none() && (approval || consent)
-    }
-
-    /// The person is typing: the question on screen stops taking answers until they have
-    /// been quiet for [`crate::app::TYPING_QUIET`].
-    fn disarm_question(&mut self) {
-        let later = self.now + crate::app::TYPING_QUIET;
-        if let Some(front) = self.approvals.front_mut() {
-            front.armed_at = Some(later);
-        } else if self.consent_on_top() {
-            self.consent_armed_at = Some(later);
-        }
-    }
-
-    /// Applies a key at once.
-    fn key_now(&mut self, key: KeyEvent) -> bool {
+    /// Applies a key at once: the layers first, then the workbench's bindings, then the
+    /// focused pane.
+    pub(super) fn key_now(&mut self, key: KeyEvent) -> bool {
         if let Some(changed) = self.replay_key(key) {
             return changed;
         }
-        if !self.approvals.is_empty() {
-            return self.approval_key(key);
-        }
-        self.answered_last = false;
-        // `y` Enter: the Enter confirms the answer in the person's mind; it must not send
-        // the draft in the input.
-        if let Some(at) = self.answered_at.take()
-            && key.code == KeyCode::Enter
-            && key.modifiers.is_empty()
-            && self.now < at + crate::app::ENTER_AFTER_ANSWER
-        {
-            return true;
-        }
-        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        if self.consent_on_top() && !self.consent_armed() && !ctrl_c {
-            // Not yet readable: the key answers nothing and the question arms later; what
-            // was typed goes on into the input, where it was meant to go.
-            let later = self.now + quiet_after(types_char(key));
-            self.consent_armed_at = Some(self.consent_armed_at.map_or(later, |at| at.max(later)));
-            if types_char(key) || key.code == KeyCode::Backspace {
-                match self.input.on_key(key) {
-                    InputAction::Ignored | InputAction::Changed | InputAction::Submit(_) => {}
-                }
-            }
-            return true;
-        }
-        if let Some(top) = self.overlays.last_mut() {
-            let servers: Vec<(String, miniagent_protocol::McpState)> = self
-                .mcp
-                .iter()
-                .map(|(name, state)| (name.clone(), state.clone()))
-                .collect();
-            let context = OverlayContext {
-                rules: &self.rules,
-                history: self.history.as_ref(),
-                mcp: &servers,
-            };
-            match top.on_key(key, context) {
-                // A letter that answers nothing is the person writing: it goes to the
-                // input, and the question waits until they stop.
-                OverlayAction::Ignored
-                    if self.consent_on_top()
-                        && types_char(key)
-                        && !is_answer_letter(key)
-                        && self.replay.is_none() =>
-                {
-                    self.disarm_question();
-                    self.input.on_key(key);
-                    return true;
-                }
-                OverlayAction::Ignored => {}
-                OverlayAction::Changed => return true,
-                OverlayAction::Close => {
-                    let closed = self.overlays.pop();
-                    if closed.is_some_and(|layer| layer.as_any().is::<crate::layers::first_run::FirstRun>()) {
-                        // The key that closed the welcome panel does what it does elsewhere.
-                        match key.code {
-                            KeyCode::F(1) => self.open_help(),
-                            KeyCode::Char('/') => {
-                                self.focus = Pane::Input;
-                                self.input.on_key(key);
-                            }
-                            _ => {}
-                        }
-                    }
-                    return true;
-                }
-                OverlayAction::Send(op) => {
-                    self.send(op);
-                    return true;
-                }
-                OverlayAction::Resume(path) => {
-                    self.overlays.pop();
-                    self.resume(&path, super::resume::Confirmation::AskIfForeign);
-                    return true;
-                }
-                OverlayAction::ResumeConfirmed(path) => {
-                    self.overlays.pop();
-                    self.answered_at = Some(self.now);
-                    self.resume_session_confirmed(&path);
-                    return true;
-                }
-                OverlayAction::Theme(name) => {
-                    self.overlays.pop();
-                    self.choose_theme(&name);
-                    return true;
-                }
-                OverlayAction::Trust(trusted) => {
-                    self.overlays.pop();
-                    self.answered_at = Some(self.now);
-                    self.request(crate::app::Action::Trust(trusted));
-                    return true;
-                }
-                OverlayAction::UseLocalServer { base_url, model } => {
-                    self.overlays.pop();
-                    self.welcome = None;
-                    self.session.model.clone_from(&model);
-                    self.request(crate::app::Action::UseLocalServer { base_url, model });
-                    return true;
-                }
-            }
-            // An overlay that did not use the key still blocks the panes under it,
-            // except for the keys that must always work.
-            if !is_always_on(key) {
-                return false;
-            }
+        if let Some(changed) = self.layer_key(key) {
+            return changed;
         }
         if let Some(changed) = crate::bindings::dispatch(crate::bindings::WORKBENCH, self, key) {
             return changed;
         }
         self.pane_key(key)
-    }
-
-    fn approval_key(&mut self, key: KeyEvent) -> bool {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && key.code == KeyCode::Char('c') {
-            self.interrupt();
-            return true;
-        }
-        if !self.approval_armed() {
-            return self.key_while_arming(key);
-        }
-        if let Some(reason) = &mut self.deny_reason {
-            match key.code {
-                KeyCode::Enter => {
-                    let reason = reason.trim().to_string();
-                    self.decide(Decision::Deny {
-                        reason: (!reason.is_empty()).then_some(reason),
-                    });
-                }
-                KeyCode::Esc => self.deny_reason = None,
-                KeyCode::Backspace => {
-                    reason.pop();
-                }
-                KeyCode::Char(c) if !ctrl => reason.push(c),
-                _ => return false,
-            }
-            return true;
-        }
-        match crate::bindings::dispatch(crate::bindings::APPROVAL, self, key) {
-            Some(changed) => changed,
-            // A letter that answers nothing is the person writing: it goes to the input,
-            // and the dialog waits until they stop (the dialog says why an answer letter
-            // not offered now took nothing).
-            None if types_char(key) && !is_answer_letter(key) => {
-                self.disarm_question();
-                self.key_while_arming(key)
-            }
-            None => false,
-        }
-    }
-
-    /// A key pressed before the approval could be read (typed for the input while the
-    /// agent worked, or already queued when the dialog opened): it answers nothing, and
-    /// the dialog arms only after a quiet moment. Typing goes on in the input, where it
-    /// was meant to go.
-    fn key_while_arming(&mut self, key: KeyEvent) -> bool {
-        let typing = types_char(key) || key.code == KeyCode::Backspace;
-        let later = self.now + quiet_after(typing);
-        if let Some(at) = self
-            .approvals
-            .front_mut()
-            .and_then(|front| front.armed_at.as_mut())
-        {
-            *at = (*at).max(later);
-        }
-        if typing
-            && !self.answered_last
-            && self.focus == Pane::Input
-            && self.overlays.is_empty()
-            && self.replay.is_none()
-        {
-            match self.input.on_key(key) {
-                InputAction::Ignored | InputAction::Changed => {}
-                InputAction::Submit(text) => self.submit_text(text),
-            }
-        }
-        true
-    }
-
-    /// Answers the front approval; the next one (if any) shows.
-    pub(crate) fn decide(&mut self, decision: Decision) {
-        self.answered_last = true;
-        self.answered_at = Some(self.now);
-        if let Some(pending) = self.approvals.pop_front() {
-            if decision == Decision::Abort {
-                self.approvals.clear();
-                self.activity = Activity::Interrupting;
-            }
-            self.send(Op::Approval {
-                id: pending.id,
-                decision,
-            });
-        }
-        self.deny_reason = None;
-        self.approval_scroll = 0;
-    }
-
-    pub(crate) fn interrupt(&mut self) {
-        // A replayed turn runs to its recorded end.
-        if self.turn_running && self.replay.is_none() {
-            self.send(Op::Interrupt);
-            self.approvals.clear();
-            self.deny_reason = None;
-            self.activity = Activity::Interrupting;
-        }
     }
 
     /// The terminal was resized to `width` columns: whether the layout is narrow is known
@@ -366,7 +93,8 @@ impl App {
     /// Esc on the workbench: closes an open side pane, else interrupts the turn, else
     /// restores a maximised pane. Returns whether anything changed.
     pub(crate) fn escape(&mut self) -> bool {
-        // An open side pane is an overlay: Esc closes it before interrupting.
+        // A side pane open over the conversation is put away first (as `q` does), before
+        // Esc interrupts: it is what the person looks at.
         if self.side_popup.is_some() {
             self.side_popup = None;
             self.focus = Pane::Input;
@@ -576,7 +304,9 @@ impl App {
                 // The log has it: the agent reads it back and the view fills in.
                 self.send(Op::RecordedCall { id: call_id.clone() });
             }
-            self.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::new(call_id)));
+            self.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::for_call(
+                call_id,
+            )));
         }
     }
 
@@ -603,19 +333,18 @@ impl App {
             );
             return true;
         }
-        if let Some(reason) = &mut self.deny_reason {
-            reason.push_str(&text.replace(['\r', '\n'], " "));
+        if self.layers.top_mut().is_some_and(|top| top.paste(text)) {
+            // The reason for a refusal being typed.
             return true;
         }
-        let question = !self.approvals.is_empty() || self.consent_on_top();
-        if question && self.replay.is_none() {
+        if self.layers.question().is_some() && self.replay.is_none() {
             // Pasted while a question is open: it was meant for the input, where it goes,
             // and the person is busy writing, so the question waits.
             self.disarm_question();
             self.input.paste(text);
             return true;
         }
-        if !self.overlays.is_empty() {
+        if !self.layers.is_empty() {
             return false;
         }
         self.focus = Pane::Input;
@@ -685,22 +414,8 @@ impl App {
 
     /// Applies a mouse event: focus and select on click, scroll with the wheel.
     fn mouse(&mut self, mouse: MouseEvent) -> bool {
-        if !self.approvals.is_empty() {
-            return match mouse.kind {
-                MouseEventKind::ScrollUp => {
-                    self.approval_scroll = self.approval_scroll.saturating_sub(3);
-                    true
-                }
-                MouseEventKind::ScrollDown => {
-                    let most = self.approvals.front().map_or(0, |front| front.max_scroll.get());
-                    self.approval_scroll = self.approval_scroll.saturating_add(3).min(most);
-                    true
-                }
-                _ => false,
-            };
-        }
         let position = Position::new(mouse.column, mouse.row);
-        if let Some(top) = self.overlays.last_mut() {
+        if let Some(top) = self.layers.top_mut() {
             return match mouse.kind {
                 MouseEventKind::ScrollUp => top.scroll(-3),
                 MouseEventKind::ScrollDown => top.scroll(3),
@@ -749,26 +464,4 @@ impl App {
             _ => false,
         }
     }
-}
-
-/// Keys that work whatever overlay is open.
-/// How long a question arming waits after a key: longer after typing, which means the
-/// person is writing.
-fn quiet_after(typing: bool) -> std::time::Duration {
-    if typing {
-        crate::app::TYPING_QUIET
-    } else {
-        crate::app::APPROVAL_GRACE
-    }
-}
-
-/// A letter some question takes as an answer: one not offered now (`a` for a call asked
-/// each time, `y` before all of it was seen) was still meant as an answer, not typing.
-fn is_answer_letter(key: KeyEvent) -> bool {
-    matches!(key.code, KeyCode::Char('y' | 'a' | 'n'))
-}
-
-fn is_always_on(key: KeyEvent) -> bool {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    matches!(key.code, KeyCode::Char('c') if ctrl)
 }

@@ -1,5 +1,5 @@
-//! The overlay stack: opening layers, finding one of a kind, and asking the agent for
-//! fresh history snapshots while one shows them.
+//! The overlay stack's door on the app: opening layers, closing the top one, finding
+//! one of a kind, and asking the agent for fresh history snapshots while one shows them.
 
 use crate::app::App;
 use crate::layers::Layer;
@@ -12,19 +12,25 @@ impl App {
         crate::help::open(self);
     }
 
-    /// Puts `layer` on top of the stack: it gets the keys first and is drawn last.
+    /// Puts `layer` on top of the stack (below a waiting approval): it gets the keys first
+    /// and is drawn last.
     pub fn open_layer(&mut self, layer: Box<dyn Layer<State = App>>) {
-        self.overlays.push(layer);
+        self.layers.open(layer);
+    }
+
+    /// Closes the top layer.
+    pub fn close_layer(&mut self) -> Option<Box<dyn Layer<State = App>>> {
+        self.layers.close()
     }
 
     /// The top layer, when it is a `T`.
     pub fn top<T: 'static>(&self) -> Option<&T> {
-        self.overlays.last()?.as_any().downcast_ref::<T>()
+        self.layers.top_as::<T>()
     }
 
     /// The top layer, when it is a `T`, to change.
     pub fn top_mut<T: 'static>(&mut self) -> Option<&mut T> {
-        self.overlays.last_mut()?.as_any_mut().downcast_mut::<T>()
+        self.layers.top_as_mut::<T>()
     }
 
     /// Opens the history inspector and asks the agent for a fresh snapshot (the one
@@ -42,7 +48,7 @@ impl App {
     /// Asks for a new snapshot when an open overlay shows one (the history just changed).
     pub(crate) fn refresh_history_views(&mut self) {
         let mut shown = false;
-        for layer in &mut self.overlays {
+        for layer in self.layers.iter_mut() {
             if let Some(inspector) = layer.as_any_mut().downcast_mut::<HistoryInspector>() {
                 inspector.waiting = true;
             }
@@ -64,7 +70,7 @@ impl App {
         if let Some(welcome) = &mut self.welcome {
             welcome.local_server = Some(found.clone());
         }
-        for layer in &mut self.overlays {
+        for layer in self.layers.iter_mut() {
             if let Some(first_run) = layer
                 .as_any_mut()
                 .downcast_mut::<crate::layers::first_run::FirstRun>()

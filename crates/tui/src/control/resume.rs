@@ -63,15 +63,14 @@ impl App {
             recorded != here && Path::new(&recorded).canonicalize().ok().as_deref() != Some(Path::new(&here));
         if confirmation == Confirmation::AskIfForeign && (elsewhere || !own) {
             // A new question arms afresh, whatever came before it.
-            self.consent_armed_at = None;
-            self.open_layer(Box::new(ResumeQuestion {
-                path: path.to_path_buf(),
-                id: origin.id,
+            self.open_layer(Box::new(ResumeQuestion::new(
+                path.to_path_buf(),
+                origin.id,
                 recorded,
                 here,
                 elsewhere,
                 own,
-            }));
+            )));
             return;
         }
         // The view changes when the agent sends the session back: a log it cannot

@@ -20,7 +20,7 @@ pub const COMMAND: Command = Command {
     aliases: &[],
     args: "",
     help: "list and revoke remembered approvals",
-    run: |app, _| app.overlays.push(Box::new(ApprovalsLayer { selected: 0 })),
+    run: |app, _| app.open_layer(Box::new(ApprovalsLayer { selected: 0 })),
 };
 
 /// The `/approvals` overlay.

@@ -19,7 +19,7 @@ pub const COMMAND: Command = Command {
     aliases: &[],
     args: "",
     help: "MCP servers, their state and tools; r reconnects",
-    run: |app, _| app.overlays.push(Box::new(McpLayer { selected: 0 })),
+    run: |app, _| app.open_layer(Box::new(McpLayer { selected: 0 })),
 };
 
 /// The `/mcp` overlay.

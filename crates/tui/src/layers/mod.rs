@@ -1,11 +1,16 @@
 //! Overlays as layers: each one a type in its own file implementing [`Layer`], kept on
-//! the app's overlay stack, where the top one gets keys first and is drawn last.
+//! the app's one layer stack (`layer::LayerStack`), where the top one gets keys first and
+//! is drawn last. The questions are layers too: the approval dialog (`approval.rs`, which
+//! keeps the top while calls wait), trust (`trust.rs`) and resume (`resume_question.rs`)
+//! say how they arm (`Layer::question`) and hold the keys until answered. A text that
+//! only scrolls is a [`text::Text`] in the one [`text::TextLayer`].
 //!
 //! A layer answers a key with an [`OverlayAction`] (used, not its key, close me, or an
 //! action for the app to carry out) and never reaches into the app: it reads what it
 //! needs from the `&App` it is drawn with and the [`OverlayContext`] it handles keys
 //! with. Opening one is a slash command or a binding calling `App::open_layer`.
 
+pub mod approval;
 pub mod approvals;
 pub mod file_preview;
 pub mod first_run;
@@ -16,6 +21,7 @@ pub mod resume_question;
 pub mod sessions;
 pub mod skills;
 pub mod stats;
+pub mod text;
 pub mod themes;
 pub mod tool_detail;
 pub mod trust;

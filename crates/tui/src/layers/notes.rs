@@ -1,20 +1,12 @@
 //! `/notes`: the workspace's session notes, as the agent reads them (`Op::ReadNotes`,
 //! answered by `Event::Notes`): the overlay opens at once and fills when the answer comes.
 
-use std::cell::Cell;
-
-use crossterm::event::KeyEvent;
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{Layer, SCROLL_HINTS, scroll_key};
+use super::text::{Text, TextLayer};
 use crate::app::App;
 use crate::command::Command;
-use crate::keys::OverlayContext;
-use crate::keys::{KeyHint, OverlayAction};
-use crate::popup::scrolled_popup;
-use crate::scroll::Scroll;
 use miniagent_protocol::{Event, NoteInfo, Op};
 
 /// The command that opens it (registered in `commands::COMMANDS`).
@@ -24,23 +16,21 @@ pub const COMMAND: Command = Command {
     args: "",
     help: "the session notes",
     run: |app, _| {
-        app.overlays.push(Box::new(NotesLayer::pending()));
+        app.open_layer(Box::new(TextLayer::new(Notes::pending())));
         app.send(Op::ReadNotes);
     },
 };
 
-/// The `/notes` overlay.
-pub struct NotesLayer {
+/// The `/notes` overlay's text.
+pub struct Notes {
     lines: Vec<String>,
-    scroll: Cell<Scroll>,
 }
 
-impl NotesLayer {
-    /// The overlay while the agent reads the notes.
+impl Notes {
+    /// The text while the agent reads the notes.
     pub fn pending() -> Self {
         Self {
             lines: vec!["reading the notes…".to_string()],
-            scroll: Cell::new(Scroll::default()),
         }
     }
 
@@ -59,24 +49,21 @@ impl NotesLayer {
     }
 }
 
-impl Layer for NotesLayer {
-    type State = crate::app::App;
-
+impl Text for Notes {
     fn title(&self) -> String {
         "Notes".to_string()
     }
 
-    fn key_hints(&self) -> Vec<KeyHint> {
-        SCROLL_HINTS.to_vec()
+    fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
+        let lines = self
+            .lines
+            .iter()
+            .map(|line| Line::from(Span::styled(line.clone(), app.theme.text)))
+            .collect();
+        (super::text_area(size), lines)
     }
 
-    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        scroll_key(self.scroll.get_mut(), key)
-    }
-
-    fn scroll(&mut self, lines: i32) -> bool {
-        self.scroll.get_mut().by(i64::from(lines))
-    }
+    const WRAPS: bool = true;
 
     fn on_event(&mut self, event: &Event) -> bool {
         match event {
@@ -86,17 +73,5 @@ impl Layer for NotesLayer {
             }
             _ => false,
         }
-    }
-
-    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
-        let lines = self
-            .lines
-            .iter()
-            .map(|line| Line::from(Span::styled(line.clone(), app.theme.text)))
-            .collect();
-        let area = super::text_area(size);
-        let mut scroll = self.scroll.get();
-        scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, true);
-        self.scroll.set(scroll);
     }
 }

@@ -12,6 +12,7 @@ use crate::app::App;
 use crate::keys::KeyHint;
 use crate::keys::{OverlayAction, OverlayContext};
 use crate::popup::{centered, popup};
+use crate::question::Arming;
 use crate::text::wrap;
 
 /// Continue this log here, or not.
@@ -27,6 +28,31 @@ pub struct ResumeQuestion {
     pub elsewhere: bool,
     /// One of this user's recorded sessions.
     pub own: bool,
+    /// When keys answer it.
+    arming: Arming,
+}
+
+impl ResumeQuestion {
+    /// Asks whether to continue the log at `path` (session `id`, recorded in `recorded`)
+    /// `here`.
+    pub fn new(
+        path: std::path::PathBuf,
+        id: String,
+        recorded: String,
+        here: String,
+        elsewhere: bool,
+        own: bool,
+    ) -> Self {
+        Self {
+            path,
+            id,
+            recorded,
+            here,
+            elsewhere,
+            own,
+            arming: Arming::consent(),
+        }
+    }
 }
 
 impl Layer for ResumeQuestion {
@@ -51,8 +77,12 @@ impl Layer for ResumeQuestion {
         }
     }
 
-    fn is_question(&self) -> bool {
-        true
+    fn question(&self) -> Option<&Arming> {
+        Some(&self.arming)
+    }
+
+    fn question_mut(&mut self) -> Option<&mut Arming> {
+        Some(&mut self.arming)
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
@@ -87,7 +117,7 @@ impl Layer for ResumeQuestion {
             )));
             lines.push(Line::default());
         }
-        lines.push(if app.consent_armed() {
+        lines.push(if self.arming.armed(app.now) {
             Line::from(vec![
                 Span::styled("y", theme.key),
                 Span::styled(" continue it here   ", theme.text),

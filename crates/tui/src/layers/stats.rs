@@ -2,29 +2,22 @@
 //! agent answered, the history's (prompt size, masked results, compactions), side by side
 //! when the screen has room.
 
-use std::cell::Cell;
-
-use crossterm::event::KeyEvent;
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{Layer, SCROLL_HINTS, scroll_key};
+use super::text::{Text, TextLayer};
 use crate::app::App;
-use crate::keys::KeyHint;
-use crate::keys::{OverlayAction, OverlayContext};
 use crate::layers::history::message_range;
-use crate::popup::{centered, scrolled_popup, tokens};
-use crate::scroll::Scroll;
+use crate::popup::{centered, tokens};
 use crate::text::wrap;
 use miniagent_protocol::Op;
 
-/// The `/stats` overlay.
+/// The `/stats` overlay's text.
 #[derive(Debug, Default)]
-pub struct Stats {
-    /// Learns the text's height when drawn (drawing borrows the app immutably).
-    pub scroll: Cell<Scroll>,
-}
+pub struct SessionStats;
+
+/// The `/stats` overlay.
+pub type Stats = TextLayer<SessionStats>;
 
 /// Opens `/stats`, asking for a fresh snapshot for its history figures.
 pub fn open(app: &mut App) {
@@ -32,32 +25,19 @@ pub fn open(app: &mut App) {
     app.open_layer(Box::new(Stats::default()));
 }
 
-impl Layer for Stats {
-    type State = crate::app::App;
-
+impl Text for SessionStats {
     fn title(&self) -> String {
         "Session statistics".to_string()
     }
 
-    fn key_hints(&self) -> Vec<KeyHint> {
-        SCROLL_HINTS.to_vec()
-    }
-
-    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        scroll_key(self.scroll.get_mut(), key)
-    }
-
-    fn scroll(&mut self, lines: i32) -> bool {
-        self.scroll.get_mut().by(i64::from(lines))
-    }
-
-    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+    fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
         let (lines, width) = stats_lines(app, size.width);
         let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
-        let mut scroll = self.scroll.get();
-        scrolled_popup(buf, small, &self.title(), lines, &mut scroll, app, false);
-        self.scroll.set(scroll);
+        (small, lines)
     }
+
+    /// Its columns are laid out to the frame already.
+    const WRAPS: bool = false;
 
     fn about_session(&self) -> bool {
         true

@@ -27,7 +27,7 @@ pub const COMMAND: Command = Command {
         None => {
             let names = Theme::available(app.config_dir.as_deref());
             let selected = names.iter().position(|name| *name == app.theme_name).unwrap_or(0);
-            app.overlays.push(Box::new(ThemesLayer { names, selected }));
+            app.open_layer(Box::new(ThemesLayer { names, selected }));
         }
     },
 };

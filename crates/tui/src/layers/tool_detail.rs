@@ -1,65 +1,46 @@
 //! A tool call in detail (Enter on a call in the timeline): its arguments, output and
 //! result, scrolled.
 
-use std::cell::Cell;
-
-use crossterm::event::KeyEvent;
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{Layer, SCROLL_HINTS, scroll_key, text_area};
+use super::text::{Text, TextLayer};
+use super::text_area;
 use crate::app::App;
-use crate::keys::KeyHint;
-use crate::keys::{OverlayAction, OverlayContext};
-use crate::popup::scrolled_popup;
-use crate::scroll::Scroll;
 use crate::text::{ansi::ansi_lines, wrap};
 use crate::timeline::format_duration;
 
 /// The call `call_id` of the timeline, shown whole.
 #[derive(Debug, Default)]
-pub struct ToolDetail {
+pub struct ToolCall {
     pub call_id: String,
-    /// Learns the text's height when drawn (drawing borrows the app immutably).
-    pub scroll: Cell<Scroll>,
 }
 
+/// The tool call overlay.
+pub type ToolDetail = TextLayer<ToolCall>;
+
 impl ToolDetail {
-    pub fn new(call_id: String) -> Self {
-        Self {
-            call_id,
-            scroll: Cell::new(Scroll::default()),
-        }
+    /// The call `call_id`, from its top.
+    pub fn for_call(call_id: String) -> Self {
+        TextLayer::new(ToolCall { call_id })
     }
 }
 
-impl Layer for ToolDetail {
-    type State = crate::app::App;
-
+impl Text for ToolCall {
     fn title(&self) -> String {
         "Tool call".to_string()
     }
 
-    fn key_hints(&self) -> Vec<KeyHint> {
-        SCROLL_HINTS.to_vec()
-    }
-
-    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        scroll_key(self.scroll.get_mut(), key)
-    }
-
-    fn scroll(&mut self, lines: i32) -> bool {
-        self.scroll.get_mut().by(i64::from(lines))
-    }
-
-    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+    fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
         let area = text_area(size);
-        let lines = tool_detail_lines(app, &self.call_id, area.width.saturating_sub(2));
-        let mut scroll = self.scroll.get();
-        scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, false);
-        self.scroll.set(scroll);
+        (
+            area,
+            tool_detail_lines(app, &self.call_id, area.width.saturating_sub(2)),
+        )
     }
+
+    /// Its lines are wrapped to the frame already.
+    const WRAPS: bool = false;
 
     fn about_session(&self) -> bool {
         true

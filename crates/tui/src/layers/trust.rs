@@ -14,6 +14,7 @@ use crate::app::App;
 use crate::keys::KeyHint;
 use crate::keys::{OverlayAction, OverlayContext};
 use crate::popup::{centered, popup};
+use crate::question::Arming;
 use crate::text::wrap;
 
 /// The question asked before a workspace's own `.miniagent/mcp.json` may start programs.
@@ -31,6 +32,8 @@ pub struct TrustPrompt {
     pub scroll: u16,
     /// Set by the last draw: the most `scroll` can be, and a page's rows.
     pub view: Cell<TrustView>,
+    /// When keys answer it.
+    arming: Arming,
 }
 
 /// How the trust prompt fit on screen when it was last drawn.
@@ -49,6 +52,7 @@ impl TrustPrompt {
             changed,
             scroll: 0,
             view: Cell::new(TrustView::default()),
+            arming: Arming::consent(),
         }
     }
 
@@ -107,8 +111,12 @@ impl Layer for TrustPrompt {
         }
     }
 
-    fn is_question(&self) -> bool {
-        true
+    fn question(&self) -> Option<&Arming> {
+        Some(&self.arming)
+    }
+
+    fn question_mut(&mut self) -> Option<&mut Arming> {
+        Some(&mut self.arming)
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
@@ -136,7 +144,7 @@ fn draw(buf: &mut Buffer, size: Rect, title: &str, prompt: &TrustPrompt, app: &A
     let inner_width = width.saturating_sub(2).max(1);
     let body = wrap::wrap_lines(&lines, inner_width);
     let body_rows = u16::try_from(body.len()).unwrap_or(u16::MAX);
-    let armed = app.consent_armed() || app.replay.is_some();
+    let armed = prompt.arming.armed(app.now) || app.replay.is_some();
     let footer = |below: u16| {
         let mut spans = Vec::new();
         if !armed {

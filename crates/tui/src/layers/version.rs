@@ -2,20 +2,13 @@
 //! provider, model and the endpoint requests go to) and where its settings and sessions
 //! are kept.
 
-use std::cell::Cell;
-
-use crossterm::event::KeyEvent;
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{Layer, SCROLL_HINTS, scroll_key};
+use super::text::{Text, TextLayer};
 use crate::app::App;
 use crate::command::Command;
-use crate::keys::KeyHint;
-use crate::keys::{OverlayAction, OverlayContext};
-use crate::popup::{centered, scrolled_popup};
-use crate::scroll::Scroll;
+use crate::popup::centered;
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
@@ -31,11 +24,8 @@ pub const COMMAND: Command = Command {
 const COMMIT: Option<&str> = option_env!("MINIAGENT_COMMIT");
 
 fn open(app: &mut App) {
-    let layer = VersionLayer {
-        rows: facts(app),
-        scroll: Cell::new(Scroll::default()),
-    };
-    app.overlays.push(Box::new(layer));
+    let version = Version { rows: facts(app) };
+    app.open_layer(Box::new(TextLayer::new(version)));
 }
 
 /// Label and value rows, read when the layer opens.
@@ -82,33 +72,17 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The `/version` overlay.
-pub struct VersionLayer {
+/// The `/version` overlay's text.
+pub struct Version {
     rows: Vec<(&'static str, String)>,
-    /// Learns the text's height when drawn (drawing borrows the app immutably).
-    scroll: Cell<Scroll>,
 }
 
-impl Layer for VersionLayer {
-    type State = crate::app::App;
-
+impl Text for Version {
     fn title(&self) -> String {
         "Version".to_string()
     }
 
-    fn key_hints(&self) -> Vec<KeyHint> {
-        SCROLL_HINTS.to_vec()
-    }
-
-    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        scroll_key(self.scroll.get_mut(), key)
-    }
-
-    fn scroll(&mut self, lines: i32) -> bool {
-        self.scroll.get_mut().by(i64::from(lines))
-    }
-
-    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+    fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
         let column = self.rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0) + 2;
         let lines: Vec<Line<'static>> = self
             .rows
@@ -122,8 +96,8 @@ impl Layer for VersionLayer {
             .collect();
         let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2);
         let area = centered(size, 90.min(size.width), rows.min(size.height));
-        let mut scroll = self.scroll.get();
-        scrolled_popup(buf, area, &self.title(), lines, &mut scroll, app, true);
-        self.scroll.set(scroll);
+        (area, lines)
     }
+
+    const WRAPS: bool = true;
 }

@@ -136,7 +136,7 @@ fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_th
     assert!(matches!(driven.app.top::<HistoryInspector>(), Some(inspector) if !inspector.waiting));
     assert_eq!(driven.app.history.as_ref().map(|h| h.entries.len()), Some(0));
     driven.on_key(key(KeyCode::Esc), now);
-    assert!(driven.app.overlays.is_empty());
+    assert!(driven.app.layers.is_empty());
 
     driven.on_key(key(KeyCode::End), now);
     assert_eq!(driven.app.stats.turns, 2);

@@ -180,7 +180,7 @@ fn a_ten_megabyte_bracketed_paste() {
     app.on_key(key(KeyCode::Char('n')));
     app.settle();
     assert!(app.on_paste(&one_line));
-    assert_eq!(app.deny_reason.as_deref(), Some(""));
+    assert_eq!(app.deny_reason(), Some(""));
     screen(&app, 80, 24);
 }
 
@@ -236,7 +236,7 @@ fn mouse_events_outside_any_pane() {
         }
         // A click may have opened a file preview; the app still draws and closes it.
         screen(&app, width, height);
-        while !app.overlays.is_empty() {
+        while !app.layers.is_empty() {
             app.on_key(key(KeyCode::Esc));
         }
     }
@@ -358,10 +358,8 @@ fn keys_during_every_overlay() {
         // Each key is sent with the overlay freshly open, then the whole barrage at once.
         for (round, key) in keys.iter().chain(keys.iter()).enumerate() {
             let fresh = round < keys.len();
-            if fresh || (app.overlays.is_empty() && app.approvals.is_empty()) {
-                app.overlays.clear();
-                app.approvals.clear();
-                app.deny_reason = None;
+            if fresh || app.layers.is_empty() {
+                app.layers.close_where(|_| true);
                 app.quit = false;
                 if which == "deny reason" {
                     open_overlay(&mut app, "approval");
@@ -370,7 +368,7 @@ fn keys_during_every_overlay() {
                 } else {
                     open_overlay(&mut app, which);
                 }
-                let opened = !app.overlays.is_empty() || !app.approvals.is_empty();
+                let opened = !app.layers.is_empty();
                 assert!(opened, "{which} opened");
             }
             app.on_key(*key);
@@ -381,15 +379,14 @@ fn keys_during_every_overlay() {
         for _ in 0..10 {
             app.on_key(key(KeyCode::Esc));
         }
-        app.approvals.clear();
-        app.deny_reason = None;
+        app.close_approvals();
         assert!(
-            app.overlays
+            app.layers
                 .iter()
                 .all(|overlay| overlay.as_any().is::<TrustPrompt>() || overlay.as_any().is::<FirstRun>()),
             "{which}: Esc closes every overlay but those the event loop answers"
         );
-        app.overlays.clear();
+        app.layers.close_where(|_| true);
         assert!(app.on_paste("ok"), "{which}: the input takes a paste");
         assert!(
             app.input.text().ends_with("ok"),
@@ -488,7 +485,7 @@ fn binary_output_stays_inside_the_tool_detail() {
     ] {
         app.on_agent_event(event);
     }
-    app.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::new(
+    app.open_layer(Box::new(crate::layers::tool_detail::ToolDetail::for_call(
         "junk".into(),
     )));
     for (width, height) in [(80, 24), (160, 48)] {
@@ -548,6 +545,6 @@ fn a_huge_deny_reason_at_every_size() {
     for _ in 0..piece.chars().count() * 61 {
         app.on_key(key(KeyCode::Backspace));
     }
-    assert_eq!(app.deny_reason.as_deref(), Some(""));
+    assert_eq!(app.deny_reason(), Some(""));
     assert!(screen(&app, 80, 24).contains("Why not?"));
 }

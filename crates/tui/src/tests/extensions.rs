@@ -72,7 +72,7 @@ fn mcp_overlay_lists_servers_and_reconnects_the_selected_one() {
         }]
     );
     app.on_key(key(KeyCode::Esc));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
 }
 
 #[test]
@@ -406,4 +406,41 @@ fn mcp_overlay_says_which_servers_tools_are_held_back_and_which_were_found() {
     app.on_agent_event(Event::McpToolsDeferred { servers: Vec::new() });
     let declared = screen(&app, 80, 24);
     assert!(!declared.contains("not sent to the model"), "{declared}");
+}
+
+/// A question covered by another layer (the welcome panel over the trust question, as
+/// when both open at start) arms afresh once it shows again: it was not on screen, so
+/// keys right after it came back answer nothing.
+#[test]
+fn a_question_uncovered_arms_afresh() {
+    use crate::layers::trust::TrustPrompt;
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.open_layer(Box::new(TrustPrompt::new(
+        vec!["repo-tool: runs node x.js".into()],
+        false,
+    )));
+    screen(&app, 80, 24);
+    app.frame_drawn();
+    app.now += crate::app::APPROVAL_GRACE;
+    assert!(app.consent_armed());
+    app.open_help();
+    screen(&app, 80, 24);
+    app.frame_drawn();
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.top::<TrustPrompt>().is_some());
+    assert!(!app.consent_armed(), "not armed while it was covered");
+    assert!(screen(&app, 80, 24).contains("◌ arming: keys answer in a moment"));
+    app.frame_drawn();
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
+    assert!(
+        app.top::<TrustPrompt>().is_some(),
+        "a key before it armed again answers nothing"
+    );
+    assert_eq!(app.actions, vec![]);
+    app.now += crate::app::TYPING_QUIET;
+    app.on_key(key(KeyCode::Char('y')));
+    app.settle();
+    assert_eq!(app.actions, vec![Action::Trust(true)]);
 }

@@ -424,7 +424,7 @@ fn an_empty_resume_picker_says_so() {
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.sent, vec![]);
     app.on_key(key(KeyCode::Esc));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
 }
 
 #[test]
@@ -451,7 +451,7 @@ fn resuming_from_the_picker_starts_a_fresh_view_from_the_log_and_asks_the_agent(
     app.on_key(key(KeyCode::Enter));
     let path = home.join("sessions/20261122-040438-a1b2.jsonl");
     assert_eq!(app.sent, vec![Op::Resume { path: path.clone() }]);
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     // The view changes only once the agent sends the session back.
     assert_eq!(
         app.conversation.entries().first(),
@@ -507,7 +507,7 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
     let before = notices(&app);
     agent_resumes(&mut app, &loaded);
     assert!(!app.turn_running && !app.animating());
-    assert!(app.approvals.is_empty());
+    assert!(app.approvals_waiting() == 0);
     // The log's warning, the turn it left open and the agent's word that it resumed,
     // once each.
     assert_eq!(notices(&app), before + 3);
@@ -610,7 +610,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     // n: nothing is resumed.
     app.on_key(key(KeyCode::Char('n')));
     app.settle();
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     assert_eq!(app.sent, vec![]);
     // y: it continues here.
     app.resume_session(&other);
@@ -619,7 +619,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.now += crate::app::APPROVAL_GRACE;
     app.on_key(key(KeyCode::Char('y')));
     app.settle();
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     assert_eq!(app.sent, vec![Op::Resume { path: other }]);
 
     // A log from outside the data folder, even one naming this workspace.
@@ -637,7 +637,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.now += crate::app::APPROVAL_GRACE;
     assert_screen_in!("sessions", "resume_foreign_log_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Esc));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     assert_eq!(app.sent, vec![]);
 }
 

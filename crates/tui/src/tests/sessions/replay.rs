@@ -21,7 +21,7 @@ fn a_paused_replay_shows_its_state_where_the_prompt_would_be() {
     // Step to the approved `bash` call; the replay's clock stands still while paused.
     let mut approvals_seen = 0;
     while !player.app.timeline.any_running() || player.app.timeline.calls().len() < 2 {
-        if !player.app.approvals.is_empty() {
+        if player.app.approvals_waiting() > 0 {
             // Keys that would answer it live answer nothing here, and none is offered.
             approvals_seen += 1;
             let shown = screen(&player.app, 80, 24);
@@ -74,7 +74,7 @@ fn a_replay_of_a_killed_session_ends_with_its_calls_closed() {
     let loaded = session::load(&killed_log(&home)).unwrap();
     let mut player = Player::new(&loaded, Theme::monochrome());
     player.jump_to_end();
-    assert!(!player.app.turn_running && player.app.approvals.is_empty());
+    assert!(!player.app.turn_running && player.app.approvals_waiting() == 0);
     let statuses: Vec<&str> = player
         .app
         .timeline

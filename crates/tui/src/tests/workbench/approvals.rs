@@ -238,7 +238,7 @@ fn keys_typed_before_the_dialog_could_be_read_answer_nothing() {
     assert!(!app.approval_armed());
     assert!(app.on_key(key(KeyCode::Char('a'))));
     assert!(app.sent.is_empty(), "{:?}", app.sent);
-    assert_eq!(app.approvals.len(), 1);
+    assert_eq!(app.approvals_waiting(), 1);
     // Nothing typed was lost: it went to the input, where it was meant to go.
     assert_eq!(app.input.text(), "and the tests aya");
     assert_screen!("approval_arming_160x48", screen(&mut app, 160, 48));
@@ -324,7 +324,7 @@ fn approve_deny_with_reason_and_abort_send_the_right_ops() {
             },
         ]
     );
-    assert!(app.approvals.is_empty());
+    assert!(app.approvals_waiting() == 0);
     assert_eq!(app.status_text(), "interrupting…");
 }
 
@@ -358,7 +358,7 @@ fn a_sentence_typed_over_an_armed_approval_answers_nothing() {
         app.now += ANSWER_SETTLE;
         app.on_tick();
         assert!(app.sent.is_empty(), "{text}: {:?}", app.sent);
-        assert_eq!(app.approvals.len(), 1);
+        assert_eq!(app.approvals_waiting(), 1);
         assert_eq!(app.input.text(), text, "what was typed went to the input");
         app.input.clear();
         app.now += TYPING_QUIET;
@@ -575,7 +575,7 @@ fn a_slow_typist_answers_nothing() {
             "{text:?} at {gap_ms} ms a key answered: {:?}",
             app.sent
         );
-        assert_eq!(app.approvals.len(), 1);
+        assert_eq!(app.approvals_waiting(), 1);
         assert_eq!(app.input.text(), text, "everything typed is in the input");
     }
 }

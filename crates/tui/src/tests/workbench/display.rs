@@ -15,11 +15,11 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
         app.show_welcome(welcome(None));
         app.on_key(close);
         assert!(
-            !app.overlays.iter().any(|o| o.as_any().is::<FirstRun>()),
+            !app.layers.iter().any(|o| o.as_any().is::<FirstRun>()),
             "{close:?} closes the welcome panel"
         );
         if close.code == KeyCode::F(1) {
-            assert!(app.overlays.last().is_some_and(|top| top.title() == "Help"));
+            assert!(app.layers.top().is_some_and(|top| top.title() == "Help"));
         }
     }
     let mut app = app_in(&workspace);
@@ -175,14 +175,14 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
     type_text(&mut app, "/theme");
     app.on_key(key(KeyCode::Enter));
     assert!(
-        app.overlays.last().is_some_and(|top| top.title() == "Theme"),
+        app.layers.top().is_some_and(|top| top.title() == "Theme"),
         "one Enter opens the theme choice"
     );
     assert_screen!("theme_choice_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.theme.name, "light");
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     let saved = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
     assert_eq!(
         saved,
@@ -242,7 +242,7 @@ fn file_preview_overlay_at_both_sizes() {
     assert_screen!("file_preview_160x48", screen(&mut app, 160, 48));
     assert_screen!("file_preview_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Esc));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
 }
 
 #[test]

@@ -13,7 +13,7 @@ fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
     assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
     assert!(screen(&mut app, 80, 24).contains("loading the history…"));
     app.on_key(key(KeyCode::Esc));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
 
     // The snapshot goes stale: every opening asks again.
     app.on_agent_event(Event::HistorySnapshot {
@@ -61,7 +61,7 @@ fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
     assert_eq!(app.sent, vec![Op::InspectHistory]);
     assert_eq!(inspector(&app).map(|i| i.waiting), Some(true));
     app.on_key(key(KeyCode::Char('q')));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
 }
 
 #[test]
@@ -340,10 +340,10 @@ fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
         app.on_agent_event(event);
     }
     let detail = |app: &mut Bench, id: &str| {
-        app.open_layer(Box::new(ToolDetail::new(id.into())));
+        app.open_layer(Box::new(ToolDetail::for_call(id.into())));
         let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
         terminal.draw(|frame| render::draw(frame, app)).unwrap();
-        app.overlays.pop();
+        app.close_layer();
         let buffer = terminal.backend().buffer().clone();
         let (width, height) = (buffer.area.width, buffer.area.height);
         let rows: Vec<String> = (0..height)
@@ -407,7 +407,7 @@ fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
         text.contains("⊘ read_file a.txt  refused: the same call a fourth time in a row"),
         "{text}"
     );
-    app.open_layer(Box::new(ToolDetail::new("r4".into())));
+    app.open_layer(Box::new(ToolDetail::for_call("r4".into())));
     let detail = screen(&mut app, 100, 30);
     assert!(detail.contains("read_file  refused  (r4)"), "{detail}");
     assert!(!detail.contains("denied"), "{detail}");

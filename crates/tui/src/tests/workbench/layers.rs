@@ -39,7 +39,7 @@ fn version_opens_an_overlay_with_the_version_model_and_paths() {
     assert!(app.sent.is_empty(), "{:?}", app.sent);
     assert!(shown.contains("Esc/q close"), "{shown}");
     assert!(app.on_key(key(KeyCode::Char('q'))));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     assert!(!screen(&mut app, 120, 30).contains(" Version "));
 }
 
@@ -91,7 +91,7 @@ fn help_lists_every_command_and_every_key_the_workbench_takes() {
     // And they do what the help says.
     app.focus = Pane::Conversation;
     app.on_key(key(KeyCode::Char('?')));
-    assert!(app.overlays.last().is_some_and(|top| top.title() == "Help"));
+    assert!(app.layers.top().is_some_and(|top| top.title() == "Help"));
 }
 
 #[test]
@@ -119,12 +119,61 @@ fn notes_and_skills_are_layers_that_scroll_and_close() {
     app.on_key(key(KeyCode::Char('x')));
     assert!(app.input.is_empty());
     app.on_key(key(KeyCode::Esc));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     type_text(&mut app, "/skills");
     app.on_key(key(KeyCode::Enter));
     assert!(screen(&mut app, 80, 24).contains(" Skills "));
     app.on_key(key(KeyCode::Char('q')));
-    assert!(app.overlays.is_empty());
+    assert!(app.layers.is_empty());
     // Only the notes were asked of the agent; the skills list is the workbench's own.
     assert_eq!(app.sent, vec![miniagent_protocol::Op::ReadNotes]);
+}
+
+/// The approval dialog is a layer of the one stack that keeps its top: a layer opened
+/// while a call waits goes beneath it and shows under it, the keys stay the dialog's
+/// until the call is decided, and then the layer beneath has them.
+#[test]
+fn a_layer_opened_while_a_call_waits_goes_beneath_the_approval() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "b1".into(),
+        name: "bash".into(),
+        preview: "$ ls".into(),
+        session_rule: None,
+        request: None,
+        notes: Vec::new(),
+    });
+    app.sent.clear();
+    app.open_help();
+    let titles = |app: &Bench| app.layers.iter().map(|layer| layer.title()).collect::<Vec<_>>();
+    assert_eq!(titles(&app), vec!["Help".to_string(), "Allow bash?".to_string()]);
+    arm(&mut app);
+    let shown = screen(&mut app, 100, 30);
+    assert!(
+        shown.contains(" Help ") && shown.contains(" Allow bash? "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("y approve") && !shown.contains("Esc/q close"),
+        "{shown}"
+    );
+    // Esc is the dialog's (stop the turn), not the help's (close).
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        app.sent,
+        vec![Op::Approval {
+            id: "b1".into(),
+            decision: Decision::Abort
+        }]
+    );
+    assert_eq!(titles(&app), vec!["Help".to_string()]);
+    let shown = screen(&mut app, 100, 30);
+    assert!(
+        shown.contains("Esc/q close") && !shown.contains("Allow bash?"),
+        "{shown}"
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.layers.is_empty());
 }
