@@ -19,6 +19,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::skip;
+
 /// `<tmp>/ws` (the workspace) and `<tmp>/outside`, removed on drop.
 struct Scratch {
     base: PathBuf,
@@ -113,10 +115,8 @@ async fn a_folder_swapped_for_a_symlink_never_lets_a_write_or_read_out() {
     };
     let (a, b) = (c_path(&ws.join("d")), c_path(&ws.join("swap")));
     if exchange(&a, &b) != 0 || exchange(&a, &b) != 0 {
-        eprintln!(
-            "skipped: this file system cannot exchange names (renameat2 RENAME_EXCHANGE: {})",
-            std::io::Error::last_os_error()
-        );
+        let why = std::io::Error::last_os_error();
+        skip::missing("renameat2", format!("RENAME_EXCHANGE on this file system: {why}"));
         return;
     }
 
@@ -194,10 +194,8 @@ async fn a_folder_swapped_for_a_link_to_the_settings_never_lets_a_write_in() {
     };
     let (a, b) = (c_path(&ws.join("d")), c_path(&ws.join("dl")));
     if exchange(&a, &b) != 0 || exchange(&a, &b) != 0 {
-        eprintln!(
-            "skipped: this file system cannot exchange names (renameat2 RENAME_EXCHANGE: {})",
-            std::io::Error::last_os_error()
-        );
+        let why = std::io::Error::last_os_error();
+        skip::missing("renameat2", format!("RENAME_EXCHANGE on this file system: {why}"));
         return;
     }
     let stop = Arc::new(AtomicBool::new(false));

@@ -307,13 +307,10 @@ pub(crate) fn assert_refused_saying(result: &str, why: &str, shown: &dyn std::fm
     assert!(result.contains(why), "{shown:?}");
 }
 
-/// A [`Scene`], or `None` where Landlock is missing: skills pre-approve commands only
-/// where the sandbox holds them.
+/// A [`Scene`], or `None` (the skip reported) where Landlock is missing: skills
+/// pre-approve commands only where the sandbox holds them.
 pub(crate) fn pre_approval_scene() -> Option<Scene> {
-    if miniagent::tools::sandbox::kernel_abi().is_err() {
-        eprintln!("no Landlock: commands are never pre-approved here");
-        return None;
-    }
+    support::skip::needs("landlock", miniagent::tools::sandbox::kernel_abi().as_ref())?;
     let outside = TempDir::new();
     let evil = evil_program(&outside);
     let log = outside.join("ran.log");

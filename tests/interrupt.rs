@@ -1,6 +1,8 @@
 //! Interrupts at every moment of a turn: during the stream, while a tool runs, while an
-//! approval is pending. Each ends the turn within 500 ms and leaves a history the
-//! provider accepts.
+//! approval is pending. Each ends the turn before it would have ended by itself (what
+//! it was doing is cut short) and leaves a history the provider accepts. How quickly is
+//! measured by `cargo bench --bench interrupt` (budget 500 ms): a clock in a test fails
+//! on a loaded machine.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
@@ -15,14 +17,10 @@ use support::harness::{Harness, test_config};
 use support::validate::{assert_valid_anthropic, assert_valid_openai, unmarked};
 use support::*;
 
-const BUDGET: Duration = Duration::from_millis(500);
-
-/// Sends an interrupt and returns how long the `turn_aborted` took.
-async fn interrupt(agent: &mut Harness) -> Duration {
-    let sent = Instant::now();
+/// Sends an interrupt and waits for the `turn_aborted`.
+async fn interrupt(agent: &mut Harness) {
     agent.send(Op::Interrupt);
     agent.wait_for(|e| matches!(e, Event::TurnAborted { .. })).await;
-    sent.elapsed()
 }
 
 fn assert_valid(provider: Provider, body: &serde_json::Value) {
@@ -36,14 +34,13 @@ fn assert_valid(provider: Provider, body: &serde_json::Value) {
 async fn interrupt_during_the_stream() {
     for provider in [Provider::Anthropic, Provider::Openai] {
         let long = "word ".repeat(200);
-        let server = ScriptedServer::start(vec![Reply::slow(Turn::text(long), 50)]).await;
+        let server = ScriptedServer::start(vec![Reply::slow(Turn::text(long.clone()), 50)]).await;
         let mut agent = Harness::start(test_config(provider, &server));
         agent.send(Op::UserInput {
             text: "tell me a story".into(),
         });
         agent.wait_for(|e| matches!(e, Event::TextDelta { .. })).await;
-        let took = interrupt(&mut agent).await;
-        assert!(took < BUDGET, "{provider}: turn_aborted after {took:?}");
+        interrupt(&mut agent).await;
 
         server.push(Reply::text("fine"));
         let next = agent.turn("never mind").await;
@@ -56,8 +53,17 @@ async fn interrupt_during_the_stream() {
             Provider::Anthropic => messages[1]["content"][0]["text"].as_str().unwrap().to_string(),
             _ => messages[2]["content"].as_str().unwrap().to_string(),
         };
-        assert!(partial.starts_with("word"), "{partial}");
-        assert!(partial.ends_with("\n\n[interrupted by the user]"), "{partial}");
+        let kept = partial
+            .strip_suffix("\n\n[interrupted by the user]")
+            .unwrap_or_else(|| panic!("{provider}: not marked: {partial}"));
+        // The stream was cut short: what was kept is a part of the reply, not all of it.
+        assert!(kept.starts_with("word"), "{partial}");
+        assert!(
+            long.starts_with(kept) && kept.len() < long.trim_end().len(),
+            "{provider}: kept {} of {} bytes",
+            kept.len(),
+            long.len()
+        );
     }
 }
 
@@ -88,8 +94,7 @@ async fn interrupt_while_a_tool_runs_kills_its_process_group() {
             assert!(Instant::now() < deadline, "the command never started");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let took = interrupt(&mut agent).await;
-        assert!(took < BUDGET, "{provider}: turn_aborted after {took:?}");
+        interrupt(&mut agent).await;
 
         // The shell and its background child are both gone (TERM, then KILL at worst).
         for file in ["pid", "child"] {
@@ -170,8 +175,7 @@ async fn interrupt_while_an_approval_is_pending() {
                 program: "touch".into()
             })
         );
-        let took = interrupt(&mut agent).await;
-        assert!(took < BUDGET, "{provider}: turn_aborted after {took:?}");
+        interrupt(&mut agent).await;
         // A late answer finds nothing waiting, and nothing runs.
         agent.send(Op::Approval {
             id: "call_9".into(),

@@ -2,7 +2,7 @@
 //! scripted model server: writes outside the workspace and the temp dir are refused with a
 //! hint the model can act on, writes inside work, full-auto with the sandbox off writes
 //! anywhere, and the state reaches `session_configured`, the title bar and exec's first
-//! line. Where the kernel has no Landlock, the tests that need it print why and return.
+//! line. Where the kernel has no Landlock, the tests that need it skip ([`skip`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
@@ -15,25 +15,20 @@ use miniagent::tools::sandbox::{self, SandboxSetting};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::harness::{Harness, is_turn_end, test_config};
+use support::skip;
 use support::*;
 
-/// The kernel's Landlock ABI, or `None` after printing why the test is skipped.
+/// The kernel's Landlock ABI, or `None` after the skip is reported ([`skip`]).
 fn landlock() -> Option<u32> {
-    match sandbox::kernel_abi() {
-        Ok(abi) => Some(*abi),
-        Err(reason) => {
-            println!("skipped: {reason}");
-            None
-        }
-    }
+    skip::needs("landlock", sandbox::kernel_abi().as_ref().map(|abi| *abi))
 }
 
 /// A path outside both the workspace and the temp dir that the test user may write
 /// (the build tree, else the home folder), removed now and when dropped.
 struct Probe(PathBuf);
 
-/// A writable folder outside the temp dir, or `None` after printing why the test is
-/// skipped (a checkout and home both under /tmp, say).
+/// A writable folder outside the temp dir, or `None` after the skip is reported (a
+/// checkout and home both under /tmp, say).
 fn probe_dir() -> Option<PathBuf> {
     let temp = std::env::temp_dir();
     let candidates = [
@@ -47,7 +42,10 @@ fn probe_dir() -> Option<PathBuf> {
             && tempfile_works(dir)
     });
     if found.is_none() {
-        println!("skipped: no writable folder outside {} to probe", temp.display());
+        skip::missing(
+            "outside-folder",
+            format!("no writable folder outside {} to probe", temp.display()),
+        );
     }
     found
 }

@@ -3,8 +3,8 @@
 //! a tmux server reached through its socket, a descriptor inherited from the launching
 //! shell, the API key in a command's environment or read from the agent's
 //! `/proc/PID/environ`, and a process that leaves its group and clears its environment
-//! (`env -i setsid`) outliving the command and the agent. Tests that need Landlock or tmux
-//! print why and return where they are missing.
+//! (`env -i setsid`) outliving the command and the agent. Tests that need Landlock, tmux or
+//! a pseudo-terminal skip where they are missing ([`skip`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 #[path = "sandbox_escapes/confinement.rs"]
@@ -25,28 +25,23 @@ use miniagent::tools::sandbox;
 use serde_json::json;
 use support::cli::{exec, exec_command, text};
 use support::harness::TEST_KEY;
+use support::skip;
 use support::*;
 
-/// Whether the kernel has Landlock; prints why the test is skipped when not.
+/// Whether the kernel has Landlock; reports the skip ([`skip`]) when not.
 fn landlock() -> bool {
-    match sandbox::kernel_abi() {
-        Ok(_) => true,
-        Err(reason) => {
-            println!("skipped: {reason}");
-            false
-        }
-    }
+    skip::needs("landlock", sandbox::kernel_abi().as_ref()).is_some()
 }
 
 /// A writable folder outside the temp dir (the build tree's scratch folder), or `None`
-/// after printing why the test is skipped.
+/// after the skip is reported.
 fn outside_dir(name: &str) -> Option<PathBuf> {
     let dir =
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("escapes-{name}-{}", std::process::id()));
     if dir.starts_with(std::env::temp_dir()) || std::fs::create_dir_all(&dir).is_err() {
-        println!(
-            "skipped: no writable folder outside {}",
-            std::env::temp_dir().display()
+        skip::missing(
+            "outside-folder",
+            format!("no writable folder outside {}", std::env::temp_dir().display()),
         );
         return None;
     }
@@ -217,15 +212,16 @@ fn holds_no_capability(result: &str) -> bool {
 }
 
 /// A pseudo-terminal pair, as another terminal of the person's would be: the master end
-/// and the slave's path; `None` where the system has no pseudo-terminals.
-fn open_pty() -> Option<(std::fs::File, String)> {
+/// and the slave's path; why not where the system has no pseudo-terminals.
+fn open_pty() -> Result<(std::fs::File, String), String> {
     use std::os::fd::FromRawFd;
+    let failed = |call: &str| format!("{call}: {}", std::io::Error::last_os_error());
     // SAFETY: plain calls on a descriptor this function owns (wrapped in a File at once,
     // so it is closed on every path); ptsname_r writes at most `buffer.len()` bytes.
     unsafe {
         let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
         if master < 0 {
-            return None;
+            return Err(failed("posix_openpt"));
         }
         let file = std::fs::File::from_raw_fd(master);
         let mut buffer = [0 as libc::c_char; 128];
@@ -233,12 +229,12 @@ fn open_pty() -> Option<(std::fs::File, String)> {
             || libc::unlockpt(master) != 0
             || libc::ptsname_r(master, buffer.as_mut_ptr(), buffer.len()) != 0
         {
-            return None;
+            return Err(failed("grantpt, unlockpt or ptsname_r"));
         }
         let path = std::ffi::CStr::from_ptr(buffer.as_ptr())
             .to_string_lossy()
             .into_owned();
-        Some((file, path))
+        Ok((file, path))
     }
 }
 
@@ -258,3 +254,8 @@ python3 -c 'import os, tempfile; print(len(os.urandom(4)), os.path.isdir(tempfil
 node -e 'console.log(require("fs").readFileSync("/dev/null").length, require("os").cpus().length > 0)'
 cargo --version > /dev/null && echo cargo-ok
 ls /dev > /dev/null && echo ls-dev-ok"#;
+
+/// What [`ORDINARY`] prints where every tool ran, sandboxed or not (a command's output is
+/// a pipe, its input not a terminal).
+const ORDINARY_OUTPUT: &str = "null-ok\n16\n 00 00 00 00\nfull-refused\n1\npipe:\nshm\nvia-dev-fd\n\
+    to-stdout\nnot a tty\nstdin-not-a-tty\nm\nTrue\n4 True\n0 true\ncargo-ok\nls-dev-ok\n[exit code: 0]";

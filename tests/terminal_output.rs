@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use support::cli::{against, exec_command, miniagent, session_logs};
+use support::skip;
 use support::*;
 
 /// Every kind of sequence a terminal acts on, with the letters of `VISIBLE` between
@@ -38,8 +39,8 @@ const BASH_LINE: &str =
 const TOOL_LINE: &str = "✗ toolV␛]0;owned title␇I␛]52;c;cm0gLXJmIH4=␛\\S␛[2J␛[HI␛P+q544e␛\\B… V␛]0;owned title␇I␛]52;c;cm0gLXJmIH4=␛\\S␛[2J␛[HI␛P+q544e␛\\B<U+009B>31mL<U+009D>… (0 ms) — unknown tool `tool";
 
 /// Runs `command` with stdout and stderr on a new pseudo-terminal and returns its exit
-/// status and every byte the terminal received; `None` (and why, printed) where the
-/// system offers no pseudo-terminals.
+/// status and every byte the terminal received; `None` (the skip reported, [`skip`])
+/// where the system offers no pseudo-terminals.
 fn on_pty(mut command: Command) -> Option<(ExitStatus, Vec<u8>)> {
     let (mut master, slave) = {
         let mut master = -1;
@@ -56,7 +57,7 @@ fn on_pty(mut command: Command) -> Option<(ExitStatus, Vec<u8>)> {
             )
         };
         if opened != 0 {
-            println!("skipped: no pseudo-terminal: {}", std::io::Error::last_os_error());
+            skip::missing("pty", format!("openpty: {}", std::io::Error::last_os_error()));
             return None;
         }
         // SAFETY: both descriptors were just opened and nothing else owns them.

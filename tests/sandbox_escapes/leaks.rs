@@ -5,8 +5,8 @@ fn a_tmux_server_reached_through_its_socket_does_not_write_outside_for_a_sandbox
     if !landlock() {
         return;
     }
-    if Command::new("tmux").arg("-V").output().is_err() {
-        println!("skipped: tmux is not installed");
+    if let Err(why) = Command::new("tmux").arg("-V").output() {
+        skip::missing("tmux", format!("tmux -V: {why}"));
         return;
     }
     let Some(outside) = outside_dir("tmux") else {

@@ -22,6 +22,7 @@
 pub mod http;
 pub mod script;
 pub mod server;
+pub mod skip;
 pub mod tempdir;
 pub mod wire;
 

@@ -525,12 +525,38 @@ mod tests {
         .await;
     }
 
+    /// Waits until the job's unread output is `expected` (without reading it), so a test
+    /// waits on what the job did rather than on the clock.
+    async fn wait_for_unread(jobs: &BackgroundJobs, id: &str, expected: &str) {
+        let unread = Arc::clone(&lock(&jobs.state).jobs[id].unread);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while lock(&unread).text() != expected {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the job printed {:?}, not {expected:?}",
+                lock(&unread).text()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     #[tokio::test]
     async fn output_is_read_incrementally_and_final_lines_survive() {
         let jobs = BackgroundJobs::default();
+        // The job goes on only once the test made `go`: the first read sees "first" alone
+        // however slowly either side runs.
+        let gate = std::env::temp_dir().join(format!(
+            "miniagent-job-gate-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
         let id = jobs
             .start(
-                "echo first; sleep 0.3; for i in 1 2 3; do echo line $i; done",
+                &format!(
+                    "echo first; while [ ! -e '{}' ]; do sleep 0.01; done; \
+                     for i in 1 2 3; do echo line $i; done",
+                    gate.display()
+                ),
                 &std::env::temp_dir(),
                 10_000,
                 &Confinement::Unconfined,
@@ -539,10 +565,12 @@ mod tests {
             )
             .unwrap();
         let tool = BashOutputTool::new(jobs.clone(), 10_000, 20_000);
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        wait_for_unread(&jobs, &id, "first\n").await;
         let early = tool.run(json!({"bash_id": id}), context()).await;
         assert_eq!(early, ToolOutput::ok("[job bash_1: running]\nfirst"));
+        std::fs::write(&gate, "").unwrap();
         wait_until_ended(&jobs, &id).await;
+        let _ = std::fs::remove_file(&gate);
         let late = tool
             .run(json!({"bash_id": id, "filter_str": "line [13]"}), context())
             .await;
@@ -579,7 +607,8 @@ mod tests {
                 None,
             )
             .unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // "stubborn" comes after the trap: from then on TERM is ignored.
+        wait_for_unread(&jobs, &id, "stubborn\n").await;
         let started = std::time::Instant::now();
         jobs.kill(&id, Duration::from_millis(300)).await.unwrap();
         let read = jobs.read(&id).unwrap();

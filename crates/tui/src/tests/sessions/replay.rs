@@ -66,6 +66,7 @@ fn a_replay_at_its_end_with_the_inspector() {
     let entries = player.app.history.as_ref().map(|h| h.entries.len());
     assert_eq!(entries, Some(6));
     assert_screen!("replay_history_80x24", screen(&player.app, 80, 24));
+    assert_screen!("replay_history_160x48", screen(&player.app, 160, 48));
 }
 
 #[test]
@@ -221,6 +222,9 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
         "{text}"
     );
     assert_screen!("tool_detail_cut_output_80x24", text);
+    assert_screen!("tool_detail_cut_output_160x48", screen(&app, 160, 48));
+    // Drawn at 80×24 again: what follows reads the size drawn last.
+    screen(&app, 80, 24);
     app.on_key(key(KeyCode::End));
     let text = screen(&app, 80, 24);
     assert!(

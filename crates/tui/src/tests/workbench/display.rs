@@ -25,6 +25,9 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
     let mut app = app_in(&workspace);
     app.show_welcome(welcome(None));
     assert_screen!("welcome_80x24", screen(&mut app, 80, 24));
+    assert_screen!("welcome_160x48", screen(&mut app, 160, 48));
+    // Drawn at 80×24 again: what follows reads the size drawn last.
+    screen(&mut app, 80, 24);
     app.on_key(key(KeyCode::Esc));
     // The files can be browsed.
     app.on_key(key(KeyCode::F(2)));
@@ -179,6 +182,7 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
         "one Enter opens the theme choice"
     );
     assert_screen!("theme_choice_80x24", screen(&mut app, 80, 24));
+    assert_screen!("theme_choice_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.theme.name, "light");

@@ -156,6 +156,7 @@ fn stats_count_the_summary_call_and_keep_rows_whole_at_80_columns() {
         snapshot: snapshot.clone(),
     });
     assert_screen!("stats_after_compact_80x24", screen(&mut app, 80, 24));
+    assert_screen!("stats_after_compact_160x48", screen(&mut app, 160, 48));
     // No price known and no tool result left in the prompt: the cost's long value runs
     // on beside the empty row instead of being cut.
     app.tokens.cost = None;
@@ -484,6 +485,7 @@ fn the_gauge_shows_the_prompt_size_before_the_first_request() {
         last_row(screen(&mut app, 80, 24))
     );
     let status = last_row(screen(&mut app, 160, 48));
+    assert_screen!("gauge_before_first_request_160x48", status.clone());
     assert!(status.contains("~2.1k/80k 3%"), "{status}");
     app.submit("/stats".into());
     let stats = screen(&mut app, 160, 48);

@@ -322,6 +322,12 @@ fn a_call_detail_pages_and_scrolls_back_after_end() {
     app.on_key(key(KeyCode::Home));
     app.on_key(key(KeyCode::PageDown));
     assert_eq!(visible_outputs(&screen(&mut app, 80, 24)).first(), Some(&11));
+    // The same page up from the end at 160×48 (a page is the larger popup's).
+    screen(&mut app, 160, 48);
+    app.on_key(key(KeyCode::End));
+    screen(&mut app, 160, 48);
+    app.on_key(key(KeyCode::PageUp));
+    assert_screen!("tool_detail_paged_up_160x48", screen(&mut app, 160, 48));
 }
 
 #[test]
@@ -336,6 +342,7 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
     type_text(&mut app, "third");
     app.on_key(key(KeyCode::Enter));
     assert_screen!("queued_two_80x24", screen(&mut app, 80, 24));
+    assert_screen!("queued_two_160x48", screen(&mut app, 160, 48));
     type_text(&mut app, "a draft");
     app.on_key(ctrl('c'));
     app.on_agent_event(Event::TurnAborted {
@@ -353,6 +360,7 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
         Some("the turn was stopped; your 2 queued messages are back in the input (Enter sends them)")
     );
     assert_screen!("queued_returned_80x24", screen(&mut app, 80, 24));
+    assert_screen!("queued_returned_160x48", screen(&mut app, 160, 48));
 
     // A turn that ends by itself sends the next queued message, one per turn.
     app.input.clear();

@@ -57,6 +57,7 @@ fn version_fits_80x24_and_no_color() {
     // Where the requests go, so a proxy or a local server is plain to see.
     assert!(shown.contains("https://api.anthropic.com"), "{shown}");
     assert_screen!("version_80x24", shown);
+    assert_screen!("version_160x48", screen(&mut app, 160, 48));
 }
 
 #[test]

@@ -143,11 +143,13 @@ fn an_mcp_call_and_a_compound_command_are_drawn_from_their_requests() {
     });
     arm(&mut app);
     assert_screen!("approval_mcp_call_80x24", screen(&mut app, 80, 24));
+    assert_screen!("approval_mcp_call_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Char('y')));
     app.settle();
     screen(&mut app, 80, 24);
     arm(&mut app);
     assert_screen!("approval_compound_command_80x24", screen(&mut app, 80, 24));
+    assert_screen!("approval_compound_command_160x48", screen(&mut app, 160, 48));
 }
 
 #[test]
