@@ -6,11 +6,11 @@ use std::io::Write;
 
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::api::{self, Handle, preview_line};
+use crate::api::{self, Handle};
 use crate::protocol::{
     ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, turn_usage_line,
 };
-use crate::terminal_text::{self, Cleaner, clean, visible};
+use crate::terminal_text::{self, Cleaner, clean, preview_line, visible};
 
 /// How `exec` ended, as the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,8 +15,8 @@ use crate::export;
 use crate::protocol::{Decision, Event};
 use crate::session::{Loaded, Record, store};
 use crate::terminal_text;
+use crate::terminal_text::preview_line;
 use crate::tokens::{Encoding, TokenCounter};
-use crate::tools::output::preview_line;
 
 /// What `sessions export` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

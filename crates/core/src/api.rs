@@ -13,11 +13,10 @@ use anyhow::Context;
 pub use crate::agent::AgentHandle as Handle;
 pub use crate::config::Env;
 pub use crate::config::edit::EditError;
+pub use crate::local_server::LocalServer;
 pub use crate::session::SessionError;
 pub use crate::session::store::SessionInfo;
 pub use crate::startup::StartOptions;
-/// Text helpers a front end shows tool calls with.
-pub use crate::tools::output::{preview_line, summarize_arguments};
 
 use crate::config::{self, Config, Provider};
 use crate::tools::mcp::McpConfig;
@@ -92,6 +91,17 @@ pub fn log_origin(path: &Path, sessions_dir: Option<&Path>) -> Result<LogOrigin,
 /// the file written.
 pub fn save_setting(config_dir: &Path, table: &str, key: &str, value: &str) -> Result<PathBuf, EditError> {
     config::edit::set_value(config_dir, table, key, value)
+}
+
+/// An OpenAI-compatible model server answering on this machine (Ollama's or llama.cpp's
+/// usual port), to offer a person who has no API key; `None` when none lists a model.
+pub async fn find_local_server() -> Option<LocalServer> {
+    crate::local_server::probe().await
+}
+
+/// Where [`find_local_server`] looks, as a person reads it (`127.0.0.1:11434`).
+pub fn local_server_addresses() -> Vec<&'static str> {
+    crate::local_server::addresses()
 }
 
 /// A session on its way to start in the workbench: what can fail with a plain message
@@ -300,8 +310,9 @@ impl Launch {
     }
 }
 
-pub use crate::playback::{NOT_CHANGED, NOT_SENT, Playback};
-pub use crate::tokens::TokenCounter;
+use crate::playback::Playback;
+pub use crate::playback::{NOT_CHANGED, NOT_SENT};
+use crate::tokens::TokenCounter;
 
 /// A recorded session opened for `miniagent replay`, with the settings a replay takes
 /// from the configuration. A replay needs no model: a config that does not load only
@@ -350,13 +361,12 @@ impl Recording {
     }
 
     /// What the inspector counts the history's tokens with.
-    pub fn counter(&self) -> TokenCounter {
+    fn counter(&self) -> TokenCounter {
         TokenCounter::new(self.tokenizer)
     }
 
-    /// The recording's playback, paused at its start, to drive by hand (tests, or a
-    /// front end with its own clock).
-    pub fn playback(&self) -> Playback {
+    /// The recording's playback, paused at its start.
+    fn playback(&self) -> Playback {
         Playback::new(&self.log, self.counter())
     }
 
