@@ -6,11 +6,12 @@ use std::io::Write;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::api::{self, Handle};
-use crate::protocol::{
-    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, turn_usage_line,
+use miniagent_api::{self as api, Env, Handle};
+use miniagent_protocol::{
+    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, sane_cost,
+    turn_usage_line,
 };
-use crate::terminal_text::{self, Cleaner, clean, preview_line, visible};
+use miniagent_text::{self as terminal_text, Cleaner, clean, preview_line, visible};
 
 /// How `exec` ended, as the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,14 +49,14 @@ pub enum OutputMode {
 /// Runs one turn to its end. SIGINT interrupts the turn cleanly; a second SIGINT gives up
 /// waiting. SIGTERM and SIGHUP stop the turn and end the run at once, the session log
 /// written out as the agent shuts down.
-/// `sessions` is the folder sessions are recorded in: the hint that names the session at
+/// `env` names the folder sessions are recorded in: the hint that names the session at
 /// the end is given only when its log is there.
 pub async fn run(
     mut agent: Handle,
     resume: Option<std::path::PathBuf>,
     prompt: String,
     mode: OutputMode,
-    sessions: Option<&std::path::Path>,
+    env: &Env,
 ) -> ExecOutcome {
     let mut printer = Printer::new(mode);
     // One listener for the whole run, so a signal between two events is never missed.
@@ -100,7 +101,7 @@ pub async fn run(
         }
     };
     shut_down(&mut agent, &mut printer, mode).await;
-    if let Some(line) = turn.continue_line(sessions) {
+    if let Some(line) = turn.continue_line(env) {
         printer.note(&line);
     }
     outcome
@@ -216,11 +217,10 @@ impl ExecTurn {
     /// The line that says how to continue the session. A log exists once a turn started,
     /// unless it could not be written (its notice said so): only a session that was
     /// recorded can be continued. Stdout stays the answer.
-    fn continue_line(self, sessions: Option<&std::path::Path>) -> Option<String> {
-        let recorded = |id: &str| sessions.is_some_and(|dir| dir.join(format!("{id}.jsonl")).is_file());
+    fn continue_line(self, env: &Env) -> Option<String> {
         let started = self.started;
         self.session
-            .filter(|(id, _)| started && recorded(id))
+            .filter(|(id, _)| started && api::is_recorded(id, env))
             .map(|(id, workspace)| api::continue_line(&id, &workspace, true))
     }
 }
@@ -462,7 +462,7 @@ impl Printer {
                 ..
             // A turn whose every call failed has nothing to report.
             } if *model_calls > 0 => {
-                let cost = crate::protocol::sane_cost(*cost_usd);
+                let cost = sane_cost(*cost_usd);
                 let line = turn_usage_line(*model_calls, *input_tokens, *output_tokens, *cache_read_tokens, cost);
                 self.dim_line(&format!("turn: {line}"), color);
             }

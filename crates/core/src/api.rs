@@ -10,18 +10,63 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+mod sessions;
+
 pub use crate::agent::AgentHandle as Handle;
 pub use crate::config::Env;
 pub use crate::config::edit::EditError;
+pub use crate::config::{Overrides, Provider};
 pub use crate::local_server::LocalServer;
 pub use crate::session::SessionError;
 pub use crate::session::store::SessionInfo;
 pub use crate::startup::StartOptions;
+pub use sessions::{
+    ExportError, LogEntry, RemoveError, SessionLog, SessionStore, remove_session, session_info,
+    session_lines, session_summary,
+};
 
-use crate::config::{self, Config, Provider};
+use crate::config::{self, Config};
 use crate::tools::mcp::McpConfig;
 use crate::{agent, session, startup, trust};
 use miniagent_protocol::{FrontEndSettings, LogOrigin, TrustQuestion};
+
+/// What miniagent does first, before it reads its arguments: when started as a command's
+/// supervisor it is that and exits; otherwise it closes what it inherited, keeps secrets
+/// out of its environment and core dumps, and seals the supervisor it runs commands under.
+pub fn harden_process() {
+    crate::hardening::start();
+}
+
+/// The `miniagent-supervise` binary's work: when the arguments ask for a supervisor, runs
+/// as one and returns its exit code; `None` when it was started by hand.
+pub fn supervise_if_asked() -> Option<i32> {
+    crate::tools::supervisor::run_if_requested()
+}
+
+/// The log `--resume [ID]` continues in the workbench: session `id` (an id, a unique
+/// prefix, or a file), else the newest recorded in the workspace. A log recorded
+/// elsewhere is the workbench's to ask about.
+pub fn session_to_resume(options: &StartOptions, id: Option<&str>, env: &Env) -> anyhow::Result<PathBuf> {
+    Ok(startup::resume_target(options, id, env)?.path)
+}
+
+/// The same for a front end with nobody to ask (`exec`): a log from elsewhere, or one
+/// recorded in another workspace, is continued only where `-w` says.
+pub fn session_to_resume_unattended(
+    options: &StartOptions,
+    id: Option<&str>,
+    env: &Env,
+) -> anyhow::Result<PathBuf> {
+    let target = startup::resume_target(options, id, env)?;
+    target.check_for_exec(options)?;
+    Ok(target.path)
+}
+
+/// Whether session `id` has a log in the sessions folder: only a session that was
+/// recorded can be continued (a log that could not be written was said in a notice).
+pub fn is_recorded(id: &str, env: &Env) -> bool {
+    session::store::sessions_dir(env).is_some_and(|dir| dir.join(format!("{id}.jsonl")).is_file())
+}
 
 /// The async runtime could not start (the system refused threads or file descriptors).
 #[derive(Debug, thiserror::Error)]
