@@ -15,17 +15,17 @@ mod history;
 mod summary_calls;
 use crate::support;
 
-use miniagent::agent::compaction::Strategy;
-use miniagent::config::Provider;
-use miniagent::protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot};
-use miniagent::session;
-use miniagent::tokens::{Encoding, TokenCounter};
+use miniagent_core::agent::compaction::Strategy;
+use miniagent_core::config::Provider;
+use miniagent_core::session;
+use miniagent_core::tokens::{Encoding, TokenCounter};
+use miniagent_protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot};
 use serde_json::{Value, json};
 use support::harness::Harness;
 
 /// These tests are about the summarizer and trimming: they compact by summaries alone.
 /// (The default first turns older results into stubs; `default_compaction` tests it.)
-fn test_config(provider: Provider, server: &ScriptedServer) -> miniagent::config::Config {
+fn test_config(provider: Provider, server: &ScriptedServer) -> miniagent_core::config::Config {
     let mut config = support::harness::test_config(provider, server);
     config.agent.compaction = Strategy::Summarize;
     config
@@ -359,7 +359,7 @@ fn compact_now_reported(event: &Event) -> bool {
 }
 
 /// The entry of `entries` that is a summary, with its detail.
-fn summary_in(entries: &[HistoryEntry]) -> Option<(&HistoryEntry, &miniagent::protocol::SummaryDetail)> {
+fn summary_in(entries: &[HistoryEntry]) -> Option<(&HistoryEntry, &miniagent_protocol::SummaryDetail)> {
     entries
         .iter()
         .find(|e| e.kind == HistoryEntryKind::Summary)

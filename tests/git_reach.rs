@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use miniagent::config::{ApprovalMode, Provider};
-use miniagent::protocol::Decision;
+use miniagent_core::config::{ApprovalMode, Provider};
+use miniagent_protocol::Decision;
 use pretty_assertions::assert_eq;
 use support::harness::{Harness, test_config};
 use support::{Reply, ScriptedServer, TempDir};

@@ -22,7 +22,7 @@ async fn compact_now_goes_after_the_result_that_dominates_the_prompt() {
     agent.turn("Read small.txt and huge.txt.").await;
     let before = agent.inspect().await.prompt_tokens;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     let notice = agent.wait_for(compact_now_reported).await;
     let Event::Notice { message } = notice else {
         unreachable!()
@@ -75,7 +75,7 @@ async fn compact_now_without_a_summary_says_so_and_calls_nothing() {
     agent.turn("Read huge.txt.").await;
     let requests = server.requests().len();
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     let notice = agent.wait_for(compact_now_reported).await;
     let Event::Notice { message } = notice else {
         unreachable!()
@@ -107,7 +107,7 @@ async fn compact_now_without_progress_says_it_cannot_and_every_call_ends() {
     let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
     agent.turn("hi").await;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     let notice = agent.wait_for(compact_now_reported).await;
     let Event::Notice { message } = notice else {
         unreachable!()
@@ -139,11 +139,11 @@ async fn an_interrupted_summary_call_reports_that_it_was_cancelled() {
     agent.turn("Read the three files.").await;
     let before = agent.inspect().await;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     agent
         .wait_for(|e| matches!(e, Event::CompactionStarted { .. }))
         .await;
-    agent.send(miniagent::protocol::Op::Interrupt);
+    agent.send(miniagent_protocol::Op::Interrupt);
     let ended = agent
         .wait_for(|e| matches!(e, Event::CompactionEnded { .. }))
         .await;
@@ -151,7 +151,7 @@ async fn an_interrupted_summary_call_reports_that_it_was_cancelled() {
         matches!(
             ended,
             Event::CompactionEnded {
-                outcome: miniagent::protocol::CompactionOutcome::Cancelled,
+                outcome: miniagent_protocol::CompactionOutcome::Cancelled,
                 ..
             }
         ),
@@ -204,7 +204,7 @@ async fn the_masked_count_is_the_stubs_the_prompt_shows() {
         );
     }
     agent.turn("Read the four parts.").await;
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
         unreachable!()
     };

@@ -205,7 +205,7 @@ async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
     let (input, output) = agent.events.iter().rev().find_map(totals).unwrap();
     let before = agent.inspect().await.prompt_tokens;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     agent.wait_for(compact_now_reported).await;
     let snapshot = agent.inspect().await;
     let after = snapshot.prompt_tokens;
@@ -233,7 +233,7 @@ async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
     assert_eq!(usage, vec![(input + 1234, output + 56)]);
     assert_eq!(
         snapshot.compactions,
-        vec![miniagent::protocol::CompactionRecord {
+        vec![miniagent_protocol::CompactionRecord {
             tokens_before: before,
             tokens_after: after,
             start: 1,
@@ -264,7 +264,7 @@ async fn compact_now_names_one_kept_step_in_the_singular() {
     config.agent.keep_recent_steps = 1;
     let mut agent = Harness::start(config);
     agent.turn("hi").await;
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
         unreachable!()
     };
