@@ -7,10 +7,3 @@
 
 pub mod exec;
 pub mod session_cli;
-
-pub use miniagent_core::{
-    agent, api, config, export, hardening, llm, playback, secrets, session, startup, tokens, tools, trust,
-};
-pub use miniagent_protocol as protocol;
-pub use miniagent_text as terminal_text;
-pub use miniagent_tui as tui;

@@ -1,8 +1,9 @@
 //! The core's public face for front ends. A front end starts a session here from the
 //! person's options and gets a [`Handle`] (an `Op` sender and an `Event` receiver);
 //! everything else it learns (the settings to show, the trust question, the recorded
-//! sessions, where a log comes from) comes back as protocol types. The workbench and
-//! `exec` use this module and `miniagent_protocol`, nothing else of the core.
+//! sessions, where a log comes from) comes back as protocol types or as the small types
+//! here. Every face (the workbench, `exec`, the `sessions` commands, the supervisor
+//! binary) uses this module and `miniagent_protocol`, nothing else of the core.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

@@ -149,3 +149,55 @@ impl SessionLog {
         self.loaded.closing_events()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log read for printing again gives its events, decisions and new starts in
+    /// order, and nothing of the history records between them.
+    #[test]
+    fn a_log_gives_its_entries_in_order() {
+        let dir = std::env::temp_dir().join(format!("miniagent-api-sessions-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("session.jsonl");
+        std::fs::write(
+            &path,
+            r#"{"kind":"header","id":"20261122-040438-abcd","created":"2026-11-22T04:04:38Z","workspace":"/nowhere","model":"m","provider":"anthropic","version":"0.1.0","format":2,"fixed_tokens":100}
+{"kind":"event","ts":1000,"event":{"type":"turn_started","text":"hello"}}
+{"kind":"messages","ts":1000,"from":0,"messages":[{"role":"user","content":[{"type":"text","text":"hello"}]}]}
+{"kind":"decision","ts":1100,"id":"c1","decision":{"decision":"approve"}}
+{"kind":"cleared","ts":1200}
+{"kind":"event","ts":1300,"event":{"type":"turn_complete","text":"hi"}}
+"#,
+        )
+        .unwrap();
+        let store = SessionStore { dir: None };
+        let log = store.open(path.to_str().unwrap()).unwrap();
+        let started = Event::TurnStarted { text: "hello".into() };
+        let complete = Event::TurnComplete { text: "hi".into() };
+        assert_eq!(
+            log.entries().collect::<Vec<_>>(),
+            vec![
+                LogEntry::Event(&started),
+                LogEntry::Decision {
+                    id: "c1",
+                    decision: &Decision::Approve
+                },
+                LogEntry::Cleared,
+                LogEntry::Event(&complete),
+            ]
+        );
+        assert_eq!(log.warnings(), &[] as &[String]);
+        // A file that is not there is said as a missing log, not looked up as an id.
+        let missing = dir.join("gone.jsonl");
+        assert_eq!(
+            store
+                .open(missing.to_str().unwrap())
+                .err()
+                .map(|err| err.to_string()),
+            Some(format!("no session log at {}", missing.display()))
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
