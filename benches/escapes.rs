@@ -7,9 +7,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use miniagent::terminal_text::{self, Cleaner};
-use miniagent::tui::text::ansi::ansi_lines;
-use miniagent::tui::theme::Theme;
+use miniagent_text::{self as terminal_text, Cleaner};
+use miniagent_tui::text::ansi::ansi_lines;
+use miniagent_tui::theme::Theme;
 
 fn output() -> String {
     let mut text = String::new();

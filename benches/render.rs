@@ -5,11 +5,11 @@
 use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use miniagent::config::ApprovalMode;
-use miniagent::protocol::{Event, StopReason};
-use miniagent::tui::app::App;
-use miniagent::tui::render;
-use miniagent::tui::theme::Theme;
+use miniagent_core::config::ApprovalMode;
+use miniagent_protocol::{Event, StopReason};
+use miniagent_tui::app::App;
+use miniagent_tui::render;
+use miniagent_tui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;

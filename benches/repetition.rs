@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use miniagent::agent::repetition::RepetitionGuard;
+use miniagent_core::agent::repetition::RepetitionGuard;
 
 const DELTA_BYTES: usize = 1024;
 

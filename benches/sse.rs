@@ -1,4 +1,4 @@
-//! SSE decoding throughput in MB/s: `miniagent::llm::sse::decode_stream` with each
+//! SSE decoding throughput in MB/s: `miniagent_core::llm::sse::decode_stream` with each
 //! provider's decoder, over an in-memory reply of about 1 MiB of SSE cut into 4 KiB and
 //! 64 KiB chunks. The reply is shaped like a real one: message start, a thinking block,
 //! a long text block and a tool call's JSON arguments, all streamed in 8-character
@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
-use miniagent::agent::history::ContentBlock;
-use miniagent::llm::anthropic::AnthropicDecoder;
-use miniagent::llm::openai::OpenAiDecoder;
-use miniagent::llm::sse::{SseDecoder, decode_stream};
-use miniagent::llm::{ModelEvent, ModelStream};
-use miniagent::protocol::StopReason;
+use miniagent_core::agent::history::ContentBlock;
+use miniagent_core::llm::anthropic::AnthropicDecoder;
+use miniagent_core::llm::openai::OpenAiDecoder;
+use miniagent_core::llm::sse::{SseDecoder, decode_stream};
+use miniagent_core::llm::{ModelEvent, ModelStream};
+use miniagent_protocol::StopReason;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 

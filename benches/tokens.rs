@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use miniagent::agent::context::ContextState;
-use miniagent::agent::history::{ContentBlock, Message, Role};
-use miniagent::tokens::{Encoding, TokenCounter};
+use miniagent_core::agent::context::ContextState;
+use miniagent_core::agent::history::{ContentBlock, Message, Role};
+use miniagent_core::tokens::{Encoding, TokenCounter};
 
 /// About 1 KB of varied prose and code.
 fn kilobyte(n: usize) -> String {

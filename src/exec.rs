@@ -4,13 +4,14 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::api::{self, Handle, preview_line};
-use crate::protocol::{
-    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, turn_usage_line,
+use miniagent_api::{self as api, Env, Handle};
+use miniagent_protocol::{
+    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, sane_cost,
+    turn_usage_line,
 };
-use crate::terminal_text::{self, Cleaner, clean, visible};
+use miniagent_text::{self as terminal_text, Cleaner, clean, preview_line, visible};
 
 /// How `exec` ended, as the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,14 +49,14 @@ pub enum OutputMode {
 /// Runs one turn to its end. SIGINT interrupts the turn cleanly; a second SIGINT gives up
 /// waiting. SIGTERM and SIGHUP stop the turn and end the run at once, the session log
 /// written out as the agent shuts down.
-/// `sessions` is the folder sessions are recorded in: the hint that names the session at
+/// `env` names the folder sessions are recorded in: the hint that names the session at
 /// the end is given only when its log is there.
 pub async fn run(
     mut agent: Handle,
     resume: Option<std::path::PathBuf>,
     prompt: String,
     mode: OutputMode,
-    sessions: Option<&std::path::Path>,
+    env: &Env,
 ) -> ExecOutcome {
     let mut printer = Printer::new(mode);
     // One listener for the whole run, so a signal between two events is never missed.
@@ -67,51 +68,12 @@ pub async fn run(
         }
     };
     let mut terminate = [SignalKind::terminate(), SignalKind::hangup()].map(|kind| signal(kind).ok());
-    // With a session to resume, the prompt waits until the history is back: a resume
-    // that fails ends the run before anything is sent to the model.
-    let mut prompt = Some(prompt);
-    match resume {
-        Some(path) => {
-            let _ = agent.ops.send(Op::Resume { path });
-        }
-        None => {
-            if let Some(text) = prompt.take() {
-                let _ = agent.ops.send(Op::UserInput { text });
-            }
-        }
-    }
+    let mut turn = ExecTurn::start(&agent, resume, prompt);
     let mut interrupts = 0u32;
-    let mut turn_started = false;
-    // The recorded session (and its workspace), named at the end so it can be continued.
-    let mut session: Option<(String, std::path::PathBuf)> = None;
     let outcome = loop {
-        let interrupted = async {
-            match sigint.as_mut() {
-                Some(listener) => listener.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        let [term, hup] = &mut terminate;
-        let terminated = async {
-            match (term.as_mut(), hup.as_mut()) {
-                (Some(term), Some(hup)) => tokio::select! {
-                    _ = term.recv() => SignalKind::terminate(),
-                    _ = hup.recv() => SignalKind::hangup(),
-                },
-                (Some(term), None) => {
-                    term.recv().await;
-                    SignalKind::terminate()
-                }
-                (None, Some(hup)) => {
-                    hup.recv().await;
-                    SignalKind::hangup()
-                }
-                (None, None) => std::future::pending().await,
-            }
-        };
         let event = tokio::select! {
             event = agent.events.recv() => event,
-            kind = terminated => {
+            kind = terminated(&mut terminate) => {
                 printer.note(if kind == SignalKind::hangup() {
                     "hung up (SIGHUP); stopping the turn"
                 } else {
@@ -120,7 +82,7 @@ pub async fn run(
                 let _ = agent.ops.send(Op::Interrupt);
                 break ExecOutcome::Signalled(kind.as_raw_value());
             }
-            _ = interrupted => {
+            () = interrupted(&mut sigint) => {
                 interrupts += 1;
                 if interrupts > 1 {
                     break ExecOutcome::Interrupted;
@@ -134,103 +96,49 @@ pub async fn run(
             printer.note("the agent stopped unexpectedly");
             break ExecOutcome::Failed;
         };
-        // The history a resume restores is in its log already: it is not printed again.
-        if matches!(event, Event::HistoryRestored { .. }) {
-            continue;
-        }
-        // A sub-agent's approvals need a person as much as the agent's own.
-        let approval = match &event {
-            Event::SubAgent { event, .. } => match event.as_ref() {
-                Event::ApprovalRequested { id, name, notes, .. } => Some((id, name, notes)),
-                _ => None,
-            },
-            Event::ApprovalRequested { id, name, notes, .. } => Some((id, name, notes)),
-            _ => None,
-        };
-        if let Some((id, name, notes)) = approval {
-            // Nobody is here to approve: refused as the approval mode refuses a call (no
-            // person denied it), and the model is told why (the notes say why a call is
-            // asked about whatever the mode: a .git/ write, a repository's git
-            // configuration).
-            let why: String = notes.iter().map(|note| format!(" {note}")).collect();
-            let _ = agent.ops.send(Op::Approval {
-                id: id.clone(),
-                decision: Decision::Refuse {
-                    reason: format!(
-                        "miniagent exec runs without a person to approve tool calls, and `{name}` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec.{why}"
-                    ),
-                },
-            });
-        }
-        let ending = match &event {
-            Event::TurnComplete { .. } => Some(ExecOutcome::Completed),
-            Event::TurnAborted { .. } => Some(ExecOutcome::Interrupted),
-            Event::StepLimitReached { .. } => Some(ExecOutcome::StepLimit),
-            Event::TurnUsage { .. } => None,
-            Event::Error { .. } => Some(ExecOutcome::Failed),
-            // The agent only ends by our Shutdown, which comes after the turn ends.
-            Event::ShutdownComplete => Some(ExecOutcome::Failed),
-            Event::SessionConfigured { .. }
-            | Event::SessionResumed { .. }
-            | Event::TurnStarted { .. }
-            | Event::StepStarted { .. }
-            | Event::ThinkingDelta { .. }
-            | Event::TextDelta { .. }
-            | Event::AssistantMessage { .. }
-            | Event::ToolCallRequested { .. }
-            | Event::ApprovalRequested { .. }
-            | Event::ApprovalRulesChanged { .. }
-            | Event::ApprovalModeChanged { .. }
-            | Event::HistoryCleared
-            | Event::ToolCallStarted { .. }
-            | Event::ToolOutputDelta { .. }
-            | Event::ToolCallFinished { .. }
-            | Event::TokenUsage { .. }
-            | Event::Retrying { .. }
-            | Event::CompactionStarted { .. }
-            | Event::CompactionEnded { .. }
-            | Event::ContextCompacted { .. }
-            | Event::HistorySnapshot { .. }
-            | Event::Notes { .. }
-            | Event::RecordedCall { .. }
-            | Event::HistoryRestored { .. }
-            | Event::McpServerStatus { .. }
-            | Event::McpToolsDeferred { .. }
-            | Event::SkillsLoaded { .. }
-            | Event::SubAgent { .. }
-            | Event::Notice { .. }
-            // A replay's; `exec` runs a live agent.
-            | Event::PlaybackOpened { .. }
-            | Event::PlaybackStatus { .. }
-            | Event::Replayed { .. } => None,
-        };
-        printer.event(&event);
-        match &event {
-            Event::SessionConfigured {
-                session_id: Some(id),
-                workspace,
-                ..
-            } => session = Some((id.clone(), workspace.into())),
-            Event::SessionResumed { id, .. } => {
-                if let Some((current, _)) = session.as_mut() {
-                    current.clone_from(id);
-                }
-            }
-            _ => {}
-        }
-        if matches!(event, Event::SessionResumed { .. })
-            && let Some(text) = prompt.take()
-        {
-            let _ = agent.ops.send(Op::UserInput { text });
-        }
-        // A resumed session first closes the turn its log left open: that one is not ours.
-        let earlier_turn = !turn_started && matches!(event, Event::TurnAborted { .. });
-        turn_started |= matches!(event, Event::TurnStarted { .. });
-        if let Some(ending) = ending.filter(|_| !earlier_turn) {
+        if let Some(ending) = turn.on_event(&agent, &mut printer, &event) {
             break ending;
         }
     };
-    // Let the agent stop its tools and finish cleanly before the process exits.
+    shut_down(&mut agent, &mut printer, mode).await;
+    if let Some(line) = turn.continue_line(env) {
+        printer.note(&line);
+    }
+    outcome
+}
+
+/// The next SIGINT (never, without a listener).
+async fn interrupted(sigint: &mut Option<Signal>) {
+    match sigint.as_mut() {
+        Some(listener) => {
+            listener.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The next SIGTERM or SIGHUP, whichever has a listener.
+async fn terminated(terminate: &mut [Option<Signal>; 2]) -> SignalKind {
+    let [term, hup] = terminate;
+    match (term.as_mut(), hup.as_mut()) {
+        (Some(term), Some(hup)) => tokio::select! {
+            _ = term.recv() => SignalKind::terminate(),
+            _ = hup.recv() => SignalKind::hangup(),
+        },
+        (Some(term), None) => {
+            term.recv().await;
+            SignalKind::terminate()
+        }
+        (None, Some(hup)) => {
+            hup.recv().await;
+            SignalKind::hangup()
+        }
+        (None, None) => std::future::pending().await,
+    }
+}
+
+/// Lets the agent stop its tools and finish cleanly before the process exits.
+async fn shut_down(agent: &mut Handle, printer: &mut Printer, mode: OutputMode) {
     let _ = agent.ops.send(Op::Shutdown);
     while let Some(event) = agent.events.recv().await {
         let done = matches!(event, Event::ShutdownComplete);
@@ -242,13 +150,148 @@ pub async fn run(
             break;
         }
     }
-    // A log exists once a turn started, unless it could not be written (its notice said
-    // so): only a session that was recorded can be continued. Stdout stays the answer.
-    let recorded = |id: &str| sessions.is_some_and(|dir| dir.join(format!("{id}.jsonl")).is_file());
-    if let Some((id, workspace)) = session.filter(|(id, _)| turn_started && recorded(id)) {
-        printer.note(&api::continue_line(&id, &workspace, true));
+}
+
+/// Where exec's one turn stands: the prompt not sent yet, whether the turn started, and
+/// the recorded session (and its workspace), named at the end so it can be continued.
+struct ExecTurn {
+    prompt: Option<String>,
+    started: bool,
+    session: Option<(String, std::path::PathBuf)>,
+}
+
+impl ExecTurn {
+    /// Sends the prompt, or with a session to resume, asks for the history back first:
+    /// the prompt waits until it is, so a resume that fails ends the run before anything
+    /// is sent to the model.
+    fn start(agent: &Handle, resume: Option<std::path::PathBuf>, prompt: String) -> Self {
+        let mut prompt = Some(prompt);
+        match resume {
+            Some(path) => {
+                let _ = agent.ops.send(Op::Resume { path });
+            }
+            None => {
+                if let Some(text) = prompt.take() {
+                    let _ = agent.ops.send(Op::UserInput { text });
+                }
+            }
+        }
+        Self {
+            prompt,
+            started: false,
+            session: None,
+        }
     }
-    outcome
+
+    /// Prints `event` and answers what it asks; how the run ends, when this event ends it.
+    fn on_event(&mut self, agent: &Handle, printer: &mut Printer, event: &Event) -> Option<ExecOutcome> {
+        // The history a resume restores is in its log already: it is not printed again.
+        if matches!(event, Event::HistoryRestored { .. }) {
+            return None;
+        }
+        refuse_approval(agent, event);
+        let ending = ending(event);
+        printer.event(event);
+        match event {
+            Event::SessionConfigured {
+                session_id: Some(id),
+                workspace,
+                ..
+            } => self.session = Some((id.clone(), workspace.into())),
+            Event::SessionResumed { id, .. } => {
+                if let Some((current, _)) = self.session.as_mut() {
+                    current.clone_from(id);
+                }
+                if let Some(text) = self.prompt.take() {
+                    let _ = agent.ops.send(Op::UserInput { text });
+                }
+            }
+            _ => {}
+        }
+        // A resumed session first closes the turn its log left open: that one is not ours.
+        let earlier_turn = !self.started && matches!(event, Event::TurnAborted { .. });
+        self.started |= matches!(event, Event::TurnStarted { .. });
+        ending.filter(|_| !earlier_turn)
+    }
+
+    /// The line that says how to continue the session. A log exists once a turn started,
+    /// unless it could not be written (its notice said so): only a session that was
+    /// recorded can be continued. Stdout stays the answer.
+    fn continue_line(self, env: &Env) -> Option<String> {
+        let started = self.started;
+        self.session
+            .filter(|(id, _)| started && api::is_recorded(id, env))
+            .map(|(id, workspace)| api::continue_line(&id, &workspace, true))
+    }
+}
+
+/// Nobody is here to approve: a call that asks (the agent's own, or a sub-agent's) is
+/// refused as the approval mode refuses a call (no person denied it), and the model is
+/// told why (the notes say why a call is asked about whatever the mode: a .git/ write, a
+/// repository's git configuration).
+fn refuse_approval(agent: &Handle, event: &Event) {
+    let asked = match event {
+        Event::SubAgent { event, .. } => event.as_ref(),
+        event => event,
+    };
+    let Event::ApprovalRequested { id, name, notes, .. } = asked else {
+        return;
+    };
+    let why: String = notes.iter().map(|note| format!(" {note}")).collect();
+    let _ = agent.ops.send(Op::Approval {
+        id: id.clone(),
+        decision: Decision::Refuse {
+            reason: format!(
+                "miniagent exec runs without a person to approve tool calls, and `{name}` needs approval here. Either the approval mode asks for it (--approval full-auto, or auto-edit for file edits, lets such calls run), or the call changes miniagent's own settings (.miniagent/ or the config folder), which is asked about in every mode and so never runs under exec.{why}"
+            ),
+        },
+    });
+}
+
+/// How the run ends when `event` comes, if it ends it.
+fn ending(event: &Event) -> Option<ExecOutcome> {
+    match event {
+        Event::TurnComplete { .. } => Some(ExecOutcome::Completed),
+        Event::TurnAborted { .. } => Some(ExecOutcome::Interrupted),
+        Event::StepLimitReached { .. } => Some(ExecOutcome::StepLimit),
+        Event::TurnUsage { .. } => None,
+        Event::Error { .. } => Some(ExecOutcome::Failed),
+        // The agent only ends by our Shutdown, which comes after the turn ends.
+        Event::ShutdownComplete => Some(ExecOutcome::Failed),
+        Event::SessionConfigured { .. }
+        | Event::SessionResumed { .. }
+        | Event::TurnStarted { .. }
+        | Event::StepStarted { .. }
+        | Event::ThinkingDelta { .. }
+        | Event::TextDelta { .. }
+        | Event::AssistantMessage { .. }
+        | Event::ToolCallRequested { .. }
+        | Event::ApprovalRequested { .. }
+        | Event::ApprovalRulesChanged { .. }
+        | Event::ApprovalModeChanged { .. }
+        | Event::HistoryCleared
+        | Event::ToolCallStarted { .. }
+        | Event::ToolOutputDelta { .. }
+        | Event::ToolCallFinished { .. }
+        | Event::TokenUsage { .. }
+        | Event::Retrying { .. }
+        | Event::CompactionStarted { .. }
+        | Event::CompactionEnded { .. }
+        | Event::ContextCompacted { .. }
+        | Event::HistorySnapshot { .. }
+        | Event::Notes { .. }
+        | Event::RecordedCall { .. }
+        | Event::HistoryRestored { .. }
+        | Event::McpServerStatus { .. }
+        | Event::McpToolsDeferred { .. }
+        | Event::SkillsLoaded { .. }
+        | Event::SubAgent { .. }
+        | Event::Notice { .. }
+        // A replay's; `exec` runs a live agent.
+        | Event::PlaybackOpened { .. }
+        | Event::PlaybackStatus { .. }
+        | Event::Replayed { .. } => None,
+    }
 }
 
 /// Prints events as `exec` does: progress on stderr and each turn's answer on stdout, or
@@ -362,22 +405,7 @@ impl Printer {
                 workspace,
                 sandbox,
                 ..
-            } => {
-                let sandbox = match sandbox {
-                    SandboxState::Enforced => " · sandbox ✓".to_string(),
-                    SandboxState::Off => " · no sandbox in full-auto".to_string(),
-                    SandboxState::Unavailable { reason } => format!(" · no sandbox: {}", clean(reason)),
-                    SandboxState::Unknown => String::new(),
-                };
-                self.dim_line(
-                    &format!(
-                        "miniagent · {provider} · {} · {}{sandbox}",
-                        clean(model),
-                        clean(workspace)
-                    ),
-                    color,
-                );
-            }
+            } => self.dim_line(&session_line(model, provider, workspace, sandbox), color),
             Event::SessionResumed { id, messages, turns } => self.dim_line(
                 &format!(
                     "resumed session {}: {turns} turn(s), {messages} messages of history",
@@ -385,22 +413,8 @@ impl Printer {
                 ),
                 color,
             ),
-            Event::ThinkingDelta { delta } => {
-                let mut shown = String::new();
-                self.thinking.push(delta, &mut shown);
-                if !shown.is_empty() {
-                    write_dim(&shown, color);
-                    self.mid_line = !shown.ends_with('\n');
-                }
-            }
-            Event::AssistantMessage { text, tool_calls, .. } => {
-                self.end_line();
-                // The final answer goes to stdout at the end; text that accompanies tool
-                // calls is progress.
-                if !tool_calls.is_empty() && !text.trim().is_empty() {
-                    self.line(text.trim_end());
-                }
-            }
+            Event::ThinkingDelta { delta } => self.thinking_delta(delta, color),
+            Event::AssistantMessage { text, tool_calls, .. } => self.assistant_message(text, !tool_calls.is_empty()),
             Event::ToolCallRequested { id, summary, .. } => {
                 self.call_arguments
                     .insert(id.clone(), preview_line(&visible(summary), 80));
@@ -412,14 +426,7 @@ impl Printer {
                 duration_ms,
                 output_preview,
                 ..
-            } => {
-                let arguments = self.call_arguments.remove(id).unwrap_or_default();
-                let mark = if *ok { "✓" } else { "✗" };
-                let (detail, why) = self.failure(id, *ok, output_preview, 100);
-                let name = call_name(name);
-                self.line(&format!("{mark} {name} {arguments} ({duration_ms} ms){detail}"));
-                self.why_line(why, "");
-            }
+            } => self.call_finished(id, name, *ok, *duration_ms, output_preview),
             Event::Retrying {
                 attempt,
                 max_attempts,
@@ -431,48 +438,9 @@ impl Printer {
                 *delay_ms as f64 / 1000.0
             )),
             Event::Notice { message } => self.line(&format!("note: {message}")),
-            Event::SubAgent { agent, event, .. } => match event.as_ref() {
-                Event::ToolCallFinished {
-                    id,
-                    name,
-                    ok,
-                    duration_ms,
-                    output_preview,
-                    ..
-                } => {
-                    let mark = if *ok { "✓" } else { "✗" };
-                    let (agent, name) = (call_name(agent), call_name(name));
-                    // A sub-agent's line shows its output whether or not the call failed.
-                    let (detail, why) = match self.refusals.remove(id) {
-                        Some(refused) => (format!(" {}", refusal(refused.fix)), refused.why),
-                        None => (format!(" {}", preview_line(&clean(output_preview), 80)), None),
-                    };
-                    self.line(&format!("  ↳ {agent} {mark} {name} ({duration_ms} ms){detail}"));
-                    self.why_line(why, "  ");
-                }
-                Event::ApprovalRequested {
-                    id, request, notes, ..
-                } => {
-                    self.refusals
-                        .insert(id.clone(), refusal_for(request.as_ref(), notes));
-                }
-                _ => {}
-            },
-            Event::McpServerStatus { server, state } => match (clean(server), state) {
-                (server, McpState::Ready { tools }) => {
-                    self.line(&format!("mcp: {server} ready ({} tools)", tools.len()))
-                }
-                (server, McpState::Failed { reason }) => {
-                    self.line(&format!("mcp: {server} failed: {reason}"))
-                }
-                (_, McpState::Connecting | McpState::Disabled) => self.end_line(),
-            },
-            Event::SkillsLoaded { warnings, .. } => {
-                self.end_line();
-                for warning in warnings {
-                    self.line(&format!("skills: {warning}"));
-                }
-            }
+            Event::SubAgent { agent, event, .. } => self.sub_agent(agent, event),
+            Event::McpServerStatus { server, state } => self.mcp_status(server, state),
+            Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),
             Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
             Event::CompactionEnded { outcome, reason } => self.line(&match outcome {
                 CompactionOutcome::Failed => format!("compaction failed: {reason}"),
@@ -492,19 +460,11 @@ impl Printer {
                 cache_read_tokens,
                 cost_usd,
                 ..
-            } => {
-                // A turn whose every call failed has nothing to report.
-                if *model_calls > 0 {
-                    let cost = crate::protocol::sane_cost(*cost_usd);
-                    let line = turn_usage_line(
-                        *model_calls,
-                        *input_tokens,
-                        *output_tokens,
-                        *cache_read_tokens,
-                        cost,
-                    );
-                    self.dim_line(&format!("turn: {line}"), color);
-                }
+            // A turn whose every call failed has nothing to report.
+            } if *model_calls > 0 => {
+                let cost = sane_cost(*cost_usd);
+                let line = turn_usage_line(*model_calls, *input_tokens, *output_tokens, *cache_read_tokens, cost);
+                self.dim_line(&format!("turn: {line}"), color);
             }
             Event::TurnComplete { text } => self.answer(text),
             Event::StepLimitReached { steps, report } => {
@@ -523,6 +483,7 @@ impl Printer {
             }
             // Its notice said so when the tools were first held back.
             Event::McpToolsDeferred { .. }
+            | Event::TurnUsage { .. }
             | Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
@@ -542,6 +503,101 @@ impl Printer {
             | Event::Replayed { .. } => {}
         }
     }
+
+    /// The model's text: the final answer goes to stdout at the end; text that
+    /// accompanies tool calls is progress.
+    fn assistant_message(&mut self, text: &str, calls_tools: bool) {
+        self.end_line();
+        if calls_tools && !text.trim().is_empty() {
+            self.line(text.trim_end());
+        }
+    }
+
+    /// What was wrong with the skills found, a line each.
+    fn skill_warnings(&mut self, warnings: &[String]) {
+        self.end_line();
+        for warning in warnings {
+            self.line(&format!("skills: {warning}"));
+        }
+    }
+
+    /// Thinking, dimmed, as it streams.
+    fn thinking_delta(&mut self, delta: &str, color: bool) {
+        let mut shown = String::new();
+        self.thinking.push(delta, &mut shown);
+        if !shown.is_empty() {
+            write_dim(&shown, color);
+            self.mid_line = !shown.ends_with('\n');
+        }
+    }
+
+    /// A finished call's line: mark, name, arguments, time, and why it failed.
+    fn call_finished(&mut self, id: &str, name: &str, ok: bool, duration_ms: u64, output: &str) {
+        let arguments = self.call_arguments.remove(id).unwrap_or_default();
+        let mark = if ok { "✓" } else { "✗" };
+        let (detail, why) = self.failure(id, ok, output, 100);
+        let name = call_name(name);
+        self.line(&format!("{mark} {name} {arguments} ({duration_ms} ms){detail}"));
+        self.why_line(why, "");
+    }
+
+    /// A sub-agent's finished calls, indented under its name; its approval requests are
+    /// refused as the agent's own are.
+    fn sub_agent(&mut self, agent: &str, event: &Event) {
+        match event {
+            Event::ToolCallFinished {
+                id,
+                name,
+                ok,
+                duration_ms,
+                output_preview,
+                ..
+            } => {
+                let mark = if *ok { "✓" } else { "✗" };
+                let (agent, name) = (call_name(agent), call_name(name));
+                // A sub-agent's line shows its output whether or not the call failed.
+                let (detail, why) = match self.refusals.remove(id) {
+                    Some(refused) => (format!(" {}", refusal(refused.fix)), refused.why),
+                    None => (format!(" {}", preview_line(&clean(output_preview), 80)), None),
+                };
+                self.line(&format!("  ↳ {agent} {mark} {name} ({duration_ms} ms){detail}"));
+                self.why_line(why, "  ");
+            }
+            Event::ApprovalRequested {
+                id, request, notes, ..
+            } => {
+                self.refusals
+                    .insert(id.clone(), refusal_for(request.as_ref(), notes));
+            }
+            _ => {}
+        }
+    }
+
+    /// An MCP server that became ready or failed.
+    fn mcp_status(&mut self, server: &str, state: &McpState) {
+        match (clean(server), state) {
+            (server, McpState::Ready { tools }) => {
+                self.line(&format!("mcp: {server} ready ({} tools)", tools.len()))
+            }
+            (server, McpState::Failed { reason }) => self.line(&format!("mcp: {server} failed: {reason}")),
+            (_, McpState::Connecting | McpState::Disabled) => self.end_line(),
+        }
+    }
+}
+
+/// The session's first line: provider, model, workspace and the sandbox.
+fn session_line(model: &str, provider: &str, workspace: &str, sandbox: &SandboxState) -> String {
+    let sandbox = match sandbox {
+        SandboxState::Enforced => " · sandbox ✓".to_string(),
+        SandboxState::Off => " · no sandbox in full-auto".to_string(),
+        SandboxState::Unavailable { reason } => format!(" · no sandbox: {}", clean(reason)),
+        SandboxState::Unknown => String::new(),
+    };
+    format!(
+        "miniagent · {provider} · {} · {}{sandbox}",
+        clean(model),
+        clean(workspace)
+    )
 }
 
 /// Already-cleaned `text` on stderr, dimmed when `color`.

@@ -1,16 +1,9 @@
 //! miniagent: a terminal workbench for an LLM agent that reads and edits files, runs
 //! commands and keeps going on long tasks.
 //!
-//! The binary's library: the command-line faces (`exec`, `sessions`) and the crates
-//! they are built on. The agent (`miniagent_core`) and its front ends speak only through
-//! `miniagent_protocol`: `Op`s in, `Event`s out.
+//! The binary's library: the command-line faces (`exec`, `sessions`). Like every face it
+//! reaches the core only through `miniagent_api` (start a session, open a recording or a
+//! session log) and speaks `miniagent_protocol`: `Op`s in, `Event`s out.
 
 pub mod exec;
 pub mod session_cli;
-
-pub use miniagent_core::{
-    agent, api, config, export, hardening, llm, playback, secrets, session, startup, tokens, tools, trust,
-};
-pub use miniagent_protocol as protocol;
-pub use miniagent_text as terminal_text;
-pub use miniagent_tui as tui;

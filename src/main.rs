@@ -5,13 +5,11 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use miniagent::api;
-use miniagent::config::{ApprovalMode, Overrides, Provider};
 use miniagent::exec::{self, ExecOutcome, OutputMode};
 use miniagent::session_cli::{self as cli, ExportFormat};
-use miniagent::startup::{self, StartOptions};
-use miniagent::terminal_text;
-use miniagent::tools::sandbox::SandboxSetting;
+use miniagent_api::{self as api, Overrides, Provider, StartOptions};
+use miniagent_protocol::{ApprovalMode, SandboxSetting};
+use miniagent_text as terminal_text;
 
 /// A terminal workbench for an LLM agent that reads and edits files, runs commands and
 /// keeps going on long tasks. With no command, the full-screen workbench opens.
@@ -209,7 +207,7 @@ enum SessionsCommand {
 }
 
 fn main() {
-    miniagent::hardening::start();
+    api::harden_process();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -270,10 +268,8 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
                 Err(why) => return fail(&why),
             };
             let resume = match session.wanted() {
-                Some(id) => match startup::resume_target(&start, id, env)
-                    .and_then(|target| target.check_for_exec(&start).map(|()| target))
-                {
-                    Ok(target) => Some(target.path),
+                Some(id) => match api::session_to_resume_unattended(&start, id, env) {
+                    Ok(path) => Some(path),
                     Err(err) => return fail(&format!("{err:#}")),
                 },
                 None => None,
@@ -287,7 +283,7 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
             look,
             headless: false,
             file,
-        }) => miniagent::tui::replay(&file, look.theme.or(cli.look.theme), env),
+        }) => miniagent_tui::replay(&file, look.theme.or(cli.look.theme), env),
         Some(Command::Completions { shell }) => {
             // Written whole once made: clap_complete panics on a reader that went away.
             let mut script = Vec::new();
@@ -365,14 +361,14 @@ fn workbench(
     prompt: Option<String>,
     env: &api::Env,
 ) -> i32 {
-    if let Err(why) = miniagent::tui::check_terminal(env.var("TERM").as_deref()) {
+    if let Err(why) = miniagent_tui::check_terminal(env.var("TERM").as_deref()) {
         return fail(&format!("{why}; to run without it: miniagent exec \"PROMPT\""));
     }
     let start = start_options(agent);
     let resume = match session.wanted() {
         // The workbench asks when the log is from elsewhere.
-        Some(id) => match startup::resume_target(&start, id, env) {
-            Ok(target) => Some(target.path),
+        Some(id) => match api::session_to_resume(&start, id, env) {
+            Ok(path) => Some(path),
             // `miniagent --resume "fix the tests"` took the message as the id.
             Err(err) => match (id, &prompt) {
                 (Some(id), None) => {
@@ -390,7 +386,7 @@ fn workbench(
         Ok(prompt) => prompt,
         Err(why) => return fail(&why),
     };
-    miniagent::tui::run(miniagent::tui::WorkbenchOptions {
+    miniagent_tui::run(miniagent_tui::WorkbenchOptions {
         start,
         env: env.clone(),
         theme: look.theme,
@@ -456,7 +452,7 @@ fn exec_prompt(
         return Ok(prompt);
     }
     match session.resume.as_deref().filter(|id| !id.is_empty()) {
-        Some(id) if startup::resume_target(start, Some(id), env).is_err() => Err(format!(
+        Some(id) if api::session_to_resume(start, Some(id), env).is_err() => Err(format!(
             "`{}` is not a recorded session, and exec has no prompt: --resume takes a session id before the prompt (`miniagent sessions list` shows them), as in miniagent exec --resume ID \"PROMPT\"; to continue this workspace's newest session: miniagent exec --continue \"{}\"",
             terminal_text::visible(id),
             terminal_text::visible(id),
@@ -512,8 +508,7 @@ fn run_exec(
                 color: std::io::stderr().is_terminal() && !no_color,
             }
         };
-        let sessions = miniagent::session::store::sessions_dir(env);
-        exec::run(agent, resume, prompt, mode, sessions.as_deref()).await
+        exec::run(agent, resume, prompt, mode, env).await
     });
     let outcome = match outcome {
         Ok(outcome) => outcome,

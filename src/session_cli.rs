@@ -3,20 +3,18 @@
 //! one line on stderr and exit code 1. What a log holds came from the model and its tools:
 //! text and markdown are cleaned for the terminal as they are written, JSON is escaped.
 
-use crate::config::Env;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
 use crate::exec::{OutputMode, Printer};
-use crate::export;
-use crate::protocol::{Decision, Event};
-use crate::session::{Loaded, Record, store};
-use crate::terminal_text;
-use crate::tokens::{Encoding, TokenCounter};
-use crate::tools::output::preview_line;
+use miniagent_api::{
+    Env, LogEntry, RemoveError, SessionLog, SessionStore, remove_session, session_info, session_lines,
+    session_summary,
+};
+use miniagent_protocol::{Decision, Event};
+use miniagent_text::{self as terminal_text, preview_line};
 
 /// What `sessions export` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -31,10 +29,11 @@ pub enum ExportFormat {
 /// a header. Sessions that never got a reply are left out (and counted on stderr) unless
 /// `all`, which shows them marked.
 pub fn list(all: bool, env: &Env) -> i32 {
-    let Some(dir) = sessions_dir(env) else {
+    let store = SessionStore::new(env);
+    let Some(dir) = store.folder() else {
         return fail("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR");
     };
-    let sessions = store::list(&dir);
+    let sessions = store.list();
     if sessions.is_empty() {
         terminal_text::eprintln(&format!(
             "no sessions recorded yet (they are kept in {})",
@@ -46,7 +45,7 @@ pub fn list(all: bool, env: &Env) -> i32 {
         .into_iter()
         .partition(|session| all || !session.no_reply());
     if !shown.is_empty() {
-        let lines = export::list_lines(&shown);
+        let lines = session_lines(&shown);
         write_stdout(&(lines.join("\n") + "\n"));
     }
     match hidden.len() {
@@ -62,36 +61,36 @@ pub fn list(all: bool, env: &Env) -> i32 {
 /// `sessions rm ID`: removes one recorded session and says what it was; one that a
 /// running miniagent has open is refused.
 pub fn remove(id: &str, env: &Env) -> i32 {
-    let dir = sessions_dir(env);
-    let path = match store::resolve(dir.as_deref(), id) {
+    let store = SessionStore::new(env);
+    let path = match store.find(id) {
         Ok(path) => path,
         Err(why) => return fail(&why),
     };
     // Only sessions of the sessions folder: `rm` is not a way to delete any file.
-    if !store::is_own_log(dir.as_deref(), &path) {
+    if !store.is_own(&path) {
         return fail(format!(
             "{} is not one of your recorded sessions; only those are removed",
             path.display()
         ));
     }
-    let info = match store::info(&path) {
+    let info = match session_info(&path) {
         Ok(info) => info,
         Err(why) => return fail(&why),
     };
-    match store::remove(&path) {
-        Ok(_) => {
+    match remove_session(&path) {
+        Ok(()) => {
             write_stdout(&format!(
                 "removed session {} ({})\n",
                 info.id,
-                export::session_summary(&info)
+                session_summary(&info)
             ));
             0
         }
-        Err(store::RemoveError::InUse) => fail(format!(
+        Err(RemoveError::InUse) => fail(format!(
             "session {} is in use by a running miniagent; it was not removed",
             info.id
         )),
-        Err(store::RemoveError::Failed(why)) => fail(&why),
+        Err(RemoveError::Failed(why)) => fail(&why),
     }
 }
 
@@ -103,10 +102,11 @@ pub fn prune(older_than: &str, yes: bool, dry_run: bool, env: &Env) -> i32 {
         Ok(age) => age,
         Err(why) => return fail(&why),
     };
-    let Some(dir) = sessions_dir(env) else {
+    let store = SessionStore::new(env);
+    if store.folder().is_none() {
         return fail("no data folder on this machine holds sessions; set MINIAGENT_DATA_DIR");
-    };
-    let sessions = store::list(&dir);
+    }
+    let sessions = store.list();
     let now = std::time::SystemTime::now();
     let (old, recent): (Vec<_>, Vec<_>) = sessions.into_iter().partition(|session| {
         std::fs::metadata(&session.path)
@@ -121,7 +121,7 @@ pub fn prune(older_than: &str, yes: bool, dry_run: bool, env: &Env) -> i32 {
     }
     let listing: String = old
         .iter()
-        .map(|session| format!("  {} ({})\n", session.id, export::session_summary(session)))
+        .map(|session| format!("  {} ({})\n", session.id, session_summary(session)))
         .collect();
     let count = sessions_count(old.len());
     if dry_run {
@@ -147,20 +147,20 @@ pub fn prune(older_than: &str, yes: bool, dry_run: bool, env: &Env) -> i32 {
     let mut removed = 0;
     let mut failed = false;
     for session in &old {
-        match store::remove(&session.path) {
-            Ok(_) => {
+        match remove_session(&session.path) {
+            Ok(()) => {
                 removed += 1;
                 write_stdout(&format!(
                     "removed session {} ({})\n",
                     session.id,
-                    export::session_summary(session)
+                    session_summary(session)
                 ));
             }
-            Err(store::RemoveError::InUse) => terminal_text::eprintln(&format!(
+            Err(RemoveError::InUse) => terminal_text::eprintln(&format!(
                 "session {} is in use by a running miniagent; it was kept",
                 session.id
             )),
-            Err(store::RemoveError::Failed(why)) => {
+            Err(RemoveError::Failed(why)) => {
                 failed = true;
                 terminal_text::eprintln(&format!("miniagent: {why}"));
             }
@@ -200,9 +200,9 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 /// `sessions show ID`: the session's details and its conversation.
 pub fn show(id: &str, env: &Env) -> i32 {
-    match open(id, env) {
-        Ok((path, loaded)) => {
-            write_stdout(&export::show(&loaded, &path));
+    match SessionStore::new(env).open(id) {
+        Ok(log) => {
+            write_stdout(&log.show());
             0
         }
         Err(why) => fail(&why),
@@ -211,20 +211,15 @@ pub fn show(id: &str, env: &Env) -> i32 {
 
 /// `sessions export ID --format md|json`, on stdout.
 pub fn export(id: &str, format: ExportFormat, env: &Env) -> i32 {
-    let loaded = match open(id, env) {
-        Ok((_, loaded)) => loaded,
+    let log = match SessionStore::new(env).open(id) {
+        Ok(log) => log,
         Err(why) => return fail(&why),
     };
-    warn(&loaded);
+    warn(&log);
     let text = match format {
-        ExportFormat::Md => export::markdown(&loaded),
+        ExportFormat::Md => log.markdown(),
         ExportFormat::Json => {
-            // Masked results' stubs quote a token count: count as the agent did (the
-            // default tokenizer; the log does not say which one ran).
-            let mut restored = loaded.restore(TokenCounter::new(Encoding::Cl100kBase));
-            // The history stays valid to send: a call the log left open gets a result.
-            restored.close_open_calls();
-            match export::json(&loaded, &restored) {
+            match log.history_json() {
                 Ok(json) => {
                     // The raw text, every control in it escaped.
                     let mut stdout = std::io::stdout().lock();
@@ -242,20 +237,20 @@ pub fn export(id: &str, format: ExportFormat, env: &Env) -> i32 {
 
 /// `replay --headless FILE`: the recorded session printed as `exec` printed it, at once.
 pub fn replay_headless(file: &str, env: &Env) -> i32 {
-    let loaded = match open(file, env) {
-        Ok((_, loaded)) => loaded,
+    let log = match SessionStore::new(env).open(file) {
+        Ok(log) => log,
         Err(why) => return fail(&why),
     };
-    warn(&loaded);
+    warn(&log);
     let no_color = env.var("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut printer = Printer::new(OutputMode::Human {
         color: std::io::stderr().is_terminal() && !no_color,
     });
     let mut replay = HeadlessReplay::default();
-    for record in &loaded.records {
-        replay.record(&mut printer, record);
+    for entry in log.entries() {
+        replay.entry(&mut printer, entry);
     }
-    for event in loaded.closing_events() {
+    for event in log.closing_events() {
         printer.event(&event);
     }
     0
@@ -270,21 +265,14 @@ struct HeadlessReplay {
 }
 
 impl HeadlessReplay {
-    fn record(&mut self, printer: &mut Printer, record: &Record) {
-        match record {
-            Record::Event { event, .. } => self.event(printer, event),
-            Record::Decision { id, decision, .. } => {
-                let name = self.asked.remove(id).unwrap_or_else(|| id.clone());
+    fn entry(&mut self, printer: &mut Printer, entry: LogEntry<'_>) {
+        match entry {
+            LogEntry::Event(event) => self.event(printer, event),
+            LogEntry::Decision { id, decision } => {
+                let name = self.asked.remove(id).unwrap_or_else(|| id.to_string());
                 printer.note(&decision_line(&name, decision));
             }
-            Record::Cleared { .. } => printer.note("── the conversation was started over ──"),
-            Record::Header(_)
-            | Record::Messages { .. }
-            | Record::Blocks { .. }
-            | Record::Summary { .. }
-            | Record::Masked { .. }
-            | Record::Output { .. }
-            | Record::Resumed { .. } => {}
+            LogEntry::Cleared => printer.note("── the conversation was started over ──"),
         }
     }
 
@@ -329,32 +317,8 @@ fn decision_line(name: &str, decision: &Decision) -> String {
     }
 }
 
-/// The sessions folder the environment names.
-fn sessions_dir(env: &Env) -> Option<PathBuf> {
-    store::sessions_dir(env)
-}
-
-/// The log `id` names (an id, a unique prefix, or a file), read.
-fn open(id: &str, env: &Env) -> anyhow::Result<(PathBuf, Loaded)> {
-    let path = locate(id, env)?;
-    let loaded = crate::session::load(&path)?;
-    Ok((path, loaded))
-}
-
-fn locate(id: &str, env: &Env) -> anyhow::Result<PathBuf> {
-    let as_path = Path::new(id);
-    if as_path.is_file() {
-        return Ok(as_path.to_path_buf());
-    }
-    if id.ends_with(".jsonl") || id.contains(std::path::MAIN_SEPARATOR) {
-        anyhow::bail!("no session log at {id}");
-    }
-    let dir = sessions_dir(env);
-    Ok(store::resolve(dir.as_deref(), id)?)
-}
-
-fn warn(loaded: &Loaded) {
-    for warning in &loaded.warnings {
+fn warn(log: &SessionLog) {
+    for warning in log.warnings() {
         terminal_text::eprintln(&format!("miniagent: warning: {warning}"));
     }
 }

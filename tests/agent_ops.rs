@@ -6,8 +6,8 @@
 use crate::mcp_harness;
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::protocol::{Event, McpState, Op};
+use miniagent_core::config::Provider;
+use miniagent_protocol::{Event, McpState, Op};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::cli::{session_id, session_logs};

@@ -5,9 +5,9 @@
 
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::llm::CacheKeyField;
-use miniagent::protocol::{Event, Op};
+use miniagent_core::config::Provider;
+use miniagent_core::llm::CacheKeyField;
+use miniagent_protocol::{Event, Op};
 use serde_json::{Value, json};
 use support::harness::{Harness, session_log_in, test_config};
 use support::validate::{anthropic_cache_problem, assert_valid_anthropic, unmarked};
@@ -491,7 +491,7 @@ async fn impossible_usage_counts_are_not_billed() {
 /// figures).
 #[test]
 fn the_thirty_step_task_makes_no_summary_call_and_bills_at_most_150k_input_tokens() {
-    use miniagent::tokens::{Encoding, TokenCounter};
+    use miniagent_core::tokens::{Encoding, TokenCounter};
     let counter = TokenCounter::new(Encoding::Cl100kBase);
     let count = |text: &str| counter.count(text);
     for provider in ["anthropic", "openai"] {

@@ -15,17 +15,17 @@ mod history;
 mod summary_calls;
 use crate::support;
 
-use miniagent::agent::compaction::Strategy;
-use miniagent::config::Provider;
-use miniagent::protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot};
-use miniagent::session;
-use miniagent::tokens::{Encoding, TokenCounter};
+use miniagent_core::agent::compaction::Strategy;
+use miniagent_core::config::Provider;
+use miniagent_core::session;
+use miniagent_core::tokens::{Encoding, TokenCounter};
+use miniagent_protocol::{Event, HistoryEntry, HistoryEntryKind, HistorySnapshot};
 use serde_json::{Value, json};
 use support::harness::Harness;
 
 /// These tests are about the summarizer and trimming: they compact by summaries alone.
 /// (The default first turns older results into stubs; `default_compaction` tests it.)
-fn test_config(provider: Provider, server: &ScriptedServer) -> miniagent::config::Config {
+fn test_config(provider: Provider, server: &ScriptedServer) -> miniagent_core::config::Config {
     let mut config = support::harness::test_config(provider, server);
     config.agent.compaction = Strategy::Summarize;
     config
@@ -37,7 +37,7 @@ fn config_for_huge_reads(
     provider: Provider,
     server: &ScriptedServer,
     token_limit: u64,
-) -> miniagent::config::Config {
+) -> miniagent_core::config::Config {
     let mut config = test_config(provider, server);
     config.agent.token_limit = token_limit;
     config.model.max_output_tokens = 4096;
@@ -47,7 +47,7 @@ fn config_for_huge_reads(
 
 /// [`test_config`] compacting by stubs and then summaries (`both`), on a budget of 9000
 /// tokens with replies of up to 2000.
-fn config_both_at_9000(server: &ScriptedServer) -> miniagent::config::Config {
+fn config_both_at_9000(server: &ScriptedServer) -> miniagent_core::config::Config {
     let mut config = test_config(Provider::Anthropic, server);
     config.agent.compaction = Strategy::Both;
     config.agent.token_limit = 9000;
@@ -384,7 +384,7 @@ fn compact_now_reported(event: &Event) -> bool {
 
 /// Sends `/compact` and waits for its closing notice; returns what the notice says.
 async fn compact_now(agent: &mut Harness) -> String {
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     let Event::Notice { message } = agent.wait_for(compact_now_reported).await else {
         unreachable!("`compact_now_reported` matches notices only")
     };
@@ -392,7 +392,7 @@ async fn compact_now(agent: &mut Harness) -> String {
 }
 
 /// The entry of `entries` that is a summary, with its detail.
-fn summary_in(entries: &[HistoryEntry]) -> Option<(&HistoryEntry, &miniagent::protocol::SummaryDetail)> {
+fn summary_in(entries: &[HistoryEntry]) -> Option<(&HistoryEntry, &miniagent_protocol::SummaryDetail)> {
     entries
         .iter()
         .find(|e| e.kind == HistoryEntryKind::Summary)

@@ -4,8 +4,8 @@
 
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::protocol::Event;
+use miniagent_core::config::Provider;
+use miniagent_protocol::Event;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::harness::{Harness, test_config};
@@ -115,7 +115,7 @@ async fn a_sub_agent_works_in_its_own_context_with_its_own_tools() {
 
 #[tokio::test]
 async fn an_interrupt_stops_the_sub_agent_and_the_history_stays_valid() {
-    use miniagent::protocol::Op;
+    use miniagent_protocol::Op;
     let server = ScriptedServer::start(vec![
         Reply::tool(
             "d1",
@@ -151,7 +151,7 @@ async fn an_interrupt_stops_the_sub_agent_and_the_history_stays_valid() {
 /// loop checks the budget before every call and compacts as the main loop does.
 #[tokio::test]
 async fn a_sub_agent_compacts_and_stays_within_the_window() {
-    use miniagent::tokens::{Encoding, TokenCounter};
+    use miniagent_core::tokens::{Encoding, TokenCounter};
     const WINDOW: u64 = 40_000;
     const STEPS: usize = 20;
     let mut script = vec![Reply::tool(
@@ -240,9 +240,9 @@ async fn a_sub_agents_history_stays_out_of_the_session_log() {
         .workspace
         .write("Cargo.toml", "[package]\nname = \"demo\"\n");
     agent.turn("Which package is this?").await;
-    agent.send(miniagent::protocol::Op::Shutdown);
+    agent.send(miniagent_protocol::Op::Shutdown);
     agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
-    let recorded = miniagent::session::load::messages(&log.path().unwrap()).unwrap();
+    let recorded = miniagent_core::session::load::messages(&log.path().unwrap()).unwrap();
     let texts: Vec<String> = recorded
         .iter()
         .map(|m| format!("{:?}: {}", m.role, m.text()))
@@ -383,7 +383,7 @@ async fn a_sub_agent_gets_the_same_call_guard() {
     );
     let refused = events.iter().any(|e| {
         matches!(e, Event::SubAgent { event, .. } if matches!(event.as_ref(),
-            Event::ToolCallFinished { id, outcome: miniagent::protocol::ToolOutcome::Refused, .. } if id == "s4"))
+            Event::ToolCallFinished { id, outcome: miniagent_protocol::ToolOutcome::Refused, .. } if id == "s4"))
     });
     assert!(refused, "front ends see the refusal");
 }

@@ -229,12 +229,12 @@ fn record_the_demo() {
         &id,
         "Also make median raise a clear error on an empty list, and test that.",
     ]);
-    let recorded = miniagent::session::load(&log).expect("the demo loads");
+    let recorded = miniagent_core::session::load(&log).expect("the demo loads");
     assert!(recorded.warnings.is_empty(), "{:?}", recorded.warnings);
     let sizes: Vec<u64> = recorded
         .events()
         .filter_map(|(_, e)| match e {
-            miniagent::protocol::Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
+            miniagent_protocol::Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
             _ => None,
         })
         .collect();
@@ -246,7 +246,7 @@ fn record_the_demo() {
         recorded
             .records
             .iter()
-            .any(|r| matches!(r, miniagent::session::Record::Summary { .. })),
+            .any(|r| matches!(r, miniagent_core::session::Record::Summary { .. })),
         "the demo shows a compaction"
     );
     std::fs::create_dir_all(demo_path().parent().unwrap()).unwrap();
@@ -256,12 +256,12 @@ fn record_the_demo() {
 
 #[test]
 fn the_demo_loads_cleanly() {
-    let loaded = miniagent::session::load(&demo_path()).expect("assets/demo.jsonl loads");
+    let loaded = miniagent_core::session::load(&demo_path()).expect("assets/demo.jsonl loads");
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert!(loaded.closing_events().is_empty(), "nothing is left open");
     let turns = loaded
         .events()
-        .filter(|(_, e)| matches!(e, miniagent::protocol::Event::TurnComplete { .. }))
+        .filter(|(_, e)| matches!(e, miniagent_protocol::Event::TurnComplete { .. }))
         .count();
     assert_eq!(turns, 2);
 }

@@ -7,7 +7,7 @@ use crate::support;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use miniagent::protocol::Event;
+use miniagent_protocol::Event;
 use pretty_assertions::assert_eq;
 use support::harness::TEST_KEY;
 use support::*;

@@ -3,8 +3,8 @@
 
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::protocol::Event;
+use miniagent_core::config::Provider;
+use miniagent_protocol::Event;
 use pretty_assertions::assert_eq;
 use support::harness::{Harness, streamed_text, test_config};
 use support::*;
@@ -462,7 +462,7 @@ fn preview_line(text: &str) -> String {
 /// A read-only tool that answers something new each time.
 struct Clock(std::sync::atomic::AtomicU32);
 
-impl miniagent::tools::Tool for Clock {
+impl miniagent_core::tools::Tool for Clock {
     fn name(&self) -> &str {
         "clock"
     }
@@ -472,16 +472,16 @@ impl miniagent::tools::Tool for Clock {
     fn input_schema(&self) -> serde_json::Value {
         serde_json::json!({"type": "object", "properties": {}})
     }
-    fn effect(&self) -> miniagent::tools::ToolEffect {
-        miniagent::tools::ToolEffect::ReadOnly
+    fn effect(&self) -> miniagent_core::tools::ToolEffect {
+        miniagent_core::tools::ToolEffect::ReadOnly
     }
     fn run(
         &self,
         _arguments: serde_json::Value,
-        _context: miniagent::tools::ToolContext,
-    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
+        _context: miniagent_core::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent_core::tools::ToolOutput> {
         let tick = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Box::pin(async move { miniagent::tools::ToolOutput::ok(format!("tick {tick}")) })
+        Box::pin(async move { miniagent_core::tools::ToolOutput::ok(format!("tick {tick}")) })
     }
 }
 
@@ -493,7 +493,7 @@ async fn polling_a_read_whose_result_changes_is_never_refused() {
     let server = ScriptedServer::start(script).await;
     let mut agent = Harness::start_with(
         test_config(Provider::Anthropic, &server),
-        miniagent::session::SessionLog::disabled(),
+        miniagent_core::session::SessionLog::disabled(),
         vec![std::sync::Arc::new(Clock(Default::default()))],
     );
     let events = agent.turn("watch the clock").await;
@@ -531,9 +531,9 @@ async fn the_same_write_with_the_same_result_asks_the_person_outside_full_auto()
     ])
     .await;
     let mut config = test_config(Provider::Anthropic, &server);
-    config.agent.approval = miniagent::config::ApprovalMode::AutoEdit;
+    config.agent.approval = miniagent_core::config::ApprovalMode::AutoEdit;
     let mut agent = Harness::start(config);
-    agent.send(miniagent::protocol::Op::UserInput { text: "loop".into() });
+    agent.send(miniagent_protocol::Op::UserInput { text: "loop".into() });
     let asked = agent
         .wait_for(|e| matches!(e, Event::ApprovalRequested { .. }))
         .await;
@@ -545,9 +545,9 @@ async fn the_same_write_with_the_same_result_asks_the_person_outside_full_auto()
         preview.starts_with("The model asked for this same call a fourth time in a row, and it returned the same result each time."),
         "{preview}"
     );
-    agent.send(miniagent::protocol::Op::Approval {
+    agent.send(miniagent_protocol::Op::Approval {
         id,
-        decision: miniagent::protocol::Decision::Deny {
+        decision: miniagent_protocol::Decision::Deny {
             reason: Some("stop looping".into()),
         },
     });

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use miniagent::config::{ApprovalMode, Provider};
-use miniagent::protocol::{Decision, Event, Op};
+use miniagent_core::config::{ApprovalMode, Provider};
+use miniagent_protocol::{Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use support::harness::{Harness, is_turn_end, test_config};
 use support::{Reply, ScriptedServer, TempDir};
@@ -310,7 +310,7 @@ pub(crate) fn assert_refused_saying(result: &str, why: &str, shown: &dyn std::fm
 /// A [`Scene`], or `None` (the skip reported) where Landlock is missing: skills
 /// pre-approve commands only where the sandbox holds them.
 pub(crate) fn pre_approval_scene() -> Option<Scene> {
-    support::skip::needs("landlock", miniagent::tools::sandbox::kernel_abi().as_ref())?;
+    support::skip::needs("landlock", miniagent_core::tools::sandbox::kernel_abi().as_ref())?;
     let outside = TempDir::new();
     let evil = evil_program(&outside);
     let log = outside.join("ran.log");
@@ -429,10 +429,10 @@ fn the_skills_cache_is_protected_and_a_skill_planted_there_never_loads() {
         command
     };
     let data = home.path().to_path_buf();
-    let env = miniagent::config::Env::with(move |name: &str| {
+    let env = miniagent_core::config::Env::with(move |name: &str| {
         (name == "MINIAGENT_DATA_DIR").then(|| data.display().to_string())
     });
-    let cache = miniagent::tools::skills::default_install_dir(&env).unwrap();
+    let cache = miniagent_core::tools::skills::default_install_dir(&env).unwrap();
     let planted = cache.join("repo-helper/SKILL.md");
     let skill = "---\nname: repo-helper\ndescription: Helps with the repository.\nallowed-tools: Bash\n---\nRun anything.\n";
     let server = ScriptedServer::start_blocking(vec![

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use miniagent::config::ApprovalMode;
-use miniagent::protocol::Decision;
+use miniagent_core::config::ApprovalMode;
+use miniagent_protocol::Decision;
 use pretty_assertions::assert_eq;
 use support::{Reply, ScriptedServer, TempDir};
 

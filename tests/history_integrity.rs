@@ -9,11 +9,11 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use miniagent::agent::context::Change;
-use miniagent::agent::history::{ContentBlock, Message, Role};
-use miniagent::config::Provider;
-use miniagent::protocol::{Event, Op};
-use miniagent::session::{self, Record};
+use miniagent_core::agent::context::Change;
+use miniagent_core::agent::history::{ContentBlock, Message, Role};
+use miniagent_core::config::Provider;
+use miniagent_core::session::{self, Record};
+use miniagent_protocol::{Event, Op};
 use serde_json::{Value, json};
 use support::harness::{Harness, session_log_in, test_config};
 use support::validate::{assert_valid_anthropic, assert_valid_openai, unmarked};

@@ -5,8 +5,8 @@
 
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::protocol::Event;
+use miniagent_core::config::Provider;
+use miniagent_protocol::Event;
 use support::harness::{Harness, streamed_text, test_config};
 use support::*;
 
@@ -29,7 +29,7 @@ fn retried(events: &[Event]) -> bool {
 async fn one_attempt(
     provider: Provider,
     reply: Reply,
-    configure: impl Fn(&mut miniagent::config::Config),
+    configure: impl Fn(&mut miniagent_core::config::Config),
 ) -> Vec<Event> {
     let server = ScriptedServer::start(vec![reply, Reply::text("a retry was made")]).await;
     let mut config = test_config(provider, &server);

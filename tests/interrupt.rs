@@ -9,8 +9,8 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use miniagent::config::{ApprovalMode, Provider};
-use miniagent::protocol::{Decision, Event, Op};
+use miniagent_core::config::{ApprovalMode, Provider};
+use miniagent_protocol::{Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::harness::{Harness, test_config};
@@ -171,7 +171,7 @@ async fn interrupt_while_an_approval_is_pending() {
         assert!(preview.starts_with("$ touch made-it\n(in "), "{preview}");
         assert_eq!(
             session_rule,
-            Some(miniagent::protocol::ApprovalRule::Command {
+            Some(miniagent_protocol::ApprovalRule::Command {
                 program: "touch".into()
             })
         );

@@ -4,8 +4,8 @@
 
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::protocol::Event;
+use miniagent_core::config::Provider;
+use miniagent_protocol::Event;
 use serde_json::json;
 use support::harness::{Harness, test_config};
 use support::*;

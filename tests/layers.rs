@@ -5,7 +5,12 @@
 //! `self::` path (in `use` trees and inline), resolved to the module file it names.
 //! Test modules are left out (they may use anything).
 //!
-//! Across crates the compiler enforces the direction (`Cargo.toml` dependencies).
+//! Across crates the compiler enforces the direction (`Cargo.toml` dependencies), and
+//! this check keeps the dependencies themselves in line: every face (the workbench, and
+//! the binary's `exec` and `sessions` commands in `src/`) reaches the core only through
+//! `miniagent-api`, beside `miniagent-protocol` (the `Op`s and `Event`s) and
+//! `miniagent-text`, a leaf of plain-text helpers with no agent knowledge. The binary
+//! also depends on `miniagent-tui`, the face it launches.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,43 +23,49 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every module file under `src`, keyed by module path. `lib.rs`/`main.rs` is the root,
-/// `a/mod.rs` and `a.rs` are `a`.
-fn modules(src: &Path) -> Modules {
-    let mut out = Modules::new();
-    let mut stack = vec![src.to_path_buf()];
+/// Every `.rs` file under `dir`, at any depth.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
             }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let relative = path.strip_prefix(src).unwrap();
-            let mut parts: Vec<String> = relative
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect();
-            let file = parts.pop().unwrap();
-            let stem = file.trim_end_matches(".rs");
-            match stem {
-                "lib" | "main" if parts.is_empty() => {}
-                "mod" => {}
-                _ => parts.push(stem.to_string()),
-            }
-            // Test modules and test data under src are not part of the layering.
-            if parts
-                .iter()
-                .any(|p| p == "tests" || p == "snapshots" || p.ends_with("_tests"))
-            {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            out.insert(parts, strip_tests(&text));
         }
+    }
+    out
+}
+
+/// Every module file under `src`, keyed by module path. `lib.rs`/`main.rs` is the root,
+/// `a/mod.rs` and `a.rs` are `a`.
+fn modules(src: &Path) -> Modules {
+    let mut out = Modules::new();
+    for path in rust_files(src) {
+        let relative = path.strip_prefix(src).unwrap();
+        let mut parts: Vec<String> = relative
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let file = parts.pop().unwrap();
+        let stem = file.trim_end_matches(".rs");
+        match stem {
+            "lib" | "main" if parts.is_empty() => {}
+            "mod" => {}
+            _ => parts.push(stem.to_string()),
+        }
+        // Test modules and test data under src are not part of the layering.
+        if parts
+            .iter()
+            .any(|p| p == "tests" || p == "snapshots" || p.ends_with("_tests"))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        out.insert(parts, strip_tests(&text));
     }
     out
 }
@@ -278,6 +289,15 @@ fn find_cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 /// the core beyond the start API fails to compile; this keeps that door from being
 /// widened by adding `miniagent-core` to a front end.
 const ALLOWED_DEPENDENCIES: &[(&str, &[&str])] = &[
+    (
+        ".",
+        &[
+            "miniagent-api",
+            "miniagent-protocol",
+            "miniagent-text",
+            "miniagent-tui",
+        ],
+    ),
     ("crates/protocol", &[]),
     ("crates/text", &[]),
     ("crates/core", &["miniagent-protocol", "miniagent-text"]),
@@ -288,8 +308,8 @@ const ALLOWED_DEPENDENCIES: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The workspace crates named under `[dependencies]` in a `Cargo.toml`.
-fn workspace_dependencies(manifest: &str) -> Vec<String> {
+/// The crates named under `[dependencies]` in a `Cargo.toml`, sorted.
+fn dependencies(manifest: &str) -> Vec<String> {
     let mut in_dependencies = false;
     let mut found = Vec::new();
     for line in manifest.lines().map(str::trim) {
@@ -297,7 +317,7 @@ fn workspace_dependencies(manifest: &str) -> Vec<String> {
             in_dependencies = line == "[dependencies]";
             continue;
         }
-        if in_dependencies && line.starts_with("miniagent") {
+        if in_dependencies && !line.is_empty() && !line.starts_with('#') {
             let name = line.split(['=', ' ', '.']).next().unwrap_or_default();
             found.push(name.to_string());
         }
@@ -305,6 +325,18 @@ fn workspace_dependencies(manifest: &str) -> Vec<String> {
     found.sort();
     found
 }
+
+/// The workspace crates named under `[dependencies]` in a `Cargo.toml`.
+fn workspace_dependencies(manifest: &str) -> Vec<String> {
+    dependencies(manifest)
+        .into_iter()
+        .filter(|name| name.starts_with("miniagent"))
+        .collect()
+}
+
+/// Crates a front end must not depend on: it makes no HTTP calls of its own (the core
+/// probes local model servers and talks to providers).
+const FRONT_END_REFUSED: &[(&str, &[&str])] = &[("crates/tui", &["reqwest"]), (".", &["reqwest"])];
 
 #[test]
 fn crates_depend_only_downwards_and_front_ends_only_on_the_api() {
@@ -316,11 +348,55 @@ fn crates_depend_only_downwards_and_front_ends_only_on_the_api() {
         allowed.sort();
         assert_eq!(found, allowed, "{folder}/Cargo.toml");
     }
+    for (folder, refused) in FRONT_END_REFUSED {
+        let manifest = std::fs::read_to_string(root.join(folder).join("Cargo.toml")).unwrap();
+        let found = dependencies(&manifest);
+        for name in *refused {
+            assert!(
+                !found.contains(&name.to_string()),
+                "{folder}/Cargo.toml depends on {name}"
+            );
+        }
+    }
     assert_eq!(
         workspace_dependencies(
             "[dependencies]\nminiagent-core = { path = \"../core\" }\nserde = \"1\"\n[dev-dependencies]\nminiagent-x = \"1\"\n"
         ),
         vec!["miniagent-core".to_string()]
+    );
+    assert_eq!(
+        dependencies(
+            "[dependencies]\n# why\nreqwest = { workspace = true }\nminiagent-api.path = \"../api\"\n\n[features]\nx = []\n"
+        ),
+        vec!["miniagent-api".to_string(), "reqwest".to_string()]
+    );
+}
+
+/// The binary's sources name no core module: `src/` (the faces `exec` and `sessions`, the
+/// supervisor, the command line) goes through `miniagent_api` like the workbench, so
+/// the door is the same for every face. Comments may name the core; code may not.
+#[test]
+fn the_binary_names_no_core_module() {
+    let root = workspace();
+    let mut found = Vec::new();
+    // Every file, tests too (`lib.rs` and `main.rs` are both the root module, so
+    // `modules` would keep only one of them).
+    let files = rust_files(&root.join("src"));
+    for path in &files {
+        let code = strip_comments(&std::fs::read_to_string(path).unwrap());
+        for (number, line) in code.lines().enumerate() {
+            if line.contains("miniagent_core") {
+                let file = path.strip_prefix(&root).unwrap().display().to_string();
+                found.push(format!("{file}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    let files = files.len();
+    assert!(files >= 4, "only {files} files read under src/");
+    assert_eq!(found, Vec::<String>::new());
+    assert_eq!(
+        strip_comments("use miniagent_api; // not miniagent_core\n//! miniagent_core in prose"),
+        "use miniagent_api; \n"
     );
 }
 

@@ -12,8 +12,8 @@ use crate::support::tempdir;
 use std::time::{Duration, Instant};
 
 use harness::*;
-use miniagent::tools::mcp::{McpManager, McpServerState, ReconnectError};
-use miniagent::tools::{ToolEffect, ToolOutput};
+use miniagent_core::tools::mcp::{McpManager, McpServerState, ReconnectError};
+use miniagent_core::tools::{ToolEffect, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tempdir::TempDir;

@@ -9,9 +9,9 @@ use crate::mcp_harness;
 
 use std::time::Duration;
 
-use miniagent::config::{ApprovalMode, Provider};
-use miniagent::protocol::{Event, McpState, Op};
-use miniagent::startup;
+use miniagent_core::config::{ApprovalMode, Provider};
+use miniagent_core::startup;
+use miniagent_protocol::{Event, McpState, Op};
 use serde_json::json;
 use support::harness::test_config;
 use support::*;
@@ -40,7 +40,7 @@ async fn mcp_tools_run_through_the_agent_loop() {
     }));
     // miniagent's own folders (the MCP servers' log among them) in the test's folder.
     let folders = workspace.path().join(".folders");
-    let env = miniagent::config::Env::with(move |name: &str| match name {
+    let env = miniagent_core::config::Env::with(move |name: &str| match name {
         "MINIAGENT_CONFIG_DIR" => Some(folders.join("config").display().to_string()),
         "MINIAGENT_DATA_DIR" => Some(folders.join("data").display().to_string()),
         "MINIAGENT_LOG_DIR" => Some(folders.join("logs").display().to_string()),
@@ -55,7 +55,7 @@ async fn mcp_tools_run_through_the_agent_loop() {
         &env,
     )
     .unwrap();
-    let mut agent = miniagent::agent::spawn(options);
+    let mut agent = miniagent_core::agent::spawn(options);
 
     // Both servers report; the missing one fails without holding up the other.
     let mut ready = None;
@@ -220,8 +220,8 @@ struct LateServer {
     ready: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl miniagent::tools::ToolSource for LateServer {
-    fn tools(&self) -> Vec<std::sync::Arc<dyn miniagent::tools::Tool>> {
+impl miniagent_core::tools::ToolSource for LateServer {
+    fn tools(&self) -> Vec<std::sync::Arc<dyn miniagent_core::tools::Tool>> {
         if self.ready.load(std::sync::atomic::Ordering::SeqCst) {
             vec![std::sync::Arc::new(Named("mcp__late__ping"))]
         } else {
@@ -233,7 +233,7 @@ impl miniagent::tools::ToolSource for LateServer {
 /// A tool that answers with its name; `connect_late` sets the late server ready.
 struct Named(&'static str);
 
-impl miniagent::tools::Tool for Named {
+impl miniagent_core::tools::Tool for Named {
     fn name(&self) -> &str {
         self.0
     }
@@ -243,22 +243,22 @@ impl miniagent::tools::Tool for Named {
     fn input_schema(&self) -> serde_json::Value {
         json!({"type": "object", "properties": {}})
     }
-    fn effect(&self) -> miniagent::tools::ToolEffect {
-        miniagent::tools::ToolEffect::ReadOnly
+    fn effect(&self) -> miniagent_core::tools::ToolEffect {
+        miniagent_core::tools::ToolEffect::ReadOnly
     }
     fn run(
         &self,
         _arguments: serde_json::Value,
-        _context: miniagent::tools::ToolContext,
-    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
-        Box::pin(async move { miniagent::tools::ToolOutput::ok(self.0) })
+        _context: miniagent_core::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent_core::tools::ToolOutput> {
+        Box::pin(async move { miniagent_core::tools::ToolOutput::ok(self.0) })
     }
 }
 
 /// Flips the late server to ready when it runs.
 struct ConnectLate(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
-impl miniagent::tools::Tool for ConnectLate {
+impl miniagent_core::tools::Tool for ConnectLate {
     fn name(&self) -> &str {
         "connect_late"
     }
@@ -268,16 +268,16 @@ impl miniagent::tools::Tool for ConnectLate {
     fn input_schema(&self) -> serde_json::Value {
         json!({"type": "object", "properties": {}})
     }
-    fn effect(&self) -> miniagent::tools::ToolEffect {
-        miniagent::tools::ToolEffect::ReadOnly
+    fn effect(&self) -> miniagent_core::tools::ToolEffect {
+        miniagent_core::tools::ToolEffect::ReadOnly
     }
     fn run(
         &self,
         _arguments: serde_json::Value,
-        _context: miniagent::tools::ToolContext,
-    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
+        _context: miniagent_core::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent_core::tools::ToolOutput> {
         self.0.store(true, std::sync::atomic::Ordering::SeqCst);
-        Box::pin(async { miniagent::tools::ToolOutput::ok("connected") })
+        Box::pin(async { miniagent_core::tools::ToolOutput::ok("connected") })
     }
 }
 
@@ -293,12 +293,12 @@ async fn tools_that_appear_during_a_turn_are_offered_from_the_next_request() {
     .await;
     let ready = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let config = test_config(Provider::Anthropic, &server);
-    let mut tools = miniagent::tools::ToolRegistry::builtin(&config);
+    let mut tools = miniagent_core::tools::ToolRegistry::builtin(&config);
     tools.register(std::sync::Arc::new(ConnectLate(ready.clone())));
     tools.add_source(std::sync::Arc::new(LateServer { ready }));
     let mut agent = support::harness::Harness::start_with_registry(
         config,
-        miniagent::session::SessionLog::disabled(),
+        miniagent_core::session::SessionLog::disabled(),
         tools,
     );
     let events = agent.turn("connect and ping").await;

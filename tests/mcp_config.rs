@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use miniagent::tools::mcp::{
+use miniagent_core::tools::mcp::{
     HttpKind, McpApproval, McpConfig, McpServerConfig, McpTransport, load_config, parse_config,
 };
 use pretty_assertions::assert_eq;
@@ -224,7 +224,7 @@ fn workspace_is_filled_in_and_servers_without_a_cwd_get_the_default_folder() {
     let workspace = Path::new("/home/me/projects/a long repository name");
     let config = load_config(&path)
         .unwrap()
-        .for_workspace(workspace, Path::new(miniagent::tools::mcp::NEUTRAL_FOLDER));
+        .for_workspace(workspace, Path::new(miniagent_core::tools::mcp::NEUTRAL_FOLDER));
     let stdio = |args: &[&str], env: &[(&str, &str)], cwd: PathBuf| McpTransport::Stdio {
         command: "srv".to_string(),
         args: args.iter().map(|arg| arg.to_string()).collect(),

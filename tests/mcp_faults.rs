@@ -12,8 +12,8 @@ use crate::support::tempdir;
 use std::time::{Duration, Instant};
 
 use harness::*;
-use miniagent::tools::ToolOutput;
-use miniagent::tools::mcp::{McpManager, McpServerState};
+use miniagent_core::tools::ToolOutput;
+use miniagent_core::tools::mcp::{McpManager, McpServerState};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tempdir::TempDir;

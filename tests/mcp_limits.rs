@@ -11,7 +11,7 @@ use crate::mcp_harness as harness;
 use crate::support::tempdir;
 
 use harness::*;
-use miniagent::tools::mcp::{McpManager, McpServerState};
+use miniagent_core::tools::mcp::{McpManager, McpServerState};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tempdir::TempDir;
@@ -120,14 +120,14 @@ async fn an_mcp_call_is_asked_about_by_server_and_tool() {
         Recorder::default().callback(),
     );
     assert_eq!(settle(&manager, "huge").await, ready("huge", &["huge", "small"]));
-    let workspace = miniagent::tools::paths::Workspace::new(dir.path(), &[]);
+    let workspace = miniagent_core::tools::paths::Workspace::new(dir.path(), &[]);
     let arguments = json!({"level": 3});
     let request = tool(&manager, "mcp__huge__small")
         .approval_request(&arguments, &workspace)
         .unwrap();
     assert_eq!(
         request,
-        miniagent::protocol::ApprovalRequest::McpCall {
+        miniagent_protocol::ApprovalRequest::McpCall {
             server: "huge".into(),
             tool: "small".into(),
             arguments: arguments.clone(),

@@ -10,8 +10,8 @@ use crate::support;
 
 use std::time::Duration;
 
-use miniagent::config::{ApprovalMode, Provider};
-use miniagent::protocol::{Decision, Event, Op};
+use miniagent_core::config::{ApprovalMode, Provider};
+use miniagent_protocol::{Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use support::cli::{exec_command, text};
 use support::harness::{Harness, is_turn_end, own_folders, test_config};

@@ -4,9 +4,9 @@
 
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::llm::ReasoningField;
-use miniagent::protocol::{Event, StopReason, ToolCallSummary};
+use miniagent_core::config::Provider;
+use miniagent_core::llm::ReasoningField;
+use miniagent_protocol::{Event, StopReason, ToolCallSummary};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::harness::{Harness, TEST_KEY, streamed_text, streamed_thinking, test_config};

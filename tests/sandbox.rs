@@ -9,9 +9,9 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use miniagent::config::{ApprovalMode, Config, Provider};
-use miniagent::protocol::{Decision, Event, Op, SandboxState};
-use miniagent::tools::sandbox::{self, SandboxSetting};
+use miniagent_core::config::{ApprovalMode, Config, Provider};
+use miniagent_core::tools::sandbox::{self, SandboxSetting};
+use miniagent_protocol::{Decision, Event, Op, SandboxState};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::harness::{Harness, is_turn_end, test_config};
@@ -315,14 +315,14 @@ fn the_config_key_and_the_flag_layer_like_the_others() {
     let dir = TempDir::new();
     let file = dir.write("c.toml", "[tools.bash]\nsandbox = \"off\"\n");
     let load = |file: Option<PathBuf>, sandbox: Option<SandboxSetting>| {
-        miniagent::config::load(&miniagent::config::LoadOptions {
+        miniagent_core::config::load(&miniagent_core::config::LoadOptions {
             config_dir: None,
             config_file: file,
-            overrides: miniagent::config::Overrides {
+            overrides: miniagent_core::config::Overrides {
                 sandbox,
                 ..Default::default()
             },
-            env: &miniagent::config::Env::empty(),
+            env: &miniagent_core::config::Env::empty(),
         })
         .map(|config| config.tools.bash.sandbox)
     };

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use miniagent::tools::sandbox;
+use miniagent_core::tools::sandbox;
 use serde_json::json;
 use support::cli::{exec, exec_command, text};
 use support::harness::TEST_KEY;

@@ -12,7 +12,7 @@ use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::process::{Command, Stdio};
 
-use miniagent::tools::sandbox;
+use miniagent_core::tools::sandbox;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::cli::{exec, text};

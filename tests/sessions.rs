@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use miniagent::session::{self, Record};
+use miniagent_core::session::{self, Record};
 use pretty_assertions::assert_eq;
 use support::cli::{exec, exec_command, miniagent, session_id, session_logs, text};
 use support::harness::TEST_KEY;
@@ -33,17 +33,17 @@ fn an_exec_session_is_recorded_with_history_and_events() {
         loaded.header.workspace,
         workspace.path().canonicalize().unwrap().display().to_string()
     );
-    let restored = loaded.restore(miniagent::tokens::TokenCounter::estimate_only());
+    let restored = loaded.restore(miniagent_core::tokens::TokenCounter::estimate_only());
     let roles: Vec<_> = restored.context.messages().iter().map(|m| m.role).collect();
-    use miniagent::agent::history::Role::*;
+    use miniagent_core::agent::history::Role::*;
     assert_eq!(roles, vec![User, Assistant, Tool, Assistant]);
     assert_eq!(restored.context.messages()[3].text(), "It printed hi.");
     let kinds: Vec<&str> = loaded
         .events()
         .map(|(_, e)| match e {
-            miniagent::protocol::Event::TurnStarted { .. } => "turn",
-            miniagent::protocol::Event::ToolCallFinished { .. } => "finished",
-            miniagent::protocol::Event::TurnComplete { .. } => "complete",
+            miniagent_protocol::Event::TurnStarted { .. } => "turn",
+            miniagent_protocol::Event::ToolCallFinished { .. } => "finished",
+            miniagent_protocol::Event::TurnComplete { .. } => "complete",
             _ => "",
         })
         .filter(|k| !k.is_empty())
@@ -81,7 +81,7 @@ fn a_commands_output_is_recorded_as_its_start_and_end_beside_its_result() {
         matches!(
             r,
             Record::Event {
-                event: miniagent::protocol::Event::ToolCallFinished { .. },
+                event: miniagent_protocol::Event::ToolCallFinished { .. },
                 ..
             }
         )
@@ -175,7 +175,7 @@ fn resume_continues_with_the_earlier_history_including_a_summary() {
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert!(loaded.records.iter().any(|r| matches!(r, Record::Resumed { .. })));
     assert!(loaded.records.iter().any(|r| matches!(r, Record::Summary { .. })));
-    let restored = loaded.restore(miniagent::tokens::TokenCounter::estimate_only());
+    let restored = loaded.restore(miniagent_core::tokens::TokenCounter::estimate_only());
     assert_eq!(
         restored.context.messages().last().unwrap().text(),
         "It had 300 lines, as I said."
@@ -262,7 +262,7 @@ fn a_session_killed_mid_tool_call_resumes_with_the_call_marked_interrupted() {
         .expect("a resumed record");
     assert!(loaded.records[resumed_at..].iter().any(|r| matches!(
         r,
-        Record::Event { event: miniagent::protocol::Event::ToolCallFinished { id, outcome: miniagent::protocol::ToolOutcome::Cancelled, .. }, .. } if id == "c2"
+        Record::Event { event: miniagent_protocol::Event::ToolCallFinished { id, outcome: miniagent_protocol::ToolOutcome::Cancelled, .. }, .. } if id == "c2"
     )));
     assert!(
         loaded.closing_events().is_empty(),
@@ -312,7 +312,7 @@ fn a_log_cut_mid_line_resumes_with_one_warning_and_is_repaired() {
     assert!(repaired.warnings.is_empty(), "{:?}", repaired.warnings);
     assert_eq!(
         repaired
-            .restore(miniagent::tokens::TokenCounter::estimate_only())
+            .restore(miniagent_core::tokens::TokenCounter::estimate_only())
             .context
             .messages()
             .last()
@@ -568,7 +568,7 @@ fn sigterm_stops_exec_cleanly_and_the_log_is_complete() {
 /// A tool whose run panics, standing in for a bug anywhere in a turn.
 struct PanickingTool;
 
-impl miniagent::tools::Tool for PanickingTool {
+impl miniagent_core::tools::Tool for PanickingTool {
     fn name(&self) -> &str {
         "explode"
     }
@@ -581,22 +581,22 @@ impl miniagent::tools::Tool for PanickingTool {
         serde_json::json!({"type": "object", "properties": {}})
     }
 
-    fn effect(&self) -> miniagent::tools::ToolEffect {
-        miniagent::tools::ToolEffect::ReadOnly
+    fn effect(&self) -> miniagent_core::tools::ToolEffect {
+        miniagent_core::tools::ToolEffect::ReadOnly
     }
 
     fn run(
         &self,
         _arguments: serde_json::Value,
-        _context: miniagent::tools::ToolContext,
-    ) -> futures_util::future::BoxFuture<'_, miniagent::tools::ToolOutput> {
+        _context: miniagent_core::tools::ToolContext,
+    ) -> futures_util::future::BoxFuture<'_, miniagent_core::tools::ToolOutput> {
         Box::pin(async { panic!("a bug in a tool") })
     }
 }
 
 #[test]
 fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
-    use miniagent::protocol::Event;
+    use miniagent_protocol::Event;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let server = ScriptedServer::start(vec![
@@ -606,7 +606,7 @@ fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
         .await;
         let data = TempDir::new();
         let log = support::harness::session_log_in(&data);
-        let config = support::harness::test_config(miniagent::config::Provider::Anthropic, &server);
+        let config = support::harness::test_config(miniagent_core::config::Provider::Anthropic, &server);
         let mut agent = support::harness::Harness::start_with(
             config,
             log.clone(),
@@ -631,7 +631,7 @@ fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
             "{sent}"
         );
         // The log holds the repaired history and the error, and loads cleanly.
-        agent.send(miniagent::protocol::Op::Shutdown);
+        agent.send(miniagent_protocol::Op::Shutdown);
         agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
         let loaded = session::load(&log.path().unwrap()).unwrap();
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -641,7 +641,7 @@ fn a_panic_in_a_turn_leaves_a_loadable_log_and_the_session_goes_on() {
                 .events()
                 .any(|(_, e)| matches!(e, Event::Error { message } if message.contains("a bug in a tool")))
         );
-        let restored = loaded.restore(miniagent::tokens::TokenCounter::estimate_only());
+        let restored = loaded.restore(miniagent_core::tokens::TokenCounter::estimate_only());
         let history = serde_json::to_string(restored.context.messages()).unwrap();
         assert!(history.contains("the agent crashed while this call was running"));
     });

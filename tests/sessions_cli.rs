@@ -7,7 +7,7 @@ use crate::support;
 use std::path::PathBuf;
 use std::process::Output;
 
-use miniagent::agent::history::{ContentBlock, Message, Role};
+use miniagent_core::agent::history::{ContentBlock, Message, Role};
 use pretty_assertions::assert_eq;
 use support::cli::{miniagent, session_id, session_logs, text};
 use support::*;

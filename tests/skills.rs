@@ -10,11 +10,11 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use miniagent::tools::paths::Workspace;
-use miniagent::tools::skills::{
+use miniagent_core::tools::paths::Workspace;
+use miniagent_core::tools::skills::{
     BUNDLED_FILES, GetSkillTool, Skill, SkillApprovals, SkillSet, SkillSource, install_bundled,
 };
-use miniagent::tools::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
+use miniagent_core::tools::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use support::TempDir;
@@ -44,7 +44,7 @@ async fn call(tool: &dyn Tool, arguments: serde_json::Value, workspace: &Path) -
         workspace: Arc::new(Workspace::new(workspace, &[])),
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
-        approval: miniagent::config::ApprovalMode::FullAuto,
+        approval: miniagent_core::config::ApprovalMode::FullAuto,
         unasked: false,
         sub_agents: None,
         save_to: None,

@@ -111,7 +111,7 @@ fn a_workspace_skill_is_listed_loaded_read_and_its_allowed_tools_pre_approved() 
     );
     // Bash(git status:*) covers `git status --short` where commands are confined.
     let git = result(4)["content"].as_str().unwrap().to_string();
-    if miniagent::tools::sandbox::kernel_abi().is_ok() {
+    if miniagent_core::tools::sandbox::kernel_abi().is_ok() {
         assert!(!git.contains("refused"), "{git}");
     } else {
         assert!(

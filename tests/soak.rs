@@ -12,9 +12,9 @@
 
 use crate::support;
 
-use miniagent::config::Provider;
-use miniagent::protocol::{Event, Op};
-use miniagent::session;
+use miniagent_core::config::Provider;
+use miniagent_core::session;
+use miniagent_protocol::{Event, Op};
 use support::harness::{Harness, is_turn_end, test_config};
 use support::validate::assert_valid_anthropic;
 use support::*;
@@ -164,8 +164,8 @@ fn a_thousand_faulty_steps() {
         agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
         let loaded = session::load(&log.path().unwrap()).unwrap();
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-        let mut restored = loaded.restore(miniagent::tokens::TokenCounter::new(
-            miniagent::tokens::Encoding::Cl100kBase,
+        let mut restored = loaded.restore(miniagent_core::tokens::TokenCounter::new(
+            miniagent_core::tokens::Encoding::Cl100kBase,
         ));
         let fixed = snapshot.prompt_tokens - restored.context.prompt_tokens();
         let replayed = restored.snapshot(fixed);

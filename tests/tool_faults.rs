@@ -10,8 +10,8 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use miniagent::config::Provider;
-use miniagent::protocol::Event;
+use miniagent_core::config::Provider;
+use miniagent_protocol::Event;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::harness::{Harness, test_config};

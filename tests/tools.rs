@@ -6,8 +6,8 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use miniagent::config::{ApprovalMode, Provider};
-use miniagent::protocol::{ApprovalRule, Decision, Event, Op};
+use miniagent_core::config::{ApprovalMode, Provider};
+use miniagent_protocol::{ApprovalRule, Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::harness::{Harness, test_config};

@@ -102,8 +102,8 @@ fn a_trusted_workspace_whose_servers_change_asks_again_and_tools_cannot_change_t
 
 #[test]
 fn a_person_can_let_the_agent_change_the_workspace_settings_one_call_at_a_time() {
-    use miniagent::config::{ApprovalMode, Provider};
-    use miniagent::protocol::{Decision, Event, Op};
+    use miniagent_core::config::{ApprovalMode, Provider};
+    use miniagent_protocol::{Decision, Event, Op};
     use support::harness::{Harness, is_turn_end, test_config};
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -152,8 +152,8 @@ fn a_person_can_let_the_agent_change_the_workspace_settings_one_call_at_a_time()
 
 #[test]
 fn approving_an_interpreter_for_the_session_approves_that_command_line_only() {
-    use miniagent::config::Provider;
-    use miniagent::protocol::{ApprovalRule, Decision, Event, Op};
+    use miniagent_core::config::Provider;
+    use miniagent_protocol::{ApprovalRule, Decision, Event, Op};
     use support::harness::{Harness, is_turn_end, test_config};
 
     let rmtree = r#"python3 -c "import shutil; shutil.rmtree('precious')""#;
@@ -170,7 +170,7 @@ fn approving_an_interpreter_for_the_session_approves_that_command_line_only() {
         ])
         .await;
         let mut config = test_config(Provider::Anthropic, &server);
-        config.agent.approval = miniagent::config::ApprovalMode::Ask;
+        config.agent.approval = miniagent_core::config::ApprovalMode::Ask;
         let mut harness = Harness::start(config);
         harness.workspace.write("precious/keep.txt", "data");
         harness.send(Op::UserInput {
@@ -252,8 +252,8 @@ fn from_folder(home: &TempDir, cwd: &Path, server: &ScriptedServer) -> std::proc
 /// A real session recorded in `workspace`, with a remembered approval of `rm` added to
 /// its log as a crafted file would have it.
 fn session_granting_rm(home: &TempDir, workspace: &TempDir) -> std::path::PathBuf {
-    use miniagent::protocol::{ApprovalRule, Event};
-    use miniagent::session::Record;
+    use miniagent_core::session::Record;
+    use miniagent_protocol::{ApprovalRule, Event};
     let server = ScriptedServer::start_blocking(vec![Reply::text("hello")]);
     let output = exec(home, workspace, &server, &["hi"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));

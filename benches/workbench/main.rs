@@ -27,7 +27,7 @@ mod pty;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use miniagent::tokens::{Encoding, TokenCounter};
+use miniagent_core::tokens::{Encoding, TokenCounter};
 use pty::Pty;
 use support::cli::against;
 use support::{Format, Reply, ScriptedServer, TempDir, Turn, TurnExt, counting_turn};

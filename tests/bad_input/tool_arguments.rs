@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use miniagent::config::Provider;
-use miniagent::protocol::Event;
+use miniagent_core::config::Provider;
+use miniagent_protocol::Event;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

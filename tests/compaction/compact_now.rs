@@ -119,11 +119,11 @@ async fn an_interrupted_summary_call_reports_that_it_was_cancelled() {
     agent.turn("Read the three files.").await;
     let before = agent.inspect().await;
     let start = agent.events.len();
-    agent.send(miniagent::protocol::Op::CompactNow);
+    agent.send(miniagent_protocol::Op::CompactNow);
     agent
         .wait_for(|e| matches!(e, Event::CompactionStarted { .. }))
         .await;
-    agent.send(miniagent::protocol::Op::Interrupt);
+    agent.send(miniagent_protocol::Op::Interrupt);
     let ended = agent
         .wait_for(|e| matches!(e, Event::CompactionEnded { .. }))
         .await;
@@ -131,7 +131,7 @@ async fn an_interrupted_summary_call_reports_that_it_was_cancelled() {
         matches!(
             ended,
             Event::CompactionEnded {
-                outcome: miniagent::protocol::CompactionOutcome::Cancelled,
+                outcome: miniagent_protocol::CompactionOutcome::Cancelled,
                 ..
             }
         ),

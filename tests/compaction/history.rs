@@ -171,7 +171,7 @@ fn nested_summaries_open_down_to_the_original_messages_with_one_numbering() {
             inner_detail.originals
         );
         // What a summary stands for counts every original under it, however deep.
-        let originals_of = |d: &miniagent::protocol::SummaryDetail| -> u64 {
+        let originals_of = |d: &miniagent_protocol::SummaryDetail| -> u64 {
             d.originals
                 .iter()
                 .map(|e| e.summary.as_ref().map_or(e.tokens, |inner| inner.tokens_before))
@@ -184,7 +184,7 @@ fn nested_summaries_open_down_to_the_original_messages_with_one_numbering() {
         // `sessions show` names the same ranges.
         let path = log.path().expect("recorded");
         let loaded = session::load(&path).unwrap();
-        let shown = miniagent::export::show(&loaded, &path);
+        let shown = miniagent_core::export::show(&loaded, &path);
         assert!(shown.contains("summary of messages 2–10 ("), "{shown}");
         let inner_range = inner.title.trim_start_matches("earlier summary of messages ");
         let inner_range = inner_range.split(':').next().unwrap();

@@ -251,7 +251,7 @@ async fn compact_now_figures_are_the_gauges_and_it_reports_once() {
     assert_eq!(usage, vec![(input + 1234, output + 56)]);
     assert_eq!(
         snapshot.compactions,
-        vec![miniagent::protocol::CompactionRecord {
+        vec![miniagent_protocol::CompactionRecord {
             tokens_before: before,
             tokens_after: after,
             start: 1,

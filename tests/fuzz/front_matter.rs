@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use miniagent::tools::skills::{Skill, SkillSource};
+use miniagent_core::tools::skills::{Skill, SkillSource};
 use pretty_assertions::assert_eq;
 
 use super::fuzz;

@@ -1,10 +1,10 @@
 //! Target 3: markdown rendering. No rendered line is wider than the width, measured the
 //! way ratatui paints it, and rendering is repeatable.
 
-use miniagent::tui::text::highlight;
-use miniagent::tui::text::markdown::render_markdown;
-use miniagent::tui::text::wrap::display_width;
-use miniagent::tui::theme::Theme;
+use miniagent_tui::text::highlight;
+use miniagent_tui::text::markdown::render_markdown;
+use miniagent_tui::text::wrap::display_width;
+use miniagent_tui::theme::Theme;
 use pretty_assertions::assert_eq;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

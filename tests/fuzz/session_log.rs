@@ -4,12 +4,12 @@
 //! messages (the prompt stays the same) and closing open calls never panic.
 
 use fastrand::Rng;
-use miniagent::agent::context::{ContextState, Summary, ViewItem};
-use miniagent::agent::history::{ContentBlock, Message, Role};
-use miniagent::protocol::Event;
-use miniagent::session::load::parse as parse_log;
-use miniagent::session::{FORMAT, Header, Record};
-use miniagent::tokens::TokenCounter;
+use miniagent_core::agent::context::{ContextState, Summary, ViewItem};
+use miniagent_core::agent::history::{ContentBlock, Message, Role};
+use miniagent_core::session::load::parse as parse_log;
+use miniagent_core::session::{FORMAT, Header, Record};
+use miniagent_core::tokens::TokenCounter;
+use miniagent_protocol::Event;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -259,7 +259,7 @@ fn session_logs_load_restore_and_prompt_without_panicking() {
             let mut resumed = loaded.restore(TokenCounter::estimate_only());
             if resumed.make_sendable(&loaded.closing_events()).is_ok() {
                 let prompt = resumed.context.prompt();
-                assert_eq!(miniagent::agent::history::check_prompt(&prompt), Ok(()));
+                assert_eq!(miniagent_core::agent::history::check_prompt(&prompt), Ok(()));
             }
         },
     );

@@ -6,11 +6,11 @@ use std::convert::Infallible;
 use std::task::{Context, Poll, Waker};
 
 use fastrand::Rng;
-use miniagent::agent::history::ContentBlock;
-use miniagent::llm::anthropic::AnthropicDecoder;
-use miniagent::llm::openai::OpenAiDecoder;
-use miniagent::llm::sse::decode_stream;
-use miniagent::llm::{LlmError, ModelEvent, ModelResponse};
+use miniagent_core::agent::history::ContentBlock;
+use miniagent_core::llm::anthropic::AnthropicDecoder;
+use miniagent_core::llm::openai::OpenAiDecoder;
+use miniagent_core::llm::sse::decode_stream;
+use miniagent_core::llm::{LlmError, ModelEvent, ModelResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -215,7 +215,7 @@ const SSE_TOKENS: &[&[u8]] = &[
 ];
 
 /// Polls a stream whose input is all there; it must never wait.
-fn drain(mut stream: miniagent::llm::ModelStream) -> Vec<Result<ModelEvent, LlmError>> {
+fn drain(mut stream: miniagent_core::llm::ModelStream) -> Vec<Result<ModelEvent, LlmError>> {
     let mut context = Context::from_waker(Waker::noop());
     let mut items = Vec::new();
     loop {

@@ -4,9 +4,9 @@
 //! only characters that are shown, and the text for the model no control characters.
 
 use fastrand::Rng;
-use miniagent::terminal_text::{self, Cleaner};
-use miniagent::tui::text::ansi::ansi_lines;
-use miniagent::tui::theme::Theme;
+use miniagent_text::{self as terminal_text, Cleaner};
+use miniagent_tui::text::ansi::ansi_lines;
+use miniagent_tui::theme::Theme;
 use pretty_assertions::assert_eq;
 
 use super::fuzz;

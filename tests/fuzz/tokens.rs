@@ -2,7 +2,7 @@
 //! mixed text at line starts, gives exactly what tiktoken counts through its regex, for
 //! both encodings.
 
-use miniagent::tokens::{Encoding, TokenCounter};
+use miniagent_core::tokens::{Encoding, TokenCounter};
 use pretty_assertions::assert_eq;
 
 use super::fuzz;

@@ -3,11 +3,11 @@
 //! nothing, or a reported error).
 
 use fastrand::Rng;
-use miniagent::agent::history::ContentBlock;
-use miniagent::llm::anthropic::AnthropicDecoder;
-use miniagent::llm::openai::OpenAiDecoder;
-use miniagent::llm::sse::SseDecoder;
-use miniagent::llm::{ModelEvent, ModelResponse};
+use miniagent_core::agent::history::ContentBlock;
+use miniagent_core::llm::anthropic::AnthropicDecoder;
+use miniagent_core::llm::openai::OpenAiDecoder;
+use miniagent_core::llm::sse::SseDecoder;
+use miniagent_core::llm::{ModelEvent, ModelResponse};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

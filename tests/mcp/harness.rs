@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use miniagent::tools::mcp::{McpConfig, McpManager, McpServerState, McpStateCallback, parse_config};
-use miniagent::tools::paths::Workspace;
-use miniagent::tools::{OutputSink, Tool, ToolContext, ToolOutput};
+use miniagent_core::tools::mcp::{McpConfig, McpManager, McpServerState, McpStateCallback, parse_config};
+use miniagent_core::tools::paths::Workspace;
+use miniagent_core::tools::{OutputSink, Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -141,7 +141,7 @@ pub fn context(dir: &Path) -> ToolContext {
         workspace: Arc::new(Workspace::new(dir, &[])),
         cancel: CancellationToken::new(),
         output: OutputSink::discard(),
-        approval: miniagent::config::ApprovalMode::FullAuto,
+        approval: miniagent_core::config::ApprovalMode::FullAuto,
         unasked: false,
         sub_agents: None,
         save_to: None,

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use miniagent::agent::{self, AgentHandle, AgentOptions};
-use miniagent::config::{self, ApprovalMode, Config, LoadOptions, Overrides, Provider};
-use miniagent::protocol::{Event, Op};
-use miniagent::tools::ToolRegistry;
+use miniagent_core::agent::{self, AgentHandle, AgentOptions};
+use miniagent_core::config::{self, ApprovalMode, Config, LoadOptions, Overrides, Provider};
+use miniagent_core::tools::ToolRegistry;
+use miniagent_protocol::{Event, Op};
 
 use super::{ScriptedServer, TempDir};
 
@@ -20,7 +20,7 @@ pub fn test_config(provider: Provider, server: &ScriptedServer) -> Config {
         config_dir: None,
         config_file: None,
         overrides: Overrides::default(),
-        env: &miniagent::config::Env::empty(),
+        env: &miniagent_core::config::Env::empty(),
     })
     .expect("built-in config loads");
     config.model.provider = provider;
@@ -37,18 +37,18 @@ pub fn test_config(provider: Provider, server: &ScriptedServer) -> Config {
 
 /// A session log in `data`'s `sessions` folder, created at the first turn, with a header
 /// naming the scripted model.
-pub fn session_log_in(data: &TempDir) -> miniagent::session::SessionLog {
-    let header = miniagent::session::Header {
+pub fn session_log_in(data: &TempDir) -> miniagent_core::session::SessionLog {
+    let header = miniagent_core::session::Header {
         id: String::new(),
         created: "2026-11-22T00:00:00Z".into(),
         workspace: "w".into(),
         model: "scripted-model".into(),
         provider: "anthropic".into(),
         version: "test".into(),
-        format: miniagent::session::FORMAT,
+        format: miniagent_core::session::FORMAT,
         fixed_tokens: 0,
     };
-    miniagent::session::SessionLog::create(&data.join("sessions"), header, Default::default())
+    miniagent_core::session::SessionLog::create(&data.join("sessions"), header, Default::default())
 }
 
 /// A running agent, its workspace and its event log.
@@ -63,19 +63,19 @@ pub struct Harness {
 
 impl Harness {
     pub fn start(config: Config) -> Harness {
-        Self::start_recorded(config, miniagent::session::SessionLog::disabled())
+        Self::start_recorded(config, miniagent_core::session::SessionLog::disabled())
     }
 
     /// [`Harness::start`], recording the session in `log`.
-    pub fn start_recorded(config: Config, log: miniagent::session::SessionLog) -> Harness {
+    pub fn start_recorded(config: Config, log: miniagent_core::session::SessionLog) -> Harness {
         Self::start_with(config, log, Vec::new())
     }
 
     /// [`Harness::start_recorded`] with `extra` tools besides the built-in ones.
     pub fn start_with(
         config: Config,
-        log: miniagent::session::SessionLog,
-        extra: Vec<Arc<dyn miniagent::tools::Tool>>,
+        log: miniagent_core::session::SessionLog,
+        extra: Vec<Arc<dyn miniagent_core::tools::Tool>>,
     ) -> Harness {
         let mut tools = ToolRegistry::builtin(&config);
         for tool in extra {
@@ -87,7 +87,7 @@ impl Harness {
     /// [`Harness::start_recorded`] with the tools of `tools` (sources included).
     pub fn start_with_registry(
         config: Config,
-        log: miniagent::session::SessionLog,
+        log: miniagent_core::session::SessionLog,
         tools: ToolRegistry,
     ) -> Harness {
         let workspace = TempDir::new();
@@ -95,7 +95,7 @@ impl Harness {
         let data = TempDir::new();
         let results = data.join("results");
         let client =
-            miniagent::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
+            miniagent_core::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
             workspace: workspace.path().to_path_buf(),
@@ -107,7 +107,7 @@ impl Harness {
             tools,
             config,
             session_log: log,
-            secrets: miniagent::secrets::Secrets::new(vec![TEST_KEY.to_string()]),
+            secrets: miniagent_core::secrets::Secrets::new(vec![TEST_KEY.to_string()]),
             protected: Vec::new(),
             results: Some(results),
         };
@@ -125,16 +125,16 @@ impl Harness {
         config: Config,
         workspace: TempDir,
         folders: &std::path::Path,
-        mcp: Option<miniagent::tools::mcp::McpConfig>,
+        mcp: Option<miniagent_core::tools::mcp::McpConfig>,
     ) -> Harness {
         let named = own_folders(folders);
-        let env = miniagent::config::Env::with(move |name: &str| {
+        let env = miniagent_core::config::Env::with(move |name: &str| {
             named
                 .iter()
                 .find(|(variable, _)| *variable == name)
                 .map(|(_, folder)| folder.display().to_string())
         });
-        let options = miniagent::startup::build(
+        let options = miniagent_core::startup::build(
             config,
             workspace.path().to_path_buf(),
             TEST_KEY.into(),
@@ -176,7 +176,7 @@ impl Harness {
     }
 
     /// Asks for the history inspector's snapshot and waits for it.
-    pub async fn inspect(&mut self) -> miniagent::protocol::HistorySnapshot {
+    pub async fn inspect(&mut self) -> miniagent_protocol::HistorySnapshot {
         self.send(Op::InspectHistory);
         match self
             .wait_for(|e| matches!(e, Event::HistorySnapshot { .. }))

@@ -42,7 +42,7 @@ fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
     );
     tmux.assert_terminal_cooked();
     let log = support::cli::session_logs(&home).pop().expect("a session log");
-    let loaded = miniagent::session::load(&log).unwrap();
+    let loaded = miniagent_core::session::load(&log).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert!(
         loaded.closing_events().is_empty(),
@@ -52,8 +52,8 @@ fn signal_during_a_tool_call(signal: &str, exit_code: i32) {
 
 #[test]
 fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux() {
-    use miniagent::protocol::{ApprovalRule, Event};
-    use miniagent::session::Record;
+    use miniagent_core::session::Record;
+    use miniagent_protocol::{ApprovalRule, Event};
     let server = ScriptedServer::start_blocking(vec![
         Reply::text("recorded"),
         Reply::tool("r1", "bash", r#"{"command": "rm -rf important"}"#),

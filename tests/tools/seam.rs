@@ -6,9 +6,9 @@ use super::{Harness, run_calls, test_config};
 use crate::support::harness::is_turn_end;
 use crate::support::harness::session_log_in;
 use crate::support::{Reply, ScriptedServer, TempDir};
-use miniagent::config::{ApprovalMode, Provider};
-use miniagent::protocol::{ApprovalRequest, CallEffect, NoteInfo, RecordedOutput};
-use miniagent::protocol::{Decision, Event, Op};
+use miniagent_core::config::{ApprovalMode, Provider};
+use miniagent_protocol::{ApprovalRequest, CallEffect, NoteInfo, RecordedOutput};
+use miniagent_protocol::{Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -335,7 +335,7 @@ async fn an_unrecorded_session_says_it_has_no_log_to_read_back_from() {
     );
     // A replay's control, sent to a live agent, is answered with a notice, not ignored.
     agent.send(Op::Playback {
-        control: miniagent::protocol::PlaybackControl::Toggle,
+        control: miniagent_protocol::PlaybackControl::Toggle,
     });
     let said = agent.wait_for(|e| matches!(e, Event::Notice { .. })).await;
     assert!(

@@ -3,6 +3,10 @@
 //! dependency's dependency, so a front end that reaches for an agent, a tool or a
 //! session file directly fails to compile. What a front end may do is what
 //! `miniagent_core::api` exports: start a session from options (or open a recording)
-//! and get a handle that takes `Op`s and gives `Event`s.
+//! and get a handle that takes `Op`s and gives `Event`s; find the session to resume;
+//! list, show, export and remove recorded sessions (`SessionStore`, `SessionLog`); find
+//! a model server on this machine; and start the process the way miniagent must
+//! (`harden_process`, `supervise_if_asked`). The binary (`src/`) is a face like the
+//! workbench and uses this door too.
 
 pub use miniagent_core::api::*;

@@ -1,8 +1,9 @@
 //! The core's public face for front ends. A front end starts a session here from the
 //! person's options and gets a [`Handle`] (an `Op` sender and an `Event` receiver);
 //! everything else it learns (the settings to show, the trust question, the recorded
-//! sessions, where a log comes from) comes back as protocol types. The workbench and
-//! `exec` use this module and `miniagent_protocol`, nothing else of the core.
+//! sessions, where a log comes from) comes back as protocol types or as the small types
+//! here. Every face (the workbench, `exec`, the `sessions` commands, the supervisor
+//! binary) uses this module and `miniagent_protocol`, nothing else of the core.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -10,19 +11,63 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+mod sessions;
+
 pub use crate::agent::AgentHandle as Handle;
 pub use crate::config::Env;
 pub use crate::config::edit::EditError;
+pub use crate::config::{Overrides, Provider};
+pub use crate::local_server::LocalServer;
 pub use crate::session::SessionError;
 pub use crate::session::store::SessionInfo;
 pub use crate::startup::StartOptions;
-/// Text helpers a front end shows tool calls with.
-pub use crate::tools::output::{preview_line, summarize_arguments};
+pub use sessions::{
+    ExportError, LogEntry, RemoveError, SessionLog, SessionStore, remove_session, session_info,
+    session_lines, session_summary,
+};
 
-use crate::config::{self, Config, Provider};
+use crate::config::{self, Config};
 use crate::tools::mcp::McpConfig;
 use crate::{agent, session, startup, trust};
 use miniagent_protocol::{FrontEndSettings, LogOrigin, TrustQuestion};
+
+/// What miniagent does first, before it reads its arguments: when started as a command's
+/// supervisor it is that and exits; otherwise it closes what it inherited, keeps secrets
+/// out of its environment and core dumps, and seals the supervisor it runs commands under.
+pub fn harden_process() {
+    crate::hardening::start();
+}
+
+/// The `miniagent-supervise` binary's work: when the arguments ask for a supervisor, runs
+/// as one and returns its exit code; `None` when it was started by hand.
+pub fn supervise_if_asked() -> Option<i32> {
+    crate::tools::supervisor::run_if_requested()
+}
+
+/// The log `--resume [ID]` continues in the workbench: session `id` (an id, a unique
+/// prefix, or a file), else the newest recorded in the workspace. A log recorded
+/// elsewhere is the workbench's to ask about.
+pub fn session_to_resume(options: &StartOptions, id: Option<&str>, env: &Env) -> anyhow::Result<PathBuf> {
+    Ok(startup::resume_target(options, id, env)?.path)
+}
+
+/// The same for a front end with nobody to ask (`exec`): a log from elsewhere, or one
+/// recorded in another workspace, is continued only where `-w` says.
+pub fn session_to_resume_unattended(
+    options: &StartOptions,
+    id: Option<&str>,
+    env: &Env,
+) -> anyhow::Result<PathBuf> {
+    let target = startup::resume_target(options, id, env)?;
+    target.check_for_exec(options)?;
+    Ok(target.path)
+}
+
+/// Whether session `id` has a log in the sessions folder: only a session that was
+/// recorded can be continued (a log that could not be written was said in a notice).
+pub fn is_recorded(id: &str, env: &Env) -> bool {
+    session::store::sessions_dir(env).is_some_and(|dir| dir.join(format!("{id}.jsonl")).is_file())
+}
 
 /// The async runtime could not start (the system refused threads or file descriptors).
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +137,17 @@ pub fn log_origin(path: &Path, sessions_dir: Option<&Path>) -> Result<LogOrigin,
 /// the file written.
 pub fn save_setting(config_dir: &Path, table: &str, key: &str, value: &str) -> Result<PathBuf, EditError> {
     config::edit::set_value(config_dir, table, key, value)
+}
+
+/// An OpenAI-compatible model server answering on this machine (Ollama's or llama.cpp's
+/// usual port), to offer a person who has no API key; `None` when none lists a model.
+pub async fn find_local_server() -> Option<LocalServer> {
+    crate::local_server::probe().await
+}
+
+/// Where [`find_local_server`] looks, as a person reads it (`127.0.0.1:11434`).
+pub fn local_server_addresses() -> Vec<&'static str> {
+    crate::local_server::addresses()
 }
 
 /// A session on its way to start in the workbench: what can fail with a plain message
@@ -300,8 +356,9 @@ impl Launch {
     }
 }
 
-pub use crate::playback::{NOT_CHANGED, NOT_SENT, Playback};
-pub use crate::tokens::TokenCounter;
+use crate::playback::Playback;
+pub use crate::playback::{NOT_CHANGED, NOT_SENT};
+use crate::tokens::TokenCounter;
 
 /// A recorded session opened for `miniagent replay`, with the settings a replay takes
 /// from the configuration. A replay needs no model: a config that does not load only
@@ -350,13 +407,12 @@ impl Recording {
     }
 
     /// What the inspector counts the history's tokens with.
-    pub fn counter(&self) -> TokenCounter {
+    fn counter(&self) -> TokenCounter {
         TokenCounter::new(self.tokenizer)
     }
 
-    /// The recording's playback, paused at its start, to drive by hand (tests, or a
-    /// front end with its own clock).
-    pub fn playback(&self) -> Playback {
+    /// The recording's playback, paused at its start.
+    fn playback(&self) -> Playback {
         Playback::new(&self.log, self.counter())
     }
 

@@ -9,6 +9,7 @@ pub mod config;
 pub mod export;
 pub mod hardening;
 pub mod llm;
+mod local_server;
 pub mod playback;
 pub mod secrets;
 pub mod session;

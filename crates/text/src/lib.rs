@@ -477,6 +477,25 @@ pub fn print(text: &str) {
     let _ = write_clean(&mut stdout, text).and_then(|()| stdout.flush());
 }
 
+/// The first meaningful line of `text`, shortened to `max_chars` characters, for one-line
+/// previews. Our own bracketed marker lines (`[stderr]`, `[exit code: 1]`) are passed over
+/// when the text has anything else.
+pub fn preview_line(text: &str, max_chars: usize) -> String {
+    let is_marker = |line: &str| line.starts_with('[') && line.ends_with(']');
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let line = lines
+        .clone()
+        .find(|line| !is_marker(line))
+        .or_else(|| lines.next())
+        .unwrap_or("");
+    if line.chars().count() <= max_chars {
+        return line.to_string();
+    }
+    let mut short: String = line.chars().take(max_chars.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -697,5 +716,16 @@ mod tests {
             }
         }
         assert!(write_clean(&mut Closed, "x\x1b[2J").is_err());
+    }
+
+    #[test]
+    fn preview_is_one_short_line() {
+        assert_eq!(preview_line("\n  first line here\nsecond", 8), "first l…");
+        assert_eq!(preview_line("ok", 8), "ok");
+        assert_eq!(
+            preview_line("[stderr]\ncat: x: No such file\n[exit code: 1]", 80),
+            "cat: x: No such file"
+        );
+        assert_eq!(preview_line("[exit code: 0]", 80), "[exit code: 0]");
     }
 }

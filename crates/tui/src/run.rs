@@ -13,7 +13,6 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use super::app::{Action, App, AppSettings};
-use super::layers::first_run;
 use super::layers::first_run::FirstRun;
 use super::layers::trust::TrustPrompt;
 use super::pacing::FramePacer;
@@ -139,7 +138,8 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
             local_server: None,
         });
         tokio::spawn(async move {
-            let _ = probe_tx.send(first_run::probe_local_servers().await);
+            let found = miniagent_api::find_local_server().await;
+            let _ = probe_tx.send(found.map(|server| (server.base_url, server.model)));
         });
     }
 

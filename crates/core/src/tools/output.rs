@@ -139,24 +139,8 @@ pub fn cap_text(text: &str, limit: usize) -> String {
     )
 }
 
-/// The first meaningful line of `text`, shortened to `max_chars` characters, for one-line
-/// previews. Our own bracketed marker lines (`[stderr]`, `[exit code: 1]`) are passed over
-/// when the text has anything else.
-pub fn preview_line(text: &str, max_chars: usize) -> String {
-    let is_marker = |line: &str| line.starts_with('[') && line.ends_with(']');
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let line = lines
-        .clone()
-        .find(|line| !is_marker(line))
-        .or_else(|| lines.next())
-        .unwrap_or("");
-    if line.chars().count() <= max_chars {
-        return line.to_string();
-    }
-    let mut short: String = line.chars().take(max_chars.saturating_sub(1)).collect();
-    short.push('…');
-    short
-}
+/// Plain text, so every front end shows a line the same way.
+pub use miniagent_text::preview_line;
 
 /// Words that mark the line of a failed command's output that says what went wrong.
 const ERROR_WORDS: [&str; 9] = [
@@ -318,16 +302,5 @@ mod tests {
         assert!(capped.starts_with("日本語"), "{capped}");
         assert!(capped.contains("bytes cut"));
         assert_eq!(cap_text("short", 20), "short");
-    }
-
-    #[test]
-    fn preview_is_one_short_line() {
-        assert_eq!(preview_line("\n  first line here\nsecond", 8), "first l…");
-        assert_eq!(preview_line("ok", 8), "ok");
-        assert_eq!(
-            preview_line("[stderr]\ncat: x: No such file\n[exit code: 1]", 80),
-            "cat: x: No such file"
-        );
-        assert_eq!(preview_line("[exit code: 0]", 80), "[exit code: 0]");
     }
 }

@@ -1,8 +1,6 @@
 //! With no API key the workbench still opens: this panel says how to set one, and offers
-//! an OpenAI-compatible server found answering on this machine (Ollama on 11434,
-//! llama.cpp and others on 8080).
-
-use std::time::Duration;
+//! an OpenAI-compatible server found answering on this machine (the core looks for it:
+//! `miniagent_api::find_local_server`).
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
@@ -14,9 +12,6 @@ use crate::keys::{OverlayAction, OverlayContext};
 use crate::popup::{centered, popup};
 use crate::text::wrap;
 use crate::theme::Theme;
-
-/// Where local OpenAI-compatible servers usually listen.
-pub const LOCAL_SERVERS: [&str; 2] = ["http://127.0.0.1:11434/v1", "http://127.0.0.1:8080/v1"];
 
 /// The panel's text.
 pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
@@ -64,7 +59,10 @@ pub fn lines(first_run: &FirstRun, theme: &Theme) -> Vec<Line<'static>> {
         }
         None => {
             lines.push(Line::from(Span::styled(
-                "No local model server answers on 127.0.0.1:11434 or 127.0.0.1:8080.",
+                format!(
+                    "No local model server answers on {}.",
+                    miniagent_api::local_server_addresses().join(" or ")
+                ),
                 theme.dim,
             )));
             lines.push(without_a_key(theme));
@@ -84,34 +82,6 @@ fn without_a_key(theme: &Theme) -> Line<'static> {
         "Without a key, the files, /resume and replays still work.",
         theme.text,
     ))
-}
-
-/// The first local server that lists a model, as (base URL, model id).
-pub async fn probe_local_servers() -> Option<(String, String)> {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_millis(800))
-        .no_proxy()
-        .build()
-        .ok()?;
-    for base in LOCAL_SERVERS {
-        let Ok(response) = client.get(format!("{base}/models")).send().await else {
-            continue;
-        };
-        if !response.status().is_success() {
-            continue;
-        }
-        let Ok(body) = response.json::<serde_json::Value>().await else {
-            continue;
-        };
-        let model = body
-            .pointer("/data/0/id")
-            .and_then(serde_json::Value::as_str)
-            .or_else(|| body.pointer("/models/0/name").and_then(serde_json::Value::as_str));
-        if let Some(model) = model {
-            return Some((base.to_string(), model.to_string()));
-        }
-    }
-    None
 }
 
 /// The panel's facts are the app's (it opens the panel again when a prompt cannot be

@@ -11,7 +11,8 @@ use super::*;
 use crate::layers::history::HistoryInspector;
 use crate::tests::support::Player;
 use crate::theme::Theme;
-use miniagent_api::{self, Recording, TokenCounter};
+use miniagent_api::{self, Recording};
+use miniagent_core::tokens::TokenCounter;
 use miniagent_protocol::Op;
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -29,8 +30,8 @@ const LOG: &str = r#"{"kind":"header","id":"20261122-040438-abcd","created":"202
 {"kind":"event","ts":2300,"event":{"type":"turn_complete","text":""}}
 "#;
 
-/// A workbench playing `log` as `miniagent replay` opens it (through the api's
-/// `Recording`), joined to its playback as the event loop joins them.
+/// A workbench playing `log` as `miniagent replay` opens it (the api's `Recording` opens
+/// on the same recording), joined to its playback as the event loop joins them.
 fn open(log: &str) -> Player {
     let dir = std::env::temp_dir().join(format!(
         "miniagent-tui-replay-{}-{:?}",
@@ -41,9 +42,12 @@ fn open(log: &str) -> Player {
     let path: PathBuf = dir.join("session.jsonl");
     std::fs::write(&path, log).unwrap();
     let recording = Recording::open(path.to_str().unwrap(), &miniagent_api::Env::empty()).unwrap();
+    let loaded = miniagent_core::session::load(&path).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    let playback = recording.playback().counting_with(TokenCounter::estimate_only());
-    Player::playing(playback, Theme::monochrome())
+    let player = Player::counting(&loaded, Theme::monochrome(), TokenCounter::estimate_only());
+    // The api's recording opens on what this playback plays.
+    assert_eq!(&recording.opening().0, player.playback.recording());
+    player
 }
 
 #[test]

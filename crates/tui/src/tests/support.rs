@@ -180,7 +180,7 @@ impl Player {
         Self::playing(miniagent_core::playback::Playback::new(loaded, counter), theme)
     }
 
-    /// A player of `playback` (as the api's `Recording::playback` gives it), at its start.
+    /// A player of `playback` (as the api's `Recording` plays it), at its start.
     pub fn playing(mut playback: miniagent_core::playback::Playback, theme: Theme) -> Self {
         let now = Instant::now();
         let status = playback.clock().status(now);
