@@ -297,7 +297,8 @@ impl<T: TypedTool> Tool for T {
 }
 
 /// Deserializes an optional count that the schema declares an integer: JSON Schema counts
-/// `5.0` as one, and so does this (serde's `u64` would refuse it).
+/// `5.0` as one, and so does this (serde's `u64` would refuse it). A whole number too
+/// large for a count (`1e20`) is the largest count, as the schema sets no maximum.
 pub fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
     use serde::Deserialize;
     use serde::de::Error;
@@ -308,9 +309,8 @@ pub fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result
         return Ok(Some(whole));
     }
     match number.as_f64() {
-        Some(float) if float.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(&float) => {
-            Ok(Some(float as u64))
-        }
+        // `as` saturates: past `u64::MAX` it is `u64::MAX`.
+        Some(float) if float.fract() == 0.0 && float >= 0.0 => Ok(Some(float as u64)),
         _ => Err(D::Error::custom(format!(
             "expected a whole number of at least 0, got {number}"
         ))),
@@ -475,5 +475,24 @@ mod tests {
         for (tool, hand_written) in cases {
             assert_eq!(tool.input_schema(), hand_written, "{}", tool.name());
         }
+    }
+
+    /// What the schema check lets through but the type refuses (callers that skip the
+    /// check, or a schema looser than the type) is said as the check says it: which
+    /// argument, what it must be, what it was.
+    #[test]
+    fn a_value_the_type_refuses_names_the_argument() {
+        let refused = |arguments: Value| read_args::<read::ReadArgs>(&arguments).unwrap_err().0;
+        assert_eq!(
+            refused(json!({"path": "a", "limit": 1.5})),
+            "`limit`: expected a whole number of at least 0, got 1.5"
+        );
+        assert_eq!(
+            refused(json!({"path": 5})),
+            "`path`: invalid type: integer `5`, expected a string"
+        );
+        assert_eq!(refused(json!({})), "missing field `path`");
+        let read: read::ReadArgs = read_args(&json!({"path": "a", "offset": 2.0, "limit": 1e20})).unwrap();
+        assert_eq!((read.offset, read.limit), (Some(2), Some(u64::MAX)));
     }
 }
