@@ -499,13 +499,14 @@ async fn collect<R: AsyncRead + Unpin>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::tools::Tool;
     use serde_json::json;
     use tokio_util::sync::CancellationToken;
 
-    fn settings() -> BashSettings {
+    /// Settings for tests: the default timeouts, a small output limit.
+    pub(crate) fn settings() -> BashSettings {
         BashSettings {
             default_timeout_s: 120,
             max_timeout_s: 600,

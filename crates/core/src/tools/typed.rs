@@ -325,18 +325,6 @@ mod tests {
     use serde_json::json;
     use std::sync::Arc;
 
-    fn bash_settings() -> crate::config::BashSettings {
-        crate::config::BashSettings {
-            default_timeout_s: 120,
-            max_timeout_s: 600,
-            output_limit_bytes: 1000,
-            sandbox: crate::tools::sandbox::SandboxSetting::Auto,
-            pass_env: Vec::new(),
-            unix_sockets: false,
-            network: true,
-        }
-    }
-
     /// Each built-in tool's generated schema is the one written by hand before it was
     /// generated: the same properties, types, bounds, required list and descriptions.
     #[test]
@@ -386,7 +374,7 @@ mod tests {
                 }),
             ),
             (
-                Box::new(bash::BashTool::new(bash_settings(), jobs.clone())),
+                Box::new(bash::BashTool::new(bash::tests::settings(), jobs.clone())),
                 json!({
                     "type": "object",
                     "properties": {
