@@ -81,6 +81,36 @@ async fn wrong_types() {
     }
 }
 
+/// JSON Schema counts `2.0` as an integer, and so does the schema check: such a count is
+/// read as that number (it was once dropped for the default), and one too large for a
+/// count as the largest.
+#[tokio::test]
+async fn whole_numbers_written_as_floats() {
+    let (received, _agent) = run_bad_calls(
+        |ws| {
+            ws.write("a.txt", "one\ntwo\nthree\n");
+        },
+        &[
+            (
+                "read_file",
+                args(json!({"path": "a.txt", "offset": 2.0, "limit": 1.0})),
+            ),
+            (
+                "read_file",
+                args(json!({"path": "a.txt", "offset": 3, "limit": 1e20})),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        received,
+        vec![
+            ("     2|two".to_string(), false),
+            ("     3|three".to_string(), false),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn missing_fields() {
     let (received, agent) = run_bad_calls(

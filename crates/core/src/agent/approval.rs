@@ -8,14 +8,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::config::ApprovalMode;
 use crate::tools::git_guard;
 use crate::tools::paths::{Access, Workspace};
 use crate::tools::skills::SkillApprovals;
-use crate::tools::{Tool, ToolEffect};
+use crate::tools::{Tool, ToolCall, ToolEffect};
 use miniagent_protocol::{ApprovalRule, CallId, Decision};
 
 /// `path` with its longest existing part resolved (the rest appended as named), so a
@@ -121,15 +120,15 @@ impl ApprovalPolicy {
         self.mode = mode;
     }
 
-    /// Whether a call of `tool` with `arguments` runs, asks, or is refused; `workspace`
-    /// resolves the paths it would change.
-    pub fn check(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Verdict {
+    /// Whether `call` (of `tool`) runs, asks, or is refused; `workspace` resolves the
+    /// paths it would change.
+    pub fn check(&self, tool: &dyn Tool, call: &dyn ToolCall<'_>, workspace: &Workspace) -> Verdict {
         let effect = tool.effect();
         if effect == ToolEffect::ReadOnly {
             return Verdict::Run;
         }
         if self.mode != ApprovalMode::ReadOnly
-            && let Some(path) = self.protected_path(tool, arguments, workspace)
+            && let Some(path) = self.protected_path(call, workspace)
         {
             return Verdict::AskEachTime(format!(
                 "`{}` would change {}, which holds miniagent's own settings (servers that run outside the sandbox, skills, trust, sessions); it needs your approval each time, whatever the approval mode.",
@@ -138,7 +137,7 @@ impl ApprovalPolicy {
             ));
         }
         let asks = matches!(self.mode, ApprovalMode::Ask | ApprovalMode::AutoEdit);
-        if asks && let Some(path) = self.git_folder_path(tool, arguments, workspace) {
+        if asks && let Some(path) = self.git_folder_path(call, workspace) {
             return Verdict::AskOnce(format!(
                 "`{}` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
                 tool.name(),
@@ -159,11 +158,9 @@ impl ApprovalPolicy {
             ApprovalMode::Ask | ApprovalMode::AutoEdit if tool.auto_approved() => Verdict::Run,
             ApprovalMode::AutoEdit if effect == ToolEffect::WritesFiles => Verdict::Run,
             ApprovalMode::Ask | ApprovalMode::AutoEdit => {
-                let remembered = tool
-                    .session_rule(arguments)
-                    .is_some_and(|rule| self.rules.contains(&rule));
-                let covered = remembered || self.skill_approves(tool, arguments, workspace);
-                let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
+                let remembered = call.session_rule().is_some_and(|rule| self.rules.contains(&rule));
+                let covered = remembered || self.skill_approves(tool, call, workspace);
+                let command = call.command().unwrap_or("");
                 if covered && git_guard::names_git_folder(command) {
                     Verdict::AskOnce(format!(
                         "`{command}` names a git repository's own folder, where hooks and configuration name programs git runs; a rule or a skill covers the command, but not that folder, so it needs your approval each time."
@@ -178,7 +175,7 @@ impl ApprovalPolicy {
     }
 
     /// Whether a skill in use pre-approves this call, and the call stays confined.
-    fn skill_approves(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> bool {
+    fn skill_approves(&self, tool: &dyn Tool, call: &dyn ToolCall<'_>, workspace: &Workspace) -> bool {
         let confined = match tool.effect() {
             // File tools never leave the workspace.
             ToolEffect::WritesFiles => true,
@@ -191,20 +188,20 @@ impl ApprovalPolicy {
         // The sandbox lets commands write anywhere in the workspace, its `.miniagent/`
         // included; a command that names it is asked about. (One that hides the name
         // still changes the trusted files' fingerprint, and trust is asked for again.)
-        let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
-        if command.contains(WORKSPACE_SETTINGS_DIR) {
+        let command = call.command();
+        if command.is_some_and(|command| command.contains(WORKSPACE_SETTINGS_DIR)) {
             return false;
         }
-        let paths = tool.changed_paths(arguments);
+        let paths = call.changed_paths();
         self.skills
             .iter()
-            .any(|skill| skill.covers(tool.name(), arguments, &paths, workspace))
+            .any(|skill| skill.covers(tool.name(), command, &paths, workspace))
     }
 
-    /// The first path `tool` would change that lies in a protected folder.
-    fn protected_path(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Option<PathBuf> {
+    /// The first path `call` would change that lies in a protected folder.
+    fn protected_path(&self, call: &dyn ToolCall<'_>, workspace: &Workspace) -> Option<PathBuf> {
         let settings = workspace.root().join(WORKSPACE_SETTINGS_DIR);
-        tool.changed_paths(arguments).into_iter().find_map(|path| {
+        call.changed_paths().into_iter().find_map(|path| {
             let real = workspace.resolve(&path, Access::Write).ok()?;
             let protected =
                 real.starts_with(&settings) || self.protected.iter().any(|folder| real.starts_with(folder));
@@ -212,10 +209,10 @@ impl ApprovalPolicy {
         })
     }
 
-    /// The first path `tool` would change that lies in a repository's own folder: a
+    /// The first path `call` would change that lies in a repository's own folder: a
     /// `.git`, or a folder that is (or with this write becomes) a bare repository.
-    fn git_folder_path(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Option<PathBuf> {
-        tool.changed_paths(arguments).into_iter().find_map(|path| {
+    fn git_folder_path(&self, call: &dyn ToolCall<'_>, workspace: &Workspace) -> Option<PathBuf> {
+        call.changed_paths().into_iter().find_map(|path| {
             let real = workspace.resolve(&path, Access::Write).ok()?;
             let root = workspace.root();
             (git_guard::in_git_folder(&real, root) || git_guard::in_git_directory(&real, root))
@@ -303,6 +300,19 @@ impl PendingApprovals {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use serde_json::Value;
+
+    /// The verdict on `tool` called with `arguments`, read as the agent reads them.
+    trait CheckJson {
+        fn check_json(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Verdict;
+    }
+
+    impl CheckJson for ApprovalPolicy {
+        fn check_json(&self, tool: &dyn Tool, arguments: &Value, workspace: &Workspace) -> Verdict {
+            let call = tool.read(arguments.clone()).unwrap();
+            self.check(tool, call.as_ref(), workspace)
+        }
+    }
 
     /// A tool for policy tests: its name and effect, and the `path` argument as what it
     /// changes (a file writer's shape).
@@ -375,7 +385,7 @@ mod tests {
             ] {
                 assert!(
                     matches!(
-                        policy.check(&writer("writer"), &args(path), &workspace),
+                        policy.check_json(&writer("writer"), &args(path), &workspace),
                         Verdict::AskEachTime(_)
                     ),
                     "{mode} {path}"
@@ -383,15 +393,15 @@ mod tests {
             }
             // Elsewhere the mode (or in ask mode, the remembered rule) lets it run.
             assert_eq!(
-                policy.check(&writer("writer"), &args("src/main.rs"), &workspace),
+                policy.check_json(&writer("writer"), &args("src/main.rs"), &workspace),
                 Verdict::Run
             );
             assert_eq!(
-                policy.check(&writer("writer"), &args(".miniagentx/a"), &workspace),
+                policy.check_json(&writer("writer"), &args(".miniagentx/a"), &workspace),
                 Verdict::Run
             );
         }
-        let Verdict::AskEachTime(note) = ApprovalPolicy::new(ApprovalMode::FullAuto).check(
+        let Verdict::AskEachTime(note) = ApprovalPolicy::new(ApprovalMode::FullAuto).check_json(
             &writer("writer"),
             &args(".miniagent/mcp.json"),
             &workspace,
@@ -407,7 +417,7 @@ mod tests {
         );
         // Read-only refuses it as it refuses every change.
         assert!(matches!(
-            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check_json(
                 &writer("writer"),
                 &args(".miniagent/mcp.json"),
                 &workspace
@@ -433,13 +443,13 @@ mod tests {
         let workspace = Workspace::new(Path::new("/nonexistent-ws"), &[]);
         for (mode, effect, expected) in cases {
             assert_eq!(
-                ApprovalPolicy::new(mode).check(&fake(effect), &args, &workspace),
+                ApprovalPolicy::new(mode).check_json(&fake(effect), &args, &workspace),
                 expected,
                 "{mode} {effect}"
             );
         }
         assert_eq!(
-            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check_json(
                 &fake(ToolEffect::WritesFiles),
                 &args,
                 &workspace
@@ -459,9 +469,9 @@ mod tests {
         let mut policy = ApprovalPolicy::new(ApprovalMode::Ask);
         assert!(policy.remember(rule.clone()));
         assert!(!policy.remember(rule.clone()));
-        assert_eq!(policy.check(&tool, &args, &workspace), Verdict::Run);
+        assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Run);
         assert!(policy.revoke(&rule));
-        assert_eq!(policy.check(&tool, &args, &workspace), Verdict::Ask);
+        assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Ask);
         assert!(!policy.revoke(&rule));
     }
 
@@ -509,46 +519,46 @@ mod tests {
         for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit] {
             let mut policy = ApprovalPolicy::new(mode).confining_commands(true);
             assert_eq!(
-                policy.check(&FakeBash, &command("git status"), &workspace),
+                policy.check_json(&FakeBash, &command("git status"), &workspace),
                 Verdict::Ask
             );
             policy.pre_approve(skill(&["Write", "Bash(git status:*)"]));
             assert_eq!(
-                policy.check(&writer("write_file"), &write("notes.md"), &workspace),
+                policy.check_json(&writer("write_file"), &write("notes.md"), &workspace),
                 Verdict::Run
             );
             assert_eq!(
-                policy.check(&FakeBash, &command("git status"), &workspace),
+                policy.check_json(&FakeBash, &command("git status"), &workspace),
                 Verdict::Run
             );
             // Only what the skill names.
             assert_eq!(
-                policy.check(&FakeBash, &command("git push"), &workspace),
+                policy.check_json(&FakeBash, &command("git push"), &workspace),
                 Verdict::Ask
             );
             assert_eq!(
-                policy.check(&FakeBash, &command("git status; rm -rf ~"), &workspace),
+                policy.check_json(&FakeBash, &command("git status; rm -rf ~"), &workspace),
                 Verdict::Ask
             );
             // miniagent's own settings are asked about whatever a skill says.
             assert!(matches!(
-                policy.check(&writer("write_file"), &write(".miniagent/mcp.json"), &workspace),
+                policy.check_json(&writer("write_file"), &write(".miniagent/mcp.json"), &workspace),
                 Verdict::AskEachTime(_)
             ));
             assert_eq!(
-                policy.check(&FakeBash, &command("git status .miniagent/"), &workspace),
+                policy.check_json(&FakeBash, &command("git status .miniagent/"), &workspace),
                 Verdict::Ask
             );
             // Never what acts outside the sandbox.
             policy.pre_approve(skill(&["Bash"]));
             assert_eq!(
-                policy.check(&fake(ToolEffect::External), &serde_json::json!({}), &workspace),
+                policy.check_json(&fake(ToolEffect::External), &serde_json::json!({}), &workspace),
                 Verdict::Ask
             );
             // Until the turn ends.
             policy.end_skills();
             assert_eq!(
-                policy.check(&FakeBash, &command("git status"), &workspace),
+                policy.check_json(&FakeBash, &command("git status"), &workspace),
                 Verdict::Ask
             );
         }
@@ -556,22 +566,22 @@ mod tests {
         let mut unconfined = ApprovalPolicy::new(ApprovalMode::Ask);
         unconfined.pre_approve(skill(&["Bash", "Write"]));
         assert_eq!(
-            unconfined.check(&FakeBash, &command("ls"), &workspace),
+            unconfined.check_json(&FakeBash, &command("ls"), &workspace),
             Verdict::Ask
         );
         assert_eq!(
-            unconfined.check(&writer("write_file"), &write("a.txt"), &workspace),
+            unconfined.check_json(&writer("write_file"), &write("a.txt"), &workspace),
             Verdict::Run
         );
         // Read-only stays read-only.
         let mut read_only = ApprovalPolicy::new(ApprovalMode::ReadOnly).confining_commands(true);
         read_only.pre_approve(skill(&["Bash", "Write"]));
         assert!(matches!(
-            read_only.check(&FakeBash, &command("ls"), &workspace),
+            read_only.check_json(&FakeBash, &command("ls"), &workspace),
             Verdict::Refuse(_)
         ));
         assert!(matches!(
-            read_only.check(&writer("write_file"), &write("a.txt"), &workspace),
+            read_only.check_json(&writer("write_file"), &write("a.txt"), &workspace),
             Verdict::Refuse(_)
         ));
         std::fs::remove_dir_all(scratch).unwrap();
@@ -602,7 +612,7 @@ mod tests {
                 ("repo-data/info/attributes", ".git/info/attributes"),
             ] {
                 assert_eq!(
-                    policy.check(&writer("write_file"), &args(path), &workspace),
+                    policy.check_json(&writer("write_file"), &args(path), &workspace),
                     Verdict::AskOnce(format!(
                         "`write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
                         root.join(real).display()
@@ -612,13 +622,13 @@ mod tests {
             }
             for path in [".gitignore", ".gitattributes", "src/git/x.rs"] {
                 assert_eq!(
-                    policy.check(&writer("write_file"), &args(path), &workspace),
+                    policy.check_json(&writer("write_file"), &args(path), &workspace),
                     Verdict::Run,
                     "{mode} {path}"
                 );
             }
             assert!(matches!(
-                policy.check(
+                policy.check_json(
                     &FakeBash,
                     &serde_json::json!({"command": "cp x .git/config"}),
                     &workspace
@@ -628,7 +638,7 @@ mod tests {
         }
         // full-auto runs everything it is given; read-only refuses it.
         assert_eq!(
-            ApprovalPolicy::new(ApprovalMode::FullAuto).check(
+            ApprovalPolicy::new(ApprovalMode::FullAuto).check_json(
                 &writer("write_file"),
                 &args(".git/config"),
                 &workspace
@@ -636,7 +646,7 @@ mod tests {
             Verdict::Run
         );
         assert!(matches!(
-            ApprovalPolicy::new(ApprovalMode::ReadOnly).check(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).check_json(
                 &writer("write_file"),
                 &args(".git/config"),
                 &workspace

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::jobs::BackgroundJobs;
@@ -17,7 +19,7 @@ use super::paths::Workspace;
 use super::process::{command_env, kill_rest, spawn_in_group};
 use super::sandbox::Confinement;
 use super::spill::SpillWriter;
-use super::{OutputSink, Tool, ToolContext, ToolEffect, ToolOutput};
+use super::{OutputSink, ToolContext, ToolEffect, ToolOutput};
 use crate::config::BashSettings;
 use miniagent_protocol::{ApprovalRequest, ApprovalRule};
 
@@ -52,7 +54,26 @@ impl BashTool {
     }
 }
 
-impl Tool for BashTool {
+/// `bash`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command line to run.
+    pub command: String,
+    /// Seconds before the command and its children are killed{limits}; not used in the background.
+    #[serde(default, deserialize_with = "super::typed::whole_number")]
+    #[schemars(range(min = 1))]
+    pub timeout: Option<u64>,
+    /// Start the command and return at once with a bash_id.
+    pub run_in_background: Option<bool>,
+}
+
+/// Where `timeout`'s description says its default and maximum, which are settings.
+const LIMITS: &str = "{limits}";
+
+impl super::TypedTool for BashTool {
+    type Args = BashArgs;
+
     fn name(&self) -> &str {
         "bash"
     }
@@ -68,118 +89,67 @@ impl Tool for BashTool {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command line to run."},
-                "timeout": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": self.settings.max_timeout_s,
-                    "description": format!(
-                        "Seconds before the command and its children are killed (default {}, max {}); not used in the background.",
-                        self.settings.default_timeout_s, self.settings.max_timeout_s
-                    ),
-                },
-                "run_in_background": {"type": "boolean", "description": "Start the command and return at once with a bash_id."},
-            },
-            "required": ["command"],
-            "additionalProperties": false,
-        })
+        let mut schema = super::typed::schema_of::<BashArgs>();
+        if let Some(timeout) = schema
+            .pointer_mut("/properties/timeout")
+            .and_then(Value::as_object_mut)
+        {
+            timeout.insert("maximum".to_string(), self.settings.max_timeout_s.into());
+            let limits = format!(
+                " (default {}, max {})",
+                self.settings.default_timeout_s, self.settings.max_timeout_s
+            );
+            if let Some(Value::String(description)) = timeout.get_mut("description") {
+                *description = description.replace(LIMITS, &limits);
+            }
+        }
+        schema
     }
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::RunsCommands
     }
 
+    fn command<'a>(&self, args: &'a BashArgs) -> Option<&'a str> {
+        Some(&args.command)
+    }
+
     fn approval_request(
         &self,
-        arguments: &Value,
+        args: &BashArgs,
         workspace: &Workspace,
-    ) -> Result<ApprovalRequest, super::InvalidCall> {
-        let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
+    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
+        let command = &args.command;
         if command.trim().is_empty() {
             return Err(super::InvalidCall("`command` is empty".to_string()));
         }
-        let background = arguments.get("run_in_background").and_then(Value::as_bool) == Some(true);
         let argv = super::command_rule::argv(command).unwrap_or_default();
-        Ok(ApprovalRequest::Command {
-            command: command.to_string(),
+        Ok(Some(ApprovalRequest::Command {
+            command: command.clone(),
             program: argv.first().cloned(),
             compound: !super::command_rule::is_simple(command),
             argv,
             cwd: workspace.root().display().to_string(),
-            timeout_s: (!background).then(|| self.timeout(arguments).as_secs()),
-        })
+            timeout_s: (!args.in_background()).then(|| self.timeout(args).as_secs()),
+        }))
     }
 
-    fn session_rule(&self, arguments: &Value) -> Option<ApprovalRule> {
-        let command = arguments.get("command").and_then(Value::as_str)?;
-        Some(super::command_rule::session_rule(command))
+    fn session_rule(&self, args: &BashArgs) -> Option<ApprovalRule> {
+        Some(super::command_rule::session_rule(&args.command))
     }
 
     fn repository_hazard<'a>(
         &'a self,
-        arguments: &'a Value,
+        args: &'a BashArgs,
         workspace: &'a Workspace,
         covered: bool,
     ) -> BoxFuture<'a, Option<String>> {
-        Box::pin(async move {
-            let command = arguments.get("command").and_then(Value::as_str).unwrap_or("");
-            if !super::git_guard::names_git(command) {
-                return None;
-            }
-            let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
-            let options = match super::git_guard::reach(command) {
-                super::git_guard::Reach::Checked(options) => options,
-                super::git_guard::Reach::Unchecked(why) if covered => {
-                    return Some(format!(
-                        "This command runs git {why}; miniagent cannot check what programs git would run there. A rule or a skill covers the command, but not that, so it needs your approval this time."
-                    ));
-                }
-                super::git_guard::Reach::Unchecked(why) => {
-                    // Asked anyway: what the workspace's own repository names is told too.
-                    let found = super::git_guard::hazards(command, workspace.root(), &env, &[], true).await;
-                    let named = match found {
-                        Ok(found) if !found.is_empty() => format!(
-                            " The repository's git configuration also names programs git would run for it: {}.",
-                            found.join("; ")
-                        ),
-                        Ok(_) | Err(_) => String::new(),
-                    };
-                    return Some(format!(
-                        "This command runs git {why}; miniagent cannot check what programs git would run there.{named}"
-                    ));
-                }
-            };
-            let found = super::git_guard::hazards(command, workspace.root(), &env, &options, !covered).await;
-            match (found, covered) {
-                (Ok(found), _) if found.is_empty() => None,
-                (Ok(found), true) => Some(format!(
-                    "This command runs git, and the repository's git configuration names programs git would run for it: {}. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time.",
-                    found.join("; ")
-                )),
-                (Ok(found), false) => Some(format!(
-                    "This command runs git, and the repository's git configuration names programs git would run for it: {}. Approved, it runs them.",
-                    found.join("; ")
-                )),
-                (Err(why), true) => Some(format!(
-                    "This command runs git, and what programs the repository's git configuration names could not be checked ({why}); it needs your approval this time."
-                )),
-                (Err(why), false) => Some(format!(
-                    "This command runs git, and what programs the repository's git configuration names could not be checked ({why})."
-                )),
-            }
-        })
+        Box::pin(self.git_hazard(&args.command, workspace, covered))
     }
 
-    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: BashArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let command = arguments
-                .get("command")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
+            let command = args.command.as_str();
             if command.trim().is_empty() {
                 return ToolOutput::error("`command` is empty");
             }
@@ -191,41 +161,84 @@ impl Tool for BashTool {
             };
             let mut env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
             if context.unasked {
-                env = super::git_guard::overrides(&command, root, &env).await;
+                env = super::git_guard::overrides(command, root, &env).await;
             }
-            if arguments.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            if args.in_background() {
                 let save_to = context.save_to.clone();
-                return match self
-                    .jobs
-                    .start(&command, root, limit, &confinement, &env, save_to)
-                {
+                return match self.jobs.start(command, root, limit, &confinement, &env, save_to) {
                     Ok(id) => ToolOutput::ok(format!(
                         "started background job {id}: {command}\nRead its output with bash_output {{\"bash_id\": \"{id}\"}}; stop it with bash_kill."
                     )),
                     Err(message) => ToolOutput::error(message),
                 };
             }
-            run_command(
-                &command,
-                self.timeout(&arguments),
-                &context,
-                limit,
-                &confinement,
-                &env,
-            )
-            .await
+            run_command(command, self.timeout(&args), &context, limit, &confinement, &env).await
         })
     }
 }
 
+impl BashArgs {
+    fn in_background(&self) -> bool {
+        self.run_in_background == Some(true)
+    }
+}
+
 impl BashTool {
-    fn timeout(&self, arguments: &Value) -> Duration {
-        let seconds = arguments
-            .get("timeout")
-            .and_then(Value::as_u64)
+    fn timeout(&self, args: &BashArgs) -> Duration {
+        let seconds = args
+            .timeout
             .unwrap_or(self.settings.default_timeout_s)
             .clamp(1, self.settings.max_timeout_s);
         Duration::from_secs(seconds)
+    }
+
+    /// What the repository's git configuration would have `command` run
+    /// ([`super::TypedTool::repository_hazard`]).
+    async fn git_hazard(&self, command: &str, workspace: &Workspace, covered: bool) -> Option<String> {
+        if !super::git_guard::names_git(command) {
+            return None;
+        }
+        let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
+        let options = match super::git_guard::reach(command) {
+            super::git_guard::Reach::Checked(options) => options,
+            super::git_guard::Reach::Unchecked(why) if covered => {
+                return Some(format!(
+                    "This command runs git {why}; miniagent cannot check what programs git would run there. A rule or a skill covers the command, but not that, so it needs your approval this time."
+                ));
+            }
+            super::git_guard::Reach::Unchecked(why) => {
+                // Asked anyway: what the workspace's own repository names is told too.
+                let found = super::git_guard::hazards(command, workspace.root(), &env, &[], true).await;
+                let named = match found {
+                    Ok(found) if !found.is_empty() => format!(
+                        " The repository's git configuration also names programs git would run for it: {}.",
+                        found.join("; ")
+                    ),
+                    Ok(_) | Err(_) => String::new(),
+                };
+                return Some(format!(
+                    "This command runs git {why}; miniagent cannot check what programs git would run there.{named}"
+                ));
+            }
+        };
+        let found = super::git_guard::hazards(command, workspace.root(), &env, &options, !covered).await;
+        match (found, covered) {
+            (Ok(found), _) if found.is_empty() => None,
+            (Ok(found), true) => Some(format!(
+                "This command runs git, and the repository's git configuration names programs git would run for it: {}. A rule or a skill covers the command, but not what the repository chose; it needs your approval this time.",
+                found.join("; ")
+            )),
+            (Ok(found), false) => Some(format!(
+                "This command runs git, and the repository's git configuration names programs git would run for it: {}. Approved, it runs them.",
+                found.join("; ")
+            )),
+            (Err(why), true) => Some(format!(
+                "This command runs git, and what programs the repository's git configuration names could not be checked ({why}); it needs your approval this time."
+            )),
+            (Err(why), false) => Some(format!(
+                "This command runs git, and what programs the repository's git configuration names could not be checked ({why})."
+            )),
+        }
     }
 }
 
@@ -235,6 +248,8 @@ enum Ending {
     Interrupted,
 }
 
+/// Runs `command` in the foreground: its output streams to the front end and the model
+/// gets what was kept of it, how it ended, and a hint when the sandbox refused something.
 async fn run_command(
     command: &str,
     timeout: Duration,
@@ -248,28 +263,7 @@ async fn run_command(
         Err(message) => return ToolOutput::error(message),
     };
     let started = Instant::now();
-
-    let stdout_buffer = Arc::new(Mutex::new(HeadTailBuffer::new(limit)));
-    let stderr_buffer = Arc::new(Mutex::new(HeadTailBuffer::new(limit / 3)));
-    // Past what memory keeps, the whole output goes to a file the model can read.
-    let spill = context
-        .save_to
-        .clone()
-        .map(|target| SpillWriter::new(target, limit));
-    let stdout_reader = tokio::spawn(collect(
-        child.stdout.take(),
-        Arc::clone(&stdout_buffer),
-        context.output.clone(),
-        spill,
-    ));
-    let stderr_reader = tokio::spawn(collect(
-        child.stderr.take(),
-        Arc::clone(&stderr_buffer),
-        context.output.clone(),
-        None,
-    ));
-    let (stdout_abort, stderr_abort) = (stdout_reader.abort_handle(), stderr_reader.abort_handle());
-
+    let readers = Readers::start(&mut child, context, limit);
     let ending = tokio::select! {
         status = child.wait() => match status {
             Ok(status) => Ending::Exited(status),
@@ -282,86 +276,12 @@ async fn run_command(
         Ending::Exited(_) => group.exited(),
         Ending::TimedOut | Ending::Interrupted => group.terminate(),
     }
-    // Keep what is still in the pipes, but do not wait on background children that
-    // hold them open: after a short drain, everything left of the command is killed.
-    let drain = async {
-        let spilled = stdout_reader.await.ok().flatten();
-        let _ = stderr_reader.await;
-        spilled
-    };
-    tokio::pin!(drain);
-    let mut escaped = false;
-    let spilled = match tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await {
-        Ok(spilled) => {
-            kill_rest(group).await;
-            spilled
-        }
-        Err(_) => {
-            kill_rest(group).await;
-            match tokio::time::timeout(DRAIN_AFTER_KILL, &mut drain).await {
-                Ok(spilled) => spilled,
-                Err(_) => {
-                    escaped = true;
-                    stdout_abort.abort();
-                    stderr_abort.abort();
-                    None
-                }
-            }
-        }
-    };
-
-    let take = |buffer: &Mutex<HeadTailBuffer>| {
-        buffer
-            .lock()
-            .map(|buffer| buffer.text())
-            .unwrap_or_else(|poisoned| poisoned.into_inner().text())
-    };
-    let stderr = take(&stderr_buffer);
-    let mut text = take(&stdout_buffer);
-    // What follows the output in the text, the saved file ends with too.
-    let stdout_bytes = text.len();
-    if !stderr.is_empty() {
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str("[stderr]\n");
-        text.push_str(&stderr);
-    }
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    if escaped {
-        text.push_str(
-            "[a process that left the command's group still holds its output open; stopped reading]\n",
-        );
-    }
+    let read = readers.drain(group).await;
+    let (mut text, stdout_bytes) = read.text();
     let hint = confinement.denial_hint(&text, context.workspace.root());
     let elapsed = started.elapsed().as_secs_f64();
     let mut output = match ending {
-        Ending::Exited(status) => {
-            use std::os::unix::process::ExitStatusExt;
-            match (status.code(), status.signal()) {
-                (Some(0), _) => {
-                    if text.is_empty() {
-                        text.push_str("(no output)\n");
-                    }
-                    text.push_str("[exit code: 0]");
-                    ToolOutput::ok(text)
-                }
-                (Some(code), _) => {
-                    text.push_str(&format!("[exit code: {code}]"));
-                    ToolOutput::error(text)
-                }
-                (None, Some(signal)) => {
-                    text.push_str(&format!("[killed by signal {signal}]"));
-                    ToolOutput::error(text)
-                }
-                (None, None) => {
-                    text.push_str("[ended without an exit code]");
-                    ToolOutput::error(text)
-                }
-            }
-        }
+        Ending::Exited(status) => exited(status, text),
         Ending::TimedOut => {
             text.push_str(&format!(
                 "[timed out after {} s ({elapsed:.1} s elapsed); the command and its children were killed]",
@@ -378,10 +298,158 @@ async fn run_command(
         output.content.push('\n');
         output.content.push_str(&hint);
     }
-    if let Some(spill) = spilled {
+    if let Some(spill) = read.spilled {
         output.saved = spill.finish(output.content.get(stdout_bytes..).unwrap_or_default());
     }
     output
+}
+
+/// The result of a command that ended by itself: `text` and its exit code or signal.
+fn exited(status: std::process::ExitStatus, mut text: String) -> ToolOutput {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(0), _) => {
+            if text.is_empty() {
+                text.push_str("(no output)\n");
+            }
+            text.push_str("[exit code: 0]");
+            ToolOutput::ok(text)
+        }
+        (Some(code), _) => {
+            text.push_str(&format!("[exit code: {code}]"));
+            ToolOutput::error(text)
+        }
+        (None, Some(signal)) => {
+            text.push_str(&format!("[killed by signal {signal}]"));
+            ToolOutput::error(text)
+        }
+        (None, None) => {
+            text.push_str("[ended without an exit code]");
+            ToolOutput::error(text)
+        }
+    }
+}
+
+/// The tasks reading a command's stdout and stderr, and what they keep of each.
+struct Readers {
+    stdout: Arc<Mutex<HeadTailBuffer>>,
+    stderr: Arc<Mutex<HeadTailBuffer>>,
+    stdout_reader: tokio::task::JoinHandle<Option<SpillWriter>>,
+    stderr_reader: tokio::task::JoinHandle<Option<SpillWriter>>,
+}
+
+/// What was read of a command once its pipes were drained.
+struct Read {
+    stdout: String,
+    stderr: String,
+    /// The whole stdout, saved past what memory keeps.
+    spilled: Option<SpillWriter>,
+    /// A process that escaped the group held the pipes open; reading stopped.
+    escaped: bool,
+}
+
+impl Readers {
+    /// Starts reading `child`'s pipes: stdout keeps up to `limit` bytes (and all of it in
+    /// a file past that, where the session saves results), stderr a third of it.
+    fn start(child: &mut tokio::process::Child, context: &ToolContext, limit: usize) -> Self {
+        let stdout = Arc::new(Mutex::new(HeadTailBuffer::new(limit)));
+        let stderr = Arc::new(Mutex::new(HeadTailBuffer::new(limit / 3)));
+        let spill = context
+            .save_to
+            .clone()
+            .map(|target| SpillWriter::new(target, limit));
+        let stdout_reader = tokio::spawn(collect(
+            child.stdout.take(),
+            Arc::clone(&stdout),
+            context.output.clone(),
+            spill,
+        ));
+        let stderr_reader = tokio::spawn(collect(
+            child.stderr.take(),
+            Arc::clone(&stderr),
+            context.output.clone(),
+            None,
+        ));
+        Self {
+            stdout,
+            stderr,
+            stdout_reader,
+            stderr_reader,
+        }
+    }
+
+    /// Keeps what is still in the pipes, but does not wait on background children that
+    /// hold them open: after a short drain, everything left of the command is killed.
+    async fn drain(self, group: super::process::ProcessGroup) -> Read {
+        let (stdout_abort, stderr_abort) = (
+            self.stdout_reader.abort_handle(),
+            self.stderr_reader.abort_handle(),
+        );
+        let (stdout_reader, stderr_reader) = (self.stdout_reader, self.stderr_reader);
+        let drain = async {
+            let spilled = stdout_reader.await.ok().flatten();
+            let _ = stderr_reader.await;
+            spilled
+        };
+        tokio::pin!(drain);
+        let mut escaped = false;
+        let spilled = match tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drain).await {
+            Ok(spilled) => {
+                kill_rest(group).await;
+                spilled
+            }
+            Err(_) => {
+                kill_rest(group).await;
+                match tokio::time::timeout(DRAIN_AFTER_KILL, &mut drain).await {
+                    Ok(spilled) => spilled,
+                    Err(_) => {
+                        escaped = true;
+                        stdout_abort.abort();
+                        stderr_abort.abort();
+                        None
+                    }
+                }
+            }
+        };
+        let take = |buffer: &Mutex<HeadTailBuffer>| {
+            buffer
+                .lock()
+                .map(|buffer| buffer.text())
+                .unwrap_or_else(|poisoned| poisoned.into_inner().text())
+        };
+        Read {
+            stdout: take(&self.stdout),
+            stderr: take(&self.stderr),
+            spilled,
+            escaped,
+        }
+    }
+}
+
+impl Read {
+    /// The output as the model reads it (stdout, then stderr under a heading), each line
+    /// ended, and how many bytes of it are stdout: what follows them, the saved file
+    /// ends with too.
+    fn text(&self) -> (String, usize) {
+        let mut text = self.stdout.clone();
+        let stdout_bytes = text.len();
+        if !self.stderr.is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("[stderr]\n");
+            text.push_str(&self.stderr);
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if self.escaped {
+            text.push_str(
+                "[a process that left the command's group still holds its output open; stopped reading]\n",
+            );
+        }
+        (text, stdout_bytes)
+    }
 }
 
 /// Reads a pipe to its end, streaming decoded text to the front end and keeping a
@@ -431,11 +499,14 @@ async fn collect<R: AsyncRead + Unpin>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::tools::Tool;
+    use serde_json::json;
     use tokio_util::sync::CancellationToken;
 
-    fn settings() -> BashSettings {
+    /// Settings for tests: the default timeouts, a small output limit.
+    pub(crate) fn settings() -> BashSettings {
         BashSettings {
             default_timeout_s: 120,
             max_timeout_s: 600,
@@ -462,12 +533,12 @@ mod tests {
     #[tokio::test]
     async fn stdout_and_stderr_reach_the_model_even_on_failure() {
         let tool = BashTool::new(settings(), BackgroundJobs::default());
-        let out = tool
-            .run(
-                json!({"command": "echo out; echo err >&2; exit 3"}),
-                context(CancellationToken::new()),
-            )
-            .await;
+        let out = Tool::run(
+            &tool,
+            json!({"command": "echo out; echo err >&2; exit 3"}),
+            context(CancellationToken::new()),
+        )
+        .await;
         assert_eq!(out, ToolOutput::error("out\n[stderr]\nerr\n[exit code: 3]"));
     }
 
@@ -475,12 +546,12 @@ mod tests {
     async fn timeout_kills_the_group_and_keeps_partial_output() {
         let tool = BashTool::new(settings(), BackgroundJobs::default());
         let marker = format!("miniagent-test-{}", std::process::id());
-        let out = tool
-            .run(
-                json!({"command": format!("echo started; (sleep 30; echo {marker}) & sleep 30"), "timeout": 1}),
-                context(CancellationToken::new()),
-            )
-            .await;
+        let out = Tool::run(
+            &tool,
+            json!({"command": format!("echo started; (sleep 30; echo {marker}) & sleep 30"), "timeout": 1}),
+            context(CancellationToken::new()),
+        )
+        .await;
         assert!(out.is_error);
         assert!(
             out.content.starts_with("started\n[timed out after 1 s"),
@@ -492,12 +563,12 @@ mod tests {
     #[tokio::test]
     async fn huge_output_is_capped() {
         let tool = BashTool::new(settings(), BackgroundJobs::default());
-        let out = tool
-            .run(
-                json!({"command": "seq 1 100000"}),
-                context(CancellationToken::new()),
-            )
-            .await;
+        let out = Tool::run(
+            &tool,
+            json!({"command": "seq 1 100000"}),
+            context(CancellationToken::new()),
+        )
+        .await;
         assert!(!out.is_error, "{}", out.content);
         assert!(out.content.starts_with("1\n2\n3\n"), "{}", &out.content[..50]);
         assert!(out.content.contains("bytes of output cut"));

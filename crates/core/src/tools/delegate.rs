@@ -4,9 +4,10 @@
 //! through the same validation, approval and result path as every other call.
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+use super::{ToolContext, ToolEffect, ToolOutput};
 
 /// The tool's name.
 pub const NAME: &str = "delegate";
@@ -14,7 +15,19 @@ pub const NAME: &str = "delegate";
 /// The `delegate` tool.
 pub struct DelegateTool;
 
-impl Tool for DelegateTool {
+/// `delegate`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateArgs {
+    /// The whole task, with everything the sub-agent needs to know.
+    pub task: String,
+    /// Tool names it may use (default: the read-only tools).
+    pub tools: Option<Vec<String>>,
+}
+
+impl super::TypedTool for DelegateTool {
+    type Args = DelegateArgs;
+
     fn name(&self) -> &str {
         NAME
     }
@@ -26,43 +39,19 @@ impl Tool for DelegateTool {
          task completely: it sees nothing of this conversation."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task": {"type": "string", "description": "The whole task, with everything the sub-agent needs to know."},
-                "tools": {"type": "array", "items": {"type": "string"}, "description": "Tool names it may use (default: the read-only tools)."},
-            },
-            "required": ["task"],
-            "additionalProperties": false,
-        })
-    }
-
     /// The call itself changes nothing: each call the sub-agent makes is approved on its own.
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
     }
 
-    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: DelegateArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let task = arguments
-                .get("task")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .trim()
-                .to_string();
+            let task = args.task.trim().to_string();
             if task.is_empty() {
                 return ToolOutput::error("`task` is empty");
             }
-            let tools = arguments.get("tools").and_then(Value::as_array).map(|asked| {
-                asked
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            });
             match &context.sub_agents {
-                Some(sub_agents) => sub_agents.run(task, tools).await,
+                Some(sub_agents) => sub_agents.run(task, args.tools).await,
                 None => ToolOutput::error("a sub-agent cannot delegate: do the task with the tools you have"),
             }
         })

@@ -4,13 +4,14 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::files::{human_size, unified_diff};
 use super::output::cap_text;
 use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
 use super::read::has_hole;
-use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+use super::{ToolContext, ToolEffect, ToolOutput};
 use miniagent_protocol::ApprovalRequest;
 
 /// Context lines around each change in diffs.
@@ -92,8 +93,28 @@ fn grouped(n: usize) -> String {
     out
 }
 
-fn string_arg<'a>(arguments: &'a Value, name: &str) -> &'a str {
-    arguments.get(name).and_then(Value::as_str).unwrap_or("")
+/// `write_file`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// File path, relative to the workspace or absolute inside it.
+    pub path: String,
+    /// The complete new content.
+    pub content: String,
+}
+
+/// `edit_file`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// File path, relative to the workspace or absolute inside it.
+    pub path: String,
+    /// The exact text to replace.
+    pub old_str: String,
+    /// The text to put in its place.
+    pub new_str: String,
+    /// Replace every occurrence (default false).
+    pub replace_all: Option<bool>,
 }
 
 /// Why a file's text was not read.
@@ -176,8 +197,8 @@ struct PlannedWrite {
     before: Option<Before>,
 }
 
-fn plan_write(workspace: &Workspace, arguments: &Value) -> Result<PlannedWrite, String> {
-    let located = workspace.locate(string_arg(arguments, "path"), Access::Write)?;
+fn plan_write(workspace: &Workspace, path: &str) -> Result<PlannedWrite, String> {
+    let located = workspace.locate(path, Access::Write)?;
     let shown = workspace.display(located.path());
     let before = existing_text(&located, &shown)?;
     Ok(PlannedWrite {
@@ -187,7 +208,9 @@ fn plan_write(workspace: &Workspace, arguments: &Value) -> Result<PlannedWrite, 
     })
 }
 
-impl Tool for WriteFileTool {
+impl super::TypedTool for WriteFileTool {
+    type Args = WriteArgs;
+
     fn name(&self) -> &str {
         "write_file"
     }
@@ -197,33 +220,21 @@ impl Tool for WriteFileTool {
          is replaced. Prefer edit_file for changing part of a file."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace or absolute inside it."},
-                "content": {"type": "string", "description": "The complete new content."},
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::WritesFiles
     }
 
-    fn changed_paths(&self, arguments: &Value) -> Vec<String> {
-        path_argument(arguments)
+    fn changed_paths(&self, args: &WriteArgs) -> Vec<String> {
+        vec![args.path.clone()]
     }
 
     fn approval_request(
         &self,
-        arguments: &Value,
+        args: &WriteArgs,
         workspace: &Workspace,
-    ) -> Result<ApprovalRequest, super::InvalidCall> {
-        let plan = plan_write(workspace, arguments)?;
-        let content = string_arg(arguments, "content");
+    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
+        let plan = plan_write(workspace, &args.path)?;
+        let content = &args.content;
         let diff = unified_diff(
             plan.before.as_ref().map_or("", |before| before.text.as_str()),
             content,
@@ -235,20 +246,20 @@ impl Tool for WriteFileTool {
             Some(_) if diff.is_empty() => format!("rewrite {} unchanged", plan.shown),
             Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
         };
-        Ok(ApprovalRequest::Edit {
+        Ok(Some(ApprovalRequest::Edit {
             path: plan.shown,
             summary: what,
             diff: cap_diff(&diff, content),
-        })
+        }))
     }
 
-    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: WriteArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let mut plan = match plan_write(&context.workspace, &arguments) {
+            let mut plan = match plan_write(&context.workspace, &args.path) {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
-            let content = string_arg(&arguments, "content");
+            let content = &args.content;
             match plan.located.write_atomic(content.as_bytes()) {
                 Ok(()) => ToolOutput::ok(match plan.before {
                     None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
@@ -276,15 +287,11 @@ struct PlannedEdit {
     diff: String,
 }
 
-fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, String> {
-    let located = workspace.locate(string_arg(arguments, "path"), Access::Write)?;
+fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, String> {
+    let located = workspace.locate(&args.path, Access::Write)?;
     let shown = workspace.display(located.path());
-    let old = string_arg(arguments, "old_str");
-    let new = string_arg(arguments, "new_str");
-    let replace_all = arguments
-        .get("replace_all")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let (old, new) = (args.old_str.as_str(), args.new_str.as_str());
+    let replace_all = args.replace_all.unwrap_or(false);
     if old.is_empty() {
         return Err("`old_str` is empty; to create or overwrite a whole file use write_file".to_string());
     }
@@ -345,7 +352,9 @@ fn plan_edit(workspace: &Workspace, arguments: &Value) -> Result<PlannedEdit, St
     })
 }
 
-impl Tool for EditFileTool {
+impl super::TypedTool for EditFileTool {
+    type Args = EditArgs;
+
     fn name(&self) -> &str {
         "edit_file"
     }
@@ -355,35 +364,21 @@ impl Tool for EditFileTool {
          included) and exactly once, unless replace_all is true. The result shows the diff."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace or absolute inside it."},
-                "old_str": {"type": "string", "description": "The exact text to replace."},
-                "new_str": {"type": "string", "description": "The text to put in its place."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
-            },
-            "required": ["path", "old_str", "new_str"],
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::WritesFiles
     }
 
-    fn changed_paths(&self, arguments: &Value) -> Vec<String> {
-        path_argument(arguments)
+    fn changed_paths(&self, args: &EditArgs) -> Vec<String> {
+        vec![args.path.clone()]
     }
 
     fn approval_request(
         &self,
-        arguments: &Value,
+        args: &EditArgs,
         workspace: &Workspace,
-    ) -> Result<ApprovalRequest, super::InvalidCall> {
-        let plan = plan_edit(workspace, arguments)?;
-        Ok(ApprovalRequest::Edit {
+    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
+        let plan = plan_edit(workspace, args)?;
+        Ok(Some(ApprovalRequest::Edit {
             summary: format!(
                 "edit {} ({} replacement{})",
                 plan.shown,
@@ -392,12 +387,12 @@ impl Tool for EditFileTool {
             ),
             diff: cap_diff(&plan.diff, &plan.after),
             path: plan.shown,
-        })
+        }))
     }
 
-    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: EditArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let mut plan = match plan_edit(&context.workspace, &arguments) {
+            let mut plan = match plan_edit(&context.workspace, &args) {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
@@ -436,21 +431,13 @@ fn match_lines(text: &str, starts: &[usize]) -> String {
     listed.join(", ")
 }
 
-/// The `path` argument of a file-changing call, when it has one.
-fn path_argument(arguments: &Value) -> Vec<String> {
-    arguments
-        .get("path")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .into_iter()
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::OutputSink;
+    use crate::tools::Tool;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
     use std::path::{Path, PathBuf};
     use std::sync::Arc;
     use tokio_util::sync::CancellationToken;

@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
@@ -22,7 +24,7 @@ use super::output::{HeadTailBuffer, cap_text};
 use super::process::{ProcessGroup, force, kill_all, signal_group, spawn_in_group};
 use super::sandbox::Confinement;
 use super::spill::{PREVIEW_HEAD_BYTES, PREVIEW_TAIL_BYTES, SaveTarget, SpillWriter};
-use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+use super::{ToolContext, ToolEffect, ToolOutput};
 
 /// How long `bash_kill` waits after TERM before it sends KILL.
 const KILL_GRACE: Duration = Duration::from_secs(5);
@@ -391,7 +393,19 @@ impl BashOutputTool {
     }
 }
 
-impl Tool for BashOutputTool {
+/// `bash_output`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputArgs {
+    /// The job id bash returned, e.g. bash_1.
+    pub bash_id: String,
+    /// Regular expression; only matching lines are returned.
+    pub filter_str: Option<String>,
+}
+
+impl super::TypedTool for BashOutputTool {
+    type Args = OutputArgs;
+
     fn name(&self) -> &str {
         "bash_output"
     }
@@ -402,26 +416,14 @@ impl Tool for BashOutputTool {
          matching that regular expression."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "bash_id": {"type": "string", "description": "The job id bash returned, e.g. bash_1."},
-                "filter_str": {"type": "string", "description": "Regular expression; only matching lines are returned."},
-            },
-            "required": ["bash_id"],
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
     }
 
-    fn run(&self, arguments: Value, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: OutputArgs, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let id = arguments.get("bash_id").and_then(Value::as_str).unwrap_or("");
-            let filter = match arguments.get("filter_str").and_then(Value::as_str) {
+            let id = args.bash_id.as_str();
+            let filter = match args.filter_str.as_deref() {
                 Some(pattern) => match regex::Regex::new(pattern) {
                     Ok(filter) => Some(filter),
                     Err(err) => {
@@ -453,7 +455,17 @@ impl BashKillTool {
     }
 }
 
-impl Tool for BashKillTool {
+/// `bash_kill`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillArgs {
+    /// The job id bash returned, e.g. bash_1.
+    pub bash_id: String,
+}
+
+impl super::TypedTool for BashKillTool {
+    type Args = KillArgs;
+
     fn name(&self) -> &str {
         "bash_kill"
     }
@@ -463,28 +475,13 @@ impl Tool for BashKillTool {
          it printed since the last read."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "bash_id": {"type": "string", "description": "The job id bash returned, e.g. bash_1."},
-            },
-            "required": ["bash_id"],
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::RunsCommands
     }
 
-    fn run(&self, arguments: Value, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: KillArgs, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let id = arguments
-                .get("bash_id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
+            let id = args.bash_id;
             if let Err(message) = self.jobs.kill(&id, KILL_GRACE).await {
                 return ToolOutput::error(message);
             }
@@ -500,8 +497,10 @@ impl Tool for BashKillTool {
 mod tests {
     use super::*;
     use crate::tools::OutputSink;
+    use crate::tools::Tool;
     use crate::tools::paths::Workspace;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
     use tokio_util::sync::CancellationToken;
 
     fn context() -> ToolContext {

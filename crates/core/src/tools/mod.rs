@@ -20,6 +20,7 @@ pub mod schema;
 pub mod skills;
 pub mod spill;
 pub mod supervisor;
+pub mod typed;
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ use crate::config::Config;
 use crate::llm::ToolSpec;
 use miniagent_protocol::{ApprovalRequest, ApprovalRule, CallId, Event, ToolInfo};
 use paths::Workspace;
+pub use typed::{ToolCall, TypedTool};
 
 /// Why a call cannot succeed (arguments the schema refuses, a path outside the workspace,
 /// an edit that matches nothing, an empty command). It is the call's result, said to the
@@ -230,7 +232,13 @@ pub trait SubAgents: Send + Sync {
     fn run(&self, task: String, tools: Option<Vec<String>>) -> BoxFuture<'_, ToolOutput>;
 }
 
-/// A capability the model can call.
+/// A capability the model can call. The built-in tools are [`TypedTool`]s, which are
+/// `Tool`s; an MCP tool implements this with JSON arguments its server reads.
+///
+/// The agent reads each call once, after its arguments passed [`Self::input_schema`]
+/// ([`Self::read`]), and asks the approval policy, the person and the tool with that call.
+/// The methods that take JSON arguments are that for a tool whose arguments stay JSON, and
+/// for callers that hold arguments so.
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
@@ -295,6 +303,15 @@ pub trait Tool: Send + Sync {
     }
     /// Runs the call. Arguments were already validated against [`Self::input_schema`].
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput>;
+    /// Reads arguments that passed [`Self::input_schema`] into the call that the approval
+    /// policy, the question and the run share. A [`TypedTool`] reads them into its type
+    /// (an error says which argument is wrong); by default they stay JSON.
+    fn read<'a>(&'a self, arguments: Value) -> Result<Box<dyn ToolCall<'a> + 'a>, InvalidCall> {
+        Ok(Box::new(typed::JsonCall {
+            tool: self,
+            arguments,
+        }))
+    }
 }
 
 /// Arguments as the person reads them: indented JSON.

@@ -10,13 +10,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use super::at;
 use super::files::{now_iso8601, write_atomic_in};
-use super::{Tool, ToolContext, ToolEffect, ToolOutput};
+use super::{ToolContext, ToolEffect, ToolOutput};
 use miniagent_protocol::ApprovalRequest;
 
 /// The notes file, relative to the workspace.
@@ -105,7 +105,19 @@ impl RecordNoteTool {
     }
 }
 
-impl Tool for RecordNoteTool {
+/// `record_note`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordArgs {
+    /// What to remember.
+    pub content: String,
+    /// A label to group notes by (default "general").
+    pub category: Option<String>,
+}
+
+impl super::TypedTool for RecordNoteTool {
+    type Args = RecordArgs;
+
     fn name(&self) -> &str {
         "record_note"
     }
@@ -115,52 +127,31 @@ impl Tool for RecordNoteTool {
          about the project, progress). Notes are kept in the workspace."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "content": {"type": "string", "description": "What to remember."},
-                "category": {"type": "string", "description": "A label to group notes by (default \"general\")."},
-            },
-            "required": ["content"],
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::WritesFiles
     }
 
     fn approval_request(
         &self,
-        arguments: &Value,
+        args: &RecordArgs,
         _workspace: &super::paths::Workspace,
-    ) -> Result<ApprovalRequest, super::InvalidCall> {
-        let content = arguments.get("content").and_then(Value::as_str).unwrap_or("");
-        let category = arguments
-            .get("category")
-            .and_then(Value::as_str)
-            .unwrap_or(DEFAULT_CATEGORY);
-        Ok(ApprovalRequest::Other {
-            name: self.name().to_string(),
-            preview: format!("note [{category}] in {NOTES_FILE}:\n{content}"),
-        })
+    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
+        let category = args.category.as_deref().unwrap_or(DEFAULT_CATEGORY);
+        Ok(Some(ApprovalRequest::Other {
+            name: "record_note".to_string(),
+            preview: format!("note [{category}] in {NOTES_FILE}:\n{}", args.content),
+        }))
     }
 
-    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: RecordArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let content = arguments
-                .get("content")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .trim()
-                .to_string();
+            let content = args.content.trim().to_string();
             if content.is_empty() {
                 return ToolOutput::error("`content` is empty");
             }
-            let category = arguments
-                .get("category")
-                .and_then(Value::as_str)
+            let category = args
+                .category
+                .as_deref()
                 .map(str::trim)
                 .filter(|c| !c.is_empty())
                 .unwrap_or(DEFAULT_CATEGORY)
@@ -194,7 +185,17 @@ impl Tool for RecordNoteTool {
 /// The `recall_notes` tool.
 pub struct RecallNotesTool;
 
-impl Tool for RecallNotesTool {
+/// `recall_notes`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallArgs {
+    /// Only notes of this category.
+    pub category: Option<String>,
+}
+
+impl super::TypedTool for RecallNotesTool {
+    type Args = RecallArgs;
+
     fn name(&self) -> &str {
         "recall_notes"
     }
@@ -203,27 +204,17 @@ impl Tool for RecallNotesTool {
         "Read the notes recorded with record_note, optionally only one category."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "category": {"type": "string", "description": "Only notes of this category."},
-            },
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
     }
 
-    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: RecallArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
             let notes = match load_notes(context.workspace.root()) {
                 Ok(notes) => notes,
                 Err(why) => return ToolOutput::error(why.to_string()),
             };
-            let category = arguments.get("category").and_then(Value::as_str);
+            let category = args.category.as_deref();
             let chosen: Vec<&Note> = notes
                 .iter()
                 .filter(|note| category.is_none_or(|c| note.category == c))
@@ -256,8 +247,10 @@ impl Tool for RecallNotesTool {
 mod tests {
     use super::*;
     use crate::tools::OutputSink;
+    use crate::tools::Tool;
     use crate::tools::paths::Workspace;
     use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
     use tokio_util::sync::CancellationToken;
 
     #[tokio::test]

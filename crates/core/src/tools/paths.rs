@@ -280,7 +280,35 @@ struct Walk<'a> {
     missing: Vec<OsString>,
 }
 
-impl Walk<'_> {
+/// Why `path` could not be resolved at `what`.
+fn cannot(path: &str, what: &Path, err: io::Error) -> String {
+    format!("cannot resolve `{path}` at {}: {err}", what.display())
+}
+
+impl<'a> Walk<'a> {
+    /// A walk from `root`, opened, resolving `path`.
+    fn start(root: &'a Path, path: &str) -> Result<Self, String> {
+        Ok(Walk {
+            root,
+            folders: vec![at::open_folder(root).map_err(|err| cannot(path, root, err))?],
+            names: Vec::new(),
+            missing: Vec::new(),
+        })
+    }
+
+    /// The target of the symlink `name` in the deepest folder.
+    fn link_target(&self, name: &OsString, path: &str) -> Result<PathBuf, String> {
+        let target = at::read_link_at(self.deepest()?.as_fd(), name)
+            .map_err(|err| cannot(path, &self.here().join(name), err))?;
+        if target.is_empty() {
+            return Err(format!(
+                "{} is an empty symbolic link",
+                self.here().join(name).display()
+            ));
+        }
+        Ok(PathBuf::from(target))
+    }
+
     fn here(&self) -> PathBuf {
         let mut path = self.root.to_path_buf();
         path.extend(&self.names);
@@ -481,40 +509,14 @@ impl Workspace {
         root: &Path,
         queue: VecDeque<OsString>,
     ) -> Result<Located, String> {
-        let cannot =
-            |what: &Path, err: io::Error| format!("cannot resolve `{path}` at {}: {err}", what.display());
-        let open_root = |root: &Path| at::open_folder(root).map_err(|err| cannot(root, err));
-        let mut walk = Walk {
-            root,
-            folders: vec![open_root(root)?],
-            names: Vec::new(),
-            missing: Vec::new(),
-        };
+        let mut walk = Walk::start(root, path)?;
         let mut queue = queue;
         let mut hops = 0u32;
         // The last name, once reached; it is not opened, only looked at.
         let mut last: Option<OsString> = None;
         while let Some(name) = queue.pop_front() {
             if name == ".." {
-                if walk.missing.pop().is_some() {
-                    continue;
-                }
-                if walk.names.pop().is_none() {
-                    let mut beyond = walk.here();
-                    beyond.push("..");
-                    beyond.extend(&queue);
-                    let beyond = normalize(&beyond);
-                    if self.root_of(&beyond, access).is_some() {
-                        // Out and back in: refused like any step above a root, as
-                        // `RESOLVE_BENEATH` does, but said as it is.
-                        return Err(format!(
-                            "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
-                            walk.root.display()
-                        ));
-                    }
-                    return Err(self.outside(path, &beyond, access));
-                }
-                walk.folders.pop();
+                self.step_up(&mut walk, path, access, &queue)?;
                 continue;
             }
             let is_last = queue.is_empty();
@@ -529,7 +531,7 @@ impl Workspace {
             let stat = match at::stat_at(folder.as_fd(), &name) {
                 Ok(stat) => Some(stat),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-                Err(err) => return Err(cannot(&walk.here().join(&name), err)),
+                Err(err) => return Err(cannot(path, &walk.here().join(&name), err)),
             };
             match stat.as_ref().map(at::kind_of) {
                 Some(Kind::Symlink) => {
@@ -540,35 +542,8 @@ impl Workspace {
                             walk.here().join(&name).display()
                         ));
                     }
-                    let target = at::read_link_at(folder.as_fd(), &name)
-                        .map_err(|err| cannot(&walk.here().join(&name), err))?;
-                    if target.is_empty() {
-                        return Err(format!(
-                            "{} is an empty symbolic link",
-                            walk.here().join(&name).display()
-                        ));
-                    }
-                    let target = PathBuf::from(target);
-                    let inside = if target.is_absolute() {
-                        let Some((new_root, inside)) = self.root_of(&target, access) else {
-                            let mut beyond = target;
-                            beyond.extend(&queue);
-                            return Err(self.outside(path, &normalize(&beyond), access));
-                        };
-                        // The target is walked again from the root it is in.
-                        walk = Walk {
-                            root: new_root,
-                            folders: vec![open_root(new_root)?],
-                            names: Vec::new(),
-                            missing: Vec::new(),
-                        };
-                        inside
-                    } else {
-                        target
-                    };
-                    let mut ahead = components(&inside);
-                    ahead.extend(queue);
-                    queue = ahead;
+                    let target = walk.link_target(&name, path)?;
+                    queue = self.follow(&mut walk, target, path, access, queue)?;
                 }
                 None if is_last => last = Some(name),
                 None => walk.missing.push(name),
@@ -586,7 +561,7 @@ impl Workspace {
                         }
                         queue.push_front(name);
                     }
-                    Err(err) => return Err(cannot(&walk.here().join(&name), err)),
+                    Err(err) => return Err(cannot(path, &walk.here().join(&name), err)),
                 },
                 Some(Kind::File | Kind::Other) => {
                     return Err(format!(
@@ -596,11 +571,74 @@ impl Workspace {
                 }
             }
         }
+        self.located(walk, last)
+    }
+
+    /// A `..` in the walk: back to the folder walked through, or a name that did not
+    /// exist dropped; never above the root (`queue` is what was still to walk).
+    fn step_up(
+        &self,
+        walk: &mut Walk<'_>,
+        path: &str,
+        access: Access,
+        queue: &VecDeque<OsString>,
+    ) -> Result<(), String> {
+        if walk.missing.pop().is_some() {
+            return Ok(());
+        }
+        if walk.names.pop().is_some() {
+            walk.folders.pop();
+            return Ok(());
+        }
+        let mut beyond = walk.here();
+        beyond.push("..");
+        beyond.extend(queue);
+        let beyond = normalize(&beyond);
+        if self.root_of(&beyond, access).is_some() {
+            // Out and back in: refused like any step above a root, as
+            // `RESOLVE_BENEATH` does, but said as it is.
+            return Err(format!(
+                "`{path}` goes above {} with `..` before coming back; file tools do not leave the workspace even on the way",
+                walk.root.display()
+            ));
+        }
+        Err(self.outside(path, &beyond, access))
+    }
+
+    /// What is left to walk after a symlink to `target`: its names, then `queue`. An
+    /// absolute target is walked again from the root it is in; one under no root is
+    /// outside.
+    fn follow<'a>(
+        &'a self,
+        walk: &mut Walk<'a>,
+        target: PathBuf,
+        path: &str,
+        access: Access,
+        queue: VecDeque<OsString>,
+    ) -> Result<VecDeque<OsString>, String> {
+        let inside = if target.is_absolute() {
+            let Some((new_root, inside)) = self.root_of(&target, access) else {
+                let mut beyond = target;
+                beyond.extend(&queue);
+                return Err(self.outside(path, &normalize(&beyond), access));
+            };
+            *walk = Walk::start(new_root, path)?;
+            inside
+        } else {
+            target
+        };
+        let mut ahead = components(&inside);
+        ahead.extend(queue);
+        Ok(ahead)
+    }
+
+    /// Where a finished walk ended: the folder holding the last name (`last`), or, when
+    /// the path ended at a folder (`..`, a root), that folder named "." in itself, or by
+    /// its own name when it does not exist yet.
+    fn located(&self, mut walk: Walk<'_>, last: Option<OsString>) -> Result<Located, String> {
         let here = walk.here();
         let (path, name) = match last {
             Some(name) => (here.join(&name), name),
-            // The path ended at a folder (`..`, a root): it is named as "." in itself,
-            // or, when it does not exist yet, by its own name.
             None => match walk.missing.pop() {
                 Some(name) => (here, name),
                 None => (here, OsString::from(".")),

@@ -9,10 +9,11 @@ use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::paths::{Access, EntryDetail, Kind, Located, OpenError, Workspace};
-use super::{ResultText, Tool, ToolContext, ToolEffect, ToolOutput};
+use super::{ResultText, ToolContext, ToolEffect, ToolOutput};
 use crate::tokens::{Encoding, TokenCounter};
 
 /// Entries a folder listing shows before summarising the rest.
@@ -34,7 +35,29 @@ impl ReadFileTool {
     }
 }
 
-impl Tool for ReadFileTool {
+/// `read_file`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// File path, relative to the workspace or absolute inside it.
+    pub path: String,
+    /// Line number to start at (1-based).
+    #[serde(default, deserialize_with = "super::typed::whole_number")]
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// Number of lines to read.
+    #[serde(default, deserialize_with = "super::typed::whole_number")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+    /// Byte in the first line to start at (1-based), to read on in a line that was cut.
+    #[serde(default, deserialize_with = "super::typed::whole_number")]
+    #[schemars(range(min = 1))]
+    pub column: Option<u64>,
+}
+
+impl super::TypedTool for ReadFileTool {
+    type Args = ReadArgs;
+
     fn name(&self) -> &str {
         "read_file"
     }
@@ -47,20 +70,6 @@ impl Tool for ReadFileTool {
          path lists its entries."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace or absolute inside it."},
-                "offset": {"type": "integer", "minimum": 1, "description": "Line number to start at (1-based)."},
-                "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
-                "column": {"type": "integer", "minimum": 1, "description": "Byte in the first line to start at (1-based), to read on in a line that was cut."},
-            },
-            "required": ["path"],
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
     }
@@ -69,14 +78,14 @@ impl Tool for ReadFileTool {
         ResultText::FileContent
     }
 
-    fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+    fn run(&self, args: ReadArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         let max_tokens = self.max_tokens;
         let encoding = self.encoding;
         Box::pin(async move {
             let workspace = context.workspace.clone();
             // File reading (and the tokenizer's first load) blocks; keep it off the async workers.
             tokio::task::spawn_blocking(move || {
-                read(&workspace, &arguments, max_tokens, TokenCounter::new(encoding))
+                read(&workspace, &args, max_tokens, TokenCounter::new(encoding))
             })
             .await
             .unwrap_or_else(|err| ToolOutput::error(format!("read_file failed: {err}")))
@@ -92,9 +101,8 @@ struct Window {
     limit: Option<u64>,
 }
 
-fn read(workspace: &Workspace, arguments: &Value, max_tokens: u64, counter: TokenCounter) -> ToolOutput {
-    let named = arguments.get("path").and_then(Value::as_str).unwrap_or("");
-    let located = match workspace.locate(named, Access::Read) {
+fn read(workspace: &Workspace, args: &ReadArgs, max_tokens: u64, counter: TokenCounter) -> ToolOutput {
+    let located = match workspace.locate(&args.path, Access::Read) {
         Ok(located) => located,
         Err(message) => return ToolOutput::error(message),
     };
@@ -117,18 +125,9 @@ fn read(workspace: &Workspace, arguments: &Value, max_tokens: u64, counter: Toke
         Err(err) => return ToolOutput::error(err.message(&shown)),
     };
     let window = Window {
-        offset: arguments
-            .get("offset")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
-            .max(1),
-        skip: arguments
-            .get("column")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
-            .max(1)
-            - 1,
-        limit: arguments.get("limit").and_then(Value::as_u64),
+        offset: args.offset.unwrap_or(1).max(1),
+        skip: args.column.unwrap_or(1).max(1) - 1,
+        limit: args.limit,
     };
     let binary = || {
         ToolOutput::error(format!(
@@ -397,7 +396,12 @@ fn list_folder(located: &Located, shown: &str) -> ToolOutput {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
     use std::path::Path;
+
+    fn args(arguments: Value) -> ReadArgs {
+        crate::tools::typed::read_args(&arguments).unwrap()
+    }
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("miniagent-read-{name}-{}", std::process::id()));
@@ -409,7 +413,7 @@ mod tests {
     fn run(dir: &Path, arguments: Value, max_tokens: u64) -> ToolOutput {
         read(
             &Workspace::new(dir, &[]),
-            &arguments,
+            &args(arguments),
             max_tokens,
             TokenCounter::new(Encoding::Cl100kBase),
         )
@@ -483,7 +487,7 @@ mod tests {
         let ws = Workspace::new(&dir, &[std::path::PathBuf::from("/dev")]);
         let out = read(
             &ws,
-            &json!({"path": "/dev/zero"}),
+            &args(json!({"path": "/dev/zero"})),
             100,
             TokenCounter::estimate_only(),
         );

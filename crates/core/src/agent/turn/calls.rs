@@ -12,7 +12,7 @@ use crate::agent::{Session, TurnContext};
 use crate::config::ApprovalMode;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
-use crate::tools::{ToolContext, ToolOutput, schema};
+use crate::tools::{Tool, ToolCall, ToolContext, ToolOutput, schema};
 use miniagent_protocol::{ApprovalRule, CallEffect, Decision, Event, ToolOutcome};
 
 /// The longest one-line preview of a call's result, in characters.
@@ -60,6 +60,15 @@ enum CallOutcome {
     Aborted,
 }
 
+/// What running a call leaves besides its outcome.
+#[derive(Default)]
+struct Ran {
+    /// When the call started to run: its duration leaves out the wait for approval.
+    from: Option<Instant>,
+    /// The paths its tool said it would change, as the model named them.
+    changed: Vec<String>,
+}
+
 /// Runs every tool call of the reply in order, appending one tool message with all
 /// results. A skill loaded by one of them pre-approves its `allowed-tools` for the rest
 /// of the turn.
@@ -88,57 +97,9 @@ pub(in crate::agent) async fn run_tools(
             arguments: arguments.clone(),
             summary: summarize_arguments(&arguments),
         });
-        // Set when the call starts to run: its duration leaves out the wait for approval.
-        let mut ran_from = None;
+        let mut ran = Ran::default();
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
-        let repeats = guards.repeats(&name, &arguments);
-        let full_auto = context.policy.with(|policy| policy.mode()) == crate::config::ApprovalMode::FullAuto;
-        let outcome = match guards.allowed_tools.as_ref() {
-            Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(&name)) => {
-                CallOutcome::Refused(ToolOutput::error(format!(
-                    "only these tools may be used now: {}; `{name}` is not one of them",
-                    allowed.join(", ")
-                )))
-            }
-            // A read that returned the same thing three times will again.
-            _ if repeats >= SAME_CALL_LIMIT && changes_nothing(context, &name) => {
-                let asked = repeats + guards.refused_again() + 1;
-                CallOutcome::Refused(ToolOutput::error(format!(
-                    "refused: the same call {}, with the same result each time. `{name}` only reads, so it would tell you nothing new: use the result you have, or change the arguments or the approach (to wait for something to change, wait before you look again).",
-                    time_in_a_row(asked)
-                )))
-            }
-            // Polling repeats commands; in full-auto they run as asked. Elsewhere the
-            // person, who is there to answer, is asked whatever the mode says.
-            _ if repeats >= SAME_CALL_LIMIT && !full_auto => {
-                let note = format!(
-                    "The model asked for this same call {}, and it returned the same result each time.",
-                    time_in_a_row(repeats + 1)
-                );
-                run_one(
-                    context,
-                    &id,
-                    &name,
-                    arguments.clone(),
-                    invalid,
-                    Some(note),
-                    &mut ran_from,
-                )
-                .await
-            }
-            _ => {
-                run_one(
-                    context,
-                    &id,
-                    &name,
-                    arguments.clone(),
-                    invalid,
-                    None,
-                    &mut ran_from,
-                )
-                .await
-            }
-        };
+        let outcome = guarded(context, guards, &id, &name, &arguments, invalid, &mut ran).await;
         match &outcome {
             CallOutcome::Finished(output) => guards.ran(&name, &arguments, output),
             CallOutcome::DeniedByPerson { reason } => {
@@ -146,73 +107,22 @@ pub(in crate::agent) async fn run_tools(
             }
             CallOutcome::Refused(_) | CallOutcome::Interrupted | CallOutcome::Aborted => {}
         }
-        if let CallOutcome::Finished(output) = &outcome
-            && !output.is_error
-            && let Some(approvals) = &output.pre_approves
-        {
-            context.events.emit(Event::Notice {
-                message: format!(
-                    "skill `{}` pre-approves for the rest of this turn: {}",
-                    approvals.skill,
-                    approvals.describe().join(", ")
-                ),
-            });
-            context
-                .policy
-                .with(|policy| policy.pre_approve(approvals.clone()));
-        }
-        // The one line a list shows: how a failure ended, or the person's reason.
-        let mut line = None;
-        let (phase, output, outcome) = match outcome {
-            CallOutcome::Finished(output) => {
-                let outcome = if output.is_error {
-                    line = Some(failure_line(&output.content, PREVIEW_CHARS));
-                    ToolOutcome::Error
-                } else {
-                    ToolOutcome::Ok
-                };
-                (None, output, outcome)
-            }
-            CallOutcome::DeniedByPerson { reason } => {
-                let because = reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
-                line = Some(preview_line(&format!("denied by you{because}"), PREVIEW_CHARS));
-                (None, refused_by_person(reason.as_deref()), ToolOutcome::Denied)
-            }
-            CallOutcome::Refused(output) => (None, output, ToolOutcome::Refused),
-            CallOutcome::Interrupted => (
-                Some(ToolPhase::Interrupted),
-                ToolOutput::error(INTERRUPTED),
-                ToolOutcome::Cancelled,
-            ),
-            CallOutcome::Aborted => (
-                Some(ToolPhase::Aborted),
-                ToolOutput::error(ABORTED),
-                ToolOutcome::Cancelled,
-            ),
-        };
-        // As a terminal would show it, and without keys (a command may have printed one it
-        // found elsewhere; escapes are gone first, so none can split a key).
-        let cleaned = context
-            .options
-            .secrets
-            .redact(&for_model(context, &name, &output.content))
-            .into_owned();
-        // A large result stays out of the prompt: saved whole, the model gets its ends.
-        let content = match keep_out_of_prompt(context, &id, &name, &cleaned, output.saved.clone()).await {
-            Some(preview) => preview,
-            None => cap_text(&cleaned, result_limit(context)),
-        };
-        let effects = match outcome {
-            ToolOutcome::Ok => effects_of(context, &name, &arguments),
+        pre_approve(context, &outcome);
+        let (phase, settled) = settle(outcome);
+        let content = for_history(context, &id, &name, &settled.output).await;
+        let effects = match settled.outcome {
+            ToolOutcome::Ok => effects_of(context, ran.changed),
             _ => Vec::new(),
         };
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
             name,
-            ok: outcome == ToolOutcome::Ok,
-            outcome,
-            duration_ms: ran_from.map_or(0, elapsed_ms),
-            output_preview: line.unwrap_or_else(|| preview_line(&content, PREVIEW_CHARS)),
+            ok: settled.outcome == ToolOutcome::Ok,
+            outcome: settled.outcome,
+            duration_ms: ran.from.map_or(0, elapsed_ms),
+            output_preview: settled
+                .line
+                .unwrap_or_else(|| preview_line(&content, PREVIEW_CHARS)),
             output: content.clone(),
             effects,
         });
@@ -223,7 +133,7 @@ pub(in crate::agent) async fn run_tools(
         session.context.append_to_last(ContentBlock::ToolResult {
             tool_use_id: id,
             content,
-            is_error: output.is_error,
+            is_error: settled.output.is_error,
         });
         context.events.commit(session);
         if context.cancel.is_cancelled() {
@@ -233,13 +143,125 @@ pub(in crate::agent) async fn run_tools(
     ToolPhase::Done
 }
 
-/// What a call that succeeded changed, as far as its tool knows: front ends refresh
-/// what shows those files without knowing which tools write.
-fn effects_of(context: &TurnContext, name: &str, arguments: &Value) -> Vec<CallEffect> {
-    let Some(tool) = context.options.tools.get(name) else {
-        return Vec::new();
+/// One call past the turn's guards: a sub-agent's tools only, and no read repeated
+/// with the same result again and again.
+async fn guarded(
+    context: &TurnContext,
+    guards: &mut CallGuards,
+    id: &str,
+    name: &str,
+    arguments: &Value,
+    invalid: Option<&InvalidArguments>,
+    ran: &mut Ran,
+) -> CallOutcome {
+    let repeats = guards.repeats(name, arguments);
+    let full_auto = context.policy.with(|policy| policy.mode()) == ApprovalMode::FullAuto;
+    match guards.allowed_tools.as_ref() {
+        Some(allowed) if !allowed.iter().any(|tool| tool.eq_ignore_ascii_case(name)) => {
+            CallOutcome::Refused(ToolOutput::error(format!(
+                "only these tools may be used now: {}; `{name}` is not one of them",
+                allowed.join(", ")
+            )))
+        }
+        // A read that returned the same thing three times will again.
+        _ if repeats >= SAME_CALL_LIMIT && changes_nothing(context, name) => {
+            let asked = repeats + guards.refused_again() + 1;
+            CallOutcome::Refused(ToolOutput::error(format!(
+                "refused: the same call {}, with the same result each time. `{name}` only reads, so it would tell you nothing new: use the result you have, or change the arguments or the approach (to wait for something to change, wait before you look again).",
+                time_in_a_row(asked)
+            )))
+        }
+        // Polling repeats commands; in full-auto they run as asked. Elsewhere the
+        // person, who is there to answer, is asked whatever the mode says.
+        _ if repeats >= SAME_CALL_LIMIT && !full_auto => {
+            let note = format!(
+                "The model asked for this same call {}, and it returned the same result each time.",
+                time_in_a_row(repeats + 1)
+            );
+            run_one(context, id, name, arguments.clone(), invalid, Some(note), ran).await
+        }
+        _ => run_one(context, id, name, arguments.clone(), invalid, None, ran).await,
+    }
+}
+
+/// A skill the call loaded pre-approves what it lists for the rest of the turn.
+fn pre_approve(context: &TurnContext, outcome: &CallOutcome) {
+    if let CallOutcome::Finished(output) = outcome
+        && !output.is_error
+        && let Some(approvals) = &output.pre_approves
+    {
+        context.events.emit(Event::Notice {
+            message: format!(
+                "skill `{}` pre-approves for the rest of this turn: {}",
+                approvals.skill,
+                approvals.describe().join(", ")
+            ),
+        });
+        context
+            .policy
+            .with(|policy| policy.pre_approve(approvals.clone()));
+    }
+}
+
+/// How a call ended, as the history and the front ends get it.
+struct Settled {
+    output: ToolOutput,
+    outcome: ToolOutcome,
+    /// The one line a list shows: how a failure ended, or the person's reason.
+    line: Option<String>,
+}
+
+/// What the model is told of a call's outcome, and the phase it ends the tools in (an
+/// interrupt or an abort ends them).
+fn settle(outcome: CallOutcome) -> (Option<ToolPhase>, Settled) {
+    let settled = |output, outcome, line| Settled {
+        output,
+        outcome,
+        line,
     };
-    tool.changed_paths(arguments)
+    match outcome {
+        CallOutcome::Finished(output) if output.is_error => {
+            let line = Some(failure_line(&output.content, PREVIEW_CHARS));
+            (None, settled(output, ToolOutcome::Error, line))
+        }
+        CallOutcome::Finished(output) => (None, settled(output, ToolOutcome::Ok, None)),
+        CallOutcome::DeniedByPerson { reason } => {
+            let because = reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+            let line = Some(preview_line(&format!("denied by you{because}"), PREVIEW_CHARS));
+            let output = refused_by_person(reason.as_deref());
+            (None, settled(output, ToolOutcome::Denied, line))
+        }
+        CallOutcome::Refused(output) => (None, settled(output, ToolOutcome::Refused, None)),
+        CallOutcome::Interrupted => (
+            Some(ToolPhase::Interrupted),
+            settled(ToolOutput::error(INTERRUPTED), ToolOutcome::Cancelled, None),
+        ),
+        CallOutcome::Aborted => (
+            Some(ToolPhase::Aborted),
+            settled(ToolOutput::error(ABORTED), ToolOutcome::Cancelled, None),
+        ),
+    }
+}
+
+/// A call's result as the history keeps it: as a terminal would show it, and without
+/// keys (a command may have printed one it found elsewhere; escapes are gone first, so
+/// none can split a key); a large one saved whole, the model getting its ends.
+async fn for_history(context: &TurnContext, id: &str, name: &str, output: &ToolOutput) -> String {
+    let cleaned = context
+        .options
+        .secrets
+        .redact(&for_model(context, name, &output.content))
+        .into_owned();
+    match keep_out_of_prompt(context, id, name, &cleaned, output.saved.clone()).await {
+        Some(preview) => preview,
+        None => cap_text(&cleaned, result_limit(context)),
+    }
+}
+
+/// What a call that succeeded changed (`changed`, the paths its tool named): front ends
+/// refresh what shows those files without knowing which tools write.
+fn effects_of(context: &TurnContext, changed: Vec<String>) -> Vec<CallEffect> {
+    changed
         .into_iter()
         .map(|path| CallEffect::FileChanged {
             path: context.workspace.root().join(path).display().to_string(),
@@ -438,13 +460,13 @@ fn time_in_a_row(n: u32) -> String {
 /// asked one gets the hazard as a note. `None` when interrupted.
 async fn decide(
     context: &TurnContext,
-    tool: &dyn crate::tools::Tool,
-    arguments: &Value,
+    tool: &dyn Tool,
+    call: &dyn ToolCall<'_>,
     insist: bool,
 ) -> Option<(Verdict, bool, Option<String>)> {
     let (verdict, mode) = context
         .policy
-        .with(|policy| (policy.check(tool, arguments, &context.workspace), policy.mode()));
+        .with(|policy| (policy.check(tool, call, &context.workspace), policy.mode()));
     let verdict = match verdict {
         Verdict::Run if insist => Verdict::Ask,
         verdict => verdict,
@@ -457,7 +479,7 @@ async fn decide(
     }
     let hazard = tokio::select! {
         _ = context.cancel.cancelled() => return None,
-        hazard = tool.repository_hazard(arguments, &context.workspace, covered) => hazard,
+        hazard = call.repository_hazard(&context.workspace, covered) => hazard,
     };
     Some(match (hazard, covered) {
         (Some(note), true) => (Verdict::AskOnce(note), false, None),
@@ -467,8 +489,8 @@ async fn decide(
 }
 
 /// One call: validation, approval, execution. With `insist`, the person is asked
-/// whatever the approval mode says, and told why. `ran_from` is set to the moment the
-/// call starts to run, if it does.
+/// whatever the approval mode says, and told why. `ran` gets the moment the call starts
+/// to run, if it does, and the paths it would change.
 async fn run_one(
     context: &TurnContext,
     id: &str,
@@ -476,7 +498,7 @@ async fn run_one(
     arguments: Value,
     invalid: Option<&InvalidArguments>,
     insist: Option<String>,
-    ran_from: &mut Option<Instant>,
+    ran: &mut Ran,
 ) -> CallOutcome {
     use CallOutcome::Finished;
     if let Some(invalid) = invalid {
@@ -489,94 +511,148 @@ async fn run_one(
             options.tools.names().join(", ")
         )));
     };
-    if let Err(problem) = schema::validate(&tool.input_schema(), &arguments) {
-        return Finished(ToolOutput::error(format!(
-            "invalid arguments for `{name}`: {problem}"
-        )));
-    }
-    let Some((verdict, unasked, hazard)) = decide(context, tool.as_ref(), &arguments, insist.is_some()).await
+    // Checked against the schema the model saw, then read once: the policy, the question
+    // and the run all see this one call.
+    let call = match schema::validate(&tool.input_schema(), &arguments).and_then(|()| tool.read(arguments)) {
+        Ok(call) => call,
+        Err(problem) => {
+            return Finished(ToolOutput::error(format!(
+                "invalid arguments for `{name}`: {problem}"
+            )));
+        }
+    };
+    let Some((verdict, unasked, hazard)) =
+        decide(context, tool.as_ref(), call.as_ref(), insist.is_some()).await
     else {
         return CallOutcome::Interrupted;
     };
-    let mut protected_approved = false;
-    match verdict {
-        Verdict::Run => {}
+    let protected_approved = match verdict {
+        Verdict::Run => false,
         Verdict::Refuse(reason) => {
             return CallOutcome::Refused(ToolOutput::error(format!("refused: {reason}")));
         }
         Verdict::Ask | Verdict::AskEachTime(_) | Verdict::AskOnce(_) => {
-            let each_time = match &verdict {
-                Verdict::AskEachTime(note) | Verdict::AskOnce(note) => Some(note.clone()),
-                Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
+            let asked = Asked {
+                id,
+                name,
+                verdict,
+                insist,
+                hazard,
             };
-            // A call that cannot succeed is answered at once; nobody is asked about it.
-            let request = match tool.approval_request(&arguments, &context.workspace) {
-                Ok(request) => request,
-                Err(invalid) => return Finished(ToolOutput::error(invalid.to_string())),
-            };
-            let notes: Vec<String> = [each_time.clone(), insist, hazard]
-                .into_iter()
-                .flatten()
-                .collect();
-            let preview = notes
-                .iter()
-                .cloned()
-                .chain(std::iter::once(crate::tools::request_text(&request)))
-                .collect::<Vec<_>>()
-                .join("\n\n");
-            let decision = context.approvals.register(id);
-            context.events.emit(Event::ApprovalRequested {
-                id: id.to_string(),
-                name: name.to_string(),
-                preview,
-                request: Some(request),
-                notes,
-                session_rule: match each_time {
-                    Some(_) => None,
-                    None => tool.session_rule(&arguments),
-                },
-            });
-            let decision = tokio::select! {
-                _ = context.cancel.cancelled() => {
-                    context.approvals.remove(id);
-                    return CallOutcome::Interrupted;
-                }
-                decision = decision => decision,
-            };
-            // Approved as changing miniagent's own folders: this call's writes may enter them.
-            protected_approved = matches!(verdict, Verdict::AskEachTime(_));
-            match decision {
-                Ok(Decision::Approve) => {}
-                Ok(Decision::ApproveForSession) if each_time.is_some() => {
-                    let message = match verdict {
-                        Verdict::AskEachTime(_) => {
-                            "approved once: changes to miniagent's own settings are asked about each time"
-                        }
-                        _ => {
-                            "approved once: this call is asked about each time (see the note in the question)"
-                        }
-                    };
-                    context.events.emit(Event::Notice {
-                        message: message.to_string(),
-                    });
-                }
-                Ok(Decision::ApproveForSession) => remember(context, tool.session_rule(&arguments)),
-                Ok(Decision::Deny { reason }) => return CallOutcome::DeniedByPerson { reason },
-                Ok(Decision::Abort) => return CallOutcome::Aborted,
-                Ok(Decision::Refuse { reason }) => {
-                    return CallOutcome::Refused(ToolOutput::error(format!("refused: {reason}")));
-                }
-                Err(_) => return CallOutcome::Interrupted,
+            match ask(context, call.as_ref(), asked).await {
+                Ok(protected_approved) => protected_approved,
+                Err(outcome) => return outcome,
             }
         }
-    }
+    };
+    ran.changed = call.changed_paths();
     context.events.emit(Event::ToolCallStarted {
         id: id.to_string(),
         name: name.to_string(),
     });
-    *ran_from = Some(Instant::now());
+    ran.from = Some(Instant::now());
+    let tool_context = tool_context(context, id, unasked, protected_approved);
+    tokio::select! {
+        // An interrupt wins over a result that came in at the same moment (a sub-agent
+        // stops with one when its parent's turn is interrupted).
+        biased;
+        // Dropping the tool's future is how it is stopped: tools clean up on drop
+        // (bash kills its process group).
+        _ = context.cancel.cancelled() => CallOutcome::Interrupted,
+        output = call.run(tool_context) => Finished(output),
+    }
+}
+
+/// A call the policy wants a person to answer about, and why.
+struct Asked<'a> {
+    id: &'a str,
+    name: &'a str,
+    verdict: Verdict,
+    /// Why the person is asked whatever the mode says (a repeated call).
+    insist: Option<String>,
+    /// What the repository chose that the call would run.
+    hazard: Option<String>,
+}
+
+/// Asks the person about `call` and waits for the answer. `Ok`: approved, and whether as
+/// changing miniagent's own folders (its writes may enter them); `Err`: how the call ends
+/// instead.
+async fn ask(context: &TurnContext, call: &dyn ToolCall<'_>, asked: Asked<'_>) -> Result<bool, CallOutcome> {
+    let Asked {
+        id,
+        name,
+        verdict,
+        insist,
+        hazard,
+    } = asked;
+    let each_time = match &verdict {
+        Verdict::AskEachTime(note) | Verdict::AskOnce(note) => Some(note.clone()),
+        Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
+    };
+    // A call that cannot succeed is answered at once; nobody is asked about it.
+    let request = call
+        .approval_request(&context.workspace)
+        .map_err(|invalid| CallOutcome::Finished(ToolOutput::error(invalid.to_string())))?;
+    let notes: Vec<String> = [each_time.clone(), insist, hazard]
+        .into_iter()
+        .flatten()
+        .collect();
+    let preview = notes
+        .iter()
+        .cloned()
+        .chain(std::iter::once(crate::tools::request_text(&request)))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let decision = context.approvals.register(id);
+    context.events.emit(Event::ApprovalRequested {
+        id: id.to_string(),
+        name: name.to_string(),
+        preview,
+        request: Some(request),
+        notes,
+        session_rule: match each_time {
+            Some(_) => None,
+            None => call.session_rule(),
+        },
+    });
+    let decision = tokio::select! {
+        _ = context.cancel.cancelled() => {
+            context.approvals.remove(id);
+            return Err(CallOutcome::Interrupted);
+        }
+        decision = decision => decision,
+    };
+    match decision {
+        Ok(Decision::Approve) => {}
+        Ok(Decision::ApproveForSession) if each_time.is_some() => {
+            let message = match verdict {
+                Verdict::AskEachTime(_) => {
+                    "approved once: changes to miniagent's own settings are asked about each time"
+                }
+                _ => "approved once: this call is asked about each time (see the note in the question)",
+            };
+            context.events.emit(Event::Notice {
+                message: message.to_string(),
+            });
+        }
+        Ok(Decision::ApproveForSession) => remember(context, call.session_rule()),
+        Ok(Decision::Deny { reason }) => return Err(CallOutcome::DeniedByPerson { reason }),
+        Ok(Decision::Abort) => return Err(CallOutcome::Aborted),
+        Ok(Decision::Refuse { reason }) => {
+            return Err(CallOutcome::Refused(ToolOutput::error(format!(
+                "refused: {reason}"
+            ))));
+        }
+        Err(_) => return Err(CallOutcome::Interrupted),
+    }
+    Ok(matches!(verdict, Verdict::AskEachTime(_)))
+}
+
+/// What the tool gets besides its arguments for call `id`. File tools may read this
+/// session's saved results, and no other session's; `protected_approved`: the person
+/// approved this call's writes into miniagent's own folders.
+fn tool_context(context: &TurnContext, id: &str, unasked: bool, protected_approved: bool) -> ToolContext {
     let results = results_store(context);
-    // File tools may read this session's saved results, and no other session's.
     let workspace = match (&results, protected_approved) {
         (Some(store), true) => Arc::new(
             context
@@ -588,7 +664,7 @@ async fn run_one(
         (None, true) => Arc::new(context.workspace.approving_protected_writes()),
         (None, false) => Arc::clone(&context.workspace),
     };
-    let tool_context = ToolContext {
+    ToolContext {
         workspace,
         cancel: context.cancel.child_token(),
         output: context.events.output_sink(id),
@@ -599,15 +675,6 @@ async fn run_one(
             store,
             call_id: id.to_string(),
         }),
-    };
-    tokio::select! {
-        // An interrupt wins over a result that came in at the same moment (a sub-agent
-        // stops with one when its parent's turn is interrupted).
-        biased;
-        // Dropping the tool's future is how it is stopped: tools clean up on drop
-        // (bash kills its process group).
-        _ = context.cancel.cancelled() => CallOutcome::Interrupted,
-        output = tool.run(arguments, tool_context) => Finished(output),
     }
 }
 

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::{Skill, SkillApprovals, SkillSet, rewrite_paths};
 use crate::tools::paths::Workspace;
-use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
+use crate::tools::{ToolContext, ToolEffect, ToolOutput, TypedTool};
 use miniagent_protocol::ApprovalRequest;
 
 /// The `get_skill` tool: returns a skill's folder and instructions, its relative paths made
@@ -57,7 +58,17 @@ fn instructions(skill: &Skill, approvals: &SkillApprovals) -> String {
     text
 }
 
-impl Tool for GetSkillTool {
+/// `get_skill`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetSkillArgs {
+    /// The skill's name, as listed in the system prompt.
+    pub skill_name: String,
+}
+
+impl TypedTool for GetSkillTool {
+    type Args = GetSkillArgs;
+
     fn name(&self) -> &str {
         "get_skill"
     }
@@ -68,40 +79,23 @@ impl Tool for GetSkillTool {
          to read with read_file or run with bash."
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "skill_name": {"type": "string", "description": "The skill's name, as listed in the system prompt."},
-            },
-            "required": ["skill_name"],
-            "additionalProperties": false,
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
     }
 
     fn approval_request(
         &self,
-        arguments: &Value,
+        args: &GetSkillArgs,
         _workspace: &Workspace,
-    ) -> Result<ApprovalRequest, crate::tools::InvalidCall> {
-        let name = arguments.get("skill_name").and_then(Value::as_str).unwrap_or("");
-        Ok(ApprovalRequest::Other {
-            name: self.name().to_string(),
-            preview: format!("load skill `{name}`"),
-        })
+    ) -> Result<Option<ApprovalRequest>, crate::tools::InvalidCall> {
+        Ok(Some(ApprovalRequest::Other {
+            name: "get_skill".to_string(),
+            preview: format!("load skill `{}`", args.skill_name),
+        }))
     }
 
-    fn run(&self, arguments: Value, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
-        let name = arguments
-            .get("skill_name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim()
-            .to_string();
+    fn run(&self, args: GetSkillArgs, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        let name = args.skill_name.trim().to_string();
         let output = match self.find(&name) {
             Some(skill) => {
                 let approvals = SkillApprovals::from_entries(

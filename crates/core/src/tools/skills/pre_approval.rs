@@ -15,7 +15,6 @@
 //! (`write_file`, `bash`, …) work too.
 
 use globset::GlobBuilder;
-use serde_json::Value;
 
 use crate::tools::command_rule;
 use crate::tools::paths::{Access, Workspace};
@@ -163,11 +162,12 @@ impl SkillApprovals {
         phrases
     }
 
-    /// Whether a call of `tool` with `arguments` is one this skill pre-approves.
+    /// Whether a call of `tool` (running `command`, for `bash`) is one this skill
+    /// pre-approves.
     pub fn covers(
         &self,
         tool: &str,
-        arguments: &Value,
+        command: Option<&str>,
         changed_paths: &[String],
         workspace: &Workspace,
     ) -> bool {
@@ -189,11 +189,7 @@ impl SkillApprovals {
                     })
             }
             Grant::Command(pattern) => {
-                tool == "bash"
-                    && arguments
-                        .get("command")
-                        .and_then(Value::as_str)
-                        .is_some_and(|command| pattern.matches(command))
+                tool == "bash" && command.is_some_and(|command| pattern.matches(command))
             }
         })
     }
@@ -313,7 +309,7 @@ mod tests {
     fn command_patterns_cover_one_simple_command() {
         let workspace = Workspace::new(std::path::Path::new("/nonexistent-ws"), &[]);
         let covers = |entries: &[&str], command: &str| {
-            approvals(entries).covers("bash", &serde_json::json!({"command": command}), &[], &workspace)
+            approvals(entries).covers("bash", Some(command), &[], &workspace)
         };
         assert!(covers(&["Bash(git status:*)"], "git status"));
         assert!(covers(&["Bash(git status:*)"], "git  status --short"));
@@ -344,9 +340,7 @@ mod tests {
         let root = scratch.canonicalize().unwrap();
         let workspace = Workspace::new(&root, &[]);
         let docs = approvals(&["Edit(docs/**)", "Write(*.md)"]);
-        let covers = |tool: &str, path: &str| {
-            docs.covers(tool, &serde_json::json!({}), &[path.to_string()], &workspace)
-        };
+        let covers = |tool: &str, path: &str| docs.covers(tool, None, &[path.to_string()], &workspace);
         assert!(covers("edit_file", "docs/a.md"));
         assert!(covers("edit_file", "docs/deep/b.md"));
         assert!(covers("edit_file", "./docs/../docs/c.md"));
