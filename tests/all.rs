@@ -36,6 +36,7 @@ mod mcp;
 mod mcp_agent;
 mod mcp_config;
 mod mcp_faults;
+mod mcp_interop;
 mod mcp_limits;
 mod provider_keys;
 mod providers;
