@@ -63,9 +63,12 @@ fn install() -> Result<PathBuf, String> {
         .output()
         .map_err(|err| format!("cannot run npm: {err}"))?;
     if !output.status.success() {
+        // npm's first lines say why (its stack trace follows): the skip stays a few lines.
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let why: Vec<&str> = stderr.lines().take(4).collect();
         return Err(format!(
             "`npm install {PACKAGE}@{VERSION}` failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
+            why.join(" / ")
         ));
     }
     Ok(program)

@@ -28,7 +28,8 @@ pub fn server_binary() -> &'static Path {
     BINARY.get_or_init(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let output = std::process::Command::new(cargo)
-            .args(["build", "--package", "miniagent-mcp-test-server"])
+            // `--locked`: the outer cargo has settled Cargo.lock; this one must not touch it.
+            .args(["build", "--locked", "--package", "miniagent-mcp-test-server"])
             .args([
                 "--bin",
                 "miniagent-mcp-test-server",
