@@ -4,9 +4,9 @@
 //! builds. The test installs the package itself, once, with `npm install --prefix` into
 //! the target folder (`<target>/mcp-interop`); later runs find it there.
 //!
-//! Without npm or its registry the test can check nothing, and says so: under `CI=true`
-//! it fails, unless `MINIAGENT_TEST_WITHOUT` names `npm` (absent on purpose, e.g.
-//! `MINIAGENT_TEST_WITHOUT=npm`); elsewhere it prints why it skipped on stderr.
+//! Without Node.js, npm or npm's registry the test can check nothing, and says so: under
+//! `CI=true` it fails, unless `MINIAGENT_TEST_WITHOUT` names `npm` (absent on purpose,
+//! e.g. `MINIAGENT_TEST_WITHOUT=npm`); elsewhere it prints why it skipped on stderr.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::mcp_harness::{Recorder, call, config, settle, tool};
@@ -39,9 +39,14 @@ const TOOLS: &[&str] = &[
     "simulate-research-query",
 ];
 
-/// The installed server's program, installing it first if need be; why not, when npm
-/// is missing or fails.
+/// The installed server's program, installing it first if need be; why not, when
+/// Node.js or npm is missing or fails.
 fn install() -> Result<PathBuf, String> {
+    // The installed copy needs Node.js as much as installing it needs npm.
+    let node = std::process::Command::new("node").arg("--version").output();
+    if !node.as_ref().is_ok_and(|output| output.status.success()) {
+        return Err(format!("cannot run node (Node.js): {node:?}"));
+    }
     // The test binary is `<target>/<profile>/deps/all-<hash>`.
     let exe = std::env::current_exe().unwrap();
     let prefix = exe.ancestors().nth(3).unwrap().join("mcp-interop");
