@@ -104,16 +104,18 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
     .await;
     let workspace = TempDir::new();
     let folders = TempDir::new();
-    let tools = folders.join("tools.txt");
-    std::fs::write(&tools, "echo\n").unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/slow_server.js");
+    // The test server reads its tool list from this file when it starts.
+    let tools = folders.join("tools.json");
+    let listed = |names: &[&str]| {
+        let list: Vec<serde_json::Value> = names
+            .iter()
+            .map(|name| json!({"name": name, "description": name, "inputSchema": {"type": "object"}}))
+            .collect();
+        std::fs::write(&tools, serde_json::Value::from(list).to_string()).unwrap();
+    };
+    listed(&["echo"]);
     let mcp = mcp_harness::config(json!({
-        "listed": {
-            "command": "node",
-            "args": [script],
-            "env": {"SLOW_MCP_TOOLS_FILE": tools.display().to_string()},
-            "connect_timeout": mcp_harness::READY_TIMEOUT.as_secs(),
-        },
+        "listed": mcp_harness::server(&["--tools-file", tools.to_str().unwrap()]),
     }));
     let mut config = test_config(Provider::Anthropic, &server);
     config.session.record = false;
@@ -126,7 +128,7 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
         }
     );
 
-    std::fs::write(&tools, "echo\nshout\n").unwrap();
+    listed(&["echo", "shout"]);
     agent.send(Op::ReconnectMcp {
         server: "listed".into(),
     });
@@ -170,7 +172,7 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
         json!({
             "type": "tool_result",
             "tool_use_id": "m1",
-            "content": "shout: hi",
+            "content": "shout answered",
             "is_error": false,
             "cache_control": {"type": "ephemeral"},
         })

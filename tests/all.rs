@@ -37,6 +37,7 @@ mod mcp;
 mod mcp_agent;
 mod mcp_config;
 mod mcp_faults;
+mod mcp_interop;
 mod mcp_limits;
 mod own_folders;
 mod provider_keys;

@@ -459,44 +459,29 @@ fn preview_line(text: &str) -> String {
     text.chars().take(60).collect()
 }
 
-/// A read-only tool that answers something new each time.
-struct Clock(std::sync::atomic::AtomicU32);
-
-impl miniagent_core::tools::Tool for Clock {
-    fn name(&self) -> &str {
-        "clock"
-    }
-    fn description(&self) -> &str {
-        "The time."
-    }
-    fn input_schema(&self) -> serde_json::Value {
-        serde_json::json!({"type": "object", "properties": {}})
-    }
-    fn effect(&self) -> miniagent_core::tools::ToolEffect {
-        miniagent_core::tools::ToolEffect::ReadOnly
-    }
-    fn run(
-        &self,
-        _arguments: serde_json::Value,
-        _context: miniagent_core::tools::ToolContext,
-    ) -> futures_util::future::BoxFuture<'_, miniagent_core::tools::ToolOutput> {
-        let tick = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Box::pin(async move { miniagent_core::tools::ToolOutput::ok(format!("tick {tick}")) })
-    }
-}
-
+/// Polling a background job whose output moves is never refused: the same
+/// `bash_output` call again and again, each time with new lines (a read-only call with
+/// the same result would be refused at the fourth).
 #[tokio::test]
 async fn polling_a_read_whose_result_changes_is_never_refused() {
-    let poll = |n: usize| Reply::tool(format!("c{n}"), "clock", "{}");
-    let mut script: Vec<Reply> = (1..=6).map(poll).collect();
+    let job = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo tick $i; sleep 0.01; done";
+    let mut script = vec![Reply::tool(
+        "b1",
+        "bash",
+        serde_json::json!({"command": job, "run_in_background": true}).to_string(),
+    )];
+    // Each poll comes a tenth of a second after the last result, ten of the job's lines
+    // later; a read alike would need the job to stall for three polls in a row.
+    script.extend((1..=6).map(|n| {
+        Reply::slow(
+            Turn::tool(format!("c{n}"), "bash_output", r#"{"bash_id": "bash_1"}"#),
+            100,
+        )
+    }));
     script.push(Reply::text("it moved"));
     let server = ScriptedServer::start(script).await;
-    let mut agent = Harness::start_with(
-        test_config(Provider::Anthropic, &server),
-        miniagent_core::session::SessionLog::disabled(),
-        vec![std::sync::Arc::new(Clock(Default::default()))],
-    );
-    let events = agent.turn("watch the clock").await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let events = agent.turn("watch the job").await;
     let outcomes: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
@@ -504,9 +489,22 @@ async fn polling_a_read_whose_result_changes_is_never_refused() {
             _ => None,
         })
         .collect();
-    assert_eq!(outcomes, vec!["Ok"; 6]);
-    let last = server.last_request().unwrap().body["messages"].to_string();
-    assert!(last.contains("tick 5"), "{last}");
+    assert_eq!(outcomes, vec!["Ok"; 7]);
+    let requests = server.requests();
+    let reads: Vec<String> = requests[2..]
+        .iter()
+        .map(|request| {
+            let messages = request.body["messages"].as_array().unwrap();
+            messages.last().unwrap()["content"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(reads.len(), 6);
+    for read in &reads {
+        assert!(read.starts_with("[job bash_1: running]\ntick "), "{read}");
+    }
 }
 
 /// Outside full-auto the person is there: the same change after the same result three

@@ -1,9 +1,6 @@
-//! The MCP client against real servers from the npm registry, started by the tests with
-//! `npx` over stdio, streamable HTTP and legacy SSE, (the `mcp.json` parser is `mcp_config`).
-//!
-//! The packages are pinned so tool names and texts stay what the assertions say. The
-//! first test to need them downloads both into npm's cache once per test run (a fresh
-//! machine included); after that every `npx --prefer-offline` start reads the cache.
+//! The MCP client against a real server, the one this repository builds on rmcp's server
+//! side (`tests/mcp-server`), over stdio, streamable HTTP and legacy SSE (the `mcp.json`
+//! parser is `mcp_config`; the reference server from npm is `mcp_interop`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::mcp_harness as harness;
@@ -24,40 +21,33 @@ use tempdir::TempDir;
 
 #[tokio::test]
 async fn stdio_server_lists_its_tools_and_answers_calls() {
-    warm_npm_cache().await;
     let dir = TempDir::new();
     let log = dir.join("mcp-stderr.log");
-    let mut server = npx(EVERYTHING, &[]);
+    let mut server = server(&["--stderr-line", "test server started"]);
     server["env"] = json!({"MINIAGENT_TEST_SETTING": "on"});
     server["approval"] = json!("auto");
-    server["tool_approval"] = json!({"get-sum": "ask"});
+    server["tool_approval"] = json!({"add": "ask"});
     let recorder = Recorder::default();
     let manager = McpManager::start(
-        config(json!({ "everything": server })),
+        config(json!({ "test": server })),
         Some(log.clone()),
         recorder.callback(),
     );
 
+    assert_eq!(settle(&manager, "test").await, ready("test", TOOLS));
     assert_eq!(
-        settle(&manager, "everything").await,
-        ready("everything", EVERYTHING_TOOLS)
-    );
-    assert_eq!(
-        recorder.of("everything"),
-        vec![McpServerState::Connecting, ready("everything", EVERYTHING_TOOLS)]
+        recorder.of("test"),
+        vec![McpServerState::Connecting, ready("test", TOOLS)]
     );
     let names: Vec<String> = manager
         .tools()
         .iter()
         .map(|tool| tool.name().to_string())
         .collect();
-    let expected: Vec<String> = EVERYTHING_TOOLS
-        .iter()
-        .map(|tool| format!("mcp__everything__{tool}"))
-        .collect();
+    let expected: Vec<String> = TOOLS.iter().map(|tool| format!("mcp__test__{tool}")).collect();
     assert_eq!(names, expected);
 
-    let echo = tool(&manager, "mcp__everything__echo");
+    let echo = tool(&manager, "mcp__test__echo");
     assert_eq!(echo.description(), "Echoes back the input string");
     assert_eq!(
         echo.input_schema(),
@@ -69,64 +59,41 @@ async fn stdio_server_lists_its_tools_and_answers_calls() {
     );
     assert_eq!(echo.effect(), ToolEffect::External);
     assert!(echo.auto_approved());
-    assert!(!tool(&manager, "mcp__everything__get-sum").auto_approved());
+    assert!(!tool(&manager, "mcp__test__add").auto_approved());
 
-    assert_eq!(
-        call(
-            &manager,
-            "mcp__everything__echo",
-            json!({"message": "hello 世界"}),
-            dir.path()
-        )
-        .await,
-        ToolOutput::ok("Echo: hello 世界")
-    );
-    assert_eq!(
-        call(
-            &manager,
-            "mcp__everything__get-sum",
-            json!({"a": 2, "b": 3.5}),
-            dir.path()
-        )
-        .await,
-        ToolOutput::ok("The sum of 2 and 3.5 is 5.5.")
-    );
-    assert_eq!(
-        call(&manager, "mcp__everything__get-tiny-image", json!({}), dir.path()).await,
-        ToolOutput::ok(
-            "Here's the image you requested:\n[image: 4033 bytes, image/png]\nThe image above is the MCP logo."
-        )
-    );
-    // The resource's text carries the time it was made ("… at 9:58:02 AM"), so its size
-    // moves by a byte with the hour: the size is read, the rest compared.
-    let reference = call(
-        &manager,
-        "mcp__everything__get-resource-reference",
-        json!({"resourceType": "Text", "resourceId": 1}),
-        dir.path(),
-    )
-    .await;
-    assert!(!reference.is_error);
-    let (before, after) = reference
-        .content
-        .split_once(" bytes, ")
-        .expect("the resource's size");
-    let (lead, size) = before.rsplit_once(' ').expect("a size");
-    assert_eq!(lead, "Returning resource reference for Resource 1:\n[resource:");
-    assert!(
-        size.parse::<u32>().is_ok_and(|n| (40..100).contains(&n)),
-        "{size}"
-    );
-    assert_eq!(
-        after,
-        "text/plain, demo://resource/dynamic/text/1]\n\
-         You can access this resource using the URI: demo://resource/dynamic/text/1"
-    );
+    let answers = [
+        ("echo", json!({"message": "hello 世界"}), ToolOutput::ok("Echo: hello 世界")),
+        ("add", json!({"a": 2, "b": 3.5}), ToolOutput::ok("The sum of 2 and 3.5 is 5.5.")),
+        // The 1×1 PNG is 70 bytes; the text before it is kept.
+        ("image", json!({}), ToolOutput::ok("A picture:\n[image: 70 bytes, image/png]")),
+        (
+            "resource",
+            json!({}),
+            ToolOutput::ok("[resource: 15 bytes, text/plain, test://notes/1]"),
+        ),
+        // The server's error result is the model's error.
+        ("fail", json!({}), ToolOutput::error("failed as asked")),
+        // The server got the arguments of its entry.
+        (
+            "args",
+            json!({}),
+            ToolOutput::ok(
+                json!({"args": ["--stderr-line", "test server started"], "cwd": std::env::current_dir().unwrap()}).to_string(),
+            ),
+        ),
+    ];
+    for (name, arguments, expected) in answers {
+        assert_eq!(
+            call(&manager, &format!("mcp__test__{name}"), arguments, dir.path()).await,
+            expected,
+            "{name}"
+        );
+    }
 
     // The server sees its configured `env` but not miniagent's own variables (cargo
     // sets CARGO_MANIFEST_DIR for this test, as an API key would be set for miniagent).
     assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
-    let env = call(&manager, "mcp__everything__get-env", json!({}), dir.path()).await;
+    let env = call(&manager, "mcp__test__env", json!({}), dir.path()).await;
     let env: serde_json::Map<String, Value> = serde_json::from_str(&env.content).unwrap();
     assert_eq!(env.get("MINIAGENT_TEST_SETTING"), Some(&json!("on")));
     assert_eq!(env.get("CARGO_MANIFEST_DIR"), None);
@@ -134,43 +101,33 @@ async fn stdio_server_lists_its_tools_and_answers_calls() {
 
     manager.shutdown().await;
     assert_eq!(
-        recorder.of("everything").last(),
+        recorder.of("test").last(),
         Some(&McpServerState::Failed {
             reason: "shut down".into()
         })
     );
     let log = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        log.lines()
-            .any(|line| line == "[everything] Starting default (STDIO) server..."),
-        "{log}"
-    );
+    assert_eq!(log, "[test] test server started\n");
 }
 
 #[tokio::test]
 async fn calls_time_out_and_cancel_without_harming_the_server() {
-    warm_npm_cache().await;
     let dir = TempDir::new();
-    let mut server = npx(EVERYTHING, &[]);
+    let mut server = server(&[]);
     server["execute_timeout"] = json!(1);
     let manager = McpManager::start(
         config(json!({ "everything": server })),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(
-        settle(&manager, "everything").await,
-        ready("everything", EVERYTHING_TOOLS)
-    );
-    let slow = tool(&manager, "mcp__everything__trigger-long-running-operation");
+    assert_eq!(settle(&manager, "everything").await, ready("everything", TOOLS));
+    let slow = tool(&manager, "mcp__everything__sleep");
 
     let started = Instant::now();
     assert_eq!(
-        slow.run(json!({"duration": 30, "steps": 30}), context(dir.path()))
-            .await,
+        slow.run(json!({"seconds": 30}), context(dir.path())).await,
         ToolOutput::error(
-            "MCP tool `trigger-long-running-operation` of server `everything` did not finish within 1 s; \
-             the call was cancelled"
+            "MCP tool `sleep` of server `everything` did not finish within 1 s; the call was cancelled"
         )
     );
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -182,7 +139,7 @@ async fn calls_time_out_and_cancel_without_harming_the_server() {
         cancel.cancel();
     });
     assert_eq!(
-        slow.run(json!({"duration": 30, "steps": 30}), interrupted).await,
+        slow.run(json!({"seconds": 30}), interrupted).await,
         ToolOutput::error("[interrupted by the user; the MCP call was cancelled]")
     );
 
@@ -201,18 +158,15 @@ async fn calls_time_out_and_cancel_without_harming_the_server() {
 
 #[tokio::test]
 async fn streamable_http_server_answers_calls() {
-    let server = HttpServer::start("streamableHttp").await;
+    let server = HttpServer::start("http").await;
     let dir = TempDir::new();
-    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let url = format!("{}/mcp", server.base);
     let manager = McpManager::start(
         config(json!({"remote": {"url": url, "type": "streamable_http", "headers": {"X-Test": "1"}}})),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(
-        settle(&manager, "remote").await,
-        ready("remote", EVERYTHING_TOOLS)
-    );
+    assert_eq!(settle(&manager, "remote").await, ready("remote", TOOLS));
     assert_eq!(manager.child_pids(), Vec::<u32>::new());
     assert_eq!(
         call(
@@ -224,6 +178,17 @@ async fn streamable_http_server_answers_calls() {
         .await,
         ToolOutput::ok("Echo: over http")
     );
+    // The configured header reaches the server.
+    assert_eq!(
+        call(
+            &manager,
+            "mcp__remote__header",
+            json!({"name": "x-test"}),
+            dir.path()
+        )
+        .await,
+        ToolOutput::ok("1")
+    );
     manager.shutdown().await;
 }
 
@@ -231,106 +196,36 @@ async fn streamable_http_server_answers_calls() {
 async fn legacy_sse_server_answers_calls() {
     let server = HttpServer::start("sse").await;
     let dir = TempDir::new();
-    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let url = format!("{}/sse", server.base);
     let manager = McpManager::start(
         config(json!({"old": {"url": url, "type": "sse"}})),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "old").await, ready("old", EVERYTHING_TOOLS));
+    assert_eq!(settle(&manager, "old").await, ready("old", TOOLS));
     assert_eq!(
-        call(
-            &manager,
-            "mcp__old__get-sum",
-            json!({"a": 40, "b": 2}),
-            dir.path()
-        )
-        .await,
+        call(&manager, "mcp__old__add", json!({"a": 40, "b": 2}), dir.path()).await,
         ToolOutput::ok("The sum of 40 and 2 is 42.")
     );
     manager.shutdown().await;
 }
 
 #[tokio::test]
-async fn filesystem_server_lists_and_reads_a_folder() {
-    warm_npm_cache().await;
-    let dir = TempDir::new();
-    dir.write("notes.txt", "first line\nsecond line\n");
-    dir.write("src/main.rs", "fn main() {}\n");
-    let root = dir.path().canonicalize().unwrap();
-    let manager = McpManager::start(
-        config(json!({"files": npx(FILESYSTEM, &[root.to_str().unwrap()])})),
-        None,
-        Recorder::default().callback(),
-    );
-    let McpServerState::Ready { tools } = settle(&manager, "files").await else {
-        panic!("{:?}", manager.states());
-    };
-    assert!(
-        tools.contains(&"mcp__files__list_directory".to_string()),
-        "{tools:?}"
-    );
-    assert!(
-        tools.contains(&"mcp__files__read_text_file".to_string()),
-        "{tools:?}"
-    );
-
-    assert_eq!(
-        call(
-            &manager,
-            "mcp__files__list_directory",
-            json!({"path": root}),
-            dir.path()
-        )
-        .await,
-        ToolOutput::ok("[FILE] notes.txt\n[DIR] src")
-    );
-    assert_eq!(
-        call(
-            &manager,
-            "mcp__files__read_text_file",
-            json!({"path": root.join("notes.txt")}),
-            dir.path()
-        )
-        .await,
-        ToolOutput::ok("first line\nsecond line\n")
-    );
-    assert_eq!(
-        call(
-            &manager,
-            "mcp__files__read_text_file",
-            json!({"path": "/etc/hostname"}),
-            dir.path()
-        )
-        .await,
-        ToolOutput::error(format!(
-            "Access denied - path outside allowed directories: /etc/hostname not in {}",
-            root.display()
-        ))
-    );
-    manager.shutdown().await;
-}
-
-#[tokio::test]
 async fn broken_servers_fail_within_their_timeout_while_others_connect() {
-    warm_npm_cache().await;
     let dir = TempDir::new();
     // A unique duration finds this test's `sleep` among other processes.
     let silent_args = ["sleep", "99.4711"];
     let closed_port = crate::support::closed_port();
     let unreachable = format!("http://127.0.0.1:{closed_port}/mcp");
+    let servers = config(json!({
+        "a-missing": {"command": "miniagent-no-such-command", "connect_timeout": 2},
+        "b-silent": {"command": "sleep", "args": [silent_args[1]], "connect_timeout": 2},
+        "c-works": server(&[]),
+        "d-off": {"command": "sleep", "args": ["1"], "disabled": true},
+        "e-unreachable": {"url": unreachable, "connect_timeout": 2},
+    }));
     let started = Instant::now();
-    let manager = McpManager::start(
-        config(json!({
-            "a-missing": {"command": "miniagent-no-such-command", "connect_timeout": 2},
-            "b-silent": {"command": "sleep", "args": [silent_args[1]], "connect_timeout": 2},
-            "c-works": npx(EVERYTHING, &[]),
-            "d-off": {"command": "sleep", "args": ["1"], "disabled": true},
-            "e-unreachable": {"url": unreachable, "connect_timeout": 2},
-        })),
-        None,
-        Recorder::default().callback(),
-    );
+    let manager = McpManager::start(servers, None, Recorder::default().callback());
     assert!(
         started.elapsed() < Duration::from_secs(1),
         "start must not wait for servers"
@@ -371,10 +266,7 @@ async fn broken_servers_fail_within_their_timeout_while_others_connect() {
         "{reason}"
     );
     assert!(reason.contains("Connection refused"), "{reason}");
-    assert_eq!(
-        settle(&manager, "c-works").await,
-        ready("c-works", EVERYTHING_TOOLS)
-    );
+    assert_eq!(settle(&manager, "c-works").await, ready("c-works", TOOLS));
     assert_eq!(
         call(
             &manager,
@@ -433,18 +325,14 @@ async fn a_servers_own_token_never_reaches_its_stderr_log_or_failure() {
 
 #[tokio::test]
 async fn a_dead_server_fails_its_tools_until_reconnected() {
-    warm_npm_cache().await;
     let dir = TempDir::new();
     let recorder = Recorder::default();
     let manager = McpManager::start(
-        config(json!({"everything": npx(EVERYTHING, &[])})),
+        config(json!({"everything": server(&[])})),
         None,
         recorder.callback(),
     );
-    assert_eq!(
-        settle(&manager, "everything").await,
-        ready("everything", EVERYTHING_TOOLS)
-    );
+    assert_eq!(settle(&manager, "everything").await, ready("everything", TOOLS));
     let echo = tool(&manager, "mcp__everything__echo");
     let [pid] = manager.child_pids()[..] else {
         panic!("{:?}", manager.child_pids());
@@ -476,10 +364,7 @@ async fn a_dead_server_fails_its_tools_until_reconnected() {
     );
 
     assert_eq!(manager.reconnect("everything").await, Ok(()));
-    assert_eq!(
-        state_of(&manager, "everything"),
-        ready("everything", EVERYTHING_TOOLS)
-    );
+    assert_eq!(state_of(&manager, "everything"), ready("everything", TOOLS));
     // A tool handed out before the reconnect reaches the new connection.
     assert_eq!(
         echo.run(json!({"message": "back"}), context(dir.path())).await,
@@ -490,20 +375,16 @@ async fn a_dead_server_fails_its_tools_until_reconnected() {
 
 #[tokio::test]
 async fn shutdown_leaves_no_server_process_behind() {
-    warm_npm_cache().await;
     let dir = TempDir::new();
     let manager = McpManager::start(
         config(json!({
-            "everything": npx(EVERYTHING, &[]),
-            "files": npx(FILESYSTEM, &[dir.path().to_str().unwrap()]),
+            "everything": server(&["--child"]),
+            "files": server(&["--child"]),
         })),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(
-        settle(&manager, "everything").await,
-        ready("everything", EVERYTHING_TOOLS)
-    );
+    assert_eq!(settle(&manager, "everything").await, ready("everything", TOOLS));
     assert!(matches!(
         settle(&manager, "files").await,
         McpServerState::Ready { .. }
@@ -511,7 +392,8 @@ async fn shutdown_leaves_no_server_process_behind() {
     let leaders = manager.child_pids();
     assert_eq!(leaders.len(), 2, "{leaders:?}");
     let processes: Vec<u32> = leaders.iter().flat_map(|pid| group_members(*pid)).collect();
-    // npx starts the server as its own child: each group holds more than its leader.
+    // Each server started a child (as one started through npx does): each group holds
+    // more than its leader, and all of it must go.
     assert!(processes.len() > leaders.len(), "{processes:?}");
     assert!(processes.iter().all(|pid| running(*pid)), "{processes:?}");
     let echo = tool(&manager, "mcp__everything__echo");
@@ -535,19 +417,15 @@ async fn shutdown_leaves_no_server_process_behind() {
 
 #[tokio::test]
 async fn dropping_the_manager_kills_its_servers() {
-    warm_npm_cache().await;
     // Two names that sanitise alike: the second server's tool names get a suffix, and
     // each server's state (what `/mcp` lists) names its tools as the model is offered them.
     let manager = McpManager::start(
-        config(json!({"dup.x": npx(EVERYTHING, &[]), "dup_x": npx(EVERYTHING, &[])})),
+        config(json!({"dup.x": server(&["--child"]), "dup_x": server(&["--child"])})),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "dup.x").await, ready("dup_x", EVERYTHING_TOOLS));
-    assert_eq!(
-        settle(&manager, "dup_x").await,
-        ready("dup_x_2", EVERYTHING_TOOLS)
-    );
+    assert_eq!(settle(&manager, "dup.x").await, ready("dup_x", TOOLS));
+    assert_eq!(settle(&manager, "dup_x").await, ready("dup_x_2", TOOLS));
     let offered: Vec<String> = manager
         .tools()
         .iter()

@@ -28,20 +28,16 @@ fn alive_in_group(pgid: u32) -> Vec<u32> {
 
 #[tokio::test]
 async fn a_server_that_dies_mid_call_fails_the_call_at_once() {
-    warm_npm_cache().await;
     let dir = TempDir::new();
-    let mut server = npx(EVERYTHING, &[]);
+    let mut server = server(&[]);
     server["execute_timeout"] = json!(60);
     let manager = McpManager::start(
         config(json!({ "everything": server })),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(
-        settle(&manager, "everything").await,
-        ready("everything", EVERYTHING_TOOLS)
-    );
-    let slow = tool(&manager, "mcp__everything__trigger-long-running-operation");
+    assert_eq!(settle(&manager, "everything").await, ready("everything", TOOLS));
+    let slow = tool(&manager, "mcp__everything__sleep");
     let [pid] = manager.child_pids()[..] else {
         panic!("{:?}", manager.child_pids());
     };
@@ -53,9 +49,7 @@ async fn a_server_that_dies_mid_call_fails_the_call_at_once() {
         }
     });
     let started = Instant::now();
-    let output = slow
-        .run(json!({"duration": 30, "steps": 30}), context(dir.path()))
-        .await;
+    let output = slow.run(json!({"seconds": 30}), context(dir.path())).await;
     assert!(output.is_error, "{output:?}");
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -71,9 +65,7 @@ async fn a_server_that_dies_mid_call_fails_the_call_at_once() {
     })
     .await;
     // The caller goes on: the tool says the server is down, and a reconnect brings it back.
-    let again = slow
-        .run(json!({"duration": 1, "steps": 1}), context(dir.path()))
-        .await;
+    let again = slow.run(json!({"seconds": 1}), context(dir.path())).await;
     assert!(
         again.is_error && again.content.contains("is not connected"),
         "{again:?}"

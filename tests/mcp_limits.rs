@@ -1,7 +1,7 @@
 //! An MCP server that answers with a huge result (issue 15, item 6): the call ends at
 //! once with a bounded result that says it was cut, instead of hanging until the call's
-//! timeout, and the connection keeps working. The server is a small Node.js script
-//! speaking MCP over stdio.
+//! timeout, and the connection keeps working. The server is the test server
+//! (`tests/mcp-server`) over stdio, serving long and endless tool lists too.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 // Shared with tests/mcp.rs, which uses more of it.
@@ -16,77 +16,20 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tempdir::TempDir;
 
-/// An MCP server in Node.js over stdio, called `NAME`: after `SETUP`, it answers
-/// `initialize`, each other request by `CASES` (arms of a `switch (message.method)`, with
-/// `message`, `answer(result)` and `send(message)` at hand), and an unknown method with an
-/// error. [`mcp_server`] fills it in.
-const FRAME: &str = r#"
-const readline = require('readline');
-const rl = readline.createInterface({ input: process.stdin });
-const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
-/*SETUP*/
-rl.on('line', (line) => {
-  const message = JSON.parse(line);
-  if (message.id === undefined) return;
-  const answer = (result) => send({ jsonrpc: '2.0', id: message.id, result });
-  switch (message.method) {
-    case 'initialize':
-      return answer({
-        protocolVersion: message.params.protocolVersion,
-        capabilities: { tools: {} },
-        serverInfo: { name: '/*NAME*/', version: '1.0.0' },
-      });
-/*CASES*/
-    default:
-      return send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
-  }
-});
-"#;
-
-/// [`FRAME`] as the server `name`, with its own `setup` and `cases`.
-fn mcp_server(name: &str, setup: &str, cases: &str) -> String {
-    FRAME
-        .replace("/*NAME*/", name)
-        .replace("/*SETUP*/", setup)
-        .replace("/*CASES*/", cases)
-}
-
-/// Answers `initialize`, lists `huge` and `small`, and answers `huge` with a 50 MB text.
-fn huge_server() -> String {
-    mcp_server(
-        "huge",
-        "",
-        r#"
-    case 'tools/list':
-      return answer({ tools: ['huge', 'small'].map((name) => ({
-        name, description: name, inputSchema: { type: 'object', properties: {} },
-      })) });
-    case 'tools/call':
-      if (message.params.name === 'huge') {
-        return answer({ content: [{ type: 'text', text: 'BEGIN ' + 'x'.repeat(50 * 1024 * 1024) }] });
-      }
-      return answer({ content: [{ type: 'text', text: 'small answer' }] });
-"#,
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_mcp_result_is_cut_at_once_and_the_server_stays_usable() {
     let dir = TempDir::new();
-    let script = dir.write("server.js", huge_server());
+    let mut server = server(&[]);
+    server["execute_timeout"] = json!(120);
     let manager = McpManager::start(
-        config(json!({ "huge": {
-            "command": "node",
-            "args": [script],
-            "execute_timeout": 120,
-        }})),
+        config(json!({ "huge": server })),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "huge").await, ready("huge", &["huge", "small"]));
+    assert_eq!(settle(&manager, "huge").await, ready("huge", TOOLS));
     // Before the fix the answer was dropped unseen and this waited out the 120 s timeout,
     // ending in "did not finish within"; the content shows which way it went.
-    let output = call(&manager, "mcp__huge__huge", json!({}), dir.path()).await;
+    let output = call(&manager, "mcp__huge__huge", json!({"megabytes": 50}), dir.path()).await;
     assert!(
         !output.content.contains("did not finish within"),
         "{}",
@@ -103,8 +46,14 @@ async fn a_huge_mcp_result_is_cut_at_once_and_the_server_stays_usable() {
         output.content.len(),
         &output.content[output.content.len().saturating_sub(300)..]
     );
-    let again = call(&manager, "mcp__huge__small", json!({}), dir.path()).await;
-    assert_eq!((again.is_error, again.content.as_str()), (false, "small answer"));
+    let again = call(
+        &manager,
+        "mcp__huge__echo",
+        json!({"message": "small"}),
+        dir.path(),
+    )
+    .await;
+    assert_eq!((again.is_error, again.content.as_str()), (false, "Echo: small"));
     manager.shutdown().await;
 }
 
@@ -113,46 +62,26 @@ async fn a_huge_mcp_result_is_cut_at_once_and_the_server_stays_usable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_call_is_asked_about_by_server_and_tool() {
     let dir = TempDir::new();
-    let script = dir.write("server.js", huge_server());
     let manager = McpManager::start(
-        config(json!({ "huge": {"command": "node", "args": [script]}})),
+        config(json!({ "huge": server(&[]) })),
         None,
         Recorder::default().callback(),
     );
-    assert_eq!(settle(&manager, "huge").await, ready("huge", &["huge", "small"]));
+    assert_eq!(settle(&manager, "huge").await, ready("huge", TOOLS));
     let workspace = miniagent_core::tools::paths::Workspace::new(dir.path(), &[]);
     let arguments = json!({"level": 3});
-    let request = tool(&manager, "mcp__huge__small")
+    let request = tool(&manager, "mcp__huge__echo")
         .approval_request(&arguments, &workspace)
         .unwrap();
     assert_eq!(
         request,
         miniagent_protocol::ApprovalRequest::McpCall {
             server: "huge".into(),
-            tool: "small".into(),
+            tool: "echo".into(),
             arguments: arguments.clone(),
         }
     );
     manager.shutdown().await;
-}
-
-/// Serves the tools listed in the JSON file `TOOLS_FILE`, 2,000 to a page as the
-/// protocol's cursors allow; a call answers with the tool's name.
-fn listing_server() -> String {
-    mcp_server(
-        "listing",
-        "const tools = JSON.parse(require('fs').readFileSync(process.env.TOOLS_FILE, 'utf8'));",
-        r#"
-    case 'tools/list': {
-      const from = Number((message.params && message.params.cursor) || 0);
-      const to = Math.min(from + 2000, tools.length);
-      return answer(to < tools.length ? { tools: tools.slice(from, to), nextCursor: String(to) }
-                                      : { tools: tools.slice(from, to) });
-    }
-    case 'tools/call':
-      return answer({ content: [{ type: 'text', text: message.params.name + ' answered' }] });
-"#,
-    )
 }
 
 /// The big server's tools: `tool_0` … `tool_10004`, each described at some length.
@@ -188,7 +117,6 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
     ]);
     let home = TempDir::new();
     let workspace = TempDir::new();
-    let script = home.write("server.js", listing_server());
     let big = big_tools();
     let small = json!([
         {"name": "ping", "description": "Answers.", "inputSchema": {"type": "object"}},
@@ -196,7 +124,7 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
     ]);
     let listing = |name: &str, tools: &serde_json::Value| {
         let file = home.write(format!("{name}.json"), tools.to_string());
-        json!({"command": "node", "args": [script], "env": {"TOOLS_FILE": file}, "connect_timeout": 60})
+        harness::server(&["--tools-file", file.to_str().unwrap()])
     };
     home.write(
         "mcp.json",
@@ -303,34 +231,11 @@ fn a_server_with_ten_thousand_tools_is_searched_not_sent() {
     );
 }
 
-/// Answers `initialize`, and `tools/list` with one tool of 100 KB a page and, by `MODE`,
-/// a new cursor every time (a list without end) or the same cursor again (a loop); or
-/// (`cursors`) no tools and a new cursor of 1 MB every time.
-fn endless_server() -> String {
-    mcp_server(
-        "endless",
-        "let page = 0;",
-        r#"
-    case 'tools/list':
-      page += 1;
-      if (process.env.MODE === 'cursors') {
-        return answer({ tools: [], nextCursor: page + '-' + 'c'.repeat(1024 * 1024) });
-      }
-      return answer({
-        tools: [{ name: 'tool_' + page, description: 'd'.repeat(100 * 1024), inputSchema: { type: 'object' } }],
-        nextCursor: process.env.MODE === 'loop' ? 'again' : 'page-' + page,
-      });
-"#,
-    )
-}
-
 /// A server whose tool list never ends (a new cursor on every page) or comes back to a
 /// cursor it gave before is not used, with the reason, long before its connect timeout:
 /// rmcp's own listing collected pages until the timeout, growing memory all the while.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_without_end_is_refused_not_collected() {
-    let dir = TempDir::new();
-    let script = dir.write("server.js", endless_server());
     for (mode, reason) in [
         (
             "endless",
@@ -346,13 +251,10 @@ async fn a_tool_list_without_end_is_refused_not_collected() {
             "the server's tool list repeated a page cursor (it would never end); it is not used",
         ),
     ] {
+        let mut endless = server(&["--endless", mode]);
+        endless["connect_timeout"] = json!(600);
         let manager = McpManager::start(
-            config(json!({ "endless": {
-                "command": "node",
-                "args": [&script],
-                "env": {"MODE": mode},
-                "connect_timeout": 600,
-            }})),
+            config(json!({ "endless": endless })),
             None,
             Recorder::default().callback(),
         );

@@ -1,7 +1,8 @@
-//! What the MCP tests share: the pinned npm packages and a once-per-binary download of
-//! them, state and process inspection, and an everything server over HTTP.
+//! What the MCP tests share: the test server this repository builds
+//! (`tests/mcp-server`, rmcp's server side), state and process inspection, and the
+//! server over HTTP. The reference server from npm is `mcp_interop`'s alone.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -11,66 +12,48 @@ use miniagent_core::tools::{OutputSink, Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
-pub const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
-
-/// The everything server's tools, as it names them.
-pub const EVERYTHING_TOOLS: &[&str] = &[
-    "echo",
-    "get-annotated-message",
-    "get-env",
-    "get-resource-links",
-    "get-resource-reference",
-    "get-structured-content",
-    "get-sum",
-    "get-tiny-image",
-    "gzip-file-as-resource",
-    "toggle-simulated-logging",
-    "toggle-subscriber-updates",
-    "trigger-long-running-operation",
-    "simulate-research-query",
+/// The test server's tools, as it lists them.
+pub const TOOLS: &[&str] = &[
+    "echo", "add", "image", "resource", "env", "args", "header", "fail", "sleep", "huge",
 ];
 
-/// Generous: on a fresh machine a connect may still be finishing npm's work.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// Generous: a loaded machine may take a while to start a process.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Downloads both packages into npm's cache, once per test binary, before any test
-/// starts a server: parallel first-time `npx` runs of one package race in its cache.
-pub async fn warm_npm_cache() {
-    static WARM: OnceLock<()> = OnceLock::new();
-    tokio::task::spawn_blocking(|| {
-        WARM.get_or_init(|| {
-            let installs: Vec<_> = [EVERYTHING, FILESYSTEM]
-                .into_iter()
-                .map(|package| {
-                    std::thread::spawn(move || {
-                        // `-p` installs into the same npx cache entry `npx <package>` uses.
-                        let output = std::process::Command::new("npx")
-                            .args(["-y", "--prefer-offline", "-p", package, "--", "node", "-e", "0"])
-                            .stdin(std::process::Stdio::null())
-                            .output()
-                            .expect("npx must be installed (Node.js) to run the MCP tests");
-                        assert!(
-                            output.status.success(),
-                            "installing {package} failed: {}",
-                            String::from_utf8_lossy(&output.stderr)
-                        );
-                    })
-                })
-                .collect();
-            for install in installs {
-                install.join().expect("npm install thread");
-            }
-        });
+/// The test server's binary. The suite's own build leaves it out (see the root
+/// Cargo.toml), so the first test to need it builds it, once per test run, with the
+/// cargo that runs the tests; later runs find it built.
+pub fn server_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = std::process::Command::new(cargo)
+            // `--locked`: the outer cargo has settled Cargo.lock; this one must not touch it.
+            .args(["build", "--locked", "--package", "miniagent-mcp-test-server"])
+            .args([
+                "--bin",
+                "miniagent-mcp-test-server",
+                "--message-format=json-render-diagnostics",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("cargo runs");
+        assert!(output.status.success(), "building the MCP test server failed");
+        // The artifact's path from cargo itself: right whatever the target folder.
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|message| message["target"]["name"] == "miniagent-mcp-test-server")
+            .and_then(|message| message["executable"].as_str().map(PathBuf::from))
+            .expect("cargo names the test server's binary")
     })
-    .await
-    .expect("warming npm's cache");
 }
 
-pub fn npx(package: &str, extra: &[&str]) -> Value {
-    let mut args = vec!["-y", "--prefer-offline", package];
-    args.extend(extra);
-    json!({"command": "npx", "args": args, "connect_timeout": READY_TIMEOUT.as_secs()})
+/// A stdio entry of `mcp.json` for the test server with `args`.
+pub fn server(args: &[&str]) -> Value {
+    json!({"command": server_binary(), "args": args, "connect_timeout": READY_TIMEOUT.as_secs()})
 }
 
 pub fn config(servers: Value) -> McpConfig {
@@ -211,45 +194,45 @@ pub fn pids_running(args: &[&str]) -> Vec<u32> {
         .collect()
 }
 
-/// The everything server in an HTTP mode, as the test's own child in its own process
-/// group; killed with the group when dropped.
+/// The test server over HTTP (`transport` is `http` or `sse`), as the test's own child
+/// in its own process group; killed with the group when dropped.
 pub struct HttpServer {
     child: std::process::Child,
-    pub port: u16,
+    /// `http://127.0.0.1:<port>`, as the server said it listens.
+    pub base: String,
 }
 
 impl HttpServer {
-    pub async fn start(mode: &str) -> HttpServer {
+    pub async fn start(transport: &str) -> HttpServer {
+        use std::io::BufRead;
         use std::os::unix::process::CommandExt;
-        warm_npm_cache().await;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = std::process::Command::new("npx")
-            .args(["-y", "--prefer-offline", EVERYTHING, mode])
-            .env("PORT", port.to_string())
+        let mut child = std::process::Command::new(server_binary())
+            .args(["--transport", transport])
             .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .process_group(0)
             .spawn()
             .unwrap();
-        let mut server = HttpServer { child, port };
-        let deadline = Instant::now() + READY_TIMEOUT;
-        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-            assert!(
-                server.child.try_wait().unwrap().is_none(),
-                "the {mode} server exited"
-            );
-            assert!(Instant::now() < deadline, "the {mode} server never listened");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        server
+        let stdout = child.stdout.take().unwrap();
+        // It names its port on its first line: no port is chosen here and then raced for.
+        let line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            std::io::BufReader::new(stdout).read_line(&mut line).map(|_| line)
+        });
+        let line = tokio::time::timeout(READY_TIMEOUT, line)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("the {transport} server said {line:?}"))
+            .to_string();
+        HttpServer { child, base }
     }
 }
-
 impl Drop for HttpServer {
     fn drop(&mut self) {
         // SAFETY: kill(2) on our own child's process group; no memory is involved.

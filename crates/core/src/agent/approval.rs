@@ -314,8 +314,9 @@ mod tests {
         }
     }
 
-    /// A tool for policy tests: its name and effect, and the `path` argument as what it
-    /// changes (a file writer's shape).
+    /// A tool of each effect for the tests of the modes, which look at nothing else: it
+    /// changes no path and makes no rule. Calls that change files or run commands are
+    /// checked with the real tools ([`real`]), so what they change cannot drift.
     struct FakeTool {
         name: &'static str,
         effect: ToolEffect,
@@ -325,11 +326,16 @@ mod tests {
         FakeTool { name: "fake", effect }
     }
 
-    fn writer(name: &'static str) -> FakeTool {
-        FakeTool {
-            name,
-            effect: ToolEffect::WritesFiles,
-        }
+    /// A built-in tool, as the agent registers it.
+    fn real(name: &str) -> std::sync::Arc<dyn Tool> {
+        let config = crate::config::load(&crate::config::LoadOptions {
+            config_dir: None,
+            config_file: None,
+            overrides: crate::config::Overrides::default(),
+            env: &crate::config::Env::empty(),
+        })
+        .unwrap();
+        crate::tools::ToolRegistry::builtin(&config).get(name).unwrap()
     }
 
     impl Tool for FakeTool {
@@ -344,13 +350,6 @@ mod tests {
         }
         fn effect(&self) -> ToolEffect {
             self.effect
-        }
-        fn changed_paths(&self, arguments: &Value) -> Vec<String> {
-            arguments["path"]
-                .as_str()
-                .map(str::to_string)
-                .into_iter()
-                .collect()
         }
         fn run(
             &self,
@@ -370,12 +369,13 @@ mod tests {
         std::os::unix::fs::symlink(".miniagent", root.join("settings")).unwrap();
         let workspace = Workspace::new(&root, &[]);
         let config = root.join("home/.config/miniagent");
-        let args = |path: &str| serde_json::json!({"path": path});
+        let writer = real("write_file");
+        let args = |path: &str| serde_json::json!({"path": path, "content": "x"});
         for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit, ApprovalMode::FullAuto] {
             let mut policy = ApprovalPolicy::new(mode).protecting(std::slice::from_ref(&config));
             // Approving the tool for the session does not cover them either.
             policy.remember(ApprovalRule::Tool {
-                name: "writer".into(),
+                name: "write_file".into(),
             });
             for path in [
                 ".miniagent/mcp.json",
@@ -385,7 +385,7 @@ mod tests {
             ] {
                 assert!(
                     matches!(
-                        policy.check_json(&writer("writer"), &args(path), &workspace),
+                        policy.check_json(&*writer, &args(path), &workspace),
                         Verdict::AskEachTime(_)
                     ),
                     "{mode} {path}"
@@ -393,16 +393,16 @@ mod tests {
             }
             // Elsewhere the mode (or in ask mode, the remembered rule) lets it run.
             assert_eq!(
-                policy.check_json(&writer("writer"), &args("src/main.rs"), &workspace),
+                policy.check_json(&*writer, &args("src/main.rs"), &workspace),
                 Verdict::Run
             );
             assert_eq!(
-                policy.check_json(&writer("writer"), &args(".miniagentx/a"), &workspace),
+                policy.check_json(&*writer, &args(".miniagentx/a"), &workspace),
                 Verdict::Run
             );
         }
         let Verdict::AskEachTime(note) = ApprovalPolicy::new(ApprovalMode::FullAuto).check_json(
-            &writer("writer"),
+            &*writer,
             &args(".miniagent/mcp.json"),
             &workspace,
         ) else {
@@ -411,14 +411,14 @@ mod tests {
         assert_eq!(
             note,
             format!(
-                "`writer` would change {}, which holds miniagent's own settings (servers that run outside the sandbox, skills, trust, sessions); it needs your approval each time, whatever the approval mode.",
+                "`write_file` would change {}, which holds miniagent's own settings (servers that run outside the sandbox, skills, trust, sessions); it needs your approval each time, whatever the approval mode.",
                 root.join(".miniagent/mcp.json").display()
             )
         );
         // Read-only refuses it as it refuses every change.
         assert!(matches!(
             ApprovalPolicy::new(ApprovalMode::ReadOnly).check_json(
-                &writer("writer"),
+                &*writer,
                 &args(".miniagent/mcp.json"),
                 &workspace
             ),
@@ -475,31 +475,6 @@ mod tests {
         assert!(!policy.revoke(&rule));
     }
 
-    /// A command runner named `bash` for the pre-approval tests.
-    struct FakeBash;
-
-    impl Tool for FakeBash {
-        fn name(&self) -> &str {
-            "bash"
-        }
-        fn description(&self) -> &str {
-            "runs `command`"
-        }
-        fn input_schema(&self) -> Value {
-            serde_json::json!({"type": "object"})
-        }
-        fn effect(&self) -> ToolEffect {
-            ToolEffect::RunsCommands
-        }
-        fn run(
-            &self,
-            _: Value,
-            _: crate::tools::ToolContext,
-        ) -> futures_util::future::BoxFuture<'_, crate::tools::ToolOutput> {
-            Box::pin(async { crate::tools::ToolOutput::ok("") })
-        }
-    }
-
     fn skill(entries: &[&str]) -> SkillApprovals {
         SkillApprovals::from_entries(
             "demo",
@@ -514,39 +489,40 @@ mod tests {
         std::fs::create_dir_all(&scratch).unwrap();
         let root = scratch.canonicalize().unwrap();
         let workspace = Workspace::new(&root, &[]);
-        let write = |path: &str| serde_json::json!({"path": path});
+        let (bash, writer) = (real("bash"), real("write_file"));
+        let write = |path: &str| serde_json::json!({"path": path, "content": "x"});
         let command = |command: &str| serde_json::json!({"command": command});
         for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit] {
             let mut policy = ApprovalPolicy::new(mode).confining_commands(true);
             assert_eq!(
-                policy.check_json(&FakeBash, &command("git status"), &workspace),
+                policy.check_json(&*bash, &command("git status"), &workspace),
                 Verdict::Ask
             );
             policy.pre_approve(skill(&["Write", "Bash(git status:*)"]));
             assert_eq!(
-                policy.check_json(&writer("write_file"), &write("notes.md"), &workspace),
+                policy.check_json(&*writer, &write("notes.md"), &workspace),
                 Verdict::Run
             );
             assert_eq!(
-                policy.check_json(&FakeBash, &command("git status"), &workspace),
+                policy.check_json(&*bash, &command("git status"), &workspace),
                 Verdict::Run
             );
             // Only what the skill names.
             assert_eq!(
-                policy.check_json(&FakeBash, &command("git push"), &workspace),
+                policy.check_json(&*bash, &command("git push"), &workspace),
                 Verdict::Ask
             );
             assert_eq!(
-                policy.check_json(&FakeBash, &command("git status; rm -rf ~"), &workspace),
+                policy.check_json(&*bash, &command("git status; rm -rf ~"), &workspace),
                 Verdict::Ask
             );
             // miniagent's own settings are asked about whatever a skill says.
             assert!(matches!(
-                policy.check_json(&writer("write_file"), &write(".miniagent/mcp.json"), &workspace),
+                policy.check_json(&*writer, &write(".miniagent/mcp.json"), &workspace),
                 Verdict::AskEachTime(_)
             ));
             assert_eq!(
-                policy.check_json(&FakeBash, &command("git status .miniagent/"), &workspace),
+                policy.check_json(&*bash, &command("git status .miniagent/"), &workspace),
                 Verdict::Ask
             );
             // Never what acts outside the sandbox.
@@ -558,7 +534,7 @@ mod tests {
             // Until the turn ends.
             policy.end_skills();
             assert_eq!(
-                policy.check_json(&FakeBash, &command("git status"), &workspace),
+                policy.check_json(&*bash, &command("git status"), &workspace),
                 Verdict::Ask
             );
         }
@@ -566,22 +542,22 @@ mod tests {
         let mut unconfined = ApprovalPolicy::new(ApprovalMode::Ask);
         unconfined.pre_approve(skill(&["Bash", "Write"]));
         assert_eq!(
-            unconfined.check_json(&FakeBash, &command("ls"), &workspace),
+            unconfined.check_json(&*bash, &command("ls"), &workspace),
             Verdict::Ask
         );
         assert_eq!(
-            unconfined.check_json(&writer("write_file"), &write("a.txt"), &workspace),
+            unconfined.check_json(&*writer, &write("a.txt"), &workspace),
             Verdict::Run
         );
         // Read-only stays read-only.
         let mut read_only = ApprovalPolicy::new(ApprovalMode::ReadOnly).confining_commands(true);
         read_only.pre_approve(skill(&["Bash", "Write"]));
         assert!(matches!(
-            read_only.check_json(&FakeBash, &command("ls"), &workspace),
+            read_only.check_json(&*bash, &command("ls"), &workspace),
             Verdict::Refuse(_)
         ));
         assert!(matches!(
-            read_only.check_json(&writer("write_file"), &write("a.txt"), &workspace),
+            read_only.check_json(&*writer, &write("a.txt"), &workspace),
             Verdict::Refuse(_)
         ));
         std::fs::remove_dir_all(scratch).unwrap();
@@ -599,7 +575,8 @@ mod tests {
         let root = scratch.canonicalize().unwrap();
         std::os::unix::fs::symlink(".git", root.join("repo-data")).unwrap();
         let workspace = Workspace::new(&root, &[]);
-        let args = |path: &str| serde_json::json!({"path": path});
+        let (bash, writer) = (real("bash"), real("write_file"));
+        let args = |path: &str| serde_json::json!({"path": path, "content": "x"});
         for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit] {
             let mut policy = ApprovalPolicy::new(mode).confining_commands(true);
             policy.remember(ApprovalRule::Tool {
@@ -612,7 +589,7 @@ mod tests {
                 ("repo-data/info/attributes", ".git/info/attributes"),
             ] {
                 assert_eq!(
-                    policy.check_json(&writer("write_file"), &args(path), &workspace),
+                    policy.check_json(&*writer, &args(path), &workspace),
                     Verdict::AskOnce(format!(
                         "`write_file` would change {}, in a git repository's own folder: git runs the programs named there (hooks, core.fsmonitor, diff and filter drivers, aliases) at later git commands; it needs your approval each time.",
                         root.join(real).display()
@@ -622,14 +599,14 @@ mod tests {
             }
             for path in [".gitignore", ".gitattributes", "src/git/x.rs"] {
                 assert_eq!(
-                    policy.check_json(&writer("write_file"), &args(path), &workspace),
+                    policy.check_json(&*writer, &args(path), &workspace),
                     Verdict::Run,
                     "{mode} {path}"
                 );
             }
             assert!(matches!(
                 policy.check_json(
-                    &FakeBash,
+                    &*bash,
                     &serde_json::json!({"command": "cp x .git/config"}),
                     &workspace
                 ),
@@ -639,7 +616,7 @@ mod tests {
         // full-auto runs everything it is given; read-only refuses it.
         assert_eq!(
             ApprovalPolicy::new(ApprovalMode::FullAuto).check_json(
-                &writer("write_file"),
+                &*writer,
                 &args(".git/config"),
                 &workspace
             ),
@@ -647,7 +624,7 @@ mod tests {
         );
         assert!(matches!(
             ApprovalPolicy::new(ApprovalMode::ReadOnly).check_json(
-                &writer("write_file"),
+                &*writer,
                 &args(".git/config"),
                 &workspace
             ),
