@@ -79,36 +79,13 @@ fn install() -> Result<PathBuf, String> {
     Ok(program)
 }
 
-/// Whether the test may go without the server: not under `CI=true`, unless
-/// `MINIAGENT_TEST_WITHOUT` names npm as absent on purpose.
-fn may_skip(ci: Option<&str>, without: Option<&str>) -> bool {
-    let on_purpose = without.is_some_and(|list| list.split(',').any(|name| name.trim() == "npm"));
-    let under_ci = ci.is_some_and(|ci| ci == "true" || ci == "1");
-    on_purpose || !under_ci
-}
-
-#[test]
-fn only_ci_that_names_npm_absent_may_skip() {
-    assert!(may_skip(None, None));
-    assert!(!may_skip(Some("true"), None));
-    assert!(!may_skip(Some("true"), Some("landlock,pty")));
-    assert!(may_skip(Some("true"), Some("landlock, npm")));
-    assert!(may_skip(Some("false"), None));
-}
-
 #[tokio::test]
 async fn the_reference_everything_server_lists_its_tools_and_answers_calls() {
     let program = match tokio::task::spawn_blocking(install).await.unwrap() {
         Ok(program) => program,
         Err(why) => {
-            let ci = std::env::var("CI").ok();
-            let without = std::env::var("MINIAGENT_TEST_WITHOUT").ok();
-            assert!(
-                may_skip(ci.as_deref(), without.as_deref()),
-                "{why}\nUnder CI=true this test must run: make npm and its registry reachable, \
-                 or set MINIAGENT_TEST_WITHOUT=npm to say they are absent on purpose."
-            );
-            eprintln!("skipped mcp_interop: {why}");
+            // Fails under CI unless MINIAGENT_TEST_WITHOUT names npm.
+            crate::support::skip::missing("npm", why);
             return;
         }
     };

@@ -7,9 +7,9 @@
 //! which `.ci/run` counts.
 //!
 //! The capabilities the suite names: `landlock`, `landlock-tcp` (Landlock ABI 4),
-//! `outside-folder` (a writable folder outside the temp folder), `pty`, `renameat2`
+//! `landlock-scope` (Landlock ABI 6), `outside-folder` (a writable folder outside the temp folder), `pty`, `renameat2`
 //! (`RENAME_EXCHANGE` on the temp folder's file system), `tmux`, `root`, and the programs
-//! a test runs as a person's command would (`git`, `node`, `python3`).
+//! a test runs as a person's command would (`git`, `node`, `npm`, `python3`).
 //!
 //! Self-contained (std only): the core crate's unit tests include it by path too.
 
