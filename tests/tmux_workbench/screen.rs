@@ -387,5 +387,8 @@ fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
     tmux.ok(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
     tmux.wait_for_text("Replaced messages 2–4 (Tab: summary) ─");
     tmux.keys(&["Escape"]);
+    // Closed before Ctrl-D: ESC and ^D read together are Alt-Ctrl-D, as in every terminal
+    // (a fresh-clone run sent them so fast that the inspector stayed open).
+    tmux.wait_for("the inspector closed", |s| !s.contains("History · "));
     tmux.quit_with_ctrl_d();
 }
