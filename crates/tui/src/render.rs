@@ -28,9 +28,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     app.drawn_at(areas.clone());
     let buf = frame.buffer_mut();
     draw_title(app, areas.title, buf);
-    let focus = app.focus;
+    let focus = app.layout.focus();
     for &(pane, area) in &areas.panes {
-        if matches!(app.side_popup, Some(side) if side == pane) && areas.narrow {
+        if matches!(app.layout.side_popup(), Some(side) if side == pane) && areas.narrow {
             clear_for_popup(area, buf);
         }
         draw_pane(app, pane, area, buf, pane == focus, areas.narrow);
@@ -39,7 +39,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     // bar as well as in its dialog, which is drawn with the layers, last.
     app.layers.prepare(app, size);
     draw_status(app, &areas, areas.status, buf);
-    if app.focus == Pane::Input
+    if app.layout.focus() == Pane::Input
         && let Some(input_area) = areas.get(Pane::Input)
     {
         overlay_view::draw_completions(app, input_area, size, buf);
@@ -84,8 +84,9 @@ pub fn split_flags(buf: &mut Buffer) {
 
 /// Where the terminal's cursor goes: in the input, when it is focused and nothing covers it.
 fn input_cursor(app: &App, areas: &Areas) -> Option<ratatui::layout::Position> {
-    let typing =
-        app.focus == Pane::Input && app.layers.is_empty() && !(app.replay.is_some() && app.input.is_empty());
+    let typing = app.layout.focus() == Pane::Input
+        && app.layers.is_empty()
+        && !(app.replay.is_some() && app.input.is_empty());
     if !typing {
         return None;
     }
@@ -118,7 +119,7 @@ fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool,
     let title = match pane {
         Pane::Conversation if !app.conversation.is_following() => "Conversation (scrolled)".to_string(),
         Pane::Input if app.replay.is_some() => "Replay · / for commands".to_string(),
-        Pane::Input if !app.queued.is_empty() => format!("Input · {} queued", app.queued.len()),
+        Pane::Input if !app.turn.queued().is_empty() => format!("Input · {} queued", app.turn.queued().len()),
         Pane::Thinking => {
             if narrow {
                 // Over the conversation: Esc (or q) puts it away; F3 only brings it back.
@@ -207,25 +208,26 @@ fn activity_since(activity: &Activity) -> Option<Instant> {
 fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
     buf.set_style(area, theme.title_bar);
-    let step = match app.step {
-        Some(step) if app.turn_running => format!("step {step}/{}", app.max_steps),
-        _ => format!("max {} steps", app.max_steps),
+    let step = match app.turn.step() {
+        Some(step) if app.turn.running() => format!("step {step}/{}", app.session.max_steps()),
+        _ => format!("max {} steps", app.session.max_steps()),
     };
-    let mark = match activity_since(&app.activity) {
+    let mark = match activity_since(app.turn.activity()) {
         Some(since) => spinner(app.now, since),
-        None if app.activity == Activity::Idle => "●",
+        None if *app.turn.activity() == Activity::Idle => "●",
         None => "◆",
     };
-    let workspace = shorten_home(&app.session.workspace, app.home.as_deref());
+    let workspace = shorten_home(&app.session.view().workspace, app.home.as_deref());
     let state = format!("{mark} {}", app.status_text());
     let left = match app.replay {
         // What the recording ran with; its approval mode is not known.
         Some(_) => format!(
             " miniagent replay · {} · {} · {workspace} · {step} ",
-            app.session.model, app.session.provider
+            app.session.view().model,
+            app.session.view().provider
         ),
         None => {
-            let sandbox = match app.session.sandbox.active(app.approval_mode) {
+            let sandbox = match app.session.view().sandbox.active(app.session.approval_mode()) {
                 Some(true) => " · sandbox ✓",
                 Some(false) => " · no sandbox",
                 None => "",
@@ -233,7 +235,9 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
             // What keeps the person safe first: a narrow terminal cuts the end, the folder.
             format!(
                 " miniagent · {}{sandbox} · {step} · {} · {} · {workspace} ",
-                app.approval_mode, app.session.model, app.session.provider
+                app.session.approval_mode(),
+                app.session.view().model,
+                app.session.view().provider
             )
         }
     };
@@ -261,7 +265,7 @@ fn shorten_home(path: &str, home: Option<&str>) -> String {
 fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
     buf.set_style(area, theme.status_bar);
-    let figures = app.tokens;
+    let figures = app.figures.tokens();
     let ratio = if figures.token_limit > 0 {
         figures.context_tokens as f64 / figures.token_limit as f64
     } else {
@@ -377,7 +381,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
             Some(_) | None => top.key_hints(),
         };
     }
-    let mut hints = match app.focus {
+    let mut hints = match app.layout.focus() {
         Pane::Input if app.replay.is_some() => super::replay::REPLAY_BAR_HINTS.to_vec(),
         Pane::Input => app.input.key_hints(),
         Pane::Conversation => app.conversation.key_hints(),
@@ -385,7 +389,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
         Pane::Timeline => app.timeline.key_hints(),
         Pane::Tree => app.tree.key_hints(),
     };
-    if app.turn_running && app.replay.is_none() {
+    if app.turn.running() && app.replay.is_none() {
         hints.insert(0, KeyHint::new("Esc", "interrupt"));
     }
     hints.extend(super::bindings::bar_hints(super::bindings::WORKBENCH, app));

@@ -40,15 +40,15 @@ impl App {
                     session_rule,
                     None,
                 ));
-                self.activity = Activity::AwaitingApproval;
+                self.turn.set_activity(Activity::AwaitingApproval);
             }
             Event::ToolCallStarted { id, name } => {
                 self.timeline.set_status(&id, CallStatus::Running, now);
                 self.approval_settled(&id);
-                self.activity = Activity::Running {
+                self.turn.set_activity(Activity::Running {
                     name: format!("{name} for {agent}"),
                     since: now,
-                };
+                });
             }
             Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
             Event::ToolCallFinished {
@@ -65,10 +65,10 @@ impl App {
                     .finished(&id, outcome, duration_ms, &output, &output_preview);
                 self.forget_old_results();
                 self.approval_settled(&id);
-                self.activity = Activity::Running {
+                self.turn.set_activity(Activity::Running {
                     name: "delegate".to_string(),
                     since: now,
-                };
+                });
             }
             Event::Retrying { reason, .. } => {
                 self.notice(

@@ -55,14 +55,14 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
             "commit",
             COMMIT.unwrap_or("not recorded in this build").to_string(),
         ),
-        ("provider", or_unknown(&app.session.provider)),
-        ("model", or_unknown(&app.session.model)),
-        ("endpoint", or_unknown(&app.session.endpoint)),
+        ("provider", or_unknown(&app.session.view().provider)),
+        ("model", or_unknown(&app.session.view().model)),
+        ("endpoint", or_unknown(&app.session.view().endpoint)),
         ("config file", config),
         (
             // Its MCP servers (`mcp.json`) and skills.
             "workspace extras",
-            std::path::Path::new(&app.session.workspace)
+            std::path::Path::new(&app.session.view().workspace)
                 .join(".miniagent")
                 .display()
                 .to_string(),

@@ -136,7 +136,12 @@ fn a_ten_megabyte_bracketed_paste() {
             paste.len(),
             took.as_secs_f64()
         );
-        let notice = app.last_notice.clone().map(|(_, text)| text).unwrap_or_default();
+        let notice = app
+            .turn
+            .last_notice()
+            .cloned()
+            .map(|(_, text)| text)
+            .unwrap_or_default();
         assert!(
             notice.starts_with("the paste was not inserted: it is 10.0 MB and the input takes at most 1 MB"),
             "{notice}"
@@ -245,16 +250,16 @@ fn mouse_events_outside_any_pane() {
 
 /// Every overlay the workbench has, opened the way a person opens it.
 fn open_overlay(app: &mut Bench, which: &str) {
-    app.focus = Pane::Input;
+    app.layout.focus_on(Pane::Input);
     match which {
         "help" => app.submit("/help".into()),
         "tool detail" => {
-            app.focus = Pane::Timeline;
+            app.layout.focus_on(Pane::Timeline);
             app.on_key(key(KeyCode::Up));
             app.on_key(key(KeyCode::Enter));
         }
         "file preview" => {
-            app.focus = Pane::Tree;
+            app.layout.focus_on(Pane::Tree);
             app.on_key(key(KeyCode::Down));
             app.on_key(key(KeyCode::Down));
             app.on_key(key(KeyCode::Enter));

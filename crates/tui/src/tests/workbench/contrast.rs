@@ -133,12 +133,12 @@ fn every_theme_s_selected_and_focused_styles_reach_wcag_aa() {
             // spans ask for), the completion popup's, and the bars, at full width.
             drawn(&mut app, depth, 160, 48);
             for (pane, part) in [(Pane::Timeline, "tools pane"), (Pane::Thinking, "thinking pane")] {
-                app.focus = pane;
+                app.layout.focus_on(pane);
                 app.on_key(key(KeyCode::Up));
                 let buf = drawn(&mut app, depth, 160, 48);
                 failures.extend(unreadable(&buf, &backgrounds, &what(part)));
             }
-            app.focus = Pane::Input;
+            app.layout.focus_on(Pane::Input);
             type_text(&mut app, "/");
             let buf = drawn(&mut app, depth, 160, 48);
             failures.extend(unreadable(&buf, &backgrounds, &what("completion")));

@@ -90,7 +90,7 @@ fn help_lists_every_command_and_every_key_the_workbench_takes() {
         "{help}"
     );
     // And they do what the help says.
-    app.focus = Pane::Conversation;
+    app.layout.focus_on(Pane::Conversation);
     app.on_key(key(KeyCode::Char('?')));
     assert!(app.layers.top().is_some_and(|top| top.title() == "Help"));
 }
