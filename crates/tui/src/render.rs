@@ -45,7 +45,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         overlay_view::draw_completions(app, input_area, size, buf);
     }
     let reason_cursor = app.layers.render(app, size, buf);
-    app.color_depth.apply(frame.buffer_mut());
+    app.look.color_depth().apply(frame.buffer_mut());
     split_flags(frame.buffer_mut());
     // The terminal's cursor stands in the input while it has the keys, or where a
     // refusal's reason is typed; ratatui hides it for a frame that places none.
@@ -96,7 +96,7 @@ fn input_cursor(app: &App, areas: &Areas) -> Option<ratatui::layout::Position> {
 
 /// The border and title every pane gets; the focused one stands out.
 pub fn pane_block<'a>(title: String, focused: bool, app: &App) -> Block<'a> {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let (border, kind) = if focused {
         (theme.border_focused, BorderType::Thick)
     } else {
@@ -148,7 +148,7 @@ fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool,
                 app.conversation.invalidate_tool(&call.id);
             }
             let status_of = |id: &str| timeline.tool_line(id, now);
-            app.conversation.render(inner, buf, &app.theme, &status_of);
+            app.conversation.render(inner, buf, app.look.theme(), &status_of);
         }
         Pane::Input => match &app.replay {
             // A replay takes no prompts: its state and keys stand where one is typed,
@@ -156,9 +156,9 @@ fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool,
             Some(status) if app.input.is_empty() => draw_replay_status(status, app, inner, buf),
             Some(_) | None => app.input.render(inner, buf),
         },
-        Pane::Thinking => app.thinking.render(inner, buf, &app.theme, focused),
-        Pane::Timeline => app.timeline.render(inner, buf, &app.theme, now, focused),
-        Pane::Tree => app.tree.render(inner, buf, &app.theme, focused),
+        Pane::Thinking => app.thinking.render(inner, buf, app.look.theme(), focused),
+        Pane::Timeline => app.timeline.render(inner, buf, app.look.theme(), now, focused),
+        Pane::Tree => app.tree.render(inner, buf, app.look.theme(), focused),
     }
 }
 
@@ -168,7 +168,7 @@ fn draw_replay_status(status: &PlaybackStatus, app: &App, area: Rect, buf: &mut 
     if area.is_empty() {
         return;
     }
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let width = usize::from(area.width);
     let head = wrap::truncate(&super::replay::status_head(status), width);
     let mut used = wrap::display_width(&head);
@@ -206,7 +206,7 @@ fn activity_since(activity: &Activity) -> Option<Instant> {
 }
 
 fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     buf.set_style(area, theme.title_bar);
     let step = match app.turn.step() {
         Some(step) if app.turn.running() => format!("step {step}/{}", app.session.max_steps()),
@@ -217,7 +217,7 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
         None if *app.turn.activity() == Activity::Idle => "●",
         None => "◆",
     };
-    let workspace = shorten_home(&app.session.view().workspace, app.home.as_deref());
+    let workspace = shorten_home(&app.session.view().workspace, app.places.home.as_deref());
     let state = format!("{mark} {}", app.status_text());
     let left = match app.replay {
         // What the recording ran with; its approval mode is not known.
@@ -263,7 +263,7 @@ fn shorten_home(path: &str, home: Option<&str>) -> String {
 }
 
 fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     buf.set_style(area, theme.status_bar);
     let figures = app.figures.tokens();
     let ratio = if figures.token_limit > 0 {
@@ -398,7 +398,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
 
 /// A style for text that must stand out in any theme.
 pub fn emphasis(app: &App) -> Style {
-    app.theme.strong
+    app.look.theme().strong
 }
 
 #[cfg(test)]

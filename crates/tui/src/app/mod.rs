@@ -11,6 +11,7 @@ mod compaction;
 mod events;
 mod figures;
 mod layout;
+mod look;
 mod playback;
 mod resume;
 mod session;
@@ -44,10 +45,22 @@ pub use approvals::{
 pub use figures::{CompactionFigures, Figures, Stats, TokenFigures, TurnFigures};
 pub(crate) use layout::is_side;
 pub use layout::{PaneLayout, SidePanes};
+pub use look::Look;
 pub use resume::Playback;
 pub use session::{Session, SessionView};
 pub use settings::AppSettings;
 pub use turn::{Activity, Turn};
+
+/// Where the workbench finds and keeps its files: plain paths, set once when it is built.
+#[derive(Clone, Debug, Default)]
+pub struct Places {
+    /// Config folder, for `/theme` lookups.
+    pub config_dir: Option<PathBuf>,
+    /// Where session logs are kept, for `/resume`; `None`: this machine has no data folder.
+    pub sessions_dir: Option<PathBuf>,
+    /// `HOME`, shown as `~` in the title bar's workspace.
+    pub home: Option<String>,
+}
 
 /// The welcome panel's facts (`layers/first_run.rs` draws it): why there is no model yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,10 +75,10 @@ pub struct FirstRun {
 
 /// The whole workbench state.
 pub struct App {
-    pub(crate) theme: Theme,
-    /// The name the theme was chosen by (`Theme::name` is the file's own, and
-    /// `monochrome` under `NO_COLOR`).
-    pub(crate) theme_name: String,
+    /// The theme and the terminal's colours.
+    pub(crate) look: Look,
+    /// Where the workbench finds and keeps its files.
+    pub(crate) places: Places,
     /// What the session talks to: model, workspace, approval mode and rules, servers,
     /// skills, the latest history snapshot.
     pub(crate) session: Session,
@@ -91,24 +104,15 @@ pub struct App {
     /// What the handler running now asks the event loop to do; handed back in its
     /// [`Outcome`], never read by the loop from here.
     pub(crate) pending: Vec<Action>,
-    /// Config folder, for `/theme` lookups.
-    pub(crate) config_dir: Option<PathBuf>,
-    /// Where session logs are kept, for `/resume`; `None`: this machine has no data folder.
-    pub(crate) sessions_dir: Option<PathBuf>,
     /// Set while a recorded session plays back: what the input box shows instead of a
     /// prompt. The workbench then sends nothing anywhere.
     pub(crate) replay: Option<miniagent_protocol::PlaybackStatus>,
-    /// `HOME`, shown as `~` in the title bar's workspace.
-    pub(crate) home: Option<String>,
     /// A replay's clock: the moment its start is shown at (the app's `now` is this plus
     /// the replay's position).
     pub(crate) replay_origin: Instant,
-    pub(crate) no_color: bool,
     /// While no model is set up (no API key): the welcome panel's facts, to open it again
     /// when a prompt cannot be sent.
     pub(crate) welcome: Option<FirstRun>,
-    /// The colours the terminal shows; each frame is brought down to them.
-    pub(crate) color_depth: super::palette::ColorDepth,
 }
 
 impl App {
@@ -124,7 +128,7 @@ impl App {
     /// The log this session is recorded in, once the agent named it.
     pub fn session_log_path(&self) -> Option<PathBuf> {
         let id = self.session.view().session_id.as_ref()?;
-        Some(self.sessions_dir.as_ref()?.join(format!("{id}.jsonl")))
+        Some(self.places.sessions_dir.as_ref()?.join(format!("{id}.jsonl")))
     }
 
     /// Keeps memory flat over a long session: only the newest results stay in the
@@ -158,7 +162,7 @@ impl App {
     /// Draws with `theme` from now on.
     pub fn set_theme(&mut self, theme: Theme) {
         self.input.set_theme(&theme);
-        self.theme = theme;
+        self.look.set_theme(theme);
         self.conversation.invalidate_all();
         self.thinking.invalidate_all();
     }
@@ -220,6 +224,6 @@ impl App {
 
 impl crate::popup::Themed for App {
     fn theme(&self) -> &Theme {
-        &self.theme
+        self.look.theme()
     }
 }

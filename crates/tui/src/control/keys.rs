@@ -302,13 +302,13 @@ impl App {
 
     /// Switches to the theme `name` and saves it in the config, for the next start.
     pub(crate) fn choose_theme(&mut self, name: &str) {
-        let theme = match Theme::load(name, self.config_dir.as_deref(), self.no_color) {
+        let theme = match Theme::load(name, self.places.config_dir.as_deref(), self.look.no_color()) {
             Ok(theme) => theme,
             Err(message) => return self.notice(NoticeKind::Error, message.to_string()),
         };
         self.set_theme(theme);
-        self.theme_name = name.to_string();
-        let saved = match &self.config_dir {
+        self.look.set_name(name.to_string());
+        let saved = match &self.places.config_dir {
             Some(dir) => miniagent_api::save_setting(dir, "ui", "theme", name)
                 .map(|path| format!("theme {name}, saved in {}", path.display()))
                 .map_err(|err| err.to_string()),

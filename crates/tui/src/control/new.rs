@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
-use crate::app::{App, Figures, PaneLayout, Session, Turn};
+use crate::app::{App, Figures, Look, PaneLayout, Places, Session, Turn};
 use crate::conversation::Conversation;
 use crate::input::InputBox;
 use crate::theme::Theme;
@@ -24,8 +24,8 @@ impl App {
         let mut input = InputBox::new(crate::commands::hints());
         input.set_theme(&theme);
         App {
-            theme_name: theme.name.clone(),
-            theme,
+            look: Look::new(theme),
+            places: Places::default(),
             session: Session::new(workspace.display().to_string(), approval_mode, max_steps),
             turn: Turn::default(),
             figures: Figures::default(),
@@ -39,14 +39,9 @@ impl App {
             answers: crate::question::Answers::default(),
             now,
             pending: Vec::new(),
-            config_dir: None,
-            sessions_dir: None,
             replay: None,
-            home: None,
             replay_origin: now,
-            no_color: false,
             welcome: None,
-            color_depth: crate::palette::ColorDepth::TrueColor,
         }
     }
 }

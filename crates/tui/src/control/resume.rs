@@ -13,7 +13,7 @@ impl App {
     /// `/resume`: the picker of recorded sessions (listed now; each is a small file).
     pub(crate) fn open_session_picker(&mut self) {
         let picker = SessionPicker::open(
-            self.sessions_dir.as_deref(),
+            self.places.sessions_dir.as_deref(),
             &self.session.view().workspace,
             self.session.view().session_id.as_deref(),
         );
@@ -42,7 +42,7 @@ impl App {
             );
             return;
         }
-        let origin = match miniagent_api::log_origin(path, self.sessions_dir.as_deref()) {
+        let origin = match miniagent_api::log_origin(path, self.places.sessions_dir.as_deref()) {
             Ok(origin) => origin,
             Err(why) => {
                 self.notice(NoticeKind::Error, format!("cannot resume: {why}"));

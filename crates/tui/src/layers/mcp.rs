@@ -60,12 +60,12 @@ impl Layer for McpLayer {
             app.session.mcp_deferred(),
             self.selected,
             rows,
-            &app.theme,
+            app.look.theme(),
         );
         if app.session.workspace_declined() {
             lines.push(Line::from(Span::styled(
                 "This workspace's own servers (.miniagent/mcp.json) are not used: you did not trust it this session.",
-                app.theme.dim,
+                app.look.theme().dim,
             )));
         }
         popup(buf, super::text_area(size), &self.title(), lines, 0, app, true);

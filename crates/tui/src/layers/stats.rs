@@ -103,8 +103,8 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
 fn stats_row(app: &App, columns: usize, label: &str, value: String) -> Line<'static> {
     let pad = columns.max(wrap::display_width(label) + 2) - wrap::display_width(label);
     Line::from(vec![
-        Span::styled(format!("{label}{}", " ".repeat(pad)), app.theme.dim),
-        Span::styled(value, app.theme.text),
+        Span::styled(format!("{label}{}", " ".repeat(pad)), app.look.theme().dim),
+        Span::styled(value, app.look.theme().text),
     ])
 }
 
@@ -122,7 +122,7 @@ fn model_calls(steps: u32, summaries: u32) -> String {
 }
 
 fn session_stats(app: &App) -> Vec<Line<'static>> {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let row = |label: &str, value: String| stats_row(app, LABEL_COLUMNS, label, value);
     let figures = app.figures.tokens();
     let compactions = match figures.last_compaction {
@@ -207,7 +207,7 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
 /// Where the prompt's tokens go and every compaction, from the latest snapshot.
 fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
     let history = app.session.history()?;
-    let theme = &app.theme;
+    let theme = app.look.theme();
     // Its labels are short: their values come as close as they allow, leaving the
     // session's column the room.
     let labels = ["  whole prompt", "  masked results", "  trimmed results"]

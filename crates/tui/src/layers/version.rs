@@ -37,7 +37,7 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
             text.to_string()
         }
     };
-    let config = match &app.config_dir {
+    let config = match &app.places.config_dir {
         Some(dir) => {
             let file = dir.join("config.toml");
             let state = if file.exists() { "" } else { " (not created yet)" };
@@ -45,7 +45,7 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
         }
         None => "none: this machine has no config folder".to_string(),
     };
-    let sessions = match &app.sessions_dir {
+    let sessions = match &app.places.sessions_dir {
         Some(dir) => dir.display().to_string(),
         None => "none: sessions are not recorded".to_string(),
     };
@@ -68,7 +68,7 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
                 .to_string(),
         ),
         ("sessions", sessions),
-        ("theme", app.theme_name.clone()),
+        ("theme", app.look.name().to_string()),
     ]
 }
 
@@ -89,8 +89,8 @@ impl Text for Version {
             .iter()
             .map(|(label, value)| {
                 Line::from(vec![
-                    Span::styled(format!("{label:<column$}"), app.theme.dim),
-                    Span::styled(value.clone(), app.theme.text),
+                    Span::styled(format!("{label:<column$}"), app.look.theme().dim),
+                    Span::styled(value.clone(), app.look.theme().text),
                 ])
             })
             .collect();

@@ -21,7 +21,7 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     let mut app = crate::tests::support::bare_app(workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     let configured: Event = serde_json::from_value(json!({
         "type": "session_configured",
         "model": "claude-test",
@@ -414,7 +414,7 @@ fn keys_during_every_overlay() {
 fn escape_sequences_in_a_reply_go_whole() {
     let (workspace, home) = (TempDir::new(), TempDir::new());
     let mut app = crate::tests::support::bare_app(&workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     let hostile = "\u{1b}]0;HACKED-TITLE\u{7}\u{1b}[2J\u{1b}[H\u{1b}[?1049l EVIL \u{1b}]8;;http://evil/link\u{1b}\\link\u{1b}]8;;\u{1b}\\ done";
     for event in [
         Event::TurnStarted { text: "go".into() },

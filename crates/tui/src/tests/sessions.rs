@@ -43,7 +43,7 @@ fn app_in(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     let mut app = support::bare_app(workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     app.on_agent_event(support::configured(WORKSPACE, Some("20261123-090000-ffff")));
     app
 }

@@ -172,7 +172,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     record(&home, &header, &records, "");
     let workspace = TempDir::new();
     let mut app = support::bare_app(&workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     for record in records {
         if let Record::Event { event, .. } = record {
             app.on_agent_event(event);

@@ -39,7 +39,7 @@ fn meant_for(theme: &str) -> (u8, u8, u8) {
 
 /// The app drawn at `width`×`height` in the colours `depth` shows.
 fn drawn(app: &mut Bench, depth: ColorDepth, width: u16, height: u16) -> Buffer {
-    app.color_depth = depth;
+    app.look.set_color_depth(depth);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| render::draw(frame, app)).unwrap();
     app.frame_drawn();

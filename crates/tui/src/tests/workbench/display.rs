@@ -133,15 +133,15 @@ fn colours_follow_what_the_terminal_supports() {
     busy_session(&mut app);
     let (rgb, _, _) = kinds(&mut app);
     assert!(rgb > 0, "the dark theme and the highlighted code are truecolour");
-    app.color_depth = ColorDepth::Ansi256;
+    app.look.set_color_depth(ColorDepth::Ansi256);
     let (rgb, indexed, _) = kinds(&mut app);
     assert_eq!(rgb, 0);
     assert!(indexed > 0);
-    app.color_depth = ColorDepth::Ansi16;
+    app.look.set_color_depth(ColorDepth::Ansi16);
     let (rgb, indexed, any) = kinds(&mut app);
     assert_eq!((rgb, indexed), (0, 0));
     assert!(any > 0, "still in colour");
-    app.color_depth = ColorDepth::None;
+    app.look.set_color_depth(ColorDepth::None);
     assert_eq!(kinds(&mut app), (0, 0, 0));
 }
 
@@ -174,7 +174,7 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
         "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\nshow_thinking = false\n",
     );
     let mut app = app_in(&workspace);
-    app.config_dir = Some(config_dir.path().to_path_buf());
+    app.places.config_dir = Some(config_dir.path().to_path_buf());
     type_text(&mut app, "/theme");
     app.on_key(key(KeyCode::Enter));
     assert!(
@@ -185,7 +185,7 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
     assert_screen!("theme_choice_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.theme.name, "light");
+    assert_eq!(app.look.theme().name, "light");
     assert!(app.layers.is_empty());
     let saved = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
     assert_eq!(
