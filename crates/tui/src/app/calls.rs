@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{Activity, App, PendingApproval};
 use crate::conversation::Entry;
 use crate::timeline::CallStatus;
-use miniagent_protocol::{ApprovalRequest, ApprovalRule, Event};
+use miniagent_protocol::Event;
 
 impl App {
     pub(crate) fn on_tool_call_requested(
@@ -23,28 +23,16 @@ impl App {
         self.conversation.push(Entry::Tool { id, name, summary });
     }
 
-    pub(crate) fn on_approval_requested(
-        &mut self,
-        id: String,
-        name: String,
-        preview: String,
-        request: Option<ApprovalRequest>,
-        notes: Vec<String>,
-        session_rule: Option<ApprovalRule>,
-    ) {
+    /// `Event::ApprovalRequested`: the call waits for the person.
+    pub(crate) fn on_approval_requested(&mut self, event: Event) {
+        let Some(mut pending) = PendingApproval::asked(event) else {
+            return;
+        };
         self.timeline
-            .set_status(&id, CallStatus::AwaitingApproval, self.now);
-        self.conversation.invalidate_tool(&id);
-        let in_step = self.turn.call_in_step(&id);
-        self.ask_approval(PendingApproval::new(
-            id,
-            name,
-            preview,
-            request,
-            notes,
-            session_rule,
-            in_step,
-        ));
+            .set_status(&pending.id, CallStatus::AwaitingApproval, self.now);
+        self.conversation.invalidate_tool(&pending.id);
+        pending.in_step = self.turn.call_in_step(&pending.id);
+        self.ask_approval(pending);
         self.turn.set_activity(Activity::AwaitingApproval);
     }
 
@@ -61,6 +49,17 @@ impl App {
 
     /// `Event::ToolCallFinished`: its result, and what it changed on disk.
     pub(crate) fn on_tool_call_finished(&mut self, event: Event) {
+        let Some(id) = self.call_finished(event) else {
+            return;
+        };
+        self.conversation.invalidate_tool(&id);
+        self.tree.refresh();
+        self.turn.set_activity(Activity::Waiting { since: self.now });
+    }
+
+    /// A call finished (the agent's or a sub-agent's): the timeline keeps its result and
+    /// applies what it changed; returns its id.
+    pub(crate) fn call_finished(&mut self, event: Event) -> Option<String> {
         let Event::ToolCallFinished {
             id,
             outcome,
@@ -71,15 +70,13 @@ impl App {
             ..
         } = event
         else {
-            return;
+            return None;
         };
         self.apply_effects(&effects);
         self.timeline
             .finished(&id, outcome, duration_ms, &output, &output_preview);
         self.forget_old_results();
-        self.conversation.invalidate_tool(&id);
         self.approval_settled(&id);
-        self.tree.refresh();
-        self.turn.set_activity(Activity::Waiting { since: self.now });
+        Some(id)
     }
 }
