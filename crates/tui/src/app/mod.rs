@@ -1,7 +1,10 @@
-//! The workbench's state: one `App`, changed by agent events (here) and by keys and the
-//! mouse (`keys.rs`), drawn by pure functions of it (`render.rs`). Each handler returns
-//! an [`Outcome`]: whether the screen changed and what the event loop is to do (send an
-//! op to the agent, quit, start the session); see `action.rs`.
+//! The workbench's state: one `App`, made of parts that own their state (the turn, the
+//! pane layout, the session it talks to, the figures, the look, the panes, the layer
+//! stack). Agent events reach it through `events.rs` (one line per variant, naming a
+//! handler kept beside the state it changes), keys and the mouse through
+//! `control/keys.rs`; it is drawn by pure functions of it (`render.rs`). Each handler
+//! returns an [`Outcome`]: whether the screen changed and what the event loop is to do
+//! (send an op to the agent, quit, start the session); see `action.rs`.
 
 mod action;
 mod answers;
