@@ -5,10 +5,8 @@
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
 use super::app::App;
-pub use super::panes::{Areas, Pane};
+pub use super::panes::{Areas, Pane, WIDE_COLUMNS};
 
-/// Columns from which the side panes fit beside the conversation.
-pub const WIDE_COLUMNS: u16 = 120;
 /// The input's editor never grows past this many rows.
 const INPUT_MAX_ROWS: u16 = 8;
 

@@ -5,8 +5,7 @@
 
 use std::cell::RefCell;
 
-use crate::layout::WIDE_COLUMNS;
-use crate::panes::{Areas, Pane};
+use crate::panes::{Areas, Pane, WIDE_COLUMNS};
 
 /// Which side panes show at full width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
