@@ -92,7 +92,7 @@ fn bench_render(c: &mut Criterion) {
                 total_cache_write_tokens: 0,
                 cost_usd: None,
             });
-            busy.tree.refresh();
+            busy.refresh_tree();
             terminal.draw(|frame| render::draw(frame, &busy)).expect("draw");
         })
     });

@@ -45,7 +45,7 @@ fn always<S>(_: &S) -> bool {
 
 /// The input's completion popup uses Esc, Tab and the arrows while it shows.
 fn completing(app: &App) -> bool {
-    app.focus == Pane::Input && !app.input.completions().is_empty()
+    app.layout.focus() == Pane::Input && !app.input.completions().is_empty()
 }
 
 fn open_help(app: &mut App, _: KeyEvent) -> bool {
@@ -70,17 +70,17 @@ pub const WORKBENCH: &[Binding] = &[
         takes: |_, key| ctrl(key, 'c'),
         offered: always,
         run: |app, _| {
-            if app.turn_running {
+            if app.turn.running() {
                 app.interrupt();
             } else if !app.input.is_empty() {
                 // Undoable (Ctrl-Z): it may hold messages put back after an interrupt.
                 app.input.clear_undoably();
-            } else if app.quit_armed_until.is_some_and(|until| app.now < until) {
+            } else if app.turn.quit_armed(app.now) {
                 app.request(crate::app::Action::Quit);
             } else {
                 // One press too many (after an interrupt or a clear) does not end the
                 // session: a second one soon after does.
-                app.quit_armed_until = Some(app.now + QUIT_AGAIN);
+                app.turn.arm_quit(app.now + QUIT_AGAIN);
                 app.notice(
                     crate::conversation::NoticeKind::Info,
                     "press Ctrl-C again to quit (Ctrl-D on an empty input quits at once)".to_string(),
@@ -112,7 +112,7 @@ pub const WORKBENCH: &[Binding] = &[
         keys: "?",
         action: "help (outside the input)",
         bar: false,
-        takes: |app, key| key.code == KeyCode::Char('?') && app.focus != Pane::Input,
+        takes: |app, key| key.code == KeyCode::Char('?') && app.layout.focus() != Pane::Input,
         offered: always,
         run: open_help,
     },
@@ -161,9 +161,9 @@ pub const WORKBENCH: &[Binding] = &[
                 && !key
                     .modifiers
                     .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-                && App::is_side(app.focus)
+                && crate::app::is_side(app.layout.focus())
         },
-        offered: |app| App::is_side(app.focus),
+        offered: |app| crate::app::is_side(app.layout.focus()),
         run: |app, _| app.put_side_away(),
     },
     Binding {
@@ -173,10 +173,7 @@ pub const WORKBENCH: &[Binding] = &[
         takes: |_, key| key.code == KeyCode::F(5),
         offered: always,
         run: |app, _| {
-            app.maximized = match app.maximized {
-                Some(_) => None,
-                None => Some(app.focus),
-            };
+            app.layout.toggle_maximized();
             true
         },
     },
@@ -195,7 +192,9 @@ pub const WORKBENCH: &[Binding] = &[
         keys: "PgUp/PgDn",
         action: "scroll the conversation (from the input)",
         bar: false,
-        takes: |app, key| matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) && app.focus == Pane::Input,
+        takes: |app, key| {
+            matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) && app.layout.focus() == Pane::Input
+        },
         offered: always,
         run: |app, key| {
             let page = app.conversation.page();

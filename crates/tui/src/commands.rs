@@ -171,7 +171,7 @@ fn approval_mode(app: &mut App, argument: Option<&str>) {
     match mode {
         Some(mode) => app.send(Op::SetApprovalMode { mode }),
         None => {
-            let now = app.approval_mode;
+            let now = app.session.approval_mode();
             app.notice(
                 NoticeKind::Error,
                 format!("/approval needs a mode: read-only, ask, auto-edit or full-auto (now: {now})"),

@@ -48,13 +48,16 @@ const HELP_MIN_TEXT: usize = 24;
 /// itself. Keys too wide for the column stand on their own line, the text under them.
 fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize) -> Vec<Line<'static>> {
     let action_width = usize::from(width).saturating_sub(key_columns).max(16);
-    let action_line = Line::from(Span::styled(action.to_string(), app.theme.text));
+    let action_line = Line::from(Span::styled(action.to_string(), app.look.theme().text));
     let wrapped = wrap::wrap_line(&action_line, u16::try_from(action_width).unwrap_or(u16::MAX));
     let indent = " ".repeat(HELP_INDENT);
     let keys_fit = HELP_INDENT + wrap::display_width(keys) + HELP_GAP <= key_columns;
     let mut lines = Vec::new();
     if !keys_fit {
-        lines.push(Line::from(Span::styled(format!("{indent}{keys}"), app.theme.key)));
+        lines.push(Line::from(Span::styled(
+            format!("{indent}{keys}"),
+            app.look.theme().key,
+        )));
     }
     for (index, line) in wrapped.into_iter().enumerate() {
         let lead = if index == 0 && keys_fit {
@@ -63,7 +66,7 @@ fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize)
         } else {
             " ".repeat(key_columns)
         };
-        let mut spans = vec![Span::styled(lead, app.theme.key)];
+        let mut spans = vec![Span::styled(lead, app.look.theme().key)];
         spans.extend(line.spans);
         lines.push(Line::from(spans));
     }
@@ -130,7 +133,10 @@ fn help_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         if index > 0 {
             lines.push(Line::default());
         }
-        lines.push(Line::from(Span::styled(title.to_string(), app.theme.heading)));
+        lines.push(Line::from(Span::styled(
+            title.to_string(),
+            app.look.theme().heading,
+        )));
         for (keys, action) in rows {
             lines.extend(help_row(keys, action, app, width, key_columns));
         }

@@ -80,15 +80,6 @@ impl InputBox {
         self.completion = 0;
     }
 
-    /// Earlier inputs, oldest first (restored from disk by the workbench).
-    pub fn set_history(&mut self, history: Vec<String>) {
-        self.history = history;
-    }
-
-    pub fn history(&self) -> &[String] {
-        &self.history
-    }
-
     /// A paste arrives as one insert, however long, never as a flood of keys.
     pub fn paste(&mut self, text: &str) {
         let normalized = text.replace("\r\n", "\n").replace('\r', "\n");

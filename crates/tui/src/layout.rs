@@ -5,10 +5,8 @@
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
 use super::app::App;
-pub use super::panes::{Areas, Pane};
+pub use super::panes::{Areas, Pane, WIDE_COLUMNS};
 
-/// Columns from which the side panes fit beside the conversation.
-pub const WIDE_COLUMNS: u16 = 120;
 /// The input's editor never grows past this many rows.
 const INPUT_MAX_ROWS: u16 = 8;
 
@@ -42,7 +40,7 @@ pub fn compute(size: Rect, app: &App) -> Areas {
         panes.push((Pane::Input, parts[1]));
     };
 
-    if let Some(pane) = app.maximized {
+    if let Some(pane) = app.layout.maximized() {
         if pane == Pane::Input {
             panes.push((Pane::Input, body));
         } else {
@@ -58,7 +56,7 @@ pub fn compute(size: Rect, app: &App) -> Areas {
 
     if narrow {
         with_input(&mut panes, Pane::Conversation, body);
-        if let Some(side) = app.side_popup {
+        if let Some(side) = app.layout.side_popup() {
             // Over the conversation, leaving the input reachable.
             let conversation = panes[0].1;
             panes.push((side, conversation));
@@ -71,8 +69,8 @@ pub fn compute(size: Rect, app: &App) -> Areas {
         };
     }
 
-    let show_right = app.side.thinking || app.side.timeline;
-    let tree_width = if app.side.tree {
+    let show_right = app.layout.side().thinking || app.layout.side().timeline;
+    let tree_width = if app.layout.side().tree {
         (size.width / 5).clamp(24, 36)
     } else {
         0
@@ -91,11 +89,11 @@ pub fn compute(size: Rect, app: &App) -> Areas {
             Constraint::Length(right_width),
         ],
     );
-    if app.side.tree {
+    if app.layout.side().tree {
         panes.push((Pane::Tree, columns[0]));
     }
     with_input(&mut panes, Pane::Conversation, columns[1]);
-    match (app.side.thinking, app.side.timeline) {
+    match (app.layout.side().thinking, app.layout.side().timeline) {
         (true, true) => {
             let right = split(
                 Direction::Vertical,

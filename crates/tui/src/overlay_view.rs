@@ -44,11 +44,11 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
                 format!("{} {}", command.name, command.args)
             };
             let mut line = Line::from(vec![
-                Span::styled(format!("{name:<18}"), app.theme.key),
-                Span::styled(command.help.to_string(), app.theme.text),
+                Span::styled(format!("{name:<18}"), app.look.theme().key),
+                Span::styled(command.help.to_string(), app.look.theme().text),
             ]);
             if index == app.input.selected_completion() {
-                line = app.theme.selected(line);
+                line = app.look.theme().selected(line);
             }
             line
         })

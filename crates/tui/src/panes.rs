@@ -3,6 +3,9 @@
 
 use ratatui::layout::{Position, Rect};
 
+/// Columns from which the side panes fit beside the conversation.
+pub const WIDE_COLUMNS: u16 = 120;
+
 /// The panes that can hold focus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pane {

@@ -28,9 +28,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     app.drawn_at(areas.clone());
     let buf = frame.buffer_mut();
     draw_title(app, areas.title, buf);
-    let focus = app.focus;
+    let focus = app.layout.focus();
     for &(pane, area) in &areas.panes {
-        if matches!(app.side_popup, Some(side) if side == pane) && areas.narrow {
+        if matches!(app.layout.side_popup(), Some(side) if side == pane) && areas.narrow {
             clear_for_popup(area, buf);
         }
         draw_pane(app, pane, area, buf, pane == focus, areas.narrow);
@@ -39,13 +39,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
     // bar as well as in its dialog, which is drawn with the layers, last.
     app.layers.prepare(app, size);
     draw_status(app, &areas, areas.status, buf);
-    if app.focus == Pane::Input
+    if app.layout.focus() == Pane::Input
         && let Some(input_area) = areas.get(Pane::Input)
     {
         overlay_view::draw_completions(app, input_area, size, buf);
     }
     let reason_cursor = app.layers.render(app, size, buf);
-    app.color_depth.apply(frame.buffer_mut());
+    app.look.color_depth().apply(frame.buffer_mut());
     split_flags(frame.buffer_mut());
     // The terminal's cursor stands in the input while it has the keys, or where a
     // refusal's reason is typed; ratatui hides it for a frame that places none.
@@ -84,8 +84,9 @@ pub fn split_flags(buf: &mut Buffer) {
 
 /// Where the terminal's cursor goes: in the input, when it is focused and nothing covers it.
 fn input_cursor(app: &App, areas: &Areas) -> Option<ratatui::layout::Position> {
-    let typing =
-        app.focus == Pane::Input && app.layers.is_empty() && !(app.replay.is_some() && app.input.is_empty());
+    let typing = app.layout.focus() == Pane::Input
+        && app.layers.is_empty()
+        && !(app.replay.is_some() && app.input.is_empty());
     if !typing {
         return None;
     }
@@ -95,7 +96,7 @@ fn input_cursor(app: &App, areas: &Areas) -> Option<ratatui::layout::Position> {
 
 /// The border and title every pane gets; the focused one stands out.
 pub fn pane_block<'a>(title: String, focused: bool, app: &App) -> Block<'a> {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let (border, kind) = if focused {
         (theme.border_focused, BorderType::Thick)
     } else {
@@ -118,7 +119,7 @@ fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool,
     let title = match pane {
         Pane::Conversation if !app.conversation.is_following() => "Conversation (scrolled)".to_string(),
         Pane::Input if app.replay.is_some() => "Replay · / for commands".to_string(),
-        Pane::Input if !app.queued.is_empty() => format!("Input · {} queued", app.queued.len()),
+        Pane::Input if !app.turn.queued().is_empty() => format!("Input · {} queued", app.turn.queued().len()),
         Pane::Thinking => {
             if narrow {
                 // Over the conversation: Esc (or q) puts it away; F3 only brings it back.
@@ -147,7 +148,7 @@ fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool,
                 app.conversation.invalidate_tool(&call.id);
             }
             let status_of = |id: &str| timeline.tool_line(id, now);
-            app.conversation.render(inner, buf, &app.theme, &status_of);
+            app.conversation.render(inner, buf, app.look.theme(), &status_of);
         }
         Pane::Input => match &app.replay {
             // A replay takes no prompts: its state and keys stand where one is typed,
@@ -155,9 +156,9 @@ fn draw_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, focused: bool,
             Some(status) if app.input.is_empty() => draw_replay_status(status, app, inner, buf),
             Some(_) | None => app.input.render(inner, buf),
         },
-        Pane::Thinking => app.thinking.render(inner, buf, &app.theme, focused),
-        Pane::Timeline => app.timeline.render(inner, buf, &app.theme, now, focused),
-        Pane::Tree => app.tree.render(inner, buf, &app.theme, focused),
+        Pane::Thinking => app.thinking.render(inner, buf, app.look.theme(), focused),
+        Pane::Timeline => app.timeline.render(inner, buf, app.look.theme(), now, focused),
+        Pane::Tree => app.tree.render(inner, buf, app.look.theme(), focused),
     }
 }
 
@@ -167,7 +168,7 @@ fn draw_replay_status(status: &PlaybackStatus, app: &App, area: Rect, buf: &mut 
     if area.is_empty() {
         return;
     }
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let width = usize::from(area.width);
     let head = wrap::truncate(&super::replay::status_head(status), width);
     let mut used = wrap::display_width(&head);
@@ -205,27 +206,28 @@ fn activity_since(activity: &Activity) -> Option<Instant> {
 }
 
 fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     buf.set_style(area, theme.title_bar);
-    let step = match app.step {
-        Some(step) if app.turn_running => format!("step {step}/{}", app.max_steps),
-        _ => format!("max {} steps", app.max_steps),
+    let step = match app.turn.step() {
+        Some(step) if app.turn.running() => format!("step {step}/{}", app.session.max_steps()),
+        _ => format!("max {} steps", app.session.max_steps()),
     };
-    let mark = match activity_since(&app.activity) {
+    let mark = match activity_since(app.turn.activity()) {
         Some(since) => spinner(app.now, since),
-        None if app.activity == Activity::Idle => "●",
+        None if *app.turn.activity() == Activity::Idle => "●",
         None => "◆",
     };
-    let workspace = shorten_home(&app.session.workspace, app.home.as_deref());
+    let workspace = shorten_home(&app.session.view().workspace, app.places.home.as_deref());
     let state = format!("{mark} {}", app.status_text());
     let left = match app.replay {
         // What the recording ran with; its approval mode is not known.
         Some(_) => format!(
             " miniagent replay · {} · {} · {workspace} · {step} ",
-            app.session.model, app.session.provider
+            app.session.view().model,
+            app.session.view().provider
         ),
         None => {
-            let sandbox = match app.session.sandbox.active(app.approval_mode) {
+            let sandbox = match app.session.view().sandbox.active(app.session.approval_mode()) {
                 Some(true) => " · sandbox ✓",
                 Some(false) => " · no sandbox",
                 None => "",
@@ -233,7 +235,9 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
             // What keeps the person safe first: a narrow terminal cuts the end, the folder.
             format!(
                 " miniagent · {}{sandbox} · {step} · {} · {} · {workspace} ",
-                app.approval_mode, app.session.model, app.session.provider
+                app.session.approval_mode(),
+                app.session.view().model,
+                app.session.view().provider
             )
         }
     };
@@ -259,9 +263,9 @@ fn shorten_home(path: &str, home: Option<&str>) -> String {
 }
 
 fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     buf.set_style(area, theme.status_bar);
-    let figures = app.tokens;
+    let figures = app.figures.tokens();
     let ratio = if figures.token_limit > 0 {
         figures.context_tokens as f64 / figures.token_limit as f64
     } else {
@@ -377,7 +381,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
             Some(_) | None => top.key_hints(),
         };
     }
-    let mut hints = match app.focus {
+    let mut hints = match app.layout.focus() {
         Pane::Input if app.replay.is_some() => super::replay::REPLAY_BAR_HINTS.to_vec(),
         Pane::Input => app.input.key_hints(),
         Pane::Conversation => app.conversation.key_hints(),
@@ -385,7 +389,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
         Pane::Timeline => app.timeline.key_hints(),
         Pane::Tree => app.tree.key_hints(),
     };
-    if app.turn_running && app.replay.is_none() {
+    if app.turn.running() && app.replay.is_none() {
         hints.insert(0, KeyHint::new("Esc", "interrupt"));
     }
     hints.extend(super::bindings::bar_hints(super::bindings::WORKBENCH, app));
@@ -394,7 +398,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
 
 /// A style for text that must stand out in any theme.
 pub fn emphasis(app: &App) -> Style {
-    app.theme.strong
+    app.look.theme().strong
 }
 
 #[cfg(test)]

@@ -174,7 +174,7 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
     }
     drop(guard);
     // With the terminal restored: the session, if one was recorded, and how to continue it.
-    if let (Some(id), Some(log)) = (app.session.session_id.as_deref(), app.session_log_path())
+    if let (Some(id), Some(log)) = (app.session.view().session_id.as_deref(), app.session_log_path())
         && log.exists()
     {
         miniagent_text::print(&format!(
@@ -298,6 +298,58 @@ async fn next_agent_event(agent: &mut Option<Handle>) -> Option<Event> {
     }
 }
 
+/// Applies the agent events that arrived while a frame was waiting, all at once.
+/// Returns whether the agent is gone (its channel closed).
+fn take_waiting_events(
+    app: &mut App,
+    handle: &mut Handle,
+    pacer: &mut FramePacer,
+    actions: &mut Vec<Action>,
+) -> bool {
+    let gone = loop {
+        match handle.events.try_recv() {
+            Ok(event) => {
+                let outcome = app.on_agent_event(event);
+                pacer.changed(outcome.changed);
+                actions.extend(outcome.actions);
+            }
+            Err(mpsc::error::TryRecvError::Empty) => break false,
+            Err(mpsc::error::TryRecvError::Disconnected) => break true,
+        }
+    };
+    app.set_now(Instant::now());
+    gone
+}
+
+/// Draws one frame, started at `wall`.
+fn draw_frame(
+    guard: &mut TerminalGuard,
+    app: &mut App,
+    pacer: &mut FramePacer,
+    wall: Instant,
+) -> anyhow::Result<()> {
+    guard
+        .terminal
+        .draw(|frame| render::draw(frame, app))
+        .context("cannot draw")?;
+    pacer.drawn(wall, wall.elapsed());
+    app.frame_drawn();
+    Ok(())
+}
+
+/// After the first frame: what it did not wait for starts now, building the session
+/// (loading the system's certificates, finding skills), the syntax sets and the
+/// tokenizer.
+fn warm_up(deferred: &mut Deferred) {
+    highlight::preload();
+    if let Some(launch) = &deferred.launch {
+        launch.preload();
+    }
+    if deferred.build_after_first_frame {
+        deferred.start_building();
+    }
+}
+
 async fn event_loop(
     guard: &mut TerminalGuard,
     app: &mut App,
@@ -324,43 +376,15 @@ async fn event_loop(
         if let Some(handle) = agent.as_mut()
             && !agent_gone
         {
-            loop {
-                match handle.events.try_recv() {
-                    Ok(event) => {
-                        let outcome = app.on_agent_event(event);
-                        pacer.changed(outcome.changed);
-                        actions.extend(outcome.actions);
-                    }
-                    Err(mpsc::error::TryRecvError::Empty) => break,
-                    Err(mpsc::error::TryRecvError::Disconnected) => {
-                        agent_gone = true;
-                        break;
-                    }
-                }
-            }
-            app.set_now(Instant::now());
+            agent_gone = take_waiting_events(app, handle, &mut pacer, &mut actions);
         }
         // Frames are paced by the wall clock (a replay's app keeps the replay's time).
         let wall = Instant::now();
         if pacer.due(wall) {
-            guard
-                .terminal
-                .draw(|frame| render::draw(frame, app))
-                .context("cannot draw")?;
-            pacer.drawn(wall, wall.elapsed());
-            app.frame_drawn();
+            draw_frame(guard, app, &mut pacer, wall)?;
             if !warmed {
-                // What the first frame did not wait for starts now: building the session
-                // (loading the system's certificates, finding skills), the syntax sets and
-                // the tokenizer.
                 warmed = true;
-                highlight::preload();
-                if let Some(launch) = &deferred.launch {
-                    launch.preload();
-                }
-                if deferred.build_after_first_frame {
-                    deferred.start_building();
-                }
+                warm_up(deferred);
             }
         }
         if carry_out(std::mem::take(&mut actions), app, agent.as_ref(), deferred) == Flow::Quit {
@@ -541,7 +565,7 @@ fn carry_out(actions: Vec<Action>, app: &mut App, agent: Option<&Handle>, deferr
                         app.notice(crate::conversation::NoticeKind::Warning, why);
                     }
                     if !trusted {
-                        app.workspace_declined = true;
+                        app.session.decline_workspace();
                         app.notice(
                             crate::conversation::NoticeKind::Info,
                             "this workspace's own MCP servers and skills (.miniagent/) are not used this session; you are asked again when miniagent next starts here".to_string(),
@@ -553,7 +577,7 @@ fn carry_out(actions: Vec<Action>, app: &mut App, agent: Option<&Handle>, deferr
             Action::UseLocalServer { base_url, model } => {
                 if let Some(launch) = deferred.launch.as_mut() {
                     launch.use_local_server(base_url, model);
-                    app.session.provider = launch.settings().provider;
+                    app.session.name_provider(launch.settings().provider);
                     deferred.start_building();
                 }
             }

@@ -77,6 +77,8 @@ pub struct ThinkingPane {
 }
 
 impl ThinkingPane {
+    /// What the tests look at; drawing reads the blocks itself.
+    #[cfg(test)]
     pub fn blocks(&self) -> &[ThinkingBlock] {
         &self.blocks
     }

@@ -14,7 +14,7 @@ use ratatui::text::Line;
 use super::App;
 use crate::keys::OverlayAction;
 use crate::question::Arming;
-use miniagent_protocol::Decision;
+use miniagent_protocol::{Decision, Event};
 
 pub use crate::question::{ANSWER_SETTLE, APPROVAL_GRACE, ENTER_AFTER_ANSWER, STALL, TYPING_QUIET};
 
@@ -46,17 +46,21 @@ pub struct PendingApproval {
 }
 
 impl PendingApproval {
-    /// A request just asked about: not on screen yet.
-    pub fn new(
-        id: String,
-        name: String,
-        preview: String,
-        request: Option<miniagent_protocol::ApprovalRequest>,
-        notes: Vec<String>,
-        session_rule: Option<miniagent_protocol::ApprovalRule>,
-        in_step: Option<(usize, usize)>,
-    ) -> Self {
-        Self {
+    /// The request an [`Event::ApprovalRequested`] asks about, not on screen yet
+    /// (`None` for any other event).
+    pub fn asked(event: Event) -> Option<Self> {
+        let Event::ApprovalRequested {
+            id,
+            name,
+            preview,
+            request,
+            notes,
+            session_rule,
+        } = event
+        else {
+            return None;
+        };
+        Some(Self {
             id,
             name,
             preview,
@@ -64,11 +68,11 @@ impl PendingApproval {
             notes,
             session_rule,
             arming: Arming::approval(),
-            in_step,
+            in_step: None,
             max_scroll: Cell::new(0),
             seen_rows: Cell::new(0),
             seen_all: Cell::new(false),
-        }
+        })
     }
 }
 

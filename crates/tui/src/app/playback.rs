@@ -43,16 +43,11 @@ impl App {
     /// The replay opens (or starts over): a fresh view of the recorded session.
     pub(crate) fn open_recording(&mut self, recording: &RecordingInfo, status: PlaybackStatus) {
         self.reset_session_view();
-        self.mcp.clear();
-        self.skills.clear();
-        self.skill_warnings.clear();
-        self.approval_mode = ApprovalMode::Ask;
         self.replay_origin = Instant::now();
         self.now = self.replay_origin;
-        self.max_steps = recording.max_steps;
-        self.tokens.token_limit = recording.token_limit;
-        self.tokens.context_window = recording.context_window;
-        self.session = SessionView {
+        self.figures
+            .set_budget(recording.token_limit, recording.context_window);
+        let view = SessionView {
             model: recording.model.clone(),
             provider: recording.provider.clone(),
             workspace: recording.workspace.clone(),
@@ -61,6 +56,7 @@ impl App {
             sandbox: Default::default(),
             endpoint: String::new(),
         };
+        self.session.recorded(view, recording.max_steps);
         for warning in &recording.warnings {
             self.notice(NoticeKind::Warning, warning.clone());
         }
@@ -86,7 +82,7 @@ impl App {
     pub(crate) fn replay_key(&mut self, key: KeyEvent) -> Option<bool> {
         self.replay.as_ref()?;
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        let typing = self.focus == Pane::Input && !self.input.is_empty();
+        let typing = self.layout.focus() == Pane::Input && !self.input.is_empty();
         let approval = self.approval().is_some();
         if ctrl_c && typing && !approval {
             // As in a live session: Ctrl-C clears what was typed before it quits.

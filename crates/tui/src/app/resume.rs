@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::{Activity, App, Stats, TokenFigures};
+use super::App;
 use crate::conversation::Conversation;
 use crate::thinking::ThinkingPane;
 use crate::timeline::Timeline;
@@ -80,11 +80,11 @@ impl App {
         self.now = Instant::now();
         // The recorded steps carry the limit of the run that wrote the log; the
         // session goes on under this run's, which the title bar says from now on.
-        let max_steps = self.max_steps;
+        let max_steps = self.session.max_steps();
         for event in events {
             self.apply_recorded(event, Playback::Resume);
         }
-        self.max_steps = max_steps;
+        self.session.set_max_steps(max_steps);
         self.conversation.scroll_to_bottom();
     }
 
@@ -94,20 +94,10 @@ impl App {
         self.conversation = Conversation::default();
         self.thinking = ThinkingPane::default();
         self.timeline = Timeline::default();
-        self.tokens = TokenFigures {
-            token_limit: self.tokens.token_limit,
-            context_window: self.tokens.context_window,
-            ..TokenFigures::default()
-        };
-        self.stats = Stats::default();
-        self.step = None;
-        self.activity = Activity::Idle;
-        self.turn_running = false;
+        self.figures.start_over();
+        self.turn.start_over();
         self.close_approvals();
-        self.rules.clear();
-        self.queued.clear();
-        self.last_notice = None;
-        self.history = None;
+        self.session.start_over();
         // Overlays about the session left behind close with it.
         self.layers.close_where(|layer| layer.about_session());
     }
@@ -117,8 +107,7 @@ impl App {
     pub(crate) fn settle(&mut self) {
         self.conversation.stop_streaming();
         self.timeline.cancel_open();
-        self.turn_running = false;
-        self.activity = Activity::Idle;
+        self.turn.settle();
         self.close_approvals();
     }
 }

@@ -79,17 +79,18 @@ impl App {
             color_depth,
         } = settings;
         let mut app = App::new(theme, workspace, approval, max_steps, session_start);
-        app.theme_name = theme_name;
-        app.session.model = model;
-        app.session.provider = provider;
-        app.tokens.token_limit = token_limit;
-        app.tokens.context_window = context_window;
-        app.side.thinking = show_thinking;
-        app.config_dir = config_dir;
-        app.sessions_dir = sessions_dir;
-        app.home = home;
-        app.no_color = no_color;
-        app.color_depth = color_depth;
+        app.look.set_name(theme_name);
+        app.session.name_model(model);
+        app.session.name_provider(provider);
+        app.figures.set_budget(token_limit, context_window);
+        app.layout.set_shown(crate::panes::Pane::Thinking, show_thinking);
+        app.places = super::Places {
+            config_dir,
+            sessions_dir,
+            home,
+        };
+        app.look.set_no_color(no_color);
+        app.look.set_color_depth(color_depth);
         app
     }
 }

@@ -22,53 +22,31 @@ impl App {
                 self.timeline
                     .requested(&id, &format!("↳ {name}"), &arguments, &summary);
             }
-            Event::ApprovalRequested {
-                id,
-                name,
-                preview,
-                request,
-                notes,
-                session_rule,
-            } => {
-                self.timeline.set_status(&id, CallStatus::AwaitingApproval, now);
-                self.ask_approval(PendingApproval::new(
-                    id,
-                    format!("{name} (for sub-agent {agent})"),
-                    preview,
-                    request,
-                    notes,
-                    session_rule,
-                    None,
-                ));
-                self.activity = Activity::AwaitingApproval;
+            event @ Event::ApprovalRequested { .. } => {
+                let Some(mut pending) = PendingApproval::asked(event) else {
+                    return;
+                };
+                pending.name = format!("{} (for sub-agent {agent})", pending.name);
+                self.timeline
+                    .set_status(&pending.id, CallStatus::AwaitingApproval, now);
+                self.ask_approval(pending);
+                self.turn.set_activity(Activity::AwaitingApproval);
             }
             Event::ToolCallStarted { id, name } => {
                 self.timeline.set_status(&id, CallStatus::Running, now);
                 self.approval_settled(&id);
-                self.activity = Activity::Running {
+                self.turn.set_activity(Activity::Running {
                     name: format!("{name} for {agent}"),
                     since: now,
-                };
+                });
             }
             Event::ToolOutputDelta { id, delta } => self.timeline.output(&id, &delta),
-            Event::ToolCallFinished {
-                id,
-                outcome,
-                duration_ms,
-                output,
-                output_preview,
-                effects,
-                ..
-            } => {
-                self.apply_effects(&effects);
-                self.timeline
-                    .finished(&id, outcome, duration_ms, &output, &output_preview);
-                self.forget_old_results();
-                self.approval_settled(&id);
-                self.activity = Activity::Running {
+            event @ Event::ToolCallFinished { .. } => {
+                self.call_finished(event);
+                self.turn.set_activity(Activity::Running {
                     name: "delegate".to_string(),
                     since: now,
-                };
+                });
             }
             Event::Retrying { reason, .. } => {
                 self.notice(

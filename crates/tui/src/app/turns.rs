@@ -1,30 +1,107 @@
-//! The turn queue: ending a turn, sending a message to start one, and giving queued
-//! messages back to the input when a turn is stopped.
+//! A turn in the workbench: the agent's events from its start to its end (streamed
+//! thinking and text, steps, retries, how it ended), sending a message to start one, and
+//! giving queued messages back to the input when a turn is stopped.
 
-use super::{Activity, App, Pane};
+use super::{App, Pane};
+use crate::conversation::{Entry, NoticeKind};
 use miniagent_protocol::Op;
 
 impl App {
+    pub(crate) fn on_turn_started(&mut self, text: String) {
+        self.turn.started(self.now);
+        self.figures.turn_started();
+        self.conversation.push(Entry::User(text));
+        self.conversation.scroll_to_bottom();
+    }
+
+    pub(crate) fn on_step_started(&mut self, step: u32, max_steps: u32) {
+        self.session.set_max_steps(max_steps);
+        let turn = self.figures.step_started();
+        self.thinking.start_step(turn, step);
+        self.turn.step_started(step, self.now);
+    }
+
+    pub(crate) fn on_thinking_delta(&mut self, delta: &str) {
+        self.thinking.push_delta(delta);
+        self.turn.thinking(self.now);
+    }
+
+    pub(crate) fn on_text_delta(&mut self, delta: &str) {
+        self.conversation.push_assistant_delta(delta);
+        self.turn.writing(self.now);
+    }
+
+    pub(crate) fn on_assistant_message(
+        &mut self,
+        text: &str,
+        tool_calls: Vec<miniagent_protocol::ToolCallSummary>,
+    ) {
+        self.turn
+            .replied(tool_calls.into_iter().map(|call| call.id).collect(), self.now);
+        self.conversation.finish_assistant(text);
+    }
+
+    pub(crate) fn on_retrying(
+        &mut self,
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+        discard_partial: bool,
+    ) {
+        if discard_partial {
+            self.conversation.discard_streaming();
+            self.thinking.discard_current();
+        }
+        self.figures.retried();
+        self.turn.retrying(attempt, max_attempts, delay_ms, self.now);
+        self.notice(NoticeKind::Warning, format!("retrying: {reason}"));
+    }
+
+    pub(crate) fn on_turn_aborted(&mut self, reason: String) {
+        self.conversation.stop_streaming();
+        // Only the person stops a turn: what they queued waits for them again.
+        let returned = self.return_queued_to_input();
+        self.end_turn();
+        self.notice(NoticeKind::Warning, reason);
+        if let Some(where_they_went) = returned {
+            self.notice(NoticeKind::Info, where_they_went);
+        }
+    }
+
+    pub(crate) fn on_step_limit_reached(&mut self, steps: u32, report: &str) {
+        self.conversation.finish_assistant(report);
+        self.end_turn();
+        self.notice(
+            NoticeKind::Warning,
+            format!("stopped at the step limit ({steps} steps)"),
+        );
+    }
+
+    pub(crate) fn on_error(&mut self, message: String) {
+        self.conversation.stop_streaming();
+        self.end_turn();
+        self.notice(NoticeKind::Error, message);
+    }
+
     pub(crate) fn end_turn(&mut self) {
-        self.turn_running = false;
-        self.turn_requested = false;
-        self.activity = Activity::Idle;
+        let next = self.turn.ended();
         self.close_approvals();
         self.timeline.cancel_open();
         self.tree.refresh();
-        if let Some(text) = self.queued.pop_front() {
+        if let Some(text) = next {
             self.send_message(text);
         }
     }
 
     /// Whether a turn runs or is about to: a message sent now would wait behind it.
     pub fn turn_busy(&self) -> bool {
-        self.turn_running || self.turn_requested
+        self.turn.busy()
     }
 
     /// Sends a message for the agent to start a turn with.
     pub(crate) fn send_message(&mut self, text: String) {
-        self.turn_requested = true;
+        self.turn.requested();
         self.send(Op::UserInput { text });
     }
 
@@ -37,17 +114,17 @@ impl App {
     /// Puts the queued messages back in the input, before what is typed there; returns
     /// the notice that says so.
     pub(crate) fn return_queued_to_input(&mut self) -> Option<String> {
-        if self.queued.is_empty() {
+        let mut parts = self.turn.take_queued();
+        let count = parts.len();
+        if count == 0 {
             return None;
         }
-        let count = self.queued.len();
-        let mut parts: Vec<String> = self.queued.drain(..).collect();
         let draft = self.input.text();
         if !draft.trim().is_empty() {
             parts.push(draft);
         }
         self.input.set_text(&parts.join("\n\n"));
-        self.focus = Pane::Input;
+        self.layout.focus_on(Pane::Input);
         Some(if count == 1 {
             "the turn was stopped; your queued message is back in the input (Enter sends it)".to_string()
         } else {

@@ -66,28 +66,9 @@ impl App {
         self.pane_key(key)
     }
 
-    /// The terminal was resized to `width` columns: whether the layout is narrow is known
-    /// now, before the next frame, so a key that comes first (F4 right after a resize)
-    /// acts on the layout it will be drawn in. Going narrow, a focused side pane opens
-    /// over the conversation; going wide, one open over it joins the layout.
+    /// The terminal was resized to `width` columns (see [`crate::app::PaneLayout::resized`]).
     pub(crate) fn resized(&mut self, width: u16) {
-        let narrow = width < crate::layout::WIDE_COLUMNS;
-        self.areas.borrow_mut().narrow = narrow;
-        if narrow {
-            // The side pane with the keys stays on screen with them, over the conversation:
-            // a pane that holds the keys unseen would take ↑ and Enter from the input.
-            if Self::is_side(self.focus) && self.maximized.is_none() {
-                self.side_popup = Some(self.focus);
-            }
-        } else {
-            // A pane open over the conversation joins the wide layout, keeping the keys.
-            match self.side_popup.take() {
-                Some(Pane::Tree) => self.side.tree = true,
-                Some(Pane::Thinking) => self.side.thinking = true,
-                Some(Pane::Timeline) => self.side.timeline = true,
-                Some(Pane::Conversation | Pane::Input) | None => {}
-            }
-        }
+        self.layout.resized(width);
     }
 
     /// Esc on the workbench: closes an open side pane, else interrupts the turn, else
@@ -95,17 +76,14 @@ impl App {
     pub(crate) fn escape(&mut self) -> bool {
         // A side pane open over the conversation is put away first (as `q` does), before
         // Esc interrupts: it is what the person looks at.
-        if self.side_popup.is_some() {
-            self.side_popup = None;
-            self.focus = Pane::Input;
-        } else if self.turn_running {
-            self.interrupt();
-        } else if self.maximized.is_some() {
-            self.maximized = None;
-        } else {
-            return false;
+        if self.layout.close_side_popup() {
+            return true;
         }
-        true
+        if self.turn.running() {
+            self.interrupt();
+            return true;
+        }
+        self.layout.restore()
     }
 
     /// F2/F3/F4, the same at every width and however often pressed: the side pane is
@@ -114,26 +92,15 @@ impl App {
     /// "F4, ↑, Enter" opens a call wherever and whenever it is typed, never re-sending the
     /// prompt from the input.
     pub(crate) fn show_side(&mut self, pane: Pane) -> bool {
-        if matches!(pane, Pane::Conversation | Pane::Input) {
+        let had_keys = self.layout.focus() == pane;
+        if !self.layout.show_side(pane) {
             return false;
-        }
-        if self.areas.borrow().narrow {
-            self.side_popup = Some(pane);
-        } else {
-            // The popup is the narrow layout's: none is left to come back at 80 columns.
-            self.side_popup = None;
-            *self.side_shown(pane) = true;
-        }
-        // A maximised other pane would hide it.
-        if self.maximized.is_some_and(|maximized| maximized != pane) {
-            self.maximized = None;
         }
         // The tools pane given the keys follows its newest call, as a log view its tail:
         // "F4, ↑, Enter" opens the last call wherever the selection was left.
-        if pane == Pane::Timeline && self.focus != pane {
+        if pane == Pane::Timeline && !had_keys {
             self.timeline.follow_newest();
         }
-        self.focus = pane;
         self.tree_focused();
         true
     }
@@ -142,79 +109,23 @@ impl App {
     /// popup over the conversation closed below 120 columns, the column folded at full
     /// width) and the input gets the keys back. Whether it was a side pane with the keys.
     pub(crate) fn put_side_away(&mut self) -> bool {
-        let pane = self.focus;
-        if !Self::is_side(pane) || !self.visible_panes().contains(&pane) {
-            return false;
-        }
-        if self.side_popup == Some(pane) {
-            self.side_popup = None;
-        } else {
-            *self.side_shown(pane) = false;
-        }
-        if self.maximized == Some(pane) {
-            self.maximized = None;
-        }
-        self.focus = Pane::Input;
-        true
-    }
-
-    pub(crate) fn is_side(pane: Pane) -> bool {
-        matches!(pane, Pane::Tree | Pane::Thinking | Pane::Timeline)
-    }
-
-    /// Whether a side pane is part of the full-width layout.
-    fn side_shown(&mut self, pane: Pane) -> &mut bool {
-        match pane {
-            Pane::Tree => &mut self.side.tree,
-            Pane::Thinking => &mut self.side.thinking,
-            _ => &mut self.side.timeline,
-        }
+        self.layout.put_side_away()
     }
 
     /// The panes on screen now, in Tab order.
     pub fn visible_panes(&self) -> Vec<Pane> {
-        if let Some(pane) = self.maximized {
-            return if pane == Pane::Input {
-                vec![Pane::Input]
-            } else {
-                vec![pane, Pane::Input]
-            };
-        }
-        let mut panes = Vec::new();
-        let wide = !self.areas.borrow().narrow;
-        if (wide && self.side.tree) || self.side_popup == Some(Pane::Tree) {
-            panes.push(Pane::Tree);
-        }
-        panes.push(Pane::Conversation);
-        panes.push(Pane::Input);
-        for pane in [Pane::Thinking, Pane::Timeline] {
-            let shown = match pane {
-                Pane::Thinking => self.side.thinking,
-                _ => self.side.timeline,
-            };
-            if (wide && shown) || self.side_popup == Some(pane) {
-                panes.push(pane);
-            }
-        }
-        panes
+        self.layout.visible_panes()
     }
 
     pub(crate) fn cycle_focus(&mut self, forward: bool) {
-        let panes = self.visible_panes();
-        let at = panes.iter().position(|p| *p == self.focus).unwrap_or(0);
-        let next = if forward {
-            (at + 1) % panes.len()
-        } else {
-            (at + panes.len() - 1) % panes.len()
-        };
-        self.focus = panes[next];
+        self.layout.cycle_focus(forward);
         self.tree_focused();
     }
 
     /// The file tree just got the focus: it reads its folders again, so what changed
     /// outside the agent (another terminal, an editor) shows.
     fn tree_focused(&mut self) {
-        if self.focus == Pane::Tree {
+        if self.layout.focus() == Pane::Tree {
             self.tree.refresh_changed();
         }
     }
@@ -227,7 +138,7 @@ impl App {
     }
 
     fn pane_key(&mut self, key: KeyEvent) -> bool {
-        match self.focus {
+        match self.layout.focus() {
             Pane::Input => match self.input.on_key(key) {
                 // End with the cursor already at its line's end moves nothing there: it
                 // brings the conversation back to the newest output, as the hint
@@ -315,7 +226,7 @@ impl App {
         if !types_char(key) {
             return false;
         }
-        self.focus = Pane::Input;
+        self.layout.focus_on(Pane::Input);
         self.input.on_key(key);
         true
     }
@@ -347,7 +258,7 @@ impl App {
         if !self.layers.is_empty() {
             return false;
         }
-        self.focus = Pane::Input;
+        self.layout.focus_on(Pane::Input);
         self.input.paste(text);
         true
     }
@@ -378,7 +289,7 @@ impl App {
             return;
         }
         if self.turn_busy() {
-            self.queued.push_back(text);
+            self.turn.queue(text);
             self.notice(
                 NoticeKind::Info,
                 "queued: sent when this turn ends (stopping the turn puts it back in the input)".to_string(),
@@ -391,13 +302,13 @@ impl App {
 
     /// Switches to the theme `name` and saves it in the config, for the next start.
     pub(crate) fn choose_theme(&mut self, name: &str) {
-        let theme = match Theme::load(name, self.config_dir.as_deref(), self.no_color) {
+        let theme = match Theme::load(name, self.places.config_dir.as_deref(), self.look.no_color()) {
             Ok(theme) => theme,
             Err(message) => return self.notice(NoticeKind::Error, message.to_string()),
         };
         self.set_theme(theme);
-        self.theme_name = name.to_string();
-        let saved = match &self.config_dir {
+        self.look.set_name(name.to_string());
+        let saved = match &self.places.config_dir {
             Some(dir) => miniagent_api::save_setting(dir, "ui", "theme", name)
                 .map(|path| format!("theme {name}, saved in {}", path.display()))
                 .map_err(|err| err.to_string()),
@@ -422,13 +333,13 @@ impl App {
                 _ => false,
             };
         }
-        let Some((pane, area)) = self.areas.borrow().pane_at(position) else {
+        let Some((pane, area)) = self.layout.pane_at(position) else {
             return false;
         };
         let inner_row = mouse.row.saturating_sub(area.y + 1);
         match mouse.kind {
             MouseEventKind::Down(MouseButton::Left) => {
-                self.focus = pane;
+                self.layout.focus_on(pane);
                 match pane {
                     Pane::Tree => {
                         if let TreeAction::Open(path) = self.tree.on_click(inner_row) {

@@ -5,7 +5,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::app::{Action, Activity, App, Pane};
+use crate::app::{Action, App, Pane};
 use crate::input::InputAction;
 use crate::keys::{OverlayAction, OverlayContext, types_char};
 use crate::question::TYPING_QUIET;
@@ -94,13 +94,14 @@ impl App {
             return Some(self.key_while_arming(key));
         }
         let servers: Vec<(String, miniagent_protocol::McpState)> = self
-            .mcp
+            .session
+            .mcp()
             .iter()
             .map(|(name, state)| (name.clone(), state.clone()))
             .collect();
         let context = OverlayContext {
-            rules: &self.rules,
-            history: self.history.as_ref(),
+            rules: self.session.rules(),
+            history: self.session.history(),
             mcp: &servers,
         };
         let top = self.layers.top_mut()?;
@@ -140,7 +141,7 @@ impl App {
         // (a `y` pressed twice is not the start of a message).
         if typing
             && !self.answers.just_answered_approval()
-            && self.focus == Pane::Input
+            && self.layout.focus() == Pane::Input
             && self.layers.len() == 1
             && self.replay.is_none()
         {
@@ -163,7 +164,7 @@ impl App {
                     match key.code {
                         KeyCode::F(1) => self.open_help(),
                         KeyCode::Char('/') => {
-                            self.focus = Pane::Input;
+                            self.layout.focus_on(Pane::Input);
                             self.input.on_key(key);
                         }
                         _ => {}
@@ -192,7 +193,7 @@ impl App {
             OverlayAction::UseLocalServer { base_url, model } => {
                 self.layers.close();
                 self.welcome = None;
-                self.session.model.clone_from(&model);
+                self.session.name_model(model.clone());
                 self.request(Action::UseLocalServer { base_url, model });
             }
             OverlayAction::Decide { id, decision } => self.decided(id, decision),
@@ -205,7 +206,7 @@ impl App {
     fn decided(&mut self, id: String, decision: Decision) {
         self.answers.approval_answered(self.now);
         if decision == Decision::Abort {
-            self.activity = Activity::Interrupting;
+            self.turn.interrupting();
         }
         self.send(Op::Approval { id, decision });
         self.layers.close_finished();
@@ -213,10 +214,10 @@ impl App {
 
     pub(crate) fn interrupt(&mut self) {
         // A replayed turn runs to its recorded end.
-        if self.turn_running && self.replay.is_none() {
+        if self.turn.running() && self.replay.is_none() {
             self.send(Op::Interrupt);
             self.close_approvals();
-            self.activity = Activity::Interrupting;
+            self.turn.interrupting();
         }
     }
 }

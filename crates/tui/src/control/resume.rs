@@ -13,9 +13,9 @@ impl App {
     /// `/resume`: the picker of recorded sessions (listed now; each is a small file).
     pub(crate) fn open_session_picker(&mut self) {
         let picker = SessionPicker::open(
-            self.sessions_dir.as_deref(),
-            &self.session.workspace,
-            self.session.session_id.as_deref(),
+            self.places.sessions_dir.as_deref(),
+            &self.session.view().workspace,
+            self.session.view().session_id.as_deref(),
         );
         self.open_layer(Box::new(picker));
     }
@@ -35,21 +35,21 @@ impl App {
     }
 
     pub(super) fn resume(&mut self, path: &Path, confirmation: Confirmation) {
-        if self.turn_running {
+        if self.turn.running() {
             self.notice(
                 NoticeKind::Warning,
                 "a turn is running: resume another session once it ends (Esc interrupts it)".to_string(),
             );
             return;
         }
-        let origin = match miniagent_api::log_origin(path, self.sessions_dir.as_deref()) {
+        let origin = match miniagent_api::log_origin(path, self.places.sessions_dir.as_deref()) {
             Ok(origin) => origin,
             Err(why) => {
                 self.notice(NoticeKind::Error, format!("cannot resume: {why}"));
                 return;
             }
         };
-        if self.session.session_id.as_deref() == Some(origin.id.as_str()) {
+        if self.session.view().session_id.as_deref() == Some(origin.id.as_str()) {
             self.notice(
                 NoticeKind::Info,
                 format!("session {} is the one you are in", origin.id),
@@ -58,7 +58,7 @@ impl App {
         }
         let own = origin.own;
         let recorded = origin.workspace;
-        let here = self.session.workspace.clone();
+        let here = self.session.view().workspace.clone();
         let elsewhere =
             recorded != here && Path::new(&recorded).canonicalize().ok().as_deref() != Some(Path::new(&here));
         if confirmation == Confirmation::AskIfForeign && (elsewhere || !own) {

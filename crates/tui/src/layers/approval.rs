@@ -108,8 +108,11 @@ impl Layer for ApprovalDialog {
 fn hint_line(hints: &[KeyHint], app: &App) -> Line<'static> {
     let mut spans = Vec::new();
     for hint in hints {
-        spans.push(Span::styled(hint.keys.to_string(), app.theme.key));
-        spans.push(Span::styled(format!(" {}   ", hint.action), app.theme.text));
+        spans.push(Span::styled(hint.keys.to_string(), app.look.theme().key));
+        spans.push(Span::styled(
+            format!(" {}   ", hint.action),
+            app.look.theme().text,
+        ));
     }
     Line::from(spans)
 }
@@ -146,11 +149,11 @@ fn approval_layout(
 ) -> ApprovalLayout {
     let width = size.width.saturating_sub(4).min(110);
     // As tall as the body wrapped to the dialog's width (one long line is many rows).
-    let wrapped = approval_body(pending, &app.theme, width.saturating_sub(2));
+    let wrapped = approval_body(pending, app.look.theme(), width.saturating_sub(2));
     let body_rows = u16::try_from(wrapped.len()).unwrap_or(u16::MAX);
     let reason = dialog
         .reason()
-        .map(|reason| reason_rows(reason, width.saturating_sub(2), &app.theme))
+        .map(|reason| reason_rows(reason, width.saturating_sub(2), app.look.theme()))
         .unwrap_or_default();
     // The footer: the scroll position, what `a` covers, and the keys (or the reason).
     let footer_rows = 2 + u16::try_from(reason.len().max(1)).unwrap_or(1);
@@ -205,7 +208,7 @@ fn measure(dialog: &ApprovalDialog, app: &App, size: Rect) -> Option<ApprovalLay
 /// is typed.
 fn draw(dialog: &ApprovalDialog, app: &App, layout: ApprovalLayout, buf: &mut Buffer) -> Option<Position> {
     let pending = dialog.front()?;
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let ApprovalLayout {
         area,
         inner,
@@ -306,7 +309,7 @@ fn keys_line(
     rows: usize,
     width: u16,
 ) -> Line<'static> {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     if app.replay.is_some() {
         // A recorded request is shown, never answered: no keys to offer.
         return Line::from(Span::styled(

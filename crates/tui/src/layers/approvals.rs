@@ -86,19 +86,20 @@ impl Layer for ApprovalsLayer {
 }
 
 fn rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
-    if app.rules.is_empty() {
+    if app.session.rules().is_empty() {
         return vec![Line::from(Span::styled(
             "Nothing is remembered. Answer `a` at an approval to allow a tool (or a command) for the session.",
-            app.theme.dim,
+            app.look.theme().dim,
         ))];
     }
-    app.rules
+    app.session
+        .rules()
         .iter()
         .enumerate()
         .map(|(index, rule)| {
-            let line = Line::from(Span::styled(format!("  {rule}"), app.theme.text));
+            let line = Line::from(Span::styled(format!("  {rule}"), app.look.theme().text));
             if index == selected {
-                app.theme.selected(line)
+                app.look.theme().selected(line)
             } else {
                 line
             }

@@ -21,7 +21,7 @@ pub struct FilePreviewLayer {
 
 /// Opens the preview of `path`.
 pub fn open(app: &mut App, path: &Path) {
-    let preview = FilePreview::open(path, &app.theme);
+    let preview = FilePreview::open(path, app.look.theme());
     let title = preview.title(app.tree.root());
     app.open_layer(Box::new(FilePreviewLayer { preview, title }));
 }
@@ -55,6 +55,6 @@ impl Layer for FilePreviewLayer {
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
         let inner = popup(buf, text_area(size), &self.title, Vec::new(), 0, app, false);
-        self.preview.render(inner, buf, &app.theme);
+        self.preview.render(inner, buf, app.look.theme());
     }
 }

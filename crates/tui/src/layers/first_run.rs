@@ -127,7 +127,7 @@ impl crate::layers::Layer for FirstRun {
     }
 
     fn render(&self, app: &crate::app::App, size: Rect, buf: &mut Buffer) {
-        let lines = lines(self, &app.theme);
+        let lines = lines(self, app.look.theme());
         let width = 90.min(size.width);
         let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();
         let small = centered(

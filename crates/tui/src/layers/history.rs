@@ -653,7 +653,7 @@ impl crate::layers::Layer for HistoryInspector {
             size.width.saturating_sub(4).min(200),
             size.height.saturating_sub(2),
         );
-        self.draw(app.history.as_ref(), &app.theme, area, buf);
+        self.draw(app.session.history(), app.look.theme(), area, buf);
     }
 
     fn about_session(&self) -> bool {

@@ -47,18 +47,25 @@ impl Layer for McpLayer {
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
         let servers: Vec<(String, miniagent_protocol::McpState)> = app
-            .mcp
+            .session
+            .mcp()
             .iter()
             .map(|(name, state)| (name.clone(), state.clone()))
             .collect();
         // Inside the frame, less the line about the workspace's servers.
         let rows = usize::from(super::text_area(size).height.saturating_sub(2))
-            .saturating_sub(usize::from(app.workspace_declined));
-        let mut lines = mcp_lines(&servers, &app.mcp_deferred, self.selected, rows, &app.theme);
-        if app.workspace_declined {
+            .saturating_sub(usize::from(app.session.workspace_declined()));
+        let mut lines = mcp_lines(
+            &servers,
+            app.session.mcp_deferred(),
+            self.selected,
+            rows,
+            app.look.theme(),
+        );
+        if app.session.workspace_declined() {
             lines.push(Line::from(Span::styled(
                 "This workspace's own servers (.miniagent/mcp.json) are not used: you did not trust it this session.",
-                app.theme.dim,
+                app.look.theme().dim,
             )));
         }
         popup(buf, super::text_area(size), &self.title(), lines, 0, app, true);

@@ -58,7 +58,7 @@ impl Text for Notes {
         let lines = self
             .lines
             .iter()
-            .map(|line| Line::from(Span::styled(line.clone(), app.theme.text)))
+            .map(|line| Line::from(Span::styled(line.clone(), app.look.theme().text)))
             .collect();
         (super::text_area(size), lines)
     }

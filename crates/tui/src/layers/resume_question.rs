@@ -86,7 +86,7 @@ impl Layer for ResumeQuestion {
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
-        let theme = &app.theme;
+        let theme = app.look.theme();
         let mut lines = Vec::new();
         if self.elsewhere {
             lines.push(Line::from(Span::styled(

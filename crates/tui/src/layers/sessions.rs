@@ -351,7 +351,7 @@ impl crate::layers::Layer for SessionPicker {
             size.width.saturating_sub(6).min(120),
             self.wanted_height().min(size.height.saturating_sub(2)),
         );
-        self.draw(&app.theme, area, buf);
+        self.draw(app.look.theme(), area, buf);
     }
 }
 

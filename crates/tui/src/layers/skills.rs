@@ -27,7 +27,11 @@ impl Text for Skills {
     }
 
     fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
-        let lines = skills_lines(&app.skills, &app.skill_warnings, &app.theme);
+        let lines = skills_lines(
+            app.session.skills(),
+            app.session.skill_warnings(),
+            app.look.theme(),
+        );
         (super::text_area(size), lines)
     }
 

@@ -103,8 +103,8 @@ fn stats_lines(app: &App, screen_width: u16) -> (Vec<Line<'static>>, u16) {
 fn stats_row(app: &App, columns: usize, label: &str, value: String) -> Line<'static> {
     let pad = columns.max(wrap::display_width(label) + 2) - wrap::display_width(label);
     Line::from(vec![
-        Span::styled(format!("{label}{}", " ".repeat(pad)), app.theme.dim),
-        Span::styled(value, app.theme.text),
+        Span::styled(format!("{label}{}", " ".repeat(pad)), app.look.theme().dim),
+        Span::styled(value, app.look.theme().text),
     ])
 }
 
@@ -122,9 +122,9 @@ fn model_calls(steps: u32, summaries: u32) -> String {
 }
 
 fn session_stats(app: &App) -> Vec<Line<'static>> {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let row = |label: &str, value: String| stats_row(app, LABEL_COLUMNS, label, value);
-    let figures = app.tokens;
+    let figures = app.figures.tokens();
     let compactions = match figures.last_compaction {
         Some(last) if figures.compactions > 0 => format!(
             "{}, last {} → {}",
@@ -135,12 +135,12 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
         _ => figures.compactions.to_string(),
     };
     let mut lines = vec![
-        row("turns", app.stats.turns.to_string()),
+        row("turns", app.figures.stats().turns.to_string()),
         row(
             "model calls",
-            model_calls(app.stats.steps, app.stats.summary_calls),
+            model_calls(app.figures.stats().steps, app.figures.stats().summary_calls),
         ),
-        row("retries", app.stats.retries.to_string()),
+        row("retries", app.figures.stats().retries.to_string()),
         row(
             "context now (tokens)",
             format!(
@@ -191,14 +191,14 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
             },
         ),
         row("compactions", compactions),
-        row("approval mode", app.approval_mode.to_string()),
-        row("remembered approvals", app.rules.len().to_string()),
+        row("approval mode", app.session.approval_mode().to_string()),
+        row("remembered approvals", app.session.rules().len().to_string()),
     ];
     lines.push(Line::from(Span::styled("tool calls", theme.heading)));
-    if app.stats.tool_calls.is_empty() {
+    if app.figures.stats().tool_calls.is_empty() {
         lines.push(Line::from(Span::styled("  none yet", theme.dim)));
     }
-    for (name, count) in &app.stats.tool_calls {
+    for (name, count) in &app.figures.stats().tool_calls {
         lines.push(row(&format!("  {name}"), count.to_string()));
     }
     lines
@@ -206,8 +206,8 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
 
 /// Where the prompt's tokens go and every compaction, from the latest snapshot.
 fn history_stats(app: &App) -> Option<Vec<Line<'static>>> {
-    let history = app.history.as_ref()?;
-    let theme = &app.theme;
+    let history = app.session.history()?;
+    let theme = app.look.theme();
     // Its labels are short: their values come as close as they allow, leaving the
     // session's column the room.
     let labels = ["  whole prompt", "  masked results", "  trimmed results"]

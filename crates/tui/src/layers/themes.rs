@@ -25,8 +25,11 @@ pub const COMMAND: Command = Command {
     run: |app, argument| match argument {
         Some(name) => app.choose_theme(name),
         None => {
-            let names = Theme::available(app.config_dir.as_deref());
-            let selected = names.iter().position(|name| *name == app.theme_name).unwrap_or(0);
+            let names = Theme::available(app.places.config_dir.as_deref());
+            let selected = names
+                .iter()
+                .position(|name| *name == app.look.name())
+                .unwrap_or(0);
             app.open_layer(Box::new(ThemesLayer { names, selected }));
         }
     },
@@ -78,13 +81,17 @@ impl Layer for ThemesLayer {
             .iter()
             .enumerate()
             .map(|(index, name)| {
-                let in_use = if *name == app.theme_name { "  (in use)" } else { "" };
+                let in_use = if *name == app.look.name() {
+                    "  (in use)"
+                } else {
+                    ""
+                };
                 let line = Line::from(vec![
-                    Span::styled(format!("  {name}"), app.theme.text),
-                    Span::styled(in_use, app.theme.dim),
+                    Span::styled(format!("  {name}"), app.look.theme().text),
+                    Span::styled(in_use, app.look.theme().dim),
                 ]);
                 if index == self.selected {
-                    app.theme.selected(line)
+                    app.look.theme().selected(line)
                 } else {
                     line
                 }

@@ -48,7 +48,7 @@ impl Text for ToolCall {
 }
 
 fn tool_detail_lines(app: &App, call_id: &str, width: u16) -> Vec<Line<'static>> {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let Some(call) = app.timeline.get(call_id) else {
         return vec![Line::from("this call is no longer in the timeline")];
     };

@@ -127,7 +127,7 @@ impl Layer for TrustPrompt {
 /// The trust question: what it would start, scrollable, and the answer keys pinned below
 /// it. `y` is offered only once the whole list has been on screen.
 fn draw(buf: &mut Buffer, size: Rect, title: &str, prompt: &TrustPrompt, app: &App) {
-    let theme = &app.theme;
+    let theme = app.look.theme();
     let intro = if prompt.changed {
         "This workspace's MCP servers or skills (.miniagent/) changed since you trusted it. Servers run programs from this repository; skills steer the agent:"
     } else {

@@ -37,7 +37,7 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
             text.to_string()
         }
     };
-    let config = match &app.config_dir {
+    let config = match &app.places.config_dir {
         Some(dir) => {
             let file = dir.join("config.toml");
             let state = if file.exists() { "" } else { " (not created yet)" };
@@ -45,7 +45,7 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
         }
         None => "none: this machine has no config folder".to_string(),
     };
-    let sessions = match &app.sessions_dir {
+    let sessions = match &app.places.sessions_dir {
         Some(dir) => dir.display().to_string(),
         None => "none: sessions are not recorded".to_string(),
     };
@@ -55,20 +55,20 @@ fn facts(app: &App) -> Vec<(&'static str, String)> {
             "commit",
             COMMIT.unwrap_or("not recorded in this build").to_string(),
         ),
-        ("provider", or_unknown(&app.session.provider)),
-        ("model", or_unknown(&app.session.model)),
-        ("endpoint", or_unknown(&app.session.endpoint)),
+        ("provider", or_unknown(&app.session.view().provider)),
+        ("model", or_unknown(&app.session.view().model)),
+        ("endpoint", or_unknown(&app.session.view().endpoint)),
         ("config file", config),
         (
             // Its MCP servers (`mcp.json`) and skills.
             "workspace extras",
-            std::path::Path::new(&app.session.workspace)
+            std::path::Path::new(&app.session.view().workspace)
                 .join(".miniagent")
                 .display()
                 .to_string(),
         ),
         ("sessions", sessions),
-        ("theme", app.theme_name.clone()),
+        ("theme", app.look.name().to_string()),
     ]
 }
 
@@ -89,8 +89,8 @@ impl Text for Version {
             .iter()
             .map(|(label, value)| {
                 Line::from(vec![
-                    Span::styled(format!("{label:<column$}"), app.theme.dim),
-                    Span::styled(value.clone(), app.theme.text),
+                    Span::styled(format!("{label:<column$}"), app.look.theme().dim),
+                    Span::styled(value.clone(), app.look.theme().text),
                 ])
             })
             .collect();

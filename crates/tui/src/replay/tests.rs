@@ -129,7 +129,7 @@ fn keys_send_the_playbacks_controls_and_q_quits() {
 #[test]
 fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_the_rest() {
     let mut driven = open(LOG);
-    assert_eq!(driven.app.session.model, "claude-test");
+    assert_eq!(driven.app.session.view().model, "claude-test");
     assert!(driven.app.replay.is_some());
     let now = Instant::now();
     // Typing a command: the replay's keys are letters in it until it is sent.
@@ -138,34 +138,34 @@ fn a_replayed_workbench_shows_the_recording_answers_the_inspector_and_refuses_th
     }
     driven.on_key(key(KeyCode::Enter), now);
     assert!(matches!(driven.app.top::<HistoryInspector>(), Some(inspector) if !inspector.waiting));
-    assert_eq!(driven.app.history.as_ref().map(|h| h.entries.len()), Some(0));
+    assert_eq!(driven.app.session.history().map(|h| h.entries.len()), Some(0));
     driven.on_key(key(KeyCode::Esc), now);
     assert!(driven.app.layers.is_empty());
 
     driven.on_key(key(KeyCode::End), now);
-    assert_eq!(driven.app.stats.turns, 2);
-    assert!(!driven.app.turn_running);
+    assert_eq!(driven.app.figures.stats().turns, 2);
+    assert!(!driven.app.turn.running());
     assert!(matches!(&driven.app.replay, Some(status) if status.state == PlayState::Ended));
     // The inspector now sees the history the recording ended with.
     driven.on_key(key(KeyCode::F(6)), now);
-    assert_eq!(driven.app.history.as_ref().map(|h| h.entries.len()), Some(2));
+    assert_eq!(driven.app.session.history().map(|h| h.entries.len()), Some(2));
     driven.on_key(key(KeyCode::Esc), now);
 
-    driven.app.focus = crate::app::Pane::Conversation;
+    driven.app.layout.focus_on(crate::app::Pane::Conversation);
     driven.app.submit("what next?".into());
     driven.pump(now);
     assert_eq!(
-        driven.app.last_notice.as_ref().map(|(_, text)| text.as_str()),
+        driven.app.turn.last_notice().map(|(_, text)| text.as_str()),
         Some(miniagent_api::NOT_SENT)
     );
     assert_eq!(driven.app.input.text(), "what next?", "what was typed stays");
     driven.app.input.clear();
     // Home starts the view over with the replay.
-    driven.app.focus = crate::app::Pane::Input;
+    driven.app.layout.focus_on(crate::app::Pane::Input);
     driven.on_key(key(KeyCode::Home), now);
-    assert_eq!(driven.app.stats.turns, 1);
+    assert_eq!(driven.app.figures.stats().turns, 1);
     assert_eq!(
-        driven.app.session.session_id.as_deref(),
+        driven.app.session.view().session_id.as_deref(),
         Some("20261122-040438-abcd")
     );
 }

@@ -21,7 +21,7 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     let mut app = crate::tests::support::bare_app(workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     let configured: Event = serde_json::from_value(json!({
         "type": "session_configured",
         "model": "claude-test",
@@ -136,7 +136,12 @@ fn a_ten_megabyte_bracketed_paste() {
             paste.len(),
             took.as_secs_f64()
         );
-        let notice = app.last_notice.clone().map(|(_, text)| text).unwrap_or_default();
+        let notice = app
+            .turn
+            .last_notice()
+            .cloned()
+            .map(|(_, text)| text)
+            .unwrap_or_default();
         assert!(
             notice.starts_with("the paste was not inserted: it is 10.0 MB and the input takes at most 1 MB"),
             "{notice}"
@@ -245,16 +250,16 @@ fn mouse_events_outside_any_pane() {
 
 /// Every overlay the workbench has, opened the way a person opens it.
 fn open_overlay(app: &mut Bench, which: &str) {
-    app.focus = Pane::Input;
+    app.layout.focus_on(Pane::Input);
     match which {
         "help" => app.submit("/help".into()),
         "tool detail" => {
-            app.focus = Pane::Timeline;
+            app.layout.focus_on(Pane::Timeline);
             app.on_key(key(KeyCode::Up));
             app.on_key(key(KeyCode::Enter));
         }
         "file preview" => {
-            app.focus = Pane::Tree;
+            app.layout.focus_on(Pane::Tree);
             app.on_key(key(KeyCode::Down));
             app.on_key(key(KeyCode::Down));
             app.on_key(key(KeyCode::Enter));
@@ -409,7 +414,7 @@ fn keys_during_every_overlay() {
 fn escape_sequences_in_a_reply_go_whole() {
     let (workspace, home) = (TempDir::new(), TempDir::new());
     let mut app = crate::tests::support::bare_app(&workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     let hostile = "\u{1b}]0;HACKED-TITLE\u{7}\u{1b}[2J\u{1b}[H\u{1b}[?1049l EVIL \u{1b}]8;;http://evil/link\u{1b}\\link\u{1b}]8;;\u{1b}\\ done";
     for event in [
         Event::TurnStarted { text: "go".into() },

@@ -43,7 +43,7 @@ fn app_in(workspace: &TempDir, home: &TempDir) -> Bench {
     workspace.write("src/main.rs", "fn main() {}\n");
     workspace.write("README.md", "# demo\n");
     let mut app = support::bare_app(workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     app.on_agent_event(support::configured(WORKSPACE, Some("20261123-090000-ffff")));
     app
 }
@@ -442,7 +442,7 @@ fn resuming_from_the_picker_starts_a_fresh_view_from_the_log_and_asks_the_agent(
     // The newest is the session we are in: choosing it changes nothing.
     app.on_key(key(KeyCode::Enter));
     assert_eq!(
-        app.last_notice,
+        app.turn.last_notice().cloned(),
         Some((
             NoticeKind::Info,
             "session 20261123-090000-ffff is the one you are in".into()
@@ -467,11 +467,21 @@ fn resuming_from_the_picker_starts_a_fresh_view_from_the_log_and_asks_the_agent(
         Some(&Entry::User(PROMPT.into()))
     );
     assert_eq!(
-        (app.stats.turns, app.stats.steps, app.timeline.calls().len()),
+        (
+            app.figures.stats().turns,
+            app.figures.stats().steps,
+            app.timeline.calls().len()
+        ),
         (1, 3, 2)
     );
-    assert_eq!((app.tokens.total_input, app.tokens.total_output), (8_800, 1_000));
-    assert!(!app.turn_running && !app.animating());
+    assert_eq!(
+        (
+            app.figures.tokens().total_input,
+            app.figures.tokens().total_output
+        ),
+        (8_800, 1_000)
+    );
+    assert!(!app.turn.running() && !app.animating());
 }
 
 #[test]
@@ -487,7 +497,7 @@ fn a_resume_is_refused_while_a_turn_runs() {
         Some(&Entry::User("busy".into()))
     );
     assert!(
-        matches!(&app.last_notice, Some((NoticeKind::Warning, text)) if text.starts_with("a turn is running"))
+        matches!(&app.turn.last_notice(), Some((NoticeKind::Warning, text)) if text.starts_with("a turn is running"))
     );
 }
 
@@ -508,7 +518,7 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
     };
     let before = notices(&app);
     agent_resumes(&mut app, &loaded);
-    assert!(!app.turn_running && !app.animating());
+    assert!(!app.turn.running() && !app.animating());
     assert!(app.approvals_waiting() == 0);
     // The log's warning, the turn it left open and the agent's word that it resumed,
     // once each.
@@ -520,7 +530,10 @@ fn a_killed_session_resumes_idle_with_its_warning_shown_once() {
         .filter(|entry| matches!(entry, Entry::Notice { text, .. } if *text == loaded.warnings[0]))
         .count();
     assert_eq!(warned, 1);
-    assert_eq!(app.session.session_id.as_deref(), Some("20261122-040438-a1b2"));
+    assert_eq!(
+        app.session.view().session_id.as_deref(),
+        Some("20261122-040438-a1b2")
+    );
     assert_screen_in!("sessions", "resumed_80x24", screen(&app, 80, 24));
     assert_screen_in!("sessions", "resumed_160x48", screen(&app, 160, 48));
     // Later events are shown as usual.
@@ -554,10 +567,10 @@ fn a_resumed_session_shows_this_runs_step_limit() {
     let header = header("20261122-040438-c3d4", WORKSPACE, "2026-11-22T04:04:38Z");
     let loaded = session::load::parse(jsonl(&header, &records).as_bytes(), "x.jsonl").unwrap();
     let mut app = app_in(&workspace, &home);
-    let limit = app.max_steps;
+    let limit = app.session.max_steps();
     assert_ne!(limit, 10_010);
     agent_resumes(&mut app, &loaded);
-    assert_eq!(app.max_steps, limit);
+    assert_eq!(app.session.max_steps(), limit);
     let shown = screen(&app, 160, 48);
     let title = shown.lines().next().unwrap_or_default();
     assert!(title.contains(&format!("max {limit} steps")), "{title}");
@@ -705,5 +718,5 @@ fn a_resumed_session_is_shown_from_the_agents_events_alone_each_warning_once() {
         .count();
     assert_eq!(shown, 1);
     assert_eq!(app.timeline.calls().len(), 1);
-    assert!(!app.turn_running && !app.animating());
+    assert!(!app.turn.running() && !app.animating());
 }

@@ -133,8 +133,7 @@ pub fn bare_app(workspace: &TempDir) -> Bench {
         start,
     );
     app.now = Instant::now();
-    app.tokens.token_limit = 80_000;
-    app.tokens.context_window = 200_000;
+    app.figures.set_budget(80_000, 200_000);
     Bench::from(app)
 }
 

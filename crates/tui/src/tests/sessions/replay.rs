@@ -60,10 +60,10 @@ fn a_paused_replay_shows_its_state_where_the_prompt_would_be() {
 fn a_replay_at_its_end_with_the_inspector() {
     let mut player = player(&finished_session());
     player.jump_to_end();
-    assert!(!player.app.turn_running);
+    assert!(!player.app.turn.running());
     assert_screen!("replay_end_120x40", screen(&player.app, 120, 40));
     player.on_key(key(KeyCode::F(6)), Instant::now());
-    let entries = player.app.history.as_ref().map(|h| h.entries.len());
+    let entries = player.app.session.history().map(|h| h.entries.len());
     assert_eq!(entries, Some(6));
     assert_screen!("replay_history_80x24", screen(&player.app, 80, 24));
     assert_screen!("replay_history_160x48", screen(&player.app, 160, 48));
@@ -75,7 +75,7 @@ fn a_replay_of_a_killed_session_ends_with_its_calls_closed() {
     let loaded = session::load(&killed_log(&home)).unwrap();
     let mut player = Player::new(&loaded, Theme::monochrome());
     player.jump_to_end();
-    assert!(!player.app.turn_running && player.app.approvals_waiting() == 0);
+    assert!(!player.app.turn.running() && player.app.approvals_waiting() == 0);
     let statuses: Vec<&str> = player
         .app
         .timeline
@@ -172,7 +172,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     record(&home, &header, &records, "");
     let workspace = TempDir::new();
     let mut app = support::bare_app(&workspace);
-    app.sessions_dir = Some(home.join("sessions"));
+    app.places.sessions_dir = Some(home.join("sessions"));
     for record in records {
         if let Record::Event { event, .. } = record {
             app.on_agent_event(event);
@@ -194,7 +194,7 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
     );
 
     // Opening the oldest call reads its result back.
-    app.focus = crate::app::Pane::Timeline;
+    app.layout.focus_on(crate::app::Pane::Timeline);
     for _ in 0..25 {
         app.on_key(key(KeyCode::Up));
     }

@@ -39,7 +39,7 @@ fn meant_for(theme: &str) -> (u8, u8, u8) {
 
 /// The app drawn at `width`×`height` in the colours `depth` shows.
 fn drawn(app: &mut Bench, depth: ColorDepth, width: u16, height: u16) -> Buffer {
-    app.color_depth = depth;
+    app.look.set_color_depth(depth);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| render::draw(frame, app)).unwrap();
     app.frame_drawn();
@@ -133,12 +133,12 @@ fn every_theme_s_selected_and_focused_styles_reach_wcag_aa() {
             // spans ask for), the completion popup's, and the bars, at full width.
             drawn(&mut app, depth, 160, 48);
             for (pane, part) in [(Pane::Timeline, "tools pane"), (Pane::Thinking, "thinking pane")] {
-                app.focus = pane;
+                app.layout.focus_on(pane);
                 app.on_key(key(KeyCode::Up));
                 let buf = drawn(&mut app, depth, 160, 48);
                 failures.extend(unreadable(&buf, &backgrounds, &what(part)));
             }
-            app.focus = Pane::Input;
+            app.layout.focus_on(Pane::Input);
             type_text(&mut app, "/");
             let buf = drawn(&mut app, depth, 160, 48);
             failures.extend(unreadable(&buf, &backgrounds, &what("completion")));

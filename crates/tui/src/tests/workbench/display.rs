@@ -32,7 +32,7 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
     // The files can be browsed.
     app.on_key(key(KeyCode::F(2)));
     screen(&mut app, 80, 24);
-    assert_eq!(app.focus, Pane::Tree);
+    assert_eq!(app.layout.focus(), Pane::Tree);
     app.on_key(key(KeyCode::Esc));
     // A prompt is not lost: it stays in the input, and the panel says how to set a key.
     type_text(&mut app, "hello there");
@@ -41,7 +41,7 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
     assert_eq!(app.input.text(), "hello there");
     assert!(app.top::<FirstRun>().is_some());
     assert_eq!(
-        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        app.turn.last_notice().map(|n| n.1.as_str()),
         Some(
             "not sent: no model is set up yet. Set an API key (the panel says how) and start miniagent again"
         )
@@ -66,7 +66,7 @@ fn the_welcome_panel_closes_as_a_person_would_try_and_the_rest_works_without_a_k
         }]
     );
     assert!(app.top::<FirstRun>().is_none() && app.welcome.is_none());
-    assert_eq!(app.session.model, "llama3.2");
+    assert_eq!(app.session.view().model, "llama3.2");
 }
 
 #[test]
@@ -93,10 +93,10 @@ fn the_terminal_cursor_stands_where_the_input_types_and_only_there() {
         ratatui::layout::Position::new(input.x + 1 + 1, input.y + 2)
     );
     // Another pane focused, or an overlay on top: no cursor.
-    app.focus = Pane::Conversation;
+    app.layout.focus_on(Pane::Conversation);
     terminal.draw(|frame| render::draw(frame, &app)).unwrap();
     assert!(!terminal.backend().cursor_visible());
-    app.focus = Pane::Input;
+    app.layout.focus_on(Pane::Input);
     app.on_key(key(KeyCode::F(1)));
     terminal.draw(|frame| render::draw(frame, &app)).unwrap();
     assert!(!terminal.backend().cursor_visible());
@@ -133,15 +133,15 @@ fn colours_follow_what_the_terminal_supports() {
     busy_session(&mut app);
     let (rgb, _, _) = kinds(&mut app);
     assert!(rgb > 0, "the dark theme and the highlighted code are truecolour");
-    app.color_depth = ColorDepth::Ansi256;
+    app.look.set_color_depth(ColorDepth::Ansi256);
     let (rgb, indexed, _) = kinds(&mut app);
     assert_eq!(rgb, 0);
     assert!(indexed > 0);
-    app.color_depth = ColorDepth::Ansi16;
+    app.look.set_color_depth(ColorDepth::Ansi16);
     let (rgb, indexed, any) = kinds(&mut app);
     assert_eq!((rgb, indexed), (0, 0));
     assert!(any > 0, "still in colour");
-    app.color_depth = ColorDepth::None;
+    app.look.set_color_depth(ColorDepth::None);
     assert_eq!(kinds(&mut app), (0, 0, 0));
 }
 
@@ -174,7 +174,7 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
         "# my settings\n[agent]\nmax_steps = 7 # keep\n\n[ui]\nshow_thinking = false\n",
     );
     let mut app = app_in(&workspace);
-    app.config_dir = Some(config_dir.path().to_path_buf());
+    app.places.config_dir = Some(config_dir.path().to_path_buf());
     type_text(&mut app, "/theme");
     app.on_key(key(KeyCode::Enter));
     assert!(
@@ -185,7 +185,7 @@ fn slash_theme_enter_opens_the_choice_and_the_choice_is_saved() {
     assert_screen!("theme_choice_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.theme.name, "light");
+    assert_eq!(app.look.theme().name, "light");
     assert!(app.layers.is_empty());
     let saved = std::fs::read_to_string(config_dir.join("config.toml")).unwrap();
     assert_eq!(
@@ -236,7 +236,7 @@ fn slash_popup_and_tiny_sizes_do_not_break() {
 fn file_preview_overlay_at_both_sizes() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
-    app.focus = Pane::Tree;
+    app.layout.focus_on(Pane::Tree);
     screen(&mut app, 160, 48);
     // README.md is the third row (src/, .gitignore, README.md).
     app.on_key(key(KeyCode::Down));
@@ -338,7 +338,7 @@ fn the_tree_reads_its_folders_again_on_focus() {
     workspace.write("NOTES.md", "made in another terminal\n");
     assert!(!shown(&mut app).contains("NOTES.md"), "not read at every frame");
     // Tab until the tree has the focus.
-    while app.focus != Pane::Tree {
+    while app.layout.focus() != Pane::Tree {
         app.on_key(key(KeyCode::Tab));
     }
     assert!(shown(&mut app).contains("NOTES.md"));
@@ -419,7 +419,7 @@ fn calls_show_blanks_that_are_not_spaces() {
             effects: Vec::new(),
         });
     }
-    app.focus = Pane::Timeline;
+    app.layout.focus_on(Pane::Timeline);
     let wide = screen(&mut app, 160, 48);
     assert!(
         wide.contains("bash echo hi &&<U+3000>ls<U+2800> -la<U+00A0>/tmp<U+200B>"),

@@ -159,7 +159,7 @@ fn stats_count_the_summary_call_and_keep_rows_whole_at_80_columns() {
     assert_screen!("stats_after_compact_160x48", screen(&mut app, 160, 48));
     // No price known and no tool result left in the prompt: the cost's long value runs
     // on beside the empty row instead of being cut.
-    app.tokens.cost = None;
+    app.figures.tokens_mut().cost = None;
     snapshot.by_role.retain(|(role, _)| role != "tool results");
     snapshot.trimmed_results = 0;
     app.on_agent_event(Event::HistorySnapshot { snapshot });
@@ -184,8 +184,8 @@ fn the_status_bar_marks_compactions() {
     two_compactions(&mut app);
     // Compacting ends in waiting for the model, within a turn.
     assert_eq!(app.status_text(), "waiting for the model 0.0 s");
-    assert_eq!(app.tokens.compactions, 2);
-    assert_eq!(app.tokens.context_tokens, 19_100);
+    assert_eq!(app.figures.tokens().compactions, 2);
+    assert_eq!(app.figures.tokens().context_tokens, 19_100);
     let last_row = |text: String| text.lines().last().unwrap_or_default().to_string();
     assert_screen!("status_compactions_80x24", last_row(screen(&mut app, 80, 24)));
     assert_screen!("status_compactions_160x48", last_row(screen(&mut app, 160, 48)));
@@ -285,7 +285,7 @@ fn failed_and_denied_calls_say_how_in_the_transcript() {
     assert_screen!("failed_and_denied_80x24", screen(&mut app, 80, 24));
     assert_screen!("failed_and_denied_160x48", screen(&mut app, 160, 48));
     // The detail view gives the run time, and the wait for approval apart from it.
-    app.focus = Pane::Timeline;
+    app.layout.focus_on(Pane::Timeline);
     app.on_key(key(KeyCode::Up));
     app.on_key(key(KeyCode::Up));
     app.on_key(key(KeyCode::Up));
@@ -534,7 +534,7 @@ fn compact_now_reports_once_and_a_turns_compaction_keeps_its_line() {
         notices(&app)[before..],
         ["compacted: the prompt went from about 3149 to 2299 tokens (1 summary)"]
     );
-    assert_eq!(app.tokens.compactions, 1);
+    assert_eq!(app.figures.tokens().compactions, 1);
     let before = notices(&app).len();
     app.on_agent_event(Event::TurnStarted { text: "go on".into() });
     compacted(&mut app);
@@ -545,7 +545,7 @@ fn compact_now_reports_once_and_a_turns_compaction_keeps_its_line() {
             "context compacted: 3149 → 2299 tokens",
         ]
     );
-    assert_eq!(app.tokens.compactions, 2);
+    assert_eq!(app.figures.tokens().compactions, 2);
 }
 
 /// Issue 26 point 18: the text pane's title is never cut by its frame: where it does not

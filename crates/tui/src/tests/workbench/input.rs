@@ -27,7 +27,7 @@ fn esc_and_ctrl_c_interrupt_clear_and_quit() {
     app.on_key(ctrl('c'));
     assert!(!app.quit);
     assert_eq!(
-        app.last_notice.as_ref().map(|(_, text)| text.as_str()),
+        app.turn.last_notice().map(|(_, text)| text.as_str()),
         Some("press Ctrl-C again to quit (Ctrl-D on an empty input quits at once)")
     );
     app.now += std::time::Duration::from_secs(3);
@@ -51,7 +51,7 @@ fn typing_sends_queues_and_runs_commands() {
     type_text(&mut app, "and then this");
     app.on_key(key(KeyCode::Enter));
     // Kept until the turn ends (the agent is not sent it yet).
-    assert_eq!(app.queued, ["and then this"]);
+    assert_eq!(*app.turn.queued(), ["and then this"]);
     type_text(&mut app, "/approval full-auto");
     app.on_key(key(KeyCode::Enter));
     type_text(&mut app, "/compact");
@@ -69,20 +69,20 @@ fn typing_sends_queues_and_runs_commands() {
     type_text(&mut app, "/frobnicate");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(
-        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        app.turn.last_notice().map(|n| n.1.as_str()),
         Some("unknown command /frobnicate; /help lists them")
     );
     // A near miss names the command it is near; the plural of /theme is /theme.
     type_text(&mut app, "/hepl");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(
-        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        app.turn.last_notice().map(|n| n.1.as_str()),
         Some("unknown command /hepl; did you mean /help? /help lists them")
     );
     type_text(&mut app, "/compcat now");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(
-        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        app.turn.last_notice().map(|n| n.1.as_str()),
         Some("unknown command /compcat; did you mean /compact? /help lists them")
     );
     type_text(&mut app, "/themes");
@@ -133,7 +133,7 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
     assert_screen!("help_160x48", screen(&mut app, 160, 48));
     assert_screen!("help_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Esc));
-    app.focus = Pane::Timeline;
+    app.layout.focus_on(Pane::Timeline);
     app.on_key(key(KeyCode::Up));
     app.on_key(key(KeyCode::Up));
     app.on_key(key(KeyCode::Enter));
@@ -195,37 +195,40 @@ fn narrow_side_panes_open_as_overlays_and_panes_maximise() {
     busy_session(&mut app);
     screen(&mut app, 80, 24);
     app.on_key(key(KeyCode::F(4)));
-    assert_eq!(app.focus, Pane::Timeline);
+    assert_eq!(app.layout.focus(), Pane::Timeline);
     assert_screen!("narrow_tools_80x24", screen(&mut app, 80, 24));
     // F4 again leaves the tools open with the keys; `q` puts them away.
     app.on_key(key(KeyCode::F(4)));
     assert_eq!(
-        (app.focus, app.side_popup),
+        (app.layout.focus(), app.layout.side_popup()),
         (Pane::Timeline, Some(Pane::Timeline))
     );
     app.on_key(key(KeyCode::Char('q')));
-    assert_eq!((app.focus, app.side_popup), (Pane::Input, None));
+    assert_eq!((app.layout.focus(), app.layout.side_popup()), (Pane::Input, None));
     assert!(!app.input.text().contains('q'));
     // F2 over F4: one popup at a time, the newest.
     app.on_key(key(KeyCode::F(4)));
     app.on_key(key(KeyCode::F(2)));
-    assert_eq!((app.focus, app.side_popup), (Pane::Tree, Some(Pane::Tree)));
+    assert_eq!(
+        (app.layout.focus(), app.layout.side_popup()),
+        (Pane::Tree, Some(Pane::Tree))
+    );
     assert_screen!("narrow_files_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Esc));
     screen(&mut app, 160, 48);
-    app.focus = Pane::Thinking;
+    app.layout.focus_on(Pane::Thinking);
     app.on_key(key(KeyCode::F(5)));
     assert_screen!("maximised_thinking_160x48", screen(&mut app, 160, 48));
     assert_screen!("maximised_thinking_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::F(5)));
-    assert_eq!(app.maximized, None);
+    assert_eq!(app.layout.maximized(), None);
     // Tab walks the visible panes in order (at full width).
     screen(&mut app, 160, 48);
-    app.focus = Pane::Tree;
-    let mut order = vec![app.focus];
+    app.layout.focus_on(Pane::Tree);
+    let mut order = vec![app.layout.focus()];
     for _ in 0..5 {
         app.on_key(key(KeyCode::Tab));
-        order.push(app.focus);
+        order.push(app.layout.focus());
     }
     assert_eq!(
         order,
@@ -248,7 +251,7 @@ fn scrolling_up_shows_the_new_output_marker() {
     let long: String = (1..=80).map(|n| format!("line {n}\n\n")).collect();
     app.on_agent_event(Event::TextDelta { delta: long });
     screen(&mut app, 80, 24);
-    app.focus = Pane::Conversation;
+    app.layout.focus_on(Pane::Conversation);
     app.on_key(key(KeyCode::PageUp));
     // Nothing new yet: scrolling up alone says nothing about new output.
     let scrolled = screen(&mut app, 80, 24);
@@ -261,7 +264,7 @@ fn scrolling_up_shows_the_new_output_marker() {
     app.on_key(key(KeyCode::PageUp));
     assert_screen!("scrolled_up_160x48", screen(&mut app, 160, 48));
     // End from the input (its cursor already at the end) follows again.
-    app.focus = Pane::Input;
+    app.layout.focus_on(Pane::Input);
     app.on_key(key(KeyCode::End));
     assert!(app.conversation.is_following());
     let following = screen(&mut app, 80, 24);
@@ -301,7 +304,7 @@ fn a_call_detail_pages_and_scrolls_back_after_end() {
         output: "done".into(),
         effects: Vec::new(),
     });
-    app.focus = Pane::Timeline;
+    app.layout.focus_on(Pane::Timeline);
     app.on_key(key(KeyCode::Up));
     app.on_key(key(KeyCode::Enter));
     // 24 rows: the popup's 22 rows hold 20 of text; a page is 18.
@@ -356,7 +359,7 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
     assert_eq!(app.input.text(), "second\n\nthird\n\na draft");
     assert!(!screen(&mut app, 80, 24).contains("Input · "));
     assert_eq!(
-        app.last_notice.as_ref().map(|n| n.1.as_str()),
+        app.turn.last_notice().map(|n| n.1.as_str()),
         Some("the turn was stopped; your 2 queued messages are back in the input (Enter sends them)")
     );
     assert_screen!("queued_returned_80x24", screen(&mut app, 80, 24));
@@ -391,22 +394,34 @@ fn side_panes_follow_a_resize_before_the_next_frame() {
     let mut app = app_in(&workspace);
     busy_session(&mut app);
     screen(&mut app, 80, 24);
-    app.side.timeline = false;
+    app.layout.side().timeline = false;
     app.resized(160);
     app.on_key(key(KeyCode::F(4)));
     assert_eq!(
-        (app.focus, app.side_popup, app.side.timeline),
+        (
+            app.layout.focus(),
+            app.layout.side_popup(),
+            app.layout.side().timeline
+        ),
         (Pane::Timeline, None, true)
     );
     // Pressed again it stays (F4 never hides); `q` in the pane puts it away.
     app.on_key(key(KeyCode::F(4)));
     assert_eq!(
-        (app.focus, app.side_popup, app.side.timeline),
+        (
+            app.layout.focus(),
+            app.layout.side_popup(),
+            app.layout.side().timeline
+        ),
         (Pane::Timeline, None, true)
     );
     app.on_key(key(KeyCode::Char('q')));
     assert_eq!(
-        (app.focus, app.side_popup, app.side.timeline),
+        (
+            app.layout.focus(),
+            app.layout.side_popup(),
+            app.layout.side().timeline
+        ),
         (Pane::Input, None, false)
     );
     app.resized(80);
@@ -414,16 +429,24 @@ fn side_panes_follow_a_resize_before_the_next_frame() {
     assert!(narrow.contains("Conversation"), "{narrow}");
     // Open over the conversation at 80 columns, then wide: part of the layout, focused.
     app.on_key(key(KeyCode::F(4)));
-    assert_eq!(app.side_popup, Some(Pane::Timeline));
+    assert_eq!(app.layout.side_popup(), Some(Pane::Timeline));
     app.resized(160);
     assert_eq!(
-        (app.focus, app.side_popup, app.side.timeline),
+        (
+            app.layout.focus(),
+            app.layout.side_popup(),
+            app.layout.side().timeline
+        ),
         (Pane::Timeline, None, true)
     );
     // Narrow again with the keys in it: it opens over the conversation, still focused.
     app.resized(80);
     assert_eq!(
-        (app.focus, app.side_popup, app.side.timeline),
+        (
+            app.layout.focus(),
+            app.layout.side_popup(),
+            app.layout.side().timeline
+        ),
         (Pane::Timeline, Some(Pane::Timeline), true)
     );
     assert!(screen(&mut app, 80, 24).contains("Tools · "));

@@ -21,7 +21,7 @@ fn version_opens_an_overlay_with_the_version_model_and_paths() {
     let workspace = TempDir::new();
     let config = TempDir::new();
     let mut app = app_in(&workspace);
-    app.config_dir = Some(config.path().to_path_buf());
+    app.places.config_dir = Some(config.path().to_path_buf());
     type_text(&mut app, "/vers");
     let completing = screen(&mut app, 100, 30);
     assert!(completing.contains("/version"), "{completing}");
@@ -47,7 +47,7 @@ fn version_opens_an_overlay_with_the_version_model_and_paths() {
 fn version_fits_80x24_and_no_color() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
-    app.no_color = true;
+    app.look.set_no_color(true);
     type_text(&mut app, "/version");
     app.on_key(key(KeyCode::Enter));
     let shown = screen(&mut app, 80, 24);
@@ -90,7 +90,7 @@ fn help_lists_every_command_and_every_key_the_workbench_takes() {
         "{help}"
     );
     // And they do what the help says.
-    app.focus = Pane::Conversation;
+    app.layout.focus_on(Pane::Conversation);
     app.on_key(key(KeyCode::Char('?')));
     assert!(app.layers.top().is_some_and(|top| top.title() == "Help"));
 }
