@@ -13,15 +13,19 @@
 //!
 //! - **memory**: the workbench's peak RSS over a turn of 20 calls and one of 200, each
 //!   printing 109 KB; it should stay flat.
+//! - **paste**: a bracketed paste of 10 MB into the input (refused: many lines, then one
+//!   line) and of 1 MB (taken), from the first byte to the frame after it (budget: 5 s
+//!   each); see `paste.rs`.
 //!
 //! `MINIAGENT_BENCH_RUNS` changes the number of start runs; `MINIAGENT_BENCH_PARTS`
-//! (`start`, `streaming`, `memory`, comma-separated) runs only those parts;
+//! (`start`, `streaming`, `memory`, `paste`, comma-separated) runs only those parts;
 //! `MINIAGENT_BENCH_CALLS` (`20,200`) sets the memory part's turn lengths.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark fails by panicking.
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
+mod paste;
 mod pty;
 
 use std::process::Command;
@@ -294,6 +298,9 @@ fn main() {
                 peak as f64 / 1024.0
             );
         }
+    }
+    if part("paste") {
+        paste::pastes(&TempDir::new());
     }
 }
 

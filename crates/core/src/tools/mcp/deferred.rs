@@ -8,10 +8,11 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::tool::McpTool;
-use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolEffect, ToolOutput, TypedTool};
 use miniagent_protocol::DeferredServer;
 
 /// The search tool's name (no server's tool can have it: theirs start with `mcp__`).
@@ -367,7 +368,20 @@ impl SearchTool {
     }
 }
 
-impl Tool for SearchTool {
+/// [`SEARCH_TOOL`]'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct SearchArgs {
+    /// Words from the tool's name or what it does, or its exact name
+    query: String,
+    /// How many tools to find (default 5)
+    #[serde(default, deserialize_with = "crate::tools::typed::whole_number")]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
+    limit: Option<u64>,
+}
+
+impl TypedTool for SearchTool {
+    type Args = SearchArgs;
+
     fn name(&self) -> &str {
         SEARCH_TOOL
     }
@@ -376,29 +390,16 @@ impl Tool for SearchTool {
         &self.description
     }
 
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Words from the tool's name or what it does, or its exact name"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                          "description": format!("How many tools to find (default {DEFAULT_LIMIT})")}
-            },
-            "required": ["query"]
-        })
-    }
-
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
     }
 
-    fn run(&self, arguments: Value, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
-        let query = arguments["query"].as_str().unwrap_or_default().to_string();
-        let limit = arguments["limit"]
-            .as_u64()
-            .and_then(|limit| usize::try_from(limit).ok())
-            .unwrap_or(DEFAULT_LIMIT);
-        Box::pin(async move { self.deferred.search(&query, limit) })
+    fn run(&self, args: SearchArgs, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
+        // A count past the largest is the largest (the search clamps it).
+        let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
+            usize::try_from(limit).unwrap_or(usize::MAX)
+        });
+        Box::pin(async move { self.deferred.search(&args.query, limit) })
     }
 }
 
@@ -408,6 +409,7 @@ mod tests {
     use crate::tools::mcp::config::{McpServerConfig, parse_config};
     use crate::tools::mcp::tool::ToolServer;
     use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
     use std::sync::Mutex;
 
     /// A server the tools belong to; nothing is called in these tests.
@@ -532,6 +534,81 @@ mod tests {
                 big(&["t2", "t3"]),
                 vec![],
                 big(&["t2", "t3"]),
+            ]
+        );
+    }
+
+    /// Records what the search tool asked for.
+    #[derive(Default)]
+    struct Asked(Mutex<Vec<(String, usize)>>);
+
+    impl Deferred for Asked {
+        fn search(&self, query: &str, limit: usize) -> ToolOutput {
+            self.0.lock().unwrap().push((query.to_string(), limit));
+            ToolOutput::ok("found")
+        }
+    }
+
+    /// The generated schema is the one written by hand before it was generated, and the
+    /// description names the deferred servers.
+    #[test]
+    fn the_search_tools_schema_is_the_hand_written_one() {
+        let tool = SearchTool::new(&[("big".into(), 100)], Arc::new(Asked::default()));
+        assert_eq!(
+            Tool::input_schema(&tool),
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "Words from the tool's name or what it does, or its exact name"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                              "description": format!("How many tools to find (default {DEFAULT_LIMIT})")}
+                },
+                "required": ["query"]
+            })
+        );
+        assert_eq!(
+            Tool::description(&tool),
+            "Finds tools of MCP servers that have too many to declare in every request: big (100 tools). \
+             Give words from the tool's name or from what it does (or its exact name). The tools found \
+             are declared from your next step on; call them then by the names this returns."
+        );
+    }
+
+    /// The arguments are read once into their type: a count written `2.0` is 2 (it was
+    /// the default before), none is the default, a huge one reaches the search (which
+    /// clamps it), and a query that is not a string is refused, naming it.
+    #[tokio::test]
+    async fn the_search_tool_reads_its_arguments_into_its_type() {
+        let asked = Arc::new(Asked::default());
+        let tool = SearchTool::new(&[], asked.clone());
+        let context = || ToolContext {
+            workspace: Arc::new(crate::tools::paths::Workspace::new(&std::env::temp_dir(), &[])),
+            cancel: tokio_util::sync::CancellationToken::new(),
+            output: crate::tools::OutputSink::discard(),
+            approval: crate::config::ApprovalMode::FullAuto,
+            unasked: false,
+            sub_agents: None,
+            save_to: None,
+        };
+        for arguments in [
+            json!({"query": "read files", "limit": 2.0}),
+            json!({"query": "write"}),
+            json!({"query": "all", "limit": 1e20}),
+        ] {
+            let output = Tool::run(&tool, arguments, context()).await;
+            assert_eq!((output.content.as_str(), output.is_error), ("found", false));
+        }
+        let refused = Tool::run(&tool, json!({"query": 5}), context()).await;
+        assert_eq!(
+            (refused.content.as_str(), refused.is_error),
+            ("`query`: invalid type: integer `5`, expected a string", true)
+        );
+        assert_eq!(
+            *asked.0.lock().unwrap(),
+            [
+                ("read files".to_string(), 2),
+                ("write".to_string(), DEFAULT_LIMIT),
+                ("all".to_string(), usize::MAX),
             ]
         );
     }
