@@ -13,18 +13,14 @@ use support::harness::{Harness, TEST_KEY, streamed_text, streamed_thinking, test
 use support::validate::{assert_valid_anthropic, assert_valid_openai, system_text, unmarked};
 use support::*;
 
-/// The built-in tools, in the order the model sees them.
-const ALL_TOOLS: [&str; 9] = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "bash",
-    "bash_output",
-    "bash_kill",
-    "record_note",
-    "recall_notes",
-    "delegate",
-];
+/// The built-in tools, in the order the model sees them (the core's table, which its own
+/// test holds to the registry).
+fn all_tools() -> Vec<&'static str> {
+    miniagent_core::tools::BUILTIN_TOOLS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect()
+}
 
 #[tokio::test]
 async fn anthropic_thinking_and_text_stream_as_deltas_and_complete() {
@@ -78,7 +74,7 @@ async fn anthropic_thinking_and_text_stream_as_deltas_and_complete() {
     );
     let tools = request.body["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ALL_TOOLS);
+    assert_eq!(names, all_tools());
     let bash = tools.iter().find(|t| t["name"] == "bash").unwrap();
     assert!(bash["input_schema"]["properties"]["command"].is_object());
     // The key never leaks into what front ends see.
@@ -131,7 +127,7 @@ async fn openai_reasoning_both_ways_and_text_stream_and_complete() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ALL_TOOLS);
+    assert_eq!(names, all_tools());
     // The first reply's reasoning comes back as reasoning_details, as it was received.
     assert_eq!(
         requests[1].body["messages"],
@@ -299,7 +295,7 @@ async fn invalid_tool_arguments_become_an_error_result() {
             results[1],
             format!(
                 "{prefix}unknown tool `no_such_tool`; the tools are: {}",
-                ALL_TOOLS.join(", ")
+                all_tools().join(", ")
             )
         );
         assert_eq!(

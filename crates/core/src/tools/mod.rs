@@ -48,6 +48,22 @@ impl From<String> for InvalidCall {
     }
 }
 
+/// The built-in tools by name, in the order the model sees them, and what each can change:
+/// what a skill's `allowed-tools` may name, what the docs' tool table lists. A unit test
+/// holds it to [`ToolRegistry::builtin`], so a new tool cannot be left out. (`get_skill`
+/// joins when skills exist; MCP tools come from their servers.)
+pub const BUILTIN_TOOLS: &[(&str, ToolEffect)] = &[
+    ("read_file", ToolEffect::ReadOnly),
+    ("write_file", ToolEffect::WritesFiles),
+    ("edit_file", ToolEffect::WritesFiles),
+    ("bash", ToolEffect::RunsCommands),
+    ("bash_output", ToolEffect::ReadOnly),
+    ("bash_kill", ToolEffect::RunsCommands),
+    ("record_note", ToolEffect::WritesFiles),
+    ("recall_notes", ToolEffect::ReadOnly),
+    ("delegate", ToolEffect::ReadOnly),
+];
+
 /// What running a tool can change; the approval policy decides by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolEffect {
@@ -374,6 +390,8 @@ pub struct ToolRegistry {
 
 impl ToolRegistry {
     /// The built-in tools, configured. Background jobs live as long as the registry.
+    /// The built-in tools (`BUILTIN_TOOLS` says them, in this order), with `config`'s
+    /// settings.
     pub fn builtin(config: &Config) -> Self {
         let jobs = jobs::BackgroundJobs::default();
         let limit = config.tools.bash.output_limit_bytes;
@@ -451,5 +469,33 @@ impl ToolRegistry {
                 description: tool.description().to_string(),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `BUILTIN_TOOLS` is the registry's list, name for name, effect for effect, in order:
+    /// a tool registered without its row (or a row without its tool) fails here.
+    #[test]
+    fn the_table_of_built_in_tools_is_the_registry() {
+        let config = crate::config::load(&crate::config::LoadOptions {
+            config_dir: None,
+            config_file: None,
+            overrides: crate::config::Overrides::default(),
+            env: &crate::config::Env::empty(),
+        })
+        .unwrap();
+        let registered: Vec<(String, ToolEffect)> = ToolRegistry::builtin(&config)
+            .all()
+            .iter()
+            .map(|tool| (tool.name().to_string(), tool.effect()))
+            .collect();
+        let table: Vec<(String, ToolEffect)> = BUILTIN_TOOLS
+            .iter()
+            .map(|(name, effect)| ((*name).to_string(), *effect))
+            .collect();
+        assert_eq!(registered, table);
     }
 }

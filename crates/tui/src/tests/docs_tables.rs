@@ -161,3 +161,26 @@ fn tables_escape_and_group_their_rows() {
          ### Commands\n\n| command | what it does |\n|---|---|\n| `/approval MODE` | read-only, ask |\n"
     );
 }
+
+/// The tools page's table has a row for every built-in tool (the core's table, which its
+/// own test holds to the registry), saying what it can change as the approval policy
+/// reads it.
+#[test]
+fn the_tools_page_has_a_row_for_every_built_in_tool() {
+    use miniagent_core::tools::{BUILTIN_TOOLS, ToolEffect};
+    let path = format!("{ROOT}/docs/tools-and-approvals.md");
+    let page = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
+    for (name, effect) in BUILTIN_TOOLS {
+        let row = page
+            .lines()
+            .find(|line| line.starts_with("| ") && line.contains(&format!("`{name} {{")))
+            .unwrap_or_else(|| panic!("docs/tools-and-approvals.md has no row for `{name}`"));
+        let said = match effect {
+            ToolEffect::ReadOnly => "read-only",
+            ToolEffect::WritesFiles => "writes files",
+            ToolEffect::RunsCommands => "runs commands",
+            ToolEffect::External => "external",
+        };
+        assert!(row.contains(said), "`{name}` is {said}: {row}");
+    }
+}

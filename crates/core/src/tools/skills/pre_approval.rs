@@ -53,18 +53,21 @@ pub struct SkillApprovals {
     pub ignored: Vec<String>,
 }
 
-/// miniagent's built-in tools that change something, by their own names.
-const OWN_TOOLS: &[&str] = &["write_file", "edit_file", "bash", "bash_kill", "record_note"];
-/// Names of tools that only read: they run without asking in every mode.
-const READING: &[&str] = &[
-    "read",
-    "read_file",
-    "ls",
-    "notebookread",
-    "bash_output",
-    "recall_notes",
-    "get_skill",
-];
+/// Whether `name` is one of miniagent's built-in tools that change something.
+fn own_tool(name: &str) -> bool {
+    crate::tools::BUILTIN_TOOLS
+        .iter()
+        .any(|(own, effect)| *own == name && *effect != crate::tools::ToolEffect::ReadOnly)
+}
+
+/// Whether `name` is a tool that only reads (ours, or another agent's name for reading):
+/// it runs without asking in every mode.
+fn reading_tool(name: &str) -> bool {
+    matches!(name, "read" | "ls" | "notebookread" | "get_skill")
+        || crate::tools::BUILTIN_TOOLS
+            .iter()
+            .any(|(own, effect)| *own == name && *effect == crate::tools::ToolEffect::ReadOnly)
+}
 
 impl SkillApprovals {
     /// Reads a skill's `allowed-tools` entries.
@@ -110,8 +113,8 @@ impl SkillApprovals {
                 "find".into(),
                 "ls".into(),
             ]))],
-            (own, None) if OWN_TOOLS.contains(&own) => vec![Grant::Tool(own.to_string())],
-            (reading, _) if READING.contains(&reading) => {
+            (own, None) if own_tool(own) => vec![Grant::Tool(own.to_string())],
+            (reading, _) if reading_tool(reading) => {
                 self.ignored
                     .push(format!("{entry}: reading runs without asking anyway"));
                 Vec::new()
@@ -303,6 +306,28 @@ mod tests {
         assert_eq!(approvals(&["Bash"]).describe(), vec!["bash: any command"]);
         assert_eq!(approvals(&["Bash(*)"]).describe(), vec!["bash: any command"]);
         assert_eq!(approvals(&["read_file"]).describe(), Vec::<String>::new());
+    }
+
+    /// Every built-in tool is known by its own name: the ones that change something are
+    /// granted, the reading ones said to need no grant. `delegate` had been missing from a
+    /// hand-kept list, so a skill naming it was told it was "not a miniagent tool".
+    #[test]
+    fn every_built_in_tool_is_known_by_its_name() {
+        for (name, effect) in crate::tools::BUILTIN_TOOLS {
+            let read = approvals(&[name]);
+            if *effect == crate::tools::ToolEffect::ReadOnly {
+                assert_eq!(
+                    (read.describe(), read.ignored),
+                    (
+                        Vec::<String>::new(),
+                        vec![format!("{name}: reading runs without asking anyway")]
+                    )
+                );
+            } else {
+                assert_eq!(read.ignored, Vec::<String>::new(), "{name}");
+                assert!(!read.grants.is_empty(), "{name}");
+            }
+        }
     }
 
     #[test]
