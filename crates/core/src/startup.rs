@@ -665,13 +665,7 @@ mod tests {
     }
 
     fn config_with(api_key_env: &str, base_url: &str) -> Config {
-        let mut config = config::load(&LoadOptions {
-            config_dir: None,
-            config_file: None,
-            overrides: Overrides::default(),
-            env: &crate::config::Env::empty(),
-        })
-        .unwrap();
+        let mut config = crate::config::built_in();
         config.model.api_key_env = api_key_env.into();
         config.model.base_url = base_url.into();
         config

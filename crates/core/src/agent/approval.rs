@@ -328,13 +328,7 @@ mod tests {
 
     /// A built-in tool, as the agent registers it.
     fn real(name: &str) -> std::sync::Arc<dyn Tool> {
-        let config = crate::config::load(&crate::config::LoadOptions {
-            config_dir: None,
-            config_file: None,
-            overrides: crate::config::Overrides::default(),
-            env: &crate::config::Env::empty(),
-        })
-        .unwrap();
+        let config = crate::config::built_in();
         crate::tools::ToolRegistry::builtin(&config).get(name).unwrap()
     }
 

@@ -192,19 +192,26 @@ pub struct Config {
     pub notices: Vec<String>,
 }
 
+/// The built-in configuration alone (no user file, no variables), for tests.
+#[cfg(test)]
+#[allow(clippy::expect_used)] // The built-in defaults always load; a test fails if not.
+pub(crate) fn built_in() -> Config {
+    load(&LoadOptions {
+        config_dir: None,
+        config_file: None,
+        overrides: Overrides::default(),
+        env: &Env::empty(),
+    })
+    .expect("the built-in configuration loads")
+}
+
 #[cfg(test)]
 mod price_tests {
     use super::*;
 
     #[test]
     fn a_price_covers_its_dated_versions_only() {
-        let config = load(&LoadOptions {
-            config_dir: None,
-            config_file: None,
-            overrides: Overrides::default(),
-            env: &Env::empty(),
-        })
-        .unwrap();
+        let config = crate::config::built_in();
         let price = |model: &str| price_of(&config.prices, model).map(|p| (p.input, p.output));
         assert_eq!(price("claude-sonnet-4-5"), Some((3.0, 15.0)));
         assert_eq!(price("claude-sonnet-4-5-20250929"), Some((3.0, 15.0)));

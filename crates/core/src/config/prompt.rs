@@ -41,17 +41,10 @@ pub fn system_prompt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{LoadOptions, Overrides, load};
 
     #[test]
     fn built_in_prompt_gets_the_workspace() {
-        let config = load(&LoadOptions {
-            config_dir: None,
-            config_file: None,
-            overrides: Overrides::default(),
-            env: &crate::config::Env::empty(),
-        })
-        .unwrap();
+        let config = crate::config::built_in();
         let prompt = system_prompt(&config, Path::new("/tmp/project"), "").unwrap();
         assert!(prompt.starts_with("You are miniagent"));
         assert!(prompt.ends_with("## Current Workspace\n\nYou are working in `/tmp/project`. Relative paths are resolved against it.\n"));
@@ -60,13 +53,7 @@ mod tests {
 
     #[test]
     fn missing_prompt_file_is_a_clear_error() {
-        let mut config = load(&LoadOptions {
-            config_dir: None,
-            config_file: None,
-            overrides: Overrides::default(),
-            env: &crate::config::Env::empty(),
-        })
-        .unwrap();
+        let mut config = crate::config::built_in();
         config.system_prompt_path = Some("/nonexistent/prompt.md".into());
         let err = system_prompt(&config, Path::new("/w"), "").unwrap_err().0;
         assert!(

@@ -465,14 +465,7 @@ mod tests {
     /// `max_completion_tokens` for every model. Other servers know only `max_tokens`.
     #[test]
     fn openai_itself_gets_max_completion_tokens() {
-        let mut config = crate::config::load(&crate::config::LoadOptions {
-            config_dir: None,
-            config_file: None,
-            overrides: crate::config::Overrides::default(),
-            env: &crate::config::Env::empty(),
-        })
-        .unwrap()
-        .model;
+        let mut config = crate::config::built_in().model;
         let request = ModelRequest {
             system: "s",
             messages: &[],

@@ -480,13 +480,7 @@ mod tests {
     /// a tool registered without its row (or a row without its tool) fails here.
     #[test]
     fn the_table_of_built_in_tools_is_the_registry() {
-        let config = crate::config::load(&crate::config::LoadOptions {
-            config_dir: None,
-            config_file: None,
-            overrides: crate::config::Overrides::default(),
-            env: &crate::config::Env::empty(),
-        })
-        .unwrap();
+        let config = crate::config::built_in();
         let registered: Vec<(String, ToolEffect)> = ToolRegistry::builtin(&config)
             .all()
             .iter()
