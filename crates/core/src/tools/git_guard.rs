@@ -151,6 +151,12 @@ pub fn reach(command: &str) -> Reach {
                 shown(word)
             ));
         }
+        if first_git.is_some_and(|git| at > git) && writes_a_file(word) {
+            return Reach::Unchecked(format!(
+                "with `{}`, which makes git write its output to a file it names (a repository's own configuration, say)",
+                shown(word)
+            ));
+        }
         if looks_into_submodules(word) {
             return Reach::Unchecked(format!(
                 "with `{}`, which makes git look into each submodule, reading that submodule's own configuration",
@@ -238,6 +244,15 @@ fn moves_git(word: &str, before_git: bool) -> Option<String> {
 /// `help.format = web` a browser, as the configuration names.
 fn asks_for_help(word: &str) -> bool {
     word == "help" || (word.len() >= "--he".len() && "--help".starts_with(word))
+}
+
+/// Whether `word` is `--output` or `--output-directory` (or an abbreviation of one, as
+/// git's option parser takes), with or without its value: git then writes a file the
+/// command names, anywhere the command may write (`git diff --output=.git/config` wrote a
+/// repository's configuration from its file names, unasked under a skill's pre-approval).
+fn writes_a_file(word: &str) -> bool {
+    let name = word.split_once('=').map_or(word, |(name, _)| name);
+    name.len() >= "--ou".len() && "--output-directory".starts_with(name)
 }
 
 /// Whether `word` is an option (or an abbreviation of one, as git's option parser

@@ -53,6 +53,7 @@ fn where_git_reads_its_configuration_is_followed_or_asked_about() {
         ("git diff --submodule --ignore-submodules=dirty", checked(&[])),
         ("git fetch --no-recurse-submodules", checked(&[])),
         ("git log | head -5", checked(&[])),
+        ("git diff --output-indicator-new=+ HEAD", checked(&[])),
         ("make -C sub", checked(&[])),
     ] {
         assert_eq!(reach(command), expected, "{command}");
@@ -71,6 +72,16 @@ fn where_git_reads_its_configuration_is_followed_or_asked_about() {
         (
             "git ls-files --recurse-submodules=yes",
             "with `--recurse-submodules=yes`",
+        ),
+        (
+            "git diff --name-only --output=.g''it/config",
+            "with `--output=.git/config`, which makes git write",
+        ),
+        ("git log --output x.txt", "with `--output`, which makes git write"),
+        ("git diff --out=a", "with `--out=a`, which makes git write"),
+        (
+            "git format-patch --output-directory=.git/hooks HEAD~1",
+            "with `--output-directory=.git/hooks`",
         ),
         ("git -c core.pager=x log", "with `-c`"),
         ("git --config-env=core.pager=X log", "with `--config-env`"),
