@@ -282,6 +282,7 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::Notes { .. }
         | Event::RecordedCall { .. }
         | Event::HistoryRestored { .. }
+        | Event::PromptReturned { .. }
         | Event::McpServerStatus { .. }
         | Event::McpToolsDeferred { .. }
         | Event::SkillsLoaded { .. }
@@ -488,6 +489,8 @@ impl Printer {
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
+            // The error after it says the message was taken back.
+            | Event::PromptReturned { .. }
             | Event::HistoryRestored { .. }
             | Event::ApprovalRulesChanged { .. }
             | Event::ApprovalModeChanged { .. }

@@ -11,6 +11,8 @@ mod compact_now;
 mod default_compaction;
 #[path = "compaction/history.rs"]
 mod history;
+#[path = "compaction/own_messages.rs"]
+mod own_messages;
 #[path = "compaction/summary_calls.rs"]
 mod summary_calls;
 use crate::support;

@@ -285,7 +285,7 @@ async fn compact_now_names_one_kept_step_in_the_singular() {
     let message = compact_now(&mut agent).await;
     assert!(
         message.starts_with("cannot compact further")
-            && message.ends_with(", which are never compacted, and the last step stays verbatim"),
+            && message.ends_with(", which are summarized only when the prompt would not fit otherwise, and the last step stays verbatim"),
         "{message}"
     );
 }

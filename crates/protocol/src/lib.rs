@@ -365,6 +365,11 @@ pub enum Event {
     /// The turn failed and ended; the message says why. (Problems that do not end the
     /// turn are [`Event::Notice`]s.)
     Error { message: String },
+    /// The person's message was taken back out of the session before it was sent (it
+    /// could not be made to fit the prompt budget): a front end gives `text` back to the
+    /// person to shorten or send again. Sent just before the [`Event::Error`] that ends the
+    /// turn; never recorded (the log keeps the turn's start and its error).
+    PromptReturned { text: String },
     /// The agent task ended (after [`Op::Shutdown`] or when every sender is gone).
     ShutdownComplete,
     // Answers to the questions front ends ask instead of reading the agent's files.

@@ -9,20 +9,21 @@
 //! then fewer results stay whole (never the latest). Only when those cannot bring the
 //! prompt down to the mark are runs of assistant and tool messages replaced by
 //! model-written summaries, the most recent steps last. A summary's figures are the whole
-//! prompt before and after, as the gauge counts it. User messages are never touched, and
-//! the history keeps every original (the inspector shows them).
+//! prompt before and after, as the gauge counts it. The person's messages stay verbatim
+//! unless they are what fills the budget: then everything before the latest is summarized
+//! in one call (a call that cannot bring the prompt under the budget is never made). The
+//! history keeps every original (the inspector shows them).
 
 mod digest;
+mod summary;
 
-use super::context::{SUMMARY_MARK, Summary};
-use super::history::{ContentBlock, Message, Role};
+use super::context::SUMMARY_MARK;
+use super::history::{ContentBlock, Role};
 use super::meter::Meter;
-use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{AgentOptions, Session, TurnContext};
-use crate::llm::{ModelRequest, PromptCache};
 use crate::tokens::TokenCounter;
-use digest::{digest, fallback_digest};
-use miniagent_protocol::{CompactionOutcome, Event, messages_named};
+use miniagent_protocol::Event;
+use summary::summarize;
 
 pub use miniagent_protocol::CompactionStrategy as Strategy;
 
@@ -48,19 +49,20 @@ const MIN_SUMMARY_TOKENS: u64 = 256;
 const MIN_SUMMARY_TOKENS_OVER_BUDGET: u64 = 64;
 /// Summary calls one compaction makes, at most, while the prompt fits the budget: enough
 /// to reach the mark when a few long replies fill it, few enough that a compaction
-/// never stalls a turn for long.
+/// never stalls a turn for long. Over the budget, the runs between the person's messages
+/// are summarized only when this many calls can bring the prompt under it; otherwise the
+/// older history is summarized as one.
 const MAX_SUMMARY_CALLS: usize = 3;
+/// Summary calls one compaction makes, at most, while the prompt is over the budget: each
+/// is chosen only when the estimate says it leads under the budget, and the estimate can
+/// be wrong, so a bound stops a compaction from calling on and on.
+const MAX_SUMMARY_CALLS_OVER_BUDGET: usize = 8;
+/// Tokens a summary takes in the prompt, at least (its mark, framing and a few lines):
+/// what summarizing a run wins back is reckoned with it, so a run of a few dozen tokens
+/// is not taken for a gain.
+const SUMMARY_FLOOR_TOKENS: u64 = 48;
 /// Characters of one tool result or message kept in a summary request, at most.
 const DIGEST_ITEM_CHARS: usize = 4000;
-
-fn summarizer_prompt(words: u64) -> String {
-    format!(
-        "You condense part of a coding agent's working history so the agent can continue within its context budget. \
-Write a concise account, at most {words} words, in English: what was attempted, which tools were called with which key arguments, \
-what the results showed (keep exact file paths, names, numbers and error messages that matter), decisions taken, and what was left open. \
-Invent nothing. Do not address the user; write for the agent that will read this in place of the original messages."
-    )
-}
 
 /// Why the prompt could not be made to fit.
 #[derive(Debug)]
@@ -74,13 +76,16 @@ pub(crate) enum BudgetFailure {
 pub(crate) struct Compacted {
     /// Summaries applied.
     pub summaries: usize,
-    /// Oversized results trimmed.
+    /// Results the prompt shows trimmed that it did not before (one trimmed and then
+    /// masked shows as a stub, and is not counted).
     pub trimmed: usize,
     /// Times the masking moved (older results became stubs).
     pub masked: usize,
     /// The prompt's size before the compaction, then after its last summary: where the
     /// next summary's figures start.
     prompt_from: u64,
+    /// The calls whose results it trimmed.
+    trimmed_calls: Vec<String>,
 }
 
 /// The budget the prompt must fit: the smaller of the token limit and the window,
@@ -169,6 +174,9 @@ pub(crate) async fn compact(
         ..Compacted::default()
     };
     let result = bring_down(session, context, force, &mut done).await;
+    // A result trimmed and then masked too shows as a stub: what is told is what the
+    // prompt shows, as `/stats` and the inspector count it.
+    done.trimmed = session.context.shown_trimmed_of(&done.trimmed_calls);
     if notices {
         if done.masked > 0 {
             report_masking(session, context);
@@ -244,17 +252,47 @@ async fn bring_down(
     if size <= budget {
         return Ok(());
     }
+    let why = if strategy == Strategy::Off {
+        "compaction is off (agent.compaction)".to_string()
+    } else {
+        format!(
+            "what is left cannot be compacted further: {}",
+            what_fills(session, context)
+        )
+    };
     Err(BudgetFailure::TooLarge(format!(
-        "the prompt needs about {size} tokens but the budget is {budget} (agent.token_limit {}, window {}, output reserve {}){}",
+        "the prompt needs about {size} tokens but the budget is {budget} (agent.token_limit {}, window {}, output reserve {}); {why}",
         options.config.agent.token_limit,
         options.config.model.context_window,
         options.config.model.max_output_tokens,
-        if strategy == Strategy::Off {
-            "; compaction is off (agent.compaction)"
-        } else {
-            "; what is left cannot be compacted further"
-        }
     )))
+}
+
+/// What takes the room that compaction cannot win back: the system prompt and tools,
+/// the person's latest message (never summarized) and their earlier ones still verbatim.
+fn what_fills(session: &mut Session, context: &TurnContext) -> String {
+    let fixed = fixed_tokens(session, context);
+    let counter = session.context.counter();
+    let mine: Vec<u64> = session
+        .context
+        .prompt()
+        .iter()
+        .filter(|m| m.role == Role::User && !m.text().starts_with(SUMMARY_MARK))
+        .filter(|m| {
+            !m.content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+        })
+        .map(|m| counter.message(m))
+        .collect();
+    let latest = mine.last().copied().unwrap_or(0);
+    let earlier: u64 = mine.iter().rev().skip(1).sum();
+    let mut parts =
+        format!("the system prompt and tools take about {fixed} tokens, your latest message about {latest}");
+    if earlier > 0 {
+        parts.push_str(&format!(", your earlier messages about {earlier}"));
+    }
+    parts
 }
 
 /// Masks all but the first of `keeps` (then the next) results until the prompt is at
@@ -285,11 +323,11 @@ fn mask_down_to(
     size
 }
 
-/// One summary, of the run that wins back the most, keeping as many of the `keep` recent
-/// steps (at least `floor`) as still lets it reach the mark `target`; returns the
-/// prompt's size after. A further call only while the prompt is over the budget (it could
-/// not be sent at all): every call is a full round trip, so the mark alone never asks
-/// for a second one; the next compaction goes on from there.
+/// Summaries down toward the mark `target`, keeping as many of the `keep` recent steps
+/// (at least `floor`) as still lets the first reach it; returns the prompt's size after.
+/// Over the budget (the prompt could not be sent at all), [`summarize_over_budget`]
+/// first. Under it, a call only for a run worth its round trip, and a few at most: the
+/// next compaction goes on from there.
 async fn summarize_down(
     session: &mut Session,
     context: &TurnContext,
@@ -301,44 +339,42 @@ async fn summarize_down(
     let budget = budget(context);
     let keep = context.options.config.agent.keep_recent_steps;
     let output = summary_output_tokens(budget);
-    let smallest = if size > budget {
-        MIN_SUMMARY_TOKENS_OVER_BUDGET
+    let (keep_recent, mut calls) = if size > budget {
+        let calls;
+        (size, calls) = summarize_over_budget(session, context, done, size, target, (keep, floor)).await?;
+        if size > budget || calls == 0 {
+            return Ok(size);
+        }
+        (floor, calls)
     } else {
-        MIN_SUMMARY_TOKENS
-    };
-    let mut chosen = None;
-    for keep_steps in (floor..=keep.max(floor)).rev() {
-        if let Some((range, gain)) = best_run(session, keep_steps, output, smallest) {
-            chosen = Some((range, keep_steps, gain));
-            if size.saturating_sub(gain) <= target {
-                break;
+        let mut chosen = None;
+        for keep_steps in (floor..=keep.max(floor)).rev() {
+            if let Some((range, gain)) = best_run(session, keep_steps, output, MIN_SUMMARY_TOKENS) {
+                chosen = Some((range, keep_steps, gain));
+                if size.saturating_sub(gain) <= target {
+                    break;
+                }
             }
         }
-    }
-    let Some(((start, end), keep_recent, gain)) = chosen else {
-        return Ok(size);
+        let Some(((start, end), keep_recent, gain)) = chosen else {
+            return Ok(size);
+        };
+        // Under the budget (the cheap steps got it there, not to the mark), a summary call
+        // must buy several steps: when the latest step alone keeps the prompt over the
+        // mark, summarizing a little more at every step would cost a call each time.
+        let room = budget.saturating_sub(fixed_tokens(session, context));
+        if !(force || gain >= room / MIN_GAIN_DIVISOR) {
+            return Ok(size);
+        }
+        summarize(session, context, start, end, target, done).await?;
+        size = prompt_size(session, context);
+        (keep_recent, 1)
     };
-    // Under the budget (the cheap steps got it there, not to the mark), a summary call
-    // must buy several steps: when the latest step alone keeps the prompt over the mark,
-    // summarizing a little more at every step would cost a call each time.
-    let room = budget.saturating_sub(fixed_tokens(session, context));
-    if !(force || size > budget || gain >= room / MIN_GAIN_DIVISOR) {
-        return Ok(size);
-    }
-    summarize(session, context, start, end, target, done).await?;
-    size = prompt_size(session, context);
     // On to the mark, the next run that wins back the most each time: a compaction that
     // stopped just under the budget would come back at the next step, a summary call (and
-    // a changed cached prefix) at every step. Over the budget, as many as it takes; under
-    // it, a few, each of a run worth its call.
-    let mut calls = 1;
-    while size > target && (size > budget || calls < MAX_SUMMARY_CALLS) {
-        let smallest = if size > budget {
-            MIN_SUMMARY_TOKENS_OVER_BUDGET
-        } else {
-            MIN_SUMMARY_TOKENS
-        };
-        let Some(((start, end), _)) = best_run(session, keep_recent, output, smallest) else {
+    // a changed cached prefix) at every step.
+    while size > target && calls < MAX_SUMMARY_CALLS {
+        let Some(((start, end), _)) = best_run(session, keep_recent, output, MIN_SUMMARY_TOKENS) else {
             break;
         };
         summarize(session, context, start, end, target, done).await?;
@@ -352,21 +388,132 @@ async fn summarize_down(
     Ok(size)
 }
 
+/// Over the budget: summary calls only while the estimate says they bring the prompt
+/// under it (a call that cannot is never made: the person's own messages may be what
+/// fills it), each chosen by [`over_budget_choice`]. Returns the prompt's size after and
+/// the calls made.
+async fn summarize_over_budget(
+    session: &mut Session,
+    context: &TurnContext,
+    done: &mut Compacted,
+    mut size: u64,
+    target: u64,
+    (keep, floor): (usize, usize),
+) -> Result<(u64, usize), BudgetFailure> {
+    let budget = budget(context);
+    let output = summary_output_tokens(budget);
+    let mut calls = 0;
+    while size > budget && calls < MAX_SUMMARY_CALLS_OVER_BUDGET {
+        let excess = size - budget;
+        // One run that reaches the mark, keeping as many recent steps verbatim as it
+        // can; else what leads under the budget, keeping the fewest (the most is won
+        // back with each call).
+        let Some((start, end)) = (floor..=keep.max(floor))
+            .rev()
+            .find_map(|keep_steps| {
+                best_run(session, keep_steps, output, MIN_SUMMARY_TOKENS_OVER_BUDGET)
+                    .filter(|(_, gain)| size.saturating_sub(*gain) <= target)
+                    .map(|(range, _)| range)
+            })
+            .or_else(|| over_budget_choice(session, excess, floor, output))
+        else {
+            break;
+        };
+        summarize(session, context, start, end, target, done).await?;
+        calls += 1;
+        let after = prompt_size(session, context);
+        if after >= size {
+            break;
+        }
+        size = after;
+    }
+    Ok((size, calls))
+}
+
+/// What to summarize next to win back `excess` tokens, keeping `keep_recent` steps: the
+/// run between two of the person's messages that wins back the most, when at most
+/// [`MAX_SUMMARY_CALLS`] such runs can win it back; otherwise the whole history before
+/// the person's latest message, their earlier messages with it, in one call (only their
+/// own messages left too little to summarize); else any run, when enough of them can.
+/// `None`: no summary can make the prompt fit.
+fn over_budget_choice(
+    session: &mut Session,
+    excess: u64,
+    keep_recent: usize,
+    output: u64,
+) -> Option<(usize, usize)> {
+    let mut runs = runs_by_gain(session, keep_recent, output, MIN_SUMMARY_TOKENS_OVER_BUDGET);
+    runs.sort_by_key(|(_, gain)| std::cmp::Reverse(*gain));
+    let mut won = 0u64;
+    let calls_needed = runs.iter().position(|(_, gain)| {
+        won = won.saturating_add(*gain);
+        won >= excess
+    });
+    let best = runs.first().map(|(range, _)| *range);
+    if calls_needed.is_some_and(|index| index < MAX_SUMMARY_CALLS) {
+        return best;
+    }
+    if let Some(last_user) = session
+        .context
+        .messages()
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .filter(|last_user| *last_user > 0)
+        && !session
+            .context
+            .summaries()
+            .iter()
+            .any(|s| s.start == 0 && s.end == last_user)
+    {
+        let older = summary_gain(session.context.range_tokens(0, last_user), output);
+        // The runs of the current turn stay candidates after the older history is one.
+        let this_turn: u64 = runs
+            .iter()
+            .filter(|((start, _), _)| *start > last_user)
+            .map(|(_, gain)| *gain)
+            .sum();
+        if older > 0 && older.saturating_add(this_turn) >= excess {
+            return Some((0, last_user));
+        }
+    }
+    calls_needed.and(best)
+}
+
+/// What a summary of a run taking `shown` tokens in the prompt wins back: a summary is
+/// reckoned at a third of what it replaces, at least [`SUMMARY_FLOOR_TOKENS`], at most its
+/// `output` budget.
+fn summary_gain(shown: u64, output: u64) -> u64 {
+    shown.saturating_sub(output.min(shown / 3).max(SUMMARY_FLOOR_TOKENS))
+}
+
+/// The runs (of [`plan`], keeping `keep_recent` steps) of at least `smallest` tokens whose
+/// summary would win something back, with what it would.
+fn runs_by_gain(
+    session: &mut Session,
+    keep_recent: usize,
+    output: u64,
+    smallest: u64,
+) -> Vec<((usize, usize), u64)> {
+    plan(session, keep_recent)
+        .into_iter()
+        .filter_map(|(start, end)| {
+            let shown = session.context.range_tokens(start, end);
+            let gain = summary_gain(shown, output);
+            (shown >= smallest && gain > 0).then_some(((start, end), gain))
+        })
+        .collect()
+}
+
 /// The run (of [`plan`], keeping `keep_recent` steps) whose summary wins back the most,
-/// with what it wins back (a summary is reckoned at a third of what it replaces, at most
-/// its `output` budget). Runs under `smallest` tokens are not candidates.
+/// with what it wins back. Runs under `smallest` tokens are not candidates.
 fn best_run(
     session: &mut Session,
     keep_recent: usize,
     output: u64,
     smallest: u64,
 ) -> Option<((usize, usize), u64)> {
-    plan(session, keep_recent)
+    runs_by_gain(session, keep_recent, output, smallest)
         .into_iter()
-        .filter_map(|(start, end)| {
-            let saved = session.context.range_tokens(start, end);
-            (saved >= smallest).then(|| ((start, end), saved - output.min(saved / 3)))
-        })
         .max_by_key(|(_, gain)| *gain)
 }
 
@@ -408,7 +555,7 @@ fn trim_oversized(
             continue;
         }
         session.context.trim_result(&id);
-        done.trimmed += 1;
+        done.trimmed_calls.push(id);
         size = prompt_size(session, context);
     }
     size
@@ -503,129 +650,6 @@ pub(crate) fn plan(session: &Session, keep_recent: usize) -> Vec<(usize, usize)>
         }
     }
     ranges
-}
-
-/// Replaces `start..end` with a summary (or, when the model cannot write one, a digest
-/// that is never longer than what it replaces). Every call announced with
-/// `CompactionStarted` ends with `ContextCompacted` or `CompactionEnded`.
-async fn summarize(
-    session: &mut Session,
-    context: &TurnContext,
-    start: usize,
-    end: usize,
-    target: u64,
-    done: &mut Compacted,
-) -> Result<(), BudgetFailure> {
-    let counter = session.context.counter();
-    // What the range takes in the prompt now, and what it stands for.
-    let shown_before = session.context.range_tokens(start, end);
-    let tokens_before = session.context.original_tokens(start, end);
-    let range = messages_named(start as u64, end as u64);
-    context.events.emit(Event::CompactionStarted {
-        reason: format!("summarizing {range} (about {shown_before} tokens in the prompt)"),
-    });
-    let budget = budget(context);
-    let output_tokens = summary_output_tokens(budget);
-    let digest = digest(session, start, end, budget / 2);
-    let request_messages = vec![Message::user(format!(
-        "Summarize these steps of the agent's work ({range} of the history):\n\n{digest}"
-    ))];
-    let system = summarizer_prompt(output_tokens * 3 / 5);
-    // No tools: a summary request must not call any, and its history has no tool blocks.
-    let request = ModelRequest {
-        system: &system,
-        messages: &request_messages,
-        tools: &[],
-        max_output_tokens: u32::try_from(output_tokens).unwrap_or(u32::MAX),
-        // A summary's prompt is used once: writing it to the cache would cost more.
-        cache: PromptCache::Off,
-    };
-    let written = match call_model(context, &request, Deltas::Quiet, Reckoning::default()).await {
-        Ok(response) => {
-            let text: String = response
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            Some(text.trim().to_string()).filter(|t| !t.is_empty())
-        }
-        Err(CallFailure::Cancelled { .. }) => {
-            context.events.emit(Event::CompactionEnded {
-                outcome: CompactionOutcome::Cancelled,
-                reason: format!("interrupted while summarizing {range}"),
-            });
-            return Err(BudgetFailure::Cancelled);
-        }
-        Err(CallFailure::Failed(error)) => {
-            context.events.emit(Event::Notice {
-                message: format!("the summary call failed ({error}); a digest of the steps stands in for it"),
-            });
-            None
-        }
-        Err(CallFailure::Repeating { .. }) => {
-            context.events.emit(Event::Notice {
-                message: "the summary kept repeating itself; a digest of the steps stands in for it"
-                    .to_string(),
-            });
-            None
-        }
-    };
-    let summary_tokens = |text: &str| counter.message(&Message::user(format!("{SUMMARY_MARK}\n\n{text}")));
-    let (text, fallback) = match written {
-        Some(text) if summary_tokens(&text) < shown_before => (text, false),
-        _ => (
-            fallback_digest(session, start, end, (shown_before / 2).min(target.max(200))),
-            true,
-        ),
-    };
-    let tokens = summary_tokens(&text);
-    if tokens >= shown_before {
-        // Nothing smaller could be written: leave the range as it is.
-        context.events.emit(Event::CompactionEnded {
-            outcome: CompactionOutcome::Failed,
-            reason: format!(
-                "nothing shorter than {range} (about {shown_before} tokens) could be written; {}",
-                if end - start > 1 {
-                    "they stay as they are"
-                } else {
-                    "it stays as it is"
-                }
-            ),
-        });
-        return Ok(());
-    }
-    session.context.apply_summary(Summary {
-        start,
-        end,
-        text: text.clone(),
-        tokens_before,
-        tokens,
-        fallback,
-        nested: Vec::new(),
-    });
-    done.summaries += 1;
-    let prompt_before = done.prompt_from;
-    let prompt_after = prompt_size(session, context);
-    done.prompt_from = prompt_after;
-    session.compaction_log.push(miniagent_protocol::CompactionRecord {
-        tokens_before: prompt_before,
-        tokens_after: prompt_after,
-        start: start as u64,
-        end: end as u64,
-        fallback,
-    });
-    context.events.emit(Event::ContextCompacted {
-        tokens_before: prompt_before,
-        tokens_after: prompt_after,
-        summary: text,
-        start: start as u64,
-        end: end as u64,
-        fallback,
-    });
-    Ok(())
 }
 
 #[cfg(test)]

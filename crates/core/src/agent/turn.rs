@@ -78,6 +78,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         context.events.emit(Event::TurnStarted {
             text: cap_text(&text, REFUSED_ECHO_BYTES),
         });
+        context.events.show(Event::PromptReturned { text });
         context.events.emit(Event::Error {
             message: format!("the message was not sent: {why}"),
         });
@@ -86,6 +87,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     context.events.emit(Event::TurnStarted { text: message.text() });
     stub_earlier_large_arguments(session, context);
     session.context.push(message);
+    let pushed = session.context.messages().len();
     context.events.commit(session);
     if !mcp_settled(context).await {
         context.events.emit(Event::TurnAborted {
@@ -123,9 +125,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         Ended::Aborted => Event::TurnAborted {
             reason: "you stopped the turn at an approval".to_string(),
         },
-        Ended::TooLarge(why) => Event::Error {
-            message: format!("the request was not sent: {why}"),
-        },
+        Ended::TooLarge(why) => too_large(session, context, pushed, &why),
         Ended::OverCost(why) => Event::Error { message: why },
         Ended::ModelFailed(error) => Event::Error {
             message: format!("the model call failed: {error}"),
@@ -136,6 +136,28 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     };
     context.events.emit(context.meter.get().since(&metered_from));
     context.events.emit(event);
+}
+
+/// The turn's request could not be made to fit. When nothing of the turn was sent yet
+/// (its message is still the history's last), the message is taken back out of the
+/// session, so a refused message never weighs on the next (each would need more room
+/// than the last), and given back to the person; the error says the ways out.
+fn too_large(session: &mut Session, context: &TurnContext, pushed: usize, why: &str) -> Event {
+    let unsent = session.context.messages().len() == pushed;
+    let Some(message) = unsent.then(|| session.context.take_back_last_user()).flatten() else {
+        return Event::Error {
+            message: format!("the request was not sent: {why}"),
+        };
+    };
+    context.events.commit(session);
+    context
+        .events
+        .show(Event::PromptReturned { text: message.text() });
+    Event::Error {
+        message: format!(
+            "the message was not sent, and was taken back out of the session: {why}. Send something shorter, start a new session (/clear in the workbench), or raise agent.token_limit"
+        ),
+    }
 }
 
 /// How a [`StepLoop`] ended. The history is valid whichever it is (a cut reply is kept
@@ -576,7 +598,7 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
             .map(|m| counter.message(m))
             .sum();
         format!(
-            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are never compacted{}",
+            "{}cannot compact further: the prompt is about {after} tokens; the system prompt and tools take about {fixed} and your messages about {yours}, which are summarized only when the prompt would not fit otherwise{}",
             if after < before {
                 format!("{compacted}, and it ")
             } else {

@@ -73,6 +73,7 @@ impl App {
             Event::TurnAborted { reason } => self.on_turn_aborted(reason),
             Event::StepLimitReached { steps, report } => self.on_step_limit_reached(steps, &report),
             Event::Error { message } => self.on_error(message),
+            Event::PromptReturned { text } => self.on_prompt_returned(text),
             Event::ShutdownComplete => self.request(Action::Quit),
         }
         true

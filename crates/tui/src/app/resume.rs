@@ -33,6 +33,8 @@ impl App {
             | Event::RecordedCall { .. }
             | Event::ShutdownComplete
             | Event::HistoryRestored { .. }
+            // Never recorded; a message given back was the live input's.
+            | Event::PromptReturned { .. }
             // A replay's own events are never in a recording.
             | Event::PlaybackOpened { .. }
             | Event::PlaybackStatus { .. }

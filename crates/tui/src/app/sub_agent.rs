@@ -60,6 +60,7 @@ impl App {
             // Its own conversation, thinking and context are not the main agent's.
             Event::SessionConfigured { .. }
             | Event::SessionResumed { .. }
+            | Event::PromptReturned { .. }
             | Event::TurnStarted { .. }
             | Event::StepStarted { .. }
             | Event::ThinkingDelta { .. }

@@ -55,6 +55,8 @@ pub struct Turn {
     quit_armed_until: Option<Instant>,
     /// The latest notice, shown in the status bar until the next turn.
     last_notice: Option<(NoticeKind, String)>,
+    /// What to tell once the turn's error is shown: the agent gave its message back.
+    returned: Option<String>,
 }
 
 impl Default for Turn {
@@ -69,6 +71,7 @@ impl Default for Turn {
             compact_line: None,
             quit_armed_until: None,
             last_notice: None,
+            returned: None,
         }
     }
 }
@@ -132,6 +135,15 @@ impl Turn {
     /// A message typed while a turn is busy waits for it to end.
     pub(crate) fn queue(&mut self, text: String) {
         self.queued.push_back(text);
+    }
+
+    /// The agent gave the turn's message back: `notice` is told after the turn's error.
+    pub(crate) fn set_returned(&mut self, notice: String) {
+        self.returned = Some(notice);
+    }
+
+    pub(crate) fn take_returned(&mut self) -> Option<String> {
+        self.returned.take()
     }
 
     /// Takes every queued message, oldest first.

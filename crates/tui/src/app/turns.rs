@@ -82,6 +82,30 @@ impl App {
         self.conversation.stop_streaming();
         self.end_turn();
         self.notice(NoticeKind::Error, message);
+        if let Some(returned) = self.turn.take_returned() {
+            self.notice(NoticeKind::Info, returned);
+        }
+    }
+
+    /// The agent took the turn's message back out of the session (it could not be made to
+    /// fit): it goes back in the input, before the messages queued behind it (which would
+    /// meet the same budget) and what is typed there, for the person to shorten or send.
+    pub(crate) fn on_prompt_returned(&mut self, text: String) {
+        let mut parts = vec![text];
+        let queued = self.turn.take_queued();
+        let count = queued.len();
+        parts.extend(queued);
+        let draft = self.input.text();
+        if !draft.trim().is_empty() {
+            parts.push(draft);
+        }
+        self.input.set_text(&parts.join("\n\n"));
+        self.layout.focus_on(Pane::Input);
+        self.turn.set_returned(match count {
+            0 => "your message is back in the input (edit it, or Enter sends it again)".to_string(),
+            1 => "your message and the one queued behind it are back in the input".to_string(),
+            n => format!("your message and the {n} queued behind it are back in the input"),
+        });
     }
 
     pub(crate) fn end_turn(&mut self) {

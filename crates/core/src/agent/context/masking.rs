@@ -333,6 +333,16 @@ impl ContextState {
 
     /// Results the prompt shows (not summarized or masked) trimmed.
     pub fn shown_trimmed_results(&self) -> usize {
+        self.count_shown_trimmed(|_| true)
+    }
+
+    /// Of the results of calls `ids`, those the prompt shows trimmed (one trimmed and
+    /// then masked shows as a stub).
+    pub fn shown_trimmed_of(&self, ids: &[String]) -> usize {
+        self.count_shown_trimmed(|id| ids.iter().any(|wanted| wanted == id))
+    }
+
+    fn count_shown_trimmed(&self, among: impl Fn(&str) -> bool) -> usize {
         if self.trimmed.is_empty() {
             return 0;
         }
@@ -348,7 +358,10 @@ impl ContextState {
             };
             for block in &self.messages[index].content {
                 if let ContentBlock::ToolResult { tool_use_id, .. } = block {
-                    if ordinal >= self.masked_results && self.trimmed.contains(tool_use_id) {
+                    if ordinal >= self.masked_results
+                        && self.trimmed.contains(tool_use_id)
+                        && among(tool_use_id)
+                    {
                         count += 1;
                     }
                     ordinal += 1;

@@ -244,6 +244,25 @@ impl ContextState {
         }
     }
 
+    /// Takes the last message back out of the history when it is the person's (a
+    /// message that could not be sent): `None`, and nothing changes, otherwise.
+    pub fn take_back_last_user(&mut self) -> Option<Message> {
+        let last = self.messages.len().checked_sub(1)?;
+        let message = &self.messages[last];
+        let theirs = message.role == Role::User
+            && !message
+                .content
+                .iter()
+                .any(|block| matches!(block, ContentBlock::ToolResult { .. }));
+        if !theirs || self.summaries.iter().any(|s| s.end > last) {
+            return None;
+        }
+        self.mark_dirty(last);
+        self.counts.truncate(last);
+        self.released.truncate(last);
+        self.messages.pop()
+    }
+
     pub fn clear(&mut self) {
         self.messages.clear();
         self.counts.clear();

@@ -1,3 +1,4 @@
+use crate::conversation::NoticeKind;
 use pretty_assertions::assert_eq;
 
 use super::*;
@@ -382,6 +383,47 @@ fn messages_queued_during_a_turn_survive_an_interrupt() {
     assert!(screen(&mut app, 80, 24).contains("Input · 1 queued"));
     app.on_agent_event(Event::TurnComplete { text: "ok".into() });
     assert_eq!(app.sent.last(), Some(&Op::UserInput { text: "last".into() }));
+}
+
+/// A message the agent could not make fit comes back (issue 26: a refused prompt stayed
+/// in the session and every later one needed more room): it goes back in the input before
+/// the message queued behind it and the draft, nothing queued is sent on its own, and
+/// after the error a notice says where it went.
+#[test]
+fn a_message_the_agent_gives_back_returns_to_the_input_with_the_queue() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    type_text(&mut app, "a long request");
+    app.on_key(key(KeyCode::Enter));
+    app.on_agent_event(Event::TurnStarted {
+        text: "a long request".into(),
+    });
+    type_text(&mut app, "queued");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "a draft");
+    app.on_agent_event(Event::PromptReturned {
+        text: "a long request".into(),
+    });
+    app.on_agent_event(Event::Error {
+        message: "the message was not sent, and was taken back out of the session: the prompt needs about 9751 tokens but the budget is 9000".into(),
+    });
+    assert_eq!(
+        app.sent,
+        vec![Op::UserInput {
+            text: "a long request".into()
+        }]
+    );
+    assert_eq!(app.input.text(), "a long request\n\nqueued\n\na draft");
+    assert!(app.turn.queued().is_empty());
+    assert!(!app.turn_busy());
+    assert_eq!(
+        app.turn.last_notice(),
+        Some(&(
+            NoticeKind::Info,
+            "your message and the one queued behind it are back in the input".to_string()
+        ))
+    );
+    assert_screen!("prompt_returned_80x24", screen(&mut app, 80, 24));
 }
 
 /// A key right after a resize acts on the layout it will be drawn in: F4 at 160 columns

@@ -1,0 +1,145 @@
+//! One summary call: the request (the steps as the summarizer reads them, no tools, not
+//! cached), and what replaces the range, the model's summary or, when it cannot write
+//! one, a digest never longer than what it replaces.
+
+use super::digest::{digest, fallback_digest};
+use super::{BudgetFailure, Compacted, budget, prompt_size, summary_output_tokens};
+use crate::agent::context::{SUMMARY_MARK, Summary};
+use crate::agent::history::{ContentBlock, Message};
+use crate::agent::model_call::{CallFailure, Deltas, Reckoning, call_model};
+use crate::agent::{Session, TurnContext};
+use crate::llm::{ModelRequest, PromptCache};
+use miniagent_protocol::{CompactionOutcome, Event, messages_named};
+
+fn summarizer_prompt(words: u64) -> String {
+    format!(
+        "You condense part of a coding agent's working history so the agent can continue within its context budget. \
+Write a concise account, at most {words} words, in English: what was attempted, which tools were called with which key arguments, \
+what the results showed (keep exact file paths, names, numbers and error messages that matter), decisions taken, and what was left open. \
+Where the history holds the person's own messages, keep what they asked for and every constraint they set, in their words where short. \
+Invent nothing. Do not address the user; write for the agent that will read this in place of the original messages."
+    )
+}
+
+/// Replaces `start..end` with a summary (or, when the model cannot write one, a digest
+/// that is never longer than what it replaces). Every call announced with
+/// `CompactionStarted` ends with `ContextCompacted` or `CompactionEnded`.
+pub(super) async fn summarize(
+    session: &mut Session,
+    context: &TurnContext,
+    start: usize,
+    end: usize,
+    target: u64,
+    done: &mut Compacted,
+) -> Result<(), BudgetFailure> {
+    let counter = session.context.counter();
+    // What the range takes in the prompt now, and what it stands for.
+    let shown_before = session.context.range_tokens(start, end);
+    let tokens_before = session.context.original_tokens(start, end);
+    let range = messages_named(start as u64, end as u64);
+    context.events.emit(Event::CompactionStarted {
+        reason: format!("summarizing {range} (about {shown_before} tokens in the prompt)"),
+    });
+    let budget = budget(context);
+    let output_tokens = summary_output_tokens(budget);
+    let digest = digest(session, start, end, budget / 2);
+    let request_messages = vec![Message::user(format!(
+        "Summarize these steps of the agent's work ({range} of the history):\n\n{digest}"
+    ))];
+    let system = summarizer_prompt(output_tokens * 3 / 5);
+    // No tools: a summary request must not call any, and its history has no tool blocks.
+    let request = ModelRequest {
+        system: &system,
+        messages: &request_messages,
+        tools: &[],
+        max_output_tokens: u32::try_from(output_tokens).unwrap_or(u32::MAX),
+        // A summary's prompt is used once: writing it to the cache would cost more.
+        cache: PromptCache::Off,
+    };
+    let written = match call_model(context, &request, Deltas::Quiet, Reckoning::default()).await {
+        Ok(response) => {
+            let text: String = response
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            Some(text.trim().to_string()).filter(|t| !t.is_empty())
+        }
+        Err(CallFailure::Cancelled { .. }) => {
+            context.events.emit(Event::CompactionEnded {
+                outcome: CompactionOutcome::Cancelled,
+                reason: format!("interrupted while summarizing {range}"),
+            });
+            return Err(BudgetFailure::Cancelled);
+        }
+        Err(CallFailure::Failed(error)) => {
+            context.events.emit(Event::Notice {
+                message: format!("the summary call failed ({error}); a digest of the steps stands in for it"),
+            });
+            None
+        }
+        Err(CallFailure::Repeating { .. }) => {
+            context.events.emit(Event::Notice {
+                message: "the summary kept repeating itself; a digest of the steps stands in for it"
+                    .to_string(),
+            });
+            None
+        }
+    };
+    let summary_tokens = |text: &str| counter.message(&Message::user(format!("{SUMMARY_MARK}\n\n{text}")));
+    let (text, fallback) = match written {
+        Some(text) if summary_tokens(&text) < shown_before => (text, false),
+        _ => (
+            fallback_digest(session, start, end, (shown_before / 2).min(target.max(200))),
+            true,
+        ),
+    };
+    let tokens = summary_tokens(&text);
+    if tokens >= shown_before {
+        // Nothing smaller could be written: leave the range as it is.
+        context.events.emit(Event::CompactionEnded {
+            outcome: CompactionOutcome::Failed,
+            reason: format!(
+                "nothing shorter than {range} (about {shown_before} tokens) could be written; {}",
+                if end - start > 1 {
+                    "they stay as they are"
+                } else {
+                    "it stays as it is"
+                }
+            ),
+        });
+        return Ok(());
+    }
+    session.context.apply_summary(Summary {
+        start,
+        end,
+        text: text.clone(),
+        tokens_before,
+        tokens,
+        fallback,
+        nested: Vec::new(),
+    });
+    done.summaries += 1;
+    let prompt_before = done.prompt_from;
+    let prompt_after = prompt_size(session, context);
+    done.prompt_from = prompt_after;
+    session.compaction_log.push(miniagent_protocol::CompactionRecord {
+        tokens_before: prompt_before,
+        tokens_after: prompt_after,
+        start: start as u64,
+        end: end as u64,
+        fallback,
+    });
+    context.events.emit(Event::ContextCompacted {
+        tokens_before: prompt_before,
+        tokens_after: prompt_after,
+        summary: text,
+        start: start as u64,
+        end: end as u64,
+        fallback,
+    });
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! A session whose budget the person's own messages fill (issue 26, "sessions that must
+//! not end"): with long prompts on a small budget, a fresh-eyes tester saw one turn make 20
+//! summary calls saving about 26 tokens each, then every prompt refused, each refused
+//! prompt kept in the history so the next needed more, and no word of `/clear`. Now a
+//! summary call is made only when it can bring the prompt under the budget, the older
+//! history (the earlier messages with it) is summarized in one call when the runs between
+//! messages cannot, and a message that still cannot be sent is taken back and given back.
+
+use super::*;
+use miniagent_core::config::MARGIN_TOKENS;
+use miniagent_protocol::Op;
+use support::harness::session_log_in;
+
+/// The tester's prompt shape: about 2,300 characters of words.
+fn long_prompt(turn: usize) -> String {
+    let words: Vec<String> = (0..300).map(|j| format!("word{j}")).collect();
+    format!("turn {turn} {}", words.join(" "))
+}
+
+/// The tester's configuration: `token_limit = 12000`, `max_output_tokens = 2000`, the
+/// default compaction.
+fn small_budget(server: &ScriptedServer) -> miniagent_core::config::Config {
+    let mut config = support::harness::test_config(Provider::Anthropic, server);
+    config.agent.compaction = Strategy::Both;
+    config.agent.token_limit = 12_000;
+    config.model.max_output_tokens = 2000;
+    config
+}
+
+const BUDGET: u64 = 12_000 - 2000 - MARGIN_TOKENS;
+
+/// The text of a request's last user message with text (not only tool results).
+fn last_user_text(request: &RecordedRequest) -> String {
+    let messages = request.body["messages"].as_array().unwrap();
+    let text_of = |message: &Value| match &message["content"] {
+        Value::String(text) => text.clone(),
+        content => content
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+    };
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(text_of)
+        .find(|text| !text.is_empty())
+        .unwrap()
+}
+
+/// Whether the request's last user message ends with `prompt` as a block of its own (a
+/// summary just before it shares the message: Anthropic's turns alternate).
+fn ends_with_prompt(request: &RecordedRequest, prompt: &str) -> bool {
+    let messages = request.body["messages"].as_array().unwrap();
+    let last_user = messages.iter().rev().find(|m| {
+        m["role"] == "user"
+            && m["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "text"))
+    });
+    last_user
+        .and_then(|m| m["content"].as_array())
+        .and_then(|blocks| blocks.iter().rev().find(|b| b["type"] == "text"))
+        .is_some_and(|block| block["text"] == prompt)
+}
+
+/// Thirty turns of long prompts, each running a command and answering: every turn is
+/// answered, every request fits the budget with the latest prompt verbatim, and no turn
+/// makes more than one summary call. The summary that takes in earlier prompts is asked
+/// to keep what the person asked for, and is sent their words.
+#[tokio::test]
+async fn long_prompts_on_a_small_budget_never_end_the_session() {
+    const TURNS: usize = 30;
+    let mut script = Vec::new();
+    for turn in 0..TURNS {
+        script.push(Reply::tool(
+            format!("call_{turn}"),
+            "bash",
+            json!({"command": format!("echo checked {turn}")}).to_string(),
+        ));
+        script.push(Reply::text(format!("Turn {turn} is done.")));
+    }
+    let server = ScriptedServer::start(script).await;
+    server.answer_toolless_with(Reply::text(
+        "The person sent long word lists, one per turn, and each turn ran echo.",
+    ));
+    let mut agent = Harness::start(small_budget(&server));
+    let counter = TokenCounter::new(Encoding::Cl100kBase);
+    let mut summary_calls_per_turn = Vec::new();
+    for turn in 0..TURNS {
+        let before = server.requests().len();
+        let events = agent.turn(&long_prompt(turn)).await;
+        assert!(
+            matches!(events.last(), Some(Event::TurnComplete { .. })),
+            "turn {turn} ended with {:#?}",
+            events.last()
+        );
+        let requests = server.requests();
+        let summaries = requests[before..]
+            .iter()
+            .filter(|r| is_summary_request(r))
+            .count();
+        summary_calls_per_turn.push(summaries);
+        for request in requests[before..].iter().filter(|r| !is_summary_request(r)) {
+            assert!(
+                ends_with_prompt(request, &long_prompt(turn)),
+                "turn {turn}: {}",
+                last_user_text(request)
+            );
+            let tokens = estimate(request, &counter);
+            assert!(
+                tokens <= BUDGET,
+                "turn {turn}: a request of about {tokens} tokens"
+            );
+        }
+    }
+    assert!(
+        summary_calls_per_turn.iter().all(|calls| *calls <= 1),
+        "summary calls per turn: {summary_calls_per_turn:?}"
+    );
+    let requests = server.requests();
+    let summaries: Vec<&RecordedRequest> = requests.iter().filter(|r| is_summary_request(r)).collect();
+    assert!(
+        !summaries.is_empty(),
+        "the prompts outgrew the budget: something was summarized"
+    );
+    let taking_prompts_in = summaries
+        .iter()
+        .find(|r| r.body["messages"].to_string().contains("turn 1 word0 word1"))
+        .expect("a summary of the older history, the person's earlier prompts with it");
+    assert!(
+        support::validate::system_text(&taking_prompts_in.body)
+            .contains("keep what they asked for and every constraint they set"),
+        "{}",
+        support::validate::system_text(&taking_prompts_in.body)
+    );
+}
+
+/// A message that fits alone but not with what the older history can be summarized to
+/// is refused without a summary call, taken back out of the session (the next request
+/// and the session log do not hold it) and given back with [`Event::PromptReturned`]; the
+/// error names the ways out.
+#[tokio::test]
+async fn a_message_that_cannot_be_sent_is_taken_back_and_given_back() {
+    let server = ScriptedServer::start(vec![
+        Reply::text("Noted."),
+        Reply::text("Noted again."),
+        Reply::text("Here is the short answer."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("A summary."));
+    let data = TempDir::new();
+    let log = session_log_in(&data);
+    let mut agent = Harness::start_recorded(small_budget(&server), log.clone());
+    let counter = TokenCounter::new(Encoding::Cl100kBase);
+    agent.turn("hi").await;
+    // What the system prompt, the tools and the first exchange take.
+    let first = estimate(&server.requests()[0], &counter);
+    // About 2,500 tokens of earlier messages: a summary of them is reckoned at a third.
+    let earlier = format!("context {}", long_prompt(0).repeat(3));
+    agent.turn(&earlier).await;
+    let requests_before = server.requests().len();
+    // Fits alone, with the system prompt and tools, but not beside the earlier messages
+    // or anything they can be summarized to.
+    let mut refused = String::from("refused");
+    while counter.count(&refused) + first < BUDGET - 300 {
+        refused.push_str(" more words to read");
+    }
+    let events = agent.turn(&refused).await;
+    assert_eq!(
+        server.requests().len(),
+        requests_before,
+        "no call could make it fit"
+    );
+    assert!(
+        events.contains(&Event::PromptReturned {
+            text: refused.clone()
+        }),
+        "{events:#?}"
+    );
+    let Some(Event::Error { message }) = events.last() else {
+        panic!("{:#?}", events.last());
+    };
+    assert!(
+        message.starts_with(
+            "the message was not sent, and was taken back out of the session: the prompt needs about"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("your latest message about")
+            && message.ends_with(
+                "Send something shorter, start a new session (/clear in the workbench), or raise agent.token_limit"
+            ),
+        "{message}"
+    );
+    // The session goes on without it.
+    let events = agent.turn("a short question").await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "Here is the short answer.".into()
+        })
+    );
+    let last = server.requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("a short question") && last.contains("context turn 0"),
+        "{last}"
+    );
+    assert!(!last.contains("refused more words"), "{last}");
+    agent.send(Op::Shutdown);
+    agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
+    let recorded = session::load::messages(&log.path().expect("a log was written")).unwrap();
+    let texts: Vec<String> = recorded.iter().map(|m| m.text()).collect();
+    assert_eq!(
+        texts,
+        [
+            "hi",
+            "Noted.",
+            earlier.as_str(),
+            "Noted again.",
+            "a short question",
+            "Here is the short answer."
+        ]
+    );
+}
