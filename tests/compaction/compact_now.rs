@@ -202,3 +202,44 @@ async fn the_masked_count_is_the_stubs_the_prompt_shows() {
     // the one stub left, the fourth's stays whole.
     assert_eq!((snapshot.masked_results, stubs), (1, 1), "{titles:?}");
 }
+
+/// `/compact` tells the results it leaves shown trimmed, as `/stats` and the inspector
+/// count them: results it trimmed and then took into a summary (or masked) are not
+/// "trimmed" any more (a fresh-eyes tester saw "3 large results trimmed" while both said
+/// the prompt showed no more trimmed results than before).
+#[tokio::test]
+async fn compact_now_counts_only_the_results_it_leaves_trimmed() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("a", "read_file", r#"{"path": "part0.txt"}"#),
+        Reply::tool("b", "read_file", r#"{"path": "part1.txt"}"#),
+        Reply::tool("c", "read_file", r#"{"path": "part2.txt"}"#),
+        Reply::text("All three read."),
+    ])
+    .await;
+    server.answer_toolless_with(Reply::text("Read the three parts."));
+    let mut config = config_for_huge_reads(Provider::Anthropic, &server, 40_000);
+    config.agent.compaction = Strategy::Both;
+    let mut agent = Harness::start(config);
+    parts_of_tokens(&agent.workspace, 3, 4500);
+    // The person's own words take most of the room: trimming the reads is not enough.
+    let words: Vec<String> = (0..8000).map(|n| format!("w{n}")).collect();
+    agent
+        .turn(&format!(
+            "Read part0.txt to part2.txt. Notes: {}",
+            words.join(" ")
+        ))
+        .await;
+    let trimmed_before = agent.inspect().await.trimmed_results;
+    let message = compact_now(&mut agent).await;
+    let trimmed_after = agent.inspect().await.trimmed_results;
+    let told = message
+        .split(['(', ',', ')'])
+        .map(str::trim)
+        .find_map(|part| {
+            part.strip_suffix(" large results trimmed")
+                .or(part.strip_suffix(" large result trimmed"))
+        })
+        .map_or(0, |count| count.parse::<u64>().unwrap());
+    assert_eq!(told, trimmed_after.saturating_sub(trimmed_before), "{message}");
+    assert!(message.contains("1 summary"), "{message}");
+}
