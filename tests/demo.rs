@@ -285,3 +285,27 @@ fn a_headless_replay_of_the_demo_prints_the_session_and_exits_0() {
     assert!(stderr.contains("✓ bash python3 -m unittest -v"), "{stderr}");
     assert!(stderr.contains("context compacted:"), "{stderr}");
 }
+
+/// The demo's compaction says which messages it summarizes as the inspector names the
+/// summary it made (a fresh-eyes tester saw "summarizing messages 1–9" in the replay and
+/// "summary of messages 2–10" in F6: the demo was recorded before the numbering was one).
+#[test]
+fn the_demos_compaction_names_the_messages_its_summary_covers() {
+    let loaded = miniagent_core::session::load(&demo_path()).expect("assets/demo.jsonl loads");
+    let mut started = None;
+    let mut pairs = Vec::new();
+    for (_, event) in loaded.events() {
+        match event {
+            miniagent_protocol::Event::CompactionStarted { reason } => started = Some(reason.clone()),
+            miniagent_protocol::Event::ContextCompacted { start, end, .. } => {
+                let named = miniagent_protocol::messages_named(*start, *end);
+                pairs.push((started.take().expect("a compaction announced first"), named));
+            }
+            _ => {}
+        }
+    }
+    assert!(!pairs.is_empty(), "the demo shows a compaction");
+    for (reason, named) in pairs {
+        assert!(reason.starts_with(&format!("summarizing {named} (")), "{reason} / {named}");
+    }
+}
