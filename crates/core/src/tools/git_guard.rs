@@ -15,8 +15,10 @@
 //! the workspace) sets one, the command is asked about, naming them. git's own options
 //! that choose the repository (`-C sub`, `--git-dir`) are read with the command; a
 //! command through which git would read configuration the check cannot read (a
-//! submodule's own, with `--submodule=diff`; another folder's, after `cd`) or set some
-//! that undoes what was turned off (`-c`) is asked about ([`reach`]).
+//! submodule's own, with `--submodule=diff`; another folder's, after `cd`), set some
+//! that undoes what was turned off (`-c`), write a file or run a program its options
+//! name (`--output`, `grep -O`), or whose options the shell works out (`$x`, a glob),
+//! is asked about ([`reach`]).
 
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -128,9 +130,11 @@ const CONFIG_HOME_VARS: &[&str] = &["HOME", "XDG_CONFIG_HOME"];
 /// `git status` in each, with its filters) and `--recurse-submodules`, each reading the
 /// submodule's own configuration; `cd`, `env -C`, `GIT_DIR=…` and `xargs` take it where
 /// the check does not follow; `-c` and `--config-env` can turn back on what
-/// [`overrides`] turns off, and `--exec-path` replaces git's own programs. The words
-/// are read with their quotes removed, and in a longer command (a pipe, a chain) as
-/// any word of it, which can only make a command ask that would not need to.
+/// [`overrides`] turns off, and `--exec-path` replaces git's own programs. Options
+/// that write a file or run a program ([`writes_or_runs`]) are not followed either, nor
+/// a word the shell works out, which could be any of them ([`worked_out_word`]). The
+/// words are read with their quotes removed, and in a longer command (a pipe, a chain)
+/// as any word of it, which can only make a command ask that would not need to.
 pub fn reach(command: &str) -> Reach {
     let rough = rough_words(command);
     let first_git = rough.iter().position(|word| is_git(word));
