@@ -28,6 +28,7 @@ mod file_confinement;
 mod fuzz;
 mod git_config;
 mod git_reach;
+mod git_writes;
 mod history_integrity;
 mod hostile_provider;
 mod interrupt;

@@ -15,8 +15,10 @@
 //! the workspace) sets one, the command is asked about, naming them. git's own options
 //! that choose the repository (`-C sub`, `--git-dir`) are read with the command; a
 //! command through which git would read configuration the check cannot read (a
-//! submodule's own, with `--submodule=diff`; another folder's, after `cd`) or set some
-//! that undoes what was turned off (`-c`) is asked about ([`reach`]).
+//! submodule's own, with `--submodule=diff`; another folder's, after `cd`), set some
+//! that undoes what was turned off (`-c`), write a file or run a program its options
+//! name (`--output`, `grep -O`), or whose options the shell works out (`$x`, a glob),
+//! is asked about ([`reach`]).
 
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -117,16 +119,10 @@ const GIT_PLAIN_FLAGS: &[&str] = &[
     "--man-path",
     "--info-path",
 ];
-/// Environment variables that tell git where its repository, its configuration or its
-/// own programs are (`GIT_CONFIG` also stands for every `GIT_CONFIG_*`).
-const GIT_LOCATION_VARS: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_EXEC_PATH",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-];
+/// Environment variables besides git's own (`GIT_*`: its repository, configuration,
+/// programs, external diff, index file, trace files) that change what git reads: the
+/// folders its global configuration is read from.
+const CONFIG_HOME_VARS: &[&str] = &["HOME", "XDG_CONFIG_HOME"];
 
 /// Where git, run by `command`, reads its configuration, as far as [`hazards`] can read
 /// the same. git looks into submodules with `--submodule=diff` (a `git diff` in each,
@@ -134,12 +130,21 @@ const GIT_LOCATION_VARS: &[&str] = &[
 /// `git status` in each, with its filters) and `--recurse-submodules`, each reading the
 /// submodule's own configuration; `cd`, `env -C`, `GIT_DIR=…` and `xargs` take it where
 /// the check does not follow; `-c` and `--config-env` can turn back on what
-/// [`overrides`] turns off, and `--exec-path` replaces git's own programs. The words
-/// are read with their quotes removed, and in a longer command (a pipe, a chain) as
-/// any word of it, which can only make a command ask that would not need to.
+/// [`overrides`] turns off, and `--exec-path` replaces git's own programs. Options
+/// that write a file or run a program ([`writes_or_runs`]) are not followed either, nor
+/// a word the shell works out, which could be any of them ([`worked_out_word`]). The
+/// words are read with their quotes removed, and in a longer command (a pipe, a chain)
+/// as any word of it, which can only make a command ask that would not need to.
 pub fn reach(command: &str) -> Reach {
     let rough = rough_words(command);
     let first_git = rough.iter().position(|word| is_git(word));
+    let subcommand = first_git.and_then(|git| subcommand(rough.get(git + 1..).unwrap_or_default()));
+    let worked_out = worked_out_word(command).map(|word| {
+        Reach::Unchecked(format!(
+            "with `{}`, a word the shell works out, which could be any option (one that writes a file, say)",
+            shown(&word)
+        ))
+    });
     for (at, word) in rough.iter().enumerate() {
         let before_git = first_git.is_some_and(|git| at < git);
         if let Some(why) = moves_git(word, before_git) {
@@ -151,11 +156,10 @@ pub fn reach(command: &str) -> Reach {
                 shown(word)
             ));
         }
-        if first_git.is_some_and(|git| at > git) && writes_a_file(word) {
-            return Reach::Unchecked(format!(
-                "with `{}`, which makes git write its output to a file it names (a repository's own configuration, say)",
-                shown(word)
-            ));
+        if first_git.is_some_and(|git| at > git)
+            && let Some(why) = writes_or_runs(word, subcommand)
+        {
+            return Reach::Unchecked(format!("with `{}`, {why}", shown(word)));
         }
         if looks_into_submodules(word) {
             return Reach::Unchecked(format!(
@@ -177,7 +181,7 @@ pub fn reach(command: &str) -> Reach {
                         "with `-C`, `--git-dir` or `--work-tree` naming a folder the shell works out".into(),
                     )
                 }
-                Ok(chosen) => Reach::Checked(chosen),
+                Ok(chosen) => worked_out.unwrap_or(Reach::Checked(chosen)),
             };
         }
     }
@@ -192,7 +196,7 @@ pub fn reach(command: &str) -> Reach {
             Ok(_) => {}
         }
     }
-    Reach::Checked(Vec::new())
+    worked_out.unwrap_or(Reach::Checked(Vec::new()))
 }
 
 /// The words of `command` with quotes and backslashes removed (which hide nothing from
@@ -231,9 +235,9 @@ fn moves_git(word: &str, before_git: bool) -> Option<String> {
         return Some("through `xargs`, with arguments read from elsewhere".to_string());
     }
     let name = word.split_once('=')?.0;
-    (GIT_LOCATION_VARS.contains(&name) || name.starts_with("GIT_CONFIG")).then(|| {
+    (name.starts_with("GIT_") || CONFIG_HOME_VARS.contains(&name)).then(|| {
         format!(
-            "with `{}` set, which tells git where its repository, configuration or programs are",
+            "with `{}` set, which tells git where its repository, configuration or programs are, or what to run or write",
             shown(name)
         )
     })
@@ -246,13 +250,171 @@ fn asks_for_help(word: &str) -> bool {
     word == "help" || (word.len() >= "--he".len() && "--help".starts_with(word))
 }
 
-/// Whether `word` is `--output` or `--output-directory` (or an abbreviation of one, as
-/// git's option parser takes), with or without its value: git then writes a file the
-/// command names, anywhere the command may write (`git diff --output=.git/config` wrote a
-/// repository's configuration from its file names, unasked under a skill's pre-approval).
-fn writes_a_file(word: &str) -> bool {
+/// Why `word`, an argument of git's `subcommand`, makes git write a file or run a
+/// program the command names, if it does. `--output` and `--output-directory` (or an
+/// abbreviation of one, as git's option parser takes), with or without their value, and
+/// `format-patch -o`: git writes where the command says, anywhere the command may
+/// write (`git diff --output=.git/config` wrote a repository's configuration from its
+/// file names, unasked under a skill's pre-approval). `grep -O` and
+/// `--open-files-in-pager`: git runs the program named with the files it found. A short
+/// option is looked for in a cluster too (`-iO./x`, `-so .git`).
+fn writes_or_runs(word: &str, subcommand: Option<&str>) -> Option<&'static str> {
     let name = word.split_once('=').map_or(word, |(name, _)| name);
-    name.len() >= "--ou".len() && "--output-directory".starts_with(name)
+    let long = |option: &str, shortest: usize| name.len() >= shortest && option.starts_with(name);
+    let short = |letter: char| !word.starts_with("--") && word.starts_with('-') && word.contains(letter);
+    if long("--output-directory", "--ou".len()) {
+        Some("which makes git write its output to a file it names (a repository's own configuration, say)")
+    } else if subcommand == Some("format-patch") && short('o') {
+        Some("which makes git write its patches into the folder it names (a repository's own, say)")
+    } else if long("--open-files-in-pager", "--op".len()) || (subcommand == Some("grep") && short('O')) {
+        Some("which makes git run the program it names on the files it finds")
+    } else {
+        None
+    }
+}
+
+/// git's subcommand in `args` (the words after `git`): the first word that is neither
+/// one of git's own options nor the value of one.
+fn subcommand(args: &[String]) -> Option<&str> {
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if !arg.starts_with('-') {
+            return Some(arg);
+        }
+        let takes_value = GIT_LOCATION.contains(&arg.as_str())
+            || GIT_PLAIN_WITH_VALUE.contains(&arg.as_str())
+            || matches!(arg.as_str(), "-c" | "--config-env");
+        if takes_value {
+            rest.next();
+        }
+    }
+    None
+}
+
+/// The first word of `command` after the first `git` (or any word, when no word is
+/// plainly `git`) that the shell works out into something that could be an option,
+/// as written: one with a `$` outside single quotes (a variable, `${x:---output=f}`,
+/// `$'\x2d…'`, a substitution, whose value the shell may also split into more words)
+/// or a backquote; one whose glob or brace may turn into a file name beginning with
+/// `-`, as it begins with `*`, `?`, `[` or `{` (`*/*` matches a folder named
+/// `--output=.git`); and an option whose name holds one (`--outpu[t]=x`, `-i*`). A
+/// word beginning with anything else keeps that beginning.
+fn worked_out_word(command: &str) -> Option<String> {
+    let words = spelled_words(command);
+    let first_git = words.iter().position(|word| is_git(&word.text));
+    words
+        .into_iter()
+        .skip(first_git.map_or(0, |git| git + 1))
+        .find(|word| {
+            let option_glob = if word.text.starts_with("--") {
+                word.glob_before_value
+            } else {
+                word.glob && word.text.starts_with('-')
+            };
+            word.substituted || word.starts_glob || option_glob
+        })
+        .map(|word| word.raw)
+}
+
+/// One word of a command as written (`raw`) and as the shell leaves it before it
+/// expands anything (`text`, quotes and backslashes removed), and what the shell would
+/// expand in it.
+#[derive(Debug, Default)]
+struct Spelled {
+    raw: String,
+    text: String,
+    /// A `$` (but one ending the word) or a backquote outside single quotes.
+    substituted: bool,
+    /// A `*`, `?`, `[` or `{` outside quotes.
+    glob: bool,
+    /// One of those before the word's first `=`.
+    glob_before_value: bool,
+    /// The first character the word gives is one of those.
+    starts_glob: bool,
+}
+
+/// The words of `command` as [`Spelled`], split at blanks and at the shell's operators
+/// outside quotes; a backslash-newline joins lines, as the shell does.
+fn spelled_words(command: &str) -> Vec<Spelled> {
+    let ends_word = |c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>');
+    let mut words = Vec::new();
+    let mut word = Spelled::default();
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        if ends_word(c) {
+            if !word.raw.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        word.raw.push(c);
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') => {
+                    word.raw.pop();
+                }
+                Some(next) => {
+                    word.raw.push(next);
+                    word.text.push(next);
+                }
+                None => {}
+            },
+            '\'' => {
+                for inside in chars.by_ref() {
+                    word.raw.push(inside);
+                    if inside == '\'' {
+                        break;
+                    }
+                    word.text.push(inside);
+                }
+            }
+            '"' => double_quoted(&mut chars, &mut word),
+            '$' | '`' => {
+                word.substituted |= c == '`' || chars.peek().is_some_and(|next| !ends_word(*next));
+                word.text.push(c);
+            }
+            '*' | '?' | '[' | '{' => {
+                word.starts_glob |= word.text.is_empty();
+                word.glob_before_value |= !word.text.contains('=');
+                word.glob = true;
+                word.text.push(c);
+            }
+            _ => word.text.push(c),
+        }
+    }
+    if !word.raw.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The rest of a double-quoted string (its opening quote read) into `word`: a
+/// backslash quotes only `$`, a backquote, `"`, itself and a newline there.
+fn double_quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, word: &mut Spelled) {
+    while let Some(inside) = chars.next() {
+        word.raw.push(inside);
+        match inside {
+            '"' => return,
+            '\\' => match chars.next() {
+                Some('\n') => {
+                    word.raw.pop();
+                }
+                Some(next) => {
+                    word.raw.push(next);
+                    if !matches!(next, '$' | '`' | '"' | '\\') {
+                        word.text.push('\\');
+                    }
+                    word.text.push(next);
+                }
+                None => {}
+            },
+            '$' | '`' => {
+                word.substituted = true;
+                word.text.push(inside);
+            }
+            _ => word.text.push(inside),
+        }
+    }
 }
 
 /// Whether `word` is an option (or an abbreviation of one, as git's option parser
@@ -316,7 +478,12 @@ fn git_options(args: &[String]) -> Result<Vec<String>, String> {
 /// `sub/.git/config`), in any case (a case-insensitive file system finds `.GIT`).
 pub fn names_git_folder(command: &str) -> bool {
     let name_char = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
-    let lower = command.to_lowercase();
+    // Quotes and backslashes hide nothing from the shell: `.g''it`, `.gi\t`, `"".git`.
+    let lower: String = command
+        .to_lowercase()
+        .chars()
+        .filter(|c| !matches!(c, '\\' | '\'' | '"'))
+        .collect();
     lower.match_indices(".git").any(|(at, found)| {
         let before = lower[..at].chars().next_back();
         let after = lower[at + found.len()..].chars().next();

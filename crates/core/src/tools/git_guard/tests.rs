@@ -25,6 +25,9 @@ fn a_repositorys_own_folder_is_found_in_commands_and_paths() {
         ("ls .git", true),
         ("cat sub/.GIT/hooks/pre-commit", true),
         ("tee '.git/info/attributes'", true),
+        ("cp x .g''it/hooks/pre-commit", true),
+        ("cp x .gi\\t/config", true),
+        ("cp x \"\".git/config", true),
         ("git status", false),
         ("cat .gitignore .gitattributes", false),
         ("ls repo.git", false),
@@ -109,6 +112,105 @@ fn where_git_reads_its_configuration_is_followed_or_asked_about() {
             Reach::Unchecked(why) => assert!(why.starts_with(starts), "{command}: {why}"),
             Reach::Checked(options) => panic!("{command}: checked with {options:?}"),
         }
+    }
+}
+
+/// Options of a covered git command that make git write a file, run a program, or
+/// read configuration from elsewhere, each spelled as the model could spell it, and the
+/// shell's own spellings of a word, which could be any of them; and what stays checked.
+#[test]
+fn what_git_writes_or_runs_through_its_options_is_asked_about() {
+    let unchecked = |why: &str| Reach::Unchecked(why.to_string());
+    let writes = |word: &str| {
+        unchecked(&format!(
+            "with `{word}`, which makes git write its output to a file it names (a repository's own configuration, say)"
+        ))
+    };
+    let worked_out = |word: &str| {
+        unchecked(&format!(
+            "with `{word}`, a word the shell works out, which could be any option (one that writes a file, say)"
+        ))
+    };
+    let runs = |word: &str| {
+        unchecked(&format!(
+            "with `{word}`, which makes git run the program it names on the files it finds"
+        ))
+    };
+    let set = |name: &str| {
+        unchecked(&format!(
+            "with `{name}` set, which tells git where its repository, configuration or programs are, or what to run or write"
+        ))
+    };
+    let checked = Reach::Checked(Vec::new());
+    for (command, expected) in [
+        // Writes a file.
+        (
+            "git diff --name-only --output=.g''it/config",
+            writes("--output=.git/config"),
+        ),
+        ("git diff --output=.gi\\t/config", writes("--output=.git/config")),
+        ("git show --output .git/config", writes("--output")),
+        ("git log --outp=x", writes("--outp=x")),
+        ("git diff -- --output=x", writes("--output=x")),
+        (
+            "git format-patch -so .git HEAD~1",
+            unchecked(
+                "with `-so`, which makes git write its patches into the folder it names (a repository's own, say)",
+            ),
+        ),
+        // Runs a program.
+        ("git grep -O./evil.sh x", runs("-O./evil.sh")),
+        ("git grep -iOsh x", runs("-iOsh")),
+        ("git grep --op=sh x", runs("--op=sh")),
+        (
+            "git --no-pager grep --open-files-in-pager x",
+            runs("--open-files-in-pager"),
+        ),
+        // A word the shell works out could be any of them.
+        (
+            r"git diff $'\x2d-output=.git/config'",
+            worked_out(r"$'\x2d-output=.git/config'"),
+        ),
+        (
+            "git diff ${x:---output=.git/config}",
+            worked_out("${x:---output=.git/config}"),
+        ),
+        ("git diff --o$x", worked_out("--o$x")),
+        ("git diff \"$f\"", worked_out("\"$f\"")),
+        (
+            "git diff --outpu[t]=.git/config",
+            worked_out("--outpu[t]=.git/config"),
+        ),
+        ("git diff */*", worked_out("*/*")),
+        ("git diff ''*", worked_out("''*")),
+        ("git diff -- *.rs", worked_out("*.rs")),
+        ("git log -i*", worked_out("-i*")),
+        ("git log {-1,--outpu''t=x}", worked_out("{-1,--outpu''t=x}")),
+        ("git log | grep `id`", worked_out("`id`")),
+        ("$'git' diff --stat", worked_out("$'git'")),
+        // Variables that tell git where to read, what to run or where to write.
+        (
+            "GIT_EXTERNAL_DIFF=./x git diff --ext-diff",
+            set("GIT_EXTERNAL_DIFF"),
+        ),
+        ("GIT_TRACE=.git/config git status", set("GIT_TRACE")),
+        ("GIT_INDEX_FILE=x git status", set("GIT_INDEX_FILE")),
+        ("HOME=. git diff", set("HOME")),
+        ("env XDG_CONFIG_HOME=. git diff", set("XDG_CONFIG_HOME")),
+        // Read only, or what the shell leaves as it is.
+        ("git diff -O.order --stat", checked.clone()),
+        ("git log -O x", checked.clone()),
+        ("git format-patch --stdout -1", checked.clone()),
+        ("git show HEAD~1 HEAD^{tree} @{1}", checked.clone()),
+        ("git log --grep='^fix$' --format='%H $x'", checked.clone()),
+        ("git log --grep=fix*", checked.clone()),
+        ("git diff -- 'src/*.rs' src/*.rs", checked.clone()),
+        ("git log --format=%s$", checked.clone()),
+        ("git diff --no-index a b", checked.clone()),
+        ("git log -g --follow -- a", checked.clone()),
+        ("git diff --ext-diff --textconv", checked.clone()),
+    ] {
+        assert_eq!(reach(command), expected, "{command}");
     }
 }
 
