@@ -108,15 +108,14 @@ fn stats_row(app: &App, columns: usize, label: &str, value: String) -> Line<'sta
     ])
 }
 
-/// "5" or, with summary calls, "6 (1 summary)": every model call counts, the steps'
-/// and the summaries'.
-fn model_calls(steps: u32, summaries: u32) -> String {
+/// "5" or, with summary calls, "6 (1 summary)": the model calls made, the summaries'
+/// among them.
+fn model_calls(calls: u64, summaries: u32) -> String {
     if summaries == 0 {
-        return steps.to_string();
+        return calls.to_string();
     }
     format!(
-        "{} ({summaries} summar{})",
-        steps.saturating_add(summaries),
+        "{calls} ({summaries} summar{})",
         if summaries == 1 { "y" } else { "ies" }
     )
 }
@@ -138,7 +137,7 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
         row("turns", app.figures.stats().turns.to_string()),
         row(
             "model calls",
-            model_calls(app.figures.stats().steps, app.figures.stats().summary_calls),
+            model_calls(app.figures.stats().calls(), app.figures.stats().summary_calls),
         ),
         row("retries", app.figures.stats().retries.to_string()),
         row(
