@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use super::text::{Text, TextLayer};
 use crate::app::App;
 use crate::layers::history::message_range;
-use crate::popup::{centered, tokens};
+use crate::popup::{between_bars, centered, tokens};
 use crate::text::wrap;
 use miniagent_protocol::Op;
 
@@ -32,7 +32,8 @@ impl Text for SessionStats {
 
     fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
         let (lines, width) = stats_lines(app, size.width);
-        let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
+        let height = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2);
+        let small = centered(between_bars(size), width, height);
         (small, lines)
     }
 

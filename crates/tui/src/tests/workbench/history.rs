@@ -276,6 +276,85 @@ fn stats_count_only_the_model_calls_made() {
     );
 }
 
+/// Issue 26, a fresh-eyes finding: a `/stats` taller than the screen stands between the
+/// title bar and the status bar (which shows its keys), as the other overlays do, and
+/// scrolls; no character of the title is left beside it.
+#[test]
+fn tall_stats_stay_between_the_title_and_status_bars() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    busy_session(&mut app);
+    app.on_agent_event(Event::TurnComplete { text: "done".into() });
+    for (n, name) in [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "bash_output",
+        "bash_kill",
+        "record_note",
+        "recall_notes",
+        "delegate",
+        "get_skill",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        app.on_agent_event(Event::ToolCallRequested {
+            id: format!("x{n}"),
+            name: name.into(),
+            arguments: json!({}),
+            summary: String::new(),
+        });
+    }
+    let before = screen(&mut app, 80, 24);
+    app.submit("/stats".into());
+    app.on_agent_event(Event::HistorySnapshot {
+        snapshot: summarized_history(),
+    });
+    let text = screen(&mut app, 80, 24);
+    let rows: Vec<Vec<char>> = text.lines().map(|row| row.chars().collect()).collect();
+    // The box's corners: top left on the row under the title bar, bottom left on the row
+    // over the status bar (rows 0 and 23, each quoted).
+    let left = text
+        .lines()
+        .nth(1)
+        .and_then(|row| row.split("┏ Session statistics").next())
+        .map(|before| before.chars().count());
+    let corner = |row: usize| left.and_then(|left| rows.get(row)?.get(left).copied());
+    assert_eq!(
+        (
+            text.lines().next(),
+            corner(1),
+            corner(22),
+            text.lines().last().map(|row| row.contains("Esc/q close")),
+        ),
+        (before.lines().next(), Some('┏'), Some('┗'), Some(true)),
+        "{text}"
+    );
+    assert_screen!("stats_tall_80x24", text);
+    // It scrolls to its last row.
+    app.on_key(key(KeyCode::End));
+    let end = screen(&mut app, 80, 24);
+    assert!(
+        !text.contains("write_file") && end.contains("write_file"),
+        "{end}"
+    );
+    // So do the other overlays that size to their text, on a screen too short for it.
+    app.on_key(key(KeyCode::Esc));
+    for command in ["/stats", "/version", "/theme", "/approvals"] {
+        let before = screen(&mut app, 60, 6);
+        app.submit(command.into());
+        let text = screen(&mut app, 60, 6);
+        let edges = |text: &str| {
+            let last = text.lines().last().map(|row| row.starts_with("\" ctx "));
+            (text.lines().next().map(str::to_string), last)
+        };
+        assert_eq!(edges(&text), edges(&before), "{command}: {text}");
+        app.on_key(key(KeyCode::Esc));
+        assert!(app.layers.is_empty(), "{command}");
+    }
+}
+
 #[test]
 fn the_status_bar_marks_compactions() {
     let workspace = TempDir::new();
