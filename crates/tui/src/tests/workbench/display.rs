@@ -485,3 +485,37 @@ fn a_failed_calls_error_shows_escapes_as_its_row_does() {
         "{detail}"
     );
 }
+
+/// Issue 26, a fresh-eyes finding: a notice that wraps keeps its two-column indent on
+/// every row (the opening note about miniagent's folders in /tmp at 80 columns), for
+/// every kind: a note, a warning, an error, and the lines of a notice of several.
+#[test]
+fn wrapped_notices_keep_their_indent() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::Notice {
+        message: "sandboxed commands may write anywhere inside /tmp, and miniagent's own folders are there: /tmp/miniagent-test-1; a command could change its settings, sessions or saved results. Keep MINIAGENT_CONFIG_DIR and MINIAGENT_DATA_DIR elsewhere".into(),
+    });
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::Retrying {
+        attempt: 1,
+        max_attempts: 3,
+        delay_ms: 800,
+        reason: "HTTP 500 from the provider: scripted server: script exhausted (request #2 to /v1/messages)"
+            .into(),
+        discard_partial: false,
+    });
+    app.on_agent_event(Event::Error {
+        message: "the model call failed: HTTP 500 from the provider: scripted server: script exhausted (request #5 to /v1/messages)\nsecond line of the error".into(),
+    });
+    let text = screen(&mut app, 80, 24);
+    // The conversation's rows of the notices, inside its borders.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("\"│")?.strip_suffix("│\""))
+        .filter(|row| !row.trim().is_empty() && !row.starts_with("› you") && !row.starts_with("go "))
+        .collect();
+    let at_margin: Vec<&&str> = rows.iter().filter(|row| !row.starts_with("  ")).collect();
+    assert_eq!((rows.len(), at_margin), (9, Vec::<&&str>::new()), "{text}");
+    assert_screen!("wrapped_notices_80x24", text);
+}
