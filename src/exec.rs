@@ -361,7 +361,9 @@ impl Printer {
         match self.refusals.remove(id) {
             Some(refused) => (format!(" {}", refusal(refused.fix)), refused.why),
             None if ok => (String::new(), None),
-            None => (format!(" — {}", preview_line(&clean(output), chars)), None),
+            // As the model got it: an escape left in it (a path in `read_file`'s error) is
+            // shown as its call's arguments show it, so the error names the same file.
+            None => (format!(" — {}", preview_line(&visible(output), chars)), None),
         }
     }
 
@@ -561,7 +563,7 @@ impl Printer {
                 // A sub-agent's line shows its output whether or not the call failed.
                 let (detail, why) = match self.refusals.remove(id) {
                     Some(refused) => (format!(" {}", refusal(refused.fix)), refused.why),
-                    None => (format!(" {}", preview_line(&clean(output_preview), 80)), None),
+                    None => (format!(" {}", preview_line(&visible(output_preview), 80)), None),
                 };
                 self.line(&format!("  ↳ {agent} {mark} {name} ({duration_ms} ms){detail}"));
                 self.why_line(why, "  ");

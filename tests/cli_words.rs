@@ -103,6 +103,49 @@ fn exec_shows_escapes_in_arguments_and_cuts_long_tool_names() {
     );
 }
 
+/// Issue 26, a fresh-eyes finding: a failed call's error is printed with the escape
+/// shown as its arguments show it (`a0␛[31m.txt`), the text the model got: not stripped
+/// to the name of another file, never raw.
+#[test]
+fn exec_shows_escapes_in_a_failed_calls_error_as_in_its_arguments() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("r1", "read_file", r#"{"path": "a0\u001b[31m.txt"}"#),
+        Reply::text("Done."),
+    ]);
+    let (output, _workspace) = exec_against(&server, &["--approval", "full-auto"], "read it");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        server.last_block(1),
+        serde_json::json!({
+            "type": "tool_result",
+            "tool_use_id": "r1",
+            "content": "file not found: a0\u{1b}[31m.txt",
+            "is_error": true,
+            "cache_control": {"type": "ephemeral"},
+        })
+    );
+    let calls: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.starts_with(['✓', '✗']))
+        .map(|l| {
+            // The duration varies.
+            let at = l.find(" ms)").unwrap();
+            let open = l[..at].rfind('(').unwrap();
+            format!("{}(N{}", &l[..open], &l[at..])
+        })
+        .collect();
+    assert_eq!(
+        (calls, text(&output.stdout)),
+        (
+            vec!["✗ read_file a0␛[31m.txt (N ms) — file not found: a0␛[31m.txt".to_string()],
+            "Done.\n".to_string()
+        ),
+        "{stderr}"
+    );
+}
+
 /// A session whose log cannot be written (its folder is a file) is not named as one to
 /// continue: the notice says it is not recorded, and no resume hint follows.
 #[test]

@@ -392,3 +392,54 @@ fn compact_now_reports_once_and_the_inspectors_title_is_whole_in_tmux() {
     tmux.wait_for("the inspector closed", |s| !s.contains("History · "));
     tmux.quit_with_ctrl_d();
 }
+
+/// Issue 26, a fresh-eyes finding on the real binary: `/stats` counts the requests the
+/// server received. A message refused before its request was sent (the history no longer
+/// fits and compaction is off) and a `/compact` that could not compact add none.
+#[test]
+fn stats_count_the_requests_the_server_received_in_tmux() {
+    // Varied, so the repetition guard lets it be: about 9000 tokens.
+    let rows: Vec<String> = (1..=2000).map(|i| format!("row {i}")).collect();
+    let server = ScriptedServer::start_blocking(vec![Reply::text(format!("Listed: {}", rows.join(", ")))]);
+    let workspace = TempDir::new();
+    let home = TempDir::new();
+    home.write(
+        "config.toml",
+        "[agent]\ntoken_limit = 9000\ncompaction = \"off\"\n\n[model]\nmax_output_tokens = 2000\n",
+    );
+    let tmux = Tmux::start(&workspace);
+    tmux.ok(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Ask miniagent");
+    tmux.send("list the rows");
+    tmux.wait_for("the answer", |s| s.contains("row 2000") && s.contains("● ready"));
+    tmux.send("again");
+    tmux.wait_for_text("the request was not sent: the prompt needs about");
+    tmux.send("/compact");
+    tmux.wait_for_text("cannot compact further");
+    tmux.send("/stats");
+    // Its history figures come with the agent's answer.
+    let stats = tmux.wait_for_text("prompt by role");
+    let row = |label: &str| {
+        stats
+            .lines()
+            .find_map(|line| line.split('┃').find(|cell| cell.starts_with(label)))
+            // The label's 22 columns, then the value up to the gap before the history's.
+            .map(|cell| {
+                let (label, value) = cell.split_at(22.min(cell.len()));
+                format!("{label}{}", value.split("  ").next().unwrap_or_default())
+            })
+    };
+    assert_eq!(
+        (row("turns"), row("model calls"), server.request_count()),
+        (
+            Some("turns                 2".to_string()),
+            Some("model calls           1".to_string()),
+            1
+        ),
+        "{stats}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the statistics closed", |s| !s.contains("Session statistics"));
+    tmux.quit_with_ctrl_d();
+}

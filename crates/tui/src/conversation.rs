@@ -602,9 +602,14 @@ fn render_entry(
                 NoticeKind::Warning => theme.warning,
                 NoticeKind::Error => theme.error,
             };
-            let text = miniagent_text::clean(text);
-            let body = vec![Line::from(Span::styled(format!("  {text}"), style))];
-            wrap::wrap_lines(&body, width)
+            // Set in by two columns, every row of it: a continuation at the margin would
+            // read as the start of something else.
+            miniagent_text::clean(text)
+                .split('\n')
+                .flat_map(|line| {
+                    wrap::wrap_indented(&Line::from(Span::styled(line.to_string(), style)), width, 2)
+                })
+                .collect()
         }
     };
     // A blank line between messages.

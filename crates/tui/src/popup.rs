@@ -37,6 +37,17 @@ pub fn tokens(count: u64) -> String {
     miniagent_protocol::short_count(count)
 }
 
+/// Where an overlay stands: the screen between the title bar (its first row) and the
+/// status bar (its last), which stay in sight, the status bar with the overlay's keys.
+/// A rectangle centred in it is where it would be on the whole screen, unless taller.
+pub fn between_bars(size: Rect) -> Rect {
+    Rect {
+        y: size.y.saturating_add(1).min(size.bottom()),
+        height: size.height.saturating_sub(2),
+        ..size
+    }
+}
+
 /// A centred rectangle of at most `width` × `height` inside `area`.
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);

@@ -16,13 +16,13 @@ use super::text::wrap;
 use super::theme::Theme;
 use miniagent_protocol::ToolOutcome;
 
-/// One line of a call (its arguments, why it failed) as its row shows it: escape
-/// sequences removed, and every blank that is not a space shown as what it is (a
-/// no-break or ideographic space in a command reads as a plain one otherwise), a newline
-/// as `␊`.
+/// One line of a call (its arguments, why it failed) as its row shows it: an escape
+/// sequence shown as what it is (`␛[31m`: a path holding one is another file than the
+/// one named without it, and the error the model got names it so), and every blank that
+/// is not a space too (a no-break or ideographic space in a command reads as a plain one
+/// otherwise), a newline as `␊`.
 pub fn shown_line(text: &str) -> String {
-    let clean = miniagent_text::clean(text);
-    miniagent_text::exact(&clean).replace('\n', "\u{240a}")
+    miniagent_text::exact(text).replace('\n', "\u{240a}")
 }
 
 /// Columns of a refusal's reason on a call's line.
@@ -497,7 +497,8 @@ mod tests {
                 outcome: Some("denied by you: not now".into()),
             })
         );
-        // A failure's line comes from the tool's output: what reaches the screen is inert.
+        // A failure's line comes from the tool's output: what reaches the screen is inert,
+        // its escapes shown as the model got them.
         timeline.requested("c", "bash", &json!({}), "");
         timeline.finished(
             "c",
@@ -508,7 +509,7 @@ mod tests {
         );
         assert_eq!(
             timeline.tool_line("c", now).and_then(|line| line.outcome),
-            Some("exit code 1 · bad".into())
+            Some("exit code 1 · ␛]0;pwned␇bad␛[2J".into())
         );
         // A call that succeeded has no such line.
         timeline.requested("d", "bash", &json!({}), "");

@@ -51,8 +51,22 @@ pub struct Stats {
     pub steps: u32,
     /// Summary calls (each announced by `compaction_started`): model calls too.
     pub summary_calls: u32,
+    /// Model calls the agent made, as each turn's `TurnUsage` counts them (its steps,
+    /// summaries, report and sub-agents'), plus those of `/compact` and of a turn that
+    /// never reported. A step refused before its request was sent is not one.
+    pub model_calls: u64,
+    /// Calls announced since the last report (the running turn's steps and summaries, a
+    /// `/compact`'s summaries): counted until a `TurnUsage` says how many were made.
+    pub unreported_calls: u64,
     pub tool_calls: BTreeMap<String, u32>,
     pub retries: u32,
+}
+
+impl Stats {
+    /// The model calls made so far, the running turn's as announced.
+    pub fn calls(&self) -> u64 {
+        self.model_calls.saturating_add(self.unreported_calls)
+    }
 }
 
 /// The session's figures: tokens and counters.
@@ -105,6 +119,9 @@ impl Figures {
 
     /// A turn started; returns its number in the session.
     pub(crate) fn turn_started(&mut self) -> u32 {
+        // What came before it will not be reported: a `/compact`'s summaries, a turn
+        // whose recording ends before its usage.
+        self.stats.model_calls += std::mem::take(&mut self.stats.unreported_calls);
         self.stats.turns += 1;
         self.stats.turns
     }
@@ -112,6 +129,7 @@ impl Figures {
     /// A step (one model call) started; returns the session's turn it belongs to.
     pub(crate) fn step_started(&mut self) -> u32 {
         self.stats.steps += 1;
+        self.stats.unreported_calls += 1;
         self.stats.turns
     }
 
@@ -125,6 +143,7 @@ impl Figures {
 
     pub(crate) fn summary_called(&mut self) {
         self.stats.summary_calls += 1;
+        self.stats.unreported_calls += 1;
     }
 
     /// The model reported its usage (`Event::TokenUsage`).
@@ -184,6 +203,11 @@ impl Figures {
         else {
             return;
         };
+        // The agent's count replaces the calls its events announced: a step refused
+        // before sending was announced but never made; a report or a sub-agent's call
+        // was made unannounced.
+        self.stats.model_calls += model_calls;
+        self.stats.unreported_calls = 0;
         self.tokens.last_turn = Some(TurnFigures {
             model_calls,
             input: input_tokens,

@@ -72,9 +72,9 @@ impl Layer for ApprovalsLayer {
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
         let lines = rule_lines(app, self.selected);
         let area = centered(
-            size,
+            crate::popup::between_bars(size),
             70.min(size.width),
-            (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(4)).min(size.height),
+            u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(4),
         );
         popup(buf, area, &self.title(), lines, 0, app, true);
     }

@@ -131,9 +131,9 @@ impl crate::layers::Layer for FirstRun {
         let width = 90.min(size.width);
         let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();
         let small = centered(
-            size,
+            crate::popup::between_bars(size),
             width,
-            u16::try_from(rows + 2).unwrap_or(u16::MAX).min(size.height),
+            u16::try_from(rows + 2).unwrap_or(u16::MAX),
         );
         popup(buf, small, &self.title(), lines, 0, app, true);
     }

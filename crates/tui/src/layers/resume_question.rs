@@ -130,9 +130,9 @@ impl Layer for ResumeQuestion {
         let width = 90.min(size.width);
         let rows = wrap::wrap_lines(&lines, width.saturating_sub(2)).len();
         let small = centered(
-            size,
+            crate::popup::between_bars(size),
             width,
-            (u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)).min(size.height),
+            u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2),
         );
         popup(buf, small, &self.title(), lines, 0, app, true);
     }

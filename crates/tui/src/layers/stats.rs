@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use super::text::{Text, TextLayer};
 use crate::app::App;
 use crate::layers::history::message_range;
-use crate::popup::{centered, tokens};
+use crate::popup::{between_bars, centered, tokens};
 use crate::text::wrap;
 use miniagent_protocol::Op;
 
@@ -32,7 +32,8 @@ impl Text for SessionStats {
 
     fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
         let (lines, width) = stats_lines(app, size.width);
-        let small = centered(size, width, (lines.len() as u16 + 2).min(size.height));
+        let height = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2);
+        let small = centered(between_bars(size), width, height);
         (small, lines)
     }
 
@@ -108,15 +109,14 @@ fn stats_row(app: &App, columns: usize, label: &str, value: String) -> Line<'sta
     ])
 }
 
-/// "5" or, with summary calls, "6 (1 summary)": every model call counts, the steps'
-/// and the summaries'.
-fn model_calls(steps: u32, summaries: u32) -> String {
+/// "5" or, with summary calls, "6 (1 summary)": the model calls made, the summaries'
+/// among them.
+fn model_calls(calls: u64, summaries: u32) -> String {
     if summaries == 0 {
-        return steps.to_string();
+        return calls.to_string();
     }
     format!(
-        "{} ({summaries} summar{})",
-        steps.saturating_add(summaries),
+        "{calls} ({summaries} summar{})",
         if summaries == 1 { "y" } else { "ies" }
     )
 }
@@ -138,7 +138,7 @@ fn session_stats(app: &App) -> Vec<Line<'static>> {
         row("turns", app.figures.stats().turns.to_string()),
         row(
             "model calls",
-            model_calls(app.figures.stats().steps, app.figures.stats().summary_calls),
+            model_calls(app.figures.stats().calls(), app.figures.stats().summary_calls),
         ),
         row("retries", app.figures.stats().retries.to_string()),
         row(

@@ -98,9 +98,9 @@ impl Layer for ThemesLayer {
             })
             .collect();
         let area = centered(
-            size,
+            crate::popup::between_bars(size),
             50.min(size.width),
-            (u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2)).min(size.height),
+            u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2),
         );
         popup(buf, area, &self.title(), lines, 0, app, false);
     }

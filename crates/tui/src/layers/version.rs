@@ -95,7 +95,7 @@ impl Text for Version {
             })
             .collect();
         let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2);
-        let area = centered(size, 90.min(size.width), rows.min(size.height));
+        let area = centered(crate::popup::between_bars(size), 90.min(size.width), rows);
         (area, lines)
     }
 

@@ -104,6 +104,11 @@ fn busy_session(app: &mut Bench) {
             total_cache_write_tokens: 60_000,
             cost_usd: Some(0.4213),
         },
+        Event::StepStarted { step: 2, max_steps: 50 },
+        Event::ThinkingDelta { delta: "Tests pass; now read the README.".into() },
+        Event::ToolCallRequested { id: "t2".into(), name: "read_file".into(), arguments: json!({"path": "README.md"}), summary: "README.md".into() },
+        Event::ToolCallStarted { id: "t2".into(), name: "read_file".into() },
+        // What the agent reports last: its two steps' calls.
         Event::TurnUsage {
             model_calls: 2,
             input_tokens: 120_000,
@@ -112,10 +117,6 @@ fn busy_session(app: &mut Bench) {
             cache_write_tokens: 60_000,
             cost_usd: Some(0.4213),
         },
-        Event::StepStarted { step: 2, max_steps: 50 },
-        Event::ThinkingDelta { delta: "Tests pass; now read the README.".into() },
-        Event::ToolCallRequested { id: "t2".into(), name: "read_file".into(), arguments: json!({"path": "README.md"}), summary: "README.md".into() },
-        Event::ToolCallStarted { id: "t2".into(), name: "read_file".into() },
     ];
     for event in events {
         app.on_agent_event(event);

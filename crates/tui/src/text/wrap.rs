@@ -137,6 +137,26 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// `line` wrapped to `width` columns with `indent` spaces before every row, the first and
+/// each continuation, so a block set in from the margin stays set in (unless the width
+/// leaves no room for it).
+pub fn wrap_indented(line: &Line<'_>, width: u16, indent: u16) -> Vec<Line<'static>> {
+    let indent = if width > indent.saturating_add(1) {
+        indent
+    } else {
+        0
+    };
+    let pad = " ".repeat(usize::from(indent));
+    wrap_line(line, width - indent)
+        .into_iter()
+        .map(|row| {
+            let mut spans = vec![Span::raw(pad.clone())];
+            spans.extend(row.spans);
+            Line { spans, ..row }
+        })
+        .collect()
+}
+
 /// Every line of `lines` wrapped to `width` columns; see [`wrap_line`].
 pub fn wrap_lines(lines: &[Line<'_>], width: u16) -> Vec<Line<'static>> {
     lines.iter().flat_map(|line| wrap_line(line, width)).collect()

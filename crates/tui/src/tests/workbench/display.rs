@@ -428,3 +428,94 @@ fn calls_show_blanks_that_are_not_spaces() {
     assert_screen!("blanks_that_are_not_spaces_160x48", wide);
     assert_screen!("blanks_that_are_not_spaces_80x24", screen(&mut app, 80, 24));
 }
+
+/// Issue 26, a fresh-eyes finding: an escape in a failed call's path shows on its row
+/// (conversation and Tools pane) and in its error as the model got it (`a0␛[31m.txt`),
+/// never stripped to the name of another file.
+#[test]
+fn a_failed_calls_error_shows_escapes_as_its_row_does() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let path = "a0\u{1b}[31m.txt";
+    app.on_agent_event(Event::TurnStarted {
+        text: "read it".into(),
+    });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "r1".into(),
+        name: "read_file".into(),
+        arguments: json!({ "path": path }),
+        summary: path.into(),
+    });
+    let error = format!("file not found: {path}");
+    app.on_agent_event(Event::ToolCallFinished {
+        id: "r1".into(),
+        name: "read_file".into(),
+        ok: false,
+        outcome: ToolOutcome::Error,
+        duration_ms: 0,
+        output_preview: error.clone(),
+        output: error,
+        effects: Vec::new(),
+    });
+    app.layout.focus_on(Pane::Timeline);
+    // Each row naming the file, between its pane's borders.
+    let rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .flat_map(|line| line.split(['│', '┃']))
+            .filter(|cell| cell.contains("a0"))
+            .map(|cell| cell.trim().to_string())
+            .collect()
+    };
+    let wide = screen(&mut app, 160, 48);
+    let narrow = screen(&mut app, 80, 24);
+    let conversation = [
+        "✗ read_file a0␛[31m.txt  0 ms".to_string(),
+        "└ file not found: a0␛[31m.txt".to_string(),
+    ];
+    let mut with_tools = conversation.to_vec();
+    with_tools.push("✗ read_file a0␛[31m.txt                   0 ms".to_string());
+    assert_eq!((rows(&wide), rows(&narrow)), (with_tools, conversation.to_vec()));
+    assert_screen!("failed_call_escapes_160x48", wide);
+    assert_screen!("failed_call_escapes_80x24", narrow);
+    // Its detail shows the result the model got, the same way.
+    app.on_key(key(KeyCode::Enter));
+    let detail = screen(&mut app, 80, 24);
+    assert!(
+        rows(&detail).contains(&"file not found: a0␛[31m.txt".to_string()),
+        "{detail}"
+    );
+}
+
+/// Issue 26, a fresh-eyes finding: a notice that wraps keeps its two-column indent on
+/// every row (the opening note about miniagent's folders in /tmp at 80 columns), for
+/// every kind: a note, a warning, an error, and the lines of a notice of several.
+#[test]
+fn wrapped_notices_keep_their_indent() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::Notice {
+        message: "sandboxed commands may write anywhere inside /tmp, and miniagent's own folders are there: /tmp/miniagent-test-1; a command could change its settings, sessions or saved results. Keep MINIAGENT_CONFIG_DIR and MINIAGENT_DATA_DIR elsewhere".into(),
+    });
+    app.on_agent_event(Event::TurnStarted { text: "go".into() });
+    app.on_agent_event(Event::Retrying {
+        attempt: 1,
+        max_attempts: 3,
+        delay_ms: 800,
+        reason: "HTTP 500 from the provider: scripted server: script exhausted (request #2 to /v1/messages)"
+            .into(),
+        discard_partial: false,
+    });
+    app.on_agent_event(Event::Error {
+        message: "the model call failed: HTTP 500 from the provider: scripted server: script exhausted (request #5 to /v1/messages)\nsecond line of the error".into(),
+    });
+    let text = screen(&mut app, 80, 24);
+    // The conversation's rows of the notices, inside its borders.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("\"│")?.strip_suffix("│\""))
+        .filter(|row| !row.trim().is_empty() && !row.starts_with("› you") && !row.starts_with("go "))
+        .collect();
+    let at_margin: Vec<&&str> = rows.iter().filter(|row| !row.starts_with("  ")).collect();
+    assert_eq!((rows.len(), at_margin), (9, Vec::<&&str>::new()), "{text}");
+    assert_screen!("wrapped_notices_80x24", text);
+}
