@@ -1,8 +1,9 @@
 //! The real binary in tmux against the scripted server: the first frame, a streamed
 //! answer, an approved command, a denied write with its reason, keys typed while an
 //! approval opens, a failed command's exit status, Esc during a long tool,
-//! resizes, and a clean shell after quitting; then a recorded session resumed, picked and
-//! replayed; and an old call's result and output read back from the session log.
+//! resizes, long typed bursts taken in whole, and a clean shell after quitting; then a
+//! recorded session resumed, picked and replayed; and an old call's result and output
+//! read back from the session log.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::support;
@@ -211,6 +212,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
         .collect()
 }
 
+#[path = "tmux_workbench/bursts.rs"]
+mod bursts;
 #[path = "tmux_workbench/keys.rs"]
 mod keys;
 #[path = "tmux_workbench/resize.rs"]

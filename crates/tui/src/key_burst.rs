@@ -33,6 +33,13 @@ impl<S> KeyBursts<S> {
     }
 }
 
+impl KeyBursts<crate::term_input::TerminalInput> {
+    /// Whether events that have arrived are still to be handed out.
+    pub(crate) fn has_waiting(&self) -> bool {
+        !self.ready.is_empty() || self.inner.has_waiting()
+    }
+}
+
 impl<S> Stream for KeyBursts<S>
 where
     S: Stream<Item = std::io::Result<Event>> + Unpin,

@@ -28,6 +28,7 @@ pub mod render;
 pub(crate) mod replay;
 pub mod run;
 pub(crate) mod scroll;
+mod term_input;
 pub(crate) mod terminal;
 pub mod text;
 pub mod theme;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
-use crossterm::event::{Event as TermEvent, EventStream};
+use crossterm::event::Event as TermEvent;
 use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
@@ -16,6 +16,7 @@ use super::app::{Action, App, AppSettings};
 use super::layers::first_run::FirstRun;
 use super::layers::trust::TrustPrompt;
 use super::pacing::FramePacer;
+use super::term_input::TerminalInput;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::{render, text::highlight};
@@ -359,7 +360,8 @@ async fn event_loop(
     // What the handlers asked for and the loop has not carried out yet.
     mut actions: Vec<Action>,
 ) -> anyhow::Result<Ended> {
-    let mut terminal_events = crate::key_burst::KeyBursts::new(EventStream::new());
+    let mut terminal_events =
+        crate::key_burst::KeyBursts::new(TerminalInput::spawn().context("cannot read the terminal")?);
     let mut sigterm = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
     let mut pacer = FramePacer::new();
@@ -380,7 +382,8 @@ async fn event_loop(
         }
         // Frames are paced by the wall clock (a replay's app keeps the replay's time).
         let wall = Instant::now();
-        if pacer.due(wall) {
+        // Keys that arrived together are all taken before the frame that shows them.
+        if pacer.due(wall) && !terminal_events.has_waiting() {
             draw_frame(guard, app, &mut pacer, wall)?;
             if !warmed {
                 warmed = true;

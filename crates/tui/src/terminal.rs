@@ -11,7 +11,10 @@ use crossterm::event::{
     EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use crossterm::style::{Attribute, SetAttribute};
+use crossterm::terminal::{
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -62,7 +65,31 @@ pub fn check(term: Option<&str>) -> Result<(), NoTerminal> {
 pub struct TerminalGuard {
     /// Buffered so that a frame reaches the terminal in one write (standard output on
     /// its own flushes every kilobyte or newline, and terminals may show the pieces).
-    pub terminal: Terminal<CrosstermBackend<BufWriter<Stdout>>>,
+    pub terminal: Terminal<CrosstermBackend<BufWriter<WhileActive<Stdout>>>>,
+}
+
+/// Standard output while the workbench holds the terminal; once the modes are left (on
+/// quitting, or by the panic hook before a panic unwinds through the guard), what is
+/// still written (a half-built frame flushed as the guard drops, ratatui showing its
+/// cursor) is dropped instead of reaching the shell's screen.
+pub struct WhileActive<W>(W);
+
+impl<W: Write> Write for WhileActive<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if ACTIVE.load(Ordering::SeqCst) {
+            self.0.write(buf)
+        } else {
+            Ok(buf.len())
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if ACTIVE.load(Ordering::SeqCst) {
+            self.0.flush()
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl TerminalGuard {
@@ -92,7 +119,8 @@ impl TerminalGuard {
         {
             ENHANCED.store(true, Ordering::SeqCst);
         }
-        let backend = CrosstermBackend::new(BufWriter::with_capacity(FRAME_BUFFER_BYTES, stdout));
+        let backend =
+            CrosstermBackend::new(BufWriter::with_capacity(FRAME_BUFFER_BYTES, WhileActive(stdout)));
         let terminal = match Terminal::new(backend) {
             Ok(terminal) => terminal,
             Err(err) => {
@@ -130,6 +158,11 @@ pub fn restore() {
         DisableFocusChange,
         DisableMouseCapture,
         DisableBracketedPaste,
+        // The alternate screen is emptied before it is left: tmux 3.3 rewraps it to the
+        // size it had on entry as it leaves it, and after the window grew, rows wider
+        // than that spilled into the shell's screen. Nothing of it is kept anyway.
+        SetAttribute(Attribute::Reset),
+        Clear(ClearType::All),
         LeaveAlternateScreen,
         crossterm::cursor::Show
     );
@@ -185,5 +218,16 @@ mod tests {
             !ends_the_workbench(worker),
             "a worker's panic leaves the screen alone"
         );
+    }
+
+    /// Once the modes are left, the frame writer takes bytes and sends none on.
+    #[test]
+    fn nothing_is_written_once_the_terminal_is_restored() {
+        restore();
+        let mut out = BufWriter::new(WhileActive(Vec::new()));
+        out.write_all(b"\x1b[2J half a frame").expect("taken");
+        out.flush().expect("flushed");
+        let inner = out.into_inner().map_err(|err| err.to_string()).expect("flushed");
+        assert_eq!(inner.0, Vec::<u8>::new());
     }
 }
