@@ -306,6 +306,9 @@ fn the_demos_compaction_names_the_messages_its_summary_covers() {
     }
     assert!(!pairs.is_empty(), "the demo shows a compaction");
     for (reason, named) in pairs {
-        assert!(reason.starts_with(&format!("summarizing {named} (")), "{reason} / {named}");
+        assert!(
+            reason.starts_with(&format!("summarizing {named} (")),
+            "{reason} / {named}"
+        );
     }
 }

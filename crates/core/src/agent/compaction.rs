@@ -377,15 +377,28 @@ async fn summarize_down(
         let Some(((start, end), _)) = best_run(session, keep_recent, output, MIN_SUMMARY_TOKENS) else {
             break;
         };
-        summarize(session, context, start, end, target, done).await?;
         calls += 1;
-        let after = prompt_size(session, context);
-        if after >= size {
-            break;
+        match summarize_from(session, context, (start, end), target, done, size).await? {
+            Some(after) => size = after,
+            None => break,
         }
-        size = after;
     }
     Ok(size)
+}
+
+/// Summarizes `start..end`; returns the prompt's size after, or `None` when it did not
+/// come down from `size` (nothing shorter could be written).
+async fn summarize_from(
+    session: &mut Session,
+    context: &TurnContext,
+    (start, end): (usize, usize),
+    target: u64,
+    done: &mut Compacted,
+    size: u64,
+) -> Result<Option<u64>, BudgetFailure> {
+    summarize(session, context, start, end, target, done).await?;
+    let after = prompt_size(session, context);
+    Ok((after < size).then_some(after))
 }
 
 /// Over the budget: summary calls only while the estimate says they bring the prompt
@@ -419,13 +432,11 @@ async fn summarize_over_budget(
         else {
             break;
         };
-        summarize(session, context, start, end, target, done).await?;
         calls += 1;
-        let after = prompt_size(session, context);
-        if after >= size {
-            break;
+        match summarize_from(session, context, (start, end), target, done, size).await? {
+            Some(after) => size = after,
+            None => break,
         }
-        size = after;
     }
     Ok((size, calls))
 }
