@@ -139,18 +139,20 @@ async fn long_prompts_on_a_small_budget_never_end_the_session() {
     );
 }
 
-/// A message that fits alone but not with what the older history can be summarized to
-/// is refused without a summary call, taken back out of the session (the next request
-/// and the session log do not hold it) and given back with [`Event::PromptReturned`]; the
-/// error names the ways out.
+/// A message that fits alone but not beside what the older history could at best be
+/// summarized to is refused without a summary call, taken back out of the session (the
+/// next request and the session log do not hold it, and it is not counted as a turn) and
+/// given back with [`Event::PromptReturned`]; the error names what fills the budget and
+/// the ways out.
 #[tokio::test]
 async fn a_message_that_cannot_be_sent_is_taken_back_and_given_back() {
-    let server = ScriptedServer::start(vec![
-        Reply::text("Noted."),
-        Reply::text("Noted again."),
-        Reply::text("Here is the short answer."),
-    ])
-    .await;
+    // About 55 tokens: too short a run to summarize, and a summary of it and "hi" would
+    // win back a few tokens at best.
+    let noted = "Noted: I will keep what you said in mind, read the files you name when you name them, \
+                 and answer when you ask a question about them, briefly and without guessing at what \
+                 you meant or repeating your words back to you.";
+    let server =
+        ScriptedServer::start(vec![Reply::text(noted), Reply::text("Here is the short answer.")]).await;
     server.answer_toolless_with(Reply::text("A summary."));
     let data = TempDir::new();
     let log = session_log_in(&data);
@@ -158,15 +160,12 @@ async fn a_message_that_cannot_be_sent_is_taken_back_and_given_back() {
     let counter = TokenCounter::new(Encoding::Cl100kBase);
     agent.turn("hi").await;
     // What the system prompt, the tools and the first exchange take.
-    let first = estimate(&server.requests()[0], &counter);
-    // About 2,500 tokens of earlier messages: a summary of them is reckoned at a third.
-    let earlier = format!("context {}", long_prompt(0).repeat(3));
-    agent.turn(&earlier).await;
+    let first = estimate(&server.requests()[0], &counter) + counter.count(noted);
     let requests_before = server.requests().len();
-    // Fits alone, with the system prompt and tools, but not beside the earlier messages
-    // or anything they can be summarized to.
+    // Fits alone, with the system prompt and tools, but not beside the first exchange,
+    // which no summary (a few dozen tokens at best) could make room beside.
     let mut refused = String::from("refused");
-    while counter.count(&refused) + first < BUDGET - 300 {
+    while counter.count(&refused) + first < BUDGET + 30 {
         refused.push_str(" more words to read");
     }
     let events = agent.turn(&refused).await;
@@ -187,15 +186,21 @@ async fn a_message_that_cannot_be_sent_is_taken_back_and_given_back() {
     assert!(
         message.starts_with(
             "the message was not sent, and was taken back out of the session: the prompt needs about"
-        ),
-        "{message}"
-    );
-    assert!(
-        message.contains("your latest message about")
+        ) && message.contains("compaction cannot make room for it: the system prompt and tools take about")
+            && message.contains("your latest message about")
             && message.ends_with(
-                "Send something shorter, start a new session (/clear in the workbench), or raise agent.token_limit"
+                "Send something shorter, start a new session (/clear), or raise agent.token_limit"
             ),
         "{message}"
+    );
+    // The gauge no longer counts it.
+    let gauge = events.iter().rev().find_map(|e| match e {
+        Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
+        _ => None,
+    });
+    assert!(
+        gauge.is_some_and(|tokens| tokens < first + 20),
+        "{gauge:?}, first {first}"
     );
     // The session goes on without it.
     let events = agent.turn("a short question").await;
@@ -207,23 +212,76 @@ async fn a_message_that_cannot_be_sent_is_taken_back_and_given_back() {
     );
     let last = server.requests().last().unwrap().body["messages"].to_string();
     assert!(
-        last.contains("a short question") && last.contains("context turn 0"),
+        last.contains("a short question") && last.contains("Noted: I will"),
         "{last}"
     );
     assert!(!last.contains("refused more words"), "{last}");
     agent.send(Op::Shutdown);
     agent.wait_for(|e| matches!(e, Event::ShutdownComplete)).await;
-    let recorded = session::load::messages(&log.path().expect("a log was written")).unwrap();
+    let path = log.path().expect("a log was written");
+    let recorded = session::load::messages(&path).unwrap();
     let texts: Vec<String> = recorded.iter().map(|m| m.text()).collect();
     assert_eq!(
         texts,
-        [
-            "hi",
-            "Noted.",
-            earlier.as_str(),
-            "Noted again.",
-            "a short question",
-            "Here is the short answer."
-        ]
+        ["hi", noted, "a short question", "Here is the short answer."]
+    );
+    let info = miniagent_core::api::session_info(&path).unwrap();
+    assert_eq!((info.turns, info.first_prompt.as_deref()), (2, Some("hi")));
+}
+
+/// A chat of short turns once the budget is full (a fresh-eyes tester saw 137 summary
+/// calls in 150 turns, each summarizing one 128-token answer to get 84 tokens under the
+/// budget, and a new cached prefix every turn): one call summarizes the older history down
+/// to the mark, the person's short messages kept word for word in it, and the chat goes
+/// on for many turns before the next.
+#[tokio::test]
+async fn a_full_budget_of_short_turns_is_summarized_once_to_the_mark() {
+    const TURNS: usize = 90;
+    let answer = |turn: usize| {
+        let words: Vec<String> = (0..60).map(|j| format!("lorem{j}")).collect();
+        format!("answer {turn}: {}", words.join(" "))
+    };
+    let server = ScriptedServer::start((0..TURNS).map(|turn| Reply::text(answer(turn))).collect()).await;
+    server.answer_toolless_with(Reply::text(
+        "The person asked short numbered questions; each got a lorem answer.",
+    ));
+    let mut agent = Harness::start(small_budget(&server));
+    let counter = TokenCounter::new(Encoding::Cl100kBase);
+    let mut calls_per_turn = Vec::new();
+    for turn in 0..TURNS {
+        let before = server.requests().len();
+        let events = agent.turn(&format!("short question {turn} please")).await;
+        assert_eq!(
+            events.last(),
+            Some(&Event::TurnComplete { text: answer(turn) }),
+            "turn {turn}"
+        );
+        let requests = server.requests();
+        calls_per_turn.push(
+            requests[before..]
+                .iter()
+                .filter(|r| is_summary_request(r))
+                .count(),
+        );
+        let sent = requests.last().unwrap();
+        assert!(estimate(sent, &counter) <= BUDGET, "turn {turn}");
+    }
+    let summaries: usize = calls_per_turn.iter().sum();
+    assert!(
+        (1..=2).contains(&summaries) && calls_per_turn.iter().all(|calls| *calls <= 1),
+        "summary calls per turn: {calls_per_turn:?}"
+    );
+    // The person's words stay as they were written, inside the summary.
+    let after = server
+        .requests()
+        .into_iter()
+        .skip_while(|r| !is_summary_request(r))
+        .find(|r| !is_summary_request(r))
+        .unwrap();
+    let shown = after.body["messages"].to_string();
+    assert!(
+        shown.contains("The person's messages in this part, word for word, oldest first:")
+            && shown.contains("[message 1]\\nshort question 0 please"),
+        "{shown}"
     );
 }

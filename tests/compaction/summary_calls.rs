@@ -322,21 +322,31 @@ async fn summary_calls_go_to_the_mark_and_none_for_a_tiny_run() {
         })
         .collect();
     let started = compactions_started(&agent.events[start..]);
-    // The run of the latest turn's steps wins back the most, then the first turn's
-    // answer; the six-token one stays as it is.
+    // The runs cannot reach the mark in a few calls: the history before the latest
+    // message goes in one (the first turn's long answer, the six-token one never alone,
+    // and the person's two short messages kept word for word), then the run of the
+    // latest turn's steps.
     assert_eq!(
         started,
         vec![
+            "summarizing messages 1–4 (about 1062 tokens in the prompt)",
             "summarizing messages 6–9 (about 3214 tokens in the prompt)",
-            "summarizing message 2 (about 1045 tokens in the prompt)",
         ]
     );
     assert_eq!(
         summaries,
         vec![
+            "[{\"text\":\"Summarize these steps of the agent's work (messages 1–4 of t",
             "[{\"text\":\"Summarize these steps of the agent's work (messages 6–9 of t",
-            "[{\"text\":\"Summarize these steps of the agent's work (message 2 of the ",
         ]
+    );
+    let next = requests.iter().rev().find(|r| !is_summary_request(r)).unwrap();
+    assert!(
+        next.body["messages"]
+            .to_string()
+            .contains("[message 1]\\nexplain\\n\\n[message 2]\\nexplain more"),
+        "{}",
+        next.body["messages"]
     );
     // Four steps and two summary calls, in one compaction.
     assert_eq!(requests.len() - 2, 6);
@@ -379,17 +389,16 @@ async fn the_masking_notice_tells_the_stubs_the_request_shows() {
             _ => None,
         })
         .collect();
-    // One compaction, at the second step, on to the mark: the first turn's run, this
-    // turn's first step, the second turn's long answer; never the six-token answer. The
-    // steps after it fit.
+    // One compaction, at the second step, on to the mark in two calls: the history before
+    // this turn as one (its runs would take more calls; the six-token answer is never
+    // summarized alone), then this turn's first step. The steps after it fit.
     let kinds: Vec<bool> = requests.iter().map(is_summary_request).collect();
-    assert_eq!(kinds, vec![false, false, true, true, true, false, false]);
+    assert_eq!(kinds, vec![false, false, true, true, false, false]);
     assert_eq!(
         started,
         vec![
-            "summarizing messages 2–6 (about 1521 tokens in the prompt)",
+            "summarizing messages 1–10 (about 2720 tokens in the prompt)",
             "summarizing messages 12–13 (about 1347 tokens in the prompt)",
-            "summarizing message 8 (about 1175 tokens in the prompt)",
         ]
     );
     // The results masked are in the summaries: no request shows a stub, and no notice

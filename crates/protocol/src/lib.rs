@@ -368,7 +368,8 @@ pub enum Event {
     /// The person's message was taken back out of the session before it was sent (it
     /// could not be made to fit the prompt budget): a front end gives `text` back to the
     /// person to shorten or send again. Sent just before the [`Event::Error`] that ends the
-    /// turn; never recorded (the log keeps the turn's start and its error).
+    /// turn. The log records it with its text cut (as the turn's start may be); a replay
+    /// or resume only counts the turn as not taken.
     PromptReturned { text: String },
     /// The agent task ended (after [`Op::Shutdown`] or when every sender is gone).
     ShutdownComplete,

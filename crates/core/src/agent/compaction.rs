@@ -17,8 +17,8 @@
 mod digest;
 mod summary;
 
-use super::context::SUMMARY_MARK;
-use super::history::{ContentBlock, Role};
+use super::context::is_persons;
+use super::history::Role;
 use super::meter::Meter;
 use super::{AgentOptions, Session, TurnContext};
 use crate::tokens::TokenCounter;
@@ -256,7 +256,7 @@ async fn bring_down(
         "compaction is off (agent.compaction)".to_string()
     } else {
         format!(
-            "what is left cannot be compacted further: {}",
+            "compaction cannot make room for it: {}",
             what_fills(session, context)
         )
     };
@@ -277,12 +277,7 @@ fn what_fills(session: &mut Session, context: &TurnContext) -> String {
         .context
         .prompt()
         .iter()
-        .filter(|m| m.role == Role::User && !m.text().starts_with(SUMMARY_MARK))
-        .filter(|m| {
-            !m.content
-                .iter()
-                .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
-        })
+        .filter(|m| is_persons(m))
         .map(|m| counter.message(m))
         .collect();
     let latest = mine.last().copied().unwrap_or(0);
@@ -416,11 +411,16 @@ async fn summarize_over_budget(
     let budget = budget(context);
     let output = summary_output_tokens(budget);
     let mut calls = 0;
-    while size > budget && calls < MAX_SUMMARY_CALLS_OVER_BUDGET {
-        let excess = size - budget;
+    // On to the mark, not just under the budget: a compaction that stops just under it
+    // comes back at the next turn, a summary call (and a new cached prefix) every turn.
+    while size > target && calls < MAX_SUMMARY_CALLS_OVER_BUDGET {
+        if size <= budget && calls >= MAX_SUMMARY_CALLS {
+            break;
+        }
+        let excess = (size - target, size.saturating_sub(budget));
         // One run that reaches the mark, keeping as many recent steps verbatim as it
-        // can; else what leads under the budget, keeping the fewest (the most is won
-        // back with each call).
+        // can; else what leads to the mark (or at least under the budget), keeping the
+        // fewest (the most is won back with each call).
         let Some((start, end)) = (floor..=keep.max(floor))
             .rev()
             .find_map(|keep_steps| {
@@ -441,53 +441,87 @@ async fn summarize_over_budget(
     Ok((size, calls))
 }
 
-/// What to summarize next to win back `excess` tokens, keeping `keep_recent` steps: the
-/// run between two of the person's messages that wins back the most, when at most
-/// [`MAX_SUMMARY_CALLS`] such runs can win it back; otherwise the whole history before
-/// the person's latest message, their earlier messages with it, in one call (only their
-/// own messages left too little to summarize); else any run, when enough of them can.
-/// `None`: no summary can make the prompt fit.
+/// What to summarize next, keeping `keep_recent` steps, to win back `to_mark` tokens (to
+/// the low-water mark) or at least `to_budget` (under the budget): the run between two of
+/// the person's messages that wins back the most, when at most [`MAX_SUMMARY_CALLS`] such
+/// runs reach the mark; otherwise everything before the person's latest message in one
+/// call (their earlier messages kept verbatim in it when they are short, summarized when
+/// they are what fills the budget), when that reaches the mark, or the budget at best;
+/// else runs, when enough of them reach the budget. `None`: nothing a summary could do
+/// makes room, so no call is made.
 fn over_budget_choice(
     session: &mut Session,
-    excess: u64,
+    (to_mark, to_budget): (u64, u64),
     keep_recent: usize,
     output: u64,
 ) -> Option<(usize, usize)> {
     let mut runs = runs_by_gain(session, keep_recent, output, MIN_SUMMARY_TOKENS_OVER_BUDGET);
     runs.sort_by_key(|(_, gain)| std::cmp::Reverse(*gain));
-    let mut won = 0u64;
-    let calls_needed = runs.iter().position(|(_, gain)| {
-        won = won.saturating_add(*gain);
-        won >= excess
-    });
+    let calls_to = |excess: u64| {
+        let mut won = 0u64;
+        runs.iter()
+            .position(|(_, gain)| {
+                won = won.saturating_add(*gain);
+                won >= excess
+            })
+            .map(|index| index + 1)
+    };
+    let (runs_to_mark, runs_to_budget) = (calls_to(to_mark), calls_to(to_budget));
     let best = runs.first().map(|(range, _)| *range);
-    if calls_needed.is_some_and(|index| index < MAX_SUMMARY_CALLS) {
+    if runs_to_mark.is_some_and(|calls| calls <= MAX_SUMMARY_CALLS) {
         return best;
     }
-    if let Some(last_user) = session
-        .context
-        .messages()
-        .iter()
-        .rposition(|m| m.role == Role::User)
-        .filter(|last_user| *last_user > 0)
-        && !session
-            .context
-            .summaries()
-            .iter()
-            .any(|s| s.start == 0 && s.end == last_user)
-    {
-        let older = summary_gain(session.context.range_tokens(0, last_user), output);
+    if let Some((older, likely, at_best)) = older_history_gain(session, output) {
         // The runs of the current turn stay candidates after the older history is one.
         let this_turn: u64 = runs
             .iter()
-            .filter(|((start, _), _)| *start > last_user)
+            .filter(|((start, _), _)| *start > older.1)
             .map(|(_, gain)| *gain)
             .sum();
-        if older > 0 && older.saturating_add(this_turn) >= excess {
-            return Some((0, last_user));
+        if likely.saturating_add(this_turn) >= to_mark
+            || (to_budget > 0 && at_best.saturating_add(this_turn) >= to_budget)
+        {
+            return Some(older);
         }
     }
-    calls_needed.and(best)
+    if to_budget == 0 {
+        return None;
+    }
+    runs_to_budget.and(best)
+}
+
+/// Everything before the person's latest message, as one range, with what summarizing it
+/// would likely win back and at best: its summary is reckoned at a third of it (at most
+/// the `output` budget), at best [`SUMMARY_FLOOR_TOKENS`], plus the earlier messages the
+/// summary keeps verbatim. `None` when there is nothing before it, or it is one summary
+/// already.
+fn older_history_gain(session: &mut Session, output: u64) -> Option<((usize, usize), u64, u64)> {
+    let last_user = session
+        .context
+        .messages()
+        .iter()
+        .rposition(is_persons)
+        .filter(|last_user| *last_user > 0)?;
+    if session
+        .context
+        .summaries()
+        .iter()
+        .any(|s| s.start == 0 && s.end == last_user)
+    {
+        return None;
+    }
+    let shown = session.context.range_tokens(0, last_user);
+    let kept = summary::verbatim_tokens(session, 0, last_user, budget_share(output));
+    let likely = shown.saturating_sub(output.min(shown / 3).max(SUMMARY_FLOOR_TOKENS) + kept);
+    let at_best = shown.saturating_sub(SUMMARY_FLOOR_TOKENS + kept);
+    Some(((0, last_user), likely, at_best))
+}
+
+/// The person's messages a summary keeps verbatim take at most twice the summary's own
+/// `output` budget (a quarter of a small budget, 4096 tokens at most): longer, they are
+/// summarized with the rest.
+fn budget_share(output: u64) -> u64 {
+    output * 2
 }
 
 /// What a summary of a run taking `shown` tokens in the prompt wins back: a summary is

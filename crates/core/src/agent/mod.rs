@@ -141,6 +141,14 @@ impl EventSink {
         let _ = self.sender.send(event);
     }
 
+    /// Gives the person's own text back to the front end as they wrote it (`live`, not
+    /// redacted: it goes back where they typed it), and records `recorded` in its place, a
+    /// shorter form of the same event, redacted like every recorded one.
+    pub(crate) fn give_back(&self, live: Event, recorded: &Event) {
+        self.log.event(&self.secrets.redact_event(recorded.clone()));
+        let _ = self.sender.send(live);
+    }
+
     /// Sends `event` to the front end without recording it: what it carries is in a
     /// log already ([`Event::HistoryRestored`]).
     pub(crate) fn show(&self, event: Event) {

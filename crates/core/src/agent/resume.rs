@@ -138,10 +138,16 @@ fn restore_rules(shared: &Shared, path: &Path, recorded: Vec<ApprovalRule>) -> V
 /// Says which session goes on (under which id, in which file), its size, and the gauge.
 fn announce(shared: &Shared, session: &mut Session, path: &Path, loaded: &session::Loaded) {
     let events = &shared.events;
+    // A message taken back out of the session was not a turn.
     let turns = loaded
         .events()
-        .filter(|(_, event)| matches!(event, Event::TurnStarted { .. }))
-        .count();
+        .map(|(_, event)| match event {
+            Event::TurnStarted { .. } => 1,
+            Event::PromptReturned { .. } => -1,
+            _ => 0,
+        })
+        .sum::<i64>()
+        .max(0);
     // A log from elsewhere goes on as a copy in the sessions folder, perhaps under a new
     // id: the one to continue it with is the copy's.
     let id = shared

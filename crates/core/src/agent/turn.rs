@@ -78,7 +78,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         context.events.emit(Event::TurnStarted {
             text: cap_text(&text, REFUSED_ECHO_BYTES),
         });
-        context.events.show(Event::PromptReturned { text });
+        give_back(context, text);
         context.events.emit(Event::Error {
             message: format!("the message was not sent: {why}"),
         });
@@ -109,6 +109,11 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         ),
     };
     let ended = turn.run(session, context).await;
+    // Taken back first, so the gauge below no longer counts it.
+    let refused = match &ended {
+        Ended::TooLarge(why) => Some(too_large(session, context, pushed, why)),
+        _ => None,
+    };
     if !matches!(ended, Ended::Answered { .. }) {
         // A call whose reply was not recorded (the step-limit or cost-limit report, one
         // that never completed: providers bill it) is metered too: the gauge and the
@@ -125,7 +130,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         Ended::Aborted => Event::TurnAborted {
             reason: "you stopped the turn at an approval".to_string(),
         },
-        Ended::TooLarge(why) => too_large(session, context, pushed, &why),
+        Ended::TooLarge(why) => refused.unwrap_or(Event::Error { message: why }),
         Ended::OverCost(why) => Event::Error { message: why },
         Ended::ModelFailed(error) => Event::Error {
             message: format!("the model call failed: {error}"),
@@ -150,14 +155,24 @@ fn too_large(session: &mut Session, context: &TurnContext, pushed: usize, why: &
         };
     };
     context.events.commit(session);
-    context
-        .events
-        .show(Event::PromptReturned { text: message.text() });
+    give_back(context, message.text());
     Event::Error {
         message: format!(
-            "the message was not sent, and was taken back out of the session: {why}. Send something shorter, start a new session (/clear in the workbench), or raise agent.token_limit"
+            "the message was not sent, and was taken back out of the session: {why}. Send something shorter, start a new session (/clear), or raise agent.token_limit"
         ),
     }
+}
+
+/// Gives the person's refused message back to the front end, whole; the log records it
+/// cut, like the turn's start (a refused message can be many times the budget), so a
+/// resumed session does not count the refused turn.
+fn give_back(context: &TurnContext, text: String) {
+    let recorded = Event::PromptReturned {
+        text: cap_text(&text, REFUSED_ECHO_BYTES),
+    };
+    context
+        .events
+        .give_back(Event::PromptReturned { text }, &recorded);
 }
 
 /// How a [`StepLoop`] ended. The history is valid whichever it is (a cut reply is kept

@@ -125,6 +125,13 @@ impl SessionInfo {
                     self.first_prompt = Some(text.clone());
                 }
             }
+            // A message taken back out of the session was not a turn.
+            Event::PromptReturned { .. } => {
+                self.turns = self.turns.saturating_sub(1);
+                if self.turns == 0 {
+                    self.first_prompt = None;
+                }
+            }
             Event::StepStarted { .. } => self.steps += 1,
             Event::TokenUsage {
                 total_input_tokens,

@@ -126,6 +126,11 @@ impl Figures {
         self.stats.turns
     }
 
+    /// The turn's message was taken back out of the session: it was not a turn.
+    pub(crate) fn turn_taken_back(&mut self) {
+        self.stats.turns = self.stats.turns.saturating_sub(1);
+    }
+
     /// A step (one model call) started; returns the session's turn it belongs to.
     pub(crate) fn step_started(&mut self) -> u32 {
         self.stats.steps += 1;

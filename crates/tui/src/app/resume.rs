@@ -25,6 +25,12 @@ pub enum Playback {
 impl App {
     /// Applies one recorded event. Returns whether the screen changed.
     pub fn apply_recorded(&mut self, event: Event, playback: Playback) -> bool {
+        if let Event::PromptReturned { .. } = event {
+            // A message taken back out: the turn did not count, and the live input it was
+            // given back to is not this one.
+            self.figures.turn_taken_back();
+            return true;
+        }
         let shown = match &event {
             // Answers to the recording workbench's inspector, and its end, are not ours.
             // A recording holds no restored history; one inside another is not shown.
@@ -33,8 +39,6 @@ impl App {
             | Event::RecordedCall { .. }
             | Event::ShutdownComplete
             | Event::HistoryRestored { .. }
-            // Never recorded; a message given back was the live input's.
-            | Event::PromptReturned { .. }
             // A replay's own events are never in a recording.
             | Event::PlaybackOpened { .. }
             | Event::PlaybackStatus { .. }
@@ -64,6 +68,7 @@ impl App {
             | Event::ContextCompacted { .. }
             | Event::SubAgent { .. }
             | Event::Notice { .. }
+            | Event::PromptReturned { .. }
             | Event::TurnComplete { .. }
             | Event::TurnAborted { .. }
             | Event::StepLimitReached { .. }

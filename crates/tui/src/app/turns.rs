@@ -91,6 +91,7 @@ impl App {
     /// fit): it goes back in the input, before the messages queued behind it (which would
     /// meet the same budget) and what is typed there, for the person to shorten or send.
     pub(crate) fn on_prompt_returned(&mut self, text: String) {
+        self.figures.turn_taken_back();
         let mut parts = vec![text];
         let queued = self.turn.take_queued();
         let count = queued.len();

@@ -3,8 +3,8 @@
 //! one, a digest never longer than what it replaces.
 
 use super::digest::{digest, fallback_digest};
-use super::{BudgetFailure, Compacted, budget, prompt_size, summary_output_tokens};
-use crate::agent::context::{SUMMARY_MARK, Summary};
+use super::{BudgetFailure, Compacted, budget, budget_share, prompt_size, summary_output_tokens};
+use crate::agent::context::{SUMMARY_MARK, Summary, is_persons};
 use crate::agent::history::{ContentBlock, Message};
 use crate::agent::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use crate::agent::{Session, TurnContext};
@@ -57,17 +57,7 @@ pub(super) async fn summarize(
         cache: PromptCache::Off,
     };
     let written = match call_model(context, &request, Deltas::Quiet, Reckoning::default()).await {
-        Ok(response) => {
-            let text: String = response
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            Some(text.trim().to_string()).filter(|t| !t.is_empty())
-        }
+        Ok(response) => written_text(&response.content),
         Err(CallFailure::Cancelled { .. }) => {
             context.events.emit(Event::CompactionEnded {
                 outcome: CompactionOutcome::Cancelled,
@@ -89,11 +79,15 @@ pub(super) async fn summarize(
             None
         }
     };
+    // The person's words in the range stay as they were written, when they are short.
+    let verbatim = verbatim_block(session, start, end, budget_share(output_tokens)).unwrap_or_default();
     let summary_tokens = |text: &str| counter.message(&Message::user(format!("{SUMMARY_MARK}\n\n{text}")));
     let (text, fallback) = match written {
-        Some(text) if summary_tokens(&text) < shown_before => (text, false),
+        Some(text) if summary_tokens(&format!("{text}{verbatim}")) < shown_before => {
+            (format!("{text}{verbatim}"), false)
+        }
         _ => (
-            fallback_digest(session, start, end, (shown_before / 2).min(target.max(200))),
+            fallback_digest(session, start, end, (shown_before / 2).min(target.max(200))) + &verbatim,
             true,
         ),
     };
@@ -142,4 +136,43 @@ pub(super) async fn summarize(
         fallback,
     });
     Ok(())
+}
+
+/// The person's messages in `start..end`, word for word, oldest first, as a summary ends
+/// with them; `None` when there are none or they take more than `cap` tokens (then the
+/// summary is asked to keep what they asked for instead).
+fn verbatim_block(session: &Session, start: usize, end: usize, cap: u64) -> Option<String> {
+    let messages = session.context.messages();
+    let theirs: Vec<String> = messages
+        .get(start..end.min(messages.len()))?
+        .iter()
+        .filter(|message| is_persons(message))
+        .map(|message| message.text())
+        .collect();
+    if theirs.is_empty() {
+        return None;
+    }
+    let mut block = String::from("\n\nThe person's messages in this part, word for word, oldest first:");
+    for (n, text) in theirs.iter().enumerate() {
+        block.push_str(&format!("\n\n[message {}]\n{text}", n + 1));
+    }
+    (session.context.counter().count(&block) <= cap).then_some(block)
+}
+
+/// Tokens the person's messages in `start..end` add to a summary of the range (0 when
+/// they are too long to keep verbatim, and are summarized).
+pub(super) fn verbatim_tokens(session: &Session, start: usize, end: usize, cap: u64) -> u64 {
+    verbatim_block(session, start, end, cap).map_or(0, |block| session.context.counter().count(&block))
+}
+
+/// The text a summary call's reply wrote, if any.
+fn written_text(content: &[ContentBlock]) -> Option<String> {
+    let text: String = content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    Some(text.trim().to_string()).filter(|text| !text.is_empty())
 }

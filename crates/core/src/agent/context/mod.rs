@@ -248,13 +248,7 @@ impl ContextState {
     /// message that could not be sent): `None`, and nothing changes, otherwise.
     pub fn take_back_last_user(&mut self) -> Option<Message> {
         let last = self.messages.len().checked_sub(1)?;
-        let message = &self.messages[last];
-        let theirs = message.role == Role::User
-            && !message
-                .content
-                .iter()
-                .any(|block| matches!(block, ContentBlock::ToolResult { .. }));
-        if !theirs || self.summaries.iter().any(|s| s.end > last) {
+        if !is_persons(&self.messages[last]) || self.summaries.iter().any(|s| s.end > last) {
             return None;
         }
         self.mark_dirty(last);
@@ -424,6 +418,17 @@ impl ContextState {
             .map(|index| self.message_tokens(index))
             .fold(0, u64::saturating_add)
     }
+}
+
+/// Whether `message` is the person's own words: a user message that is neither tool
+/// results nor a summary.
+pub fn is_persons(message: &Message) -> bool {
+    message.role == Role::User
+        && !message
+            .content
+            .iter()
+            .any(|block| matches!(block, ContentBlock::ToolResult { .. }))
+        && !message.text().starts_with(SUMMARY_MARK)
 }
 
 fn summaries_inside(summary: &Summary, start: usize, end: usize) -> bool {

@@ -1,6 +1,6 @@
 //! Letting go of what summaries stand in for: once the session log holds a message that
 //! a summary replaced, its text leaves memory (the message stays, with its role, its
-//! calls' ids and names, and its token count). Nothing that builds the prompt reads those
+//! calls' ids and names, and its token count), except the person's own words. Nothing that builds the prompt reads those
 //! messages; the inspector reads them back from the log.
 
 use std::collections::HashSet;
@@ -73,7 +73,11 @@ impl ContextState {
                 }
                 // The count stays right for whatever still asks for it.
                 self.message_tokens(index);
-                strip(&mut self.messages[index], &shown_results);
+                // The person's own words stay: a summary of the older history keeps them
+                // verbatim when they are short, and they are few next to tool output.
+                if !super::is_persons(&self.messages[index]) {
+                    strip(&mut self.messages[index], &shown_results);
+                }
                 self.released[index] = true;
                 released += 1;
             }
