@@ -13,7 +13,7 @@ use crate::support;
 use std::path::PathBuf;
 
 use serde_json::json;
-use support::cli::{miniagent, session_logs, text};
+use support::cli::{miniagent, text};
 use support::*;
 
 fn demo_path() -> PathBuf {
@@ -182,6 +182,12 @@ fn record_the_demo() {
          values, and all three tests passed.",
     )));
     let home = TempDir::new();
+    // miniagent's own folders outside /tmp: inside it, the session opens with a note naming
+    // them (the sandbox lets commands write anywhere in /tmp), a test folder a newcomer
+    // watching the demo would puzzle over.
+    let own = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("miniagent-demo-home");
+    let _ = std::fs::remove_dir_all(&own);
+    std::fs::create_dir_all(&own).unwrap();
     let root = TempDir::new();
     // A stable path for the header (it is shown in the replay); removed afterwards.
     let workspace = std::env::temp_dir().join("miniagent-demo/median-stats");
@@ -204,6 +210,10 @@ fn record_the_demo() {
 
     let run = |extra: &[&str]| {
         let output = miniagent(&home)
+            .env("MINIAGENT_CONFIG_DIR", &own)
+            .env("MINIAGENT_DATA_DIR", &own)
+            .env("MINIAGENT_LOG_DIR", &own)
+            .env("XDG_CACHE_HOME", own.join("cache"))
             .arg("--workspace")
             .arg(&workspace)
             .arg("--config")
@@ -222,7 +232,11 @@ fn record_the_demo() {
         eprintln!("{}", text(&output.stderr));
     };
     run(&["The median test fails. Find out why and fix it."]);
-    let log = session_logs(&home).pop().expect("a session log");
+    let log = std::fs::read_dir(own.join("sessions"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .expect("a session log");
     let id = support::cli::session_id(&log);
     run(&[
         "--resume",
@@ -252,6 +266,7 @@ fn record_the_demo() {
     std::fs::create_dir_all(demo_path().parent().unwrap()).unwrap();
     std::fs::copy(&log, demo_path()).unwrap();
     std::fs::remove_dir_all(workspace.parent().unwrap()).unwrap();
+    std::fs::remove_dir_all(&own).unwrap();
 }
 
 #[test]
@@ -259,6 +274,9 @@ fn the_demo_loads_cleanly() {
     let loaded = miniagent_core::session::load(&demo_path()).expect("assets/demo.jsonl loads");
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert!(loaded.closing_events().is_empty(), "nothing is left open");
+    // Nothing of the machine that recorded it but the demo's own workspace.
+    let text = std::fs::read_to_string(demo_path()).unwrap();
+    assert!(!text.contains("miniagent-test-"), "the demo names a test folder");
     let turns = loaded
         .events()
         .filter(|(_, e)| matches!(e, miniagent_protocol::Event::TurnComplete { .. }))

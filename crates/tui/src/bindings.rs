@@ -81,7 +81,7 @@ pub const WORKBENCH: &[Binding] = &[
                 // One press too many (after an interrupt or a clear) does not end the
                 // session: a second one soon after does.
                 app.turn.arm_quit(app.now + QUIT_AGAIN);
-                app.notice(
+                app.notice_once(
                     crate::conversation::NoticeKind::Info,
                     "press Ctrl-C again to quit (Ctrl-D on an empty input quits at once)".to_string(),
                 );

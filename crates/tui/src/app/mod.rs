@@ -184,6 +184,20 @@ impl App {
         self.turn.noticed(kind, text);
     }
 
+    /// [`Self::notice`], unless the transcript's last entry already says it (a hint a key
+    /// repeats, such as "press Ctrl-C again", is not stacked).
+    pub(crate) fn notice_once(&mut self, kind: NoticeKind, text: String) {
+        let repeated = matches!(
+            self.conversation.entries().last(),
+            Some(Entry::Notice { kind: last, text: said }) if *last == kind && *said == text
+        );
+        if repeated {
+            self.turn.noticed(kind, text);
+        } else {
+            self.notice(kind, text);
+        }
+    }
+
     /// The entry at `index` is still a compaction's progress line (the transcript may
     /// have been cleared or grown since).
     fn is_compact_line(&self, index: usize) -> bool {

@@ -34,6 +34,14 @@ fn esc_and_ctrl_c_interrupt_clear_and_quit() {
     app.now += std::time::Duration::from_secs(3);
     app.on_key(ctrl('c'));
     assert!(!app.quit, "too late: it asks again");
+    // Asked again, it is said once in the transcript (a fresh-eyes tester saw them pile up).
+    let said = app
+        .conversation
+        .entries()
+        .iter()
+        .filter(|entry| matches!(entry, crate::conversation::Entry::Notice { text, .. } if text.starts_with("press Ctrl-C again")))
+        .count();
+    assert_eq!(said, 1);
     app.now += std::time::Duration::from_millis(500);
     app.on_key(ctrl('c'));
     assert!(app.quit);
