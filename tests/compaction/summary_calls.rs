@@ -317,8 +317,8 @@ async fn summary_calls_go_to_the_mark_and_none_for_a_tiny_run() {
         .iter()
         .filter(|r| is_summary_request(r))
         .map(|r| {
-            let asked = r.body["messages"][0]["content"].to_string();
-            asked.chars().take(70).collect()
+            let asked = r.body["messages"][0]["content"][0]["text"].as_str().unwrap();
+            asked.chars().take(60).collect()
         })
         .collect();
     let started = compactions_started(&agent.events[start..]);
@@ -334,8 +334,8 @@ async fn summary_calls_go_to_the_mark_and_none_for_a_tiny_run() {
     assert_eq!(
         summaries,
         vec![
-            "[{\"text\":\"Summarize these steps of the agent's work (messages 6–9 of t",
-            "[{\"text\":\"Summarize these steps of the agent's work (message 2 of the ",
+            "Summarize these steps of the agent's work (messages 6–9 of t",
+            "Summarize these steps of the agent's work (message 2 of the ",
         ]
     );
     // Four steps and two summary calls, in one compaction.
