@@ -518,7 +518,8 @@ async fn approvals_preview_diffs_remember_commands_and_can_abort() {
     assert_eq!(
         rules,
         Event::ApprovalRulesChanged {
-            rules: vec![ApprovalRule::Command { program: "ls".into() }]
+            rules: vec![ApprovalRule::Command { program: "ls".into() }],
+            refused: Vec::new(),
         }
     );
     // `ls -l` runs without asking; `ls; touch chained` is not a simple `ls` and asks.
@@ -570,7 +571,10 @@ async fn approvals_preview_diffs_remember_commands_and_can_abort() {
         agent
             .wait_for(|e| matches!(e, Event::ApprovalRulesChanged { .. }))
             .await,
-        Event::ApprovalRulesChanged { rules: vec![] }
+        Event::ApprovalRulesChanged {
+            rules: vec![],
+            refused: Vec::new(),
+        }
     );
     server.push(Reply::tool("b4", "bash", json!({"command": "ls"}).to_string()));
     agent.send(Op::UserInput { text: "again".into() });

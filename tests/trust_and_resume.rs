@@ -262,6 +262,7 @@ fn session_granting_rm(home: &TempDir, workspace: &TempDir) -> std::path::PathBu
         ts: 1,
         event: Event::ApprovalRulesChanged {
             rules: vec![ApprovalRule::Command { program: "rm".into() }],
+            refused: Vec::new(),
         },
     };
     let mut content = std::fs::read_to_string(&log).unwrap();

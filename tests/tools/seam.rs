@@ -90,6 +90,8 @@ async fn approval_requests_say_what_is_asked_about_in_typed_fields() {
                     path: "new.txt".into(),
                     summary: "create new.txt (6 bytes)".into(),
                     diff: "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n".into(),
+                    abs_path: String::new(),
+                    change: None,
                 })
             ),
             (
@@ -206,6 +208,7 @@ async fn finished_calls_name_the_files_they_changed_and_requests_carry_a_summary
         .collect();
     let changed = vec![CallEffect::FileChanged {
         path: root.join("a.txt").display().to_string(),
+        change: None,
     }];
     // A failed edit changed nothing; `bash` cannot tell what it changed.
     assert_eq!(effects, vec![changed.clone(), changed, vec![], vec![], vec![]]);

@@ -7,12 +7,12 @@ use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::files::{human_size, unified_diff};
+use super::files::{human_size, text_change, unified_diff};
 use super::output::cap_text;
 use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
 use super::read::has_hole;
 use super::{ToolContext, ToolEffect, ToolOutput};
-use miniagent_protocol::ApprovalRequest;
+use miniagent_protocol::{ApprovalRequest, Location};
 
 /// Context lines around each change in diffs.
 const DIFF_CONTEXT: usize = 3;
@@ -157,6 +157,20 @@ fn read_text(opened: OpenedFile) -> Result<String, Unread> {
 struct Before {
     text: String,
     said: String,
+    /// `text` is the file's (not a description of a file left unread).
+    read: bool,
+}
+
+impl Before {
+    /// What the change replaces, for [`text_change`]: `Some(None)` for a new file,
+    /// `None` when the old text was not read.
+    fn old_text(before: Option<&Before>) -> Option<Option<&str>> {
+        match before {
+            None => Some(None),
+            Some(before) if before.read => Some(Some(before.text.as_str())),
+            Some(_) => None,
+        }
+    }
 }
 
 /// The current text of a file to be replaced: `None` when it does not exist yet. A file
@@ -168,6 +182,7 @@ fn existing_text(located: &Located, shown: &str) -> Result<Option<Before>, Strin
         Ok(Some(Before {
             text: format!("({said}; its content is not read)\n"),
             said,
+            read: false,
         }))
     };
     match located.open_file() {
@@ -179,6 +194,7 @@ fn existing_text(located: &Located, shown: &str) -> Result<Option<Before>, Strin
             Ok(text) => Ok(Some(Before {
                 said: format!("{} bytes", text.len()),
                 text,
+                read: true,
             })),
             Err(Unread::TooLarge(size)) => unread(format!("a file of {}", human_size(size))),
             Err(Unread::Binary(size)) => unread(format!("a binary file of {size} bytes")),
@@ -228,6 +244,12 @@ impl super::TypedTool for WriteFileTool {
         vec![args.path.clone()]
     }
 
+    fn locations(&self, args: &WriteArgs, workspace: &Workspace) -> Vec<Location> {
+        super::files::location(workspace, &args.path, None)
+            .into_iter()
+            .collect()
+    }
+
     fn approval_request(
         &self,
         args: &WriteArgs,
@@ -247,6 +269,8 @@ impl super::TypedTool for WriteFileTool {
             Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
         };
         Ok(Some(ApprovalRequest::Edit {
+            change: Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content)),
+            abs_path: plan.located.path().display().to_string(),
             path: plan.shown,
             summary: what,
             diff: cap_diff(&diff, content),
@@ -260,6 +284,7 @@ impl super::TypedTool for WriteFileTool {
                 Err(message) => return ToolOutput::error(message),
             };
             let content = &args.content;
+            let change = Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content));
             match plan.located.write_atomic(content.as_bytes()) {
                 Ok(()) => ToolOutput::ok(match plan.before {
                     None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
@@ -269,7 +294,8 @@ impl super::TypedTool for WriteFileTool {
                         plan.shown,
                         before.said
                     ),
-                }),
+                })
+                .changing(change),
                 Err(err) => ToolOutput::error(format!("cannot write {}: {err}", plan.shown)),
             }
         })
@@ -282,6 +308,7 @@ pub struct EditFileTool;
 struct PlannedEdit {
     located: Located,
     shown: String,
+    before: String,
     after: String,
     replaced: usize,
     diff: String,
@@ -346,6 +373,7 @@ fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, Stri
     Ok(PlannedEdit {
         located,
         shown,
+        before,
         after,
         replaced: starts.len(),
         diff,
@@ -372,6 +400,13 @@ impl super::TypedTool for EditFileTool {
         vec![args.path.clone()]
     }
 
+    /// The file only: its changed line would mean reading it before the call is approved.
+    fn locations(&self, args: &EditArgs, workspace: &Workspace) -> Vec<Location> {
+        super::files::location(workspace, &args.path, None)
+            .into_iter()
+            .collect()
+    }
+
     fn approval_request(
         &self,
         args: &EditArgs,
@@ -386,6 +421,8 @@ impl super::TypedTool for EditFileTool {
                 if plan.replaced == 1 { "" } else { "s" },
             ),
             diff: cap_diff(&plan.diff, &plan.after),
+            abs_path: plan.located.path().display().to_string(),
+            change: text_change(Some(&plan.before), &plan.after),
             path: plan.shown,
         }))
     }
@@ -406,6 +443,7 @@ impl super::TypedTool for EditFileTool {
                 if plan.replaced == 1 { "" } else { "s" },
                 cap_text(&plan.diff, DIFF_LIMIT)
             ))
+            .changing(text_change(Some(&plan.before), &plan.after))
         })
     }
 }

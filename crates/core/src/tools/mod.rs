@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod notes;
 pub mod output;
 pub mod paths;
+pub mod plan;
 pub(crate) mod process;
 pub mod read;
 pub mod sandbox;
@@ -31,7 +32,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::ToolSpec;
-use miniagent_protocol::{ApprovalRequest, ApprovalRule, CallId, Event, ToolInfo};
+use miniagent_protocol::{
+    ApprovalRequest, ApprovalRule, CallId, Event, Location, PlanEntry, TextChange, ToolInfo, ToolKind,
+};
 use paths::Workspace;
 pub use typed::{ToolCall, TypedTool};
 
@@ -62,6 +65,7 @@ pub const BUILTIN_TOOLS: &[(&str, ToolEffect)] = &[
     ("record_note", ToolEffect::WritesFiles),
     ("recall_notes", ToolEffect::ReadOnly),
     ("delegate", ToolEffect::ReadOnly),
+    ("update_plan", ToolEffect::ReadOnly),
 ];
 
 /// What running a tool can change; the approval policy decides by it.
@@ -75,6 +79,19 @@ pub enum ToolEffect {
     RunsCommands,
     /// Acts through something outside miniagent (MCP servers, the network).
     External,
+}
+
+impl ToolEffect {
+    /// The kind a call of a tool with this effect is shown as, unless the tool says
+    /// better ([`Tool::kind`]).
+    pub fn kind(self) -> ToolKind {
+        match self {
+            ToolEffect::ReadOnly => ToolKind::Read,
+            ToolEffect::WritesFiles => ToolKind::Edit,
+            ToolEffect::RunsCommands => ToolKind::Execute,
+            ToolEffect::External => ToolKind::Other,
+        }
+    }
 }
 
 impl std::fmt::Display for ToolEffect {
@@ -109,6 +126,11 @@ pub struct ToolOutput {
     /// Set by a tool whose whole output outgrew what it keeps in memory: the file that
     /// holds all of it, as it was written (`content` holds its first and last part).
     pub saved: Option<spill::SavedOutput>,
+    /// Set by a file tool that changed one file: its text before and after, when both
+    /// are small enough to carry ([`files::text_change`]).
+    pub change: Option<TextChange>,
+    /// Set by `update_plan`: the plan as it stands now.
+    pub plan: Option<Vec<PlanEntry>>,
 }
 
 impl ToolOutput {
@@ -118,6 +140,8 @@ impl ToolOutput {
             is_error: false,
             pre_approves: None,
             saved: None,
+            change: None,
+            plan: None,
         }
     }
 
@@ -127,7 +151,15 @@ impl ToolOutput {
             is_error: true,
             pre_approves: None,
             saved: None,
+            change: None,
+            plan: None,
         }
+    }
+
+    /// The same output, reporting `change` (the one file the call changed).
+    pub fn changing(mut self, change: Option<TextChange>) -> Self {
+        self.change = change;
+        self
     }
 
     /// Pre-approves what `approvals` covers for the rest of the turn.
@@ -261,6 +293,16 @@ pub trait Tool: Send + Sync {
     /// JSON schema of the arguments object.
     fn input_schema(&self) -> Value;
     fn effect(&self) -> ToolEffect;
+    /// What kind of call front ends show it as; by default what its effect says.
+    fn kind(&self) -> ToolKind {
+        self.effect().kind()
+    }
+    /// The files (absolute, inside the workspace) and lines a call works on, for front
+    /// ends that follow the agent; empty when the tool does not say.
+    fn locations(&self, arguments: &Value, workspace: &Workspace) -> Vec<Location> {
+        let _ = (arguments, workspace);
+        Vec::new()
+    }
     /// What the person is asked to approve. An error means the call cannot succeed (a
     /// path outside the workspace, an edit that matches nothing): the model gets it as
     /// the result and nobody is asked.
@@ -412,6 +454,7 @@ impl ToolRegistry {
         registry.register(Arc::new(notes::RecordNoteTool::new(notes)));
         registry.register(Arc::new(notes::RecallNotesTool));
         registry.register(Arc::new(delegate::DelegateTool));
+        registry.register(Arc::new(plan::UpdatePlanTool));
         registry
     }
 

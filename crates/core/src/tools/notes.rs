@@ -131,6 +131,11 @@ impl super::TypedTool for RecordNoteTool {
         ToolEffect::WritesFiles
     }
 
+    /// It writes the notes file, not a file the person edits: not shown as an edit.
+    fn kind(&self) -> miniagent_protocol::ToolKind {
+        miniagent_protocol::ToolKind::Other
+    }
+
     fn approval_request(
         &self,
         args: &RecordArgs,

@@ -53,6 +53,7 @@ impl App {
             | Event::ToolCallRequested { .. }
             | Event::ApprovalRequested { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::PlanUpdated { .. }
             | Event::HistoryCleared
             | Event::ToolCallStarted { .. }
             | Event::ToolOutputDelta { .. }

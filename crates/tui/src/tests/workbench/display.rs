@@ -407,6 +407,8 @@ fn calls_show_blanks_that_are_not_spaces() {
             name: "bash".into(),
             arguments: json!({ "command": command }),
             summary: command.into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         });
         app.on_agent_event(Event::ToolCallFinished {
             id: id.into(),
@@ -445,6 +447,8 @@ fn a_failed_calls_error_shows_escapes_as_its_row_does() {
         name: "read_file".into(),
         arguments: json!({ "path": path }),
         summary: path.into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     let error = format!("file not found: {path}");
     app.on_agent_event(Event::ToolCallFinished {

@@ -150,6 +150,7 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
                 name: "write_file".into(),
             },
         ],
+        refused: Vec::new(),
     });
     app.submit("/approvals".into());
     app.on_key(key(KeyCode::Down));
@@ -285,6 +286,8 @@ fn a_call_detail_pages_and_scrolls_back_after_end() {
         name: "bash".into(),
         arguments: json!({"command": "seq"}),
         summary: "seq".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(Event::ToolCallStarted {
         id: "s1".into(),
