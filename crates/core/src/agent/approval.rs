@@ -504,6 +504,48 @@ mod tests {
         assert!(!policy.revoke(&rule));
     }
 
+    /// A refusal for the session refuses what its rule covers in every mode, full-auto
+    /// too, and never a read; a rule is approved or refused, never both; revoking forgets
+    /// either.
+    #[test]
+    fn refused_rules_refuse_in_every_mode_until_revoked() {
+        let tool = fake(ToolEffect::RunsCommands);
+        let args = serde_json::json!({});
+        let rule = ApprovalRule::Tool { name: "fake".into() };
+        let workspace = Workspace::new(Path::new("/nonexistent-ws"), &[]);
+        let refusal = Verdict::Refuse(
+            "the person refused tool `fake` for the rest of this session, so this call was not run and they were not asked; do not try it again, ask them if it is needed".into(),
+        );
+        let mut policy = ApprovalPolicy::new(ApprovalMode::Ask);
+        assert!(policy.remember(rule.clone()));
+        assert!(policy.refuse(rule.clone()));
+        assert!(!policy.refuse(rule.clone()));
+        assert_eq!((policy.rules(), policy.refused()), (&[][..], &[rule.clone()][..]));
+        for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit, ApprovalMode::FullAuto] {
+            policy.set_mode(mode);
+            assert_eq!(policy.check_json(&tool, &args, &workspace), refusal, "{mode:?}");
+        }
+        let read = fake(ToolEffect::ReadOnly);
+        assert_eq!(policy.check_json(&read, &args, &workspace), Verdict::Run);
+        assert_eq!(
+            policy.rules_event(),
+            miniagent_protocol::Event::ApprovalRulesChanged {
+                rules: vec![],
+                refused: vec![rule.clone()]
+            }
+        );
+        // Approving it again takes it off the refused list.
+        policy.set_mode(ApprovalMode::Ask);
+        assert!(policy.remember(rule.clone()));
+        assert_eq!((policy.rules(), policy.refused()), (&[rule.clone()][..], &[][..]));
+        assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Run);
+        assert!(policy.refuse(rule.clone()));
+        assert!(policy.revoke(&rule));
+        assert_eq!((policy.rules(), policy.refused()), (&[][..], &[][..]));
+        assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Ask);
+        assert!(!policy.revoke(&rule));
+    }
+
     fn skill(entries: &[&str]) -> SkillApprovals {
         SkillApprovals::from_entries(
             "demo",

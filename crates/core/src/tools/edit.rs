@@ -472,8 +472,9 @@ fn match_lines(text: &str, starts: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::OutputSink;
-    use crate::tools::Tool;
+    use crate::tools::files;
+    use crate::tools::{OutputSink, Tool};
+    use miniagent_protocol::TextChange;
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use std::path::{Path, PathBuf};
@@ -605,19 +606,73 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// The approval of an edit names the file's absolute path and carries its whole text
+    /// before and after, as the finished call does, while both are within the cap; a file
+    /// over it, before or after, carries none (the diff is still there).
+    #[tokio::test]
+    async fn changes_are_carried_whole_up_to_the_cap_with_the_absolute_path() {
+        let dir = scratch("change");
+        let workspace = Workspace::new(&dir, &[]);
+        std::fs::write(dir.join("f.rs"), "let a = 1;\n").unwrap();
+        let edit = json!({"path": "f.rs", "old_str": "1", "new_str": "2"});
+        let asked = |tool: &dyn Tool, arguments: &serde_json::Value| match tool
+            .approval_request(arguments, &workspace)
+        {
+            Ok(ApprovalRequest::Edit { abs_path, change, .. }) => (abs_path, change),
+            other => panic!("{other:?}"),
+        };
+        let f = dir.join("f.rs").display().to_string();
+        let edited = Some(TextChange {
+            old_text: Some("let a = 1;\n".into()),
+            new_text: "let a = 2;\n".into(),
+        });
+        assert_eq!(asked(&EditFileTool, &edit), (f.clone(), edited.clone()));
+        assert_eq!(EditFileTool.run(edit, context(&dir)).await.change, edited);
+
+        let at_cap = "x".repeat(files::CHANGE_LIMIT_BYTES);
+        let new = json!({"path": "sub/new.txt", "content": at_cap});
+        let created = Some(TextChange {
+            old_text: None,
+            new_text: at_cap.clone(),
+        });
+        let new_path = dir.join("sub/new.txt").display().to_string();
+        assert_eq!(asked(&WriteFileTool, &new), (new_path.clone(), created.clone()));
+        assert_eq!(WriteFileTool.run(new, context(&dir)).await.change, created);
+
+        // One byte over, before or after: no whole texts.
+        let over = format!("{at_cap}y");
+        let grow = json!({"path": "sub/new.txt", "content": over});
+        assert_eq!(asked(&WriteFileTool, &grow), (new_path.clone(), None));
+        let out = WriteFileTool.run(grow, context(&dir)).await;
+        assert_eq!((out.is_error, out.change), (false, None));
+        let shrink = json!({"path": "sub/new.txt", "content": "small\n"});
+        assert_eq!(asked(&WriteFileTool, &shrink), (new_path, None));
+        assert_eq!(WriteFileTool.run(shrink, context(&dir)).await.change, None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     #[tokio::test]
     async fn write_creates_folders_and_reports_bytes() {
         let dir = scratch("write");
         let out = WriteFileTool
             .run(json!({"path": "a/b/c.txt", "content": "héllo\n"}), context(&dir))
             .await;
-        assert_eq!(out, ToolOutput::ok("wrote 7 bytes to a/b/c.txt (new file)"));
+        assert_eq!(
+            out,
+            ToolOutput::ok("wrote 7 bytes to a/b/c.txt (new file)").changing(Some(TextChange {
+                old_text: None,
+                new_text: "héllo\n".into()
+            }))
+        );
         let out = WriteFileTool
             .run(json!({"path": "a/b/c.txt", "content": "bye\n"}), context(&dir))
             .await;
         assert_eq!(
             out,
-            ToolOutput::ok("wrote 4 bytes to a/b/c.txt (replaced 7 bytes)")
+            ToolOutput::ok("wrote 4 bytes to a/b/c.txt (replaced 7 bytes)").changing(Some(TextChange {
+                old_text: Some("héllo\n".into()),
+                new_text: "bye\n".into()
+            }))
         );
         assert_eq!(std::fs::read_to_string(dir.join("a/b/c.txt")).unwrap(), "bye\n");
         let preview = WriteFileTool
@@ -665,6 +720,10 @@ mod tests {
             ToolOutput::ok(
                 "edited f.rs: 1 replacement\n--- a/f.rs\n+++ b/f.rs\n@@ -1,3 +1,3 @@\n let a = 1;\n-let b = 2;\n+let b = 20;\n let a = 1;\n"
             )
+            .changing(Some(TextChange {
+                old_text: Some("let a = 1;\nlet b = 2;\nlet a = 1;\n".into()),
+                new_text: "let a = 1;\nlet b = 20;\nlet a = 1;\n".into()
+            }))
         );
         let mut all = twice;
         all["replace_all"] = json!(true);

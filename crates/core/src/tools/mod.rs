@@ -535,4 +535,85 @@ mod tests {
             .collect();
         assert_eq!(registered, table);
     }
+
+    /// Each built-in tool says what kind of call it is, and the file tools where they
+    /// work: absolute paths inside the workspace, the line read from when one is given;
+    /// nothing for a path outside it.
+    #[test]
+    fn built_in_tools_say_their_kind_and_where_they_work() {
+        use miniagent_protocol::{Location, ToolKind};
+        use serde_json::json;
+        let config = crate::config::built_in();
+        let registry = ToolRegistry::builtin(&config);
+        let kinds: Vec<(String, ToolKind)> = registry
+            .all()
+            .iter()
+            .map(|tool| (tool.name().to_string(), tool.kind()))
+            .collect();
+        let expected = [
+            ("read_file", ToolKind::Read),
+            ("write_file", ToolKind::Edit),
+            ("edit_file", ToolKind::Edit),
+            ("bash", ToolKind::Execute),
+            ("bash_output", ToolKind::Read),
+            ("bash_kill", ToolKind::Execute),
+            ("record_note", ToolKind::Other),
+            ("recall_notes", ToolKind::Read),
+            ("delegate", ToolKind::Think),
+            ("update_plan", ToolKind::Think),
+        ];
+        let expected: Vec<(String, ToolKind)> = expected
+            .iter()
+            .map(|(name, kind)| ((*name).to_string(), *kind))
+            .collect();
+        assert_eq!(kinds, expected);
+
+        let dir = std::env::temp_dir().join(format!("miniagent-locations-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        let dir = dir.canonicalize().unwrap();
+        std::fs::write(dir.join("src/a.rs"), "fn main() {}\n").unwrap();
+        let workspace = Workspace::new(&dir, &[]);
+        let at = |name: &str, arguments: serde_json::Value| {
+            registry.get(name).unwrap().locations(&arguments, &workspace)
+        };
+        let a = dir.join("src/a.rs").display().to_string();
+        let place = |path: &str, line| Location {
+            path: path.to_string(),
+            line,
+        };
+        assert_eq!(
+            at("read_file", json!({"path": "src/a.rs", "offset": 3, "limit": 2})),
+            vec![place(&a, Some(3))]
+        );
+        assert_eq!(at("read_file", json!({"path": &a})), vec![place(&a, None)]);
+        assert_eq!(
+            at(
+                "edit_file",
+                json!({"path": "src/a.rs", "old_str": "main", "new_str": "run"})
+            ),
+            vec![place(&a, None)]
+        );
+        let new = dir.join("src/new/b.rs").display().to_string();
+        assert_eq!(
+            at("write_file", json!({"path": "src/new/b.rs", "content": ""})),
+            vec![place(&new, None)]
+        );
+        for (name, arguments) in [
+            ("read_file", json!({"path": "/etc/passwd"})),
+            ("read_file", json!({"path": "../outside.txt"})),
+            ("read_file", json!({"path": "src/a.rs", "offset": 1e12})),
+            ("write_file", json!({"path": "", "content": ""})),
+            ("read_file", json!({"nonsense": true})),
+            ("bash", json!({"command": "cat src/a.rs"})),
+        ] {
+            let found = at(name, arguments.clone());
+            let expected = match arguments.get("offset") {
+                // A line past what a location holds is left out, the path kept.
+                Some(_) => vec![place(&a, None)],
+                None => vec![],
+            };
+            assert_eq!(found, expected, "{name} {arguments}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
