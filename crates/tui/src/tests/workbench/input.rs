@@ -150,7 +150,7 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
                 name: "write_file".into(),
             },
         ],
-        refused: Vec::new(),
+        refused: vec![ApprovalRule::Command { program: "rm".into() }],
     });
     app.submit("/approvals".into());
     app.on_key(key(KeyCode::Down));
@@ -161,6 +161,15 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
             rule: ApprovalRule::Tool {
                 name: "write_file".into()
             }
+        })
+    );
+    // The refusals are listed after the approvals, and revoked the same way.
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('d')));
+    assert_eq!(
+        app.sent.last(),
+        Some(&Op::RevokeApproval {
+            rule: ApprovalRule::Command { program: "rm".into() }
         })
     );
     assert_screen!("approvals_80x24", screen(&mut app, 80, 24));
