@@ -245,9 +245,7 @@ impl super::TypedTool for WriteFileTool {
     }
 
     fn locations(&self, args: &WriteArgs, workspace: &Workspace) -> Vec<Location> {
-        super::files::location(workspace, &args.path, None)
-            .into_iter()
-            .collect()
+        workspace.location(&args.path, None).into_iter().collect()
     }
 
     fn approval_request(
@@ -402,9 +400,7 @@ impl super::TypedTool for EditFileTool {
 
     /// The file only: its changed line would mean reading it before the call is approved.
     fn locations(&self, args: &EditArgs, workspace: &Workspace) -> Vec<Location> {
-        super::files::location(workspace, &args.path, None)
-            .into_iter()
-            .collect()
+        workspace.location(&args.path, None).into_iter().collect()
     }
 
     fn approval_request(

@@ -9,8 +9,7 @@ use std::path::Path;
 
 use super::at;
 use super::at::Kind;
-use super::paths::{Access, Workspace};
-use miniagent_protocol::{Location, TextChange};
+use miniagent_protocol::TextChange;
 
 /// The part of a file's name kept in its temporary file's name, so that the whole stays
 /// within the 255 bytes a name may have.
@@ -27,17 +26,6 @@ pub fn text_change(before: Option<&str>, after: &str) -> Option<TextChange> {
     (before.is_none_or(small) && small(after)).then(|| TextChange {
         old_text: before.map(str::to_string),
         new_text: after.to_string(),
-    })
-}
-
-/// Where a call on `path` (as the model named it) works, for front ends: the absolute
-/// path when it lies inside the workspace (where the file tools may reach), at `line`.
-/// `None` for a path the tools would refuse, or that leads out of the workspace.
-pub fn location(workspace: &Workspace, path: &str, line: Option<u64>) -> Option<Location> {
-    let real = workspace.resolve(path, Access::Read).ok()?;
-    real.starts_with(workspace.root()).then(|| Location {
-        path: real.display().to_string(),
-        line: line.and_then(|line| u32::try_from(line).ok()),
     })
 }
 

@@ -76,9 +76,7 @@ impl super::TypedTool for ReadFileTool {
     }
 
     fn locations(&self, args: &ReadArgs, workspace: &Workspace) -> Vec<Location> {
-        super::files::location(workspace, &args.path, args.offset)
-            .into_iter()
-            .collect()
+        workspace.location(&args.path, args.offset).into_iter().collect()
     }
 
     fn result_text(&self) -> ResultText {

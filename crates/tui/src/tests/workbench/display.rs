@@ -532,7 +532,9 @@ fn a_plan_shows_as_a_note_with_a_marked_line_per_step() {
     use miniagent_protocol::{PlanEntry, PlanPriority, PlanStatus};
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
-    app.on_agent_event(Event::TurnStarted { text: "fix it".into() });
+    app.on_agent_event(Event::TurnStarted {
+        text: "fix it".into(),
+    });
     let step = |content: &str, status, priority| PlanEntry {
         content: content.into(),
         status,
@@ -556,7 +558,10 @@ fn a_plan_shows_as_a_note_with_a_marked_line_per_step() {
         ],
     });
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("plan: 1 of 3 done") && text.contains("plan: 2 of 2 done"), "{text}");
+    assert!(
+        text.contains("plan: 1 of 3 done") && text.contains("plan: 2 of 2 done"),
+        "{text}"
+    );
     assert!(!text.contains('\u{1b}'), "{text}");
     assert_screen!("plan_80x24", text);
     assert_screen!("plan_160x48", screen(&mut app, 160, 48));
