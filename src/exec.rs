@@ -448,8 +448,10 @@ impl Printer {
             Event::Notice { message } => self.line(&format!("note: {message}")),
             // A step a line, each kept to one (a recorded plan may have been edited).
             Event::PlanUpdated { entries } => {
-                for line in plan_lines(entries) {
-                    self.line(&preview_line(&line, PLAN_LINE_CHARS));
+                for (index, line) in plan_lines(entries).iter().enumerate() {
+                    // The steps keep their indent (the one-line preview trims it).
+                    let indent = if index == 0 { "" } else { "  " };
+                    self.line(&format!("{indent}{}", preview_line(line, PLAN_LINE_CHARS)));
                 }
             }
             Event::SubAgent { agent, event, .. } => self.sub_agent(agent, event),
