@@ -55,6 +55,8 @@ fn bench_render(c: &mut Criterion) {
         name: "bash".into(),
         arguments: json!({"command": "make"}),
         summary: "make".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     busy.on_agent_event(Event::ToolCallStarted {
         id: "t".into(),

@@ -8,10 +8,14 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use miniagent_api::{self as api, Env, Handle};
 use miniagent_protocol::{
-    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, sane_cost,
+    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, plan_lines, sane_cost,
     turn_usage_line,
 };
 use miniagent_text::{self as terminal_text, Cleaner, clean, preview_line, visible};
+
+/// The longest line of a plan `exec` prints: a step (at most 300 characters) with its mark
+/// and priority.
+const PLAN_LINE_CHARS: usize = 320;
 
 /// How `exec` ended, as the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +273,7 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::ApprovalRequested { .. }
         | Event::ApprovalRulesChanged { .. }
         | Event::ApprovalModeChanged { .. }
+        | Event::PlanUpdated { .. }
         | Event::HistoryCleared
         | Event::ToolCallStarted { .. }
         | Event::ToolOutputDelta { .. }
@@ -441,6 +446,14 @@ impl Printer {
                 *delay_ms as f64 / 1000.0
             )),
             Event::Notice { message } => self.line(&format!("note: {message}")),
+            // A step a line, each kept to one (a recorded plan may have been edited).
+            Event::PlanUpdated { entries } => {
+                for (index, line) in plan_lines(entries).iter().enumerate() {
+                    // The steps keep their indent (the one-line preview trims it).
+                    let indent = if index == 0 { "" } else { "  " };
+                    self.line(&format!("{indent}{}", preview_line(line, PLAN_LINE_CHARS)));
+                }
+            }
             Event::SubAgent { agent, event, .. } => self.sub_agent(agent, event),
             Event::McpServerStatus { server, state } => self.mcp_status(server, state),
             Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),

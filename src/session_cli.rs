@@ -309,6 +309,13 @@ fn decision_line(name: &str, decision: &Decision) -> String {
             preview_line(&terminal_text::clean(reason), 100)
         ),
         Decision::Deny { reason: None } => format!("refused `{name}`"),
+        Decision::DenyForSession { reason: Some(reason) } => format!(
+            "refused `{name}` for the rest of the session: {}",
+            preview_line(&terminal_text::clean(reason), 100)
+        ),
+        Decision::DenyForSession { reason: None } => {
+            format!("refused `{name}` for the rest of the session")
+        }
         Decision::Abort => format!("refused `{name}` and ended the turn"),
         Decision::Refuse { reason } => format!(
             "refused `{name}`: {}",

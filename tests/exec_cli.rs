@@ -241,6 +241,47 @@ fn json_mode_prints_only_events() {
     }));
 }
 
+/// exec prints the plan the agent sets as a few lines on stderr, and `--json` carries it
+/// as its event, before the call finishes.
+#[test]
+fn exec_prints_the_plan_and_json_carries_it() {
+    let plan = r#"{"entries": [{"content": "read the code", "status": "completed"}, {"content": "fix \u001b]0;x\u0007it", "status": "in_progress", "priority": "high"}]}"#;
+    let script = || {
+        ScriptedServer::start_blocking(vec![
+            Reply::tool("p1", "update_plan", plan),
+            Reply::text("Planned."),
+        ])
+    };
+    // The mode that asks most: the plan needs no approval.
+    let (output, _w) = exec_against(&script(), &["--approval", "ask"], "plan it");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("plan: 1 of 2 done\n  ✓ read the code\n  ▸ fix it (high)\n"),
+        "{stderr}"
+    );
+    let (output, _w) = exec_against(&script(), &["--json", "--approval", "ask"], "plan it");
+    let kinds: Vec<String> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|event| event["type"] == "plan_updated" || event["type"] == "tool_call_finished")
+        .map(|event| event.to_string())
+        .collect();
+    assert_eq!(
+        kinds.first().map(String::as_str),
+        Some(
+            serde_json::json!({"type": "plan_updated", "entries": [
+                {"content": "read the code", "status": "completed"},
+                {"content": "fix \u{1b}]0;x\u{7}it", "status": "in_progress", "priority": "high"},
+            ]})
+            .to_string()
+            .as_str()
+        ),
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.len(), 2, "{kinds:?}");
+}
+
 #[test]
 fn a_malformed_config_file_is_one_line_naming_file_and_key() {
     let server = ScriptedServer::start_blocking(vec![]);

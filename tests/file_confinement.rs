@@ -330,7 +330,13 @@ async fn dot_dot_after_a_symlink_goes_where_the_kernel_goes() {
             scratch.context(),
         )
         .await;
-    assert_eq!(write, ToolOutput::ok("wrote 1 bytes to conf/x (new file)"));
+    assert_eq!(
+        write,
+        ToolOutput::ok("wrote 1 bytes to conf/x (new file)").changing(Some(miniagent_protocol::TextChange {
+            old_text: None,
+            new_text: "c".into()
+        }))
+    );
     assert_eq!(std::fs::read_to_string(ws.join("conf/x")).unwrap(), "c");
 
     let read = read_tool()

@@ -317,6 +317,8 @@ async fn a_write_the_log_left_open_is_reported_as_what_the_file_shows() {
             name: name.into(),
             arguments: arguments.clone(),
             summary: String::new(),
+            kind: Default::default(),
+            locations: Vec::new(),
         },
     };
     let path = write_log(
@@ -519,6 +521,8 @@ async fn a_resume_sends_the_recorded_session_back_once_before_its_warnings() {
             name: "bash".into(),
             arguments: json!({ "command": "ls" }),
             summary: "ls".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         },
     ];
     let mut records: Vec<Record> = recorded

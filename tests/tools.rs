@@ -7,7 +7,9 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use miniagent_core::config::{ApprovalMode, Provider};
-use miniagent_protocol::{ApprovalRule, Decision, Event, Op};
+use miniagent_protocol::{
+    ApprovalRule, Decision, Event, Op, PlanEntry, PlanPriority, PlanStatus, ToolKind, ToolOutcome,
+};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::harness::{Harness, test_config};
@@ -518,7 +520,8 @@ async fn approvals_preview_diffs_remember_commands_and_can_abort() {
     assert_eq!(
         rules,
         Event::ApprovalRulesChanged {
-            rules: vec![ApprovalRule::Command { program: "ls".into() }]
+            rules: vec![ApprovalRule::Command { program: "ls".into() }],
+            refused: Vec::new(),
         }
     );
     // `ls -l` runs without asking; `ls; touch chained` is not a simple `ls` and asks.
@@ -570,7 +573,10 @@ async fn approvals_preview_diffs_remember_commands_and_can_abort() {
         agent
             .wait_for(|e| matches!(e, Event::ApprovalRulesChanged { .. }))
             .await,
-        Event::ApprovalRulesChanged { rules: vec![] }
+        Event::ApprovalRulesChanged {
+            rules: vec![],
+            refused: Vec::new(),
+        }
     );
     server.push(Reply::tool("b4", "bash", json!({"command": "ls"}).to_string()));
     agent.send(Op::UserInput { text: "again".into() });
@@ -760,3 +766,212 @@ async fn escape_sequences_are_stripped_from_command_output_the_model_receives() 
 
 #[path = "tools/seam.rs"]
 mod seam;
+
+/// What the model received for each tool result in the request after the calls: (id,
+/// content), in order.
+fn results_sent(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| {
+            (
+                block["tool_use_id"].as_str().unwrap().to_string(),
+                block["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Waits for call `id`'s question; the rule it offers to remember.
+async fn asked(agent: &mut Harness, id: &'static str) -> Option<ApprovalRule> {
+    let Event::ApprovalRequested { session_rule, .. } = agent
+        .wait_for(move |e| matches!(e, Event::ApprovalRequested { id: asked, .. } if asked == id))
+        .await
+    else {
+        unreachable!()
+    };
+    session_rule
+}
+
+#[tokio::test]
+async fn refusing_for_the_session_refuses_covered_calls_without_asking_until_revoked() {
+    let bash = |id: &str, command: &str| Reply::tool(id, "bash", json!({ "command": command }).to_string());
+    let server = ScriptedServer::start(vec![
+        bash("b1", "ls -a"),
+        bash("b2", "ls -l"),
+        bash("b3", "pwd"),
+        Reply::text("first turn done"),
+        bash("b4", "ls"),
+        Reply::text("second turn done"),
+    ])
+    .await;
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.approval = ApprovalMode::Ask;
+    let mut agent = Harness::start(config);
+    agent.send(Op::UserInput { text: "go".into() });
+    assert_eq!(
+        asked(&mut agent, "b1").await,
+        Some(ApprovalRule::Command { program: "ls".into() })
+    );
+    agent.send(Op::Approval {
+        id: "b1".into(),
+        decision: Decision::DenyForSession {
+            reason: Some("not here".into()),
+        },
+    });
+    assert_eq!(
+        agent
+            .wait_for(|e| matches!(e, Event::ApprovalRulesChanged { .. }))
+            .await,
+        Event::ApprovalRulesChanged {
+            rules: vec![],
+            refused: vec![ApprovalRule::Command { program: "ls".into() }],
+        }
+    );
+    // `ls -l` is covered: refused without a question. `pwd` is not: it asks.
+    asked(&mut agent, "b3").await;
+    agent.send(Op::Approval {
+        id: "b3".into(),
+        decision: Decision::Deny { reason: None },
+    });
+    agent.wait_for(|e| matches!(e, Event::TurnComplete { .. })).await;
+    let outcomes: Vec<(String, ToolOutcome)> = agent
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { id, outcome, .. } => Some((id.clone(), *outcome)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ("b1".to_string(), ToolOutcome::Denied),
+            ("b2".to_string(), ToolOutcome::Refused),
+            ("b3".to_string(), ToolOutcome::Denied),
+        ]
+    );
+    let requests = server.requests();
+    assert_eq!(
+        results_sent(&requests[3].body),
+        vec![
+            (
+                "b1".to_string(),
+                "the person refused this call: not here. Do not retry it; adjust the plan or ask them.".to_string()
+            ),
+            (
+                "b2".to_string(),
+                "refused: the person refused command `ls …` for the rest of this session, so this call was not run and they were not asked; do not try it again, ask them if it is needed".to_string()
+            ),
+            (
+                "b3".to_string(),
+                "the person refused this call. Do not retry it; adjust the plan or ask them.".to_string()
+            ),
+        ]
+    );
+
+    // Revoking the refusal makes `ls` ask again.
+    agent.send(Op::RevokeApproval {
+        rule: ApprovalRule::Command { program: "ls".into() },
+    });
+    assert_eq!(
+        agent
+            .wait_for(|e| matches!(e, Event::ApprovalRulesChanged { .. }))
+            .await,
+        Event::ApprovalRulesChanged {
+            rules: vec![],
+            refused: vec![],
+        }
+    );
+    agent.send(Op::UserInput { text: "again".into() });
+    asked(&mut agent, "b4").await;
+    agent.send(Op::Approval {
+        id: "b4".into(),
+        decision: Decision::Approve,
+    });
+    agent.wait_for(|e| matches!(e, Event::TurnComplete { .. })).await;
+    assert_eq!(server.requests().len(), 6);
+}
+
+#[tokio::test]
+async fn update_plan_is_declared_reported_as_a_plan_and_answered_in_a_line() {
+    let entries = json!([
+        {"content": "read the parser", "status": "completed", "priority": "high"},
+        {"content": "fix the bug", "status": "in_progress"},
+        {"content": "add a test", "status": "pending"},
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool("p1", "update_plan", json!({ "entries": entries }).to_string()),
+        Reply::text("planned"),
+    ])
+    .await;
+    // Read-only: it runs without a question in the mode that asks most.
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.agent.approval = ApprovalMode::Ask;
+    let mut agent = Harness::start(config);
+    let events = agent.turn("plan it").await;
+    let requests = server.requests();
+    let declared = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "update_plan")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        declared["input_schema"]["properties"]["entries"]["items"]["properties"]["status"]["enum"],
+        json!(["pending", "in_progress", "completed"])
+    );
+    let plan = vec![
+        PlanEntry {
+            content: "read the parser".into(),
+            status: PlanStatus::Completed,
+            priority: Some(PlanPriority::High),
+        },
+        PlanEntry {
+            content: "fix the bug".into(),
+            status: PlanStatus::InProgress,
+            priority: None,
+        },
+        PlanEntry {
+            content: "add a test".into(),
+            status: PlanStatus::Pending,
+            priority: None,
+        },
+    ];
+    // The plan, then the call's end; no question on the way.
+    let around: Vec<&Event> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ToolCallRequested { .. }
+                    | Event::ApprovalRequested { .. }
+                    | Event::PlanUpdated { .. }
+                    | Event::ToolCallFinished { .. }
+            )
+        })
+        .collect();
+    assert!(
+        matches!(
+            around.as_slice(),
+            [
+                Event::ToolCallRequested { kind: ToolKind::Think, locations, .. },
+                Event::PlanUpdated { entries },
+                Event::ToolCallFinished { ok: true, .. },
+            ] if locations.is_empty() && *entries == plan
+        ),
+        "{around:#?}"
+    );
+    assert_eq!(
+        results_sent(&requests[1].body),
+        vec![(
+            "p1".to_string(),
+            "plan updated: 3 entries, 1 in progress, 1 completed".to_string()
+        )]
+    );
+    assert_valid_anthropic(&requests[1].body);
+}

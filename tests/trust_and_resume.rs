@@ -111,6 +111,7 @@ fn a_person_can_let_the_agent_change_the_workspace_settings_one_call_at_a_time()
         let server = ScriptedServer::start(vec![
             Reply::tool("w1", "write_file", r#"{"path": ".miniagent/skills/a/SKILL.md", "content": "x"}"#),
             Reply::tool("w2", "write_file", r#"{"path": ".miniagent/skills/b/SKILL.md", "content": "y"}"#),
+            Reply::tool("w3", "write_file", r#"{"path": ".miniagent/skills/c/SKILL.md", "content": "z"}"#),
             Reply::text("done"),
         ])
         .await;
@@ -118,8 +119,12 @@ fn a_person_can_let_the_agent_change_the_workspace_settings_one_call_at_a_time()
         config.agent.approval = ApprovalMode::FullAuto;
         let mut harness = Harness::start(config);
         harness.send(Op::UserInput { text: "add skills".into() });
-        // Full-auto still asks; "for the session" approves this call only.
-        for (id, decision) in [("w1", Decision::ApproveForSession), ("w2", Decision::Deny { reason: None })] {
+        // Full-auto still asks; "for the session" approves (or refuses) this call only.
+        for (id, decision) in [
+            ("w1", Decision::ApproveForSession),
+            ("w2", Decision::Deny { reason: None }),
+            ("w3", Decision::DenyForSession { reason: None }),
+        ] {
             let event = harness
                 .wait_for(|event| matches!(event, Event::ApprovalRequested { .. }))
                 .await;
@@ -137,9 +142,14 @@ fn a_person_can_let_the_agent_change_the_workspace_settings_one_call_at_a_time()
         let root = harness.workspace.path();
         assert_eq!(std::fs::read_to_string(root.join(".miniagent/skills/a/SKILL.md")).unwrap(), "x");
         assert!(!root.join(".miniagent/skills/b/SKILL.md").exists());
+        assert!(!root.join(".miniagent/skills/c/SKILL.md").exists());
         assert!(harness.events.iter().any(|event| matches!(
             event,
             Event::Notice { message } if message == "approved once: changes to miniagent's own settings are asked about each time"
+        )));
+        assert!(harness.events.iter().any(|event| matches!(
+            event,
+            Event::Notice { message } if message == "refused once: this call cannot be refused for the session as a rule"
         )));
         assert!(
             !harness
@@ -262,6 +272,7 @@ fn session_granting_rm(home: &TempDir, workspace: &TempDir) -> std::path::PathBu
         ts: 1,
         event: Event::ApprovalRulesChanged {
             rules: vec![ApprovalRule::Command { program: "rm".into() }],
+            refused: Vec::new(),
         },
     };
     let mut content = std::fs::read_to_string(&log).unwrap();

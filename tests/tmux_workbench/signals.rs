@@ -72,6 +72,7 @@ fn a_log_from_outside_the_data_folder_is_asked_about_and_grants_nothing_in_tmux(
         ts: 1,
         event: Event::ApprovalRulesChanged {
             rules: vec![ApprovalRule::Command { program: "rm".into() }],
+            refused: Vec::new(),
         },
     };
     let crafted = workspace.write(

@@ -7,7 +7,7 @@ use crate::support::harness::is_turn_end;
 use crate::support::harness::session_log_in;
 use crate::support::{Reply, ScriptedServer, TempDir};
 use miniagent_core::config::{ApprovalMode, Provider};
-use miniagent_protocol::{ApprovalRequest, CallEffect, NoteInfo, RecordedOutput};
+use miniagent_protocol::{ApprovalRequest, CallEffect, NoteInfo, RecordedOutput, TextChange};
 use miniagent_protocol::{Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -90,6 +90,11 @@ async fn approval_requests_say_what_is_asked_about_in_typed_fields() {
                     path: "new.txt".into(),
                     summary: "create new.txt (6 bytes)".into(),
                     diff: "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n".into(),
+                    abs_path: format!("{root}/new.txt"),
+                    change: Some(TextChange {
+                        old_text: None,
+                        new_text: "hello\n".into()
+                    }),
                 })
             ),
             (
@@ -204,11 +209,26 @@ async fn finished_calls_name_the_files_they_changed_and_requests_carry_a_summary
             _ => None,
         })
         .collect();
-    let changed = vec![CallEffect::FileChanged {
-        path: root.join("a.txt").display().to_string(),
-    }];
+    let changed = |old: Option<&str>, new: &str| {
+        vec![CallEffect::FileChanged {
+            path: root.join("a.txt").display().to_string(),
+            change: Some(TextChange {
+                old_text: old.map(str::to_string),
+                new_text: new.into(),
+            }),
+        }]
+    };
     // A failed edit changed nothing; `bash` cannot tell what it changed.
-    assert_eq!(effects, vec![changed.clone(), changed, vec![], vec![], vec![]]);
+    assert_eq!(
+        effects,
+        vec![
+            changed(None, "one\n"),
+            changed(Some("one\n"), "two\n"),
+            vec![],
+            vec![],
+            vec![]
+        ]
+    );
     assert!(
         received[2].1,
         "the edit that matched nothing failed: {:?}",

@@ -15,7 +15,8 @@ pub mod shown;
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, SandboxSetting};
 pub use shown::{
-    MAX_SESSION_COST_USD, message_range, messages_named, sane_cost, short_count, turn_usage_line, usd,
+    MAX_SESSION_COST_USD, message_range, messages_named, plan_lines, sane_cost, short_count, turn_usage_line,
+    usd,
 };
 
 /// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).
@@ -31,6 +32,10 @@ pub enum Decision {
     ApproveForSession,
     /// Do not run it; the model is told, with the reason when one is given.
     Deny { reason: Option<String> },
+    /// Do not run it, nor, for the rest of the session, any call the request's
+    /// `session_rule` covers: those are refused without asking (an editor's "always
+    /// reject"). Without a rule it refuses this call only, as [`Decision::Deny`] does.
+    DenyForSession { reason: Option<String> },
     /// Do not run it and end the turn, as an interrupt would.
     Abort,
     /// Do not run it: nobody can be asked (`exec`), so the call is refused as the
@@ -72,7 +77,7 @@ pub enum Op {
     Approval { id: CallId, decision: Decision },
     /// Cancel the running turn now: stop the stream, kill running tools, refuse pending approvals.
     Interrupt,
-    /// Forget a remembered approval; the next such call asks again.
+    /// Forget a remembered approval or refusal; the next such call asks again.
     RevokeApproval { rule: ApprovalRule },
     /// Change the approval mode for the rest of the session.
     SetApprovalMode { mode: ApprovalMode },
@@ -134,6 +139,77 @@ impl SandboxState {
             SandboxState::Unavailable { .. } => Some(false),
         }
     }
+}
+
+/// What kind of thing a tool call does, for front ends that draw calls by kind (an
+/// editor's icon, its "follow the agent"); the agent decides nothing by it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads files or data.
+    Read,
+    /// Changes files.
+    Edit,
+    Delete,
+    Move,
+    /// Searches files, tools or data.
+    Search,
+    /// Runs commands.
+    Execute,
+    /// Thinks or plans without acting outside (a sub-agent, the plan).
+    Think,
+    /// Fetches from the network.
+    Fetch,
+    /// Anything else, and any kind a newer miniagent wrote that this one does not know.
+    #[default]
+    #[serde(other)]
+    Other,
+}
+
+/// A place in a file a tool call works on: the path is absolute (inside the workspace),
+/// the line 1-based.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// A file's whole text before and after a change, for front ends that draw their own
+/// diff (an editor's review). Only for files small enough to carry whole.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextChange {
+    /// `None`: the file is new.
+    #[serde(default)]
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+/// One step of the agent's plan ([`Event::PlanUpdated`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    pub content: String,
+    pub status: PlanStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<PlanPriority>,
+}
+
+/// Where a step of the plan stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// How much a step of the plan matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanPriority {
+    High,
+    Medium,
+    Low,
 }
 
 /// Why a turn stopped streaming text early, as the provider reported it.
@@ -203,6 +279,12 @@ pub enum Event {
         /// logs from before it existed.
         #[serde(default)]
         summary: String,
+        /// What kind of call it is; `other` in logs from before it existed.
+        #[serde(default)]
+        kind: ToolKind,
+        /// The files (and lines) it works on, when its tool knows them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        locations: Vec<Location>,
     },
     /// The approval policy wants a person to decide; answer with [`Op::Approval`].
     ApprovalRequested {
@@ -223,8 +305,14 @@ pub enum Event {
         #[serde(default)]
         session_rule: Option<ApprovalRule>,
     },
-    /// The approvals remembered for this session changed (one was added or revoked).
-    ApprovalRulesChanged { rules: Vec<ApprovalRule> },
+    /// The approvals remembered for this session changed (one was added or revoked), or
+    /// the refusals ([`Decision::DenyForSession`]) did.
+    ApprovalRulesChanged {
+        rules: Vec<ApprovalRule>,
+        /// What is refused without asking for the rest of the session.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        refused: Vec<ApprovalRule>,
+    },
     /// The approval mode changed.
     ApprovalModeChanged { mode: ApprovalMode },
     /// The conversation was started over.
@@ -252,6 +340,9 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         effects: Vec<CallEffect>,
     },
+    /// The agent's plan, whole, as it stands now (its `update_plan` call, sent before
+    /// that call's [`Event::ToolCallFinished`]).
+    PlanUpdated { entries: Vec<PlanEntry> },
     /// Where the context stands after a model call.
     TokenUsage {
         /// Tokens the next request would carry, as miniagent counts them: the figure the
@@ -416,6 +507,12 @@ pub enum ApprovalRequest {
         summary: String,
         /// A unified diff of the change (capped for very large ones).
         diff: String,
+        /// The file's absolute path; empty in logs from before it existed.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        abs_path: String,
+        /// The whole text before and after, when both are small enough to carry.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<TextChange>,
     },
     /// A shell command line.
     Command {
@@ -446,7 +543,13 @@ pub enum ApprovalRequest {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallEffect {
     /// A file was created or changed; `path` is absolute.
-    FileChanged { path: String },
+    FileChanged {
+        path: String,
+        /// The whole text before and after, when the tool knows them and both are small
+        /// enough to carry.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<TextChange>,
+    },
 }
 
 /// One note of the workspace's notes file.
@@ -752,5 +855,179 @@ mod tests {
             effects: vec![],
         };
         assert!(!serde_json::to_string(&finished).unwrap().contains("effects"));
+    }
+    /// Each new typed field and variant survives a round trip, and lines written before
+    /// it existed still read, as what it defaults to.
+    #[test]
+    fn kinds_locations_changes_refusals_and_plans_round_trip() {
+        let change = TextChange {
+            old_text: None,
+            new_text: "fn main() {}\n".into(),
+        };
+        let values = vec![
+            Event::ToolCallRequested {
+                id: "c".into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({"path": "a.rs", "offset": 3}),
+                summary: "a.rs".into(),
+                kind: ToolKind::Read,
+                locations: vec![Location {
+                    path: "/w/a.rs".into(),
+                    line: Some(3),
+                }],
+            },
+            Event::ApprovalRequested {
+                id: "c".into(),
+                name: "write_file".into(),
+                preview: "create a.rs".into(),
+                request: Some(ApprovalRequest::Edit {
+                    path: "a.rs".into(),
+                    summary: "create a.rs (13 bytes)".into(),
+                    diff: "+fn main() {}\n".into(),
+                    abs_path: "/w/a.rs".into(),
+                    change: Some(change.clone()),
+                }),
+                notes: vec![],
+                session_rule: None,
+            },
+            Event::ToolCallFinished {
+                id: "c".into(),
+                name: "write_file".into(),
+                ok: true,
+                outcome: ToolOutcome::Ok,
+                duration_ms: 1,
+                output_preview: String::new(),
+                output: "wrote".into(),
+                effects: vec![CallEffect::FileChanged {
+                    path: "/w/a.rs".into(),
+                    change: Some(TextChange {
+                        old_text: Some("old\n".into()),
+                        new_text: "new\n".into(),
+                    }),
+                }],
+            },
+            Event::ApprovalRulesChanged {
+                rules: vec![ApprovalRule::Tool { name: "bash".into() }],
+                refused: vec![ApprovalRule::Command { program: "rm".into() }],
+            },
+            Event::PlanUpdated {
+                entries: vec![
+                    PlanEntry {
+                        content: "read the code".into(),
+                        status: PlanStatus::Completed,
+                        priority: Some(PlanPriority::High),
+                    },
+                    PlanEntry {
+                        content: "fix it".into(),
+                        status: PlanStatus::InProgress,
+                        priority: None,
+                    },
+                ],
+            },
+        ];
+        for event in values {
+            let line = serde_json::to_string(&event).unwrap();
+            assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event, "{line}");
+        }
+        let plan = Event::PlanUpdated {
+            entries: vec![PlanEntry {
+                content: "x".into(),
+                status: PlanStatus::InProgress,
+                priority: Some(PlanPriority::Low),
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(&plan).unwrap(),
+            serde_json::json!({"type": "plan_updated", "entries": [{"content": "x", "status": "in_progress", "priority": "low"}]})
+        );
+        let op = Op::Approval {
+            id: "c".into(),
+            decision: Decision::DenyForSession { reason: None },
+        };
+        let json = serde_json::to_value(&op).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "approval", "id": "c", "decision": {"decision": "deny_for_session", "reason": null}})
+        );
+        assert_eq!(serde_json::from_value::<Op>(json).unwrap(), op);
+    }
+
+    #[test]
+    fn lines_from_before_kinds_changes_and_refusals_still_read() {
+        let old: Event = serde_json::from_str(
+            r#"{"type":"tool_call_requested","id":"c","name":"bash","arguments":{},"summary":"ls"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old,
+            Event::ToolCallRequested {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: serde_json::json!({}),
+                summary: "ls".into(),
+                kind: ToolKind::Other,
+                locations: vec![],
+            }
+        );
+        // A kind a newer miniagent knows reads as `other`.
+        let newer: Event = serde_json::from_str(
+            r#"{"type":"tool_call_requested","id":"c","name":"x","arguments":{},"kind":"switch_mode"}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            newer,
+            Event::ToolCallRequested {
+                kind: ToolKind::Other,
+                ..
+            }
+        ));
+        let old: Event = serde_json::from_str(
+            r#"{"type":"approval_rules_changed","rules":[{"kind":"tool","name":"bash"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old,
+            Event::ApprovalRulesChanged {
+                rules: vec![ApprovalRule::Tool { name: "bash".into() }],
+                refused: vec![],
+            }
+        );
+        let old: ApprovalRequest =
+            serde_json::from_str(r#"{"kind":"edit","path":"a","summary":"s","diff":"d"}"#).unwrap();
+        assert_eq!(
+            old,
+            ApprovalRequest::Edit {
+                path: "a".into(),
+                summary: "s".into(),
+                diff: "d".into(),
+                abs_path: String::new(),
+                change: None,
+            }
+        );
+        let old: CallEffect = serde_json::from_str(r#"{"kind":"file_changed","path":"/w/a"}"#).unwrap();
+        assert_eq!(
+            old,
+            CallEffect::FileChanged {
+                path: "/w/a".into(),
+                change: None
+            }
+        );
+        // Empty new fields are not written: the lines stay as they were.
+        let quiet = Event::ApprovalRulesChanged {
+            rules: vec![],
+            refused: vec![],
+        };
+        assert_eq!(
+            serde_json::to_string(&quiet).unwrap(),
+            r#"{"type":"approval_rules_changed","rules":[]}"#
+        );
+        let effect = CallEffect::FileChanged {
+            path: "/w/a".into(),
+            change: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&effect).unwrap(),
+            r#"{"kind":"file_changed","path":"/w/a"}"#
+        );
     }
 }

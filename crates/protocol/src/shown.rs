@@ -1,5 +1,39 @@
-//! Figures as every face shows them: token counts, costs, a turn's usage line and
-//! history message ranges, so the workbench, `exec` and `sessions` say them alike.
+//! Figures as every face shows them: token counts, costs, a turn's usage line, history
+//! message ranges and the agent's plan, so the workbench, `exec` and `sessions` say them
+//! alike.
+
+use crate::{PlanEntry, PlanPriority, PlanStatus};
+
+/// The agent's plan ([`crate::Event::PlanUpdated`]) as lines of plain text: a heading
+/// with how far it got, then a step a line, marked `✓` done, `▸` in progress, `○` to do,
+/// with its priority when one was given. The steps are as the model wrote them: a face
+/// cleans them for its terminal.
+pub fn plan_lines(entries: &[PlanEntry]) -> Vec<String> {
+    let done = entries
+        .iter()
+        .filter(|entry| entry.status == PlanStatus::Completed)
+        .count();
+    let heading = match entries.len() {
+        0 => "plan: cleared".to_string(),
+        n => format!("plan: {done} of {n} done"),
+    };
+    std::iter::once(heading)
+        .chain(entries.iter().map(|entry| {
+            let mark = match entry.status {
+                PlanStatus::Completed => '✓',
+                PlanStatus::InProgress => '▸',
+                PlanStatus::Pending => '○',
+            };
+            let priority = match entry.priority {
+                Some(PlanPriority::High) => " (high)",
+                Some(PlanPriority::Medium) => " (medium)",
+                Some(PlanPriority::Low) => " (low)",
+                None => "",
+            };
+            format!("  {mark} {}{priority}", entry.content)
+        }))
+        .collect()
+}
 
 /// A token count as every face shows it: `950`, `1.2k`, `34k`, `1.3M`.
 pub fn short_count(count: u64) -> String {
@@ -116,5 +150,29 @@ mod tests {
         for (count, shown) in cases {
             assert_eq!(short_count(count), shown, "{count}");
         }
+    }
+
+    #[test]
+    fn a_plan_is_a_heading_and_a_marked_line_per_step() {
+        use crate::{PlanEntry, PlanPriority, PlanStatus};
+        let entry = |content: &str, status, priority| PlanEntry {
+            content: content.into(),
+            status,
+            priority,
+        };
+        assert_eq!(
+            plan_lines(&[
+                entry("read it", PlanStatus::Completed, None),
+                entry("fix it", PlanStatus::InProgress, Some(PlanPriority::High)),
+                entry("test it", PlanStatus::Pending, Some(PlanPriority::Low)),
+            ]),
+            vec![
+                "plan: 1 of 3 done",
+                "  ✓ read it",
+                "  ▸ fix it (high)",
+                "  ○ test it (low)",
+            ]
+        );
+        assert_eq!(plan_lines(&[]), vec!["plan: cleared"]);
     }
 }

@@ -75,6 +75,8 @@ pub enum OverlayAction {
 pub struct OverlayContext<'a> {
     /// The remembered approvals (for `/approvals`).
     pub rules: &'a [miniagent_protocol::ApprovalRule],
+    /// What was refused for the rest of the session (listed after them).
+    pub refused: &'a [miniagent_protocol::ApprovalRule],
     /// The latest history snapshot (for the inspector).
     pub history: Option<&'a miniagent_protocol::HistorySnapshot>,
     /// The MCP servers and their states (for `/mcp`).

@@ -15,7 +15,7 @@ use crate::tools::git_guard;
 use crate::tools::paths::{Access, Workspace};
 use crate::tools::skills::SkillApprovals;
 use crate::tools::{Tool, ToolCall, ToolEffect};
-use miniagent_protocol::{ApprovalRule, CallId, Decision};
+use miniagent_protocol::{ApprovalRule, CallId, Decision, Event};
 
 /// `path` with its longest existing part resolved (the rest appended as named), so a
 /// folder that does not exist yet still compares with resolved paths.
@@ -65,6 +65,10 @@ pub struct ApprovalPolicy {
     mode: ApprovalMode,
     /// In the order they were given, for listing.
     rules: Vec<ApprovalRule>,
+    /// What the person refused for the rest of the session ([`Decision::DenyForSession`]),
+    /// in the order given: calls they cover are refused without asking, in every mode.
+    /// A rule is in one of the two lists at most.
+    refused: Vec<ApprovalRule>,
     /// Folders (real paths) whose files are changed only with the person's approval each
     /// time: miniagent's own configuration and data. The workspace's `.miniagent/` is
     /// always one of them.
@@ -81,6 +85,7 @@ impl ApprovalPolicy {
         Self {
             mode,
             rules: Vec::new(),
+            refused: Vec::new(),
             protected: Vec::new(),
             skills: Vec::new(),
             commands_confined: false,
@@ -126,6 +131,11 @@ impl ApprovalPolicy {
         let effect = tool.effect();
         if effect == ToolEffect::ReadOnly {
             return Verdict::Run;
+        }
+        if let Some(rule) = call.session_rule().filter(|rule| self.refused.contains(rule)) {
+            return Verdict::Refuse(format!(
+                "the person refused {rule} for the rest of this session, so this call was not run and they were not asked; do not try it again, ask them if it is needed"
+            ));
         }
         if self.mode != ApprovalMode::ReadOnly
             && let Some(path) = self.protected_path(call, workspace)
@@ -220,24 +230,49 @@ impl ApprovalPolicy {
         })
     }
 
-    /// Remembers a rule; false when it was already there.
+    /// Remembers a rule (no longer refused, if it was); false when it was already there.
     pub fn remember(&mut self, rule: ApprovalRule) -> bool {
         if self.rules.contains(&rule) {
             return false;
         }
+        self.refused.retain(|kept| *kept != rule);
         self.rules.push(rule);
         true
     }
 
-    /// Forgets a rule; false when there was no such rule.
+    /// Refuses what a rule covers for the rest of the session (no longer approved, if it
+    /// was); false when it was already refused.
+    pub fn refuse(&mut self, rule: ApprovalRule) -> bool {
+        if self.refused.contains(&rule) {
+            return false;
+        }
+        self.rules.retain(|kept| *kept != rule);
+        self.refused.push(rule);
+        true
+    }
+
+    /// Forgets a rule, approved or refused; false when there was no such rule.
     pub fn revoke(&mut self, rule: &ApprovalRule) -> bool {
-        let before = self.rules.len();
+        let before = self.rules.len() + self.refused.len();
         self.rules.retain(|kept| kept != rule);
-        self.rules.len() != before
+        self.refused.retain(|kept| kept != rule);
+        self.rules.len() + self.refused.len() != before
     }
 
     pub fn rules(&self) -> &[ApprovalRule] {
         &self.rules
+    }
+
+    pub fn refused(&self) -> &[ApprovalRule] {
+        &self.refused
+    }
+
+    /// Both lists as front ends get them.
+    pub fn rules_event(&self) -> Event {
+        Event::ApprovalRulesChanged {
+            rules: self.rules.clone(),
+            refused: self.refused.clone(),
+        }
     }
 }
 
@@ -465,6 +500,48 @@ mod tests {
         assert!(!policy.remember(rule.clone()));
         assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Run);
         assert!(policy.revoke(&rule));
+        assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Ask);
+        assert!(!policy.revoke(&rule));
+    }
+
+    /// A refusal for the session refuses what its rule covers in every mode, full-auto
+    /// too, and never a read; a rule is approved or refused, never both; revoking forgets
+    /// either.
+    #[test]
+    fn refused_rules_refuse_in_every_mode_until_revoked() {
+        let tool = fake(ToolEffect::RunsCommands);
+        let args = serde_json::json!({});
+        let rule = ApprovalRule::Tool { name: "fake".into() };
+        let workspace = Workspace::new(Path::new("/nonexistent-ws"), &[]);
+        let refusal = Verdict::Refuse(
+            "the person refused tool `fake` for the rest of this session, so this call was not run and they were not asked; do not try it again, ask them if it is needed".into(),
+        );
+        let mut policy = ApprovalPolicy::new(ApprovalMode::Ask);
+        assert!(policy.remember(rule.clone()));
+        assert!(policy.refuse(rule.clone()));
+        assert!(!policy.refuse(rule.clone()));
+        assert_eq!((policy.rules(), policy.refused()), (&[][..], &[rule.clone()][..]));
+        for mode in [ApprovalMode::Ask, ApprovalMode::AutoEdit, ApprovalMode::FullAuto] {
+            policy.set_mode(mode);
+            assert_eq!(policy.check_json(&tool, &args, &workspace), refusal, "{mode:?}");
+        }
+        let read = fake(ToolEffect::ReadOnly);
+        assert_eq!(policy.check_json(&read, &args, &workspace), Verdict::Run);
+        assert_eq!(
+            policy.rules_event(),
+            miniagent_protocol::Event::ApprovalRulesChanged {
+                rules: vec![],
+                refused: vec![rule.clone()]
+            }
+        );
+        // Approving it again takes it off the refused list.
+        policy.set_mode(ApprovalMode::Ask);
+        assert!(policy.remember(rule.clone()));
+        assert_eq!((policy.rules(), policy.refused()), (&[rule.clone()][..], &[][..]));
+        assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Run);
+        assert!(policy.refuse(rule.clone()));
+        assert!(policy.revoke(&rule));
+        assert_eq!((policy.rules(), policy.refused()), (&[][..], &[][..]));
         assert_eq!(policy.check_json(&tool, &args, &workspace), Verdict::Ask);
         assert!(!policy.revoke(&rule));
     }

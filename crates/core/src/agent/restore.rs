@@ -37,6 +37,8 @@ pub struct Restored {
     pub context: ContextState,
     pub compactions: Vec<CompactionRecord>,
     pub rules: Vec<ApprovalRule>,
+    /// What was refused for the rest of the session.
+    pub refused: Vec<ApprovalRule>,
     /// The latest `token_usage` event, for the gauge.
     pub usage: Option<Event>,
     /// The session's tokens and cost so far.
@@ -55,6 +57,7 @@ impl Restored {
             context: ContextState::new(counter),
             compactions: Vec::new(),
             rules: Vec::new(),
+            refused: Vec::new(),
             usage: None,
             meter: Default::default(),
             model: String::new(),
@@ -98,7 +101,10 @@ impl Restored {
                 self.model = model.clone();
                 self.provider = provider.clone();
             }
-            Event::ApprovalRulesChanged { rules } => self.rules = rules.clone(),
+            Event::ApprovalRulesChanged { rules, refused } => {
+                self.rules = rules.clone();
+                self.refused = refused.clone();
+            }
             Event::TokenUsage { .. } => {
                 self.meter = super::meter::Meter::recorded(event).unwrap_or_default();
                 self.usage = Some(event.clone());

@@ -56,7 +56,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     session.last_usage = Default::default();
     shared.meter.set(restored.meter);
     session.compaction_log = restored.compactions;
-    let rules = restore_rules(shared, path, restored.rules);
+    let rules = restore_rules(shared, path, restored.rules, restored.refused);
     // Calls and a turn the log left open are closed, and the closing is recorded.
     for event in closing {
         events.emit(event);
@@ -75,7 +75,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
             ),
         });
     }
-    events.emit(Event::ApprovalRulesChanged { rules });
+    events.emit(rules);
     if let Some(usage) = restored.usage {
         events.emit(usage);
     }
@@ -109,10 +109,15 @@ fn sendable(
     Some((restored, mended))
 }
 
-/// Puts the log's remembered approvals in place of the current ones, and returns them.
-/// They come back only from this user's own logs: a log from anywhere else could name
-/// any rule.
-fn restore_rules(shared: &Shared, path: &Path, recorded: Vec<ApprovalRule>) -> Vec<ApprovalRule> {
+/// Puts the log's remembered approvals and refusals in place of the current ones, and
+/// returns the event that lists them. They come back only from this user's own logs: a
+/// log from anywhere else could name any rule.
+fn restore_rules(
+    shared: &Shared,
+    path: &Path,
+    recorded: Vec<ApprovalRule>,
+    refused: Vec<ApprovalRule>,
+) -> Event {
     let own = session::store::is_own_log(shared.options.session_log.sessions_folder().as_deref(), path);
     if !own && !recorded.is_empty() {
         shared.events.emit(Event::Notice {
@@ -123,16 +128,23 @@ fn restore_rules(shared: &Shared, path: &Path, recorded: Vec<ApprovalRule>) -> V
             ),
         });
     }
-    let rules = if own { recorded } else { Vec::new() };
+    let (rules, refused) = if own {
+        (recorded, refused)
+    } else {
+        Default::default()
+    };
     shared.policy.with(|policy| {
-        for rule in policy.rules().to_vec() {
+        for rule in [policy.rules(), policy.refused()].concat() {
             policy.revoke(&rule);
         }
-        for rule in rules.iter().cloned() {
+        for rule in refused {
+            policy.refuse(rule);
+        }
+        for rule in rules {
             policy.remember(rule);
         }
-    });
-    rules
+        policy.rules_event()
+    })
 }
 
 /// Says which session goes on (under which id, in which file), its size, and the gauge.

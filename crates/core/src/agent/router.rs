@@ -117,14 +117,14 @@ impl Router {
     }
 
     fn revoke(&self, rule: &miniagent_protocol::ApprovalRule) {
-        let (revoked, rules) = self
+        let (revoked, event) = self
             .shared
             .policy
-            .with(|policy| (policy.revoke(rule), policy.rules().to_vec()));
+            .with(|policy| (policy.revoke(rule), policy.rules_event()));
         if revoked {
-            self.notify(Event::ApprovalRulesChanged { rules });
+            self.notify(event);
         } else {
-            self.notice(format!("no remembered approval for {rule}"));
+            self.notice(format!("no remembered approval or refusal for {rule}"));
         }
     }
 

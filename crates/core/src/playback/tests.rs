@@ -177,6 +177,8 @@ fn what_a_killed_session_left_open_is_closed_at_the_end() {
                 name: "bash".into(),
                 arguments: serde_json::json!({"command": "sleep 100"}),
                 summary: String::new(),
+                kind: Default::default(),
+                locations: Vec::new(),
             },
         ),
     ];

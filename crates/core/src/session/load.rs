@@ -494,4 +494,35 @@ mod tests {
         }
         assert_eq!(restored.context.messages(), &[user, reply]);
     }
+
+    /// The log's latest approvals and refusals are what a resumed session starts with;
+    /// a log from before refusals existed restores none.
+    #[test]
+    fn the_latest_approvals_and_refusals_are_restored() {
+        use miniagent_protocol::{ApprovalRule, Event};
+        let rm = ApprovalRule::Command { program: "rm".into() };
+        let ls = ApprovalRule::Command { program: "ls".into() };
+        let changed = |ts, line: &str| Record::Event {
+            ts,
+            event: serde_json::from_str::<Event>(line).unwrap(),
+        };
+        let records = [
+            changed(
+                1,
+                r#"{"type":"approval_rules_changed","rules":[{"kind":"command","program":"rm"}]}"#,
+            ),
+            changed(
+                2,
+                r#"{"type":"approval_rules_changed","rules":[{"kind":"command","program":"ls"}],"refused":[{"kind":"command","program":"rm"}]}"#,
+            ),
+        ];
+        let mut restored = Restored::new(TokenCounter::new(Encoding::Cl100kBase));
+        restored.apply(&records[0]);
+        assert_eq!(
+            (restored.rules.clone(), restored.refused.clone()),
+            (vec![rm.clone()], vec![])
+        );
+        restored.apply(&records[1]);
+        assert_eq!((restored.rules, restored.refused), (vec![ls], vec![rm]));
+    }
 }

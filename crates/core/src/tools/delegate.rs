@@ -44,6 +44,11 @@ impl super::TypedTool for DelegateTool {
         ToolEffect::ReadOnly
     }
 
+    /// A sub-agent works the task out: it acts only through its own calls, each shown.
+    fn kind(&self) -> miniagent_protocol::ToolKind {
+        miniagent_protocol::ToolKind::Think
+    }
+
     fn run(&self, args: DelegateArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
             let task = args.task.trim().to_string();

@@ -7,12 +7,12 @@ use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::files::{human_size, unified_diff};
+use super::files::{human_size, text_change, unified_diff};
 use super::output::cap_text;
 use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
 use super::read::has_hole;
 use super::{ToolContext, ToolEffect, ToolOutput};
-use miniagent_protocol::ApprovalRequest;
+use miniagent_protocol::{ApprovalRequest, Location};
 
 /// Context lines around each change in diffs.
 const DIFF_CONTEXT: usize = 3;
@@ -157,6 +157,20 @@ fn read_text(opened: OpenedFile) -> Result<String, Unread> {
 struct Before {
     text: String,
     said: String,
+    /// `text` is the file's (not a description of a file left unread).
+    read: bool,
+}
+
+impl Before {
+    /// What the change replaces, for [`text_change`]: `Some(None)` for a new file,
+    /// `None` when the old text was not read.
+    fn old_text(before: Option<&Before>) -> Option<Option<&str>> {
+        match before {
+            None => Some(None),
+            Some(before) if before.read => Some(Some(before.text.as_str())),
+            Some(_) => None,
+        }
+    }
 }
 
 /// The current text of a file to be replaced: `None` when it does not exist yet. A file
@@ -168,6 +182,7 @@ fn existing_text(located: &Located, shown: &str) -> Result<Option<Before>, Strin
         Ok(Some(Before {
             text: format!("({said}; its content is not read)\n"),
             said,
+            read: false,
         }))
     };
     match located.open_file() {
@@ -179,6 +194,7 @@ fn existing_text(located: &Located, shown: &str) -> Result<Option<Before>, Strin
             Ok(text) => Ok(Some(Before {
                 said: format!("{} bytes", text.len()),
                 text,
+                read: true,
             })),
             Err(Unread::TooLarge(size)) => unread(format!("a file of {}", human_size(size))),
             Err(Unread::Binary(size)) => unread(format!("a binary file of {size} bytes")),
@@ -228,6 +244,10 @@ impl super::TypedTool for WriteFileTool {
         vec![args.path.clone()]
     }
 
+    fn locations(&self, args: &WriteArgs, workspace: &Workspace) -> Vec<Location> {
+        workspace.location(&args.path, None).into_iter().collect()
+    }
+
     fn approval_request(
         &self,
         args: &WriteArgs,
@@ -247,6 +267,8 @@ impl super::TypedTool for WriteFileTool {
             Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
         };
         Ok(Some(ApprovalRequest::Edit {
+            change: Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content)),
+            abs_path: plan.located.path().display().to_string(),
             path: plan.shown,
             summary: what,
             diff: cap_diff(&diff, content),
@@ -260,6 +282,7 @@ impl super::TypedTool for WriteFileTool {
                 Err(message) => return ToolOutput::error(message),
             };
             let content = &args.content;
+            let change = Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content));
             match plan.located.write_atomic(content.as_bytes()) {
                 Ok(()) => ToolOutput::ok(match plan.before {
                     None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
@@ -269,7 +292,8 @@ impl super::TypedTool for WriteFileTool {
                         plan.shown,
                         before.said
                     ),
-                }),
+                })
+                .changing(change),
                 Err(err) => ToolOutput::error(format!("cannot write {}: {err}", plan.shown)),
             }
         })
@@ -282,6 +306,7 @@ pub struct EditFileTool;
 struct PlannedEdit {
     located: Located,
     shown: String,
+    before: String,
     after: String,
     replaced: usize,
     diff: String,
@@ -346,6 +371,7 @@ fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, Stri
     Ok(PlannedEdit {
         located,
         shown,
+        before,
         after,
         replaced: starts.len(),
         diff,
@@ -372,6 +398,11 @@ impl super::TypedTool for EditFileTool {
         vec![args.path.clone()]
     }
 
+    /// The file only: its changed line would mean reading it before the call is approved.
+    fn locations(&self, args: &EditArgs, workspace: &Workspace) -> Vec<Location> {
+        workspace.location(&args.path, None).into_iter().collect()
+    }
+
     fn approval_request(
         &self,
         args: &EditArgs,
@@ -386,6 +417,8 @@ impl super::TypedTool for EditFileTool {
                 if plan.replaced == 1 { "" } else { "s" },
             ),
             diff: cap_diff(&plan.diff, &plan.after),
+            abs_path: plan.located.path().display().to_string(),
+            change: text_change(Some(&plan.before), &plan.after),
             path: plan.shown,
         }))
     }
@@ -406,6 +439,7 @@ impl super::TypedTool for EditFileTool {
                 if plan.replaced == 1 { "" } else { "s" },
                 cap_text(&plan.diff, DIFF_LIMIT)
             ))
+            .changing(text_change(Some(&plan.before), &plan.after))
         })
     }
 }
@@ -434,8 +468,9 @@ fn match_lines(text: &str, starts: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::OutputSink;
-    use crate::tools::Tool;
+    use crate::tools::files;
+    use crate::tools::{OutputSink, Tool};
+    use miniagent_protocol::TextChange;
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use std::path::{Path, PathBuf};
@@ -567,19 +602,73 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// The approval of an edit names the file's absolute path and carries its whole text
+    /// before and after, as the finished call does, while both are within the cap; a file
+    /// over it, before or after, carries none (the diff is still there).
+    #[tokio::test]
+    async fn changes_are_carried_whole_up_to_the_cap_with_the_absolute_path() {
+        let dir = scratch("change");
+        let workspace = Workspace::new(&dir, &[]);
+        std::fs::write(dir.join("f.rs"), "let a = 1;\n").unwrap();
+        let edit = json!({"path": "f.rs", "old_str": "1", "new_str": "2"});
+        let asked = |tool: &dyn Tool, arguments: &serde_json::Value| match tool
+            .approval_request(arguments, &workspace)
+        {
+            Ok(ApprovalRequest::Edit { abs_path, change, .. }) => (abs_path, change),
+            other => panic!("{other:?}"),
+        };
+        let f = dir.join("f.rs").display().to_string();
+        let edited = Some(TextChange {
+            old_text: Some("let a = 1;\n".into()),
+            new_text: "let a = 2;\n".into(),
+        });
+        assert_eq!(asked(&EditFileTool, &edit), (f.clone(), edited.clone()));
+        assert_eq!(EditFileTool.run(edit, context(&dir)).await.change, edited);
+
+        let at_cap = "x".repeat(files::CHANGE_LIMIT_BYTES);
+        let new = json!({"path": "sub/new.txt", "content": at_cap});
+        let created = Some(TextChange {
+            old_text: None,
+            new_text: at_cap.clone(),
+        });
+        let new_path = dir.join("sub/new.txt").display().to_string();
+        assert_eq!(asked(&WriteFileTool, &new), (new_path.clone(), created.clone()));
+        assert_eq!(WriteFileTool.run(new, context(&dir)).await.change, created);
+
+        // One byte over, before or after: no whole texts.
+        let over = format!("{at_cap}y");
+        let grow = json!({"path": "sub/new.txt", "content": over});
+        assert_eq!(asked(&WriteFileTool, &grow), (new_path.clone(), None));
+        let out = WriteFileTool.run(grow, context(&dir)).await;
+        assert_eq!((out.is_error, out.change), (false, None));
+        let shrink = json!({"path": "sub/new.txt", "content": "small\n"});
+        assert_eq!(asked(&WriteFileTool, &shrink), (new_path, None));
+        assert_eq!(WriteFileTool.run(shrink, context(&dir)).await.change, None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     #[tokio::test]
     async fn write_creates_folders_and_reports_bytes() {
         let dir = scratch("write");
         let out = WriteFileTool
             .run(json!({"path": "a/b/c.txt", "content": "héllo\n"}), context(&dir))
             .await;
-        assert_eq!(out, ToolOutput::ok("wrote 7 bytes to a/b/c.txt (new file)"));
+        assert_eq!(
+            out,
+            ToolOutput::ok("wrote 7 bytes to a/b/c.txt (new file)").changing(Some(TextChange {
+                old_text: None,
+                new_text: "héllo\n".into()
+            }))
+        );
         let out = WriteFileTool
             .run(json!({"path": "a/b/c.txt", "content": "bye\n"}), context(&dir))
             .await;
         assert_eq!(
             out,
-            ToolOutput::ok("wrote 4 bytes to a/b/c.txt (replaced 7 bytes)")
+            ToolOutput::ok("wrote 4 bytes to a/b/c.txt (replaced 7 bytes)").changing(Some(TextChange {
+                old_text: Some("héllo\n".into()),
+                new_text: "bye\n".into()
+            }))
         );
         assert_eq!(std::fs::read_to_string(dir.join("a/b/c.txt")).unwrap(), "bye\n");
         let preview = WriteFileTool
@@ -627,6 +716,10 @@ mod tests {
             ToolOutput::ok(
                 "edited f.rs: 1 replacement\n--- a/f.rs\n+++ b/f.rs\n@@ -1,3 +1,3 @@\n let a = 1;\n-let b = 2;\n+let b = 20;\n let a = 1;\n"
             )
+            .changing(Some(TextChange {
+                old_text: Some("let a = 1;\nlet b = 2;\nlet a = 1;\n".into()),
+                new_text: "let a = 1;\nlet b = 20;\nlet a = 1;\n".into()
+            }))
         );
         let mut all = twice;
         all["replace_all"] = json!(true);

@@ -9,10 +9,25 @@ use std::path::Path;
 
 use super::at;
 use super::at::Kind;
+use miniagent_protocol::TextChange;
 
 /// The part of a file's name kept in its temporary file's name, so that the whole stays
 /// within the 255 bytes a name may have.
 const TEMP_NAME_KEEP: usize = 200;
+
+/// The largest text, before or after, a file change carries whole ([`text_change`]): it
+/// goes into the session log with the call, so a large file's would weigh on every log.
+pub const CHANGE_LIMIT_BYTES: usize = 256 * 1024;
+
+/// A file's text before (`None`: a new file) and after a change, for front ends that
+/// draw their own diff; `None` when either is over [`CHANGE_LIMIT_BYTES`].
+pub fn text_change(before: Option<&str>, after: &str) -> Option<TextChange> {
+    let small = |text: &str| text.len() <= CHANGE_LIMIT_BYTES;
+    (before.is_none_or(small) && small(after)).then(|| TextChange {
+        old_text: before.map(str::to_string),
+        new_text: after.to_string(),
+    })
+}
 
 /// What [`read_at_most`] found.
 #[derive(Debug, PartialEq, Eq)]

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod notes;
 pub mod output;
 pub mod paths;
+pub mod plan;
 pub(crate) mod process;
 pub mod read;
 pub mod sandbox;
@@ -31,7 +32,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::ToolSpec;
-use miniagent_protocol::{ApprovalRequest, ApprovalRule, CallId, Event, ToolInfo};
+use miniagent_protocol::{
+    ApprovalRequest, ApprovalRule, CallId, Event, Location, PlanEntry, TextChange, ToolInfo, ToolKind,
+};
 use paths::Workspace;
 pub use typed::{ToolCall, TypedTool};
 
@@ -62,6 +65,7 @@ pub const BUILTIN_TOOLS: &[(&str, ToolEffect)] = &[
     ("record_note", ToolEffect::WritesFiles),
     ("recall_notes", ToolEffect::ReadOnly),
     ("delegate", ToolEffect::ReadOnly),
+    ("update_plan", ToolEffect::ReadOnly),
 ];
 
 /// What running a tool can change; the approval policy decides by it.
@@ -75,6 +79,19 @@ pub enum ToolEffect {
     RunsCommands,
     /// Acts through something outside miniagent (MCP servers, the network).
     External,
+}
+
+impl ToolEffect {
+    /// The kind a call of a tool with this effect is shown as, unless the tool says
+    /// better ([`Tool::kind`]).
+    pub fn kind(self) -> ToolKind {
+        match self {
+            ToolEffect::ReadOnly => ToolKind::Read,
+            ToolEffect::WritesFiles => ToolKind::Edit,
+            ToolEffect::RunsCommands => ToolKind::Execute,
+            ToolEffect::External => ToolKind::Other,
+        }
+    }
 }
 
 impl std::fmt::Display for ToolEffect {
@@ -109,6 +126,11 @@ pub struct ToolOutput {
     /// Set by a tool whose whole output outgrew what it keeps in memory: the file that
     /// holds all of it, as it was written (`content` holds its first and last part).
     pub saved: Option<spill::SavedOutput>,
+    /// Set by a file tool that changed one file: its text before and after, when both
+    /// are small enough to carry ([`files::text_change`]).
+    pub change: Option<TextChange>,
+    /// Set by `update_plan`: the plan as it stands now.
+    pub plan: Option<Vec<PlanEntry>>,
 }
 
 impl ToolOutput {
@@ -118,6 +140,8 @@ impl ToolOutput {
             is_error: false,
             pre_approves: None,
             saved: None,
+            change: None,
+            plan: None,
         }
     }
 
@@ -127,7 +151,15 @@ impl ToolOutput {
             is_error: true,
             pre_approves: None,
             saved: None,
+            change: None,
+            plan: None,
         }
+    }
+
+    /// The same output, reporting `change` (the one file the call changed).
+    pub fn changing(mut self, change: Option<TextChange>) -> Self {
+        self.change = change;
+        self
     }
 
     /// Pre-approves what `approvals` covers for the rest of the turn.
@@ -261,6 +293,16 @@ pub trait Tool: Send + Sync {
     /// JSON schema of the arguments object.
     fn input_schema(&self) -> Value;
     fn effect(&self) -> ToolEffect;
+    /// What kind of call front ends show it as; by default what its effect says.
+    fn kind(&self) -> ToolKind {
+        self.effect().kind()
+    }
+    /// The files (absolute, inside the workspace) and lines a call works on, for front
+    /// ends that follow the agent; empty when the tool does not say.
+    fn locations(&self, arguments: &Value, workspace: &Workspace) -> Vec<Location> {
+        let _ = (arguments, workspace);
+        Vec::new()
+    }
     /// What the person is asked to approve. An error means the call cannot succeed (a
     /// path outside the workspace, an edit that matches nothing): the model gets it as
     /// the result and nobody is asked.
@@ -412,6 +454,7 @@ impl ToolRegistry {
         registry.register(Arc::new(notes::RecordNoteTool::new(notes)));
         registry.register(Arc::new(notes::RecallNotesTool));
         registry.register(Arc::new(delegate::DelegateTool));
+        registry.register(Arc::new(plan::UpdatePlanTool));
         registry
     }
 
@@ -491,5 +534,86 @@ mod tests {
             .map(|(name, effect)| ((*name).to_string(), *effect))
             .collect();
         assert_eq!(registered, table);
+    }
+
+    /// Each built-in tool says what kind of call it is, and the file tools where they
+    /// work: absolute paths inside the workspace, the line read from when one is given;
+    /// nothing for a path outside it.
+    #[test]
+    fn built_in_tools_say_their_kind_and_where_they_work() {
+        use miniagent_protocol::{Location, ToolKind};
+        use serde_json::json;
+        let config = crate::config::built_in();
+        let registry = ToolRegistry::builtin(&config);
+        let kinds: Vec<(String, ToolKind)> = registry
+            .all()
+            .iter()
+            .map(|tool| (tool.name().to_string(), tool.kind()))
+            .collect();
+        let expected = [
+            ("read_file", ToolKind::Read),
+            ("write_file", ToolKind::Edit),
+            ("edit_file", ToolKind::Edit),
+            ("bash", ToolKind::Execute),
+            ("bash_output", ToolKind::Read),
+            ("bash_kill", ToolKind::Execute),
+            ("record_note", ToolKind::Other),
+            ("recall_notes", ToolKind::Read),
+            ("delegate", ToolKind::Think),
+            ("update_plan", ToolKind::Think),
+        ];
+        let expected: Vec<(String, ToolKind)> = expected
+            .iter()
+            .map(|(name, kind)| ((*name).to_string(), *kind))
+            .collect();
+        assert_eq!(kinds, expected);
+
+        let dir = std::env::temp_dir().join(format!("miniagent-locations-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        let dir = dir.canonicalize().unwrap();
+        std::fs::write(dir.join("src/a.rs"), "fn main() {}\n").unwrap();
+        let workspace = Workspace::new(&dir, &[]);
+        let at = |name: &str, arguments: serde_json::Value| {
+            registry.get(name).unwrap().locations(&arguments, &workspace)
+        };
+        let a = dir.join("src/a.rs").display().to_string();
+        let place = |path: &str, line| Location {
+            path: path.to_string(),
+            line,
+        };
+        assert_eq!(
+            at("read_file", json!({"path": "src/a.rs", "offset": 3, "limit": 2})),
+            vec![place(&a, Some(3))]
+        );
+        assert_eq!(at("read_file", json!({"path": &a})), vec![place(&a, None)]);
+        assert_eq!(
+            at(
+                "edit_file",
+                json!({"path": "src/a.rs", "old_str": "main", "new_str": "run"})
+            ),
+            vec![place(&a, None)]
+        );
+        let new = dir.join("src/new/b.rs").display().to_string();
+        assert_eq!(
+            at("write_file", json!({"path": "src/new/b.rs", "content": ""})),
+            vec![place(&new, None)]
+        );
+        for (name, arguments) in [
+            ("read_file", json!({"path": "/etc/passwd"})),
+            ("read_file", json!({"path": "../outside.txt"})),
+            ("read_file", json!({"path": "src/a.rs", "offset": 1e12})),
+            ("write_file", json!({"path": "", "content": ""})),
+            ("read_file", json!({"nonsense": true})),
+            ("bash", json!({"command": "cat src/a.rs"})),
+        ] {
+            let found = at(name, arguments.clone());
+            let expected = match arguments.get("offset") {
+                // A line past what a location holds is left out, the path kept.
+                Some(_) => vec![place(&a, None)],
+                None => vec![],
+            };
+            assert_eq!(found, expected, "{name} {arguments}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

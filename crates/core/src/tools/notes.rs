@@ -131,6 +131,11 @@ impl super::TypedTool for RecordNoteTool {
         ToolEffect::WritesFiles
     }
 
+    /// It writes the notes file, not a file the person edits: not shown as an edit.
+    fn kind(&self) -> miniagent_protocol::ToolKind {
+        miniagent_protocol::ToolKind::Other
+    }
+
     fn approval_request(
         &self,
         args: &RecordArgs,
@@ -282,10 +287,10 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(dir.join(NOTES_FILE)).unwrap()).unwrap();
         assert_eq!(raw.len(), 2);
         assert_eq!(raw[1]["category"], "progress");
-        assert_eq!(
-            raw[1].keys().collect::<Vec<_>>(),
-            vec!["category", "content", "timestamp"]
-        );
+        // The keys, whatever order the file has them in.
+        let mut keys: Vec<&String> = raw[1].keys().collect();
+        keys.sort();
+        assert_eq!(keys, vec!["category", "content", "timestamp"]);
         let recalled = RecallNotesTool
             .run(json!({"category": "progress"}), context())
             .await;

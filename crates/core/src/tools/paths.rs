@@ -27,6 +27,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 pub use at::Kind;
+use miniagent_protocol::Location;
 use protected::Protection;
 
 /// Why a file tool may not use a path: one line for the model that names the path and,
@@ -372,6 +373,17 @@ impl Workspace {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Where a call on `path` (as the model named it) works, for front ends: the real
+    /// path when it lies inside the workspace, at `line`. `None` for a path the tools
+    /// would refuse, or that leads out of the workspace.
+    pub fn location(&self, path: &str, line: Option<u64>) -> Option<Location> {
+        let real = self.resolve(path, Access::Read).ok()?;
+        real.starts_with(&self.root).then(|| Location {
+            path: real.display().to_string(),
+            line: line.and_then(|line| u32::try_from(line).ok()),
+        })
     }
 
     /// The real path `path` names, if `access` to it is allowed; otherwise a message for

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use super::paths::{Access, EntryDetail, Kind, Located, OpenError, Workspace};
 use super::{ResultText, ToolContext, ToolEffect, ToolOutput};
 use crate::tokens::{Encoding, TokenCounter};
+use miniagent_protocol::Location;
 
 /// Entries a folder listing shows before summarising the rest.
 const MAX_ENTRIES: usize = 500;
@@ -72,6 +73,10 @@ impl super::TypedTool for ReadFileTool {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
+    }
+
+    fn locations(&self, args: &ReadArgs, workspace: &Workspace) -> Vec<Location> {
+        workspace.location(&args.path, args.offset).into_iter().collect()
     }
 
     fn result_text(&self) -> ResultText {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::paths::Workspace;
 use super::{InvalidCall, ResultText, Tool, ToolContext, ToolEffect, ToolOutput, pretty_json};
-use miniagent_protocol::{ApprovalRequest, ApprovalRule};
+use miniagent_protocol::{ApprovalRequest, ApprovalRule, Location, ToolKind};
 
 /// One call, its arguments checked and read: what the approval policy asks about, what
 /// the person is asked to approve, what "approve for this session" remembers, and the run.
@@ -48,6 +48,15 @@ pub trait TypedTool: Send + Sync {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
     fn effect(&self) -> ToolEffect;
+    /// What kind of call front ends show it as ([`Tool::kind`]).
+    fn kind(&self) -> ToolKind {
+        self.effect().kind()
+    }
+    /// The files and lines a call works on ([`Tool::locations`]).
+    fn locations(&self, args: &Self::Args, workspace: &Workspace) -> Vec<Location> {
+        let _ = (args, workspace);
+        Vec::new()
+    }
     /// The schema the model sees: [`Self::Args`]'s. A tool whose limits are settings
     /// (`bash`'s timeout) writes them into it.
     fn input_schema(&self) -> Value {
@@ -138,6 +147,10 @@ fn plain(schema: &mut schemars::Schema) {
         if let [only] = types.as_slice() {
             let only = only.clone();
             schema.insert("type".to_string(), only);
+        }
+        // An optional enum's values: `null` went with its type.
+        if let Some(Value::Array(values)) = schema.get_mut("enum") {
+            values.retain(|value| !value.is_null());
         }
     }
 }
@@ -243,6 +256,17 @@ impl<T: TypedTool> Tool for T {
 
     fn effect(&self) -> ToolEffect {
         TypedTool::effect(self)
+    }
+
+    fn kind(&self) -> ToolKind {
+        TypedTool::kind(self)
+    }
+
+    fn locations(&self, arguments: &Value, workspace: &Workspace) -> Vec<Location> {
+        match read_args(arguments) {
+            Ok(args) => TypedTool::locations(self, &args, workspace),
+            Err(_) => Vec::new(),
+        }
     }
 
     fn result_text(&self) -> ResultText {

@@ -12,7 +12,7 @@ impl App {
     pub(crate) fn apply_effects(&mut self, effects: &[CallEffect]) {
         for effect in effects {
             match effect {
-                CallEffect::FileChanged { path } => self.tree.mark_touched(std::path::Path::new(path)),
+                CallEffect::FileChanged { path, .. } => self.tree.mark_touched(std::path::Path::new(path)),
             }
         }
     }

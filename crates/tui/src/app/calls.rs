@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{Activity, App, PendingApproval};
 use crate::conversation::Entry;
 use crate::timeline::CallStatus;
-use miniagent_protocol::Event;
+use miniagent_protocol::{Event, PlanEntry, plan_lines};
 
 impl App {
     pub(crate) fn on_tool_call_requested(
@@ -21,6 +21,15 @@ impl App {
         self.figures.tool_called(&name);
         let summary = crate::timeline::shown_line(summary);
         self.conversation.push(Entry::Tool { id, name, summary });
+    }
+
+    /// `Event::PlanUpdated`: the plan as it stands now, as a note in the conversation
+    /// (the newest is the plan).
+    pub(crate) fn on_plan_updated(&mut self, entries: &[PlanEntry]) {
+        self.conversation.push(Entry::Notice {
+            kind: crate::conversation::NoticeKind::Info,
+            text: plan_lines(entries).join("\n"),
+        });
     }
 
     /// `Event::ApprovalRequested`: the call waits for the person.

@@ -32,9 +32,11 @@ impl App {
                 name,
                 arguments,
                 summary,
+                ..
             } => self.on_tool_call_requested(id, name, &arguments, &summary),
             event @ Event::ApprovalRequested { .. } => self.on_approval_requested(event),
-            Event::ApprovalRulesChanged { rules } => self.session.set_rules(rules),
+            Event::ApprovalRulesChanged { rules, refused } => self.session.set_rules(rules, refused),
+            Event::PlanUpdated { entries } => self.on_plan_updated(&entries),
             Event::ApprovalModeChanged { mode } => self.on_approval_mode_changed(mode),
             Event::HistoryCleared => self.on_history_cleared(),
             Event::ToolCallStarted { id, name } => self.on_tool_call_started(&id, name),

@@ -57,6 +57,7 @@ impl App {
             | Event::ToolCallRequested { .. }
             | Event::ApprovalRequested { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::PlanUpdated { .. }
             | Event::HistoryCleared
             | Event::ToolCallStarted { .. }
             | Event::ToolOutputDelta { .. }

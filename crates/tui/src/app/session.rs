@@ -34,6 +34,8 @@ pub struct Session {
     approval_mode: ApprovalMode,
     max_steps: u32,
     rules: Vec<ApprovalRule>,
+    /// What was refused for the rest of the session, in the order given.
+    refused: Vec<ApprovalRule>,
     /// MCP servers and their states, by name.
     mcp: BTreeMap<String, McpState>,
     /// The ready servers whose tools are held back from the model, and what it found.
@@ -58,6 +60,7 @@ impl Session {
             approval_mode,
             max_steps,
             rules: Vec::new(),
+            refused: Vec::new(),
             mcp: BTreeMap::new(),
             mcp_deferred: Vec::new(),
             skills: Vec::new(),
@@ -82,6 +85,11 @@ impl Session {
     /// The approvals remembered for this session.
     pub fn rules(&self) -> &[ApprovalRule] {
         &self.rules
+    }
+
+    /// What the person refused for the rest of the session.
+    pub fn refused(&self) -> &[ApprovalRule] {
+        &self.refused
     }
 
     pub fn mcp(&self) -> &BTreeMap<String, McpState> {
@@ -154,8 +162,9 @@ impl Session {
         self.max_steps = max_steps;
     }
 
-    pub(crate) fn set_rules(&mut self, rules: Vec<ApprovalRule>) {
+    pub(crate) fn set_rules(&mut self, rules: Vec<ApprovalRule>, refused: Vec<ApprovalRule>) {
         self.rules = rules;
+        self.refused = refused;
     }
 
     pub(crate) fn mcp_status(&mut self, server: String, state: McpState) {
@@ -188,6 +197,7 @@ impl Session {
     /// A fresh session view: what was remembered and inspected of the last one goes.
     pub(crate) fn start_over(&mut self) {
         self.rules.clear();
+        self.refused.clear();
         self.history = None;
     }
 

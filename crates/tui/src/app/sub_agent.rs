@@ -18,6 +18,7 @@ impl App {
                 name,
                 arguments,
                 summary,
+                ..
             } => {
                 self.timeline
                     .requested(&id, &format!("↳ {name}"), &arguments, &summary);
@@ -67,6 +68,8 @@ impl App {
             | Event::TextDelta { .. }
             | Event::AssistantMessage { .. }
             | Event::ApprovalRulesChanged { .. }
+            // Its plan is its own; its report is what the main agent gets.
+            | Event::PlanUpdated { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared
             | Event::TokenUsage { .. }

@@ -101,6 +101,7 @@ impl App {
             .collect();
         let context = OverlayContext {
             rules: self.session.rules(),
+            refused: self.session.refused(),
             history: self.session.history(),
             mcp: &servers,
         };

@@ -1,4 +1,5 @@
-//! `/approvals`: the approvals remembered for this session; `d` revokes the selected one.
+//! `/approvals`: the approvals remembered for this session, then what was refused for it;
+//! `d` revokes the selected one.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
@@ -12,14 +13,14 @@ use crate::keys::OverlayContext;
 use crate::keys::{KeyHint, OverlayAction};
 use crate::popup::centered;
 use crate::popup::popup;
-use miniagent_protocol::Op;
+use miniagent_protocol::{ApprovalRule, Op};
 
 /// The command that opens it (registered in `commands::COMMANDS`).
 pub const COMMAND: Command = Command {
     name: "/approvals",
     aliases: &[],
     args: "",
-    help: "list and revoke remembered approvals",
+    help: "list and revoke remembered approvals and refusals",
     run: |app, _| app.open_layer(Box::new(ApprovalsLayer { selected: 0 })),
 };
 
@@ -44,7 +45,8 @@ impl Layer for ApprovalsLayer {
     }
 
     fn on_key(&mut self, key: KeyEvent, context: OverlayContext<'_>) -> OverlayAction {
-        let rules = context.rules;
+        // Approved, then refused: the rows as drawn.
+        let rules: Vec<&ApprovalRule> = context.rules.iter().chain(context.refused).collect();
         let selected = &mut self.selected;
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
@@ -58,7 +60,9 @@ impl Layer for ApprovalsLayer {
             }
             KeyCode::Char('d') | KeyCode::Delete | KeyCode::Backspace => match rules.get(*selected) {
                 Some(rule) => {
-                    let op = Op::RevokeApproval { rule: rule.clone() };
+                    let op = Op::RevokeApproval {
+                        rule: (*rule).clone(),
+                    };
                     // The selection stays on the row that takes the revoked one's place.
                     *selected = selected.saturating_sub(usize::from(*selected + 1 >= rules.len()));
                     OverlayAction::Send(op)
@@ -86,18 +90,27 @@ impl Layer for ApprovalsLayer {
 }
 
 fn rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
-    if app.session.rules().is_empty() {
+    let session = &app.session;
+    if session.rules().is_empty() && session.refused().is_empty() {
         return vec![Line::from(Span::styled(
             "Nothing is remembered. Answer `a` at an approval to allow a tool (or a command) for the session.",
             app.look.theme().dim,
         ))];
     }
-    app.session
-        .rules()
-        .iter()
+    let theme = app.look.theme();
+    let approved = session.rules().iter().map(|rule| (rule, None));
+    let refused = session.refused().iter().map(|rule| (rule, Some(theme.warning)));
+    approved
+        .chain(refused)
         .enumerate()
-        .map(|(index, rule)| {
-            let line = Line::from(Span::styled(format!("  {rule}"), app.look.theme().text));
+        .map(|(index, (rule, refused))| {
+            let line = match refused {
+                None => Line::from(Span::styled(format!("  {rule}"), theme.text)),
+                Some(style) => Line::from(vec![
+                    Span::styled("  refused: ", style),
+                    Span::styled(rule.to_string(), theme.text),
+                ]),
+            };
             if index == selected {
                 app.look.theme().selected(line)
             } else {

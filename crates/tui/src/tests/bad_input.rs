@@ -53,6 +53,8 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> Bench {
             name: "bash".into(),
             arguments: json!({"command": "cargo test -q"}),
             summary: "cargo test -q".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         },
         Event::ToolCallStarted {
             id: "t1".into(),
@@ -72,6 +74,7 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> Bench {
             rules: vec![ApprovalRule::Tool {
                 name: "write_file".into(),
             }],
+            refused: Vec::new(),
         },
         Event::StepStarted { step: 2, max_steps: 50 },
         Event::ToolCallRequested {
@@ -79,6 +82,8 @@ fn busy_app(workspace: &TempDir, home: &TempDir) -> Bench {
             name: "read_file".into(),
             arguments: json!({"path": "README.md"}),
             summary: "README.md".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         },
         Event::ToolCallStarted {
             id: "t2".into(),
@@ -466,6 +471,8 @@ fn binary_output_stays_inside_the_tool_detail() {
             name: "bash".into(),
             arguments: json!({"command": "cat /dev/urandom"}),
             summary: "cat /dev/urandom".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         },
         Event::ToolCallStarted {
             id: "junk".into(),

@@ -153,6 +153,8 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
             name: "delegate".into(),
             arguments: serde_json::json!({"task": "Find the version in Cargo.toml"}),
             summary: "Find the version in Cargo.toml".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         },
         Event::ToolCallStarted {
             id: "d1".into(),
@@ -163,6 +165,8 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
             name: "read_file".into(),
             arguments: serde_json::json!({"path": "Cargo.toml"}),
             summary: "Cargo.toml".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         }),
         sub(Event::ToolCallStarted {
             id: "s1".into(),
@@ -183,6 +187,8 @@ fn sub_agent_calls_nest_under_the_delegate_call_and_their_approvals_name_it() {
             name: "bash".into(),
             arguments: serde_json::json!({"command": "cargo pkgid"}),
             summary: "cargo pkgid".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         }),
         sub(Event::ApprovalRequested {
             id: "s2".into(),

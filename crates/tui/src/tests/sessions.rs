@@ -175,6 +175,8 @@ fn turn_until_bash() -> Vec<Record> {
                 name: "read_file".into(),
                 arguments: json!({"path": "README.md"}),
                 summary: String::new(),
+                kind: Default::default(),
+                locations: Vec::new(),
             },
         ),
         ev(
@@ -243,6 +245,8 @@ fn turn_until_bash() -> Vec<Record> {
                 name: "bash".into(),
                 arguments: json!({"command": "cargo test -q"}),
                 summary: String::new(),
+                kind: Default::default(),
+                locations: Vec::new(),
             },
         ),
         ev(
@@ -683,6 +687,8 @@ fn a_resumed_session_is_shown_from_the_agents_events_alone_each_warning_once() {
                     name: "bash".into(),
                     arguments: json!({ "command": "ls" }),
                     summary: "ls".into(),
+                    kind: Default::default(),
+                    locations: Vec::new(),
                 },
             ),
             history(

@@ -76,7 +76,7 @@ fn busy_session(app: &mut Bench) {
             tool_calls: vec![ToolCallSummary { id: "t1".into(), name: "bash".into() }],
             stop_reason: StopReason::ToolUse,
         },
-        Event::ToolCallRequested { id: "t1".into(), name: "bash".into(), arguments: json!({"command": "cargo test -q"}), summary: "cargo test -q".into() },
+        Event::ToolCallRequested { id: "t1".into(), name: "bash".into(), arguments: json!({"command": "cargo test -q"}), summary: "cargo test -q".into(), kind: Default::default(), locations: Vec::new() },
         Event::ToolCallStarted { id: "t1".into(), name: "bash".into() },
         Event::ToolOutputDelta { id: "t1".into(), delta: "\u{1b}[32mrunning 12 tests\u{1b}[0m\ntest result: ok\n".into() },
         Event::ToolCallFinished {
@@ -106,7 +106,7 @@ fn busy_session(app: &mut Bench) {
         },
         Event::StepStarted { step: 2, max_steps: 50 },
         Event::ThinkingDelta { delta: "Tests pass; now read the README.".into() },
-        Event::ToolCallRequested { id: "t2".into(), name: "read_file".into(), arguments: json!({"path": "README.md"}), summary: "README.md".into() },
+        Event::ToolCallRequested { id: "t2".into(), name: "read_file".into(), arguments: json!({"path": "README.md"}), summary: "README.md".into(), kind: Default::default(), locations: Vec::new() },
         Event::ToolCallStarted { id: "t2".into(), name: "read_file".into() },
         // What the agent reports last: its two steps' calls.
         Event::TurnUsage {

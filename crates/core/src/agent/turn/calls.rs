@@ -13,7 +13,7 @@ use crate::config::ApprovalMode;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
 use crate::tools::{Tool, ToolCall, ToolContext, ToolOutput, schema};
-use miniagent_protocol::{ApprovalRule, CallEffect, Decision, Event, ToolOutcome};
+use miniagent_protocol::{ApprovalRule, CallEffect, Decision, Event, TextChange, ToolKind, ToolOutcome};
 
 /// The longest one-line preview of a call's result, in characters.
 const PREVIEW_CHARS: usize = 200;
@@ -91,11 +91,17 @@ pub(in crate::agent) async fn run_tools(
         content: Vec::with_capacity(calls.len()),
     });
     for (id, name, arguments) in calls {
+        let (kind, locations) = match context.options.tools.get(&name) {
+            Some(tool) => (tool.kind(), tool.locations(&arguments, &context.workspace)),
+            None => (ToolKind::Other, Vec::new()),
+        };
         context.events.emit(Event::ToolCallRequested {
             id: id.clone(),
             name: name.clone(),
             arguments: arguments.clone(),
             summary: summarize_arguments(&arguments),
+            kind,
+            locations,
         });
         let mut ran = Ran::default();
         let invalid = response.invalid_arguments.iter().find(|bad| bad.call_id == id);
@@ -108,12 +114,16 @@ pub(in crate::agent) async fn run_tools(
             CallOutcome::Refused(_) | CallOutcome::Interrupted | CallOutcome::Aborted => {}
         }
         pre_approve(context, &outcome);
-        let (phase, settled) = settle(outcome);
+        let (phase, mut settled) = settle(outcome);
         let content = for_history(context, &id, &name, &settled.output).await;
         let effects = match settled.outcome {
-            ToolOutcome::Ok => effects_of(context, ran.changed),
+            ToolOutcome::Ok => effects_of(context, ran.changed, settled.output.change.take()),
             _ => Vec::new(),
         };
+        // The plan the call set, before the call is reported finished.
+        if let (ToolOutcome::Ok, Some(entries)) = (settled.outcome, settled.output.plan.take()) {
+            context.events.emit(Event::PlanUpdated { entries });
+        }
         context.events.emit(Event::ToolCallFinished {
             id: id.clone(),
             name,
@@ -258,13 +268,17 @@ async fn for_history(context: &TurnContext, id: &str, name: &str, output: &ToolO
     }
 }
 
-/// What a call that succeeded changed (`changed`, the paths its tool named): front ends
-/// refresh what shows those files without knowing which tools write.
-fn effects_of(context: &TurnContext, changed: Vec<String>) -> Vec<CallEffect> {
+/// What a call that succeeded changed (`changed`, the paths its tool named, and the text
+/// `change` of the one file it changed, when it says): front ends refresh what shows
+/// those files without knowing which tools write, and may draw the change.
+fn effects_of(context: &TurnContext, changed: Vec<String>, change: Option<TextChange>) -> Vec<CallEffect> {
+    let change = change.filter(|_| changed.len() == 1);
     changed
         .into_iter()
-        .map(|path| CallEffect::FileChanged {
+        .zip(std::iter::once(change).chain(std::iter::repeat(None)))
+        .map(|(path, change)| CallEffect::FileChanged {
             path: context.workspace.root().join(path).display().to_string(),
+            change,
         })
         .collect()
 }
@@ -637,6 +651,12 @@ async fn ask(context: &TurnContext, call: &dyn ToolCall<'_>, asked: Asked<'_>) -
         }
         Ok(Decision::ApproveForSession) => remember(context, call.session_rule()),
         Ok(Decision::Deny { reason }) => return Err(CallOutcome::DeniedByPerson { reason }),
+        Ok(Decision::DenyForSession { reason }) => {
+            // What the question offered to remember: nothing, for a call asked each time.
+            let rule = each_time.is_none().then(|| call.session_rule()).flatten();
+            refuse_for_session(context, rule);
+            return Err(CallOutcome::DeniedByPerson { reason });
+        }
         Ok(Decision::Abort) => return Err(CallOutcome::Aborted),
         Ok(Decision::Refuse { reason }) => {
             return Err(CallOutcome::Refused(ToolOutput::error(format!(
@@ -688,9 +708,26 @@ fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
     };
     let changed = context
         .policy
-        .with(|policy| policy.remember(rule).then(|| policy.rules().to_vec()));
-    if let Some(rules) = changed {
-        context.events.emit(Event::ApprovalRulesChanged { rules });
+        .with(|policy| policy.remember(rule).then(|| policy.rules_event()));
+    if let Some(event) = changed {
+        context.events.emit(event);
+    }
+}
+
+/// "Refuse for this session": refuse what the call's rule covers from now on, without
+/// asking, or say why it cannot be.
+fn refuse_for_session(context: &TurnContext, rule: Option<ApprovalRule>) {
+    let Some(rule) = rule else {
+        context.events.emit(Event::Notice {
+            message: "refused once: this call cannot be refused for the session as a rule".to_string(),
+        });
+        return;
+    };
+    let changed = context
+        .policy
+        .with(|policy| policy.refuse(rule).then(|| policy.rules_event()));
+    if let Some(event) = changed {
+        context.events.emit(event);
     }
 }
 

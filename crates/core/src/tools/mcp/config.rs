@@ -298,7 +298,7 @@ pub fn parse_config(text: &str, source: &str) -> Result<McpConfig, McpConfigErro
         }
         None => return Err(shape("`mcpServers` is missing".to_string())),
     };
-    let servers = servers
+    let mut servers = servers
         .iter()
         .map(|(name, entry)| {
             parse_server(name, entry).map_err(|problem| McpConfigError::Server {
@@ -308,6 +308,9 @@ pub fn parse_config(text: &str, source: &str) -> Result<McpConfig, McpConfigErro
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // Sorted by name, as promised above, whatever order the object's keys come in (a
+    // `serde_json::Map` keeps the file's order when `preserve_order` is on in the build).
+    servers.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(McpConfig {
         servers,
         workspace: None,

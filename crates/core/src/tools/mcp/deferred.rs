@@ -394,6 +394,10 @@ impl TypedTool for SearchTool {
         ToolEffect::ReadOnly
     }
 
+    fn kind(&self) -> miniagent_protocol::ToolKind {
+        miniagent_protocol::ToolKind::Search
+    }
+
     fn run(&self, args: SearchArgs, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         // A count past the largest is the largest (the search clamps it).
         let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {

@@ -119,6 +119,8 @@ fn many_calls(calls: usize) -> Vec<Record> {
                 name: "bash".into(),
                 arguments: json!({"command": format!("seq 1 {n}")}),
                 summary: String::new(),
+                kind: Default::default(),
+                locations: Vec::new(),
             },
         ));
         records.push(ev(

@@ -47,6 +47,8 @@ fn approval_overlays_for_an_edit_and_a_command() {
         name: "edit_file".into(),
         arguments: json!({"path": "src/main.rs", "old_str": "hi", "new_str": "hello"}),
         summary: "src/main.rs".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(Event::ApprovalRequested {
         id: "e1".into(),
@@ -59,6 +61,8 @@ fn approval_overlays_for_an_edit_and_a_command() {
             path: "src/main.rs".into(),
             summary: "edit src/main.rs (1 replacement)".into(),
             diff: "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"hi\");\n+    println!(\"hello\");\n }\n".into(),
+            abs_path: String::new(),
+            change: None,
         }),
         notes: Vec::new(),
     });
@@ -67,6 +71,8 @@ fn approval_overlays_for_an_edit_and_a_command() {
         name: "bash".into(),
         arguments: json!({"command": "cargo fmt"}),
         summary: "cargo fmt".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(Event::ApprovalRequested {
         id: "b1".into(),
@@ -178,6 +184,8 @@ fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
         name: "write_file".into(),
         arguments: json!({"path": ".miniagent/config.toml", "content": "x"}),
         summary: ".miniagent/config.toml".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(Event::ApprovalRequested {
         id: "c1".into(),
@@ -188,6 +196,8 @@ fn a_call_that_cannot_be_approved_for_the_session_does_not_offer_it() {
             path: ".miniagent/config.toml".into(),
             summary: "replace .miniagent/config.toml (1 bytes)".into(),
             diff: String::new(),
+            abs_path: String::new(),
+            change: None,
         }),
         notes: vec!["This changes miniagent's own settings: asked each time.".into()],
     });
@@ -515,6 +525,8 @@ fn nothing_approved_is_out_of_sight() {
             path: "e\u{1b}]0;X\u{7}vil\u{202e}.txt".into(),
             summary: "create e\u{1b}]0;X\u{7}vil\u{202e}.txt (7 bytes)".into(),
             diff: String::new(),
+            abs_path: String::new(),
+            change: None,
         }),
         notes: Vec::new(),
     });
@@ -707,6 +719,8 @@ fn large_write(workspace: &TempDir) -> Bench {
         name: "write_file".into(),
         arguments,
         summary: "a.txt".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(Event::ApprovalRequested {
         id: "w1".into(),

@@ -407,6 +407,8 @@ fn calls_show_blanks_that_are_not_spaces() {
             name: "bash".into(),
             arguments: json!({ "command": command }),
             summary: command.into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         });
         app.on_agent_event(Event::ToolCallFinished {
             id: id.into(),
@@ -445,6 +447,8 @@ fn a_failed_calls_error_shows_escapes_as_its_row_does() {
         name: "read_file".into(),
         arguments: json!({ "path": path }),
         summary: path.into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     let error = format!("file not found: {path}");
     app.on_agent_event(Event::ToolCallFinished {
@@ -518,4 +522,47 @@ fn wrapped_notices_keep_their_indent() {
     let at_margin: Vec<&&str> = rows.iter().filter(|row| !row.starts_with("  ")).collect();
     assert_eq!((rows.len(), at_margin), (9, Vec::<&&str>::new()), "{text}");
     assert_screen!("wrapped_notices_80x24", text);
+}
+
+/// The agent's plan shows in the conversation as a note: how far it got, then a step a
+/// line with its mark; a later plan shows below, whole. What the model wrote is cleaned
+/// of what a terminal would act on.
+#[test]
+fn a_plan_shows_as_a_note_with_a_marked_line_per_step() {
+    use miniagent_protocol::{PlanEntry, PlanPriority, PlanStatus};
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "fix it".into(),
+    });
+    let step = |content: &str, status, priority| PlanEntry {
+        content: content.into(),
+        status,
+        priority,
+    };
+    app.on_agent_event(Event::PlanUpdated {
+        entries: vec![
+            step("read the parser", PlanStatus::Completed, Some(PlanPriority::High)),
+            step("fix the \u{1b}]0;owned\u{7}bug", PlanStatus::InProgress, None),
+            step(
+                "add a test that feeds the parser every malformed header the fuzzer found last week",
+                PlanStatus::Pending,
+                Some(PlanPriority::Low),
+            ),
+        ],
+    });
+    app.on_agent_event(Event::PlanUpdated {
+        entries: vec![
+            step("read the parser", PlanStatus::Completed, None),
+            step("fix the bug", PlanStatus::Completed, None),
+        ],
+    });
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("plan: 1 of 3 done") && text.contains("plan: 2 of 2 done"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert_screen!("plan_80x24", text);
+    assert_screen!("plan_160x48", screen(&mut app, 160, 48));
 }

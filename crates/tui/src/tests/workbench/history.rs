@@ -304,6 +304,8 @@ fn tall_stats_stay_between_the_title_and_status_bars() {
             name: name.into(),
             arguments: json!({}),
             summary: String::new(),
+            kind: Default::default(),
+            locations: Vec::new(),
         });
     }
     let before = screen(&mut app, 80, 24);
@@ -397,6 +399,8 @@ fn failed_and_denied_calls_say_how_in_the_transcript() {
         name: name.into(),
         summary: miniagent_core::tools::output::summarize_arguments(&arguments),
         arguments,
+        kind: Default::default(),
+        locations: Vec::new(),
     };
     let finished = |id: &str, name: &str, outcome: ToolOutcome, ms: u64, line: &str, output: &str| {
         Event::ToolCallFinished {
@@ -493,6 +497,8 @@ fn the_tool_detail_shows_coloured_output_and_the_result_as_the_model_got_it() {
                 name: "bash".into(),
                 arguments: json!({"command": "make"}),
                 summary: "make".into(),
+                kind: Default::default(),
+                locations: Vec::new(),
             },
             Event::ToolCallStarted {
                 id: id.into(),
@@ -570,6 +576,8 @@ fn a_call_refused_by_a_guard_says_refused_with_its_reason() {
             name: "read_file".into(),
             arguments: json!({"path": "a.txt"}),
             summary: "a.txt".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
         },
         Event::ToolCallFinished {
             id: "r4".into(),

@@ -158,6 +158,7 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
                 name: "write_file".into(),
             },
         ],
+        refused: vec![ApprovalRule::Command { program: "rm".into() }],
     });
     app.submit("/approvals".into());
     app.on_key(key(KeyCode::Down));
@@ -168,6 +169,15 @@ fn overlays_help_detail_stats_approvals_and_first_run() {
             rule: ApprovalRule::Tool {
                 name: "write_file".into()
             }
+        })
+    );
+    // The refusals are listed after the approvals, and revoked the same way.
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('d')));
+    assert_eq!(
+        app.sent.last(),
+        Some(&Op::RevokeApproval {
+            rule: ApprovalRule::Command { program: "rm".into() }
         })
     );
     assert_screen!("approvals_80x24", screen(&mut app, 80, 24));
@@ -293,6 +303,8 @@ fn a_call_detail_pages_and_scrolls_back_after_end() {
         name: "bash".into(),
         arguments: json!({"command": "seq"}),
         summary: "seq".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(Event::ToolCallStarted {
         id: "s1".into(),

@@ -40,12 +40,15 @@ fn the_files_a_call_changed_are_marked_whatever_the_tool() {
         name: "docs_writer".into(),
         arguments: json!({"path": ".gitignore"}),
         summary: ".gitignore".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(finished(
         "m1",
         "docs_writer",
         vec![CallEffect::FileChanged {
             path: workspace.join("README.md").display().to_string(),
+            change: None,
         }],
     ));
     // `write_file` reporting nothing changed marks nothing.
@@ -54,6 +57,8 @@ fn the_files_a_call_changed_are_marked_whatever_the_tool() {
         name: "write_file".into(),
         arguments: json!({"path": ".gitignore"}),
         summary: ".gitignore".into(),
+        kind: Default::default(),
+        locations: Vec::new(),
     });
     app.on_agent_event(finished("w1", "write_file", vec![]));
     let text = screen(&mut app, 160, 48);
@@ -69,6 +74,7 @@ fn the_files_a_call_changed_are_marked_whatever_the_tool() {
             "write_file",
             vec![CallEffect::FileChanged {
                 path: workspace.join("src/main.rs").display().to_string(),
+                change: None,
             }],
         )),
     });
