@@ -42,12 +42,27 @@ pub fn load_config(options: &StartOptions, env: &crate::config::Env) -> anyhow::
 
 /// Builds everything a session needs. Errors are one line, ready to show.
 pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Result<AgentOptions> {
+    prepare_with(options, &[], env)
+}
+
+/// [`prepare`], with the MCP servers a face's client brought (an editor's `mcpServers`)
+/// started as the user's own: outside the workspace, their credentials redacted.
+pub fn prepare_with(
+    options: &StartOptions,
+    client_servers: &[mcp::McpServerConfig],
+    env: &crate::config::Env,
+) -> anyhow::Result<AgentOptions> {
     let config = load_config(options, env)?;
     crate::tokens::preload(config.agent.tokenizer);
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
     let mut mcp = mcp_config(options, env, &workspace)?;
     let mut notices: Vec<String> = key_notice(&api_key, &config.model.base_url).into_iter().collect();
+    if !client_servers.is_empty() {
+        let (merged, clashes) = add_client_servers(mcp, client_servers, &workspace);
+        mcp = Some(merged);
+        notices.extend(clashes);
+    }
     let extras = trust::WorkspaceExtras::load(&workspace);
     notices.extend(extras.mcp_problem.clone());
     let config_dir = config::config_dir(env);
@@ -89,6 +104,36 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
     let mut options = build(config, workspace, api_key, mcp, trusted, env)?;
     options.startup_notices.extend(notices);
     Ok(options)
+}
+
+/// The user's servers with the client's added, each started as a user's server is
+/// ([`mcp::NEUTRAL_FOLDER`] as its folder, `${workspace}` filled in), and a notice for
+/// each client server left out because a configured one has its name.
+fn add_client_servers(
+    user: Option<mcp::McpConfig>,
+    client_servers: &[mcp::McpServerConfig],
+    workspace: &std::path::Path,
+) -> (mcp::McpConfig, Vec<String>) {
+    let clashes = client_servers
+        .iter()
+        .filter(|server| {
+            user.as_ref()
+                .is_some_and(|user| user.servers.iter().any(|own| own.name == server.name))
+        })
+        .map(|server| {
+            format!(
+                "the client's MCP server `{}` is not used: your mcp.json has a server of that name, which is",
+                server.name
+            )
+        })
+        .collect();
+    let client = mcp::McpConfig {
+        servers: client_servers.to_vec(),
+        ..mcp::McpConfig::default()
+    }
+    .for_workspace(workspace, std::path::Path::new(mcp::NEUTRAL_FOLDER));
+    // The user's entries come first and keep their names.
+    (trust::merge(user, client), clashes)
 }
 
 /// Says so when a sandboxed command could change miniagent's own settings, sessions or
