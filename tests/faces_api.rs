@@ -274,3 +274,54 @@ async fn a_recorded_session_is_found_read_and_continued_through_the_store() {
     assert!(store.find(&id).is_err());
     assert!(!log.exists());
 }
+
+/// Nobody answers a trust question on a face's start: the workspace's own servers stay
+/// out with a notice saying so, unless the options trust the workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspaces_own_servers_wait_for_trust_on_a_faces_start() {
+    let server = ScriptedServer::start(Vec::new()).await;
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    workspace.write(
+        ".miniagent/mcp.json",
+        r#"{"mcpServers": {"repo-tool": {"command": "no-such-program-from-the-repo", "connect_timeout": 5}}}"#,
+    );
+    let env = face_env(&home);
+    let mut agent =
+        miniagent_api::start_with(&options(&workspace, &server), FaceExtras::default(), &env).unwrap();
+    agent.ops.send(Op::Shutdown).unwrap();
+    let mut notices = Vec::new();
+    let mut repo_tool = false;
+    loop {
+        match tokio::time::timeout(mcp_harness::READY_TIMEOUT, agent.events.recv())
+            .await
+            .unwrap()
+        {
+            // The own-folders notice (the test's folders are in /tmp) is not this one's.
+            Some(Event::Notice { message }) if message.contains(".miniagent/") => notices.push(message),
+            Some(Event::McpServerStatus { server, .. }) => repo_tool |= server == "repo-tool",
+            Some(Event::ShutdownComplete) | None => break,
+            Some(_) => {}
+        }
+    }
+    assert!(!repo_tool);
+    assert_eq!(
+        notices,
+        vec![
+            "this workspace has its own MCP servers or skills in .miniagent/ (repo-tool: runs no-such-program-from-the-repo); they run programs or steer the agent, so they are used only if you trust the workspace (--trust-workspace)"
+                .to_string()
+        ]
+    );
+
+    let trusting = StartOptions {
+        trust_workspace: true,
+        ..options(&workspace, &server)
+    };
+    let mut agent = miniagent_api::start_with(&trusting, FaceExtras::default(), &env).unwrap();
+    wait_for(
+        &mut agent,
+        |event| matches!(event, Event::McpServerStatus { server, .. } if server == "repo-tool"),
+    )
+    .await;
+    agent.ops.send(Op::Shutdown).unwrap();
+}

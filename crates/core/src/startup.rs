@@ -709,6 +709,58 @@ mod tests {
         let _ = std::fs::remove_dir_all(&home);
     }
 
+    /// A client's server joins the user's with the user's rules (the neutral folder,
+    /// `${workspace}` filled in); one named like a configured server is left out, said.
+    #[test]
+    fn a_clients_servers_join_the_users_and_never_replace_one() {
+        let user = mcp::parse_config(
+            r#"{"mcpServers": {"notes": {"command": "users-notes"}}}"#,
+            "mcp.json",
+        )
+        .unwrap()
+        .for_workspace(
+            std::path::Path::new("/work"),
+            std::path::Path::new(mcp::NEUTRAL_FOLDER),
+        );
+        let client = mcp::parse_config(
+            r#"{"mcpServers": {"notes": {"command": "clients-notes"},
+                "lint": {"command": "lint", "args": ["${workspace}"], "env": {"LINT_TOKEN": "abcdef"}}}}"#,
+            "client",
+        )
+        .unwrap();
+        let (merged, notices) =
+            add_client_servers(Some(user), &client.servers, std::path::Path::new("/work"));
+        let started: Vec<(String, mcp::McpTransport)> = merged
+            .servers
+            .iter()
+            .map(|server| (server.name.clone(), server.transport.clone()))
+            .collect();
+        let stdio = |command: &str, args: &[&str], env: &[(&str, &str)]| mcp::McpTransport::Stdio {
+            command: command.into(),
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            cwd: Some(PathBuf::from(mcp::NEUTRAL_FOLDER)),
+        };
+        assert_eq!(
+            started,
+            vec![
+                (
+                    "lint".to_string(),
+                    stdio("lint", &["/work"], &[("LINT_TOKEN", "abcdef")])
+                ),
+                ("notes".to_string(), stdio("users-notes", &[], &[])),
+            ]
+        );
+        assert_eq!(
+            notices,
+            vec![
+                "the client's MCP server `notes` is not used: your mcp.json has a server of that name, which is"
+                    .to_string()
+            ]
+        );
+        assert_eq!(merged.secret_values(), vec!["abcdef".to_string()]);
+    }
+
     fn config_with(api_key_env: &str, base_url: &str) -> Config {
         let mut config = crate::config::built_in();
         config.model.api_key_env = api_key_env.into();
