@@ -118,8 +118,10 @@ impl FaceExtras {
 /// join the user's (a client server named like a configured one, or that the
 /// configuration's rules refuse, is left out with a notice). With `extras.resume`, the
 /// session first takes up that recorded session (as `--resume` does: its history comes
-/// back as `HistoryRestored`, then `SessionResumed`), in the workspace `options` names.
-/// Call it inside the runtime ([`super::block_on`]).
+/// back as `HistoryRestored`, then `SessionResumed`), in the workspace `options` names;
+/// one that cannot be continued is an `Event::Error` saying why, and the session stays
+/// a new one. Ops sent meanwhile wait for the resume. Call it inside the runtime
+/// ([`super::block_on`]).
 pub fn start_with(options: &StartOptions, extras: FaceExtras, env: &Env) -> anyhow::Result<Handle> {
     let mut servers = Vec::new();
     let mut notices = Vec::new();
