@@ -62,7 +62,7 @@ pub fn list(all: bool, env: &Env) -> i32 {
 /// running miniagent has open is refused.
 pub fn remove(id: &str, env: &Env) -> i32 {
     let store = SessionStore::new(env);
-    let path = match store.find(id) {
+    let path = match store.locate(id) {
         Ok(path) => path,
         Err(why) => return fail(&why),
     };

@@ -22,6 +22,7 @@ mod compaction;
 mod delegate;
 mod demo;
 mod exec_cli;
+mod faces_api;
 mod faults;
 mod file_confinement;
 #[path = "fuzz/main.rs"]

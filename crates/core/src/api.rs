@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+mod faces;
+mod serve;
 mod sessions;
 
 pub use crate::agent::AgentHandle as Handle;
@@ -21,9 +23,11 @@ pub use crate::local_server::LocalServer;
 pub use crate::session::SessionError;
 pub use crate::session::store::SessionInfo;
 pub use crate::startup::StartOptions;
+pub use faces::{FaceExtras, McpServerSpec, claim_stdout, start_with};
+pub use serve::{Refusal, ServeSettings, ServeToken, SessionRequest, TokenError, serve_token};
 pub use sessions::{
-    ExportError, LogEntry, RemoveError, SessionLog, SessionStore, remove_session, session_info,
-    session_lines, session_summary,
+    ExportError, LogEntry, RecordedSession, RemoveError, SessionLog, SessionOrigin, SessionStore,
+    remove_session, session_info, session_lines, session_summary,
 };
 
 use crate::config::{self, Config};

@@ -42,12 +42,27 @@ pub fn load_config(options: &StartOptions, env: &crate::config::Env) -> anyhow::
 
 /// Builds everything a session needs. Errors are one line, ready to show.
 pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Result<AgentOptions> {
+    prepare_with(options, &[], env)
+}
+
+/// [`prepare`], with the MCP servers a face's client brought (an editor's `mcpServers`)
+/// started as the user's own: outside the workspace, their credentials redacted.
+pub fn prepare_with(
+    options: &StartOptions,
+    client_servers: &[mcp::McpServerConfig],
+    env: &crate::config::Env,
+) -> anyhow::Result<AgentOptions> {
     let config = load_config(options, env)?;
     crate::tokens::preload(config.agent.tokenizer);
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
     let mut mcp = mcp_config(options, env, &workspace)?;
     let mut notices: Vec<String> = key_notice(&api_key, &config.model.base_url).into_iter().collect();
+    if !client_servers.is_empty() {
+        let (merged, clashes) = add_client_servers(mcp, client_servers, &workspace);
+        mcp = Some(merged);
+        notices.extend(clashes);
+    }
     let extras = trust::WorkspaceExtras::load(&workspace);
     notices.extend(extras.mcp_problem.clone());
     let config_dir = config::config_dir(env);
@@ -89,6 +104,36 @@ pub fn prepare(options: &StartOptions, env: &crate::config::Env) -> anyhow::Resu
     let mut options = build(config, workspace, api_key, mcp, trusted, env)?;
     options.startup_notices.extend(notices);
     Ok(options)
+}
+
+/// The user's servers with the client's added, each started as a user's server is
+/// ([`mcp::NEUTRAL_FOLDER`] as its folder, `${workspace}` filled in), and a notice for
+/// each client server left out because a configured one has its name.
+fn add_client_servers(
+    user: Option<mcp::McpConfig>,
+    client_servers: &[mcp::McpServerConfig],
+    workspace: &std::path::Path,
+) -> (mcp::McpConfig, Vec<String>) {
+    let clashes = client_servers
+        .iter()
+        .filter(|server| {
+            user.as_ref()
+                .is_some_and(|user| user.servers.iter().any(|own| own.name == server.name))
+        })
+        .map(|server| {
+            format!(
+                "the client's MCP server `{}` is not used: your mcp.json has a server of that name, which is",
+                server.name
+            )
+        })
+        .collect();
+    let client = mcp::McpConfig {
+        servers: client_servers.to_vec(),
+        ..mcp::McpConfig::default()
+    }
+    .for_workspace(workspace, std::path::Path::new(mcp::NEUTRAL_FOLDER));
+    // The user's entries come first and keep their names.
+    (trust::merge(user, client), clashes)
 }
 
 /// Says so when a sandboxed command could change miniagent's own settings, sessions or
@@ -662,6 +707,58 @@ mod tests {
             "the bundled skills are installed in the data folder"
         );
         let _ = std::fs::remove_dir_all(&home);
+    }
+
+    /// A client's server joins the user's with the user's rules (the neutral folder,
+    /// `${workspace}` filled in); one named like a configured server is left out, said.
+    #[test]
+    fn a_clients_servers_join_the_users_and_never_replace_one() {
+        let user = mcp::parse_config(
+            r#"{"mcpServers": {"notes": {"command": "users-notes"}}}"#,
+            "mcp.json",
+        )
+        .unwrap()
+        .for_workspace(
+            std::path::Path::new("/work"),
+            std::path::Path::new(mcp::NEUTRAL_FOLDER),
+        );
+        let client = mcp::parse_config(
+            r#"{"mcpServers": {"notes": {"command": "clients-notes"},
+                "lint": {"command": "lint", "args": ["${workspace}"], "env": {"LINT_TOKEN": "abcdef"}}}}"#,
+            "client",
+        )
+        .unwrap();
+        let (merged, notices) =
+            add_client_servers(Some(user), &client.servers, std::path::Path::new("/work"));
+        let started: Vec<(String, mcp::McpTransport)> = merged
+            .servers
+            .iter()
+            .map(|server| (server.name.clone(), server.transport.clone()))
+            .collect();
+        let stdio = |command: &str, args: &[&str], env: &[(&str, &str)]| mcp::McpTransport::Stdio {
+            command: command.into(),
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            cwd: Some(PathBuf::from(mcp::NEUTRAL_FOLDER)),
+        };
+        assert_eq!(
+            started,
+            vec![
+                (
+                    "lint".to_string(),
+                    stdio("lint", &["/work"], &[("LINT_TOKEN", "abcdef")])
+                ),
+                ("notes".to_string(), stdio("users-notes", &[], &[])),
+            ]
+        );
+        assert_eq!(
+            notices,
+            vec![
+                "the client's MCP server `notes` is not used: your mcp.json has a server of that name, which is"
+                    .to_string()
+            ]
+        );
+        assert_eq!(merged.secret_values(), vec!["abcdef".to_string()]);
     }
 
     fn config_with(api_key_env: &str, base_url: &str) -> Config {

@@ -3,48 +3,111 @@
 //! export or print again. Where the files are and how a log is read stay in the core.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use miniagent_protocol::{Decision, Event};
 
 use crate::config::Env;
 use crate::export;
+use crate::session::store::{LocalSessions, SessionBackend};
 use crate::session::{self, Loaded, Record, SessionError, store};
 use crate::tokens::{Encoding, TokenCounter};
 
 pub use crate::export::ExportError;
-pub use crate::session::store::RemoveError;
+pub use crate::session::store::{RecordedSession, RemoveError};
 
-/// The folder sessions are recorded in, as the environment names it.
+/// The recorded sessions, wherever they are kept: every face lists, finds, reads and
+/// removes them here (the sessions folder of this machine today).
+#[derive(Clone, Debug)]
 pub struct SessionStore {
-    dir: Option<PathBuf>,
+    backend: Arc<dyn SessionBackend>,
+}
+
+/// Where a recorded session comes from, as its list entry says (the model and provider
+/// it last ran with).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionOrigin {
+    pub id: String,
+    pub workspace: PathBuf,
+    pub model: String,
+    pub provider: String,
 }
 
 impl SessionStore {
     /// The folder `env` names (none when no data folder can be found on this machine).
     pub fn new(env: &Env) -> Self {
         Self {
-            dir: store::sessions_dir(env),
+            backend: Arc::new(LocalSessions::new(store::sessions_dir(env))),
         }
     }
 
     /// The folder, when there is one.
     pub fn folder(&self) -> Option<&Path> {
-        self.dir.as_deref()
+        self.backend.folder()
     }
 
     /// Every session in the folder, newest first.
     pub fn list(&self) -> Vec<SessionInfo> {
-        self.dir.as_deref().map(store::list).unwrap_or_default()
+        self.backend.list()
     }
 
-    /// The log `id` names: an id, a unique prefix of one, or a `.jsonl` file.
-    pub fn find(&self, id: &str) -> Result<PathBuf, SessionError> {
-        store::resolve(self.dir.as_deref(), id)
+    /// The sessions recorded in `workspace` (its links resolved, as headers name it),
+    /// newest first.
+    pub fn list_in(&self, workspace: &Path) -> Vec<SessionInfo> {
+        let workspace = workspace
+            .canonicalize()
+            .unwrap_or_else(|_| workspace.to_path_buf());
+        let mut sessions = self.list();
+        sessions.retain(|info| info.recorded_in(&workspace));
+        sessions
+    }
+
+    /// The session with exactly this id, as a handle for the calls below: never a file
+    /// the caller names, nor a prefix, so what a remote client sends reaches only the
+    /// store's own sessions.
+    pub fn find(&self, id: &str) -> Result<RecordedSession, SessionError> {
+        self.backend.find(id)
+    }
+
+    /// The log `id` names for the `sessions` commands: an id, a unique prefix of one,
+    /// or a `.jsonl` file.
+    pub fn locate(&self, id: &str) -> Result<PathBuf, SessionError> {
+        store::resolve(self.folder(), id)
+    }
+
+    /// What lists show of `session`.
+    pub fn info(&self, session: &RecordedSession) -> Result<SessionInfo, SessionError> {
+        self.backend.info(session)
+    }
+
+    /// Where `session` was recorded, and the model it last ran with.
+    pub fn origin(&self, session: &RecordedSession) -> Result<SessionOrigin, SessionError> {
+        let info = self.info(session)?;
+        Ok(SessionOrigin {
+            id: info.id,
+            workspace: PathBuf::from(info.workspace),
+            model: info.model,
+            provider: info.provider,
+        })
+    }
+
+    /// Removes `session` (its log, its list entry, what was kept beside it); never one a
+    /// running miniagent has open.
+    pub fn remove(&self, session: &RecordedSession) -> Result<(), RemoveError> {
+        self.backend.remove(session)
+    }
+
+    /// The events `session` recorded, in order, as the agent told its front ends (for a
+    /// client that replays the session or missed part of it). Calls the log left open
+    /// stay open here: the session may still be running.
+    pub fn events(&self, session: &RecordedSession) -> Result<Vec<Event>, SessionError> {
+        let loaded = self.backend.load(session)?;
+        Ok(loaded.events().map(|(_, event)| event.clone()).collect())
     }
 
     /// Whether `path` is one of this folder's logs (not a file from elsewhere).
     pub fn is_own(&self, path: &Path) -> bool {
-        store::is_own_log(self.dir.as_deref(), path)
+        store::is_own_log(self.folder(), path)
     }
 
     /// Opens the log `id` names (a file, an id, or a unique prefix of one) and reads it.
@@ -55,7 +118,7 @@ impl SessionStore {
         } else if id.ends_with(".jsonl") || id.contains(std::path::MAIN_SEPARATOR) {
             anyhow::bail!("no session log at {id}");
         } else {
-            self.find(id)?
+            self.locate(id)?
         };
         let loaded = session::load(&path)?;
         Ok(SessionLog { path, loaded })
@@ -172,7 +235,9 @@ mod tests {
 "#,
         )
         .unwrap();
-        let store = SessionStore { dir: None };
+        let store = SessionStore {
+            backend: Arc::new(LocalSessions::new(None)),
+        };
         let log = store.open(path.to_str().unwrap()).unwrap();
         let started = Event::TurnStarted { text: "hello".into() };
         let complete = Event::TurnComplete { text: "hi".into() };

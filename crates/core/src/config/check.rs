@@ -57,6 +57,7 @@ pub(super) fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> R
     if config.retry.exponential_base.is_nan() || config.retry.exponential_base < 1.0 {
         return fail("retry.exponential_base", "must be 1.0 or more");
     }
+    validate_serve(&config.serve, &fail)?;
     // The value is never repeated: a key pasted here would be printed back.
     let named = config.model.api_key_env.trim();
     if looks_like_a_key(named) {
@@ -85,6 +86,66 @@ pub(super) fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> R
     super::endpoint::resolve_base_url(config.model.provider, &config.model.base_url)
         .map(|_| ())
         .or_else(|err| fail("model.base_url", &err.to_string()))
+}
+
+/// `[serve]`: values the server could not work with, found at load rather than at the
+/// first request.
+fn validate_serve(
+    serve: &super::ServeConfig,
+    fail: &dyn Fn(&str, &str) -> Result<(), ConfigError>,
+) -> Result<(), ConfigError> {
+    if let Some(root) = serve.roots.iter().find(|root| !root.is_absolute()) {
+        return fail(
+            "serve.roots",
+            &format!("takes absolute folders, and {} is not one", root.display()),
+        );
+    }
+    let token_env = serve.token_env.trim();
+    // As for model.api_key_env: a token pasted here is never printed back.
+    if looks_like_a_key(token_env) || !is_variable_name(token_env) {
+        return fail(
+            "serve.token_env",
+            "takes the name of the environment variable that holds the token (letters, digits and _, such as MINIAGENT_SERVE_TOKEN), not the token",
+        );
+    }
+    if serve.models.iter().any(|model| model.trim().is_empty()) {
+        return fail("serve.models", "a model's name cannot be empty");
+    }
+    if serve.approval_modes.is_empty() {
+        return fail(
+            "serve.approval_modes",
+            "needs at least one mode (read-only, ask, auto-edit, full-auto)",
+        );
+    }
+    let positive = [
+        ("serve.max_sessions", serve.max_sessions),
+        ("serve.max_body_bytes", serve.max_body_bytes),
+        ("serve.events_kept", serve.events_kept),
+    ];
+    if let Some((key, _)) = positive.into_iter().find(|(_, value)| *value == 0) {
+        return fail(key, "must be at least 1");
+    }
+    let lists = [
+        (
+            "serve.allowed_hosts",
+            &serve.allowed_hosts,
+            "example.com or example.com:8420",
+        ),
+        (
+            "serve.allowed_origins",
+            &serve.allowed_origins,
+            "https://example.com",
+        ),
+    ];
+    for (key, entries, example) in lists {
+        if entries
+            .iter()
+            .any(|entry| entry.is_empty() || entry.contains(char::is_whitespace))
+        {
+            return fail(key, &format!("each entry is one word, such as {example}"));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `value` could be a key pasted where a variable's name goes: a known key's

@@ -525,7 +525,7 @@ mod tests {
             ),
             (
                 "model_provider = \"openai\"\n",
-                "unknown key `model_provider` (known in the top level: agent, model, prices, retry, session, tools, ui); miniagent's is `provider` under [model]",
+                "unknown key `model_provider` (known in the top level: agent, model, prices, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
             ),
             // Codex's way of naming the model.
             (
@@ -708,6 +708,65 @@ mod tests {
         let file = write(&dir, "c.toml", "[agent]\nsystem_prompt_file = \"prompt.md\"\n");
         let config = load_with(None, Some(file), no_env).unwrap();
         assert_eq!(config.system_prompt_path, Some(dir.join("prompt.md")));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// `[serve]` loads with its documented defaults, and values the server could not use
+    /// are refused at load, naming the key (a token pasted for its variable's name is
+    /// not repeated).
+    #[test]
+    fn the_serve_table_has_safe_defaults_and_refuses_what_cannot_work() {
+        let serve = load_with(None, None, no_env).unwrap().serve;
+        assert_eq!(
+            serve,
+            crate::config::ServeConfig {
+                bind: "127.0.0.1:8420".parse().unwrap(),
+                roots: Vec::new(),
+                token_env: "MINIAGENT_SERVE_TOKEN".into(),
+                allowed_hosts: Vec::new(),
+                allowed_origins: Vec::new(),
+                models: Vec::new(),
+                approval_modes: vec![ApprovalMode::ReadOnly, ApprovalMode::Ask],
+                max_sessions: 64,
+                max_body_bytes: 1_048_576,
+                events_kept: 4096,
+            }
+        );
+        let dir = scratch("serve");
+        let path = dir.join("config.toml").display().to_string();
+        let cases = [
+            (
+                "bind = \"everywhere\"",
+                "key `serve.bind`: invalid socket address syntax",
+            ),
+            (
+                "roots = [\"projects\"]",
+                "key `serve.roots`: takes absolute folders, and projects is not one",
+            ),
+            (
+                "token_env = \"sk-ant-api03-secret\"",
+                "key `serve.token_env`: takes the name of the environment variable that holds the token (letters, digits and _, such as MINIAGENT_SERVE_TOKEN), not the token",
+            ),
+            (
+                "approval_modes = []",
+                "key `serve.approval_modes`: needs at least one mode (read-only, ask, auto-edit, full-auto)",
+            ),
+            ("max_sessions = 0", "key `serve.max_sessions`: must be at least 1"),
+            ("events_kept = 0", "key `serve.events_kept`: must be at least 1"),
+            (
+                "models = [\" \"]",
+                "key `serve.models`: a model's name cannot be empty",
+            ),
+            (
+                "allowed_origins = [\"\"]",
+                "key `serve.allowed_origins`: each entry is one word, such as https://example.com",
+            ),
+        ];
+        for (line, error) in cases {
+            write(&dir, "config.toml", &format!("[serve]\n{line}\n"));
+            let err = load_with(Some(dir.clone()), None, no_env).unwrap_err();
+            assert_eq!(err.0, format!("{path}: {error}"), "{line}");
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -147,6 +147,26 @@ pub struct SessionSettings {
     pub record: bool,
 }
 
+/// `[serve]`: what `miniagent serve` listens on and lets a remote client start. Read
+/// through `api::ServeSettings`, which fills in the empty lists.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeConfig {
+    pub bind: std::net::SocketAddr,
+    /// Absolute folders a workspace may be in; empty: the folder the server started in.
+    pub roots: Vec<PathBuf>,
+    /// The variable holding the bearer token (its name, never the token).
+    pub token_env: String,
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+    /// Models a session may ask for; empty: the configured one.
+    pub models: Vec<String>,
+    pub approval_modes: Vec<ApprovalMode>,
+    pub max_sessions: usize,
+    pub max_body_bytes: usize,
+    pub events_kept: usize,
+}
+
 /// `[tools.read_file]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,6 +197,7 @@ pub struct Config {
     pub session: SessionSettings,
     pub ui: UiSettings,
     pub tools: ToolSettings,
+    pub serve: ServeConfig,
     /// Prices by model name; a name also prices its dated versions (the name, a dash and
     /// a date).
     pub prices: std::collections::BTreeMap<String, ModelPrice>,

@@ -147,6 +147,12 @@ impl SessionInfo {
         }
     }
 
+    /// Whether the session was recorded in `workspace` (a resolved path, as the header
+    /// names it).
+    pub fn recorded_in(&self, workspace: &Path) -> bool {
+        self.workspace == workspace.display().to_string()
+    }
+
     /// Whether the session has turns but nothing came back from the model: its history
     /// holds only what the person sent (a provider that could not be reached, say).
     pub fn no_reply(&self) -> bool {
@@ -222,8 +228,110 @@ pub fn list(dir: &Path) -> Vec<SessionInfo> {
 
 /// The newest session recorded in `workspace`.
 pub fn newest_for(dir: &Path, workspace: &Path) -> Option<SessionInfo> {
-    let workspace = workspace.display().to_string();
-    list(dir).into_iter().find(|info| info.workspace == workspace)
+    list(dir).into_iter().find(|info| info.recorded_in(workspace))
+}
+
+/// A recorded session a store found by its id: what a face holds instead of a file
+/// path. Only the store that made it knows where the session is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedSession {
+    id: String,
+    /// Where the local store keeps the log. A store kept elsewhere would give a local
+    /// copy here, since the agent continues a session from a file ([`super::SessionLog`]).
+    log: PathBuf,
+}
+
+impl RecordedSession {
+    /// The session's id, as lists show it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The log the agent continues.
+    pub(crate) fn log(&self) -> &Path {
+        &self.log
+    }
+}
+
+/// Where recorded sessions are kept, as every face reaches them: listed, found by id,
+/// read and removed. The sessions folder of this machine ([`LocalSessions`]) is the one
+/// kept today; a store several servers share would be another.
+pub trait SessionBackend: Send + Sync + std::fmt::Debug {
+    /// The folder its logs are in on this machine, if it keeps them in one.
+    fn folder(&self) -> Option<&Path>;
+    /// Every session, newest first.
+    fn list(&self) -> Vec<SessionInfo>;
+    /// The session with exactly this id. Never a file named by the caller: a remote
+    /// client's id must not reach a path.
+    fn find(&self, id: &str) -> Result<RecordedSession, SessionError>;
+    /// What lists show of it.
+    fn info(&self, session: &RecordedSession) -> Result<SessionInfo, SessionError>;
+    /// The whole log, read now.
+    fn load(&self, session: &RecordedSession) -> Result<Loaded, SessionError>;
+    /// Removes it; never one a running miniagent has open.
+    fn remove(&self, session: &RecordedSession) -> Result<(), RemoveError>;
+}
+
+/// The sessions folder of this machine ([`sessions_dir`]).
+#[derive(Clone, Debug)]
+pub struct LocalSessions {
+    dir: Option<PathBuf>,
+}
+
+impl LocalSessions {
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        Self { dir }
+    }
+}
+
+impl SessionBackend for LocalSessions {
+    fn folder(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    fn list(&self) -> Vec<SessionInfo> {
+        self.dir.as_deref().map(list).unwrap_or_default()
+    }
+
+    fn find(&self, id: &str) -> Result<RecordedSession, SessionError> {
+        let dir = self.dir.as_deref().ok_or(SessionError::NoDataFolder)?;
+        // Ids are what `new_id` makes: no separators, no leading dot, nothing to escape.
+        let well_formed = !id.is_empty()
+            && id.len() <= 64
+            && !id.starts_with('.')
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !well_formed {
+            return Err(SessionError::BadId(
+                miniagent_text::clean(id).chars().take(64).collect(),
+            ));
+        }
+        let log = dir.join(format!("{id}.jsonl"));
+        // Only this user's own logs: a link put in the folder leads nowhere.
+        if !is_own_log(Some(dir), &log) {
+            return Err(SessionError::NotFound {
+                id: id.to_string(),
+                dir: dir.to_path_buf(),
+            });
+        }
+        Ok(RecordedSession {
+            id: id.to_string(),
+            log,
+        })
+    }
+
+    fn info(&self, session: &RecordedSession) -> Result<SessionInfo, SessionError> {
+        info(&session.log)
+    }
+
+    fn load(&self, session: &RecordedSession) -> Result<Loaded, SessionError> {
+        super::load(&session.log)
+    }
+
+    fn remove(&self, session: &RecordedSession) -> Result<(), RemoveError> {
+        remove(&session.log).map(|_| ())
+    }
 }
 
 /// The log of session `id`: an exact id, a unique prefix of one, or a path to a file.
