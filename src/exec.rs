@@ -465,9 +465,15 @@ impl Printer {
             Event::ContextCompacted {
                 tokens_before,
                 tokens_after,
+                fallback,
                 ..
             } => self.line(&format!(
-                "context compacted: {tokens_before} → {tokens_after} tokens"
+                "context compacted: {tokens_before} → {tokens_after} tokens{}",
+                if *fallback {
+                    " (no summary could be written: a digest of the steps stands in)"
+                } else {
+                    ""
+                }
             )),
             Event::TurnUsage {
                 model_calls,

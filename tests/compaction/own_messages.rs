@@ -241,7 +241,9 @@ async fn a_full_budget_of_short_turns_is_summarized_once_to_the_mark() {
         let words: Vec<String> = (0..60).map(|j| format!("lorem{j}")).collect();
         format!("answer {turn}: {}", words.join(" "))
     };
-    let server = ScriptedServer::start((0..TURNS).map(|turn| Reply::text(answer(turn))).collect()).await;
+    let mut script: Vec<Reply> = (0..TURNS).map(|turn| Reply::text(answer(turn))).collect();
+    script.push(Reply::text("Read it all."));
+    let server = ScriptedServer::start(script).await;
     server.answer_toolless_with(Reply::text(
         "The person asked short numbered questions; each got a lorem answer.",
     ));
@@ -280,8 +282,28 @@ async fn a_full_budget_of_short_turns_is_summarized_once_to_the_mark() {
         .unwrap();
     let shown = after.body["messages"].to_string();
     assert!(
-        shown.contains("The person's messages in this part, word for word, oldest first:")
-            && shown.contains("[message 1]\\nshort question 0 please"),
+        shown.contains("The person's messages in this part, word for word (JSON strings), oldest first:")
+            && shown.contains(
+                r#"message 1: \"short question 0 please\"\nmessage 3: \"short question 1 please\""#
+            ),
         "{shown}"
     );
+    // A long message that fits only beside a short summary: the messages kept word for word
+    // give way to it (a fresh-eyes tester saw it refused, "compaction cannot make room").
+    let fixed = estimate(&server.requests()[0], &counter) - counter.count("short question 0 please");
+    let mut long = String::from("long");
+    while counter.count(&long) + fixed < BUDGET - 300 {
+        long.push_str(" a word to read");
+    }
+    let events = agent.turn(&long).await;
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "Read it all.".into()
+        }),
+        "{events:#?}"
+    );
+    let sent = server.requests().last().unwrap().clone();
+    assert!(estimate(&sent, &counter) <= BUDGET);
+    assert!(ends_with_prompt(&sent, &long));
 }

@@ -345,7 +345,7 @@ async fn summary_calls_go_to_the_mark_and_none_for_a_tiny_run() {
     assert!(
         next.body["messages"]
             .to_string()
-            .contains("[message 1]\\nexplain\\n\\n[message 2]\\nexplain more"),
+            .contains(r#"message 1: \"explain\"\nmessage 3: \"explain more\""#),
         "{}",
         next.body["messages"]
     );
@@ -500,5 +500,32 @@ async fn a_compaction_reaches_the_mark_and_lasts_several_turns() {
         compacting * 2 < after.len(),
         "{compacting} of the {} turns from the first compaction on compacted: {compacted:?}",
         after.len()
+    );
+}
+
+/// `exec` says when no summary could be written and a digest stands in (a fresh-eyes
+/// tester saw only "context compacted" while the summarizer failed every call).
+#[test]
+fn exec_says_when_a_digest_stands_in_for_a_summary() {
+    let server = ScriptedServer::start_blocking(vec![
+        echo_step("s1", 120),
+        echo_step("s2", 120),
+        echo_step("s3", 120),
+        echo_step("s4", 120),
+        Reply::text("done"),
+    ]);
+    server.answer_toolless_with(Reply::status(500, "the summarizer is down"));
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    home.write(
+        "config.toml",
+        "[agent]\ntoken_limit = 9000\ncompaction = \"summarize\"\n\n[model]\nmax_output_tokens = 2000\n",
+    );
+    let output = exec(&home, &workspace, &server, &["go"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.lines().any(|line| line.starts_with("context compacted: ")
+            && line.ends_with(" tokens (no summary could be written: a digest of the steps stands in)")),
+        "{stderr}"
     );
 }

@@ -492,8 +492,8 @@ fn over_budget_choice(
 
 /// Everything before the person's latest message, as one range, with what summarizing it
 /// would likely win back and at best: its summary is reckoned at a third of it (at most
-/// the `output` budget), at best [`SUMMARY_FLOOR_TOKENS`], plus the earlier messages the
-/// summary keeps verbatim. `None` when there is nothing before it, or it is one summary
+/// the `output` budget) plus the earlier messages it keeps word for word, at best
+/// [`SUMMARY_FLOOR_TOKENS`] (those messages give way when the prompt could not fit). `None` when there is nothing before it, or it is one summary
 /// already.
 fn older_history_gain(session: &mut Session, output: u64) -> Option<((usize, usize), u64, u64)> {
     let last_user = session
@@ -513,7 +513,8 @@ fn older_history_gain(session: &mut Session, output: u64) -> Option<((usize, usi
     let shown = session.context.range_tokens(0, last_user);
     let kept = summary::verbatim_tokens(session, 0, last_user, budget_share(output));
     let likely = shown.saturating_sub(output.min(shown / 3).max(SUMMARY_FLOOR_TOKENS) + kept);
-    let at_best = shown.saturating_sub(SUMMARY_FLOOR_TOKENS + kept);
+    // The messages kept word for word give way when the prompt could not fit with them.
+    let at_best = shown.saturating_sub(SUMMARY_FLOOR_TOKENS);
     Some(((0, last_user), likely, at_best))
 }
 

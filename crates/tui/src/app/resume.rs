@@ -27,8 +27,12 @@ impl App {
     pub fn apply_recorded(&mut self, event: Event, playback: Playback) -> bool {
         if let Event::PromptReturned { .. } = event {
             // A message taken back out: the turn did not count, and the live input it was
-            // given back to is not this one.
+            // given back to is not this one; the transcript says it was never sent.
             self.figures.turn_taken_back();
+            self.notice(
+                crate::conversation::NoticeKind::Info,
+                "this message was taken back out of the session: it was not sent".to_string(),
+            );
             return true;
         }
         let shown = match &event {

@@ -79,18 +79,24 @@ pub(super) async fn summarize(
             None
         }
     };
-    // The person's words in the range stay as they were written, when they are short.
-    let verbatim = verbatim_block(session, start, end, budget_share(output_tokens)).unwrap_or_default();
     let summary_tokens = |text: &str| counter.message(&Message::user(format!("{SUMMARY_MARK}\n\n{text}")));
     let (text, fallback) = match written {
-        Some(text) if summary_tokens(&format!("{text}{verbatim}")) < shown_before => {
-            (format!("{text}{verbatim}"), false)
-        }
+        Some(text) if summary_tokens(&text) < shown_before => (text, false),
         _ => (
-            fallback_digest(session, start, end, (shown_before / 2).min(target.max(200))) + &verbatim,
+            fallback_digest(session, start, end, (shown_before / 2).min(target.max(200))),
             true,
         ),
     };
+    // The person's words in the range stay as they were written, the latest first, as far
+    // as the cap allows, the summary stays shorter than the range, and the prompt can fit
+    // the budget with them: they give way to the person's latest message, which must be
+    // sent.
+    let written_tokens = summary_tokens(&text);
+    let outside = prompt_size(session, context).saturating_sub(shown_before);
+    let cap = budget_share(output_tokens)
+        .min(budget.saturating_sub(outside).saturating_sub(written_tokens))
+        .min(shown_before.saturating_sub(written_tokens + 1));
+    let text = text + &verbatim_block(session, start, end, cap).unwrap_or_default();
     let tokens = summary_tokens(&text);
     if tokens >= shown_before {
         // Nothing smaller could be written: leave the range as it is.
@@ -138,25 +144,48 @@ pub(super) async fn summarize(
     Ok(())
 }
 
-/// The person's messages in `start..end`, word for word, oldest first, as a summary ends
-/// with them; `None` when there are none or they take more than `cap` tokens (then the
-/// summary is asked to keep what they asked for instead).
+/// The person's messages in `start..end`, word for word, as a summary ends with them:
+/// the latest that fit in `cap` tokens, in order, each a JSON string under its history
+/// number (so nothing pasted into one reads as another); `None` when none fits.
 fn verbatim_block(session: &Session, start: usize, end: usize, cap: u64) -> Option<String> {
+    let counter = session.context.counter();
     let messages = session.context.messages();
-    let theirs: Vec<String> = messages
+    let theirs: Vec<(usize, String)> = messages
         .get(start..end.min(messages.len()))?
         .iter()
-        .filter(|message| is_persons(message))
-        .map(|message| message.text())
+        .enumerate()
+        .filter(|(_, message)| is_persons(message))
+        .map(|(offset, message)| (start + offset, message.text()))
         .collect();
-    if theirs.is_empty() {
+    let heading = "The person's messages in this part, word for word (JSON strings), oldest first:";
+    let mut used = counter.count(heading);
+    let mut kept = Vec::new();
+    for (index, text) in theirs.iter().rev() {
+        let line = format!(
+            "\nmessage {}: {}",
+            index + 1,
+            serde_json::to_string(text).unwrap_or_default()
+        );
+        used = used.saturating_add(counter.count(&line));
+        if used > cap {
+            break;
+        }
+        kept.push(line);
+    }
+    if kept.is_empty() {
         return None;
     }
-    let mut block = String::from("\n\nThe person's messages in this part, word for word, oldest first:");
-    for (n, text) in theirs.iter().enumerate() {
-        block.push_str(&format!("\n\n[message {}]\n{text}", n + 1));
+    let left_out = theirs.len() - kept.len();
+    let mut block = format!("\n\n{heading}");
+    if left_out > 0 {
+        block.push_str(&format!(
+            "\n({left_out} earlier message{} of theirs, summarized above)",
+            if left_out == 1 { "" } else { "s" }
+        ));
     }
-    (session.context.counter().count(&block) <= cap).then_some(block)
+    kept.reverse();
+    block.extend(kept);
+    Some(block)
 }
 
 /// Tokens the person's messages in `start..end` add to a summary of the range (0 when

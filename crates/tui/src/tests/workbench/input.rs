@@ -513,3 +513,33 @@ fn side_panes_follow_a_resize_before_the_next_frame() {
     );
     assert!(screen(&mut app, 80, 24).contains("Tools · "));
 }
+
+/// A resumed session's refused message: recorded as given back, it is not counted as a
+/// turn, and the transcript says it was never sent (a fresh-eyes tester saw it shown as a
+/// message of theirs above the error, as if sent).
+#[test]
+fn a_resumed_refused_message_says_it_was_not_sent() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    for event in [
+        Event::TurnStarted { text: "hello".into() },
+        Event::TurnComplete { text: "hi".into() },
+        Event::TurnStarted {
+            text: "too long".into(),
+        },
+        Event::PromptReturned {
+            text: "too long".into(),
+        },
+        Event::Error {
+            message: "the message was not sent, and was taken back out of the session".into(),
+        },
+    ] {
+        app.apply_recorded(event, crate::app::Playback::Resume);
+    }
+    assert_eq!(app.figures.stats().turns, 1);
+    assert!(
+        app.input.is_empty(),
+        "a recorded message is not given back to this input"
+    );
+    assert_screen!("resumed_refused_80x24", screen(&mut app, 80, 24));
+}
