@@ -3,7 +3,9 @@
 //! one, a digest never longer than what it replaces.
 
 use super::digest::{digest, fallback_digest};
-use super::{BudgetFailure, Compacted, budget, budget_share, prompt_size, summary_output_tokens};
+use super::{
+    BudgetFailure, Compacted, budget, budget_share, fixed_tokens, prompt_size, summary_output_tokens,
+};
 use crate::agent::context::{SUMMARY_MARK, Summary, is_persons};
 use crate::agent::history::{ContentBlock, Message};
 use crate::agent::model_call::{CallFailure, Deltas, Reckoning, call_model};
@@ -92,9 +94,8 @@ pub(super) async fn summarize(
     // the budget with them: they give way to the person's latest message, which must be
     // sent.
     let written_tokens = summary_tokens(&text);
-    let outside = prompt_size(session, context).saturating_sub(shown_before);
     let cap = budget_share(output_tokens)
-        .min(budget.saturating_sub(outside).saturating_sub(written_tokens))
+        .min(room_beside_latest(session, context).saturating_sub(written_tokens))
         .min(shown_before.saturating_sub(written_tokens + 1));
     let text = text + &verbatim_block(session, start, end, cap).unwrap_or_default();
     let tokens = summary_tokens(&text);
@@ -142,6 +143,20 @@ pub(super) async fn summarize(
         fallback,
     });
     Ok(())
+}
+
+/// The room the budget leaves beside what no compaction can take away: the system prompt
+/// and tools, and the person's latest message (the steps after it can be summarized too).
+fn room_beside_latest(session: &mut Session, context: &TurnContext) -> u64 {
+    let latest = session
+        .context
+        .messages()
+        .iter()
+        .rposition(is_persons)
+        .map_or(0, |index| session.context.message_tokens(index));
+    budget(context)
+        .saturating_sub(fixed_tokens(session, context))
+        .saturating_sub(latest)
 }
 
 /// The person's messages in `start..end`, word for word, as a summary ends with them:
