@@ -6,9 +6,9 @@ use miniagent_protocol::{ApprovalRequest, ApprovalRule, Decision};
 
 use crate::translate::text_block;
 
-/// What the model is told when the person rejects a call in their editor: ACP's
-/// rejection carries no reason, and the model should not guess one.
-pub const REJECTED: &str = "The person rejected this call in their editor. No reason was given; do not retry it unchanged. Ask them if you are unsure what they want.";
+/// Why the call was refused, as the model is told (after "the person refused this
+/// call: "): ACP's rejection carries no reason, and the model should not guess one.
+pub const REJECTED: &str = "they rejected it in their editor, which gives no reason";
 
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";

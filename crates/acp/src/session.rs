@@ -40,11 +40,18 @@ pub enum Inbox {
 enum Running {
     /// A message: ends with the turn.
     Turn,
-    /// `/compact`: ends with the report the compaction gives as a notice.
-    Compact,
-    /// `/clear`: ends when the history is cleared (or a notice says why not).
-    Clear,
+    /// `/compact`: ends with the report the compaction gives as a notice, which follows
+    /// its usage figures (a notice before them says it waits for a turn to end).
+    Compact { counted: bool },
+    /// `/clear`: ends when the history is cleared. `refusals`: how often the agent said
+    /// a turn still runs; the face runs no turn now, so that is the last one being put
+    /// away, and the clear is asked again shortly.
+    Clear { refusals: u32 },
 }
+
+/// How often `/clear` is asked again while the last turn is put away, and how long apart.
+const CLEAR_TRIES: u32 = 20;
+const CLEAR_AGAIN: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A session's state, owned by its task.
 pub struct Session {
@@ -158,8 +165,8 @@ impl Session {
         }
         let (running, op) = match prompt {
             Prompt::Message(text) => (Running::Turn, Op::UserInput { text }),
-            Prompt::Compact => (Running::Compact, Op::CompactNow),
-            Prompt::Clear => (Running::Clear, Op::ClearHistory),
+            Prompt::Compact => (Running::Compact { counted: false }, Op::CompactNow),
+            Prompt::Clear => (Running::Clear { refusals: 0 }, Op::ClearHistory),
         };
         if self.agent.ops.send(op).is_err() {
             let _ = responder.respond_with_internal_error("the agent has stopped");
@@ -191,11 +198,6 @@ impl Session {
         for update in self.live.updates(event, Instant::now()) {
             self.send(update);
         }
-        let command = match &self.prompt {
-            Some((Running::Compact, _)) => Some(false),
-            Some((Running::Clear, _)) => Some(true),
-            _ => None,
-        };
         match event {
             Event::ApprovalRequested {
                 id,
@@ -215,12 +217,21 @@ impl Session {
             Event::StepLimitReached { .. } => self.end_prompt(Ok(acp::StopReason::MaxTurnRequests)),
             Event::TurnAborted { .. } => self.end_prompt(Ok(acp::StopReason::Cancelled)),
             Event::Error { message } => self.end_prompt(Err(message.clone())),
-            Event::HistoryCleared if command == Some(true) => self.end_prompt(Ok(acp::StopReason::EndTurn)),
-            // A slash command's outcome is a notice (the compaction's report, or why it
-            // could not run): it is the command's answer.
-            Event::Notice { message } if command.is_some() => {
-                self.send(translate::message_chunk(message.clone()));
+            Event::HistoryCleared if matches!(self.prompt, Some((Running::Clear { .. }, _))) => {
                 self.end_prompt(Ok(acp::StopReason::EndTurn));
+            }
+            Event::TokenUsage { .. } => {
+                if let Some((Running::Compact { counted }, _)) = &mut self.prompt {
+                    *counted = true;
+                }
+            }
+            Event::Notice { message }
+                if self
+                    .prompt
+                    .as_ref()
+                    .is_some_and(|(running, _)| !matches!(running, Running::Turn)) =>
+            {
+                self.command_notice(message);
             }
             Event::Notice { message } => self.notice(message),
             Event::McpServerStatus {
@@ -228,6 +239,28 @@ impl Session {
                 state: miniagent_protocol::McpState::Failed { reason },
             } => self.notice(&format!("MCP server `{server}` failed: {reason}")),
             _ => {}
+        }
+    }
+
+    /// A notice while a slash command runs: its answer, or (for `/clear` refused while
+    /// the last turn is put away) a reason to ask again.
+    fn command_notice(&mut self, message: &str) {
+        match &mut self.prompt {
+            Some((Running::Clear { refusals }, _)) if *refusals < CLEAR_TRIES => {
+                *refusals += 1;
+                let ops = self.agent.ops.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(CLEAR_AGAIN).await;
+                    let _ = ops.send(Op::ClearHistory);
+                });
+            }
+            Some((Running::Compact { counted: false }, _)) => {
+                self.send(translate::message_chunk(format!("{message}\n")));
+            }
+            _ => {
+                self.send(translate::message_chunk(message.to_string()));
+                self.end_prompt(Ok(acp::StopReason::EndTurn));
+            }
         }
     }
 
