@@ -97,6 +97,8 @@ fn script() -> Vec<Reply> {
         Reply::text("I left it."),
         // wait a while: cancelled while it runs.
         Reply::tool("call-sleep", "bash", r#"{"command":"sleep 30"}"#),
+        // touch a file: cancelled while the permission request waits.
+        Reply::tool("call-touch", "bash", r#"{"command":"touch held.txt"}"#),
         // are you there?
         Reply::text("Still here."),
         // (second connection) go on.
@@ -310,6 +312,19 @@ fn check_summary(summary: &Value, ws: &str) {
                "updates": [sleep, call_update("call-sleep", "in_progress", None),
                    call_update("call-sleep", "failed", Some(text_content("interrupted by the user")))]})
     );
+    let touch = tool_call(
+        "call-touch",
+        "bash: touch held.txt",
+        "execute",
+        json!({"command": "touch held.txt"}),
+        None,
+    );
+    assert_eq!(
+        summary["cancel_asking"],
+        json!({"stop": "cancelled",
+               "permissions": [asked("call-touch", text_content(&format!("```sh\ntouch held.txt\n```\nin {ws}")))],
+               "updates": [touch, call_update("call-touch", "failed", Some(text_content("interrupted by the user")))]})
+    );
     assert_eq!(
         summary["after_cancel"],
         json!({"stop": "end_turn", "permissions": [], "updates": [chunk("agent_message_chunk", "Still here.")]})
@@ -383,6 +398,19 @@ fn check_second_connection(summary: &Value, ws: &str) {
                 "failed",
                 Some(text_content("interrupted by the user"))
             ),
+            chunk("user_message_chunk", "touch a file"),
+            tool_call(
+                "call-touch",
+                "bash: touch held.txt",
+                "execute",
+                json!({"command": "touch held.txt"}),
+                None
+            ),
+            call_update(
+                "call-touch",
+                "failed",
+                Some(text_content("interrupted by the user"))
+            ),
             chunk("user_message_chunk", "are you there?"),
             chunk("agent_message_chunk", "Still here."),
         ])
@@ -431,7 +459,7 @@ fn check_requests(server: &ScriptedServer) {
         .map(|request| request.body)
         .filter(|body| body["tools"].is_array())
         .collect();
-    assert_eq!(requests.len(), 11);
+    assert_eq!(requests.len(), 12);
     assert_eq!(
         tool_results(&requests[2]),
         [("call-bash".to_string(), "hi\n[exit code: 0]".to_string())]
@@ -445,18 +473,22 @@ fn check_requests(server: &ScriptedServer) {
         tool_results(&requests[8]),
         [("call-sleep".to_string(), "interrupted by the user".to_string())]
     );
-    let after_cancel = requests[8]["messages"].as_array().unwrap();
+    assert_eq!(
+        tool_results(&requests[9]),
+        [("call-touch".to_string(), "interrupted by the user".to_string())]
+    );
+    let after_cancel = requests[9]["messages"].as_array().unwrap();
     assert_eq!(
         after_cancel.last().unwrap()["content"][1]["text"],
         "are you there?"
     );
     // The loaded session went on from the whole history: what came before is there.
     assert_eq!(
-        requests[9]["messages"].as_array().map(Vec::len),
+        requests[10]["messages"].as_array().map(Vec::len),
         Some(after_cancel.len() + 2)
     );
     assert_eq!(
-        requests[10]["messages"],
+        requests[11]["messages"],
         json!([{"role": "user", "content": [{"type": "text", "text": "fresh start", "cache_control": {"type": "ephemeral"}}]}])
     );
 }

@@ -29,7 +29,11 @@ RESPONSES = {
     "session/close": schema.CloseSessionResponse,
 }
 REQUESTS = {"session/request_permission": schema.RequestPermissionRequest}
-NOTIFICATIONS = {"session/update": schema.SessionNotification}
+NOTIFICATIONS = {
+    "session/update": schema.SessionNotification,
+    # A permission request the agent withdraws when the prompt is cancelled.
+    "$/cancel_request": schema.CancelRequestNotification,
+}
 
 
 class Checker:
@@ -82,12 +86,19 @@ class Editor(acp.Client):
         self.answers = []
         self.permissions = []
         self.in_progress = asyncio.Event()
+        self.asked = asyncio.Event()
+        self.release = asyncio.Event()
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.permissions.append(
             {"toolCall": dump(tool_call), "options": [option.option_id for option in options]}
         )
         answer = self.answers.pop(0)
+        self.asked.set()
+        if answer == "hold":
+            # Answered only after the prompt is cancelled, as the protocol asks.
+            await self.release.wait()
+            answer = "cancelled"
         if answer == "cancelled":
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
         return schema.RequestPermissionResponse(
@@ -187,6 +198,22 @@ async def first_connection(summary, checker):
         summary["cancel"] = {
             "stop": response.stop_reason,
             "within_5s": time.monotonic() - cancelled_at < 5,
+            "updates": editor.take(),
+            "permissions": editor.permissions,
+        }
+        # Cancel while the permission request waits: the editor answers it `cancelled`.
+        editor.answers = ["hold"]
+        editor.permissions = []
+        editor.asked.clear()
+        waiting = asyncio.ensure_future(
+            conn.prompt(session_id=sid, prompt=[acp.text_block("touch a file")])
+        )
+        await asyncio.wait_for(editor.asked.wait(), TIMEOUT)
+        await conn.cancel(session_id=sid)
+        editor.release.set()
+        response = await asyncio.wait_for(waiting, TIMEOUT)
+        summary["cancel_asking"] = {
+            "stop": response.stop_reason,
             "updates": editor.take(),
             "permissions": editor.permissions,
         }
