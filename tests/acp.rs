@@ -329,6 +329,13 @@ fn check_summary(summary: &Value, ws: &str) {
         summary["after_cancel"],
         json!({"stop": "end_turn", "permissions": [], "updates": [chunk("agent_message_chunk", "Still here.")]})
     );
+    assert_eq!(
+        summary["while_running"],
+        json!([
+            -32600,
+            "a prompt is running in this session; cancel it or wait for its end"
+        ])
+    );
     assert_eq!(summary["mode"], json!({}));
     assert_eq!(
         summary["mode_updates"][0],

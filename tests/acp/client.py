@@ -192,6 +192,14 @@ async def first_connection(summary, checker):
             conn.prompt(session_id=sid, prompt=[acp.text_block("wait a while")])
         )
         await asyncio.wait_for(editor.in_progress.wait(), TIMEOUT)
+        # A second prompt while one runs is refused; the first goes on.
+        try:
+            await asyncio.wait_for(
+                conn.prompt(session_id=sid, prompt=[acp.text_block("meanwhile")]), TIMEOUT
+            )
+            summary["while_running"] = "accepted"
+        except acp.RequestError as err:
+            summary["while_running"] = [err.code, str(err)]
         cancelled_at = time.monotonic()
         await conn.cancel(session_id=sid)
         response = await asyncio.wait_for(running, TIMEOUT)
@@ -252,6 +260,12 @@ async def second_connection(summary, checker):
         summary["compact"] = await prompt(conn, editor, sid, "/compact")
         summary["clear"] = await prompt(conn, editor, sid, "/clear")
         summary["fresh"] = await prompt(conn, editor, sid, "fresh start")
+        summary["closed"] = dump(await asyncio.wait_for(conn.close_session(session_id=sid), TIMEOUT))
+        try:
+            await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[acp.text_block("gone?")]), TIMEOUT)
+            summary["after_close"] = "accepted"
+        except acp.RequestError as err:
+            summary["after_close"] = err.code
 
 
 async def main():
