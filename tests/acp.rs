@@ -189,8 +189,32 @@ fn the_official_python_sdk_drives_a_whole_session() {
         "workspace": ws,
     });
     let summary = run_client(&python, &setup);
+    // Seen with --nocapture; the 500 ms budget is the interrupt bench's to hold.
+    println!(
+        "session/cancel to the prompt's answer: {} ms",
+        summary["cancel"]["ms"]
+    );
     check_summary(&summary, &ws.display().to_string());
     check_requests(&server);
+    // The session goes on outside the editor: `exec --resume` continues its log.
+    server.push(Reply::text("From exec."));
+    let id = summary["session_id"].as_str().unwrap();
+    let output = crate::support::cli::exec(&home, &workspace, &server, &["--resume", id, "one more"]);
+    assert_eq!(
+        (
+            output.status.code(),
+            crate::support::cli::text(&output.stdout).trim()
+        ),
+        (Some(0), "From exec.")
+    );
+    let last = server.last_request().unwrap().body;
+    let texts: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["content"][0]["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(texts, ["fresh start", "A fresh start.", "one more"]);
     // Standard output held JSON-RPC messages and nothing else.
     let raw = std::fs::read_to_string(&raw).unwrap();
     assert!(raw.lines().count() > 40, "{raw}");
@@ -307,7 +331,7 @@ fn check_summary(summary: &Value, ws: &str) {
     );
     assert_eq!(
         summary["cancel"],
-        json!({"stop": "cancelled", "within_5s": true,
+        json!({"stop": "cancelled", "within_5s": true, "ms": summary["cancel"]["ms"],
                "permissions": [asked("call-sleep", text_content(&format!("```sh\nsleep 30\n```\nin {ws}")))],
                "updates": [sleep, call_update("call-sleep", "in_progress", None),
                    call_update("call-sleep", "failed", Some(text_content("interrupted by the user")))]})

@@ -206,6 +206,7 @@ async def first_connection(summary, checker):
         summary["cancel"] = {
             "stop": response.stop_reason,
             "within_5s": time.monotonic() - cancelled_at < 5,
+            "ms": round((time.monotonic() - cancelled_at) * 1000),
             "updates": editor.take(),
             "permissions": editor.permissions,
         }
