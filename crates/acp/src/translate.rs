@@ -343,6 +343,15 @@ impl Live {
                 attempt + 1
             ))],
             Event::StepLimitReached { report, .. } => vec![message_chunk(report.clone())],
+            // A sub-agent works inside its `delegate` call: its reply and the calls it
+            // makes show as that call's running output.
+            Event::SubAgent { parent, event, .. } => match event.as_ref() {
+                Event::TextDelta { delta } => self.output(parent, delta, now),
+                Event::ToolCallRequested { name, summary, .. } => {
+                    self.output(parent, &format!("\n→ {}\n", title(name, summary)), now)
+                }
+                _ => Vec::new(),
+            },
             _ => Vec::new(),
         }
     }
@@ -662,6 +671,51 @@ mod tests {
             json!({"id": "model", "name": "Model", "description": "The configured model (set in miniagent's config).",
                    "category": "model", "type": "select", "currentValue": "scripted-model",
                    "options": [{"value": "scripted-model", "name": "scripted-model"}]})
+        );
+    }
+
+    #[test]
+    fn a_sub_agent_shows_as_its_delegate_calls_output() {
+        let mut live = Live::default();
+        let start = Instant::now();
+        live.updates(
+            &Event::ToolCallStarted {
+                id: "d1".into(),
+                name: "delegate".into(),
+            },
+            start,
+        );
+        let inner = |event: Event| Event::SubAgent {
+            parent: "d1".into(),
+            agent: "explorer".into(),
+            event: Box::new(event),
+        };
+        let call = inner(Event::ToolCallRequested {
+            id: "s1".into(),
+            name: "read_file".into(),
+            arguments: json!({"path": "a.rs"}),
+            summary: "a.rs".into(),
+            kind: ToolKind::Read,
+            locations: Vec::new(),
+        });
+        assert_eq!(
+            wire(live.updates(&call, start)),
+            json!([{"sessionUpdate": "tool_call_update", "toolCallId": "d1",
+                     "content": [{"type": "content", "content": {"type": "text", "text": "\n→ read_file: a.rs\n"}}]}])
+        );
+        let text = inner(Event::TextDelta {
+            delta: "Found it.".into(),
+        });
+        let later = start + OUTPUT_EVERY;
+        assert_eq!(
+            wire(live.updates(&text, later)),
+            json!([{"sessionUpdate": "tool_call_update", "toolCallId": "d1",
+                     "content": [{"type": "content", "content": {"type": "text", "text": "\n→ read_file: a.rs\nFound it."}}]}])
+        );
+        // Its other events (its thinking, its own results) stay inside.
+        assert_eq!(
+            live.updates(&inner(Event::ThinkingDelta { delta: "hm".into() }), later),
+            Vec::new()
         );
     }
 
