@@ -143,6 +143,12 @@ enum Command {
         /// The task; `-` reads it from standard input.
         prompt: Option<String>,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed and others)
+    /// that launch agents; each session's workspace is the folder the editor names.
+    Acp {
+        #[command(flatten)]
+        agent: AgentOptions,
+    },
     /// Play a recorded session back in the workbench, with no model and no network.
     Replay {
         #[command(flatten)]
@@ -275,6 +281,15 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
                 None => None,
             };
             run_exec(&start, json, resume, prompt, env)
+        }
+        Some(Command::Acp { agent }) => {
+            let agent = agent.or(cli.agent);
+            if agent.workspace.is_some() {
+                return fail(
+                    "miniagent acp takes each session's workspace from the editor (the cwd of session/new); -w does not apply",
+                );
+            }
+            miniagent_acp::run(start_options(agent), env)
         }
         Some(Command::Replay {
             headless: true, file, ..

@@ -13,6 +13,7 @@ mod support;
 #[path = "mcp/harness.rs"]
 mod mcp_harness;
 
+mod acp;
 mod agent_ops;
 #[path = "bad_input/main.rs"]
 mod bad_input;

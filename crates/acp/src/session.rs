@@ -1,0 +1,309 @@
+//! One ACP session: a task that owns the agent's handle, forwards the client's requests
+//! as `Op`s and the agent's events as `session/update`s, answers the running prompt at
+//! its turn's end, and asks the client about approvals from tasks of their own (a
+//! handler that waited for the client's answer would stop the connection's loop).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error, ErrorCode, RequestCancellationHandle};
+use miniagent_api::Handle;
+use miniagent_protocol::{ApprovalMode, CallId, Decision, Event, Op};
+use tokio::sync::mpsc;
+
+use crate::permission;
+use crate::prompt::Prompt;
+use crate::translate::{self, Live};
+
+/// What the connection's handlers hand a session.
+pub enum Inbox {
+    /// `session/prompt`, read; answered at the turn's end.
+    Prompt {
+        prompt: Prompt,
+        responder: Responder<acp::PromptResponse>,
+    },
+    /// `session/cancel`.
+    Cancel,
+    /// `session/set_mode` (or the `mode` config option).
+    SetMode(ApprovalMode),
+    /// `session/close`: the agent shuts down, then this is answered.
+    Close {
+        responder: Responder<acp::CloseSessionResponse>,
+    },
+    /// The client answered the permission request for call `id`.
+    Answered { id: CallId, decision: Decision },
+}
+
+/// What the running prompt is, for the event that ends it.
+enum Running {
+    /// A message: ends with the turn.
+    Turn,
+    /// `/compact`: ends with the report the compaction gives as a notice, which follows
+    /// its usage figures (a notice before them says it waits for a turn to end).
+    Compact { counted: bool },
+    /// `/clear`: ends when the history is cleared. `refusals`: how often the agent said
+    /// a turn still runs; the face runs no turn now, so that is the last one being put
+    /// away, and the clear is asked again shortly.
+    Clear { refusals: u32 },
+}
+
+/// How often `/clear` is asked again while the last turn is put away, and how long apart.
+const CLEAR_TRIES: u32 = 20;
+const CLEAR_AGAIN: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A session's state, owned by its task.
+pub struct Session {
+    id: acp::SessionId,
+    cx: ConnectionTo<Client>,
+    agent: Handle,
+    inbox_tx: mpsc::WeakUnboundedSender<Inbox>,
+    prompt: Option<(Running, Responder<acp::PromptResponse>)>,
+    /// Calls waiting for the client's answer, with the handle that withdraws the request.
+    asking: HashMap<CallId, RequestCancellationHandle>,
+    live: Live,
+    /// Whether the client shows `notice` updates (it said so at `initialize`).
+    notices: bool,
+    /// The model, the one value of the `model` config option.
+    model: String,
+}
+
+impl Session {
+    pub fn new(
+        id: acp::SessionId,
+        cx: ConnectionTo<Client>,
+        agent: Handle,
+        inbox_tx: mpsc::WeakUnboundedSender<Inbox>,
+        notices: bool,
+        model: String,
+    ) -> Self {
+        Self {
+            id,
+            cx,
+            agent,
+            inbox_tx,
+            prompt: None,
+            asking: HashMap::new(),
+            live: Live::default(),
+            notices,
+            model,
+        }
+    }
+
+    /// Runs until the agent ends (closed, or the connection went away).
+    pub async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Inbox>) -> Result<(), Error> {
+        loop {
+            tokio::select! {
+                message = inbox.recv() => match message {
+                    Some(Inbox::Close { responder }) => {
+                        self.shut_down().await;
+                        return responder.respond(acp::CloseSessionResponse::new());
+                    }
+                    Some(message) => self.on_inbox(message),
+                    None => {
+                        self.shut_down().await;
+                        return Ok(());
+                    }
+                },
+                event = self.agent.events.recv() => match event {
+                    Some(event) => self.on_event(&event),
+                    None => {
+                        self.end_prompt(Err("the agent stopped unexpectedly".to_string()));
+                        return Ok(());
+                    }
+                },
+            }
+        }
+    }
+
+    /// Stops the agent and waits for it (its log is written out as it goes).
+    async fn shut_down(&mut self) {
+        let _ = self.agent.ops.send(Op::Shutdown);
+        while let Some(event) = self.agent.events.recv().await {
+            if matches!(event, Event::ShutdownComplete) {
+                break;
+            }
+        }
+        self.end_prompt(Ok(acp::StopReason::Cancelled));
+    }
+
+    fn on_inbox(&mut self, message: Inbox) {
+        match message {
+            Inbox::Prompt { prompt, responder } => self.start_prompt(prompt, responder),
+            Inbox::Cancel => {
+                // The turn ends with `TurnAborted`, which answers the prompt; the
+                // client answers the withdrawn requests `cancelled` meanwhile.
+                if self.prompt.is_some() {
+                    let _ = self.agent.ops.send(Op::Interrupt);
+                }
+                for (_, request) in self.asking.drain() {
+                    let _ = request.cancel();
+                }
+            }
+            Inbox::Answered { id, decision } => {
+                // An answer to a request already withdrawn (the turn was interrupted)
+                // is not the agent's business any more.
+                if self.asking.remove(&id).is_some() {
+                    let _ = self.agent.ops.send(Op::Approval { id, decision });
+                }
+            }
+            Inbox::SetMode(mode) => {
+                let _ = self.agent.ops.send(Op::SetApprovalMode { mode });
+            }
+            Inbox::Close { .. } => {}
+        }
+    }
+
+    fn start_prompt(&mut self, prompt: Prompt, responder: Responder<acp::PromptResponse>) {
+        if self.prompt.is_some() {
+            let _ = responder.respond_with_error(Error::new(
+                ErrorCode::INVALID_REQUEST,
+                "a prompt is running in this session; cancel it or wait for its end",
+            ));
+            return;
+        }
+        let (running, op) = match prompt {
+            Prompt::Message(text) => (Running::Turn, Op::UserInput { text }),
+            Prompt::Compact => (Running::Compact { counted: false }, Op::CompactNow),
+            Prompt::Clear => (Running::Clear { refusals: 0 }, Op::ClearHistory),
+        };
+        if self.agent.ops.send(op).is_err() {
+            let _ = responder.respond_with_internal_error("the agent has stopped");
+            return;
+        }
+        self.prompt = Some((running, responder));
+    }
+
+    /// Answers the running prompt, if any: a stop reason, or an error saying why the
+    /// turn failed.
+    fn end_prompt(&mut self, result: Result<acp::StopReason, String>) {
+        let Some((_, responder)) = self.prompt.take() else {
+            return;
+        };
+        self.asking.clear();
+        let _ = match result {
+            Ok(reason) => responder.respond(acp::PromptResponse::new(reason)),
+            Err(message) => responder.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message)),
+        };
+    }
+
+    fn send(&self, update: acp::SessionUpdate) {
+        let _ = self
+            .cx
+            .send_notification(acp::SessionNotification::new(self.id.clone(), update));
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        for update in self.live.updates(event, Instant::now()) {
+            self.send(update);
+        }
+        match event {
+            Event::ApprovalRequested {
+                id,
+                preview,
+                request,
+                notes,
+                session_rule,
+                ..
+            } => {
+                let call = permission::tool_call(id, preview, request.as_ref(), notes);
+                self.ask(id.clone(), call, permission::options(session_rule.as_ref()));
+            }
+            Event::ApprovalModeChanged { mode } => self.send(acp::SessionUpdate::ConfigOptionUpdate(
+                acp::ConfigOptionUpdate::new(self.config_options(*mode)),
+            )),
+            Event::TurnComplete { .. } => self.end_prompt(Ok(acp::StopReason::EndTurn)),
+            Event::StepLimitReached { .. } => self.end_prompt(Ok(acp::StopReason::MaxTurnRequests)),
+            Event::TurnAborted { .. } => self.end_prompt(Ok(acp::StopReason::Cancelled)),
+            Event::Error { message } => self.end_prompt(Err(message.clone())),
+            Event::HistoryCleared if matches!(self.prompt, Some((Running::Clear { .. }, _))) => {
+                self.end_prompt(Ok(acp::StopReason::EndTurn));
+            }
+            Event::TokenUsage { .. } => {
+                if let Some((Running::Compact { counted }, _)) = &mut self.prompt {
+                    *counted = true;
+                }
+            }
+            Event::Notice { message }
+                if self
+                    .prompt
+                    .as_ref()
+                    .is_some_and(|(running, _)| !matches!(running, Running::Turn)) =>
+            {
+                self.command_notice(message);
+            }
+            Event::Notice { message } => self.notice(message),
+            Event::McpServerStatus {
+                server,
+                state: miniagent_protocol::McpState::Failed { reason },
+            } => self.notice(&format!("MCP server `{server}` failed: {reason}")),
+            _ => {}
+        }
+    }
+
+    /// A notice while a slash command runs: its answer, or (for `/clear` refused while
+    /// the last turn is put away) a reason to ask again.
+    fn command_notice(&mut self, message: &str) {
+        match &mut self.prompt {
+            Some((Running::Clear { refusals }, _)) if *refusals < CLEAR_TRIES => {
+                *refusals += 1;
+                let ops = self.agent.ops.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(CLEAR_AGAIN).await;
+                    let _ = ops.send(Op::ClearHistory);
+                });
+            }
+            Some((Running::Compact { counted: false }, _)) => {
+                self.send(translate::message_chunk(format!("{message}\n")));
+            }
+            _ => {
+                self.send(translate::message_chunk(message.to_string()));
+                self.end_prompt(Ok(acp::StopReason::EndTurn));
+            }
+        }
+    }
+
+    fn config_options(&self, mode: ApprovalMode) -> Vec<acp::SessionConfigOption> {
+        translate::config_options(mode, &self.model)
+    }
+
+    /// Something worth the person's eyes that is not part of the conversation: a notice
+    /// where the client shows them, else the log.
+    fn notice(&self, message: &str) {
+        if self.notices {
+            self.send(acp::SessionUpdate::Notice(acp::Notice::new(
+                acp::NoticeSeverity::Info,
+                message.to_string(),
+            )));
+        } else {
+            tracing::info!(session = %self.id, "notice: {message}");
+        }
+    }
+
+    /// Asks the client about call `id` from a task of its own; the answer comes back
+    /// through the inbox.
+    fn ask(&mut self, id: CallId, call: acp::ToolCallUpdate, options: Vec<acp::PermissionOption>) {
+        let request =
+            self.cx
+                .send_request(acp::RequestPermissionRequest::new(self.id.clone(), call, options));
+        self.asking.insert(id.clone(), request.cancellation_handle());
+        let inbox = self.inbox_tx.clone();
+        let spawned = self.cx.spawn(async move {
+            let decision = match request.block_task().await {
+                Ok(response) => permission::decision(&response.outcome),
+                Err(err) => {
+                    tracing::info!("a permission request failed: {err:?}");
+                    Decision::Abort
+                }
+            };
+            if let Some(inbox) = inbox.upgrade() {
+                let _ = inbox.send(Inbox::Answered { id, decision });
+            }
+            Ok(())
+        });
+        if let Err(err) = spawned {
+            tracing::warn!("cannot ask the client for permission: {err:?}");
+        }
+    }
+}
