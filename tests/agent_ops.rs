@@ -180,3 +180,25 @@ async fn reconnecting_an_mcp_server_lists_its_tools_again() {
     agent.send(Op::Shutdown);
     agent.wait_for(|event| *event == Event::ShutdownComplete).await;
 }
+
+/// An op a front end sends the moment it sees a turn's last event meets the turn as over
+/// (the ACP face sends `/clear` right after a turn: the router had not yet seen the turn's
+/// task return, and refused it with "a turn is running"; the router now joins a job whose
+/// last event went out before it takes the next op). Repeated, as it is a race; it did not
+/// fail here without the fix, so it guards rather than proves.
+#[tokio::test]
+async fn an_op_sent_on_a_turns_last_event_meets_the_turn_as_over() {
+    const ROUNDS: usize = 10;
+    let server =
+        ScriptedServer::start((0..ROUNDS).map(|n| Reply::text(format!("answer {n}"))).collect()).await;
+    let data = TempDir::new();
+    let mut agent = Harness::start_recorded(test_config(Provider::Anthropic, &server), session_log_in(&data));
+    for round in 0..ROUNDS {
+        agent.turn(&format!("question {round}")).await;
+        agent.send(Op::ClearHistory);
+        let answer = agent
+            .wait_for(|e| matches!(e, Event::HistoryCleared | Event::Notice { .. }))
+            .await;
+        assert_eq!(answer, Event::HistoryCleared, "round {round}");
+    }
+}

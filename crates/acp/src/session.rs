@@ -43,15 +43,9 @@ enum Running {
     /// `/compact`: ends with the report the compaction gives as a notice, which follows
     /// its usage figures (a notice before them says it waits for a turn to end).
     Compact { counted: bool },
-    /// `/clear`: ends when the history is cleared. `refusals`: how often the agent said
-    /// a turn still runs; the face runs no turn now, so that is the last one being put
-    /// away, and the clear is asked again shortly.
-    Clear { refusals: u32 },
+    /// `/clear`: ends when the history is cleared (or with the notice saying why not).
+    Clear,
 }
-
-/// How often `/clear` is asked again while the last turn is put away, and how long apart.
-const CLEAR_TRIES: u32 = 20;
-const CLEAR_AGAIN: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A session's state, owned by its task.
 pub struct Session {
@@ -166,7 +160,7 @@ impl Session {
         let (running, op) = match prompt {
             Prompt::Message(text) => (Running::Turn, Op::UserInput { text }),
             Prompt::Compact => (Running::Compact { counted: false }, Op::CompactNow),
-            Prompt::Clear => (Running::Clear { refusals: 0 }, Op::ClearHistory),
+            Prompt::Clear => (Running::Clear, Op::ClearHistory),
         };
         if self.agent.ops.send(op).is_err() {
             let _ = responder.respond_with_internal_error("the agent has stopped");
@@ -217,7 +211,7 @@ impl Session {
             Event::StepLimitReached { .. } => self.end_prompt(Ok(acp::StopReason::MaxTurnRequests)),
             Event::TurnAborted { .. } => self.end_prompt(Ok(acp::StopReason::Cancelled)),
             Event::Error { message } => self.end_prompt(Err(message.clone())),
-            Event::HistoryCleared if matches!(self.prompt, Some((Running::Clear { .. }, _))) => {
+            Event::HistoryCleared if matches!(self.prompt, Some((Running::Clear, _))) => {
                 self.end_prompt(Ok(acp::StopReason::EndTurn));
             }
             Event::TokenUsage { .. } => {
@@ -242,18 +236,10 @@ impl Session {
         }
     }
 
-    /// A notice while a slash command runs: its answer, or (for `/clear` refused while
-    /// the last turn is put away) a reason to ask again.
+    /// A notice while a slash command runs: its answer (the agent meets a command sent
+    /// on a turn's last event with the turn over, so none is refused for it).
     fn command_notice(&mut self, message: &str) {
         match &mut self.prompt {
-            Some((Running::Clear { refusals }, _)) if *refusals < CLEAR_TRIES => {
-                *refusals += 1;
-                let ops = self.agent.ops.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(CLEAR_AGAIN).await;
-                    let _ = ops.send(Op::ClearHistory);
-                });
-            }
             Some((Running::Compact { counted: false }, _)) => {
                 self.send(translate::message_chunk(format!("{message}\n")));
             }

@@ -23,6 +23,7 @@ pub use restore::Restored;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -83,6 +84,10 @@ pub(crate) struct EventSink {
     log: SessionLog,
     /// Replaced by `[redacted]` in every event.
     secrets: Secrets,
+    /// Jobs (turns, `/compact`) whose last event went out: the router, told of an op a
+    /// front end sent after seeing it, knows the job is over even before its task has
+    /// returned.
+    closed: Arc<AtomicU64>,
 }
 
 impl EventSink {
@@ -92,7 +97,20 @@ impl EventSink {
             nest: None,
             log,
             secrets,
+            closed: Arc::default(),
         }
+    }
+
+    /// Sends a job's last event (what ends a turn, `/compact`'s report): from now on the
+    /// job counts as over.
+    pub(crate) fn emit_closing(&self, event: Event) {
+        self.closed.fetch_add(1, Ordering::SeqCst);
+        self.emit(event);
+    }
+
+    /// How many jobs have sent their last event.
+    pub(crate) fn jobs_closed(&self) -> u64 {
+        self.closed.load(Ordering::SeqCst)
     }
 
     /// Records the history's changes and writes the session log out (a step boundary).
@@ -167,6 +185,8 @@ impl EventSink {
             nest: Some((parent.to_string(), agent.to_string())),
             log: self.log.clone(),
             secrets: self.secrets.clone(),
+            // A sub-agent's end is not a job's.
+            closed: Arc::default(),
         }
     }
 

@@ -23,6 +23,8 @@ enum Job {
 struct RunningTurn {
     task: JoinHandle<()>,
     cancel: CancellationToken,
+    /// [`EventSink::jobs_closed`] when it started: more, and its last event went out.
+    closed_before: u64,
 }
 
 /// The router's state between ops.
@@ -47,6 +49,14 @@ impl Router {
 
     /// Answers one op; `Break` after [`Op::Shutdown`] (the running turn stopped).
     pub(super) async fn on_op(&mut self, op: Op) -> ControlFlow<()> {
+        // A front end acts on the job's last event at once; the task may not have
+        // returned yet (it writes the log out): what it sends next meets the job as over.
+        if let Some(turn) = self.running.as_mut()
+            && self.shared.events.jobs_closed() > turn.closed_before
+        {
+            let joined = (&mut turn.task).await;
+            self.after_turn(joined).await;
+        }
         match op {
             Op::UserInput { text } => self.user_input(text),
             Op::Approval { id, decision } => self.approval(&id, decision),
@@ -275,6 +285,7 @@ fn start_job(shared: &Shared, job: Job) -> RunningTurn {
         cost_limit: meter::CostLimit::for_turn(&shared.options.config, &shared.meter),
     };
     let session = Arc::clone(&shared.session);
+    let closed_before = shared.events.jobs_closed();
     let task = tokio::spawn(async move {
         let mut session = session.lock().await;
         match job {
@@ -283,7 +294,11 @@ fn start_job(shared: &Shared, job: Job) -> RunningTurn {
         }
         context.events.checkpoint(&mut session);
     });
-    RunningTurn { task, cancel }
+    RunningTurn {
+        task,
+        cancel,
+        closed_before,
+    }
 }
 
 /// A turn task panicked: repair the history it left and say so.

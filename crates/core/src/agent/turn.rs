@@ -79,7 +79,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
             text: cap_text(&text, REFUSED_ECHO_BYTES),
         });
         give_back(context, text);
-        context.events.emit(Event::Error {
+        context.events.emit_closing(Event::Error {
             message: format!("the message was not sent: {why}"),
         });
         return;
@@ -90,7 +90,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     let pushed = session.context.messages().len();
     context.events.commit(session);
     if !mcp_settled(context).await {
-        context.events.emit(Event::TurnAborted {
+        context.events.emit_closing(Event::TurnAborted {
             reason: "you interrupted the turn while MCP servers were connecting".to_string(),
         });
         return;
@@ -140,7 +140,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         },
     };
     context.events.emit(context.meter.get().since(&metered_from));
-    context.events.emit(event);
+    context.events.emit_closing(event);
 }
 
 /// The turn's request could not be made to fit. When nothing of the turn was sent yet
@@ -545,7 +545,7 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
     context.events.emit(usage);
     let done = match result {
         Err(BudgetFailure::Cancelled) => {
-            context.events.emit(Event::Notice {
+            context.events.emit_closing(Event::Notice {
                 message: "compaction interrupted".to_string(),
             });
             return;
@@ -626,7 +626,7 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
             }
         )
     };
-    context.events.emit(Event::Notice { message });
+    context.events.emit_closing(Event::Notice { message });
 }
 
 /// Appends the reply to the history and tells the front end about it and the context
