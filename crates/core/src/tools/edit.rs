@@ -248,31 +248,33 @@ impl super::TypedTool for WriteFileTool {
         workspace.location(&args.path, None).into_iter().collect()
     }
 
-    fn approval_request(
-        &self,
-        args: &WriteArgs,
-        workspace: &Workspace,
-    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
-        let plan = plan_write(workspace, &args.path)?;
-        let content = &args.content;
-        let diff = unified_diff(
-            plan.before.as_ref().map_or("", |before| before.text.as_str()),
-            content,
-            &plan.shown,
-            DIFF_CONTEXT,
-        );
-        let what = match plan.before {
-            None => format!("create {} ({} bytes)", plan.shown, content.len()),
-            Some(_) if diff.is_empty() => format!("rewrite {} unchanged", plan.shown),
-            Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
-        };
-        Ok(Some(ApprovalRequest::Edit {
-            change: Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content)),
-            abs_path: plan.located.path().display().to_string(),
-            path: plan.shown,
-            summary: what,
-            diff: cap_diff(&diff, content),
-        }))
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a WriteArgs,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
+        Box::pin(async move {
+            let plan = plan_write(workspace, &args.path)?;
+            let content = &args.content;
+            let diff = unified_diff(
+                plan.before.as_ref().map_or("", |before| before.text.as_str()),
+                content,
+                &plan.shown,
+                DIFF_CONTEXT,
+            );
+            let what = match plan.before {
+                None => format!("create {} ({} bytes)", plan.shown, content.len()),
+                Some(_) if diff.is_empty() => format!("rewrite {} unchanged", plan.shown),
+                Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
+            };
+            Ok(Some(ApprovalRequest::Edit {
+                change: Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content)),
+                abs_path: plan.located.path().display().to_string(),
+                path: plan.shown,
+                summary: what,
+                diff: cap_diff(&diff, content),
+            }))
+        })
     }
 
     fn run(&self, args: WriteArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
@@ -403,24 +405,26 @@ impl super::TypedTool for EditFileTool {
         workspace.location(&args.path, None).into_iter().collect()
     }
 
-    fn approval_request(
-        &self,
-        args: &EditArgs,
-        workspace: &Workspace,
-    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
-        let plan = plan_edit(workspace, args)?;
-        Ok(Some(ApprovalRequest::Edit {
-            summary: format!(
-                "edit {} ({} replacement{})",
-                plan.shown,
-                plan.replaced,
-                if plan.replaced == 1 { "" } else { "s" },
-            ),
-            diff: cap_diff(&plan.diff, &plan.after),
-            abs_path: plan.located.path().display().to_string(),
-            change: text_change(Some(&plan.before), &plan.after),
-            path: plan.shown,
-        }))
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a EditArgs,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
+        Box::pin(async move {
+            let plan = plan_edit(workspace, args)?;
+            Ok(Some(ApprovalRequest::Edit {
+                summary: format!(
+                    "edit {} ({} replacement{})",
+                    plan.shown,
+                    plan.replaced,
+                    if plan.replaced == 1 { "" } else { "s" },
+                ),
+                diff: cap_diff(&plan.diff, &plan.after),
+                abs_path: plan.located.path().display().to_string(),
+                change: text_change(Some(&plan.before), &plan.after),
+                path: plan.shown,
+            }))
+        })
     }
 
     fn run(&self, args: EditArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
@@ -511,19 +515,19 @@ mod tests {
     /// with its number, and its last line says what is not shown and how large the file
     /// is (a fresh-eyes user approved 4,000 lines having read the first 80); a single
     /// long line is shown in part and said to be.
-    #[test]
-    fn a_large_write_is_previewed_in_part_and_says_what_is_not_shown() {
+    #[tokio::test]
+    async fn a_large_write_is_previewed_in_part_and_says_what_is_not_shown() {
         let dir = scratch("preview");
         let workspace = Workspace::new(&dir, &[]);
-        let request = |content: String| {
+        let request = async |content: String| {
             let arguments = json!({"path": "a.txt", "content": content});
-            match WriteFileTool.approval_request(&arguments, &workspace) {
+            match WriteFileTool.approval_request(&arguments, &workspace).await {
                 Ok(ApprovalRequest::Edit { summary, diff, .. }) => (summary, diff),
                 other => panic!("{other:?}"),
             }
         };
         let line = format!("{}\n", "x".repeat(99));
-        let (summary, diff) = request(line.repeat(4000));
+        let (summary, diff) = request(line.repeat(4000)).await;
         assert_eq!(summary, "create a.txt (400000 bytes)");
         let lines: Vec<&str> = diff.lines().collect();
         // The file header, the hunk header, then whole lines up to the limit.
@@ -541,7 +545,7 @@ mod tests {
         );
         // One line of a megabyte: its start, then what is cut (the rest of it, and the
         // diff's note that the file ends without a newline).
-        let (_, diff) = request("y".repeat(1 << 20));
+        let (_, diff) = request("y".repeat(1 << 20)).await;
         let lines: Vec<&str> = diff.lines().collect();
         assert_eq!(lines.len(), 5, "{diff}");
         assert!(diff.len() < DIFF_LIMIT + 200, "{} bytes", diff.len());
@@ -550,7 +554,7 @@ mod tests {
             "… the rest of the line above and 1 more line of the diff are not shown (whole file: 1,048,576 bytes, 1 line)"
         );
         // A small write is shown whole.
-        let (_, diff) = request("hi\n".into());
+        let (_, diff) = request("hi\n".into()).await;
         assert_eq!(diff, "--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n");
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -611,8 +615,9 @@ mod tests {
         let workspace = Workspace::new(&dir, &[]);
         std::fs::write(dir.join("f.rs"), "let a = 1;\n").unwrap();
         let edit = json!({"path": "f.rs", "old_str": "1", "new_str": "2"});
-        let asked = |tool: &dyn Tool, arguments: &serde_json::Value| match tool
+        let asked = async |tool: &dyn Tool, arguments: &serde_json::Value| match tool
             .approval_request(arguments, &workspace)
+            .await
         {
             Ok(ApprovalRequest::Edit { abs_path, change, .. }) => (abs_path, change),
             other => panic!("{other:?}"),
@@ -622,7 +627,7 @@ mod tests {
             old_text: Some("let a = 1;\n".into()),
             new_text: "let a = 2;\n".into(),
         });
-        assert_eq!(asked(&EditFileTool, &edit), (f.clone(), edited.clone()));
+        assert_eq!(asked(&EditFileTool, &edit).await, (f.clone(), edited.clone()));
         assert_eq!(EditFileTool.run(edit, context(&dir)).await.change, edited);
 
         let at_cap = "x".repeat(files::CHANGE_LIMIT_BYTES);
@@ -632,17 +637,20 @@ mod tests {
             new_text: at_cap.clone(),
         });
         let new_path = dir.join("sub/new.txt").display().to_string();
-        assert_eq!(asked(&WriteFileTool, &new), (new_path.clone(), created.clone()));
+        assert_eq!(
+            asked(&WriteFileTool, &new).await,
+            (new_path.clone(), created.clone())
+        );
         assert_eq!(WriteFileTool.run(new, context(&dir)).await.change, created);
 
         // One byte over, before or after: no whole texts.
         let over = format!("{at_cap}y");
         let grow = json!({"path": "sub/new.txt", "content": over});
-        assert_eq!(asked(&WriteFileTool, &grow), (new_path.clone(), None));
+        assert_eq!(asked(&WriteFileTool, &grow).await, (new_path.clone(), None));
         let out = WriteFileTool.run(grow, context(&dir)).await;
         assert_eq!((out.is_error, out.change), (false, None));
         let shrink = json!({"path": "sub/new.txt", "content": "small\n"});
-        assert_eq!(asked(&WriteFileTool, &shrink), (new_path, None));
+        assert_eq!(asked(&WriteFileTool, &shrink).await, (new_path, None));
         assert_eq!(WriteFileTool.run(shrink, context(&dir)).await.change, None);
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -676,6 +684,7 @@ mod tests {
                 &json!({"path": "a/b/c.txt", "content": "bye\nnow\n"}),
                 &Workspace::new(&dir, &[]),
             )
+            .await
             .unwrap();
         assert_eq!(
             preview,
