@@ -7,6 +7,7 @@ use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::client_files::{self, ClientText};
 use super::files::{human_size, text_change, unified_diff};
 use super::output::cap_text;
 use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
@@ -153,6 +154,19 @@ fn read_text(opened: OpenedFile) -> Result<String, Unread> {
     String::from_utf8(bytes).map_err(|_| Unread::NotUtf8(read))
 }
 
+/// The editor's text of a file, held to what [`read_text`] holds the disk's to: at most
+/// [`MAX_EDIT_BYTES`], no NUL byte.
+fn checked(text: String) -> Result<String, Unread> {
+    let size = u64::try_from(text.len()).unwrap_or(u64::MAX);
+    if size > MAX_EDIT_BYTES {
+        return Err(Unread::TooLarge(size));
+    }
+    if memchr::memchr(0, text.as_bytes()).is_some() {
+        return Err(Unread::Binary(size));
+    }
+    Ok(text)
+}
+
 /// A file write_file replaces: its text for the diff and how the result names it.
 struct Before {
     text: String,
@@ -173,18 +187,51 @@ impl Before {
     }
 }
 
+/// A file replaced without its text read; `said` says what it is.
+fn unread(said: String) -> Result<Option<Before>, String> {
+    Ok(Some(Before {
+        text: format!("({said}; its content is not read)\n"),
+        said,
+        read: false,
+    }))
+}
+
 /// The current text of a file to be replaced: `None` when it does not exist yet. A file
 /// with several hard links is replaced without being read (it may be shared with a file
 /// outside the workspace; the rename gives the workspace its own file), and so is one too
-/// large or binary: it is still replaceable, its diff is described, not shown.
-fn existing_text(located: &Located, shown: &str) -> Result<Option<Before>, String> {
-    let unread = |said: String| {
-        Ok(Some(Before {
-            text: format!("({said}; its content is not read)\n"),
-            said,
-            read: false,
-        }))
-    };
+/// large or binary: it is still replaceable, its diff is described, not shown. A text
+/// file the editor holds is read from the editor ([`client_files`]), unsaved changes and
+/// all; one it has no such file for is new.
+async fn existing_text(
+    workspace: &Workspace,
+    located: &Located,
+    shown: &str,
+) -> Result<Option<Before>, String> {
+    let on_disk = existing_text_on_disk(located, shown)?;
+    // The disk says what the file is; only a text file read whole is the editor's to say.
+    if !on_disk.as_ref().is_some_and(|before| before.read) {
+        return Ok(on_disk);
+    }
+    match client_files::read(workspace, located.path()).await {
+        ClientText::Disk => Ok(on_disk),
+        ClientText::NotFound => Ok(None),
+        ClientText::Text(text) => match checked(text) {
+            Ok(text) => Ok(Some(Before {
+                said: format!("{} bytes", text.len()),
+                text,
+                read: true,
+            })),
+            Err(Unread::TooLarge(size)) => unread(format!("a file of {}", human_size(size))),
+            Err(Unread::Binary(size) | Unread::NotUtf8(size)) => {
+                unread(format!("a binary file of {size} bytes"))
+            }
+            Err(Unread::Io(err)) => Err(format!("cannot read {shown}: {err}")),
+        },
+    }
+}
+
+/// [`existing_text`] as the disk has it.
+fn existing_text_on_disk(located: &Located, shown: &str) -> Result<Option<Before>, String> {
     match located.open_file() {
         Err(OpenError::NotFound) => Ok(None),
         Err(OpenError::HardLinked(links)) => unread(format!("a file with {links} hard links")),
@@ -213,15 +260,65 @@ struct PlannedWrite {
     before: Option<Before>,
 }
 
-fn plan_write(workspace: &Workspace, path: &str) -> Result<PlannedWrite, String> {
+impl PlannedWrite {
+    /// Whether the editor may write it: a new file or a text file; one replaced unread
+    /// (hard links, binary, too large) is replaced on the disk by a file of its own.
+    fn for_the_editor(&self) -> bool {
+        self.before.as_ref().is_none_or(|before| before.read)
+    }
+}
+
+async fn plan_write(workspace: &Workspace, path: &str) -> Result<PlannedWrite, String> {
     let located = workspace.locate(path, Access::Write)?;
     let shown = workspace.display(located.path());
-    let before = existing_text(&located, &shown)?;
+    let before = existing_text(workspace, &located, &shown).await?;
     Ok(PlannedWrite {
         located,
         shown,
         before,
     })
+}
+
+/// Writes `content` to the file planned as `located` (the model named it `path`):
+/// through the editor when the workspace has one that holds the file and `for_the_editor`,
+/// else atomically on the disk. Before the editor is handed the write, the path is
+/// resolved and checked again (still the same file, not grown a hard link, no protected
+/// folder on the way, its folders made): the editor opens it after these checks, which
+/// therefore cannot be atomic with its write.
+async fn put(
+    workspace: &Workspace,
+    path: &str,
+    located: &mut Located,
+    for_the_editor: bool,
+    content: &str,
+    shown: &str,
+) -> Result<(), String> {
+    let editor = for_the_editor
+        .then(|| workspace.client_files_for(located.path()))
+        .flatten();
+    let Some(editor) = editor else {
+        return located
+            .write_atomic(content.as_bytes())
+            .map_err(|err| format!("cannot write {shown}: {err}"));
+    };
+    let mut again = workspace.locate(path, Access::Write)?;
+    if again.path() != located.path() {
+        return Err(format!(
+            "{shown} now leads to {}; nothing was written",
+            again.path().display()
+        ));
+    }
+    match again.open_file() {
+        Ok(_) | Err(OpenError::NotFound) => {}
+        Err(err) => return Err(format!("nothing was written: {}", err.message(shown))),
+    }
+    again
+        .prepare_write()
+        .map_err(|err| format!("cannot write {shown}: {err}"))?;
+    editor
+        .write_text(again.path(), content.to_string())
+        .await
+        .map_err(|err| format!("cannot write {shown}: {err}"))
 }
 
 impl super::TypedTool for WriteFileTool {
@@ -254,7 +351,7 @@ impl super::TypedTool for WriteFileTool {
         workspace: &'a Workspace,
     ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
         Box::pin(async move {
-            let plan = plan_write(workspace, &args.path)?;
+            let plan = plan_write(workspace, &args.path).await?;
             let content = &args.content;
             let diff = unified_diff(
                 plan.before.as_ref().map_or("", |before| before.text.as_str()),
@@ -279,13 +376,24 @@ impl super::TypedTool for WriteFileTool {
 
     fn run(&self, args: WriteArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let mut plan = match plan_write(&context.workspace, &args.path) {
+            let workspace = &context.workspace;
+            let mut plan = match plan_write(workspace, &args.path).await {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
             let content = &args.content;
             let change = Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content));
-            match plan.located.write_atomic(content.as_bytes()) {
+            let for_the_editor = plan.for_the_editor();
+            let written = put(
+                workspace,
+                &args.path,
+                &mut plan.located,
+                for_the_editor,
+                content,
+                &plan.shown,
+            )
+            .await;
+            match written {
                 Ok(()) => ToolOutput::ok(match plan.before {
                     None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
                     Some(before) => format!(
@@ -296,7 +404,7 @@ impl super::TypedTool for WriteFileTool {
                     ),
                 })
                 .changing(change),
-                Err(err) => ToolOutput::error(format!("cannot write {}: {err}", plan.shown)),
+                Err(message) => ToolOutput::error(message),
             }
         })
     }
@@ -314,7 +422,26 @@ struct PlannedEdit {
     diff: String,
 }
 
-fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, String> {
+/// Why edit_file does not edit a file whose text was not read.
+fn not_editable(shown: &str, why: Unread) -> String {
+    match why {
+        Unread::TooLarge(size) => format!(
+            "{shown} is {}; edit_file edits files up to {}. Change it with bash instead (sed -i, or a script that streams it)",
+            human_size(size),
+            human_size(MAX_EDIT_BYTES)
+        ),
+        Unread::Binary(size) => {
+            format!("{shown} is a binary file ({size} bytes); edit_file edits text files only")
+        }
+        Unread::NotUtf8(_) => format!("{shown} is not UTF-8 text; edit_file edits text files only"),
+        Unread::Io(err) => format!("cannot read {shown}: {err}"),
+    }
+}
+
+/// The edit `args` asks for, on the file's text: the disk's, or the editor's when the
+/// workspace has one that holds it ([`client_files`]), so the match and the diff are
+/// made on what the person sees.
+async fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, String> {
     let located = workspace.locate(&args.path, Access::Write)?;
     let shown = workspace.display(located.path());
     let (old, new) = (args.old_str.as_str(), args.new_str.as_str());
@@ -338,18 +465,12 @@ fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, Stri
         }
         Err(err) => return Err(err.message(&shown)),
     };
-    let before = read_text(opened).map_err(|why| match why {
-        Unread::TooLarge(size) => format!(
-            "{shown} is {}; edit_file edits files up to {}. Change it with bash instead (sed -i, or a script that streams it)",
-            human_size(size),
-            human_size(MAX_EDIT_BYTES)
-        ),
-        Unread::Binary(size) => {
-            format!("{shown} is a binary file ({size} bytes); edit_file edits text files only")
-        }
-        Unread::NotUtf8(_) => format!("{shown} is not UTF-8 text; edit_file edits text files only"),
-        Unread::Io(err) => format!("cannot read {shown}: {err}"),
-    })?;
+    let on_disk = read_text(opened).map_err(|why| not_editable(&shown, why))?;
+    let before = match client_files::read(workspace, located.path()).await {
+        ClientText::Disk => on_disk,
+        ClientText::NotFound => return Err(format!("file not found: {shown}; use write_file to create it")),
+        ClientText::Text(text) => checked(text).map_err(|why| not_editable(&shown, why))?,
+    };
     let starts: Vec<usize> = before.match_indices(old).map(|(at, _)| at).collect();
     match starts.len() {
         0 => {
@@ -411,7 +532,7 @@ impl super::TypedTool for EditFileTool {
         workspace: &'a Workspace,
     ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
         Box::pin(async move {
-            let plan = plan_edit(workspace, args)?;
+            let plan = plan_edit(workspace, args).await?;
             Ok(Some(ApprovalRequest::Edit {
                 summary: format!(
                     "edit {} ({} replacement{})",
@@ -429,12 +550,22 @@ impl super::TypedTool for EditFileTool {
 
     fn run(&self, args: EditArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let mut plan = match plan_edit(&context.workspace, &args) {
+            let workspace = &context.workspace;
+            let mut plan = match plan_edit(workspace, &args).await {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
-            if let Err(err) = plan.located.write_atomic(plan.after.as_bytes()) {
-                return ToolOutput::error(format!("cannot write {}: {err}", plan.shown));
+            let written = put(
+                workspace,
+                &args.path,
+                &mut plan.located,
+                true,
+                &plan.after,
+                &plan.shown,
+            )
+            .await;
+            if let Err(message) = written {
+                return ToolOutput::error(message);
             }
             ToolOutput::ok(format!(
                 "edited {}: {} replacement{}\n{}",

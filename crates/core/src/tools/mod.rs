@@ -3,6 +3,7 @@
 
 pub(crate) mod at;
 pub mod bash;
+pub mod client_files;
 pub mod command_rule;
 pub mod delegate;
 pub mod edit;
