@@ -336,6 +336,8 @@ async fn a_workspaces_own_servers_wait_for_trust_on_a_faces_start() {
 struct Editor {
     buffers: Mutex<BTreeMap<PathBuf, String>>,
     calls: Mutex<Vec<String>>,
+    /// It never answers a read (a client that hangs).
+    stalls: bool,
 }
 
 impl ClientFiles for Editor {
@@ -344,6 +346,9 @@ impl ClientFiles for Editor {
             .lock()
             .unwrap()
             .push(format!("read {}", path.display()));
+        if self.stalls {
+            return Box::pin(std::future::pending());
+        }
         let text = self.buffers.lock().unwrap().get(path).cloned();
         Box::pin(async move { text.ok_or(ClientFileError::NotFound) })
     }
@@ -446,6 +451,84 @@ async fn an_editors_unsaved_buffer_is_read_and_edited_through_the_client() {
             format!("read {shown}"),
             format!("write {shown}"),
         ]
+    );
+    agent.ops.send(Op::Shutdown).unwrap();
+}
+
+/// An editor that never answers the read an edit's question needs does not hold the
+/// turn: an interrupt ends it at once, nothing is written, and the model hears of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_never_answers_does_not_hold_an_interrupt() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "e1",
+            "edit_file",
+            json!({"path": "main.rs", "old_str": "main", "new_str": "start"}).to_string(),
+        ),
+        Reply::text("Understood."),
+    ])
+    .await;
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let file = workspace.path().canonicalize().unwrap().join("main.rs");
+    std::fs::write(&file, "fn main() {}\n").unwrap();
+    let editor = Arc::new(Editor {
+        stalls: true,
+        ..Editor::default()
+    });
+    let extras = FaceExtras::default().with_client_files(Arc::clone(&editor) as Arc<dyn ClientFiles>);
+    let mut agent =
+        miniagent_api::start_with(&options(&workspace, &server), extras, &face_env(&home)).unwrap();
+    agent
+        .ops
+        .send(Op::UserInput {
+            text: "rename main".into(),
+        })
+        .unwrap();
+    wait_for(
+        &mut agent,
+        |event| matches!(event, Event::ToolCallRequested { id, .. } if id == "e1"),
+    )
+    .await;
+    // The question is being built: the editor was asked, and has not answered.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let interrupted = std::time::Instant::now();
+    agent.ops.send(Op::Interrupt).unwrap();
+    let end = wait_for(&mut agent, |event| {
+        matches!(
+            event,
+            Event::TurnAborted { .. } | Event::ApprovalRequested { .. } | Event::TurnComplete { .. }
+        )
+    })
+    .await;
+    let waited = interrupted.elapsed();
+    assert!(matches!(end, Event::TurnAborted { .. }), "{end:?}");
+    assert!(waited < std::time::Duration::from_millis(500), "{waited:?}");
+    assert_eq!(
+        *editor.calls.lock().unwrap(),
+        vec![format!("read {}", file.display())]
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "fn main() {}\n");
+
+    agent
+        .ops
+        .send(Op::UserInput {
+            text: "never mind".into(),
+        })
+        .unwrap();
+    let (events, _) = run_turn(&mut agent).await;
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].body["messages"]
+            .to_string()
+            .contains("interrupted by the user"),
+        "{}",
+        requests[1].body["messages"]
     );
     agent.ops.send(Op::Shutdown).unwrap();
 }
