@@ -377,15 +377,18 @@ mod through_the_editor {
             run(&read_tool(), &workspace, read(".miniagent/mcp.json")).await,
             ToolOutput::ok("     1|{}")
         );
-        let refused = run(&WriteFileTool, &workspace, write(".miniagent/mcp.json")).await;
-        assert_eq!(
-            refused,
-            ToolOutput::error(format!(
-                "cannot write .miniagent/mcp.json: {} is in {}, which holds miniagent's own settings, and this call was not approved as changing them (a folder on the way changed after the check); nothing was written",
-                dir.join(".miniagent/mcp.json").display(),
-                dir.join(".miniagent").display()
-            ))
-        );
+        std::os::unix::fs::symlink(".miniagent", dir.join("settings")).unwrap();
+        for path in [".miniagent/mcp.json", "settings/mcp.json"] {
+            let refused = run(&WriteFileTool, &workspace, write(path)).await;
+            assert_eq!(
+                refused,
+                ToolOutput::error(format!(
+                    "cannot write .miniagent/mcp.json: {} is in {}, which holds miniagent's own settings, and this call was not approved as changing them (a folder on the way changed after the check); nothing was written",
+                    dir.join(".miniagent/mcp.json").display(),
+                    dir.join(".miniagent").display()
+                ))
+            );
+        }
         assert_eq!(
             run(&WriteFileTool, &workspace, write("linked.txt")).await,
             ToolOutput::ok("wrote 2 bytes to linked.txt (replaced a file with 2 hard links)")
