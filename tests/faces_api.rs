@@ -1,19 +1,24 @@
 //! The api the ACP and HTTP faces start sessions through, driven as a face drives it
 //! against the scripted server: a client's own MCP server (this repository's test server)
 //! joins the session, and the session it recorded is found, read and continued through
-//! the session store without a file path in sight.
+//! the session store without a file path in sight; an editor's files are what the file
+//! tools read and write.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A test fails by panicking.
 
 use crate::mcp_harness;
 use crate::support;
 
 use miniagent_api::{
-    FaceExtras, Handle, McpServerSpec, RemoveError, SessionOrigin, SessionStore, StartOptions,
+    BoxFuture, ClientFileError, ClientFiles, FaceExtras, Handle, McpServerSpec, RemoveError, SessionOrigin,
+    SessionStore, StartOptions,
 };
 use miniagent_core::config::{Env, Overrides};
 use miniagent_protocol::{Decision, Event, Op};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use support::harness::{TEST_KEY, is_turn_end};
 use support::*;
 
@@ -323,5 +328,207 @@ async fn a_workspaces_own_servers_wait_for_trust_on_a_faces_start() {
         |event| matches!(event, Event::McpServerStatus { server, .. } if server == "repo-tool"),
     )
     .await;
+    agent.ops.send(Op::Shutdown).unwrap();
+}
+
+/// An editor as a face hands it over: buffers in memory, every call written down.
+#[derive(Debug, Default)]
+struct Editor {
+    buffers: Mutex<BTreeMap<PathBuf, String>>,
+    calls: Mutex<Vec<String>>,
+    /// It never answers a read (a client that hangs).
+    stalls: bool,
+}
+
+impl ClientFiles for Editor {
+    fn read_text(&self, path: &Path) -> BoxFuture<'_, Result<String, ClientFileError>> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("read {}", path.display()));
+        if self.stalls {
+            return Box::pin(std::future::pending());
+        }
+        let text = self.buffers.lock().unwrap().get(path).cloned();
+        Box::pin(async move { text.ok_or(ClientFileError::NotFound) })
+    }
+
+    fn write_text(&self, path: &Path, text: String) -> BoxFuture<'_, Result<(), ClientFileError>> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("write {}", path.display()));
+        self.buffers.lock().unwrap().insert(path.to_path_buf(), text);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// With the client's files, the model reads the editor's unsaved buffer, the edit it
+/// asks for is matched and shown (in the question, as a diff and whole texts) on that
+/// buffer, and lands in the editor; the disk keeps the saved text, and a path outside
+/// the workspace never reaches the editor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editors_unsaved_buffer_is_read_and_edited_through_the_client() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool("r1", "read_file", json!({"path": "main.rs"}).to_string()),
+        Reply::tool(
+            "e1",
+            "edit_file",
+            json!({"path": "main.rs", "old_str": "unsaved()", "new_str": "edited()"}).to_string(),
+        ),
+        Reply::tool("r2", "read_file", json!({"path": "../elsewhere.rs"}).to_string()),
+        Reply::text("Done."),
+    ])
+    .await;
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let root = workspace.path().canonicalize().unwrap();
+    let file = root.join("main.rs");
+    std::fs::write(&file, "fn main() {}\n").unwrap();
+    let editor = Arc::new(Editor::default());
+    editor
+        .buffers
+        .lock()
+        .unwrap()
+        .insert(file.clone(), "fn main() {\n    unsaved();\n}\n".into());
+    let extras = FaceExtras::default().with_client_files(Arc::clone(&editor) as Arc<dyn ClientFiles>);
+    let mut agent =
+        miniagent_api::start_with(&options(&workspace, &server), extras, &face_env(&home)).unwrap();
+    agent
+        .ops
+        .send(Op::UserInput {
+            text: "rename the call".into(),
+        })
+        .unwrap();
+    let (events, asked) = run_turn(&mut agent).await;
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+    assert_eq!(asked, vec!["edit_file"]);
+    let diff =
+        "--- a/main.rs\n+++ b/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    unsaved();\n+    edited();\n }\n";
+    let request = events.iter().find_map(|event| match event {
+        Event::ApprovalRequested { request, .. } => request.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        request,
+        Some(miniagent_protocol::ApprovalRequest::Edit {
+            path: "main.rs".into(),
+            abs_path: file.display().to_string(),
+            summary: "edit main.rs (1 replacement)".into(),
+            diff: diff.into(),
+            change: Some(miniagent_protocol::TextChange {
+                old_text: Some("fn main() {\n    unsaved();\n}\n".into()),
+                new_text: "fn main() {\n    edited();\n}\n".into(),
+            }),
+        })
+    );
+    assert_eq!(
+        (1..=3).map(|n| last_result(&server, n)).collect::<Vec<_>>(),
+        vec![
+            "     1|fn main() {\n     2|    unsaved();\n     3|}".to_string(),
+            format!("edited main.rs: 1 replacement\n{diff}"),
+            format!(
+                "`../elsewhere.rs` resolves to {}, which is outside the workspace {} or the allowed read-only folders; file tools only work inside it",
+                root.parent().unwrap().join("elsewhere.rs").display(),
+                root.display()
+            ),
+        ]
+    );
+    assert_eq!(
+        editor.buffers.lock().unwrap().get(&file).map(String::as_str),
+        Some("fn main() {\n    edited();\n}\n")
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "fn main() {}\n");
+    let shown = file.display();
+    assert_eq!(
+        *editor.calls.lock().unwrap(),
+        vec![
+            format!("read {shown}"),
+            format!("read {shown}"),
+            format!("read {shown}"),
+            format!("write {shown}"),
+        ]
+    );
+    agent.ops.send(Op::Shutdown).unwrap();
+}
+
+/// An editor that never answers the read an edit's question needs does not hold the
+/// turn: an interrupt ends it at once, nothing is written, and the model hears of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_never_answers_does_not_hold_an_interrupt() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool(
+            "e1",
+            "edit_file",
+            json!({"path": "main.rs", "old_str": "main", "new_str": "start"}).to_string(),
+        ),
+        Reply::text("Understood."),
+    ])
+    .await;
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let file = workspace.path().canonicalize().unwrap().join("main.rs");
+    std::fs::write(&file, "fn main() {}\n").unwrap();
+    let editor = Arc::new(Editor {
+        stalls: true,
+        ..Editor::default()
+    });
+    let extras = FaceExtras::default().with_client_files(Arc::clone(&editor) as Arc<dyn ClientFiles>);
+    let mut agent =
+        miniagent_api::start_with(&options(&workspace, &server), extras, &face_env(&home)).unwrap();
+    agent
+        .ops
+        .send(Op::UserInput {
+            text: "rename main".into(),
+        })
+        .unwrap();
+    wait_for(
+        &mut agent,
+        |event| matches!(event, Event::ToolCallRequested { id, .. } if id == "e1"),
+    )
+    .await;
+    // The question is being built: the editor was asked, and has not answered.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let interrupted = std::time::Instant::now();
+    agent.ops.send(Op::Interrupt).unwrap();
+    let end = wait_for(&mut agent, |event| {
+        matches!(
+            event,
+            Event::TurnAborted { .. } | Event::ApprovalRequested { .. } | Event::TurnComplete { .. }
+        )
+    })
+    .await;
+    let waited = interrupted.elapsed();
+    assert!(matches!(end, Event::TurnAborted { .. }), "{end:?}");
+    assert!(waited < std::time::Duration::from_millis(500), "{waited:?}");
+    assert_eq!(
+        *editor.calls.lock().unwrap(),
+        vec![format!("read {}", file.display())]
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "fn main() {}\n");
+
+    agent
+        .ops
+        .send(Op::UserInput {
+            text: "never mind".into(),
+        })
+        .unwrap();
+    let (events, _) = run_turn(&mut agent).await;
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].body["messages"]
+            .to_string()
+            .contains("interrupted by the user"),
+        "{}",
+        requests[1].body["messages"]
+    );
     agent.ops.send(Op::Shutdown).unwrap();
 }

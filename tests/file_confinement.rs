@@ -289,6 +289,7 @@ async fn a_hard_link_to_an_outside_file_is_not_read_through() {
             &json!({"path": "link.txt", "content": "new\n"}),
             &Workspace::new(&scratch.ws(), &[]),
         )
+        .await
         .unwrap();
     assert!(!preview.contains("SECRET"), "{preview}");
 

@@ -72,6 +72,7 @@ async fn an_mcp_call_is_asked_about_by_server_and_tool() {
     let arguments = json!({"level": 3});
     let request = tool(&manager, "mcp__huge__echo")
         .approval_request(&arguments, &workspace)
+        .await
         .unwrap();
     assert_eq!(
         request,

@@ -110,6 +110,7 @@ impl Harness {
             secrets: miniagent_core::secrets::Secrets::new(vec![TEST_KEY.to_string()]),
             protected: Vec::new(),
             results: Some(results),
+            client_files: None,
         };
         Harness {
             handle: agent::spawn(options),

@@ -4,7 +4,7 @@
 //! session file directly fails to compile. What a front end may do is what
 //! `miniagent_core::api` exports: start a session from options (or open a recording)
 //! and get a handle that takes `Op`s and gives `Event`s (`start_with` adds a client's
-//! MCP servers or a recorded session to continue); find the session to resume;
+//! MCP servers, a recorded session to continue, or the client's files, `ClientFiles`); find the session to resume;
 //! list, show, export and remove recorded sessions (`SessionStore`, `SessionLog`); keep
 //! standard output for a protocol (`claim_stdout`); admit a remote client's session and
 //! check its token (`ServeSettings`, `serve_token`); find

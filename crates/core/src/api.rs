@@ -23,7 +23,10 @@ pub use crate::local_server::LocalServer;
 pub use crate::session::SessionError;
 pub use crate::session::store::SessionInfo;
 pub use crate::startup::StartOptions;
+pub use crate::tools::client_files::{ClientFileError, ClientFiles};
 pub use faces::{FaceExtras, McpServerSpec, claim_stdout, start_with};
+/// What [`ClientFiles`]'s methods return: a boxed future that may move between threads.
+pub use futures_util::future::BoxFuture;
 pub use serve::{Refusal, ServeSettings, ServeToken, SessionRequest, TokenError, serve_token};
 pub use sessions::{
     ExportError, LogEntry, RecordedSession, RemoveError, SessionLog, SessionOrigin, SessionStore,

@@ -431,6 +431,7 @@ pub fn build(
         session_log,
         secrets,
         protected: own_folders(env),
+        client_files: None,
     };
     // Every face starts sessions here: each hears of it.
     if let Some(notice) = own_folders_notice(&options) {

@@ -66,6 +66,9 @@ pub struct AgentOptions {
     /// (`tools.large_result_bytes`); `None` without a data folder or with the limit at 0:
     /// they are cut instead.
     pub results: Option<PathBuf>,
+    /// The editor file tools read and write through, when a face's client offers one
+    /// (ACP's `fs/*`); `None`: the disk.
+    pub client_files: Option<Arc<dyn crate::tools::client_files::ClientFiles>>,
 }
 
 /// The front end's side of a running agent.
@@ -359,9 +362,14 @@ impl Shared {
         Self {
             // miniagent's own folders inside the workspace are changed only when the
             // person approves each time, in file tools and in the approval policy alike.
-            workspace: Arc::new(
-                Workspace::new(&options.workspace, &read_roots(&options)).protecting(&options.protected),
-            ),
+            workspace: Arc::new({
+                let workspace =
+                    Workspace::new(&options.workspace, &read_roots(&options)).protecting(&options.protected);
+                match &options.client_files {
+                    Some(files) => workspace.with_client_files(Arc::clone(files)),
+                    None => workspace,
+                }
+            }),
             session: Arc::new(Mutex::new(Session {
                 context: ContextState::new(counter),
                 last_usage: Usage::default(),

@@ -4,11 +4,13 @@
 
 use std::fs::File;
 use std::os::fd::{FromRawFd, RawFd};
+use std::sync::Arc;
 
 use miniagent_protocol::Op;
 use serde_json::{Map, Value, json};
 
 use super::{Env, Handle, RecordedSession, StartOptions};
+use crate::tools::client_files::ClientFiles;
 use crate::tools::mcp;
 use crate::{agent, startup};
 
@@ -87,8 +89,8 @@ impl McpServerSpec {
     }
 }
 
-/// What a face adds to a session beyond [`StartOptions`]. More may come (the client's
-/// view of files), so it is built from [`FaceExtras::default`].
+/// What a face adds to a session beyond [`StartOptions`]. More may come, so it is built
+/// from [`FaceExtras::default`].
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct FaceExtras {
@@ -96,6 +98,9 @@ pub struct FaceExtras {
     pub mcp_servers: Vec<McpServerSpec>,
     /// A recorded session the new one continues from its start.
     pub resume: Option<RecordedSession>,
+    /// The client's view of files (an editor's buffers): the file tools read and write
+    /// the workspace's files through it, after their own checks; `None`: the disk.
+    pub client_files: Option<Arc<dyn ClientFiles>>,
 }
 
 impl FaceExtras {
@@ -108,6 +113,15 @@ impl FaceExtras {
     /// Continuing `session`.
     pub fn resuming(mut self, session: RecordedSession) -> Self {
         self.resume = Some(session);
+        self
+    }
+
+    /// With the file tools reading and writing the workspace's files through `files`
+    /// (ACP's `fs/read_text_file` and `fs/write_text_file`): unsaved buffers are read and
+    /// edits land in the editor. Paths are still confined to the workspace, and
+    /// miniagent's own folders, `bash` and the notes file stay on the disk.
+    pub fn with_client_files(mut self, files: Arc<dyn ClientFiles>) -> Self {
+        self.client_files = Some(files);
         self
     }
 }
@@ -143,6 +157,7 @@ pub fn start_with(options: &StartOptions, extras: FaceExtras, env: &Env) -> anyh
     }
     let mut prepared = startup::prepare_with(options, &servers, env)?;
     prepared.startup_notices.extend(notices);
+    prepared.client_files = extras.client_files;
     let handle = agent::spawn(prepared);
     if let Some(session) = extras.resume {
         // The agent takes ops in order: anything the face sends next waits for this.

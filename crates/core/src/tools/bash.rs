@@ -114,24 +114,26 @@ impl super::TypedTool for BashTool {
         Some(&args.command)
     }
 
-    fn approval_request(
-        &self,
-        args: &BashArgs,
-        workspace: &Workspace,
-    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
-        let command = &args.command;
-        if command.trim().is_empty() {
-            return Err(super::InvalidCall("`command` is empty".to_string()));
-        }
-        let argv = super::command_rule::argv(command).unwrap_or_default();
-        Ok(Some(ApprovalRequest::Command {
-            command: command.clone(),
-            program: argv.first().cloned(),
-            compound: !super::command_rule::is_simple(command),
-            argv,
-            cwd: workspace.root().display().to_string(),
-            timeout_s: (!args.in_background()).then(|| self.timeout(args).as_secs()),
-        }))
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a BashArgs,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
+        Box::pin(async move {
+            let command = &args.command;
+            if command.trim().is_empty() {
+                return Err(super::InvalidCall("`command` is empty".to_string()));
+            }
+            let argv = super::command_rule::argv(command).unwrap_or_default();
+            Ok(Some(ApprovalRequest::Command {
+                command: command.clone(),
+                program: argv.first().cloned(),
+                compound: !super::command_rule::is_simple(command),
+                argv,
+                cwd: workspace.root().display().to_string(),
+                timeout_s: (!args.in_background()).then(|| self.timeout(args).as_secs()),
+            }))
+        })
     }
 
     fn session_rule(&self, args: &BashArgs) -> Option<ApprovalRule> {

@@ -7,6 +7,7 @@ use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::client_files::{self, ClientText};
 use super::files::{human_size, text_change, unified_diff};
 use super::output::cap_text;
 use super::paths::{Access, Located, OpenError, OpenedFile, Workspace};
@@ -153,6 +154,19 @@ fn read_text(opened: OpenedFile) -> Result<String, Unread> {
     String::from_utf8(bytes).map_err(|_| Unread::NotUtf8(read))
 }
 
+/// The editor's text of a file, held to what [`read_text`] holds the disk's to: at most
+/// [`MAX_EDIT_BYTES`], no NUL byte.
+fn checked(text: String) -> Result<String, Unread> {
+    let size = u64::try_from(text.len()).unwrap_or(u64::MAX);
+    if size > MAX_EDIT_BYTES {
+        return Err(Unread::TooLarge(size));
+    }
+    if memchr::memchr(0, text.as_bytes()).is_some() {
+        return Err(Unread::Binary(size));
+    }
+    Ok(text)
+}
+
 /// A file write_file replaces: its text for the diff and how the result names it.
 struct Before {
     text: String,
@@ -173,18 +187,51 @@ impl Before {
     }
 }
 
+/// A file replaced without its text read; `said` says what it is.
+fn unread(said: String) -> Result<Option<Before>, String> {
+    Ok(Some(Before {
+        text: format!("({said}; its content is not read)\n"),
+        said,
+        read: false,
+    }))
+}
+
 /// The current text of a file to be replaced: `None` when it does not exist yet. A file
 /// with several hard links is replaced without being read (it may be shared with a file
 /// outside the workspace; the rename gives the workspace its own file), and so is one too
-/// large or binary: it is still replaceable, its diff is described, not shown.
-fn existing_text(located: &Located, shown: &str) -> Result<Option<Before>, String> {
-    let unread = |said: String| {
-        Ok(Some(Before {
-            text: format!("({said}; its content is not read)\n"),
-            said,
-            read: false,
-        }))
-    };
+/// large or binary: it is still replaceable, its diff is described, not shown. A text
+/// file the editor holds is read from the editor ([`client_files`]), unsaved changes and
+/// all; one it has no such file for is new.
+async fn existing_text(
+    workspace: &Workspace,
+    located: &Located,
+    shown: &str,
+) -> Result<Option<Before>, String> {
+    let on_disk = existing_text_on_disk(located, shown)?;
+    // The disk says what the file is; only a text file read whole is the editor's to say.
+    if !on_disk.as_ref().is_some_and(|before| before.read) {
+        return Ok(on_disk);
+    }
+    match client_files::read(workspace, located.path()).await {
+        ClientText::Disk => Ok(on_disk),
+        ClientText::NotFound => Ok(None),
+        ClientText::Text(text) => match checked(text) {
+            Ok(text) => Ok(Some(Before {
+                said: format!("{} bytes", text.len()),
+                text,
+                read: true,
+            })),
+            Err(Unread::TooLarge(size)) => unread(format!("a file of {}", human_size(size))),
+            Err(Unread::Binary(size) | Unread::NotUtf8(size)) => {
+                unread(format!("a binary file of {size} bytes"))
+            }
+            Err(Unread::Io(err)) => Err(format!("cannot read {shown}: {err}")),
+        },
+    }
+}
+
+/// [`existing_text`] as the disk has it.
+fn existing_text_on_disk(located: &Located, shown: &str) -> Result<Option<Before>, String> {
     match located.open_file() {
         Err(OpenError::NotFound) => Ok(None),
         Err(OpenError::HardLinked(links)) => unread(format!("a file with {links} hard links")),
@@ -213,15 +260,65 @@ struct PlannedWrite {
     before: Option<Before>,
 }
 
-fn plan_write(workspace: &Workspace, path: &str) -> Result<PlannedWrite, String> {
+impl PlannedWrite {
+    /// Whether the editor may write it: a new file or a text file; one replaced unread
+    /// (hard links, binary, too large) is replaced on the disk by a file of its own.
+    fn for_the_editor(&self) -> bool {
+        self.before.as_ref().is_none_or(|before| before.read)
+    }
+}
+
+async fn plan_write(workspace: &Workspace, path: &str) -> Result<PlannedWrite, String> {
     let located = workspace.locate(path, Access::Write)?;
     let shown = workspace.display(located.path());
-    let before = existing_text(&located, &shown)?;
+    let before = existing_text(workspace, &located, &shown).await?;
     Ok(PlannedWrite {
         located,
         shown,
         before,
     })
+}
+
+/// Writes `content` to the file planned as `located` (the model named it `path`):
+/// through the editor when the workspace has one that holds the file and `for_the_editor`,
+/// else atomically on the disk. Before the editor is handed the write, the path is
+/// resolved and checked again (still the same file, not grown a hard link, no protected
+/// folder on the way, its folders made): the editor opens it after these checks, which
+/// therefore cannot be atomic with its write.
+async fn put(
+    workspace: &Workspace,
+    path: &str,
+    located: &mut Located,
+    for_the_editor: bool,
+    content: &str,
+    shown: &str,
+) -> Result<(), String> {
+    let editor = for_the_editor
+        .then(|| workspace.client_files_for(located.path()))
+        .flatten();
+    let Some(editor) = editor else {
+        return located
+            .write_atomic(content.as_bytes())
+            .map_err(|err| format!("cannot write {shown}: {err}"));
+    };
+    let mut again = workspace.locate(path, Access::Write)?;
+    if again.path() != located.path() {
+        return Err(format!(
+            "{shown} now leads to {}; nothing was written",
+            again.path().display()
+        ));
+    }
+    match again.open_file() {
+        Ok(_) | Err(OpenError::NotFound) => {}
+        Err(err) => return Err(format!("nothing was written: {}", err.message(shown))),
+    }
+    again
+        .prepare_write()
+        .map_err(|err| format!("cannot write {shown}: {err}"))?;
+    editor
+        .write_text(again.path(), content.to_string())
+        .await
+        .map_err(|err| format!("cannot write {shown}: {err}"))
 }
 
 impl super::TypedTool for WriteFileTool {
@@ -248,42 +345,55 @@ impl super::TypedTool for WriteFileTool {
         workspace.location(&args.path, None).into_iter().collect()
     }
 
-    fn approval_request(
-        &self,
-        args: &WriteArgs,
-        workspace: &Workspace,
-    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
-        let plan = plan_write(workspace, &args.path)?;
-        let content = &args.content;
-        let diff = unified_diff(
-            plan.before.as_ref().map_or("", |before| before.text.as_str()),
-            content,
-            &plan.shown,
-            DIFF_CONTEXT,
-        );
-        let what = match plan.before {
-            None => format!("create {} ({} bytes)", plan.shown, content.len()),
-            Some(_) if diff.is_empty() => format!("rewrite {} unchanged", plan.shown),
-            Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
-        };
-        Ok(Some(ApprovalRequest::Edit {
-            change: Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content)),
-            abs_path: plan.located.path().display().to_string(),
-            path: plan.shown,
-            summary: what,
-            diff: cap_diff(&diff, content),
-        }))
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a WriteArgs,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
+        Box::pin(async move {
+            let plan = plan_write(workspace, &args.path).await?;
+            let content = &args.content;
+            let diff = unified_diff(
+                plan.before.as_ref().map_or("", |before| before.text.as_str()),
+                content,
+                &plan.shown,
+                DIFF_CONTEXT,
+            );
+            let what = match plan.before {
+                None => format!("create {} ({} bytes)", plan.shown, content.len()),
+                Some(_) if diff.is_empty() => format!("rewrite {} unchanged", plan.shown),
+                Some(_) => format!("replace {} ({} bytes)", plan.shown, content.len()),
+            };
+            Ok(Some(ApprovalRequest::Edit {
+                change: Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content)),
+                abs_path: plan.located.path().display().to_string(),
+                path: plan.shown,
+                summary: what,
+                diff: cap_diff(&diff, content),
+            }))
+        })
     }
 
     fn run(&self, args: WriteArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let mut plan = match plan_write(&context.workspace, &args.path) {
+            let workspace = &context.workspace;
+            let mut plan = match plan_write(workspace, &args.path).await {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
             let content = &args.content;
             let change = Before::old_text(plan.before.as_ref()).and_then(|old| text_change(old, content));
-            match plan.located.write_atomic(content.as_bytes()) {
+            let for_the_editor = plan.for_the_editor();
+            let written = put(
+                workspace,
+                &args.path,
+                &mut plan.located,
+                for_the_editor,
+                content,
+                &plan.shown,
+            )
+            .await;
+            match written {
                 Ok(()) => ToolOutput::ok(match plan.before {
                     None => format!("wrote {} bytes to {} (new file)", content.len(), plan.shown),
                     Some(before) => format!(
@@ -294,7 +404,7 @@ impl super::TypedTool for WriteFileTool {
                     ),
                 })
                 .changing(change),
-                Err(err) => ToolOutput::error(format!("cannot write {}: {err}", plan.shown)),
+                Err(message) => ToolOutput::error(message),
             }
         })
     }
@@ -312,7 +422,26 @@ struct PlannedEdit {
     diff: String,
 }
 
-fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, String> {
+/// Why edit_file does not edit a file whose text was not read.
+fn not_editable(shown: &str, why: Unread) -> String {
+    match why {
+        Unread::TooLarge(size) => format!(
+            "{shown} is {}; edit_file edits files up to {}. Change it with bash instead (sed -i, or a script that streams it)",
+            human_size(size),
+            human_size(MAX_EDIT_BYTES)
+        ),
+        Unread::Binary(size) => {
+            format!("{shown} is a binary file ({size} bytes); edit_file edits text files only")
+        }
+        Unread::NotUtf8(_) => format!("{shown} is not UTF-8 text; edit_file edits text files only"),
+        Unread::Io(err) => format!("cannot read {shown}: {err}"),
+    }
+}
+
+/// The edit `args` asks for, on the file's text: the disk's, or the editor's when the
+/// workspace has one that holds it ([`client_files`]), so the match and the diff are
+/// made on what the person sees.
+async fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, String> {
     let located = workspace.locate(&args.path, Access::Write)?;
     let shown = workspace.display(located.path());
     let (old, new) = (args.old_str.as_str(), args.new_str.as_str());
@@ -336,18 +465,12 @@ fn plan_edit(workspace: &Workspace, args: &EditArgs) -> Result<PlannedEdit, Stri
         }
         Err(err) => return Err(err.message(&shown)),
     };
-    let before = read_text(opened).map_err(|why| match why {
-        Unread::TooLarge(size) => format!(
-            "{shown} is {}; edit_file edits files up to {}. Change it with bash instead (sed -i, or a script that streams it)",
-            human_size(size),
-            human_size(MAX_EDIT_BYTES)
-        ),
-        Unread::Binary(size) => {
-            format!("{shown} is a binary file ({size} bytes); edit_file edits text files only")
-        }
-        Unread::NotUtf8(_) => format!("{shown} is not UTF-8 text; edit_file edits text files only"),
-        Unread::Io(err) => format!("cannot read {shown}: {err}"),
-    })?;
+    let on_disk = read_text(opened).map_err(|why| not_editable(&shown, why))?;
+    let before = match client_files::read(workspace, located.path()).await {
+        ClientText::Disk => on_disk,
+        ClientText::NotFound => return Err(format!("file not found: {shown}; use write_file to create it")),
+        ClientText::Text(text) => checked(text).map_err(|why| not_editable(&shown, why))?,
+    };
     let starts: Vec<usize> = before.match_indices(old).map(|(at, _)| at).collect();
     match starts.len() {
         0 => {
@@ -403,34 +526,46 @@ impl super::TypedTool for EditFileTool {
         workspace.location(&args.path, None).into_iter().collect()
     }
 
-    fn approval_request(
-        &self,
-        args: &EditArgs,
-        workspace: &Workspace,
-    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
-        let plan = plan_edit(workspace, args)?;
-        Ok(Some(ApprovalRequest::Edit {
-            summary: format!(
-                "edit {} ({} replacement{})",
-                plan.shown,
-                plan.replaced,
-                if plan.replaced == 1 { "" } else { "s" },
-            ),
-            diff: cap_diff(&plan.diff, &plan.after),
-            abs_path: plan.located.path().display().to_string(),
-            change: text_change(Some(&plan.before), &plan.after),
-            path: plan.shown,
-        }))
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a EditArgs,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
+        Box::pin(async move {
+            let plan = plan_edit(workspace, args).await?;
+            Ok(Some(ApprovalRequest::Edit {
+                summary: format!(
+                    "edit {} ({} replacement{})",
+                    plan.shown,
+                    plan.replaced,
+                    if plan.replaced == 1 { "" } else { "s" },
+                ),
+                diff: cap_diff(&plan.diff, &plan.after),
+                abs_path: plan.located.path().display().to_string(),
+                change: text_change(Some(&plan.before), &plan.after),
+                path: plan.shown,
+            }))
+        })
     }
 
     fn run(&self, args: EditArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
         Box::pin(async move {
-            let mut plan = match plan_edit(&context.workspace, &args) {
+            let workspace = &context.workspace;
+            let mut plan = match plan_edit(workspace, &args).await {
                 Ok(plan) => plan,
                 Err(message) => return ToolOutput::error(message),
             };
-            if let Err(err) = plan.located.write_atomic(plan.after.as_bytes()) {
-                return ToolOutput::error(format!("cannot write {}: {err}", plan.shown));
+            let written = put(
+                workspace,
+                &args.path,
+                &mut plan.located,
+                true,
+                &plan.after,
+                &plan.shown,
+            )
+            .await;
+            if let Err(message) = written {
+                return ToolOutput::error(message);
             }
             ToolOutput::ok(format!(
                 "edited {}: {} replacement{}\n{}",
@@ -511,19 +646,19 @@ mod tests {
     /// with its number, and its last line says what is not shown and how large the file
     /// is (a fresh-eyes user approved 4,000 lines having read the first 80); a single
     /// long line is shown in part and said to be.
-    #[test]
-    fn a_large_write_is_previewed_in_part_and_says_what_is_not_shown() {
+    #[tokio::test]
+    async fn a_large_write_is_previewed_in_part_and_says_what_is_not_shown() {
         let dir = scratch("preview");
         let workspace = Workspace::new(&dir, &[]);
-        let request = |content: String| {
+        let request = async |content: String| {
             let arguments = json!({"path": "a.txt", "content": content});
-            match WriteFileTool.approval_request(&arguments, &workspace) {
+            match WriteFileTool.approval_request(&arguments, &workspace).await {
                 Ok(ApprovalRequest::Edit { summary, diff, .. }) => (summary, diff),
                 other => panic!("{other:?}"),
             }
         };
         let line = format!("{}\n", "x".repeat(99));
-        let (summary, diff) = request(line.repeat(4000));
+        let (summary, diff) = request(line.repeat(4000)).await;
         assert_eq!(summary, "create a.txt (400000 bytes)");
         let lines: Vec<&str> = diff.lines().collect();
         // The file header, the hunk header, then whole lines up to the limit.
@@ -541,7 +676,7 @@ mod tests {
         );
         // One line of a megabyte: its start, then what is cut (the rest of it, and the
         // diff's note that the file ends without a newline).
-        let (_, diff) = request("y".repeat(1 << 20));
+        let (_, diff) = request("y".repeat(1 << 20)).await;
         let lines: Vec<&str> = diff.lines().collect();
         assert_eq!(lines.len(), 5, "{diff}");
         assert!(diff.len() < DIFF_LIMIT + 200, "{} bytes", diff.len());
@@ -550,7 +685,7 @@ mod tests {
             "… the rest of the line above and 1 more line of the diff are not shown (whole file: 1,048,576 bytes, 1 line)"
         );
         // A small write is shown whole.
-        let (_, diff) = request("hi\n".into());
+        let (_, diff) = request("hi\n".into()).await;
         assert_eq!(diff, "--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1 @@\n+hi\n");
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -611,8 +746,9 @@ mod tests {
         let workspace = Workspace::new(&dir, &[]);
         std::fs::write(dir.join("f.rs"), "let a = 1;\n").unwrap();
         let edit = json!({"path": "f.rs", "old_str": "1", "new_str": "2"});
-        let asked = |tool: &dyn Tool, arguments: &serde_json::Value| match tool
+        let asked = async |tool: &dyn Tool, arguments: &serde_json::Value| match tool
             .approval_request(arguments, &workspace)
+            .await
         {
             Ok(ApprovalRequest::Edit { abs_path, change, .. }) => (abs_path, change),
             other => panic!("{other:?}"),
@@ -622,7 +758,7 @@ mod tests {
             old_text: Some("let a = 1;\n".into()),
             new_text: "let a = 2;\n".into(),
         });
-        assert_eq!(asked(&EditFileTool, &edit), (f.clone(), edited.clone()));
+        assert_eq!(asked(&EditFileTool, &edit).await, (f.clone(), edited.clone()));
         assert_eq!(EditFileTool.run(edit, context(&dir)).await.change, edited);
 
         let at_cap = "x".repeat(files::CHANGE_LIMIT_BYTES);
@@ -632,17 +768,20 @@ mod tests {
             new_text: at_cap.clone(),
         });
         let new_path = dir.join("sub/new.txt").display().to_string();
-        assert_eq!(asked(&WriteFileTool, &new), (new_path.clone(), created.clone()));
+        assert_eq!(
+            asked(&WriteFileTool, &new).await,
+            (new_path.clone(), created.clone())
+        );
         assert_eq!(WriteFileTool.run(new, context(&dir)).await.change, created);
 
         // One byte over, before or after: no whole texts.
         let over = format!("{at_cap}y");
         let grow = json!({"path": "sub/new.txt", "content": over});
-        assert_eq!(asked(&WriteFileTool, &grow), (new_path.clone(), None));
+        assert_eq!(asked(&WriteFileTool, &grow).await, (new_path.clone(), None));
         let out = WriteFileTool.run(grow, context(&dir)).await;
         assert_eq!((out.is_error, out.change), (false, None));
         let shrink = json!({"path": "sub/new.txt", "content": "small\n"});
-        assert_eq!(asked(&WriteFileTool, &shrink), (new_path, None));
+        assert_eq!(asked(&WriteFileTool, &shrink).await, (new_path, None));
         assert_eq!(WriteFileTool.run(shrink, context(&dir)).await.change, None);
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -676,6 +815,7 @@ mod tests {
                 &json!({"path": "a/b/c.txt", "content": "bye\nnow\n"}),
                 &Workspace::new(&dir, &[]),
             )
+            .await
             .unwrap();
         assert_eq!(
             preview,

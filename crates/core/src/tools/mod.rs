@@ -3,6 +3,7 @@
 
 pub(crate) mod at;
 pub mod bash;
+pub mod client_files;
 pub mod command_rule;
 pub mod delegate;
 pub mod edit;
@@ -306,21 +307,31 @@ pub trait Tool: Send + Sync {
     /// What the person is asked to approve. An error means the call cannot succeed (a
     /// path outside the workspace, an edit that matches nothing): the model gets it as
     /// the result and nobody is asked.
-    fn approval_request(
-        &self,
-        arguments: &Value,
-        workspace: &Workspace,
-    ) -> Result<ApprovalRequest, InvalidCall> {
+    /// A future, because the edit tools read the file for the diff, maybe through the
+    /// editor ([`Workspace::client_files`]).
+    fn approval_request<'a>(
+        &'a self,
+        arguments: &'a Value,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<ApprovalRequest, InvalidCall>> {
         let _ = workspace;
-        Ok(ApprovalRequest::Other {
+        let request = ApprovalRequest::Other {
             name: self.name().to_string(),
             preview: pretty_json(arguments),
-        })
+        };
+        Box::pin(async move { Ok(request) })
     }
     /// [`Self::approval_request`] as plain text, for front ends that print it.
-    fn preview(&self, arguments: &Value, workspace: &Workspace) -> Result<String, InvalidCall> {
-        self.approval_request(arguments, workspace)
-            .map(|request| request_text(&request))
+    fn preview<'a>(
+        &'a self,
+        arguments: &'a Value,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<String, InvalidCall>> {
+        Box::pin(async move {
+            self.approval_request(arguments, workspace)
+                .await
+                .map(|request| request_text(&request))
+        })
     }
     /// What "approve for this session" remembers for this call; `None` when it cannot be
     /// remembered safely (then the call is approved once).

@@ -136,16 +136,17 @@ impl super::TypedTool for RecordNoteTool {
         miniagent_protocol::ToolKind::Other
     }
 
-    fn approval_request(
-        &self,
-        args: &RecordArgs,
-        _workspace: &super::paths::Workspace,
-    ) -> Result<Option<ApprovalRequest>, super::InvalidCall> {
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a RecordArgs,
+        _workspace: &'a super::paths::Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, super::InvalidCall>> {
         let category = args.category.as_deref().unwrap_or(DEFAULT_CATEGORY);
-        Ok(Some(ApprovalRequest::Other {
+        let request = ApprovalRequest::Other {
             name: "record_note".to_string(),
             preview: format!("note [{category}] in {NOTES_FILE}:\n{}", args.content),
-        }))
+        };
+        Box::pin(async move { Ok(Some(request)) })
     }
 
     fn run(&self, args: RecordArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {

@@ -26,6 +26,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use super::client_files::ClientFiles;
 pub use at::Kind;
 use miniagent_protocol::Location;
 use protected::Protection;
@@ -55,6 +56,8 @@ pub struct Workspace {
     root: PathBuf,
     read_roots: Vec<PathBuf>,
     protection: Protection,
+    /// The editor file tools read and write through, when a face's client offers one.
+    client_files: Option<Arc<dyn ClientFiles>>,
 }
 
 /// The workspace's folder of miniagent's own settings, which file tools change only in a
@@ -241,6 +244,14 @@ impl Located {
     /// Replaces (or creates) the file atomically, creating missing folders first. The
     /// temporary file is made and renamed inside the folder's handle.
     pub fn write_atomic(&mut self, content: &[u8]) -> io::Result<()> {
+        self.prepare_write()?;
+        super::files::write_atomic_in(self.folder.as_fd(), &self.name, content)
+    }
+
+    /// What a write checks and makes before it writes: the path names a file, no
+    /// protected folder is on the way, and the missing folders exist. A write the editor
+    /// makes ([`super::client_files`]) is handed over after this.
+    pub fn prepare_write(&mut self) -> io::Result<()> {
         if self.name == "." {
             return Err(io::Error::other("the path names a folder"));
         }
@@ -250,9 +261,7 @@ impl Located {
         self.protection
             .check(self.folder.as_fd(), &self.root, &self.path)?;
         self.create_folders()?;
-        self.protection
-            .check(self.folder.as_fd(), &self.root, &self.path)?;
-        super::files::write_atomic_in(self.folder.as_fd(), &self.name, content)
+        self.protection.check(self.folder.as_fd(), &self.root, &self.path)
     }
 }
 
@@ -337,7 +346,28 @@ impl Workspace {
                 approved: false,
             },
             root,
+            client_files: None,
         }
+    }
+
+    /// The same workspace, whose file tools read and write the files in it through the
+    /// editor ([`ClientFiles`]).
+    pub fn with_client_files(mut self, files: Arc<dyn ClientFiles>) -> Self {
+        self.client_files = Some(files);
+        self
+    }
+
+    /// The editor file tools read and write through, if any.
+    pub fn client_files(&self) -> Option<&Arc<dyn ClientFiles>> {
+        self.client_files.as_ref()
+    }
+
+    /// The editor to ask about the file at `path` (real, confined): one inside the
+    /// workspace root and outside miniagent's own folders, which stay on the disk
+    /// (their writes are approved as such, and trust fingerprints what is on disk).
+    pub(super) fn client_files_for(&self, path: &Path) -> Option<&Arc<dyn ClientFiles>> {
+        let files = self.client_files.as_ref()?;
+        (path.starts_with(&self.root) && !self.protection.covers(path)).then_some(files)
     }
 
     /// The same workspace, whose writes also never enter `folders` (miniagent's config,

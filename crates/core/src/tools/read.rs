@@ -5,14 +5,16 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
+use std::path::PathBuf;
 
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::paths::{Access, EntryDetail, Kind, Located, OpenError, Workspace};
+use super::client_files::{self, ClientText};
+use super::paths::{Access, EntryDetail, Kind, Located, OpenError, OpenedFile, Workspace};
 use super::{ResultText, ToolContext, ToolEffect, ToolOutput};
 use crate::tokens::{Encoding, TokenCounter};
 use miniagent_protocol::Location;
@@ -87,13 +89,37 @@ impl super::TypedTool for ReadFileTool {
         let max_tokens = self.max_tokens;
         let encoding = self.encoding;
         Box::pin(async move {
+            let failed = |err: tokio::task::JoinError| ToolOutput::error(format!("read_file failed: {err}"));
+            let window = Window::of(&args);
             let workspace = context.workspace.clone();
             // File reading (and the tokenizer's first load) blocks; keep it off the async workers.
+            let found = match tokio::task::spawn_blocking(move || find(&workspace, &args)).await {
+                Ok(Ok(found)) => found,
+                Ok(Err(answer)) => return *answer,
+                Err(err) => return failed(err),
+            };
+            // The disk said what the file is; the editor, when there is one, what it holds.
+            let text = match client_files::read(&context.workspace, &found.path).await {
+                ClientText::Text(text) => Some(text),
+                ClientText::NotFound => return ToolOutput::error(format!("file not found: {}", found.shown)),
+                ClientText::Disk => None,
+            };
             tokio::task::spawn_blocking(move || {
-                read(&workspace, &args, max_tokens, TokenCounter::new(encoding))
+                let counter = TokenCounter::new(encoding);
+                match text {
+                    Some(text) => show(
+                        text.as_bytes(),
+                        text.len() as u64,
+                        &found.shown,
+                        &window,
+                        max_tokens,
+                        counter,
+                    ),
+                    None => show_file(found, &window, max_tokens, counter),
+                }
             })
             .await
-            .unwrap_or_else(|err| ToolOutput::error(format!("read_file failed: {err}")))
+            .unwrap_or_else(failed)
         })
     }
 }
@@ -106,10 +132,32 @@ struct Window {
     limit: Option<u64>,
 }
 
-fn read(workspace: &Workspace, args: &ReadArgs, max_tokens: u64, counter: TokenCounter) -> ToolOutput {
+impl Window {
+    fn of(args: &ReadArgs) -> Self {
+        Window {
+            offset: args.offset.unwrap_or(1).max(1),
+            skip: args.column.unwrap_or(1).max(1) - 1,
+            limit: args.limit,
+        }
+    }
+}
+
+/// A regular file read_file will show, opened.
+struct Found {
+    /// Its real path.
+    path: PathBuf,
+    /// Its name for the model.
+    shown: String,
+    opened: OpenedFile,
+}
+
+/// The file `args` names, confined to the workspace, found a regular file and opened;
+/// otherwise the answer (a folder's listing, a refusal, "file not found").
+fn find(workspace: &Workspace, args: &ReadArgs) -> Result<Found, Box<ToolOutput>> {
+    let answer = |output: ToolOutput| Err(Box::new(output));
     let located = match workspace.locate(&args.path, Access::Read) {
         Ok(located) => located,
-        Err(message) => return ToolOutput::error(message),
+        Err(message) => return answer(ToolOutput::error(message)),
     };
     let shown = workspace.display(located.path());
     let not_regular = || {
@@ -118,33 +166,54 @@ fn read(workspace: &Workspace, args: &ReadArgs, max_tokens: u64, counter: TokenC
         ))
     };
     match located.kind() {
-        Ok(None) => return ToolOutput::error(format!("file not found: {shown}")),
-        Ok(Some(Kind::Folder)) => return list_folder(&located, &shown),
-        Ok(Some(Kind::Other)) => return not_regular(),
+        Ok(None) => return answer(ToolOutput::error(format!("file not found: {shown}"))),
+        Ok(Some(Kind::Folder)) => return answer(list_folder(&located, &shown)),
+        Ok(Some(Kind::Other)) => return answer(not_regular()),
         Ok(Some(Kind::File | Kind::Symlink)) => {}
-        Err(err) => return ToolOutput::error(format!("cannot read {shown}: {err}")),
+        Err(err) => return answer(ToolOutput::error(format!("cannot read {shown}: {err}"))),
     }
     let opened = match located.open_file() {
         Ok(opened) => opened,
-        Err(OpenError::NotRegular) => return not_regular(),
-        Err(err) => return ToolOutput::error(err.message(&shown)),
-    };
-    let window = Window {
-        offset: args.offset.unwrap_or(1).max(1),
-        skip: args.column.unwrap_or(1).max(1) - 1,
-        limit: args.limit,
-    };
-    let binary = || {
-        ToolOutput::error(format!(
-            "{shown} is a binary file ({} bytes); read_file shows text only",
-            opened.size
-        ))
+        Err(OpenError::NotRegular) => return answer(not_regular()),
+        Err(err) => return answer(ToolOutput::error(err.message(&shown))),
     };
     if has_hole(&opened.file, opened.size) {
-        return binary();
+        return answer(binary(&shown, opened.size));
     }
-    match read_lines(&opened.file, &window, max_tokens, counter) {
-        Ok(Lines::Binary) => binary(),
+    Ok(Found {
+        path: located.path().to_path_buf(),
+        shown,
+        opened,
+    })
+}
+
+fn binary(shown: &str, size: u64) -> ToolOutput {
+    ToolOutput::error(format!(
+        "{shown} is a binary file ({size} bytes); read_file shows text only"
+    ))
+}
+
+/// The found file's lines, read from the disk.
+fn show_file(found: Found, window: &Window, max_tokens: u64, counter: TokenCounter) -> ToolOutput {
+    let mut file = &found.opened.file;
+    if let Err(err) = file.seek(SeekFrom::Start(0)) {
+        return ToolOutput::error(format!("cannot read {}: {err}", found.shown));
+    }
+    show(file, found.opened.size, &found.shown, window, max_tokens, counter)
+}
+
+/// The lines of `text` (`size` bytes, from the disk or the editor) in `window`, as the
+/// model gets them.
+fn show(
+    text: impl Read,
+    size: u64,
+    shown: &str,
+    window: &Window,
+    max_tokens: u64,
+    counter: TokenCounter,
+) -> ToolOutput {
+    match read_lines(text, window, max_tokens, counter) {
+        Ok(Lines::Binary) => binary(shown, size),
         Ok(Lines::Text(text)) if text.is_empty() && window.offset == 1 => {
             ToolOutput::ok(format!("{shown} is empty"))
         }
@@ -257,14 +326,12 @@ fn cut_at_char_boundary(kept: &mut Vec<u8>) {
 }
 
 fn read_lines(
-    file: &File,
+    text: impl Read,
     window: &Window,
     max_tokens: u64,
     counter: TokenCounter,
 ) -> std::io::Result<Lines> {
-    let mut file = file;
-    file.seek(SeekFrom::Start(0))?;
-    let mut reader = BufReader::with_capacity(READ_BUFFER, file);
+    let mut reader = BufReader::with_capacity(READ_BUFFER, text);
 
     // Half the budget for the first lines, half for the last; the middle is counted only.
     let half_budget = max_tokens / 2;
@@ -413,6 +480,14 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// What read_file answers, from the disk alone.
+    fn read(workspace: &Workspace, args: &ReadArgs, max_tokens: u64, counter: TokenCounter) -> ToolOutput {
+        match find(workspace, args) {
+            Ok(found) => show_file(found, &Window::of(args), max_tokens, counter),
+            Err(answer) => *answer,
+        }
     }
 
     fn run(dir: &Path, arguments: Value, max_tokens: u64) -> ToolOutput {

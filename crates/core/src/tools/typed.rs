@@ -23,7 +23,10 @@ pub trait ToolCall<'a>: Send + Sync {
     /// What the person is asked to approve. An error means the call cannot succeed (a
     /// path outside the workspace, an edit that matches nothing): the model gets it as the
     /// result and nobody is asked.
-    fn approval_request(&self, workspace: &Workspace) -> Result<ApprovalRequest, InvalidCall>;
+    fn approval_request<'b>(
+        &'b self,
+        workspace: &'b Workspace,
+    ) -> BoxFuture<'b, Result<ApprovalRequest, InvalidCall>>;
     /// What "approve for this session" remembers; `None` when it cannot be remembered safely.
     fn session_rule(&self) -> Option<ApprovalRule>;
     /// The paths (as the model named them) the call would create, change or delete.
@@ -72,14 +75,15 @@ pub trait TypedTool: Send + Sync {
         None
     }
     /// What the person is asked to approve; `None`: the arguments as the model wrote them.
-    /// An error means the call cannot succeed, and nobody is asked.
-    fn approval_request(
-        &self,
-        args: &Self::Args,
-        workspace: &Workspace,
-    ) -> Result<Option<ApprovalRequest>, InvalidCall> {
+    /// An error means the call cannot succeed, and nobody is asked. A future, because the
+    /// edit tools read the file for the diff, maybe through the editor ([`Workspace::client_files`]).
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a Self::Args,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, InvalidCall>> {
         let _ = (args, workspace);
-        Ok(None)
+        Box::pin(async { Ok(None) })
     }
     /// What "approve for this session" remembers: by default, the tool.
     fn session_rule(&self, args: &Self::Args) -> Option<ApprovalRule> {
@@ -168,14 +172,20 @@ impl<'a, T: TypedTool> ToolCall<'a> for TypedCall<'a, T> {
         self.tool.command(&self.args)
     }
 
-    fn approval_request(&self, workspace: &Workspace) -> Result<ApprovalRequest, InvalidCall> {
-        Ok(self
-            .tool
-            .approval_request(&self.args, workspace)?
-            .unwrap_or_else(|| ApprovalRequest::Other {
-                name: self.tool.name().to_string(),
-                preview: pretty_json(&self.arguments),
-            }))
+    fn approval_request<'b>(
+        &'b self,
+        workspace: &'b Workspace,
+    ) -> BoxFuture<'b, Result<ApprovalRequest, InvalidCall>> {
+        Box::pin(async move {
+            Ok(self
+                .tool
+                .approval_request(&self.args, workspace)
+                .await?
+                .unwrap_or_else(|| ApprovalRequest::Other {
+                    name: self.tool.name().to_string(),
+                    preview: pretty_json(&self.arguments),
+                }))
+        })
     }
 
     fn session_rule(&self) -> Option<ApprovalRule> {
@@ -213,7 +223,10 @@ impl<'a, T: Tool + ?Sized> ToolCall<'a> for JsonCall<'a, T> {
         self.arguments.get("command").and_then(Value::as_str)
     }
 
-    fn approval_request(&self, workspace: &Workspace) -> Result<ApprovalRequest, InvalidCall> {
+    fn approval_request<'b>(
+        &'b self,
+        workspace: &'b Workspace,
+    ) -> BoxFuture<'b, Result<ApprovalRequest, InvalidCall>> {
         self.tool.approval_request(&self.arguments, workspace)
     }
 
@@ -282,12 +295,15 @@ impl<T: TypedTool> Tool for T {
         }))
     }
 
-    fn approval_request(
-        &self,
-        arguments: &Value,
-        workspace: &Workspace,
-    ) -> Result<ApprovalRequest, InvalidCall> {
-        self.read(arguments.clone())?.approval_request(workspace)
+    fn approval_request<'a>(
+        &'a self,
+        arguments: &'a Value,
+        workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<ApprovalRequest, InvalidCall>> {
+        Box::pin(async move {
+            let call = self.read(arguments.clone())?;
+            call.approval_request(workspace).await
+        })
     }
 
     fn session_rule(&self, arguments: &Value) -> Option<ApprovalRule> {

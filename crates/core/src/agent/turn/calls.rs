@@ -603,10 +603,15 @@ async fn ask(context: &TurnContext, call: &dyn ToolCall<'_>, asked: Asked<'_>) -
         Verdict::AskEachTime(note) | Verdict::AskOnce(note) => Some(note.clone()),
         Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
     };
-    // A call that cannot succeed is answered at once; nobody is asked about it.
-    let request = call
-        .approval_request(&context.workspace)
-        .map_err(|invalid| CallOutcome::Finished(ToolOutput::error(invalid.to_string())))?;
+    // A call that cannot succeed is answered at once; nobody is asked about it. Building
+    // the request may wait on the editor (the file's text for an edit's diff): an
+    // interrupt does not wait for it.
+    let request = tokio::select! {
+        biased;
+        _ = context.cancel.cancelled() => return Err(CallOutcome::Interrupted),
+        request = call.approval_request(&context.workspace) => request,
+    }
+    .map_err(|invalid| CallOutcome::Finished(ToolOutput::error(invalid.to_string())))?;
     let notes: Vec<String> = [each_time.clone(), insist, hazard]
         .into_iter()
         .flatten()

@@ -134,16 +134,17 @@ impl Tool for McpTool {
         self.approval == McpApproval::Auto
     }
 
-    fn approval_request(
-        &self,
-        arguments: &Value,
-        _workspace: &Workspace,
-    ) -> Result<ApprovalRequest, crate::tools::InvalidCall> {
-        Ok(ApprovalRequest::McpCall {
+    fn approval_request<'a>(
+        &'a self,
+        arguments: &'a Value,
+        _workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<ApprovalRequest, crate::tools::InvalidCall>> {
+        let request = ApprovalRequest::McpCall {
             server: self.server_name().to_string(),
             tool: self.remote_name().to_string(),
             arguments: arguments.clone(),
-        })
+        };
+        Box::pin(async move { Ok(request) })
     }
 
     fn run(&self, arguments: Value, context: ToolContext) -> BoxFuture<'_, ToolOutput> {

@@ -25,6 +25,11 @@ impl Protection {
         ))
     }
 
+    /// Whether `path` (a real path) is in a protected folder, by name, approved or not.
+    pub(super) fn covers(&self, path: &Path) -> bool {
+        self.folders.iter().any(|folder| path.starts_with(folder))
+    }
+
     /// Refuses a write to `path` (a real path) under a protected folder, by name.
     pub(super) fn check_path(&self, path: &Path) -> io::Result<()> {
         match self.folders.iter().find(|folder| path.starts_with(folder)) {

@@ -83,15 +83,16 @@ impl TypedTool for GetSkillTool {
         ToolEffect::ReadOnly
     }
 
-    fn approval_request(
-        &self,
-        args: &GetSkillArgs,
-        _workspace: &Workspace,
-    ) -> Result<Option<ApprovalRequest>, crate::tools::InvalidCall> {
-        Ok(Some(ApprovalRequest::Other {
+    fn approval_request<'a>(
+        &'a self,
+        args: &'a GetSkillArgs,
+        _workspace: &'a Workspace,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, crate::tools::InvalidCall>> {
+        let request = ApprovalRequest::Other {
             name: "get_skill".to_string(),
             preview: format!("load skill `{}`", args.skill_name),
-        }))
+        };
+        Box::pin(async move { Ok(Some(request)) })
     }
 
     fn run(&self, args: GetSkillArgs, _context: ToolContext) -> BoxFuture<'_, ToolOutput> {

@@ -710,9 +710,12 @@ fn large_write(workspace: &TempDir) -> Bench {
     let content = format!("{}\n", "x".repeat(99)).repeat(4000);
     let arguments = json!({"path": "a.txt", "content": content});
     let tools_workspace = miniagent_core::tools::paths::Workspace::new(workspace.path(), &[]);
-    let request = miniagent_core::tools::edit::WriteFileTool
-        .approval_request(&arguments, &tools_workspace)
-        .unwrap();
+    // Built from the disk, the request is ready at once: no runtime is needed to wait on it.
+    let request = futures_util::FutureExt::now_or_never(
+        miniagent_core::tools::edit::WriteFileTool.approval_request(&arguments, &tools_workspace),
+    )
+    .unwrap()
+    .unwrap();
     app.on_agent_event(Event::TurnStarted { text: "go".into() });
     app.on_agent_event(Event::ToolCallRequested {
         id: "w1".into(),
