@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema as acp;
@@ -18,6 +18,7 @@ use miniagent_protocol::{ApprovalMode, Event};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::files::EditorFiles;
 use crate::prompt;
 use crate::session::{Inbox, Session};
 use crate::translate;
@@ -42,6 +43,9 @@ struct Face {
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The client shows `notice` updates (it said so at `initialize`).
     notices: Mutex<bool>,
+    /// The client reads and writes text files (it said so at `initialize`): the file
+    /// tools go through it.
+    editor_files: Mutex<bool>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,6 +77,7 @@ pub async fn serve(
         sessions: Mutex::new(HashMap::new()),
         tasks: Mutex::new(Vec::new()),
         notices: Mutex::new(false),
+        editor_files: Mutex::new(false),
     });
     let served = connect(face.clone(), Lines::new(outgoing, incoming)).await;
     // Dropping their inboxes ends the sessions; each waits for its agent to stop.
@@ -160,6 +165,10 @@ impl Face {
             .as_ref()
             .is_some_and(|session| session.notices.is_some());
         *lock(&self.notices) = notices;
+        // Both or neither: reading the editor's buffer and writing the disk (or the other
+        // way round) would leave the two apart.
+        let fs = &request.client_capabilities.fs;
+        *lock(&self.editor_files) = fs.read_text_file && fs.write_text_file;
         let capabilities = acp::AgentCapabilities::new()
             .load_session(true)
             .prompt_capabilities(
@@ -502,6 +511,10 @@ impl Face {
             }
         };
         let internal = |message: String| Error::new(ErrorCode::INTERNAL_ERROR, message);
+        let editor_session = Arc::new(OnceLock::new());
+        if *lock(&self.editor_files) {
+            extras = extras.with_client_files(Arc::new(EditorFiles::new(cx.clone(), editor_session.clone())));
+        }
         let mut agent =
             api::start_with(&options, extras, &self.env).map_err(|err| internal(format!("{err:#}")))?;
         let mode = self.approval_mode(&options);
@@ -516,6 +529,7 @@ impl Face {
                     model = named;
                     if replay.is_none() {
                         let id = session_id.unwrap_or_else(unrecorded_id);
+                        let _ = editor_session.set(acp::SessionId::new(id.clone()));
                         return Ok(Opened {
                             id: acp::SessionId::new(id),
                             agent,
@@ -532,6 +546,7 @@ impl Face {
                     }
                 }
                 Event::SessionResumed { id, .. } => {
+                    let _ = editor_session.set(acp::SessionId::new(id.clone()));
                     return Ok(Opened {
                         id: acp::SessionId::new(id),
                         agent,

@@ -8,6 +8,7 @@
 //! goes to `miniagent.log`.
 
 mod connection;
+mod files;
 mod permission;
 mod prompt;
 mod session;
