@@ -44,6 +44,13 @@ impl IntoResponse for ApiError {
             error["first_available"] = json!(first);
         }
         let mut response = (self.status, axum::Json(json!({ "error": error }))).into_response();
+        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+            // The rest of the body was not read: the connection cannot carry another
+            // request, and a client must not reuse it.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()
