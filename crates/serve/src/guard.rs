@@ -113,7 +113,7 @@ fn host_allowed(host: &str, local: SocketAddr, allowed: &[String]) -> bool {
         format!("127.0.0.1:{port}"),
         format!("[::1]:{port}"),
     ];
-    own.iter().any(|name| *name == host)
+    own.contains(&host)
         || allowed.iter().any(|name| {
             let name = name.to_ascii_lowercase();
             name == host || format!("{name}:{port}") == host

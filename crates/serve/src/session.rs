@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 /// The most bytes of event JSON one session keeps for reconnecting clients, whatever
 /// `serve.events_kept` says: a few large tool outputs must not hold megabytes per session.
-pub const RING_BYTES: usize = 8 * 1024 * 1024;
+pub const RING_BYTES: usize = 2 * 1024 * 1024;
 
 /// Events a subscriber may fall behind by before it is dropped.
 const FEED_CAPACITY: usize = 1024;
@@ -345,5 +345,172 @@ impl Subscription {
 impl Drop for Subscription {
     fn drop(&mut self) {
         self.live.unsubscribe();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session over channels the test holds: what the face sends the agent, and the
+    /// agent's side of the events.
+    fn session(
+        events_kept: usize,
+    ) -> (
+        Arc<Live>,
+        mpsc::UnboundedReceiver<Op>,
+        mpsc::UnboundedSender<Event>,
+    ) {
+        let (ops, sent) = mpsc::unbounded_channel();
+        let (agent, events) = mpsc::unbounded_channel();
+        let facts = SessionFacts {
+            id: "s".into(),
+            model: "m".into(),
+            provider: "anthropic".into(),
+            workspace: "/w".into(),
+            approval: ApprovalMode::Ask,
+            tools: vec![],
+        };
+        let live = Live::start(facts, Handle { ops, events }, vec![], events_kept, |_| {});
+        (live, sent, agent)
+    }
+
+    fn notice(n: usize) -> Event {
+        Event::Notice {
+            message: format!("notice {n}"),
+        }
+    }
+
+    async fn settle(live: &Live, last: u64) {
+        while live.state().1 < last {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// The ring keeps the newest `events_kept`; a client asking from before them is told
+    /// the first it can have, one asking from within gets exactly the rest, then live ones.
+    #[tokio::test]
+    async fn the_ring_keeps_the_newest_and_says_what_is_gone() {
+        let (live, _sent, agent) = session(3);
+        for n in 1..=5 {
+            agent.send(notice(n)).unwrap();
+        }
+        settle(&live, 5).await;
+        assert_eq!(live.subscribe(1).err(), Some(TooOld { first_available: 3 }));
+        assert_eq!(live.subscribe(0).err(), Some(TooOld { first_available: 3 }));
+        let mut from_two = live.subscribe(2).unwrap();
+        agent.send(notice(6)).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..4 {
+            let event = from_two.next().await.unwrap();
+            got.push((event.index, event.kind.clone(), event.json.clone()));
+        }
+        let expected: Vec<_> = (3..=6)
+            .map(|n| {
+                let json = format!(r#"{{"type":"notice","message":"notice {n}"}}"#);
+                (n as u64, "notice".to_string(), json)
+            })
+            .collect();
+        assert_eq!(got, expected);
+        // A client that has everything gets only what comes next.
+        assert!(live.subscribe(6).is_ok());
+    }
+
+    /// The byte cap holds whatever `events_kept` says: big events push out old ones.
+    #[tokio::test]
+    async fn the_ring_is_capped_in_bytes() {
+        let (live, _sent, agent) = session(4096);
+        let big = "x".repeat(RING_BYTES / 4);
+        for _ in 0..8 {
+            agent.send(Event::Notice { message: big.clone() }).unwrap();
+        }
+        settle(&live, 8).await;
+        let inner = live.lock();
+        assert!(inner.ring_bytes <= RING_BYTES, "{}", inner.ring_bytes);
+        assert_eq!(inner.ring.len(), 3);
+        assert_eq!(inner.ring.front().map(|event| event.index), Some(6));
+    }
+
+    /// An approval request with nobody subscribed is refused at once; one that waits is
+    /// refused when the last subscriber leaves; a subscriber's answer goes through.
+    #[tokio::test]
+    async fn approvals_are_refused_without_a_client() {
+        let (live, mut sent, agent) = session(64);
+        let asked = |id: &str| Event::ApprovalRequested {
+            id: id.to_string(),
+            name: "bash".into(),
+            preview: "ls".into(),
+            request: None,
+            notes: vec![],
+            session_rule: None,
+        };
+        let refused = |id: &str| Op::Approval {
+            id: id.to_string(),
+            decision: Decision::Refuse {
+                reason: NO_CLIENT.to_string(),
+            },
+        };
+        agent.send(asked("c1")).unwrap();
+        assert_eq!(sent.recv().await, Some(refused("c1")));
+        let first = live.subscribe(1).unwrap();
+        let second = live.subscribe(1).unwrap();
+        agent.send(asked("c2")).unwrap();
+        agent.send(asked("c3")).unwrap();
+        settle(&live, 3).await;
+        assert!(live.answer("c2", Decision::Approve));
+        assert_eq!(
+            sent.recv().await,
+            Some(Op::Approval {
+                id: "c2".into(),
+                decision: Decision::Approve
+            })
+        );
+        assert!(!live.answer("c2", Decision::Approve), "answered once");
+        drop(first);
+        assert!(sent.try_recv().is_err(), "a client is still there");
+        drop(second);
+        assert_eq!(sent.recv().await, Some(refused("c3")));
+        assert!(!live.answer("c3", Decision::Approve));
+    }
+
+    /// A second prompt while a turn runs is refused; the turn's closing event frees the
+    /// session, and the prompt's stream ends with it.
+    #[tokio::test]
+    async fn one_turn_at_a_time() {
+        let (live, mut sent, agent) = session(64);
+        let mut stream = live.prompt("one".into()).unwrap();
+        assert_eq!(sent.recv().await, Some(Op::UserInput { text: "one".into() }));
+        assert_eq!(live.prompt("two".into()).err(), Some(PromptRefused::TurnRunning));
+        // A closing event before this turn started (a resumed log's) is not its end.
+        agent.send(Event::TurnAborted { reason: "old".into() }).unwrap();
+        agent.send(Event::TurnStarted { text: "one".into() }).unwrap();
+        agent.send(Event::TurnComplete { text: "done".into() }).unwrap();
+        let kinds: Vec<(String, bool)> = [
+            stream.next().await.unwrap(),
+            stream.next().await.unwrap(),
+            stream.next().await.unwrap(),
+        ]
+        .iter()
+        .map(|event| (event.kind.clone(), event.closes_turn))
+        .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("turn_aborted".to_string(), false),
+                ("turn_started".to_string(), false),
+                ("turn_complete".to_string(), true)
+            ]
+        );
+        assert_eq!(live.state().0, TurnState::Idle);
+        assert!(live.prompt("two".into()).is_ok());
+        // The agent stopping ends every stream.
+        drop(agent);
+        live.finished().await;
+        let mut late = live.subscribe(0).unwrap();
+        for _ in 0..3 {
+            assert!(late.next().await.is_some());
+        }
+        assert!(late.next().await.is_none());
+        assert_eq!(live.prompt("three".into()).err(), Some(PromptRefused::Ended));
     }
 }
