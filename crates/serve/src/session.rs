@@ -513,4 +513,28 @@ mod tests {
         assert!(late.next().await.is_none());
         assert_eq!(live.prompt("three".into()).err(), Some(PromptRefused::Ended));
     }
+
+    /// A client that stops reading never holds the agent back: once it is more than the
+    /// feed's capacity behind, its stream ends, and it reconnects from the last index it
+    /// got without losing any event that is still kept.
+    #[tokio::test]
+    async fn a_client_that_falls_behind_is_dropped_and_reconnects() {
+        let (live, _sent, agent) = session(256);
+        let mut slow = live.subscribe(0).unwrap();
+        for n in 1..=200 {
+            agent.send(notice(n)).unwrap();
+        }
+        settle(&live, 200).await;
+        // The feed holds 256 events at most (events_kept), so 200 fit: make it overflow.
+        for n in 201..=600 {
+            agent.send(notice(n)).unwrap();
+        }
+        settle(&live, 600).await;
+        assert!(slow.next().await.is_none(), "the lagging client's stream ends");
+        drop(slow);
+        let mut again = live.subscribe(400).unwrap();
+        let first = again.next().await.unwrap();
+        assert_eq!(first.index, 401);
+        assert_eq!(live.subscribe(300).err(), Some(TooOld { first_available: 345 }));
+    }
 }
