@@ -158,6 +158,8 @@ struct Got {
     id: u64,
     kind: String,
     data: Value,
+    /// The data line as sent.
+    raw: String,
 }
 
 type EventStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Option<Got>> + Send>>;
@@ -183,6 +185,7 @@ impl Sse {
                     id: event.id.parse().expect("the id is an index"),
                     kind: event.event,
                     data,
+                    raw: event.data,
                 }
             })
         });
@@ -806,4 +809,53 @@ async fn a_restarted_server_lists_and_resumes_a_recorded_session() {
             json!("what was it")
         ]
     );
+}
+
+/// A turn's SSE data lines are the lines `exec --json` prints for the same turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_data_is_the_json_exec_prints() {
+    let turn = || {
+        Reply::Stream(
+            crate::support::Turn::new()
+                .thinking("let me see", "sig")
+                .with_text("hello there")
+                .usage(20, 5),
+        )
+    };
+    let server = ScriptedServer::start(vec![turn(), turn()]).await;
+    let (home, root) = (TempDir::new(), TempDir::new());
+    let served = Served::start(&home, &root, &server, &[]);
+    let id = served.create(root.path()).await;
+    let mut stream = served.prompt(&id, "say hello").await;
+    stream.rest().await;
+    // The session's own start-up events (skills, notices) may come first: the turn is
+    // compared.
+    let streamed: Vec<String> = stream
+        .got
+        .iter()
+        .skip_while(|event| event.kind != "turn_started")
+        .map(|event| event.raw.clone())
+        .collect();
+    assert_eq!(stream.got.last().unwrap().kind, "turn_complete");
+
+    let mut exec = against(&home, &root, &server);
+    exec.args(["exec", "--json", "--approval", "ask", "say hello"]);
+    let output = tokio::task::spawn_blocking(move || exec.output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success());
+    let printed: Vec<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let start = printed
+        .iter()
+        .position(|line| line.starts_with(r#"{"type":"turn_started""#))
+        .unwrap();
+    let end = printed
+        .iter()
+        .position(|line| line.starts_with(r#"{"type":"turn_complete""#))
+        .unwrap();
+    assert_eq!(streamed, printed[start..=end].to_vec());
 }

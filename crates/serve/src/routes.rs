@@ -81,7 +81,10 @@ async fn ready(State(state): State<Arc<AppState>>) -> Answer {
     if open >= max {
         return Err(not_ready(format!("{open} of {max} sessions are open")));
     }
-    let (base, env) = (state.base.clone(), state.env.clone());
+    let (mut base, env) = (state.base.clone(), state.env.clone());
+    // A check changes nothing: `--trust-workspace` is remembered when a session starts,
+    // not here.
+    base.trust_workspace = false;
     let prepared = tokio::task::spawn_blocking(move || {
         api::Launch::prepare(&base, None, &env).map(|launch| launch.missing_key().map(str::to_string))
     })
