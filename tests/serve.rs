@@ -859,3 +859,36 @@ async fn sse_data_is_the_json_exec_prints() {
         .unwrap();
     assert_eq!(streamed, printed[start..=end].to_vec());
 }
+
+/// No more sessions than `serve.max_sessions` are open at once; closing one makes room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_beyond_the_limit_are_refused() {
+    let server = ScriptedServer::start(vec![]).await;
+    let (home, root) = (TempDir::new(), TempDir::new());
+    std::fs::write(home.join("config.toml"), "[serve]\nmax_sessions = 2\n").unwrap();
+    let served = Served::start(&home, &root, &server, &[]);
+    let first = served.create(root.path()).await;
+    served.create(root.path()).await;
+    let ready = served.get("/ready").send().await.unwrap();
+    assert_eq!(ready.status(), 503);
+    let refused = served
+        .post("/api/v1/sessions", json!({"workspace": root.path()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 503);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "too_many_sessions");
+    assert_eq!(served.list().await["live"].as_array().unwrap().len(), 2);
+    let closed = served
+        .client
+        .delete(served.url(&format!("/api/v1/sessions/{first}")))
+        .bearer_auth(&served.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), 200);
+    let ready = served.get("/ready").send().await.unwrap();
+    assert_eq!(ready.status(), 200);
+    served.create(root.path()).await;
+}
