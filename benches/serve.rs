@@ -128,7 +128,7 @@ fn main() {
         .expect("a tokio runtime");
     runtime.block_on(async {
         // A reply of some substance: 40 text deltas and usage, for each turn.
-        let reply = Turn::text(&"This folder holds a small project. ".repeat(40)).usage(1200, 300);
+        let reply = Turn::text("This folder holds a small project. ".repeat(40)).usage(1200, 300);
         let model = ScriptedServer::start((0..sessions * rounds).map(|_| Reply::Stream(reply.clone())).collect()).await;
         let (home, root) = (TempDir::new(), TempDir::new());
         // Each turn is 180 events: with 256 kept, every ring is full after two rounds,
