@@ -892,3 +892,78 @@ async fn sessions_beyond_the_limit_are_refused() {
     assert_eq!(ready.status(), 200);
     served.create(root.path()).await;
 }
+
+/// An address beyond this machine is taken only from `--bind`: one in the configuration
+/// is refused at start, as is a root that does not exist.
+#[test]
+fn serve_listens_beyond_this_machine_only_when_told() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let (home, root) = (TempDir::new(), TempDir::new());
+    std::fs::write(home.join("config.toml"), "[serve]\nbind = \"0.0.0.0:0\"\n").unwrap();
+    let output = against(&home, &root, &server).arg("serve").output().unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ),
+        (
+            Some(1),
+            "miniagent: serve.bind 0.0.0.0:0 is not a loopback address: to listen beyond this machine, say so with --bind 0.0.0.0:0"
+        )
+    );
+    assert!(output.stdout.is_empty());
+    let missing = root.join("missing");
+    let output = against(&home, &root, &server)
+        .args(["serve", "--bind", "127.0.0.1:0", "--root"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        format!(
+            "miniagent: --root {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+}
+
+/// A token from the environment is the one accepted, and is never printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_from_the_environment_is_used_and_never_printed() {
+    let server = ScriptedServer::start(vec![]).await;
+    let (home, root) = (TempDir::new(), TempDir::new());
+    let token = "a-token-chosen-by-the-person-0123";
+    let mut child = against(&home, &root, &server)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("MINIAGENT_SERVE_TOKEN", token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    lines.read_line(&mut first).unwrap();
+    let base = first
+        .trim()
+        .strip_prefix("miniagent serve: listening on ")
+        .unwrap()
+        .to_string();
+    let client = reqwest::Client::new();
+    let ready = client
+        .get(format!("{base}/ready"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut lines, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(rest, "", "nothing more on stdout");
+    let log = std::fs::read_to_string(home.join("miniagent.log")).unwrap();
+    assert!(!log.contains(token), "{log}");
+}
