@@ -967,3 +967,42 @@ async fn a_token_from_the_environment_is_used_and_never_printed() {
     let log = std::fs::read_to_string(home.join("miniagent.log")).unwrap();
     assert!(!log.contains(token), "{log}");
 }
+
+/// A client asking for events older than the session keeps gets 410 and the first index
+/// it can have; from there it gets the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_no_longer_kept_are_a_410_with_the_first_kept() {
+    let server = ScriptedServer::start(vec![Reply::text(
+        "one two three four five six seven eight nine ten",
+    )])
+    .await;
+    let (home, root) = (TempDir::new(), TempDir::new());
+    std::fs::write(home.join("config.toml"), "[serve]\nevents_kept = 4\n").unwrap();
+    let served = Served::start(&home, &root, &server, &[]);
+    let id = served.create(root.path()).await;
+    let mut stream = served.prompt(&id, "count").await;
+    stream.rest().await;
+    let last = stream.got.last().unwrap().clone();
+    let gone = served
+        .get(&format!("/api/v1/sessions/{id}/events?since=1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 410);
+    let body: Value = gone.json().await.unwrap();
+    let first = last.id - 3;
+    assert_eq!(body["error"]["code"], "events_gone");
+    assert_eq!(body["error"]["first_available"], first);
+    let response = served
+        .get(&format!("/api/v1/sessions/{id}/events"))
+        .header("Last-Event-ID", (first - 1).to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut replay = Sse::new(response);
+    for _ in 0..4 {
+        replay.next().await.unwrap();
+    }
+    assert_eq!(replay.got.last(), Some(&last));
+    assert_eq!(replay.got[0].id, first);
+}
