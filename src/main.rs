@@ -165,6 +165,20 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Serve sessions over HTTP, their events as server-sent events (see the README's
+    /// "HTTP API"); the address and, unless set in the environment, the token are printed.
+    Serve {
+        #[command(flatten)]
+        agent: AgentOptions,
+        /// The address to listen on (default: serve.bind, 127.0.0.1:8420); the only way
+        /// to listen beyond this machine.
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<std::net::SocketAddr>,
+        /// A folder a session's workspace must be in (repeatable; default: serve.roots,
+        /// else the current folder).
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
+    },
     /// List, show, export and remove recorded sessions.
     Sessions {
         /// Without one, `list`: this workspace's recorded sessions.
@@ -306,6 +320,17 @@ fn run(cli: Cli, env: &api::Env) -> i32 {
             let mut stdout = std::io::stdout().lock();
             let _ = stdout.write_all(&script).and_then(|()| stdout.flush());
             0
+        }
+        Some(Command::Serve { agent, bind, roots }) => {
+            let options = miniagent_serve::ServeOptions {
+                start: start_options(agent.or(cli.agent)),
+                bind,
+                roots,
+            };
+            match miniagent_serve::run(options, env) {
+                Ok(()) => 0,
+                Err(why) => fail(&why.to_string()),
+            }
         }
         Some(Command::Sessions { command }) => {
             match command.unwrap_or(SessionsCommand::List { all: false }) {

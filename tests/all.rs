@@ -49,6 +49,7 @@ mod sandbox;
 mod sandbox_escapes;
 mod sandbox_kernel;
 mod scripted_server;
+mod serve;
 mod sessions;
 mod sessions_cli;
 mod skills;

@@ -295,6 +295,7 @@ const ALLOWED_DEPENDENCIES: &[(&str, &[&str])] = &[
             "miniagent-acp",
             "miniagent-api",
             "miniagent-protocol",
+            "miniagent-serve",
             "miniagent-text",
             "miniagent-tui",
         ],
@@ -309,6 +310,11 @@ const ALLOWED_DEPENDENCIES: &[(&str, &[&str])] = &[
     ),
     // The ACP face: it may name text too when it needs it, like the workbench.
     ("crates/acp", &["miniagent-api", "miniagent-protocol"]),
+    // The HTTP face.
+    (
+        "crates/serve",
+        &["miniagent-api", "miniagent-protocol", "miniagent-text"],
+    ),
 ];
 
 /// The crates named under `[dependencies]` in a `Cargo.toml`, sorted.
@@ -342,6 +348,7 @@ fn workspace_dependencies(manifest: &str) -> Vec<String> {
 const FRONT_END_REFUSED: &[(&str, &[&str])] = &[
     ("crates/tui", &["reqwest"]),
     ("crates/acp", &["reqwest"]),
+    ("crates/serve", &["reqwest", "miniagent-core"]),
     (".", &["reqwest"]),
 ];
 
