@@ -523,3 +523,76 @@ fn check_requests(server: &ScriptedServer) {
         json!([{"role": "user", "content": [{"type": "text", "text": "fresh start", "cache_control": {"type": "ephemeral"}}]}])
     );
 }
+
+/// An editor that reads and writes text files gets the file tools through it (issue 28):
+/// `read_file` sees its unsaved buffer, not the disk; an edit is made on the buffer, shown
+/// as a diff of it, and lands in the editor; the disk is left as it was.
+#[test]
+fn an_editor_that_offers_its_files_gets_reads_and_edits_through_it() {
+    let python = match install() {
+        Ok(python) => python,
+        Err(why) => {
+            crate::support::skip::missing("python3", why);
+            return;
+        }
+    };
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("call-read", "read_file", r#"{"path":"buffer.txt"}"#),
+        Reply::tool(
+            "call-edit",
+            "edit_file",
+            r#"{"path":"buffer.txt","old_str":"unsaved","new_str":"edited"}"#,
+        ),
+        Reply::text("Fixed in your editor."),
+    ]);
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    workspace.write("buffer.txt", "saved text\n");
+    let ws = workspace.path().canonicalize().unwrap();
+    let buffer = ws.join("buffer.txt").display().to_string();
+    let setup = json!({
+        "scenario": "files",
+        "buffers": {buffer.clone(): "unsaved text\n"},
+        "program": env!("CARGO_BIN_EXE_miniagent"),
+        "args": ["acp", "--base-url", server.anthropic_base_url(), "--model", "scripted-model", "--approval", "ask"],
+        "env": {
+            "MINIAGENT_CONFIG_DIR": home.path(),
+            "MINIAGENT_DATA_DIR": home.path(),
+            "MINIAGENT_LOG_DIR": home.path(),
+            "MINIAGENT_API_KEY": TEST_KEY,
+            "XDG_CACHE_HOME": home.join("cache"),
+        },
+        "workspace": ws,
+    });
+    let summary = run_client(&python, &setup);
+    assert_eq!(summary["schema_problems"], json!([]));
+    assert_eq!(summary["stop"], "end_turn");
+    assert_eq!(summary["writes"], json!({buffer.clone(): "edited text\n"}));
+    assert!(
+        summary["reads"]
+            .as_array()
+            .is_some_and(|reads| !reads.is_empty() && reads.iter().all(|read| *read == json!(buffer))),
+        "{}",
+        summary["reads"]
+    );
+    // The approval showed the change to the buffer, not to the disk.
+    let asked = summary["permissions"][0]["toolCall"]["content"][0].clone();
+    assert_eq!(
+        (
+            asked["type"].clone(),
+            asked["oldText"].clone(),
+            asked["newText"].clone()
+        ),
+        (json!("diff"), json!("unsaved text\n"), json!("edited text\n")),
+        "{asked}"
+    );
+    let requests = server.requests();
+    assert_eq!(
+        tool_results(&requests[1].body),
+        [("call-read".to_string(), "     1|unsaved text".to_string())]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("buffer.txt")).unwrap(),
+        "saved text\n"
+    );
+}

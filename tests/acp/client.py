@@ -28,7 +28,11 @@ RESPONSES = {
     "session/set_mode": schema.SetSessionModeResponse,
     "session/close": schema.CloseSessionResponse,
 }
-REQUESTS = {"session/request_permission": schema.RequestPermissionRequest}
+REQUESTS = {
+    "session/request_permission": schema.RequestPermissionRequest,
+    "fs/read_text_file": schema.ReadTextFileRequest,
+    "fs/write_text_file": schema.WriteTextFileRequest,
+}
 NOTIFICATIONS = {
     "session/update": schema.SessionNotification,
     # A permission request the agent withdraws when the prompt is cancelled.
@@ -269,9 +273,56 @@ async def second_connection(summary, checker):
             summary["after_close"] = err.code
 
 
+class FilesEditor(Editor):
+    """An editor with unsaved buffers that offers them through fs/*."""
+
+    def __init__(self, buffers):
+        super().__init__()
+        self.buffers = dict(buffers)
+        self.reads = []
+        self.writes = {}
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        self.reads.append(path)
+        if path not in self.buffers:
+            raise acp.RequestError.resource_not_found(path)
+        return schema.ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        self.writes[path] = content
+        self.buffers[path] = content
+        return schema.WriteTextFileResponse()
+
+
+async def files_connection(summary, checker):
+    editor = FilesEditor(SETUP["buffers"])
+    async with spawn_agent_process(
+        editor, SETUP["program"], *SETUP["args"], env=SETUP["env"], cwd=SETUP["workspace"],
+        observers=[checker],
+    ) as (conn, _process):
+        capabilities = schema.ClientCapabilities(
+            fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        )
+        await asyncio.wait_for(
+            conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities),
+            TIMEOUT,
+        )
+        session = await asyncio.wait_for(conn.new_session(cwd=SETUP["workspace"], mcp_servers=[]), TIMEOUT)
+        result = await prompt(conn, editor, session.session_id, "fix the buffer", ["allow_once"])
+        summary["stop"] = result["stop"]
+        summary["permissions"] = result["permissions"]
+        summary["reads"] = editor.reads
+        summary["writes"] = editor.writes
+
+
 async def main():
     summary = {}
     checker = Checker()
+    if SETUP.get("scenario") == "files":
+        await files_connection(summary, checker)
+        summary["schema_problems"] = checker.problems
+        print(json.dumps(summary))
+        return
     await first_connection(summary, checker)
     await second_connection(summary, checker)
     summary["schema_problems"] = checker.problems
