@@ -15,7 +15,7 @@ use std::path::Path;
 
 use futures_util::future::BoxFuture;
 
-use super::paths::Workspace;
+use std::sync::Arc;
 
 /// The editor's side of file reading and writing. Paths are absolute, real (no symlink
 /// on the way) and already confined to the workspace.
@@ -48,9 +48,15 @@ pub(super) enum ClientText {
     Disk,
 }
 
+/// Where files may be read through an editor (the workspace): the editor to ask about
+/// `path`, if any. A trait, so this module need not know the workspace's type.
+pub(super) trait ThroughClient {
+    fn client_files_for(&self, path: &Path) -> Option<&Arc<dyn ClientFiles>>;
+}
+
 /// The file at `path` (real, confined) as the editor has it, when the workspace reads
 /// through one and the file is one the editor may be asked about.
-pub(super) async fn read(workspace: &Workspace, path: &Path) -> ClientText {
+pub(super) async fn read(workspace: &impl ThroughClient, path: &Path) -> ClientText {
     let Some(client) = workspace.client_files_for(path) else {
         return ClientText::Disk;
     };
@@ -149,7 +155,7 @@ mod through_the_editor {
     use super::*;
     use crate::tools::edit::{EditFileTool, WriteFileTool};
     use crate::tools::read::ReadFileTool;
-    use crate::tools::{OutputSink, Tool, ToolContext, ToolOutput};
+    use crate::tools::{OutputSink, Tool, ToolContext, ToolOutput, Workspace};
     use miniagent_protocol::{ApprovalRequest, TextChange};
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};

@@ -737,5 +737,11 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+impl super::client_files::ThroughClient for Workspace {
+    fn client_files_for(&self, path: &Path) -> Option<&Arc<dyn ClientFiles>> {
+        Workspace::client_files_for(self, path)
+    }
+}
+
 #[cfg(test)]
 mod tests;

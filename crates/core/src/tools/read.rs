@@ -99,7 +99,7 @@ impl super::TypedTool for ReadFileTool {
                 Err(err) => return failed(err),
             };
             // The disk said what the file is; the editor, when there is one, what it holds.
-            let text = match client_files::read(&context.workspace, &found.path).await {
+            let text = match client_files::read(&*context.workspace, &found.path).await {
                 ClientText::Text(text) => Some(text),
                 ClientText::NotFound => return ToolOutput::error(format!("file not found: {}", found.shown)),
                 ClientText::Disk => None,
