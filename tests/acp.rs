@@ -473,7 +473,10 @@ fn check_second_connection(summary: &Value, ws: &str) {
     );
     assert_eq!(
         summary["clear"],
-        json!({"stop": "end_turn", "permissions": [], "updates": []})
+        json!({"stop": "end_turn", "permissions": [], "updates": [chunk(
+            "agent_message_chunk",
+            "The conversation was cleared: the next prompt starts afresh (the session log keeps what came before)."
+        )]})
     );
     assert_eq!(
         summary["fresh"],

@@ -212,6 +212,10 @@ impl Session {
             Event::TurnAborted { .. } => self.end_prompt(Ok(acp::StopReason::Cancelled)),
             Event::Error { message } => self.end_prompt(Err(message.clone())),
             Event::HistoryCleared if matches!(self.prompt, Some((Running::Clear, _))) => {
+                // Said, so the person sees the command did something.
+                self.send(translate::message_chunk(
+                    "The conversation was cleared: the next prompt starts afresh (the session log keeps what came before).".to_string(),
+                ));
                 self.end_prompt(Ok(acp::StopReason::EndTurn));
             }
             Event::TokenUsage { .. } => {
