@@ -599,3 +599,69 @@ fn an_editor_that_offers_its_files_gets_reads_and_edits_through_it() {
         "saved text\n"
     );
 }
+
+/// A session recorded outside the editor (by `exec`, as the workbench records them) is
+/// loaded in the editor: its history is replayed, and the next prompt goes on from it.
+#[test]
+fn a_session_recorded_outside_the_editor_is_loaded_and_goes_on() {
+    let python = match install() {
+        Ok(python) => python,
+        Err(why) => {
+            crate::support::skip::missing("python3", why);
+            return;
+        }
+    };
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text("Recorded by exec."),
+        Reply::text("Going on in the editor."),
+    ]);
+    let home = TempDir::new();
+    let workspace = TempDir::new();
+    let ws = workspace.path().canonicalize().unwrap();
+    let output = crate::support::cli::exec(&home, &workspace, &server, &["first, from a terminal"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        crate::support::cli::text(&output.stderr)
+    );
+    let log = crate::support::cli::session_logs(&home)
+        .pop()
+        .expect("exec recorded the session");
+    let id = crate::support::cli::session_id(&log);
+    let setup = json!({
+        "scenario": "load",
+        "session_id": id,
+        "program": env!("CARGO_BIN_EXE_miniagent"),
+        "args": ["acp", "--base-url", server.anthropic_base_url(), "--model", "scripted-model"],
+        "env": {
+            "MINIAGENT_CONFIG_DIR": home.path(),
+            "MINIAGENT_DATA_DIR": home.path(),
+            "MINIAGENT_LOG_DIR": home.path(),
+            "MINIAGENT_API_KEY": TEST_KEY,
+            "XDG_CACHE_HOME": home.join("cache"),
+        },
+        "workspace": ws,
+    });
+    let summary = run_client(&python, &setup);
+    assert_eq!(summary["schema_problems"], json!([]));
+    assert_eq!(
+        summary["replayed"],
+        json!([
+            chunk("user_message_chunk", "first, from a terminal"),
+            chunk("agent_message_chunk", "Recorded by exec.")
+        ])
+    );
+    assert_eq!(
+        summary["continued"],
+        json!({"stop": "end_turn", "permissions": [], "updates": [chunk("agent_message_chunk", "Going on in the editor.")]})
+    );
+    let last = server.last_request().unwrap().body;
+    let texts: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["content"][0]["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(texts, ["first, from a terminal", "Recorded by exec.", "and now?"]);
+}

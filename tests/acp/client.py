@@ -315,9 +315,29 @@ async def files_connection(summary, checker):
         summary["writes"] = editor.writes
 
 
+async def load_connection(summary, checker):
+    """Loads a session recorded outside the editor (by exec) and goes on with it."""
+    editor = Editor()
+    async with spawn_agent_process(
+        editor, SETUP["program"], *SETUP["args"], env=SETUP["env"], cwd=SETUP["workspace"],
+        observers=[checker],
+    ) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), TIMEOUT)
+        await asyncio.wait_for(
+            conn.load_session(cwd=SETUP["workspace"], session_id=SETUP["session_id"]), TIMEOUT
+        )
+        summary["replayed"] = editor.take()
+        summary["continued"] = await prompt(conn, editor, SETUP["session_id"], "and now?")
+
+
 async def main():
     summary = {}
     checker = Checker()
+    if SETUP.get("scenario") == "load":
+        await load_connection(summary, checker)
+        summary["schema_problems"] = checker.problems
+        print(json.dumps(summary))
+        return
     if SETUP.get("scenario") == "files":
         await files_connection(summary, checker)
         summary["schema_problems"] = checker.problems
