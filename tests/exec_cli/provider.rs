@@ -1,6 +1,8 @@
 //! `exec` and its provider: retries of an unreachable one, the OpenAI provider from the
 //! environment, a base URL carrying a credential, and a redirect that must not take the key.
 
+use pretty_assertions::assert_eq;
+
 use super::*;
 
 /// An unreachable provider: one line per retry saying what failed, and the error once.

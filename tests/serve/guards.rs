@@ -2,6 +2,8 @@
 //! malformed or oversized requests, the session limit, where it listens, and a token from
 //! the environment.
 
+use pretty_assertions::assert_eq;
+
 use super::*;
 
 /// Every endpoint but /health needs the token in the Authorization header: none or a

@@ -1,6 +1,8 @@
 //! Approvals end to end: the previews of edits and commands, what "for the session"
 //! remembers, aborting, and refusing covered calls for the rest of the session.
 
+use pretty_assertions::assert_eq;
+
 use super::*;
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! `/stats`: the history figures, the summary and model calls it counts, its rows at 80
 //! columns, and a tall one between the title and status bars.
 
+use pretty_assertions::assert_eq;
+
 use super::*;
 
 #[test]
