@@ -458,23 +458,13 @@ impl Printer {
             Event::McpServerStatus { server, state } => self.mcp_status(server, state),
             Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),
             Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
-            Event::CompactionEnded { outcome, reason } => self.line(&match outcome {
-                CompactionOutcome::Failed => format!("compaction failed: {reason}"),
-                CompactionOutcome::Cancelled => format!("compaction cancelled: {reason}"),
-            }),
+            Event::CompactionEnded { outcome, reason } => self.line(&compaction_ended_line(*outcome, reason)),
             Event::ContextCompacted {
                 tokens_before,
                 tokens_after,
                 fallback,
                 ..
-            } => self.line(&format!(
-                "context compacted: {tokens_before} → {tokens_after} tokens{}",
-                if *fallback {
-                    " (no summary could be written: a digest of the steps stands in)"
-                } else {
-                    ""
-                }
-            )),
+            } => self.line(&compacted_line(*tokens_before, *tokens_after, *fallback)),
             Event::TurnUsage {
                 model_calls,
                 input_tokens,
@@ -607,6 +597,27 @@ impl Printer {
             (_, McpState::Connecting | McpState::Disabled) => self.end_line(),
         }
     }
+}
+
+/// The line of a summary call that replaced nothing.
+fn compaction_ended_line(outcome: CompactionOutcome, reason: &str) -> String {
+    match outcome {
+        CompactionOutcome::Failed => format!("compaction failed: {reason}"),
+        CompactionOutcome::Cancelled => format!("compaction cancelled: {reason}"),
+    }
+}
+
+/// The line of a compaction: the prompt's tokens before and after, and whether a digest
+/// stands in for the summary.
+fn compacted_line(tokens_before: u64, tokens_after: u64, fallback: bool) -> String {
+    format!(
+        "context compacted: {tokens_before} → {tokens_after} tokens{}",
+        if fallback {
+            " (no summary could be written: a digest of the steps stands in)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The session's first line: provider, model, workspace and the sandbox.

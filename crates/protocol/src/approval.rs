@@ -1,0 +1,95 @@
+//! Approvals: what a tool call awaiting one asks about, what the person decided, and
+//! what "for the session" remembers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::TextChange;
+
+/// What a person (or a headless front end) decided about a tool call awaiting approval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call.
+    Approve,
+    /// Run this call, and later calls the request's `session_rule` covers, without asking.
+    ApproveForSession,
+    /// Do not run it; the model is told, with the reason when one is given.
+    Deny { reason: Option<String> },
+    /// Do not run it, nor, for the rest of the session, any call the request's
+    /// `session_rule` covers: those are refused without asking (an editor's "always
+    /// reject"). Without a rule it refuses this call only, as [`Decision::Deny`] does.
+    DenyForSession { reason: Option<String> },
+    /// Do not run it and end the turn, as an interrupt would.
+    Abort,
+    /// Do not run it: nobody can be asked (`exec`), so the call is refused as the
+    /// approval mode refuses one, with the reason the model sees.
+    Refuse { reason: String },
+}
+
+/// An approval remembered for the rest of the session.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalRule {
+    /// Every call of this tool.
+    Tool { name: String },
+    /// `bash` running this program as a simple command (no pipes, chains or redirects).
+    Command { program: String },
+    /// `bash` running exactly this command line: what "for the session" covers for
+    /// interpreters, shells, wrappers and compound commands, whose effect is not in
+    /// their arguments' shape.
+    CommandLine { command: String },
+}
+
+impl std::fmt::Display for ApprovalRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApprovalRule::Tool { name } => write!(f, "tool `{name}`"),
+            ApprovalRule::Command { program } => write!(f, "command `{program} …`"),
+            ApprovalRule::CommandLine { command } => write!(f, "exactly `{command}`"),
+        }
+    }
+}
+
+/// What an approval request asks about, so front ends can draw it without knowing
+/// which tool does what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalRequest {
+    /// A file is created, replaced or edited.
+    Edit {
+        /// As the person reads it: relative to the workspace when inside it.
+        path: String,
+        /// One line: `create x (12 bytes)`, `edit x (1 replacement)`.
+        summary: String,
+        /// A unified diff of the change (capped for very large ones).
+        diff: String,
+        /// The file's absolute path; empty in logs from before it existed.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        abs_path: String,
+        /// The whole text before and after, when both are small enough to carry.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<TextChange>,
+    },
+    /// A shell command line.
+    Command {
+        command: String,
+        /// The program it starts, when it is one simple command.
+        program: Option<String>,
+        /// Its words as the shell would split them, when it is one simple command.
+        argv: Vec<String>,
+        /// Where it runs.
+        cwd: String,
+        /// Seconds before it is killed; `None` when it runs in the background.
+        timeout_s: Option<u64>,
+        /// Pipes, chains, redirections, substitutions: its effect is not in its words.
+        compound: bool,
+    },
+    /// A tool of an MCP server.
+    McpCall {
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+    },
+    /// Any other tool: its own description of the call.
+    Other { name: String, preview: String },
+}
