@@ -142,6 +142,15 @@ struct Opened {
 }
 
 /// What to do with a recorded session as it opens.
+/// A recorded session asked for by `session/load` or `session/resume`.
+struct Reopen {
+    id: acp::SessionId,
+    cwd: PathBuf,
+    servers: Vec<acp::McpServer>,
+    /// Send its history to the client first (`session/load`).
+    replay: bool,
+}
+
 enum Resume {
     /// A new session.
     No,
@@ -251,31 +260,17 @@ impl Face {
         responder: Responder<acp::LoadSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let found =
-            workspace(&request.cwd).and_then(|cwd| Ok((self.recorded(&request.session_id, &cwd)?, cwd)));
-        let (session, cwd) = match found {
-            Ok(found) => found,
-            Err(err) => return responder.respond_with_error(err),
+        let reopen = Reopen {
+            id: request.session_id,
+            cwd: request.cwd,
+            servers: request.mcp_servers,
+            replay: true,
         };
-        let face = self.clone();
-        self.spawn(async move {
-            let resume = Resume::Yes {
-                session,
-                replay: true,
-            };
-            match face.open(&cx, &cwd, request.mcp_servers, resume).await {
-                Ok(opened) => {
-                    let response = acp::LoadSessionResponse::new()
-                        .modes(translate::modes(opened.mode))
-                        .config_options(translate::config_options(opened.mode, &opened.model));
-                    face.attach(&cx, opened, move || responder.respond(response));
-                }
-                Err(err) => {
-                    let _ = responder.respond_with_error(err);
-                }
-            }
-        });
-        Ok(())
+        self.reopen(reopen, responder, cx, |opened| {
+            acp::LoadSessionResponse::new()
+                .modes(translate::modes(opened.mode))
+                .config_options(translate::config_options(opened.mode, &opened.model))
+        })
     }
 
     fn resume_session(
@@ -284,8 +279,32 @@ impl Face {
         responder: Responder<acp::ResumeSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let found =
-            workspace(&request.cwd).and_then(|cwd| Ok((self.recorded(&request.session_id, &cwd)?, cwd)));
+        let reopen = Reopen {
+            id: request.session_id,
+            cwd: request.cwd,
+            servers: request.mcp_servers,
+            replay: false,
+        };
+        self.reopen(reopen, responder, cx, |opened| {
+            acp::ResumeSessionResponse::new()
+                .modes(translate::modes(opened.mode))
+                .config_options(translate::config_options(opened.mode, &opened.model))
+        })
+    }
+
+    /// `session/load` and `session/resume`: the recorded session goes on in a session
+    /// of this connection, answered with what `answer` makes of it.
+    fn reopen<R>(
+        self: &Arc<Self>,
+        reopen: Reopen,
+        responder: Responder<R>,
+        cx: ConnectionTo<Client>,
+        answer: fn(&Opened) -> R,
+    ) -> Result<(), Error>
+    where
+        R: agent_client_protocol::JsonRpcResponse + Send + 'static,
+    {
+        let found = workspace(&reopen.cwd).and_then(|cwd| Ok((self.recorded(&reopen.id, &cwd)?, cwd)));
         let (session, cwd) = match found {
             Ok(found) => found,
             Err(err) => return responder.respond_with_error(err),
@@ -294,13 +313,11 @@ impl Face {
         self.spawn(async move {
             let resume = Resume::Yes {
                 session,
-                replay: false,
+                replay: reopen.replay,
             };
-            match face.open(&cx, &cwd, request.mcp_servers, resume).await {
+            match face.open(&cx, &cwd, reopen.servers, resume).await {
                 Ok(opened) => {
-                    let response = acp::ResumeSessionResponse::new()
-                        .modes(translate::modes(opened.mode))
-                        .config_options(translate::config_options(opened.mode, &opened.model));
+                    let response = answer(&opened);
                     face.attach(&cx, opened, move || responder.respond(response));
                 }
                 Err(err) => {
