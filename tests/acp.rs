@@ -23,8 +23,14 @@ const PACKAGE: &str = "agent-client-protocol";
 const VERSION: &str = "0.12.1";
 
 /// The venv's python with the SDK installed, installing it first if need be; why not,
-/// when python3, venv or pip fails.
+/// when python3, venv or pip fails. The tests run in parallel: one installs while the
+/// others wait (two pips in one venv break it), and all get its answer.
 fn install() -> Result<PathBuf, String> {
+    static INSTALLED: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(install_once).clone()
+}
+
+fn install_once() -> Result<PathBuf, String> {
     // The test binary is `<target>/<profile>/deps/all-<hash>`.
     let exe = std::env::current_exe().map_err(|err| err.to_string())?;
     let venv = exe
