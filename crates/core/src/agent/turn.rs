@@ -609,7 +609,7 @@ pub(crate) async fn compact_now(session: &mut Session, context: &TurnContext) {
             .context
             .prompt()
             .iter()
-            .filter(|m| m.role == Role::User && !m.text().starts_with(super::context::SUMMARY_MARK))
+            .filter(|m| super::context::is_persons(m))
             .map(|m| counter.message(m))
             .sum();
         format!(
