@@ -31,6 +31,10 @@ pub trait ToolCall<'a>: Send + Sync {
     fn session_rule(&self) -> Option<ApprovalRule>;
     /// The paths (as the model named them) the call would create, change or delete.
     fn changed_paths(&self) -> Vec<String>;
+    /// What a permission rule's pattern is matched against (`bash(git status*)` against the
+    /// command line, `web_fetch(domain:docs.rs)` against `domain:` and the host); `None`:
+    /// only a rule naming the tool alone covers the call.
+    fn rule_subject(&self) -> Option<String>;
     /// What the workspace chose that the call would run ([`Tool::repository_hazard`]).
     fn repository_hazard<'b>(
         &'b self,
@@ -96,6 +100,11 @@ pub trait TypedTool: Send + Sync {
     fn changed_paths(&self, args: &Self::Args) -> Vec<String> {
         let _ = args;
         Vec::new()
+    }
+    /// What a permission rule's pattern is matched against ([`ToolCall::rule_subject`]).
+    fn rule_subject(&self, args: &Self::Args) -> Option<String> {
+        let _ = args;
+        None
     }
     /// What the workspace chose that a call would run ([`Tool::repository_hazard`]).
     fn repository_hazard<'a>(
@@ -196,6 +205,10 @@ impl<'a, T: TypedTool> ToolCall<'a> for TypedCall<'a, T> {
         self.tool.changed_paths(&self.args)
     }
 
+    fn rule_subject(&self) -> Option<String> {
+        self.tool.rule_subject(&self.args)
+    }
+
     fn repository_hazard<'b>(
         &'b self,
         workspace: &'b Workspace,
@@ -236,6 +249,11 @@ impl<'a, T: Tool + ?Sized> ToolCall<'a> for JsonCall<'a, T> {
 
     fn changed_paths(&self) -> Vec<String> {
         self.tool.changed_paths(&self.arguments)
+    }
+
+    /// A server's tool is matched by its name alone (`mcp__github__*`).
+    fn rule_subject(&self) -> Option<String> {
+        None
     }
 
     fn repository_hazard<'b>(
