@@ -213,6 +213,7 @@ impl Launch {
         let mut trusted = false;
         let extras = trust::WorkspaceExtras::load(&workspace);
         notices.extend(extras.mcp_problem.clone());
+        notices.extend(extras.problems.iter().cloned());
         match trust::status(config_dir.as_deref(), &workspace, &extras) {
             trust::TrustStatus::NothingToTrust => {}
             trust::TrustStatus::Trusted => {

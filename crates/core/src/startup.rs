@@ -68,6 +68,7 @@ pub fn prepare_with(
     }
     let extras = trust::WorkspaceExtras::load(&workspace);
     notices.extend(extras.mcp_problem.clone());
+    notices.extend(extras.problems.iter().cloned());
     let config_dir = config::config_dir(env);
     let trusted = match trust::status(config_dir.as_deref(), &workspace, &extras) {
         trust::TrustStatus::NothingToTrust => false,

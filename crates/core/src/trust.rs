@@ -1,15 +1,18 @@
 //! Trusting a workspace. A workspace's own `.miniagent/mcp.json` starts programs (outside
-//! the sandbox) and its `.miniagent/skills/` change the agent's instructions, so both are
-//! used only once the person said they trust them. What is trusted is their content, not
-//! the folder's name: the answer is remembered in `<config dir>/trusted-workspaces.json`
-//! as the canonical path with a SHA-256 fingerprint of `mcp.json` and of every file under
-//! `skills/`. Any change to them (by the repository, a `git pull`, or the agent's own
-//! commands) means the next start asks again.
+//! the sandbox), its `hooks.json` runs commands on the agent's events, its `config.toml`
+//! sets permission rules, and its `skills/` and `commands/` change the agent's
+//! instructions, so all of them are used only once the person said they trust them. What
+//! is trusted is their content, not the folder's name: the answer is remembered in
+//! `<config dir>/trusted-workspaces.json` as the canonical path with a SHA-256
+//! fingerprint of those files (and of every file under `skills/` and `commands/`). Any
+//! change to them (by the repository, a `git pull`, or the agent's own commands) means the
+//! next start asks again.
 //!
 //! The MCP servers started are parsed from the very bytes that were fingerprinted, so a
-//! file swapped between the check and the start is never used. Skills are read again
-//! when the session is built and when the model opens them; they steer the agent but run
-//! nothing by themselves (their scripts run through `bash`, in the sandbox).
+//! file swapped between the check and the start is never used; so are hooks and settings
+//! ([`WorkspaceExtras::hooks`], [`WorkspaceExtras::settings`]). Skills and commands are
+//! read again when the session is built and when they are used; they steer the agent but
+//! run nothing by themselves (their scripts run through `bash`, in the sandbox).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -32,6 +35,12 @@ const MAX_FINGERPRINT_DEPTH: usize = 8;
 /// The largest workspace `mcp.json` read (before trust, and for use): a server list is a
 /// few KB; a repository's sparse gigabyte file must not be read whole.
 const MAX_MCP_JSON_BYTES: u64 = 1024 * 1024;
+/// The workspace's hooks (commands run on the agent's events), relative to the workspace.
+pub const WORKSPACE_HOOKS: &str = ".miniagent/hooks.json";
+/// The workspace's own settings (its permission rules), relative to the workspace.
+pub const WORKSPACE_CONFIG: &str = ".miniagent/config.toml";
+/// The workspace's custom slash commands (Markdown prompt files), relative to the workspace.
+pub const WORKSPACE_COMMANDS_DIR: &str = ".miniagent/commands";
 
 /// One remembered answer. Lists written before fingerprints existed hold bare paths:
 /// those read as trusted with no fingerprint, which matches no content, so they ask again.
@@ -130,7 +139,17 @@ pub struct WorkspaceExtras {
     /// Why its `mcp.json` cannot be used (unreadable, not JSON, not a server list): the
     /// rest still works, and the person is told.
     pub mcp_problem: Option<String>,
-    /// SHA-256 over `mcp.json` and every file under `skills/` (hex), or why there is none.
+    /// Its `.miniagent/hooks.json`, the very bytes the fingerprint covers (parse these,
+    /// never the file again: hooks run programs).
+    pub hooks: Option<Vec<u8>>,
+    /// Its `.miniagent/config.toml`, the very bytes the fingerprint covers.
+    pub settings: Option<Vec<u8>>,
+    /// Whether it has a `.miniagent/commands/` folder (every file in it is fingerprinted).
+    pub commands: bool,
+    /// Why a file of the above could not be read (too large, unreadable): it is left out.
+    pub problems: Vec<String>,
+    /// SHA-256 over `mcp.json`, the files its servers name, `hooks.json`, `config.toml`
+    /// and every file under `skills/` and `commands/` (hex), or why there is none.
     fingerprint: Result<String, String>,
 }
 
@@ -182,8 +201,21 @@ impl WorkspaceExtras {
             .as_ref()
             .map(|mcp| program_files(workspace, mcp))
             .unwrap_or_default();
-        let fingerprint = fingerprint(workspace, mcp_bytes.as_deref(), &programs);
+        let mut problems = Vec::new();
+        let hooks = read_own_file(workspace, WORKSPACE_HOOKS, &mut problems);
+        let settings = read_own_file(workspace, WORKSPACE_CONFIG, &mut problems);
+        let commands = workspace.join(WORKSPACE_COMMANDS_DIR).is_dir();
+        let own = OwnFiles {
+            mcp: mcp_bytes.as_deref(),
+            hooks: hooks.as_deref(),
+            settings: settings.as_deref(),
+        };
+        let fingerprint = fingerprint(workspace, &own, &programs);
         Self {
+            hooks,
+            settings,
+            commands,
+            problems,
             mcp,
             skills,
             mcp_problem: mcp_problem.map(|why| {
@@ -197,7 +229,11 @@ impl WorkspaceExtras {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.mcp.is_none() && self.skills.is_empty()
+        self.mcp.is_none()
+            && self.skills.is_empty()
+            && self.hooks.is_none()
+            && self.settings.is_none()
+            && !self.commands
     }
 
     /// One line per server it would start and per skill it would add, for the prompt.
@@ -208,7 +244,48 @@ impl WorkspaceExtras {
                 .iter()
                 .map(|name| format!("skill `{name}`: instructions the agent may follow")),
         );
+        if self.hooks.is_some() {
+            lines.push(format!("{WORKSPACE_HOOKS}: commands run on the agent's events"));
+        }
+        if self.settings.is_some() {
+            lines.push(format!("{WORKSPACE_CONFIG}: settings such as permission rules"));
+        }
+        if self.commands {
+            lines.push(format!("{WORKSPACE_COMMANDS_DIR}/: slash commands (prompts)"));
+        }
         lines
+    }
+}
+
+/// The workspace's own files the fingerprint covers besides its skills and commands.
+struct OwnFiles<'a> {
+    mcp: Option<&'a [u8]>,
+    hooks: Option<&'a [u8]>,
+    settings: Option<&'a [u8]>,
+}
+
+/// The bytes of one of the workspace's own files (`relative`), at most
+/// [`MAX_MCP_JSON_BYTES`]; `None` when it is missing, or too large or unreadable (then
+/// `problems` says why).
+fn read_own_file(workspace: &Path, relative: &str, problems: &mut Vec<String>) -> Option<Vec<u8>> {
+    let path = workspace.join(relative);
+    match read_at_most(&path, MAX_MCP_JSON_BYTES) {
+        Ok(Capped::Whole(bytes)) => Some(bytes),
+        Ok(Capped::TooLarge(size)) => {
+            problems.push(format!(
+                "{relative} is not used: it is {}, more than the {} miniagent reads of it",
+                human_size(size),
+                human_size(MAX_MCP_JSON_BYTES)
+            ));
+            None
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            problems.push(
+                miniagent_text::clean(&format!("{relative} is not used: cannot read it: {err}")).into_owned(),
+            );
+            None
+        }
     }
 }
 
@@ -364,13 +441,20 @@ fn sandbox_writable(workspace: &Path) -> Vec<PathBuf> {
 /// The fingerprint of what trust would unlock: `mcp_bytes` (as read for use), the
 /// files its servers' command lines name (each as [`coverage`] says), and every file
 /// under `.miniagent/skills/`, each with its path, in a fixed order.
-fn fingerprint(workspace: &Path, mcp_bytes: Option<&[u8]>, programs: &[PathBuf]) -> Result<String, String> {
+fn fingerprint(workspace: &Path, own: &OwnFiles<'_>, programs: &[PathBuf]) -> Result<String, String> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;
     let mut hasher = Sha256::new();
     hasher.update(b"miniagent-trust-v1\0");
-    if let Some(bytes) = mcp_bytes {
+    if let Some(bytes) = own.mcp {
         hash_entry(&mut hasher, b"mcp.json", bytes);
+    }
+    // Present only when the files are, so what was trusted before they existed still is.
+    if let Some(bytes) = own.hooks {
+        hash_entry(&mut hasher, b"hooks.json", bytes);
+    }
+    if let Some(bytes) = own.settings {
+        hash_entry(&mut hasher, b"config.toml", bytes);
     }
     let mut budget = Budget {
         bytes: MAX_FINGERPRINT_BYTES,
@@ -415,6 +499,14 @@ fn fingerprint(workspace: &Path, mcp_bytes: Option<&[u8]>, programs: &[PathBuf])
         &mut hasher,
         &skills,
         Path::new("skills"),
+        0,
+        &mut budget,
+        &mut visited,
+    )?;
+    hash_tree(
+        &mut hasher,
+        &workspace.join(WORKSPACE_COMMANDS_DIR),
+        Path::new("commands"),
         0,
         &mut budget,
         &mut visited,
@@ -502,7 +594,7 @@ fn read_counted(path: &Path, budget: &mut Budget) -> Result<Vec<u8>, String> {
 
 fn too_large() -> String {
     format!(
-        ".miniagent/skills holds more than {MAX_FINGERPRINT_FILES} files or {} MiB, too much to check on every start",
+        ".miniagent/skills and commands hold more than {MAX_FINGERPRINT_FILES} files or {} MiB, too much to check on every start",
         MAX_FINGERPRINT_BYTES / (1024 * 1024)
     )
 }
