@@ -11,7 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::keys::KeyHint;
-use super::text::{markdown::render_markdown, wrap};
+use super::text::markdown::{CodeBlock, render_markdown, render_markdown_blocks};
+use super::text::wrap;
 use super::theme::Theme;
 use super::timeline::{CallStatus, ToolLine};
 
@@ -50,6 +51,10 @@ struct Cached {
     /// For a message still streaming: `lines` holds its whole markdown blocks so far,
     /// rendered once; the text after them is rendered into `tail` on each change.
     streamed: Option<Streamed>,
+    /// A finished reply's code blocks, by the rows of `lines` that show them.
+    blocks: Vec<CodeBlock>,
+    /// The matches of the search, for the query they were found for.
+    found: Option<reading::Found>,
 }
 
 struct Streamed {
@@ -89,6 +94,8 @@ pub struct Conversation {
     /// when the view left the bottom, and whether anything has been added below since.
     /// The hint "new output below" shows only then, not the moment the person scrolls.
     left_bottom: Cell<Option<LeftBottom>>,
+    /// The search and the block selected for copying.
+    reading: reading::Reading,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -124,6 +131,7 @@ impl Conversation {
         self.entries.clear();
         self.cache.get_mut().clear();
         self.top.set(None);
+        self.reading.forget_selection();
     }
 
     /// Appends streamed assistant text, opening a new message when needed.
@@ -159,6 +167,7 @@ impl Conversation {
             (Some(index), None) => {
                 self.entries.remove(index);
                 self.cache.get_mut().remove(index);
+                self.reading.forget_selection();
             }
             (None, Some(entry)) => self.push(entry),
             (None, None) => {}
@@ -170,6 +179,7 @@ impl Conversation {
         if let Some(index) = self.streaming_index() {
             self.entries.remove(index);
             self.cache.get_mut().remove(index);
+            self.reading.forget_selection();
         }
     }
 
@@ -282,11 +292,18 @@ impl Conversation {
         super::scroll::page_of(self.height.get())
     }
 
+    /// Every key of the pane, for the help (the first three are the bottom bar's when
+    /// no search or selection shows: [`Self::bar_hints`]).
     pub fn key_hints(&self) -> Vec<KeyHint> {
         vec![
             KeyHint::new("PgUp/PgDn", "scroll"),
             KeyHint::new("Home/End", "top / follow"),
             KeyHint::new("↑/↓", "scroll a line"),
+            KeyHint::new("/", "search the conversation (Ctrl-F anywhere)"),
+            KeyHint::new("n/N", "next / previous match"),
+            KeyHint::new("[/]", "select the previous / next code block or tool call"),
+            KeyHint::new("y", "copy the selected block (OSC 52)"),
+            KeyHint::new("Esc", "end the search / unselect"),
         ]
     }
 
@@ -299,7 +316,13 @@ impl Conversation {
         status_of: &dyn Fn(&str) -> Option<ToolLine>,
     ) {
         let width = area.width.max(1);
-        let height = usize::from(area.height);
+        // The search line takes the pane's last row.
+        let search_row = self.reading.search_line_shown() && area.height > 1;
+        let text_area = Rect {
+            height: area.height - u16::from(search_row),
+            ..area
+        };
+        let height = usize::from(text_area.height);
         self.height.set(height);
         let mut cache = self.cache.borrow_mut();
         // Heights first (cheap once cached), then lines for the visible window only.
@@ -312,11 +335,13 @@ impl Conversation {
             {
                 render_streaming(&mut cache[index], text, width, theme);
             } else if !matches!(&cache[index], Some(cached) if cached.width == width) {
-                let lines = render_entry(&self.entries[index], width, theme, status_of);
+                let (lines, blocks) = render_entry(&self.entries[index], width, theme, status_of);
                 cache[index] = Some(Cached {
                     width,
                     lines,
                     streamed: None,
+                    blocks,
+                    found: None,
                 });
             }
             heights.push(cache[index].as_ref().map_or(0, Cached::height));
@@ -333,6 +358,20 @@ impl Conversation {
                 bottom_top
             }
         };
+        // The search's matches, and a match or block to bring into view.
+        let top = match self.reading.settle(&mut cache, &heights, top, height) {
+            Some(wanted) if wanted < bottom_top => {
+                self.leave_bottom();
+                self.top.set(Some(wanted));
+                wanted
+            }
+            Some(_) => {
+                self.top.set(None);
+                self.left_bottom.set(None);
+                bottom_top
+            }
+            None => top,
+        };
         self.note_growth(total_lines, width);
         let mut visible: Vec<Line<'static>> = Vec::with_capacity(height);
         let mut line_index = 0usize;
@@ -343,11 +382,11 @@ impl Conversation {
             }
             if let Some(cached) = &cache[index] {
                 let skip = top.saturating_sub(line_index);
-                for line in cached.all_lines().skip(skip) {
+                for (row, line) in cached.all_lines().enumerate().skip(skip) {
                     if visible.len() >= height {
                         break;
                     }
-                    visible.push(line.clone());
+                    visible.push(self.reading.decorate(index, cached, row, line, theme));
                 }
             }
             line_index += entry_height;
@@ -355,7 +394,16 @@ impl Conversation {
                 break;
             }
         }
-        Paragraph::new(visible).style(theme.text).render(area, buf);
+        Paragraph::new(visible).style(theme.text).render(text_area, buf);
+        if search_row {
+            let row = Rect {
+                y: area.y + area.height - 1,
+                height: 1,
+                ..area
+            };
+            self.reading.render_search_line(row, buf, theme);
+        }
+        let area = text_area;
         if self.new_output_below() && area.height > 0 {
             let marker = " ↓ new output below (End) ";
             let marker_width = u16::try_from(wrap::display_width(marker))
@@ -434,11 +482,14 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
                 tail: Vec::new(),
                 rendered: usize::MAX,
             }),
+            blocks: Vec::new(),
+            found: None,
         });
     }
     let Some(Cached {
         lines,
         streamed: Some(streamed),
+        found,
         ..
     }) = cache
     else {
@@ -447,6 +498,8 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
     if streamed.rendered == text.len() + left {
         return;
     }
+    // The text changed: the search looks at it again.
+    *found = None;
     let boundary = settled_boundary(text, streamed.settled);
     if boundary > streamed.settled {
         let blocks = render_markdown(&text[streamed.settled..boundary], width, theme);
@@ -518,12 +571,14 @@ fn settled_boundary(text: &str, from: usize) -> usize {
     boundary
 }
 
+/// An entry's lines, and (for a finished reply) where its code blocks are among them.
 fn render_entry(
     entry: &Entry,
     width: u16,
     theme: &Theme,
     status_of: &dyn Fn(&str) -> Option<ToolLine>,
-) -> Vec<Line<'static>> {
+) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
+    let mut blocks = Vec::new();
     let mut lines = match entry {
         Entry::User(text) => {
             let mut lines = vec![Line::from(Span::styled("› you", theme.user))];
@@ -546,7 +601,16 @@ fn render_entry(
             };
             let mut lines = vec![Line::from(Span::styled(label, theme.accent))];
             let (text, left) = drawn_part(text);
-            lines.extend(render_markdown(text, width, theme));
+            let (body, body_blocks) = render_markdown_blocks(text, width, theme);
+            let header = lines.len();
+            blocks = body_blocks
+                .into_iter()
+                .map(|block| CodeBlock {
+                    lines: block.lines.start + header..block.lines.end + header,
+                    code: block.code,
+                })
+                .collect();
+            lines.extend(body);
             if left > 0 {
                 lines.push(not_drawn(left, theme));
             }
@@ -594,7 +658,7 @@ fn render_entry(
                     Span::styled(wrap::truncate(&outcome, room), outcome_style),
                 ]));
             }
-            return lines;
+            return (lines, blocks);
         }
         Entry::Notice { kind, text } => {
             let style = match kind {
@@ -614,8 +678,10 @@ fn render_entry(
     };
     // A blank line between messages.
     lines.push(Line::from(Span::styled(String::new(), Style::default())));
-    lines
+    (lines, blocks)
 }
+
+mod reading;
 
 #[cfg(test)]
 mod tests {
@@ -656,7 +722,7 @@ mod tests {
         let theme = Theme::dark();
         let huge = "lorem ipsum dolor sit amet ".repeat(200_000);
         let rows = |lines: &[Line<'static>]| lines.len();
-        let finished = render_entry(
+        let (finished, _) = render_entry(
             &Entry::Assistant {
                 text: huge.clone(),
                 streaming: false,
@@ -687,7 +753,7 @@ mod tests {
                 .any(|line| line.to_string().starts_with("⋯ 4.6 MB more")),
             "the streamed copy says so too"
         );
-        let user = render_entry(&Entry::User(huge), 80, &theme, &|_| None);
+        let (user, _) = render_entry(&Entry::User(huge), 80, &theme, &|_| None);
         assert!(rows(&user) < limit);
     }
 

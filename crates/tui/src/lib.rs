@@ -5,6 +5,7 @@
 
 pub mod app;
 pub(crate) mod bindings;
+pub(crate) mod clipboard;
 pub(crate) mod command;
 pub(crate) mod commands;
 pub(crate) mod control;
@@ -28,6 +29,7 @@ pub mod render;
 pub(crate) mod replay;
 pub mod run;
 pub(crate) mod scroll;
+pub(crate) mod search;
 mod term_input;
 pub(crate) mod terminal;
 pub mod text;

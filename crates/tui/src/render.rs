@@ -384,7 +384,7 @@ pub fn current_hints(app: &App) -> Vec<KeyHint> {
     let mut hints = match app.layout.focus() {
         Pane::Input if app.replay.is_some() => super::replay::REPLAY_BAR_HINTS.to_vec(),
         Pane::Input => app.input.key_hints(),
-        Pane::Conversation => app.conversation.key_hints(),
+        Pane::Conversation => app.conversation.bar_hints(),
         Pane::Thinking => app.thinking.key_hints(),
         Pane::Timeline => app.timeline.key_hints(),
         Pane::Tree => app.tree.key_hints(),

@@ -28,6 +28,23 @@ const COLUMN_GAP: usize = 3;
 /// bar on every line; tables shrink their columns to fit and wrap cells inside them
 /// (a list when the columns cannot get a few characters each).
 pub fn render_markdown(source: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    render_markdown_blocks(source, width, theme).0
+}
+
+/// A code block as [`render_markdown_blocks`] drew it: which of the lines show it, and
+/// its code (without the fences), for copying.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeBlock {
+    pub lines: std::ops::Range<usize>,
+    pub code: String,
+}
+
+/// [`render_markdown`], and where its code blocks were drawn.
+pub fn render_markdown_blocks(
+    source: &str,
+    width: u16,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
@@ -97,6 +114,8 @@ struct Renderer<'t> {
     blank_before_next: Option<usize>,
     /// Inside a multi-line HTML comment, which is not shown.
     in_html_comment: bool,
+    /// The code blocks drawn so far.
+    blocks: Vec<CodeBlock>,
 }
 
 impl<'t> Renderer<'t> {
@@ -116,10 +135,11 @@ impl<'t> Renderer<'t> {
             blank_pending: false,
             blank_before_next: None,
             in_html_comment: false,
+            blocks: Vec::new(),
         }
     }
 
-    fn finish(mut self) -> Vec<Line<'static>> {
+    fn finish(mut self) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
         self.flush_inline();
         if let Some((code, language)) = self.code.take() {
             self.emit_code(&code, &language);
@@ -127,7 +147,7 @@ impl<'t> Renderer<'t> {
         if let Some(table) = self.table.take() {
             self.emit_table(table);
         }
-        self.lines
+        (self.lines, self.blocks)
     }
 
     fn event(&mut self, event: Event<'_>) {
@@ -549,6 +569,8 @@ impl<'t> Renderer<'t> {
         let room = self.room();
         let code_width = room.saturating_sub(CODE_INDENT.len()).max(1);
         let block = self.theme.code_block;
+        // The blank line a block may start with comes before its first line of code.
+        let mut first = None;
         for source_line in highlight::highlight(code, language, self.theme) {
             for piece in hard_wrap_line(&source_line, u16::try_from(code_width).unwrap_or(u16::MAX)) {
                 let used = CODE_INDENT.len() + spans_width(&piece.spans);
@@ -563,7 +585,14 @@ impl<'t> Renderer<'t> {
                     spans.push(Span::styled(" ".repeat(room - used), block));
                 }
                 self.emit(Line::from(spans));
+                first.get_or_insert(self.lines.len() - 1);
             }
+        }
+        if let Some(first) = first {
+            self.blocks.push(CodeBlock {
+                lines: first..self.lines.len(),
+                code: code.to_string(),
+            });
         }
     }
 }
