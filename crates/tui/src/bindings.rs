@@ -207,6 +207,14 @@ pub const WORKBENCH: &[Binding] = &[
         },
     },
     Binding {
+        keys: "Ctrl-F",
+        action: "search the conversation",
+        bar: false,
+        takes: |_, key| ctrl(key, 'f'),
+        offered: always,
+        run: |app, _| app.start_search(),
+    },
+    Binding {
         keys: "mouse",
         action: "focus, select, scroll",
         bar: false,

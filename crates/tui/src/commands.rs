@@ -67,6 +67,20 @@ pub const COMMANDS: &[Command] = &[
     super::layers::skills::COMMAND,
     super::layers::version::COMMAND,
     Command {
+        name: "/copy",
+        aliases: &[],
+        args: "",
+        help: "copy the last answer (markdown) to the clipboard (OSC 52)",
+        run: |app, _| app.copy_last_answer(),
+    },
+    Command {
+        name: "/mouse",
+        aliases: &[],
+        args: "",
+        help: "mouse capture off (select text with the mouse) or back on",
+        run: |app, _| app.toggle_mouse(),
+    },
+    Command {
         name: "/quit",
         aliases: &["/exit"],
         args: "",

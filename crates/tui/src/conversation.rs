@@ -682,6 +682,7 @@ fn render_entry(
 }
 
 mod reading;
+pub use reading::Selection;
 
 #[cfg(test)]
 mod tests {

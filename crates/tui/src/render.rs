@@ -339,6 +339,13 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
             spans.push(Span::styled(format!(", last {drop}"), theme.status_bar));
         }
     }
+    // The terminal selects text while the workbench leaves it the mouse (`/mouse`).
+    if !app.look.mouse_captured() {
+        spans.push(Span::styled(
+            " · mouse off: select text; /mouse",
+            theme.status_bar.patch(theme.warning),
+        ));
+    }
     let left = Line::from(spans);
     let left_width = left.width();
     let hints = current_hints(app);

@@ -577,6 +577,22 @@ fn carry_out(actions: Vec<Action>, app: &mut App, agent: Option<&Handle>, deferr
                     deferred.start_building();
                 }
             }
+            Action::Clipboard(sequence) => {
+                if let Err(err) = crate::terminal::write_sequence(&sequence) {
+                    app.notice(
+                        crate::conversation::NoticeKind::Warning,
+                        format!("copy: could not write to the terminal: {err}"),
+                    );
+                }
+            }
+            Action::MouseCapture(on) => {
+                if let Err(err) = crate::terminal::set_mouse_capture(on) {
+                    app.notice(
+                        crate::conversation::NoticeKind::Warning,
+                        format!("/mouse: the terminal did not take it: {err}"),
+                    );
+                }
+            }
             Action::UseLocalServer { base_url, model } => {
                 if let Some(launch) = deferred.launch.as_mut() {
                     launch.use_local_server(base_url, model);

@@ -46,9 +46,7 @@ impl Query {
     /// line without a match of `self` cannot hold one of `narrower`, so a query typed on
     /// needs to look only at the lines that matched before.
     pub fn narrows_to(&self, narrower: &Query) -> bool {
-        !self.is_empty()
-            && self.exact_case == narrower.exact_case
-            && narrower.text.starts_with(&self.text)
+        !self.is_empty() && self.exact_case == narrower.exact_case && narrower.text.starts_with(&self.text)
     }
 
     /// The byte ranges of `haystack` where the query occurs, left to right, not
@@ -146,7 +144,11 @@ mod tests {
     #[test]
     fn smart_case_matches_any_case_until_a_capital_is_typed() {
         let cases: &[(&str, &str, Vec<Range<usize>>)] = &[
-            ("error", "Error: an ERROR and an error", vec![0..5, 10..15, 23..28]),
+            (
+                "error",
+                "Error: an ERROR and an error",
+                vec![0..5, 10..15, 23..28],
+            ),
             ("Error", "Error: an ERROR and an error", vec![0..5]),
             ("ERROR", "Error: an ERROR and an error", vec![10..15]),
             ("aa", "aaaa", vec![0..2, 2..4]),
@@ -172,7 +174,10 @@ mod tests {
     #[test]
     fn a_query_typed_on_narrows_only_in_the_same_case_mode() {
         assert!(Query::new("err").narrows_to(&Query::new("erro")));
-        assert!(!Query::new("err").narrows_to(&Query::new("Erro")), "exact case now");
+        assert!(
+            !Query::new("err").narrows_to(&Query::new("Erro")),
+            "exact case now"
+        );
         assert!(!Query::new("err").narrows_to(&Query::new("er")), "shorter");
         assert!(!Query::new("").narrows_to(&Query::new("a")));
     }

@@ -144,6 +144,30 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Writes an escape sequence the workbench built (an OSC 52 copy) to the terminal,
+/// between frames; nothing while the workbench does not hold the terminal.
+pub fn write_sequence(sequence: &str) -> std::io::Result<()> {
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    let mut stdout = std::io::stdout();
+    stdout.write_all(sequence.as_bytes())?;
+    stdout.flush()
+}
+
+/// Turns mouse capture on or off (`/mouse`); `restore` turns it off in any case.
+pub fn set_mouse_capture(on: bool) -> std::io::Result<()> {
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    let mut stdout = std::io::stdout();
+    if on {
+        execute!(stdout, EnableMouseCapture)
+    } else {
+        execute!(stdout, DisableMouseCapture)
+    }
+}
+
 /// Leaves every mode the workbench entered; safe to call more than once.
 pub fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {

@@ -18,6 +18,11 @@ pub enum Action {
     /// The person chose the local model server the welcome panel found: start the
     /// session with it.
     UseLocalServer { base_url: String, model: String },
+    /// Write this OSC 52 sequence (base64 only between its marks) to the terminal: a
+    /// copy to its clipboard.
+    Clipboard(String),
+    /// Turn the terminal's mouse capture on or off (off: its own selection works).
+    MouseCapture(bool),
 }
 
 /// What one handler did.

@@ -14,6 +14,9 @@ pub struct Look {
     no_color: bool,
     /// The colours the terminal shows; each frame is brought down to them.
     color_depth: ColorDepth,
+    /// Whether the workbench takes the mouse (`/mouse` turns it off so the terminal's
+    /// own selection works).
+    mouse_released: bool,
 }
 
 impl Look {
@@ -24,7 +27,17 @@ impl Look {
             theme,
             no_color: false,
             color_depth: ColorDepth::TrueColor,
+            mouse_released: false,
         }
+    }
+
+    /// Whether the workbench takes the mouse now.
+    pub fn mouse_captured(&self) -> bool {
+        !self.mouse_released
+    }
+
+    pub(crate) fn set_mouse_captured(&mut self, captured: bool) {
+        self.mouse_released = !captured;
     }
 
     pub fn theme(&self) -> &Theme {

@@ -60,6 +60,9 @@ impl App {
         if let Some(changed) = self.layer_key(key) {
             return changed;
         }
+        if let Some(changed) = self.reading_key(key) {
+            return changed;
+        }
         if let Some(changed) = crate::bindings::dispatch(crate::bindings::WORKBENCH, self, key) {
             return changed;
         }

@@ -10,4 +10,5 @@ mod keys;
 mod layer_keys;
 mod new;
 mod overlays;
+mod reading;
 mod resume;

@@ -162,7 +162,12 @@ impl Reading {
             search.current.set(current);
             let at = current.and_then(|current| {
                 let (index, first, start) = with_hits.iter().rev().find(|(_, first, _)| *first <= current)?;
-                let hit = cache[*index].as_ref()?.found.as_ref()?.hits.get(current - first)?;
+                let hit = cache[*index]
+                    .as_ref()?
+                    .found
+                    .as_ref()?
+                    .hits
+                    .get(current - first)?;
                 Some((*index, current - first, start + hit.row))
             });
             search.current_at.set(at.map(|(index, nth, _)| (index, nth)));
@@ -218,11 +223,11 @@ impl Reading {
                 .collect();
             if !on_row.is_empty() {
                 let current = self.current_hit(search, index, cached);
-                let current = current
-                    .filter(|hit| hit.row == row)
-                    .map(|hit| hit.bytes.clone());
+                let current = current.filter(|hit| hit.row == row).map(|hit| hit.bytes.clone());
                 let style = theme.warning.add_modifier(Modifier::REVERSED);
-                let current_style = theme.selection.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+                let current_style = theme
+                    .selection
+                    .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
                 line = mark(&line, &on_row, style, current.as_ref(), current_style);
             }
         }
@@ -255,14 +260,20 @@ impl Reading {
         let figure_width = wrap::display_width(&figure);
         let room = usize::from(row.width).saturating_sub(figure_width + 4);
         let cursor = if search.editing { "▏" } else { "" };
-        let query = wrap::truncate(&miniagent_text::clean(search.query.text()), room.saturating_sub(3));
+        let query = wrap::truncate(
+            &miniagent_text::clean(search.query.text()),
+            room.saturating_sub(3),
+        );
         let line = Line::from(vec![
             Span::styled(" / ", theme.status_bar.patch(theme.key)),
             Span::styled(query, theme.status_bar),
             Span::styled(cursor, theme.status_bar.patch(theme.accent)),
         ]);
         buf.set_line(row.x, row.y, &line, row.width);
-        let x = row.x + row.width.saturating_sub(u16::try_from(figure_width + 1).unwrap_or(u16::MAX));
+        let x = row.x
+            + row
+                .width
+                .saturating_sub(u16::try_from(figure_width + 1).unwrap_or(u16::MAX));
         let style = if count == 0 && !search.query.is_empty() {
             theme.status_bar.patch(theme.warning)
         } else {
@@ -308,11 +319,11 @@ fn find<'c>(cached: &'c mut Cached, query: &Query) -> &'c [Hit] {
 }
 
 /// The rows of an entry's lines a selection covers: a code block's, or a tool call's
-/// (without the blank line after it).
+/// (its line, and the line under it saying how it failed).
 fn selected_rows(cached: &Cached, selected: Selected) -> Option<Range<usize>> {
     match selected.block {
         Some(block) => cached.blocks.get(block).map(|block| block.lines.clone()),
-        None => Some(0..cached.height().saturating_sub(1)),
+        None => Some(0..cached.height()),
     }
 }
 
@@ -337,7 +348,9 @@ impl Conversation {
 
     /// The pane's keys in the state now, for the bottom bar.
     pub fn bar_hints(&self) -> Vec<KeyHint> {
-        self.reading.bar_hints().unwrap_or_else(|| self.key_hints()[..3].to_vec())
+        self.reading
+            .bar_hints()
+            .unwrap_or_else(|| self.key_hints()[..3].to_vec())
     }
 
     /// Whether a query is being typed (the search line has the keys).
@@ -363,7 +376,9 @@ impl Conversation {
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return None,
             KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
             KeyCode::Char(c)
-                if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
                     && !c.is_control()
                     && text.chars().count() < MAX_QUERY_CHARS =>
             {
@@ -421,9 +436,7 @@ impl Conversation {
         for (entry, (item, cached)) in self.entries.iter().zip(cache.iter()).enumerate() {
             match item {
                 Entry::Tool { .. } => items.push(Selected { entry, block: None }),
-                Entry::Assistant {
-                    streaming: false, ..
-                } => {
+                Entry::Assistant { streaming: false, .. } => {
                     let blocks = cached.as_ref().map_or(0, |cached| cached.blocks.len());
                     items.extend((0..blocks).map(|block| Selected {
                         entry,
@@ -441,12 +454,18 @@ impl Conversation {
     /// and `]` from its top. Whether the selection moved.
     pub fn select_block(&mut self, forward: bool) -> bool {
         let items = self.selectable();
-        let now = self.reading.selected.and_then(|selected| items.iter().position(|item| *item == selected));
+        let now = self
+            .reading
+            .selected
+            .and_then(|selected| items.iter().position(|item| *item == selected));
         let next = match now {
             Some(at) if forward => (at + 1 < items.len()).then_some(at + 1),
             Some(at) => at.checked_sub(1),
             None => {
-                let top = self.top.get().unwrap_or_else(|| self.total_lines.get().saturating_sub(self.height.get()));
+                let top = self
+                    .top
+                    .get()
+                    .unwrap_or_else(|| self.total_lines.get().saturating_sub(self.height.get()));
                 let starts = self.entry_starts();
                 let start_of = |item: &Selected| {
                     let offset = match item.block {
@@ -459,7 +478,10 @@ impl Conversation {
                     starts.get(item.entry).copied().unwrap_or(0) + offset
                 };
                 if forward {
-                    items.iter().position(|item| start_of(item) >= top).or((!items.is_empty()).then_some(0))
+                    items
+                        .iter()
+                        .position(|item| start_of(item) >= top)
+                        .or((!items.is_empty()).then_some(0))
                 } else {
                     let bottom = top + self.height.get();
                     items

@@ -332,5 +332,7 @@ mod history;
 mod input;
 #[path = "workbench/layers.rs"]
 mod layers;
+#[path = "workbench/reading.rs"]
+mod reading;
 #[path = "workbench/seam.rs"]
 mod seam;
