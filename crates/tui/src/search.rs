@@ -56,6 +56,31 @@ impl Query {
         if self.chars.is_empty() {
             return found;
         }
+        if self.exact_case {
+            return haystack
+                .match_indices(self.text.as_str())
+                .map(|(at, matched)| at..at + matched.len())
+                .collect();
+        }
+        // The common case, ASCII both, compared in place without a copy of the line.
+        if haystack.is_ascii() && self.chars.iter().all(char::is_ascii) {
+            let needle: Vec<u8> = self.chars.iter().map(|&c| c as u8).collect();
+            let bytes = haystack.as_bytes();
+            let mut start = 0;
+            while start + needle.len() <= bytes.len() {
+                if bytes[start..start + needle.len()]
+                    .iter()
+                    .zip(&needle)
+                    .all(|(b, n)| b.to_ascii_lowercase() == *n)
+                {
+                    found.push(start..start + needle.len());
+                    start += needle.len();
+                } else {
+                    start += 1;
+                }
+            }
+            return found;
+        }
         let chars: Vec<(usize, char)> = haystack
             .char_indices()
             .map(|(at, c)| (at, if self.exact_case { c } else { fold(c) }))

@@ -337,6 +337,10 @@ fn search_cost_on_ten_thousand_messages() {
         });
     }
     screen(&mut app, 160, 48);
+    let start = std::time::Instant::now();
+    app.on_key(key(KeyCode::Up));
+    screen(&mut app, 160, 48);
+    println!("a frame without a search: {:?}", start.elapsed());
     app.on_key(ctrl_f());
     for query in ["l", "la", "laz", "lazy", "lazy ", "lazy d", "item_99"] {
         let letter = query.chars().last().unwrap();
