@@ -261,6 +261,9 @@ impl App {
         if !self.layers.is_empty() {
             return false;
         }
+        if self.conversation.search_editing() {
+            return self.conversation.search_paste(text);
+        }
         self.layout.focus_on(Pane::Input);
         self.input.paste(text);
         true

@@ -407,6 +407,25 @@ impl Conversation {
         Some(true)
     }
 
+    /// A paste while the query is typed: its first line, without escape sequences or
+    /// control characters, goes on the query (up to its length limit).
+    pub fn search_paste(&mut self, pasted: &str) -> bool {
+        let Some(search) = self.reading.search.as_mut() else {
+            return false;
+        };
+        let mut text = search.query.text().to_string();
+        let room = MAX_QUERY_CHARS.saturating_sub(text.chars().count());
+        // Escape sequences go whole (only dropping their ESC would leave `[2J`).
+        let cleaned = miniagent_text::clean(pasted);
+        let line = cleaned.lines().next().unwrap_or_default();
+        text.extend(line.chars().filter(|c| !c.is_control()).take(room));
+        if text != search.query.text() {
+            search.query = Query::new(&text);
+            search.pick.set(true);
+        }
+        true
+    }
+
     /// `n` (`forward`) or `N`: the next or previous match becomes current, round the end,
     /// and is scrolled into view. Whether there was one.
     pub fn next_match(&mut self, forward: bool) -> bool {

@@ -202,6 +202,28 @@ fn a_match_far_up_is_scrolled_into_view_and_wide_characters_are_marked_where_dra
 }
 
 #[test]
+fn the_search_line_takes_no_control_characters_and_a_bounded_query() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    transcript(&mut app);
+    app.on_key(ctrl_f());
+    // A paste goes to the query while it is typed: its first line, controls dropped.
+    app.on_paste("te\x1b[2J\x07st\nsecond line");
+    app.on_key(key(KeyCode::Char('\u{7}')));
+    let typed = marked_screen(&mut app, 80, 24);
+    assert!(typed.contains(" / test▏"), "{typed}");
+    assert_eq!(app.input.text(), "");
+    // Thousands of characters: the query stops at 200, the line cuts it to fit.
+    app.on_paste(&"x".repeat(5000));
+    type_text(&mut app, "yyy");
+    let long = marked_screen(&mut app, 80, 24);
+    let line = long.lines().find(|line| line.contains(" / test")).unwrap();
+    assert!(line.ends_with("no match ┃"), "{line}");
+    assert_eq!(crate::text::wrap::display_width(line), 80);
+    assert_screen!("search_long_query_80x24", long);
+}
+
+#[test]
 fn y_copies_the_selected_code_block_or_call_through_osc_52() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
