@@ -167,6 +167,7 @@ mod tests {
     use ratatui::style::{Color, Modifier};
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // One match's byte range, meant as such.
     fn smart_case_matches_any_case_until_a_capital_is_typed() {
         let cases: &[(&str, &str, Vec<Range<usize>>)] = &[
             (
