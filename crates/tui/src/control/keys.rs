@@ -54,13 +54,18 @@ impl App {
     /// Applies a key at once: the layers first, then the workbench's bindings, then the
     /// focused pane.
     pub(super) fn key_now(&mut self, key: KeyEvent) -> bool {
+        // The search line and the conversation's reading keys, before a replay's
+        // controls (a query is typed with space and q) and the workbench's (Esc ends a
+        // search first); a layer on top takes every key itself.
+        if self.layers.is_empty()
+            && let Some(changed) = self.reading_key(key)
+        {
+            return changed;
+        }
         if let Some(changed) = self.replay_key(key) {
             return changed;
         }
         if let Some(changed) = self.layer_key(key) {
-            return changed;
-        }
-        if let Some(changed) = self.reading_key(key) {
             return changed;
         }
         if let Some(changed) = crate::bindings::dispatch(crate::bindings::WORKBENCH, self, key) {

@@ -9,8 +9,7 @@ use crate::conversation::{NoticeKind, Selection};
 
 impl App {
     /// The search line's keys while a query is typed, and the conversation pane's own
-    /// reading keys, tried before the workbench's (Esc ends a search before it
-    /// interrupts). `None`: not one of them.
+    /// reading keys. `None`: not one of them.
     pub(crate) fn reading_key(&mut self, key: KeyEvent) -> Option<bool> {
         if self.conversation.search_editing() {
             return self.conversation.search_key(key);
