@@ -12,7 +12,11 @@ impl App {
     /// reading keys. `None`: not one of them.
     pub(crate) fn reading_key(&mut self, key: KeyEvent) -> Option<bool> {
         if self.conversation.search_editing() {
-            return self.conversation.search_key(key);
+            if self.layout.focus() == Pane::Conversation {
+                return self.conversation.search_key(key);
+            }
+            // A click gave another pane the keys: the query stays as typed, kept.
+            self.conversation.keep_search();
         }
         if self.layout.focus() != Pane::Conversation
             || key

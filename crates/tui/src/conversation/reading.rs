@@ -367,6 +367,17 @@ impl Conversation {
         self.reading.search = None;
     }
 
+    /// The query stops being typed (Enter, or the keys went elsewhere); an empty one
+    /// ends the search.
+    pub fn keep_search(&mut self) {
+        if let Some(search) = self.reading.search.as_mut() {
+            search.editing = false;
+            if search.query.is_empty() {
+                self.end_search();
+            }
+        }
+    }
+
     /// A key while the query is typed: `None` for a key it leaves to the workbench
     /// (Ctrl-C); any other is the search line's.
     pub fn search_key(&mut self, key: KeyEvent) -> Option<bool> {
@@ -388,10 +399,7 @@ impl Conversation {
                 text.pop();
             }
             KeyCode::Enter => {
-                search.editing = false;
-                if search.query.is_empty() {
-                    self.end_search();
-                }
+                self.keep_search();
                 return Some(true);
             }
             KeyCode::Esc => {

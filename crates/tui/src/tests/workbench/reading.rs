@@ -382,3 +382,28 @@ fn search_cost_on_ten_thousand_messages() {
     screen(&mut app, 160, 48);
     println!("n: {:?}", start.elapsed());
 }
+
+/// A click that gives another pane the keys while a query is typed keeps the query and
+/// leaves the keys there: what is typed next goes to the input, not the search line.
+#[test]
+fn a_click_elsewhere_keeps_the_query_and_takes_the_keys() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    transcript(&mut app);
+    screen(&mut app, 80, 24);
+    app.on_key(ctrl_f());
+    type_text(&mut app, "te");
+    screen(&mut app, 80, 24);
+    app.on_mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: 10,
+        row: 21,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert_eq!(app.layout.focus(), Pane::Input);
+    type_text(&mut app, "st");
+    assert_eq!(app.input.text(), "st");
+    assert!(app.conversation.search_active() && !app.conversation.search_editing());
+    let kept = marked_screen(&mut app, 80, 24);
+    assert!(kept.contains(" / te "), "{kept}");
+}
