@@ -42,9 +42,9 @@ impl Query {
         self.chars.is_empty()
     }
 
-    /// Whether every match of `self` is inside a match of `narrower`'s prefix `self`: a
-    /// line without a match of `self` cannot hold one of `narrower`, so a query typed on
-    /// needs to look only at the lines that matched before.
+    /// Whether `narrower` is this query typed on (same case mode, this as its start): a
+    /// line without a match of this one cannot hold one of `narrower`, so it needs to
+    /// look only at the lines that matched before.
     pub fn narrows_to(&self, narrower: &Query) -> bool {
         !self.is_empty() && self.exact_case == narrower.exact_case && narrower.text.starts_with(&self.text)
     }
