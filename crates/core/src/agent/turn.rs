@@ -154,13 +154,14 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
 /// person interrupted: then the text went back to them and the turn's last event is out.
 async fn hooked_message(session: &mut Session, context: &TurnContext, message: Message) -> Option<Message> {
     let mut message = message;
+    // The person's own words: what the session's hooks add is not theirs.
+    let prompt = message.text();
     if let Some(start) = session.session_start.take() {
         match start.finished(&context.cancel).await {
             Some(added) => message = hooks::with_context(message, HookEvent::SessionStart, &added),
             None => return refuse(context, message, None),
         }
     }
-    let prompt = message.text();
     let fired = hooks::fire(
         context,
         HookEvent::UserPromptSubmit,
