@@ -534,7 +534,10 @@ impl Printer {
     fn hooks_loaded(&mut self, hooks: &[miniagent_protocol::HookInfo]) {
         self.end_line();
         for hook in hooks {
-            let command = miniagent_text::clean(&hook.command).replace(['\n', '\r'], " ");
+            // A line break shown as one, so two commands never read as one.
+            let command = miniagent_text::clean(&hook.command)
+                .replace('\n', "\\n")
+                .replace('\r', "\\r");
             self.line(&format!(
                 "hook: {} {} ({}, {} s): {}",
                 hook.event,

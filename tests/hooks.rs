@@ -42,7 +42,10 @@ fn a_pre_tool_use_hook_exiting_2_refuses_the_call_with_its_reason() {
         &home,
         "PreToolUse",
         "bash",
-        &format!("cat > {}; echo 'no writes in this repository' >&2; exit 2", quoted(&seen)),
+        &format!(
+            "cat > {}; echo 'no writes in this repository' >&2; exit 2",
+            quoted(&seen)
+        ),
         30,
     );
     let output = exec(&home, &workspace, &server, &["make a file"]);
@@ -104,7 +107,13 @@ fn a_post_tool_use_hook_exiting_2_adds_its_reason_to_the_result() {
         Reply::text("done"),
     ]);
     let (home, workspace) = (TempDir::new(), TempDir::new());
-    user_hook(&home, "PostToolUse", "bash", "echo 'lint: 2 warnings' >&2; exit 2", 30);
+    user_hook(
+        &home,
+        "PostToolUse",
+        "bash",
+        "echo 'lint: 2 warnings' >&2; exit 2",
+        30,
+    );
     let output = exec(&home, &workspace, &server, &["say hello"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(
@@ -170,7 +179,11 @@ fn a_hook_past_its_timeout_is_stopped_and_reported_and_the_turn_goes_on() {
     user_hook(&home, "PreToolUse", "*", "echo 'checking…' >&2; sleep 60", 1);
     let started = Instant::now();
     let output = exec(&home, &workspace, &server, &["run it"]);
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let notice = "hook PreToolUse `echo 'checking…' >&2; sleep 60` ran past its timeout of 1 s and was stopped: checking…";
     let stderr = text(&output.stderr);
@@ -207,7 +220,11 @@ fn a_stop_hook_exiting_2_makes_the_agent_go_on_with_its_reason() {
             "cache_control": {"type": "ephemeral"},
         }])
     );
-    assert!(text(&output.stdout).contains("tests pass too"), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains("tests pass too"),
+        "{}",
+        text(&output.stdout)
+    );
 }
 
 #[test]
@@ -246,10 +263,18 @@ fn workspace_hooks_run_only_once_the_workspace_is_trusted() {
     let stderr = run(false);
     assert!(!workspace.join("hook-ran.txt").exists(), "{stderr}");
     assert!(
-        stderr.contains(".miniagent/hooks.json: commands run on the agent's events") && stderr.contains("--trust-workspace"),
+        stderr.contains(".miniagent/hooks.json: commands run on the agent's events")
+            && stderr.contains("--trust-workspace"),
         "{stderr}"
     );
     let stderr = run(true);
-    assert_eq!(std::fs::read_to_string(workspace.join("hook-ran.txt")).unwrap(), "ran\n", "{stderr}");
-    assert!(stderr.contains("hook: UserPromptSubmit * (workspace, 60 s): echo ran >> hook-ran.txt"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("hook-ran.txt")).unwrap(),
+        "ran\n",
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hook: UserPromptSubmit * (workspace, 60 s): echo ran >> hook-ran.txt"),
+        "{stderr}"
+    );
 }

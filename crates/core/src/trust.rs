@@ -203,7 +203,11 @@ impl WorkspaceExtras {
             .unwrap_or_default();
         let mut problems = Vec::new();
         let hooks = read_own_file(workspace, WORKSPACE_HOOKS, &mut problems);
-        for file in hooks.as_deref().map(|bytes| hook_files(workspace, bytes)).unwrap_or_default() {
+        for file in hooks
+            .as_deref()
+            .map(|bytes| hook_files(workspace, bytes))
+            .unwrap_or_default()
+        {
             if !programs.contains(&file) {
                 programs.push(file);
             }
@@ -249,8 +253,16 @@ impl WorkspaceExtras {
                 .iter()
                 .map(|name| format!("skill `{name}`: instructions the agent may follow")),
         );
-        if self.hooks.is_some() {
+        if let Some(bytes) = &self.hooks {
             lines.push(format!("{WORKSPACE_HOOKS}: commands run on the agent's events"));
+            // Each command as the person can read it: trusting them runs them.
+            let commands = hook_commands(bytes);
+            lines.extend(commands.iter().take(MAX_HOOK_LINES).map(|(event, command)| {
+                format!("  hook {}: runs {}", visible_word(event), visible_word(command))
+            }));
+            if commands.len() > MAX_HOOK_LINES {
+                lines.push(format!("  and {} more hooks", commands.len() - MAX_HOOK_LINES));
+            }
         }
         if self.settings.is_some() {
             lines.push(format!("{WORKSPACE_CONFIG}: settings such as permission rules"));
@@ -386,25 +398,38 @@ fn program_files(workspace: &Path, mcp: &McpConfig) -> Vec<PathBuf> {
     files
 }
 
+/// Hook commands listed one by one in the trust question (the rest are counted).
+const MAX_HOOK_LINES: usize = 64;
+
+/// Each hook command of a `hooks.json` with its event, in the file's order.
+fn hook_commands(hooks: &[u8]) -> Vec<(String, String)> {
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(hooks) else {
+        return Vec::new();
+    };
+    let mut commands = Vec::new();
+    let events = json.get("hooks").and_then(serde_json::Value::as_object);
+    for (event, groups) in events.into_iter().flatten() {
+        let hooks = groups
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|group| group.get("hooks").and_then(serde_json::Value::as_array))
+            .flatten()
+            .filter_map(|hook| hook.get("command").and_then(serde_json::Value::as_str));
+        commands.extend(hooks.map(|command| (event.clone(), command.to_string())));
+    }
+    // By event, each event's in the file's order: a JSON object's key order is not one.
+    commands.sort_by(|a, b| a.0.cmp(&b.0));
+    commands
+}
+
 /// Every file a workspace hook's command line names, as its real path, found as
 /// [`program_files`] finds a server's: the first word on the `PATH`, and each word (and
 /// piece of one) as a path from the workspace, where hooks run. So `./check.sh` or
 /// `python3 .miniagent/guard.py` is trusted with its content, and a change to it asks
 /// again, as `hooks.json` itself does. What those files load in turn is not followed.
 fn hook_files(workspace: &Path, hooks: &[u8]) -> Vec<PathBuf> {
-    let Ok(json) = serde_json::from_slice::<serde_json::Value>(hooks) else {
-        return Vec::new();
-    };
-    let commands = json
-        .get("hooks")
-        .and_then(serde_json::Value::as_object)
-        .into_iter()
-        .flat_map(|events| events.values())
-        .filter_map(serde_json::Value::as_array)
-        .flatten()
-        .filter_map(|group| group.get("hooks").and_then(serde_json::Value::as_array))
-        .flatten()
-        .filter_map(|hook| hook.get("command").and_then(serde_json::Value::as_str));
+    let commands = hook_commands(hooks);
     let mut files = Vec::new();
     let mut add = |path: PathBuf| {
         if let Ok(real) = path.canonicalize()
@@ -416,7 +441,7 @@ fn hook_files(workspace: &Path, hooks: &[u8]) -> Vec<PathBuf> {
     };
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut words = 0;
-    for command in commands {
+    for (_, command) in &commands {
         let first = command.split_whitespace().next().unwrap_or_default();
         if !first.is_empty() && !first.contains('/') {
             let found = std::env::split_paths(&path)

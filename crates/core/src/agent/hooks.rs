@@ -99,9 +99,15 @@ impl SessionStart {
                     return Vec::new();
                 };
                 let subject = Some("startup");
-                fire_with(&options, &events, &cancel, (HookEvent::SessionStart, subject), fields)
-                    .await
-                    .context
+                fire_with(
+                    &options,
+                    &events,
+                    &cancel,
+                    (HookEvent::SessionStart, subject),
+                    fields,
+                )
+                .await
+                .context
             }
         });
         Some(Self { task, cancel })

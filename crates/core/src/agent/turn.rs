@@ -9,9 +9,9 @@ use super::approval::ApprovalPolicy;
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
 use super::hooks::{self, MAX_STOP_CONTINUATIONS};
-use crate::hooks::HookEvent;
 use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{Session, TurnContext};
+use crate::hooks::HookEvent;
 use crate::llm::{ModelRequest, ModelResponse, PromptCache, ToolSpec};
 use crate::tools::output::cap_text;
 use miniagent_protocol::{Event, StopReason, ToolCallSummary, usd};
@@ -175,7 +175,11 @@ async fn hooked_message(session: &mut Session, context: &TurnContext, message: M
     if let Some(blocked) = fired.blocked {
         return refuse(context, message, Some(blocked.reason));
     }
-    Some(hooks::with_context(message, HookEvent::UserPromptSubmit, &fired.context))
+    Some(hooks::with_context(
+        message,
+        HookEvent::UserPromptSubmit,
+        &fired.context,
+    ))
 }
 
 /// Ends a turn whose message never entered the history: the person interrupted while its

@@ -386,7 +386,9 @@ fn json_output(stdout: &str) -> Option<Value> {
     if !trimmed.starts_with('{') {
         return None;
     }
-    serde_json::from_str::<Value>(trimmed).ok().filter(Value::is_object)
+    serde_json::from_str::<Value>(trimmed)
+        .ok()
+        .filter(Value::is_object)
 }
 
 /// The reason a JSON answer blocks with: `{"decision": "block", "reason": …}`, or for
@@ -405,7 +407,13 @@ fn json_block(event: HookEvent, json: &Value) -> Option<String> {
 }
 
 /// Reads one hooks file's entries into `hooks`; what cannot be used goes to `problems`.
-fn parse_into(bytes: &[u8], source: HookSource, path: &Path, hooks: &mut Vec<Hook>, problems: &mut Vec<String>) {
+fn parse_into(
+    bytes: &[u8],
+    source: HookSource,
+    path: &Path,
+    hooks: &mut Vec<Hook>,
+    problems: &mut Vec<String>,
+) {
     let shown = path.display();
     let file: FileSpec = match serde_json::from_slice(bytes) {
         Ok(file) => file,
@@ -415,7 +423,11 @@ fn parse_into(bytes: &[u8], source: HookSource, path: &Path, hooks: &mut Vec<Hoo
         }
     };
     let mut kept = 0;
-    for name in file.hooks.keys().filter(|name| HookEvent::from_name(name).is_none()) {
+    for name in file
+        .hooks
+        .keys()
+        .filter(|name| HookEvent::from_name(name).is_none())
+    {
         problems.push(format!(
             "{shown}: `{name}` is not an event hooks run on ({}); left out",
             HookEvent::ALL.map(HookEvent::name).join(", ")
@@ -442,13 +454,17 @@ fn parse_into(bytes: &[u8], source: HookSource, path: &Path, hooks: &mut Vec<Hoo
             let matcher = match compile_matcher(&matcher_text) {
                 Ok(matcher) => matcher,
                 Err(why) => {
-                    problems.push(format!("{shown}: {name}: matcher `{matcher_text}` left out: {why}"));
+                    problems.push(format!(
+                        "{shown}: {name}: matcher `{matcher_text}` left out: {why}"
+                    ));
                     continue;
                 }
             };
             for spec in group.hooks {
                 if kept == MAX_HOOKS {
-                    problems.push(format!("{shown}: more than {MAX_HOOKS} hooks; the rest are left out"));
+                    problems.push(format!(
+                        "{shown}: more than {MAX_HOOKS} hooks; the rest are left out"
+                    ));
                     return;
                 }
                 match command_of(spec) {
@@ -505,9 +521,18 @@ fn command_of(spec: CommandSpec) -> Result<(String, Duration), String> {
 }
 
 /// The input every hook gets: Claude Code's common fields, then `fields` of the event.
-pub fn input(event: HookEvent, session_id: Option<&str>, transcript: Option<&Path>, cwd: &Path, fields: Map<String, Value>) -> Value {
+pub fn input(
+    event: HookEvent,
+    session_id: Option<&str>,
+    transcript: Option<&Path>,
+    cwd: &Path,
+    fields: Map<String, Value>,
+) -> Value {
     let mut input = Map::new();
-    input.insert("session_id".into(), session_id.map_or(Value::Null, |id| Value::from(id)));
+    input.insert(
+        "session_id".into(),
+        session_id.map_or(Value::Null, |id| Value::from(id)),
+    );
     input.insert(
         "transcript_path".into(),
         transcript.map_or(Value::Null, |path| Value::from(path.display().to_string())),

@@ -122,7 +122,8 @@ pub(super) async fn run(hook: &Hook, input: &[u8], env: &HookEnv, cancel: &Cance
     };
     let confinement = match hook.source {
         // Sandboxed as `bash` is in a mode that always sandboxes.
-        HookSource::Workspace => match Confinement::for_command(&env.bash, ApprovalMode::Ask, &env.workspace) {
+        HookSource::Workspace => match Confinement::for_command(&env.bash, ApprovalMode::Ask, &env.workspace)
+        {
             Ok(confinement) => confinement,
             Err(why) => return Ran::not_started(why),
         },

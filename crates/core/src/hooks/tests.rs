@@ -41,7 +41,13 @@ fn user_hooks(json: &str) -> Hooks {
     assert!(hooks.is_empty() && problems.is_empty());
     let mut list = Vec::new();
     let mut problems = Vec::new();
-    parse_into(json.as_bytes(), HookSource::User, Path::new("hooks.json"), &mut list, &mut problems);
+    parse_into(
+        json.as_bytes(),
+        HookSource::User,
+        Path::new("hooks.json"),
+        &mut list,
+        &mut problems,
+    );
     assert_eq!(problems, Vec::<String>::new());
     Hooks { hooks: list }
 }
@@ -76,7 +82,8 @@ fn a_hooks_file_is_read_with_its_problems_named_and_the_rest_kept() {
         }}"#,
     )
     .unwrap();
-    let workspace = br#"{"hooks": {"PostToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "log"}]}]}}"#;
+    let workspace =
+        br#"{"hooks": {"PostToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "log"}]}]}}"#;
     let (hooks, problems) = Hooks::load(Some(&scratch.0), Some(workspace));
     assert_eq!(
         hooks.infos(),
@@ -94,7 +101,9 @@ fn a_hooks_file_is_read_with_its_problems_named_and_the_rest_kept() {
             format!(
                 "hooks: {file}: `OnLunch` is not an event hooks run on (PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, PreCompact); left out"
             ),
-            format!("hooks: {file}: PreToolUse: a hook left out: type `prompt` is not supported (only `command`)"),
+            format!(
+                "hooks: {file}: PreToolUse: a hook left out: type `prompt` is not supported (only `command`)"
+            ),
             format!("hooks: {file}: PreToolUse: a hook left out: it has no `command`"),
             format!("hooks: {file}: PreToolUse: matcher `(` left out: error: unclosed group"),
         ]
@@ -188,10 +197,20 @@ fn a_hook_reads_the_event_on_its_input_and_exit_2_blocks_with_its_stderr() {
 fn json_answers_block_and_give_context_but_never_approve() {
     let scratch = Scratch::new("json");
     let deny = r#"echo '{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "not today"}}'"#;
-    let fired = fire(&one("PreToolUse", deny, 10.0), &scratch, HookEvent::PreToolUse, &CancellationToken::new());
+    let fired = fire(
+        &one("PreToolUse", deny, 10.0),
+        &scratch,
+        HookEvent::PreToolUse,
+        &CancellationToken::new(),
+    );
     assert_eq!(fired.blocked.map(|b| b.reason), Some("not today".to_string()));
     let allow = r#"echo '{"hookSpecificOutput": {"permissionDecision": "allow"}}'"#;
-    let fired = fire(&one("PreToolUse", allow, 10.0), &scratch, HookEvent::PreToolUse, &CancellationToken::new());
+    let fired = fire(
+        &one("PreToolUse", allow, 10.0),
+        &scratch,
+        HookEvent::PreToolUse,
+        &CancellationToken::new(),
+    );
     assert_eq!(fired, Fired::default());
     let context = r#"echo '{"hookSpecificOutput": {"additionalContext": "branch: main"}}'"#;
     let fired = fire(
@@ -241,8 +260,14 @@ fn other_endings_are_reported_and_block_nothing() {
 
 /// Whether process `pid` is still alive (and not a zombie).
 fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or_default().trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or_default()
+            .trim_start()
+            .starts_with('Z')
+    })
 }
 
 #[test]
@@ -250,7 +275,11 @@ fn a_slow_hook_is_stopped_at_its_timeout_with_what_it_started() {
     let scratch = Scratch::new("slow");
     let started = std::time::Instant::now();
     let fired = fire(
-        &one("PreToolUse", "sleep 300 & echo $! > child.pid; echo waiting >&2; sleep 300", 1.0),
+        &one(
+            "PreToolUse",
+            "sleep 300 & echo $! > child.pid; echo waiting >&2; sleep 300",
+            1.0,
+        ),
         &scratch,
         HookEvent::PreToolUse,
         &CancellationToken::new(),
@@ -258,7 +287,9 @@ fn a_slow_hook_is_stopped_at_its_timeout_with_what_it_started() {
     let took = started.elapsed();
     assert_eq!(
         fired.notices,
-        ["hook PreToolUse `sleep 300 & echo $! > child.pid; echo waiting >&2; sleep 300` ran past its timeout of 1 s and was stopped: waiting"]
+        [
+            "hook PreToolUse `sleep 300 & echo $! > child.pid; echo waiting >&2; sleep 300` ran past its timeout of 1 s and was stopped: waiting"
+        ]
     );
     assert_eq!(fired.blocked, None);
     assert!(took < std::time::Duration::from_secs(10), "{took:?}");
@@ -284,7 +315,12 @@ fn an_interrupt_stops_a_running_hook() {
         later.cancel();
     });
     let started = std::time::Instant::now();
-    let fired = fire(&one("Stop", "sleep 300", 60.0), &scratch, HookEvent::Stop, &cancel);
+    let fired = fire(
+        &one("Stop", "sleep 300", 60.0),
+        &scratch,
+        HookEvent::Stop,
+        &cancel,
+    );
     assert!(fired.cancelled);
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
@@ -300,5 +336,9 @@ fn output_without_end_is_capped() {
     );
     assert_eq!(fired.notices, Vec::<String>::new());
     assert_eq!(fired.context.len(), 1);
-    assert!(fired.context[0].len() <= MAX_TEXT_TO_MODEL + 100, "{}", fired.context[0].len());
+    assert!(
+        fired.context[0].len() <= MAX_TEXT_TO_MODEL + 100,
+        "{}",
+        fired.context[0].len()
+    );
 }

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
-    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, HookInfo, McpState, SandboxState, SkillInfo,
-    ToolInfo,
+    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, HookInfo, McpState, SandboxState,
+    SkillInfo, ToolInfo,
 };
 
 /// What the agent said it talks to, from `session_configured`.

@@ -28,7 +28,10 @@ impl Text for Hooks {
     }
 
     fn layout(&self, app: &App, size: Rect) -> (Rect, Vec<Line<'static>>) {
-        (super::text_area(size), hooks_lines(app.session.hooks(), app.look.theme()))
+        (
+            super::text_area(size),
+            hooks_lines(app.session.hooks(), app.look.theme()),
+        )
     }
 
     const WRAPS: bool = true;
@@ -82,7 +85,11 @@ fn hooks_lines(hooks: &[HookInfo], theme: &Theme) -> Vec<Line<'static>> {
 }
 
 fn hook_line(hook: &HookInfo, theme: &Theme) -> Line<'static> {
-    let command = miniagent_text::clean(&hook.command).replace(['\n', '\r', '\t'], " ");
+    // A line break shown as one, so two commands never read as one with more arguments.
+    let command = miniagent_text::clean(&hook.command)
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', " ");
     Line::from(vec![
         Span::styled(
             format!("  {}  ", miniagent_text::clean(&hook.matcher)),
@@ -90,7 +97,11 @@ fn hook_line(hook: &HookInfo, theme: &Theme) -> Line<'static> {
         ),
         Span::styled(command, theme.tool),
         Span::styled(
-            format!("  ({}, {} s)", miniagent_text::clean(&hook.source), hook.timeout_s),
+            format!(
+                "  ({}, {} s)",
+                miniagent_text::clean(&hook.source),
+                hook.timeout_s
+            ),
             theme.dim,
         ),
     ])

@@ -458,19 +458,39 @@ fn hooks_overlay_lists_the_hooks_by_event() {
     let empty = screen(&app, 80, 24);
     assert!(empty.contains("No hooks."), "{empty}");
     app.on_key(key(KeyCode::Esc));
-    let hook = |event: &str, matcher: &str, command: &str, timeout_s: u64, source: &str| miniagent_protocol::HookInfo {
-        event: event.into(),
-        matcher: matcher.into(),
-        command: command.into(),
-        timeout_s,
-        source: source.into(),
+    let hook = |event: &str, matcher: &str, command: &str, timeout_s: u64, source: &str| {
+        miniagent_protocol::HookInfo {
+            event: event.into(),
+            matcher: matcher.into(),
+            command: command.into(),
+            timeout_s,
+            source: source.into(),
+        }
     };
     app.on_agent_event(Event::HooksLoaded {
         hooks: vec![
-            hook("PreToolUse", "bash|write_file", "~/.config/miniagent/guard.sh", 30, "user"),
-            hook("Stop", "*", "cargo test -q 2>&1 | tail -5 >&2 || exit 2", 600, "workspace"),
+            hook(
+                "PreToolUse",
+                "bash|write_file",
+                "~/.config/miniagent/guard.sh",
+                30,
+                "user",
+            ),
+            hook(
+                "Stop",
+                "*",
+                "cargo test -q 2>&1 | tail -5 >&2 || exit 2",
+                600,
+                "workspace",
+            ),
             hook("UserPromptSubmit", "*", "git branch --show-current", 60, "user"),
-            hook("PostToolUse", "write_file|edit_file", "cargo fmt\n\u{1b}[31mrm -rf /", 60, "workspace"),
+            hook(
+                "PostToolUse",
+                "write_file|edit_file",
+                "cargo fmt\n\u{1b}[31mrm -rf /",
+                60,
+                "workspace",
+            ),
         ],
     });
     app.submit("/hooks".into());

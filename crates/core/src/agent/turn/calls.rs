@@ -9,9 +9,9 @@ use serde_json::Value;
 use crate::agent::approval::Verdict;
 use crate::agent::history::{ContentBlock, Message, Role};
 use crate::agent::hooks;
-use crate::hooks::HookEvent;
 use crate::agent::{Session, TurnContext};
 use crate::config::ApprovalMode;
+use crate::hooks::HookEvent;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
 use crate::tools::{Tool, ToolCall, ToolContext, ToolOutput, schema};
@@ -557,7 +557,10 @@ async fn run_one(
         )));
     };
     // What the PreToolUse hooks get; kept only when there are any.
-    let hook_input = options.hooks.has(HookEvent::PreToolUse).then(|| arguments.clone());
+    let hook_input = options
+        .hooks
+        .has(HookEvent::PreToolUse)
+        .then(|| arguments.clone());
     // Checked against the schema the model saw, then read once: the policy, the question
     // and the run all see this one call.
     let call = match schema::validate(&tool.input_schema(), &arguments).and_then(|()| tool.read(arguments)) {
