@@ -531,7 +531,7 @@ pub fn input(
     let mut input = Map::new();
     input.insert(
         "session_id".into(),
-        session_id.map_or(Value::Null, |id| Value::from(id)),
+        session_id.map_or(Value::Null, Value::from),
     );
     input.insert(
         "transcript_path".into(),
