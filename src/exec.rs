@@ -534,18 +534,21 @@ impl Printer {
     fn hooks_loaded(&mut self, hooks: &[miniagent_protocol::HookInfo]) {
         self.end_line();
         for hook in hooks {
-            // A line break shown as one, so two commands never read as one.
-            let command = miniagent_text::clean(&hook.command)
-                .replace('\n', "\\n")
-                .replace('\r', "\\r");
+            let command = miniagent_text::clean(&hook.command);
+            let mut lines = command.split(['\n', '\r']);
             self.line(&format!(
                 "hook: {} {} ({}, {} s): {}",
                 hook.event,
                 miniagent_text::clean(&hook.matcher),
                 hook.source,
                 hook.timeout_s,
-                preview_line(&command, 200)
+                preview_line(lines.next().unwrap_or_default(), 200)
             ));
+            // A command of several lines is several commands to the shell: each is shown
+            // on a line of its own, never joined as one command's arguments.
+            for line in lines {
+                self.line(&format!("  {}", preview_line(line, 200)));
+            }
         }
     }
 

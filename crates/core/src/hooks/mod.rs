@@ -529,10 +529,7 @@ pub fn input(
     fields: Map<String, Value>,
 ) -> Value {
     let mut input = Map::new();
-    input.insert(
-        "session_id".into(),
-        session_id.map_or(Value::Null, Value::from),
-    );
+    input.insert("session_id".into(), session_id.map_or(Value::Null, Value::from));
     input.insert(
         "transcript_path".into(),
         transcript.map_or(Value::Null, |path| Value::from(path.display().to_string())),

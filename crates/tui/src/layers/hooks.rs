@@ -70,11 +70,11 @@ fn hooks_lines(hooks: &[HookInfo], theme: &Theme) -> Vec<Line<'static>> {
         }
         lines.push(Line::from(Span::styled(event.to_string(), theme.heading)));
         for hook in of_event {
-            lines.push(hook_line(hook, theme));
+            lines.extend(hook_lines(hook, theme));
         }
     }
     for hook in others {
-        lines.push(hook_line(hook, theme));
+        lines.extend(hook_lines(hook, theme));
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
@@ -84,25 +84,33 @@ fn hooks_lines(hooks: &[HookInfo], theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-fn hook_line(hook: &HookInfo, theme: &Theme) -> Line<'static> {
-    // A line break shown as one, so two commands never read as one with more arguments.
-    let command = miniagent_text::clean(&hook.command)
-        .replace('\n', "\\n")
-        .replace('\r', "\\r")
-        .replace('\t', " ");
-    Line::from(vec![
-        Span::styled(
-            format!("  {}  ", miniagent_text::clean(&hook.matcher)),
-            theme.strong,
-        ),
-        Span::styled(command, theme.tool),
-        Span::styled(
+/// A hook's lines: what it matches and its command, a command of several lines (each a
+/// command of its own to the shell) shown as several, so none reads as another's arguments.
+fn hook_lines(hook: &HookInfo, theme: &Theme) -> Vec<Line<'static>> {
+    let matcher = format!("  {}  ", miniagent_text::clean(&hook.matcher));
+    let indent = " ".repeat(unicode_width::UnicodeWidthStr::width(matcher.as_str()));
+    let command = miniagent_text::clean(&hook.command).replace('\t', " ");
+    let mut lines: Vec<Line<'static>> = command
+        .split(['\n', '\r'])
+        .enumerate()
+        .map(|(index, line)| {
+            let lead = if index == 0 {
+                Span::styled(matcher.clone(), theme.strong)
+            } else {
+                Span::raw(indent.clone())
+            };
+            Line::from(vec![lead, Span::styled(line.to_string(), theme.tool)])
+        })
+        .collect();
+    if let Some(last) = lines.last_mut() {
+        last.spans.push(Span::styled(
             format!(
                 "  ({}, {} s)",
                 miniagent_text::clean(&hook.source),
                 hook.timeout_s
             ),
             theme.dim,
-        ),
-    ])
+        ));
+    }
+    lines
 }
