@@ -139,8 +139,9 @@ pub(super) async fn run(hook: &Hook, input: &[u8], env: &HookEnv, cancel: &Cance
         OsString::from("MINIAGENT_PROJECT_DIR"),
         env.workspace.clone().into_os_string(),
     ));
-    // A failed redirection ends a non-interactive shell before the command runs.
-    let script = format!("exec 0<\"${INPUT_VAR}\"\n{}", hook.command);
+    // A failed redirection ends a non-interactive shell before the command runs. On the
+    // command's first line, so the shell's messages number its lines as written.
+    let script = format!("exec 0<\"${INPUT_VAR}\"; {}", hook.command);
     let (mut child, mut group) = match spawn_in_group(&script, &env.workspace, &confinement, &vars) {
         Ok(spawned) => spawned,
         Err(why) => return Ran::not_started(why),
