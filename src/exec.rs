@@ -291,6 +291,7 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::McpServerStatus { .. }
         | Event::McpToolsDeferred { .. }
         | Event::SkillsLoaded { .. }
+        | Event::HooksLoaded { .. }
         | Event::SubAgent { .. }
         | Event::Notice { .. }
         // A replay's; `exec` runs a live agent.
@@ -457,6 +458,7 @@ impl Printer {
             Event::SubAgent { agent, event, .. } => self.sub_agent(agent, event),
             Event::McpServerStatus { server, state } => self.mcp_status(server, state),
             Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),
+            Event::HooksLoaded { hooks } => self.hooks_loaded(hooks),
             Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
             Event::CompactionEnded { outcome, reason } => self.line(&compaction_ended_line(*outcome, reason)),
             Event::ContextCompacted {
@@ -528,6 +530,28 @@ impl Printer {
     }
 
     /// What was wrong with the skills found, a line each.
+    /// One line per hook, so a run says which commands its events start.
+    fn hooks_loaded(&mut self, hooks: &[miniagent_protocol::HookInfo]) {
+        self.end_line();
+        for hook in hooks {
+            let command = miniagent_text::clean(&hook.command);
+            let mut lines = command.split(['\n', '\r']);
+            self.line(&format!(
+                "hook: {} {} ({}, {} s): {}",
+                hook.event,
+                miniagent_text::clean(&hook.matcher),
+                hook.source,
+                hook.timeout_s,
+                preview_line(lines.next().unwrap_or_default(), 200)
+            ));
+            // A command of several lines is several commands to the shell: each is shown
+            // on a line of its own, never joined as one command's arguments.
+            for line in lines {
+                self.line(&format!("  {}", preview_line(line, 200)));
+            }
+        }
+    }
+
     fn skill_warnings(&mut self, warnings: &[String]) {
         self.end_line();
         for warning in warnings {

@@ -32,6 +32,7 @@ mod git_config;
 mod git_reach;
 mod git_writes;
 mod history_integrity;
+mod hooks;
 mod hostile_provider;
 mod interrupt;
 mod large_results;

@@ -111,6 +111,7 @@ impl Harness {
             protected: Vec::new(),
             results: Some(results),
             client_files: None,
+            hooks: Default::default(),
         };
         Harness {
             handle: agent::spawn(options),

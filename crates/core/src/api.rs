@@ -170,6 +170,8 @@ pub struct Launch {
     mcp: Option<McpConfig>,
     /// The workspace's own servers and skills, while the trust question is open.
     asking: Option<trust::WorkspaceExtras>,
+    /// The trusted workspace's `hooks.json`, as trust fingerprinted it.
+    workspace_hooks: Option<Vec<u8>>,
     question: Option<TrustQuestion>,
     trusted: bool,
     notices: Vec<String>,
@@ -211,6 +213,7 @@ impl Launch {
         let mut asking = None;
         let mut question = None;
         let mut trusted = false;
+        let mut workspace_hooks = None;
         let extras = trust::WorkspaceExtras::load(&workspace);
         notices.extend(extras.mcp_problem.clone());
         notices.extend(extras.problems.iter().cloned());
@@ -218,6 +221,7 @@ impl Launch {
             trust::TrustStatus::NothingToTrust => {}
             trust::TrustStatus::Trusted => {
                 trusted = true;
+                workspace_hooks = extras.hooks.clone();
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -230,6 +234,7 @@ impl Launch {
                     trust::remember(dir, &workspace, &extras).map_err(|why| anyhow::anyhow!(why))?;
                 }
                 trusted = true;
+                workspace_hooks = extras.hooks.clone();
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -254,6 +259,7 @@ impl Launch {
             key,
             mcp,
             asking,
+            workspace_hooks,
             question,
             trusted,
             notices,
@@ -316,6 +322,7 @@ impl Launch {
             .as_ref()
             .and_then(|dir| trust::remember(dir, &self.workspace, &project).err())
             .map(|err| err.to_string());
+        self.workspace_hooks = project.hooks.clone();
         if let Some(servers) = project.mcp {
             self.mcp = Some(trust::merge(self.mcp.take(), servers));
         }
@@ -331,6 +338,7 @@ impl Launch {
         self.key = Ok(crate::llm::ApiKey::default());
         self.question = None;
         self.asking = None;
+        self.workspace_hooks = None;
         self.trusted = false;
     }
 
@@ -350,12 +358,15 @@ impl Launch {
                 key,
                 mcp,
                 trusted,
+                workspace_hooks,
                 env,
                 ..
             } = self;
             let key = key.map_err(|why| anyhow::anyhow!(why))?;
             let built = tokio::task::spawn_blocking(move || {
-                startup::build(config, workspace, key, mcp, trusted, &env)
+                let mut built = startup::build(config, workspace, key, mcp, trusted, &env)?;
+                startup::load_hooks(&mut built, workspace_hooks.as_deref(), &env);
+                anyhow::Ok(built)
             })
             .await
             .context("building the session stopped unexpectedly")??;

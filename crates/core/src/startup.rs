@@ -102,11 +102,13 @@ pub fn prepare_with(
             false
         }
     };
+    let workspace_hooks = if trusted { extras.hooks.clone() } else { None };
     if trusted && let Some(project) = extras.mcp {
         mcp = Some(trust::merge(mcp, project));
     }
     let mut options = build(config, workspace, api_key, mcp, trusted, env)?;
     options.startup_notices.extend(notices);
+    load_hooks(&mut options, workspace_hooks.as_deref(), env);
     Ok(options)
 }
 
@@ -436,12 +438,22 @@ pub fn build(
         secrets,
         protected: own_folders(env),
         client_files: None,
+        hooks: Arc::default(),
     };
     // Every face starts sessions here: each hears of it.
     if let Some(notice) = own_folders_notice(&options) {
         options.startup_notices.push(notice);
     }
     Ok(options)
+}
+
+/// Gives the session its hooks: the user's `hooks.json` and `workspace` (the trusted
+/// workspace's `hooks.json`, the bytes trust fingerprinted), with a notice for each
+/// problem in them.
+pub fn load_hooks(options: &mut AgentOptions, workspace: Option<&[u8]>, env: &crate::config::Env) {
+    let (hooks, problems) = crate::hooks::Hooks::load(config::config_dir(env).as_deref(), workspace);
+    options.hooks = Arc::new(hooks);
+    options.startup_notices.extend(problems);
 }
 
 /// What the MCP tools' declarations may take of every request: a quarter of the prompt

@@ -148,7 +148,7 @@ pub struct WorkspaceExtras {
     pub commands: bool,
     /// Why a file of the above could not be read (too large, unreadable): it is left out.
     pub problems: Vec<String>,
-    /// SHA-256 over `mcp.json`, the files its servers name, `hooks.json`, `config.toml`
+    /// SHA-256 over `mcp.json`, the files its servers and hooks name, `hooks.json`, `config.toml`
     /// and every file under `skills/` and `commands/` (hex), or why there is none.
     fingerprint: Result<String, String>,
 }
@@ -197,12 +197,21 @@ impl WorkspaceExtras {
             }
             None => None,
         };
-        let programs = mcp
+        let mut programs = mcp
             .as_ref()
             .map(|mcp| program_files(workspace, mcp))
             .unwrap_or_default();
         let mut problems = Vec::new();
         let hooks = read_own_file(workspace, WORKSPACE_HOOKS, &mut problems);
+        for file in hooks
+            .as_deref()
+            .map(|bytes| hook_files(workspace, bytes))
+            .unwrap_or_default()
+        {
+            if !programs.contains(&file) {
+                programs.push(file);
+            }
+        }
         let settings = read_own_file(workspace, WORKSPACE_CONFIG, &mut problems);
         let commands = workspace.join(WORKSPACE_COMMANDS_DIR).is_dir();
         let own = OwnFiles {
@@ -244,8 +253,16 @@ impl WorkspaceExtras {
                 .iter()
                 .map(|name| format!("skill `{name}`: instructions the agent may follow")),
         );
-        if self.hooks.is_some() {
+        if let Some(bytes) = &self.hooks {
             lines.push(format!("{WORKSPACE_HOOKS}: commands run on the agent's events"));
+            // Each command as the person can read it: trusting them runs them.
+            let commands = hook_commands(bytes);
+            lines.extend(commands.iter().take(MAX_HOOK_LINES).map(|(event, command)| {
+                format!("  hook {}: runs {}", visible_word(event), visible_word(command))
+            }));
+            if commands.len() > MAX_HOOK_LINES {
+                lines.push(format!("  and {} more hooks", commands.len() - MAX_HOOK_LINES));
+            }
         }
         if self.settings.is_some() {
             lines.push(format!("{WORKSPACE_CONFIG}: settings such as permission rules"));
@@ -381,6 +398,69 @@ fn program_files(workspace: &Path, mcp: &McpConfig) -> Vec<PathBuf> {
     files
 }
 
+/// Hook commands listed one by one in the trust question (the rest are counted).
+const MAX_HOOK_LINES: usize = 64;
+
+/// Each hook command of a `hooks.json` with its event, in the file's order.
+fn hook_commands(hooks: &[u8]) -> Vec<(String, String)> {
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(hooks) else {
+        return Vec::new();
+    };
+    let mut commands = Vec::new();
+    let events = json.get("hooks").and_then(serde_json::Value::as_object);
+    for (event, groups) in events.into_iter().flatten() {
+        let hooks = groups
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|group| group.get("hooks").and_then(serde_json::Value::as_array))
+            .flatten()
+            .filter_map(|hook| hook.get("command").and_then(serde_json::Value::as_str));
+        commands.extend(hooks.map(|command| (event.clone(), command.to_string())));
+    }
+    // By event, each event's in the file's order: a JSON object's key order is not one.
+    commands.sort_by(|a, b| a.0.cmp(&b.0));
+    commands
+}
+
+/// Every file a workspace hook's command line names, as its real path, found as
+/// [`program_files`] finds a server's: the first word on the `PATH`, and each word (and
+/// piece of one) as a path from the workspace, where hooks run. So `./check.sh` or
+/// `python3 .miniagent/guard.py` is trusted with its content, and a change to it asks
+/// again, as `hooks.json` itself does. What those files load in turn is not followed.
+fn hook_files(workspace: &Path, hooks: &[u8]) -> Vec<PathBuf> {
+    let commands = hook_commands(hooks);
+    let mut files = Vec::new();
+    let mut add = |path: PathBuf| {
+        if let Ok(real) = path.canonicalize()
+            && real.is_file()
+            && !files.contains(&real)
+        {
+            files.push(real);
+        }
+    };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut words = 0;
+    for (_, command) in &commands {
+        let first = command.split_whitespace().next().unwrap_or_default();
+        if !first.is_empty() && !first.contains('/') {
+            let found = std::env::split_paths(&path)
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join(first))
+                .find(|candidate| is_executable(candidate));
+            add(found.unwrap_or_default());
+        }
+        for word in named_words(command) {
+            if words == MAX_NAMED_WORDS {
+                return files;
+            }
+            words += 1;
+            add(workspace.join(word));
+        }
+    }
+    files
+}
+
 /// `word`, its part after the first `=`, and its pieces between shell separators.
 fn named_words(word: &str) -> impl Iterator<Item = &str> {
     let after_equals = word.split_once('=').map(|(_, value)| value);
@@ -439,8 +519,8 @@ fn sandbox_writable(workspace: &Path) -> Vec<PathBuf> {
 }
 
 /// The fingerprint of what trust would unlock: `mcp_bytes` (as read for use), the
-/// files its servers' command lines name (each as [`coverage`] says), and every file
-/// under `.miniagent/skills/`, each with its path, in a fixed order.
+/// files its servers' and its hooks' command lines name (each as [`coverage`] says), and
+/// every file under `.miniagent/skills/`, each with its path, in a fixed order.
 fn fingerprint(workspace: &Path, own: &OwnFiles<'_>, programs: &[PathBuf]) -> Result<String, String> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;
@@ -469,7 +549,7 @@ fn fingerprint(workspace: &Path, own: &OwnFiles<'_>, programs: &[PathBuf]) -> Re
             Coverage::Content => {
                 if meta.len() > budget.bytes {
                     return Err(format!(
-                        "{} (named by a server's command line) is larger than the {} MiB checked on every start",
+                        "{} (named by a server's or a hook's command line) is larger than the {} MiB checked on every start",
                         program.display(),
                         MAX_FINGERPRINT_BYTES / (1024 * 1024)
                     ));

@@ -453,6 +453,9 @@ pub enum Event {
     PlaybackStatus { status: PlaybackStatus },
     /// A recorded event coming due, `at_ms` into the replay (recorded time).
     Replayed { at_ms: u64, event: Box<Event> },
+    /// The hooks the session runs on its events (`hooks.json`), sent once at the start
+    /// when there are any.
+    HooksLoaded { hooks: Vec<HookInfo> },
 }
 
 /// Something a finished call changed outside the conversation.
@@ -596,3 +599,19 @@ pub struct LogOrigin {
 
 #[cfg(test)]
 mod tests;
+
+/// A hook as front ends list it (`/hooks`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookInfo {
+    /// The event it runs on: `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`,
+    /// `SessionStart` or `PreCompact`.
+    pub event: String,
+    /// What it matches (a tool name pattern, or `*` for everything).
+    pub matcher: String,
+    /// The command line, as written in `hooks.json`.
+    pub command: String,
+    /// How long it may run, in seconds.
+    pub timeout_s: u64,
+    /// `user` (the config folder's `hooks.json`) or `workspace` (the trusted workspace's).
+    pub source: String,
+}

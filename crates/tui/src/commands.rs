@@ -65,6 +65,7 @@ pub const COMMANDS: &[Command] = &[
     super::layers::themes::COMMAND,
     super::layers::mcp::COMMAND,
     super::layers::skills::COMMAND,
+    super::layers::hooks::COMMAND,
     super::layers::version::COMMAND,
     Command {
         name: "/copy",

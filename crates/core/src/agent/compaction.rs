@@ -86,6 +86,10 @@ pub(crate) struct Compacted {
     prompt_from: u64,
     /// The calls whose results it trimmed.
     trimmed_calls: Vec<String>,
+    /// `/compact` asked for it (`PreCompact`'s trigger `manual`; else `auto`).
+    manual: bool,
+    /// The `PreCompact` hooks ran (once per compaction, before its first summary).
+    hooked: bool,
 }
 
 /// The budget the prompt must fit: the smaller of the token limit and the window,
@@ -171,6 +175,8 @@ pub(crate) async fn compact(
     // starts from the prompt before the compaction (its masking and trimming included).
     let mut done = Compacted {
         prompt_from: prompt_size(session, context),
+        // Only `/compact` tells what it did in a report of its own.
+        manual: !notices,
         ..Compacted::default()
     };
     let result = bring_down(session, context, force, &mut done).await;

@@ -84,6 +84,7 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
         last_usage_estimated: false,
         compaction_log: Vec::new(),
         fixed_tokens: None,
+        session_start: None,
     };
     sub.events.emit(Event::TurnStarted { text: task.clone() });
     session.context.push(Message::user(task));

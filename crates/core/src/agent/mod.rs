@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod context;
 mod delegate;
 pub mod history;
+mod hooks;
 pub(crate) mod inspect;
 mod meter;
 mod model_call;
@@ -69,6 +70,9 @@ pub struct AgentOptions {
     /// The editor file tools read and write through, when a face's client offers one
     /// (ACP's `fs/*`); `None`: the disk.
     pub client_files: Option<Arc<dyn crate::tools::client_files::ClientFiles>>,
+    /// The hooks run on the session's events (`hooks.json`; the workspace's only when
+    /// trusted).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 /// The front end's side of a running agent.
@@ -217,6 +221,8 @@ pub(crate) struct Session {
     /// Tokens of the system prompt and tool schemas, with the tool names they were
     /// counted for (MCP servers add tools as they connect).
     pub fixed_tokens: Option<(Vec<String>, u64)>,
+    /// The `SessionStart` hooks, until the first turn takes what they add.
+    session_start: Option<hooks::SessionStart>,
 }
 
 /// Starts the sub-agents of one call (the `id` call run in this context).
@@ -277,6 +283,7 @@ pub fn spawn(options: AgentOptions) -> AgentHandle {
 async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, events: EventSink) {
     let counter = announce(&options, &events).await;
     let shared = Shared::new(options, events, counter);
+    shared.session.lock().await.session_start = hooks::SessionStart::start(&shared.options, &shared.events);
     let mut side_events = shared
         .options
         .side_events
@@ -349,6 +356,11 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
         total_cache_write_tokens: 0,
         cost_usd: None,
     });
+    if !options.hooks.is_empty() {
+        events.emit(Event::HooksLoaded {
+            hooks: options.hooks.infos(),
+        });
+    }
     for message in &options.startup_notices {
         events.emit(Event::Notice {
             message: message.clone(),
@@ -376,6 +388,7 @@ impl Shared {
                 last_usage_estimated: false,
                 compaction_log: Vec::new(),
                 fixed_tokens: None,
+                session_start: None,
             })),
             policy: SharedPolicy::new(
                 ApprovalPolicy::new(options.config.agent.approval)

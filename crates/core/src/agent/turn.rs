@@ -8,8 +8,10 @@
 use super::approval::ApprovalPolicy;
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
+use super::hooks::{self, MAX_STOP_CONTINUATIONS};
 use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
 use super::{Session, TurnContext};
+use crate::hooks::HookEvent;
 use crate::llm::{ModelRequest, ModelResponse, PromptCache, ToolSpec};
 use crate::tools::output::cap_text;
 use miniagent_protocol::{Event, StopReason, ToolCallSummary, usd};
@@ -85,6 +87,9 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         return;
     }
     context.events.emit(Event::TurnStarted { text: message.text() });
+    let Some(message) = hooked_message(session, context, message).await else {
+        return;
+    };
     stub_earlier_large_arguments(session, context);
     session.context.push(message);
     let pushed = session.context.messages().len();
@@ -109,6 +114,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         ),
     };
     let ended = turn.run(session, context).await;
+    let ended = until_stop_hooks_agree(session, context, &turn, ended).await;
     // Taken back first, so the gauge below no longer counts it.
     let refused = match &ended {
         Ended::TooLarge(why) => Some(too_large(session, context, pushed, why)),
@@ -141,6 +147,110 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     };
     context.events.emit(context.meter.get().since(&metered_from));
     context.events.emit_closing(event);
+}
+
+/// The person's message once hooks had their say: what the session's `SessionStart` hooks
+/// and the `UserPromptSubmit` hooks add as context. `None` when a hook refused it or the
+/// person interrupted: then the text went back to them and the turn's last event is out.
+async fn hooked_message(session: &mut Session, context: &TurnContext, message: Message) -> Option<Message> {
+    let mut message = message;
+    // The person's own words: what the session's hooks add is not theirs.
+    let prompt = message.text();
+    if let Some(start) = session.session_start.take() {
+        match start.finished(&context.cancel).await {
+            Some(added) => message = hooks::with_context(message, HookEvent::SessionStart, &added),
+            None => return refuse(context, message, None),
+        }
+    }
+    let fired = hooks::fire(
+        context,
+        HookEvent::UserPromptSubmit,
+        None,
+        serde_json::json!({ "prompt": prompt }),
+    )
+    .await;
+    if fired.cancelled {
+        return refuse(context, message, None);
+    }
+    if let Some(blocked) = fired.blocked {
+        return refuse(context, message, Some(blocked.reason));
+    }
+    Some(hooks::with_context(
+        message,
+        HookEvent::UserPromptSubmit,
+        &fired.context,
+    ))
+}
+
+/// Ends a turn whose message never entered the history: the person interrupted while its
+/// hooks ran (`reason` `None`), or a hook refused it for `reason`. The person's text goes
+/// back to them.
+fn refuse(context: &TurnContext, message: Message, reason: Option<String>) -> Option<Message> {
+    let text = message
+        .content
+        .first()
+        .and_then(|block| match block {
+            ContentBlock::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    give_back(context, text);
+    context.events.emit_closing(match reason {
+        None => Event::TurnAborted {
+            reason: "you interrupted the turn while its hooks ran; the message was not sent".to_string(),
+        },
+        Some(reason) => Event::Error {
+            message: format!("the message was not sent: a UserPromptSubmit hook refused it: {reason}"),
+        },
+    });
+    None
+}
+
+/// The turn's `Stop` hooks, asked when the model answered: one that blocks has the agent
+/// go on, its reason the next instruction, [`MAX_STOP_CONTINUATIONS`] times a turn at most.
+async fn until_stop_hooks_agree(
+    session: &mut Session,
+    context: &TurnContext,
+    turn: &StepLoop<'_>,
+    mut ended: Ended,
+) -> Ended {
+    let mut continued = 0;
+    while let Ended::Answered { text, .. } = &ended {
+        let fields = serde_json::json!({
+            "stop_hook_active": continued > 0,
+            "last_assistant_message": text,
+        });
+        let fired = hooks::fire(context, HookEvent::Stop, None, fields).await;
+        if fired.cancelled {
+            return Ended::Interrupted("while its Stop hooks ran");
+        }
+        let Some(blocked) = fired.blocked else {
+            break;
+        };
+        if continued == MAX_STOP_CONTINUATIONS {
+            context.events.emit(Event::Notice {
+                message: format!(
+                    "a Stop hook asked the agent to go on a {}th time; the turn ends here (at most {MAX_STOP_CONTINUATIONS} times a turn)",
+                    MAX_STOP_CONTINUATIONS + 1
+                ),
+            });
+            break;
+        }
+        continued += 1;
+        context.events.emit(Event::Notice {
+            message: format!(
+                "a Stop hook asks the agent to go on: {}",
+                miniagent_text::clean(&blocked.reason)
+            ),
+        });
+        session.context.push(Message::user(format!(
+            "A hook the person set up did not let the turn end yet. It says:\n\n{}",
+            blocked.reason
+        )));
+        context.events.commit(session);
+        ended = turn.run(session, context).await;
+    }
+    ended
 }
 
 /// The turn's request could not be made to fit. When nothing of the turn was sent yet

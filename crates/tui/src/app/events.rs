@@ -55,6 +55,7 @@ impl App {
             Event::McpServerStatus { server, state } => self.on_mcp_server_status(server, state),
             Event::McpToolsDeferred { servers } => self.session.mcp_tools_deferred(servers),
             Event::SkillsLoaded { skills, warnings } => self.session.skills_loaded(skills, warnings),
+            Event::HooksLoaded { hooks } => self.session.hooks_loaded(hooks),
             event @ Event::Notes { .. } => self.layers_take(&event),
             Event::RecordedCall {
                 id,

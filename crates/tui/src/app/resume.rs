@@ -51,6 +51,7 @@ impl App {
             | Event::McpServerStatus { .. }
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
+            | Event::HooksLoaded { .. }
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }
             | Event::TurnStarted { .. }

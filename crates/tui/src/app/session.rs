@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
-    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, McpState, SandboxState, SkillInfo,
-    ToolInfo,
+    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, HookInfo, McpState, SandboxState,
+    SkillInfo, ToolInfo,
 };
 
 /// What the agent said it talks to, from `session_configured`.
@@ -43,6 +43,8 @@ pub struct Session {
     /// The skills the agent can load, and problems finding them.
     skills: Vec<SkillInfo>,
     skill_warnings: Vec<String>,
+    /// The hooks the session runs on its events (`/hooks`).
+    hooks: Vec<HookInfo>,
     /// The latest history snapshot from the agent (for the inspector and `/stats`).
     history: Option<HistorySnapshot>,
     /// The person declined to trust this workspace: its own servers and skills are off.
@@ -65,6 +67,7 @@ impl Session {
             mcp_deferred: Vec::new(),
             skills: Vec::new(),
             skill_warnings: Vec::new(),
+            hooks: Vec::new(),
             history: None,
             workspace_declined: false,
         }
@@ -106,6 +109,10 @@ impl Session {
 
     pub fn skill_warnings(&self) -> &[String] {
         &self.skill_warnings
+    }
+
+    pub fn hooks(&self) -> &[HookInfo] {
+        &self.hooks
     }
 
     pub fn history(&self) -> Option<&HistorySnapshot> {
@@ -180,6 +187,10 @@ impl Session {
         self.skill_warnings = warnings;
     }
 
+    pub(crate) fn hooks_loaded(&mut self, hooks: Vec<HookInfo>) {
+        self.hooks = hooks;
+    }
+
     pub(crate) fn history_snapshot(&mut self, snapshot: HistorySnapshot) {
         self.history = Some(snapshot);
     }
@@ -207,6 +218,7 @@ impl Session {
         self.mcp.clear();
         self.skills.clear();
         self.skill_warnings.clear();
+        self.hooks.clear();
         self.approval_mode = ApprovalMode::Ask;
         self.max_steps = max_steps;
         self.view = view;

@@ -80,6 +80,7 @@ impl App {
             | Event::McpServerStatus { .. }
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
+            | Event::HooksLoaded { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }

@@ -15,6 +15,7 @@ pub mod approvals;
 pub mod file_preview;
 pub mod first_run;
 pub mod history;
+pub mod hooks;
 pub mod mcp;
 pub mod notes;
 pub mod resume_question;

@@ -449,3 +449,54 @@ fn a_question_uncovered_arms_afresh() {
     app.settle();
     assert_eq!(app.actions, vec![Action::Trust(true)]);
 }
+
+#[test]
+fn hooks_overlay_lists_the_hooks_by_event() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.submit("/hooks".into());
+    let empty = screen(&app, 80, 24);
+    assert!(empty.contains("No hooks."), "{empty}");
+    app.on_key(key(KeyCode::Esc));
+    let hook = |event: &str, matcher: &str, command: &str, timeout_s: u64, source: &str| {
+        miniagent_protocol::HookInfo {
+            event: event.into(),
+            matcher: matcher.into(),
+            command: command.into(),
+            timeout_s,
+            source: source.into(),
+        }
+    };
+    app.on_agent_event(Event::HooksLoaded {
+        hooks: vec![
+            hook(
+                "PreToolUse",
+                "bash|write_file",
+                "~/.config/miniagent/guard.sh",
+                30,
+                "user",
+            ),
+            hook(
+                "Stop",
+                "*",
+                "cargo test -q 2>&1 | tail -5 >&2 || exit 2",
+                600,
+                "workspace",
+            ),
+            hook("UserPromptSubmit", "*", "git branch --show-current", 60, "user"),
+            hook(
+                "PostToolUse",
+                "write_file|edit_file",
+                "cargo fmt\n\u{1b}[31mrm -rf /",
+                60,
+                "workspace",
+            ),
+        ],
+    });
+    app.submit("/hooks".into());
+    let wide = screen(&app, 160, 48);
+    // A control character in a command is never written raw.
+    assert!(!wide.contains('\u{1b}'), "{wide}");
+    assert_screen_in!("extensions", "hooks_80x24", screen(&app, 80, 24));
+    assert_screen_in!("extensions", "hooks_160x48", wide);
+}

@@ -34,6 +34,21 @@ pub(super) async fn summarize(
     target: u64,
     done: &mut Compacted,
 ) -> Result<(), BudgetFailure> {
+    if !done.hooked {
+        done.hooked = true;
+        let trigger = if done.manual { "manual" } else { "auto" };
+        let fields = serde_json::json!({"trigger": trigger, "custom_instructions": ""});
+        let fired = crate::agent::hooks::fire(
+            context,
+            crate::hooks::HookEvent::PreCompact,
+            Some(trigger),
+            fields,
+        )
+        .await;
+        if fired.cancelled {
+            return Err(BudgetFailure::Cancelled);
+        }
+    }
     let counter = session.context.counter();
     // What the range takes in the prompt now, and what it stands for.
     let shown_before = session.context.range_tokens(start, end);

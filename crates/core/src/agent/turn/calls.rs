@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use crate::agent::approval::Verdict;
 use crate::agent::history::{ContentBlock, Message, Role};
+use crate::agent::hooks;
 use crate::agent::{Session, TurnContext};
 use crate::config::ApprovalMode;
+use crate::hooks::HookEvent;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
 use crate::tools::{Tool, ToolCall, ToolContext, ToolOutput, schema};
@@ -118,7 +120,10 @@ pub(in crate::agent) async fn run_tools(
         }
         pre_approve(context, &outcome);
         let (phase, mut settled) = settle(outcome);
-        let content = for_history(context, &id, &name, &settled.output).await;
+        let mut content = for_history(context, &id, &name, &settled.output).await;
+        if ran.from.is_some() && phase.is_none() {
+            after_call(context, (&id, &name, &arguments), &settled, &mut content).await;
+        }
         let effects = match settled.outcome {
             ToolOutcome::Ok => effects_of(context, ran.changed, settled.output.change.take()),
             _ => Vec::new(),
@@ -154,6 +159,29 @@ pub(in crate::agent) async fn run_tools(
         }
     }
     ToolPhase::Done
+}
+
+/// The `PostToolUse` hooks of a call that ran, given its result as the model gets it
+/// (`content`); one that blocks has its reason added to that result.
+async fn after_call(
+    context: &TurnContext,
+    (id, name, arguments): (&str, &str, &Value),
+    settled: &Settled,
+    content: &mut String,
+) {
+    let fields = serde_json::json!({
+        "tool_name": name,
+        "tool_input": arguments,
+        "tool_use_id": id,
+        "tool_response": {
+            "content": content.as_str(),
+            "is_error": settled.output.is_error,
+        },
+    });
+    let fired = hooks::fire(context, HookEvent::PostToolUse, Some(name), fields).await;
+    if let Some(blocked) = fired.blocked {
+        content.push_str(&format!("\n\n[a PostToolUse hook says: {}]", blocked.reason));
+    }
 }
 
 /// One call past the turn's guards: a sub-agent's tools only, and no read repeated
@@ -528,6 +556,11 @@ async fn run_one(
             options.tools.names().join(", ")
         )));
     };
+    // What the PreToolUse hooks get; kept only when there are any.
+    let hook_input = options
+        .hooks
+        .has(HookEvent::PreToolUse)
+        .then(|| arguments.clone());
     // Checked against the schema the model saw, then read once: the policy, the question
     // and the run all see this one call.
     let call = match schema::validate(&tool.input_schema(), &arguments).and_then(|()| tool.read(arguments)) {
@@ -538,6 +571,19 @@ async fn run_one(
             )));
         }
     };
+    if let Some(input) = hook_input {
+        let fields = serde_json::json!({"tool_name": name, "tool_input": input, "tool_use_id": id});
+        let fired = hooks::fire(context, HookEvent::PreToolUse, Some(name), fields).await;
+        if fired.cancelled {
+            return CallOutcome::Interrupted;
+        }
+        if let Some(blocked) = fired.blocked {
+            return CallOutcome::Refused(ToolOutput::error(format!(
+                "refused by a PreToolUse hook: {}",
+                blocked.reason
+            )));
+        }
+    }
     let Some((verdict, unasked, hazard)) =
         decide(context, tool.as_ref(), call.as_ref(), insist.is_some()).await
     else {
