@@ -8,6 +8,7 @@ pub mod api;
 pub mod config;
 pub mod export;
 pub mod hardening;
+pub mod instructions;
 pub mod llm;
 mod local_server;
 pub mod playback;

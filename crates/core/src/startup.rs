@@ -360,7 +360,13 @@ pub fn build(
     let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone(), env);
     crate::tools::files::remove_stale_temp_files_in_background(&workspace);
     let skills = Arc::new(discover_skills(&workspace, trusted, env));
-    let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
+    let instructions = crate::instructions::Instructions::discover(
+        &config.instructions,
+        config::config_dir(env).as_deref(),
+        &workspace,
+    );
+    let mut system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
+    system_prompt.push_str(&instructions.prompt_section());
     let mut tools = ToolRegistry::builtin(&config);
     if !skills.is_empty() {
         tools.register(Arc::new(skills::GetSkillTool::new(Arc::clone(&skills))));
@@ -402,7 +408,13 @@ pub fn build(
         manager
     });
     // Settings adjusted while loading come first: they explain what follows.
-    let mut startup_notices: Vec<String> = config.notices.iter().cloned().chain(log_notice).collect();
+    let mut startup_notices: Vec<String> = config
+        .notices
+        .iter()
+        .cloned()
+        .chain(log_notice)
+        .chain(instructions.notices.iter().cloned())
+        .collect();
     // The folder is made now, so a data folder where it cannot be is said at the start
     // (large results then reach the model as their first and last part only).
     let results = (config.tools.large_result_bytes > 0)
@@ -430,6 +442,7 @@ pub fn build(
         startup_notices,
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
+        instructions,
         client,
         tools,
         session_log,

@@ -72,6 +72,21 @@ pub struct ToolInfo {
     pub description: String,
 }
 
+/// An instruction file the system prompt holds ([`Event::SessionConfigured`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstructionFileInfo {
+    /// Where it was found.
+    pub path: String,
+    /// Bytes of it in the prompt.
+    pub bytes: u64,
+    /// It was cut to fit `instructions.max_bytes`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// From the user's config folder (for every project), not the repository.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub user: bool,
+}
+
 /// Whether `bash` commands run in the Landlock sandbox (writes only under the workspace
 /// and the temp dir), as configured when the session started.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,6 +222,10 @@ pub enum Event {
         /// query (empty in logs from before it was recorded).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         endpoint: String,
+        /// The instruction files (`AGENTS.md` and its fallbacks) in the system prompt,
+        /// in the order they go in.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        instruction_files: Vec<InstructionFileInfo>,
     },
     /// The agent continues a recorded session ([`Op::Resume`]).
     SessionResumed {

@@ -53,6 +53,9 @@ pub struct AgentOptions {
     /// to front ends in order. Taken by the agent task when it starts.
     pub side_events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
     pub system_prompt: String,
+    /// The instruction files the system prompt holds (already in it), for the session's
+    /// announcement and `/context`.
+    pub instructions: crate::instructions::Instructions,
     pub client: Arc<dyn ModelClient>,
     pub tools: ToolRegistry,
     /// Where the session is recorded ([`SessionLog::disabled`] records nothing).
@@ -324,6 +327,17 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
             options.config.model.provider,
             &options.config.model.base_url,
         ),
+        instruction_files: options
+            .instructions
+            .files
+            .iter()
+            .map(|file| miniagent_protocol::InstructionFileInfo {
+                path: file.path.display().to_string(),
+                bytes: u64::try_from(file.text.len()).unwrap_or(u64::MAX),
+                truncated: file.truncated,
+                user: file.user,
+            })
+            .collect(),
     });
     // The tokenizer's first load takes a moment; it must not block an async worker.
     let encoding = options.config.agent.tokenizer;
