@@ -99,6 +99,8 @@ impl Harness {
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
             instructions: Default::default(),
+            skills_prompt: String::new(),
+            commands: Default::default(),
             workspace: workspace.path().to_path_buf(),
             read_roots: Vec::new(),
             mcp: None,

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod api;
+pub mod commands;
 pub mod config;
 pub mod export;
 pub mod hardening;

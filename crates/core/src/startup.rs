@@ -365,13 +365,22 @@ pub fn build(
         config::config_dir(env).as_deref(),
         &workspace,
     );
-    let mut system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
+    let skills_prompt = skills.prompt_metadata();
+    let mut system_prompt = config::system_prompt(&config, &workspace, &skills_prompt)?;
     system_prompt.push_str(&instructions.prompt_section());
     let mut tools = ToolRegistry::builtin(&config);
     if !skills.is_empty() {
         tools.register(Arc::new(skills::GetSkillTool::new(Arc::clone(&skills))));
     }
     let (side_tx, side_rx) = tokio::sync::mpsc::unbounded_channel();
+    let commands = Arc::new(crate::commands::PromptCommands::discover(
+        config::config_dir(env).map(|dir| dir.join("commands")).as_deref(),
+        trusted.then(|| workspace.join(crate::trust::WORKSPACE_COMMANDS_DIR)).as_deref(),
+    ));
+    let _ = side_tx.send(Event::CommandsLoaded {
+        commands: commands.infos(),
+        warnings: commands.warnings().to_vec(),
+    });
     let _ = side_tx.send(Event::SkillsLoaded {
         skills: skills
             .skills()
@@ -442,6 +451,8 @@ pub fn build(
         startup_notices,
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
+        skills_prompt,
+        commands,
         instructions,
         client,
         tools,

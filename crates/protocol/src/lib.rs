@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 mod approval;
+mod context;
 mod history;
 pub mod message;
 pub mod playback;
@@ -15,6 +16,7 @@ pub mod settings;
 pub mod shown;
 
 pub use approval::{ApprovalRequest, ApprovalRule, Decision};
+pub use context::{CommandInfo, ContextReport};
 pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
 };
@@ -63,6 +65,16 @@ pub enum Op {
     RecordedCall { id: CallId },
     /// A replay's control (`miniagent replay`); an agent says it is not a replay.
     Playback { control: PlaybackControl },
+    /// Ask what fills the prompt now: answered with [`Event::ContextReport`].
+    InspectContext,
+    /// Run a prompt command ([`Event::CommandsLoaded`]): its text, with `arguments`
+    /// substituted, is sent as the person's message. A name the session does not know is
+    /// sent as written (`/name arguments`), with a notice.
+    RunCommand {
+        name: String,
+        #[serde(default)]
+        arguments: String,
+    },
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -472,6 +484,14 @@ pub enum Event {
     PlaybackStatus { status: PlaybackStatus },
     /// A recorded event coming due, `at_ms` into the replay (recorded time).
     Replayed { at_ms: u64, event: Box<Event> },
+    /// The answer to [`Op::InspectContext`].
+    ContextReport { report: ContextReport },
+    /// The prompt commands the session offers ([`Op::RunCommand`]), and why files under
+    /// `commands/` were left out (or lost to a command of the same name).
+    CommandsLoaded {
+        commands: Vec<CommandInfo>,
+        warnings: Vec<String>,
+    },
 }
 
 /// Something a finished call changed outside the conversation.

@@ -53,6 +53,10 @@ pub struct AgentOptions {
     /// to front ends in order. Taken by the agent task when it starts.
     pub side_events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
     pub system_prompt: String,
+    /// The skills list the system prompt holds (already in it), for `/context`.
+    pub skills_prompt: String,
+    /// The prompt commands (`/init`, the `commands/` folders) `Op::RunCommand` runs.
+    pub commands: Arc<crate::commands::PromptCommands>,
     /// The instruction files the system prompt holds (already in it), for the session's
     /// announcement and `/context`.
     pub instructions: crate::instructions::Instructions,
@@ -235,8 +239,9 @@ pub(crate) struct TurnContext {
     pub cancel: CancellationToken,
     pub approvals: PendingApprovals,
     pub policy: SharedPolicy,
-    /// Set when the inspector asked while this turn held the session.
-    pub inspect_requested: Arc<std::sync::atomic::AtomicBool>,
+    /// What front ends asked while this turn held the session ([`inspect::HISTORY`],
+    /// [`inspect::CONTEXT`]), answered at its next step.
+    pub inspect_requested: Arc<std::sync::atomic::AtomicU8>,
     /// How its calls start sub-agents; `None` in a sub-agent (sub-agents do not nest).
     pub sub_agents: Option<StartSubAgents>,
     /// Every model call's tokens and cost, the sub-agents' included.
@@ -254,7 +259,7 @@ struct Shared {
     events: EventSink,
     approvals: PendingApprovals,
     policy: SharedPolicy,
-    inspect_requested: Arc<std::sync::atomic::AtomicBool>,
+    inspect_requested: Arc<std::sync::atomic::AtomicU8>,
     meter: meter::SharedMeter,
 }
 
