@@ -65,3 +65,20 @@ pub struct CommandInfo {
     /// `built-in`, `user` or `workspace`.
     pub source: String,
 }
+
+/// One line naming the instruction files in the system prompt, for every face's session
+/// header (`instructions: /repo/AGENTS.md, /repo/crates/AGENTS.md (cut)`); empty when
+/// there are none. Paths are as the event carries them: a face cleans them.
+pub fn instruction_files_line(files: &[crate::InstructionFileInfo]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = files
+        .iter()
+        .map(|file| match file.truncated {
+            true => format!("{} (cut)", file.path),
+            false => file.path.clone(),
+        })
+        .collect();
+    format!("instructions: {}", names.join(", "))
+}

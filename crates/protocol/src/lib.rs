@@ -16,7 +16,7 @@ pub mod settings;
 pub mod shown;
 
 pub use approval::{ApprovalRequest, ApprovalRule, Decision};
-pub use context::{CommandInfo, ContextReport};
+pub use context::{CommandInfo, ContextReport, instruction_files_line};
 pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
 };

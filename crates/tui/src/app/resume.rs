@@ -39,6 +39,7 @@ impl App {
             // Answers to the recording workbench's inspector, and its end, are not ours.
             // A recording holds no restored history; one inside another is not shown.
             Event::HistorySnapshot { .. }
+            | Event::ContextReport { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             | Event::ShutdownComplete
@@ -51,6 +52,7 @@ impl App {
             | Event::McpServerStatus { .. }
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
+            | Event::CommandsLoaded { .. }
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }
             | Event::TurnStarted { .. }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
-    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, McpState, SandboxState, SkillInfo,
+    ApprovalMode, ApprovalRule, CommandInfo, DeferredServer, InstructionFileInfo, Event, HistorySnapshot, McpState, SandboxState, SkillInfo,
     ToolInfo,
 };
 
@@ -25,6 +25,8 @@ pub struct SessionView {
     pub sandbox: SandboxState,
     /// Where model requests go (empty when a recording does not say).
     pub endpoint: String,
+    /// The instruction files in the system prompt.
+    pub instruction_files: Vec<InstructionFileInfo>,
 }
 
 /// The session as the workbench knows it.
@@ -43,6 +45,8 @@ pub struct Session {
     /// The skills the agent can load, and problems finding them.
     skills: Vec<SkillInfo>,
     skill_warnings: Vec<String>,
+    /// The prompt commands the agent offers (`/init`, the `commands/` files).
+    prompt_commands: Vec<CommandInfo>,
     /// The latest history snapshot from the agent (for the inspector and `/stats`).
     history: Option<HistorySnapshot>,
     /// The person declined to trust this workspace: its own servers and skills are off.
@@ -65,6 +69,7 @@ impl Session {
             mcp_deferred: Vec::new(),
             skills: Vec::new(),
             skill_warnings: Vec::new(),
+            prompt_commands: Vec::new(),
             history: None,
             workspace_declined: false,
         }
@@ -126,6 +131,7 @@ impl Session {
             session_id,
             sandbox,
             endpoint,
+            instruction_files,
         } = event
         {
             self.view = SessionView {
@@ -136,8 +142,22 @@ impl Session {
                 session_id,
                 sandbox,
                 endpoint,
+                instruction_files,
             };
         }
+    }
+
+    pub fn prompt_commands(&self) -> &[CommandInfo] {
+        &self.prompt_commands
+    }
+
+    /// Whether the agent offers the prompt command `name` (without its slash).
+    pub fn has_prompt_command(&self, name: &str) -> bool {
+        self.prompt_commands.iter().any(|command| command.name == name)
+    }
+
+    pub(crate) fn set_prompt_commands(&mut self, commands: Vec<CommandInfo>) {
+        self.prompt_commands = commands;
     }
 
     /// The model (and provider) to show until the agent says which it talks to.
@@ -224,6 +244,39 @@ impl App {
             NoticeKind::Info,
             format!("resumed session {id}: {turns} turn(s), {messages} messages of history"),
         );
+    }
+
+    /// The agent said what it talks to; the instruction files that steer it are said in
+    /// the conversation's first lines, so the person sees them before anything runs.
+    pub(crate) fn on_session_configured(&mut self, event: Event) {
+        if let Event::SessionConfigured { instruction_files, .. } = &event {
+            let line = miniagent_protocol::instruction_files_line(instruction_files);
+            if !line.is_empty() {
+                self.notice(NoticeKind::Info, line);
+            }
+        }
+        self.session.configured(event);
+    }
+
+    /// The prompt commands the agent offers: completed and listed in the help; a file
+    /// left out says why.
+    pub(crate) fn on_commands_loaded(&mut self, commands: Vec<CommandInfo>, warnings: Vec<String>) {
+        for warning in warnings {
+            self.notice(NoticeKind::Warning, format!("commands: {warning}"));
+        }
+        self.input.set_prompt_commands(
+            commands
+                .iter()
+                .map(|command| crate::keys::CommandHint {
+                    name: format!("/{}", miniagent_text::clean(&command.name)).into(),
+                    args: miniagent_text::clean(command.argument_hint.as_deref().unwrap_or_default())
+                        .into_owned()
+                        .into(),
+                    help: miniagent_text::clean(&command.description).into_owned().into(),
+                })
+                .collect(),
+        );
+        self.session.set_prompt_commands(commands);
     }
 
     pub(crate) fn on_approval_mode_changed(&mut self, mode: ApprovalMode) {

@@ -80,6 +80,8 @@ impl App {
             | Event::McpServerStatus { .. }
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
+            | Event::CommandsLoaded { .. }
+            | Event::ContextReport { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
