@@ -114,9 +114,11 @@ pub fn config_options(current: ApprovalMode, model: &str) -> Vec<acp::SessionCon
     ]
 }
 
-/// The slash commands this face runs itself, as `available_commands_update` lists them.
-pub fn commands() -> acp::SessionUpdate {
-    acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(vec![
+/// The slash commands this face runs itself, then the agent's prompt commands (`/init`,
+/// the `commands/` files; one named like this face's own is left out: those win), as
+/// `available_commands_update` lists them.
+pub fn commands(prompt: &[miniagent_protocol::CommandInfo]) -> acp::SessionUpdate {
+    let mut list = vec![
         acp::AvailableCommand::new(
             "compact",
             "Summarize the older history now to make room in the context",
@@ -125,8 +127,21 @@ pub fn commands() -> acp::SessionUpdate {
             "clear",
             "Start the conversation over (the session and its log stay)",
         ),
-    ]))
+    ];
+    for command in prompt.iter().filter(|command| !OWN_COMMANDS.contains(&command.name.as_str())) {
+        let mut offered = acp::AvailableCommand::new(command.name.clone(), command.description.clone());
+        if let Some(hint) = &command.argument_hint {
+            offered = offered.input(acp::AvailableCommandInput::Unstructured(
+                acp::UnstructuredCommandInput::new(hint.clone()),
+            ));
+        }
+        list.push(offered);
+    }
+    acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(list))
 }
+
+/// The commands this face runs itself.
+pub const OWN_COMMANDS: &[&str] = &["compact", "clear"];
 
 fn kind(kind: ToolKind) -> acp::ToolKind {
     match kind {

@@ -76,7 +76,7 @@ impl PromptCommands {
                 argument_hint: Some("[what to stress]".to_string()),
                 source: CommandSource::BuiltIn,
                 path: None,
-                template: INIT_PROMPT.to_string(),
+                template: INIT_PROMPT.trim().to_string(),
             }],
             warnings: Vec::new(),
         };
