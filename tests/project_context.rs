@@ -45,14 +45,22 @@ fn instruction_files_reach_the_system_prompt_top_down() {
     outer.write("AGENTS.md", "Above the repository: never read.\n");
     std::fs::create_dir_all(outer.join("repo/.git")).unwrap();
     outer.write("repo/AGENTS.md", "Run cargo test before you say done.\n");
-    outer.write("repo/crates/CLAUDE.md", "Crates use thiserror at their edges.\x1b[2J\n");
+    outer.write(
+        "repo/crates/CLAUDE.md",
+        "Crates use thiserror at their edges.\x1b[2J\n",
+    );
     outer.write("repo/crates/GEMINI.md", "Not read: CLAUDE.md comes first.\n");
     let workspace = std::fs::canonicalize(outer.join("repo/crates")).unwrap();
     let root = workspace.parent().unwrap().to_path_buf();
     let output = cli::miniagent(&home)
         .arg("--workspace")
         .arg(&workspace)
-        .args(["--base-url", &server.anthropic_base_url(), "--model", "scripted-model"])
+        .args([
+            "--base-url",
+            &server.anthropic_base_url(),
+            "--model",
+            "scripted-model",
+        ])
         .args(["exec", "hello"])
         .output()
         .unwrap();
@@ -113,7 +121,10 @@ fn a_prompt_command_sends_its_expanded_text() {
 fn a_workspace_command_waits_for_trust() {
     let home = TempDir::new();
     let workspace = TempDir::new();
-    workspace.write(".miniagent/commands/deploy.md", "Deploy the $1 build and report.\n");
+    workspace.write(
+        ".miniagent/commands/deploy.md",
+        "Deploy the $1 build and report.\n",
+    );
 
     let server = ScriptedServer::start_blocking(vec![Reply::text("ok")]);
     let output = cli::exec(&home, &workspace, &server, &["/deploy staging"]);
@@ -126,7 +137,12 @@ fn a_workspace_command_waits_for_trust() {
     );
 
     let server = ScriptedServer::start_blocking(vec![Reply::text("ok")]);
-    let output = cli::exec(&home, &workspace, &server, &["--trust-workspace", "/deploy staging"]);
+    let output = cli::exec(
+        &home,
+        &workspace,
+        &server,
+        &["--trust-workspace", "/deploy staging"],
+    );
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_eq!(sent(&server).1, "Deploy the staging build and report.");
 }
@@ -146,7 +162,9 @@ fn init_asks_the_model_for_an_agents_md() {
         "{message}"
     );
     assert!(
-        message.ends_with("propose your additions as an edit to it instead.\n\nARGUMENTS: stress the test commands"),
+        message.ends_with(
+            "propose your additions as an edit to it instead.\n\nARGUMENTS: stress the test commands"
+        ),
         "{message}"
     );
 }

@@ -498,7 +498,10 @@ impl Face {
             },
         );
         let _ = respond();
-        let _ = cx.send_notification(acp::SessionNotification::new(id.clone(), translate::commands(&[])));
+        let _ = cx.send_notification(acp::SessionNotification::new(
+            id.clone(),
+            translate::commands(&[]),
+        ));
         let session = Session::new(id, cx.clone(), agent, weak, *lock(&self.notices), model);
         self.spawn(async move {
             let _ = session.run(received).await;

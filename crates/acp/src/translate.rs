@@ -128,7 +128,10 @@ pub fn commands(prompt: &[miniagent_protocol::CommandInfo]) -> acp::SessionUpdat
             "Start the conversation over (the session and its log stay)",
         ),
     ];
-    for command in prompt.iter().filter(|command| !OWN_COMMANDS.contains(&command.name.as_str())) {
+    for command in prompt
+        .iter()
+        .filter(|command| !OWN_COMMANDS.contains(&command.name.as_str()))
+    {
         let mut offered = acp::AvailableCommand::new(command.name.clone(), command.description.clone());
         if let Some(hint) = &command.argument_hint {
             offered = offered.input(acp::AvailableCommandInput::Unstructured(

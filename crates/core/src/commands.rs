@@ -105,7 +105,8 @@ impl PromptCommands {
             let command = match read_command(&path, name, source) {
                 Ok(command) => command,
                 Err(why) => {
-                    self.warnings.push(format!("{}: not offered as a command: {why}", path.display()));
+                    self.warnings
+                        .push(format!("{}: not offered as a command: {why}", path.display()));
                     continue;
                 }
             };
@@ -152,7 +153,12 @@ impl PromptCommands {
 
 /// Command files under `folder` (names built from `prefix`), as `(name, path)`. Links are
 /// not followed: a folder's files are the ones it holds.
-fn collect(folder: &Path, prefix: &mut Vec<String>, files: &mut Vec<(String, PathBuf)>, warnings: &mut Vec<String>) {
+fn collect(
+    folder: &Path,
+    prefix: &mut Vec<String>,
+    files: &mut Vec<(String, PathBuf)>,
+    warnings: &mut Vec<String>,
+) {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return;
     };
@@ -185,7 +191,10 @@ fn collect(folder: &Path, prefix: &mut Vec<String>, files: &mut Vec<(String, Pat
         }
         if kind.is_dir() {
             if prefix.len() >= MAX_DEPTH {
-                warnings.push(format!("{}: not read: commands nest at most {MAX_DEPTH} folders deep", path.display()));
+                warnings.push(format!(
+                    "{}: not read: commands nest at most {MAX_DEPTH} folders deep",
+                    path.display()
+                ));
                 continue;
             }
             prefix.push(stem.to_string());
@@ -202,18 +211,23 @@ fn collect(folder: &Path, prefix: &mut Vec<String>, files: &mut Vec<(String, Pat
 fn valid_part(part: &str) -> bool {
     !part.is_empty()
         && part.chars().count() <= MAX_NAME_PART
-        && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && part
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Reads one command file: optional front matter (`description`, `argument-hint`), then
 /// the prompt. Without a description, its first line stands for one.
 fn read_command(path: &Path, name: String, source: CommandSource) -> Result<PromptCommand, String> {
-    let bytes = match crate::tools::files::read_at_most(path, MAX_FILE_BYTES).map_err(|err| err.to_string())? {
-        crate::tools::files::Capped::Whole(bytes) => bytes,
-        crate::tools::files::Capped::TooLarge(size) => {
-            return Err(format!("it is {size} bytes, more than the {MAX_FILE_BYTES} a command may be"));
-        }
-    };
+    let bytes =
+        match crate::tools::files::read_at_most(path, MAX_FILE_BYTES).map_err(|err| err.to_string())? {
+            crate::tools::files::Capped::Whole(bytes) => bytes,
+            crate::tools::files::Capped::TooLarge(size) => {
+                return Err(format!(
+                    "it is {size} bytes, more than the {MAX_FILE_BYTES} a command may be"
+                ));
+            }
+        };
     let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
     let text = miniagent_text::for_model(&text).into_owned();
     let (fields, body) = if text.trim_start_matches('\u{feff}').starts_with("---") {
@@ -235,7 +249,15 @@ fn read_command(path: &Path, name: String, source: CommandSource) -> Result<Prom
     }
     let description = field("description")
         .filter(|text| !text.is_empty())
-        .unwrap_or_else(|| one_line(template.lines().next().unwrap_or_default().trim_start_matches('#')));
+        .unwrap_or_else(|| {
+            one_line(
+                template
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches('#'),
+            )
+        });
     Ok(PromptCommand {
         name,
         description,
@@ -272,7 +294,12 @@ pub fn expand(template: &str, arguments: &str) -> String {
             out.push_str(arguments);
             used = true;
             rest = tail;
-        } else if let Some(digit) = after.chars().next().and_then(|c| c.to_digit(10)).filter(|d| *d >= 1) {
+        } else if let Some(digit) = after
+            .chars()
+            .next()
+            .and_then(|c| c.to_digit(10))
+            .filter(|d| *d >= 1)
+        {
             let index = usize::try_from(digit).unwrap_or(usize::MAX) - 1;
             out.push_str(words.get(index).map(String::as_str).unwrap_or_default());
             used = true;

@@ -117,10 +117,9 @@ impl Instructions {
                     user,
                 });
             }
-            Err(why) => self.notices.push(format!(
-                "{}: not used as instructions: {why}",
-                path.display()
-            )),
+            Err(why) => self
+                .notices
+                .push(format!("{}: not used as instructions: {why}", path.display())),
         }
     }
 
@@ -138,7 +137,11 @@ impl Instructions {
             } else {
                 ""
             };
-            section.push_str(&format!("\n### {}{whose}\n\n{}", file.path.display(), file.text.trim_end()));
+            section.push_str(&format!(
+                "\n### {}{whose}\n\n{}",
+                file.path.display(),
+                file.text.trim_end()
+            ));
             if file.truncated {
                 section.push_str("\n\n[The rest of this file was cut: instruction files may fill only part of the prompt.]");
             }

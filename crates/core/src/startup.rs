@@ -375,7 +375,9 @@ pub fn build(
     let (side_tx, side_rx) = tokio::sync::mpsc::unbounded_channel();
     let commands = Arc::new(crate::commands::PromptCommands::discover(
         config::config_dir(env).map(|dir| dir.join("commands")).as_deref(),
-        trusted.then(|| workspace.join(crate::trust::WORKSPACE_COMMANDS_DIR)).as_deref(),
+        trusted
+            .then(|| workspace.join(crate::trust::WORKSPACE_COMMANDS_DIR))
+            .as_deref(),
     ));
     let _ = side_tx.send(Event::CommandsLoaded {
         commands: commands.infos(),

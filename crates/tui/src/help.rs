@@ -121,7 +121,11 @@ pub(crate) fn help_sections(app: &App, replay: bool) -> Vec<HelpSection> {
         .iter()
         .filter(|command| crate::commands::find(&format!("/{}", command.name)).is_none())
         .map(|command| {
-            let name = format!("/{} {}", command.name, command.argument_hint.as_deref().unwrap_or_default());
+            let name = format!(
+                "/{} {}",
+                command.name,
+                command.argument_hint.as_deref().unwrap_or_default()
+            );
             let help = format!("{} ({})", command.description, command.source);
             (name.trim_end().to_string(), help.into())
         })

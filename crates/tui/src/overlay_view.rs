@@ -37,7 +37,12 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
         .min(40)
         .saturating_add(2)
         .max(18);
-    let width = width.max(u16::try_from(column + widest).unwrap_or(u16::MAX).saturating_add(2).min(size.width));
+    let width = width.max(
+        u16::try_from(column + widest)
+            .unwrap_or(u16::MAX)
+            .saturating_add(2)
+            .min(size.width),
+    );
     let y = input.y.saturating_sub(rows);
     let area = Rect {
         x: input.x,

@@ -7,7 +7,8 @@ use super::context::{ContextState, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::{AgentOptions, Session};
 use miniagent_protocol::{
-    CompactionRecord, ContextReport, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail, message_range,
+    CompactionRecord, ContextReport, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
+    message_range,
 };
 
 /// Characters of one entry's body sent to the front end; longer ones are cut in the middle.
@@ -55,7 +56,13 @@ pub(crate) fn context_report(session: &mut Session, options: &AgentOptions) -> C
             .iter()
             .map(|file| (file.path.display().to_string(), counter.count(&file.text)))
             .collect(),
-        skills: count(options.skills_prompt.lines().filter(|line| line.starts_with("- ")).count()),
+        skills: count(
+            options
+                .skills_prompt
+                .lines()
+                .filter(|line| line.starts_with("- "))
+                .count(),
+        ),
         skills_tokens: counter.count(&options.skills_prompt),
         tools: count(specs.len()),
         tool_tokens: counter.tools(&specs),

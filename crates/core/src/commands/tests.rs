@@ -29,7 +29,14 @@ fn named(commands: &PromptCommands) -> Vec<(String, String, Option<String>, Comm
     commands
         .commands()
         .iter()
-        .map(|c| (c.name.clone(), c.description.clone(), c.argument_hint.clone(), c.source))
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.description.clone(),
+                c.argument_hint.clone(),
+                c.source,
+            )
+        })
         .collect()
 }
 
@@ -43,10 +50,16 @@ fn commands_are_found_named_and_ranked() {
         "user/git/commit.md",
         "---\ndescription: Commit the staged work\nargument-hint: \"[message]\"\n---\nCommit with message $1.\n",
     );
-    scratch.write("user/review.md", "# Review the diff\nReview $ARGUMENTS carefully.\n");
+    scratch.write(
+        "user/review.md",
+        "# Review the diff\nReview $ARGUMENTS carefully.\n",
+    );
     let init = scratch.write("user/init.md", "My own init\n");
     let theirs = scratch.write("work/review.md", "Their review: approve everything.\n");
-    scratch.write("work/deploy.md", "---\ndescription: \"Deploy \\e[31mnow\\e[0m\"\n---\nDeploy.\n");
+    scratch.write(
+        "work/deploy.md",
+        "---\ndescription: \"Deploy \\e[31mnow\\e[0m\"\n---\nDeploy.\n",
+    );
     scratch.write("work/bad name.md", "x");
     scratch.write("work/notes.txt", "not a command");
     scratch.write("work/empty.md", "---\ndescription: nothing\n---\n\n");
@@ -54,7 +67,12 @@ fn commands_are_found_named_and_ranked() {
     assert_eq!(
         named(&commands),
         vec![
-            ("deploy".into(), "Deploy now".into(), None, CommandSource::Workspace),
+            (
+                "deploy".into(),
+                "Deploy now".into(),
+                None,
+                CommandSource::Workspace
+            ),
             (
                 "git:commit".into(),
                 "Commit the staged work".into(),
@@ -67,13 +85,21 @@ fn commands_are_found_named_and_ranked() {
                 Some("[what to stress]".into()),
                 CommandSource::BuiltIn
             ),
-            ("review".into(), "Review the diff".into(), None, CommandSource::User),
+            (
+                "review".into(),
+                "Review the diff".into(),
+                None,
+                CommandSource::User
+            ),
         ]
     );
     assert_eq!(
         commands.warnings(),
         vec![
-            format!("{}: not offered: the built-in command /init has its name", init.display()),
+            format!(
+                "{}: not offered: the built-in command /init has its name",
+                init.display()
+            ),
             format!(
                 "{}: not offered: a command's name takes letters, digits, - and _ (at most 64)",
                 scratch.0.join("work/bad name.md").display()
@@ -82,7 +108,10 @@ fn commands_are_found_named_and_ranked() {
                 "{}: not offered as a command: it holds no prompt",
                 scratch.0.join("work/empty.md").display()
             ),
-            format!("{}: not offered: the user command /review has its name", theirs.display()),
+            format!(
+                "{}: not offered: the user command /review has its name",
+                theirs.display()
+            ),
         ]
     );
     assert_eq!(
@@ -101,7 +130,10 @@ fn arguments_are_substituted_once() {
         "A=one 'two words' 1=one 2=two words 3= cost $ 0=$0"
     );
     assert_eq!(expand("Say $1.", "'$2' x"), "Say $2.");
-    assert_eq!(expand("No arguments here.", "extra words"), "No arguments here.\n\nARGUMENTS: extra words");
+    assert_eq!(
+        expand("No arguments here.", "extra words"),
+        "No arguments here.\n\nARGUMENTS: extra words"
+    );
     assert_eq!(expand("No arguments here.", "  "), "No arguments here.");
     assert_eq!(
         split_words(r#"a\ b "c \"d\" \n" 'e\' "unclosed"#),
@@ -116,7 +148,10 @@ fn limits_hold() {
     let scratch = Scratch::new("limits");
     scratch.write("user/a/b/c/ok.md", "deep enough");
     scratch.write("user/a/b/c/d/no.md", "too deep");
-    scratch.write("user/big.md", &"x".repeat(usize::try_from(MAX_FILE_BYTES).unwrap() + 1));
+    scratch.write(
+        "user/big.md",
+        &"x".repeat(usize::try_from(MAX_FILE_BYTES).unwrap() + 1),
+    );
     let outside = scratch.write("secret.md", "a secret");
     std::os::unix::fs::symlink(&outside, scratch.0.join("user/linked.md")).unwrap();
     let commands = PromptCommands::discover(Some(&scratch.0.join("user")), None);

@@ -61,7 +61,11 @@ pub(super) fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> R
     // A name, not a path: each is looked for in every folder from the repository root
     // down, and a path could reach out of them.
     if let Some(name) = config.instructions.files.iter().find(|name| {
-        name.is_empty() || name.contains(['/', '\\']) || *name == "." || *name == ".." || name.chars().any(char::is_control)
+        name.is_empty()
+            || name.contains(['/', '\\'])
+            || *name == "."
+            || *name == ".."
+            || name.chars().any(char::is_control)
     }) {
         return fail(
             "instructions.files",

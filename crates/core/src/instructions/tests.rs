@@ -79,7 +79,10 @@ fn without_a_repository_only_the_workspace_is_read() {
     scratch.write("AGENTS.md", "the parent's");
     let own = scratch.write("work/AGENTS.md", "the workspace's");
     let found = Instructions::discover(&settings(1000), None, &scratch.0.join("work"));
-    assert_eq!(listed(&found), vec![(own, "the workspace's".into(), false, false)]);
+    assert_eq!(
+        listed(&found),
+        vec![(own, "the workspace's".into(), false, false)]
+    );
 }
 
 /// The cap is over all files: the one that crosses it is cut (at a character), the
@@ -101,7 +104,11 @@ fn the_byte_cap_cuts_and_leaves_out() {
             sub.display()
         )]
     );
-    assert!(found.prompt_section().contains(&format!("### {}\n\nééééé\n", root.display())));
+    assert!(
+        found
+            .prompt_section()
+            .contains(&format!("### {}\n\nééééé\n", root.display()))
+    );
 }
 
 /// A link in the repository is read when it stays inside, never when it leads out; a
@@ -123,7 +130,12 @@ fn links_out_of_the_repository_and_odd_files_are_skipped() {
     let found = Instructions::discover(&settings(1000), None, &scratch.0.join("repo/a/b/c"));
     assert_eq!(
         listed(&found),
-        vec![(scratch.0.join("repo/AGENTS.md"), "linked rules".into(), false, false)]
+        vec![(
+            scratch.0.join("repo/AGENTS.md"),
+            "linked rules".into(),
+            false,
+            false
+        )]
     );
     assert_eq!(
         found.notices,
@@ -153,5 +165,8 @@ fn an_empty_list_reads_nothing() {
         files: Vec::new(),
         max_bytes: 1000,
     };
-    assert_eq!(Instructions::discover(&none, None, &scratch.0), Instructions::default());
+    assert_eq!(
+        Instructions::discover(&none, None, &scratch.0),
+        Instructions::default()
+    );
 }

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
-    ApprovalMode, ApprovalRule, CommandInfo, DeferredServer, InstructionFileInfo, Event, HistorySnapshot, McpState, SandboxState, SkillInfo,
-    ToolInfo,
+    ApprovalMode, ApprovalRule, CommandInfo, DeferredServer, Event, HistorySnapshot, InstructionFileInfo,
+    McpState, SandboxState, SkillInfo, ToolInfo,
 };
 
 /// What the agent said it talks to, from `session_configured`.
@@ -249,7 +249,10 @@ impl App {
     /// The agent said what it talks to; the instruction files that steer it are said in
     /// the conversation's first lines, so the person sees them before anything runs.
     pub(crate) fn on_session_configured(&mut self, event: Event) {
-        if let Event::SessionConfigured { instruction_files, .. } = &event {
+        if let Event::SessionConfigured {
+            instruction_files, ..
+        } = &event
+        {
             let line = miniagent_protocol::instruction_files_line(instruction_files);
             if !line.is_empty() {
                 self.notice(NoticeKind::Info, line);

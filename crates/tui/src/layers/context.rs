@@ -48,12 +48,7 @@ impl Text for ContextView {
             ))],
             Some(report) => report_lines(app, report),
         };
-        let width = lines
-            .iter()
-            .map(Line::width)
-            .max()
-            .unwrap_or(0)
-            .saturating_add(4);
+        let width = lines.iter().map(Line::width).max().unwrap_or(0).saturating_add(4);
         let width = u16::try_from(width).unwrap_or(u16::MAX).clamp(40, 100);
         let height = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2);
         (centered(between_bars(size), width, height), lines)
@@ -146,7 +141,10 @@ fn report_lines(app: &App, report: &ContextReport) -> Vec<Line<'static>> {
     for (kind, count) in &report.history {
         let note = match kind.as_str() {
             "tool results" if report.masked_results + report.trimmed_results > 0 => {
-                format!("{} masked, {} trimmed", report.masked_results, report.trimmed_results)
+                format!(
+                    "{} masked, {} trimmed",
+                    report.masked_results, report.trimmed_results
+                )
             }
             _ => String::new(),
         };
@@ -170,13 +168,7 @@ fn report_lines(app: &App, report: &ContextReport) -> Vec<Line<'static>> {
         Some(budget.saturating_sub(prompt)),
         &format!("of {}", tokens(budget)),
     ));
-    lines.push(row(
-        app,
-        2,
-        "agent.token_limit",
-        Some(report.token_limit),
-        "",
-    ));
+    lines.push(row(app, 2, "agent.token_limit", Some(report.token_limit), ""));
     lines.push(row(app, 2, "model's window", Some(report.context_window), ""));
     lines
 }

@@ -332,7 +332,7 @@ mod history;
 mod input;
 #[path = "workbench/layers.rs"]
 mod layers;
-#[path = "workbench/seam.rs"]
-mod seam;
 #[path = "workbench/project_context.rs"]
 mod project_context;
+#[path = "workbench/seam.rs"]
+mod seam;

@@ -98,7 +98,10 @@ fn instruction_files_and_prompt_commands_are_shown() {
     let workspace = TempDir::new();
     let mut app = support::bare_app(&workspace);
     let mut configured = support::configured("/home/dev/project", None);
-    if let Event::SessionConfigured { instruction_files, .. } = &mut configured {
+    if let Event::SessionConfigured {
+        instruction_files, ..
+    } = &mut configured
+    {
         *instruction_files = vec![
             InstructionFileInfo {
                 path: "/home/dev/.config/miniagent/AGENTS.md".into(),
@@ -121,11 +124,18 @@ fn instruction_files_and_prompt_commands_are_shown() {
     let prompt = sections
         .iter()
         .find(|(title, _)| title.starts_with("Prompt commands"))
-        .map(|(_, rows)| rows.iter().map(|(name, help)| (name.as_str(), help.as_ref())).collect::<Vec<_>>());
+        .map(|(_, rows)| {
+            rows.iter()
+                .map(|(name, help)| (name.as_str(), help.as_ref()))
+                .collect::<Vec<_>>()
+        });
     assert_eq!(
         prompt,
         Some(vec![
-            ("/git:commit [message]", "Commit the staged work with a message (user)"),
+            (
+                "/git:commit [message]",
+                "Commit the staged work with a message (user)"
+            ),
             ("/git:push", "Push the branch \u{1b}[31mnow (workspace)"),
         ])
     );
