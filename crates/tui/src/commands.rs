@@ -40,7 +40,7 @@ pub const COMMANDS: &[Command] = &[
         name: INIT,
         aliases: &[],
         args: "[FOCUS]",
-        help: "ask the model to write a starting AGENTS.md for the workspace",
+        help: "have the model write a starting AGENTS.md",
         run: |app, _| {
             app.send(Op::RunCommand {
                 name: "init".to_string(),

@@ -18,7 +18,7 @@ pub const COMMAND: Command = Command {
     name: "/context",
     aliases: &[],
     args: "",
-    help: "what fills the prompt: instructions, skills, tools, history, free room",
+    help: "what fills the prompt, and the room left",
     run: |app, _| {
         app.open_layer(Box::new(TextLayer::new(ContextView::default())));
         app.send(Op::InspectContext);
