@@ -172,9 +172,3 @@ fn report_lines(app: &App, report: &ContextReport) -> Vec<Line<'static>> {
     lines.push(row(app, 2, "model's window", Some(report.context_window), ""));
     lines
 }
-
-/// The overlay showing `report`, for tests.
-#[cfg(test)]
-pub(crate) fn layer_with(report: ContextReport) -> TextLayer<ContextView> {
-    TextLayer::new(ContextView { report: Some(report) })
-}
