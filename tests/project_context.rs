@@ -92,6 +92,47 @@ fn instruction_files_reach_the_system_prompt_top_down() {
         workspace.join("CLAUDE.md").display()
     );
     assert!(stderr.lines().any(|line| line == named), "{stderr}");
+    // The session log records them with the session.
+    let log = std::fs::read_to_string(&cli::session_logs(&home)[0]).unwrap();
+    let configured = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|record| find_configured(&record))
+        .expect("a session_configured record");
+    let file = |path: std::path::PathBuf, bytes: usize, user: bool| {
+        let mut file = serde_json::json!({"path": path.display().to_string(), "bytes": bytes});
+        if user {
+            file["user"] = Value::Bool(true);
+        }
+        file
+    };
+    assert_eq!(
+        configured["instruction_files"],
+        serde_json::json!([
+            file(user_file.clone(), "Answer in English.\n".len(), true),
+            file(
+                root.join("AGENTS.md"),
+                "Run cargo test before you say done.\n".len(),
+                false
+            ),
+            file(
+                workspace.join("CLAUDE.md"),
+                "Crates use thiserror at their edges.\n".len(),
+                false
+            ),
+        ])
+    );
+}
+
+/// The `session_configured` event somewhere in a log record.
+fn find_configured(value: &Value) -> Option<Value> {
+    match value {
+        Value::Object(map) if map.get("type").and_then(Value::as_str) == Some("session_configured") => {
+            Some(value.clone())
+        }
+        Value::Object(map) => map.values().find_map(find_configured),
+        _ => None,
+    }
 }
 
 /// `/git:commit` (the person's `commands/git/commit.md`) sends its text with `$1` and
@@ -166,5 +207,85 @@ fn init_asks_the_model_for_an_agents_md() {
             "propose your additions as an edit to it instead.\n\nARGUMENTS: stress the test commands"
         ),
         "{message}"
+    );
+}
+
+/// `/context`'s answer after a turn: each instruction file with its tokens, the history
+/// by kind, the reserve and limits as configured; its prompt total is the gauge's figure,
+/// and the instruction file is in the system prompt that was sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_context_report_counts_each_part() {
+    use miniagent_core::config::Provider;
+    use miniagent_protocol::{ContextReport, Event, Op};
+    use support::harness::{Harness, test_config};
+
+    let server = ScriptedServer::start(vec![Reply::text("hi")]).await;
+    let workspace = TempDir::new();
+    workspace.write("AGENTS.md", "Indent with tabs.\n");
+    let agents = std::fs::canonicalize(workspace.join("AGENTS.md")).unwrap();
+    let folders = TempDir::new();
+    let mut config = test_config(Provider::Anthropic, &server);
+    config.session.record = false;
+    let (limit, window, reserve) = (
+        config.agent.token_limit,
+        config.model.context_window,
+        u64::from(config.model.max_output_tokens),
+    );
+    let counter = miniagent_core::tokens::TokenCounter::new(config.agent.tokenizer);
+    let mut agent = Harness::start_up(config, workspace, folders.path(), None);
+    agent.send(Op::UserInput { text: "hello".into() });
+    agent
+        .wait_for(|event| matches!(event, Event::TurnComplete { .. }))
+        .await;
+    agent.send(Op::InspectContext);
+    let Event::ContextReport { report } = agent
+        .wait_for(|event| matches!(event, Event::ContextReport { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    let gauge = agent
+        .events
+        .iter()
+        .rev()
+        .find_map(|event| match event {
+            Event::TokenUsage { context_tokens, .. } => Some(*context_tokens),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(report.prompt_tokens(), gauge);
+    assert!(report.system_prompt_tokens > report.skills_tokens + 5);
+    assert!(report.tools > 5 && report.tool_tokens > 0);
+    let user = counter.count("hello");
+    assert_eq!(
+        report,
+        ContextReport {
+            instruction_files: vec![(agents.display().to_string(), counter.count("Indent with tabs.\n"))],
+            history: report.history.clone(),
+            messages: 2,
+            summaries: 0,
+            masked_results: 0,
+            trimmed_results: 0,
+            output_reserve: reserve,
+            margin: miniagent_core::config::MARGIN_TOKENS,
+            token_limit: limit,
+            context_window: window,
+            ..report.clone()
+        }
+    );
+    let kinds: Vec<&str> = report.history.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(kinds, vec!["assistant", "user"]);
+    assert!(
+        report
+            .history
+            .iter()
+            .any(|(kind, tokens)| kind == "user" && *tokens >= user)
+    );
+    let sent = server.requests();
+    assert!(
+        text_of(&sent[0].body["system"])
+            .contains(&format!("### {}\n\nIndent with tabs.\n", agents.display())),
+        "{}",
+        text_of(&sent[0].body["system"])
     );
 }

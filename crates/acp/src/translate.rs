@@ -409,6 +409,35 @@ mod tests {
         serde_json::to_value(updates).unwrap()
     }
 
+    /// The agent's prompt commands follow this face's own; one named like those is not
+    /// offered twice, and an argument hint becomes the command's input.
+    #[test]
+    fn prompt_commands_are_offered_after_the_faces_own() {
+        let info = |name: &str, hint: Option<&str>| miniagent_protocol::CommandInfo {
+            name: name.into(),
+            description: format!("{name} it"),
+            argument_hint: hint.map(str::to_string),
+            source: "user".into(),
+        };
+        let update = commands(&[
+            info("compact", None),
+            info("git:commit", Some("MESSAGE")),
+            info("init", None),
+        ]);
+        assert_eq!(
+            wire(vec![update]),
+            json!([{
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [
+                    {"name": "compact", "description": "Summarize the older history now to make room in the context"},
+                    {"name": "clear", "description": "Start the conversation over (the session and its log stay)"},
+                    {"name": "git:commit", "description": "git:commit it", "input": {"hint": "MESSAGE"}},
+                    {"name": "init", "description": "init it"},
+                ]
+            }])
+        );
+    }
+
     #[test]
     fn deltas_stream_as_message_and_thought_chunks() {
         let mut live = Live::default();
