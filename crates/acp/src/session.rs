@@ -191,6 +191,17 @@ impl Session {
             .send_notification(acp::SessionNotification::new(self.id.clone(), update));
     }
 
+    /// Offers the client this face's commands and the agent's prompt `commands`, and
+    /// runs those when a prompt names one.
+    pub fn offer_commands(&mut self, commands: &[miniagent_protocol::CommandInfo]) {
+        self.prompt_commands = commands
+            .iter()
+            .filter(|command| !crate::translate::OWN_COMMANDS.contains(&command.name.as_str()))
+            .map(|command| command.name.clone())
+            .collect();
+        self.send(crate::translate::commands(commands));
+    }
+
     /// A message `/name arguments` naming one of the agent's prompt commands runs it;
     /// anything else is the person's message as written.
     fn message_op(&self, text: String) -> Op {
@@ -213,12 +224,7 @@ impl Session {
             self.send(update);
         }
         if let Event::CommandsLoaded { commands, .. } = event {
-            self.prompt_commands = commands
-                .iter()
-                .filter(|command| !crate::translate::OWN_COMMANDS.contains(&command.name.as_str()))
-                .map(|command| command.name.clone())
-                .collect();
-            self.send(crate::translate::commands(commands));
+            self.offer_commands(commands);
         }
         match event {
             Event::ApprovalRequested {

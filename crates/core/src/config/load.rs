@@ -559,6 +559,11 @@ mod tests {
                 "[agent]\nmax_steps = 0\n",
                 "key `agent.max_steps`: must be at least 1",
             ),
+            // A name, never a path out of the folders it is looked for in.
+            (
+                "[instructions]\nfiles = [\"AGENTS.md\", \"../../etc/passwd\"]\n",
+                "key `instructions.files`: takes file names such as AGENTS.md, and \"../../etc/passwd\" is not one",
+            ),
             (
                 "[agent]\nmax_cost = -1.0\n",
                 "key `agent.max_cost`: must be a number of US dollars, 0 or more",
