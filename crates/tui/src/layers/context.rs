@@ -20,6 +20,15 @@ pub const COMMAND: Command = Command {
     args: "",
     help: "what fills the prompt, and the room left",
     run: |app, _| {
+        // A recording holds no agent to count its prompt (it would never answer).
+        if app.replay.is_some() {
+            app.notice(
+                crate::conversation::NoticeKind::Info,
+                "this is a replay: /context counts a live session's prompt (F6 shows the recorded history)"
+                    .to_string(),
+            );
+            return;
+        }
         app.open_layer(Box::new(TextLayer::new(ContextView::default())));
         app.send(Op::InspectContext);
     },

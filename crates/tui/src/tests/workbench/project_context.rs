@@ -184,3 +184,28 @@ fn context_overlay_shows_what_fills_the_prompt() {
     assert_screen!("context_80x24", screen(&mut app, 80, 24));
     assert_screen!("context_160x48", screen(&mut app, 160, 48));
 }
+
+/// A replay has no agent to count its prompt: `/context` says so instead of opening an
+/// overlay that would wait forever, and asks nothing.
+#[test]
+fn context_in_a_replay_says_why_not() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.replay = Some(miniagent_protocol::PlaybackStatus {
+        state: miniagent_protocol::PlayState::Paused,
+        speed: 1.0,
+        played: 0,
+        events: 0,
+        position_ms: 0,
+        length_ms: 0,
+    });
+    app.sent.clear();
+    app.submit("/context".into());
+    assert_eq!(app.sent, Vec::<Op>::new());
+    let shown = screen(&mut app, 120, 30);
+    assert!(
+        shown.contains("this is a replay: /context counts a live session's"),
+        "{shown}"
+    );
+    assert!(!shown.contains("counting what the prompt holds"), "{shown}");
+}
