@@ -176,7 +176,7 @@ impl ExecTurn {
             }
             None => {
                 if let Some(text) = prompt.take() {
-                    let _ = agent.ops.send(Op::UserInput { text });
+                    let _ = agent.ops.send(prompt_op(text));
                 }
             }
         }
@@ -207,7 +207,7 @@ impl ExecTurn {
                     current.clone_from(id);
                 }
                 if let Some(text) = self.prompt.take() {
-                    let _ = agent.ops.send(Op::UserInput { text });
+                    let _ = agent.ops.send(prompt_op(text));
                 }
             }
             _ => {}
@@ -226,6 +226,24 @@ impl ExecTurn {
         self.session
             .filter(|(id, _)| started && api::is_recorded(id, env))
             .map(|(id, workspace)| api::continue_line(&id, &workspace, true))
+    }
+}
+
+/// What exec sends for its prompt: `/name arguments` runs the prompt command `name` (a
+/// name the session does not know is sent as written, with a notice); anything else,
+/// a path such as `/tmp/x` included, is the person's message.
+fn prompt_op(text: String) -> Op {
+    let command = text.strip_prefix('/').and_then(|rest| {
+        let (name, arguments) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let is_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'));
+        is_name.then(|| (name.to_string(), arguments.trim().to_string()))
+    });
+    match command {
+        Some((name, arguments)) => Op::RunCommand { name, arguments },
+        None => Op::UserInput { text },
     }
 }
 
@@ -292,6 +310,8 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::McpToolsDeferred { .. }
         | Event::SkillsLoaded { .. }
         | Event::HooksLoaded { .. }
+        | Event::CommandsLoaded { .. }
+        | Event::ContextReport { .. }
         | Event::SubAgent { .. }
         | Event::Notice { .. }
         // A replay's; `exec` runs a live agent.
@@ -413,8 +433,16 @@ impl Printer {
                 provider,
                 workspace,
                 sandbox,
+                instruction_files,
                 ..
-            } => self.dim_line(&session_line(model, provider, workspace, sandbox), color),
+            } => {
+                self.dim_line(&session_line(model, provider, workspace, sandbox), color);
+                // What steers the agent besides the prompt given, said before it starts.
+                let instructions = miniagent_protocol::instruction_files_line(instruction_files);
+                if !instructions.is_empty() {
+                    self.dim_line(&instructions, color);
+                }
+            }
             Event::SessionResumed { id, messages, turns } => self.dim_line(
                 &format!(
                     "resumed session {}: {turns} turn(s), {messages} messages of history",
@@ -459,6 +487,12 @@ impl Printer {
             Event::McpServerStatus { server, state } => self.mcp_status(server, state),
             Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),
             Event::HooksLoaded { hooks } => self.hooks_loaded(hooks),
+            Event::CommandsLoaded { warnings, .. } => {
+                self.end_line();
+                for warning in warnings {
+                    self.line(&format!("commands: {warning}"));
+                }
+            }
             Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
             Event::CompactionEnded { outcome, reason } => self.line(&compaction_ended_line(*outcome, reason)),
             Event::ContextCompacted {
@@ -500,6 +534,7 @@ impl Printer {
             | Event::TurnUsage { .. }
             | Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
+            | Event::ContextReport { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             // The error after it says the message was taken back.

@@ -277,7 +277,7 @@ fn check_summary(summary: &Value, ws: &str) {
     );
     assert_eq!(summary["session"]["modes"]["currentModeId"], "ask");
     assert_eq!(summary["session"]["configOptions"], json!(["mode", "model"]));
-    assert_eq!(summary["commands"], json!([["compact", "clear"]]));
+    assert_eq!(summary["commands"], json!([["compact", "clear", "init"]]));
     assert_eq!(
         summary["hello"],
         json!({"stop": "end_turn", "permissions": [], "updates": [

@@ -44,6 +44,7 @@ mod mcp_faults;
 mod mcp_interop;
 mod mcp_limits;
 mod own_folders;
+mod project_context;
 mod provider_keys;
 mod providers;
 mod sandbox;

@@ -98,6 +98,9 @@ impl Harness {
             miniagent_core::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
         let options = AgentOptions {
             system_prompt: "You are a test agent.".to_string(),
+            instructions: Default::default(),
+            skills_prompt: String::new(),
+            commands: Default::default(),
             workspace: workspace.path().to_path_buf(),
             read_roots: Vec::new(),
             mcp: None,

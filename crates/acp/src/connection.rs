@@ -139,6 +139,9 @@ struct Opened {
     agent: Handle,
     model: String,
     mode: ApprovalMode,
+    /// The agent's prompt commands, when they were announced while the session opened
+    /// (else the session offers them when they are).
+    commands: Option<Vec<miniagent_protocol::CommandInfo>>,
 }
 
 /// What to do with a recorded session as it opens.
@@ -487,6 +490,7 @@ impl Face {
             agent,
             model,
             mode,
+            commands,
         } = opened;
         let weak = inbox.downgrade();
         lock(&self.sessions).insert(
@@ -498,8 +502,12 @@ impl Face {
             },
         );
         let _ = respond();
-        let _ = cx.send_notification(acp::SessionNotification::new(id.clone(), translate::commands()));
-        let session = Session::new(id, cx.clone(), agent, weak, *lock(&self.notices), model);
+        // The commands are offered once, with the agent's prompt commands: here when they
+        // came while the session opened, else by the session when they come.
+        let mut session = Session::new(id, cx.clone(), agent, weak, *lock(&self.notices), model);
+        if let Some(commands) = commands {
+            session.offer_commands(&commands);
+        }
         self.spawn(async move {
             let _ = session.run(received).await;
         });
@@ -536,8 +544,10 @@ impl Face {
             api::start_with(&options, extras, &self.env).map_err(|err| internal(format!("{err:#}")))?;
         let mode = self.approval_mode(&options);
         let mut model = String::new();
+        let mut commands = None;
         while let Some(event) = agent.events.recv().await {
             match event {
+                Event::CommandsLoaded { commands: found, .. } => commands = Some(found),
                 Event::SessionConfigured {
                     model: named,
                     session_id,
@@ -552,6 +562,7 @@ impl Face {
                             agent,
                             model,
                             mode,
+                            commands,
                         });
                     }
                 }
@@ -569,6 +580,7 @@ impl Face {
                         agent,
                         model,
                         mode,
+                        commands,
                     });
                 }
                 Event::Error { message } => {

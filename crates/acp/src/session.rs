@@ -61,6 +61,8 @@ pub struct Session {
     notices: bool,
     /// The model, the one value of the `model` config option.
     model: String,
+    /// The agent's prompt commands: a prompt `/name …` naming one runs it.
+    prompt_commands: Vec<String>,
 }
 
 impl Session {
@@ -82,6 +84,7 @@ impl Session {
             live: Live::default(),
             notices,
             model,
+            prompt_commands: Vec::new(),
         }
     }
 
@@ -158,7 +161,7 @@ impl Session {
             return;
         }
         let (running, op) = match prompt {
-            Prompt::Message(text) => (Running::Turn, Op::UserInput { text }),
+            Prompt::Message(text) => (Running::Turn, self.message_op(text)),
             Prompt::Compact => (Running::Compact { counted: false }, Op::CompactNow),
             Prompt::Clear => (Running::Clear, Op::ClearHistory),
         };
@@ -188,9 +191,40 @@ impl Session {
             .send_notification(acp::SessionNotification::new(self.id.clone(), update));
     }
 
+    /// Offers the client this face's commands and the agent's prompt `commands`, and
+    /// runs those when a prompt names one.
+    pub fn offer_commands(&mut self, commands: &[miniagent_protocol::CommandInfo]) {
+        self.prompt_commands = commands
+            .iter()
+            .filter(|command| !crate::translate::OWN_COMMANDS.contains(&command.name.as_str()))
+            .map(|command| command.name.clone())
+            .collect();
+        self.send(crate::translate::commands(commands));
+    }
+
+    /// A message `/name arguments` naming one of the agent's prompt commands runs it;
+    /// anything else is the person's message as written.
+    fn message_op(&self, text: String) -> Op {
+        let trimmed = text.trim();
+        let command = trimmed.strip_prefix('/').and_then(|rest| {
+            let (name, arguments) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            self.prompt_commands
+                .iter()
+                .any(|known| known == name)
+                .then(|| (name.to_string(), arguments.trim().to_string()))
+        });
+        match command {
+            Some((name, arguments)) => Op::RunCommand { name, arguments },
+            None => Op::UserInput { text },
+        }
+    }
+
     fn on_event(&mut self, event: &Event) {
         for update in self.live.updates(event, Instant::now()) {
             self.send(update);
+        }
+        if let Event::CommandsLoaded { commands, .. } = event {
+            self.offer_commands(commands);
         }
         match event {
             Event::ApprovalRequested {

@@ -114,9 +114,11 @@ pub fn config_options(current: ApprovalMode, model: &str) -> Vec<acp::SessionCon
     ]
 }
 
-/// The slash commands this face runs itself, as `available_commands_update` lists them.
-pub fn commands() -> acp::SessionUpdate {
-    acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(vec![
+/// The slash commands this face runs itself, then the agent's prompt commands (`/init`,
+/// the `commands/` files; one named like this face's own is left out: those win), as
+/// `available_commands_update` lists them.
+pub fn commands(prompt: &[miniagent_protocol::CommandInfo]) -> acp::SessionUpdate {
+    let mut list = vec![
         acp::AvailableCommand::new(
             "compact",
             "Summarize the older history now to make room in the context",
@@ -125,8 +127,24 @@ pub fn commands() -> acp::SessionUpdate {
             "clear",
             "Start the conversation over (the session and its log stay)",
         ),
-    ]))
+    ];
+    for command in prompt
+        .iter()
+        .filter(|command| !OWN_COMMANDS.contains(&command.name.as_str()))
+    {
+        let mut offered = acp::AvailableCommand::new(command.name.clone(), command.description.clone());
+        if let Some(hint) = &command.argument_hint {
+            offered = offered.input(acp::AvailableCommandInput::Unstructured(
+                acp::UnstructuredCommandInput::new(hint.clone()),
+            ));
+        }
+        list.push(offered);
+    }
+    acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(list))
 }
+
+/// The commands this face runs itself.
+pub const OWN_COMMANDS: &[&str] = &["compact", "clear"];
 
 fn kind(kind: ToolKind) -> acp::ToolKind {
     match kind {
@@ -389,6 +407,35 @@ mod tests {
 
     fn wire(updates: Vec<acp::SessionUpdate>) -> serde_json::Value {
         serde_json::to_value(updates).unwrap()
+    }
+
+    /// The agent's prompt commands follow this face's own; one named like those is not
+    /// offered twice, and an argument hint becomes the command's input.
+    #[test]
+    fn prompt_commands_are_offered_after_the_faces_own() {
+        let info = |name: &str, hint: Option<&str>| miniagent_protocol::CommandInfo {
+            name: name.into(),
+            description: format!("{name} it"),
+            argument_hint: hint.map(str::to_string),
+            source: "user".into(),
+        };
+        let update = commands(&[
+            info("compact", None),
+            info("git:commit", Some("MESSAGE")),
+            info("init", None),
+        ]);
+        assert_eq!(
+            wire(vec![update]),
+            json!([{
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [
+                    {"name": "compact", "description": "Summarize the older history now to make room in the context"},
+                    {"name": "clear", "description": "Start the conversation over (the session and its log stay)"},
+                    {"name": "git:commit", "description": "git:commit it", "input": {"hint": "MESSAGE"}},
+                    {"name": "init", "description": "init it"},
+                ]
+            }])
+        );
     }
 
     #[test]

@@ -5,10 +5,12 @@
 
 pub mod agent;
 pub mod api;
+pub mod commands;
 pub mod config;
 pub mod export;
 pub mod hardening;
 pub mod hooks;
+pub mod instructions;
 pub mod llm;
 mod local_server;
 pub mod playback;

@@ -362,12 +362,29 @@ pub fn build(
     let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone(), env);
     crate::tools::files::remove_stale_temp_files_in_background(&workspace);
     let skills = Arc::new(discover_skills(&workspace, trusted, env));
-    let system_prompt = config::system_prompt(&config, &workspace, &skills.prompt_metadata())?;
+    let instructions = crate::instructions::Instructions::discover(
+        &config.instructions,
+        config::config_dir(env).as_deref(),
+        &workspace,
+    );
+    let skills_prompt = skills.prompt_metadata();
+    let mut system_prompt = config::system_prompt(&config, &workspace, &skills_prompt)?;
+    system_prompt.push_str(&instructions.prompt_section());
     let mut tools = ToolRegistry::builtin(&config);
     if !skills.is_empty() {
         tools.register(Arc::new(skills::GetSkillTool::new(Arc::clone(&skills))));
     }
     let (side_tx, side_rx) = tokio::sync::mpsc::unbounded_channel();
+    let commands = Arc::new(crate::commands::PromptCommands::discover(
+        config::config_dir(env).map(|dir| dir.join("commands")).as_deref(),
+        trusted
+            .then(|| workspace.join(crate::trust::WORKSPACE_COMMANDS_DIR))
+            .as_deref(),
+    ));
+    let _ = side_tx.send(Event::CommandsLoaded {
+        commands: commands.infos(),
+        warnings: commands.warnings().to_vec(),
+    });
     let _ = side_tx.send(Event::SkillsLoaded {
         skills: skills
             .skills()
@@ -404,7 +421,13 @@ pub fn build(
         manager
     });
     // Settings adjusted while loading come first: they explain what follows.
-    let mut startup_notices: Vec<String> = config.notices.iter().cloned().chain(log_notice).collect();
+    let mut startup_notices: Vec<String> = config
+        .notices
+        .iter()
+        .cloned()
+        .chain(log_notice)
+        .chain(instructions.notices.iter().cloned())
+        .collect();
     // The folder is made now, so a data folder where it cannot be is said at the start
     // (large results then reach the model as their first and last part only).
     let results = (config.tools.large_result_bytes > 0)
@@ -432,6 +455,9 @@ pub fn build(
         startup_notices,
         side_events: std::sync::Mutex::new(Some(side_rx)),
         system_prompt,
+        skills_prompt,
+        commands,
+        instructions,
         client,
         tools,
         session_log,

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 mod approval;
+mod context;
 mod history;
 pub mod message;
 pub mod playback;
@@ -15,6 +16,7 @@ pub mod settings;
 pub mod shown;
 
 pub use approval::{ApprovalRequest, ApprovalRule, Decision};
+pub use context::{CommandInfo, ContextReport, instruction_files_line};
 pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
 };
@@ -63,6 +65,16 @@ pub enum Op {
     RecordedCall { id: CallId },
     /// A replay's control (`miniagent replay`); an agent says it is not a replay.
     Playback { control: PlaybackControl },
+    /// Ask what fills the prompt now: answered with [`Event::ContextReport`].
+    InspectContext,
+    /// Run a prompt command ([`Event::CommandsLoaded`]): its text, with `arguments`
+    /// substituted, is sent as the person's message. A name the session does not know is
+    /// sent as written (`/name arguments`), with a notice.
+    RunCommand {
+        name: String,
+        #[serde(default)]
+        arguments: String,
+    },
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -70,6 +82,21 @@ pub enum Op {
 pub struct ToolInfo {
     pub name: String,
     pub description: String,
+}
+
+/// An instruction file the system prompt holds ([`Event::SessionConfigured`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstructionFileInfo {
+    /// Where it was found.
+    pub path: String,
+    /// Bytes of it in the prompt.
+    pub bytes: u64,
+    /// It was cut to fit `instructions.max_bytes`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// From the user's config folder (for every project), not the repository.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub user: bool,
 }
 
 /// Whether `bash` commands run in the Landlock sandbox (writes only under the workspace
@@ -207,6 +234,10 @@ pub enum Event {
         /// query (empty in logs from before it was recorded).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         endpoint: String,
+        /// The instruction files (`AGENTS.md` and its fallbacks) in the system prompt,
+        /// in the order they go in.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        instruction_files: Vec<InstructionFileInfo>,
     },
     /// The agent continues a recorded session ([`Op::Resume`]).
     SessionResumed {
@@ -456,6 +487,14 @@ pub enum Event {
     /// The hooks the session runs on its events (`hooks.json`), sent once at the start
     /// when there are any.
     HooksLoaded { hooks: Vec<HookInfo> },
+    /// The answer to [`Op::InspectContext`].
+    ContextReport { report: ContextReport },
+    /// The prompt commands the session offers ([`Op::RunCommand`]), and why files under
+    /// `commands/` were left out (or lost to a command of the same name).
+    CommandsLoaded {
+        commands: Vec<CommandInfo>,
+        warnings: Vec<String>,
+    },
 }
 
 /// Something a finished call changed outside the conversation.

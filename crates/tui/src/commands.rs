@@ -9,6 +9,10 @@ use miniagent_protocol::{ApprovalMode, Op};
 
 pub use super::command::Command;
 
+/// `/init`: a prompt command the agent holds (it sends the model its built-in prompt),
+/// listed here so that completion, help and the docs name it before the agent says so.
+const INIT: &str = "/init";
+
 /// Every slash command, in the order completion and help list them.
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -32,6 +36,19 @@ pub const COMMANDS: &[Command] = &[
         help: "compact the history now",
         run: |app, _| app.send(Op::CompactNow),
     },
+    Command {
+        name: INIT,
+        aliases: &[],
+        args: "[FOCUS]",
+        help: "have the model write a starting AGENTS.md",
+        run: |app, _| {
+            app.send(Op::RunCommand {
+                name: "init".to_string(),
+                arguments: String::new(),
+            })
+        },
+    },
+    super::layers::context::COMMAND,
     Command {
         name: "/history",
         aliases: &[],
@@ -95,9 +112,9 @@ pub fn hints() -> Vec<CommandHint> {
     COMMANDS
         .iter()
         .map(|command| CommandHint {
-            name: command.name,
-            args: command.args,
-            help: command.help,
+            name: command.name.into(),
+            args: command.args.into(),
+            help: command.help.into(),
         })
         .collect()
 }
@@ -109,14 +126,23 @@ pub fn find(name: &str) -> Option<&'static Command> {
         .find(|command| command.name == name || command.aliases.contains(&name))
 }
 
-/// Runs the command line `text` (`/name arg…`); an unknown name says so.
+/// Runs the command line `text` (`/name arg…`); an unknown name says so. A built-in
+/// wins over a prompt command of its name; a prompt command (`/init`, a `commands/`
+/// file) goes to the agent with the whole rest of the line as its arguments.
 pub fn run(app: &mut App, text: &str) {
+    let text = text.trim_start();
     let mut words = text.split_whitespace();
     let name = words.next().unwrap_or("/");
     let argument = words.next();
+    let rest = text.get(name.len()..).unwrap_or_default().trim();
+    let bare = name.strip_prefix('/').unwrap_or(name);
     match find(name) {
-        Some(command) => (command.run)(app, argument),
-        None => {
+        Some(command) if command.name != INIT => (command.run)(app, argument),
+        found if found.is_some() || app.session.has_prompt_command(bare) => app.send(Op::RunCommand {
+            name: bare.to_string(),
+            arguments: rest.to_string(),
+        }),
+        _ => {
             let message = match nearest(name) {
                 Some(known) => format!("unknown command {name}; did you mean {known}? /help lists them"),
                 None => format!("unknown command {name}; /help lists them"),

@@ -74,16 +74,17 @@ fn help_row(keys: &str, action: &str, app: &App, width: u16, key_columns: usize)
 }
 
 /// One titled part of the help: each row's keys (or a command as typed) and what it does.
-pub(crate) type HelpSection = (&'static str, Vec<(String, &'static str)>);
+/// A prompt command's text is its file's, so a row's text may be owned.
+pub(crate) type HelpSection = (&'static str, Vec<(String, std::borrow::Cow<'static, str>)>);
 
 /// Every part of the help, from the tables that dispatch the keys and commands and from
 /// the panes' own hints; the replay's keys lead when `replay`. The help overlay draws
 /// these, and the docs' key tables are generated from them (`tests::docs_tables`).
 pub(crate) fn help_sections(app: &App, replay: bool) -> Vec<HelpSection> {
     let mut sections: Vec<HelpSection> = Vec::new();
-    let hints = |list: Vec<KeyHint>| -> Vec<(String, &'static str)> {
+    let hints = |list: Vec<KeyHint>| -> Vec<(String, std::borrow::Cow<'static, str>)> {
         list.into_iter()
-            .map(|hint| (hint.keys.to_string(), hint.action))
+            .map(|hint| (hint.keys.to_string(), hint.action.into()))
             .collect()
     };
     if replay {
@@ -109,10 +110,29 @@ pub(crate) fn help_sections(app: &App, replay: bool) -> Vec<HelpSection> {
             .iter()
             .map(|command| {
                 let name = format!("{} {}", command.name, command.args);
-                (name.trim_end().to_string(), command.help)
+                (name.trim_end().to_string(), command.help.into())
             })
             .collect(),
     ));
+    // The prompt commands the agent offers that no built-in shadows (`/init` is one).
+    let prompt: Vec<_> = app
+        .session
+        .prompt_commands()
+        .iter()
+        .filter(|command| crate::commands::find(&format!("/{}", command.name)).is_none())
+        .map(|command| {
+            let name = format!(
+                "/{} {}",
+                command.name,
+                command.argument_hint.as_deref().unwrap_or_default()
+            );
+            let help = format!("{} ({})", command.description, command.source);
+            (name.trim_end().to_string(), help.into())
+        })
+        .collect();
+    if !prompt.is_empty() {
+        sections.push(("Prompt commands (commands/ files)", prompt));
+    }
     sections
 }
 

@@ -31,6 +31,8 @@ pub struct InputBox {
     popup_dismissed: bool,
     /// The slash commands it completes.
     commands: Vec<CommandHint>,
+    /// The session's prompt commands (`commands/` files), after the built-in ones.
+    prompt_commands: Vec<CommandHint>,
 }
 
 impl InputBox {
@@ -46,7 +48,18 @@ impl InputBox {
             completion: 0,
             popup_dismissed: false,
             commands,
+            prompt_commands: Vec::new(),
         }
+    }
+
+    /// The session's prompt commands, completed after the built-in ones; one with a
+    /// built-in's name is not (the built-in wins).
+    pub fn set_prompt_commands(&mut self, commands: Vec<CommandHint>) {
+        self.prompt_commands = commands
+            .into_iter()
+            .filter(|command| !self.commands.iter().any(|builtin| builtin.name == command.name))
+            .collect();
+        self.completion = 0;
     }
 
     pub fn text(&self) -> String {
@@ -98,8 +111,9 @@ impl InputBox {
         }
         self.commands
             .iter()
-            .copied()
+            .chain(&self.prompt_commands)
             .filter(|c| c.name.starts_with(text.as_str()))
+            .cloned()
             .collect()
     }
 
@@ -124,13 +138,14 @@ impl InputBox {
                     return InputAction::Changed;
                 }
                 KeyCode::Tab | KeyCode::Enter if key.modifiers.is_empty() => {
-                    let chosen = completions[self.completion.min(completions.len() - 1)];
+                    let chosen = &completions[self.completion.min(completions.len() - 1)];
                     // Enter on a whole command runs it, even one that takes an argument:
                     // the command then says (or offers) what it needs.
                     if key.code == KeyCode::Enter && (chosen.args.is_empty() || self.text() == chosen.name) {
+                        let name = chosen.name.to_string();
                         self.clear();
-                        self.history_push(chosen.name);
-                        return InputAction::Submit(chosen.name.to_string());
+                        self.history_push(&name);
+                        return InputAction::Submit(name);
                     }
                     let completed = if chosen.args.is_empty() {
                         chosen.name.to_string()
@@ -424,7 +439,8 @@ mod tests {
     fn slash_completion_filters_and_completes() {
         let mut input = InputBox::new(crate::commands::hints());
         type_text(&mut input, "/app");
-        let names: Vec<&str> = input.completions().iter().map(|c| c.name).collect();
+        let completions = input.completions();
+        let names: Vec<&str> = completions.iter().map(|c| c.name.as_ref()).collect();
         assert_eq!(names, vec!["/approval", "/approvals"]);
         input.on_key(key(KeyCode::Tab));
         assert_eq!(input.text(), "/approval ");

@@ -23,13 +23,14 @@ pub struct KeyHint {
 
 /// A slash command as completion and the help show it (the table that runs them is
 /// `commands::COMMANDS`; this leaf type keeps the input box free of the app).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A prompt command (a file under `commands/`) has owned text, a built-in row static.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandHint {
     /// With its slash, e.g. `/help`.
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     /// How its argument is written, e.g. `MODE`; empty when it takes none.
-    pub args: &'static str,
-    pub help: &'static str,
+    pub args: std::borrow::Cow<'static, str>,
+    pub help: std::borrow::Cow<'static, str>,
 }
 
 impl KeyHint {

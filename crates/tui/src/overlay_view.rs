@@ -20,13 +20,29 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
     // Wide enough for the longest help text, where the screen allows.
     let widest = completions
         .iter()
-        .map(|command| wrap::display_width(command.help))
+        .map(|command| wrap::display_width(&command.help))
         .max()
         .unwrap_or(0);
     let width = u16::try_from(widest + 20)
         .unwrap_or(u16::MAX)
         .max(60)
         .min(size.width);
+    // The names' column as wide as the longest (a prompt command's may be long), so the
+    // help never runs into it.
+    let column = completions
+        .iter()
+        .map(|command| wrap::display_width(&command.name) + 1 + wrap::display_width(&command.args))
+        .max()
+        .unwrap_or(0)
+        .min(40)
+        .saturating_add(2)
+        .max(18);
+    let width = width.max(
+        u16::try_from(column + widest)
+            .unwrap_or(u16::MAX)
+            .saturating_add(2)
+            .min(size.width),
+    );
     let y = input.y.saturating_sub(rows);
     let area = Rect {
         x: input.x,
@@ -44,7 +60,10 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
                 format!("{} {}", command.name, command.args)
             };
             let mut line = Line::from(vec![
-                Span::styled(format!("{name:<18}"), app.look.theme().key),
+                Span::styled(
+                    format!("{:<column$}", wrap::truncate(&name, column - 1)),
+                    app.look.theme().key,
+                ),
                 Span::styled(command.help.to_string(), app.look.theme().text),
             ]);
             if index == app.input.selected_completion() {
@@ -53,5 +72,10 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
             line
         })
         .collect();
-    popup(buf, area, "Commands · Tab completes", lines, 0, app, false);
+    // With the workspace's and the person's own commands the list can be longer than the
+    // room above the input: the highlighted one stays in sight.
+    let shown = usize::from(area.height.saturating_sub(2)).max(1);
+    let scroll = app.input.selected_completion().saturating_sub(shown - 1);
+    let scroll = u16::try_from(scroll).unwrap_or(u16::MAX);
+    popup(buf, area, "Commands · Tab completes", lines, scroll, app, false);
 }

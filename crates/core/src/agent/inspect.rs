@@ -7,11 +7,76 @@ use super::context::{ContextState, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::{AgentOptions, Session};
 use miniagent_protocol::{
-    CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail, message_range,
+    CompactionRecord, ContextReport, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
+    message_range,
 };
 
 /// Characters of one entry's body sent to the front end; longer ones are cut in the middle.
 const BODY_LIMIT: usize = 20_000;
+
+/// [`Op::InspectHistory`](miniagent_protocol::Op::InspectHistory) was asked.
+pub(crate) const HISTORY: u8 = 1;
+/// [`Op::InspectContext`](miniagent_protocol::Op::InspectContext) was asked.
+pub(crate) const CONTEXT: u8 = 2;
+
+/// The answers to what was `asked` ([`HISTORY`], [`CONTEXT`], or both).
+pub(crate) fn answers(asked: u8, session: &mut Session, options: &AgentOptions) -> Vec<Event> {
+    let mut answers = Vec::new();
+    if asked & HISTORY != 0 {
+        answers.push(Event::HistorySnapshot {
+            snapshot: snapshot(session, options),
+        });
+    }
+    if asked & CONTEXT != 0 {
+        answers.push(Event::ContextReport {
+            report: context_report(session, options),
+        });
+    }
+    answers
+}
+
+/// What fills the next prompt, part by part, against the budget.
+pub(crate) fn context_report(session: &mut Session, options: &AgentOptions) -> ContextReport {
+    let counter = session.context.counter();
+    let specs = options.tools.specs();
+    let fixed = super::compaction::fixed_tokens_of(options, &counter);
+    // Counts only: what summaries replaced is not needed, so the log is not read.
+    let history = snapshot_of(&mut session.context, &[], fixed, &Recorded::NotNeeded);
+    let summaries = history
+        .entries
+        .iter()
+        .filter(|entry| entry.kind == HistoryEntryKind::Summary)
+        .count();
+    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+    ContextReport {
+        system_prompt_tokens: counter.count(&options.system_prompt),
+        instruction_files: options
+            .instructions
+            .files
+            .iter()
+            .map(|file| (file.path.display().to_string(), counter.count(&file.text)))
+            .collect(),
+        skills: count(
+            options
+                .skills_prompt
+                .lines()
+                .filter(|line| line.starts_with("- "))
+                .count(),
+        ),
+        skills_tokens: counter.count(&options.skills_prompt),
+        tools: count(specs.len()),
+        tool_tokens: counter.tools(&specs),
+        history: history.by_role.clone(),
+        messages: count(history.entries.len() - summaries),
+        summaries: count(summaries),
+        masked_results: history.masked_results,
+        trimmed_results: history.trimmed_results,
+        output_reserve: u64::from(options.config.model.max_output_tokens),
+        margin: crate::config::MARGIN_TOKENS,
+        token_limit: options.config.agent.token_limit,
+        context_window: options.config.model.context_window,
+    }
+}
 
 /// Builds the snapshot of the session's context. Messages the context let go of (a
 /// summary stands in for them) are read back from the session log.

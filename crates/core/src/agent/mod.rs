@@ -54,6 +54,13 @@ pub struct AgentOptions {
     /// to front ends in order. Taken by the agent task when it starts.
     pub side_events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<Event>>>,
     pub system_prompt: String,
+    /// The skills list the system prompt holds (already in it), for `/context`.
+    pub skills_prompt: String,
+    /// The prompt commands (`/init`, the `commands/` folders) `Op::RunCommand` runs.
+    pub commands: Arc<crate::commands::PromptCommands>,
+    /// The instruction files the system prompt holds (already in it), for the session's
+    /// announcement and `/context`.
+    pub instructions: crate::instructions::Instructions,
     pub client: Arc<dyn ModelClient>,
     pub tools: ToolRegistry,
     /// Where the session is recorded ([`SessionLog::disabled`] records nothing).
@@ -238,8 +245,9 @@ pub(crate) struct TurnContext {
     pub cancel: CancellationToken,
     pub approvals: PendingApprovals,
     pub policy: SharedPolicy,
-    /// Set when the inspector asked while this turn held the session.
-    pub inspect_requested: Arc<std::sync::atomic::AtomicBool>,
+    /// What front ends asked while this turn held the session ([`inspect::HISTORY`],
+    /// [`inspect::CONTEXT`]), answered at its next step.
+    pub inspect_requested: Arc<std::sync::atomic::AtomicU8>,
     /// How its calls start sub-agents; `None` in a sub-agent (sub-agents do not nest).
     pub sub_agents: Option<StartSubAgents>,
     /// Every model call's tokens and cost, the sub-agents' included.
@@ -257,7 +265,7 @@ struct Shared {
     events: EventSink,
     approvals: PendingApprovals,
     policy: SharedPolicy,
-    inspect_requested: Arc<std::sync::atomic::AtomicBool>,
+    inspect_requested: Arc<std::sync::atomic::AtomicU8>,
     meter: meter::SharedMeter,
 }
 
@@ -331,6 +339,17 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
             options.config.model.provider,
             &options.config.model.base_url,
         ),
+        instruction_files: options
+            .instructions
+            .files
+            .iter()
+            .map(|file| miniagent_protocol::InstructionFileInfo {
+                path: file.path.display().to_string(),
+                bytes: u64::try_from(file.text.len()).unwrap_or(u64::MAX),
+                truncated: file.truncated,
+                user: file.user,
+            })
+            .collect(),
     });
     // The tokenizer's first load takes a moment; it must not block an async worker.
     let encoding = options.config.agent.tokenizer;

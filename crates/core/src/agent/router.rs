@@ -75,7 +75,9 @@ impl Router {
                     resume::resume(&self.shared, &path).await;
                 }
             }
-            Op::InspectHistory => self.inspect(),
+            Op::InspectHistory => self.inspect(inspect::HISTORY),
+            Op::InspectContext => self.inspect(inspect::CONTEXT),
+            Op::RunCommand { name, arguments } => self.run_command(&name, &arguments),
             Op::CompactNow => self.compact_now(),
             Op::ReadNotes => answers::notes(
                 self.shared.workspace.root().to_path_buf(),
@@ -184,14 +186,33 @@ impl Router {
         });
     }
 
-    fn inspect(&self) {
+    fn inspect(&self, asked: u8) {
         match self.shared.session.try_lock() {
             Ok(mut session) => {
-                let snapshot = inspect::snapshot(&mut session, &self.shared.options);
-                self.notify(Event::HistorySnapshot { snapshot });
+                for answer in inspect::answers(asked, &mut session, &self.shared.options) {
+                    self.notify(answer);
+                }
             }
             // A turn holds the session: it answers at its next step.
-            Err(_) => self.shared.inspect_requested.store(true, Ordering::SeqCst),
+            Err(_) => {
+                self.shared.inspect_requested.fetch_or(asked, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// A prompt command: its expanded text goes on as the person's message. A name the
+    /// session does not know goes as written, so nothing the person typed is lost.
+    fn run_command(&mut self, name: &str, arguments: &str) {
+        match self.shared.options.commands.expand(name, arguments) {
+            Some(text) => self.user_input(text),
+            None => {
+                self.notice(format!(
+                    "there is no command /{}: sent as written",
+                    miniagent_text::clean(name)
+                ));
+                let text = format!("/{name} {arguments}");
+                self.user_input(text.trim_end().to_string());
+            }
         }
     }
 
@@ -237,10 +258,12 @@ impl Router {
         if let Err(err) = joined {
             recover_from_crash(&self.shared, &err.to_string()).await;
         }
-        if self.shared.inspect_requested.swap(false, Ordering::SeqCst) {
+        let asked = self.shared.inspect_requested.swap(0, Ordering::SeqCst);
+        if asked != 0 {
             let mut session = self.shared.session.lock().await;
-            let snapshot = inspect::snapshot(&mut session, &self.shared.options);
-            self.notify(Event::HistorySnapshot { snapshot });
+            for answer in inspect::answers(asked, &mut session, &self.shared.options) {
+                self.notify(answer);
+            }
         }
         if std::mem::take(&mut self.compact_next) {
             self.running = Some(start_job(&self.shared, Job::Compact));

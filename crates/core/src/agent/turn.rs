@@ -625,12 +625,11 @@ fn over_cost(session: &mut Session, context: &TurnContext) -> Option<OverCost> {
 }
 
 async fn preflight(session: &mut Session, context: &TurnContext) -> Result<(), Ended> {
-    if context
+    let asked = context
         .inspect_requested
-        .swap(false, std::sync::atomic::Ordering::SeqCst)
-    {
-        let snapshot = super::inspect::snapshot(session, &context.options);
-        context.events.emit(Event::HistorySnapshot { snapshot });
+        .swap(0, std::sync::atomic::Ordering::SeqCst);
+    for answer in super::inspect::answers(asked, session, &context.options) {
+        context.events.emit(answer);
     }
     let result = compaction::ensure_budget(session, context, false).await;
     context.events.commit(session);

@@ -58,6 +58,20 @@ pub(super) fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> R
         return fail("retry.exponential_base", "must be 1.0 or more");
     }
     validate_serve(&config.serve, &fail)?;
+    // A name, not a path: each is looked for in every folder from the repository root
+    // down, and a path could reach out of them.
+    if let Some(name) = config.instructions.files.iter().find(|name| {
+        name.is_empty()
+            || name.contains(['/', '\\'])
+            || *name == "."
+            || *name == ".."
+            || name.chars().any(char::is_control)
+    }) {
+        return fail(
+            "instructions.files",
+            &format!("takes file names such as AGENTS.md, and {name:?} is not one"),
+        );
+    }
     // The value is never repeated: a key pasted here would be printed back.
     let named = config.model.api_key_env.trim();
     if looks_like_a_key(named) {

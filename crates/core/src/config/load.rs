@@ -525,7 +525,7 @@ mod tests {
             ),
             (
                 "model_provider = \"openai\"\n",
-                "unknown key `model_provider` (known in the top level: agent, model, prices, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
+                "unknown key `model_provider` (known in the top level: agent, instructions, model, prices, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
             ),
             // Codex's way of naming the model.
             (
@@ -558,6 +558,11 @@ mod tests {
             (
                 "[agent]\nmax_steps = 0\n",
                 "key `agent.max_steps`: must be at least 1",
+            ),
+            // A name, never a path out of the folders it is looked for in.
+            (
+                "[instructions]\nfiles = [\"AGENTS.md\", \"../../etc/passwd\"]\n",
+                "key `instructions.files`: takes file names such as AGENTS.md, and \"../../etc/passwd\" is not one",
             ),
             (
                 "[agent]\nmax_cost = -1.0\n",

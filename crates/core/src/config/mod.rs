@@ -167,6 +167,16 @@ pub struct ServeConfig {
     pub events_kept: usize,
 }
 
+/// `[instructions]`: the instruction files (`AGENTS.md` and its fallbacks).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstructionSettings {
+    /// The names looked for in each folder, the first that exists taken.
+    pub files: Vec<String>,
+    /// The most all of them together put in the prompt, in bytes.
+    pub max_bytes: usize,
+}
+
 /// `[tools.read_file]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -198,6 +208,7 @@ pub struct Config {
     pub ui: UiSettings,
     pub tools: ToolSettings,
     pub serve: ServeConfig,
+    pub instructions: InstructionSettings,
     /// Prices by model name; a name also prices its dated versions (the name, a dash and
     /// a date).
     pub prices: std::collections::BTreeMap<String, ModelPrice>,

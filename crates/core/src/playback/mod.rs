@@ -115,7 +115,8 @@ impl Playback {
             ))],
             Op::Interrupt => Vec::new(),
             Op::Shutdown => vec![Event::ShutdownComplete],
-            Op::UserInput { .. } => vec![notice(NOT_SENT)],
+            Op::UserInput { .. } | Op::RunCommand { .. } => vec![notice(NOT_SENT)],
+            Op::InspectContext => vec![notice(NOT_CHANGED)],
             Op::Approval { .. }
             | Op::RevokeApproval { .. }
             | Op::SetApprovalMode { .. }

@@ -19,7 +19,7 @@ impl App {
             Event::PlaybackOpened { recording, status } => self.open_recording(&recording, status),
             Event::PlaybackStatus { status } => self.playback_moved(status),
             Event::Replayed { at_ms, event } => return self.replayed(at_ms, *event),
-            event @ Event::SessionConfigured { .. } => self.session.configured(event),
+            event @ Event::SessionConfigured { .. } => self.on_session_configured(event),
             Event::HistoryRestored { events } => self.show_restored(events),
             Event::SessionResumed { id, messages, turns } => self.on_session_resumed(id, messages, turns),
             Event::TurnStarted { text } => self.on_turn_started(text),
@@ -78,6 +78,8 @@ impl App {
             Event::Error { message } => self.on_error(message),
             Event::PromptReturned { text } => self.on_prompt_returned(text),
             Event::ShutdownComplete => self.request(Action::Quit),
+            Event::CommandsLoaded { commands, warnings } => self.on_commands_loaded(commands, warnings),
+            event @ Event::ContextReport { .. } => self.layers_take(&event),
         }
         true
     }

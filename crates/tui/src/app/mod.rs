@@ -220,7 +220,7 @@ impl App {
             // model; a snapshot request has nothing to inspect yet.
             match op {
                 Op::Resume { .. } => self.request(Action::Send(op)),
-                Op::InspectHistory => {}
+                Op::InspectHistory | Op::InspectContext => {}
                 Op::ReadNotes => self.layers_take(&Event::Notes {
                     notes: Vec::new(),
                     error: Some(

@@ -55,6 +55,7 @@ impl App {
             session_id: Some(recording.session_id.clone()),
             sandbox: Default::default(),
             endpoint: String::new(),
+            instruction_files: Vec::new(),
         };
         self.session.recorded(view, recording.max_steps);
         for warning in &recording.warnings {

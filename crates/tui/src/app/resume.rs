@@ -39,6 +39,7 @@ impl App {
             // Answers to the recording workbench's inspector, and its end, are not ours.
             // A recording holds no restored history; one inside another is not shown.
             Event::HistorySnapshot { .. }
+            | Event::ContextReport { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             | Event::ShutdownComplete
@@ -52,6 +53,7 @@ impl App {
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
             | Event::HooksLoaded { .. }
+            | Event::CommandsLoaded { .. }
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }
             | Event::TurnStarted { .. }

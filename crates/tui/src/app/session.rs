@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
-    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, HookInfo, McpState, SandboxState,
-    SkillInfo, ToolInfo,
+    ApprovalMode, ApprovalRule, CommandInfo, DeferredServer, Event, HistorySnapshot, HookInfo,
+    InstructionFileInfo, McpState, SandboxState, SkillInfo, ToolInfo,
 };
 
 /// What the agent said it talks to, from `session_configured`.
@@ -25,6 +25,8 @@ pub struct SessionView {
     pub sandbox: SandboxState,
     /// Where model requests go (empty when a recording does not say).
     pub endpoint: String,
+    /// The instruction files in the system prompt.
+    pub instruction_files: Vec<InstructionFileInfo>,
 }
 
 /// The session as the workbench knows it.
@@ -45,6 +47,8 @@ pub struct Session {
     skill_warnings: Vec<String>,
     /// The hooks the session runs on its events (`/hooks`).
     hooks: Vec<HookInfo>,
+    /// The prompt commands the agent offers (`/init`, the `commands/` files).
+    prompt_commands: Vec<CommandInfo>,
     /// The latest history snapshot from the agent (for the inspector and `/stats`).
     history: Option<HistorySnapshot>,
     /// The person declined to trust this workspace: its own servers and skills are off.
@@ -68,6 +72,7 @@ impl Session {
             skills: Vec::new(),
             skill_warnings: Vec::new(),
             hooks: Vec::new(),
+            prompt_commands: Vec::new(),
             history: None,
             workspace_declined: false,
         }
@@ -133,6 +138,7 @@ impl Session {
             session_id,
             sandbox,
             endpoint,
+            instruction_files,
         } = event
         {
             self.view = SessionView {
@@ -143,8 +149,22 @@ impl Session {
                 session_id,
                 sandbox,
                 endpoint,
+                instruction_files,
             };
         }
+    }
+
+    pub fn prompt_commands(&self) -> &[CommandInfo] {
+        &self.prompt_commands
+    }
+
+    /// Whether the agent offers the prompt command `name` (without its slash).
+    pub fn has_prompt_command(&self, name: &str) -> bool {
+        self.prompt_commands.iter().any(|command| command.name == name)
+    }
+
+    pub(crate) fn set_prompt_commands(&mut self, commands: Vec<CommandInfo>) {
+        self.prompt_commands = commands;
     }
 
     /// The model (and provider) to show until the agent says which it talks to.
@@ -236,6 +256,42 @@ impl App {
             NoticeKind::Info,
             format!("resumed session {id}: {turns} turn(s), {messages} messages of history"),
         );
+    }
+
+    /// The agent said what it talks to; the instruction files that steer it are said in
+    /// the conversation's first lines, so the person sees them before anything runs.
+    pub(crate) fn on_session_configured(&mut self, event: Event) {
+        if let Event::SessionConfigured {
+            instruction_files, ..
+        } = &event
+        {
+            let line = miniagent_protocol::instruction_files_line(instruction_files);
+            if !line.is_empty() {
+                self.notice(NoticeKind::Info, line);
+            }
+        }
+        self.session.configured(event);
+    }
+
+    /// The prompt commands the agent offers: completed and listed in the help; a file
+    /// left out says why.
+    pub(crate) fn on_commands_loaded(&mut self, commands: Vec<CommandInfo>, warnings: Vec<String>) {
+        for warning in warnings {
+            self.notice(NoticeKind::Warning, format!("commands: {warning}"));
+        }
+        self.input.set_prompt_commands(
+            commands
+                .iter()
+                .map(|command| crate::keys::CommandHint {
+                    name: format!("/{}", miniagent_text::clean(&command.name)).into(),
+                    args: miniagent_text::clean(command.argument_hint.as_deref().unwrap_or_default())
+                        .into_owned()
+                        .into(),
+                    help: miniagent_text::clean(&command.description).into_owned().into(),
+                })
+                .collect(),
+        );
+        self.session.set_prompt_commands(commands);
     }
 
     pub(crate) fn on_approval_mode_changed(&mut self, mode: ApprovalMode) {

@@ -81,6 +81,8 @@ impl App {
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
             | Event::HooksLoaded { .. }
+            | Event::CommandsLoaded { .. }
+            | Event::ContextReport { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }

@@ -12,6 +12,7 @@
 
 pub mod approval;
 pub mod approvals;
+pub mod context;
 pub mod file_preview;
 pub mod first_run;
 pub mod history;

@@ -139,10 +139,16 @@ fn tables_escape_and_group_their_rows() {
     let sections: Vec<HelpSection> = vec![
         (
             "Workbench",
-            vec![("F1".to_string(), "help"), ("a|b".to_string(), "x | y")],
+            vec![
+                ("F1".to_string(), "help".into()),
+                ("a|b".to_string(), "x | y".into()),
+            ],
         ),
-        ("Input", vec![("Enter".to_string(), "send")]),
-        ("Commands", vec![("/approval MODE".to_string(), "read-only, ask")]),
+        ("Input", vec![("Enter".to_string(), "send".into())]),
+        (
+            "Commands",
+            vec![("/approval MODE".to_string(), "read-only, ask".into())],
+        ),
     ];
     assert_eq!(
         key_table(&sections, &["Workbench", "Input"]),

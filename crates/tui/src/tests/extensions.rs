@@ -21,6 +21,7 @@ fn app_in(workspace: &TempDir) -> Bench {
         session_id: None,
         sandbox: miniagent_protocol::SandboxState::Enforced,
         endpoint: String::new(),
+        instruction_files: Vec::new(),
     });
     app
 }

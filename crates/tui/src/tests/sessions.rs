@@ -133,6 +133,7 @@ fn turn_until_bash() -> Vec<Record> {
                 session_id: Some("20261122-040438-a1b2".into()),
                 sandbox: miniagent_protocol::SandboxState::Enforced,
                 endpoint: String::new(),
+                instruction_files: Vec::new(),
             },
         ),
         ev(100, Event::TurnStarted { text: PROMPT.into() }),

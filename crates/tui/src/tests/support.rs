@@ -153,6 +153,7 @@ pub fn configured(workspace: &str, session_id: Option<&str>) -> Event {
         session_id: session_id.map(str::to_string),
         sandbox: SandboxState::Enforced,
         endpoint: "https://api.anthropic.com".into(),
+        instruction_files: Vec::new(),
     }
 }
 

@@ -334,5 +334,7 @@ mod input;
 mod layers;
 #[path = "workbench/reading.rs"]
 mod reading;
+#[path = "workbench/project_context.rs"]
+mod project_context;
 #[path = "workbench/seam.rs"]
 mod seam;

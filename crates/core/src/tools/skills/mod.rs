@@ -14,7 +14,7 @@
 //! the wrong tools.
 
 mod bundled;
-mod front_matter;
+pub(crate) mod front_matter;
 mod get_skill;
 mod pre_approval;
 mod rewrite;

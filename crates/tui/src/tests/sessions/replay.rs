@@ -107,6 +107,7 @@ fn many_calls(calls: usize) -> Vec<Record> {
             session_id: Some("20261122-050000-beef".into()),
             sandbox: miniagent_protocol::SandboxState::Enforced,
             endpoint: String::new(),
+            instruction_files: Vec::new(),
         },
     )];
     for n in 0..calls {

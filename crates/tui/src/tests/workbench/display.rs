@@ -297,6 +297,7 @@ fn the_title_bar_says_whether_commands_are_sandboxed_in_the_current_mode() {
             session_id: None,
             sandbox: state,
             endpoint: String::new(),
+            instruction_files: Vec::new(),
         });
         let mut terminal = Terminal::new(TestBackend::new(120, 10)).unwrap();
         terminal.draw(|frame| render::draw(frame, &app)).unwrap();
