@@ -17,9 +17,11 @@ pub mod repetition;
 mod restore;
 mod resume;
 mod router;
+mod switch;
 mod turn;
 
 pub use restore::Restored;
+pub use switch::ModelSource;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -69,6 +71,35 @@ pub struct AgentOptions {
     /// The editor file tools read and write through, when a face's client offers one
     /// (ACP's `fs/*`); `None`: the disk.
     pub client_files: Option<Arc<dyn crate::tools::client_files::ClientFiles>>,
+    /// Builds a client for another model mid-session (`/model`); `None`: the session
+    /// keeps the model it started with.
+    pub models: Option<Arc<dyn ModelSource>>,
+}
+
+impl AgentOptions {
+    /// The same session's options with another model (`/model`): everything else is
+    /// shared with these.
+    fn with_model(&self, config: Config, client: Arc<dyn ModelClient>) -> AgentOptions {
+        AgentOptions {
+            config,
+            client,
+            workspace: self.workspace.clone(),
+            read_roots: self.read_roots.clone(),
+            // Said once, at the start.
+            startup_notices: Vec::new(),
+            mcp: self.mcp.clone(),
+            // The agent task took them when it started.
+            side_events: std::sync::Mutex::new(None),
+            system_prompt: self.system_prompt.clone(),
+            tools: self.tools.clone(),
+            session_log: self.session_log.clone(),
+            secrets: self.secrets.clone(),
+            protected: self.protected.clone(),
+            results: self.results.clone(),
+            client_files: self.client_files.clone(),
+            models: self.models.clone(),
+        }
+    }
 }
 
 /// The front end's side of a running agent.
@@ -349,6 +380,9 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
         total_cache_write_tokens: 0,
         cost_usd: None,
     });
+    if options.models.is_some() {
+        events.emit(switch::choices_event(options));
+    }
     for message in &options.startup_notices {
         events.emit(Event::Notice {
             message: message.clone(),

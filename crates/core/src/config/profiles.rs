@@ -1,0 +1,133 @@
+//! Provider profiles: `[profiles.NAME]` tables holding the `[model]` keys that differ
+//! (provider, base URL, model, key variable, window…). `--profile NAME` starts with one;
+//! `/model NAME` switches to one mid-session. Each is resolved at load over the `[model]`
+//! the files and the environment give (not the flags), and checked like `[model]` itself,
+//! so a profile that could not work is an error at start, not at the switch.
+
+use std::collections::BTreeMap;
+
+use toml::{Table, Value};
+
+use super::check::{fill_provider_defaults, fit_output_reserve, validate};
+use super::{Config, ConfigError, ModelConfig};
+
+/// The profile every session has: the `[model]` table itself, unless the config names
+/// one so.
+pub const DEFAULT_PROFILE: &str = "default";
+
+/// The longest profile name: it goes in a title bar and a picker.
+const MAX_NAME_CHARS: usize = 64;
+
+/// One resolved profile: the whole `[model]` it stands for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    pub model: ModelConfig,
+    /// Where its base URL was set, for messages about the key.
+    pub base_url_source: String,
+}
+
+/// Whether `name` may name a profile: letters, digits, `-`, `_` and `.`, as a command's
+/// argument and a config table's key can both hold.
+pub fn is_profile_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= MAX_NAME_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Checks a layer's `[profiles]`: each entry a table of `[model]`'s keys.
+pub(super) fn check_keys(known: &Table, profiles: &Table, source: &str) -> Result<(), ConfigError> {
+    let model = match known.get("model") {
+        Some(Value::Table(model)) => model,
+        _ => return Err(ConfigError("built-in defaults: no [model] table".to_string())),
+    };
+    for (name, value) in profiles {
+        if !is_profile_name(name) {
+            return Err(ConfigError(format!(
+                "{source}: profile name {name:?}: use letters, digits, -, _ and . (at most {MAX_NAME_CHARS})"
+            )));
+        }
+        let Value::Table(keys) = value else {
+            return Err(ConfigError(format!(
+                "{source}: key `profiles.{name}` is a section: write [profiles.{name}] and under it the [model] keys that differ (provider, base_url, model, api_key_env, context_window, …)"
+            )));
+        };
+        super::load::check_known_keys(model, keys, &format!("profiles.{name}"), source)?;
+    }
+    Ok(())
+}
+
+/// The layer `--profile NAME` adds: the profile's keys as `[model]` keys.
+pub(super) fn start_layer(profiles: &Table, name: &str) -> Result<super::load::Layer, ConfigError> {
+    let keys = match profiles.get(name) {
+        Some(Value::Table(keys)) => keys.clone(),
+        _ if name == DEFAULT_PROFILE => Table::new(),
+        _ => return Err(unknown(profiles, name)),
+    };
+    let mut table = Table::new();
+    table.insert("model".to_string(), Value::Table(keys));
+    Ok(super::load::Layer {
+        source: format!("--profile {name}"),
+        base_dir: None,
+        table,
+    })
+}
+
+fn unknown(profiles: &Table, name: &str) -> ConfigError {
+    let mut names: Vec<&str> = profiles.keys().map(String::as_str).collect();
+    if !names.contains(&DEFAULT_PROFILE) {
+        names.push(DEFAULT_PROFILE);
+    }
+    names.sort_unstable();
+    ConfigError(format!(
+        "--profile: no profile {name:?} in the config (profiles: {})",
+        names.join(", ")
+    ))
+}
+
+/// Every profile (and [`DEFAULT_PROFILE`]) as the whole `[model]` it stands for, over
+/// `base` (the merged layers without the flags). `source_of(profile, key)` names the
+/// layer that set a `model.*` key for that profile.
+pub(super) fn resolve(
+    base: &Table,
+    profiles: &Table,
+    source_of: &dyn Fn(&str, &str) -> String,
+) -> Result<BTreeMap<String, Profile>, ConfigError> {
+    let empty = Table::new();
+    let mut names: Vec<(&str, &Table)> = profiles
+        .iter()
+        .filter_map(|(name, value)| value.as_table().map(|keys| (name.as_str(), keys)))
+        .collect();
+    if !profiles.contains_key(DEFAULT_PROFILE) {
+        names.push((DEFAULT_PROFILE, &empty));
+    }
+    let mut resolved = BTreeMap::new();
+    for (name, keys) in names {
+        let within = |err: ConfigError| ConfigError(format!("profile `{name}`: {}", err.0));
+        let mut table = base.clone();
+        let mut layer = Table::new();
+        layer.insert("model".to_string(), Value::Table(keys.clone()));
+        super::load::merge(&mut table, &layer, "", 0, &mut Default::default());
+        let mut config: Config = serde_path_to_error::deserialize(Value::Table(table)).map_err(|err| {
+            within(ConfigError(format!(
+                "{}: key `profiles.{name}.{}`: {}",
+                source_of(name, &err.path().to_string()),
+                err.path().to_string().trim_start_matches("model."),
+                err.inner()
+            )))
+        })?;
+        let source = |key: &str| source_of(name, key);
+        fill_provider_defaults(&mut config, source("model.base_url"));
+        validate(&config, &source).map_err(within)?;
+        fit_output_reserve(&mut config, &source).map_err(within)?;
+        resolved.insert(
+            name.to_string(),
+            Profile {
+                model: config.model,
+                base_url_source: config.base_url_source,
+            },
+        );
+    }
+    Ok(resolved)
+}
