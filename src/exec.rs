@@ -293,6 +293,8 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::SkillsLoaded { .. }
         | Event::SubAgent { .. }
         | Event::Notice { .. }
+        | Event::ModelChoices { .. }
+        | Event::ModelChanged { .. }
         // A replay's; `exec` runs a live agent.
         | Event::PlaybackOpened { .. }
         | Event::PlaybackStatus { .. }
@@ -414,6 +416,20 @@ impl Printer {
                 sandbox,
                 ..
             } => self.dim_line(&session_line(model, provider, workspace, sandbox), color),
+            // A replay of a session that switched shows where.
+            Event::ModelChanged {
+                model,
+                provider,
+                context_window,
+                ..
+            } => self.dim_line(
+                &format!(
+                    "model: {} ({}), window {context_window} tokens",
+                    clean(model),
+                    clean(provider)
+                ),
+                color,
+            ),
             Event::SessionResumed { id, messages, turns } => self.dim_line(
                 &format!(
                     "resumed session {}: {turns} turn(s), {messages} messages of history",
@@ -500,6 +516,7 @@ impl Printer {
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
+            | Event::ModelChoices { .. }
             // The error after it says the message was taken back.
             | Event::PromptReturned { .. }
             | Event::HistoryRestored { .. }

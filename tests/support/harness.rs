@@ -111,6 +111,9 @@ impl Harness {
             protected: Vec::new(),
             results: Some(results),
             client_files: None,
+            models: Some(Arc::new(miniagent_core::startup::KeyedModels::new(
+                miniagent_core::config::Env::empty(),
+            ))),
         };
         Harness {
             handle: agent::spawn(options),

@@ -77,6 +77,18 @@ impl App {
             Event::Error { message } => self.on_error(message),
             Event::PromptReturned { text } => self.on_prompt_returned(text),
             Event::ShutdownComplete => self.request(Action::Quit),
+            Event::ModelChoices { choices } => self.session.set_model_choices(choices),
+            Event::ModelChanged {
+                model,
+                provider,
+                endpoint,
+                context_window,
+                ..
+            } => {
+                let line = format!("model: {model} ({provider}), a window of {context_window} tokens");
+                self.session.model_changed(model, provider, endpoint);
+                self.on_notice(line);
+            }
         }
         true
     }

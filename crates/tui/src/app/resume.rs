@@ -51,6 +51,8 @@ impl App {
             | Event::McpServerStatus { .. }
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
+            | Event::ModelChoices { .. }
+            | Event::ModelChanged { .. }
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }
             | Event::TurnStarted { .. }

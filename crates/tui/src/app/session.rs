@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
-    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, McpState, SandboxState, SkillInfo,
+    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, McpState, ModelChoice, SandboxState, SkillInfo,
     ToolInfo,
 };
 
@@ -47,6 +47,8 @@ pub struct Session {
     history: Option<HistorySnapshot>,
     /// The person declined to trust this workspace: its own servers and skills are off.
     workspace_declined: bool,
+    /// What `/model` offers, as the agent last listed it.
+    model_choices: Vec<ModelChoice>,
 }
 
 impl Session {
@@ -67,6 +69,7 @@ impl Session {
             skill_warnings: Vec::new(),
             history: None,
             workspace_declined: false,
+            model_choices: Vec::new(),
         }
     }
 
@@ -138,6 +141,22 @@ impl Session {
                 endpoint,
             };
         }
+    }
+
+    /// `/model` switched the session: the title bar and `/stats` name the new one.
+    pub(crate) fn model_changed(&mut self, model: String, provider: String, endpoint: String) {
+        self.view.model = model;
+        self.view.provider = provider;
+        self.view.endpoint = endpoint;
+    }
+
+    pub(crate) fn set_model_choices(&mut self, choices: Vec<ModelChoice>) {
+        self.model_choices = choices;
+    }
+
+    /// What `/model` offers.
+    pub(crate) fn model_choices(&self) -> &[ModelChoice] {
+        &self.model_choices
     }
 
     /// The model (and provider) to show until the agent says which it talks to.

@@ -80,6 +80,8 @@ impl App {
             | Event::McpServerStatus { .. }
             | Event::McpToolsDeferred { .. }
             | Event::SkillsLoaded { .. }
+            | Event::ModelChoices { .. }
+            | Event::ModelChanged { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }

@@ -16,6 +16,7 @@ pub mod file_preview;
 pub mod first_run;
 pub mod history;
 pub mod mcp;
+pub mod model;
 pub mod notes;
 pub mod resume_question;
 pub mod sessions;
