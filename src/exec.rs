@@ -295,6 +295,7 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::Notice { .. }
         | Event::ModelChoices { .. }
         | Event::ModelChanged { .. }
+        | Event::ModelChangeRefused { .. }
         // A replay's; `exec` runs a live agent.
         | Event::PlaybackOpened { .. }
         | Event::PlaybackStatus { .. }
@@ -416,6 +417,7 @@ impl Printer {
                 sandbox,
                 ..
             } => self.dim_line(&session_line(model, provider, workspace, sandbox), color),
+            Event::ModelChangeRefused { message, .. } => self.line(&clean(message)),
             // A replay of a session that switched shows where.
             Event::ModelChanged {
                 model,

@@ -64,10 +64,11 @@ async fn a_switch_sends_the_history_to_the_other_provider_without_its_thinking()
     agent.send(Op::SetModel {
         name: "broken".into(),
     });
-    let refused = agent.wait_for(|e| matches!(e, Event::Notice { .. })).await;
+    let refused = agent.wait_for(|e| matches!(e, Event::ModelChangeRefused { .. })).await;
     assert_eq!(
         refused,
-        Event::Notice {
+        Event::ModelChangeRefused {
+            name: "broken".into(),
             message: "cannot switch to broken: the API key variable MISSING_KEY_VAR (model.api_key_env / --api-key-env) is not set; the session stays on scripted-model".into()
         }
     );
@@ -156,10 +157,11 @@ async fn a_switch_waits_for_the_turn_and_names_nothing_unknown() {
     agent.send(Op::UserInput { text: "hello".into() });
     agent.wait_for(|e| matches!(e, Event::StepStarted { .. })).await;
     agent.send(Op::SetModel { name: "other".into() });
-    let refused = agent.wait_for(|e| matches!(e, Event::Notice { .. })).await;
+    let refused = agent.wait_for(|e| matches!(e, Event::ModelChangeRefused { .. })).await;
     assert_eq!(
         refused,
-        Event::Notice {
+        Event::ModelChangeRefused {
+            name: "other".into(),
             message: "a turn is running: the model changes between turns; send /model other again when it ends".into()
         }
     );
@@ -167,12 +169,53 @@ async fn a_switch_waits_for_the_turn_and_names_nothing_unknown() {
     agent.send(Op::SetModel {
         name: "no such\u{1b}[2J".into(),
     });
-    let refused = agent.wait_for(|e| matches!(e, Event::Notice { .. })).await;
+    let refused = agent.wait_for(|e| matches!(e, Event::ModelChangeRefused { .. })).await;
     assert_eq!(
         refused,
-        Event::Notice {
-            message: "cannot switch to no such[2J: no profile or model \"no such[2J\": name a profile of the config or a model of anthropic; the session stays on scripted-model".into()
+        Event::ModelChangeRefused {
+            name: "no such\u{1b}[2J".into(),
+            message: "cannot switch to no such␛[2J: no profile or model \"no such␛[2J\": name a profile of the config or a model of anthropic; the session stays on scripted-model".into()
         }
     );
     assert_eq!(second.request_count(), 0);
+}
+
+/// `exec --profile NAME` starts with the profile: its provider, host and model, under
+/// the flags; an unknown one is an error naming those there are.
+#[test]
+fn exec_starts_with_the_profile_it_is_given() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("profiled answer")]);
+    let home = support::TempDir::new();
+    let workspace = support::TempDir::new();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[profiles.local]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"profiled-model\"\ncontext_window = 64000\n",
+            server.openai_base_url()
+        ),
+    )
+    .unwrap();
+    let run = |profile: &str| {
+        support::cli::miniagent(&home)
+            .arg("--workspace")
+            .arg(workspace.path())
+            .args(["exec", "--profile", profile, "--approval", "full-auto", "hi"])
+            .output()
+            .unwrap()
+    };
+    let output = run("local");
+    assert_eq!(support::cli::text(&output.stdout), "profiled answer\n", "{}", support::cli::text(&output.stderr));
+    let request = server.requests().remove(0);
+    assert_eq!(
+        (request.path.as_str(), request.body["model"].as_str()),
+        ("/v1/chat/completions", Some("profiled-model"))
+    );
+
+    let output = run("nowhere");
+    assert_eq!(output.status.code(), Some(1), "{}", support::cli::text(&output.stderr));
+    assert_eq!(
+        support::cli::text(&output.stderr).trim_end(),
+        "miniagent: --profile: no profile \"nowhere\" in the config (profiles: default, local)"
+    );
+    assert_eq!(server.request_count(), 1);
 }

@@ -30,7 +30,7 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 /// say.
 struct Entry {
     inbox: mpsc::UnboundedSender<Inbox>,
-    model: String,
+    models: crate::session::SharedModels,
     mode: ApprovalMode,
 }
 
@@ -137,7 +137,7 @@ async fn connect(
 struct Opened {
     id: acp::SessionId,
     agent: Handle,
-    model: String,
+    models: translate::Models,
     mode: ApprovalMode,
 }
 
@@ -218,7 +218,7 @@ impl Face {
                 Ok(opened) => {
                     let response = acp::NewSessionResponse::new(opened.id.clone())
                         .modes(translate::modes(opened.mode))
-                        .config_options(translate::config_options(opened.mode, &opened.model));
+                        .config_options(translate::config_options(opened.mode, &opened.models));
                     face.attach(&cx, opened, move || responder.respond(response));
                 }
                 Err(err) => {
@@ -269,7 +269,7 @@ impl Face {
         self.reopen(reopen, responder, cx, |opened| {
             acp::LoadSessionResponse::new()
                 .modes(translate::modes(opened.mode))
-                .config_options(translate::config_options(opened.mode, &opened.model))
+                .config_options(translate::config_options(opened.mode, &opened.models))
         })
     }
 
@@ -288,7 +288,7 @@ impl Face {
         self.reopen(reopen, responder, cx, |opened| {
             acp::ResumeSessionResponse::new()
                 .modes(translate::modes(opened.mode))
-                .config_options(translate::config_options(opened.mode, &opened.model))
+                .config_options(translate::config_options(opened.mode, &opened.models))
         })
     }
 
@@ -418,7 +418,7 @@ impl Face {
             .send(Inbox::SetMode(mode))
             .map_err(|_| Error::new(ErrorCode::INTERNAL_ERROR, "the session has ended"))?;
         entry.mode = mode;
-        Ok(translate::config_options(mode, &entry.model))
+        Ok(translate::config_options(mode, &lock(&entry.models)))
     }
 
     fn set_mode(
@@ -446,16 +446,23 @@ impl Face {
             "mode" => self.switch_mode(&request.session_id, &value.0),
             "model" => {
                 let sessions = lock(&self.sessions);
-                match sessions.get(request.session_id.0.as_ref()) {
-                    None => Err(unknown_session(&request.session_id)),
-                    // The one model there is: choosing it changes nothing.
-                    Some(entry) if entry.model == value.0.as_ref() => {
-                        Ok(translate::config_options(entry.mode, &entry.model))
-                    }
-                    Some(entry) => Err(invalid(format!(
-                        "this session runs `{}`; miniagent does not switch models within a session (set model.model in its config)",
-                        entry.model
-                    ))),
+                let Some(entry) = sessions.get(request.session_id.0.as_ref()) else {
+                    return responder.respond_with_error(unknown_session(&request.session_id));
+                };
+                let current = lock(&entry.models).current();
+                if current == value.0.as_ref() {
+                    // The one in use: choosing it changes nothing.
+                    Ok(translate::config_options(entry.mode, &lock(&entry.models)))
+                } else {
+                    // The session answers once the agent has switched, or said why not.
+                    let name = value.0.to_string();
+                    return match entry.inbox.send(Inbox::SetModel { name, responder }) {
+                        Ok(()) => Ok(()),
+                        Err(mpsc::error::SendError(Inbox::SetModel { responder, .. })) => {
+                            responder.respond_with_internal_error("the session has ended")
+                        }
+                        Err(_) => Ok(()),
+                    };
                 }
             }
             other => Err(invalid(format!("no config option `{other}`"))),
@@ -485,21 +492,22 @@ impl Face {
         let Opened {
             id,
             agent,
-            model,
+            models,
             mode,
         } = opened;
+        let models = Arc::new(Mutex::new(models));
         let weak = inbox.downgrade();
         lock(&self.sessions).insert(
             id.to_string(),
             Entry {
                 inbox,
-                model: model.clone(),
+                models: Arc::clone(&models),
                 mode,
             },
         );
         let _ = respond();
         let _ = cx.send_notification(acp::SessionNotification::new(id.clone(), translate::commands()));
-        let session = Session::new(id, cx.clone(), agent, weak, *lock(&self.notices), model);
+        let session = Session::new(id, cx.clone(), agent, weak, *lock(&self.notices), models, mode);
         self.spawn(async move {
             let _ = session.run(received).await;
         });
@@ -535,22 +543,23 @@ impl Face {
         let mut agent =
             api::start_with(&options, extras, &self.env).map_err(|err| internal(format!("{err:#}")))?;
         let mode = self.approval_mode(&options);
-        let mut model = String::new();
+        let mut models = translate::Models::default();
         while let Some(event) = agent.events.recv().await {
             match event {
+                Event::ModelChoices { choices } => models.choices = choices,
                 Event::SessionConfigured {
                     model: named,
                     session_id,
                     ..
                 } => {
-                    model = named;
+                    models.model = named;
                     if replay.is_none() {
                         let id = session_id.unwrap_or_else(unrecorded_id);
                         let _ = editor_session.set(acp::SessionId::new(id.clone()));
                         return Ok(Opened {
                             id: acp::SessionId::new(id),
                             agent,
-                            model,
+                            models,
                             mode,
                         });
                     }
@@ -567,7 +576,7 @@ impl Face {
                     return Ok(Opened {
                         id: acp::SessionId::new(id),
                         agent,
-                        model,
+                        models,
                         mode,
                     });
                 }

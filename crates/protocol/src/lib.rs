@@ -476,6 +476,9 @@ pub enum Event {
         endpoint: String,
         context_window: u64,
     },
+    /// An [`Op::SetModel`] was refused (a turn runs, no such profile or model, no key for
+    /// it): the session stays on its model. `message` says so, whole.
+    ModelChangeRefused { name: String, message: String },
 }
 
 /// One entry of [`Event::ModelChoices`].

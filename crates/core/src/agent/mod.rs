@@ -344,6 +344,11 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
 /// The session's opening events: what it runs with, the prompt's fixed size, and the
 /// start-up notices. Returns the token counter, loaded off the async workers.
 async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
+    // Before the session's announcement, so a face that opens a session on it knows
+    // what the session may switch to.
+    if options.models.is_some() {
+        events.emit(switch::choices_event(options));
+    }
     events.emit(Event::SessionConfigured {
         model: options.client.model().to_string(),
         provider: options.client.provider().to_string(),
@@ -380,9 +385,6 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
         total_cache_write_tokens: 0,
         cost_usd: None,
     });
-    if options.models.is_some() {
-        events.emit(switch::choices_event(options));
-    }
     for message in &options.startup_notices {
         events.emit(Event::Notice {
             message: message.clone(),

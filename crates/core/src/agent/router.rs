@@ -93,10 +93,11 @@ impl Router {
             }
             Op::SetModel { name } => {
                 if self.running.is_some() {
-                    self.notice(format!(
+                    let message = format!(
                         "a turn is running: the model changes between turns; send /model {} again when it ends",
                         miniagent_text::visible(&name)
-                    ));
+                    );
+                    self.notify(Event::ModelChangeRefused { name, message });
                 } else {
                     switch::switch(&mut self.shared, &name).await;
                 }

@@ -59,8 +59,12 @@ pub(super) async fn switch(shared: &mut Shared, name: &str) {
     let events = shared.events.clone();
     let old = shared.options.client.model().to_string();
     let refuse = |why: String| {
-        events.emit(Event::Notice {
-            message: format!("cannot switch to {}: {why}; the session stays on {old}", miniagent_text::visible(name)),
+        events.emit(Event::ModelChangeRefused {
+            name: name.to_string(),
+            message: format!(
+                "cannot switch to {}: {why}; the session stays on {old}",
+                miniagent_text::visible(name)
+            ),
         });
     };
     let Some(source) = shared.options.models.clone() else {

@@ -131,3 +131,120 @@ pub(super) fn resolve(
     }
     Ok(resolved)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Env, LoadOptions, Overrides, Provider, load};
+    use pretty_assertions::assert_eq;
+
+    fn load_text(text: &str, overrides: Overrides) -> Result<Config, ConfigError> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "miniagent-profiles-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), text).unwrap();
+        let loaded = load(&LoadOptions {
+            config_dir: Some(dir.clone()),
+            config_file: None,
+            overrides,
+            env: &Env::empty(),
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+        loaded.map_err(|err| ConfigError(err.0.replace(&dir.display().to_string(), "DIR")))
+    }
+
+    const PROFILES: &str = "[model]\nmodel = \"m1\"\n\n[profiles.fast]\nmodel = \"claude-haiku-4-5\"\n\n[profiles.gpt]\nprovider = \"openai\"\ncontext_window = 400000\n";
+
+    #[test]
+    fn each_profile_is_model_with_its_own_keys_over_it() {
+        let config = load_text(PROFILES, Overrides::default()).unwrap();
+        let summary: Vec<(&str, Provider, &str, &str, u64)> = config
+            .profiles
+            .iter()
+            .map(|(name, p)| {
+                let m = &p.model;
+                (name.as_str(), m.provider, m.base_url.as_str(), m.model.as_str(), m.context_window)
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("default", Provider::Anthropic, "https://api.anthropic.com", "m1", 200_000),
+                ("fast", Provider::Anthropic, "https://api.anthropic.com", "claude-haiku-4-5", 200_000),
+                ("gpt", Provider::Openai, "https://api.openai.com/v1", "gpt-4.1", 400_000),
+            ]
+        );
+        assert_eq!((config.profile, config.model.model.as_str()), (None, "m1"));
+    }
+
+    #[test]
+    fn profile_starts_with_one_and_the_flags_win_over_it() {
+        let config = load_text(
+            PROFILES,
+            Overrides {
+                profile: Some("gpt".into()),
+                model: Some("gpt-5".into()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        let m = &config.model;
+        assert_eq!(
+            (config.profile.as_deref(), m.provider, m.base_url.as_str(), m.model.as_str(), m.context_window),
+            (Some("gpt"), Provider::Openai, "https://api.openai.com/v1", "gpt-5", 400_000)
+        );
+        // The profiles themselves are the config's, without the flags.
+        assert_eq!(config.profiles["gpt"].model.model, "gpt-4.1");
+    }
+
+    #[test]
+    fn a_profile_that_could_not_work_is_an_error_at_load_naming_it() {
+        let cases = [
+            (
+                "[profiles.fast]\nmodle = \"x\"\n",
+                None,
+                "DIR/config.toml: unknown key `profiles.fast.modle`",
+            ),
+            (
+                "[profiles.fast]\napi_key_env = \"sk-abcdef0123456789abcdef\"\n",
+                None,
+                "profile `fast`: DIR/config.toml: key `model.api_key_env`: takes the name",
+            ),
+            (
+                "[profiles]\nfast = \"claude-haiku-4-5\"\n",
+                None,
+                "DIR/config.toml: key `profiles.fast` is a section",
+            ),
+            (
+                "[profiles.\"two words\"]\nmodel = \"x\"\n",
+                None,
+                "DIR/config.toml: profile name \"two words\": use letters",
+            ),
+            (
+                "[profiles.fast]\ncontext_window = 2000\n",
+                None,
+                "profile `fast`: model.context_window 2000 leaves no room for the prompt",
+            ),
+            (
+                "[profiles.fast]\nmodel = \"x\"\n",
+                Some("slow"),
+                "--profile: no profile \"slow\" in the config (profiles: default, fast)",
+            ),
+        ];
+        for (text, profile, start) in cases {
+            let err = load_text(
+                text,
+                Overrides {
+                    profile: profile.map(str::to_string),
+                    ..Overrides::default()
+                },
+            )
+            .unwrap_err();
+            assert!(err.0.starts_with(start), "{text:?}: {}", err.0);
+        }
+    }
+}

@@ -89,6 +89,10 @@ impl App {
                 self.session.model_changed(model, provider, endpoint);
                 self.on_notice(line);
             }
+            Event::ModelChangeRefused { message, .. } => {
+                self.turn.agent_noticed();
+                self.notice(crate::conversation::NoticeKind::Warning, message);
+            }
         }
         true
     }

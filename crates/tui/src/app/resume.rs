@@ -53,6 +53,7 @@ impl App {
             | Event::SkillsLoaded { .. }
             | Event::ModelChoices { .. }
             | Event::ModelChanged { .. }
+            | Event::ModelChangeRefused { .. }
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }
             | Event::TurnStarted { .. }

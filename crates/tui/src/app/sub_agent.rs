@@ -82,6 +82,7 @@ impl App {
             | Event::SkillsLoaded { .. }
             | Event::ModelChoices { .. }
             | Event::ModelChanged { .. }
+            | Event::ModelChangeRefused { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }

@@ -334,3 +334,5 @@ mod input;
 mod layers;
 #[path = "workbench/seam.rs"]
 mod seam;
+#[path = "workbench/model.rs"]
+mod model;
