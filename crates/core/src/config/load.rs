@@ -153,10 +153,12 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     fit_output_reserve(&mut config, &source_of)?;
     config.profile = options.overrides.profile.clone();
     config.profiles = super::profiles::resolve(&base, &profiles, &|name: &str, key: &str| {
-        let in_profile = key
-            .strip_prefix("model.")
-            .map(|rest| format!("profiles.{name}.{rest}"))
-            .and_then(|path| origins.get(&path).copied());
+        // A layer that brought the whole profile is where each of its keys came from.
+        let in_profile = key.strip_prefix("model.").and_then(|rest| {
+            [format!("profiles.{name}.{rest}"), format!("profiles.{name}")]
+                .iter()
+                .find_map(|path| origins.get(path).copied())
+        });
         match in_profile {
             Some(index) => layers[index].source.clone(),
             None => source_of(key),
@@ -556,7 +558,7 @@ mod tests {
             ),
             (
                 "model_provider = \"openai\"\n",
-                "unknown key `model_provider` (known in the top level: agent, model, prices, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
+                "unknown key `model_provider` (known in the top level: agent, model, prices, profiles, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
             ),
             // Codex's way of naming the model.
             (

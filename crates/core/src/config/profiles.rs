@@ -58,6 +58,27 @@ pub(super) fn check_keys(known: &Table, profiles: &Table, source: &str) -> Resul
     Ok(())
 }
 
+/// Where requests go and with which key: a profile that names another provider or host
+/// does not take these from `[model]` (a key named for one host must not go to another
+/// unasked, nor a model name to a provider that has none of it); left out, they are the
+/// provider's own.
+const WHERE_KEYS: [&str; 3] = ["base_url", "model", "api_key_env"];
+
+/// The profile's keys as a `[model]` table over `[model]`: with [`WHERE_KEYS`] emptied
+/// when it moves to another provider or host.
+fn model_layer(keys: &Table) -> Table {
+    let mut keys = keys.clone();
+    if keys.contains_key("provider") || keys.contains_key("base_url") {
+        for key in WHERE_KEYS {
+            keys.entry(key.to_string())
+                .or_insert_with(|| Value::String(String::new()));
+        }
+    }
+    let mut layer = Table::new();
+    layer.insert("model".to_string(), Value::Table(keys));
+    layer
+}
+
 /// The layer `--profile NAME` adds: the profile's keys as `[model]` keys.
 pub(super) fn start_layer(profiles: &Table, name: &str) -> Result<super::load::Layer, ConfigError> {
     let keys = match profiles.get(name) {
@@ -65,12 +86,10 @@ pub(super) fn start_layer(profiles: &Table, name: &str) -> Result<super::load::L
         _ if name == DEFAULT_PROFILE => Table::new(),
         _ => return Err(unknown(profiles, name)),
     };
-    let mut table = Table::new();
-    table.insert("model".to_string(), Value::Table(keys));
     Ok(super::load::Layer {
         source: format!("--profile {name}"),
         base_dir: None,
-        table,
+        table: model_layer(&keys),
     })
 }
 
@@ -106,9 +125,7 @@ pub(super) fn resolve(
     for (name, keys) in names {
         let within = |err: ConfigError| ConfigError(format!("profile `{name}`: {}", err.0));
         let mut table = base.clone();
-        let mut layer = Table::new();
-        layer.insert("model".to_string(), Value::Table(keys.clone()));
-        super::load::merge(&mut table, &layer, "", 0, &mut Default::default());
+        super::load::merge(&mut table, &model_layer(keys), "", 0, &mut Default::default());
         let mut config: Config = serde_path_to_error::deserialize(Value::Table(table)).map_err(|err| {
             within(ConfigError(format!(
                 "{}: key `profiles.{name}.{}`: {}",
@@ -175,6 +192,7 @@ mod tests {
             vec![
                 ("default", Provider::Anthropic, "https://api.anthropic.com", "m1", 200_000),
                 ("fast", Provider::Anthropic, "https://api.anthropic.com", "claude-haiku-4-5", 200_000),
+                // Another provider: its own host, model and key, not [model]'s.
                 ("gpt", Provider::Openai, "https://api.openai.com/v1", "gpt-4.1", 400_000),
             ]
         );
