@@ -82,9 +82,11 @@ impl Layer for ModelLayer {
                 theme.dim,
             ));
         }
+        // The profiles' names in a column (a model's row has nothing after its name).
         let width = self
             .choices
             .iter()
+            .filter(|choice| choice.profile)
             .map(|choice| choice.name.chars().count())
             .max()
             .unwrap_or(0);
