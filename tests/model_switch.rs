@@ -64,7 +64,9 @@ async fn a_switch_sends_the_history_to_the_other_provider_without_its_thinking()
     agent.send(Op::SetModel {
         name: "broken".into(),
     });
-    let refused = agent.wait_for(|e| matches!(e, Event::ModelChangeRefused { .. })).await;
+    let refused = agent
+        .wait_for(|e| matches!(e, Event::ModelChangeRefused { .. }))
+        .await;
     assert_eq!(
         refused,
         Event::ModelChangeRefused {
@@ -81,7 +83,10 @@ async fn a_switch_sends_the_history_to_the_other_provider_without_its_thinking()
             profile: Some("other".into()),
             model: "other-model".into(),
             provider: "openai".into(),
-            endpoint: miniagent_core::llm::endpoint::shown_endpoint(Provider::Openai, &second.openai_base_url()),
+            endpoint: miniagent_core::llm::endpoint::shown_endpoint(
+                Provider::Openai,
+                &second.openai_base_url()
+            ),
             context_window: 64_000,
         }
     );
@@ -91,7 +96,10 @@ async fn a_switch_sends_the_history_to_the_other_provider_without_its_thinking()
     };
     let current: Vec<&ModelChoice> = choices.iter().filter(|c| c.current).collect();
     assert_eq!(
-        current.iter().map(|c| (c.name.as_str(), c.profile)).collect::<Vec<_>>(),
+        current
+            .iter()
+            .map(|c| (c.name.as_str(), c.profile))
+            .collect::<Vec<_>>(),
         vec![("other", true)]
     );
     // The gauge's window is the new model's.
@@ -99,7 +107,12 @@ async fn a_switch_sends_the_history_to_the_other_provider_without_its_thinking()
     assert_eq!(window(&usage), Some(64_000));
 
     let events = agent.turn("again").await;
-    assert_eq!(events.last(), Some(&Event::TurnComplete { text: "second answer".into() }));
+    assert_eq!(
+        events.last(),
+        Some(&Event::TurnComplete {
+            text: "second answer".into()
+        })
+    );
     assert_eq!(first.request_count(), 1, "nothing more went to the first server");
     let request = second.requests().remove(0);
     assert_eq!(request.path, "/v1/chat/completions");
@@ -121,7 +134,10 @@ async fn a_switch_sends_the_history_to_the_other_provider_without_its_thinking()
         ]
     );
     let windows: Vec<u64> = events.iter().filter_map(window).collect();
-    assert!(!windows.is_empty() && windows.iter().all(|w| *w == 64_000), "{windows:?}");
+    assert!(
+        !windows.is_empty() && windows.iter().all(|w| *w == 64_000),
+        "{windows:?}"
+    );
 
     // The log keeps the switch and the thinking; a resume says which model ran last.
     let path = log.path().expect("the session is recorded");
@@ -139,7 +155,9 @@ async fn a_switch_sends_the_history_to_the_other_provider_without_its_thinking()
     let mut resumed = Harness::start(test_config(Provider::Anthropic, &fresh));
     resumed.send(Op::Resume { path });
     let notice = resumed
-        .wait_for(|e| matches!(e, Event::Notice { message } if message.starts_with("this session was recorded")))
+        .wait_for(
+            |e| matches!(e, Event::Notice { message } if message.starts_with("this session was recorded")),
+        )
         .await;
     assert_eq!(
         notice,
@@ -157,19 +175,25 @@ async fn a_switch_waits_for_the_turn_and_names_nothing_unknown() {
     agent.send(Op::UserInput { text: "hello".into() });
     agent.wait_for(|e| matches!(e, Event::StepStarted { .. })).await;
     agent.send(Op::SetModel { name: "other".into() });
-    let refused = agent.wait_for(|e| matches!(e, Event::ModelChangeRefused { .. })).await;
+    let refused = agent
+        .wait_for(|e| matches!(e, Event::ModelChangeRefused { .. }))
+        .await;
     assert_eq!(
         refused,
         Event::ModelChangeRefused {
             name: "other".into(),
-            message: "a turn is running: the model changes between turns; send /model other again when it ends".into()
+            message:
+                "a turn is running: the model changes between turns; send /model other again when it ends"
+                    .into()
         }
     );
     agent.wait_for(support::harness::is_turn_end).await;
     agent.send(Op::SetModel {
         name: "no such\u{1b}[2J".into(),
     });
-    let refused = agent.wait_for(|e| matches!(e, Event::ModelChangeRefused { .. })).await;
+    let refused = agent
+        .wait_for(|e| matches!(e, Event::ModelChangeRefused { .. }))
+        .await;
     assert_eq!(
         refused,
         Event::ModelChangeRefused {
@@ -204,7 +228,12 @@ fn exec_starts_with_the_profile_it_is_given() {
             .unwrap()
     };
     let output = run("local");
-    assert_eq!(support::cli::text(&output.stdout), "profiled answer\n", "{}", support::cli::text(&output.stderr));
+    assert_eq!(
+        support::cli::text(&output.stdout),
+        "profiled answer\n",
+        "{}",
+        support::cli::text(&output.stderr)
+    );
     let request = server.requests().remove(0);
     assert_eq!(
         (request.path.as_str(), request.body["model"].as_str()),
@@ -212,7 +241,12 @@ fn exec_starts_with_the_profile_it_is_given() {
     );
 
     let output = run("nowhere");
-    assert_eq!(output.status.code(), Some(1), "{}", support::cli::text(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        support::cli::text(&output.stderr)
+    );
     assert_eq!(
         support::cli::text(&output.stderr).trim_end(),
         "miniagent: --profile: no profile \"nowhere\" in the config (profiles: default, local)"

@@ -214,10 +214,10 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
 
 #[path = "tmux_workbench/bursts.rs"]
 mod bursts;
-#[path = "tmux_workbench/model.rs"]
-mod model;
 #[path = "tmux_workbench/keys.rs"]
 mod keys;
+#[path = "tmux_workbench/model.rs"]
+mod model;
 #[path = "tmux_workbench/resize.rs"]
 mod resize;
 #[path = "tmux_workbench/screen.rs"]

@@ -253,7 +253,8 @@ impl Session {
             }
             Event::ModelChangeRefused { message, .. } => match self.switching.take() {
                 Some(responder) => {
-                    let _ = responder.respond_with_error(Error::new(ErrorCode::INVALID_PARAMS, message.clone()));
+                    let _ =
+                        responder.respond_with_error(Error::new(ErrorCode::INVALID_PARAMS, message.clone()));
                 }
                 None => self.notice(message),
             },

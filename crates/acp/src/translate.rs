@@ -145,7 +145,7 @@ pub fn config_options(current: ApprovalMode, models: &Models) -> Vec<acp::Sessio
             .category(acp::SessionConfigOptionCategory::Mode),
         acp::SessionConfigOption::select("model", "Model", models.current(), models.values())
             .description("The model or provider profile (from miniagent's config); it changes between turns.")
-        .category(acp::SessionConfigOptionCategory::Model),
+            .category(acp::SessionConfigOptionCategory::Model),
     ]
 }
 
@@ -705,7 +705,8 @@ mod tests {
             choices: Vec::new(),
         };
         let options = serde_json::to_value(config_options(ApprovalMode::Ask, &alone)).unwrap();
-        let description = "The model or provider profile (from miniagent's config); it changes between turns.";
+        let description =
+            "The model or provider profile (from miniagent's config); it changes between turns.";
         assert_eq!(
             options[1],
             json!({"id": "model", "name": "Model", "description": description,
@@ -723,7 +724,11 @@ mod tests {
         };
         let profiled = Models {
             model: "scripted-model".into(),
-            choices: vec![choice("default", true, false), choice("fast", true, true), choice("claude-x", false, false)],
+            choices: vec![
+                choice("default", true, false),
+                choice("fast", true, true),
+                choice("claude-x", false, false),
+            ],
         };
         let options = serde_json::to_value(config_options(ApprovalMode::Ask, &profiled)).unwrap();
         assert_eq!(

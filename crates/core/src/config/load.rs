@@ -311,7 +311,12 @@ fn join(prefix: &str, key: &str) -> String {
     }
 }
 
-pub(super) fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) -> Result<(), ConfigError> {
+pub(super) fn check_known_keys(
+    known: &Table,
+    layer: &Table,
+    prefix: &str,
+    source: &str,
+) -> Result<(), ConfigError> {
     for (key, value) in layer {
         let path = join(prefix, key);
         match (known.get(key), value) {
@@ -376,7 +381,13 @@ fn section_advice(path: &str, key: &str, known: &Table, value: &Value) -> String
     format!("write [{path}] and under it its keys ({})", keys.join(", "))
 }
 
-pub(super) fn merge(into: &mut Table, layer: &Table, prefix: &str, index: usize, origins: &mut HashMap<String, usize>) {
+pub(super) fn merge(
+    into: &mut Table,
+    layer: &Table,
+    prefix: &str,
+    index: usize,
+    origins: &mut HashMap<String, usize>,
+) {
     for (key, value) in layer {
         let path = join(prefix, key);
         match (into.get_mut(key), value) {

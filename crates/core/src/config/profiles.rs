@@ -184,16 +184,40 @@ mod tests {
             .iter()
             .map(|(name, p)| {
                 let m = &p.model;
-                (name.as_str(), m.provider, m.base_url.as_str(), m.model.as_str(), m.context_window)
+                (
+                    name.as_str(),
+                    m.provider,
+                    m.base_url.as_str(),
+                    m.model.as_str(),
+                    m.context_window,
+                )
             })
             .collect();
         assert_eq!(
             summary,
             vec![
-                ("default", Provider::Anthropic, "https://api.anthropic.com", "m1", 200_000),
-                ("fast", Provider::Anthropic, "https://api.anthropic.com", "claude-haiku-4-5", 200_000),
+                (
+                    "default",
+                    Provider::Anthropic,
+                    "https://api.anthropic.com",
+                    "m1",
+                    200_000
+                ),
+                (
+                    "fast",
+                    Provider::Anthropic,
+                    "https://api.anthropic.com",
+                    "claude-haiku-4-5",
+                    200_000
+                ),
                 // Another provider: its own host, model and key, not [model]'s.
-                ("gpt", Provider::Openai, "https://api.openai.com/v1", "gpt-4.1", 400_000),
+                (
+                    "gpt",
+                    Provider::Openai,
+                    "https://api.openai.com/v1",
+                    "gpt-4.1",
+                    400_000
+                ),
             ]
         );
         assert_eq!((config.profile, config.model.model.as_str()), (None, "m1"));
@@ -212,8 +236,20 @@ mod tests {
         .unwrap();
         let m = &config.model;
         assert_eq!(
-            (config.profile.as_deref(), m.provider, m.base_url.as_str(), m.model.as_str(), m.context_window),
-            (Some("gpt"), Provider::Openai, "https://api.openai.com/v1", "gpt-5", 400_000)
+            (
+                config.profile.as_deref(),
+                m.provider,
+                m.base_url.as_str(),
+                m.model.as_str(),
+                m.context_window
+            ),
+            (
+                Some("gpt"),
+                Provider::Openai,
+                "https://api.openai.com/v1",
+                "gpt-5",
+                400_000
+            )
         );
         // The profiles themselves are the config's, without the flags.
         assert_eq!(config.profiles["gpt"].model.model, "gpt-4.1");

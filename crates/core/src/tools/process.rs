@@ -79,7 +79,8 @@ pub fn command_env(
             let Some(name) = name.to_str() else {
                 return true;
             };
-            let key = KEY_VARS.contains(&name) || key_vars.iter().any(|var| !var.is_empty() && name == var.trim());
+            let key =
+                KEY_VARS.contains(&name) || key_vars.iter().any(|var| !var.is_empty() && name == var.trim());
             let socket = SOCKET_VARS.contains(&name) && !pass.iter().any(|p| p == name);
             !key && !socket && name != TAG_VAR
         })

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
-    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, McpState, ModelChoice, SandboxState, SkillInfo,
-    ToolInfo,
+    ApprovalMode, ApprovalRule, DeferredServer, Event, HistorySnapshot, McpState, ModelChoice, SandboxState,
+    SkillInfo, ToolInfo,
 };
 
 /// What the agent said it talks to, from `session_configured`.

@@ -77,10 +77,7 @@ impl Layer for ModelLayer {
         let theme = app.look.theme();
         let mut lines: Vec<Line<'static>> = Vec::new();
         if self.choices.is_empty() {
-            lines.push(Line::styled(
-                "  this session cannot change its model",
-                theme.dim,
-            ));
+            lines.push(Line::styled("  this session cannot change its model", theme.dim));
         }
         // The profiles' names in a column (a model's row has nothing after its name).
         let width = self

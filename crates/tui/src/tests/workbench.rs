@@ -332,7 +332,7 @@ mod history;
 mod input;
 #[path = "workbench/layers.rs"]
 mod layers;
-#[path = "workbench/seam.rs"]
-mod seam;
 #[path = "workbench/model.rs"]
 mod model;
+#[path = "workbench/seam.rs"]
+mod seam;

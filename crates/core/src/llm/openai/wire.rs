@@ -42,12 +42,25 @@ pub(super) fn assistant_to_wire(message: &Message, reasoning: ReasoningField) ->
     // this protocol's reasoning: no OpenAI-compatible server takes it back, and it would
     // hand one company's model another's reasoning. This protocol never signs its own.
     // Copied only when it holds some, which only a session that switched has.
-    let signed = |block: &ContentBlock| matches!(block, ContentBlock::Thinking { signature: Some(_), .. });
+    let signed = |block: &ContentBlock| {
+        matches!(
+            block,
+            ContentBlock::Thinking {
+                signature: Some(_),
+                ..
+            }
+        )
+    };
     let own;
     let message = if message.content.iter().any(signed) {
         own = Message {
             role: message.role,
-            content: message.content.iter().filter(|block| !signed(block)).cloned().collect(),
+            content: message
+                .content
+                .iter()
+                .filter(|block| !signed(block))
+                .cloned()
+                .collect(),
         };
         &own
     } else {
@@ -132,7 +145,11 @@ mod tests {
                 ContentBlock::Text { text: "hello".into() },
             ],
         }];
-        for field in [ReasoningField::Content, ReasoningField::Details, ReasoningField::Off] {
+        for field in [
+            ReasoningField::Content,
+            ReasoningField::Details,
+            ReasoningField::Off,
+        ] {
             assert_eq!(
                 messages_to_wire(&history, field),
                 vec![json!({"role": "assistant", "content": "hello"})],

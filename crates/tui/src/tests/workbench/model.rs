@@ -23,7 +23,13 @@ fn choices() -> Event {
             choice("default", true, "claude-sonnet-4-5", "anthropic", true),
             choice("fast", true, "claude-haiku-4-5", "anthropic", false),
             choice("gpt", true, "gpt-5", "openai", false),
-            choice("claude-sonnet-4-5", false, "claude-sonnet-4-5", "anthropic", false),
+            choice(
+                "claude-sonnet-4-5",
+                false,
+                "claude-sonnet-4-5",
+                "anthropic",
+                false,
+            ),
             choice("claude-opus-4-5", false, "claude-opus-4-5", "anthropic", false),
         ],
     }
