@@ -253,3 +253,74 @@ fn exec_starts_with_the_profile_it_is_given() {
     );
     assert_eq!(server.request_count(), 1);
 }
+
+/// An editor (ACP) sees the profiles as the `model` config option's values and switches
+/// through it: a profile without its key is refused with the reason, the other answers
+/// once the agent has switched, and the next prompt goes to its server.
+#[test]
+fn an_editor_switches_through_the_model_config_option() {
+    let python = match crate::acp::install() {
+        Ok(python) => python,
+        Err(why) => {
+            support::skip::missing("python3", why);
+            return;
+        }
+    };
+    let first = ScriptedServer::start_blocking(vec![Reply::text("first answer")]);
+    let second = ScriptedServer::start_blocking(vec![Reply::text("second answer")]);
+    let home = support::TempDir::new();
+    let workspace = support::TempDir::new();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[profiles.other]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"other-model\"\n\n[profiles.broken]\nprovider = \"openai\"\nbase_url = \"{url}\"\napi_key_env = \"MISSING_KEY_VAR\"\n",
+            url = second.openai_base_url()
+        ),
+    )
+    .unwrap();
+    let ws = workspace.path().canonicalize().unwrap();
+    let setup = json!({
+        "scenario": "model",
+        "program": env!("CARGO_BIN_EXE_miniagent"),
+        "args": ["acp", "--base-url", first.anthropic_base_url(), "--model", "scripted-model", "--approval", "ask"],
+        "env": {
+            "MINIAGENT_CONFIG_DIR": home.path(),
+            "MINIAGENT_DATA_DIR": home.path(),
+            "MINIAGENT_LOG_DIR": home.path(),
+            "MINIAGENT_API_KEY": support::harness::TEST_KEY,
+            "XDG_CACHE_HOME": home.join("cache"),
+        },
+        "workspace": ws,
+    });
+    let summary = crate::acp::run_client(&python, &setup);
+    assert_eq!(summary["schema_problems"], json!([]));
+    let values: Vec<&str> = summary["offered"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|option| option["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(&values[..3], ["broken", "default", "other"]);
+    assert_eq!(summary["offered"]["currentValue"], "scripted-model");
+    assert_eq!(summary["first"]["stop"], "end_turn");
+    assert_eq!(
+        summary["broken"],
+        json!([
+            -32602,
+            "cannot switch to broken: the API key variable MISSING_KEY_VAR (model.api_key_env / --api-key-env) is not set; the session stays on scripted-model"
+        ])
+    );
+    assert_eq!(summary["switched"], "other");
+    assert_eq!(summary["second"]["stop"], "end_turn");
+    assert_eq!(first.request_count(), 1);
+    let request = second.requests().remove(0);
+    assert_eq!(request.body["model"], "other-model");
+    let said: Vec<&str> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(said, ["hello", "first answer", "again"]);
+}

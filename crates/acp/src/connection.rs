@@ -544,9 +544,11 @@ impl Face {
             api::start_with(&options, extras, &self.env).map_err(|err| internal(format!("{err:#}")))?;
         let mode = self.approval_mode(&options);
         let mut models = translate::Models::default();
+        // A new session is open once the agent said what it runs and, right after, what
+        // it may switch to.
+        let mut configured = None;
         while let Some(event) = agent.events.recv().await {
             match event {
-                Event::ModelChoices { choices } => models.choices = choices,
                 Event::SessionConfigured {
                     model: named,
                     session_id,
@@ -554,7 +556,12 @@ impl Face {
                 } => {
                     models.model = named;
                     if replay.is_none() {
-                        let id = session_id.unwrap_or_else(unrecorded_id);
+                        configured = Some(session_id.unwrap_or_else(unrecorded_id));
+                    }
+                }
+                Event::ModelChoices { choices } => {
+                    models.choices = choices;
+                    if let Some(id) = configured.take() {
                         let _ = editor_session.set(acp::SessionId::new(id.clone()));
                         return Ok(Opened {
                             id: acp::SessionId::new(id),

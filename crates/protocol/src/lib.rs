@@ -460,8 +460,9 @@ pub enum Event {
     /// A recorded event coming due, `at_ms` into the replay (recorded time).
     Replayed { at_ms: u64, event: Box<Event> },
     /// The models the session can switch to ([`Op::SetModel`]): the config's provider
-    /// profiles, then the priced models of the current provider. Sent at the start and
-    /// after each switch.
+    /// profiles, then the priced models of the current provider. Sent right after
+    /// [`Event::SessionConfigured`] (empty: the session cannot switch) and after each
+    /// switch.
     ModelChoices { choices: Vec<ModelChoice> },
     /// The session's model changed ([`Op::SetModel`]): the next model call goes to it,
     /// with the history so far; the gauge's window and the prices follow it.

@@ -344,11 +344,6 @@ async fn run(options: Arc<AgentOptions>, mut ops: mpsc::UnboundedReceiver<Op>, e
 /// The session's opening events: what it runs with, the prompt's fixed size, and the
 /// start-up notices. Returns the token counter, loaded off the async workers.
 async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
-    // Before the session's announcement, so a face that opens a session on it knows
-    // what the session may switch to.
-    if options.models.is_some() {
-        events.emit(switch::choices_event(options));
-    }
     events.emit(Event::SessionConfigured {
         model: options.client.model().to_string(),
         provider: options.client.provider().to_string(),
@@ -360,6 +355,12 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
             options.config.model.provider,
             &options.config.model.base_url,
         ),
+    });
+    // Always next, so a face opening a session knows what it may switch to (none: it
+    // cannot).
+    events.emit(match options.models {
+        Some(_) => switch::choices_event(options),
+        None => Event::ModelChoices { choices: Vec::new() },
     });
     // The tokenizer's first load takes a moment; it must not block an async worker.
     let encoding = options.config.agent.tokenizer;
