@@ -67,12 +67,12 @@ pub fn named_data_dir(env: &super::Env) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-pub(super) struct Layer {
+struct Layer {
     /// Shown in errors: a file path, `environment variable X` or `--flag`.
-    pub(super) source: String,
+    source: String,
     /// The folder relative paths in this layer are resolved against.
-    pub(super) base_dir: Option<PathBuf>,
-    pub(super) table: Table,
+    base_dir: Option<PathBuf>,
+    table: Table,
 }
 
 /// Reads every layer and returns the resulting configuration.
@@ -103,7 +103,11 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     };
     let from_flags = layers.len();
     if let Some(name) = &options.overrides.profile {
-        layers.push(super::profiles::start_layer(&profiles, name)?);
+        layers.push(Layer {
+            source: format!("--profile {name}"),
+            base_dir: None,
+            table: super::profiles::start_layer(&profiles, name)?,
+        });
     }
     layers.extend(override_layers(&options.overrides));
     let mut merged = base.clone();
@@ -177,7 +181,7 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
-pub(super) fn parse_toml(text: &str, source: &str) -> Result<Table, ConfigError> {
+fn parse_toml(text: &str, source: &str) -> Result<Table, ConfigError> {
     text.parse::<Table>().map_err(|err| {
         let location = err
             .span()
@@ -343,7 +347,7 @@ pub(super) fn check_known_keys(
             (Some(Value::Table(_)), Value::Table(_)) if path == "prices" => {}
             // Any name may be a profile; its keys are those of [model].
             (Some(Value::Table(_)), Value::Table(profiles)) if path == "profiles" => {
-                super::profiles::check_keys(known, profiles, source)?;
+                super::profiles::check_keys(known, profiles, source, &check_known_keys)?;
             }
             (Some(Value::Table(known_inner)), Value::Table(inner)) => {
                 check_known_keys(known_inner, inner, &path, source)?;

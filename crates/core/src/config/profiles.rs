@@ -36,8 +36,17 @@ pub fn is_profile_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// How the loader checks a layer's keys against the known ones (`known`, `layer`, the
+/// path so far, the layer's source).
+pub(super) type CheckKeys = dyn Fn(&Table, &Table, &str, &str) -> Result<(), ConfigError>;
+
 /// Checks a layer's `[profiles]`: each entry a table of `[model]`'s keys.
-pub(super) fn check_keys(known: &Table, profiles: &Table, source: &str) -> Result<(), ConfigError> {
+pub(super) fn check_keys(
+    known: &Table,
+    profiles: &Table,
+    source: &str,
+    check_known_keys: &CheckKeys,
+) -> Result<(), ConfigError> {
     let model = match known.get("model") {
         Some(Value::Table(model)) => model,
         _ => return Err(ConfigError("built-in defaults: no [model] table".to_string())),
@@ -53,7 +62,7 @@ pub(super) fn check_keys(known: &Table, profiles: &Table, source: &str) -> Resul
                 "{source}: key `profiles.{name}` is a section: write [profiles.{name}] and under it the [model] keys that differ (provider, base_url, model, api_key_env, context_window, …)"
             )));
         };
-        super::load::check_known_keys(model, keys, &format!("profiles.{name}"), source)?;
+        check_known_keys(model, keys, &format!("profiles.{name}"), source)?;
     }
     Ok(())
 }
@@ -79,18 +88,25 @@ fn model_layer(keys: &Table) -> Table {
     layer
 }
 
-/// The layer `--profile NAME` adds: the profile's keys as `[model]` keys.
-pub(super) fn start_layer(profiles: &Table, name: &str) -> Result<super::load::Layer, ConfigError> {
-    let keys = match profiles.get(name) {
-        Some(Value::Table(keys)) => keys.clone(),
-        _ if name == DEFAULT_PROFILE => Table::new(),
-        _ => return Err(unknown(profiles, name)),
-    };
-    Ok(super::load::Layer {
-        source: format!("--profile {name}"),
-        base_dir: None,
-        table: model_layer(&keys),
-    })
+/// The table `--profile NAME` layers over the config: the profile's keys as `[model]`'s.
+pub(super) fn start_layer(profiles: &Table, name: &str) -> Result<Table, ConfigError> {
+    match profiles.get(name) {
+        Some(Value::Table(keys)) => Ok(model_layer(keys)),
+        _ if name == DEFAULT_PROFILE => Ok(model_layer(&Table::new())),
+        _ => Err(unknown(profiles, name)),
+    }
+}
+
+/// `layer`'s keys over `into`'s, tables merged key by key.
+fn overlay(into: &mut Table, layer: &Table) {
+    for (key, value) in layer {
+        match (into.get_mut(key), value) {
+            (Some(Value::Table(existing)), Value::Table(inner)) => overlay(existing, inner),
+            _ => {
+                into.insert(key.clone(), value.clone());
+            }
+        }
+    }
 }
 
 fn unknown(profiles: &Table, name: &str) -> ConfigError {
@@ -125,7 +141,7 @@ pub(super) fn resolve(
     for (name, keys) in names {
         let within = |err: ConfigError| ConfigError(format!("profile `{name}`: {}", err.0));
         let mut table = base.clone();
-        super::load::merge(&mut table, &model_layer(keys), "", 0, &mut Default::default());
+        overlay(&mut table, &model_layer(keys));
         let mut config: Config = serde_path_to_error::deserialize(Value::Table(table)).map_err(|err| {
             within(ConfigError(format!(
                 "{}: key `profiles.{name}.{}`: {}",
