@@ -314,6 +314,9 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::ContextReport { .. }
         | Event::SubAgent { .. }
         | Event::Notice { .. }
+        | Event::ModelChoices { .. }
+        | Event::ModelChanged { .. }
+        | Event::ModelChangeRefused { .. }
         // A replay's; `exec` runs a live agent.
         | Event::PlaybackOpened { .. }
         | Event::PlaybackStatus { .. }
@@ -443,6 +446,21 @@ impl Printer {
                     self.dim_line(&instructions, color);
                 }
             }
+            Event::ModelChangeRefused { message, .. } => self.line(&clean(message)),
+            // A replay of a session that switched shows where.
+            Event::ModelChanged {
+                model,
+                provider,
+                context_window,
+                ..
+            } => self.dim_line(
+                &format!(
+                    "model: {} ({}), window {context_window} tokens",
+                    clean(model),
+                    clean(provider)
+                ),
+                color,
+            ),
             Event::SessionResumed { id, messages, turns } => self.dim_line(
                 &format!(
                     "resumed session {}: {turns} turn(s), {messages} messages of history",
@@ -537,6 +555,7 @@ impl Printer {
             | Event::ContextReport { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
+            | Event::ModelChoices { .. }
             // The error after it says the message was taken back.
             | Event::PromptReturned { .. }
             | Event::HistoryRestored { .. }

@@ -81,6 +81,9 @@ struct AgentOptions {
     /// The model name.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
+    /// Start with the config's provider profile [profiles.NAME] (the flags above win over it).
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
     /// The environment variable that holds the API key.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
@@ -111,6 +114,7 @@ impl AgentOptions {
             provider: self.provider.or(outer.provider),
             base_url: self.base_url.or(outer.base_url),
             model: self.model.or(outer.model),
+            profile: self.profile.or(outer.profile),
             api_key_env: self.api_key_env.or(outer.api_key_env),
             approval: self.approval.or(outer.approval),
             max_steps: self.max_steps.or(outer.max_steps),
@@ -256,6 +260,7 @@ fn start_options(agent: AgentOptions) -> StartOptions {
             approval: agent.approval,
             max_steps: agent.max_steps,
             sandbox: agent.sandbox,
+            profile: agent.profile,
         },
     }
 }

@@ -25,7 +25,7 @@ const VERSION: &str = "0.12.1";
 /// The venv's python with the SDK installed, installing it first if need be; why not,
 /// when python3, venv or pip fails. The tests run in parallel: one installs while the
 /// others wait (two pips in one venv break it), and all get its answer.
-fn install() -> Result<PathBuf, String> {
+pub(crate) fn install() -> Result<PathBuf, String> {
     static INSTALLED: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     INSTALLED.get_or_init(install_once).clone()
 }
@@ -142,7 +142,7 @@ fn tool_results(request: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn run_client(python: &Path, setup: &Value) -> Value {
+pub(crate) fn run_client(python: &Path, setup: &Value) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.py");
     let output = Command::new(python)
         .arg(script)

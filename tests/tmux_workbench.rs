@@ -220,6 +220,8 @@ mod commands;
 mod keys;
 #[path = "tmux_workbench/reading.rs"]
 mod reading;
+#[path = "tmux_workbench/model.rs"]
+mod model;
 #[path = "tmux_workbench/resize.rs"]
 mod resize;
 #[path = "tmux_workbench/screen.rs"]

@@ -26,6 +26,7 @@ RESPONSES = {
     "session/list": schema.ListSessionsResponse,
     "session/prompt": schema.PromptResponse,
     "session/set_mode": schema.SetSessionModeResponse,
+    "session/set_config_option": schema.SetSessionConfigOptionResponse,
     "session/close": schema.CloseSessionResponse,
 }
 REQUESTS = {
@@ -330,9 +331,38 @@ async def load_connection(summary, checker):
         summary["continued"] = await prompt(conn, editor, SETUP["session_id"], "and now?")
 
 
+async def model_connection(summary, checker):
+    """Switches the session's model through its `model` config option, then prompts."""
+    editor = Editor()
+    async with spawn_agent_process(
+        editor, SETUP["program"], *SETUP["args"], env=SETUP["env"], cwd=SETUP["workspace"],
+        observers=[checker],
+    ) as (conn, _process):
+        await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), TIMEOUT)
+        session = await asyncio.wait_for(conn.new_session(cwd=SETUP["workspace"], mcp_servers=[]), TIMEOUT)
+        sid = session.session_id
+        summary["offered"] = [dump(option) for option in session.config_options][1]
+        summary["first"] = await prompt(conn, editor, sid, "hello")
+        try:
+            await asyncio.wait_for(conn.set_config_option(config_id="model", session_id=sid, value="broken"), TIMEOUT)
+            summary["broken"] = "accepted"
+        except acp.RequestError as err:
+            summary["broken"] = [err.code, str(err)]
+        switched = await asyncio.wait_for(
+            conn.set_config_option(config_id="model", session_id=sid, value="other"), TIMEOUT
+        )
+        summary["switched"] = [dump(option) for option in switched.config_options][1]["currentValue"]
+        summary["second"] = await prompt(conn, editor, sid, "again")
+
+
 async def main():
     summary = {}
     checker = Checker()
+    if SETUP.get("scenario") == "model":
+        await model_connection(summary, checker)
+        summary["schema_problems"] = checker.problems
+        print(json.dumps(summary))
+        return
     if SETUP.get("scenario") == "load":
         await load_connection(summary, checker)
         summary["schema_problems"] = checker.problems

@@ -115,6 +115,9 @@ impl Harness {
             results: Some(results),
             client_files: None,
             hooks: Default::default(),
+            models: Some(Arc::new(miniagent_core::startup::KeyedModels::new(
+                miniagent_core::config::Env::empty(),
+            ))),
         };
         Harness {
             handle: agent::spawn(options),

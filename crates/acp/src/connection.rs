@@ -30,7 +30,7 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 /// say.
 struct Entry {
     inbox: mpsc::UnboundedSender<Inbox>,
-    model: String,
+    models: crate::session::SharedModels,
     mode: ApprovalMode,
 }
 
@@ -137,7 +137,7 @@ async fn connect(
 struct Opened {
     id: acp::SessionId,
     agent: Handle,
-    model: String,
+    models: translate::Models,
     mode: ApprovalMode,
     /// The agent's prompt commands, when they were announced while the session opened
     /// (else the session offers them when they are).
@@ -221,7 +221,7 @@ impl Face {
                 Ok(opened) => {
                     let response = acp::NewSessionResponse::new(opened.id.clone())
                         .modes(translate::modes(opened.mode))
-                        .config_options(translate::config_options(opened.mode, &opened.model));
+                        .config_options(translate::config_options(opened.mode, &opened.models));
                     face.attach(&cx, opened, move || responder.respond(response));
                 }
                 Err(err) => {
@@ -272,7 +272,7 @@ impl Face {
         self.reopen(reopen, responder, cx, |opened| {
             acp::LoadSessionResponse::new()
                 .modes(translate::modes(opened.mode))
-                .config_options(translate::config_options(opened.mode, &opened.model))
+                .config_options(translate::config_options(opened.mode, &opened.models))
         })
     }
 
@@ -291,7 +291,7 @@ impl Face {
         self.reopen(reopen, responder, cx, |opened| {
             acp::ResumeSessionResponse::new()
                 .modes(translate::modes(opened.mode))
-                .config_options(translate::config_options(opened.mode, &opened.model))
+                .config_options(translate::config_options(opened.mode, &opened.models))
         })
     }
 
@@ -421,7 +421,7 @@ impl Face {
             .send(Inbox::SetMode(mode))
             .map_err(|_| Error::new(ErrorCode::INTERNAL_ERROR, "the session has ended"))?;
         entry.mode = mode;
-        Ok(translate::config_options(mode, &entry.model))
+        Ok(translate::config_options(mode, &lock(&entry.models)))
     }
 
     fn set_mode(
@@ -449,16 +449,23 @@ impl Face {
             "mode" => self.switch_mode(&request.session_id, &value.0),
             "model" => {
                 let sessions = lock(&self.sessions);
-                match sessions.get(request.session_id.0.as_ref()) {
-                    None => Err(unknown_session(&request.session_id)),
-                    // The one model there is: choosing it changes nothing.
-                    Some(entry) if entry.model == value.0.as_ref() => {
-                        Ok(translate::config_options(entry.mode, &entry.model))
-                    }
-                    Some(entry) => Err(invalid(format!(
-                        "this session runs `{}`; miniagent does not switch models within a session (set model.model in its config)",
-                        entry.model
-                    ))),
+                let Some(entry) = sessions.get(request.session_id.0.as_ref()) else {
+                    return responder.respond_with_error(unknown_session(&request.session_id));
+                };
+                let current = lock(&entry.models).current();
+                if current == value.0.as_ref() {
+                    // The one in use: choosing it changes nothing.
+                    Ok(translate::config_options(entry.mode, &lock(&entry.models)))
+                } else {
+                    // The session answers once the agent has switched, or said why not.
+                    let name = value.0.to_string();
+                    return match entry.inbox.send(Inbox::SetModel { name, responder }) {
+                        Ok(()) => Ok(()),
+                        Err(mpsc::error::SendError(Inbox::SetModel { responder, .. })) => {
+                            responder.respond_with_internal_error("the session has ended")
+                        }
+                        Err(_) => Ok(()),
+                    };
                 }
             }
             other => Err(invalid(format!("no config option `{other}`"))),
@@ -488,23 +495,24 @@ impl Face {
         let Opened {
             id,
             agent,
-            model,
+            models,
             mode,
             commands,
         } = opened;
+        let models = Arc::new(Mutex::new(models));
         let weak = inbox.downgrade();
         lock(&self.sessions).insert(
             id.to_string(),
             Entry {
                 inbox,
-                model: model.clone(),
+                models: Arc::clone(&models),
                 mode,
             },
         );
         let _ = respond();
         // The commands are offered once, with the agent's prompt commands: here when they
         // came while the session opened, else by the session when they come.
-        let mut session = Session::new(id, cx.clone(), agent, weak, *lock(&self.notices), model);
+        let mut session = Session::new(id, cx.clone(), agent, weak, *lock(&self.notices), models, mode);
         if let Some(commands) = commands {
             session.offer_commands(&commands);
         }
@@ -543,8 +551,11 @@ impl Face {
         let mut agent =
             api::start_with(&options, extras, &self.env).map_err(|err| internal(format!("{err:#}")))?;
         let mode = self.approval_mode(&options);
-        let mut model = String::new();
+        let mut models = translate::Models::default();
         let mut commands = None;
+        // A new session is open once the agent said what it runs and, right after, what
+        // it may switch to.
+        let mut configured = None;
         while let Some(event) = agent.events.recv().await {
             match event {
                 Event::CommandsLoaded { commands: found, .. } => commands = Some(found),
@@ -553,14 +564,19 @@ impl Face {
                     session_id,
                     ..
                 } => {
-                    model = named;
+                    models.model = named;
                     if replay.is_none() {
-                        let id = session_id.unwrap_or_else(unrecorded_id);
+                        configured = Some(session_id.unwrap_or_else(unrecorded_id));
+                    }
+                }
+                Event::ModelChoices { choices } => {
+                    models.choices = choices;
+                    if let Some(id) = configured.take() {
                         let _ = editor_session.set(acp::SessionId::new(id.clone()));
                         return Ok(Opened {
                             id: acp::SessionId::new(id),
                             agent,
-                            model,
+                            models,
                             mode,
                             commands,
                         });
@@ -578,7 +594,7 @@ impl Face {
                     return Ok(Opened {
                         id: acp::SessionId::new(id),
                         agent,
-                        model,
+                        models,
                         mode,
                         commands,
                     });

@@ -34,6 +34,11 @@ pub enum Inbox {
     },
     /// The client answered the permission request for call `id`.
     Answered { id: CallId, decision: Decision },
+    /// The `model` config option: switch to `name`; answered once the agent has.
+    SetModel {
+        name: String,
+        responder: Responder<acp::SetSessionConfigOptionResponse>,
+    },
 }
 
 /// What the running prompt is, for the event that ends it.
@@ -59,10 +64,22 @@ pub struct Session {
     live: Live,
     /// Whether the client shows `notice` updates (it said so at `initialize`).
     notices: bool,
-    /// The model, the one value of the `model` config option.
-    model: String,
     /// The agent's prompt commands: a prompt `/name …` naming one runs it.
     prompt_commands: Vec<String>,
+    /// The `model` config option's state, shared with the connection's entry.
+    models: SharedModels,
+    /// The approval mode, for the config options a model switch answers with.
+    mode: ApprovalMode,
+    /// The `model` config option's request, answered when the agent switches or refuses.
+    switching: Option<Responder<acp::SetSessionConfigOptionResponse>>,
+}
+
+/// The `model` config option's state, which the session's events change and the
+/// connection's handlers read.
+pub type SharedModels = std::sync::Arc<std::sync::Mutex<translate::Models>>;
+
+fn models_of(shared: &SharedModels) -> std::sync::MutexGuard<'_, translate::Models> {
+    shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Session {
@@ -72,7 +89,8 @@ impl Session {
         agent: Handle,
         inbox_tx: mpsc::WeakUnboundedSender<Inbox>,
         notices: bool,
-        model: String,
+        models: SharedModels,
+        mode: ApprovalMode,
     ) -> Self {
         Self {
             id,
@@ -83,8 +101,10 @@ impl Session {
             asking: HashMap::new(),
             live: Live::default(),
             notices,
-            model,
             prompt_commands: Vec::new(),
+            models,
+            mode,
+            switching: None,
         }
     }
 
@@ -147,6 +167,18 @@ impl Session {
             }
             Inbox::SetMode(mode) => {
                 let _ = self.agent.ops.send(Op::SetApprovalMode { mode });
+            }
+            Inbox::SetModel { name, responder } => {
+                if self.switching.is_some() {
+                    let _ = responder.respond_with_error(Error::new(
+                        ErrorCode::INVALID_REQUEST,
+                        "a model switch is under way in this session",
+                    ));
+                } else if self.agent.ops.send(Op::SetModel { name }).is_err() {
+                    let _ = responder.respond_with_internal_error("the agent has stopped");
+                } else {
+                    self.switching = Some(responder);
+                }
             }
             Inbox::Close { .. } => {}
         }
@@ -238,9 +270,28 @@ impl Session {
                 let call = permission::tool_call(id, preview, request.as_ref(), notes);
                 self.ask(id.clone(), call, permission::options(session_rule.as_ref()));
             }
-            Event::ApprovalModeChanged { mode } => self.send(acp::SessionUpdate::ConfigOptionUpdate(
-                acp::ConfigOptionUpdate::new(self.config_options(*mode)),
-            )),
+            Event::ApprovalModeChanged { mode } => {
+                self.mode = *mode;
+                self.send(acp::SessionUpdate::ConfigOptionUpdate(
+                    acp::ConfigOptionUpdate::new(self.config_options(*mode)),
+                ));
+            }
+            Event::ModelChoices { choices } => {
+                models_of(&self.models).choices = choices.clone();
+                // After a switch the choices mark the new model: the option's answer.
+                self.answer_switch();
+            }
+            Event::ModelChanged { model, .. } => {
+                models_of(&self.models).model = model.clone();
+                self.notice(&format!("the model is now {model}"));
+            }
+            Event::ModelChangeRefused { message, .. } => match self.switching.take() {
+                Some(responder) => {
+                    let _ =
+                        responder.respond_with_error(Error::new(ErrorCode::INVALID_PARAMS, message.clone()));
+                }
+                None => self.notice(message),
+            },
             Event::TurnComplete { .. } => self.end_prompt(Ok(acp::StopReason::EndTurn)),
             Event::StepLimitReached { .. } => self.end_prompt(Ok(acp::StopReason::MaxTurnRequests)),
             Event::TurnAborted { .. } => self.end_prompt(Ok(acp::StopReason::Cancelled)),
@@ -289,7 +340,15 @@ impl Session {
     }
 
     fn config_options(&self, mode: ApprovalMode) -> Vec<acp::SessionConfigOption> {
-        translate::config_options(mode, &self.model)
+        translate::config_options(mode, &models_of(&self.models))
+    }
+
+    /// The switch's answer, once the choices that follow `ModelChanged` mark the new one.
+    fn answer_switch(&mut self) {
+        if let Some(responder) = self.switching.take() {
+            let options = self.config_options(self.mode);
+            let _ = responder.respond(acp::SetSessionConfigOptionResponse::new(options));
+        }
     }
 
     /// Something worth the person's eyes that is not part of the conversation: a notice

@@ -86,9 +86,52 @@ pub fn modes(current: ApprovalMode) -> acp::SessionModeState {
     )
 }
 
-/// The config options: the approval mode (as the modes above) and the model, which has
-/// one value, the configured one: miniagent does not switch models within a session.
-pub fn config_options(current: ApprovalMode, model: &str) -> Vec<acp::SessionConfigOption> {
+/// What the `model` config option offers: the session's model, and the profiles and
+/// models it can switch to (`Event::ModelChoices`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Models {
+    pub model: String,
+    pub choices: Vec<miniagent_protocol::ModelChoice>,
+}
+
+impl Models {
+    /// The session's model as one of the option's values.
+    pub fn current(&self) -> String {
+        self.choices
+            .iter()
+            .find(|choice| choice.current)
+            .map_or_else(|| self.model.clone(), |choice| choice.name.clone())
+    }
+
+    /// The option's values: each choice (a profile named with its model), or the
+    /// session's model alone when it has none.
+    fn values(&self) -> Vec<acp::SessionConfigSelectOption> {
+        if self.choices.is_empty() {
+            return vec![acp::SessionConfigSelectOption::new(
+                self.model.clone(),
+                self.model.clone(),
+            )];
+        }
+        self.choices
+            .iter()
+            .map(|choice| {
+                let option = acp::SessionConfigSelectOption::new(choice.name.clone(), choice.name.clone());
+                if choice.profile {
+                    option.description(format!(
+                        "profile: {} ({}), a window of {} tokens",
+                        choice.model, choice.provider, choice.context_window
+                    ))
+                } else {
+                    option.description(format!("{} model", choice.provider))
+                }
+            })
+            .collect()
+    }
+}
+
+/// The config options: the approval mode (as the modes above) and the model: the
+/// config's provider profiles and the current provider's models, switched between turns.
+pub fn config_options(current: ApprovalMode, models: &Models) -> Vec<acp::SessionConfigOption> {
     let mode_values: Vec<acp::SessionConfigSelectOption> = MODES
         .into_iter()
         .map(|mode| {
@@ -100,17 +143,9 @@ pub fn config_options(current: ApprovalMode, model: &str) -> Vec<acp::SessionCon
         acp::SessionConfigOption::select("mode", "Approval mode", current.to_string(), mode_values)
             .description("What may run without asking.")
             .category(acp::SessionConfigOptionCategory::Mode),
-        acp::SessionConfigOption::select(
-            "model",
-            "Model",
-            model.to_string(),
-            vec![acp::SessionConfigSelectOption::new(
-                model.to_string(),
-                model.to_string(),
-            )],
-        )
-        .description("The configured model (set in miniagent's config).")
-        .category(acp::SessionConfigOptionCategory::Model),
+        acp::SessionConfigOption::select("model", "Model", models.current(), models.values())
+            .description("The model or provider profile (from miniagent's config); it changes between turns.")
+            .category(acp::SessionConfigOptionCategory::Model),
     ]
 }
 
@@ -712,12 +747,45 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["read-only", "ask", "auto-edit", "full-auto"]
         );
-        let options = serde_json::to_value(config_options(ApprovalMode::Ask, "scripted-model")).unwrap();
+        let alone = Models {
+            model: "scripted-model".into(),
+            choices: Vec::new(),
+        };
+        let options = serde_json::to_value(config_options(ApprovalMode::Ask, &alone)).unwrap();
+        let description =
+            "The model or provider profile (from miniagent's config); it changes between turns.";
         assert_eq!(
             options[1],
-            json!({"id": "model", "name": "Model", "description": "The configured model (set in miniagent's config).",
+            json!({"id": "model", "name": "Model", "description": description,
                    "category": "model", "type": "select", "currentValue": "scripted-model",
                    "options": [{"value": "scripted-model", "name": "scripted-model"}]})
+        );
+        // With profiles: each is a value, the one in use current.
+        let choice = |name: &str, profile: bool, current: bool| miniagent_protocol::ModelChoice {
+            name: name.into(),
+            profile,
+            model: "scripted-model".into(),
+            provider: "anthropic".into(),
+            context_window: 200_000,
+            current,
+        };
+        let profiled = Models {
+            model: "scripted-model".into(),
+            choices: vec![
+                choice("default", true, false),
+                choice("fast", true, true),
+                choice("claude-x", false, false),
+            ],
+        };
+        let options = serde_json::to_value(config_options(ApprovalMode::Ask, &profiled)).unwrap();
+        assert_eq!(
+            options[1],
+            json!({"id": "model", "name": "Model", "description": description,
+                   "category": "model", "type": "select", "currentValue": "fast",
+                   "options": [
+                       {"value": "default", "name": "default", "description": "profile: scripted-model (anthropic), a window of 200000 tokens"},
+                       {"value": "fast", "name": "fast", "description": "profile: scripted-model (anthropic), a window of 200000 tokens"},
+                       {"value": "claude-x", "name": "claude-x", "description": "anthropic model"}]})
         );
     }
 

@@ -343,14 +343,21 @@ pub fn build(
     // Every provider key this process was given, not only the one in use: a command can
     // find them elsewhere (a wrapper's /proc/PID/environ) and print them.
     let mut secrets = vec![api_key.value.clone()];
-    let named = config.model.api_key_env.trim();
+    // The profiles' key variables too: `/model` may switch to any of them.
+    let named = std::iter::once(&config.model)
+        .chain(config.profiles.values().map(|profile| &profile.model))
+        .map(|model| model.api_key_env.trim())
+        .filter(|named| !named.is_empty());
     secrets.extend(
         crate::tools::process::KEY_VARS
             .iter()
             .copied()
-            .chain((!named.is_empty()).then_some(named))
+            .chain(named)
             .filter_map(|var| env.var(var)),
     );
+    for profile in config.profiles.values() {
+        secrets.extend(endpoint::url_secrets(&profile.model.base_url));
+    }
     if let Some(mcp) = &mcp_config {
         secrets.extend(mcp.secret_values());
     }
@@ -465,6 +472,7 @@ pub fn build(
         protected: own_folders(env),
         client_files: None,
         hooks: Arc::default(),
+        models: Some(Arc::new(KeyedModels { env: env.clone() })),
     };
     // Every face starts sessions here: each hears of it.
     if let Some(notice) = own_folders_notice(&options) {
@@ -480,6 +488,26 @@ pub fn load_hooks(options: &mut AgentOptions, workspace: Option<&[u8]>, env: &cr
     let (hooks, problems) = crate::hooks::Hooks::load(config::config_dir(env).as_deref(), workspace);
     options.hooks = Arc::new(hooks);
     options.startup_notices.extend(problems);
+}
+
+/// Builds the client of another model mid-session (`/model`) as a session's start does:
+/// the key from the same variables, under the same rules of where it may go.
+pub struct KeyedModels {
+    env: crate::config::Env,
+}
+
+impl KeyedModels {
+    /// Keys are read from `env` when a switch asks for one.
+    pub fn new(env: crate::config::Env) -> Self {
+        Self { env }
+    }
+}
+
+impl crate::agent::ModelSource for KeyedModels {
+    fn client_for(&self, config: &Config) -> Result<Arc<dyn llm::ModelClient>, String> {
+        let key = api_key(config, &self.env).map_err(|err| err.to_string())?;
+        llm::build_client(&config.model, key).map_err(|err| format!("{err:#}"))
+    }
 }
 
 /// What the MCP tools' declarations may take of every request: a quarter of the prompt

@@ -75,6 +75,12 @@ pub enum Op {
         #[serde(default)]
         arguments: String,
     },
+    /// Switch the session's model for the rest of the session (`/model NAME`): `name` is a
+    /// provider profile from the config (`[profiles.NAME]`, or `default` for the
+    /// `[model]` table itself) or a model of the current provider. Refused while a turn
+    /// runs; answered with [`Event::ModelChanged`], or a notice saying why the old model
+    /// stays.
+    SetModel { name: String },
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -495,6 +501,41 @@ pub enum Event {
         commands: Vec<CommandInfo>,
         warnings: Vec<String>,
     },
+    /// The models the session can switch to ([`Op::SetModel`]): the config's provider
+    /// profiles, then the priced models of the current provider. Sent right after
+    /// [`Event::SessionConfigured`] (empty: the session cannot switch) and after each
+    /// switch.
+    ModelChoices { choices: Vec<ModelChoice> },
+    /// The session's model changed ([`Op::SetModel`]): the next model call goes to it,
+    /// with the history so far; the gauge's window and the prices follow it.
+    ModelChanged {
+        /// The profile switched to, when the switch named one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<String>,
+        model: String,
+        provider: String,
+        /// Where model requests go now (as [`Event::SessionConfigured`] says it).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        endpoint: String,
+        context_window: u64,
+    },
+    /// An [`Op::SetModel`] was refused (a turn runs, no such profile or model, no key for
+    /// it): the session stays on its model. `message` says so, whole.
+    ModelChangeRefused { name: String, message: String },
+}
+
+/// One entry of [`Event::ModelChoices`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelChoice {
+    /// What [`Op::SetModel`] takes: the profile's name, or the model's.
+    pub name: String,
+    /// A provider profile from the config (else a model of the current provider).
+    pub profile: bool,
+    pub model: String,
+    pub provider: String,
+    pub context_window: u64,
+    /// The one in use now.
+    pub current: bool,
 }
 
 /// Something a finished call changed outside the conversation.

@@ -80,6 +80,7 @@ pub const COMMANDS: &[Command] = &[
         run: |app, _| app.open_stats(),
     },
     super::layers::themes::COMMAND,
+    super::layers::model::COMMAND,
     super::layers::mcp::COMMAND,
     super::layers::skills::COMMAND,
     super::layers::hooks::COMMAND,

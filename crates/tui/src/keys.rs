@@ -54,6 +54,8 @@ pub enum OverlayAction {
     ResumeConfirmed(std::path::PathBuf),
     /// Use this theme (and remember it): the `/theme` choice.
     Theme(String),
+    /// Switch the session to this profile or model: the `/model` choice.
+    SetModel(String),
     /// The trust question's answer: start the session with the workspace's own servers
     /// and skills, or without them.
     Trust(bool),

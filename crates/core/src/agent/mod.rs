@@ -18,9 +18,11 @@ pub mod repetition;
 mod restore;
 mod resume;
 mod router;
+mod switch;
 mod turn;
 
 pub use restore::Restored;
+pub use switch::ModelSource;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -80,6 +82,39 @@ pub struct AgentOptions {
     /// The hooks run on the session's events (`hooks.json`; the workspace's only when
     /// trusted).
     pub hooks: Arc<crate::hooks::Hooks>,
+    /// Builds a client for another model mid-session (`/model`); `None`: the session
+    /// keeps the model it started with.
+    pub models: Option<Arc<dyn ModelSource>>,
+}
+
+impl AgentOptions {
+    /// The same session's options with another model (`/model`): everything else is
+    /// shared with these.
+    fn with_model(&self, config: Config, client: Arc<dyn ModelClient>) -> AgentOptions {
+        AgentOptions {
+            config,
+            client,
+            workspace: self.workspace.clone(),
+            read_roots: self.read_roots.clone(),
+            // Said once, at the start.
+            startup_notices: Vec::new(),
+            mcp: self.mcp.clone(),
+            // The agent task took them when it started.
+            side_events: std::sync::Mutex::new(None),
+            system_prompt: self.system_prompt.clone(),
+            tools: self.tools.clone(),
+            session_log: self.session_log.clone(),
+            secrets: self.secrets.clone(),
+            protected: self.protected.clone(),
+            results: self.results.clone(),
+            client_files: self.client_files.clone(),
+            models: self.models.clone(),
+            skills_prompt: self.skills_prompt.clone(),
+            commands: self.commands.clone(),
+            instructions: self.instructions.clone(),
+            hooks: self.hooks.clone(),
+        }
+    }
 }
 
 /// The front end's side of a running agent.
@@ -350,6 +385,12 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
                 user: file.user,
             })
             .collect(),
+    });
+    // Always next, so a face opening a session knows what it may switch to (none: it
+    // cannot).
+    events.emit(match options.models {
+        Some(_) => switch::choices_event(options),
+        None => Event::ModelChoices { choices: Vec::new() },
     });
     // The tokenizer's first load takes a moment; it must not block an async worker.
     let encoding = options.config.agent.tokenizer;

@@ -97,7 +97,9 @@ impl Restored {
 
     fn apply_event(&mut self, event: &Event) {
         match event {
-            Event::SessionConfigured { model, provider, .. } => {
+            // `/model`: the one that ran last is the one switched to.
+            Event::SessionConfigured { model, provider, .. }
+            | Event::ModelChanged { model, provider, .. } => {
                 self.model = model.clone();
                 self.provider = provider.clone();
             }

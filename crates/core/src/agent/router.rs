@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
 
-use super::{Shared, TurnContext, answers, compaction, delegate, inspect, meter, resume, turn};
+use super::{Shared, TurnContext, answers, compaction, delegate, inspect, meter, resume, switch, turn};
 use crate::llm::Usage;
 use miniagent_protocol::{CallId, Decision, Event, Op};
 
@@ -92,6 +92,17 @@ impl Router {
             }
             Op::Playback { .. } => {
                 self.notice("this session is live, not a replay: there is nothing to play");
+            }
+            Op::SetModel { name } => {
+                if self.running.is_some() {
+                    let message = format!(
+                        "a turn is running: the model changes between turns; send /model {} again when it ends",
+                        miniagent_text::visible(&name)
+                    );
+                    self.notify(Event::ModelChangeRefused { name, message });
+                } else {
+                    switch::switch(&mut self.shared, &name).await;
+                }
             }
             Op::Shutdown => {
                 self.stop_turn().await;

@@ -24,6 +24,8 @@ pub struct Overrides {
     pub max_steps: Option<u32>,
     /// `--sandbox`: `tools.bash.sandbox`.
     pub sandbox: Option<miniagent_protocol::SandboxSetting>,
+    /// `--profile NAME`: the `[profiles.NAME]` table over `[model]`, under the flags.
+    pub profile: Option<String>,
 }
 
 /// Where to look and what to put on top.
@@ -87,11 +89,29 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
         layers.push(file_layer(path)?);
     }
     layers.extend(env_layers(&defaults, options.env)?);
-    layers.extend(override_layers(&options.overrides));
-
-    let mut merged = defaults.clone();
+    // Profiles are resolved over what the files and the environment say, without the
+    // flags: a switch mid-session keeps nothing of the command line's model.
+    let mut base = defaults.clone();
     let mut origins: HashMap<String, usize> = HashMap::new();
     for (index, layer) in layers.iter().enumerate() {
+        check_known_keys(&defaults, &layer.table, "", &layer.source)?;
+        merge(&mut base, &layer.table, "", index, &mut origins);
+    }
+    let profiles = match base.remove("profiles") {
+        Some(Value::Table(profiles)) => profiles,
+        _ => Table::new(),
+    };
+    let from_flags = layers.len();
+    if let Some(name) = &options.overrides.profile {
+        layers.push(Layer {
+            source: format!("--profile {name}"),
+            base_dir: None,
+            table: super::profiles::start_layer(&profiles, name)?,
+        });
+    }
+    layers.extend(override_layers(&options.overrides));
+    let mut merged = base.clone();
+    for (index, layer) in layers.iter().enumerate().skip(from_flags) {
         check_known_keys(&defaults, &layer.table, "", &layer.source)?;
         merge(&mut merged, &layer.table, "", index, &mut origins);
     }
@@ -135,6 +155,19 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     fill_provider_defaults(&mut config, source_of("model.base_url"));
     validate(&config, &source_of)?;
     fit_output_reserve(&mut config, &source_of)?;
+    config.profile = options.overrides.profile.clone();
+    config.profiles = super::profiles::resolve(&base, &profiles, &|name: &str, key: &str| {
+        // A layer that brought the whole profile is where each of its keys came from.
+        let in_profile = key.strip_prefix("model.").and_then(|rest| {
+            [format!("profiles.{name}.{rest}"), format!("profiles.{name}")]
+                .iter()
+                .find_map(|path| origins.get(path).copied())
+        });
+        match in_profile {
+            Some(index) => layers[index].source.clone(),
+            None => source_of(key),
+        }
+    })?;
     if !config.agent.system_prompt_file.is_empty() {
         let named = PathBuf::from(&config.agent.system_prompt_file);
         let base = origins
@@ -282,7 +315,12 @@ fn join(prefix: &str, key: &str) -> String {
     }
 }
 
-fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) -> Result<(), ConfigError> {
+pub(super) fn check_known_keys(
+    known: &Table,
+    layer: &Table,
+    prefix: &str,
+    source: &str,
+) -> Result<(), ConfigError> {
     for (key, value) in layer {
         let path = join(prefix, key);
         match (known.get(key), value) {
@@ -307,6 +345,10 @@ fn check_known_keys(known: &Table, layer: &Table, prefix: &str, source: &str) ->
             }
             // Any model may be priced; each price's own keys are checked when it is read.
             (Some(Value::Table(_)), Value::Table(_)) if path == "prices" => {}
+            // Any name may be a profile; its keys are those of [model].
+            (Some(Value::Table(_)), Value::Table(profiles)) if path == "profiles" => {
+                super::profiles::check_keys(known, profiles, source, &check_known_keys)?;
+            }
             (Some(Value::Table(known_inner)), Value::Table(inner)) => {
                 check_known_keys(known_inner, inner, &path, source)?;
             }
@@ -343,7 +385,13 @@ fn section_advice(path: &str, key: &str, known: &Table, value: &Value) -> String
     format!("write [{path}] and under it its keys ({})", keys.join(", "))
 }
 
-fn merge(into: &mut Table, layer: &Table, prefix: &str, index: usize, origins: &mut HashMap<String, usize>) {
+pub(super) fn merge(
+    into: &mut Table,
+    layer: &Table,
+    prefix: &str,
+    index: usize,
+    origins: &mut HashMap<String, usize>,
+) {
     for (key, value) in layer {
         let path = join(prefix, key);
         match (into.get_mut(key), value) {
@@ -525,7 +573,7 @@ mod tests {
             ),
             (
                 "model_provider = \"openai\"\n",
-                "unknown key `model_provider` (known in the top level: agent, instructions, model, prices, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
+                "unknown key `model_provider` (known in the top level: agent, instructions, model, prices, profiles, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
             ),
             // Codex's way of naming the model.
             (

@@ -5,6 +5,7 @@ pub mod edit;
 mod env;
 mod files;
 mod load;
+mod profiles;
 mod prompt;
 pub mod retry;
 
@@ -17,6 +18,7 @@ pub use env::Env;
 pub use files::{effective_uid, private_dir, private_log};
 pub use load::{LoadOptions, Overrides, config_dir, load, named_data_dir};
 pub use miniagent_protocol::ApprovalMode;
+pub use profiles::{DEFAULT_PROFILE, Profile, is_profile_name};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 
 pub use retry::RetryPolicy;
@@ -222,6 +224,13 @@ pub struct Config {
     /// Settings adjusted while loading, one line each, for the person (not config keys).
     #[serde(skip)]
     pub notices: Vec<String>,
+    /// `[profiles.NAME]`, each resolved to the whole `[model]` it stands for, and
+    /// `default` (the `[model]` table itself) unless the config names one so.
+    #[serde(skip)]
+    pub profiles: std::collections::BTreeMap<String, Profile>,
+    /// The profile the session started with (`--profile`).
+    #[serde(skip)]
+    pub profile: Option<String>,
 }
 
 /// The built-in configuration alone (no user file, no variables), for tests.

@@ -45,8 +45,8 @@ pub struct HookEnv {
     pub workspace: PathBuf,
     /// The sandbox's settings and the socket variables passed (`tools.bash`).
     pub bash: BashSettings,
-    /// The variable `model.api_key_env` names, never passed.
-    pub key_var: String,
+    /// The variables `model.api_key_env` and the profiles' name, never passed.
+    pub key_vars: Vec<String>,
 }
 
 /// How a hook ended.
@@ -133,7 +133,7 @@ pub(super) async fn run(hook: &Hook, input: &[u8], env: &HookEnv, cancel: &Cance
         HookSource::Workspace => env.bash.pass_env.clone(),
         HookSource::User => SOCKET_VARS.iter().map(|name| name.to_string()).collect(),
     };
-    let mut vars = command_env(std::env::vars_os(), &env.key_var, &pass);
+    let mut vars = command_env(std::env::vars_os(), &env.key_vars, &pass);
     vars.push((OsString::from(INPUT_VAR), input_file.0.clone().into_os_string()));
     vars.push((
         OsString::from("MINIAGENT_PROJECT_DIR"),

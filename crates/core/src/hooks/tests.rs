@@ -24,7 +24,7 @@ impl Scratch {
                 unix_sockets: false,
                 network: true,
             },
-            key_var: String::new(),
+            key_vars: Vec::new(),
         }
     }
 }

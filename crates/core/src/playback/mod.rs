@@ -124,6 +124,7 @@ impl Playback {
             | Op::CompactNow
             | Op::ReconnectMcp { .. }
             | Op::RecordedCall { .. }
+            | Op::SetModel { .. }
             | Op::Resume { .. } => vec![notice(NOT_CHANGED)],
         }
     }

@@ -35,7 +35,7 @@ pub struct BashTool {
     settings: BashSettings,
     jobs: BackgroundJobs,
     /// The variable `model.api_key_env` names, kept from commands like the usual ones.
-    key_var: String,
+    key_vars: Vec<String>,
 }
 
 impl BashTool {
@@ -43,13 +43,17 @@ impl BashTool {
         Self {
             settings,
             jobs,
-            key_var: String::new(),
+            key_vars: Vec::new(),
         }
     }
 
-    /// Also keeps `key_var` (the API key variable the config names) from commands.
+    /// Also keeps `key_var` (an API key variable the config names: `[model]`'s or a
+    /// profile's) from commands.
     pub fn hiding(mut self, key_var: &str) -> Self {
-        self.key_var = key_var.trim().to_string();
+        let key_var = key_var.trim();
+        if !key_var.is_empty() && !self.key_vars.iter().any(|known| known == key_var) {
+            self.key_vars.push(key_var.to_string());
+        }
         self
     }
 }
@@ -161,7 +165,7 @@ impl super::TypedTool for BashTool {
                 Ok(confinement) => confinement,
                 Err(message) => return ToolOutput::error(message),
             };
-            let mut env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
+            let mut env = command_env(std::env::vars_os(), &self.key_vars, &self.settings.pass_env);
             if context.unasked {
                 env = super::git_guard::overrides(command, root, &env).await;
             }
@@ -200,7 +204,7 @@ impl BashTool {
         if !super::git_guard::names_git(command) {
             return None;
         }
-        let env = command_env(std::env::vars_os(), &self.key_var, &self.settings.pass_env);
+        let env = command_env(std::env::vars_os(), &self.key_vars, &self.settings.pass_env);
         let options = match super::git_guard::reach(command) {
             super::git_guard::Reach::Checked(options) => options,
             super::git_guard::Reach::Unchecked(why) if covered => {

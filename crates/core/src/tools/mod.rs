@@ -456,9 +456,13 @@ impl ToolRegistry {
         )));
         registry.register(Arc::new(edit::WriteFileTool));
         registry.register(Arc::new(edit::EditFileTool));
-        registry.register(Arc::new(
+        // Every key variable the config names, a profile's too: a switch mid-session
+        // reads it, and a command must not.
+        let bash = config.profiles.values().fold(
             bash::BashTool::new(config.tools.bash.clone(), jobs.clone()).hiding(&config.model.api_key_env),
-        ));
+            |bash, profile| bash.hiding(&profile.model.api_key_env),
+        );
+        registry.register(Arc::new(bash));
         let large = config.tools.large_result_bytes;
         registry.register(Arc::new(jobs::BashOutputTool::new(jobs.clone(), limit, large)));
         registry.register(Arc::new(jobs::BashKillTool::new(jobs, limit, large)));

@@ -67,11 +67,11 @@ pub const SOCKET_VARS: [&str; 22] = [
 ];
 
 /// The environment a command gets: the agent's, without the key variables (the fixed
-/// ones and `key_var`, the one `model.api_key_env` names) and without [`SOCKET_VARS`]
+/// ones and `key_vars`, those `model.api_key_env` and the profiles name) and without [`SOCKET_VARS`]
 /// not in `pass`.
 pub fn command_env(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
-    key_var: &str,
+    key_vars: &[String],
     pass: &[String],
 ) -> Vec<(OsString, OsString)> {
     vars.into_iter()
@@ -79,7 +79,8 @@ pub fn command_env(
             let Some(name) = name.to_str() else {
                 return true;
             };
-            let key = KEY_VARS.contains(&name) || (!key_var.is_empty() && name == key_var.trim());
+            let key =
+                KEY_VARS.contains(&name) || key_vars.iter().any(|var| !var.is_empty() && name == var.trim());
             let socket = SOCKET_VARS.contains(&name) && !pass.iter().any(|p| p == name);
             !key && !socket && name != TAG_VAR
         })
@@ -354,7 +355,7 @@ mod tests {
         ]
         .map(|(name, value)| (name.into(), value.into()));
         let pass = vec!["SSH_AUTH_SOCK".to_string(), "MINIAGENT_API_KEY".to_string()];
-        let kept: Vec<String> = command_env(vars, " MY_OWN_KEY_VAR ", &pass)
+        let kept: Vec<String> = command_env(vars, &[" MY_OWN_KEY_VAR ".to_string()], &pass)
             .into_iter()
             .map(|(name, _)| name.to_string_lossy().into_owned())
             .collect();

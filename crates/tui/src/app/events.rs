@@ -80,6 +80,22 @@ impl App {
             Event::ShutdownComplete => self.request(Action::Quit),
             Event::CommandsLoaded { commands, warnings } => self.on_commands_loaded(commands, warnings),
             event @ Event::ContextReport { .. } => self.layers_take(&event),
+            Event::ModelChoices { choices } => self.session.set_model_choices(choices),
+            Event::ModelChanged {
+                model,
+                provider,
+                endpoint,
+                context_window,
+                ..
+            } => {
+                let line = format!("model: {model} ({provider}), a window of {context_window} tokens");
+                self.session.model_changed(model, provider, endpoint);
+                self.on_notice(line);
+            }
+            Event::ModelChangeRefused { message, .. } => {
+                self.turn.agent_noticed();
+                self.notice(crate::conversation::NoticeKind::Warning, message);
+            }
         }
         true
     }

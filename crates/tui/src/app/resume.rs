@@ -54,6 +54,9 @@ impl App {
             | Event::SkillsLoaded { .. }
             | Event::HooksLoaded { .. }
             | Event::CommandsLoaded { .. }
+            | Event::ModelChoices { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelChangeRefused { .. }
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }
             | Event::TurnStarted { .. }

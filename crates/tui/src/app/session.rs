@@ -9,7 +9,7 @@ use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
     ApprovalMode, ApprovalRule, CommandInfo, DeferredServer, Event, HistorySnapshot, HookInfo,
-    InstructionFileInfo, McpState, SandboxState, SkillInfo, ToolInfo,
+    InstructionFileInfo, McpState, ModelChoice, SandboxState, SkillInfo, ToolInfo,
 };
 
 /// What the agent said it talks to, from `session_configured`.
@@ -53,6 +53,8 @@ pub struct Session {
     history: Option<HistorySnapshot>,
     /// The person declined to trust this workspace: its own servers and skills are off.
     workspace_declined: bool,
+    /// What `/model` offers, as the agent last listed it.
+    model_choices: Vec<ModelChoice>,
 }
 
 impl Session {
@@ -75,6 +77,7 @@ impl Session {
             prompt_commands: Vec::new(),
             history: None,
             workspace_declined: false,
+            model_choices: Vec::new(),
         }
     }
 
@@ -165,6 +168,22 @@ impl Session {
 
     pub(crate) fn set_prompt_commands(&mut self, commands: Vec<CommandInfo>) {
         self.prompt_commands = commands;
+    }
+
+    /// `/model` switched the session: the title bar and `/stats` name the new one.
+    pub(crate) fn model_changed(&mut self, model: String, provider: String, endpoint: String) {
+        self.view.model = model;
+        self.view.provider = provider;
+        self.view.endpoint = endpoint;
+    }
+
+    pub(crate) fn set_model_choices(&mut self, choices: Vec<ModelChoice>) {
+        self.model_choices = choices;
+    }
+
+    /// What `/model` offers.
+    pub(crate) fn model_choices(&self) -> &[ModelChoice] {
+        &self.model_choices
     }
 
     /// The model (and provider) to show until the agent says which it talks to.

@@ -83,6 +83,9 @@ impl App {
             | Event::HooksLoaded { .. }
             | Event::CommandsLoaded { .. }
             | Event::ContextReport { .. }
+            | Event::ModelChoices { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelChangeRefused { .. }
             | Event::SubAgent { .. }
             | Event::HistorySnapshot { .. }
             | Event::Notes { .. }

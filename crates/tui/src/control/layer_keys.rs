@@ -186,6 +186,10 @@ impl App {
                 self.layers.close();
                 self.choose_theme(&name);
             }
+            OverlayAction::SetModel(name) => {
+                self.layers.close();
+                self.send(miniagent_protocol::Op::SetModel { name });
+            }
             OverlayAction::Trust(trusted) => {
                 self.layers.close();
                 self.answers.answered(self.now);

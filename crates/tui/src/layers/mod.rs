@@ -18,6 +18,7 @@ pub mod first_run;
 pub mod history;
 pub mod hooks;
 pub mod mcp;
+pub mod model;
 pub mod notes;
 pub mod resume_question;
 pub mod sessions;

@@ -336,5 +336,7 @@ mod layers;
 mod reading;
 #[path = "workbench/project_context.rs"]
 mod project_context;
+#[path = "workbench/model.rs"]
+mod model;
 #[path = "workbench/seam.rs"]
 mod seam;

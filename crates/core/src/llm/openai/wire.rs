@@ -38,6 +38,34 @@ pub fn messages_to_wire(messages: &[Message], reasoning: ReasoningField) -> Vec<
 }
 
 pub(super) fn assistant_to_wire(message: &Message, reasoning: ReasoningField) -> Value {
+    // Anthropic's thinking (signed, or redacted) from before a switch of model is not
+    // this protocol's reasoning: no OpenAI-compatible server takes it back, and it would
+    // hand one company's model another's reasoning. This protocol never signs its own.
+    // Copied only when it holds some, which only a session that switched has.
+    let signed = |block: &ContentBlock| {
+        matches!(
+            block,
+            ContentBlock::Thinking {
+                signature: Some(_),
+                ..
+            }
+        )
+    };
+    let own;
+    let message = if message.content.iter().any(signed) {
+        own = Message {
+            role: message.role,
+            content: message
+                .content
+                .iter()
+                .filter(|block| !signed(block))
+                .cloned()
+                .collect(),
+        };
+        &own
+    } else {
+        message
+    };
     let text = message.text();
     let tool_calls: Vec<Value> = message
         .tool_uses()
@@ -101,6 +129,34 @@ fn add_reasoning_details(message: &Message, out: &mut Value) {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// After `/model` from Anthropic, its signed thinking is history this protocol
+    /// cannot give back: neither reasoning field carries it, in any mode.
+    #[test]
+    fn anthropic_thinking_from_before_a_switch_is_not_sent() {
+        let history = [Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    thinking: "signed thought".into(),
+                    signature: Some("sig".into()),
+                    reasoning_details: None,
+                },
+                ContentBlock::Text { text: "hello".into() },
+            ],
+        }];
+        for field in [
+            ReasoningField::Content,
+            ReasoningField::Details,
+            ReasoningField::Off,
+        ] {
+            assert_eq!(
+                messages_to_wire(&history, field),
+                vec![json!({"role": "assistant", "content": "hello"})],
+                "{field:?}"
+            );
+        }
+    }
 
     /// Reasoning goes back in the one field the server is known to take: MiniMax and
     /// OpenRouter `reasoning_details`, DeepSeek `reasoning_content` (on every reply that

@@ -1,0 +1,144 @@
+//! `/model`: with a name, switches the session to that provider profile or model between
+//! turns; without one, a list to pick from (the config's profiles, then the known models
+//! of the current provider), the one in use marked.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::Layer;
+use crate::app::App;
+use crate::command::Command;
+use crate::keys::OverlayContext;
+use crate::keys::{KeyHint, OverlayAction};
+use crate::popup::{centered, popup};
+use miniagent_protocol::{ModelChoice, Op};
+
+/// The command that opens it (registered in `commands::COMMANDS`).
+pub const COMMAND: Command = Command {
+    name: "/model",
+    aliases: &["/models"],
+    args: "NAME",
+    help: "switch model or provider profile (between turns)",
+    run: |app, argument| match argument {
+        Some(name) => app.send(Op::SetModel {
+            name: name.to_string(),
+        }),
+        None => {
+            let choices = app.session.model_choices().to_vec();
+            let selected = choices.iter().position(|choice| choice.current).unwrap_or(0);
+            app.open_layer(Box::new(ModelLayer { choices, selected }));
+        }
+    },
+};
+
+/// The `/model` choice.
+pub struct ModelLayer {
+    choices: Vec<ModelChoice>,
+    selected: usize,
+}
+
+impl Layer for ModelLayer {
+    type State = crate::app::App;
+
+    fn title(&self) -> String {
+        "Model".to_string()
+    }
+
+    fn key_hints(&self) -> Vec<KeyHint> {
+        vec![
+            KeyHint::new("↑/↓", "select"),
+            KeyHint::new("Enter", "switch"),
+            KeyHint::new("Esc", "close"),
+        ]
+    }
+
+    fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                OverlayAction::Changed
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(self.choices.len().saturating_sub(1));
+                OverlayAction::Changed
+            }
+            KeyCode::Enter => match self.choices.get(self.selected) {
+                Some(choice) => OverlayAction::SetModel(choice.name.clone()),
+                None => OverlayAction::Close,
+            },
+            _ => OverlayAction::Ignored,
+        }
+    }
+
+    fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
+        let theme = app.look.theme();
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        if self.choices.is_empty() {
+            lines.push(Line::styled("  this session cannot change its model", theme.dim));
+        }
+        // The profiles' names in a column (a model's row has nothing after its name).
+        let width = self
+            .choices
+            .iter()
+            .filter(|choice| choice.profile)
+            .map(|choice| choice.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut heading = None;
+        for (index, choice) in self.choices.iter().enumerate() {
+            let section = if choice.profile {
+                "profiles".to_string()
+            } else {
+                format!("models of {}", miniagent_text::visible(&choice.provider))
+            };
+            if heading.as_ref() != Some(&section) {
+                lines.push(Line::styled(format!(" {section}"), theme.dim));
+                heading = Some(section);
+            }
+            // Names come from the config; what they stand for is cleaned like any text.
+            let name = miniagent_text::visible(&choice.name);
+            let detail = if choice.profile {
+                format!(
+                    "{} ({}), {}k window",
+                    miniagent_text::visible(&choice.model),
+                    miniagent_text::visible(&choice.provider),
+                    choice.context_window / 1000
+                )
+            } else {
+                String::new()
+            };
+            let in_use = if choice.current { "  (in use)" } else { "" };
+            let line = Line::from(vec![
+                Span::styled(format!("  {name:<width$}  "), theme.text),
+                Span::styled(detail, theme.dim),
+                Span::styled(in_use, theme.dim),
+            ]);
+            lines.push(if index == self.selected {
+                theme.selected(line)
+            } else {
+                line
+            });
+        }
+        let area = centered(
+            crate::popup::between_bars(size),
+            72.min(size.width),
+            u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2),
+        );
+        // Keeps the selected line in view on a short screen.
+        let inner = area.height.saturating_sub(2);
+        let selected_line = self
+            .choices
+            .iter()
+            .take(self.selected + 1)
+            .fold((0u16, None::<bool>), |(line, last), choice| {
+                let heading = u16::from(last != Some(choice.profile));
+                (line + heading + 1, Some(choice.profile))
+            })
+            .0;
+        let scroll = selected_line.saturating_sub(inner);
+        popup(buf, area, &self.title(), lines, scroll, app, false);
+    }
+}
