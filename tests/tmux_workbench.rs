@@ -214,6 +214,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
 
 #[path = "tmux_workbench/bursts.rs"]
 mod bursts;
+#[path = "tmux_workbench/editing.rs"]
+mod editing;
 #[path = "tmux_workbench/keys.rs"]
 mod keys;
 #[path = "tmux_workbench/resize.rs"]

@@ -18,6 +18,11 @@ pub enum Action {
     /// The person chose the local model server the welcome panel found: start the
     /// session with it.
     UseLocalServer { base_url: String, model: String },
+    /// Ctrl-G: hand the terminal to `command` (the person's editor) on `text`, and give
+    /// what it saved to [`super::App::edited`].
+    EditInput { command: String, text: String },
+    /// Write these bytes (a desktop notification, `notify.rs`) to the terminal.
+    Notify(Vec<u8>),
 }
 
 /// What one handler did.

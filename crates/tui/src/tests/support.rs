@@ -72,7 +72,10 @@ impl Bench {
             match &action {
                 Action::Send(op) => self.sent.push(op.clone()),
                 Action::Quit => self.quit = true,
-                Action::Trust(_) | Action::UseLocalServer { .. } => {}
+                Action::Trust(_)
+                | Action::UseLocalServer { .. }
+                | Action::EditInput { .. }
+                | Action::Notify(_) => {}
             }
             self.actions.push(action);
         }

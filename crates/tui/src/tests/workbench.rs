@@ -332,5 +332,7 @@ mod history;
 mod input;
 #[path = "workbench/layers.rs"]
 mod layers;
+#[path = "workbench/modes.rs"]
+mod modes;
 #[path = "workbench/seam.rs"]
 mod seam;

@@ -1,0 +1,187 @@
+//! Ctrl-G's editor, Shift-Tab's approval modes, the pane keys and scrolling behind an
+//! approval, on the real binary in tmux (keys sent in bursts, as a person types them).
+
+use super::*;
+
+/// An editor that asks on the terminal for the word to put in place of `foo` (so it
+/// gets keys only if the workbench stopped reading them) and fails on a file that says
+/// `fail`.
+const EDITOR_SCRIPT: &str = r#"#!/bin/sh
+if grep -q fail "$1"; then echo "the editor refuses" >&2; exit 3; fi
+printf 'EDITOR-ASKS: ' > /dev/tty
+IFS= read -r word < /dev/tty
+sed -i "s/foo/$word/" "$1"
+"#;
+
+/// Ctrl-G hands the terminal to the editor (which reads its own keys: the workbench
+/// paused its reader), takes the edited text back into the input without sending it,
+/// and redraws; a failing editor leaves the input and says why; the terminal is cooked
+/// again after quitting.
+#[test]
+fn ctrl_g_edits_the_input_in_the_editor_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("Got the edited text.")]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let editor = home.path().join("editor.sh");
+    std::fs::write(&editor, EDITOR_SCRIPT).unwrap();
+    let tmux = Tmux::start(&workspace);
+    tmux.send("unset VISUAL");
+    // Words, as a shell splits them: the script through `sh` with an argument first.
+    tmux.send(&format!(
+        "export EDITOR={}",
+        shell_quote(&format!("sh {}", editor.display()))
+    ));
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.type_text("hello foo");
+    tmux.wait_for_text("hello foo");
+    tmux.keys(&["C-g"]);
+    tmux.wait_for("the editor's question on the shell's screen", |s| {
+        s.contains("EDITOR-ASKS:") && !s.contains("Conversation")
+    });
+    tmux.send("bar");
+    let back = tmux.wait_for("the workbench back with the edited text", |s| {
+        s.contains("Conversation") && s.contains("hello bar")
+    });
+    assert!(!back.contains("EDITOR-ASKS"), "{back}");
+    assert_eq!(server.requests().len(), 0, "the edited text is not sent");
+    // The keys are the workbench's again: more typing joins the text, Enter sends it.
+    tmux.type_text(" baz");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("Got the edited text.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].body["messages"],
+        serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "hello bar baz"}]}])
+    );
+    // A failing editor: the input stays, and a notice says why.
+    tmux.type_text("please fail");
+    tmux.keys(&["C-g"]);
+    let failed = tmux.wait_for_text("exited with status 3");
+    assert!(failed.contains("please fail"), "{failed}");
+    assert!(failed.contains("the input is as it was"), "{failed}");
+    tmux.keys(&["C-c"]);
+    tmux.quit_with_ctrl_d();
+    tmux.assert_terminal_cooked();
+}
+
+/// Shift-Tab, pressed in a burst, steps the mode the title bar shows and the core
+/// uses: in read-only a write is refused without asking (the model is told so), back in
+/// ask the same write asks.
+#[test]
+fn shift_tab_changes_the_mode_the_core_uses_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("w1", "write_file", r#"{"path": "a.txt", "content": "one"}"#),
+        Reply::text("Refused, as the mode says."),
+        Reply::tool("w2", "write_file", r#"{"path": "a.txt", "content": "two"}"#),
+        Reply::text("Asked this time."),
+    ]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let tmux = Tmux::start(&workspace);
+    launch_asking(&tmux, &home, &server);
+    tmux.wait_for("the title bar in ask", |s| s.starts_with(" miniagent · ask ·"));
+    // ask → auto-edit → read-only, in one burst.
+    tmux.keys(&["BTab", "BTab"]);
+    tmux.wait_for("the title bar in read-only", |s| {
+        s.starts_with(" miniagent · read-only ·")
+    });
+    tmux.send("write it");
+    tmux.wait_for_text("Refused, as the mode says.");
+    assert!(!tmux.screen().contains("Allow write_file?"));
+    let refused = server.last_block(1);
+    assert_eq!(refused["type"], "tool_result");
+    assert!(
+        refused["content"]
+            .to_string()
+            .contains("the approval mode is read-only"),
+        "{refused}"
+    );
+    assert!(!workspace.path().join("a.txt").exists());
+    // read-only → ask.
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("the title bar in ask", |s| s.starts_with(" miniagent · ask ·"));
+    tmux.send("write it again");
+    tmux.wait_for_text("Allow write_file?");
+    tmux.wait_for_text("● armed");
+    tmux.keys(&["y"]);
+    tmux.wait_for_text("Asked this time.");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(),
+        "two"
+    );
+    tmux.quit_with_ctrl_d();
+}
+
+/// Alt-← and Alt-→ move the focus the same way at 160 and at 80 columns, sent in a
+/// burst; Shift-Tab, in the same burst, leaves the focus where it is.
+#[test]
+fn alt_arrows_move_the_focus_at_every_width_in_tmux() {
+    let (_server, _workspace, _home, tmux) = keys_after_one_answer();
+    for (width, height) in [(160, 48), (80, 24)] {
+        tmux.ok(&[
+            "resize-window",
+            "-t",
+            "main",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+        tmux.wait_for("the input focused", |s| s.contains("┏ Input"));
+        tmux.keys(&["M-Left", "M-Left", "M-Right"]);
+        tmux.wait_for(&format!("the conversation focused at {width}"), |s| {
+            s.contains("┏ Conversation")
+        });
+        tmux.keys(&["M-Right", "BTab"]);
+        tmux.wait_for(&format!("the input focused again at {width}"), |s| {
+            s.contains("┏ Input") && s.starts_with(" miniagent · ask ·")
+        });
+        // The title bar came back to ask after auto-edit: put it back for the next width.
+        tmux.keys(&["BTab", "BTab"]);
+        tmux.wait_for("ask again", |s| s.starts_with(" miniagent · ask ·"));
+    }
+    tmux.quit_with_ctrl_d();
+}
+
+/// The workbench in full-auto after one short answer, for the key tests.
+fn keys_after_one_answer() -> (ScriptedServer, TempDir, TempDir, Tmux) {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("Short answer.")]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let tmux = Tmux::start(&workspace);
+    launch_and_ask(&tmux, &home, &server, "hi", "Short answer.");
+    (server, workspace, home, tmux)
+}
+
+/// While an approval waits, Shift-↑ scrolls the conversation behind the dialog (the
+/// dialog stays, unanswered), and the wheel outside the dialog does too; the dialog
+/// still answers y afterwards.
+#[test]
+fn the_conversation_scrolls_behind_a_waiting_approval_in_tmux() {
+    let answer: String = (1..=80).map(|n| format!("- answer line {n:03}\n")).collect();
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(answer),
+        Reply::tool("b1", "bash", r#"{"command": "echo behind"}"#),
+        Reply::text("Ran it."),
+    ]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let tmux = Tmux::start(&workspace);
+    launch_asking(&tmux, &home, &server);
+    tmux.wait_for_text("Conversation");
+    tmux.send("long");
+    tmux.wait_for_text("answer line 080");
+    tmux.wait_for_text("ready");
+    tmux.send("run");
+    tmux.wait_for_text("Allow bash?");
+    let before = tmux.screen();
+    assert!(!before.contains("answer line 010"), "{before}");
+    tmux.keys(&["S-Up"; 60]);
+    let scrolled = tmux.wait_for("older lines behind the dialog", |s| {
+        s.contains("Allow bash?") && numbers_after(s, "answer line ").iter().any(|n| *n < 25)
+    });
+    assert!(scrolled.contains("echo behind"), "{scrolled}");
+    assert_eq!(server.requests().len(), 2, "nothing answered");
+    tmux.wait_for_text("● armed");
+    tmux.keys(&["y"]);
+    tmux.wait_for_text("Ran it.");
+    tmux.quit_with_ctrl_d();
+}
