@@ -52,7 +52,10 @@ fn ctrl_g_edits_the_input_in_the_editor_in_tmux() {
     assert_eq!(requests.len(), 1);
     assert_eq!(
         requests[0].body["messages"],
-        serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "hello bar baz"}]}])
+        serde_json::json!([{
+            "role": "user",
+            "content": [{"type": "text", "text": "hello bar baz", "cache_control": {"type": "ephemeral"}}]
+        }])
     );
     // A failing editor: the input stays, and a notice says why.
     tmux.type_text("please fail");
@@ -113,11 +116,12 @@ fn shift_tab_changes_the_mode_the_core_uses_in_tmux() {
 }
 
 /// Alt-← and Alt-→ move the focus the same way at 160 and at 80 columns, sent in a
-/// burst; Shift-Tab, in the same burst, leaves the focus where it is.
+/// burst; Shift-Tab, in the same burst, leaves the focus where it is and steps the mode
+/// (full-auto, where the workbench started, goes back to ask).
 #[test]
 fn alt_arrows_move_the_focus_at_every_width_in_tmux() {
     let (_server, _workspace, _home, tmux) = keys_after_one_answer();
-    for (width, height) in [(160, 48), (80, 24)] {
+    for ((width, height), mode) in [((160, 48), "ask"), ((80, 24), "auto-edit")] {
         tmux.ok(&[
             "resize-window",
             "-t",
@@ -130,15 +134,13 @@ fn alt_arrows_move_the_focus_at_every_width_in_tmux() {
         tmux.wait_for("the input focused", |s| s.contains("┏ Input"));
         tmux.keys(&["M-Left", "M-Left", "M-Right"]);
         tmux.wait_for(&format!("the conversation focused at {width}"), |s| {
-            s.contains("┏ Conversation")
+            s.contains("┏ Conversation") && !s.contains("┏ Input")
         });
         tmux.keys(&["M-Right", "BTab"]);
-        tmux.wait_for(&format!("the input focused again at {width}"), |s| {
-            s.contains("┏ Input") && s.starts_with(" miniagent · ask ·")
+        let title = format!(" miniagent · {mode} ·");
+        tmux.wait_for(&format!("the input focused again at {width}, in {mode}"), |s| {
+            s.contains("┏ Input") && s.starts_with(&title)
         });
-        // The title bar came back to ask after auto-edit: put it back for the next width.
-        tmux.keys(&["BTab", "BTab"]);
-        tmux.wait_for("ask again", |s| s.starts_with(" miniagent · ask ·"));
     }
     tmux.quit_with_ctrl_d();
 }
@@ -182,6 +184,12 @@ fn the_conversation_scrolls_behind_a_waiting_approval_in_tmux() {
     assert_eq!(server.requests().len(), 2, "nothing answered");
     tmux.wait_for_text("● armed");
     tmux.keys(&["y"]);
+    tmux.wait_for("the turn's end", |s| {
+        s.contains("ready") && !s.contains("Allow bash?")
+    });
+    assert_eq!(server.requests().len(), 3, "approved, ran, answered");
+    // Scrolled back, the conversation waits there; End brings the newest output.
+    tmux.keys(&["End"]);
     tmux.wait_for_text("Ran it.");
     tmux.quit_with_ctrl_d();
 }

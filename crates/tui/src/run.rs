@@ -398,7 +398,9 @@ async fn event_loop(
         if carry_out(asked, app, agent.as_ref(), deferred, guard, &mut edits) == Flow::Quit {
             return Ok(ended);
         }
-        for (command, text) in edits {
+        // Ctrl-G twice in one burst opens the editor once: a second one would start
+        // from the text as it was before the first came back.
+        if let Some((command, text)) = edits.into_iter().next() {
             let outcome = edit_input(guard, &terminal_events, app, &command, &text).await?;
             pacer.key(outcome.changed);
             actions.extend(outcome.actions);

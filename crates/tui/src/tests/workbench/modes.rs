@@ -263,7 +263,9 @@ fn the_conversation_scrolls_behind_a_waiting_approval() {
     let mut app = app_in(&workspace);
     let answer: String = (1..=80).map(|n| format!("- answer line {n:03}\n")).collect();
     app.on_agent_event(Event::TurnStarted { text: "long".into() });
-    app.on_agent_event(Event::TextDelta { delta: answer.clone() });
+    app.on_agent_event(Event::TextDelta {
+        delta: answer.clone(),
+    });
     app.on_agent_event(Event::TurnComplete { text: answer });
     app.on_agent_event(Event::TurnStarted { text: "run".into() });
     let long_command: String = (1..=12).map(|n| format!("echo {n}\n")).collect();
@@ -314,10 +316,17 @@ fn the_conversation_scrolls_behind_a_waiting_approval() {
     let before = screen(&mut app, 80, 24);
     app.on_mouse(wheel(2, 2));
     let wheeled = screen(&mut app, 80, 24);
-    assert!(lines(&wheeled).iter().min() < lines(&before).iter().min(), "{wheeled}");
+    assert!(
+        lines(&wheeled).iter().min() < lines(&before).iter().min(),
+        "{wheeled}"
+    );
     assert_eq!(app.approval().unwrap().scroll(), 0);
     app.on_mouse(wheel(drawn.x + drawn.width / 2, drawn.y + drawn.height / 2));
     let inside = screen(&mut app, 80, 24);
-    assert_eq!(lines(&inside).iter().min(), lines(&wheeled).iter().min(), "{inside}");
+    assert_eq!(
+        lines(&inside).iter().min(),
+        lines(&wheeled).iter().min(),
+        "{inside}"
+    );
     assert!(app.sent.is_empty(), "nothing answered");
 }
