@@ -3,12 +3,13 @@
 
 use super::*;
 
-/// An editor that asks on the terminal for the word to put in place of `foo` (so it
-/// gets keys only if the workbench stopped reading them) and fails on a file that says
-/// `fail`.
+/// An editor that asks on the terminal for the word to put in place of `foo` and fails
+/// on a file that says `fail`. It reads the answer only half a second after asking: a
+/// workbench still reading the terminal meanwhile would take the typed line for itself.
 const EDITOR_SCRIPT: &str = r#"#!/bin/sh
 if grep -q fail "$1"; then echo "the editor refuses" >&2; exit 3; fi
 printf 'EDITOR-ASKS: ' > /dev/tty
+sleep 0.5
 IFS= read -r word < /dev/tty
 sed -i "s/foo/$word/" "$1"
 "#;
