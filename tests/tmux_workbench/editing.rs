@@ -69,6 +69,53 @@ fn ctrl_g_edits_the_input_in_the_editor_in_tmux() {
     tmux.assert_terminal_cooked();
 }
 
+/// Ctrl-G while a turn runs: the agent goes on while the editor has the terminal (its
+/// command ends and the model is asked again meanwhile), and what it did shows once the
+/// editor is done, with the edited text in the input, not sent.
+#[test]
+fn ctrl_g_while_a_turn_runs_in_tmux() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool("s1", "bash", r#"{"command": "sleep 1; echo slept"}"#),
+        Reply::text("Finished while you edited."),
+    ]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let editor = home.path().join("editor.sh");
+    std::fs::write(&editor, EDITOR_SCRIPT).unwrap();
+    let tmux = Tmux::start(&workspace);
+    tmux.send("unset VISUAL");
+    tmux.send(&format!(
+        "export EDITOR={}",
+        shell_quote(&format!("sh {}", editor.display()))
+    ));
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    tmux.send("go");
+    tmux.wait_for_text("sleep 1");
+    tmux.type_text("note foo");
+    tmux.keys(&["C-g"]);
+    tmux.wait_for_text("EDITOR-ASKS:");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while server.requests().len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the agent stopped while the editor ran"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        tmux.screen().contains("EDITOR-ASKS:"),
+        "the editor still has the terminal"
+    );
+    tmux.send("bar");
+    let back = tmux.wait_for("the turn's end and the edited text", |s| {
+        s.contains("Finished while you edited.") && s.contains("note bar")
+    });
+    assert!(back.contains("✓ bash"), "{back}");
+    assert_eq!(server.requests().len(), 2, "the edited text is not sent");
+    tmux.keys(&["C-c"]);
+    tmux.quit_with_ctrl_d();
+}
+
 /// Shift-Tab, pressed in a burst, steps the mode the title bar shows and the core
 /// uses: in read-only a write is refused without asking (the model is told so), back in
 /// ask the same write asks.
