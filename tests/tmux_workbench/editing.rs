@@ -241,3 +241,53 @@ fn the_conversation_scrolls_behind_a_waiting_approval_in_tmux() {
     tmux.wait_for_text("Ran it.");
     tmux.quit_with_ctrl_d();
 }
+
+/// Whether tmux saw a bell in the workbench's window (which is not the one shown).
+fn bell_rang(tmux: &Tmux) -> bool {
+    let output = tmux
+        .run(&["display", "-p", "-t", "main:0", "#{window_bell_flag}"])
+        .0
+        .output()
+        .expect("tmux runs");
+    String::from_utf8_lossy(&output.stdout).trim() == "1"
+}
+
+/// A turn that ends while the terminal is focused rings nothing; once the terminal
+/// reports the focus lost (`ESC [ O`), the next turn's end rings the bell (inside tmux,
+/// `auto` is the bell), which tmux flags on the window.
+#[test]
+fn a_turn_ending_away_from_the_terminal_rings_the_bell_in_tmux() {
+    let server =
+        ScriptedServer::start_blocking(vec![Reply::text("First answer."), Reply::text("Second answer.")]);
+    let (workspace, home) = (TempDir::new(), TempDir::new());
+    let tmux = Tmux::start(&workspace);
+    launch(&tmux, &home, &server, "");
+    tmux.wait_for_text("Conversation");
+    // Another window in front: the workbench's bells are then flagged on its own.
+    tmux.ok(&["new-window", "-t", "main"]);
+    let keys = |keys: &[&str]| {
+        let mut args = vec!["send-keys", "-t", "main:0"];
+        args.extend_from_slice(keys);
+        tmux.ok(&args);
+    };
+    keys(&["-l", "one"]);
+    keys(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while server.requests().len() < 1 {
+        assert!(Instant::now() < deadline, "the first prompt was not sent");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!bell_rang(&tmux), "focused: no bell");
+    keys(&["-H", "1b", "5b", "4f"]);
+    keys(&["-l", "two"]);
+    keys(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !bell_rang(&tmux) {
+        assert!(Instant::now() < deadline, "no bell after the turn ended away");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(server.requests().len(), 2);
+    tmux.ok(&["select-window", "-t", "main:0"]);
+    tmux.quit_with_ctrl_d();
+}
