@@ -272,12 +272,19 @@ fn a_turn_ending_away_from_the_terminal_rings_the_bell_in_tmux() {
     };
     keys(&["-l", "one"]);
     keys(&["Enter"]);
+    let shown = || {
+        let output = tmux
+            .run(&["capture-pane", "-p", "-t", "main:0"])
+            .0
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
     let deadline = Instant::now() + Duration::from_secs(15);
-    while server.requests().len() < 1 {
-        assert!(Instant::now() < deadline, "the first prompt was not sent");
+    while !shown().contains("First answer.") {
+        assert!(Instant::now() < deadline, "no first answer:\n{}", shown());
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(500));
     assert!(!bell_rang(&tmux), "focused: no bell");
     keys(&["-H", "1b", "5b", "4f"]);
     keys(&["-l", "two"]);
