@@ -216,6 +216,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
 mod bursts;
 #[path = "tmux_workbench/commands.rs"]
 mod commands;
+#[path = "tmux_workbench/editing.rs"]
+mod editing;
 #[path = "tmux_workbench/keys.rs"]
 mod keys;
 #[path = "tmux_workbench/reading.rs"]

@@ -267,7 +267,7 @@ fn flags_leave_nothing_behind_when_the_conversation_scrolls_in_tmux() {
     resize(&tmux, 80, 24);
     launch_and_ask(&tmux, &home, &server, "flags", "flag 60 ");
     // The conversation has the keys: line by line, then by pages, up and back down.
-    tmux.keys(&["BTab"]);
+    tmux.keys(&["M-Left"]);
     tmux.wait_for_text("┏ Conversation");
     for keys in [
         &["Up"][..],

@@ -113,8 +113,8 @@ fn the_welcome_panel_without_a_key_closes_and_the_workbench_works_in_tmux() {
         !s.contains("Welcome to miniagent") && s.contains("src/")
     });
     // The file tree opens a file.
-    tmux.keys(&["BTab"]);
-    tmux.keys(&["BTab"]);
+    tmux.keys(&["M-Left"]);
+    tmux.keys(&["M-Left"]);
     tmux.keys(&["Enter"]);
     tmux.keys(&["Down"]);
     tmux.keys(&["Enter"]);
@@ -238,7 +238,7 @@ fn the_terminal_cursor_is_in_the_input_while_it_has_focus_in_tmux() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!cursor(&tmux).2, "the cursor hides when the input loses focus");
-    tmux.keys(&["BTab"]);
+    tmux.keys(&["M-Left"]);
     let deadline = Instant::now() + Duration::from_secs(15);
     while cursor(&tmux) != expected && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));

@@ -59,8 +59,8 @@ fn the_workbench_in_tmux() {
     });
     tmux.keys(&["Escape"]);
     tmux.wait_for("the detail closed", |s| !s.contains("Tool call"));
-    tmux.keys(&["BTab"]);
-    tmux.keys(&["BTab"]);
+    tmux.keys(&["M-Left"]);
+    tmux.keys(&["M-Left"]);
 
     // A write is denied with n and a reason; the model receives the reason.
     tmux.send("write a file");

@@ -281,6 +281,7 @@ impl Launch {
             show_thinking: self.config.ui.show_thinking,
             config_dir: self.config_dir.clone(),
             sessions_dir: self.sessions_dir.clone(),
+            notify: self.config.ui.notify,
         }
     }
 

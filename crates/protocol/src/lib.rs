@@ -21,7 +21,7 @@ pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
 };
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
-pub use settings::{ApprovalMode, CompactionStrategy, Encoding, SandboxSetting};
+pub use settings::{ApprovalMode, CompactionStrategy, Encoding, NotifySetting, SandboxSetting};
 pub use shown::{
     MAX_SESSION_COST_USD, message_range, messages_named, plan_lines, sane_cost, short_count, turn_usage_line,
     usd,
@@ -654,6 +654,8 @@ pub struct FrontEndSettings {
     pub config_dir: Option<std::path::PathBuf>,
     /// Where sessions are recorded; `None` on a machine with no data folder.
     pub sessions_dir: Option<std::path::PathBuf>,
+    /// `ui.notify`.
+    pub notify: NotifySetting,
 }
 
 /// The question a workspace with its own MCP servers or skills asks before the session

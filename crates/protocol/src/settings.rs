@@ -84,3 +84,23 @@ pub enum Encoding {
     /// GPT-4o and later.
     O200kBase,
 }
+
+/// `ui.notify`: how the workbench tells the person, through the terminal, that an
+/// approval waits or a turn ended while its window was not focused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifySetting {
+    /// The terminal's own kind, found by `TERM_PROGRAM`/`TERM`; a bell where unknown.
+    #[default]
+    Auto,
+    /// `OSC 9` (iTerm2).
+    Osc9,
+    /// `OSC 777;notify` (Ghostty, WezTerm, foot, urxvt).
+    Osc777,
+    /// `OSC 99` (kitty).
+    Osc99,
+    /// The bell (BEL), which most terminals and tmux turn into an alert.
+    Bell,
+    /// Nothing.
+    Off,
+}

@@ -39,6 +39,11 @@ fn ctrl(key: KeyEvent, c: char) -> bool {
     key.code == KeyCode::Char(c) && key.modifiers.contains(KeyModifiers::CONTROL)
 }
 
+/// Alt with `code` and nothing else (Alt-Shift-→ is the input's to take).
+fn alt(key: KeyEvent, code: KeyCode) -> bool {
+    key.code == code && key.modifiers == KeyModifiers::ALT
+}
+
 fn always<S>(_: &S) -> bool {
     true
 }
@@ -101,6 +106,15 @@ pub const WORKBENCH: &[Binding] = &[
         },
     },
     Binding {
+        keys: "Ctrl-G",
+        action: "edit the input in $VISUAL/$EDITOR",
+        bar: false,
+        // A recording takes no input.
+        takes: |app, key| ctrl(key, 'g') && app.replay.is_none(),
+        offered: always,
+        run: |app, _| app.edit_input(),
+    },
+    Binding {
         keys: "F1",
         action: "help",
         bar: true,
@@ -117,16 +131,36 @@ pub const WORKBENCH: &[Binding] = &[
         run: open_help,
     },
     Binding {
-        keys: "Tab/Shift-Tab",
-        action: "next / previous pane",
+        keys: "Tab/Alt-→",
+        action: "next pane",
         bar: true,
-        // Tab completes a command while the popup shows; Shift-Tab always moves.
-        takes: |app, key| (key.code == KeyCode::Tab && !completing(app)) || key.code == KeyCode::BackTab,
+        // Tab completes a command while the popup shows; Alt-→ always moves.
+        takes: |app, key| (key.code == KeyCode::Tab && !completing(app)) || alt(key, KeyCode::Right),
         offered: always,
-        run: |app, key| {
-            app.cycle_focus(key.code == KeyCode::Tab);
+        run: |app, _| {
+            app.cycle_focus(true);
             true
         },
+    },
+    Binding {
+        keys: "Alt-←",
+        action: "previous pane",
+        bar: false,
+        takes: |_, key| alt(key, KeyCode::Left),
+        offered: always,
+        run: |app, _| {
+            app.cycle_focus(false);
+            true
+        },
+    },
+    Binding {
+        keys: "Shift-Tab",
+        action: "next approval mode (ask → auto-edit → read-only)",
+        bar: true,
+        // A recording's mode is not the person's to change.
+        takes: |app, key| key.code == KeyCode::BackTab && app.replay.is_none(),
+        offered: |app| app.replay.is_none(),
+        run: |app, _| app.cycle_approval_mode(),
     },
     Binding {
         keys: "F2",
@@ -291,6 +325,56 @@ pub const APPROVAL: &[Binding<ApprovalDialog, OverlayAction>] = &[
             });
             OverlayAction::Changed
         },
+    },
+];
+
+/// While an approval waits: keys that scroll the conversation behind the dialog (the
+/// dialog's own ↑/↓ scroll what it asks). Tried before the dialog, armed or not: they
+/// answer nothing.
+pub const BEHIND_APPROVAL: &[Binding] = &[
+    Binding {
+        keys: "Shift-↑/↓",
+        action: "scroll the conversation behind",
+        bar: false,
+        takes: |_, key| {
+            matches!(key.code, KeyCode::Up | KeyCode::Down) && key.modifiers == KeyModifiers::SHIFT
+        },
+        offered: always,
+        run: |app, key| {
+            if key.code == KeyCode::Up {
+                app.conversation.scroll_up(1);
+            } else {
+                app.conversation.scroll_down(1);
+            }
+            true
+        },
+    },
+    Binding {
+        keys: "Shift-PgUp/PgDn",
+        action: "scroll the conversation behind by a page",
+        bar: false,
+        takes: |_, key| {
+            matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) && key.modifiers == KeyModifiers::SHIFT
+        },
+        offered: always,
+        run: |app, key| {
+            let page = app.conversation.page();
+            if key.code == KeyCode::PageUp {
+                app.conversation.scroll_up(page);
+            } else {
+                app.conversation.scroll_down(page);
+            }
+            true
+        },
+    },
+    Binding {
+        keys: "wheel outside it",
+        action: "scroll the pane under the pointer",
+        bar: false,
+        // Listed for the help; the wheel arrives as mouse events, not keys.
+        takes: |_, _| false,
+        offered: always,
+        run: |_, _| false,
     },
 ];
 

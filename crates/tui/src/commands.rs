@@ -211,7 +211,12 @@ fn approval_mode(app: &mut App, argument: Option<&str>) {
         _ => None,
     };
     match mode {
-        Some(mode) => app.send(Op::SetApprovalMode { mode }),
+        Some(mode) => {
+            if app.welcome.is_none() {
+                app.session.ask_mode(mode);
+            }
+            app.send(Op::SetApprovalMode { mode });
+        }
         None => {
             let now = app.session.approval_mode();
             app.notice(

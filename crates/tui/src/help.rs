@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
-use crate::bindings::{self, APPROVAL, WORKBENCH};
+use crate::bindings::{self, APPROVAL, BEHIND_APPROVAL, WORKBENCH};
 use crate::commands::COMMANDS;
 use crate::keys::KeyHint;
 use crate::layers::history::INSPECTOR_HINTS;
@@ -97,7 +97,16 @@ pub(crate) fn help_sections(app: &App, replay: bool) -> Vec<HelpSection> {
         ("Thinking", hints(app.thinking.key_hints())),
         ("Tools", hints(app.timeline.key_hints())),
         ("Files", hints(app.tree.key_hints())),
-        ("Approval", hints(bindings::help_hints(APPROVAL))),
+        (
+            "Approval",
+            hints(
+                [
+                    bindings::help_hints(APPROVAL),
+                    bindings::help_hints(BEHIND_APPROVAL),
+                ]
+                .concat(),
+            ),
+        ),
         (
             "History inspector (F6, /history)",
             hints(INSPECTOR_HINTS.to_vec()),

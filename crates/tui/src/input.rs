@@ -81,6 +81,15 @@ impl InputBox {
         self.recall = None;
     }
 
+    /// Replaces what is typed as one edit (the text from Ctrl-G's editor): Ctrl-Z brings
+    /// back what was there.
+    pub fn replace_undoably(&mut self, text: &str) {
+        self.clear_undoably();
+        self.paste(text);
+        self.popup_dismissed = false;
+        self.completion = 0;
+    }
+
     /// Replaces what is typed, the cursor at its end.
     pub fn set_text(&mut self, text: &str) {
         let mut editor = TextArea::new(text.split('\n').map(str::to_string).collect());

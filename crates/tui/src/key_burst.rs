@@ -34,6 +34,11 @@ impl<S> KeyBursts<S> {
 }
 
 impl KeyBursts<crate::term_input::TerminalInput> {
+    /// The terminal reader underneath (to pause it while an editor has the terminal).
+    pub(crate) fn input(&self) -> &crate::term_input::TerminalInput {
+        &self.inner
+    }
+
     /// Whether events that have arrived are still to be handed out.
     pub(crate) fn has_waiting(&self) -> bool {
         !self.ready.is_empty() || self.inner.has_waiting()

@@ -246,13 +246,34 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
     // One column always separates the two halves.
     let left = wrap::truncate(&left, width.saturating_sub(state_width + 1));
     let pad = width.saturating_sub(wrap::display_width(&left) + state_width);
-    let line = Line::from(vec![
-        Span::styled(left, theme.title_bar),
+    let mut spans = mode_marked(app, left);
+    spans.extend([
         Span::styled(" ".repeat(pad), theme.title_bar),
         Span::styled(state, theme.title_bar.patch(theme.strong)),
         Span::styled(" ", theme.title_bar),
     ]);
-    buf.set_line(area.x, area.y, &line, area.width);
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// The title bar's left half, with the approval mode (what Shift-Tab changes, right
+/// after the name) set apart: bold, and in the danger colour in full-auto.
+fn mode_marked(app: &App, left: String) -> Vec<Span<'static>> {
+    let theme = app.look.theme();
+    const NAME: &str = " miniagent · ";
+    let mode = app.session.approval_mode().to_string();
+    if app.replay.is_some() || !left.starts_with(NAME) || !left[NAME.len()..].starts_with(&mode) {
+        return vec![Span::styled(left, theme.title_bar)];
+    }
+    let mut style = theme.title_bar.patch(theme.strong);
+    if app.session.approval_mode() == miniagent_protocol::ApprovalMode::FullAuto {
+        style = style.patch(theme.gauge_danger);
+    }
+    let rest = left[NAME.len() + mode.len()..].to_string();
+    vec![
+        Span::styled(NAME, theme.title_bar),
+        Span::styled(mode, style),
+        Span::styled(rest, theme.title_bar),
+    ]
 }
 
 fn shorten_home(path: &str, home: Option<&str>) -> String {

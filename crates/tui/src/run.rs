@@ -109,6 +109,9 @@ async fn workbench(options: WorkbenchOptions) -> anyhow::Result<Ended> {
         home: env.var("HOME"),
         no_color,
         color_depth: super::palette::ColorDepth::detect(env, no_color),
+        editor: super::editor::command(|name| env.var(name)),
+        notifier: super::notify::choose(settings.notify, |name| env.var(name)),
+        in_tmux: env.var("TMUX").is_some_and(|value| !value.is_empty()),
     });
     // The session to continue is the agent's first request once it starts (or the
     // question whether to continue a log from elsewhere here comes first); the agent
@@ -390,8 +393,17 @@ async fn event_loop(
                 warm_up(deferred);
             }
         }
-        if carry_out(std::mem::take(&mut actions), app, agent.as_ref(), deferred) == Flow::Quit {
+        let mut edits = Vec::new();
+        let asked = std::mem::take(&mut actions);
+        if carry_out(asked, app, agent.as_ref(), deferred, guard, &mut edits) == Flow::Quit {
             return Ok(ended);
+        }
+        // Ctrl-G twice in one burst opens the editor once: a second one would start
+        // from the text as it was before the first came back.
+        if let Some((command, text)) = edits.into_iter().next() {
+            let outcome = edit_input(guard, &terminal_events, app, &command, &text).await?;
+            pacer.key(outcome.changed);
+            actions.extend(outcome.actions);
         }
         let redraw_in = pacer.wait(Instant::now());
         // While a frame waits for its time, agent events wait with it (they are taken
@@ -535,7 +547,7 @@ fn on_terminal_event(
             pacer.key(true);
         }
         Some(Ok(TermEvent::FocusGained)) => pacer.changed(app.on_focus_gained().changed),
-        Some(Ok(TermEvent::FocusLost)) => {}
+        Some(Ok(TermEvent::FocusLost)) => app.on_focus_lost(),
         Some(Err(err)) => return Err(err).context("cannot read the terminal"),
         None => return Ok(Flow::Quit),
     }
@@ -549,10 +561,54 @@ enum Flow {
     Quit,
 }
 
-/// Carries out what the handlers asked for, in order.
-fn carry_out(actions: Vec<Action>, app: &mut App, agent: Option<&Handle>, deferred: &mut Deferred) -> Flow {
+/// Ctrl-G: the terminal handed to the person's editor on `text` (the reader thread kept
+/// off it, raw mode and the alternate screen left), taken back when the editor exits,
+/// and what it saved given to the app. Agent events wait in their channel meanwhile and
+/// are applied after; nothing is drawn.
+async fn edit_input(
+    guard: &mut TerminalGuard,
+    terminal_events: &crate::key_burst::KeyBursts<TerminalInput>,
+    app: &mut App,
+    command: &str,
+    text: &str,
+) -> anyhow::Result<crate::app::Outcome> {
+    let input = terminal_events.input();
+    if !input.pause().await {
+        tracing::warn!("the terminal reader did not stop within a second; the editor starts anyway");
+    }
+    guard.suspend();
+    let edited = super::editor::edit(command, text).await;
+    let resumed = guard.resume();
+    input.resume();
+    resumed.context("cannot take the terminal back from the editor")?;
+    // The window may have been resized while the editor had it.
+    if let Ok((width, _)) = crossterm::terminal::size() {
+        app.resized(width);
+    }
+    app.set_now(Instant::now());
+    Ok(app.edited(edited.map_err(|err| err.to_string())))
+}
+
+/// Carries out what the handlers asked for, in order; Ctrl-G's edits are left in `edits`
+/// for the loop (they wait for the editor).
+fn carry_out(
+    actions: Vec<Action>,
+    app: &mut App,
+    agent: Option<&Handle>,
+    deferred: &mut Deferred,
+    guard: &mut TerminalGuard,
+    edits: &mut Vec<(String, String)>,
+) -> Flow {
     for action in actions {
         match action {
+            Action::EditInput { command, text } => edits.push((command, text)),
+            Action::Notify(bytes) => {
+                // Between frames: an OSC or a bell moves no cursor. A terminal that
+                // cannot take it is no reason to stop.
+                use std::io::Write;
+                let out = guard.terminal.backend_mut();
+                let _ = out.write_all(&bytes).and_then(|()| out.flush());
+            }
             Action::Send(op) => match agent {
                 Some(agent) => {
                     let _ = agent.ops.send(op);

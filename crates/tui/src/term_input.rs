@@ -35,6 +35,19 @@ const IDLE_CHECK: Duration = Duration::from_millis(100);
 /// Batches read ahead of the event loop; a full channel holds the reader (and the
 /// terminal's own buffer then holds the typist).
 const READ_AHEAD: usize = 4;
+/// How often a paused reader looks whether it may read again.
+const PAUSED_CHECK: Duration = Duration::from_millis(10);
+/// How long pausing waits for the reader to leave the terminal: its idle poll ends
+/// within [`IDLE_CHECK`]; a reader held by a full channel reads nothing either.
+const PAUSE_WAIT: Duration = Duration::from_secs(1);
+
+/// Whether the reader is to keep off the terminal (another program has it: Ctrl-G's
+/// editor), and whether it does.
+#[derive(Default)]
+struct Pause {
+    asked: AtomicBool,
+    parked: AtomicBool,
+}
 
 type Batch = Vec<io::Result<Event>>;
 
@@ -45,6 +58,7 @@ pub(crate) struct TerminalInput {
     batch: VecDeque<io::Result<Event>>,
     /// Tells the reader to stop (set when this is dropped).
     stop: Arc<AtomicBool>,
+    pause: Arc<Pause>,
 }
 
 impl TerminalInput {
@@ -52,19 +66,45 @@ impl TerminalInput {
     pub(crate) fn spawn() -> io::Result<TerminalInput> {
         let (sender, batches) = mpsc::channel(READ_AHEAD);
         let stop = Arc::new(AtomicBool::new(false));
-        let reader_stop = stop.clone();
+        let pause = Arc::new(Pause::default());
+        let (reader_stop, reader_pause) = (stop.clone(), pause.clone());
         std::thread::Builder::new()
             .name("terminal-input".into())
-            .spawn(move || read_batches(&sender, &reader_stop))?;
-        Ok(TerminalInput::from_batches(batches, stop))
+            .spawn(move || read_batches(&sender, &reader_stop, &reader_pause))?;
+        Ok(TerminalInput::from_batches(batches, stop, pause))
     }
 
-    fn from_batches(batches: mpsc::Receiver<Batch>, stop: Arc<AtomicBool>) -> TerminalInput {
+    fn from_batches(
+        batches: mpsc::Receiver<Batch>,
+        stop: Arc<AtomicBool>,
+        pause: Arc<Pause>,
+    ) -> TerminalInput {
         TerminalInput {
             batches,
             batch: VecDeque::new(),
             stop,
+            pause,
         }
+    }
+
+    /// Stops reading the terminal until [`Self::resume`]: another program is about to
+    /// read it, and every key it is typed is its. Returns once the reader is off it (or,
+    /// failing that, after [`PAUSE_WAIT`]); whether it is.
+    pub(crate) async fn pause(&self) -> bool {
+        self.pause.asked.store(true, Ordering::SeqCst);
+        let deadline = tokio::time::Instant::now() + PAUSE_WAIT;
+        while !self.pause.parked.load(Ordering::SeqCst) {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(PAUSED_CHECK).await;
+        }
+        true
+    }
+
+    /// Reads the terminal again after [`Self::pause`].
+    pub(crate) fn resume(&self) {
+        self.pause.asked.store(false, Ordering::SeqCst);
     }
 
     /// Whether events read with the last one are still to be handed out (a frame waits
@@ -102,8 +142,16 @@ impl Stream for TerminalInput {
 
 /// The reader thread: waits for an event, takes what arrived with it, sends the batch.
 /// Ends when the workbench stops listening or the terminal fails.
-fn read_batches(sender: &mpsc::Sender<Batch>, stop: &AtomicBool) {
+fn read_batches(sender: &mpsc::Sender<Batch>, stop: &AtomicBool, pause: &Pause) {
     while !stop.load(Ordering::SeqCst) {
+        // Said before `asked` is read (both SeqCst): a pause that finds `parked` set
+        // cannot have been missed by this pass, which then never polls.
+        pause.parked.store(false, Ordering::SeqCst);
+        if pause.asked.load(Ordering::SeqCst) {
+            pause.parked.store(true, Ordering::SeqCst);
+            std::thread::sleep(PAUSED_CHECK);
+            continue;
+        }
         match crossterm::event::poll(IDLE_CHECK) {
             Ok(true) => {}
             Ok(false) => continue,
@@ -169,7 +217,7 @@ mod tests {
     fn batches_come_out_in_order_and_say_when_more_wait() {
         let (sender, batches) = mpsc::channel(READ_AHEAD);
         let stop = Arc::new(AtomicBool::new(false));
-        let mut input = TerminalInput::from_batches(batches, stop.clone());
+        let mut input = TerminalInput::from_batches(batches, stop.clone(), Arc::default());
         assert!(input.next().now_or_never().is_none(), "nothing read yet");
         sender.try_send(vec![key('a'), key('b')]).unwrap();
         sender.try_send(vec![key('c')]).unwrap();

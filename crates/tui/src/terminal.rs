@@ -95,32 +95,11 @@ impl<W: Write> Write for WhileActive<W> {
 impl TerminalGuard {
     pub fn enter() -> std::io::Result<TerminalGuard> {
         install_panic_hook();
-        enable_raw_mode()?;
-        ACTIVE.store(true, Ordering::SeqCst);
-        let mut stdout = std::io::stdout();
-        let entered = execute!(
-            stdout,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture,
-            EnableFocusChange
-        );
-        if let Err(err) = entered {
-            restore();
-            return Err(err);
-        }
-        // Lets terminals that can tell Shift-Enter from Enter say so; others ignore it.
-        if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
-            && execute!(
-                stdout,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )
-            .is_ok()
-        {
-            ENHANCED.store(true, Ordering::SeqCst);
-        }
-        let backend =
-            CrosstermBackend::new(BufWriter::with_capacity(FRAME_BUFFER_BYTES, WhileActive(stdout)));
+        enter_modes()?;
+        let backend = CrosstermBackend::new(BufWriter::with_capacity(
+            FRAME_BUFFER_BYTES,
+            WhileActive(std::io::stdout()),
+        ));
         let terminal = match Terminal::new(backend) {
             Ok(terminal) => terminal,
             Err(err) => {
@@ -133,6 +112,52 @@ impl TerminalGuard {
         guard.terminal.clear()?;
         Ok(guard)
     }
+
+    /// Hands the terminal to another program (Ctrl-G's editor): every mode is left as on
+    /// quitting, and nothing is drawn until [`Self::resume`].
+    pub fn suspend(&mut self) {
+        let _ = self.terminal.backend_mut().flush();
+        restore();
+    }
+
+    /// Takes the terminal back after [`Self::suspend`]: the modes entered again and the
+    /// next frame drawn whole (the other program drew over everything).
+    pub fn resume(&mut self) -> std::io::Result<()> {
+        enter_modes()?;
+        self.terminal.hide_cursor()?;
+        self.terminal.clear()
+    }
+}
+
+/// Raw mode, the alternate screen, bracketed paste, mouse capture, focus reports, and
+/// the keyboard enhancement where the terminal has it; on a failure, what was entered
+/// is left again.
+fn enter_modes() -> std::io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut stdout = std::io::stdout();
+    let entered = execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture,
+        EnableFocusChange
+    );
+    if let Err(err) = entered {
+        restore();
+        return Err(err);
+    }
+    // Lets terminals that can tell Shift-Enter from Enter say so; others ignore it.
+    if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
+        && execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )
+        .is_ok()
+    {
+        ENHANCED.store(true, Ordering::SeqCst);
+    }
+    Ok(())
 }
 
 impl Drop for TerminalGuard {

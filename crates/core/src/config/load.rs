@@ -555,6 +555,10 @@ mod tests {
                 "key `ui.show_thinking`: expected true or false, got the string \"yes\"",
             ),
             (
+                "[ui]\nnotify = \"popup\"\n",
+                "key `ui.notify`: unknown variant `popup`, expected one of `auto`, `osc9`, `osc777`, `osc99`, `bell`, `off`",
+            ),
+            (
                 "[prices.\"m\"]\ninput = \"cheap\"\noutput = 1.0\n",
                 "key `prices.m.input`: invalid type: string \"cheap\", expected a number",
             ),

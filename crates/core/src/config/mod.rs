@@ -140,6 +140,9 @@ pub struct BashSettings {
 pub struct UiSettings {
     pub theme: String,
     pub show_thinking: bool,
+    /// How the workbench sends a desktop notification when it is not focused.
+    #[serde(default)]
+    pub notify: miniagent_protocol::NotifySetting,
 }
 
 /// `[session]`.

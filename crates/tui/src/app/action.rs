@@ -23,6 +23,11 @@ pub enum Action {
     Clipboard(String),
     /// Turn the terminal's mouse capture on or off (off: its own selection works).
     MouseCapture(bool),
+    /// Ctrl-G: hand the terminal to `command` (the person's editor) on `text`, and give
+    /// what it saved to [`super::App::edited`].
+    EditInput { command: String, text: String },
+    /// Write these bytes (a desktop notification, `notify.rs`) to the terminal.
+    Notify(Vec<u8>),
 }
 
 /// What one handler did.

@@ -89,6 +89,8 @@ pub struct ApprovalDialog {
     /// drawing borrows the app immutably.
     layout: RefCell<Option<ApprovalLayout>>,
     cursor: Cell<Option<Position>>,
+    /// Where the last frame drew the dialog: the wheel outside it scrolls what is behind.
+    drawn: Cell<Rect>,
 }
 
 /// Where the front call's dialog goes on a screen, its body wrapped, and the scroll
@@ -214,7 +216,14 @@ impl ApprovalDialog {
 
     /// Keeps the layout measured for this frame, for drawing it.
     pub(crate) fn keep_layout(&self, layout: Option<ApprovalLayout>) {
+        self.drawn
+            .set(layout.as_ref().map_or_else(Rect::default, |layout| layout.area));
         *self.layout.borrow_mut() = layout;
+    }
+
+    /// Where the last frame drew the dialog (nothing before the first).
+    pub(crate) fn drawn(&self) -> Rect {
+        self.drawn.get()
     }
 
     /// The layout measured for this frame, once.

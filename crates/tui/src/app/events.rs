@@ -9,7 +9,12 @@ use miniagent_protocol::Event;
 impl App {
     /// Applies one agent event.
     pub fn on_agent_event(&mut self, event: Event) -> Outcome {
+        // Only live events call the person: a replay's come wrapped in `Replayed`.
+        let alert = self.attention.alert(&event);
         let changed = self.agent_event(event);
+        if let Some(bytes) = alert {
+            self.request(Action::Notify(bytes));
+        }
         self.outcome(changed)
     }
 

@@ -9,6 +9,7 @@
 mod action;
 mod answers;
 mod approvals;
+mod attention;
 mod calls;
 mod compaction;
 mod events;
@@ -45,6 +46,7 @@ pub use approvals::{
     ANSWER_SETTLE, APPROVAL_GRACE, ApprovalDialog, ApprovalLayout, ENTER_AFTER_ANSWER, PendingApproval,
     STALL, TYPING_QUIET,
 };
+pub use attention::Attention;
 pub use figures::{CompactionFigures, Figures, Stats, TokenFigures, TurnFigures};
 pub(crate) use layout::is_side;
 pub use layout::{PaneLayout, SidePanes};
@@ -63,6 +65,8 @@ pub struct Places {
     pub sessions_dir: Option<PathBuf>,
     /// `HOME`, shown as `~` in the title bar's workspace.
     pub home: Option<String>,
+    /// The editor Ctrl-G runs (`$VISUAL`, `$EDITOR`); empty: `vi`.
+    pub editor: String,
 }
 
 /// The welcome panel's facts (`layers/first_run.rs` draws it): why there is no model yet.
@@ -116,6 +120,9 @@ pub struct App {
     /// While no model is set up (no API key): the welcome panel's facts, to open it again
     /// when a prompt cannot be sent.
     pub(crate) welcome: Option<FirstRun>,
+    /// Whether the terminal is focused, and how a notification reaches the person when
+    /// it is not.
+    pub(crate) attention: Attention,
 }
 
 impl App {

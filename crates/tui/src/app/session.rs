@@ -9,7 +9,7 @@ use super::App;
 use crate::conversation::NoticeKind;
 use miniagent_protocol::{
     ApprovalMode, ApprovalRule, CommandInfo, DeferredServer, Event, HistorySnapshot, HookInfo,
-    InstructionFileInfo, McpState, ModelChoice, SandboxState, SkillInfo, ToolInfo,
+    InstructionFileInfo, McpState, ModelChoice, Op, SandboxState, SkillInfo, ToolInfo,
 };
 
 /// What the agent said it talks to, from `session_configured`.
@@ -34,6 +34,11 @@ pub struct SessionView {
 pub struct Session {
     view: SessionView,
     approval_mode: ApprovalMode,
+    /// The mode last asked for (Shift-Tab, `/approval`) and how many asks the agent has
+    /// not answered yet: a burst of presses steps on from the last one asked for, not
+    /// from the mode the agent has not left yet.
+    asked_mode: Option<ApprovalMode>,
+    unanswered: u32,
     max_steps: u32,
     rules: Vec<ApprovalRule>,
     /// What was refused for the rest of the session, in the order given.
@@ -66,6 +71,8 @@ impl Session {
                 ..SessionView::default()
             },
             approval_mode,
+            asked_mode: None,
+            unanswered: 0,
             max_steps,
             rules: Vec::new(),
             refused: Vec::new(),
@@ -202,6 +209,23 @@ impl Session {
 
     pub(crate) fn set_approval_mode(&mut self, mode: ApprovalMode) {
         self.approval_mode = mode;
+        self.unanswered = self.unanswered.saturating_sub(1);
+        if self.unanswered == 0 {
+            self.asked_mode = None;
+        }
+    }
+
+    /// `mode` was asked of the agent; its answer is on the way.
+    pub(crate) fn ask_mode(&mut self, mode: ApprovalMode) {
+        self.asked_mode = Some(mode);
+        self.unanswered = self.unanswered.saturating_add(1);
+    }
+
+    /// Shift-Tab: the mode after the one in force (or last asked for), which it asks for.
+    pub(crate) fn ask_next_mode(&mut self) -> ApprovalMode {
+        let next = next_approval_mode(self.asked_mode.unwrap_or(self.approval_mode));
+        self.ask_mode(next);
+        next
     }
 
     pub(crate) fn set_max_steps(&mut self, max_steps: u32) {
@@ -264,8 +288,36 @@ impl Session {
     }
 }
 
+/// The mode Shift-Tab steps to from `mode`: ask → auto-edit → read-only → ask, the way
+/// Claude Code cycles default → accept edits → plan. Full-auto is never in the cycle (it
+/// steps back to ask): with `tools.bash.sandbox = "off"` it runs every command unasked and
+/// unconfined, and one key pressed a time too many must not get there; `/approval
+/// full-auto` or `--approval full-auto` say it on purpose.
+pub(crate) fn next_approval_mode(mode: ApprovalMode) -> ApprovalMode {
+    match mode {
+        ApprovalMode::Ask => ApprovalMode::AutoEdit,
+        ApprovalMode::AutoEdit => ApprovalMode::ReadOnly,
+        ApprovalMode::ReadOnly | ApprovalMode::FullAuto => ApprovalMode::Ask,
+    }
+}
+
 /// The agent's events about the session that show in the conversation too.
 impl App {
+    /// Shift-Tab: asks the agent for the next approval mode; the title bar shows it once
+    /// the agent has taken it (`ApprovalModeChanged`). Always a frame.
+    pub(crate) fn cycle_approval_mode(&mut self) -> bool {
+        if self.welcome.is_some() {
+            // No agent to ask: `send` says why.
+            self.send(Op::SetApprovalMode {
+                mode: next_approval_mode(self.session.approval_mode()),
+            });
+            return true;
+        }
+        let mode = self.session.ask_next_mode();
+        self.send(Op::SetApprovalMode { mode });
+        true
+    }
+
     pub(crate) fn on_session_resumed(&mut self, id: String, messages: u64, turns: u32) {
         // What the log left open was closed just before: the resumed session waits,
         // idle, for the person.

@@ -31,6 +31,12 @@ pub struct AppSettings {
     pub home: Option<String>,
     pub no_color: bool,
     pub color_depth: ColorDepth,
+    /// The editor Ctrl-G runs (`$VISUAL`, `$EDITOR`, `vi`).
+    pub editor: String,
+    /// How a notification reaches the person while the terminal is not focused, and
+    /// whether it goes through tmux.
+    pub notifier: crate::notify::Notifier,
+    pub in_tmux: bool,
 }
 
 impl AppSettings {
@@ -53,6 +59,9 @@ impl AppSettings {
             home: None,
             no_color: false,
             color_depth: ColorDepth::TrueColor,
+            editor: "vi".to_string(),
+            notifier: crate::notify::Notifier::Off,
+            in_tmux: false,
         }
     }
 }
@@ -77,6 +86,9 @@ impl App {
             home,
             no_color,
             color_depth,
+            editor,
+            notifier,
+            in_tmux,
         } = settings;
         let mut app = App::new(theme, workspace, approval, max_steps, session_start);
         app.look.set_name(theme_name);
@@ -88,7 +100,9 @@ impl App {
             config_dir,
             sessions_dir,
             home,
+            editor,
         };
+        app.attention = super::Attention::new(notifier, in_tmux);
         app.look.set_no_color(no_color);
         app.look.set_color_depth(color_depth);
         app

@@ -141,7 +141,42 @@ impl App {
     /// The terminal got the focus back (the person was in another window): the file
     /// tree reads its folders again. Always a frame: the terminal may have drawn over.
     pub fn on_focus_gained(&mut self) -> Outcome {
+        self.attention.set_focused(true);
         self.tree.refresh_changed();
+        self.outcome(true)
+    }
+
+    /// The terminal lost the focus: what waits for the person from now on sends a
+    /// notification.
+    pub fn on_focus_lost(&mut self) {
+        self.attention.set_focused(false);
+    }
+
+    /// Ctrl-G: asks the event loop to open the person's editor on the input's text.
+    pub(crate) fn edit_input(&mut self) -> bool {
+        let command = match self.places.editor.as_str() {
+            "" => "vi".to_string(),
+            command => command.to_string(),
+        };
+        self.request(crate::app::Action::EditInput {
+            command,
+            text: self.input.text(),
+        });
+        false
+    }
+
+    /// What Ctrl-G's editor saved (the input takes it, as one edit Ctrl-Z takes back),
+    /// or why nothing came back (the input stays as it was). Always a frame: the editor
+    /// drew over the screen.
+    pub fn edited(&mut self, result: Result<String, String>) -> Outcome {
+        match result {
+            Ok(text) if text == self.input.text() => {}
+            Ok(text) => {
+                self.layout.focus_on(Pane::Input);
+                self.input.replace_undoably(&text);
+            }
+            Err(why) => self.notice(NoticeKind::Warning, format!("{why}; the input is as it was")),
+        }
         self.outcome(true)
     }
 
@@ -337,7 +372,18 @@ impl App {
     /// Applies a mouse event: focus and select on click, scroll with the wheel.
     fn mouse(&mut self, mouse: MouseEvent) -> bool {
         let position = Position::new(mouse.column, mouse.row);
-        if let Some(top) = self.layers.top_mut() {
+        // While an approval waits, the wheel outside its dialog scrolls the pane under
+        // it (the conversation behind); inside, it scrolls what is asked.
+        let wheel = matches!(mouse.kind, MouseEventKind::ScrollUp | MouseEventKind::ScrollDown);
+        let behind_approval = wheel
+            && self
+                .layers
+                .top_as::<crate::app::ApprovalDialog>()
+                .is_some_and(|dialog| {
+                    let drawn = dialog.drawn();
+                    !drawn.is_empty() && !drawn.contains(position)
+                });
+        if !behind_approval && let Some(top) = self.layers.top_mut() {
             return match mouse.kind {
                 MouseEventKind::ScrollUp => top.scroll(-3),
                 MouseEventKind::ScrollDown => top.scroll(3),

@@ -82,6 +82,13 @@ impl App {
     /// `None` lets it go on to the workbench's bindings (no layer is open, or the key is
     /// one that always works).
     pub(super) fn layer_key(&mut self, key: KeyEvent) -> Option<bool> {
+        // Scrolling what is behind an approval answers nothing, so it neither waits for
+        // the dialog to arm nor holds its arming back.
+        if self.approval().is_some()
+            && let Some(changed) = crate::bindings::dispatch(crate::bindings::BEHIND_APPROVAL, self, key)
+        {
+            return Some(changed);
+        }
         if self.approval().is_none() && self.answers.key_without_approval(key, self.now) {
             // `y` Enter: the Enter confirms the answer in the person's mind; it must not
             // send the draft in the input.

@@ -42,6 +42,7 @@ impl App {
             replay: None,
             replay_origin: now,
             welcome: None,
+            attention: crate::app::Attention::default(),
         }
     }
 }

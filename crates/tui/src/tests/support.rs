@@ -75,7 +75,9 @@ impl Bench {
                 Action::Trust(_)
                 | Action::UseLocalServer { .. }
                 | Action::Clipboard(_)
-                | Action::MouseCapture(_) => {}
+                | Action::MouseCapture(_)
+                | Action::EditInput { .. }
+                | Action::Notify(_) => {}
             }
             self.actions.push(action);
         }

@@ -338,5 +338,7 @@ mod reading;
 mod project_context;
 #[path = "workbench/model.rs"]
 mod model;
+#[path = "workbench/modes.rs"]
+mod modes;
 #[path = "workbench/seam.rs"]
 mod seam;
