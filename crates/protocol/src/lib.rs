@@ -33,6 +33,8 @@ pub type CallId = String;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
     /// A user message. If a turn is running it is queued and starts when that turn ends.
+    /// Each `@path` (`@"a b.txt"` with spaces) naming a file in the workspace attaches it
+    /// ([`Event::FilesAttached`]).
     UserInput { text: String },
     /// The answer to an [`Event::ApprovalRequested`].
     Approval { id: CallId, decision: Decision },
@@ -453,6 +455,36 @@ pub enum Event {
     PlaybackStatus { status: PlaybackStatus },
     /// A recorded event coming due, `at_ms` into the replay (recorded time).
     Replayed { at_ms: u64, event: Box<Event> },
+    /// The files the person's message named with `@path`, as they were attached to it
+    /// (sent right after its [`Event::TurnStarted`]; only when it named any).
+    FilesAttached { files: Vec<AttachedFile> },
+}
+
+/// A file an `@path` in the person's message named ([`Event::FilesAttached`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttachedFile {
+    /// As the message named it (`src/main.rs`).
+    pub path: String,
+    /// Its size on disk; 0 when it was not read.
+    pub bytes: u64,
+    /// Its lines, when they were counted (not for a file attached by reference).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u64>,
+    pub attached: Attached,
+}
+
+/// How much of a named file went with the message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "as", rename_all = "snake_case")]
+pub enum Attached {
+    /// Its whole text.
+    Whole,
+    /// Its first `lines` lines; the model was told to read the rest with `read_file`.
+    Part { lines: u64 },
+    /// Too large to carry: the model was told to read it with `read_file`.
+    Reference,
+    /// Not attached, and why (outside the workspace, in miniagent's own folders, binary).
+    Refused { reason: String },
 }
 
 /// Something a finished call changed outside the conversation.

@@ -6,6 +6,7 @@
 //! it for a user message and turns how it ended into the turn's last event.
 
 use super::approval::ApprovalPolicy;
+use super::attach;
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
 use super::model_call::{CallFailure, Deltas, Reckoning, call_model};
@@ -71,10 +72,10 @@ const CONTINUE_PROMPT: &str =
 
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
     let options = &context.options;
-    let message = Message::user(text);
+    let attached = with_attachments(context, text.clone()).await;
+    let message = attached.message.clone();
     if let Err(why) = fits_alone(session, context, &options.tools.specs(), &message) {
         // Shown and recorded cut: the whole text would only weigh down the log.
-        let text = message.text();
         context.events.emit(Event::TurnStarted {
             text: cap_text(&text, REFUSED_ECHO_BYTES),
         });
@@ -84,7 +85,10 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         });
         return;
     }
-    context.events.emit(Event::TurnStarted { text: message.text() });
+    context.events.emit(Event::TurnStarted { text });
+    if let Some(event) = attached.event() {
+        context.events.emit(event);
+    }
     stub_earlier_large_arguments(session, context);
     session.context.push(message);
     let pushed = session.context.messages().len();
@@ -143,6 +147,20 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     context.events.emit_closing(event);
 }
 
+/// `text` as the person's message, with the files its `@path` mentions name (read on a
+/// blocking thread).
+async fn with_attachments(context: &TurnContext, text: String) -> attach::WithAttachments {
+    let workspace = context.workspace.clone();
+    let secrets = context.options.secrets.clone();
+    let fallback = text.clone();
+    tokio::task::spawn_blocking(move || attach::attach(&workspace, &secrets, text))
+        .await
+        .unwrap_or_else(|_| attach::WithAttachments {
+            message: Message::user(fallback),
+            files: Vec::new(),
+        })
+}
+
 /// The turn's request could not be made to fit. When nothing of the turn was sent yet
 /// (its message is still the history's last), the message is taken back out of the
 /// session, so a refused message never weighs on the next (each would need more room
@@ -155,7 +173,8 @@ fn too_large(session: &mut Session, context: &TurnContext, pushed: usize, why: &
         };
     };
     context.events.commit(session);
-    give_back(context, message.text());
+    // The person's own words, without the files their mentions attached.
+    give_back(context, attach::persons_words(&message));
     Event::Error {
         message: format!(
             "the message was not sent, and was taken back out of the session: {why}. Send something shorter, start a new session (/clear), or raise agent.token_limit"
