@@ -42,6 +42,7 @@ mod mcp_config;
 mod mcp_faults;
 mod mcp_interop;
 mod mcp_limits;
+mod mentions;
 mod own_folders;
 mod provider_keys;
 mod providers;

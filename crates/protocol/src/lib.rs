@@ -21,8 +21,8 @@ pub use history::{
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, SandboxSetting};
 pub use shown::{
-    MAX_SESSION_COST_USD, message_range, messages_named, plan_lines, sane_cost, short_count, turn_usage_line,
-    usd,
+    MAX_SESSION_COST_USD, attached_line, message_range, messages_named, plan_lines, sane_cost, short_count,
+    turn_usage_line, usd,
 };
 
 /// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).

@@ -2,7 +2,36 @@
 //! message ranges and the agent's plan, so the workbench, `exec` and `sessions` say them
 //! alike.
 
-use crate::{PlanEntry, PlanPriority, PlanStatus};
+use crate::{Attached, AttachedFile, PlanEntry, PlanPriority, PlanStatus};
+
+/// What of an `@path` mention went with the message ([`crate::Event::FilesAttached`]),
+/// in words after its path: `src/main.rs (120 lines)`, `log.txt (first 400 of 9000
+/// lines)`, `big.bin (3.1 MiB, by reference)`, `../x (not attached: why)`. The path is as
+/// the message named it: a face cleans it for its terminal.
+pub fn attached_line(file: &AttachedFile) -> String {
+    let lines = match file.lines {
+        Some(1) => "1 line".to_string(),
+        Some(lines) => format!("{lines} lines"),
+        None => "lines not counted".to_string(),
+    };
+    let what = match &file.attached {
+        Attached::Whole => lines,
+        Attached::Part { lines: sent } => format!("first {sent} of {lines}"),
+        Attached::Reference => format!("{}, by reference", size(file.bytes)),
+        Attached::Refused { reason } => format!("not attached: {reason}"),
+    };
+    format!("{} ({what})", file.path)
+}
+
+/// A file's size: `512 bytes`, `40 KiB`, `3.1 MiB`.
+fn size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    match bytes {
+        b if b >= KIB * KIB => format!("{:.1} MiB", b as f64 / (KIB * KIB) as f64),
+        b if b >= KIB => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
+    }
+}
 
 /// The agent's plan ([`crate::Event::PlanUpdated`]) as lines of plain text: a heading
 /// with how far it got, then a step a line, marked `✓` done, `▸` in progress, `○` to do,
@@ -154,7 +183,7 @@ mod tests {
 
     #[test]
     fn a_plan_is_a_heading_and_a_marked_line_per_step() {
-        use crate::{PlanEntry, PlanPriority, PlanStatus};
+        use crate::{Attached, AttachedFile, PlanEntry, PlanPriority, PlanStatus};
         let entry = |content: &str, status, priority| PlanEntry {
             content: content.into(),
             status,
