@@ -1,5 +1,5 @@
-//! The input box: a multi-line editor (ratatui-textarea) with history recall and a
-//! completion popup for slash commands.
+//! The input box: a multi-line editor (ratatui-textarea) with history recall, a
+//! completion popup for slash commands, and the `@` file picker ([`crate::mention`]).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -8,6 +8,7 @@ use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::keys::{CommandHint, KeyHint};
+use super::mention::Picker;
 use super::theme::Theme;
 
 /// What a key did to the input.
@@ -31,6 +32,9 @@ pub struct InputBox {
     popup_dismissed: bool,
     /// The slash commands it completes.
     commands: Vec<CommandHint>,
+    /// The `@` file picker, and the mention (row, column of its `@`) it was closed on.
+    picker: Picker,
+    picker_dismissed: Option<(usize, usize)>,
 }
 
 impl InputBox {
@@ -46,7 +50,14 @@ impl InputBox {
             completion: 0,
             popup_dismissed: false,
             commands,
+            picker: Picker::new(),
+            picker_dismissed: None,
         }
+    }
+
+    /// The folder the `@` picker lists (the workspace).
+    pub fn set_workspace(&mut self, root: std::path::PathBuf) {
+        self.picker.set_root(root);
     }
 
     pub fn text(&self) -> String {
@@ -78,6 +89,8 @@ impl InputBox {
         self.editor = editor;
         self.popup_dismissed = false;
         self.completion = 0;
+        self.picker_dismissed = None;
+        self.update_picker();
     }
 
     /// A paste arrives as one insert, however long, never as a flood of keys.
@@ -85,6 +98,7 @@ impl InputBox {
         let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
         self.editor.insert_str(normalized);
         self.recall = None;
+        self.update_picker();
     }
 
     /// Slash commands matching what is typed, while the input is a bare `/word`.
@@ -108,6 +122,15 @@ impl InputBox {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> InputAction {
+        if let Some(action) = self.picker_key(key) {
+            return action;
+        }
+        let action = self.editing_key(key);
+        self.update_picker();
+        action
+    }
+
+    fn editing_key(&mut self, key: KeyEvent) -> InputAction {
         let completions = self.completions();
         if !completions.is_empty() {
             match key.code {
@@ -196,6 +219,107 @@ impl InputBox {
                     InputAction::Ignored
                 }
             }
+        }
+    }
+
+    /// The mention the cursor is in: the column of its `@` on the cursor's row, and the
+    /// text typed after it (inside the quotes of `@"a b`); `None` when the cursor is not
+    /// right after an `@word` that starts a line or follows whitespace.
+    fn mention_at_cursor(&self) -> Option<(usize, usize, String)> {
+        let ratatui_textarea::DataCursor(row, column) = self.editor.cursor();
+        let before: Vec<char> = self.editor.lines().get(row)?.chars().take(column).collect();
+        let at = (0..before.len())
+            .rev()
+            .find(|&i| before[i] == '@' && (i == 0 || before[i - 1].is_whitespace()))?;
+        let typed = &before[at + 1..];
+        let query: String = match typed.split_first() {
+            Some(('"', quoted)) if !quoted.contains(&'"') => quoted.iter().collect(),
+            _ if typed.iter().any(|c| c.is_whitespace() || *c == '"') => return None,
+            _ => typed.iter().collect(),
+        };
+        Some((row, at, query))
+    }
+
+    /// Whether the `@` picker shows.
+    pub fn picking(&self) -> bool {
+        self.completions().is_empty()
+            && self
+                .mention_at_cursor()
+                .is_some_and(|(row, at, _)| self.picker_dismissed != Some((row, at)))
+    }
+
+    /// The picker, while it shows.
+    pub fn picker(&self) -> Option<&Picker> {
+        self.picking().then_some(&self.picker)
+    }
+
+    /// Whether the picker shows while the workspace is still being listed: the event
+    /// loop then ticks, and [`InputBox::refresh_picker`] shows what more was found.
+    pub fn listing_files(&self) -> bool {
+        self.picker.listing() && self.picking()
+    }
+
+    /// Takes what the workspace's listing found since the last look; whether the picker
+    /// changed.
+    pub fn refresh_picker(&mut self) -> bool {
+        self.picking() && self.picker.refresh()
+    }
+
+    /// Waits for the workspace's listing and ranks it (tests only: the workbench never
+    /// waits, it shows more as its ticks find it).
+    #[cfg(test)]
+    pub fn picker_listed(&mut self) {
+        self.picker.wait_listed();
+    }
+
+    /// Ranks the files for the mention being typed, or closes the picker.
+    fn update_picker(&mut self) {
+        match self.mention_at_cursor() {
+            Some((row, at, query)) if self.picker_dismissed != Some((row, at)) => {
+                self.picker_dismissed = None;
+                self.picker.search(&query);
+            }
+            Some(_) => {}
+            None => {
+                self.picker_dismissed = None;
+                self.picker.close();
+            }
+        }
+    }
+
+    /// A key for the open picker: the arrows move, Tab or Enter takes the file, Esc
+    /// closes it leaving the text. `None`: not the picker's key.
+    fn picker_key(&mut self, key: KeyEvent) -> Option<InputAction> {
+        if !self.picking() || !key.modifiers.is_empty() {
+            return None;
+        }
+        match key.code {
+            KeyCode::Up | KeyCode::Down => {
+                self.picker.move_selection(key.code == KeyCode::Down);
+                Some(InputAction::Changed)
+            }
+            KeyCode::Esc => {
+                let (row, at, _) = self.mention_at_cursor()?;
+                self.picker_dismissed = Some((row, at));
+                self.picker.close();
+                Some(InputAction::Changed)
+            }
+            KeyCode::Tab | KeyCode::Enter => {
+                let Some(chosen) = self.picker.chosen().map(crate::mention::mention_of) else {
+                    // Nothing to take: Tab stays here; Enter sends the message as typed.
+                    return (key.code == KeyCode::Tab).then_some(InputAction::Changed);
+                };
+                let (_, at, _) = self.mention_at_cursor()?;
+                let typed = self.editor.cursor().1 - at;
+                for _ in 0..typed {
+                    self.editor.delete_char();
+                }
+                self.editor.insert_str(format!("{chosen} "));
+                self.recall = None;
+                self.update_picker();
+                Some(InputAction::Changed)
+            }
+            _ => None,
         }
     }
 

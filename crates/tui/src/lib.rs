@@ -17,6 +17,7 @@ pub(crate) mod keys;
 pub(crate) mod layer;
 pub(crate) mod layers;
 pub(crate) mod layout;
+pub(crate) mod mention;
 mod output_buffer;
 pub(crate) mod overlay_view;
 mod pacing;
