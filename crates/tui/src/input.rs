@@ -11,6 +11,10 @@ use super::keys::{CommandHint, KeyHint};
 use super::mention::Picker;
 use super::theme::Theme;
 
+/// How long Tab or Enter in the `@` picker waits for the workspace's listing when it
+/// has found nothing yet (keys typed in one burst with the `@`).
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// What a key did to the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InputAction {
@@ -305,6 +309,7 @@ impl InputBox {
                 Some(InputAction::Changed)
             }
             KeyCode::Tab | KeyCode::Enter => {
+                self.picker.settle(SETTLE);
                 let Some(chosen) = self.picker.chosen().map(crate::mention::mention_of) else {
                     // Nothing to take: Tab stays here; Enter sends the message as typed.
                     return (key.code == KeyCode::Tab).then_some(InputAction::Changed);

@@ -132,6 +132,9 @@ pub struct Picker {
     all: Vec<usize>,
     matched: usize,
     selected: usize,
+    /// How many paths the last ranking looked at: its matches narrow the next query's
+    /// only while no more were listed since.
+    ranked_over: usize,
 }
 
 impl Picker {
@@ -147,6 +150,7 @@ impl Picker {
             all: Vec::new(),
             matched: 0,
             selected: 0,
+            ranked_over: 0,
         }
     }
 
@@ -174,11 +178,14 @@ impl Picker {
         if self.query.as_deref() == Some(query) {
             return;
         }
-        // A query that extends the last only narrows its matches.
+        // A query that extends the last only narrows its matches, when they were
+        // looked for among every path listed so far.
         let among = self
             .query
             .as_deref()
-            .filter(|last| query.starts_with(last) && !last.is_empty())
+            .filter(|last| {
+                query.starts_with(last) && !last.is_empty() && self.ranked_over == self.paths.len()
+            })
             .map(|_| std::mem::take(&mut self.all));
         self.rank(query, among.as_deref());
     }
@@ -215,6 +222,18 @@ impl Picker {
         self.all = ranked.all;
         self.query = Some(query.to_string());
         self.selected = self.selected.min(self.best.len().saturating_sub(1));
+        self.ranked_over = self.paths.len();
+    }
+
+    /// When nothing matches yet and the listing runs on, waits for it a little (at most
+    /// `limit`): until something matches or it ends. For Tab or Enter typed in the same
+    /// burst as the `@`, before the listing had a moment; the picker never waits to draw.
+    pub fn settle(&mut self, limit: std::time::Duration) {
+        let deadline = std::time::Instant::now() + limit;
+        while self.best.is_empty() && self.listing() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            self.refresh();
+        }
     }
 
     /// Forgets the query (the picker closed); the files listed stay.
