@@ -43,10 +43,12 @@ impl Query {
     }
 
     fn same(&self, query: char, path: char) -> bool {
-        if self.exact_case {
+        if self.exact_case || query == path {
             query == path
+        } else if path.is_ascii() {
+            path.to_ascii_lowercase() == query
         } else {
-            query == path || path.to_lowercase().eq(std::iter::once(query))
+            path.to_lowercase().eq(std::iter::once(query))
         }
     }
 

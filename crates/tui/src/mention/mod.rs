@@ -396,4 +396,51 @@ mod tests {
         assert!(!mentionable("line\nbreak"));
         assert!(!mentionable("esc\u{1b}[31m"));
     }
+
+    /// The figures the picker is held to on a 100,000-file tree: time to the first
+    /// results after the `@`, to the whole listing, and per keystroke. Not run by
+    /// default (it writes 100,000 files); run it with
+    /// `cargo test -p miniagent-tui --release mention::tests::measure -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn measure_on_a_hundred_thousand_files() {
+        use std::time::{Duration, Instant};
+        let root = std::env::temp_dir().join(format!("miniagent-picker-100k-{}", std::process::id()));
+        for dir in 0..1_000 {
+            let folder = root.join(format!("crate{}/src/module{dir}", dir % 37));
+            std::fs::create_dir_all(&folder).unwrap();
+            for file in 0..100 {
+                std::fs::write(folder.join(format!("file_{file}_item.rs")), "").unwrap();
+            }
+        }
+        let mut picker = Picker::new();
+        picker.set_root(root.clone());
+        let started = Instant::now();
+        picker.search("");
+        while picker.best.is_empty() {
+            std::thread::sleep(Duration::from_micros(200));
+            picker.refresh();
+        }
+        let first = started.elapsed();
+        picker.wait_listed();
+        let listed = started.elapsed();
+        assert_eq!(picker.paths.len(), 100_000);
+        let mut slowest = Duration::ZERO;
+        let query = "module42/file_7_item";
+        for end in 1..=query.len() {
+            let started = Instant::now();
+            picker.search(&query[..end]);
+            slowest = slowest.max(started.elapsed());
+        }
+        assert_eq!(picker.chosen(), Some("crate5/src/module42/file_7_item.rs"));
+        // A fresh query (the first key after the `@`) ranks every path.
+        picker.close();
+        let started = Instant::now();
+        picker.search("m");
+        let full = started.elapsed();
+        println!(
+            "100000 files: first results {first:?}, all listed {listed:?}, slowest keystroke of {query:?} {slowest:?}, a full ranking {full:?}"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }
