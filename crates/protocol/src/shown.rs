@@ -182,8 +182,36 @@ mod tests {
     }
 
     #[test]
+    fn an_attached_file_says_what_of_it_went_with_the_message() {
+        use crate::{Attached, AttachedFile};
+        let file = |lines, bytes, attached| AttachedFile {
+            path: "a.rs".into(),
+            bytes,
+            lines,
+            attached,
+        };
+        let cases = [
+            (file(Some(1), 10, Attached::Whole), "a.rs (1 line)"),
+            (file(Some(120), 2_000, Attached::Whole), "a.rs (120 lines)"),
+            (
+                file(Some(9_000), 90_000, Attached::Part { lines: 400 }),
+                "a.rs (first 400 of 9000 lines)",
+            ),
+            (file(None, 3_300_000, Attached::Reference), "a.rs (3.1 MiB, by reference)"),
+            (file(None, 300 * 1024, Attached::Reference), "a.rs (300 KiB, by reference)"),
+            (
+                file(None, 0, Attached::Refused { reason: "it is a binary file".into() }),
+                "a.rs (not attached: it is a binary file)",
+            ),
+        ];
+        for (file, shown) in cases {
+            assert_eq!(attached_line(&file), shown);
+        }
+    }
+
+    #[test]
     fn a_plan_is_a_heading_and_a_marked_line_per_step() {
-        use crate::{Attached, AttachedFile, PlanEntry, PlanPriority, PlanStatus};
+        use crate::{PlanEntry, PlanPriority, PlanStatus};
         let entry = |content: &str, status, priority| PlanEntry {
             content: content.into(),
             status,
