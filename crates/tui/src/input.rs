@@ -403,6 +403,7 @@ impl InputBox {
             KeyHint::new("Ctrl-K", "delete to line end"),
             KeyHint::new("Ctrl-W", "delete a word back"),
             KeyHint::new("Ctrl-Z", "undo"),
+            KeyHint::new("@", "attach a file (picker: Tab/Enter takes, Esc closes)"),
         ]);
         hints
     }
