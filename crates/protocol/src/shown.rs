@@ -197,10 +197,22 @@ mod tests {
                 file(Some(9_000), 90_000, Attached::Part { lines: 400 }),
                 "a.rs (first 400 of 9000 lines)",
             ),
-            (file(None, 3_300_000, Attached::Reference), "a.rs (3.1 MiB, by reference)"),
-            (file(None, 300 * 1024, Attached::Reference), "a.rs (300 KiB, by reference)"),
             (
-                file(None, 0, Attached::Refused { reason: "it is a binary file".into() }),
+                file(None, 3_300_000, Attached::Reference),
+                "a.rs (3.1 MiB, by reference)",
+            ),
+            (
+                file(None, 300 * 1024, Attached::Reference),
+                "a.rs (300 KiB, by reference)",
+            ),
+            (
+                file(
+                    None,
+                    0,
+                    Attached::Refused {
+                        reason: "it is a binary file".into(),
+                    },
+                ),
                 "a.rs (not attached: it is a binary file)",
             ),
         ];

@@ -358,7 +358,18 @@ impl Default for Picker {
 /// `path` cut to `room` columns (its start dropped first: the file's name matters most),
 /// the matched characters in the key colour.
 fn highlighted(path: &str, positions: &[usize], room: usize, theme: &Theme) -> Line<'static> {
-    let width = wrap::display_width(path);
+    // A file's name is the workspace's, not ours: a bidi control in it is shown, not
+    // obeyed (control characters never get this far: such names are not listed).
+    let shown: Vec<(usize, String)> = path
+        .char_indices()
+        .map(|(at, c)| {
+            (
+                at,
+                miniagent_text::visible(c.encode_utf8(&mut [0; 4])).into_owned(),
+            )
+        })
+        .collect();
+    let width: usize = shown.iter().map(|(_, s)| wrap::display_width(s)).sum();
     let mut skip = width.saturating_sub(room);
     let mut spans = Vec::new();
     if skip > 0 {
@@ -366,9 +377,8 @@ fn highlighted(path: &str, positions: &[usize], room: usize, theme: &Theme) -> L
         skip += 1;
     }
     let mut column = 0;
-    for (at, c) in path.char_indices() {
-        let cell = wrap::display_width(c.encode_utf8(&mut [0; 4]));
-        column += cell;
+    for (at, text) in shown {
+        column += wrap::display_width(&text);
         if column <= skip {
             continue;
         }
@@ -377,7 +387,7 @@ fn highlighted(path: &str, positions: &[usize], room: usize, theme: &Theme) -> L
         } else {
             theme.text
         };
-        spans.push(Span::styled(c.to_string(), style));
+        spans.push(Span::styled(text, style));
     }
     Line::from(spans)
 }

@@ -16,6 +16,9 @@ fn picker_app(workspace: &TempDir) -> Bench {
     workspace.write("target/debug/main", "\n");
     workspace.write(".gitignore", "target/\n");
     workspace.write(".github/workflows/ci.yml", "\n");
+    // Names a terminal would act on: one is never listed, the other is shown inert.
+    workspace.write("evil\u{1b}[2J.txt", "\n");
+    workspace.write("zz\u{202e}txt.exe", "\n");
     // `ignore` honours .gitignore only inside a git repository (or with .ignore).
     std::fs::create_dir_all(workspace.join(".git")).unwrap();
     workspace.write(".git/HEAD", "ref: refs/heads/main\n");
@@ -50,11 +53,11 @@ fn at_lists_the_workspace_files_without_ignored_ones_and_tab_takes_the_first() {
             ".gitignore",
             "src/lib.rs",
             "src/main.rs",
+            "zz\u{202e}txt.exe",
             "src/cmd/mail.rs",
             "docs/设计/说明.md",
             "notes/meeting notes.md",
             ".github/workflows/ci.yml",
-            "docs/日本語のメモ.txt",
         ]
     );
     type_text(&mut app, "src/ma");
