@@ -8,8 +8,8 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use miniagent_api::{self as api, Env, Handle};
 use miniagent_protocol::{
-    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, plan_lines, sane_cost,
-    turn_usage_line,
+    ApprovalRequest, CompactionOutcome, Decision, Event, McpState, Op, SandboxState, attached_line,
+    plan_lines, sane_cost, turn_usage_line,
 };
 use miniagent_text::{self as terminal_text, Cleaner, clean, preview_line, visible};
 
@@ -283,6 +283,7 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         Event::SessionConfigured { .. }
         | Event::SessionResumed { .. }
         | Event::TurnStarted { .. }
+        | Event::FilesAttached { .. }
         | Event::StepStarted { .. }
         | Event::ThinkingDelta { .. }
         | Event::TextDelta { .. }
@@ -493,6 +494,11 @@ impl Printer {
                 *delay_ms as f64 / 1000.0
             )),
             Event::Notice { message } => self.line(&format!("note: {message}")),
+            Event::FilesAttached { files } => {
+                for file in files {
+                    self.line(&format!("attached: {}", attached_line(file)));
+                }
+            }
             // A step a line, each kept to one (a recorded plan may have been edited).
             Event::PlanUpdated { entries } => {
                 for (index, line) in plan_lines(entries).iter().enumerate() {

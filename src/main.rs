@@ -144,7 +144,9 @@ enum Command {
         json: bool,
         #[command(flatten)]
         session: ResumeOptions,
-        /// The task; `-` reads it from standard input.
+        /// The task; `-` reads it from standard input. Each `@path` in it (`@"a b.txt"`
+        /// with spaces) naming a file in the workspace attaches that file's text (a large
+        /// file by reference), as in the workbench.
         prompt: Option<String>,
     },
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed and others)

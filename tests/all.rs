@@ -43,6 +43,7 @@ mod mcp_config;
 mod mcp_faults;
 mod mcp_interop;
 mod mcp_limits;
+mod mentions;
 mod model_switch;
 mod own_folders;
 mod project_context;

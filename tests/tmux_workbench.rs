@@ -220,10 +220,12 @@ mod commands;
 mod editing;
 #[path = "tmux_workbench/keys.rs"]
 mod keys;
-#[path = "tmux_workbench/reading.rs"]
-mod reading;
+#[path = "tmux_workbench/mentions.rs"]
+mod mentions;
 #[path = "tmux_workbench/model.rs"]
 mod model;
+#[path = "tmux_workbench/reading.rs"]
+mod reading;
 #[path = "tmux_workbench/resize.rs"]
 mod resize;
 #[path = "tmux_workbench/screen.rs"]

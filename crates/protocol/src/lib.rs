@@ -23,8 +23,8 @@ pub use history::{
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, NotifySetting, SandboxSetting};
 pub use shown::{
-    MAX_SESSION_COST_USD, message_range, messages_named, plan_lines, sane_cost, short_count, turn_usage_line,
-    usd,
+    MAX_SESSION_COST_USD, attached_line, message_range, messages_named, plan_lines, sane_cost, short_count,
+    turn_usage_line, usd,
 };
 
 /// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).
@@ -35,6 +35,8 @@ pub type CallId = String;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
     /// A user message. If a turn is running it is queued and starts when that turn ends.
+    /// Each `@path` (`@"a b.txt"` with spaces) naming a file in the workspace attaches it
+    /// ([`Event::FilesAttached`]).
     UserInput { text: String },
     /// The answer to an [`Event::ApprovalRequested`].
     Approval { id: CallId, decision: Decision },
@@ -522,6 +524,9 @@ pub enum Event {
     /// An [`Op::SetModel`] was refused (a turn runs, no such profile or model, no key for
     /// it): the session stays on its model. `message` says so, whole.
     ModelChangeRefused { name: String, message: String },
+    /// The files the person's message named with `@path`, as they were attached to it
+    /// (sent right after its [`Event::TurnStarted`]; only when it named any).
+    FilesAttached { files: Vec<AttachedFile> },
 }
 
 /// One entry of [`Event::ModelChoices`].
@@ -536,6 +541,33 @@ pub struct ModelChoice {
     pub context_window: u64,
     /// The one in use now.
     pub current: bool,
+}
+
+/// A file an `@path` in the person's message named ([`Event::FilesAttached`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttachedFile {
+    /// As the message named it (`src/main.rs`).
+    pub path: String,
+    /// Its size on disk; 0 when it was not read.
+    pub bytes: u64,
+    /// Its lines, when they were counted (not for a file attached by reference).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u64>,
+    pub attached: Attached,
+}
+
+/// How much of a named file went with the message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "as", rename_all = "snake_case")]
+pub enum Attached {
+    /// Its whole text.
+    Whole,
+    /// Its first `lines` lines; the model was told to read the rest with `read_file`.
+    Part { lines: u64 },
+    /// Too large to carry: the model was told to read it with `read_file`.
+    Reference,
+    /// Not attached, and why (outside the workspace, in miniagent's own folders, binary).
+    Refused { reason: String },
 }
 
 /// Something a finished call changed outside the conversation.

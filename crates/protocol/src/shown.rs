@@ -2,7 +2,36 @@
 //! message ranges and the agent's plan, so the workbench, `exec` and `sessions` say them
 //! alike.
 
-use crate::{PlanEntry, PlanPriority, PlanStatus};
+use crate::{Attached, AttachedFile, PlanEntry, PlanPriority, PlanStatus};
+
+/// What of an `@path` mention went with the message ([`crate::Event::FilesAttached`]),
+/// in words after its path: `src/main.rs (120 lines)`, `log.txt (first 400 of 9000
+/// lines)`, `big.bin (3.1 MiB, by reference)`, `../x (not attached: why)`. The path is as
+/// the message named it: a face cleans it for its terminal.
+pub fn attached_line(file: &AttachedFile) -> String {
+    let lines = match file.lines {
+        Some(1) => "1 line".to_string(),
+        Some(lines) => format!("{lines} lines"),
+        None => "lines not counted".to_string(),
+    };
+    let what = match &file.attached {
+        Attached::Whole => lines,
+        Attached::Part { lines: sent } => format!("first {sent} of {lines}"),
+        Attached::Reference => format!("{}, by reference", size(file.bytes)),
+        Attached::Refused { reason } => format!("not attached: {reason}"),
+    };
+    format!("{} ({what})", file.path)
+}
+
+/// A file's size: `512 bytes`, `40 KiB`, `3.1 MiB`.
+fn size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    match bytes {
+        b if b >= KIB * KIB => format!("{:.1} MiB", b as f64 / (KIB * KIB) as f64),
+        b if b >= KIB => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
+    }
+}
 
 /// The agent's plan ([`crate::Event::PlanUpdated`]) as lines of plain text: a heading
 /// with how far it got, then a step a line, marked `✓` done, `▸` in progress, `○` to do,
@@ -149,6 +178,46 @@ mod tests {
         ];
         for (count, shown) in cases {
             assert_eq!(short_count(count), shown, "{count}");
+        }
+    }
+
+    #[test]
+    fn an_attached_file_says_what_of_it_went_with_the_message() {
+        use crate::{Attached, AttachedFile};
+        let file = |lines, bytes, attached| AttachedFile {
+            path: "a.rs".into(),
+            bytes,
+            lines,
+            attached,
+        };
+        let cases = [
+            (file(Some(1), 10, Attached::Whole), "a.rs (1 line)"),
+            (file(Some(120), 2_000, Attached::Whole), "a.rs (120 lines)"),
+            (
+                file(Some(9_000), 90_000, Attached::Part { lines: 400 }),
+                "a.rs (first 400 of 9000 lines)",
+            ),
+            (
+                file(None, 3_300_000, Attached::Reference),
+                "a.rs (3.1 MiB, by reference)",
+            ),
+            (
+                file(None, 300 * 1024, Attached::Reference),
+                "a.rs (300 KiB, by reference)",
+            ),
+            (
+                file(
+                    None,
+                    0,
+                    Attached::Refused {
+                        reason: "it is a binary file".into(),
+                    },
+                ),
+                "a.rs (not attached: it is a binary file)",
+            ),
+        ];
+        for (file, shown) in cases {
+            assert_eq!(attached_line(&file), shown);
         }
     }
 

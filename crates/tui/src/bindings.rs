@@ -48,9 +48,10 @@ fn always<S>(_: &S) -> bool {
     true
 }
 
-/// The input's completion popup uses Esc, Tab and the arrows while it shows.
+/// The input's completion popup (and its `@` file picker) uses Esc, Tab and the arrows
+/// while it shows.
 fn completing(app: &App) -> bool {
-    app.layout.focus() == Pane::Input && !app.input.completions().is_empty()
+    app.layout.focus() == Pane::Input && (!app.input.completions().is_empty() || app.input.picking())
 }
 
 fn open_help(app: &mut App, _: KeyEvent) -> bool {

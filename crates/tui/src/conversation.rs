@@ -43,6 +43,12 @@ pub enum Entry {
         kind: NoticeKind,
         text: String,
     },
+    /// The files the person's message attached, as chips; `plain` in words instead of
+    /// symbols (`NO_COLOR`).
+    Files {
+        files: Vec<miniagent_protocol::AttachedFile>,
+        plain: bool,
+    },
 }
 
 struct Cached {
@@ -675,6 +681,10 @@ fn render_entry(
                 })
                 .collect()
         }
+        Entry::Files { files, plain } => files
+            .iter()
+            .map(|file| chip(file, *plain || width < CHIP_SYMBOL_WIDTH, width, theme))
+            .collect(),
     };
     // A blank line between messages.
     lines.push(Line::from(Span::styled(String::new(), Style::default())));
@@ -683,6 +693,27 @@ fn render_entry(
 
 mod reading;
 pub use reading::Selection;
+/// Below this width chips are drawn in words: a narrow terminal may well be one that
+/// draws emoji badly.
+const CHIP_SYMBOL_WIDTH: u16 = 60;
+
+/// One attached file's line: its path and what of it went with the message.
+fn chip(file: &miniagent_protocol::AttachedFile, plain: bool, width: u16, theme: &Theme) -> Line<'static> {
+    let refused = matches!(file.attached, miniagent_protocol::Attached::Refused { .. });
+    let (mark, style) = match (plain, refused) {
+        (false, false) => ("📎", theme.dim),
+        (false, true) => ("⚠", theme.warning),
+        (true, false) => ("[file]", theme.dim),
+        (true, true) => ("[!]", theme.warning),
+    };
+    let shown = miniagent_protocol::attached_line(file);
+    // A path is one line: a newline or tab in a file's name is shown, not acted on.
+    let shown = miniagent_text::visible(&shown)
+        .replace('\n', "␊")
+        .replace('\t', "␉");
+    let text = format!("  {mark} {shown}");
+    Line::from(Span::styled(wrap::truncate(&text, usize::from(width)), style))
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,5 @@
-//! The input box: a multi-line editor (ratatui-textarea) with history recall and a
-//! completion popup for slash commands.
+//! The input box: a multi-line editor (ratatui-textarea) with history recall, a
+//! completion popup for slash commands, and the `@` file picker ([`crate::mention`]).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -8,7 +8,12 @@ use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::keys::{CommandHint, KeyHint};
+use super::mention::Picker;
 use super::theme::Theme;
+
+/// How long Tab or Enter in the `@` picker waits for the workspace's listing when it
+/// has found nothing yet (keys typed in one burst with the `@`).
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// What a key did to the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +38,9 @@ pub struct InputBox {
     commands: Vec<CommandHint>,
     /// The session's prompt commands (`commands/` files), after the built-in ones.
     prompt_commands: Vec<CommandHint>,
+    /// The `@` file picker, and the mention (row, column of its `@`) it was closed on.
+    picker: Picker,
+    picker_dismissed: Option<(usize, usize)>,
 }
 
 impl InputBox {
@@ -49,6 +57,8 @@ impl InputBox {
             popup_dismissed: false,
             commands,
             prompt_commands: Vec::new(),
+            picker: Picker::new(),
+            picker_dismissed: None,
         }
     }
 
@@ -60,6 +70,11 @@ impl InputBox {
             .filter(|command| !self.commands.iter().any(|builtin| builtin.name == command.name))
             .collect();
         self.completion = 0;
+    }
+
+    /// The folder the `@` picker lists (the workspace).
+    pub fn set_workspace(&mut self, root: std::path::PathBuf) {
+        self.picker.set_root(root);
     }
 
     pub fn text(&self) -> String {
@@ -100,6 +115,8 @@ impl InputBox {
         self.editor = editor;
         self.popup_dismissed = false;
         self.completion = 0;
+        self.picker_dismissed = None;
+        self.update_picker();
     }
 
     /// A paste arrives as one insert, however long, never as a flood of keys.
@@ -107,6 +124,7 @@ impl InputBox {
         let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
         self.editor.insert_str(normalized);
         self.recall = None;
+        self.update_picker();
     }
 
     /// Slash commands matching what is typed, while the input is a bare `/word`.
@@ -131,6 +149,15 @@ impl InputBox {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> InputAction {
+        if let Some(action) = self.picker_key(key) {
+            return action;
+        }
+        let action = self.editing_key(key);
+        self.update_picker();
+        action
+    }
+
+    fn editing_key(&mut self, key: KeyEvent) -> InputAction {
         let completions = self.completions();
         if !completions.is_empty() {
             match key.code {
@@ -223,6 +250,108 @@ impl InputBox {
         }
     }
 
+    /// The mention the cursor is in: the column of its `@` on the cursor's row, and the
+    /// text typed after it (inside the quotes of `@"a b`); `None` when the cursor is not
+    /// right after an `@word` that starts a line or follows whitespace.
+    fn mention_at_cursor(&self) -> Option<(usize, usize, String)> {
+        let ratatui_textarea::DataCursor(row, column) = self.editor.cursor();
+        let before: Vec<char> = self.editor.lines().get(row)?.chars().take(column).collect();
+        let at = (0..before.len())
+            .rev()
+            .find(|&i| before[i] == '@' && (i == 0 || before[i - 1].is_whitespace()))?;
+        let typed = &before[at + 1..];
+        let query: String = match typed.split_first() {
+            Some(('"', quoted)) if !quoted.contains(&'"') => quoted.iter().collect(),
+            _ if typed.iter().any(|c| c.is_whitespace() || *c == '"') => return None,
+            _ => typed.iter().collect(),
+        };
+        Some((row, at, query))
+    }
+
+    /// Whether the `@` picker shows.
+    pub fn picking(&self) -> bool {
+        self.completions().is_empty()
+            && self
+                .mention_at_cursor()
+                .is_some_and(|(row, at, _)| self.picker_dismissed != Some((row, at)))
+    }
+
+    /// The picker, while it shows.
+    pub fn picker(&self) -> Option<&Picker> {
+        self.picking().then_some(&self.picker)
+    }
+
+    /// Whether the picker shows while the workspace is still being listed: the event
+    /// loop then ticks, and [`InputBox::refresh_picker`] shows what more was found.
+    pub fn listing_files(&self) -> bool {
+        self.picker.listing() && self.picking()
+    }
+
+    /// Takes what the workspace's listing found since the last look; whether the picker
+    /// changed.
+    pub fn refresh_picker(&mut self) -> bool {
+        self.picking() && self.picker.refresh()
+    }
+
+    /// Waits for the workspace's listing and ranks it (tests only: the workbench never
+    /// waits, it shows more as its ticks find it).
+    #[cfg(test)]
+    pub fn picker_listed(&mut self) {
+        self.picker.wait_listed();
+    }
+
+    /// Ranks the files for the mention being typed, or closes the picker.
+    fn update_picker(&mut self) {
+        match self.mention_at_cursor() {
+            Some((row, at, query)) if self.picker_dismissed != Some((row, at)) => {
+                self.picker_dismissed = None;
+                self.picker.search(&query);
+            }
+            Some(_) => {}
+            None => {
+                self.picker_dismissed = None;
+                self.picker.close();
+            }
+        }
+    }
+
+    /// A key for the open picker: the arrows move, Tab or Enter takes the file, Esc
+    /// closes it leaving the text. `None`: not the picker's key.
+    fn picker_key(&mut self, key: KeyEvent) -> Option<InputAction> {
+        if !self.picking() || !key.modifiers.is_empty() {
+            return None;
+        }
+        match key.code {
+            KeyCode::Up | KeyCode::Down => {
+                self.picker.move_selection(key.code == KeyCode::Down);
+                Some(InputAction::Changed)
+            }
+            KeyCode::Esc => {
+                let (row, at, _) = self.mention_at_cursor()?;
+                self.picker_dismissed = Some((row, at));
+                self.picker.close();
+                Some(InputAction::Changed)
+            }
+            KeyCode::Tab | KeyCode::Enter => {
+                self.picker.settle(SETTLE);
+                let Some(chosen) = self.picker.chosen().map(crate::mention::mention_of) else {
+                    // Nothing to take: Tab stays here; Enter sends the message as typed.
+                    return (key.code == KeyCode::Tab).then_some(InputAction::Changed);
+                };
+                let (_, at, _) = self.mention_at_cursor()?;
+                let typed = self.editor.cursor().1 - at;
+                for _ in 0..typed {
+                    self.editor.delete_char();
+                }
+                self.editor.insert_str(format!("{chosen} "));
+                self.recall = None;
+                self.update_picker();
+                Some(InputAction::Changed)
+            }
+            _ => None,
+        }
+    }
+
     /// Applies an edit; whether it changed the text.
     fn edited(&mut self, edit: impl FnOnce(&mut TextArea<'static>) -> bool) -> InputAction {
         if edit(&mut self.editor) {
@@ -298,6 +427,7 @@ impl InputBox {
             KeyHint::new("Ctrl-K", "delete to line end"),
             KeyHint::new("Ctrl-W", "delete a word back"),
             KeyHint::new("Ctrl-Z", "undo"),
+            KeyHint::new("@", "attach a file (picker: Tab/Enter takes, Esc closes)"),
         ]);
         hints
     }

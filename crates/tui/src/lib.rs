@@ -19,6 +19,7 @@ pub(crate) mod keys;
 pub(crate) mod layer;
 pub(crate) mod layers;
 pub(crate) mod layout;
+pub(crate) mod mention;
 pub(crate) mod notify;
 mod output_buffer;
 pub(crate) mod overlay_view;

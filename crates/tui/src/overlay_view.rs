@@ -10,6 +10,13 @@ use super::app::App;
 use super::popup::popup;
 use super::text::wrap;
 
+/// The `@` file picker, just above the input.
+pub fn draw_mentions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
+    if let Some(picker) = app.input.picker() {
+        picker.render(input, size, app.look.theme(), buf);
+    }
+}
+
 /// The slash-command completions, just above the input.
 pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
     let completions = app.input.completions();

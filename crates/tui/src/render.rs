@@ -43,6 +43,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         && let Some(input_area) = areas.get(Pane::Input)
     {
         overlay_view::draw_completions(app, input_area, size, buf);
+        overlay_view::draw_mentions(app, input_area, size, buf);
     }
     let reason_cursor = app.layers.render(app, size, buf);
     app.look.color_depth().apply(frame.buffer_mut());

@@ -22,7 +22,13 @@ fn env_of(options: &AgentOptions) -> HookEnv {
         bash: options.config.tools.bash.clone(),
         // Every key variable the config names, a profile's too (as `bash` hides them).
         key_vars: std::iter::once(&options.config.model.api_key_env)
-            .chain(options.config.profiles.values().map(|profile| &profile.model.api_key_env))
+            .chain(
+                options
+                    .config
+                    .profiles
+                    .values()
+                    .map(|profile| &profile.model.api_key_env),
+            )
             .map(|name| name.trim().to_string())
             .filter(|name| !name.is_empty())
             .collect(),

@@ -6,6 +6,7 @@
 
 pub mod answers;
 pub mod approval;
+mod attach;
 pub mod compaction;
 pub mod context;
 mod delegate;

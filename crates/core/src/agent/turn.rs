@@ -6,6 +6,7 @@
 //! it for a user message and turns how it ended into the turn's last event.
 
 use super::approval::ApprovalPolicy;
+use super::attach;
 use super::compaction::{self, BudgetFailure};
 use super::history::{ContentBlock, Message, Role};
 use super::hooks::{self, MAX_STOP_CONTINUATIONS};
@@ -73,10 +74,10 @@ const CONTINUE_PROMPT: &str =
 
 pub(crate) async fn run_turn(session: &mut Session, text: String, context: &TurnContext) {
     let options = &context.options;
-    let message = Message::user(text);
+    let attached = with_attachments(context, text.clone()).await;
+    let message = attached.message.clone();
     if let Err(why) = fits_alone(session, context, &options.tools.specs(), &message) {
         // Shown and recorded cut: the whole text would only weigh down the log.
-        let text = message.text();
         context.events.emit(Event::TurnStarted {
             text: cap_text(&text, REFUSED_ECHO_BYTES),
         });
@@ -86,7 +87,10 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         });
         return;
     }
-    context.events.emit(Event::TurnStarted { text: message.text() });
+    context.events.emit(Event::TurnStarted { text });
+    if let Some(event) = attached.event() {
+        context.events.emit(event);
+    }
     let Some(message) = hooked_message(session, context, message).await else {
         return;
     };
@@ -154,8 +158,9 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
 /// person interrupted: then the text went back to them and the turn's last event is out.
 async fn hooked_message(session: &mut Session, context: &TurnContext, message: Message) -> Option<Message> {
     let mut message = message;
-    // The person's own words: what the session's hooks add is not theirs.
-    let prompt = message.text();
+    // The person's own words: what the session's hooks add, and the files their mentions
+    // attached, are not theirs.
+    let prompt = attach::persons_words(&message);
     if let Some(start) = session.session_start.take() {
         match start.finished(&context.cancel).await {
             Some(added) => message = hooks::with_context(message, HookEvent::SessionStart, &added),
@@ -186,15 +191,7 @@ async fn hooked_message(session: &mut Session, context: &TurnContext, message: M
 /// hooks ran (`reason` `None`), or a hook refused it for `reason`. The person's text goes
 /// back to them.
 fn refuse(context: &TurnContext, message: Message, reason: Option<String>) -> Option<Message> {
-    let text = message
-        .content
-        .first()
-        .and_then(|block| match block {
-            ContentBlock::Text { text } => Some(text.clone()),
-            _ => None,
-        })
-        .unwrap_or_default();
-    give_back(context, text);
+    give_back(context, attach::persons_words(&message));
     context.events.emit_closing(match reason {
         None => Event::TurnAborted {
             reason: "you interrupted the turn while its hooks ran; the message was not sent".to_string(),
@@ -253,6 +250,20 @@ async fn until_stop_hooks_agree(
     ended
 }
 
+/// `text` as the person's message, with the files its `@path` mentions name (read on a
+/// blocking thread).
+async fn with_attachments(context: &TurnContext, text: String) -> attach::WithAttachments {
+    let workspace = context.workspace.clone();
+    let secrets = context.options.secrets.clone();
+    let fallback = text.clone();
+    tokio::task::spawn_blocking(move || attach::attach(&workspace, &secrets, text))
+        .await
+        .unwrap_or_else(|_| attach::WithAttachments {
+            message: Message::user(fallback),
+            files: Vec::new(),
+        })
+}
+
 /// The turn's request could not be made to fit. When nothing of the turn was sent yet
 /// (its message is still the history's last), the message is taken back out of the
 /// session, so a refused message never weighs on the next (each would need more room
@@ -265,7 +276,8 @@ fn too_large(session: &mut Session, context: &TurnContext, pushed: usize, why: &
         };
     };
     context.events.commit(session);
-    give_back(context, message.text());
+    // The person's own words, without the files their mentions attached.
+    give_back(context, attach::persons_words(&message));
     Event::Error {
         message: format!(
             "the message was not sent, and was taken back out of the session: {why}. Send something shorter, start a new session (/clear), or raise agent.token_limit"

@@ -405,6 +405,12 @@ impl Workspace {
         &self.root
     }
 
+    /// Whether `path` (a real path) lies in one of miniagent's own folders (the
+    /// workspace's `.miniagent/`, the config, sessions and log folders).
+    pub fn protects(&self, path: &Path) -> bool {
+        self.protection.covers(path)
+    }
+
     /// Where a call on `path` (as the model named it) works, for front ends: the real
     /// path when it lies inside the workspace, at `line`. `None` for a path the tools
     /// would refuse, or that leads out of the workspace.

@@ -28,6 +28,7 @@ impl App {
             Event::HistoryRestored { events } => self.show_restored(events),
             Event::SessionResumed { id, messages, turns } => self.on_session_resumed(id, messages, turns),
             Event::TurnStarted { text } => self.on_turn_started(text),
+            Event::FilesAttached { files } => self.on_files_attached(files),
             Event::StepStarted { step, max_steps } => self.on_step_started(step, max_steps),
             Event::ThinkingDelta { delta } => self.on_thinking_delta(&delta),
             Event::TextDelta { delta } => self.on_text_delta(&delta),

@@ -133,6 +133,7 @@ impl App {
             || self.timeline.any_running()
             || self.question_arming()
             || self.answers.holding()
+            || self.input.listing_files()
     }
 
     /// The log this session is recorded in, once the agent named it.

@@ -60,6 +60,7 @@ impl App {
             | Event::ApprovalModeChanged { .. } => playback == Playback::Replay,
             Event::SessionResumed { .. }
             | Event::TurnStarted { .. }
+            | Event::FilesAttached { .. }
             | Event::StepStarted { .. }
             | Event::ThinkingDelta { .. }
             | Event::TextDelta { .. }

@@ -63,6 +63,7 @@ impl App {
             | Event::SessionResumed { .. }
             | Event::PromptReturned { .. }
             | Event::TurnStarted { .. }
+            | Event::FilesAttached { .. }
             | Event::StepStarted { .. }
             | Event::ThinkingDelta { .. }
             | Event::TextDelta { .. }

@@ -14,6 +14,13 @@ impl App {
         self.conversation.scroll_to_bottom();
     }
 
+    /// The files the person's message attached: chips under it.
+    pub(crate) fn on_files_attached(&mut self, files: Vec<miniagent_protocol::AttachedFile>) {
+        let plain = self.look.color_depth() == crate::palette::ColorDepth::None;
+        self.conversation.push(Entry::Files { files, plain });
+        self.conversation.scroll_to_bottom();
+    }
+
     pub(crate) fn on_step_started(&mut self, step: u32, max_steps: u32) {
         self.session.set_max_steps(max_steps);
         let turn = self.figures.step_started();

@@ -48,7 +48,9 @@ impl App {
     /// [`crate::question::ANSWER_SETTLE`]).
     pub fn on_tick(&mut self) -> Outcome {
         let changed = self.settle_held_answer();
-        self.outcome(changed)
+        // The `@` picker shows the files its listing found since.
+        let listed = self.input.refresh_picker();
+        self.outcome(changed || listed)
     }
 
     /// Applies a key at once: the layers first, then the workbench's bindings, then the

@@ -23,6 +23,7 @@ impl App {
         let now = Instant::now();
         let mut input = InputBox::new(crate::commands::hints());
         input.set_theme(&theme);
+        input.set_workspace(workspace.clone());
         App {
             look: Look::new(theme),
             places: Places::default(),

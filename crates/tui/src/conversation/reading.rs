@@ -470,7 +470,7 @@ impl Conversation {
                         block: Some(block),
                     }));
                 }
-                Entry::Assistant { .. } | Entry::User(_) | Entry::Notice { .. } => {}
+                Entry::Assistant { .. } | Entry::User(_) | Entry::Notice { .. } | Entry::Files { .. } => {}
             }
         }
         items

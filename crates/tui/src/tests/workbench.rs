@@ -332,13 +332,15 @@ mod history;
 mod input;
 #[path = "workbench/layers.rs"]
 mod layers;
-#[path = "workbench/reading.rs"]
-mod reading;
-#[path = "workbench/project_context.rs"]
-mod project_context;
+#[path = "workbench/mentions.rs"]
+mod mentions;
 #[path = "workbench/model.rs"]
 mod model;
 #[path = "workbench/modes.rs"]
 mod modes;
+#[path = "workbench/project_context.rs"]
+mod project_context;
+#[path = "workbench/reading.rs"]
+mod reading;
 #[path = "workbench/seam.rs"]
 mod seam;
