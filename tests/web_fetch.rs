@@ -232,11 +232,16 @@ async fn a_large_page_is_saved_and_a_huge_one_cut() {
     assert!(!error);
     assert!(preview.len() < 3_000, "{} bytes reached the model", preview.len());
     assert!(preview.contains(&saved.display().to_string()), "{preview}");
+    // The line naming the saved file, then the page's beginning: its header first.
+    let (notice, page) = preview.split_once('\n').unwrap();
+    assert!(notice.starts_with("[the whole result is "), "{notice}");
     assert!(
-        preview.starts_with(&format!("Fetched from the web: {}\n", web.url("/big.html"))),
+        page.starts_with(&format!(
+            "Fetched from the web: {}\nStatus: 200 OK\nContent-Type: text/html (converted to Markdown)\n{UNTRUSTED}\n---\nparagraph 1\n",
+            web.url("/big.html")
+        )),
         "{preview}"
     );
-    assert!(preview.contains(UNTRUSTED), "{preview}");
     assert!(preview.contains("paragraph 2999\n\nparagraph 3000"), "{preview}");
     assert!(!preview.contains("paragraph 1500\n"), "{preview}");
     let whole = std::fs::read_to_string(&saved).unwrap();
@@ -251,7 +256,7 @@ async fn a_large_page_is_saved_and_a_huge_one_cut() {
         sent_result(&server, "cut"),
         (
             format!(
-                "Fetched from the web: {}\nStatus: 200 OK\nContent-Type: text/html (converted to Markdown)\nCut: only the first 100 bytes of the page were read (tools.web_fetch.max_bytes).\n{UNTRUSTED}\n---\nparagraph 1\n\nparagraph 2\n\nparagraph 3\n\nparagraph 4\n\npar",
+                "Fetched from the web: {}\nStatus: 200 OK\nContent-Type: text/html (converted to Markdown)\nCut: only the first 100 bytes of the page were read (tools.web_fetch.max_bytes).\n{UNTRUSTED}\n---\nparagraph 1\n\nparagraph 2\n\nparagraph 3\n\nparagraph 4\n\nparagraph 5</",
                 web.url("/big.html")
             ),
             false
@@ -290,7 +295,7 @@ async fn a_stalled_page_times_out_and_binary_bodies_are_refused() {
         sent_result(&server, "png"),
         (
             format!(
-                "Fetched from the web: {}\nStatus: 200 OK\nContent-Type: image/png\nThe content is binary (16 bytes), and web_fetch reads only text: it was not read.",
+                "Fetched from the web: {}\nStatus: 200 OK\nContent-Type: image/png\nThe content is binary (20 bytes), and web_fetch reads only text: it was not read.",
                 web.url("/logo.png")
             ),
             true
@@ -300,7 +305,7 @@ async fn a_stalled_page_times_out_and_binary_bodies_are_refused() {
         sent_result(&server, "nul"),
         (
             format!(
-                "Fetched from the web: {}\nStatus: 200 OK\nContent-Type: text/plain\nThe content is binary (33 bytes read), and web_fetch reads only text: it was not read.",
+                "Fetched from the web: {}\nStatus: 200 OK\nContent-Type: text/plain\nThe content is binary (30 bytes read), and web_fetch reads only text: it was not read.",
                 web.url("/nul.txt")
             ),
             true
@@ -435,12 +440,13 @@ async fn a_redirect_to_a_private_address_or_a_file_is_refused() {
     let web = Web::start(pages).await;
     let port = web.addr.port();
     let paths = ["/to-metadata", "/to-private", "/to-localhost", "/to-v6-loopback", "/to-file"];
-    let mut script: Vec<Reply> = paths.iter().map(|path| fetch_call(path, &web.url(path))).collect();
+    // Call ids are the paths without their slash.
+    let mut script: Vec<Reply> = paths.iter().map(|path| fetch_call(&path[1..], &web.url(path))).collect();
     script.push(Reply::text("done"));
     let server = ScriptedServer::start(script).await;
     let mut agent = Harness::start(config(&server, ApprovalMode::FullAuto));
     agent.turn("fetch").await;
-    let results: Vec<(String, bool)> = paths.iter().map(|path| sent_result(&server, path)).collect();
+    let results: Vec<(String, bool)> = paths.iter().map(|path| sent_result(&server, &path[1..])).collect();
     let redirect = |path: &str, to: &str, why: String| {
         (
             format!(

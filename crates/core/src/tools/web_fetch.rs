@@ -346,7 +346,7 @@ async fn read(
     let kind = match declared {
         None => page::sniffed_kind(&body),
         Some(Kind::Binary) => Kind::Binary,
-        Some(_) if page::looks_binary(&body) => Kind::Binary,
+        Some(_) if page::looks_binary(&body, content_type.as_deref()) => Kind::Binary,
         Some(kind) => kind,
     };
     Ok(Page {

@@ -43,7 +43,7 @@ pub fn essence(content_type: &str) -> String {
 /// The kind of a body whose type was not said: markup that opens like a page is HTML,
 /// text is text.
 pub fn sniffed_kind(body: &[u8]) -> Kind {
-    if looks_binary(body) {
+    if looks_binary(body, None) {
         return Kind::Binary;
     }
     let start = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
@@ -55,12 +55,16 @@ pub fn sniffed_kind(body: &[u8]) -> Kind {
     }
 }
 
-/// Whether a body that claims to be text is not: a NUL byte in its first 8 KiB, or (in
-/// UTF-8) more than one byte in ten that is not part of a character.
-pub fn looks_binary(body: &[u8]) -> bool {
+/// Whether a body that claims to be text (as `content_type` says) is not: a NUL byte in
+/// its first 8 KiB, or, unless its charset is a single-byte one [`decode`] reads, more than
+/// one byte in ten there that is not part of a UTF-8 character.
+pub fn looks_binary(body: &[u8], content_type: Option<&str>) -> bool {
     let start = &body[..body.len().min(8192)];
     if start.contains(&0) {
         return true;
+    }
+    if content_type.and_then(charset).is_some_and(|charset| LATIN1.contains(&charset.as_str())) {
+        return false;
     }
     let decoded = String::from_utf8_lossy(start);
     let invalid = decoded.chars().filter(|c| *c == char::REPLACEMENT_CHARACTER).count();
@@ -74,7 +78,7 @@ pub fn looks_binary(body: &[u8]) -> bool {
 pub fn decode(body: &[u8], content_type: Option<&str>) -> (String, Option<String>) {
     let charset = content_type.and_then(charset).unwrap_or_default();
     match charset.as_str() {
-        "iso-8859-1" | "latin1" | "l1" | "iso_8859-1" | "cp819" => {
+        single if LATIN1.contains(&single) => {
             (body.iter().map(|&byte| char::from(byte)).collect(), None)
         }
         "" | "utf-8" | "utf8" | "us-ascii" | "ascii" => match std::str::from_utf8(body) {
@@ -95,6 +99,9 @@ pub fn decode(body: &[u8], content_type: Option<&str>) -> (String, Option<String
         },
     }
 }
+
+/// The names of ISO-8859-1, every byte of which is the character of the same number.
+const LATIN1: &[&str] = &["iso-8859-1", "latin1", "l1", "iso_8859-1", "cp819"];
 
 /// The `charset` parameter of a content type, lower-cased and unquoted.
 fn charset(content_type: &str) -> Option<String> {
@@ -383,9 +390,11 @@ mod tests {
             decode(b"caf\xe9", Some("text/plain; charset=shift_jis")).1,
             Some("charset shift_jis is read as UTF-8: bytes that are not UTF-8 were replaced by \u{fffd}".to_string())
         );
-        assert!(looks_binary(b"text\0more"));
-        assert!(looks_binary(&[0xff; 100]));
-        assert!(!looks_binary("ünïcödé".as_bytes()));
+        assert!(looks_binary(b"text\0more", None));
+        assert!(looks_binary(&[0xff; 100], Some("text/plain")));
+        assert!(!looks_binary(&[0xe9; 100], Some("text/plain; charset=latin1")));
+        assert!(looks_binary(b"\xe9\0", Some("text/plain; charset=latin1")));
+        assert!(!looks_binary("ünïcödé".as_bytes(), None));
     }
 
     /// Headings, links, lists and code survive; scripts, styles and the head do not; the
