@@ -468,7 +468,9 @@ impl ToolRegistry {
         registry.register(Arc::new(notes::RecallNotesTool));
         registry.register(Arc::new(delegate::DelegateTool));
         registry.register(Arc::new(plan::UpdatePlanTool));
-        registry.register(Arc::new(web_fetch::WebFetchTool::new(config.tools.web_fetch.clone())));
+        registry.register(Arc::new(web_fetch::WebFetchTool::new(
+            config.tools.web_fetch.clone(),
+        )));
         registry
     }
 

@@ -121,7 +121,11 @@ pub struct Page {
 pub enum Fetched {
     Page(Page),
     /// `from` redirects to another host, `to`; not followed.
-    Elsewhere { from: Url, to: Url, status: u16 },
+    Elsewhere {
+        from: Url,
+        to: Url,
+        status: u16,
+    },
 }
 
 /// `text` as a URL web_fetch may fetch: http or https, a host, no credentials.
@@ -237,7 +241,11 @@ async fn permitted(settings: &WebFetchSettings, url: &Url) -> Result<Vec<SocketA
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let allowed = settings.allow_private
         || settings.allow_hosts.iter().any(|named| {
-            named.trim().trim_start_matches('[').trim_end_matches(']').eq_ignore_ascii_case(bare)
+            named
+                .trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .eq_ignore_ascii_case(bare)
         });
     let check = |address: IpAddr| match address::reserved(address) {
         Some(reason) if !allowed => Err(FetchError::Refused {
@@ -364,7 +372,11 @@ async fn read(
 
 /// What the model gets of a fetch: a header saying where the text came from and that it
 /// is untrusted, then the text.
-pub async fn result_of(settings: &WebFetchSettings, url: &str, fetched: Result<Fetched, FetchError>) -> ToolOutput {
+pub async fn result_of(
+    settings: &WebFetchSettings,
+    url: &str,
+    fetched: Result<Fetched, FetchError>,
+) -> ToolOutput {
     match fetched {
         Err(error) => ToolOutput::error(format!("web_fetch {}: {error}", url.trim())),
         Ok(Fetched::Elsewhere { from, to, status }) => ToolOutput::ok(format!(
@@ -521,8 +533,14 @@ mod tests {
             reason,
         };
         let cases = vec![
-            ("http://127.0.0.1:9/", refused("127.0.0.1", "127.0.0.1", Reserved::Loopback)),
-            ("http://10.0.0.1/", refused("10.0.0.1", "10.0.0.1", Reserved::Private)),
+            (
+                "http://127.0.0.1:9/",
+                refused("127.0.0.1", "127.0.0.1", Reserved::Loopback),
+            ),
+            (
+                "http://10.0.0.1/",
+                refused("10.0.0.1", "10.0.0.1", Reserved::Private),
+            ),
             (
                 "http://169.254.169.254/latest/meta-data/",
                 refused("169.254.169.254", "169.254.169.254", Reserved::LinkLocal),
@@ -533,14 +551,39 @@ mod tests {
                 refused("[::ffff:7f00:1]", "::ffff:127.0.0.1", Reserved::Loopback),
             ),
             // Other spellings of an address are the address.
-            ("http://0x7f000001/", refused("127.0.0.1", "127.0.0.1", Reserved::Loopback)),
-            ("http://127.1/", refused("127.0.0.1", "127.0.0.1", Reserved::Loopback)),
-            ("http://0.0.0.0/", refused("0.0.0.0", "0.0.0.0", Reserved::Unspecified)),
-            ("http://100.100.100.200/", refused("100.100.100.200", "100.100.100.200", Reserved::SharedNat)),
-            ("https://192.168.1.1/", refused("192.168.1.1", "192.168.1.1", Reserved::Private)),
-            ("file:///etc/passwd", FetchError::Scheme { scheme: "file".into() }),
+            (
+                "http://0x7f000001/",
+                refused("127.0.0.1", "127.0.0.1", Reserved::Loopback),
+            ),
+            (
+                "http://127.1/",
+                refused("127.0.0.1", "127.0.0.1", Reserved::Loopback),
+            ),
+            (
+                "http://0.0.0.0/",
+                refused("0.0.0.0", "0.0.0.0", Reserved::Unspecified),
+            ),
+            (
+                "http://100.100.100.200/",
+                refused("100.100.100.200", "100.100.100.200", Reserved::SharedNat),
+            ),
+            (
+                "https://192.168.1.1/",
+                refused("192.168.1.1", "192.168.1.1", Reserved::Private),
+            ),
+            (
+                "file:///etc/passwd",
+                FetchError::Scheme {
+                    scheme: "file".into(),
+                },
+            ),
             ("ftp://example.com/x", FetchError::Scheme { scheme: "ftp".into() }),
-            ("gopher://127.0.0.1:6379/_", FetchError::Scheme { scheme: "gopher".into() }),
+            (
+                "gopher://127.0.0.1:6379/_",
+                FetchError::Scheme {
+                    scheme: "gopher".into(),
+                },
+            ),
             ("http://user:secret@example.com/", FetchError::Credentials),
         ];
         for (url, expected) in cases {
@@ -575,9 +618,14 @@ mod tests {
         );
         assert_eq!(
             TypedTool::session_rule(&tool, &args),
-            Some(ApprovalRule::Domain { host: "docs.rs".into() })
+            Some(ApprovalRule::Domain {
+                host: "docs.rs".into()
+            })
         );
-        assert_eq!(TypedTool::rule_subject(&tool, &args), Some("domain:docs.rs".to_string()));
+        assert_eq!(
+            TypedTool::rule_subject(&tool, &args),
+            Some("domain:docs.rs".to_string())
+        );
         let bad = WebFetchArgs {
             url: "file:///etc/passwd".into(),
         };
@@ -598,16 +646,25 @@ mod tests {
         let mut settings = settings();
         settings.allow_hosts = vec!["::1".into(), "Intranet.Example".into()];
         let url = |text: &str| Url::parse(text).unwrap();
-        assert_eq!(permitted(&settings, &url("http://[::1]:9/")).await, Ok(Vec::new()));
+        assert_eq!(
+            permitted(&settings, &url("http://[::1]:9/")).await,
+            Ok(Vec::new())
+        );
         assert!(matches!(
             permitted(&settings, &url("http://127.0.0.1:9/")).await,
             Err(FetchError::Refused { .. })
         ));
         settings.allow_private = true;
-        assert_eq!(permitted(&settings, &url("http://10.0.0.1/")).await, Ok(Vec::new()));
+        assert_eq!(
+            permitted(&settings, &url("http://10.0.0.1/")).await,
+            Ok(Vec::new())
+        );
         let local = permitted(&settings, &url("http://localhost:9/")).await.unwrap();
         assert!(
-            !local.is_empty() && local.iter().all(|found| found.ip().is_loopback() && found.port() == 9),
+            !local.is_empty()
+                && local
+                    .iter()
+                    .all(|found| found.ip().is_loopback() && found.port() == 9),
             "{local:?}"
         );
     }

@@ -21,11 +21,18 @@ pub fn declared_kind(content_type: Option<&str>) -> Option<Kind> {
         "text/html" | "application/xhtml+xml" => Kind::Html,
         _ if essence.starts_with("text/") => Kind::Text,
         _ if essence.ends_with("+json") || essence.ends_with("+xml") => Kind::Text,
-        "application/json" | "application/xml" | "application/javascript" | "application/ecmascript"
-        | "application/x-javascript" | "application/yaml" | "application/x-yaml" | "application/toml"
-        | "application/x-sh" | "application/sql" | "application/graphql" | "application/x-ndjson" => {
-            Kind::Text
-        }
+        "application/json"
+        | "application/xml"
+        | "application/javascript"
+        | "application/ecmascript"
+        | "application/x-javascript"
+        | "application/yaml"
+        | "application/x-yaml"
+        | "application/toml"
+        | "application/x-sh"
+        | "application/sql"
+        | "application/graphql"
+        | "application/x-ndjson" => Kind::Text,
         _ => Kind::Binary,
     })
 }
@@ -63,11 +70,17 @@ pub fn looks_binary(body: &[u8], content_type: Option<&str>) -> bool {
     if start.contains(&0) {
         return true;
     }
-    if content_type.and_then(charset).is_some_and(|charset| LATIN1.contains(&charset.as_str())) {
+    if content_type
+        .and_then(charset)
+        .is_some_and(|charset| LATIN1.contains(&charset.as_str()))
+    {
         return false;
     }
     let decoded = String::from_utf8_lossy(start);
-    let invalid = decoded.chars().filter(|c| *c == char::REPLACEMENT_CHARACTER).count();
+    let invalid = decoded
+        .chars()
+        .filter(|c| *c == char::REPLACEMENT_CHARACTER)
+        .count();
     invalid * 10 > start.len()
 }
 
@@ -78,9 +91,7 @@ pub fn looks_binary(body: &[u8], content_type: Option<&str>) -> bool {
 pub fn decode(body: &[u8], content_type: Option<&str>) -> (String, Option<String>) {
     let charset = content_type.and_then(charset).unwrap_or_default();
     match charset.as_str() {
-        single if LATIN1.contains(&single) => {
-            (body.iter().map(|&byte| char::from(byte)).collect(), None)
-        }
+        single if LATIN1.contains(&single) => (body.iter().map(|&byte| char::from(byte)).collect(), None),
         "" | "utf-8" | "utf8" | "us-ascii" | "ascii" => match std::str::from_utf8(body) {
             Ok(text) => (text.to_string(), None),
             Err(_) => (
@@ -134,7 +145,9 @@ pub fn html_to_markdown(html: &str) -> String {
     if tag_depth(html) > MAX_TAG_DEPTH {
         return strip_tags(html);
     }
-    let converter = htmd::HtmlToMarkdown::builder().skip_tags(SKIPPED.to_vec()).build();
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(SKIPPED.to_vec())
+        .build();
     let Ok(tree) = converter.html_to_tree(html) else {
         return strip_tags(html);
     };
@@ -158,7 +171,15 @@ const VOID: &[&str] = &[
 ];
 /// Elements whose content is text, not tags, up to their end tag.
 const RAW: &[&str] = &[
-    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext",
+    "script",
+    "style",
+    "textarea",
+    "title",
+    "xmp",
+    "iframe",
+    "noembed",
+    "noframes",
+    "plaintext",
 ];
 
 /// One pass over the page's tags: a start or end tag, a comment, or raw text skipped.
@@ -184,7 +205,8 @@ fn scan_tags<'a>(html: &'a str, lower: &'a str, mut visit: impl FnMut(&'a str, O
                 .map_or(bytes.len(), |n| from + n);
             (&lower[from..end], end)
         };
-        let end_of_tag = |from: usize| memchr::memchr(b'>', &bytes[from..]).map_or(bytes.len(), |n| from + n + 1);
+        let end_of_tag =
+            |from: usize| memchr::memchr(b'>', &bytes[from..]).map_or(bytes.len(), |n| from + n + 1);
         if rest.starts_with("<!--") {
             visit(&html[text_from..open], None);
             at = lower[open..].find("-->").map_or(bytes.len(), |n| open + n + 3);
@@ -245,7 +267,10 @@ fn strip_tags(html: &str) -> String {
     let lower = html.to_ascii_lowercase();
     scan_tags(html, &lower, |before, tag| {
         text.push_str(before);
-        if matches!(tag, Some(Tag::Open("br" | "p" | "div" | "li" | "tr" | "h1" | "h2" | "h3"))) {
+        if matches!(
+            tag,
+            Some(Tag::Open("br" | "p" | "div" | "li" | "tr" | "h1" | "h2" | "h3"))
+        ) {
             text.push('\n');
         }
     });
@@ -378,7 +403,10 @@ mod tests {
             decode(b"caf\xe9", Some("text/plain; charset=\"ISO-8859-1\"")),
             ("café".to_string(), None)
         );
-        assert_eq!(decode("café".as_bytes(), Some("text/plain")), ("café".to_string(), None));
+        assert_eq!(
+            decode("café".as_bytes(), Some("text/plain")),
+            ("café".to_string(), None)
+        );
         assert_eq!(
             decode(b"caf\xe9", Some("text/plain")),
             (
@@ -388,7 +416,10 @@ mod tests {
         );
         assert_eq!(
             decode(b"caf\xe9", Some("text/plain; charset=shift_jis")).1,
-            Some("charset shift_jis is read as UTF-8: bytes that are not UTF-8 were replaced by \u{fffd}".to_string())
+            Some(
+                "charset shift_jis is read as UTF-8: bytes that are not UTF-8 were replaced by \u{fffd}"
+                    .to_string()
+            )
         );
         assert!(looks_binary(b"text\0more", None));
         assert!(looks_binary(&[0xff; 100], Some("text/plain")));
@@ -417,9 +448,17 @@ mod tests {
     #[test]
     fn a_deeply_nested_page_is_read_as_text() {
         let depth = 200_000;
-        let nested = format!("{}deep &amp; words{}", "<div>".repeat(depth), "</div>".repeat(depth));
+        let nested = format!(
+            "{}deep &amp; words{}",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
         let ignored_ends = format!("{}deep &amp; words", "<div></span>".repeat(depth));
-        let just_past = format!("<p>{}deep &amp; words{}</p>", "<div>".repeat(300), "</div>".repeat(300));
+        let just_past = format!(
+            "<p>{}deep &amp; words{}</p>",
+            "<div>".repeat(300),
+            "</div>".repeat(300)
+        );
         for html in [nested, ignored_ends, just_past] {
             let started = std::time::Instant::now();
             let text = std::thread::Builder::new()
@@ -429,9 +468,16 @@ mod tests {
                 .join()
                 .unwrap();
             assert_eq!(text, "deep & words");
-            assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
         }
-        assert_eq!(tag_depth("<div><p>a<br><img src=x></p><script>if (a<b) x()</script></div><!-- <div> -->"), 2);
+        assert_eq!(
+            tag_depth("<div><p>a<br><img src=x></p><script>if (a<b) x()</script></div><!-- <div> -->"),
+            2
+        );
         assert_eq!(
             strip_tags("<h1>T</h1><p>one<br>two</p><script>var x = '<p>';</script><!-- c --><li>&lt;3"),
             "T\none\ntwo\n<3"
