@@ -746,8 +746,8 @@ fn a_large_write_at_160x48() {
     assert_screen!("approval_large_write_160x48", screen(&mut app, 160, 48));
 }
 
-/// A `web_fetch` is asked about with its URL and host, and `a` says it approves that
-/// host for the session, not others; `a` sends the approval for the session.
+/// A `web_fetch` is asked about with its URL and host, and the dialog says `a` approves
+/// that host for the session, not others; `a` sends the approval for the session.
 #[test]
 fn a_web_fetch_asks_with_its_url_and_what_the_session_covers() {
     let workspace = TempDir::new();
@@ -781,6 +781,9 @@ fn a_web_fetch_asks_with_its_url_and_what_the_session_covers() {
     assert_screen!("approval_web_fetch_80x24", screen(&mut app, 80, 24));
     assert_screen!("approval_web_fetch_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Char('a')));
+    // A one-letter answer is sent once it settled.
+    app.now += ANSWER_SETTLE;
+    app.on_tick();
     assert_eq!(
         app.sent.last(),
         Some(&Op::Approval {
