@@ -164,9 +164,16 @@ fn check_url(url: &Url) -> Result<(), FetchError> {
     Ok(())
 }
 
-/// The host a URL names, as rules and the question show it (lower case; IPv6 in brackets).
+/// The host a URL names, as it is resolved and sent (lower case; IPv6 in brackets).
 fn host_of(url: &Url) -> String {
     url.host_str().unwrap_or_default().to_ascii_lowercase()
+}
+
+/// The host as rules, the question and the session's approvals name it: without the
+/// trailing dot a fully qualified name may carry, so `evil.example.` is the host a rule
+/// for `evil.example` names, and cannot pass a deny rule for it.
+fn named_host(url: &Url) -> String {
+    host_of(url).trim_end_matches('.').to_string()
 }
 
 /// Fetches `url` within the configured time.
@@ -239,14 +246,20 @@ fn same_place(from: &Url, to: &Url) -> bool {
 async fn permitted(settings: &WebFetchSettings, url: &Url) -> Result<Vec<SocketAddr>, FetchError> {
     let host = host_of(url);
     let bare = host.trim_start_matches('[').trim_end_matches(']');
+    // As a person writes a host: any case, IPv6 with or without brackets, a name with or
+    // without its trailing dot.
+    let comparable = |name: &str| {
+        name.trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim_end_matches('.')
+            .to_ascii_lowercase()
+    };
     let allowed = settings.allow_private
-        || settings.allow_hosts.iter().any(|named| {
-            named
-                .trim()
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .eq_ignore_ascii_case(bare)
-        });
+        || settings
+            .allow_hosts
+            .iter()
+            .any(|named| comparable(named) == comparable(bare));
     let check = |address: IpAddr| match address::reserved(address) {
         Some(reason) if !allowed => Err(FetchError::Refused {
             host: host.clone(),
@@ -485,7 +498,7 @@ impl TypedTool for WebFetchTool {
                 name: NAME.to_string(),
                 preview: format!(
                     "GET {url}\n(from {}; the page goes to the model as untrusted text)",
-                    host_of(&url)
+                    named_host(&url)
                 ),
             }))
         })
@@ -494,13 +507,15 @@ impl TypedTool for WebFetchTool {
     /// Approving for the session approves this host, exactly.
     fn session_rule(&self, args: &WebFetchArgs) -> Option<ApprovalRule> {
         let url = parse_url(&args.url).ok()?;
-        Some(ApprovalRule::Domain { host: host_of(&url) })
+        Some(ApprovalRule::Domain {
+            host: named_host(&url),
+        })
     }
 
     /// `domain:` and the host, for rules such as `web_fetch(domain:docs.rs)`.
     fn rule_subject(&self, args: &WebFetchArgs) -> Option<String> {
         let url = parse_url(&args.url).ok()?;
-        Some(format!("domain:{}", host_of(&url)))
+        Some(format!("domain:{}", named_host(&url)))
     }
 
     fn run(&self, args: WebFetchArgs, context: ToolContext) -> BoxFuture<'_, ToolOutput> {
@@ -626,6 +641,20 @@ mod tests {
             TypedTool::rule_subject(&tool, &args),
             Some("domain:docs.rs".to_string())
         );
+        // A fully qualified name is the same host to a rule, the session and the question.
+        let dotted = WebFetchArgs {
+            url: "https://EVIL.example./x".into(),
+        };
+        assert_eq!(
+            TypedTool::rule_subject(&tool, &dotted),
+            Some("domain:evil.example".to_string())
+        );
+        assert_eq!(
+            TypedTool::session_rule(&tool, &dotted),
+            Some(ApprovalRule::Domain {
+                host: "evil.example".into()
+            })
+        );
         let bad = WebFetchArgs {
             url: "file:///etc/passwd".into(),
         };
@@ -644,7 +673,7 @@ mod tests {
     #[tokio::test]
     async fn configured_hosts_and_private_networks_are_let_through() {
         let mut settings = settings();
-        settings.allow_hosts = vec!["::1".into(), "Intranet.Example".into()];
+        settings.allow_hosts = vec!["::1".into(), "Intranet.Example".into(), "localhost.".into()];
         let url = |text: &str| Url::parse(text).unwrap();
         assert_eq!(
             permitted(&settings, &url("http://[::1]:9/")).await,
@@ -654,6 +683,8 @@ mod tests {
             permitted(&settings, &url("http://127.0.0.1:9/")).await,
             Err(FetchError::Refused { .. })
         ));
+        // A name is matched without its trailing dot, either way round.
+        assert!(permitted(&settings, &url("http://localhost:9/")).await.is_ok());
         settings.allow_private = true;
         assert_eq!(
             permitted(&settings, &url("http://10.0.0.1/")).await,
