@@ -64,3 +64,4 @@ mod tmux_workbench;
 mod tool_faults;
 mod tools;
 mod trust_and_resume;
+mod web_fetch;

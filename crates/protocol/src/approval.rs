@@ -38,6 +38,8 @@ pub enum ApprovalRule {
     /// interpreters, shells, wrappers and compound commands, whose effect is not in
     /// their arguments' shape.
     CommandLine { command: String },
+    /// `web_fetch` from this host (exactly: not its subdomains, nor a host it redirects to).
+    Domain { host: String },
 }
 
 impl std::fmt::Display for ApprovalRule {
@@ -46,6 +48,7 @@ impl std::fmt::Display for ApprovalRule {
             ApprovalRule::Tool { name } => write!(f, "tool `{name}`"),
             ApprovalRule::Command { program } => write!(f, "command `{program} …`"),
             ApprovalRule::CommandLine { command } => write!(f, "exactly `{command}`"),
+            ApprovalRule::Domain { host } => write!(f, "fetches from `{host}`"),
         }
     }
 }

@@ -54,6 +54,12 @@ pub(super) fn validate(config: &Config, source_of: &dyn Fn(&str) -> String) -> R
             "must be between 1 and tools.bash.max_timeout_s",
         );
     }
+    if config.tools.web_fetch.timeout_s == 0 {
+        return fail("tools.web_fetch.timeout_s", "must be at least 1");
+    }
+    if config.tools.web_fetch.max_bytes == 0 {
+        return fail("tools.web_fetch.max_bytes", "must be at least 1");
+    }
     if config.retry.exponential_base.is_nan() || config.retry.exponential_base < 1.0 {
         return fail("retry.exponential_base", "must be 1.0 or more");
     }

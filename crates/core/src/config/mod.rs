@@ -189,6 +189,20 @@ pub struct ReadFileSettings {
     pub max_tokens: u64,
 }
 
+/// `[tools.web_fetch]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchSettings {
+    /// Seconds one fetch may take, redirects and the body included.
+    pub timeout_s: u64,
+    /// The most of a body read; the rest is not downloaded.
+    pub max_bytes: usize,
+    /// Whether addresses on this machine and private networks may be fetched.
+    pub allow_private: bool,
+    /// Hosts (as a URL names them) fetched whatever their addresses are.
+    pub allow_hosts: Vec<String>,
+}
+
 /// `[tools]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -200,6 +214,7 @@ pub struct ToolSettings {
     pub large_result_bytes: usize,
     pub read_file: ReadFileSettings,
     pub bash: BashSettings,
+    pub web_fetch: WebFetchSettings,
 }
 
 /// Everything miniagent reads from configuration.

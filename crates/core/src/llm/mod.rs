@@ -8,7 +8,7 @@ mod key;
 pub mod openai;
 mod provider;
 pub mod sse;
-mod transport;
+pub(crate) mod transport;
 
 pub use key::ApiKey;
 use key::NamedKeyClient;

@@ -23,6 +23,7 @@ pub mod skills;
 pub mod spill;
 pub mod supervisor;
 pub mod typed;
+pub mod web_fetch;
 
 use std::sync::Arc;
 
@@ -67,6 +68,7 @@ pub const BUILTIN_TOOLS: &[(&str, ToolEffect)] = &[
     ("recall_notes", ToolEffect::ReadOnly),
     ("delegate", ToolEffect::ReadOnly),
     ("update_plan", ToolEffect::ReadOnly),
+    ("web_fetch", ToolEffect::External),
 ];
 
 /// What running a tool can change; the approval policy decides by it.
@@ -470,6 +472,9 @@ impl ToolRegistry {
         registry.register(Arc::new(notes::RecallNotesTool));
         registry.register(Arc::new(delegate::DelegateTool));
         registry.register(Arc::new(plan::UpdatePlanTool));
+        registry.register(Arc::new(web_fetch::WebFetchTool::new(
+            config.tools.web_fetch.clone(),
+        )));
         registry
     }
 
@@ -576,6 +581,7 @@ mod tests {
             ("recall_notes", ToolKind::Read),
             ("delegate", ToolKind::Think),
             ("update_plan", ToolKind::Think),
+            ("web_fetch", ToolKind::Fetch),
         ];
         let expected: Vec<(String, ToolKind)> = expected
             .iter()

@@ -549,6 +549,9 @@ fn session_scope(rule: Option<&ApprovalRule>, theme: &Theme) -> Line<'static> {
         Some(ApprovalRule::CommandLine { .. }) => {
             " approves exactly this command line for the session, and nothing else".to_string()
         }
+        Some(ApprovalRule::Domain { host }) => {
+            format!(" approves fetching pages from `{host}` for the session (not other hosts)")
+        }
         None => {
             return Line::from(Span::styled(
                 "a (for the session) is not offered: this call can only be approved once",

@@ -745,3 +745,50 @@ fn a_large_write_at_160x48() {
     let mut app = large_write(&workspace);
     assert_screen!("approval_large_write_160x48", screen(&mut app, 160, 48));
 }
+
+/// A `web_fetch` is asked about with its URL and host, and the dialog says `a` approves
+/// that host for the session, not others; `a` sends the approval for the session.
+#[test]
+fn a_web_fetch_asks_with_its_url_and_what_the_session_covers() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.on_agent_event(Event::TurnStarted {
+        text: "read the serde docs".into(),
+    });
+    app.on_agent_event(Event::ToolCallRequested {
+        id: "f1".into(),
+        name: "web_fetch".into(),
+        arguments: json!({"url": "https://docs.rs/serde/latest/serde/"}),
+        summary: "https://docs.rs/serde/latest/serde/".into(),
+        kind: miniagent_protocol::ToolKind::Fetch,
+        locations: Vec::new(),
+    });
+    let preview = "GET https://docs.rs/serde/latest/serde/\n(from docs.rs; the page goes to the model as untrusted text)";
+    app.on_agent_event(Event::ApprovalRequested {
+        id: "f1".into(),
+        name: "web_fetch".into(),
+        preview: preview.into(),
+        session_rule: Some(ApprovalRule::Domain {
+            host: "docs.rs".into(),
+        }),
+        request: Some(ApprovalRequest::Other {
+            name: "web_fetch".into(),
+            preview: preview.into(),
+        }),
+        notes: Vec::new(),
+    });
+    arm(&mut app);
+    assert_screen!("approval_web_fetch_80x24", screen(&mut app, 80, 24));
+    assert_screen!("approval_web_fetch_160x48", screen(&mut app, 160, 48));
+    app.on_key(key(KeyCode::Char('a')));
+    // A one-letter answer is sent once it settled.
+    app.now += ANSWER_SETTLE;
+    app.on_tick();
+    assert_eq!(
+        app.sent.last(),
+        Some(&Op::Approval {
+            id: "f1".into(),
+            decision: Decision::ApproveForSession,
+        })
+    );
+}
