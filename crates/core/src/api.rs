@@ -182,7 +182,7 @@ impl Launch {
     /// workspace's trust; `resume`, a log to continue, must load.
     /// The variables are the ones `env` gives.
     pub fn prepare(options: &StartOptions, resume: Option<&Path>, env: &Env) -> anyhow::Result<Self> {
-        let config = startup::load_config(options, env)?;
+        let mut config = startup::load_config(options, env)?;
         let workspace = startup::resolve_workspace(options)?;
         let config_dir = config::config_dir(env);
         let sessions_dir = session::store::sessions_dir(env);
@@ -218,6 +218,7 @@ impl Launch {
             trust::TrustStatus::NothingToTrust => {}
             trust::TrustStatus::Trusted => {
                 trusted = true;
+                notices.extend(startup::use_workspace_permissions(&mut config, extras.settings.as_deref()));
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -230,6 +231,7 @@ impl Launch {
                     trust::remember(dir, &workspace, &extras).map_err(|why| anyhow::anyhow!(why))?;
                 }
                 trusted = true;
+                notices.extend(startup::use_workspace_permissions(&mut config, extras.settings.as_deref()));
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -311,11 +313,15 @@ impl Launch {
             return None;
         }
         self.trusted = true;
-        let warning = self
+        let warnings: Vec<String> = self
             .config_dir
             .as_ref()
             .and_then(|dir| trust::remember(dir, &self.workspace, &project).err())
-            .map(|err| err.to_string());
+            .map(|err| err.to_string())
+            .into_iter()
+            .chain(startup::use_workspace_permissions(&mut self.config, project.settings.as_deref()))
+            .collect();
+        let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
         if let Some(servers) = project.mcp {
             self.mcp = Some(trust::merge(self.mcp.take(), servers));
         }

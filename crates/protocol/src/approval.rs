@@ -24,6 +24,10 @@ pub enum Decision {
     /// Do not run it: nobody can be asked (`exec`), so the call is refused as the
     /// approval mode refuses one, with the reason the model sees.
     Refuse { reason: String },
+    /// Run this call, and save `rule` (a permission pattern such as `bash(cargo test*)`,
+    /// the request's `permanent_rule` as the person confirmed it) to the `allow` list
+    /// of the user's config, so later calls it covers run without asking.
+    ApproveAlways { rule: String },
 }
 
 /// An approval remembered for the rest of the session.
@@ -47,6 +51,55 @@ impl std::fmt::Display for ApprovalRule {
             ApprovalRule::Command { program } => write!(f, "command `{program} …`"),
             ApprovalRule::CommandLine { command } => write!(f, "exactly `{command}`"),
         }
+    }
+}
+
+/// Which list of the `[permissions]` table a permanent rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleList {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl RuleList {
+    /// The key of the `[permissions]` table.
+    pub fn key(self) -> &'static str {
+        match self {
+            RuleList::Allow => "allow",
+            RuleList::Ask => "ask",
+            RuleList::Deny => "deny",
+        }
+    }
+}
+
+/// Where a permanent rule was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleSource {
+    /// The person's configuration (their `config.toml`, or a `--config` file).
+    User,
+    /// The trusted workspace's `.miniagent/config.toml`.
+    Workspace,
+}
+
+/// A rule of a `[permissions]` table: `allow`, `ask` or `deny`, a pattern (`bash(git
+/// status*)`, `write_file(src/**)`, `mcp__github__*`) and where it was written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PermanentRule {
+    pub list: RuleList,
+    pub pattern: String,
+    pub source: RuleSource,
+}
+
+impl std::fmt::Display for PermanentRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let source = match self.source {
+            RuleSource::User => "your config",
+            RuleSource::Workspace => "the workspace's .miniagent/config.toml",
+        };
+        write!(f, "the {} rule `{}` in {source}", self.list.key(), self.pattern)
     }
 }
 

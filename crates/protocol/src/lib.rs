@@ -14,7 +14,7 @@ pub mod record;
 pub mod settings;
 pub mod shown;
 
-pub use approval::{ApprovalRequest, ApprovalRule, Decision};
+pub use approval::{ApprovalRequest, ApprovalRule, Decision, PermanentRule, RuleList, RuleSource};
 pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
 };
@@ -63,6 +63,9 @@ pub enum Op {
     RecordedCall { id: CallId },
     /// A replay's control (`miniagent replay`); an agent says it is not a replay.
     Playback { control: PlaybackControl },
+    /// Remove a permanent rule from the user's config (and from this session): answered
+    /// with [`Event::PermissionRulesChanged`], or a notice saying why it cannot be.
+    RemovePermissionRule { rule: PermanentRule },
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -453,6 +456,9 @@ pub enum Event {
     PlaybackStatus { status: PlaybackStatus },
     /// A recorded event coming due, `at_ms` into the replay (recorded time).
     Replayed { at_ms: u64, event: Box<Event> },
+    /// The `[permissions]` rules in force: sent when the session starts (when there are
+    /// any) and after one is added (`A` at an approval) or removed.
+    PermissionRulesChanged { rules: Vec<PermanentRule> },
 }
 
 /// Something a finished call changed outside the conversation.

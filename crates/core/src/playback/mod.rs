@@ -118,6 +118,7 @@ impl Playback {
             Op::UserInput { .. } => vec![notice(NOT_SENT)],
             Op::Approval { .. }
             | Op::RevokeApproval { .. }
+            | Op::RemovePermissionRule { .. }
             | Op::SetApprovalMode { .. }
             | Op::ClearHistory
             | Op::CompactNow
