@@ -272,6 +272,7 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::ToolCallRequested { .. }
         | Event::ApprovalRequested { .. }
         | Event::ApprovalRulesChanged { .. }
+        | Event::PermissionRulesChanged { .. }
         | Event::ApprovalModeChanged { .. }
         | Event::PlanUpdated { .. }
         | Event::HistoryCleared
@@ -504,6 +505,7 @@ impl Printer {
             | Event::PromptReturned { .. }
             | Event::HistoryRestored { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::PermissionRulesChanged { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared
             | Event::StepStarted { .. }

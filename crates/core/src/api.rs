@@ -218,7 +218,10 @@ impl Launch {
             trust::TrustStatus::NothingToTrust => {}
             trust::TrustStatus::Trusted => {
                 trusted = true;
-                notices.extend(startup::use_workspace_permissions(&mut config, extras.settings.as_deref()));
+                notices.extend(startup::use_workspace_permissions(
+                    &mut config,
+                    extras.settings.as_deref(),
+                ));
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -231,7 +234,10 @@ impl Launch {
                     trust::remember(dir, &workspace, &extras).map_err(|why| anyhow::anyhow!(why))?;
                 }
                 trusted = true;
-                notices.extend(startup::use_workspace_permissions(&mut config, extras.settings.as_deref()));
+                notices.extend(startup::use_workspace_permissions(
+                    &mut config,
+                    extras.settings.as_deref(),
+                ));
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -319,7 +325,10 @@ impl Launch {
             .and_then(|dir| trust::remember(dir, &self.workspace, &project).err())
             .map(|err| err.to_string())
             .into_iter()
-            .chain(startup::use_workspace_permissions(&mut self.config, project.settings.as_deref()))
+            .chain(startup::use_workspace_permissions(
+                &mut self.config,
+                project.settings.as_deref(),
+            ))
             .collect();
         let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
         if let Some(servers) = project.mcp {

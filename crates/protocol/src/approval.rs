@@ -146,3 +146,90 @@ pub enum ApprovalRequest {
     /// Any other tool: its own description of the call.
     Other { name: String, preview: String },
 }
+
+/// The pattern `A` (always) at an approval offers to save to the `allow` list for a call
+/// of `tool` asking `request`, whose `session_rule` is the one `a` would remember:
+/// `bash(cargo test *)` from a command's program and its first word when that is a
+/// subcommand and the program is one remembered by name, else the command's exact words;
+/// `write_file(src/**)` from a file's folder; an MCP tool's name;
+/// `web_fetch(domain:docs.rs)`. `None` where no rule can be offered safely: a compound
+/// command, a `*` in the words or the path, a path outside the workspace.
+pub fn proposed_rule(
+    tool: &str,
+    request: &ApprovalRequest,
+    session_rule: Option<&ApprovalRule>,
+) -> Option<String> {
+    let plain = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '+' | '@'))
+    };
+    match request {
+        ApprovalRequest::Command {
+            program: Some(program),
+            argv,
+            compound: false,
+            ..
+        } => {
+            if !matches!(session_rule, Some(ApprovalRule::Command { .. })) {
+                // Not safe to approve by its name (an interpreter, a wrapper): exactly
+                // these words.
+                let words = argv.join(" ");
+                let safe =
+                    !words.trim().is_empty() && !words.contains('*') && !words.chars().any(char::is_control);
+                return safe.then(|| format!("{tool}({words})"));
+            }
+            if !plain(program) || program.contains('=') {
+                return None;
+            }
+            // A subcommand (`cargo test`, `npm run`): a word, not an option or a path.
+            let words = match argv.get(1) {
+                Some(word) if plain(word) && !word.starts_with('-') && !word.contains('.') => {
+                    format!("{program} {word}")
+                }
+                _ => program.clone(),
+            };
+            Some(format!("{tool}({words} *)"))
+        }
+        ApprovalRequest::Command { .. } => None,
+        ApprovalRequest::Edit { path, .. } => {
+            let relative = !path.starts_with('/') && !path.starts_with('~');
+            let safe = relative
+                && !path.contains(['*', '(', ')'])
+                && !path
+                    .split('/')
+                    .any(|part| part == ".." || part == "." || part.is_empty());
+            if !safe {
+                return None;
+            }
+            Some(match path.rsplit_once('/') {
+                Some((folder, _)) => format!("{tool}({folder}/**)"),
+                None => format!("{tool}({path})"),
+            })
+        }
+        ApprovalRequest::McpCall { .. } => Some(tool.to_string()),
+        ApprovalRequest::Other { preview, .. } if tool == "web_fetch" => {
+            let arguments: serde_json::Value = serde_json::from_str(preview).ok()?;
+            let url = arguments.get("url")?.as_str()?;
+            let host = host_of(url)?;
+            Some(format!("{tool}(domain:{host})"))
+        }
+        ApprovalRequest::Other { .. } => Some(tool.to_string()),
+    }
+}
+
+/// The host of an http(s) URL, in lower case; `None` for anything else.
+fn host_of(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = host.split(':').next()?.to_ascii_lowercase();
+    let plain = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'));
+    plain.then_some(host)
+}

@@ -14,7 +14,9 @@ pub mod record;
 pub mod settings;
 pub mod shown;
 
-pub use approval::{ApprovalRequest, ApprovalRule, Decision, PermanentRule, RuleList, RuleSource};
+pub use approval::{
+    ApprovalRequest, ApprovalRule, Decision, PermanentRule, RuleList, RuleSource, proposed_rule,
+};
 pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
 };

@@ -12,8 +12,8 @@ use tokio::sync::oneshot;
 
 use crate::config::ApprovalMode;
 use crate::tools::git_guard;
-use crate::tools::permission_rule::PermissionRules;
 use crate::tools::paths::{Access, Workspace};
+use crate::tools::permission_rule::PermissionRules;
 use crate::tools::skills::SkillApprovals;
 use crate::tools::{Tool, ToolCall, ToolEffect};
 use miniagent_protocol::{ApprovalRule, CallId, Decision, Event, PermanentRule, RuleList};
@@ -788,16 +788,31 @@ mod tests {
                 "the ask rule `{pattern}` in your config asks about this call each time, whatever the approval mode."
             ))
         };
-        for mode in [ApprovalMode::ReadOnly, ApprovalMode::Ask, ApprovalMode::AutoEdit, ApprovalMode::FullAuto] {
+        for mode in [
+            ApprovalMode::ReadOnly,
+            ApprovalMode::Ask,
+            ApprovalMode::AutoEdit,
+            ApprovalMode::FullAuto,
+        ] {
             let mut policy = ApprovalPolicy::new(mode)
                 .confining_commands(true)
                 .with_permissions(rules.clone());
             // Neither a session rule nor a skill takes a deny or an ask away.
             policy.remember(ApprovalRule::Command { program: "rm".into() });
-            policy.remember(ApprovalRule::Command { program: "git".into() });
+            policy.remember(ApprovalRule::Command {
+                program: "git".into(),
+            });
             policy.pre_approve(skill(&["Bash"]));
-            assert_eq!(policy.check_json(&*bash, &command("rm -rf build"), &workspace), denied("bash(rm -rf*)"), "{mode}");
-            assert_eq!(policy.check_json(&*bash, &command("ls; rm -rf /"), &workspace), denied("bash(rm -rf*)"), "{mode}");
+            assert_eq!(
+                policy.check_json(&*bash, &command("rm -rf build"), &workspace),
+                denied("bash(rm -rf*)"),
+                "{mode}"
+            );
+            assert_eq!(
+                policy.check_json(&*bash, &command("ls; rm -rf /"), &workspace),
+                denied("bash(rm -rf*)"),
+                "{mode}"
+            );
             assert_eq!(
                 policy.check_json(&*reader, &serde_json::json!({"path": "secrets/key"}), &workspace),
                 denied("read_file(secrets/**)"),
@@ -814,7 +829,10 @@ mod tests {
             if mode == ApprovalMode::ReadOnly {
                 // Read-only stays read-only: an allow rule does not widen it.
                 for verdict in [push, status, source] {
-                    assert!(matches!(verdict, Verdict::Refuse(ref why) if why.starts_with("the approval mode is read-only")), "{verdict:?}");
+                    assert!(
+                        matches!(verdict, Verdict::Refuse(ref why) if why.starts_with("the approval mode is read-only")),
+                        "{verdict:?}"
+                    );
                 }
                 continue;
             }
@@ -838,8 +856,14 @@ mod tests {
         ));
         // Without rules the same calls ask.
         let plain = ApprovalPolicy::new(ApprovalMode::Ask);
-        assert_eq!(plain.check_json(&*bash, &command("git status"), &workspace), Verdict::Ask);
-        assert_eq!(plain.check_json(&*reader, &serde_json::json!({"path": "secrets/key"}), &workspace), Verdict::Run);
+        assert_eq!(
+            plain.check_json(&*bash, &command("git status"), &workspace),
+            Verdict::Ask
+        );
+        assert_eq!(
+            plain.check_json(&*reader, &serde_json::json!({"path": "secrets/key"}), &workspace),
+            Verdict::Run
+        );
         std::fs::remove_dir_all(scratch).unwrap();
     }
 

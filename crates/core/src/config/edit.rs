@@ -63,7 +63,12 @@ pub fn change_list(
     };
     let before: Table = toml::from_str(&original)
         .map_err(|err| EditError(format!("{} does not parse: {}", path.display(), err.message())))?;
-    let not_a_list = || EditError(format!("`{key}` under `[{table}]` in {} is not a list of strings", path.display()));
+    let not_a_list = || {
+        EditError(format!(
+            "`{key}` under `[{table}]` in {} is not a list of strings",
+            path.display()
+        ))
+    };
     let mut items: Vec<String> = match before.get(table).and_then(|section| section.get(key)) {
         None => Vec::new(),
         Some(Value::Array(values)) => values
@@ -227,20 +232,33 @@ mod tests {
         let path = dir.join("config.toml");
         let original = "# mine\n[permissions]\n# kept\nallow = [\n  \"bash(ls*)\", # this one\n]\ndeny = [\"bash(rm*)\"]\n\n[ui]\ntheme = \"light\"\n";
         std::fs::write(&path, original).unwrap();
-        let added = change_list(&path, "permissions", "allow", |list| list.push("bash(cargo test *)".into()));
+        let added = change_list(&path, "permissions", "allow", |list| {
+            list.push("bash(cargo test *)".into())
+        });
         assert_eq!(added.unwrap(), true);
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "# mine\n[permissions]\n# kept\nallow = [\n    \"bash(ls*)\",\n    \"bash(cargo test *)\",\n]\ndeny = [\"bash(rm*)\"]\n\n[ui]\ntheme = \"light\"\n"
         );
-        let same = change_list(&path, "permissions", "deny", |list| list.retain(|item| item != "nothing"));
+        let same = change_list(&path, "permissions", "deny", |list| {
+            list.retain(|item| item != "nothing")
+        });
         assert_eq!(same.unwrap(), false);
-        let removed = change_list(&path, "permissions", "deny", |list| list.retain(|item| item != "bash(rm*)"));
+        let removed = change_list(&path, "permissions", "deny", |list| {
+            list.retain(|item| item != "bash(rm*)")
+        });
         assert_eq!(removed.unwrap(), true);
-        assert!(std::fs::read_to_string(&path).unwrap().contains("\ndeny = []\n\n[ui]\n"));
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("\ndeny = []\n\n[ui]\n")
+        );
         // A file without the table gets it at the end; a missing file is created.
         std::fs::remove_file(&path).unwrap();
-        change_list(&path, "permissions", "allow", |list| list.push("write_file(src/**)".into())).unwrap();
+        change_list(&path, "permissions", "allow", |list| {
+            list.push("write_file(src/**)".into())
+        })
+        .unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "[permissions]\nallow = [\n    \"write_file(src/**)\",\n]\n"
@@ -248,7 +266,10 @@ mod tests {
         // What is not a list of strings is left alone.
         std::fs::write(&path, "[permissions]\nallow = 3\n").unwrap();
         assert!(change_list(&path, "permissions", "allow", |list| list.push("x".into())).is_err());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[permissions]\nallow = 3\n");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[permissions]\nallow = 3\n"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -136,7 +136,11 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     fill_provider_defaults(&mut config, source_of("model.base_url"));
     config.permission_sources = super::PermissionSources {
         user_file: options.config_dir.as_ref().map(|dir| dir.join("config.toml")),
-        home: options.env.var("HOME").filter(|home| !home.is_empty()).map(PathBuf::from),
+        home: options
+            .env
+            .var("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from),
         workspace: super::PermissionSettings::default(),
     };
     validate(&config, &source_of)?;

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 pub use crate::llm::{ModelConfig, Provider, endpoint};
 pub use env::Env;
 pub use files::{effective_uid, private_dir, private_log};
-pub use permissions::{PermissionSettings, PermissionSources};
 pub use load::{LoadOptions, Overrides, config_dir, load, named_data_dir};
 pub use miniagent_protocol::ApprovalMode;
+pub use permissions::{PermissionSettings, PermissionSources};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 
 pub use retry::RetryPolicy;

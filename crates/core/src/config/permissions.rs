@@ -38,7 +38,11 @@ impl PermissionSettings {
     pub fn entries(&self) -> impl Iterator<Item = (RuleList, &str)> {
         [RuleList::Deny, RuleList::Ask, RuleList::Allow]
             .into_iter()
-            .flat_map(move |list| self.list(list).iter().map(move |pattern| (list, pattern.as_str())))
+            .flat_map(move |list| {
+                self.list(list)
+                    .iter()
+                    .map(move |pattern| (list, pattern.as_str()))
+            })
     }
 
     /// The first pattern that is not a rule, as `permissions.deny: `x(`: why`.
@@ -114,12 +118,19 @@ impl Pattern {
                     .strip_suffix(')')
                     .ok_or("a `(` must be closed by a `)` at the end")?;
                 if spec.trim().is_empty() {
-                    return Err("the part in parentheses is empty (write the tool alone to cover all its calls)".into());
+                    return Err(
+                        "the part in parentheses is empty (write the tool alone to cover all its calls)"
+                            .into(),
+                    );
                 }
                 (name.trim(), Some(spec.trim().to_string()))
             }
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*')) {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*'))
+        {
             return Err(format!(
                 "`{name}` is not a tool name (letters, digits, `_`, `-`, and `*` for any run of them)"
             ));
@@ -134,7 +145,9 @@ impl Pattern {
                 return Err("a pattern with a `*` in the tool name cannot have a part in parentheses".into());
             }
             if tool.starts_with("mcp__") {
-                return Err("MCP tools are matched by name only (`mcp__server__tool`, `mcp__server__*`)".into());
+                return Err(
+                    "MCP tools are matched by name only (`mcp__server__tool`, `mcp__server__*`)".into(),
+                );
             }
             if tool == "web_fetch" && !spec.starts_with("domain:") {
                 return Err("web_fetch rules name a host: `web_fetch(domain:docs.rs)`".into());
@@ -153,8 +166,14 @@ mod tests {
     fn patterns_are_read_or_refused_with_a_reason() {
         let read = |text: &str| Pattern::parse(text).map(|p| (p.tool, p.spec));
         assert_eq!(read("bash"), Ok(("bash".into(), None)));
-        assert_eq!(read(" Bash(git status:*) "), Ok(("bash".into(), Some("git status:*".into()))));
-        assert_eq!(read("write_file(src/**)"), Ok(("write_file".into(), Some("src/**".into()))));
+        assert_eq!(
+            read(" Bash(git status:*) "),
+            Ok(("bash".into(), Some("git status:*".into())))
+        );
+        assert_eq!(
+            read("write_file(src/**)"),
+            Ok(("write_file".into(), Some("src/**".into())))
+        );
         assert_eq!(read("mcp__github__*"), Ok(("mcp__github__*".into(), None)));
         assert_eq!(
             read("web_fetch(domain:docs.rs)"),
@@ -163,11 +182,26 @@ mod tests {
         for (text, why) in [
             ("", "it is empty"),
             ("bash(git status", "a `(` must be closed by a `)` at the end"),
-            ("bash()", "the part in parentheses is empty (write the tool alone to cover all its calls)"),
-            ("ba sh", "`ba sh` is not a tool name (letters, digits, `_`, `-`, and `*` for any run of them)"),
-            ("mcp__github__x(a)", "MCP tools are matched by name only (`mcp__server__tool`, `mcp__server__*`)"),
-            ("web_fetch(docs.rs)", "web_fetch rules name a host: `web_fetch(domain:docs.rs)`"),
-            ("*(x)", "a pattern with a `*` in the tool name cannot have a part in parentheses"),
+            (
+                "bash()",
+                "the part in parentheses is empty (write the tool alone to cover all its calls)",
+            ),
+            (
+                "ba sh",
+                "`ba sh` is not a tool name (letters, digits, `_`, `-`, and `*` for any run of them)",
+            ),
+            (
+                "mcp__github__x(a)",
+                "MCP tools are matched by name only (`mcp__server__tool`, `mcp__server__*`)",
+            ),
+            (
+                "web_fetch(docs.rs)",
+                "web_fetch rules name a host: `web_fetch(domain:docs.rs)`",
+            ),
+            (
+                "*(x)",
+                "a pattern with a `*` in the tool name cannot have a part in parentheses",
+            ),
             ("bash(ls\u{1b}[2J)", "it holds a control character"),
         ] {
             assert_eq!(read(text), Err(why.to_string()), "{text}");
@@ -190,7 +224,10 @@ mod tests {
             PermissionSettings::from_workspace(b"[permissions]\nallow = [\"bash(\"]\n"),
             Err("permissions.allow: `bash(` is not a rule: a `(` must be closed by a `)` at the end".into())
         );
-        assert_eq!(PermissionSettings::from_workspace(b""), Ok(PermissionSettings::default()));
+        assert_eq!(
+            PermissionSettings::from_workspace(b""),
+            Ok(PermissionSettings::default())
+        );
         assert!(PermissionSettings::from_workspace(b"[permissions]\nallwo = []\n").is_err());
     }
 }

@@ -101,7 +101,10 @@ impl PermissionRules {
         if self.rules.iter().any(|kept| kept.listed == rule) {
             return Ok(false);
         }
-        self.rules.push(Rule { listed: rule, pattern });
+        self.rules.push(Rule {
+            listed: rule,
+            pattern,
+        });
         Ok(true)
     }
 
@@ -130,7 +133,12 @@ impl PermissionRules {
 
     /// The rule that decides a call of `tool`: the first deny rule covering it, else the
     /// first ask rule, else the first allow rule.
-    pub fn decide(&self, tool: &str, call: &dyn ToolCall<'_>, workspace: &Workspace) -> Option<&PermanentRule> {
+    pub fn decide(
+        &self,
+        tool: &str,
+        call: &dyn ToolCall<'_>,
+        workspace: &Workspace,
+    ) -> Option<&PermanentRule> {
         if self.rules.is_empty() {
             return None;
         }
@@ -145,9 +153,9 @@ impl PermissionRules {
         match &subject {
             // Each command of a compound one may be allowed by another rule.
             Subject::Command(command) if tool == "bash" => {
-                if let Some(whole) = of(RuleList::Allow).find(|rule| {
-                    rule.pattern.spec.is_none() && glob_matches(&rule.pattern.tool, tool, false)
-                }) {
+                if let Some(whole) = of(RuleList::Allow)
+                    .find(|rule| rule.pattern.spec.is_none() && glob_matches(&rule.pattern.tool, tool, false))
+                {
                     return Some(&whole.listed);
                 }
                 let parts = split(command);
@@ -167,7 +175,12 @@ impl PermissionRules {
     /// Whether `pattern`, as an allow rule, covers this call (what `A` saves must).
     pub fn allows(&self, pattern: &str, tool: &str, call: &dyn ToolCall<'_>, workspace: &Workspace) -> bool {
         Pattern::parse(pattern).is_ok_and(|pattern| {
-            self.covers(&pattern, RuleList::Allow, tool, &Subject::of(tool, call, workspace))
+            self.covers(
+                &pattern,
+                RuleList::Allow,
+                tool,
+                &Subject::of(tool, call, workspace),
+            )
         })
     }
 
@@ -247,7 +260,11 @@ impl Subject {
         match call.rule_subject() {
             None => Subject::None,
             Some(path) if PATH_TOOLS.contains(&tool) => {
-                let access = if tool == "read_file" { Access::Read } else { Access::Write };
+                let access = if tool == "read_file" {
+                    Access::Read
+                } else {
+                    Access::Write
+                };
                 Subject::Paths(path_subjects(&path, workspace, access))
             }
             Some(text) => Subject::Command(text),

@@ -102,6 +102,7 @@ impl App {
         let context = OverlayContext {
             rules: self.session.rules(),
             refused: self.session.refused(),
+            permanent: self.session.permanent_rules(),
             history: self.session.history(),
             mcp: &servers,
         };

@@ -14,7 +14,8 @@ use crate::llm::{InvalidArguments, ModelResponse};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
 use crate::tools::{Tool, ToolCall, ToolContext, ToolOutput, schema};
 use miniagent_protocol::{
-    ApprovalRule, CallEffect, Decision, Event, PermanentRule, RuleList, RuleSource, TextChange, ToolKind, ToolOutcome,
+    ApprovalRule, CallEffect, Decision, Event, PermanentRule, RuleList, RuleSource, TextChange, ToolKind,
+    ToolOutcome,
 };
 
 mod arguments;
@@ -762,7 +763,9 @@ fn save_rule(
         )
     });
     if !covers {
-        return Err(format!("`{pattern}` does not cover this call, so it was not saved"));
+        return Err(format!(
+            "`{pattern}` does not cover this call, so it was not saved"
+        ));
     }
     let file = file.ok_or("there is no config folder to save the rule in")?;
     crate::config::edit::change_list(&file, "permissions", "allow", |list| {

@@ -71,9 +71,17 @@ fn rules(allow: &[&str], ask: &[&str], deny: &[&str], home: Option<&Path>) -> Pe
 }
 
 /// Which list decides the call: `"allow"`, `"ask"`, `"deny"` or `"-"` (none).
-fn decided(rules: &PermissionRules, tool: &dyn Tool, arguments: Value, workspace: &Workspace) -> &'static str {
+fn decided(
+    rules: &PermissionRules,
+    tool: &dyn Tool,
+    arguments: Value,
+    workspace: &Workspace,
+) -> &'static str {
     let call = tool.read(arguments).unwrap();
-    match rules.decide(tool.name(), call.as_ref(), workspace).map(|rule| rule.list) {
+    match rules
+        .decide(tool.name(), call.as_ref(), workspace)
+        .map(|rule| rule.list)
+    {
         Some(RuleList::Allow) => "allow",
         Some(RuleList::Ask) => "ask",
         Some(RuleList::Deny) => "deny",
@@ -96,7 +104,12 @@ fn command_rules_cover_simple_commands_and_every_part_of_a_compound_one() {
     let (root, workspace) = scratch("bash");
     let bash = builtin("bash");
     let rules = rules(
-        &["bash(git status*)", "bash(cargo test:*)", "bash(ls *)", "Bash(echo hi)"],
+        &[
+            "bash(git status*)",
+            "bash(cargo test:*)",
+            "bash(ls *)",
+            "Bash(echo hi)",
+        ],
         &["bash(git push*)"],
         &["bash(rm -rf*)", "bash(curl*)"],
         None,
@@ -160,7 +173,11 @@ fn command_rules_cover_simple_commands_and_every_part_of_a_compound_one() {
         // Deny wins over ask and allow.
         ("git push; curl x", "deny"),
     ] {
-        assert_eq!(decided(&rules, &*bash, json!({"command": command}), &workspace), expected, "{command:?}");
+        assert_eq!(
+            decided(&rules, &*bash, json!({"command": command}), &workspace),
+            expected,
+            "{command:?}"
+        );
     }
     std::fs::remove_dir_all(root).unwrap();
 }
@@ -183,7 +200,11 @@ fn path_rules_match_the_path_from_the_workspace_root_as_written_and_as_resolved(
     for (tool, arguments, expected) in [
         (&write, writing("src/main.rs"), "allow"),
         (&write, writing("./src/deep/er/x.rs"), "allow"),
-        (&write, writing(&root.join("src/lib.rs").display().to_string()), "allow"),
+        (
+            &write,
+            writing(&root.join("src/lib.rs").display().to_string()),
+            "allow",
+        ),
         (&write, writing("src/../.git/config"), "-"),
         (&write, writing("src/link/config"), "-"),
         (&write, writing("srcx/main.rs"), "-"),
@@ -194,12 +215,21 @@ fn path_rules_match_the_path_from_the_workspace_root_as_written_and_as_resolved(
         (&edit, editing("docs/readme.md"), "allow"),
         (&edit, editing("docs/deep/readme.md"), "-"),
         (&edit, editing("src/main.rs"), "-"),
-        (&read, json!({"path": home.join(".ssh/id_rsa").display().to_string()}), "deny"),
+        (
+            &read,
+            json!({"path": home.join(".ssh/id_rsa").display().to_string()}),
+            "deny",
+        ),
         (&read, json!({"path": "secrets/key"}), "deny"),
         (&read, json!({"path": "secrets/../secrets/key"}), "deny"),
         (&read, json!({"path": "src/main.rs"}), "-"),
     ] {
-        assert_eq!(decided(&rules, &**tool, arguments.clone(), &workspace), expected, "{} {arguments}", tool.name());
+        assert_eq!(
+            decided(&rules, &**tool, arguments.clone(), &workspace),
+            expected,
+            "{} {arguments}",
+            tool.name()
+        );
     }
     std::fs::remove_dir_all(root).unwrap();
 }
@@ -208,13 +238,21 @@ fn path_rules_match_the_path_from_the_workspace_root_as_written_and_as_resolved(
 fn tool_names_and_other_subjects_match_by_wildcard() {
     let (root, workspace) = scratch("names");
     let rules = rules(
-        &["mcp__github__*", "web_fetch(domain:docs.rs)", "web_fetch(domain:*.github.com)"],
+        &[
+            "mcp__github__*",
+            "web_fetch(domain:docs.rs)",
+            "web_fetch(domain:*.github.com)",
+        ],
         &["mcp__github__delete_*"],
         &["mcp__evil", "web_fetch(domain:internal.example)"],
         None,
     );
     for (tool, arguments, expected) in [
-        (&McpLike("mcp__github__create_issue") as &dyn Tool, json!({}), "allow"),
+        (
+            &McpLike("mcp__github__create_issue") as &dyn Tool,
+            json!({}),
+            "allow",
+        ),
         (&McpLike("mcp__github__delete_repo"), json!({}), "ask"),
         (&McpLike("mcp__gitlab__create_issue"), json!({}), "-"),
         (&McpLike("mcp__evil"), json!({}), "deny"),
@@ -224,16 +262,29 @@ fn tool_names_and_other_subjects_match_by_wildcard() {
         (&FetchLike, json!({"host": "docs.rs.evil.com"}), "-"),
         (&FetchLike, json!({"host": "internal.example"}), "deny"),
     ] {
-        assert_eq!(decided(&rules, tool, arguments.clone(), &workspace), expected, "{} {arguments}", tool.name());
+        assert_eq!(
+            decided(&rules, tool, arguments.clone(), &workspace),
+            expected,
+            "{} {arguments}",
+            tool.name()
+        );
     }
     // A tool alone covers every call of it; a tool with no subject is never covered by a
     // rule with one.
     let whole = self::rules(&["bash"], &[], &["update_plan(x)"], None);
     for command in ["anything | at all", "echo $(date) > x"] {
-        assert_eq!(decided(&whole, &*builtin("bash"), json!({"command": command}), &workspace), "allow");
+        assert_eq!(
+            decided(&whole, &*builtin("bash"), json!({"command": command}), &workspace),
+            "allow"
+        );
     }
     assert_eq!(
-        decided(&whole, &*builtin("update_plan"), json!({"entries": []}), &workspace),
+        decided(
+            &whole,
+            &*builtin("update_plan"),
+            json!({"entries": []}),
+            &workspace
+        ),
         "-"
     );
     std::fs::remove_dir_all(root).unwrap();
@@ -246,9 +297,18 @@ fn a_command_line_is_cut_where_the_shell_cuts_it() {
         (parts.commands, parts.clean)
     };
     let strings = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
-    assert_eq!(cut("a && b || c; d | e & f\ng"), (strings(&["a", "b", "c", "d", "e", "f", "g"]), true));
-    assert_eq!(cut("echo 'x; y' \"z | w\" a\\;b"), (strings(&["echo 'x; y' \"z | w\" a\\;b"]), true));
-    assert_eq!(cut("echo \"$(rm x)\"; ls"), (strings(&["echo \"", "rm x", "\"", "ls"]), false));
+    assert_eq!(
+        cut("a && b || c; d | e & f\ng"),
+        (strings(&["a", "b", "c", "d", "e", "f", "g"]), true)
+    );
+    assert_eq!(
+        cut("echo 'x; y' \"z | w\" a\\;b"),
+        (strings(&["echo 'x; y' \"z | w\" a\\;b"]), true)
+    );
+    assert_eq!(
+        cut("echo \"$(rm x)\"; ls"),
+        (strings(&["echo \"", "rm x", "\"", "ls"]), false)
+    );
     assert_eq!(cut("a `b` c"), (strings(&["a", "b", "c"]), false));
     assert_eq!(cut("a > b"), (strings(&["a", "b"]), false));
     assert_eq!(cut("(a; b)"), (strings(&["a", "b"]), false));
