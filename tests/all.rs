@@ -43,6 +43,7 @@ mod mcp_faults;
 mod mcp_interop;
 mod mcp_limits;
 mod own_folders;
+mod permissions;
 mod provider_keys;
 mod providers;
 mod sandbox;
