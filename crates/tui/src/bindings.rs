@@ -236,17 +236,6 @@ pub const APPROVAL: &[Binding<ApprovalDialog, OverlayAction>] = &[
         run: |dialog, _| dialog.decide(Decision::ApproveForSession),
     },
     Binding {
-        keys: "A",
-        action: "always (saved to your config)",
-        bar: true,
-        takes: |dialog, key| key.code == KeyCode::Char('A') && dialog.always_offered() && dialog.seen(),
-        offered: |dialog| dialog.always_offered() && dialog.seen(),
-        run: |dialog, _| {
-            dialog.ask_always();
-            OverlayAction::Changed
-        },
-    },
-    Binding {
         keys: "n",
         action: "deny (why?)",
         bar: true,
@@ -264,6 +253,17 @@ pub const APPROVAL: &[Binding<ApprovalDialog, OverlayAction>] = &[
         takes: |_, key| key.code == KeyCode::Esc,
         offered: always,
         run: |dialog, _| dialog.decide(Decision::Abort),
+    },
+    Binding {
+        keys: "A",
+        action: "always allow (saved to config)",
+        bar: true,
+        takes: |dialog, key| key.code == KeyCode::Char('A') && dialog.always_offered() && dialog.seen(),
+        offered: |dialog| dialog.always_offered() && dialog.seen(),
+        run: |dialog, _| {
+            dialog.ask_always();
+            OverlayAction::Changed
+        },
     },
     Binding {
         keys: "↑/↓",

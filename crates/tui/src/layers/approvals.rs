@@ -22,7 +22,7 @@ pub const COMMAND: Command = Command {
     name: "/approvals",
     aliases: &[],
     args: "",
-    help: "list and revoke remembered approvals, refusals and permission rules",
+    help: "list and revoke approvals, refusals and rules",
     run: |app, _| {
         app.open_layer(Box::new(ApprovalsLayer {
             selected: 0,

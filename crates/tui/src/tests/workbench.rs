@@ -332,5 +332,7 @@ mod history;
 mod input;
 #[path = "workbench/layers.rs"]
 mod layers;
+#[path = "workbench/permissions.rs"]
+mod permissions;
 #[path = "workbench/seam.rs"]
 mod seam;
