@@ -216,6 +216,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
 mod bursts;
 #[path = "tmux_workbench/keys.rs"]
 mod keys;
+#[path = "tmux_workbench/permissions.rs"]
+mod permissions;
 #[path = "tmux_workbench/resize.rs"]
 mod resize;
 #[path = "tmux_workbench/screen.rs"]

@@ -183,9 +183,15 @@ pub fn proposed_rule(
             if !plain(program) || program.contains('=') {
                 return None;
             }
-            // A subcommand (`cargo test`, `npm run`): a word, not an option or a path.
+            // A subcommand (`cargo test`, `npm run`) of a program that has them: a word,
+            // not an option or a path.
             let words = match argv.get(1) {
-                Some(word) if plain(word) && !word.starts_with('-') && !word.contains('.') => {
+                Some(word)
+                    if SUBCOMMANDS.contains(&program.as_str())
+                        && plain(word)
+                        && !word.starts_with('-')
+                        && !word.contains('.') =>
+                {
                     format!("{program} {word}")
                 }
                 _ => program.clone(),
@@ -218,6 +224,38 @@ pub fn proposed_rule(
         ApprovalRequest::Other { .. } => Some(tool.to_string()),
     }
 }
+
+/// Programs whose first word is a subcommand, which `A` keeps in the rule it proposes
+/// (`bash(cargo test *)`); for others the program alone (`bash(ls *)`).
+const SUBCOMMANDS: &[&str] = &[
+    "git",
+    "cargo",
+    "go",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "deno",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "make",
+    "just",
+    "gh",
+    "rustup",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "terraform",
+    "systemctl",
+    "brew",
+    "apt",
+];
 
 /// The host of an http(s) URL, in lower case; `None` for anything else.
 fn host_of(url: &str) -> Option<String> {

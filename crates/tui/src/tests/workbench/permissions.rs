@@ -35,6 +35,7 @@ fn always_shows_the_rule_it_would_save_which_can_be_edited_before_it_is_sent() {
     cargo_test_request(&mut app);
     arm(&mut app);
     assert_screen!("approval_always_offered_80x24", screen(&mut app, 80, 24));
+    assert_screen!("approval_always_offered_160x48", screen(&mut app, 160, 48));
     app.on_key(key(KeyCode::Char('A')));
     app.settle();
     assert_eq!(
