@@ -372,7 +372,8 @@ fn check_permissions(layer: &Table, source: &str) -> Result<(), ConfigError> {
             };
             super::permissions::Pattern::parse(pattern).map_err(|why| {
                 ConfigError(format!(
-                    "{source}: key `permissions.{key}`: `{pattern}` is not a rule: {why}"
+                    "{source}: key `permissions.{key}`: `{}` is not a rule: {why}",
+                    pattern.escape_debug()
                 ))
             })?;
         }

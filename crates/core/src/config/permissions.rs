@@ -48,8 +48,13 @@ impl PermissionSettings {
     /// The first pattern that is not a rule, as `permissions.deny: `x(`: why`.
     pub fn check(&self) -> Result<(), String> {
         for (list, pattern) in self.entries() {
-            Pattern::parse(pattern)
-                .map_err(|why| format!("permissions.{}: `{pattern}` is not a rule: {why}", list.key()))?;
+            Pattern::parse(pattern).map_err(|why| {
+                format!(
+                    "permissions.{}: `{}` is not a rule: {why}",
+                    list.key(),
+                    pattern.escape_debug()
+                )
+            })?;
         }
         Ok(())
     }
@@ -206,6 +211,14 @@ mod tests {
         ] {
             assert_eq!(read(text), Err(why.to_string()), "{text}");
         }
+        // Shown with its control characters spelled out, never as they are.
+        assert_eq!(
+            PermissionSettings::from_workspace(b"[permissions]\ndeny = [\"bash(\\u001b]0;x\\u0007)\"]\n"),
+            Err(
+                "permissions.deny: `bash(\\u{1b}]0;x\\u{7})` is not a rule: it holds a control character"
+                    .into()
+            )
+        );
     }
 
     #[test]

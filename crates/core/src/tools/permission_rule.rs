@@ -153,6 +153,7 @@ impl PermissionRules {
         match &subject {
             // Each command of a compound one may be allowed by another rule.
             Subject::Command(command) if tool == "bash" => {
+                let command = &joined_lines(command);
                 if let Some(whole) = of(RuleList::Allow)
                     .find(|rule| rule.pattern.spec.is_none() && glob_matches(&rule.pattern.tool, tool, false))
                 {
@@ -308,6 +309,7 @@ fn folded(path: &Path) -> PathBuf {
 
 /// Whether a `bash(…)` spec covers `command`, for `list`.
 fn command_matches(spec: &str, command: &str, list: RuleList) -> bool {
+    let command = &joined_lines(command);
     match list {
         // One simple command (`decide` cuts a compound one and asks for each part).
         RuleList::Allow => {
@@ -324,6 +326,12 @@ fn command_matches(spec: &str, command: &str, list: RuleList) -> bool {
             forms.iter().any(|form| spec_matches(spec, form))
         }
     }
+}
+
+/// `command` with its line continuations (a backslash before a newline) taken out, as
+/// the shell takes them out: `r\<newline>m` is `rm`.
+fn joined_lines(command: &str) -> String {
+    command.replace("\\\r\n", "").replace("\\\n", "")
 }
 
 /// Whether `spec` matches one command's words: `*` is any run of characters, and a
