@@ -568,7 +568,7 @@ mod tests {
             ),
             (
                 "model_provider = \"openai\"\n",
-                "unknown key `model_provider` (known in the top level: agent, model, prices, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
+                "unknown key `model_provider` (known in the top level: agent, model, permissions, prices, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
             ),
             // Codex's way of naming the model.
             (
