@@ -86,6 +86,11 @@ impl Layer for ApprovalsLayer {
                 KeyCode::Char('y') | KeyCode::Enter => {
                     let op = Op::RemovePermissionRule { rule: rule.clone() };
                     self.confirming = None;
+                    // The selection stays on the row that takes the removed one's place.
+                    let count = context.rules.len() + context.refused.len() + context.permanent.len();
+                    self.selected = self
+                        .selected
+                        .saturating_sub(usize::from(self.selected + 1 >= count));
                     OverlayAction::Send(op)
                 }
                 KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => {
