@@ -291,6 +291,7 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::ToolCallRequested { .. }
         | Event::ApprovalRequested { .. }
         | Event::ApprovalRulesChanged { .. }
+        | Event::PermissionRulesChanged { .. }
         | Event::ApprovalModeChanged { .. }
         | Event::PlanUpdated { .. }
         | Event::HistoryCleared
@@ -566,6 +567,7 @@ impl Printer {
             | Event::PromptReturned { .. }
             | Event::HistoryRestored { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::PermissionRulesChanged { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::HistoryCleared
             | Event::StepStarted { .. }

@@ -304,6 +304,10 @@ fn decision_line(name: &str, decision: &Decision) -> String {
     match decision {
         Decision::Approve => format!("approved `{name}`"),
         Decision::ApproveForSession => format!("approved `{name}` for the rest of the session"),
+        Decision::ApproveAlways { rule } => format!(
+            "approved `{name}` and saved the allow rule `{}`",
+            preview_line(&terminal_text::clean(rule), 100)
+        ),
         Decision::Deny { reason: Some(reason) } => format!(
             "refused `{name}`: {}",
             preview_line(&terminal_text::clean(reason), 100)

@@ -46,6 +46,7 @@ mod mcp_limits;
 mod mentions;
 mod model_switch;
 mod own_folders;
+mod permissions;
 mod project_context;
 mod provider_keys;
 mod providers;

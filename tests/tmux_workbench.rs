@@ -224,6 +224,8 @@ mod keys;
 mod mentions;
 #[path = "tmux_workbench/model.rs"]
 mod model;
+#[path = "tmux_workbench/permissions.rs"]
+mod permissions;
 #[path = "tmux_workbench/reading.rs"]
 mod reading;
 #[path = "tmux_workbench/resize.rs"]

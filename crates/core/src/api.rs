@@ -184,7 +184,7 @@ impl Launch {
     /// workspace's trust; `resume`, a log to continue, must load.
     /// The variables are the ones `env` gives.
     pub fn prepare(options: &StartOptions, resume: Option<&Path>, env: &Env) -> anyhow::Result<Self> {
-        let config = startup::load_config(options, env)?;
+        let mut config = startup::load_config(options, env)?;
         let workspace = startup::resolve_workspace(options)?;
         let config_dir = config::config_dir(env);
         let sessions_dir = session::store::sessions_dir(env);
@@ -222,6 +222,10 @@ impl Launch {
             trust::TrustStatus::Trusted => {
                 trusted = true;
                 workspace_hooks = extras.hooks.clone();
+                notices.extend(startup::use_workspace_permissions(
+                    &mut config,
+                    extras.settings.as_deref(),
+                ));
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -235,6 +239,10 @@ impl Launch {
                 }
                 trusted = true;
                 workspace_hooks = extras.hooks.clone();
+                notices.extend(startup::use_workspace_permissions(
+                    &mut config,
+                    extras.settings.as_deref(),
+                ));
                 if let Some(project) = extras.mcp {
                     mcp = Some(trust::merge(mcp, project));
                 }
@@ -318,11 +326,18 @@ impl Launch {
             return None;
         }
         self.trusted = true;
-        let warning = self
+        let warnings: Vec<String> = self
             .config_dir
             .as_ref()
             .and_then(|dir| trust::remember(dir, &self.workspace, &project).err())
-            .map(|err| err.to_string());
+            .map(|err| err.to_string())
+            .into_iter()
+            .chain(startup::use_workspace_permissions(
+                &mut self.config,
+                project.settings.as_deref(),
+            ))
+            .collect();
+        let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
         self.workspace_hooks = project.hooks.clone();
         if let Some(servers) = project.mcp {
             self.mcp = Some(trust::merge(self.mcp.take(), servers));

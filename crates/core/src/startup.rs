@@ -55,7 +55,7 @@ pub fn prepare_with(
     client_servers: &[mcp::McpServerConfig],
     env: &crate::config::Env,
 ) -> anyhow::Result<AgentOptions> {
-    let config = load_config(options, env)?;
+    let mut config = load_config(options, env)?;
     crate::tokens::preload(config.agent.tokenizer);
     let workspace = resolve_workspace(options)?;
     let api_key = api_key(&config, env)?;
@@ -103,6 +103,9 @@ pub fn prepare_with(
         }
     };
     let workspace_hooks = if trusted { extras.hooks.clone() } else { None };
+    if trusted {
+        notices.extend(use_workspace_permissions(&mut config, extras.settings.as_deref()));
+    }
     if trusted && let Some(project) = extras.mcp {
         mcp = Some(trust::merge(mcp, project));
     }
@@ -110,6 +113,23 @@ pub fn prepare_with(
     options.startup_notices.extend(notices);
     load_hooks(&mut options, workspace_hooks.as_deref(), env);
     Ok(options)
+}
+
+/// Adds the `[permissions]` rules of a trusted workspace's `.miniagent/config.toml`
+/// (`settings`, the bytes trust fingerprinted) to `config`; one whose rules cannot be
+/// read gives a notice instead, and none of them is used (the repository is not the
+/// person's to fix before they can work, as with its `mcp.json`).
+pub fn use_workspace_permissions(config: &mut Config, settings: Option<&[u8]>) -> Option<String> {
+    let settings = settings?;
+    match config::PermissionSettings::from_workspace(settings) {
+        Ok(rules) => {
+            config.permission_sources.workspace = rules;
+            None
+        }
+        Err(why) => Some(format!(
+            "the permission rules in this workspace's .miniagent/config.toml are not used: {why}"
+        )),
+    }
 }
 
 /// The user's servers with the client's added, each started as a user's server is

@@ -24,6 +24,10 @@ pub enum Decision {
     /// Do not run it: nobody can be asked (`exec`), so the call is refused as the
     /// approval mode refuses one, with the reason the model sees.
     Refuse { reason: String },
+    /// Run this call, and save `rule` (a permission pattern such as `bash(cargo test*)`,
+    /// the request's `permanent_rule` as the person confirmed it) to the `allow` list
+    /// of the user's config, so later calls it covers run without asking.
+    ApproveAlways { rule: String },
 }
 
 /// An approval remembered for the rest of the session.
@@ -50,6 +54,55 @@ impl std::fmt::Display for ApprovalRule {
             ApprovalRule::CommandLine { command } => write!(f, "exactly `{command}`"),
             ApprovalRule::Domain { host } => write!(f, "fetches from `{host}`"),
         }
+    }
+}
+
+/// Which list of the `[permissions]` table a permanent rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleList {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl RuleList {
+    /// The key of the `[permissions]` table.
+    pub fn key(self) -> &'static str {
+        match self {
+            RuleList::Allow => "allow",
+            RuleList::Ask => "ask",
+            RuleList::Deny => "deny",
+        }
+    }
+}
+
+/// Where a permanent rule was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleSource {
+    /// The person's configuration (their `config.toml`, or a `--config` file).
+    User,
+    /// The trusted workspace's `.miniagent/config.toml`.
+    Workspace,
+}
+
+/// A rule of a `[permissions]` table: `allow`, `ask` or `deny`, a pattern (`bash(git
+/// status*)`, `write_file(src/**)`, `mcp__github__*`) and where it was written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PermanentRule {
+    pub list: RuleList,
+    pub pattern: String,
+    pub source: RuleSource,
+}
+
+impl std::fmt::Display for PermanentRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let source = match self.source {
+            RuleSource::User => "your config",
+            RuleSource::Workspace => "the workspace's .miniagent/config.toml",
+        };
+        write!(f, "the {} rule `{}` in {source}", self.list.key(), self.pattern)
     }
 }
 
@@ -95,4 +148,129 @@ pub enum ApprovalRequest {
     },
     /// Any other tool: its own description of the call.
     Other { name: String, preview: String },
+}
+
+/// The pattern `A` (always) at an approval offers to save to the `allow` list for a call
+/// of `tool` asking `request`, whose `session_rule` is the one `a` would remember:
+/// `bash(cargo test *)` from a command's program and its first word when that is a
+/// subcommand and the program is one remembered by name, else the command's exact words;
+/// `write_file(src/**)` from a file's folder; an MCP tool's name;
+/// `web_fetch(domain:docs.rs)`. `None` where no rule can be offered safely: a compound
+/// command, a `*` in the words or the path, a path outside the workspace.
+pub fn proposed_rule(
+    tool: &str,
+    request: &ApprovalRequest,
+    session_rule: Option<&ApprovalRule>,
+) -> Option<String> {
+    let plain = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '+' | '@'))
+    };
+    match request {
+        ApprovalRequest::Command {
+            program: Some(program),
+            argv,
+            compound: false,
+            ..
+        } => {
+            if !matches!(session_rule, Some(ApprovalRule::Command { .. })) {
+                // Not safe to approve by its name (an interpreter, a wrapper): exactly
+                // these words.
+                let words = argv.join(" ");
+                let safe =
+                    !words.trim().is_empty() && !words.contains('*') && !words.chars().any(char::is_control);
+                return safe.then(|| format!("{tool}({words})"));
+            }
+            if !plain(program) || program.contains('=') {
+                return None;
+            }
+            // A subcommand (`cargo test`, `npm run`) of a program that has them: a word,
+            // not an option or a path.
+            let words = match argv.get(1) {
+                Some(word)
+                    if SUBCOMMANDS.contains(&program.as_str())
+                        && plain(word)
+                        && !word.starts_with('-')
+                        && !word.contains('.') =>
+                {
+                    format!("{program} {word}")
+                }
+                _ => program.clone(),
+            };
+            Some(format!("{tool}({words} *)"))
+        }
+        ApprovalRequest::Command { .. } => None,
+        ApprovalRequest::Edit { path, .. } => {
+            let relative = !path.starts_with('/') && !path.starts_with('~');
+            let safe = relative
+                && !path.contains(['*', '(', ')'])
+                && !path
+                    .split('/')
+                    .any(|part| part == ".." || part == "." || part.is_empty());
+            if !safe {
+                return None;
+            }
+            Some(match path.rsplit_once('/') {
+                Some((folder, _)) => format!("{tool}({folder}/**)"),
+                None => format!("{tool}({path})"),
+            })
+        }
+        ApprovalRequest::McpCall { .. } => Some(tool.to_string()),
+        ApprovalRequest::Other { preview, .. } if tool == "web_fetch" => {
+            let arguments: serde_json::Value = serde_json::from_str(preview).ok()?;
+            let url = arguments.get("url")?.as_str()?;
+            let host = host_of(url)?;
+            Some(format!("{tool}(domain:{host})"))
+        }
+        ApprovalRequest::Other { .. } => Some(tool.to_string()),
+    }
+}
+
+/// Programs whose first word is a subcommand, which `A` keeps in the rule it proposes
+/// (`bash(cargo test *)`); for others the program alone (`bash(ls *)`).
+const SUBCOMMANDS: &[&str] = &[
+    "git",
+    "cargo",
+    "go",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "deno",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "make",
+    "just",
+    "gh",
+    "rustup",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "terraform",
+    "systemctl",
+    "brew",
+    "apt",
+];
+
+/// The host of an http(s) URL, in lower case; `None` for anything else.
+fn host_of(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = host.split(':').next()?.to_ascii_lowercase();
+    let plain = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'));
+    plain.then_some(host)
 }

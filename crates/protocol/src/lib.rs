@@ -15,7 +15,9 @@ pub mod record;
 pub mod settings;
 pub mod shown;
 
-pub use approval::{ApprovalRequest, ApprovalRule, Decision};
+pub use approval::{
+    ApprovalRequest, ApprovalRule, Decision, PermanentRule, RuleList, RuleSource, proposed_rule,
+};
 pub use context::{CommandInfo, ContextReport, instruction_files_line};
 pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
@@ -83,6 +85,9 @@ pub enum Op {
     /// runs; answered with [`Event::ModelChanged`], or a notice saying why the old model
     /// stays.
     SetModel { name: String },
+    /// Remove a permanent rule from the user's config (and from this session): answered
+    /// with [`Event::PermissionRulesChanged`], or a notice saying why it cannot be.
+    RemovePermissionRule { rule: PermanentRule },
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -527,6 +532,9 @@ pub enum Event {
     /// The files the person's message named with `@path`, as they were attached to it
     /// (sent right after its [`Event::TurnStarted`]; only when it named any).
     FilesAttached { files: Vec<AttachedFile> },
+    /// The `[permissions]` rules in force: sent when the session starts (when there are
+    /// any) and after one is added (`A` at an approval) or removed.
+    PermissionRulesChanged { rules: Vec<PermanentRule> },
 }
 
 /// One entry of [`Event::ModelChoices`].

@@ -271,3 +271,101 @@ fn lines_from_before_kinds_changes_and_refusals_still_read() {
         r#"{"kind":"file_changed","path":"/w/a"}"#
     );
 }
+
+#[test]
+fn always_offers_a_rule_only_where_one_is_safe() {
+    use crate::approval::{ApprovalRequest, ApprovalRule, proposed_rule};
+    let command = |command: &str, argv: &[&str], compound: bool| ApprovalRequest::Command {
+        command: command.into(),
+        program: argv.first().map(|p| p.to_string()),
+        argv: argv.iter().map(|w| w.to_string()).collect(),
+        cwd: "/w".into(),
+        timeout_s: Some(10),
+        compound,
+    };
+    let by_name = |program: &str| {
+        Some(ApprovalRule::Command {
+            program: program.into(),
+        })
+    };
+    let exactly = |line: &str| Some(ApprovalRule::CommandLine { command: line.into() });
+    let edit = |path: &str| ApprovalRequest::Edit {
+        path: path.into(),
+        summary: String::new(),
+        diff: String::new(),
+        abs_path: String::new(),
+        change: None,
+    };
+    let other = |preview: &str| ApprovalRequest::Other {
+        name: "x".into(),
+        preview: preview.into(),
+    };
+    let cases: Vec<(&str, ApprovalRequest, Option<ApprovalRule>, Option<&str>)> = vec![
+        (
+            "bash",
+            command("cargo test -q", &["cargo", "test", "-q"], false),
+            by_name("cargo"),
+            Some("bash(cargo test *)"),
+        ),
+        (
+            "bash",
+            command("ls -la", &["ls", "-la"], false),
+            by_name("ls"),
+            Some("bash(ls *)"),
+        ),
+        (
+            "bash",
+            command("cat a.txt", &["cat", "a.txt"], false),
+            by_name("cat"),
+            Some("bash(cat *)"),
+        ),
+        (
+            "bash",
+            command("python3 'x y.py'", &["python3", "x y.py"], false),
+            exactly("python3 'x y.py'"),
+            Some("bash(python3 x y.py)"),
+        ),
+        (
+            "bash",
+            command("ls *.rs", &["ls", "*.rs"], false),
+            exactly("ls *.rs"),
+            None,
+        ),
+        ("bash", command("ls; rm x", &[], true), exactly("ls; rm x"), None),
+        (
+            "write_file",
+            edit("src/deep/main.rs"),
+            None,
+            Some("write_file(src/deep/**)"),
+        ),
+        ("edit_file", edit("README.md"), None, Some("edit_file(README.md)")),
+        ("edit_file", edit("/etc/passwd"), None, None),
+        ("edit_file", edit("a/../b"), None, None),
+        ("edit_file", edit("src/*.rs"), None, None),
+        (
+            "mcp__github__create_issue",
+            ApprovalRequest::McpCall {
+                server: "github".into(),
+                tool: "create_issue".into(),
+                arguments: serde_json::json!({}),
+            },
+            None,
+            Some("mcp__github__create_issue"),
+        ),
+        (
+            "web_fetch",
+            other(r#"{"url": "https://user@Docs.rs:443/x?y"}"#),
+            None,
+            Some("web_fetch(domain:docs.rs)"),
+        ),
+        ("web_fetch", other(r#"{"url": "file:///etc/passwd"}"#), None, None),
+        ("record_note", other("{}"), None, Some("record_note")),
+    ];
+    for (tool, request, session_rule, expected) in cases {
+        assert_eq!(
+            proposed_rule(tool, &request, session_rule.as_ref()).as_deref(),
+            expected,
+            "{tool} {request:?}"
+        );
+    }
+}

@@ -298,6 +298,17 @@ pub const APPROVAL: &[Binding<ApprovalDialog, OverlayAction>] = &[
         run: |dialog, _| dialog.decide(Decision::Abort),
     },
     Binding {
+        keys: "A",
+        action: "always allow (saved to config)",
+        bar: true,
+        takes: |dialog, key| key.code == KeyCode::Char('A') && dialog.always_offered() && dialog.seen(),
+        offered: |dialog| dialog.always_offered() && dialog.seen(),
+        run: |dialog, _| {
+            dialog.ask_always();
+            OverlayAction::Changed
+        },
+    },
+    Binding {
         keys: "↑/↓",
         action: "scroll the preview",
         bar: false,

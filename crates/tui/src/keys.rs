@@ -80,6 +80,8 @@ pub struct OverlayContext<'a> {
     pub rules: &'a [miniagent_protocol::ApprovalRule],
     /// What was refused for the rest of the session (listed after them).
     pub refused: &'a [miniagent_protocol::ApprovalRule],
+    /// The `[permissions]` rules in force (listed after both).
+    pub permanent: &'a [miniagent_protocol::PermanentRule],
     /// The latest history snapshot (for the inspector).
     pub history: Option<&'a miniagent_protocol::HistorySnapshot>,
     /// The MCP servers and their states (for `/mcp`).

@@ -13,9 +13,10 @@ use tokio::sync::oneshot;
 use crate::config::ApprovalMode;
 use crate::tools::git_guard;
 use crate::tools::paths::{Access, Workspace};
+use crate::tools::permission_rule::PermissionRules;
 use crate::tools::skills::SkillApprovals;
 use crate::tools::{Tool, ToolCall, ToolEffect};
-use miniagent_protocol::{ApprovalRule, CallId, Decision, Event};
+use miniagent_protocol::{ApprovalRule, CallId, Decision, Event, PermanentRule, RuleList};
 
 /// `path` with its longest existing part resolved (the rest appended as named), so a
 /// folder that does not exist yet still compares with resolved paths.
@@ -78,6 +79,10 @@ pub struct ApprovalPolicy {
     /// Whether commands run confined (the Landlock sandbox holds them in every mode but
     /// full-auto); only then may a skill pre-approve them.
     commands_confined: bool,
+    /// The `[permissions]` rules: deny refuses in every mode, ask asks in every mode but
+    /// read-only, allow runs in the modes that ask (within the protected folders' and git
+    /// folders' questions).
+    permissions: PermissionRules,
 }
 
 impl ApprovalPolicy {
@@ -89,6 +94,28 @@ impl ApprovalPolicy {
             protected: Vec::new(),
             skills: Vec::new(),
             commands_confined: false,
+            permissions: PermissionRules::default(),
+        }
+    }
+
+    /// The same policy, with these `[permissions]` rules.
+    pub fn with_permissions(mut self, permissions: PermissionRules) -> Self {
+        self.permissions = permissions;
+        self
+    }
+
+    pub fn permissions(&self) -> &PermissionRules {
+        &self.permissions
+    }
+
+    pub fn permissions_mut(&mut self) -> &mut PermissionRules {
+        &mut self.permissions
+    }
+
+    /// The `[permissions]` rules as front ends get them.
+    pub fn permissions_event(&self) -> Event {
+        Event::PermissionRulesChanged {
+            rules: self.permissions.listed(),
         }
     }
 
@@ -129,8 +156,15 @@ impl ApprovalPolicy {
     /// paths it would change.
     pub fn check(&self, tool: &dyn Tool, call: &dyn ToolCall<'_>, workspace: &Workspace) -> Verdict {
         let effect = tool.effect();
+        let rule = self.permissions.decide(tool.name(), call, workspace);
+        if let Some(rule) = rule.filter(|rule| rule.list == RuleList::Deny) {
+            return Verdict::Refuse(format!(
+                "{rule} refuses this call, in every approval mode; do not try it again or another way round, ask the person if it is needed"
+            ));
+        }
+        let asks_by_rule = rule.filter(|rule| rule.list == RuleList::Ask).map(ask_note);
         if effect == ToolEffect::ReadOnly {
-            return Verdict::Run;
+            return asks_by_rule.map_or(Verdict::Run, Verdict::AskOnce);
         }
         if let Some(rule) = call.session_rule().filter(|rule| self.refused.contains(rule)) {
             return Verdict::Refuse(format!(
@@ -154,6 +188,11 @@ impl ApprovalPolicy {
                 path.display()
             ));
         }
+        if self.mode != ApprovalMode::ReadOnly
+            && let Some(note) = asks_by_rule
+        {
+            return Verdict::AskOnce(note);
+        }
         match self.mode {
             ApprovalMode::ReadOnly => Verdict::Refuse(format!(
                 "the approval mode is read-only, which allows only tools that change nothing; `{}` {}",
@@ -169,7 +208,8 @@ impl ApprovalPolicy {
             ApprovalMode::AutoEdit if effect == ToolEffect::WritesFiles => Verdict::Run,
             ApprovalMode::Ask | ApprovalMode::AutoEdit => {
                 let remembered = call.session_rule().is_some_and(|rule| self.rules.contains(&rule));
-                let covered = remembered || self.skill_approves(tool, call, workspace);
+                let allowed = rule.is_some_and(|rule| rule.list == RuleList::Allow);
+                let covered = remembered || allowed || self.skill_approves(tool, call, workspace);
                 let command = call.command().unwrap_or("");
                 if covered && git_guard::names_git_folder(command) {
                     Verdict::AskOnce(format!(
@@ -274,6 +314,11 @@ impl ApprovalPolicy {
             refused: self.refused.clone(),
         }
     }
+}
+
+/// Why a call an ask rule covers is asked about.
+fn ask_note(rule: &PermanentRule) -> String {
+    format!("{rule} asks about this call each time, whatever the approval mode.")
 }
 
 /// The policy, shared by the running turn (which consults it) and the op router (which
@@ -701,6 +746,124 @@ mod tests {
             ),
             Verdict::Refuse(_)
         ));
+        std::fs::remove_dir_all(scratch).unwrap();
+    }
+
+    fn permissions(allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionRules {
+        let mut config = crate::config::built_in();
+        let list = |patterns: &[&str]| patterns.iter().map(|p| p.to_string()).collect();
+        config.permissions = crate::config::PermissionSettings {
+            allow: list(allow),
+            ask: list(ask),
+            deny: list(deny),
+        };
+        PermissionRules::from_config(&config)
+    }
+
+    /// Deny refuses in every mode (over session rules and skills), ask asks in every mode
+    /// but read-only (over session rules), allow runs in the modes that ask but never
+    /// past read-only, miniagent's own folders or a git folder.
+    #[test]
+    fn permission_rules_deny_ask_and_allow_within_the_modes_hard_limits() {
+        let scratch = std::env::temp_dir().join(format!("miniagent-permissions-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(scratch.join(".git")).unwrap();
+        let root = scratch.canonicalize().unwrap();
+        let workspace = Workspace::new(&root, &[]);
+        let (bash, writer, reader) = (real("bash"), real("write_file"), real("read_file"));
+        let command = |command: &str| serde_json::json!({"command": command});
+        let write = |path: &str| serde_json::json!({"path": path, "content": "x"});
+        let rules = permissions(
+            &["bash(git status*)", "write_file(**)", "bash(rm*)"],
+            &["bash(git push*)", "read_file(notes/**)"],
+            &["bash(rm -rf*)", "read_file(secrets/**)"],
+        );
+        let denied = |pattern: &str| {
+            Verdict::Refuse(format!(
+                "the deny rule `{pattern}` in your config refuses this call, in every approval mode; do not try it again or another way round, ask the person if it is needed"
+            ))
+        };
+        let asked = |pattern: &str| {
+            Verdict::AskOnce(format!(
+                "the ask rule `{pattern}` in your config asks about this call each time, whatever the approval mode."
+            ))
+        };
+        for mode in [
+            ApprovalMode::ReadOnly,
+            ApprovalMode::Ask,
+            ApprovalMode::AutoEdit,
+            ApprovalMode::FullAuto,
+        ] {
+            let mut policy = ApprovalPolicy::new(mode)
+                .confining_commands(true)
+                .with_permissions(rules.clone());
+            // Neither a session rule nor a skill takes a deny or an ask away.
+            policy.remember(ApprovalRule::Command { program: "rm".into() });
+            policy.remember(ApprovalRule::Command {
+                program: "git".into(),
+            });
+            policy.pre_approve(skill(&["Bash"]));
+            assert_eq!(
+                policy.check_json(&*bash, &command("rm -rf build"), &workspace),
+                denied("bash(rm -rf*)"),
+                "{mode}"
+            );
+            assert_eq!(
+                policy.check_json(&*bash, &command("ls; rm -rf /"), &workspace),
+                denied("bash(rm -rf*)"),
+                "{mode}"
+            );
+            assert_eq!(
+                policy.check_json(&*reader, &serde_json::json!({"path": "secrets/key"}), &workspace),
+                denied("read_file(secrets/**)"),
+                "{mode}"
+            );
+            assert_eq!(
+                policy.check_json(&*reader, &serde_json::json!({"path": "notes/a.md"}), &workspace),
+                asked("read_file(notes/**)"),
+                "{mode}"
+            );
+            let push = policy.check_json(&*bash, &command("git push"), &workspace);
+            let status = policy.check_json(&*bash, &command("git status"), &workspace);
+            let source = policy.check_json(&*writer, &write("src/a.rs"), &workspace);
+            if mode == ApprovalMode::ReadOnly {
+                // Read-only stays read-only: an allow rule does not widen it.
+                for verdict in [push, status, source] {
+                    assert!(
+                        matches!(verdict, Verdict::Refuse(ref why) if why.starts_with("the approval mode is read-only")),
+                        "{verdict:?}"
+                    );
+                }
+                continue;
+            }
+            assert_eq!(push, asked("bash(git push*)"), "{mode}");
+            assert_eq!((status, source), (Verdict::Run, Verdict::Run), "{mode}");
+            // An allow rule never answers the questions about miniagent's own folders.
+            assert!(matches!(
+                policy.check_json(&*writer, &write(".miniagent/mcp.json"), &workspace),
+                Verdict::AskEachTime(_)
+            ));
+        }
+        // Nor about a git folder, in the modes that ask.
+        let policy = ApprovalPolicy::new(ApprovalMode::Ask).with_permissions(rules.clone());
+        assert!(matches!(
+            policy.check_json(&*writer, &write(".git/config"), &workspace),
+            Verdict::AskOnce(ref why) if why.contains("git repository's own folder")
+        ));
+        assert!(matches!(
+            policy.check_json(&*bash, &command("rm .git/index"), &workspace),
+            Verdict::AskOnce(ref why) if why.contains("names a git repository's own folder")
+        ));
+        // Without rules the same calls ask.
+        let plain = ApprovalPolicy::new(ApprovalMode::Ask);
+        assert_eq!(
+            plain.check_json(&*bash, &command("git status"), &workspace),
+            Verdict::Ask
+        );
+        assert_eq!(
+            plain.check_json(&*reader, &serde_json::json!({"path": "secrets/key"}), &workspace),
+            Verdict::Run
+        );
         std::fs::remove_dir_all(scratch).unwrap();
     }
 

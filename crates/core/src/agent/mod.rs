@@ -427,6 +427,10 @@ async fn announce(options: &AgentOptions, events: &EventSink) -> TokenCounter {
             message: message.clone(),
         });
     }
+    let rules = crate::tools::permission_rule::PermissionRules::from_config(&options.config).listed();
+    if !rules.is_empty() {
+        events.emit(Event::PermissionRulesChanged { rules });
+    }
     counter
 }
 
@@ -453,6 +457,9 @@ impl Shared {
             })),
             policy: SharedPolicy::new(
                 ApprovalPolicy::new(options.config.agent.approval)
+                    .with_permissions(crate::tools::permission_rule::PermissionRules::from_config(
+                        &options.config,
+                    ))
                     .protecting(&options.protected)
                     .confining_commands(crate::tools::sandbox::kernel_abi().is_ok()),
             ),

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Shared, TurnContext, answers, compaction, delegate, inspect, meter, resume, switch, turn};
 use crate::llm::Usage;
-use miniagent_protocol::{CallId, Decision, Event, Op};
+use miniagent_protocol::{CallId, Decision, Event, Op, PermanentRule, RuleSource};
 
 /// Work that holds the session while it runs.
 enum Job {
@@ -61,6 +61,7 @@ impl Router {
             Op::UserInput { text } => self.user_input(text),
             Op::Approval { id, decision } => self.approval(&id, decision),
             Op::RevokeApproval { rule } => self.revoke(&rule),
+            Op::RemovePermissionRule { rule } => self.remove_permission_rule(&rule),
             Op::Interrupt => self.interrupt(),
             Op::SetApprovalMode { mode } => {
                 self.shared.policy.with(|policy| policy.set_mode(mode));
@@ -120,6 +121,47 @@ impl Router {
         self.notify(Event::Notice {
             message: message.into(),
         });
+    }
+
+    /// Takes a permanent rule out of the user's config and out of this session.
+    fn remove_permission_rule(&self, rule: &PermanentRule) {
+        if rule.source == RuleSource::Workspace {
+            self.notice(format!(
+                "`{}` is the workspace's own rule, in its .miniagent/config.toml: change that file to remove it (the workspace is then asked to be trusted again)",
+                rule.pattern
+            ));
+            return;
+        }
+        let Some(file) = self
+            .shared
+            .policy
+            .with(|policy| policy.permissions().user_file().map(std::path::Path::to_path_buf))
+        else {
+            self.notice("there is no config folder: no rule can be removed");
+            return;
+        };
+        let removed = crate::config::edit::change_list(&file, "permissions", rule.list.key(), |list| {
+            list.retain(|pattern| pattern.trim() != rule.pattern);
+        });
+        match removed {
+            Err(why) => return self.notice(format!("`{}` was not removed: {why}", rule.pattern)),
+            Ok(false) => self.notice(format!(
+                "`{}` is not in {}, but in a file given with --config: it is off for this session; remove it there too",
+                rule.pattern,
+                file.display()
+            )),
+            Ok(true) => self.notice(format!(
+                "removed `{}` from the {} list in {}",
+                rule.pattern,
+                rule.list.key(),
+                file.display()
+            )),
+        }
+        let event = self.shared.policy.with(|policy| {
+            policy.permissions_mut().remove(rule);
+            policy.permissions_event()
+        });
+        self.notify(event);
     }
 
     fn user_input(&mut self, text: String) {

@@ -1,7 +1,8 @@
-//! Changing one setting in the user's `config.toml` from the workbench (`/theme`),
-//! keeping the person's comments, order and layout. The edit is a line edit (no crate
-//! here keeps a TOML document's formatting), so it is checked: the result must parse, say
-//! the new value, and hold every other setting unchanged, or the file is left alone.
+//! Changing the user's `config.toml` from the workbench: one setting (`/theme`), or a
+//! list (`[permissions]`, from `A` at an approval and `/approvals`), keeping the person's
+//! comments, order and layout. The edit is a line edit (no crate here keeps a TOML
+//! document's formatting), so it is checked: the result must parse, say the new value,
+//! and hold every other setting unchanged, or the file is left alone.
 
 use std::path::Path;
 
@@ -42,15 +43,93 @@ pub fn set_value(
     if after != expected {
         return Err(cannot_edit(&path, table, key, value));
     }
-    std::fs::create_dir_all(config_dir)
-        .map_err(|err| EditError(format!("cannot create {}: {err}", config_dir.display())))?;
-    // Written beside it and renamed over it: a crash leaves the old file or the new one.
-    let temporary = config_dir.join(".config.toml.new");
-    std::fs::write(&temporary, &edited)
-        .map_err(|err| EditError(format!("cannot write {}: {err}", temporary.display())))?;
-    std::fs::rename(&temporary, &path)
-        .map_err(|err| EditError(format!("cannot replace {}: {err}", path.display())))?;
+    write_replacing(&path, &edited)?;
     Ok(path)
+}
+
+/// Changes the list `[table] key` in the config file `path` (the user's `config.toml`)
+/// with `change`, keeping the rest of the file as it is; the list is written one item a
+/// line. Returns whether `change` changed it (when not, the file is not touched).
+pub fn change_list(
+    path: &Path,
+    table: &str,
+    key: &str,
+    change: impl FnOnce(&mut Vec<String>),
+) -> Result<bool, EditError> {
+    let original = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(EditError(format!("cannot read {}: {err}", path.display()))),
+    };
+    let before: Table = toml::from_str(&original)
+        .map_err(|err| EditError(format!("{} does not parse: {}", path.display(), err.message())))?;
+    let not_a_list = || {
+        EditError(format!(
+            "`{key}` under `[{table}]` in {} is not a list of strings",
+            path.display()
+        ))
+    };
+    let mut items: Vec<String> = match before.get(table).and_then(|section| section.get(key)) {
+        None => Vec::new(),
+        Some(Value::Array(values)) => values
+            .iter()
+            .map(|value| value.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(not_a_list)?,
+        Some(_) => return Err(not_a_list()),
+    };
+    let unchanged = items.clone();
+    change(&mut items);
+    if items == unchanged {
+        return Ok(false);
+    }
+    let rendered = match items.as_slice() {
+        [] => "[]".to_string(),
+        items => format!(
+            "[\n{}]",
+            items
+                .iter()
+                .map(|item| format!("    {},\n", Value::String(item.clone())))
+                .collect::<String>()
+        ),
+    };
+    let edited = with_value(&original, table, key, &rendered);
+    let cannot = || {
+        EditError(format!(
+            "cannot change {} safely; set `{key}` under `[{table}]` yourself",
+            path.display()
+        ))
+    };
+    let after: Table = toml::from_str(&edited).map_err(|_| cannot())?;
+    let mut expected = before;
+    let Value::Table(section) = expected
+        .entry(table.to_string())
+        .or_insert_with(|| Value::Table(Table::new()))
+    else {
+        return Err(cannot());
+    };
+    section.insert(
+        key.to_string(),
+        Value::Array(items.into_iter().map(Value::String).collect()),
+    );
+    if after != expected {
+        return Err(cannot());
+    }
+    write_replacing(path, &edited)?;
+    Ok(true)
+}
+
+/// Writes `text` beside `path` and renames it over it: a crash leaves the old file or
+/// the new one.
+fn write_replacing(path: &Path, text: &str) -> Result<(), EditError> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(folder)
+        .map_err(|err| EditError(format!("cannot create {}: {err}", folder.display())))?;
+    let temporary = folder.join(".config.toml.new");
+    std::fs::write(&temporary, text)
+        .map_err(|err| EditError(format!("cannot write {}: {err}", temporary.display())))?;
+    std::fs::rename(&temporary, path)
+        .map_err(|err| EditError(format!("cannot replace {}: {err}", path.display())))
 }
 
 /// Why a setting could not be saved in the config file (one line, for a notice).
@@ -96,7 +175,13 @@ fn with_value(text: &str, table: &str, key: &str, value: &str) -> String {
     };
     let mut out: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
     match (start + 1..end).find(|&index| sets_key(lines[index])) {
-        Some(index) => out[index] = setting,
+        Some(index) => {
+            // A value may go on over lines (a list): up to the first line that ends it.
+            let last = (index..end)
+                .find(|&last| toml::from_str::<Table>(&lines[index..=last].concat()).is_ok())
+                .unwrap_or(index);
+            out.splice(index..=last, [setting]);
+        }
         None => {
             if !out[start].ends_with('\n') {
                 out[start].push('\n');
@@ -138,6 +223,54 @@ mod tests {
             with_value("[ui]\nthemes = 1\n", "ui", "theme", value),
             "[ui]\ntheme = \"light\"\nthemes = 1\n"
         );
+    }
+
+    #[test]
+    fn a_list_is_added_to_and_taken_from_keeping_the_rest_of_the_file() {
+        let dir = std::env::temp_dir().join(format!("miniagent-edit-list-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        let original = "# mine\n[permissions]\n# kept\nallow = [\n  \"bash(ls*)\", # this one\n]\ndeny = [\"bash(rm*)\"]\n\n[ui]\ntheme = \"light\"\n";
+        std::fs::write(&path, original).unwrap();
+        let added = change_list(&path, "permissions", "allow", |list| {
+            list.push("bash(cargo test *)".into())
+        });
+        assert_eq!(added.unwrap(), true);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# mine\n[permissions]\n# kept\nallow = [\n    \"bash(ls*)\",\n    \"bash(cargo test *)\",\n]\ndeny = [\"bash(rm*)\"]\n\n[ui]\ntheme = \"light\"\n"
+        );
+        let same = change_list(&path, "permissions", "deny", |list| {
+            list.retain(|item| item != "nothing")
+        });
+        assert_eq!(same.unwrap(), false);
+        let removed = change_list(&path, "permissions", "deny", |list| {
+            list.retain(|item| item != "bash(rm*)")
+        });
+        assert_eq!(removed.unwrap(), true);
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("\ndeny = []\n\n[ui]\n")
+        );
+        // A file without the table gets it at the end; a missing file is created.
+        std::fs::remove_file(&path).unwrap();
+        change_list(&path, "permissions", "allow", |list| {
+            list.push("write_file(src/**)".into())
+        })
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[permissions]\nallow = [\n    \"write_file(src/**)\",\n]\n"
+        );
+        // What is not a list of strings is left alone.
+        std::fs::write(&path, "[permissions]\nallow = 3\n").unwrap();
+        assert!(change_list(&path, "permissions", "allow", |list| list.push("x".into())).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[permissions]\nallow = 3\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

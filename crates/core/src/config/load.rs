@@ -95,6 +95,7 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     let mut origins: HashMap<String, usize> = HashMap::new();
     for (index, layer) in layers.iter().enumerate() {
         check_known_keys(&defaults, &layer.table, "", &layer.source)?;
+        check_permissions(&layer.table, &layer.source)?;
         merge(&mut base, &layer.table, "", index, &mut origins);
     }
     let profiles = match base.remove("profiles") {
@@ -113,6 +114,7 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
     let mut merged = base.clone();
     for (index, layer) in layers.iter().enumerate().skip(from_flags) {
         check_known_keys(&defaults, &layer.table, "", &layer.source)?;
+        check_permissions(&layer.table, &layer.source)?;
         merge(&mut merged, &layer.table, "", index, &mut origins);
     }
     let source_of = |path: &str| -> String {
@@ -153,6 +155,15 @@ pub fn load(options: &LoadOptions<'_>) -> Result<Config, ConfigError> {
         ))
     })?;
     fill_provider_defaults(&mut config, source_of("model.base_url"));
+    config.permission_sources = super::PermissionSources {
+        user_file: options.config_dir.as_ref().map(|dir| dir.join("config.toml")),
+        home: options
+            .env
+            .var("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from),
+        workspace: super::PermissionSettings::default(),
+    };
     validate(&config, &source_of)?;
     fit_output_reserve(&mut config, &source_of)?;
     config.profile = options.overrides.profile.clone();
@@ -385,6 +396,34 @@ fn section_advice(path: &str, key: &str, known: &Table, value: &Value) -> String
     format!("write [{path}] and under it its keys ({})", keys.join(", "))
 }
 
+/// A layer's `[permissions]` patterns are rules, or the error names the layer and the
+/// pattern (the lists add up, so the merged table no longer says which layer wrote one).
+fn check_permissions(layer: &Table, source: &str) -> Result<(), ConfigError> {
+    let Some(Value::Table(table)) = layer.get("permissions") else {
+        return Ok(());
+    };
+    for (key, value) in table {
+        let Value::Array(patterns) = value else {
+            continue;
+        };
+        for pattern in patterns {
+            let Value::String(pattern) = pattern else {
+                return Err(ConfigError(format!(
+                    "{source}: key `permissions.{key}`: expected a list of strings, got {}",
+                    describe(pattern)
+                )));
+            };
+            super::permissions::Pattern::parse(pattern).map_err(|why| {
+                ConfigError(format!(
+                    "{source}: key `permissions.{key}`: `{}` is not a rule: {why}",
+                    pattern.escape_debug()
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn merge(
     into: &mut Table,
     layer: &Table,
@@ -397,6 +436,11 @@ pub(super) fn merge(
         match (into.get_mut(key), value) {
             (Some(Value::Table(existing)), Value::Table(inner)) => {
                 merge(existing, inner, &path, index, origins)
+            }
+            // A later layer adds rules; it cannot take one (a deny) away.
+            (Some(Value::Array(existing)), Value::Array(more)) if prefix == "permissions" => {
+                existing.extend(more.iter().cloned());
+                origins.insert(path, index);
             }
             _ => {
                 into.insert(key.clone(), value.clone());
@@ -577,7 +621,7 @@ mod tests {
             ),
             (
                 "model_provider = \"openai\"\n",
-                "unknown key `model_provider` (known in the top level: agent, instructions, model, prices, profiles, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
+                "unknown key `model_provider` (known in the top level: agent, instructions, model, permissions, prices, profiles, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
             ),
             // Codex's way of naming the model.
             (

@@ -5,6 +5,7 @@ pub mod edit;
 mod env;
 mod files;
 mod load;
+pub mod permissions;
 mod profiles;
 mod prompt;
 pub mod retry;
@@ -18,6 +19,7 @@ pub use env::Env;
 pub use files::{effective_uid, private_dir, private_log};
 pub use load::{LoadOptions, Overrides, config_dir, load, named_data_dir};
 pub use miniagent_protocol::ApprovalMode;
+pub use permissions::{PermissionSettings, PermissionSources};
 pub use profiles::{DEFAULT_PROFILE, Profile, is_profile_name};
 pub use prompt::{SYSTEM_PROMPT, system_prompt};
 
@@ -232,6 +234,13 @@ pub struct Config {
     /// Prices by model name; a name also prices its dated versions (the name, a dash and
     /// a date).
     pub prices: std::collections::BTreeMap<String, ModelPrice>,
+    /// `[permissions]`: allow, ask and deny rules; each layer's lists add to the ones
+    /// before, so no later layer can take a rule away.
+    pub permissions: PermissionSettings,
+    /// The user's config file and home folder the rules need, and the trusted
+    /// workspace's own rules (not config keys).
+    #[serde(skip)]
+    pub permission_sources: PermissionSources,
     /// Where `model.base_url` was set (a file, a variable, a flag, or the provider's
     /// default), for messages (not a config key).
     #[serde(skip)]

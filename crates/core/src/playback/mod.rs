@@ -119,6 +119,7 @@ impl Playback {
             Op::InspectContext => vec![notice(NOT_CHANGED)],
             Op::Approval { .. }
             | Op::RevokeApproval { .. }
+            | Op::RemovePermissionRule { .. }
             | Op::SetApprovalMode { .. }
             | Op::ClearHistory
             | Op::CompactNow

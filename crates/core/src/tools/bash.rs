@@ -140,6 +140,11 @@ impl super::TypedTool for BashTool {
         })
     }
 
+    /// The command line, which `bash(…)` permission rules are matched against.
+    fn rule_subject(&self, args: &BashArgs) -> Option<String> {
+        Some(args.command.clone())
+    }
+
     fn session_rule(&self, args: &BashArgs) -> Option<ApprovalRule> {
         Some(super::command_rule::session_rule(&args.command))
     }

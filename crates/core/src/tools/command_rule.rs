@@ -513,9 +513,9 @@ fn compiler_option_is_safe(arg: &str) -> bool {
 
 /// One word of a command as the program receives it.
 #[derive(Debug)]
-struct Word {
+pub(crate) struct Word {
     /// The word with quotes and escapes removed.
-    text: String,
+    pub(crate) text: String,
     /// Whether the shell would expand it (a variable, a glob, braces, `~`) into text
     /// that is not `text`.
     expands: bool,
@@ -523,7 +523,7 @@ struct Word {
 
 /// The words of a simple command (one with no [`OPERATORS`]) as `bash` splits them, or
 /// None when they cannot be told (an unclosed quote).
-fn shell_words(command: &str) -> Option<Vec<Word>> {
+pub(crate) fn shell_words(command: &str) -> Option<Vec<Word>> {
     let mut words = Vec::new();
     let mut current: Option<Word> = None;
     let mut chars = command.chars();

@@ -341,6 +341,11 @@ impl super::TypedTool for WriteFileTool {
         vec![args.path.clone()]
     }
 
+    /// The path as written: the permission rules read it from the workspace root.
+    fn rule_subject(&self, args: &WriteArgs) -> Option<String> {
+        Some(args.path.clone())
+    }
+
     fn locations(&self, args: &WriteArgs, workspace: &Workspace) -> Vec<Location> {
         workspace.location(&args.path, None).into_iter().collect()
     }
@@ -519,6 +524,11 @@ impl super::TypedTool for EditFileTool {
 
     fn changed_paths(&self, args: &EditArgs) -> Vec<String> {
         vec![args.path.clone()]
+    }
+
+    /// The path as written: the permission rules read it from the workspace root.
+    fn rule_subject(&self, args: &EditArgs) -> Option<String> {
+        Some(args.path.clone())
     }
 
     /// The file only: its changed line would mean reading it before the call is approved.

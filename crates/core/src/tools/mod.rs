@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod notes;
 pub mod output;
 pub mod paths;
+pub mod permission_rule;
 pub mod plan;
 pub(crate) mod process;
 pub mod read;

@@ -77,6 +77,11 @@ impl super::TypedTool for ReadFileTool {
         ToolEffect::ReadOnly
     }
 
+    /// The path as written: the permission rules read it from the workspace root.
+    fn rule_subject(&self, args: &ReadArgs) -> Option<String> {
+        Some(args.path.clone())
+    }
+
     fn locations(&self, args: &ReadArgs, workspace: &Workspace) -> Vec<Location> {
         workspace.location(&args.path, args.offset).into_iter().collect()
     }

@@ -46,6 +46,13 @@ pub struct PendingApproval {
 }
 
 impl PendingApproval {
+    /// What `A` (always) offers to save to the `allow` list: only where `a` would
+    /// remember something (not for a call asked about each time).
+    pub fn proposed_rule(&self) -> Option<String> {
+        let session_rule = self.session_rule.as_ref()?;
+        miniagent_protocol::proposed_rule(&self.name, self.request.as_ref()?, Some(session_rule))
+    }
+
     /// The request an [`Event::ApprovalRequested`] asks about, not on screen yet
     /// (`None` for any other event).
     pub fn asked(event: Event) -> Option<Self> {
@@ -82,6 +89,8 @@ pub struct ApprovalDialog {
     waiting: VecDeque<PendingApproval>,
     /// While the person types a reason for denying the front call.
     reason: Option<String>,
+    /// While the person confirms (and may edit) the rule `A` saves for the front call.
+    always: Option<String>,
     /// How far the front call's body is scrolled.
     scroll: u16,
     /// Kept by drawing from one step of a frame to the next (its layout, measured before
@@ -123,6 +132,49 @@ impl ApprovalDialog {
         self.reason.as_deref()
     }
 
+    /// The rule `A` would save, while it is confirmed.
+    pub fn always(&self) -> Option<&str> {
+        self.always.as_deref()
+    }
+
+    /// Whether the front call offers `A`: where a rule can be proposed for it.
+    pub fn always_offered(&self) -> bool {
+        self.front().and_then(PendingApproval::proposed_rule).is_some()
+    }
+
+    /// `A`: the proposed rule is shown to be confirmed (or edited) before it is saved.
+    pub(crate) fn ask_always(&mut self) {
+        self.always = self.front().and_then(PendingApproval::proposed_rule);
+    }
+
+    /// A key while the rule is confirmed (`None` when it is not): Enter approves and
+    /// saves it, Esc goes back to the keys, other keys edit it.
+    pub(crate) fn always_key(&mut self, key: KeyEvent, ctrl: bool) -> Option<OverlayAction> {
+        let rule = self.always.as_mut()?;
+        Some(match key.code {
+            KeyCode::Enter => {
+                let rule = rule.trim().to_string();
+                if rule.is_empty() {
+                    return Some(OverlayAction::Ignored);
+                }
+                self.decide(Decision::ApproveAlways { rule })
+            }
+            KeyCode::Esc => {
+                self.always = None;
+                OverlayAction::Changed
+            }
+            KeyCode::Backspace => {
+                rule.pop();
+                OverlayAction::Changed
+            }
+            KeyCode::Char(c) if !ctrl => {
+                rule.push(c);
+                OverlayAction::Changed
+            }
+            _ => OverlayAction::Ignored,
+        })
+    }
+
     /// How far the front call is scrolled.
     pub fn scroll(&self) -> u16 {
         self.scroll
@@ -160,6 +212,7 @@ impl ApprovalDialog {
     /// them all.
     pub(crate) fn decide(&mut self, decision: Decision) -> OverlayAction {
         self.reason = None;
+        self.always = None;
         self.scroll = 0;
         let Some(pending) = self.waiting.pop_front() else {
             return OverlayAction::Changed;
@@ -207,7 +260,7 @@ impl ApprovalDialog {
 
     /// A pasted text goes into the reason being typed, on one line; whether one is.
     pub(crate) fn paste_reason(&mut self, text: &str) -> bool {
-        let Some(reason) = &mut self.reason else {
+        let Some(reason) = self.reason.as_mut().or(self.always.as_mut()) else {
             return false;
         };
         reason.push_str(&text.replace(['\r', '\n'], " "));

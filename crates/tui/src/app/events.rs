@@ -42,6 +42,7 @@ impl App {
             } => self.on_tool_call_requested(id, name, &arguments, &summary),
             event @ Event::ApprovalRequested { .. } => self.on_approval_requested(event),
             Event::ApprovalRulesChanged { rules, refused } => self.session.set_rules(rules, refused),
+            Event::PermissionRulesChanged { rules } => self.session.set_permanent_rules(rules),
             Event::PlanUpdated { entries } => self.on_plan_updated(&entries),
             Event::ApprovalModeChanged { mode } => self.on_approval_mode_changed(mode),
             Event::HistoryCleared => self.on_history_cleared(),

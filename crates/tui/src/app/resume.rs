@@ -68,6 +68,7 @@ impl App {
             | Event::ToolCallRequested { .. }
             | Event::ApprovalRequested { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::PermissionRulesChanged { .. }
             | Event::PlanUpdated { .. }
             | Event::HistoryCleared
             | Event::ToolCallStarted { .. }

@@ -43,6 +43,8 @@ pub struct Session {
     rules: Vec<ApprovalRule>,
     /// What was refused for the rest of the session, in the order given.
     refused: Vec<ApprovalRule>,
+    /// The `[permissions]` rules in force, deny first.
+    permanent: Vec<miniagent_protocol::PermanentRule>,
     /// MCP servers and their states, by name.
     mcp: BTreeMap<String, McpState>,
     /// The ready servers whose tools are held back from the model, and what it found.
@@ -76,6 +78,7 @@ impl Session {
             max_steps,
             rules: Vec::new(),
             refused: Vec::new(),
+            permanent: Vec::new(),
             mcp: BTreeMap::new(),
             mcp_deferred: Vec::new(),
             skills: Vec::new(),
@@ -230,6 +233,15 @@ impl Session {
 
     pub(crate) fn set_max_steps(&mut self, max_steps: u32) {
         self.max_steps = max_steps;
+    }
+
+    pub(crate) fn set_permanent_rules(&mut self, rules: Vec<miniagent_protocol::PermanentRule>) {
+        self.permanent = rules;
+    }
+
+    /// The `[permissions]` rules in force (the user's config, the trusted workspace's).
+    pub fn permanent_rules(&self) -> &[miniagent_protocol::PermanentRule] {
+        &self.permanent
     }
 
     pub(crate) fn set_rules(&mut self, rules: Vec<ApprovalRule>, refused: Vec<ApprovalRule>) {

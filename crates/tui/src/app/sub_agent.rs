@@ -69,6 +69,7 @@ impl App {
             | Event::TextDelta { .. }
             | Event::AssistantMessage { .. }
             | Event::ApprovalRulesChanged { .. }
+            | Event::PermissionRulesChanged { .. }
             // Its plan is its own; its report is what the main agent gets.
             | Event::PlanUpdated { .. }
             | Event::ApprovalModeChanged { .. }

@@ -109,6 +109,7 @@ impl App {
         let context = OverlayContext {
             rules: self.session.rules(),
             refused: self.session.refused(),
+            permanent: self.session.permanent_rules(),
             history: self.session.history(),
             mcp: &servers,
         };
@@ -237,5 +238,5 @@ impl App {
 /// A letter some question takes as an answer: one not offered now (`a` for a call asked
 /// each time, `y` before all of it was seen) was still meant as an answer, not typing.
 fn is_answer_letter(key: KeyEvent) -> bool {
-    matches!(key.code, KeyCode::Char('y' | 'a' | 'n'))
+    matches!(key.code, KeyCode::Char('y' | 'a' | 'A' | 'n'))
 }

@@ -21,6 +21,12 @@ use crate::text::{diff::diff_lines, wrap};
 use crate::theme::Theme;
 use miniagent_protocol::{ApprovalRequest, ApprovalRule};
 
+/// Keys while the rule `A` saves is confirmed.
+pub const ALWAYS_HINTS: [KeyHint; 2] = [
+    KeyHint::new("Enter", "approve and save the rule"),
+    KeyHint::new("Esc", "back"),
+];
+
 /// Keys while a reason for a refusal is typed.
 pub const DENY_REASON_HINTS: [KeyHint; 2] = [
     KeyHint::new("Enter", "send the reason"),
@@ -39,6 +45,8 @@ impl Layer for ApprovalDialog {
     fn key_hints(&self) -> Vec<KeyHint> {
         if self.reason().is_some() {
             DENY_REASON_HINTS.to_vec()
+        } else if self.always().is_some() {
+            ALWAYS_HINTS.to_vec()
         } else {
             bindings::bar_hints(APPROVAL, self)
         }
@@ -50,6 +58,9 @@ impl Layer for ApprovalDialog {
             return OverlayAction::Interrupt;
         }
         if let Some(action) = self.reason_key(key, ctrl) {
+            return action;
+        }
+        if let Some(action) = self.always_key(key, ctrl) {
             return action;
         }
         bindings::dispatch(APPROVAL, self, key).unwrap_or(OverlayAction::Ignored)
@@ -70,7 +81,7 @@ impl Layer for ApprovalDialog {
     }
 
     fn takes_answer_letters(&self) -> bool {
-        self.reason().is_none()
+        self.reason().is_none() && self.always().is_none()
     }
 
     fn keeps_top(&self) -> bool {
@@ -126,13 +137,29 @@ const REASON_CURSOR: &str = "▏";
 /// The reason for a refusal as it is typed, wrapped to `width`: its last
 /// [`REASON_ROWS`] rows, so what is typed (and the cursor after it) always shows.
 fn reason_rows(reason: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    field_rows(
+        "Why not? Sent to the model (Enter sends · Esc back): ",
+        reason,
+        width,
+        theme,
+    )
+}
+
+/// The rule `A` saves, as it is confirmed or edited, wrapped as [`reason_rows`] is.
+fn always_rows(rule: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    field_rows(
+        "Always allow, saved to the allow list of [permissions] in your config.toml (edit it; Enter approves and saves · Esc back): ",
+        rule,
+        width,
+        theme,
+    )
+}
+
+fn field_rows(label: &'static str, text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let field = Line::from(vec![
-        Span::styled(
-            "Why not? Sent to the model (Enter sends · Esc back): ",
-            theme.warning,
-        ),
+        Span::styled(label, theme.warning),
         // Typed by the person, but drawn inert all the same.
-        Span::styled(miniagent_text::clean(reason).into_owned(), theme.text),
+        Span::styled(miniagent_text::clean(text).into_owned(), theme.text),
         Span::styled(REASON_CURSOR, theme.text),
     ]);
     let mut rows = wrap::wrap_line(&field, width);
@@ -151,10 +178,12 @@ fn approval_layout(
     // As tall as the body wrapped to the dialog's width (one long line is many rows).
     let wrapped = approval_body(pending, app.look.theme(), width.saturating_sub(2));
     let body_rows = u16::try_from(wrapped.len()).unwrap_or(u16::MAX);
-    let reason = dialog
-        .reason()
-        .map(|reason| reason_rows(reason, width.saturating_sub(2), app.look.theme()))
-        .unwrap_or_default();
+    let field_width = width.saturating_sub(2);
+    let reason = match (dialog.reason(), dialog.always()) {
+        (Some(reason), _) => reason_rows(reason, field_width, app.look.theme()),
+        (None, Some(rule)) => always_rows(rule, field_width, app.look.theme()),
+        (None, None) => Vec::new(),
+    };
     // The footer: the scroll position, what `a` covers, and the keys (or the reason).
     let footer_rows = 2 + u16::try_from(reason.len().max(1)).unwrap_or(1);
     let height = body_rows
@@ -262,7 +291,7 @@ fn draw(dialog: &ApprovalDialog, app: &App, layout: ApprovalLayout, buf: &mut Bu
     // the scroll position above them.
     let keys_rows = u16::try_from(reason.len().max(1)).unwrap_or(1);
     let footer_y = (inner.y + inner.height).saturating_sub(keys_rows).max(inner.y);
-    let cursor = if dialog.reason().is_some() {
+    let cursor = if dialog.reason().is_some() || dialog.always().is_some() {
         let height = keys_rows.min(inner.y + inner.height - footer_y);
         draw_reason(
             &reason,

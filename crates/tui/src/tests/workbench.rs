@@ -338,6 +338,8 @@ mod mentions;
 mod model;
 #[path = "workbench/modes.rs"]
 mod modes;
+#[path = "workbench/permissions.rs"]
+mod permissions;
 #[path = "workbench/project_context.rs"]
 mod project_context;
 #[path = "workbench/reading.rs"]

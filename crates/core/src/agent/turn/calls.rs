@@ -15,7 +15,10 @@ use crate::hooks::HookEvent;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
 use crate::tools::{Tool, ToolCall, ToolContext, ToolOutput, schema};
-use miniagent_protocol::{ApprovalRule, CallEffect, Decision, Event, TextChange, ToolKind, ToolOutcome};
+use miniagent_protocol::{
+    ApprovalRule, CallEffect, Decision, Event, PermanentRule, RuleList, RuleSource, TextChange, ToolKind,
+    ToolOutcome,
+};
 
 mod arguments;
 pub(in crate::agent) use arguments::{argument_limit, stub_earlier_large_arguments, stub_large_arguments};
@@ -692,7 +695,7 @@ async fn ask(context: &TurnContext, call: &dyn ToolCall<'_>, asked: Asked<'_>) -
     };
     match decision {
         Ok(Decision::Approve) => {}
-        Ok(Decision::ApproveForSession) if each_time.is_some() => {
+        Ok(Decision::ApproveForSession | Decision::ApproveAlways { .. }) if each_time.is_some() => {
             let message = match verdict {
                 Verdict::AskEachTime(_) => {
                     "approved once: changes to miniagent's own settings are asked about each time"
@@ -704,6 +707,7 @@ async fn ask(context: &TurnContext, call: &dyn ToolCall<'_>, asked: Asked<'_>) -
             });
         }
         Ok(Decision::ApproveForSession) => remember(context, call.session_rule()),
+        Ok(Decision::ApproveAlways { rule }) => always(context, name, call, rule),
         Ok(Decision::Deny { reason }) => return Err(CallOutcome::DeniedByPerson { reason }),
         Ok(Decision::DenyForSession { reason }) => {
             // What the question offered to remember: nothing, for a call asked each time.
@@ -766,6 +770,63 @@ fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
     if let Some(event) = changed {
         context.events.emit(event);
     }
+}
+
+/// "Always": save `pattern` to the `allow` list of the user's config and apply it, or
+/// say why it was not; the call runs either way (the person approved it).
+fn always(context: &TurnContext, tool: &str, call: &dyn ToolCall<'_>, pattern: String) {
+    let rule = PermanentRule {
+        list: RuleList::Allow,
+        pattern: pattern.trim().to_string(),
+        source: RuleSource::User,
+    };
+    let message = match save_rule(context, tool, call, &rule) {
+        Ok(file) => format!(
+            "saved `{}` to the allow list in {}: calls it covers run without asking",
+            rule.pattern,
+            file.display()
+        ),
+        Err(why) => format!("approved once: {why}"),
+    };
+    context.events.emit(Event::Notice { message });
+}
+
+/// Writes an allow rule covering `call` to the user's config, then applies it.
+fn save_rule(
+    context: &TurnContext,
+    tool: &str,
+    call: &dyn ToolCall<'_>,
+    rule: &PermanentRule,
+) -> Result<std::path::PathBuf, String> {
+    let pattern = &rule.pattern;
+    crate::config::permissions::Pattern::parse(pattern)
+        .map_err(|why| format!("`{pattern}` is not a rule ({why}), so it was not saved"))?;
+    let (covers, file) = context.policy.with(|policy| {
+        let rules = policy.permissions();
+        (
+            rules.allows(pattern, tool, call, &context.workspace),
+            rules.user_file().map(std::path::Path::to_path_buf),
+        )
+    });
+    if !covers {
+        return Err(format!(
+            "`{pattern}` does not cover this call, so it was not saved"
+        ));
+    }
+    let file = file.ok_or("there is no config folder to save the rule in")?;
+    crate::config::edit::change_list(&file, "permissions", "allow", |list| {
+        if !list.contains(pattern) {
+            list.push(pattern.clone());
+        }
+    })
+    .map_err(|why| why.to_string())?;
+    let event = context.policy.with(|policy| {
+        // Parsed above: it is a rule.
+        let _ = policy.permissions_mut().add(rule.clone());
+        policy.permissions_event()
+    });
+    context.events.emit(event);
+    Ok(file)
 }
 
 /// "Refuse for this session": refuse what the call's rule covers from now on, without

@@ -17,6 +17,7 @@ mod bundled;
 pub(crate) mod front_matter;
 mod get_skill;
 mod pre_approval;
+pub(crate) use pre_approval::glob_matches;
 mod rewrite;
 
 use std::collections::{BTreeMap, HashSet};

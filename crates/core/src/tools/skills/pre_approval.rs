@@ -242,7 +242,7 @@ impl CommandPattern {
 /// Only `*` is special: the rest is escaped, since `[`, `?` and `{` appear in commands.
 /// globset compiles the pattern to a regex, so a hostile one cannot make matching
 /// backtrack; one it cannot compile matches nothing (the call asks as usual).
-fn glob_matches(pattern: &str, text: &str, paths: bool) -> bool {
+pub(crate) fn glob_matches(pattern: &str, text: &str, paths: bool) -> bool {
     let escaped = pattern
         .split('*')
         .map(globset::escape)
