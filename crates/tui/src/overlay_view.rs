@@ -50,12 +50,14 @@ pub fn draw_completions(app: &App, input: Rect, size: Rect, buf: &mut Buffer) {
             .saturating_add(2)
             .min(size.width),
     );
-    let y = input.y.saturating_sub(rows);
+    // Never over the title bar (the mode and the model stay in sight): a longer list
+    // scrolls instead.
+    let rows = rows.min(input.y.saturating_sub(size.y.saturating_add(1)));
     let area = Rect {
         x: input.x,
-        y,
+        y: input.y.saturating_sub(rows),
         width,
-        height: rows.min(input.y.saturating_sub(size.y)),
+        height: rows,
     };
     let lines: Vec<Line<'static>> = completions
         .iter()
