@@ -306,7 +306,9 @@ fn ten_steps_at_a_small_token_limit(result_tokens: u64) {
         let server = ScriptedServer::start(script).await;
         server.answer_toolless_with(Reply::text("Read parts in turn; each lists numbered lines."));
         let mut config = test_config(Provider::Anthropic, &server);
-        config.agent.token_limit = 8000;
+        // 8000 tokens for the conversation these steps were tuned to, plus about 150 for
+        // the web_fetch tool's schema, which came later.
+        config.agent.token_limit = 8150;
         config.model.max_output_tokens = 1000;
         let mut agent = Harness::start(config);
         parts_of_tokens(&agent.workspace, 10, result_tokens);
@@ -333,9 +335,9 @@ fn ten_steps_at_a_small_token_limit(result_tokens: u64) {
         // A step whose prompt is smaller than the one before was compacted first.
         let shrinks = sizes.windows(2).filter(|pair| pair[1] < pair[0]).count();
         eprintln!(
-            "10 steps at token_limit 8000, results of {result_tokens} tokens: {summary_calls} summary calls, {compactions} summaries applied, {shrinks} compacted steps; prompts {sizes:?}"
+            "10 steps at token_limit 8150, results of {result_tokens} tokens: {summary_calls} summary calls, {compactions} summaries applied, {shrinks} compacted steps; prompts {sizes:?}"
         );
-        assert!(compactions >= 1, "the turn outgrows 8000 tokens and must compact");
+        assert!(compactions >= 1, "the turn outgrows 8150 tokens and must compact");
         // A compaction must buy three steps or more, with at most one summary call.
         assert!(summary_calls <= 3, "{summary_calls} summary calls over 10 steps");
         // Steps that only trimmed a large result made no model call.

@@ -218,12 +218,14 @@ pub fn proposed_rule(
             })
         }
         ApprovalRequest::McpCall { .. } => Some(tool.to_string()),
-        ApprovalRequest::Other { preview, .. } if tool == "web_fetch" => {
-            let arguments: serde_json::Value = serde_json::from_str(preview).ok()?;
-            let url = arguments.get("url")?.as_str()?;
-            let host = host_of(url)?;
-            Some(format!("{tool}(domain:{host})"))
-        }
+        // The host the tool itself read from the URL (its session rule), never one parsed
+        // again here from what the question shows.
+        ApprovalRequest::Other { .. } if tool == "web_fetch" => match session_rule {
+            Some(ApprovalRule::Domain { host }) if is_plain_host(host) => {
+                Some(format!("{tool}(domain:{host})"))
+            }
+            _ => None,
+        },
         ApprovalRequest::Other { .. } => Some(tool.to_string()),
     }
 }
@@ -260,17 +262,11 @@ const SUBCOMMANDS: &[&str] = &[
     "apt",
 ];
 
-/// The host of an http(s) URL, in lower case; `None` for anything else.
-fn host_of(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit('@').next()?;
-    let host = host.split(':').next()?.to_ascii_lowercase();
-    let plain = !host.is_empty()
+/// A host a rule can name: lower-case letters, digits, `-` and `.` (an IPv6 address in
+/// brackets is not offered: its colons would read as part of the pattern).
+fn is_plain_host(host: &str) -> bool {
+    !host.is_empty()
         && host
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'));
-    plain.then_some(host)
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.'))
 }

@@ -354,11 +354,28 @@ fn always_offers_a_rule_only_where_one_is_safe() {
         ),
         (
             "web_fetch",
-            other(r#"{"url": "https://user@Docs.rs:443/x?y"}"#),
-            None,
+            other("GET https://docs.rs/x?y"),
+            Some(ApprovalRule::Domain {
+                host: "docs.rs".into(),
+            }),
             Some("web_fetch(domain:docs.rs)"),
         ),
-        ("web_fetch", other(r#"{"url": "file:///etc/passwd"}"#), None, None),
+        // No host the tool read, or one a pattern cannot name plainly: nothing offered.
+        ("web_fetch", other("GET file:///etc/passwd"), None, None),
+        (
+            "web_fetch",
+            other("GET http://[::1]/"),
+            Some(ApprovalRule::Domain { host: "[::1]".into() }),
+            None,
+        ),
+        (
+            "web_fetch",
+            other("GET https://x/"),
+            Some(ApprovalRule::Domain {
+                host: "docs.rs(*)".into(),
+            }),
+            None,
+        ),
         ("record_note", other("{}"), None, Some("record_note")),
     ];
     for (tool, request, session_rule, expected) in cases {
