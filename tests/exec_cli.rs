@@ -469,7 +469,7 @@ fn a_workspace_mcp_file_is_used_only_once_the_workspace_is_trusted() {
     // Untrusted: not started, and the person is told why.
     let stderr = run(false);
     assert!(
-        stderr.contains("note: this workspace has its own MCP servers or skills in .miniagent/ (repo-tool: runs no-such-program-from-the-repo); they run programs or steer the agent, so they are used only if you trust the workspace (--trust-workspace)"),
+        stderr.contains("note: this workspace has its own settings in .miniagent/ (repo-tool: runs no-such-program-from-the-repo): MCP servers and hooks run programs, skills, commands and permission rules steer the agent, so they are used only if you trust the workspace (--trust-workspace)"),
         "{stderr}"
     );
     assert!(!stderr.contains("mcp: repo-tool"), "{stderr}");

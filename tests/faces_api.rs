@@ -313,7 +313,7 @@ async fn a_workspaces_own_servers_wait_for_trust_on_a_faces_start() {
     assert_eq!(
         notices,
         vec![
-            "this workspace has its own MCP servers or skills in .miniagent/ (repo-tool: runs no-such-program-from-the-repo); they run programs or steer the agent, so they are used only if you trust the workspace (--trust-workspace)"
+            "this workspace has its own settings in .miniagent/ (repo-tool: runs no-such-program-from-the-repo): MCP servers and hooks run programs, skills, commands and permission rules steer the agent, so they are used only if you trust the workspace (--trust-workspace)"
                 .to_string()
         ]
     );

@@ -231,7 +231,7 @@ impl Launch {
                 }
             }
             trust::TrustStatus::Untrustable(why) => notices.push(format!(
-                "this workspace's own MCP servers and skills in .miniagent/ are not used: {why}"
+                "this workspace's own settings in .miniagent/ (MCP servers, hooks, permission rules, skills, commands) are not used: {why}"
             )),
             trust::TrustStatus::Unknown | trust::TrustStatus::Changed if options.trust_workspace => {
                 if let Some(dir) = &config_dir {

@@ -75,7 +75,7 @@ pub fn prepare_with(
         trust::TrustStatus::Trusted => true,
         trust::TrustStatus::Untrustable(why) => {
             notices.push(format!(
-                "this workspace's own MCP servers and skills in .miniagent/ are not used: {why}"
+                "this workspace's own settings in .miniagent/ (MCP servers, hooks, permission rules, skills, commands) are not used: {why}"
             ));
             false
         }
@@ -89,7 +89,7 @@ pub fn prepare_with(
         }
         trust::TrustStatus::Unknown => {
             notices.push(format!(
-                "this workspace has its own MCP servers or skills in .miniagent/ ({}); they run programs or steer the agent, so they are used only if you trust the workspace (--trust-workspace)",
+                "this workspace has its own settings in .miniagent/ ({}): MCP servers and hooks run programs, skills, commands and permission rules steer the agent, so they are used only if you trust the workspace (--trust-workspace)",
                 extras.describe().join("; ")
             ));
             false

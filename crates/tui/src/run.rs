@@ -627,7 +627,7 @@ fn carry_out(
                         app.session.decline_workspace();
                         app.notice(
                             crate::conversation::NoticeKind::Info,
-                            "this workspace's own MCP servers and skills (.miniagent/) are not used this session; you are asked again when miniagent next starts here".to_string(),
+                            "this workspace's own settings (.miniagent/: MCP servers, hooks, permission rules, skills, commands) are not used this session; you are asked again when miniagent next starts here".to_string(),
                         );
                     }
                     deferred.start_building();

@@ -129,9 +129,9 @@ impl Layer for TrustPrompt {
 fn draw(buf: &mut Buffer, size: Rect, title: &str, prompt: &TrustPrompt, app: &App) {
     let theme = app.look.theme();
     let intro = if prompt.changed {
-        "This workspace's MCP servers or skills (.miniagent/) changed since you trusted it. Servers run programs from this repository; skills steer the agent:"
+        "This workspace's own settings (.miniagent/) changed since you trusted it. Its MCP servers and hooks run programs from this repository; its skills, commands and permission rules steer the agent:"
     } else {
-        "This workspace has its own MCP servers or skills (.miniagent/). Servers run programs from this repository; skills steer the agent:"
+        "This workspace has its own settings (.miniagent/). Its MCP servers and hooks run programs from this repository; its skills, commands and permission rules steer the agent:"
     };
     let mut lines = vec![Line::from(Span::styled(intro, theme.warning)), Line::default()];
     lines.extend(
