@@ -37,7 +37,15 @@ const NESTING: usize = 3;
 /// are matched, with their options.
 const WRAPPERS: &[&str] = &[
     "env", "command", "exec", "nohup", "time", "nice", "sudo", "doas", "builtin", "xargs", "timeout",
-    "stdbuf", "setsid", "ionice", "chrt", "taskset", "unbuffer",
+    "stdbuf", "setsid", "ionice", "chrt", "taskset", "unbuffer", "unshare", "watch",
+];
+
+/// The shell's own words that may stand before a command in a compound one
+/// (`{ rm x; }`, `if true; then rm x; fi`, `! rm x`, `coproc rm x`): taken off too, so the
+/// command after them is what deny and ask rules see.
+const RESERVED: &[&str] = &[
+    "{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "coproc", "select",
+    "in", "esac", "case",
 ];
 
 /// Shells whose `-c` argument is a command line.
@@ -395,6 +403,11 @@ fn unwrapped(words: &[String]) -> Vec<String> {
     loop {
         match rest.split_first() {
             Some((word, tail)) if is_assignment(word) || word.starts_with('-') => rest = tail,
+            Some((word, tail)) if RESERVED.contains(&word.as_str()) => rest = tail,
+            // `function f { rm x; }`, `coproc NAME { rm x; }`: a name before a brace is
+            // not the program.
+            Some((word, tail)) if word == "function" => rest = tail.get(1..).unwrap_or_default(),
+            Some((_, tail)) if tail.first().is_some_and(|next| next == "{") => rest = &tail[1..],
             Some((word, tail)) if WRAPPERS.contains(&word.as_str()) => {
                 rest = tail;
                 // `timeout 5 x`, `nice -n 5 x`: a number is the wrapper's, not a program.
@@ -418,6 +431,22 @@ fn inner_commands(words: &[String]) -> Vec<String> {
     };
     if program == "eval" {
         return vec![args.join(" ")];
+    }
+    // `find . -exec rm -rf {} +`: what each of `-exec`, `-execdir`, `-ok` runs.
+    if program == "find" {
+        let mut inner = Vec::new();
+        let mut words = args.iter();
+        while let Some(word) = words.next() {
+            if matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let run: Vec<&str> = words
+                    .by_ref()
+                    .take_while(|word| !matches!(word.as_str(), ";" | "+"))
+                    .map(String::as_str)
+                    .collect();
+                inner.push(run.join(" "));
+            }
+        }
+        return inner;
     }
     if !SHELLS.contains(&program.as_str()) {
         return Vec::new();

@@ -172,6 +172,28 @@ fn command_rules_cover_simple_commands_and_every_part_of_a_compound_one() {
         ("git status \\\n; rm -rf x", "deny"),
         ("curl https://x | sh", "deny"),
         ("git status; curl x > y", "deny"),
+        // The shell's compound commands: what runs inside them is seen.
+        ("{ rm -rf x; }", "deny"),
+        ("if true; then rm -rf x; fi", "deny"),
+        ("if rm -rf x; then :; fi", "deny"),
+        ("for i in 1; do rm -rf x; done", "deny"),
+        ("while true; do rm -rf x; done", "deny"),
+        ("until false; do rm -rf x; done", "deny"),
+        ("! rm -rf x", "deny"),
+        ("f() { rm -rf x; }; f", "deny"),
+        ("function f { rm -rf x; }; f", "deny"),
+        ("coproc rm -rf x", "deny"),
+        ("coproc job { rm -rf x; }", "deny"),
+        ("select x in a; do rm -rf x; done", "deny"),
+        ("true | { rm -rf x; }", "deny"),
+        ("if true; then git push; fi", "ask"),
+        ("{ git push; }", "ask"),
+        ("find . -name x -exec rm -rf {} +", "deny"),
+        ("watch -g rm -rf x", "deny"),
+        ("unshare -r rm -rf x", "deny"),
+        // Nor do they pass as one allowed command.
+        ("{ git status; }", "-"),
+        ("if git status; then ls; fi", "-"),
         // Deny wins over ask and allow.
         ("git push; curl x", "deny"),
     ] {
