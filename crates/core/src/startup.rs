@@ -350,16 +350,14 @@ pub fn discover_skills(workspace: &std::path::Path, trusted: bool, env: &crate::
     SkillSet::discover_in(bundled.as_deref(), user.as_deref(), trusted.then_some(workspace))
 }
 
-/// A session from a loaded configuration, a resolved workspace and a key.
-/// `trusted`: the workspace's own skills are used (its MCP servers come in `mcp_config`).
-pub fn build(
-    config: Config,
-    workspace: PathBuf,
-    api_key: llm::ApiKey,
-    mcp_config: Option<mcp::McpConfig>,
-    trusted: bool,
+/// Every secret the session's output is cleaned of: the key in use, every provider key
+/// this process was given, the credentials in base URLs and MCP servers' settings.
+fn session_secrets(
+    config: &Config,
+    api_key: &llm::ApiKey,
+    mcp_config: Option<&mcp::McpConfig>,
     env: &crate::config::Env,
-) -> anyhow::Result<AgentOptions> {
+) -> Secrets {
     // Every provider key this process was given, not only the one in use: a command can
     // find them elsewhere (a wrapper's /proc/PID/environ) and print them.
     let mut secrets = vec![api_key.value.clone()];
@@ -378,13 +376,51 @@ pub fn build(
     for profile in config.profiles.values() {
         secrets.extend(endpoint::url_secrets(&profile.model.base_url));
     }
-    if let Some(mcp) = &mcp_config {
+    if let Some(mcp) = mcp_config {
         secrets.extend(mcp.secret_values());
     }
     // A base URL may carry a credential too (user:password@, ?key=…): a provider that
     // echoes the URL in an error must not put it on screen or in the log.
     secrets.extend(endpoint::url_secrets(&config.model.base_url));
-    let secrets = Secrets::new(secrets);
+    Secrets::new(secrets)
+}
+
+/// The skills found, as the front ends list them (with what each pre-approves).
+fn skills_loaded(skills: &SkillSet) -> Event {
+    Event::SkillsLoaded {
+        skills: skills
+            .skills()
+            .iter()
+            .map(|skill| {
+                let approvals = skills::SkillApprovals::from_entries(
+                    &skill.name,
+                    skill.allowed_tools.as_deref().unwrap_or_default(),
+                );
+                SkillInfo {
+                    name: skill.name.clone(),
+                    description: skill.description.clone(),
+                    source: skill.source.to_string(),
+                    root: skill.root.display().to_string(),
+                    pre_approves: approvals.describe(),
+                    not_pre_approved: approvals.ignored,
+                }
+            })
+            .collect(),
+        warnings: skills.warnings().to_vec(),
+    }
+}
+
+/// A session from a loaded configuration, a resolved workspace and a key.
+/// `trusted`: the workspace's own skills are used (its MCP servers come in `mcp_config`).
+pub fn build(
+    config: Config,
+    workspace: PathBuf,
+    api_key: llm::ApiKey,
+    mcp_config: Option<mcp::McpConfig>,
+    trusted: bool,
+    env: &crate::config::Env,
+) -> anyhow::Result<AgentOptions> {
+    let secrets = session_secrets(&config, &api_key, mcp_config.as_ref(), env);
     let client = llm::build_client(&config.model, api_key)?;
     let (session_log, log_notice) = session_log(&config, &workspace, client.as_ref(), secrets.clone(), env);
     crate::tools::files::remove_stale_temp_files_in_background(&workspace);
@@ -412,27 +448,7 @@ pub fn build(
         commands: commands.infos(),
         warnings: commands.warnings().to_vec(),
     });
-    let _ = side_tx.send(Event::SkillsLoaded {
-        skills: skills
-            .skills()
-            .iter()
-            .map(|skill| {
-                let approvals = skills::SkillApprovals::from_entries(
-                    &skill.name,
-                    skill.allowed_tools.as_deref().unwrap_or_default(),
-                );
-                SkillInfo {
-                    name: skill.name.clone(),
-                    description: skill.description.clone(),
-                    source: skill.source.to_string(),
-                    root: skill.root.display().to_string(),
-                    pre_approves: approvals.describe(),
-                    not_pre_approved: approvals.ignored,
-                }
-            })
-            .collect(),
-        warnings: skills.warnings().to_vec(),
-    });
+    let _ = side_tx.send(skills_loaded(&skills));
     // MCP servers connect in the background; their tools join as each one is ready.
     let mcp = mcp_config.map(|mcp_config| {
         let events = side_tx.clone();
