@@ -409,7 +409,12 @@ impl Conversation {
             };
             self.reading.render_search_line(row, buf, theme);
         }
-        let area = text_area;
+        self.render_notes(text_area, buf, theme);
+    }
+
+    /// Draws over the text in `area`: the mark that new output arrived below the slice
+    /// shown, and the first hint when there is nothing yet.
+    fn render_notes(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         if self.new_output_below() && area.height > 0 {
             let marker = " ↓ new output below (End) ";
             let marker_width = u16::try_from(wrap::display_width(marker))
