@@ -433,6 +433,62 @@ impl Printer {
     /// left unfinished in one cannot hide the rest of the line.
     fn human(&mut self, event: &Event, color: bool) {
         match event {
+            Event::SessionConfigured { .. }
+            | Event::ModelChangeRefused { .. }
+            | Event::ModelChanged { .. }
+            | Event::SessionResumed { .. } => self.human_session(event, color),
+            Event::ThinkingDelta { .. }
+            | Event::AssistantMessage { .. }
+            | Event::ToolCallRequested { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::SubAgent { .. }
+            | Event::ApprovalRequested { .. } => self.human_step(event, color),
+            Event::Retrying { .. }
+            | Event::Notice { .. }
+            | Event::FilesAttached { .. }
+            | Event::PlanUpdated { .. }
+            | Event::McpServerStatus { .. }
+            | Event::SkillsLoaded { .. }
+            | Event::HooksLoaded { .. }
+            | Event::CommandsLoaded { .. } => self.human_status(event),
+            Event::CompactionStarted { .. }
+            | Event::CompactionEnded { .. }
+            | Event::ContextCompacted { .. }
+            | Event::TurnUsage { .. }
+            | Event::TurnComplete { .. }
+            | Event::StepLimitReached { .. }
+            | Event::TurnAborted { .. }
+            | Event::Error { .. } => self.human_turn(event, color),
+            // Its notice said so when the tools were first held back.
+            Event::McpToolsDeferred { .. }
+            | Event::TurnStarted { .. }
+            | Event::HistorySnapshot { .. }
+            | Event::ContextReport { .. }
+            | Event::Notes { .. }
+            | Event::RecordedCall { .. }
+            | Event::ModelChoices { .. }
+            // The error after it says the message was taken back.
+            | Event::PromptReturned { .. }
+            | Event::HistoryRestored { .. }
+            | Event::ApprovalRulesChanged { .. }
+            | Event::PermissionRulesChanged { .. }
+            | Event::ApprovalModeChanged { .. }
+            | Event::HistoryCleared
+            | Event::StepStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ToolOutputDelta { .. }
+            | Event::TokenUsage { .. }
+            | Event::ShutdownComplete
+            | Event::PlaybackOpened { .. }
+            | Event::PlaybackStatus { .. }
+            | Event::Replayed { .. } => {}
+        }
+    }
+
+    /// The session's start and its model, a line each on stderr.
+    fn human_session(&mut self, event: &Event, color: bool) {
+        match event {
             Event::SessionConfigured {
                 model,
                 provider,
@@ -470,8 +526,17 @@ impl Printer {
                 ),
                 color,
             ),
+            _ => {}
+        }
+    }
+
+    /// A step's reply and its calls (the call's line comes when it finishes).
+    fn human_step(&mut self, event: &Event, color: bool) {
+        match event {
             Event::ThinkingDelta { delta } => self.thinking_delta(delta, color),
-            Event::AssistantMessage { text, tool_calls, .. } => self.assistant_message(text, !tool_calls.is_empty()),
+            Event::AssistantMessage { text, tool_calls, .. } => {
+                self.assistant_message(text, !tool_calls.is_empty())
+            }
             Event::ToolCallRequested { id, summary, .. } => {
                 self.call_arguments
                     .insert(id.clone(), preview_line(&visible(summary), 80));
@@ -484,6 +549,21 @@ impl Printer {
                 output_preview,
                 ..
             } => self.call_finished(id, name, *ok, *duration_ms, output_preview),
+            Event::SubAgent { agent, event, .. } => self.sub_agent(agent, event),
+            // Said on the call's line when it finishes, with the refusal the model was told.
+            Event::ApprovalRequested {
+                id, request, notes, ..
+            } => {
+                self.refusals
+                    .insert(id.clone(), refusal_for(request.as_ref(), notes));
+            }
+            _ => {}
+        }
+    }
+
+    /// Progress and what was loaded: a line each on stderr.
+    fn human_status(&mut self, event: &Event) {
+        match event {
             Event::Retrying {
                 attempt,
                 max_attempts,
@@ -508,7 +588,6 @@ impl Printer {
                     self.line(&format!("{indent}{}", preview_line(line, PLAN_LINE_CHARS)));
                 }
             }
-            Event::SubAgent { agent, event, .. } => self.sub_agent(agent, event),
             Event::McpServerStatus { server, state } => self.mcp_status(server, state),
             Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),
             Event::HooksLoaded { hooks } => self.hooks_loaded(hooks),
@@ -518,67 +597,43 @@ impl Printer {
                     self.line(&format!("commands: {warning}"));
                 }
             }
-            Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
-            Event::CompactionEnded { outcome, reason } => self.line(&compaction_ended_line(*outcome, reason)),
-            Event::ContextCompacted {
-                tokens_before,
-                tokens_after,
-                fallback,
-                ..
-            } => self.line(&compacted_line(*tokens_before, *tokens_after, *fallback)),
-            Event::TurnUsage {
-                model_calls,
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cost_usd,
-                ..
-            // A turn whose every call failed has nothing to report.
-            } if *model_calls > 0 => {
-                let cost = sane_cost(*cost_usd);
-                let line = turn_usage_line(*model_calls, *input_tokens, *output_tokens, *cache_read_tokens, cost);
-                self.dim_line(&format!("turn: {line}"), color);
-            }
-            Event::TurnComplete { text } => self.answer(text),
-            Event::StepLimitReached { steps, report } => {
-                let plural = if *steps == 1 { "" } else { "s" };
-                self.line(&format!("step limit reached after {steps} step{plural}"));
-                self.answer(report);
-            }
-            Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),
-            Event::Error { message } => self.line(&format!("error: {message}")),
-            // Said on the call's line when it finishes, with the refusal the model was told.
-            Event::ApprovalRequested {
-                id, request, notes, ..
-            } => {
-                self.refusals
-                    .insert(id.clone(), refusal_for(request.as_ref(), notes));
-            }
-            // Its notice said so when the tools were first held back.
-            Event::McpToolsDeferred { .. }
-            | Event::TurnUsage { .. }
-            | Event::TurnStarted { .. }
-            | Event::HistorySnapshot { .. }
-            | Event::ContextReport { .. }
-            | Event::Notes { .. }
-            | Event::RecordedCall { .. }
-            | Event::ModelChoices { .. }
-            // The error after it says the message was taken back.
-            | Event::PromptReturned { .. }
-            | Event::HistoryRestored { .. }
-            | Event::ApprovalRulesChanged { .. }
-            | Event::PermissionRulesChanged { .. }
-            | Event::ApprovalModeChanged { .. }
-            | Event::HistoryCleared
-            | Event::StepStarted { .. }
-            | Event::TextDelta { .. }
-            | Event::ToolCallStarted { .. }
-            | Event::ToolOutputDelta { .. }
-            | Event::TokenUsage { .. }
-            | Event::ShutdownComplete
-            | Event::PlaybackOpened { .. }
-            | Event::PlaybackStatus { .. }
-            | Event::Replayed { .. } => {}
+            _ => {}
+        }
+    }
+
+    /// Compaction and the turn's end: its figures, the answer or why there is none.
+    fn human_turn(&mut self, event: &Event, color: bool) {
+        match event {
+                Event::CompactionStarted { reason } => self.line(&format!("compacting: {reason}")),
+                Event::CompactionEnded { outcome, reason } => self.line(&compaction_ended_line(*outcome, reason)),
+                Event::ContextCompacted {
+                    tokens_before,
+                    tokens_after,
+                    fallback,
+                    ..
+                } => self.line(&compacted_line(*tokens_before, *tokens_after, *fallback)),
+                Event::TurnUsage {
+                    model_calls,
+                    input_tokens,
+                    output_tokens,
+                    cache_read_tokens,
+                    cost_usd,
+                    ..
+                // A turn whose every call failed has nothing to report.
+                } if *model_calls > 0 => {
+                    let cost = sane_cost(*cost_usd);
+                    let line = turn_usage_line(*model_calls, *input_tokens, *output_tokens, *cache_read_tokens, cost);
+                    self.dim_line(&format!("turn: {line}"), color);
+                }
+                Event::TurnComplete { text } => self.answer(text),
+                Event::StepLimitReached { steps, report } => {
+                    let plural = if *steps == 1 { "" } else { "s" };
+                    self.line(&format!("step limit reached after {steps} step{plural}"));
+                    self.answer(report);
+                }
+                Event::TurnAborted { reason } => self.line(&format!("aborted: {reason}")),
+                Event::Error { message } => self.line(&format!("error: {message}")),
+            _ => {}
         }
     }
 
