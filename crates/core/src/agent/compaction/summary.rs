@@ -34,21 +34,7 @@ pub(super) async fn summarize(
     target: u64,
     done: &mut Compacted,
 ) -> Result<(), BudgetFailure> {
-    if !done.hooked {
-        done.hooked = true;
-        let trigger = if done.manual { "manual" } else { "auto" };
-        let fields = serde_json::json!({"trigger": trigger, "custom_instructions": ""});
-        let fired = crate::agent::hooks::fire(
-            context,
-            crate::hooks::HookEvent::PreCompact,
-            Some(trigger),
-            fields,
-        )
-        .await;
-        if fired.cancelled {
-            return Err(BudgetFailure::Cancelled);
-        }
-    }
+    pre_compact(context, done).await?;
     let counter = session.context.counter();
     // What the range takes in the prompt now, and what it stands for.
     let shown_before = session.context.range_tokens(start, end);
@@ -60,42 +46,7 @@ pub(super) async fn summarize(
     let budget = budget(context);
     let output_tokens = summary_output_tokens(budget);
     let digest = digest(session, start, end, budget / 2);
-    let request_messages = vec![Message::user(format!(
-        "Summarize these steps of the agent's work ({range} of the history):\n\n{digest}"
-    ))];
-    let system = summarizer_prompt(output_tokens * 3 / 5);
-    // No tools: a summary request must not call any, and its history has no tool blocks.
-    let request = ModelRequest {
-        system: &system,
-        messages: &request_messages,
-        tools: &[],
-        max_output_tokens: u32::try_from(output_tokens).unwrap_or(u32::MAX),
-        // A summary's prompt is used once: writing it to the cache would cost more.
-        cache: PromptCache::Off,
-    };
-    let written = match call_model(context, &request, Deltas::Quiet, Reckoning::default()).await {
-        Ok(response) => written_text(&response.content),
-        Err(CallFailure::Cancelled { .. }) => {
-            context.events.emit(Event::CompactionEnded {
-                outcome: CompactionOutcome::Cancelled,
-                reason: format!("interrupted while summarizing {range}"),
-            });
-            return Err(BudgetFailure::Cancelled);
-        }
-        Err(CallFailure::Failed(error)) => {
-            context.events.emit(Event::Notice {
-                message: format!("the summary call failed ({error}); a digest of the steps stands in for it"),
-            });
-            None
-        }
-        Err(CallFailure::Repeating { .. }) => {
-            context.events.emit(Event::Notice {
-                message: "the summary kept repeating itself; a digest of the steps stands in for it"
-                    .to_string(),
-            });
-            None
-        }
-    };
+    let written = written_summary(context, &digest, &range, output_tokens).await?;
     let summary_tokens = |text: &str| counter.message(&Message::user(format!("{SUMMARY_MARK}\n\n{text}")));
     let (text, fallback) = match written {
         Some(text) if summary_tokens(&text) < shown_before => (text, false),
@@ -158,6 +109,73 @@ pub(super) async fn summarize(
         fallback,
     });
     Ok(())
+}
+
+/// Runs the `PreCompact` hooks, once per compaction (`done.hooked`).
+async fn pre_compact(context: &TurnContext, done: &mut Compacted) -> Result<(), BudgetFailure> {
+    if !done.hooked {
+        done.hooked = true;
+        let trigger = if done.manual { "manual" } else { "auto" };
+        let fields = serde_json::json!({"trigger": trigger, "custom_instructions": ""});
+        let fired = crate::agent::hooks::fire(
+            context,
+            crate::hooks::HookEvent::PreCompact,
+            Some(trigger),
+            fields,
+        )
+        .await;
+        if fired.cancelled {
+            return Err(BudgetFailure::Cancelled);
+        }
+    }
+    Ok(())
+}
+
+/// The summary the model writes of `digest` (the steps `range` names), at most
+/// `output_tokens` long; `None` when the call failed or kept repeating itself (a notice
+/// says so), an error when the person interrupted it.
+async fn written_summary(
+    context: &TurnContext,
+    digest: &str,
+    range: &str,
+    output_tokens: u64,
+) -> Result<Option<String>, BudgetFailure> {
+    let request_messages = vec![Message::user(format!(
+        "Summarize these steps of the agent's work ({range} of the history):\n\n{digest}"
+    ))];
+    let system = summarizer_prompt(output_tokens * 3 / 5);
+    // No tools: a summary request must not call any, and its history has no tool blocks.
+    let request = ModelRequest {
+        system: &system,
+        messages: &request_messages,
+        tools: &[],
+        max_output_tokens: u32::try_from(output_tokens).unwrap_or(u32::MAX),
+        // A summary's prompt is used once: writing it to the cache would cost more.
+        cache: PromptCache::Off,
+    };
+    match call_model(context, &request, Deltas::Quiet, Reckoning::default()).await {
+        Ok(response) => Ok(written_text(&response.content)),
+        Err(CallFailure::Cancelled { .. }) => {
+            context.events.emit(Event::CompactionEnded {
+                outcome: CompactionOutcome::Cancelled,
+                reason: format!("interrupted while summarizing {range}"),
+            });
+            Err(BudgetFailure::Cancelled)
+        }
+        Err(CallFailure::Failed(error)) => {
+            context.events.emit(Event::Notice {
+                message: format!("the summary call failed ({error}); a digest of the steps stands in for it"),
+            });
+            Ok(None)
+        }
+        Err(CallFailure::Repeating { .. }) => {
+            context.events.emit(Event::Notice {
+                message: "the summary kept repeating itself; a digest of the steps stands in for it"
+                    .to_string(),
+            });
+            Ok(None)
+        }
+    }
 }
 
 /// The room the budget leaves beside what no compaction can take away: the system prompt

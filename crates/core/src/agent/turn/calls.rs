@@ -15,13 +15,12 @@ use crate::hooks::HookEvent;
 use crate::llm::{InvalidArguments, ModelResponse};
 use crate::tools::output::{cap_text, failure_line, preview_line, summarize_arguments};
 use crate::tools::{Tool, ToolCall, ToolContext, ToolOutput, schema};
-use miniagent_protocol::{
-    ApprovalRule, CallEffect, Decision, Event, PermanentRule, RuleList, RuleSource, TextChange, ToolKind,
-    ToolOutcome,
-};
+use miniagent_protocol::{CallEffect, Event, TextChange, ToolKind, ToolOutcome};
 
 mod arguments;
+mod asking;
 pub(in crate::agent) use arguments::{argument_limit, stub_earlier_large_arguments, stub_large_arguments};
+use asking::{Asked, ask};
 
 /// The longest one-line preview of a call's result, in characters.
 const PREVIEW_CHARS: usize = 200;
@@ -629,103 +628,6 @@ async fn run_one(
     }
 }
 
-/// A call the policy wants a person to answer about, and why.
-struct Asked<'a> {
-    id: &'a str,
-    name: &'a str,
-    verdict: Verdict,
-    /// Why the person is asked whatever the mode says (a repeated call).
-    insist: Option<String>,
-    /// What the repository chose that the call would run.
-    hazard: Option<String>,
-}
-
-/// Asks the person about `call` and waits for the answer. `Ok`: approved, and whether as
-/// changing miniagent's own folders (its writes may enter them); `Err`: how the call ends
-/// instead.
-async fn ask(context: &TurnContext, call: &dyn ToolCall<'_>, asked: Asked<'_>) -> Result<bool, CallOutcome> {
-    let Asked {
-        id,
-        name,
-        verdict,
-        insist,
-        hazard,
-    } = asked;
-    let each_time = match &verdict {
-        Verdict::AskEachTime(note) | Verdict::AskOnce(note) => Some(note.clone()),
-        Verdict::Run | Verdict::Ask | Verdict::Refuse(_) => None,
-    };
-    // A call that cannot succeed is answered at once; nobody is asked about it. Building
-    // the request may wait on the editor (the file's text for an edit's diff): an
-    // interrupt does not wait for it.
-    let request = tokio::select! {
-        biased;
-        _ = context.cancel.cancelled() => return Err(CallOutcome::Interrupted),
-        request = call.approval_request(&context.workspace) => request,
-    }
-    .map_err(|invalid| CallOutcome::Finished(ToolOutput::error(invalid.to_string())))?;
-    let notes: Vec<String> = [each_time.clone(), insist, hazard]
-        .into_iter()
-        .flatten()
-        .collect();
-    let preview = notes
-        .iter()
-        .cloned()
-        .chain(std::iter::once(crate::tools::request_text(&request)))
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let decision = context.approvals.register(id);
-    context.events.emit(Event::ApprovalRequested {
-        id: id.to_string(),
-        name: name.to_string(),
-        preview,
-        request: Some(request),
-        notes,
-        session_rule: match each_time {
-            Some(_) => None,
-            None => call.session_rule(),
-        },
-    });
-    let decision = tokio::select! {
-        _ = context.cancel.cancelled() => {
-            context.approvals.remove(id);
-            return Err(CallOutcome::Interrupted);
-        }
-        decision = decision => decision,
-    };
-    match decision {
-        Ok(Decision::Approve) => {}
-        Ok(Decision::ApproveForSession | Decision::ApproveAlways { .. }) if each_time.is_some() => {
-            let message = match verdict {
-                Verdict::AskEachTime(_) => {
-                    "approved once: changes to miniagent's own settings are asked about each time"
-                }
-                _ => "approved once: this call is asked about each time (see the note in the question)",
-            };
-            context.events.emit(Event::Notice {
-                message: message.to_string(),
-            });
-        }
-        Ok(Decision::ApproveForSession) => remember(context, call.session_rule()),
-        Ok(Decision::ApproveAlways { rule }) => always(context, name, call, rule),
-        Ok(Decision::Deny { reason }) => return Err(CallOutcome::DeniedByPerson { reason }),
-        Ok(Decision::DenyForSession { reason }) => {
-            // What the question offered to remember: nothing, for a call asked each time.
-            let rule = each_time.is_none().then(|| call.session_rule()).flatten();
-            refuse_for_session(context, rule);
-            return Err(CallOutcome::DeniedByPerson { reason });
-        }
-        Ok(Decision::Abort) => return Err(CallOutcome::Aborted),
-        Ok(Decision::Refuse { reason }) => {
-            return Err(CallOutcome::Refused(ToolOutput::error(format!(
-                "refused: {reason}"
-            ))));
-        }
-        Err(_) => return Err(CallOutcome::Interrupted),
-    }
-    Ok(matches!(verdict, Verdict::AskEachTime(_)))
-}
-
 /// What the tool gets besides its arguments for call `id`. File tools may read this
 /// session's saved results, and no other session's; `protected_approved`: the person
 /// approved this call's writes into miniagent's own folders.
@@ -753,95 +655,5 @@ fn tool_context(context: &TurnContext, id: &str, unasked: bool, protected_approv
             store,
             call_id: id.to_string(),
         }),
-    }
-}
-
-/// "Approve for this session": remember the call's rule, or say why it cannot be.
-fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
-    let Some(rule) = rule else {
-        context.events.emit(Event::Notice {
-            message: "approved once: this call cannot be remembered for the session".to_string(),
-        });
-        return;
-    };
-    let changed = context
-        .policy
-        .with(|policy| policy.remember(rule).then(|| policy.rules_event()));
-    if let Some(event) = changed {
-        context.events.emit(event);
-    }
-}
-
-/// "Always": save `pattern` to the `allow` list of the user's config and apply it, or
-/// say why it was not; the call runs either way (the person approved it).
-fn always(context: &TurnContext, tool: &str, call: &dyn ToolCall<'_>, pattern: String) {
-    let rule = PermanentRule {
-        list: RuleList::Allow,
-        pattern: pattern.trim().to_string(),
-        source: RuleSource::User,
-    };
-    let message = match save_rule(context, tool, call, &rule) {
-        Ok(file) => format!(
-            "saved `{}` to the allow list in {}: calls it covers run without asking",
-            rule.pattern,
-            file.display()
-        ),
-        Err(why) => format!("approved once: {why}"),
-    };
-    context.events.emit(Event::Notice { message });
-}
-
-/// Writes an allow rule covering `call` to the user's config, then applies it.
-fn save_rule(
-    context: &TurnContext,
-    tool: &str,
-    call: &dyn ToolCall<'_>,
-    rule: &PermanentRule,
-) -> Result<std::path::PathBuf, String> {
-    let pattern = &rule.pattern;
-    crate::config::permissions::Pattern::parse(pattern)
-        .map_err(|why| format!("`{pattern}` is not a rule ({why}), so it was not saved"))?;
-    let (covers, file) = context.policy.with(|policy| {
-        let rules = policy.permissions();
-        (
-            rules.allows(pattern, tool, call, &context.workspace),
-            rules.user_file().map(std::path::Path::to_path_buf),
-        )
-    });
-    if !covers {
-        return Err(format!(
-            "`{pattern}` does not cover this call, so it was not saved"
-        ));
-    }
-    let file = file.ok_or("there is no config folder to save the rule in")?;
-    crate::config::edit::change_list(&file, "permissions", "allow", |list| {
-        if !list.contains(pattern) {
-            list.push(pattern.clone());
-        }
-    })
-    .map_err(|why| why.to_string())?;
-    let event = context.policy.with(|policy| {
-        // Parsed above: it is a rule.
-        let _ = policy.permissions_mut().add(rule.clone());
-        policy.permissions_event()
-    });
-    context.events.emit(event);
-    Ok(file)
-}
-
-/// "Refuse for this session": refuse what the call's rule covers from now on, without
-/// asking, or say why it cannot be.
-fn refuse_for_session(context: &TurnContext, rule: Option<ApprovalRule>) {
-    let Some(rule) = rule else {
-        context.events.emit(Event::Notice {
-            message: "refused once: this call cannot be refused for the session as a rule".to_string(),
-        });
-        return;
-    };
-    let changed = context
-        .policy
-        .with(|policy| policy.refuse(rule).then(|| policy.rules_event()));
-    if let Some(event) = changed {
-        context.events.emit(event);
     }
 }
