@@ -183,3 +183,45 @@ fn exec_attaches_mentions_in_its_prompt_and_says_so() {
         text(&output.stderr)
     );
 }
+
+/// A file a `[permissions]` rule keeps from `read_file` is not sent by a mention either:
+/// a deny rule refuses it, an ask rule too (a mention is never asked about), each with
+/// the rule named; a file no rule covers goes as before. (Full-auto: deny and ask rules
+/// hold in every mode.)
+#[test]
+fn a_file_a_read_rule_denies_or_asks_about_is_not_attached() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text("seen")]);
+    let home = TempDir::new();
+    home.write(
+        "config.toml",
+        "[permissions]\ndeny = [\"read_file(**/.env)\"]\nask = [\"read_file(AGENTS.md)\"]\n",
+    );
+    let workspace = TempDir::new();
+    workspace.write(".env", "API_KEY=supersecret\n");
+    workspace.write("AGENTS.md", "be brief\n");
+    workspace.write("notes.md", "milk\n");
+    let output = exec_command(
+        &home,
+        &workspace,
+        &server,
+        &["look at @.env @AGENTS.md @notes.md"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let sent = &server.requests()[0].body["messages"][0]["content"];
+    assert_eq!(
+        sent,
+        &json!([
+            block("look at @.env @AGENTS.md @notes.md"),
+            block(
+                "\n\n[@.env was not attached: the deny rule `read_file(**/.env)` in your config refuses reading it.]"
+            ),
+            block(
+                "\n\n[@AGENTS.md was not attached: the ask rule `read_file(AGENTS.md)` in your config asks before it is read: ask for it to be read instead.]"
+            ),
+            last_block("\n\n<file path=\"notes.md\" lines=\"1\">\nmilk\n</file>"),
+        ])
+    );
+    assert!(!sent.to_string().contains("supersecret"));
+}

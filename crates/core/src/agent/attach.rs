@@ -60,7 +60,16 @@ pub(crate) fn persons_words(message: &Message) -> String {
 
 /// `text` as a user message, with the files its mentions name attached. Reads files:
 /// call it off the async workers.
-pub(crate) fn attach(workspace: &Workspace, secrets: &Secrets, text: String) -> WithAttachments {
+/// Why the `[permissions]` rules keep a file from being attached (a deny or ask rule for
+/// reading it), given its path as the message named it; `None`: nothing keeps it.
+pub(crate) type RuleCheck = Box<dyn Fn(&str) -> Option<String> + Send>;
+
+pub(crate) fn attach(
+    workspace: &Workspace,
+    secrets: &Secrets,
+    text: String,
+    rules: &RuleCheck,
+) -> WithAttachments {
     let mut content = Vec::new();
     let mut files = Vec::new();
     let mut seen = HashSet::new();
@@ -68,7 +77,7 @@ pub(crate) fn attach(workspace: &Workspace, secrets: &Secrets, text: String) -> 
     for candidates in mentions(&text) {
         let Some((file, block)) = candidates
             .iter()
-            .find_map(|path| attach_one(workspace, path, &mut budget, &mut seen))
+            .find_map(|path| attach_one(workspace, path, &mut budget, &mut seen, rules))
         else {
             continue;
         };
@@ -143,12 +152,17 @@ fn attach_one(
     path: &str,
     budget: &mut usize,
     seen: &mut HashSet<std::path::PathBuf>,
+    rules: &RuleCheck,
 ) -> Option<(AttachedFile, String)> {
     let located = match look_up(workspace, path) {
         Lookup::Plain => return None,
         Lookup::Refused(reason) => return Some(refused(path, 0, reason)),
         Lookup::File(located) => located,
     };
+    // What a rule keeps from `read_file` is not sent by a mention either.
+    if let Some(reason) = rules(path) {
+        return Some(refused(path, 0, reason));
+    }
     if !seen.insert(located.path().to_path_buf()) {
         return None;
     }

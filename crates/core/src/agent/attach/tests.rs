@@ -31,10 +31,15 @@ impl Drop for Scratch {
 }
 
 fn attached(workspace: &Workspace, text: &str) -> (Vec<String>, Vec<AttachedFile>) {
+    attached_under(workspace, text, Box::new(|_| None))
+}
+
+fn attached_under(workspace: &Workspace, text: &str, rules: RuleCheck) -> (Vec<String>, Vec<AttachedFile>) {
     let with = attach(
         workspace,
         &Secrets::new(vec!["sk-secret-value".into()]),
         text.into(),
+        &rules,
     );
     let blocks = with
         .message

@@ -111,12 +111,35 @@ pub(super) async fn with_attachments(context: &TurnContext, text: String) -> att
     let workspace = context.workspace.clone();
     let secrets = context.options.secrets.clone();
     let fallback = text.clone();
-    tokio::task::spawn_blocking(move || attach::attach(&workspace, &secrets, text))
+    let rules = rule_check(context);
+    tokio::task::spawn_blocking(move || attach::attach(&workspace, &secrets, text, &rules))
         .await
         .unwrap_or_else(|_| attach::WithAttachments {
             message: Message::user(fallback),
             files: Vec::new(),
         })
+}
+
+/// The `[permissions]` rules for `read_file`, asked of each file a mention names: a deny
+/// rule refuses it, and an ask rule too (a mention is not asked about: the model can be
+/// asked to read the file, and the rule asks then).
+fn rule_check(context: &TurnContext) -> attach::RuleCheck {
+    let rules = context.policy.with(|policy| policy.permissions().clone());
+    let workspace = context.workspace.clone();
+    let Some(read_file) = context.options.tools.get("read_file") else {
+        return Box::new(|_| None);
+    };
+    Box::new(move |path: &str| {
+        let call = read_file.read(serde_json::json!({ "path": path })).ok()?;
+        let rule = rules.decide("read_file", &*call, &workspace)?;
+        match rule.list {
+            miniagent_protocol::RuleList::Allow => None,
+            miniagent_protocol::RuleList::Deny => Some(format!("{rule} refuses reading it")),
+            miniagent_protocol::RuleList::Ask => Some(format!(
+                "{rule} asks before it is read: ask for it to be read instead"
+            )),
+        }
+    })
 }
 
 /// The turn's request could not be made to fit. When nothing of the turn was sent yet
