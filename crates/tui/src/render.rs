@@ -288,8 +288,13 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
     let theme = app.look.theme();
     buf.set_style(area, theme.status_bar);
     let figures = app.figures.tokens();
-    let ratio = if figures.token_limit > 0 {
-        figures.context_tokens as f64 / figures.token_limit as f64
+    // What the prompt may fill: the budget, or the model's window when that is smaller.
+    let budget = match figures.context_window {
+        0 => figures.token_limit,
+        window => figures.token_limit.min(window),
+    };
+    let ratio = if budget > 0 {
+        figures.context_tokens as f64 / budget as f64
     } else {
         0.0
     };
@@ -311,7 +316,7 @@ fn draw_status(app: &App, areas: &Areas, area: Rect, buf: &mut Buffer) {
             format!(
                 " {approx}{}/{} {:.0}%",
                 tokens(figures.context_tokens),
-                tokens(figures.token_limit),
+                tokens(budget),
                 ratio * 100.0
             ),
             theme.status_bar.patch(gauge_style),

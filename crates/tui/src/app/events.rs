@@ -97,6 +97,8 @@ impl App {
             } => {
                 let line = format!("model: {model} ({provider}), a window of {context_window} tokens");
                 self.session.model_changed(model, provider, endpoint);
+                let token_limit = self.figures.tokens().token_limit;
+                self.figures.set_budget(token_limit, context_window);
                 self.on_notice(line);
             }
             Event::ModelChangeRefused { message, .. } => {

@@ -99,3 +99,26 @@ fn the_picker_says_when_there_is_nothing_to_pick_and_esc_closes_it() {
     app.on_key(key(KeyCode::Esc));
     assert!(app.layers.is_empty());
 }
+
+/// The gauge measures the prompt against what it may fill: `agent.token_limit`, or the
+/// model's window when that is smaller, and a switch to a model with a smaller window
+/// brings the gauge's denominator with it (the fresh check saw `2.3k/80k` after a switch
+/// to a 32k model).
+#[test]
+fn the_gauge_follows_a_smaller_window_after_a_switch() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    let seen = screen(&mut app, 160, 48);
+    assert!(seen.contains("/80k"), "{seen}");
+    app.on_agent_event(Event::ModelChanged {
+        profile: Some("local".into()),
+        model: "small-model".into(),
+        provider: "openai".into(),
+        endpoint: "http://127.0.0.1:8080/v1".into(),
+        context_window: 32_000,
+    });
+    let seen = screen(&mut app, 160, 48);
+    let status = seen.lines().last().unwrap_or_default();
+    assert!(status.contains("/32k"), "{status}");
+    assert!(status.contains("window 32k"), "{status}");
+}
