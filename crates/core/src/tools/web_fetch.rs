@@ -172,8 +172,19 @@ fn host_of(url: &Url) -> String {
 /// The host as rules, the question and the session's approvals name it: without the
 /// trailing dot a fully qualified name may carry, so `evil.example.` is the host a rule
 /// for `evil.example` names, and cannot pass a deny rule for it.
+/// An IPv4 address written as IPv6 (`[::ffff:127.0.0.1]`) is named as the IPv4 address,
+/// so a rule for `127.0.0.1` covers both spellings.
 fn named_host(url: &Url) -> String {
-    host_of(url).trim_end_matches('.').to_string()
+    let host = host_of(url);
+    if let Some(v4) = host
+        .strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'))
+        .and_then(|inner| inner.parse::<std::net::Ipv6Addr>().ok())
+        .and_then(|address| address.to_ipv4_mapped())
+    {
+        return v4.to_string();
+    }
+    host.trim_end_matches('.').to_string()
 }
 
 /// Fetches `url` within the configured time.
@@ -640,6 +651,14 @@ mod tests {
         assert_eq!(
             TypedTool::rule_subject(&tool, &args),
             Some("domain:docs.rs".to_string())
+        );
+        // An IPv4 address written as IPv6 is the IPv4 address to a rule.
+        let mapped = WebFetchArgs {
+            url: "http://[::ffff:127.0.0.1]:8080/e".into(),
+        };
+        assert_eq!(
+            TypedTool::rule_subject(&tool, &mapped),
+            Some("domain:127.0.0.1".to_string())
         );
         // A fully qualified name is the same host to a rule, the session and the question.
         let dotted = WebFetchArgs {
