@@ -264,14 +264,44 @@ impl WorkspaceExtras {
                 lines.push(format!("  and {} more hooks", commands.len() - MAX_HOOK_LINES));
             }
         }
-        if self.settings.is_some() {
-            lines.push(format!("{WORKSPACE_CONFIG}: settings such as permission rules"));
+        if let Some(settings) = &self.settings {
+            lines.extend(permission_lines(settings));
         }
         if self.commands {
             lines.push(format!("{WORKSPACE_COMMANDS_DIR}/: slash commands (prompts)"));
         }
         lines
     }
+}
+
+/// One line per permission rule the workspace's `config.toml` would add, so the person
+/// sees an `allow = ["bash"]` before trusting it; the file named alone when it holds none
+/// (or cannot be read as TOML: then it is refused at the start, and says why).
+fn permission_lines(settings: &[u8]) -> Vec<String> {
+    let table = std::str::from_utf8(settings)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok());
+    let mut lines = Vec::new();
+    if let Some(toml::Value::Table(permissions)) = table.as_ref().and_then(|table| table.get("permissions")) {
+        for list in ["deny", "ask", "allow"] {
+            let Some(toml::Value::Array(patterns)) = permissions.get(list) else {
+                continue;
+            };
+            lines.extend(patterns.iter().map(|pattern| {
+                let shown = pattern
+                    .as_str()
+                    .map_or_else(|| pattern.to_string(), str::to_string);
+                format!(
+                    "{WORKSPACE_CONFIG}: permission rule {list} {}",
+                    visible_word(&shown)
+                )
+            }));
+        }
+    }
+    if lines.is_empty() {
+        lines.push(format!("{WORKSPACE_CONFIG}: settings such as permission rules"));
+    }
+    lines
 }
 
 /// The workspace's own files the fingerprint covers besides its skills and commands.

@@ -354,9 +354,23 @@ fn hooks_settings_and_commands_are_covered_by_trust() {
         [
             ".miniagent/hooks.json: commands run on the agent's events".to_string(),
             "  hook Stop: runs true".to_string(),
-            ".miniagent/config.toml: settings such as permission rules".to_string(),
+            ".miniagent/config.toml: permission rule allow 'bash(cargo test*)'".to_string(),
             ".miniagent/commands/: slash commands (prompts)".to_string(),
         ]
+    );
+    // Every rule is shown, deny first, each word as the shell would quote it; a file with
+    // no rules is named alone.
+    assert_eq!(
+        permission_lines(b"[permissions]\nallow = [\"bash\", \"web_fetch\"]\ndeny = [\"bash(rm*)\"]\n"),
+        [
+            ".miniagent/config.toml: permission rule deny 'bash(rm*)'",
+            ".miniagent/config.toml: permission rule allow bash",
+            ".miniagent/config.toml: permission rule allow web_fetch",
+        ]
+    );
+    assert_eq!(
+        permission_lines(b"[model]\n"),
+        [".miniagent/config.toml: settings such as permission rules"]
     );
 
     // Too large to read: left out, with a reason, and not what was trusted.
