@@ -10,6 +10,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
+use crate::search::Query;
+
 use super::keys::KeyHint;
 use super::text::markdown::{CodeBlock, render_markdown, render_markdown_blocks};
 use super::text::wrap;
@@ -61,6 +63,8 @@ struct Cached {
     blocks: Vec<CodeBlock>,
     /// The matches of the search, for the query they were found for.
     found: Option<reading::Found>,
+    /// A call drawn with the lines of its result the search's query matched: that query.
+    query: Option<String>,
 }
 
 struct Streamed {
@@ -331,6 +335,8 @@ impl Conversation {
         let height = usize::from(text_area.height);
         self.height.set(height);
         let mut cache = self.cache.borrow_mut();
+        // A call's result is looked into while a search runs: its matching lines show.
+        let query = self.reading.query();
         // Heights first (cheap once cached), then lines for the visible window only.
         let mut heights = Vec::with_capacity(self.entries.len());
         for index in 0..self.entries.len() {
@@ -340,14 +346,20 @@ impl Conversation {
             } = &self.entries[index]
             {
                 render_streaming(&mut cache[index], text, width, theme);
-            } else if !matches!(&cache[index], Some(cached) if cached.width == width) {
-                let (lines, blocks) = render_entry(&self.entries[index], width, theme, status_of);
+            } else if !matches!(&cache[index], Some(cached) if cached.width == width
+                && (!matches!(self.entries[index], Entry::Tool { .. }) || cached.query.as_deref() == query.map(Query::text)))
+            {
+                let entry = &self.entries[index];
+                let (lines, blocks) = render_entry(entry, width, theme, status_of, query);
                 cache[index] = Some(Cached {
                     width,
                     lines,
                     streamed: None,
                     blocks,
                     found: None,
+                    query: matches!(entry, Entry::Tool { .. })
+                        .then(|| query.map(|query| query.text().to_string()))
+                        .flatten(),
                 });
             }
             heights.push(cache[index].as_ref().map_or(0, Cached::height));
@@ -495,6 +507,7 @@ fn render_streaming(cache: &mut Option<Cached>, text: &str, width: u16, theme: &
             }),
             blocks: Vec::new(),
             found: None,
+            query: None,
         });
     }
     let Some(Cached {
@@ -583,11 +596,44 @@ fn settled_boundary(text: &str, from: usize) -> usize {
 }
 
 /// An entry's lines, and (for a finished reply) where its code blocks are among them.
+/// The most lines of one call's result a search shows under it.
+const RESULT_MATCHES_SHOWN: usize = 20;
+
+/// The lines of a call's `result` that `query` matches, as drawn under the call while a
+/// search runs (each made inert and cut to the width), so the search finds what the call
+/// printed and `n`/`N` reach it; past [`RESULT_MATCHES_SHOWN`], how many more there are.
+fn result_matches(result: &str, query: &Query, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let room = usize::from(width).saturating_sub(6);
+    let mut matching = result.lines().filter(|line| !query.find(line).is_empty());
+    let mut lines: Vec<Line<'static>> = matching
+        .by_ref()
+        .take(RESULT_MATCHES_SHOWN)
+        .map(|line| {
+            let shown = miniagent_text::visible(line).replace('\t', "    ");
+            Line::from(vec![
+                Span::styled("    │ ", theme.dim),
+                Span::styled(wrap::truncate(&shown, room), theme.text),
+            ])
+        })
+        .collect();
+    let more = matching.count();
+    if more > 0 {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "    │ … {more} more matching lines in its result (Enter on the call in Tools: all of it)"
+            ),
+            theme.dim,
+        )));
+    }
+    lines
+}
+
 fn render_entry(
     entry: &Entry,
     width: u16,
     theme: &Theme,
     status_of: &dyn Fn(&str) -> Option<ToolLine>,
+    query: Option<&Query>,
 ) -> (Vec<Line<'static>>, Vec<CodeBlock>) {
     let mut blocks = Vec::new();
     let mut lines = match entry {
@@ -632,10 +678,12 @@ fn render_entry(
                 status,
                 duration,
                 outcome,
+                result,
             } = status_of(id).unwrap_or(ToolLine {
                 status: CallStatus::Queued,
                 duration: String::new(),
                 outcome: None,
+                result: None,
             });
             let (mark, style) = status.mark(theme);
             let mut spans = vec![
@@ -668,6 +716,9 @@ fn render_entry(
                     Span::raw("    └ "),
                     Span::styled(wrap::truncate(&outcome, room), outcome_style),
                 ]));
+            }
+            if let (Some(query), Some(result)) = (query, result) {
+                lines.extend(result_matches(&result, query, width, theme));
             }
             return (lines, blocks);
         }

@@ -131,6 +131,9 @@ pub struct ToolLine {
     pub duration: String,
     /// Under a failed or refused call: how it failed, or why it was refused.
     pub outcome: Option<String>,
+    /// The result the model received, while the workbench holds it: a search of the
+    /// conversation looks into it.
+    pub result: Option<String>,
 }
 
 /// The calls of the session, in order.
@@ -302,6 +305,7 @@ impl Timeline {
             status: call.status,
             duration: call.refusal.clone().unwrap_or_else(|| duration_text(call, now)),
             outcome: call.outcome_line.clone(),
+            result: call.result.clone(),
         })
     }
 
@@ -485,6 +489,7 @@ mod tests {
                 status: CallStatus::Running,
                 duration: "4.2 s".into(),
                 outcome: None,
+                result: None,
             })
         );
         timeline.output("a", "partial");
@@ -495,6 +500,7 @@ mod tests {
                 status: CallStatus::Denied,
                 duration: "7 ms".into(),
                 outcome: Some("denied by you: not now".into()),
+                result: Some("refused".into()),
             })
         );
         // A failure's line comes from the tool's output: what reaches the screen is inert,

@@ -90,6 +90,14 @@ impl Reading {
     }
 
     /// Whether the pane's last row shows the search line.
+    /// The search's query, while there is one to look for.
+    pub(super) fn query(&self) -> Option<&Query> {
+        self.search
+            .as_ref()
+            .map(|search| &search.query)
+            .filter(|query| !query.is_empty())
+    }
+
     pub(super) fn search_line_shown(&self) -> bool {
         self.search.is_some()
     }

@@ -43,6 +43,7 @@ fn megabytes_of_one_message_draw_only_their_start() {
         80,
         &theme,
         &|_| None,
+        None,
     );
     let limit = MAX_DRAWN_BYTES / 70 + 10;
     assert!(rows(&finished) < limit, "{} rows", rows(&finished));
@@ -66,7 +67,7 @@ fn megabytes_of_one_message_draw_only_their_start() {
             .any(|line| line.to_string().starts_with("⋯ 4.6 MB more")),
         "the streamed copy says so too"
     );
-    let (user, _) = render_entry(&Entry::User(huge), 80, &theme, &|_| None);
+    let (user, _) = render_entry(&Entry::User(huge), 80, &theme, &|_| None, None);
     assert!(rows(&user) < limit);
 }
 

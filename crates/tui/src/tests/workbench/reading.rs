@@ -126,9 +126,11 @@ fn ctrl_f_marks_every_match_smart_case_and_n_moves_the_current_one() {
     };
     let (at, total) = figure.split_once('/').unwrap();
     let (at, total): (usize, usize) = (at.parse().unwrap(), total.parse().unwrap());
-    // The call's line, the reply's prose (twice, one of them "Test"), its code block
-    // and its inline code.
-    assert_eq!(total, 5, "{first}");
+    // The call's line and the two lines of its result that hold the word (shown under
+    // it while the search runs), the reply's prose (twice, one of them "Test"), its code
+    // block and its inline code.
+    assert_eq!(total, 7, "{first}");
+    assert!(first.contains("│ test result: ok"), "{first}");
     app.on_key(key(KeyCode::Char('n')));
     assert_eq!(
         count(&marked_screen(&mut app, 80, 24)),
@@ -406,4 +408,63 @@ fn a_click_elsewhere_keeps_the_query_and_takes_the_keys() {
     assert!(app.conversation.search_active() && !app.conversation.search_editing());
     let kept = marked_screen(&mut app, 80, 24);
     assert!(kept.contains(" / te "), "{kept}");
+}
+
+/// A call's result is searched too: its matching lines show under the call while the
+/// search runs (made inert, at most 20 of them, then how many more), and go when it ends.
+#[test]
+fn a_search_finds_the_lines_of_a_calls_result_and_shows_them_under_it() {
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    transcript(&mut app);
+    let rows: String = (1..=30)
+        .map(|n| {
+            if n % 10 == 0 {
+                format!("row {n} NEEDLE \u{1b}]0;pwned\u{7}\n")
+            } else {
+                format!("row {n}\n")
+            }
+        })
+        .collect();
+    let many: String = (1..=25).map(|n| format!("hay {n} needle\n")).collect();
+    for (id, output) in [("t9", rows), ("t10", many)] {
+        app.on_agent_event(Event::ToolCallRequested {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: json!({"command": "seq"}),
+            summary: "seq".into(),
+            kind: Default::default(),
+            locations: Vec::new(),
+        });
+        app.on_agent_event(Event::ToolCallFinished {
+            id: id.into(),
+            name: "bash".into(),
+            ok: true,
+            outcome: ToolOutcome::Ok,
+            duration_ms: 5,
+            output_preview: "row 1".into(),
+            output,
+            effects: Vec::new(),
+        });
+    }
+    let before = screen(&mut app, 160, 48);
+    assert!(!before.contains("row 10 NEEDLE"), "{before}");
+    app.on_key(ctrl_f());
+    type_text(&mut app, "NEEDLE");
+    let found = marked_screen(&mut app, 160, 48);
+    assert!(found.contains("│ row 10 NEEDLE ␛]0;pwned␇"), "{found}");
+    assert!(found.contains("│ row 30 NEEDLE"), "{found}");
+    assert!(!found.contains("hay 1 needle"), "exact case: {found}");
+    assert!(found.contains(" 1/3") || found.contains(" 3/3"), "{found}");
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(ctrl_f());
+    type_text(&mut app, "needle");
+    let any_case = marked_screen(&mut app, 160, 48);
+    assert!(
+        any_case.contains("│ … 5 more matching lines in its result"),
+        "{any_case}"
+    );
+    app.on_key(key(KeyCode::Esc));
+    let after = screen(&mut app, 160, 48);
+    assert!(!after.contains("│ hay 1 needle"), "{after}");
 }
