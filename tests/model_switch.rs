@@ -202,6 +202,19 @@ async fn a_switch_waits_for_the_turn_and_names_nothing_unknown() {
         }
     );
     assert_eq!(second.request_count(), 0);
+    // A name that is no profile and no model the config prices switches (a new model
+    // comes before its price), and the person is told it may be a typo.
+    agent.send(Op::SetModel {
+        name: "claude-nosuch".into(),
+    });
+    agent.wait_for(|e| matches!(e, Event::ModelChanged { .. })).await;
+    let told = agent.wait_for(|e| matches!(e, Event::Notice { .. })).await;
+    assert_eq!(
+        told,
+        Event::Notice {
+            message: "`claude-nosuch` is not a profile or a model miniagent knows the price of: requests go to it as named, with the window of [model]; /model lists the ones it knows".into()
+        }
+    );
 }
 
 /// `exec --profile NAME` starts with the profile: its provider, host and model, under

@@ -39,7 +39,10 @@ pub fn draw(frame: &mut Frame, app: &App) {
     // bar as well as in its dialog, which is drawn with the layers, last.
     app.layers.prepare(app, size);
     draw_status(app, &areas, areas.status, buf);
+    // Under an overlay or a question the input has not the keys: no popup of its own
+    // shows through (a `/` typed as the trust question came drew it over the question).
     if app.layout.focus() == Pane::Input
+        && app.layers.is_empty()
         && let Some(input_area) = areas.get(Pane::Input)
     {
         overlay_view::draw_completions(app, input_area, size, buf);

@@ -79,6 +79,14 @@ pub(super) async fn switch(shared: &mut Shared, name: &str) {
         Ok(client) => client,
         Err(why) => return refuse(why),
     };
+    // A name that is no profile and no model whose price the config knows may be a typo:
+    // the switch stands (new models come before their prices), and the person is told.
+    let unknown = (profile.is_none() && config.price().is_none()).then(|| Event::Notice {
+        message: format!(
+            "`{}` is not a profile or a model miniagent knows the price of: requests go to it as named, with the window of [model]; /model lists the ones it knows",
+            miniagent_text::visible(name)
+        ),
+    });
     let changed = Event::ModelChanged {
         profile,
         model: client.model().to_string(),
@@ -89,6 +97,9 @@ pub(super) async fn switch(shared: &mut Shared, name: &str) {
     shared.options = Arc::new(shared.options.with_model(config, client));
     let mut session = shared.session.lock().await;
     events.emit(changed);
+    if let Some(notice) = unknown {
+        events.emit(notice);
+    }
     events.emit(choices_event(&shared.options));
     // The gauge's window is the new model's.
     events.emit(super::compaction::usage_event(

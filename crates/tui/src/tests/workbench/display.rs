@@ -567,3 +567,21 @@ fn a_plan_shows_as_a_note_with_a_marked_line_per_step() {
     assert_screen!("plan_80x24", text);
     assert_screen!("plan_160x48", screen(&mut app, 160, 48));
 }
+
+/// An input's own popup never shows through a question on top: a `/` typed as the
+/// trust question came goes on into the input, and its command list was drawn over the
+/// question (fresh check).
+#[test]
+fn the_slash_popup_hides_under_a_question() {
+    use crate::layers::trust::TrustPrompt;
+    let workspace = TempDir::new();
+    let mut app = app_in(&workspace);
+    app.open_layer(Box::new(TrustPrompt::new(vec!["docs: commands".into()], false)));
+    type_text(&mut app, "/");
+    assert_eq!(app.input.text(), "/");
+    for (width, height) in [(80, 24), (160, 48)] {
+        let under = screen(&mut app, width, height);
+        assert!(!under.contains("Tab completes"), "{under}");
+        assert!(under.contains("Trust"), "{under}");
+    }
+}
