@@ -412,7 +412,7 @@ mod tests {
     /// default (it writes 100,000 files); run it with
     /// `cargo test -p miniagent-tui --release mention::tests::measure -- --ignored --nocapture`.
     #[test]
-    #[ignore]
+    #[ignore = "a measurement on 100,000 files written for it; run by hand"]
     fn measure_on_a_hundred_thousand_files() {
         use std::time::{Duration, Instant};
         let root = std::env::temp_dir().join(format!("miniagent-picker-100k-{}", std::process::id()));
