@@ -38,6 +38,32 @@ use super::keys::OverlayAction;
 
 pub use super::layer::Layer;
 
+/// The keys every list to choose from shares (`/theme`, `/model`): ↑/↓ (k/j) move the
+/// highlight within `len` entries, Esc or q closes, Enter takes entry `selected` through
+/// `take`.
+pub fn choice_key(
+    selected: &mut usize,
+    len: usize,
+    key: KeyEvent,
+    take: impl FnOnce(usize) -> OverlayAction,
+) -> OverlayAction {
+    use crossterm::event::KeyCode;
+    match key.code {
+        KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
+        KeyCode::Up | KeyCode::Char('k') => {
+            *selected = selected.saturating_sub(1);
+            OverlayAction::Changed
+        }
+        KeyCode::Down | KeyCode::Char('j') => {
+            *selected = (*selected + 1).min(len.saturating_sub(1));
+            OverlayAction::Changed
+        }
+        KeyCode::Enter if *selected < len => take(*selected),
+        KeyCode::Enter => OverlayAction::Close,
+        _ => OverlayAction::Ignored,
+    }
+}
+
 /// The keys every scrolled text layer shares: arrows, pages, ends; Esc or q closes.
 pub fn scroll_key(scroll: &mut super::scroll::Scroll, key: KeyEvent) -> OverlayAction {
     use crossterm::event::KeyCode;

@@ -2,7 +2,7 @@
 //! turns; without one, a list to pick from (the config's profiles, then the known models
 //! of the current provider), the one in use marked.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -55,22 +55,10 @@ impl Layer for ModelLayer {
     }
 
     fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = self.selected.saturating_sub(1);
-                OverlayAction::Changed
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1).min(self.choices.len().saturating_sub(1));
-                OverlayAction::Changed
-            }
-            KeyCode::Enter => match self.choices.get(self.selected) {
-                Some(choice) => OverlayAction::SetModel(choice.name.clone()),
-                None => OverlayAction::Close,
-            },
-            _ => OverlayAction::Ignored,
-        }
+        let len = self.choices.len();
+        super::choice_key(&mut self.selected, len, key, |index| {
+            OverlayAction::SetModel(self.choices[index].name.clone())
+        })
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {

@@ -1,7 +1,7 @@
 //! `/theme`: with a name, switches to that theme (and saves it); without one, a list of
 //! the themes to pick from, the one in use marked.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -57,22 +57,10 @@ impl Layer for ThemesLayer {
     }
 
     fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = self.selected.saturating_sub(1);
-                OverlayAction::Changed
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1).min(self.names.len().saturating_sub(1));
-                OverlayAction::Changed
-            }
-            KeyCode::Enter => match self.names.get(self.selected) {
-                Some(name) => OverlayAction::Theme(name.clone()),
-                None => OverlayAction::Close,
-            },
-            _ => OverlayAction::Ignored,
-        }
+        let len = self.names.len();
+        super::choice_key(&mut self.selected, len, key, |index| {
+            OverlayAction::Theme(self.names[index].clone())
+        })
     }
 
     fn render(&self, app: &App, size: Rect, buf: &mut Buffer) {
