@@ -101,8 +101,9 @@ pub struct Call {
     pub outcome_line: Option<String>,
     /// What the tool printed while it ran.
     pub streamed: OutputBuffer,
-    /// The result the model received; `None` once forgotten (see `in_log`).
-    pub result: Option<String>,
+    /// The result the model received; `None` once forgotten (see `in_log`). Shared, so
+    /// the conversation's search can look into it without a copy per frame.
+    pub result: Option<std::sync::Arc<str>>,
     /// The result and the output were let go of to keep memory flat; the session log
     /// has them.
     pub in_log: bool,
@@ -133,7 +134,7 @@ pub struct ToolLine {
     pub outcome: Option<String>,
     /// The result the model received, while the workbench holds it: a search of the
     /// conversation looks into it.
-    pub result: Option<String>,
+    pub result: Option<std::sync::Arc<str>>,
 }
 
 /// The calls of the session, in order.
@@ -238,7 +239,7 @@ impl Timeline {
                 let sentence = shown_line(sentence.trim_end_matches('.'));
                 call.refusal = Some(wrap::truncate(&sentence, REFUSAL_COLUMNS));
             }
-            call.result = Some(output.to_string());
+            call.result = Some(output.into());
             call.streamed.shrink(FINISHED_OUTPUT_BYTES);
         }
         if let Some(index) = self.calls.iter().rposition(|call| call.id == id) {
@@ -270,7 +271,7 @@ impl Timeline {
             return;
         };
         let call = &mut self.calls[index];
-        call.result = Some(result);
+        call.result = Some(result.into());
         if let Some(output) = output {
             call.streamed = output;
         }

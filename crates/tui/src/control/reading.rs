@@ -125,7 +125,7 @@ fn call_text(call: &crate::timeline::Call) -> String {
         ),
     };
     let output = match &call.result {
-        Some(result) => result.clone(),
+        Some(result) => result.to_string(),
         None => call.streamed.text(),
     };
     if output.is_empty() {
