@@ -381,12 +381,38 @@ fn every_form(command: &str, depth: usize, forms: &mut Vec<String>) {
             *program = name.to_string();
         }
         forms.push(joined(bare.iter().map(String::as_str)));
+        forms.extend(after_wrappers(&words));
         if depth < NESTING {
             for inner in inner_commands(&bare) {
                 every_form(&inner, depth + 1, forms);
             }
         }
     }
+}
+
+/// How many words after a wrapper are each tried as the program it runs.
+const WRAPPED_TRIES: usize = 16;
+
+/// After a wrapper (named with or without its folder: `/usr/bin/env`), each of the next
+/// words read as the program it runs, with what follows: a wrapper's options may take a
+/// value (`sudo -u user rm`, `exec -a name rm`) that [`unwrapped`] cannot tell from the
+/// program, so every reading is a form deny and ask rules are matched against.
+fn after_wrappers(words: &[String]) -> Vec<String> {
+    let base = |word: &str| word.rsplit('/').next().unwrap_or(word).to_string();
+    let Some(at) = words
+        .iter()
+        .position(|word| WRAPPERS.contains(&base(word).as_str()))
+    else {
+        return Vec::new();
+    };
+    (at + 1..words.len())
+        .take(WRAPPED_TRIES)
+        .filter(|&start| !words[start].starts_with('-'))
+        .map(|start| {
+            let program = base(&words[start]);
+            joined(std::iter::once(program.as_str()).chain(words[start + 1..].iter().map(String::as_str)))
+        })
+        .collect()
 }
 
 /// `words` without leading assignments (`FOO=1`) and wrappers with their options
@@ -453,7 +479,8 @@ fn inner_commands(words: &[String]) -> Vec<String> {
     }
     args.iter()
         .position(|arg| arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c'))
-        .and_then(|index| args.get(index + 1))
+        // `bash -c -- 'rm x'`: the end of the options is not the command.
+        .and_then(|index| args[index + 1..].iter().find(|arg| *arg != "--"))
         .cloned()
         .into_iter()
         .collect()

@@ -191,6 +191,12 @@ fn command_rules_cover_simple_commands_and_every_part_of_a_compound_one() {
         ("find . -name x -exec rm -rf {} +", "deny"),
         ("watch -g rm -rf x", "deny"),
         ("unshare -r rm -rf x", "deny"),
+        // A wrapper named with its folder, options taking a value, the end of options.
+        ("/usr/bin/env rm -rf x", "deny"),
+        ("sudo -u root rm -rf x", "deny"),
+        ("exec -a foo rm -rf x", "deny"),
+        ("bash -c -- 'rm -rf x'", "deny"),
+        ("/usr/bin/timeout -s KILL 5 git push", "ask"),
         // Nor do they pass as one allowed command.
         ("{ git status; }", "-"),
         ("if git status; then ls; fi", "-"),
