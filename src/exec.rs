@@ -313,6 +313,10 @@ fn ending(event: &Event) -> Option<ExecOutcome> {
         | Event::HooksLoaded { .. }
         | Event::CommandsLoaded { .. }
         | Event::ContextReport { .. }
+        | Event::DiffReport { .. }
+        | Event::RewindPoints { .. }
+        | Event::Rewound { .. }
+        | Event::RewindRefused { .. }
         | Event::SubAgent { .. }
         | Event::Notice { .. }
         | Event::ModelChoices { .. }

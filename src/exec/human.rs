@@ -44,6 +44,10 @@ impl Printer {
             | Event::TurnStarted { .. }
             | Event::HistorySnapshot { .. }
             | Event::ContextReport { .. }
+            | Event::DiffReport { .. }
+            | Event::RewindPoints { .. }
+            | Event::Rewound { .. }
+            | Event::RewindRefused { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             | Event::ModelChoices { .. }

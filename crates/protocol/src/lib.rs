@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 mod approval;
+mod checkpoint;
 mod context;
 mod history;
 pub mod message;
@@ -18,6 +19,7 @@ pub mod shown;
 pub use approval::{
     ApprovalRequest, ApprovalRule, Decision, PermanentRule, RuleList, RuleSource, proposed_rule,
 };
+pub use checkpoint::{FileDiff, FileStatus, RewindPoint, RewindScope, TurnChanges};
 pub use context::{CommandInfo, ContextReport, instruction_files_line};
 pub use history::{
     CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
@@ -88,6 +90,23 @@ pub enum Op {
     /// Remove a permanent rule from the user's config (and from this session): answered
     /// with [`Event::PermissionRulesChanged`], or a notice saying why it cannot be.
     RemovePermissionRule { rule: PermanentRule },
+    /// Ask what the session changed in the workspace: every turn's changes together, or
+    /// one turn's. Answered with [`Event::DiffReport`].
+    Diff {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+    },
+    /// Ask which of the person's messages a rewind can go back to: answered with
+    /// [`Event::RewindPoints`].
+    ListRewindPoints,
+    /// Put the code, the conversation or both back as they were just before turn
+    /// `turn`'s message. Refused while a turn runs, and (naming them) when files the
+    /// session changed were changed by someone else since. Answered with
+    /// [`Event::Rewound`] or [`Event::RewindRefused`].
+    Rewind { turn: u32, scope: RewindScope },
+    /// Take back the file changes of the latest turn whose changes are still in place
+    /// (`/undo`): answered as [`Op::Rewind`] with [`RewindScope::Code`] is.
+    Undo,
 }
 
 /// One tool the agent can call, as announced to front ends.
@@ -535,6 +554,37 @@ pub enum Event {
     /// The `[permissions]` rules in force: sent when the session starts (when there are
     /// any) and after one is added (`A` at an approval) or removed.
     PermissionRulesChanged { rules: Vec<PermanentRule> },
+    /// The answer to [`Op::Diff`]: each file changed (`turn` `None`: over the whole
+    /// session, from before its first change to the session's last), and the turns that
+    /// changed files, for picking one.
+    DiffReport {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+        files: Vec<FileDiff>,
+        turns: Vec<TurnChanges>,
+    },
+    /// The answer to [`Op::ListRewindPoints`]: the person's messages of the conversation
+    /// as it stands, oldest first.
+    RewindPoints { points: Vec<RewindPoint> },
+    /// A rewind ([`Op::Rewind`], [`Op::Undo`]) was done: `files` (relative to the
+    /// workspace) were put back; for a conversation rewind, `messages` messages were set
+    /// aside and `text` is the person's message of `turn`, to edit and send again.
+    Rewound {
+        turn: u32,
+        scope: RewindScope,
+        files: Vec<String>,
+        #[serde(default)]
+        messages: usize,
+        #[serde(default)]
+        text: String,
+    },
+    /// A rewind was refused and nothing changed: `message` says why, whole; `files` are
+    /// the files changed outside miniagent that stopped it.
+    RewindRefused {
+        message: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
+    },
 }
 
 /// One entry of [`Event::ModelChoices`].

@@ -85,6 +85,7 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
         compaction_log: Vec::new(),
         fixed_tokens: None,
         session_start: None,
+        turns: Vec::new(),
     };
     sub.events.emit(Event::TurnStarted { text: task.clone() });
     session.context.push(Message::user(task));

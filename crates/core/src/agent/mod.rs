@@ -7,6 +7,7 @@
 pub mod answers;
 pub mod approval;
 mod attach;
+mod checkpoints;
 pub mod compaction;
 pub mod context;
 mod delegate;
@@ -18,6 +19,7 @@ mod model_call;
 pub mod repetition;
 mod restore;
 mod resume;
+mod rewind;
 mod router;
 mod switch;
 mod turn;
@@ -266,6 +268,29 @@ pub(crate) struct Session {
     pub fixed_tokens: Option<(Vec<String>, u64)>,
     /// The `SessionStart` hooks, until the first turn takes what they add.
     session_start: Option<hooks::SessionStart>,
+    /// Every turn the session started, in order (rewinds and the diff name turns by
+    /// their number).
+    pub turns: Vec<TurnMark>,
+}
+
+/// A turn the session started: its number (from 1, never reused) and the person's
+/// message as they wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnMark {
+    pub turn: u32,
+    pub text: String,
+}
+
+impl Session {
+    /// Numbers the turn that starts now with `text` (the person's words).
+    pub(crate) fn start_turn(&mut self, text: &str) -> u32 {
+        let turn = self.turns.last().map_or(1, |last| last.turn.saturating_add(1));
+        self.turns.push(TurnMark {
+            turn,
+            text: text.to_string(),
+        });
+        turn
+    }
 }
 
 /// Starts the sub-agents of one call (the `id` call run in this context).
@@ -454,6 +479,7 @@ impl Shared {
                 compaction_log: Vec::new(),
                 fixed_tokens: None,
                 session_start: None,
+                turns: Vec::new(),
             })),
             policy: SharedPolicy::new(
                 ApprovalPolicy::new(options.config.agent.approval)

@@ -49,6 +49,9 @@ pub struct Restored {
     /// The model and provider it was recorded with (its header's).
     pub recorded_model: String,
     pub recorded_provider: String,
+    /// Every turn the session started (its `turn_started` events), numbered as it
+    /// numbered them.
+    pub(crate) turns: Vec<super::TurnMark>,
 }
 
 impl Restored {
@@ -64,6 +67,7 @@ impl Restored {
             provider: String::new(),
             recorded_model: String::new(),
             recorded_provider: String::new(),
+            turns: Vec::new(),
         }
     }
 
@@ -125,6 +129,13 @@ impl Restored {
                 end: *end,
                 fallback: *fallback,
             }),
+            Event::TurnStarted { text } => {
+                let turn = self.turns.last().map_or(1, |last| last.turn.saturating_add(1));
+                self.turns.push(super::TurnMark {
+                    turn,
+                    text: text.clone(),
+                });
+            }
             Event::HistoryCleared => {
                 // What was spent stays spent: the meter goes on.
                 self.compactions.clear();

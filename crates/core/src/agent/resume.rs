@@ -56,6 +56,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     session.last_usage = Default::default();
     shared.meter.set(restored.meter);
     session.compaction_log = restored.compactions;
+    session.turns = restored.turns;
     let rules = restore_rules(shared, path, restored.rules, restored.refused);
     // Calls and a turn the log left open are closed, and the closing is recorded.
     for event in closing {

@@ -9,7 +9,10 @@ use std::sync::atomic::Ordering;
 use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
 
-use super::{Shared, TurnContext, answers, compaction, delegate, inspect, meter, resume, switch, turn};
+use super::{
+    Shared, TurnContext, answers, checkpoints, compaction, delegate, inspect, meter, resume, rewind, switch,
+    turn,
+};
 use crate::llm::Usage;
 use miniagent_protocol::{CallId, Decision, Event, Op, PermanentRule, RuleSource};
 
@@ -105,6 +108,16 @@ impl Router {
                     switch::switch(&mut self.shared, &name).await;
                 }
             }
+            Op::Diff { turn } => checkpoints::diff(&self.shared, turn),
+            Op::ListRewindPoints | Op::Rewind { .. } | Op::Undo if self.running.is_some() => {
+                self.notify(Event::RewindRefused {
+                    message: "a turn is running: rewind between turns (interrupt it first)".to_string(),
+                    files: Vec::new(),
+                });
+            }
+            Op::ListRewindPoints => rewind::points(&self.shared).await,
+            Op::Rewind { turn, scope } => rewind::rewind(&self.shared, turn, scope).await,
+            Op::Undo => checkpoints::undo(&self.shared).await,
             Op::Shutdown => {
                 self.stop_turn().await;
                 return ControlFlow::Break(());

@@ -39,6 +39,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     let message = attached.message.clone();
     if let Err(why) = fits_alone(session, context, &options.tools.specs(), &message) {
         // Shown and recorded cut: the whole text would only weigh down the log.
+        session.start_turn(&cap_text(&text, REFUSED_ECHO_BYTES));
         context.events.emit(Event::TurnStarted {
             text: cap_text(&text, REFUSED_ECHO_BYTES),
         });
@@ -48,6 +49,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
         });
         return;
     }
+    session.start_turn(&text);
     context.events.emit(Event::TurnStarted { text });
     if let Some(event) = attached.event() {
         context.events.emit(event);

@@ -126,6 +126,10 @@ impl Playback {
             | Op::ReconnectMcp { .. }
             | Op::RecordedCall { .. }
             | Op::SetModel { .. }
+            | Op::Diff { .. }
+            | Op::ListRewindPoints
+            | Op::Rewind { .. }
+            | Op::Undo
             | Op::Resume { .. } => vec![notice(NOT_CHANGED)],
         }
     }

@@ -86,7 +86,15 @@ impl App {
             Event::PromptReturned { text } => self.on_prompt_returned(text),
             Event::ShutdownComplete => self.request(Action::Quit),
             Event::CommandsLoaded { commands, warnings } => self.on_commands_loaded(commands, warnings),
-            event @ Event::ContextReport { .. } => self.layers_take(&event),
+            event @ (Event::ContextReport { .. } | Event::DiffReport { .. } | Event::RewindPoints { .. }) => {
+                self.layers_take(&event)
+            }
+            // BASE SKELETON (issue 30): the rewind helper gives these their own handlers.
+            Event::Rewound { turn, files, .. } => self.on_notice(format!(
+                "rewound to before turn {turn}: {} file(s) put back",
+                files.len()
+            )),
+            Event::RewindRefused { message, .. } => self.on_notice(message),
             Event::ModelChoices { choices } => self.session.set_model_choices(choices),
             Event::ModelChanged {
                 model,

@@ -40,6 +40,9 @@ impl App {
             // A recording holds no restored history; one inside another is not shown.
             Event::HistorySnapshot { .. }
             | Event::ContextReport { .. }
+            | Event::DiffReport { .. }
+            | Event::RewindPoints { .. }
+            | Event::RewindRefused { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             | Event::ShutdownComplete
@@ -70,6 +73,7 @@ impl App {
             | Event::ApprovalRulesChanged { .. }
             | Event::PermissionRulesChanged { .. }
             | Event::PlanUpdated { .. }
+            | Event::Rewound { .. }
             | Event::HistoryCleared
             | Event::ToolCallStarted { .. }
             | Event::ToolOutputDelta { .. }

@@ -85,6 +85,10 @@ impl App {
             | Event::HooksLoaded { .. }
             | Event::CommandsLoaded { .. }
             | Event::ContextReport { .. }
+            | Event::DiffReport { .. }
+            | Event::RewindPoints { .. }
+            | Event::Rewound { .. }
+            | Event::RewindRefused { .. }
             | Event::ModelChoices { .. }
             | Event::ModelChanged { .. }
             | Event::ModelChangeRefused { .. }
