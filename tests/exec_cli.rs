@@ -244,11 +244,11 @@ fn json_mode_prints_only_events() {
     }));
 }
 
-/// exec prints the plan the agent sets as a few lines on stderr, and `--json` carries it
-/// as its event, before the call finishes.
+/// exec prints the plan the agent sets as a few lines on stderr (its progress, a step a
+/// line with its note), and `--json` carries it as its event, before the call finishes.
 #[test]
 fn exec_prints_the_plan_and_json_carries_it() {
-    let plan = r#"{"entries": [{"content": "read the code", "status": "completed"}, {"content": "fix \u001b]0;x\u0007it", "status": "in_progress", "priority": "high"}]}"#;
+    let plan = r#"{"entries": [{"content": "read the code", "status": "completed"}, {"content": "fix \u001b]0;x\u0007it", "status": "in_progress", "priority": "high", "note": "in lex() \u001b[2J"}]}"#;
     let script = || {
         ScriptedServer::start_blocking(vec![
             Reply::tool("p1", "update_plan", plan),
@@ -260,7 +260,7 @@ fn exec_prints_the_plan_and_json_carries_it() {
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("plan: 1 of 2 done\n  ✓ read the code\n  ▸ fix it (high)\n"),
+        stderr.contains("plan: 1 of 2 done\n  ✓ read the code\n  ▸ fix it (high) — in lex() \n"),
         "{stderr}"
     );
     let (output, _w) = exec_against(&script(), &["--json", "--approval", "ask"], "plan it");
@@ -275,7 +275,7 @@ fn exec_prints_the_plan_and_json_carries_it() {
         Some(
             serde_json::json!({"type": "plan_updated", "entries": [
                 {"content": "read the code", "status": "completed"},
-                {"content": "fix \u{1b}]0;x\u{7}it", "status": "in_progress", "priority": "high"},
+                {"content": "fix \u{1b}]0;x\u{7}it", "status": "in_progress", "priority": "high", "note": "in lex() \u{1b}[2J"},
             ]})
             .to_string()
             .as_str()

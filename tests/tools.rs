@@ -642,15 +642,24 @@ fn results_sent(body: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A turn that plans, works, then updates its plan: each `update_plan` call's plan
+/// reaches the front end before the call's end, and the model gets a one-line result
+/// for each in the request after it.
 #[tokio::test]
 async fn update_plan_is_declared_reported_as_a_plan_and_answered_in_a_line() {
-    let entries = json!([
-        {"content": "read the parser", "status": "completed", "priority": "high"},
+    let first = json!([
+        {"content": "read the parser", "status": "in_progress", "priority": "high"},
+        {"content": "fix the bug", "status": "pending"},
+        {"content": "add a test", "status": "pending"},
+    ]);
+    let second = json!([
+        {"content": "read the parser", "status": "completed", "priority": "high", "note": "the bug is in lex()"},
         {"content": "fix the bug", "status": "in_progress"},
         {"content": "add a test", "status": "pending"},
     ]);
     let server = ScriptedServer::start(vec![
-        Reply::tool("p1", "update_plan", json!({ "entries": entries }).to_string()),
+        Reply::tool("p1", "update_plan", json!({ "entries": first }).to_string()),
+        Reply::tool("p2", "update_plan", json!({ "entries": second }).to_string()),
         Reply::text("planned"),
     ])
     .await;
@@ -667,57 +676,88 @@ async fn update_plan_is_declared_reported_as_a_plan_and_answered_in_a_line() {
         .find(|tool| tool["name"] == "update_plan")
         .cloned()
         .unwrap();
+    let step = declared["input_schema"]["properties"]["entries"]["items"]["properties"].clone();
     assert_eq!(
-        declared["input_schema"]["properties"]["entries"]["items"]["properties"]["status"]["enum"],
-        json!(["pending", "in_progress", "completed"])
+        (step["status"]["enum"].clone(), step["note"]["type"].clone()),
+        (json!(["pending", "in_progress", "completed"]), json!("string"))
     );
-    let plan = vec![
-        PlanEntry {
-            content: "read the parser".into(),
-            status: PlanStatus::Completed,
-            priority: Some(PlanPriority::High),
-        },
-        PlanEntry {
-            content: "fix the bug".into(),
-            status: PlanStatus::InProgress,
-            priority: None,
-        },
-        PlanEntry {
-            content: "add a test".into(),
-            status: PlanStatus::Pending,
-            priority: None,
-        },
+    let entry = |content: &str, status, priority, note: Option<&str>| PlanEntry {
+        content: content.into(),
+        status,
+        priority,
+        note: note.map(str::to_string),
+    };
+    let plans = vec![
+        vec![
+            entry("read the parser", PlanStatus::InProgress, Some(PlanPriority::High), None),
+            entry("fix the bug", PlanStatus::Pending, None, None),
+            entry("add a test", PlanStatus::Pending, None, None),
+        ],
+        vec![
+            entry(
+                "read the parser",
+                PlanStatus::Completed,
+                Some(PlanPriority::High),
+                Some("the bug is in lex()"),
+            ),
+            entry("fix the bug", PlanStatus::InProgress, None, None),
+            entry("add a test", PlanStatus::Pending, None, None),
+        ],
     ];
-    // The plan, then the call's end; no question on the way.
-    let around: Vec<&Event> = events
+    // Each plan, then its call's end; no question on the way.
+    let around: Vec<String> = events
         .iter()
-        .filter(|e| {
-            matches!(
-                e,
-                Event::ToolCallRequested { .. }
-                    | Event::ApprovalRequested { .. }
-                    | Event::PlanUpdated { .. }
-                    | Event::ToolCallFinished { .. }
-            )
+        .filter_map(|e| match e {
+            Event::ToolCallRequested { id, kind, .. } => Some(format!("requested {id} {kind:?}")),
+            Event::ApprovalRequested { id, .. } => Some(format!("asked {id}")),
+            Event::PlanUpdated { entries } => Some(format!(
+                "plan {}",
+                plans.iter().position(|plan| plan == entries).map_or("?".into(), |i| i.to_string())
+            )),
+            Event::ToolCallFinished { id, ok, .. } => Some(format!("finished {id} {ok}")),
+            _ => None,
         })
         .collect();
-    assert!(
-        matches!(
-            around.as_slice(),
-            [
-                Event::ToolCallRequested { kind: ToolKind::Think, locations, .. },
-                Event::PlanUpdated { entries },
-                Event::ToolCallFinished { ok: true, .. },
-            ] if locations.is_empty() && *entries == plan
-        ),
-        "{around:#?}"
-    );
     assert_eq!(
-        results_sent(&requests[1].body),
-        vec![(
-            "p1".to_string(),
-            "plan updated: 3 entries, 1 in progress, 1 completed".to_string()
-        )]
+        around,
+        vec![
+            "requested p1 Think",
+            "plan 0",
+            "finished p1 true",
+            "requested p2 Think",
+            "plan 1",
+            "finished p2 true",
+        ]
     );
-    assert_valid_anthropic(&requests[1].body);
+    // What the model got back for each, in the request after it (the second carries both).
+    assert_eq!(
+        (results_sent(&requests[1].body), results_sent(&requests[2].body)),
+        (
+            vec![(
+                "p1".to_string(),
+                "plan updated: 3 entries, 1 in progress, 0 completed".to_string()
+            )],
+            vec![
+                (
+                    "p1".to_string(),
+                    "plan updated: 3 entries, 1 in progress, 0 completed".to_string()
+                ),
+                (
+                    "p2".to_string(),
+                    "plan updated: 3 entries, 1 in progress, 1 completed".to_string()
+                ),
+            ]
+        )
+    );
+    // The second call's arguments went back to the model as sent, the note with them.
+    let sent_back: Vec<Value> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_use")
+        .map(|block| block["input"].clone())
+        .collect();
+    assert_eq!(sent_back, vec![json!({ "entries": first }), json!({ "entries": second })]);
+    assert_valid_anthropic(&requests[2].body);
 }

@@ -208,6 +208,8 @@ pub fn title(name: &str, summary: &str) -> String {
     }
 }
 
+/// One step as ACP's plan entry: its text, priority and status. ACP's entry has no field
+/// for a step's note, so the note stays with the other faces.
 fn plan_entry(entry: &PlanEntry) -> acp::PlanEntry {
     let priority = match entry.priority {
         Some(PlanPriority::High) => acp::PlanEntryPriority::High,

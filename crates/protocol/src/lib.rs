@@ -27,7 +27,7 @@ pub use history::{
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, NotifySetting, SandboxSetting};
 pub use shown::{
-    MAX_SESSION_COST_USD, attached_line, message_range, messages_named, plan_lines, sane_cost, short_count,
+    MAX_SESSION_COST_USD, attached_line, message_range, messages_named, plan_lines, plan_progress, sane_cost, short_count,
     turn_usage_line, usd,
 };
 
@@ -212,6 +212,10 @@ pub struct PlanEntry {
     pub status: PlanStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<PlanPriority>,
+    /// A short line on the step (what was found, why it waits); absent in logs written
+    /// before notes existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Where a step of the plan stands.

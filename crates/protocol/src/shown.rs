@@ -35,8 +35,8 @@ fn size(bytes: u64) -> String {
 
 /// The agent's plan ([`crate::Event::PlanUpdated`]) as lines of plain text: a heading
 /// with how far it got, then a step a line, marked `✓` done, `▸` in progress, `○` to do,
-/// with its priority when one was given. The steps are as the model wrote them: a face
-/// cleans them for its terminal.
+/// with its priority when one was given and its note after a dash. The steps are as the
+/// model wrote them: a face cleans them for its terminal.
 pub fn plan_lines(entries: &[PlanEntry]) -> Vec<String> {
     let done = entries
         .iter()
@@ -59,9 +59,23 @@ pub fn plan_lines(entries: &[PlanEntry]) -> Vec<String> {
                 Some(PlanPriority::Low) => " (low)",
                 None => "",
             };
-            format!("  {mark} {}{priority}", entry.content)
+            let note = entry
+                .note
+                .as_ref()
+                .map(|note| format!(" — {note}"))
+                .unwrap_or_default();
+            format!("  {mark} {}{priority}{note}", entry.content)
         }))
         .collect()
+}
+
+/// How far the plan got, short, for a title bar or a one-line note: `plan 3/7`.
+pub fn plan_progress(entries: &[PlanEntry]) -> String {
+    let done = entries
+        .iter()
+        .filter(|entry| entry.status == PlanStatus::Completed)
+        .count();
+    format!("plan {done}/{}", entries.len())
 }
 
 /// A token count as every face shows it: `950`, `1.2k`, `34k`, `1.3M`.
@@ -228,20 +242,26 @@ mod tests {
             content: content.into(),
             status,
             priority,
+            note: None,
         };
+        let plan = [
+            entry("read it", PlanStatus::Completed, None),
+            PlanEntry {
+                note: Some("the lexer too".into()),
+                ..entry("fix it", PlanStatus::InProgress, Some(PlanPriority::High))
+            },
+            entry("test it", PlanStatus::Pending, Some(PlanPriority::Low)),
+        ];
         assert_eq!(
-            plan_lines(&[
-                entry("read it", PlanStatus::Completed, None),
-                entry("fix it", PlanStatus::InProgress, Some(PlanPriority::High)),
-                entry("test it", PlanStatus::Pending, Some(PlanPriority::Low)),
-            ]),
+            plan_lines(&plan),
             vec![
                 "plan: 1 of 3 done",
                 "  ✓ read it",
-                "  ▸ fix it (high)",
+                "  ▸ fix it (high) — the lexer too",
                 "  ○ test it (low)",
             ]
         );
         assert_eq!(plan_lines(&[]), vec!["plan: cleared"]);
+        assert_eq!((plan_progress(&plan), plan_progress(&[])), ("plan 1/3".to_string(), "plan 0/0".to_string()));
     }
 }

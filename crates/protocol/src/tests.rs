@@ -158,11 +158,13 @@ fn kinds_locations_changes_refusals_and_plans_round_trip() {
                     content: "read the code".into(),
                     status: PlanStatus::Completed,
                     priority: Some(PlanPriority::High),
+                    note: None,
                 },
                 PlanEntry {
                     content: "fix it".into(),
                     status: PlanStatus::InProgress,
                     priority: None,
+                    note: Some("the lexer too".into()),
                 },
             ],
         },
@@ -176,11 +178,31 @@ fn kinds_locations_changes_refusals_and_plans_round_trip() {
             content: "x".into(),
             status: PlanStatus::InProgress,
             priority: Some(PlanPriority::Low),
+            note: None,
         }],
     };
     assert_eq!(
         serde_json::to_value(&plan).unwrap(),
         serde_json::json!({"type": "plan_updated", "entries": [{"content": "x", "status": "in_progress", "priority": "low"}]})
+    );
+    // A plan recorded before notes existed loads; a note is written when there is one.
+    let noted = Event::PlanUpdated {
+        entries: vec![PlanEntry {
+            content: "x".into(),
+            status: PlanStatus::Pending,
+            priority: None,
+            note: Some("waits on y".into()),
+        }],
+    };
+    assert_eq!(
+        (
+            serde_json::from_value::<Event>(serde_json::json!({"type": "plan_updated", "entries": [{"content": "x", "status": "in_progress", "priority": "low"}]})).unwrap(),
+            serde_json::to_value(&noted).unwrap(),
+        ),
+        (
+            plan,
+            serde_json::json!({"type": "plan_updated", "entries": [{"content": "x", "status": "pending", "note": "waits on y"}]})
+        )
     );
     let op = Op::Approval {
         id: "c".into(),

@@ -220,11 +220,15 @@ fn usage_plan_and_mode_changes_have_their_updates() {
                 content: "read".into(),
                 status: PlanStatus::Completed,
                 priority: Some(PlanPriority::High),
+                note: None,
             },
+            // ACP's plan entry has no place for a note: it is left out, not folded into
+            // the step's text.
             PlanEntry {
                 content: "write".into(),
                 status: PlanStatus::InProgress,
                 priority: None,
+                note: Some("after the read".into()),
             },
         ],
     };

@@ -17,6 +17,8 @@ pub const NAME: &str = "update_plan";
 pub const MAX_ENTRIES: usize = 50;
 /// The longest step, in characters.
 pub const MAX_CONTENT_CHARS: usize = 300;
+/// The longest note on a step, in characters.
+pub const MAX_NOTE_CHARS: usize = 300;
 
 /// The `update_plan` tool.
 pub struct UpdatePlanTool;
@@ -25,7 +27,7 @@ pub struct UpdatePlanTool;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanArgs {
-    /// The whole plan, in order; it replaces the previous one.
+    /// The whole plan in order; it replaces the last.
     #[schemars(length(max = 50))]
     pub entries: Vec<EntryArgs>,
 }
@@ -34,16 +36,19 @@ pub struct PlanArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EntryArgs {
-    /// What the step does, in one short line.
+    /// One short line.
     #[schemars(length(min = 1, max = 300))]
     pub content: String,
-    /// Where the step stands.
     pub status: StatusArg,
-    /// How much the step matters (default: none said).
+    /// Optional: what was found, or why it waits.
+    #[schemars(length(max = 300))]
+    pub note: Option<String>,
+    // Kept for models that send one; undescribed, so it costs few tokens.
     pub priority: Option<PriorityArg>,
 }
 
-/// `pending`, `in_progress` or `completed`.
+// `pending`, `in_progress` or `completed`. Plain comments: a doc comment would become
+// the schema's description, sent with every request.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StatusArg {
@@ -52,7 +57,7 @@ pub enum StatusArg {
     Completed,
 }
 
-/// `high`, `medium` or `low`.
+// `high`, `medium` or `low`.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PriorityArg {
@@ -69,10 +74,9 @@ impl super::TypedTool for UpdatePlanTool {
     }
 
     fn description(&self) -> &str {
-        "Keep a plan of a task with several steps where the person sees it. Send the whole plan \
-         each time (it replaces the last), one short line per step, with its status; keep one step \
-         in_progress while you work on it and mark steps completed as you finish them. Not needed \
-         for short tasks."
+        "Your plan, shown to the person. For work of 3 or more steps, make one first; mark a step \
+         in_progress before starting it (one at a time) and completed as soon as it is done. Send \
+         the whole plan each time: it replaces the last. Skip it for short tasks."
     }
 
     fn effect(&self) -> ToolEffect {
@@ -100,7 +104,8 @@ impl super::TypedTool for UpdatePlanTool {
 }
 
 /// The plan the arguments give, within the limits (the schema states them, but does not
-/// enforce lengths): a step is one line, trimmed.
+/// enforce lengths): a step and its note are one line each, trimmed; at most one step is
+/// in progress, so the person sees which one is being worked on.
 fn plan_of(args: PlanArgs) -> Result<Vec<PlanEntry>, String> {
     if args.entries.len() > MAX_ENTRIES {
         return Err(format!(
@@ -108,36 +113,67 @@ fn plan_of(args: PlanArgs) -> Result<Vec<PlanEntry>, String> {
             args.entries.len()
         ));
     }
-    args.entries
+    let entries = args
+        .entries
         .into_iter()
         .enumerate()
-        .map(|(index, entry)| {
-            let content = entry.content.split_whitespace().collect::<Vec<_>>().join(" ");
-            let chars = content.chars().count();
-            if content.is_empty() {
-                return Err(format!("step {} is empty", index + 1));
-            }
-            if chars > MAX_CONTENT_CHARS {
-                return Err(format!(
-                    "step {} is {chars} characters long; a step has at most {MAX_CONTENT_CHARS}: say it shorter",
-                    index + 1
-                ));
-            }
-            Ok(PlanEntry {
-                content,
-                status: match entry.status {
-                    StatusArg::Pending => PlanStatus::Pending,
-                    StatusArg::InProgress => PlanStatus::InProgress,
-                    StatusArg::Completed => PlanStatus::Completed,
-                },
-                priority: entry.priority.map(|priority| match priority {
-                    PriorityArg::High => PlanPriority::High,
-                    PriorityArg::Medium => PlanPriority::Medium,
-                    PriorityArg::Low => PlanPriority::Low,
-                }),
-            })
-        })
-        .collect()
+        .map(|(index, entry)| entry_of(index + 1, entry))
+        .collect::<Result<Vec<_>, _>>()?;
+    let in_progress: Vec<String> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.status == PlanStatus::InProgress)
+        .map(|(index, _)| (index + 1).to_string())
+        .collect();
+    if in_progress.len() > 1 {
+        return Err(format!(
+            "steps {} are all in_progress; mark only the one you work on now",
+            in_progress.join(", ")
+        ));
+    }
+    Ok(entries)
+}
+
+/// Step `number` (from 1) as the plan keeps it, or why it cannot be.
+fn entry_of(number: usize, entry: EntryArgs) -> Result<PlanEntry, String> {
+    let content = one_line(&entry.content);
+    if content.is_empty() {
+        return Err(format!("step {number} is empty"));
+    }
+    let chars = content.chars().count();
+    if chars > MAX_CONTENT_CHARS {
+        return Err(format!(
+            "step {number} is {chars} characters long; a step has at most {MAX_CONTENT_CHARS}: say it shorter"
+        ));
+    }
+    // An empty note is no note.
+    let note = entry.note.map(|note| one_line(&note)).filter(|note| !note.is_empty());
+    if let Some(chars) = note.as_ref().map(|note| note.chars().count())
+        && chars > MAX_NOTE_CHARS
+    {
+        return Err(format!(
+            "the note of step {number} is {chars} characters long; a note has at most {MAX_NOTE_CHARS}: say it shorter"
+        ));
+    }
+    Ok(PlanEntry {
+        content,
+        status: match entry.status {
+            StatusArg::Pending => PlanStatus::Pending,
+            StatusArg::InProgress => PlanStatus::InProgress,
+            StatusArg::Completed => PlanStatus::Completed,
+        },
+        priority: entry.priority.map(|priority| match priority {
+            PriorityArg::High => PlanPriority::High,
+            PriorityArg::Medium => PlanPriority::Medium,
+            PriorityArg::Low => PlanPriority::Low,
+        }),
+        note,
+    })
+}
+
+/// `text` on one line: every run of white space (line breaks included) one space.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// What the model is told: the plan is taken, in a few words.
@@ -183,8 +219,8 @@ mod tests {
     #[tokio::test]
     async fn a_plan_comes_back_whole_with_a_short_result() {
         let output = run(json!({"entries": [
-            {"content": "read the  parser\n", "status": "completed", "priority": "high"},
-            {"content": "fix the bug", "status": "in_progress"},
+            {"content": "read the  parser\n", "status": "completed", "priority": "high", "note": "the bug is\nin lex()"},
+            {"content": "fix the bug", "status": "in_progress", "note": " \n"},
             {"content": "add a test", "status": "pending", "priority": "low"},
         ]}))
         .await;
@@ -193,16 +229,19 @@ mod tests {
                 content: "read the parser".into(),
                 status: PlanStatus::Completed,
                 priority: Some(PlanPriority::High),
+                note: Some("the bug is in lex()".into()),
             },
             PlanEntry {
                 content: "fix the bug".into(),
                 status: PlanStatus::InProgress,
                 priority: None,
+                note: None,
             },
             PlanEntry {
                 content: "add a test".into(),
                 status: PlanStatus::Pending,
                 priority: Some(PlanPriority::Low),
+                note: None,
             },
         ];
         assert_eq!(
@@ -233,6 +272,22 @@ mod tests {
             run(json!({"entries": [{"content": " \n\t", "status": "pending"}]})).await,
             ToolOutput::error("step 1 is empty")
         );
+        let long_note = "x".repeat(MAX_NOTE_CHARS + 1);
+        assert_eq!(
+            run(json!({"entries": [{"content": "ok", "status": "pending", "note": long_note}]})).await,
+            ToolOutput::error("the note of step 1 is 301 characters long; a note has at most 300: say it shorter")
+        );
+        // One step at a time is in progress: the person sees which.
+        assert_eq!(
+            run(json!({"entries": [
+                {"content": "a", "status": "in_progress"},
+                {"content": "b", "status": "completed"},
+                {"content": "c", "status": "in_progress"},
+                {"content": "d", "status": "in_progress"},
+            ]}))
+            .await,
+            ToolOutput::error("steps 1, 3, 4 are all in_progress; mark only the one you work on now")
+        );
         // An empty plan clears it.
         assert_eq!(
             run(json!({"entries": []})).await,
@@ -254,14 +309,15 @@ mod tests {
                     "entries": {
                         "type": "array",
                         "maxItems": 50,
-                        "description": "The whole plan, in order; it replaces the previous one.",
+                        "description": "The whole plan in order; it replaces the last.",
                         "items": {
                             "type": "object",
                             "description": "One step of the plan.",
                             "properties": {
-                                "content": {"type": "string", "minLength": 1, "maxLength": 300, "description": "What the step does, in one short line."},
-                                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"], "description": "Where the step stands."},
-                                "priority": {"type": "string", "enum": ["high", "medium", "low"], "description": "How much the step matters (default: none said)."},
+                                "content": {"type": "string", "minLength": 1, "maxLength": 300, "description": "One short line."},
+                                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                                "note": {"type": "string", "maxLength": 300, "description": "Optional: what was found, or why it waits."},
+                                "priority": {"type": "string", "enum": ["high", "medium", "low"]},
                             },
                             "required": ["content", "status"],
                             "additionalProperties": false,
@@ -277,4 +333,22 @@ mod tests {
             (ToolEffect::ReadOnly, ToolKind::Think)
         );
     }
+
+    /// The tool is declared in every request: its name, description and schema stay
+    /// small: 206 cl100k and 216 o200k tokens with notes (212 and 220 before them).
+    #[test]
+    fn the_tool_costs_few_tokens_in_every_request() {
+        let spec = crate::llm::ToolSpec {
+            name: UpdatePlanTool.name().to_string(),
+            description: UpdatePlanTool.description().to_string(),
+            input_schema: UpdatePlanTool.input_schema(),
+        };
+        let counted: Vec<u64> = [miniagent_protocol::Encoding::Cl100kBase, miniagent_protocol::Encoding::O200kBase]
+            .into_iter()
+            .map(|encoding| crate::tokens::TokenCounter::new(encoding).tools(std::slice::from_ref(&spec)))
+            .collect();
+        eprintln!("update_plan declared: {counted:?} tokens (cl100k, o200k)");
+        assert!(counted.iter().all(|&tokens| tokens <= 220), "{counted:?}");
+    }
 }
+
