@@ -689,7 +689,12 @@ async fn update_plan_is_declared_reported_as_a_plan_and_answered_in_a_line() {
     };
     let plans = vec![
         vec![
-            entry("read the parser", PlanStatus::InProgress, Some(PlanPriority::High), None),
+            entry(
+                "read the parser",
+                PlanStatus::InProgress,
+                Some(PlanPriority::High),
+                None,
+            ),
             entry("fix the bug", PlanStatus::Pending, None, None),
             entry("add a test", PlanStatus::Pending, None, None),
         ],
@@ -712,7 +717,10 @@ async fn update_plan_is_declared_reported_as_a_plan_and_answered_in_a_line() {
             Event::ApprovalRequested { id, .. } => Some(format!("asked {id}")),
             Event::PlanUpdated { entries } => Some(format!(
                 "plan {}",
-                plans.iter().position(|plan| plan == entries).map_or("?".into(), |i| i.to_string())
+                plans
+                    .iter()
+                    .position(|plan| plan == entries)
+                    .map_or("?".into(), |i| i.to_string())
             )),
             Event::ToolCallFinished { id, ok, .. } => Some(format!("finished {id} {ok}")),
             _ => None,
@@ -758,6 +766,9 @@ async fn update_plan_is_declared_reported_as_a_plan_and_answered_in_a_line() {
         .filter(|block| block["type"] == "tool_use")
         .map(|block| block["input"].clone())
         .collect();
-    assert_eq!(sent_back, vec![json!({ "entries": first }), json!({ "entries": second })]);
+    assert_eq!(
+        sent_back,
+        vec![json!({ "entries": first }), json!({ "entries": second })]
+    );
     assert_valid_anthropic(&requests[2].body);
 }

@@ -27,8 +27,8 @@ pub use history::{
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, NotifySetting, SandboxSetting};
 pub use shown::{
-    MAX_SESSION_COST_USD, attached_line, message_range, messages_named, plan_lines, plan_progress, sane_cost, short_count,
-    turn_usage_line, usd,
+    MAX_SESSION_COST_USD, attached_line, message_range, messages_named, plan_lines, plan_progress, sane_cost,
+    short_count, turn_usage_line, usd,
 };
 
 /// Identifies one tool call; the model provider chooses it (`toolu_…`, `call_…`).

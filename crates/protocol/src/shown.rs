@@ -262,6 +262,9 @@ mod tests {
             ]
         );
         assert_eq!(plan_lines(&[]), vec!["plan: cleared"]);
-        assert_eq!((plan_progress(&plan), plan_progress(&[])), ("plan 1/3".to_string(), "plan 0/0".to_string()));
+        assert_eq!(
+            (plan_progress(&plan), plan_progress(&[])),
+            ("plan 1/3".to_string(), "plan 0/0".to_string())
+        );
     }
 }

@@ -202,6 +202,14 @@ pub const WORKBENCH: &[Binding] = &[
         run: |app, _| app.put_side_away(),
     },
     Binding {
+        keys: "Ctrl-T",
+        action: "show / hide the plan",
+        bar: false,
+        takes: |_, key| ctrl(key, 't'),
+        offered: always,
+        run: |app, _| app.toggle_plan(),
+    },
+    Binding {
         keys: "F5",
         action: "maximise / restore pane",
         bar: false,

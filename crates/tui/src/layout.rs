@@ -51,6 +51,7 @@ pub fn compute(size: Rect, app: &App) -> Areas {
             title,
             status,
             panes,
+            plan: None,
         };
     }
 
@@ -61,15 +62,28 @@ pub fn compute(size: Rect, app: &App) -> Areas {
             let conversation = panes[0].1;
             panes.push((side, conversation));
         }
+        // Over the top of the conversation, unless a side pane is open over it.
+        let plan = (app.plan.visible(true) && app.layout.side_popup().is_none()).then(|| {
+            let conversation = panes[0].1;
+            Rect {
+                height: app
+                    .plan
+                    .wanted_height(conversation.width)
+                    .min(conversation.height),
+                ..conversation
+            }
+        });
         return Areas {
             narrow,
             title,
             status,
             panes,
+            plan,
         };
     }
 
-    let show_right = app.layout.side().thinking || app.layout.side().timeline;
+    let show_plan = app.plan.visible(false);
+    let show_right = app.layout.side().thinking || app.layout.side().timeline || show_plan;
     let tree_width = if app.layout.side().tree {
         (size.width / 5).clamp(24, 36)
     } else {
@@ -93,18 +107,37 @@ pub fn compute(size: Rect, app: &App) -> Areas {
         panes.push((Pane::Tree, columns[0]));
     }
     with_input(&mut panes, Pane::Conversation, columns[1]);
+    // The plan stands above the tools: as tall as it needs, at most half the column
+    // while a pane shares it.
+    let mut right_column = columns[2];
+    let mut plan = None;
+    if show_plan {
+        let alone = !(app.layout.side().thinking || app.layout.side().timeline);
+        let most = if alone {
+            right_column.height
+        } else {
+            right_column.height / 2
+        };
+        let height = app.plan.wanted_height(right_column.width).min(most);
+        plan = Some(Rect {
+            height,
+            ..right_column
+        });
+        right_column.y += height;
+        right_column.height -= height;
+    }
     match (app.layout.side().thinking, app.layout.side().timeline) {
         (true, true) => {
             let right = split(
                 Direction::Vertical,
-                columns[2],
+                right_column,
                 &[Constraint::Percentage(50), Constraint::Percentage(50)],
             );
             panes.push((Pane::Thinking, right[0]));
             panes.push((Pane::Timeline, right[1]));
         }
-        (true, false) => panes.push((Pane::Thinking, columns[2])),
-        (false, true) => panes.push((Pane::Timeline, columns[2])),
+        (true, false) => panes.push((Pane::Thinking, right_column)),
+        (false, true) => panes.push((Pane::Timeline, right_column)),
         (false, false) => {}
     }
     Areas {
@@ -112,5 +145,6 @@ pub fn compute(size: Rect, app: &App) -> Areas {
         title,
         status,
         panes,
+        plan,
     }
 }

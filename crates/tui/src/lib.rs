@@ -26,6 +26,7 @@ pub(crate) mod overlay_view;
 mod pacing;
 pub(crate) mod palette;
 pub(crate) mod panes;
+pub(crate) mod plan;
 pub(crate) mod popup;
 pub(crate) mod question;
 pub mod render;

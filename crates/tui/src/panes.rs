@@ -36,6 +36,9 @@ pub struct Areas {
     pub status: Rect,
     /// Outer rectangles (borders included), in drawing order: later ones are on top.
     pub panes: Vec<(Pane, Rect)>,
+    /// The plan's section, when it shows (above the tools, or over the conversation
+    /// when narrow); drawn after the panes, it holds no focus.
+    pub plan: Option<Rect>,
 }
 
 impl Areas {

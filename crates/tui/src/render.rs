@@ -35,6 +35,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
         }
         draw_pane(app, pane, area, buf, pane == focus, areas.narrow);
     }
+    if let Some(area) = areas.plan {
+        if areas.narrow {
+            clear_for_popup(area, buf);
+            ratatui::widgets::Clear.render(area, buf);
+        }
+        app.plan.render(area, buf, app.look.theme(), areas.narrow);
+    }
     // Whether the front approval may be approved (all of it seen) shows in the status
     // bar as well as in its dialog, which is drawn with the layers, last.
     app.layers.prepare(app, size);
@@ -222,7 +229,13 @@ fn draw_title(app: &App, area: Rect, buf: &mut Buffer) {
         None => "◆",
     };
     let workspace = shorten_home(&app.session.view().workspace, app.places.home.as_deref());
-    let state = format!("{mark} {}", app.status_text());
+    // How far the plan got stays in sight at any width, the section shown or not.
+    let plan = app
+        .plan
+        .progress()
+        .map(|progress| format!("{progress} · "))
+        .unwrap_or_default();
+    let state = format!("{plan}{mark} {}", app.status_text());
     let left = match app.replay {
         // What the recording ran with; its approval mode is not known.
         Some(_) => format!(

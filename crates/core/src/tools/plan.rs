@@ -147,7 +147,10 @@ fn entry_of(number: usize, entry: EntryArgs) -> Result<PlanEntry, String> {
         ));
     }
     // An empty note is no note.
-    let note = entry.note.map(|note| one_line(&note)).filter(|note| !note.is_empty());
+    let note = entry
+        .note
+        .map(|note| one_line(&note))
+        .filter(|note| !note.is_empty());
     if let Some(chars) = note.as_ref().map(|note| note.chars().count())
         && chars > MAX_NOTE_CHARS
     {
@@ -275,7 +278,9 @@ mod tests {
         let long_note = "x".repeat(MAX_NOTE_CHARS + 1);
         assert_eq!(
             run(json!({"entries": [{"content": "ok", "status": "pending", "note": long_note}]})).await,
-            ToolOutput::error("the note of step 1 is 301 characters long; a note has at most 300: say it shorter")
+            ToolOutput::error(
+                "the note of step 1 is 301 characters long; a note has at most 300: say it shorter"
+            )
         );
         // One step at a time is in progress: the person sees which.
         assert_eq!(
@@ -343,12 +348,14 @@ mod tests {
             description: UpdatePlanTool.description().to_string(),
             input_schema: UpdatePlanTool.input_schema(),
         };
-        let counted: Vec<u64> = [miniagent_protocol::Encoding::Cl100kBase, miniagent_protocol::Encoding::O200kBase]
-            .into_iter()
-            .map(|encoding| crate::tokens::TokenCounter::new(encoding).tools(std::slice::from_ref(&spec)))
-            .collect();
+        let counted: Vec<u64> = [
+            miniagent_protocol::Encoding::Cl100kBase,
+            miniagent_protocol::Encoding::O200kBase,
+        ]
+        .into_iter()
+        .map(|encoding| crate::tokens::TokenCounter::new(encoding).tools(std::slice::from_ref(&spec)))
+        .collect();
         eprintln!("update_plan declared: {counted:?} tokens (cl100k, o200k)");
         assert!(counted.iter().all(|&tokens| tokens <= 220), "{counted:?}");
     }
 }
-

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{Activity, App, PendingApproval};
 use crate::conversation::Entry;
 use crate::timeline::CallStatus;
-use miniagent_protocol::{Event, PlanEntry, plan_lines};
+use miniagent_protocol::{Event, PlanEntry};
 
 impl App {
     pub(crate) fn on_tool_call_requested(
@@ -23,13 +23,21 @@ impl App {
         self.conversation.push(Entry::Tool { id, name, summary });
     }
 
-    /// `Event::PlanUpdated`: the plan as it stands now, as a note in the conversation
-    /// (the newest is the plan).
+    /// `Event::PlanUpdated`: the plan section shows the new plan whole; the conversation
+    /// gets one line saying how far it got and the step in progress, so a plan updated
+    /// at every step does not fill it.
     pub(crate) fn on_plan_updated(&mut self, entries: &[PlanEntry]) {
+        self.plan.update(entries);
         self.conversation.push(Entry::Notice {
             kind: crate::conversation::NoticeKind::Info,
-            text: plan_lines(entries).join("\n"),
+            text: self.plan.note(),
         });
+    }
+
+    /// Ctrl-T: the plan section shows or hides (over the conversation when narrow).
+    pub(crate) fn toggle_plan(&mut self) -> bool {
+        self.plan.toggle(self.layout.narrow());
+        true
     }
 
     /// `Event::ApprovalRequested`: the call waits for the person.

@@ -45,6 +45,8 @@ impl App {
         self.conversation.clear();
         self.thinking.clear();
         self.timeline.clear();
+        // The model starts over without its plan.
+        self.plan.clear();
         self.figures.history_cleared();
         self.turn.history_cleared();
         self.session.history_cleared();

@@ -98,6 +98,8 @@ pub struct App {
     pub(crate) conversation: Conversation,
     pub(crate) thinking: ThinkingPane,
     pub(crate) timeline: Timeline,
+    /// The agent's latest plan and whether its section shows (Ctrl-T).
+    pub(crate) plan: super::plan::PlanView,
     pub(crate) tree: FileTree,
     pub(crate) input: InputBox,
     /// The overlays, and the questions among them (the approval dialog, trust, resume):

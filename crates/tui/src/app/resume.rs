@@ -118,6 +118,7 @@ impl App {
         self.conversation = Conversation::default();
         self.thinking = ThinkingPane::default();
         self.timeline = Timeline::default();
+        self.plan.clear();
         self.figures.start_over();
         self.turn.start_over();
         self.close_approvals();

@@ -34,6 +34,7 @@ impl App {
             conversation: Conversation::default(),
             thinking: ThinkingPane::default(),
             timeline: Timeline::default(),
+            plan: crate::plan::PlanView::default(),
             tree: FileTree::new(workspace, session_start),
             input,
             layers: crate::layer::LayerStack::default(),

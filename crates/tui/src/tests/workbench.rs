@@ -340,6 +340,8 @@ mod model;
 mod modes;
 #[path = "workbench/permissions.rs"]
 mod permissions;
+#[path = "workbench/plan.rs"]
+mod plan;
 #[path = "workbench/project_context.rs"]
 mod project_context;
 #[path = "workbench/reading.rs"]

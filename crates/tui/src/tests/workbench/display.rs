@@ -525,11 +525,11 @@ fn wrapped_notices_keep_their_indent() {
     assert_screen!("wrapped_notices_80x24", text);
 }
 
-/// The agent's plan shows in the conversation as a note: how far it got, then a step a
-/// line with its mark; a later plan shows below, whole. What the model wrote is cleaned
-/// of what a terminal would act on.
+/// The agent's plan shows in the conversation as one line a plan: how far it got and
+/// the step in progress (the plan section shows it whole). What the model wrote is
+/// cleaned of what a terminal would act on.
 #[test]
-fn a_plan_shows_as_a_note_with_a_marked_line_per_step() {
+fn a_plan_shows_as_a_one_line_note_in_the_conversation() {
     use miniagent_protocol::{PlanEntry, PlanPriority, PlanStatus};
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
@@ -540,6 +540,7 @@ fn a_plan_shows_as_a_note_with_a_marked_line_per_step() {
         content: content.into(),
         status,
         priority,
+        note: None,
     };
     app.on_agent_event(Event::PlanUpdated {
         entries: vec![
@@ -560,7 +561,7 @@ fn a_plan_shows_as_a_note_with_a_marked_line_per_step() {
     });
     let text = screen(&mut app, 80, 24);
     assert!(
-        text.contains("plan: 1 of 3 done") && text.contains("plan: 2 of 2 done"),
+        text.contains("plan 1/3 · now: fix the bug") && text.contains("plan 2/2"),
         "{text}"
     );
     assert!(!text.contains('\u{1b}'), "{text}");
