@@ -235,3 +235,49 @@ fn old_results_are_let_go_and_read_back_from_the_log_when_opened() {
         "{text}"
     );
 }
+
+/// A replay shows the plan as it stood at each point: none before the first
+/// `update_plan`, each plan as it comes, none again when it starts over.
+#[test]
+fn a_replay_shows_the_plan_as_it_was_at_each_point() {
+    use miniagent_protocol::{PlanEntry, PlanStatus};
+    let step = |content: &str, status| PlanEntry {
+        content: content.into(),
+        status,
+        priority: None,
+        note: None,
+    };
+    let mut player = player(&[
+        ev(0, Event::TurnStarted { text: "fix it".into() }),
+        ev(
+            1_000,
+            Event::PlanUpdated {
+                entries: vec![step("read", PlanStatus::InProgress), step("fix", PlanStatus::Pending)],
+            },
+        ),
+        ev(
+            2_000,
+            Event::PlanUpdated {
+                entries: vec![step("read", PlanStatus::Completed), step("fix", PlanStatus::InProgress)],
+            },
+        ),
+        ev(3_000, Event::TurnComplete { text: "fixed".into() }),
+    ]);
+    let now = Instant::now();
+    let mut seen = vec![player.app.plan.progress()];
+    for _ in 0..4 {
+        player.on_key(key(KeyCode::Right), now);
+        if seen.last() != Some(&player.app.plan.progress()) {
+            seen.push(player.app.plan.progress());
+        }
+    }
+    assert_eq!(
+        seen,
+        vec![None, Some("plan 0/2".to_string()), Some("plan 1/2".to_string())]
+    );
+    assert!(screen(&player.app, 160, 48).contains("▸ fix"));
+    player.on_key(key(KeyCode::Home), now);
+    assert_eq!(player.app.plan.progress(), None);
+    player.jump_to_end();
+    assert_eq!(player.app.plan.progress(), Some("plan 1/2".to_string()));
+}
