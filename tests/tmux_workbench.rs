@@ -226,6 +226,8 @@ mod mentions;
 mod model;
 #[path = "tmux_workbench/permissions.rs"]
 mod permissions;
+#[path = "tmux_workbench/plan.rs"]
+mod plan;
 #[path = "tmux_workbench/reading.rs"]
 mod reading;
 #[path = "tmux_workbench/resize.rs"]
