@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use miniagent_core::config::{ApprovalMode, Provider};
 use miniagent_protocol::{
-    ApprovalRule, Decision, Event, Op, PlanEntry, PlanPriority, PlanStatus, ToolKind, ToolOutcome,
+    ApprovalRule, Decision, Event, Op, PlanEntry, PlanPriority, PlanStatus, ToolOutcome,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

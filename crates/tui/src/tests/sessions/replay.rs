@@ -248,17 +248,28 @@ fn a_replay_shows_the_plan_as_it_was_at_each_point() {
         note: None,
     };
     let mut player = player(&[
-        ev(0, Event::TurnStarted { text: "fix it".into() }),
+        ev(
+            0,
+            Event::TurnStarted {
+                text: "fix it".into(),
+            },
+        ),
         ev(
             1_000,
             Event::PlanUpdated {
-                entries: vec![step("read", PlanStatus::InProgress), step("fix", PlanStatus::Pending)],
+                entries: vec![
+                    step("read", PlanStatus::InProgress),
+                    step("fix", PlanStatus::Pending),
+                ],
             },
         ),
         ev(
             2_000,
             Event::PlanUpdated {
-                entries: vec![step("read", PlanStatus::Completed), step("fix", PlanStatus::InProgress)],
+                entries: vec![
+                    step("read", PlanStatus::Completed),
+                    step("fix", PlanStatus::InProgress),
+                ],
             },
         ),
         ev(3_000, Event::TurnComplete { text: "fixed".into() }),
