@@ -687,7 +687,7 @@ async fn update_plan_is_declared_reported_as_a_plan_and_answered_in_a_line() {
         priority,
         note: note.map(str::to_string),
     };
-    let plans = vec![
+    let plans = [
         vec![
             entry(
                 "read the parser",
