@@ -117,32 +117,38 @@ impl PlanView {
         let inner = block.inner(area);
         block.render(area, buf);
         let rows = self.rows(inner.width, theme);
-        for (y, line) in (inner.y..).zip(window(rows, self.current_row(inner.width), inner.height, theme)) {
+        for (y, line) in (inner.y..).zip(window(rows, self.current_step(), inner.height, theme)) {
             buf.set_line(inner.x, y, &line, inner.width);
         }
     }
 
-    /// Every row of the plan at `width`: a step wrapped under its mark, its note dimmed
-    /// and set in below it.
-    fn rows(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    /// Every row of the plan at `width`, with the step it belongs to: a step wrapped
+    /// under its mark, its note dimmed and set in below it.
+    fn rows(&self, width: u16, theme: &Theme) -> Vec<(usize, Line<'static>)> {
         if self.entries.is_empty() {
-            return vec![Line::styled(
-                "no plan yet: the agent makes one for work of several steps",
-                theme.dim,
+            return vec![(
+                0,
+                Line::styled(
+                    "no plan yet: the agent makes one for work of several steps",
+                    theme.dim,
+                ),
             )];
         }
         self.entries
             .iter()
-            .flat_map(|entry| step_rows(entry, width, theme))
+            .enumerate()
+            .flat_map(|(index, entry)| {
+                step_rows(entry, width, theme)
+                    .into_iter()
+                    .map(move |row| (index, row))
+            })
             .collect()
     }
 
-    /// The first row of the step in progress (else of the first step not done), which a
-    /// plan too long for its section keeps in sight.
-    fn current_row(&self, width: u16) -> usize {
-        let theme = Theme::monochrome();
-        let current = self
-            .entries
+    /// The step in progress (else the first not done), which a plan too long for its
+    /// section keeps in sight.
+    fn current_step(&self) -> usize {
+        self.entries
             .iter()
             .position(|entry| entry.status == PlanStatus::InProgress)
             .or_else(|| {
@@ -150,11 +156,7 @@ impl PlanView {
                     .iter()
                     .position(|entry| entry.status != PlanStatus::Completed)
             })
-            .unwrap_or(0);
-        self.entries[..current]
-            .iter()
-            .map(|entry| step_rows(entry, width, &theme).len())
-            .sum()
+            .unwrap_or(0)
     }
 }
 
@@ -184,25 +186,40 @@ fn step_rows(entry: &PlanEntry, width: u16, theme: &Theme) -> Vec<Line<'static>>
     rows
 }
 
-/// The `height` rows of `rows` to draw: all when they fit, else a window holding row
-/// `current`, its first row saying how many rows are above it and its last how many below.
-fn window(rows: Vec<Line<'static>>, current: usize, height: u16, theme: &Theme) -> Vec<Line<'static>> {
+/// The `height` rows of `rows` (each with its step) to draw: all when they fit, else a
+/// window starting one row above the first of step `current`, its first row saying how
+/// many steps are above what shows and its last how many below.
+fn window(
+    rows: Vec<(usize, Line<'static>)>,
+    current: usize,
+    height: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let height = usize::from(height);
     if rows.len() <= height || height < 3 {
-        return rows.into_iter().take(height).collect();
+        return rows.into_iter().take(height).map(|(_, row)| row).collect();
     }
     let total = rows.len();
-    // One row of context above the current step, the rest below.
-    let start = current.saturating_sub(1).min(total - height);
+    let steps = rows.last().map_or(0, |(step, _)| step + 1);
+    let first_of_current = rows.iter().position(|(step, _)| *step >= current).unwrap_or(0);
+    let start = first_of_current.saturating_sub(1).min(total - height);
     let end = start + height;
-    let mut shown: Vec<Line<'static>> = rows[start..end].to_vec();
-    let more = |count: usize, arrow: &str| Line::styled(format!("  {arrow} {count} more"), theme.dim);
+    // None: only the rest of a step that shows is out of sight.
+    let more = |count: usize, arrow: &str| {
+        let text = match count {
+            0 => format!("  {arrow} …"),
+            1 => format!("  {arrow} 1 more step"),
+            n => format!("  {arrow} {n} more steps"),
+        };
+        Line::styled(text, theme.dim)
+    };
+    let mut shown: Vec<Line<'static>> = rows[start..end].iter().map(|(_, row)| row.clone()).collect();
     if start > 0 {
-        shown[0] = more(start + 1, "↑");
+        // The steps before the first one any of whose rows still shows.
+        shown[0] = more(rows[start + 1].0, "↑");
     }
     if end < total {
-        let hidden = total - end + 1;
-        shown[height - 1] = more(hidden, "↓");
+        shown[height - 1] = more(steps - 1 - rows[end - 2].0, "↓");
     }
     shown
 }

@@ -217,19 +217,35 @@ fn a_hostile_or_long_plan_stays_inert_and_in_bounds() {
         (1..=40)
             .map(|i| {
                 let status = match i {
-                    ..30 => PlanStatus::Completed,
-                    30 => PlanStatus::InProgress,
+                    ..10 => PlanStatus::Completed,
+                    10 => PlanStatus::InProgress,
                     _ => PlanStatus::Pending,
                 };
                 step(&format!("step {i}"), status, None)
             })
             .collect(),
     );
+    // 21 rows: one above the step in progress, the steps after it, and how many steps
+    // are out of sight either way (9 + 19 shown + 12 = 40).
     let wide = screen(&mut app, 160, 48);
-    assert!(
-        wide.contains("▸ step 30") && wide.contains("↑ ") && wide.contains("↓ "),
-        "{wide}"
-    );
+    // Each screen line is quoted: the section's inner column starts at its 115th character.
+    let column: Vec<String> = wide
+        .lines()
+        .skip(2)
+        .take(22)
+        .map(|line| {
+            line.chars()
+                .skip(114)
+                .take(46)
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    let mut expected = vec!["  ↑ 9 more steps".to_string()];
+    expected.extend((10..=28).map(|i| format!("{} step {i}", if i == 10 { '▸' } else { '○' })));
+    expected.extend(["  ↓ 12 more steps".to_string(), "─".repeat(46)]);
+    assert_eq!(column, expected, "{wide}");
     let notes: Vec<String> = app
         .conversation
         .entries()
@@ -239,7 +255,7 @@ fn a_hostile_or_long_plan_stays_inert_and_in_bounds() {
             _ => None,
         })
         .collect();
-    assert_eq!(notes, vec!["plan 29/40 · now: step 30".to_string()]);
+    assert_eq!(notes, vec!["plan 9/40 · now: step 10".to_string()]);
 }
 
 /// A resumed session shows its latest plan (the recorded events fill the view); a
