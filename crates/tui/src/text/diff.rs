@@ -5,11 +5,19 @@
 //! own output, reading it is a hunk header and a sign per line, and it must never fail
 //! (malformed text is shown as it is), where those crates reject what they cannot parse.
 
+use std::time::Instant;
+
 use ratatui::text::{Line, Span};
 
 use crate::theme::Theme;
+use miniagent_protocol::TextChange;
 
 const TAB_WIDTH: usize = 4;
+/// Lines of context around each change in a diff built here (`git diff`'s default).
+const CONTEXT_LINES: usize = 3;
+/// A diff line's text is kept up to this many bytes (minified code would otherwise be
+/// measured and cut again at every frame); the rest is replaced by `…`.
+const MAX_LINE_BYTES: usize = 4 * 1024;
 
 /// `diff` as styled lines: each change line gets a gutter with its old and new line
 /// numbers (right-aligned to the widest number), then its sign and text. File headers
@@ -31,6 +39,170 @@ pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
     rows.into_iter()
         .map(|row| draw(row, number_width, theme))
         .collect()
+}
+
+/// One file's change, read once and then drawn a row at a time, so that a frame costs
+/// only the rows on screen however large the change. Its text is made inert when built
+/// ([`miniagent_text::visible`]: a control character shows as what it is).
+#[derive(Debug, Default)]
+pub struct ParsedDiff {
+    rows: Vec<OwnedRow>,
+    number_width: usize,
+    /// The widest row as drawn (gutter, sign, text), in columns.
+    widest: usize,
+    /// Lines added and removed by the whole change, also those not kept.
+    pub added: usize,
+    pub removed: usize,
+    /// Lines of the diff that were not kept ([`ParsedDiff::of_change`]'s `max_rows`).
+    pub left_out: usize,
+}
+
+/// A [`Row`] that owns its text.
+#[derive(Debug)]
+struct OwnedRow {
+    kind: Kind,
+    /// `Some` for a changed or context line: its old and new line numbers.
+    numbers: Option<(Option<usize>, Option<usize>)>,
+    text: String,
+}
+
+impl OwnedRow {
+    fn of(row: Row<'_>) -> Self {
+        match row {
+            Row::Text { kind, text } => Self {
+                kind,
+                numbers: None,
+                text: kept_text(text),
+            },
+            Row::Change { kind, old, new, text } => Self {
+                kind,
+                numbers: Some((old, new)),
+                text: kept_text(text),
+            },
+        }
+    }
+
+    fn as_row(&self) -> Row<'_> {
+        match self.numbers {
+            None => Row::Text {
+                kind: self.kind,
+                text: &self.text,
+            },
+            Some((old, new)) => Row::Change {
+                kind: self.kind,
+                old,
+                new,
+                text: &self.text,
+            },
+        }
+    }
+}
+
+/// `text` up to [`MAX_LINE_BYTES`] (on a character boundary), `…` after a cut.
+fn kept_text(text: &str) -> String {
+    if text.len() <= MAX_LINE_BYTES {
+        return text.to_string();
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+impl ParsedDiff {
+    /// The unified diff of `change` (a new file when it has no old text), with
+    /// [`CONTEXT_LINES`] of context and no file headers (the caller names the file). At
+    /// most `max_rows` lines of it are kept, then one line saying how many were not. Past
+    /// `deadline` the line diff stops looking for the smallest one and gives a coarser
+    /// (still correct) diff, so a large change cannot stall the interface.
+    pub fn of_change(change: &TextChange, max_rows: usize, deadline: Instant) -> Self {
+        let old = change.old_text.as_deref().unwrap_or("");
+        let diff = similar::TextDiff::configure()
+            .deadline(deadline)
+            .diff_lines(old, change.new_text.as_str());
+        let (mut added, mut removed) = (0, 0);
+        for op in diff.ops() {
+            let (_, old_range, new_range) = op.as_tag_tuple();
+            // An equal run covers the same lines on both sides: no change either way.
+            if !matches!(op, similar::DiffOp::Equal { .. }) {
+                removed += old_range.len();
+                added += new_range.len();
+            }
+        }
+        let text = diff
+            .unified_diff()
+            .context_radius(CONTEXT_LINES)
+            .to_string();
+        let mut parsed = Self::of_text(&miniagent_text::visible(&text), max_rows);
+        parsed.added = added;
+        parsed.removed = removed;
+        parsed
+    }
+
+    /// `diff` (a unified diff's text, already made inert), at most `max_rows` lines of it.
+    pub fn of_text(diff: &str, max_rows: usize) -> Self {
+        let total = diff.lines().count();
+        let kept_end = match max_rows.checked_sub(1) {
+            None => 0,
+            Some(last) => diff
+                .match_indices('\n')
+                .nth(last)
+                .map_or(diff.len(), |(at, _)| at + 1),
+        };
+        let mut rows: Vec<OwnedRow> = parse(&diff[..kept_end]).into_iter().map(OwnedRow::of).collect();
+        let left_out = total.saturating_sub(rows.len());
+        if left_out > 0 {
+            rows.push(OwnedRow {
+                kind: Kind::Caption,
+                numbers: None,
+                text: format!("… {left_out} more lines of this diff not shown"),
+            });
+        }
+        let widest_number = rows
+            .iter()
+            .filter_map(|row| row.numbers)
+            .map(|(old, new)| old.unwrap_or(0).max(new.unwrap_or(0)))
+            .max()
+            .unwrap_or(0);
+        let number_width = widest_number.to_string().len();
+        let widest = rows
+            .iter()
+            .map(|row| {
+                let gutter = if row.numbers.is_some() { 2 * number_width + 3 } else { 0 };
+                gutter + crate::text::wrap::display_width(&crate::text::wrap::expand_tabs(&row.text, TAB_WIDTH))
+            })
+            .max()
+            .unwrap_or(0);
+        Self {
+            rows,
+            number_width,
+            widest,
+            added: 0,
+            removed: 0,
+            left_out,
+        }
+    }
+
+    /// Rows to draw, with the one saying what was left out.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The widest row as drawn, in columns.
+    pub fn widest(&self) -> usize {
+        self.widest
+    }
+
+    /// Row `index` drawn as [`diff_lines`] draws it.
+    pub fn line(&self, index: usize, theme: &Theme) -> Option<Line<'static>> {
+        let row = self.rows.get(index)?;
+        Some(draw(row.as_row(), self.number_width, theme))
+    }
 }
 
 /// What a line of the diff is.
