@@ -118,6 +118,15 @@ impl DiffOverlay {
         self.picker
     }
 
+    /// The selected file's first row shown and columns scrolled off to the left.
+    #[cfg(test)]
+    pub fn position(&self) -> (usize, usize) {
+        self.files
+            .as_ref()
+            .and_then(|files| files.get(self.selected))
+            .map_or((0, 0), FileView::position)
+    }
+
     fn selected_file_mut(&mut self) -> Option<&mut FileView> {
         self.files.as_mut()?.get_mut(self.selected)
     }
@@ -356,11 +365,12 @@ impl Layer for DiffOverlay {
             ];
         }
         vec![
-            KeyHint::new("]/[", "next / previous file"),
-            KeyHint::new("↑/↓/PgUp/PgDn", "scroll"),
-            KeyHint::new("←/→", "sideways"),
+            KeyHint::new("]/[", "file"),
+            KeyHint::new("↑/↓", "scroll"),
             KeyHint::new("t", "one turn"),
-            KeyHint::new("Esc/q", "close"),
+            KeyHint::new("Esc", "close"),
+            KeyHint::new("PgUp/PgDn", "page"),
+            KeyHint::new("←/→", "sideways"),
         ]
     }
 

@@ -548,6 +548,96 @@ mod tests {
         assert_eq!(got, expected);
     }
 
+    fn parsed_texts(parsed: &ParsedDiff) -> Vec<String> {
+        let theme = Theme::dark();
+        let lines: Vec<Line<'static>> = (0..parsed.len())
+            .filter_map(|index| parsed.line(index, &theme))
+            .collect();
+        texts(&lines)
+    }
+
+    fn later() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(5)
+    }
+
+    /// A change is read once: its counts cover the whole change, its rows draw as
+    /// `diff_lines` draws them, and a control character in the text shows as what it is.
+    #[test]
+    fn a_change_is_counted_and_drawn_a_row_at_a_time() {
+        let change = TextChange {
+            old_text: Some("one\ntwo\nthree\n".to_string()),
+            new_text: "one\nTWO \u{1b}[2J\nthree\nfour\n".to_string(),
+        };
+        let parsed = ParsedDiff::of_change(&change, 100, later());
+        assert_eq!((parsed.added, parsed.removed, parsed.left_out), (2, 1, 0));
+        assert_eq!(
+            parsed_texts(&parsed),
+            vec![
+                "@@ -1,3 +1,4 @@",
+                "1 1  one",
+                "2   -two",
+                "  2 +TWO ␛[2J",
+                "3 3  three",
+                "  4 +four",
+            ]
+        );
+        // The hunk's header is the widest row.
+        assert_eq!(parsed.widest(), "@@ -1,3 +1,4 @@".len());
+        let theme = Theme::dark();
+        assert_eq!(
+            parsed.line(2, &theme),
+            Some(Line::from(vec![
+                Span::styled("2   ", theme.dim),
+                Span::styled("-two", theme.diff_remove)
+            ]))
+        );
+        assert_eq!(parsed.line(6, &theme), None);
+        // A new file: everything added.
+        let new = TextChange {
+            old_text: None,
+            new_text: "a\nb\n".to_string(),
+        };
+        let parsed = ParsedDiff::of_change(&new, 100, later());
+        assert_eq!((parsed.added, parsed.removed), (2, 0));
+        assert_eq!(parsed_texts(&parsed), vec!["@@ -0,0 +1,2 @@", "  1 +a", "  2 +b"]);
+    }
+
+    /// Only `max_rows` rows are kept, then one saying how many were not; a line longer
+    /// than the cap keeps its start.
+    #[test]
+    fn large_changes_keep_a_capped_number_of_rows() {
+        let new: String = (1..=50).map(|n| format!("{n}\n")).collect();
+        let change = TextChange {
+            old_text: None,
+            new_text: new,
+        };
+        let parsed = ParsedDiff::of_change(&change, 4, later());
+        assert_eq!((parsed.added, parsed.left_out), (50, 47));
+        assert_eq!(
+            parsed_texts(&parsed),
+            vec![
+                "@@ -0,0 +1,50 @@",
+                "  1 +1",
+                "  2 +2",
+                "  3 +3",
+                "… 47 more lines of this diff not shown",
+            ]
+        );
+        let none = ParsedDiff::of_change(&change, 0, later());
+        assert_eq!(parsed_texts(&none), vec!["… 51 more lines of this diff not shown"]);
+        let long = TextChange {
+            old_text: None,
+            new_text: format!("{}\n", "é".repeat(MAX_LINE_BYTES)),
+        };
+        let parsed = ParsedDiff::of_change(&long, 10, later());
+        let row = &parsed_texts(&parsed)[1];
+        assert_eq!(row.chars().count(), "  1 +".len() + MAX_LINE_BYTES / 2 + 1);
+        assert!(row.ends_with("éé…"), "{row}");
+        // A deadline already past still gives a correct (if coarser) diff.
+        let past = ParsedDiff::of_change(&change, 100, Instant::now());
+        assert_eq!((past.added, past.removed), (50, 0));
+    }
+
     #[test]
     fn coloured_diff_snapshot() {
         let old = "fn main() {\n    println!(\"hello\");\n}\n";
