@@ -34,6 +34,18 @@ pub const COMMAND: Command = Command {
     run: open,
 };
 
+/// The overlay's keys, for the bottom bar and the help (the most used first: the bar
+/// shows what fits). `n`/`p` and Tab/Shift-Tab also change the file.
+pub const DIFF_HINTS: [KeyHint; 7] = [
+    KeyHint::new("]/[", "next / previous file"),
+    KeyHint::new("↑/↓", "scroll"),
+    KeyHint::new("t", "one turn's changes"),
+    KeyHint::new("Esc/q", "close"),
+    KeyHint::new("PgUp/PgDn", "page"),
+    KeyHint::new("Home/End", "top / bottom"),
+    KeyHint::new("←/→", "sideways"),
+];
+
 /// At this many columns inside the frame the file list stands beside the diff.
 const WIDE_COLUMNS: u16 = 100;
 /// The widest the list beside the diff gets.
@@ -364,14 +376,7 @@ impl Layer for DiffOverlay {
                 KeyHint::new("Esc", "back"),
             ];
         }
-        vec![
-            KeyHint::new("]/[", "file"),
-            KeyHint::new("↑/↓", "scroll"),
-            KeyHint::new("t", "one turn"),
-            KeyHint::new("Esc", "close"),
-            KeyHint::new("PgUp/PgDn", "page"),
-            KeyHint::new("←/→", "sideways"),
-        ]
+        DIFF_HINTS.to_vec()
     }
 
     fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
