@@ -28,7 +28,9 @@ fn diff_opens_and_closes_in_tmux() {
     tmux.keys(&["t"]);
     tmux.wait_for_text("Show the changes of:");
     tmux.keys(&["Escape"]);
-    tmux.wait_for("the overlay again", |s| diff_open(s) && !s.contains("Show the changes of:"));
+    tmux.wait_for("the overlay again", |s| {
+        diff_open(s) && !s.contains("Show the changes of:")
+    });
     tmux.keys(&["Escape"]);
     tmux.wait_for("the overlay closed", |s| !s.contains("Changes this session"));
     // In bursts, as a person types them: open it, the picker, the whole session taken
@@ -39,7 +41,9 @@ fn diff_opens_and_closes_in_tmux() {
     tmux.wait_for("the overlay, the picker gone", |s| {
         diff_open(s) && !s.contains("Show the changes of:")
     });
-    tmux.keys(&["]", "[", "j", "k", "PageDown", "End", "Home", "Right", "q", "after"]);
+    tmux.keys(&[
+        "]", "[", "j", "k", "PageDown", "End", "Home", "Right", "q", "after",
+    ]);
     let after = tmux.wait_for("the burst's end", |s| {
         !s.contains("Changes this session") && s.contains("after")
     });

@@ -202,7 +202,9 @@ impl DiffOverlay {
         let (added, removed) = files
             .iter()
             .filter_map(|file| file.diff.as_ref())
-            .fold((0, 0), |(added, removed), diff| (added + diff.added, removed + diff.removed));
+            .fold((0, 0), |(added, removed), diff| {
+                (added + diff.added, removed + diff.removed)
+            });
         let count = files.len() + self.files_left_out;
         let plural = if count == 1 { "file" } else { "files" };
         let mut spans = vec![Span::styled(format!("{count} {plural} changed"), theme.text)];
@@ -250,7 +252,13 @@ impl DiffOverlay {
                 width: rest.width.saturating_sub(list_width + 2),
                 ..rest
             };
-            (Rect { width: list_width, ..rest }, diff)
+            (
+                Rect {
+                    width: list_width,
+                    ..rest
+                },
+                diff,
+            )
         } else {
             let rows = files
                 .len()
@@ -300,7 +308,12 @@ impl DiffOverlay {
 
     fn render_picker(&self, at: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let width = usize::from(area.width);
-        buf.set_string(area.x, area.y, truncate("Show the changes of:", width), theme.heading);
+        buf.set_string(
+            area.x,
+            area.y,
+            truncate("Show the changes of:", width),
+            theme.heading,
+        );
         let rows: Vec<(String, String)> = std::iter::once(("the whole session".to_string(), String::new()))
             .chain(self.turns.iter().map(|turn| {
                 let plural = if turn.files == 1 { "file" } else { "files" };
@@ -318,7 +331,7 @@ impl DiffOverlay {
         let shown = usize::from(list.height);
         let top = (at + 1).saturating_sub(shown);
         for (y, (index, (label, files))) in (list.y..list.bottom()).zip(rows.iter().enumerate().skip(top)) {
-            let label = truncate(label, width.saturating_sub(display_width(&files) + 4));
+            let label = truncate(label, width.saturating_sub(display_width(files) + 4));
             let pad = width.saturating_sub(display_width(&label) + display_width(files) + 2);
             let line = Line::from(vec![
                 Span::styled(format!("  {label}{}", " ".repeat(pad)), theme.text),
@@ -425,7 +438,12 @@ impl Layer for DiffOverlay {
             Some(turn) => format!("turn {turn}"),
         };
         let say = |text: String, buf: &mut Buffer| {
-            buf.set_string(inner.x, inner.y, truncate(&text, usize::from(inner.width)), theme.text);
+            buf.set_string(
+                inner.x,
+                inner.y,
+                truncate(&text, usize::from(inner.width)),
+                theme.text,
+            );
         };
         match &self.files {
             None => say(format!("asking the agent what {what} changed…"), buf),

@@ -130,10 +130,7 @@ impl ParsedDiff {
                 added += new_range.len();
             }
         }
-        let text = diff
-            .unified_diff()
-            .context_radius(CONTEXT_LINES)
-            .to_string();
+        let text = diff.unified_diff().context_radius(CONTEXT_LINES).to_string();
         let mut parsed = Self::of_text(&miniagent_text::visible(&text), max_rows);
         parsed.added = added;
         parsed.removed = removed;
@@ -169,8 +166,13 @@ impl ParsedDiff {
         let widest = rows
             .iter()
             .map(|row| {
-                let gutter = if row.numbers.is_some() { 2 * number_width + 3 } else { 0 };
-                gutter + crate::text::wrap::display_width(&crate::text::wrap::expand_tabs(&row.text, TAB_WIDTH))
+                let gutter = if row.numbers.is_some() {
+                    2 * number_width + 3
+                } else {
+                    0
+                };
+                gutter
+                    + crate::text::wrap::display_width(&crate::text::wrap::expand_tabs(&row.text, TAB_WIDTH))
             })
             .max()
             .unwrap_or(0);
@@ -624,7 +626,10 @@ mod tests {
             ]
         );
         let none = ParsedDiff::of_change(&change, 0, later());
-        assert_eq!(parsed_texts(&none), vec!["… 51 more lines of this diff not shown"]);
+        assert_eq!(
+            parsed_texts(&none),
+            vec!["… 51 more lines of this diff not shown"]
+        );
         let long = TextChange {
             old_text: None,
             new_text: format!("{}\n", "é".repeat(MAX_LINE_BYTES)),

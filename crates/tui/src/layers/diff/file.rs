@@ -56,7 +56,10 @@ pub fn views(files: &[FileDiff]) -> Vec<FileView> {
         .iter()
         .map(|file| {
             let view = FileView::of(file, budget.min(MAX_FILE_ROWS), deadline);
-            let kept = view.diff.as_ref().map_or(0, |diff| diff.len() - usize::from(diff.left_out > 0));
+            let kept = view
+                .diff
+                .as_ref()
+                .map_or(0, |diff| diff.len() - usize::from(diff.left_out > 0));
             budget = budget.saturating_sub(kept);
             view
         })
@@ -66,7 +69,9 @@ pub fn views(files: &[FileDiff]) -> Vec<FileView> {
 /// `text` on one line with nothing a terminal would act on: controls as their pictures,
 /// a newline as `⏎`, a tab as a space.
 pub fn one_line(text: &str) -> String {
-    miniagent_text::visible(text).replace('\n', "⏎").replace('\t', " ")
+    miniagent_text::visible(text)
+        .replace('\n', "⏎")
+        .replace('\t', " ")
 }
 
 /// `text` cut from the left to `width` columns, starting with `…` when cut: the end of a
@@ -150,7 +155,10 @@ impl FileView {
             )));
         }
         match (&self.note, &self.diff) {
-            (Some(note), _) => lines.push(Line::from(Span::styled(format!("no diff shown: {note}"), theme.dim))),
+            (Some(note), _) => lines.push(Line::from(Span::styled(
+                format!("no diff shown: {note}"),
+                theme.dim,
+            ))),
             (None, None) => lines.push(Line::from(Span::styled("no text to show", theme.dim))),
             (None, Some(diff)) if diff.is_empty() => {
                 lines.push(Line::from(Span::styled("the text is the same", theme.dim)));
@@ -172,7 +180,12 @@ impl FileView {
             if y >= area.bottom() {
                 return;
             }
-            buf.set_line(area.x, y, &Line::from(truncate_spans(&line.spans, width)), area.width);
+            buf.set_line(
+                area.x,
+                y,
+                &Line::from(truncate_spans(&line.spans, width)),
+                area.width,
+            );
             y += 1;
         }
         let Some(diff) = &self.diff else {

@@ -158,7 +158,10 @@ fn diff_turn_picker_asks_for_one_turn() {
     assert_eq!(app.sent, vec![Op::Diff { turn: Some(2) }]);
     assert_eq!(overlay(&app).asked(), Some(2));
     let waiting = screen(&mut app, 80, 24);
-    assert!(waiting.contains("asking the agent what turn 2 changed…"), "{waiting}");
+    assert!(
+        waiting.contains("asking the agent what turn 2 changed…"),
+        "{waiting}"
+    );
     app.on_agent_event(report(None));
     assert_eq!(overlay(&app).selected_path(), None, "still waiting for turn 2");
     app.on_agent_event(Event::DiffReport {
@@ -177,7 +180,10 @@ fn diff_turn_picker_asks_for_one_turn() {
     app.on_key(key(KeyCode::Char('t')));
     app.on_key(key(KeyCode::Home));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.sent, vec![Op::Diff { turn: Some(2) }, Op::Diff { turn: None }]);
+    assert_eq!(
+        app.sent,
+        vec![Op::Diff { turn: Some(2) }, Op::Diff { turn: None }]
+    );
 }
 
 /// `/diff N` asks for turn N; anything but a turn's number asks nothing and says why.
@@ -202,7 +208,10 @@ fn diff_with_a_turn_number() {
     }
     assert_eq!(app.sent, vec![Op::Diff { turn: Some(3) }]);
     let shown = screen(&mut app, 120, 30);
-    assert!(shown.contains("/diff takes a turn's number (as /diff 3), not `x`"), "{shown}");
+    assert!(
+        shown.contains("/diff takes a turn's number (as /diff 3), not `x`"),
+        "{shown}"
+    );
     assert!(shown.contains("not `␛[2J`"), "{shown}");
 }
 
@@ -243,7 +252,10 @@ fn diff_in_a_replay_says_why_not() {
     assert_eq!(app.sent, Vec::<Op>::new());
     assert!(app.layers.is_empty());
     let shown = screen(&mut app, 120, 30);
-    assert!(shown.contains("this is a replay: /diff shows what a live session"), "{shown}");
+    assert!(
+        shown.contains("this is a replay: /diff shows what a live session"),
+        "{shown}"
+    );
 }
 
 /// The overlay's keys: next and previous file (`]`/`[`, `n`/`p`, Tab/BackTab, stopping
@@ -376,7 +388,13 @@ fn diff_text_is_inert_and_large_diffs_are_capped() {
         }],
     });
     let mut shown = String::new();
-    for code in [KeyCode::Null, KeyCode::Tab, KeyCode::End, KeyCode::Tab, KeyCode::Char('t')] {
+    for code in [
+        KeyCode::Null,
+        KeyCode::Tab,
+        KeyCode::End,
+        KeyCode::Tab,
+        KeyCode::Char('t'),
+    ] {
         app.on_key(key(code));
         let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
         terminal.draw(|frame| render::draw(frame, &app)).unwrap();
