@@ -24,7 +24,7 @@ fn diff_opens_and_closes_in_tmux() {
     tmux.type_text("/diff");
     tmux.keys(&["Enter"]);
     let shown = tmux.wait_for("the /diff overlay", diff_open);
-    assert!(shown.contains("next / previous file"), "{shown}");
+    assert!(shown.contains("]/[ file"), "{shown}");
     tmux.keys(&["t"]);
     tmux.wait_for_text("Show the changes of:");
     tmux.keys(&["Escape"]);

@@ -37,9 +37,9 @@ pub const COMMAND: Command = Command {
 /// The overlay's keys, for the bottom bar and the help (the most used first: the bar
 /// shows what fits). `n`/`p` and Tab/Shift-Tab also change the file.
 pub const DIFF_HINTS: [KeyHint; 7] = [
-    KeyHint::new("]/[", "next / previous file"),
+    KeyHint::new("]/[", "file"),
     KeyHint::new("↑/↓", "scroll"),
-    KeyHint::new("t", "one turn's changes"),
+    KeyHint::new("t", "one turn"),
     KeyHint::new("Esc/q", "close"),
     KeyHint::new("PgUp/PgDn", "page"),
     KeyHint::new("Home/End", "top / bottom"),
@@ -341,12 +341,13 @@ impl DiffOverlay {
             buf.set_line(list.x, y, &line, list.width);
         }
         if self.turns.is_empty() && list.height > 1 {
-            buf.set_string(
-                list.x,
-                list.y + 1,
-                truncate("  no turn has changed a file yet", width),
-                theme.dim,
-            );
+            // Before any answer, the turns are not known yet.
+            let text = if self.files.is_some() {
+                "  no turn has changed a file yet"
+            } else {
+                "  (the turns come with the agent's answer)"
+            };
+            buf.set_string(list.x, list.y + 1, truncate(text, width), theme.dim);
         }
     }
 }
