@@ -130,8 +130,8 @@ impl ParsedDiff {
                 added += new_range.len();
             }
         }
-        let text = diff.unified_diff().context_radius(CONTEXT_LINES).to_string();
-        let mut parsed = Self::of_text(&miniagent_text::visible(&text), max_rows);
+        let (text, left_out) = capped_unified(&diff, max_rows);
+        let mut parsed = Self::of_kept(&miniagent_text::visible(&text), left_out);
         parsed.added = added;
         parsed.removed = removed;
         parsed
@@ -147,8 +147,13 @@ impl ParsedDiff {
                 .nth(last)
                 .map_or(diff.len(), |(at, _)| at + 1),
         };
-        let mut rows: Vec<OwnedRow> = parse(&diff[..kept_end]).into_iter().map(OwnedRow::of).collect();
-        let left_out = total.saturating_sub(rows.len());
+        let kept = &diff[..kept_end];
+        Self::of_kept(kept, total.saturating_sub(kept.lines().count()))
+    }
+
+    /// The rows of `diff`, every one kept, then one saying `left_out` more were not.
+    fn of_kept(diff: &str, left_out: usize) -> Self {
+        let mut rows: Vec<OwnedRow> = parse(diff).into_iter().map(OwnedRow::of).collect();
         if left_out > 0 {
             rows.push(OwnedRow {
                 kind: Kind::Caption,
@@ -205,6 +210,40 @@ impl ParsedDiff {
         let row = self.rows.get(index)?;
         Some(draw(row.as_row(), self.number_width, theme))
     }
+}
+
+/// The unified diff of `diff` (no file headers) up to `max_rows` lines, and how many
+/// lines past them it has. The lines past the cap are counted, never written: a large
+/// change costs its diff, not a text of it.
+fn capped_unified<'a>(diff: &'a similar::TextDiff<'a, 'a, 'a, str>, max_rows: usize) -> (String, usize) {
+    let mut unified = diff.unified_diff();
+    unified.context_radius(CONTEXT_LINES);
+    let terminated = diff.newline_terminated();
+    let mut text = String::new();
+    let mut kept = 0;
+    let mut left_out = 0;
+    let mut keep = |line: std::fmt::Arguments<'_>, text: &mut String| {
+        if kept < max_rows {
+            use std::fmt::Write as _;
+            let _ = text.write_fmt(line);
+            if !terminated || !text.ends_with('\n') {
+                text.push('\n');
+            }
+            kept += 1;
+        } else {
+            left_out += 1;
+        }
+    };
+    for hunk in unified.iter_hunks() {
+        keep(format_args!("{}", hunk.header()), &mut text);
+        for change in hunk.iter_changes() {
+            keep(format_args!("{}{}", change.tag(), change.value()), &mut text);
+            if terminated && change.missing_newline() {
+                keep(format_args!("\\ No newline at end of file"), &mut text);
+            }
+        }
+    }
+    (text, left_out)
 }
 
 /// What a line of the diff is.
@@ -602,6 +641,34 @@ mod tests {
         let parsed = ParsedDiff::of_change(&new, 100, later());
         assert_eq!((parsed.added, parsed.removed), (2, 0));
         assert_eq!(parsed_texts(&parsed), vec!["@@ -0,0 +1,2 @@", "  1 +a", "  2 +b"]);
+    }
+
+    /// The capped writer gives what `similar`'s own unified diff gives, when nothing is
+    /// cut: missing newlines at either end, CRLF lines, an empty side, several hunks.
+    #[test]
+    fn capped_diff_reads_as_similars_own() {
+        let long: String = (1..=40).map(|n| format!("{n}\n")).collect();
+        let cases = [
+            ("a\n\tb", "a\n\tc"),
+            ("a\nb\n", "a\nb"),
+            ("a\r\nb\r\n", "a\r\nc\r\n"),
+            ("", "x\ny\n"),
+            ("x\ny\n", ""),
+            (long.as_str(), &long.replace("3\n", "three\n").replace("37\n", "")),
+        ];
+        for (old, new) in cases {
+            let change = TextChange {
+                old_text: Some(old.to_string()),
+                new_text: new.to_string(),
+            };
+            let ours = ParsedDiff::of_change(&change, 1000, later());
+            let theirs = similar::TextDiff::from_lines(old, new)
+                .unified_diff()
+                .context_radius(CONTEXT_LINES)
+                .to_string();
+            let theirs = ParsedDiff::of_text(&miniagent_text::visible(&theirs), 1000);
+            assert_eq!(parsed_texts(&ours), parsed_texts(&theirs), "{old:?} → {new:?}");
+        }
     }
 
     /// Only `max_rows` rows are kept, then one saying how many were not; a line longer

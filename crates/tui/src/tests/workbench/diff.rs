@@ -197,7 +197,10 @@ fn diff_with_a_turn_number() {
     // Before the answer the picker does not know the turns, and does not claim any.
     app.on_key(key(KeyCode::Char('t')));
     let picker = screen(&mut app, 80, 24);
-    assert!(picker.contains("(the turns come with the agent's answer)"), "{picker}");
+    assert!(
+        picker.contains("(the turns come with the agent's answer)"),
+        "{picker}"
+    );
     assert!(!picker.contains("no turn has changed a file yet"), "{picker}");
     app.on_key(key(KeyCode::Esc));
     app.on_agent_event(Event::DiffReport {
