@@ -213,7 +213,7 @@ impl DiffOverlay {
                 .turns
                 .iter()
                 .find(|changes| changes.turn == turn)
-                .map(|changes| format!(": “{}”", truncate(&one_line(&changes.text), 40)))
+                .map(|changes| format!(": “{}”", truncate(&short_line(&changes.text), 40)))
                 .unwrap_or_default();
             spans.insert(0, Span::styled(format!("turn {turn}{text} · "), theme.heading));
         }
@@ -314,15 +314,6 @@ impl DiffOverlay {
             truncate("Show the changes of:", width),
             theme.heading,
         );
-        let rows: Vec<(String, String)> = std::iter::once(("the whole session".to_string(), String::new()))
-            .chain(self.turns.iter().map(|turn| {
-                let plural = if turn.files == 1 { "file" } else { "files" };
-                (
-                    format!("turn {}  “{}”", turn.turn, one_line(&turn.text)),
-                    format!("{} {plural}", turn.files),
-                )
-            }))
-            .collect();
         let list = Rect {
             y: area.y.saturating_add(1),
             height: area.height.saturating_sub(2),
@@ -330,12 +321,24 @@ impl DiffOverlay {
         };
         let shown = usize::from(list.height);
         let top = (at + 1).saturating_sub(shown);
-        for (y, (index, (label, files))) in (list.y..list.bottom()).zip(rows.iter().enumerate().skip(top)) {
-            let label = truncate(label, width.saturating_sub(display_width(files) + 4));
-            let pad = width.saturating_sub(display_width(&label) + display_width(files) + 2);
+        // Only the rows on screen are made: a message may be long.
+        let rows = std::iter::once(("the whole session".to_string(), String::new()))
+            .chain(self.turns.iter().map(|turn| {
+                let plural = if turn.files == 1 { "file" } else { "files" };
+                (
+                    format!("turn {}  “{}”", turn.turn, short_line(&turn.text)),
+                    format!("{} {plural}", turn.files),
+                )
+            }))
+            .enumerate()
+            .skip(top)
+            .take(shown);
+        for (y, (index, (label, files))) in (list.y..list.bottom()).zip(rows) {
+            let label = truncate(&label, width.saturating_sub(display_width(&files) + 4));
+            let pad = width.saturating_sub(display_width(&label) + display_width(&files) + 2);
             let line = Line::from(vec![
                 Span::styled(format!("  {label}{}", " ".repeat(pad)), theme.text),
-                Span::styled(files.clone(), theme.dim),
+                Span::styled(files, theme.dim),
             ]);
             let line = if index == at { theme.selected(line) } else { line };
             buf.set_line(list.x, y, &line, list.width);
@@ -350,6 +353,12 @@ impl DiffOverlay {
             buf.set_string(list.x, list.y + 1, truncate(text, width), theme.dim);
         }
     }
+}
+
+/// A message's start as one line: no more of it is ever shown on one row.
+fn short_line(text: &str) -> String {
+    let end = text.char_indices().nth(400).map_or(text.len(), |(at, _)| at);
+    one_line(&text[..end])
 }
 
 /// A file's row in the list: status, path (cut from the left), `!` when changed outside
