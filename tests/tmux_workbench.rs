@@ -216,6 +216,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
 mod bursts;
 #[path = "tmux_workbench/commands.rs"]
 mod commands;
+#[path = "tmux_workbench/diff.rs"]
+mod diff;
 #[path = "tmux_workbench/editing.rs"]
 mod editing;
 #[path = "tmux_workbench/keys.rs"]

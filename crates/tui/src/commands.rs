@@ -49,6 +49,7 @@ pub const COMMANDS: &[Command] = &[
         },
     },
     super::layers::context::COMMAND,
+    super::layers::diff::COMMAND,
     Command {
         name: "/history",
         aliases: &[],

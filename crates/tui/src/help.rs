@@ -11,6 +11,7 @@ use crate::app::App;
 use crate::bindings::{self, APPROVAL, BEHIND_APPROVAL, WORKBENCH};
 use crate::commands::COMMANDS;
 use crate::keys::KeyHint;
+use crate::layers::diff::DIFF_HINTS;
 use crate::layers::history::INSPECTOR_HINTS;
 use crate::layers::sessions::PICKER_HINTS;
 use crate::layers::text::{Text, TextLayer};
@@ -112,6 +113,7 @@ pub(crate) fn help_sections(app: &App, replay: bool) -> Vec<HelpSection> {
             hints(INSPECTOR_HINTS.to_vec()),
         ),
         ("Session picker (/resume)", hints(PICKER_HINTS.to_vec())),
+        ("Changes (/diff)", hints(DIFF_HINTS.to_vec())),
     ]);
     sections.push((
         "Commands",

@@ -13,6 +13,7 @@
 pub mod approval;
 pub mod approvals;
 pub mod context;
+pub mod diff;
 pub mod file_preview;
 pub mod first_run;
 pub mod history;

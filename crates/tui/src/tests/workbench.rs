@@ -324,6 +324,8 @@ macro_rules! assert_screen {
 mod approvals;
 #[path = "workbench/contrast.rs"]
 mod contrast;
+#[path = "workbench/diff.rs"]
+mod diff;
 #[path = "workbench/display.rs"]
 mod display;
 #[path = "workbench/history.rs"]

@@ -5,11 +5,19 @@
 //! own output, reading it is a hunk header and a sign per line, and it must never fail
 //! (malformed text is shown as it is), where those crates reject what they cannot parse.
 
+use std::time::Instant;
+
 use ratatui::text::{Line, Span};
 
 use crate::theme::Theme;
+use miniagent_protocol::TextChange;
 
 const TAB_WIDTH: usize = 4;
+/// Lines of context around each change in a diff built here (`git diff`'s default).
+const CONTEXT_LINES: usize = 3;
+/// A diff line's text is kept up to this many bytes (minified code would otherwise be
+/// measured and cut again at every frame); the rest is replaced by `…`.
+const MAX_LINE_BYTES: usize = 4 * 1024;
 
 /// `diff` as styled lines: each change line gets a gutter with its old and new line
 /// numbers (right-aligned to the widest number), then its sign and text. File headers
@@ -31,6 +39,211 @@ pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
     rows.into_iter()
         .map(|row| draw(row, number_width, theme))
         .collect()
+}
+
+/// One file's change, read once and then drawn a row at a time, so that a frame costs
+/// only the rows on screen however large the change. Its text is made inert when built
+/// ([`miniagent_text::visible`]: a control character shows as what it is).
+#[derive(Debug, Default)]
+pub struct ParsedDiff {
+    rows: Vec<OwnedRow>,
+    number_width: usize,
+    /// The widest row as drawn (gutter, sign, text), in columns.
+    widest: usize,
+    /// Lines added and removed by the whole change, also those not kept.
+    pub added: usize,
+    pub removed: usize,
+    /// Lines of the diff that were not kept ([`ParsedDiff::of_change`]'s `max_rows`).
+    pub left_out: usize,
+}
+
+/// A [`Row`] that owns its text.
+#[derive(Debug)]
+struct OwnedRow {
+    kind: Kind,
+    /// `Some` for a changed or context line: its old and new line numbers.
+    numbers: Option<(Option<usize>, Option<usize>)>,
+    text: String,
+}
+
+impl OwnedRow {
+    fn of(row: Row<'_>) -> Self {
+        match row {
+            Row::Text { kind, text } => Self {
+                kind,
+                numbers: None,
+                text: kept_text(text),
+            },
+            Row::Change { kind, old, new, text } => Self {
+                kind,
+                numbers: Some((old, new)),
+                text: kept_text(text),
+            },
+        }
+    }
+
+    fn as_row(&self) -> Row<'_> {
+        match self.numbers {
+            None => Row::Text {
+                kind: self.kind,
+                text: &self.text,
+            },
+            Some((old, new)) => Row::Change {
+                kind: self.kind,
+                old,
+                new,
+                text: &self.text,
+            },
+        }
+    }
+}
+
+/// `text` up to [`MAX_LINE_BYTES`] (on a character boundary), `…` after a cut.
+fn kept_text(text: &str) -> String {
+    if text.len() <= MAX_LINE_BYTES {
+        return text.to_string();
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+impl ParsedDiff {
+    /// The unified diff of `change` (a new file when it has no old text), with
+    /// [`CONTEXT_LINES`] of context and no file headers (the caller names the file). At
+    /// most `max_rows` lines of it are kept, then one line saying how many were not. Past
+    /// `deadline` the line diff stops looking for the smallest one and gives a coarser
+    /// (still correct) diff, so a large change cannot stall the interface.
+    pub fn of_change(change: &TextChange, max_rows: usize, deadline: Instant) -> Self {
+        let old = change.old_text.as_deref().unwrap_or("");
+        let diff = similar::TextDiff::configure()
+            .deadline(deadline)
+            .diff_lines(old, change.new_text.as_str());
+        let (mut added, mut removed) = (0, 0);
+        for op in diff.ops() {
+            let (_, old_range, new_range) = op.as_tag_tuple();
+            // An equal run covers the same lines on both sides: no change either way.
+            if !matches!(op, similar::DiffOp::Equal { .. }) {
+                removed += old_range.len();
+                added += new_range.len();
+            }
+        }
+        let (text, left_out) = capped_unified(&diff, max_rows);
+        let mut parsed = Self::of_kept(&miniagent_text::visible(&text), left_out);
+        parsed.added = added;
+        parsed.removed = removed;
+        parsed
+    }
+
+    /// `diff` (a unified diff's text, already made inert), at most `max_rows` lines of it.
+    pub fn of_text(diff: &str, max_rows: usize) -> Self {
+        let total = diff.lines().count();
+        let kept_end = match max_rows.checked_sub(1) {
+            None => 0,
+            Some(last) => diff
+                .match_indices('\n')
+                .nth(last)
+                .map_or(diff.len(), |(at, _)| at + 1),
+        };
+        let kept = &diff[..kept_end];
+        Self::of_kept(kept, total.saturating_sub(kept.lines().count()))
+    }
+
+    /// The rows of `diff`, every one kept, then one saying `left_out` more were not.
+    fn of_kept(diff: &str, left_out: usize) -> Self {
+        let mut rows: Vec<OwnedRow> = parse(diff).into_iter().map(OwnedRow::of).collect();
+        if left_out > 0 {
+            rows.push(OwnedRow {
+                kind: Kind::Caption,
+                numbers: None,
+                text: format!("… {left_out} more lines of this diff not shown"),
+            });
+        }
+        let widest_number = rows
+            .iter()
+            .filter_map(|row| row.numbers)
+            .map(|(old, new)| old.unwrap_or(0).max(new.unwrap_or(0)))
+            .max()
+            .unwrap_or(0);
+        let number_width = widest_number.to_string().len();
+        let widest = rows
+            .iter()
+            .map(|row| {
+                let gutter = if row.numbers.is_some() {
+                    2 * number_width + 3
+                } else {
+                    0
+                };
+                gutter
+                    + crate::text::wrap::display_width(&crate::text::wrap::expand_tabs(&row.text, TAB_WIDTH))
+            })
+            .max()
+            .unwrap_or(0);
+        Self {
+            rows,
+            number_width,
+            widest,
+            added: 0,
+            removed: 0,
+            left_out,
+        }
+    }
+
+    /// Rows to draw, with the one saying what was left out.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The widest row as drawn, in columns.
+    pub fn widest(&self) -> usize {
+        self.widest
+    }
+
+    /// Row `index` drawn as [`diff_lines`] draws it.
+    pub fn line(&self, index: usize, theme: &Theme) -> Option<Line<'static>> {
+        let row = self.rows.get(index)?;
+        Some(draw(row.as_row(), self.number_width, theme))
+    }
+}
+
+/// The unified diff of `diff` (no file headers) up to `max_rows` lines, and how many
+/// lines past them it has. The lines past the cap are counted, never written: a large
+/// change costs its diff, not a text of it.
+fn capped_unified<'a>(diff: &'a similar::TextDiff<'a, 'a, 'a, str>, max_rows: usize) -> (String, usize) {
+    let mut unified = diff.unified_diff();
+    unified.context_radius(CONTEXT_LINES);
+    let terminated = diff.newline_terminated();
+    let mut text = String::new();
+    let mut kept = 0;
+    let mut left_out = 0;
+    let mut keep = |line: std::fmt::Arguments<'_>, text: &mut String| {
+        if kept < max_rows {
+            use std::fmt::Write as _;
+            let _ = text.write_fmt(line);
+            if !terminated || !text.ends_with('\n') {
+                text.push('\n');
+            }
+            kept += 1;
+        } else {
+            left_out += 1;
+        }
+    };
+    for hunk in unified.iter_hunks() {
+        keep(format_args!("{}", hunk.header()), &mut text);
+        for change in hunk.iter_changes() {
+            keep(format_args!("{}{}", change.tag(), change.value()), &mut text);
+            if terminated && change.missing_newline() {
+                keep(format_args!("\\ No newline at end of file"), &mut text);
+            }
+        }
+    }
+    (text, left_out)
 }
 
 /// What a line of the diff is.
@@ -374,6 +587,127 @@ mod tests {
             .map(|lines| lines.into_iter().map(str::to_string).collect())
             .collect();
         assert_eq!(got, expected);
+    }
+
+    fn parsed_texts(parsed: &ParsedDiff) -> Vec<String> {
+        let theme = Theme::dark();
+        let lines: Vec<Line<'static>> = (0..parsed.len())
+            .filter_map(|index| parsed.line(index, &theme))
+            .collect();
+        texts(&lines)
+    }
+
+    fn later() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(5)
+    }
+
+    /// A change is read once: its counts cover the whole change, its rows draw as
+    /// `diff_lines` draws them, and a control character in the text shows as what it is.
+    #[test]
+    fn a_change_is_counted_and_drawn_a_row_at_a_time() {
+        let change = TextChange {
+            old_text: Some("one\ntwo\nthree\n".to_string()),
+            new_text: "one\nTWO \u{1b}[2J\nthree\nfour\n".to_string(),
+        };
+        let parsed = ParsedDiff::of_change(&change, 100, later());
+        assert_eq!((parsed.added, parsed.removed, parsed.left_out), (2, 1, 0));
+        assert_eq!(
+            parsed_texts(&parsed),
+            vec![
+                "@@ -1,3 +1,4 @@",
+                "1 1  one",
+                "2   -two",
+                "  2 +TWO ␛[2J",
+                "3 3  three",
+                "  4 +four",
+            ]
+        );
+        // The hunk's header is the widest row.
+        assert_eq!(parsed.widest(), "@@ -1,3 +1,4 @@".len());
+        let theme = Theme::dark();
+        assert_eq!(
+            parsed.line(2, &theme),
+            Some(Line::from(vec![
+                Span::styled("2   ", theme.dim),
+                Span::styled("-two", theme.diff_remove)
+            ]))
+        );
+        assert_eq!(parsed.line(6, &theme), None);
+        // A new file: everything added.
+        let new = TextChange {
+            old_text: None,
+            new_text: "a\nb\n".to_string(),
+        };
+        let parsed = ParsedDiff::of_change(&new, 100, later());
+        assert_eq!((parsed.added, parsed.removed), (2, 0));
+        assert_eq!(parsed_texts(&parsed), vec!["@@ -0,0 +1,2 @@", "  1 +a", "  2 +b"]);
+    }
+
+    /// The capped writer gives what `similar`'s own unified diff gives, when nothing is
+    /// cut: missing newlines at either end, CRLF lines, an empty side, several hunks.
+    #[test]
+    fn capped_diff_reads_as_similars_own() {
+        let long: String = (1..=40).map(|n| format!("{n}\n")).collect();
+        let cases = [
+            ("a\n\tb", "a\n\tc"),
+            ("a\nb\n", "a\nb"),
+            ("a\r\nb\r\n", "a\r\nc\r\n"),
+            ("", "x\ny\n"),
+            ("x\ny\n", ""),
+            (long.as_str(), &long.replace("3\n", "three\n").replace("37\n", "")),
+        ];
+        for (old, new) in cases {
+            let change = TextChange {
+                old_text: Some(old.to_string()),
+                new_text: new.to_string(),
+            };
+            let ours = ParsedDiff::of_change(&change, 1000, later());
+            let theirs = similar::TextDiff::from_lines(old, new)
+                .unified_diff()
+                .context_radius(CONTEXT_LINES)
+                .to_string();
+            let theirs = ParsedDiff::of_text(&miniagent_text::visible(&theirs), 1000);
+            assert_eq!(parsed_texts(&ours), parsed_texts(&theirs), "{old:?} → {new:?}");
+        }
+    }
+
+    /// Only `max_rows` rows are kept, then one saying how many were not; a line longer
+    /// than the cap keeps its start.
+    #[test]
+    fn large_changes_keep_a_capped_number_of_rows() {
+        let new: String = (1..=50).map(|n| format!("{n}\n")).collect();
+        let change = TextChange {
+            old_text: None,
+            new_text: new,
+        };
+        let parsed = ParsedDiff::of_change(&change, 4, later());
+        assert_eq!((parsed.added, parsed.left_out), (50, 47));
+        assert_eq!(
+            parsed_texts(&parsed),
+            vec![
+                "@@ -0,0 +1,50 @@",
+                "  1 +1",
+                "  2 +2",
+                "  3 +3",
+                "… 47 more lines of this diff not shown",
+            ]
+        );
+        let none = ParsedDiff::of_change(&change, 0, later());
+        assert_eq!(
+            parsed_texts(&none),
+            vec!["… 51 more lines of this diff not shown"]
+        );
+        let long = TextChange {
+            old_text: None,
+            new_text: format!("{}\n", "é".repeat(MAX_LINE_BYTES)),
+        };
+        let parsed = ParsedDiff::of_change(&long, 10, later());
+        let row = &parsed_texts(&parsed)[1];
+        assert_eq!(row.chars().count(), "  1 +".len() + MAX_LINE_BYTES / 2 + 1);
+        assert!(row.ends_with("éé…"), "{row}");
+        // A deadline already past still gives a correct (if coarser) diff.
+        let past = ParsedDiff::of_change(&change, 100, Instant::now());
+        assert_eq!((past.added, past.removed), (50, 0));
     }
 
     #[test]

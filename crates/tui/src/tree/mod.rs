@@ -193,6 +193,17 @@ impl FileTree {
         self.update_touched_folders();
     }
 
+    /// Whether the tree marks `path` as changed this session (by the agent's tools, or
+    /// written since the session started).
+    pub fn changed_this_session(&self, path: &Path) -> bool {
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.marked.contains(&path)
+            || self
+                .rows
+                .iter()
+                .any(|row| row.entry.recent && row.entry.path == path)
+    }
+
     /// Handles a key while the tree has focus.
     pub fn on_key(&mut self, key: KeyEvent) -> TreeAction {
         if !is_plain_press(&key) {
@@ -651,6 +662,7 @@ fn needs_escape(c: char) -> bool {
 
 mod preview;
 pub use preview::FilePreview;
+pub(crate) use preview::slice_columns;
 
 #[cfg(test)]
 mod tests;

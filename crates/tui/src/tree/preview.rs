@@ -337,7 +337,7 @@ fn clean_line(line: &str) -> String {
 
 /// The part of `line` from display column `skip` on, at most `width` columns wide. A
 /// wide character cut by either edge becomes a space.
-pub(super) fn slice_columns(line: &Line<'_>, skip: usize, width: usize) -> Line<'static> {
+pub(crate) fn slice_columns(line: &Line<'_>, skip: usize, width: usize) -> Line<'static> {
     let mut spans = Vec::new();
     let mut column = 0;
     let end = skip + width;
