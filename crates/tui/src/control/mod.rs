@@ -12,3 +12,5 @@ mod new;
 mod overlays;
 mod reading;
 mod resume;
+
+pub(crate) use keys::ESCAPE_AGAIN;

@@ -253,7 +253,18 @@ impl RewindPicker {
                 crate::app::named(files)
             ));
         }
-        let mut lines = wrap_lines(&[Line::styled(format!(" {text}"), theme.error)], width);
+        // Set in by a column on every row, clear of the frame on both sides.
+        let mut lines: Vec<Line<'static>> = wrap_lines(
+            &[Line::styled(text, theme.error)],
+            width.saturating_sub(2).max(10),
+        )
+        .into_iter()
+        .map(|line| {
+            let mut spans = vec![Span::raw(" ")];
+            spans.extend(line.spans);
+            Line::from(spans)
+        })
+        .collect();
         lines.push(Line::default());
         lines
     }
@@ -291,7 +302,7 @@ impl RewindPicker {
                 Span::styled(format!(" {:>4} ", point.turn), theme.dim),
                 Span::styled(format!(" {}", cell(&point.text, text_columns)), theme.text),
                 Span::styled(
-                    format!(" {:>width$}  ", files_label(point.files), width = FILES_COLUMNS - 3),
+                    format!(" {:>width$} ", files_label(point.files), width = FILES_COLUMNS - 2),
                     files_style,
                 ),
                 conversation,

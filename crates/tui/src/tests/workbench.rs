@@ -344,5 +344,7 @@ mod permissions;
 mod project_context;
 #[path = "workbench/reading.rs"]
 mod reading;
+#[path = "workbench/rewind.rs"]
+mod rewind;
 #[path = "workbench/seam.rs"]
 mod seam;
