@@ -230,6 +230,8 @@ mod permissions;
 mod reading;
 #[path = "tmux_workbench/resize.rs"]
 mod resize;
+#[path = "tmux_workbench/rewind.rs"]
+mod rewind;
 #[path = "tmux_workbench/screen.rs"]
 mod screen;
 #[path = "tmux_workbench/sessions.rs"]

@@ -228,9 +228,14 @@ fn files_label(files: u32) -> String {
     }
 }
 
+/// The most characters of a message a row looks at: far more than any row shows, so a
+/// huge message costs a row no more than a long one.
+const ROW_CHARS: usize = 1000;
+
 /// `text` as one line of at most `width` columns, padded to it.
 fn cell(text: &str, width: usize) -> String {
-    let text = truncate(crate::app::one_line(text).trim(), width);
+    let head: String = text.chars().take(ROW_CHARS).collect();
+    let text = truncate(crate::app::one_line(&head).trim(), width);
     let pad = width.saturating_sub(display_width(&text));
     format!("{text}{}", " ".repeat(pad))
 }
