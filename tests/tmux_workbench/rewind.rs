@@ -46,7 +46,9 @@ fn esc_esc_and_slash_rewind_open_the_rewind_picker_in_tmux() {
     tmux.wait_for("the picker from /rewind", listing);
     std::thread::sleep(Duration::from_millis(700));
     tmux.keys(&["Enter"]);
-    let choice = tmux.wait_for("the choice", |s| s.contains("Before turn 1: add a --verbose flag"));
+    let choice = tmux.wait_for("the choice", |s| {
+        s.contains("Before turn 1: add a --verbose flag")
+    });
     for option in ["c  code", "v  conversation", "b  both"] {
         assert!(choice.contains(option), "{option} in\n{choice}");
     }

@@ -66,10 +66,7 @@ impl App {
         };
         let mut line = format!("rewind refused: {message}");
         if !files.is_empty() {
-            line.push_str(&format!(
-                " (changed outside miniagent since: {})",
-                named(files)
-            ));
+            line.push_str(&format!(" (changed outside miniagent since: {})", named(files)));
         }
         self.turn.agent_noticed();
         self.notice(NoticeKind::Error, line);

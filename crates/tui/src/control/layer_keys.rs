@@ -99,10 +99,7 @@ impl App {
             return Some(true);
         }
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        let leaves = self
-            .layers
-            .top()
-            .is_some_and(|top| top.leaves_while_arming(key));
+        let leaves = self.layers.top().is_some_and(|top| top.leaves_while_arming(key));
         if self.question_arming() && !ctrl_c && !leaves {
             // Not yet readable: the key answers nothing and the question arms later; what
             // was typed goes on into the input, where it was meant to go.

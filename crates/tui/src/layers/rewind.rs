@@ -212,7 +212,8 @@ fn consequence(point: &RewindPoint, scope: RewindScope) -> String {
         1 => "puts back the 1 file changed since, as it was".to_string(),
         count => format!("puts back the {count} files changed since, as they were"),
     };
-    let conversation = "the next request carries the history before this message; what followed is kept in the session log";
+    let conversation =
+        "the next request carries the history before this message; what followed is kept in the session log";
     match scope {
         RewindScope::Code => files,
         RewindScope::Conversation => conversation.to_string(),
@@ -307,7 +308,11 @@ impl RewindPicker {
                 Span::styled(format!(" {:>4} ", point.turn), theme.dim),
                 Span::styled(format!(" {}", cell(&point.text, text_columns)), theme.text),
                 Span::styled(
-                    format!(" {:>width$} ", files_label(point.files), width = FILES_COLUMNS - 2),
+                    format!(
+                        " {:>width$} ",
+                        files_label(point.files),
+                        width = FILES_COLUMNS - 2
+                    ),
                     files_style,
                 ),
                 conversation,
@@ -348,10 +353,7 @@ impl RewindPicker {
             let label = Line::from(vec![
                 Span::styled(format!("  {letter}  "), theme.key),
                 Span::styled(format!("{name:<14}"), label_style),
-                Span::styled(
-                    if why_not.is_some() { "(not available)" } else { "" },
-                    theme.dim,
-                ),
+                Span::styled(if why_not.is_some() { "(not available)" } else { "" }, theme.dim),
             ]);
             lines.push(if scope == highlighted {
                 theme.selected(label)

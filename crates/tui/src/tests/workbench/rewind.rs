@@ -5,8 +5,8 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::conversation::{Entry, NoticeKind};
 use crate::control::ESCAPE_AGAIN;
+use crate::conversation::{Entry, NoticeKind};
 use crate::layer::Layer;
 use crate::layers::rewind::RewindPicker;
 use miniagent_protocol::{RewindPoint, RewindScope};
@@ -61,7 +61,12 @@ fn points() -> Event {
                 3,
                 true,
             ),
-            point(3, "line one\nline two\twith a tab \u{1b}[31mred\u{1b}[0m", 1, true),
+            point(
+                3,
+                "line one\nline two\twith a tab \u{1b}[31mred\u{1b}[0m",
+                1,
+                true,
+            ),
             point(4, "now write a test for it", 0, true),
         ],
     }
@@ -88,7 +93,10 @@ fn esc_esc_on_an_empty_input_opens_the_picker_which_asks_for_the_messages() {
     assert!(picker(&app).is_some(), "the second Esc opens the picker");
     assert_eq!(app.sent, vec![Op::ListRewindPoints]);
     let waiting = screen(&mut app, 80, 24);
-    assert!(waiting.contains("asking the agent for your messages…"), "{waiting}");
+    assert!(
+        waiting.contains("asking the agent for your messages…"),
+        "{waiting}"
+    );
     assert_screen!("rewind_waiting_80x24", waiting);
     assert_screen!("rewind_waiting_160x48", screen(&mut app, 160, 48));
     // Esc closes it, before or after the messages came.
@@ -285,7 +293,10 @@ fn a_session_with_no_messages_says_so() {
     app.on_agent_event(Event::RewindPoints { points: Vec::new() });
     arm_picker(&mut app);
     let shown = screen(&mut app, 80, 24);
-    assert!(shown.contains("This session has no messages to go back to yet."), "{shown}");
+    assert!(
+        shown.contains("This session has no messages to go back to yet."),
+        "{shown}"
+    );
     app.on_key(key(KeyCode::Enter));
     assert!(app.layers.is_empty());
     assert_eq!(app.sent, vec![Op::ListRewindPoints]);
@@ -315,7 +326,8 @@ fn a_conversation_rewind_sets_the_turns_aside_and_gives_the_message_back() {
         })
         .collect();
     assert_eq!(users, vec!["read the README and say what this is"]);
-    let marker = "rewound to before turn 2: 4 messages set aside (they stay in the session log; /history shows them)";
+    let marker =
+        "rewound to before turn 2: 4 messages set aside (they stay in the session log; /history shows them)";
     assert!(matches!(
         app.conversation.entries().last(),
         Some(Entry::Notice { kind: NoticeKind::Info, text }) if text == marker
