@@ -13,4 +13,5 @@ mod overlays;
 mod reading;
 mod resume;
 
+#[cfg(test)]
 pub(crate) use keys::ESCAPE_AGAIN;
