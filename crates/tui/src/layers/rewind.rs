@@ -32,7 +32,7 @@ pub const COMMAND: Command = Command {
     name: "/rewind",
     aliases: &[],
     args: "",
-    help: "go back to before one of your messages: code, conversation or both (Esc Esc)",
+    help: "go back before a message: code, conversation or both",
     run: |app, _| open(app),
 };
 
