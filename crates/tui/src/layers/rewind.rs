@@ -233,10 +233,17 @@ fn files_label(files: u32) -> String {
 /// huge message costs a row no more than a long one.
 const ROW_CHARS: usize = 1000;
 
+/// The most columns of a refusal the picker shows (a few lines).
+const REFUSAL_COLUMNS: usize = 320;
+
+/// The start of `text` a row or a refusal looks at.
+fn head(text: &str) -> String {
+    text.chars().take(ROW_CHARS).collect()
+}
+
 /// `text` as one line of at most `width` columns, padded to it.
 fn cell(text: &str, width: usize) -> String {
-    let head: String = text.chars().take(ROW_CHARS).collect();
-    let text = truncate(crate::app::one_line(&head).trim(), width);
+    let text = truncate(crate::app::one_line(&head(text)).trim(), width);
     let pad = width.saturating_sub(display_width(&text));
     format!("{text}{}", " ".repeat(pad))
 }
@@ -252,7 +259,11 @@ impl RewindPicker {
             return Vec::new();
         };
         let theme = app.look.theme();
-        let mut text = format!("refused: {}", crate::app::one_line(message));
+        // The list stays in view under it: the whole message is in the transcript.
+        let mut text = format!(
+            "refused: {}",
+            truncate(&crate::app::one_line(&head(message)), REFUSAL_COLUMNS)
+        );
         if !files.is_empty() {
             text.push_str(&format!(
                 " (changed outside miniagent since: {})",

@@ -462,3 +462,33 @@ fn a_resumed_session_shows_the_rewind_as_the_live_one_did() {
     assert_eq!(entries(&resumed), entries(&live));
     assert_eq!(resumed.input.text(), "", "the input is this workbench's own");
 }
+
+#[test]
+fn hostile_answers_keep_the_picker_small_and_inert() {
+    let (_workspace, mut app) = app_after(three_turns());
+    app.submit("/rewind".into());
+    let points = (1..=20_000)
+        .map(|turn| RewindPoint {
+            turn,
+            text: format!("\u{1b}]52;c;cHduZWQ=\u{7}{}", "长".repeat(100_000 / 20_000 * 10)),
+            files: u32::MAX,
+            conversation: turn % 2 == 0,
+        })
+        .collect();
+    app.on_agent_event(Event::RewindPoints { points });
+    app.on_agent_event(Event::RewindRefused {
+        message: "x".repeat(1_000_000),
+        files: (0..5000).map(|n| format!("f{n}\n.rs")).collect(),
+    });
+    let shown = screen(&mut app, 80, 24);
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown}");
+    assert!(shown.contains("20000"), "the newest message is selected and shown: {shown}");
+    assert!(shown.contains("4294967295 files"), "{shown}");
+    let refusal_rows = shown.lines().filter(|line| line.contains("xxxxxxxx")).count();
+    assert!(refusal_rows <= 6, "{shown}");
+    arm_picker(&mut app);
+    app.on_key(key(KeyCode::PageUp));
+    app.on_key(key(KeyCode::Home));
+    let top = screen(&mut app, 160, 48);
+    assert!(top.contains("   1  ␛]52;c;cHduZWQ=␇长"), "{top}");
+}
