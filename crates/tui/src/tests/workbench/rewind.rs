@@ -482,7 +482,10 @@ fn hostile_answers_keep_the_picker_small_and_inert() {
     });
     let shown = screen(&mut app, 80, 24);
     assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown}");
-    assert!(shown.contains("20000"), "the newest message is selected and shown: {shown}");
+    assert!(
+        shown.contains("20000"),
+        "the newest message is selected and shown: {shown}"
+    );
     assert!(shown.contains("4294967295 files"), "{shown}");
     let refusal_rows = shown.lines().filter(|line| line.contains("xxxxxxxx")).count();
     assert!(refusal_rows <= 6, "{shown}");
