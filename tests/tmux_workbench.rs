@@ -234,6 +234,8 @@ mod plan;
 mod reading;
 #[path = "tmux_workbench/resize.rs"]
 mod resize;
+#[path = "tmux_workbench/rewind.rs"]
+mod rewind;
 #[path = "tmux_workbench/screen.rs"]
 mod screen;
 #[path = "tmux_workbench/sessions.rs"]

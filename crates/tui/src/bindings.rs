@@ -63,7 +63,7 @@ fn open_help(app: &mut App, _: KeyEvent) -> bool {
 pub const WORKBENCH: &[Binding] = &[
     Binding {
         keys: "Esc",
-        action: "interrupt the step",
+        action: "interrupt the step; twice when idle: /rewind",
         bar: false,
         takes: |app, key| key.code == KeyCode::Esc && !completing(app),
         offered: always,

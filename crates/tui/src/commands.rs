@@ -57,6 +57,8 @@ pub const COMMANDS: &[Command] = &[
         help: "the prompt as the model sees it, and what summaries replaced",
         run: |app, _| app.open_history(),
     },
+    super::layers::rewind::COMMAND,
+    super::layers::rewind::UNDO,
     Command {
         name: "/resume",
         aliases: &[],

@@ -106,6 +106,12 @@ pub struct Conversation {
     left_bottom: Cell<Option<LeftBottom>>,
     /// The search and the block selected for copying.
     reading: reading::Reading,
+    /// The turn number of each `Entry::User` in the view, in order: the agent numbers
+    /// turns by their `TurnStarted` (from 1, never reused), and a rewind names one.
+    user_turns: Vec<u32>,
+    /// The number the next turn's message gets. A cleared view goes on counting, as the
+    /// agent does; a fresh one (a resumed session) counts its restored turns again.
+    next_turn: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -140,8 +146,44 @@ impl Conversation {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.cache.get_mut().clear();
+        self.user_turns.clear();
         self.top.set(None);
         self.reading.forget_selection();
+    }
+
+    /// The person's message that starts the next turn; its number.
+    pub fn push_turn(&mut self, text: String) -> u32 {
+        self.next_turn = self.next_turn.saturating_add(1);
+        self.user_turns.push(self.next_turn);
+        self.push(Entry::User(text));
+        self.next_turn
+    }
+
+    /// A rewind set aside turn `turn` and what followed: the entries from its message
+    /// on (or from the first later one the view still holds) leave the view. How many
+    /// entries left.
+    pub fn set_aside_from(&mut self, turn: u32) -> usize {
+        let Some(kept) = self.user_turns.iter().position(|&shown| shown >= turn) else {
+            return 0;
+        };
+        let Some(index) = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| matches!(entry, Entry::User(_)))
+            .nth(kept)
+            .map(|(index, _)| index)
+        else {
+            return 0;
+        };
+        let removed = self.entries.len() - index;
+        self.entries.truncate(index);
+        self.cache.get_mut().truncate(index);
+        self.user_turns.truncate(kept);
+        self.top.set(None);
+        self.left_bottom.set(None);
+        self.reading.forget_selection();
+        removed
     }
 
     /// Appends streamed assistant text, opening a new message when needed.

@@ -74,6 +74,12 @@ pub trait Layer: AsAny {
         None
     }
 
+    /// Whether `key` closes it even while it arms (Esc leaves a picker: that answers
+    /// nothing). Other keys pressed then answer nothing and push its arming back.
+    fn leaves_while_arming(&self, _key: KeyEvent) -> bool {
+        false
+    }
+
     /// Whether a plain letter now answers it (an approval's does not while the reason for
     /// a refusal is typed).
     fn takes_answer_letters(&self) -> bool {

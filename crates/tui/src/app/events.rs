@@ -1,7 +1,8 @@
 //! How an agent event reaches the state it changes: one line per variant, naming the
 //! handler. The handlers live with their state: the turn's in `turns.rs`, tool calls'
 //! in `calls.rs`, compaction's in `compaction.rs`, the session's in `session.rs`, the
-//! figures' in `figures.rs`, a replay's in `playback.rs` and `resume.rs`.
+//! figures' in `figures.rs`, a replay's in `playback.rs` and `resume.rs`, a rewind's in
+//! `rewind.rs`.
 
 use super::{Action, App, Outcome};
 use miniagent_protocol::Event;
@@ -89,12 +90,8 @@ impl App {
             event @ (Event::ContextReport { .. } | Event::DiffReport { .. } | Event::RewindPoints { .. }) => {
                 self.layers_take(&event)
             }
-            // BASE SKELETON (issue 30): the rewind helper gives these their own handlers.
-            Event::Rewound { turn, files, .. } => self.on_notice(format!(
-                "rewound to before turn {turn}: {} file(s) put back",
-                files.len()
-            )),
-            Event::RewindRefused { message, .. } => self.on_notice(message),
+            event @ Event::Rewound { .. } => self.on_rewound(&event, super::rewind::Answered::Live),
+            event @ Event::RewindRefused { .. } => self.on_rewind_refused(&event),
             Event::ModelChoices { choices } => self.session.set_model_choices(choices),
             Event::ModelChanged {
                 model,

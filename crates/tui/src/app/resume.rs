@@ -35,6 +35,12 @@ impl App {
             );
             return true;
         }
+        if let Event::Rewound { .. } = event {
+            // The transcript as the live session showed it after the rewind; the message
+            // it gave back went to that session's input, not this one.
+            self.on_rewound(&event, super::rewind::Answered::Recorded);
+            return true;
+        }
         let shown = match &event {
             // Answers to the recording workbench's inspector, and its end, are not ours.
             // A recording holds no restored history; one inside another is not shown.
@@ -42,7 +48,6 @@ impl App {
             | Event::ContextReport { .. }
             | Event::DiffReport { .. }
             | Event::RewindPoints { .. }
-            | Event::RewindRefused { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             | Event::ShutdownComplete
@@ -74,6 +79,7 @@ impl App {
             | Event::PermissionRulesChanged { .. }
             | Event::PlanUpdated { .. }
             | Event::Rewound { .. }
+            | Event::RewindRefused { .. }
             | Event::HistoryCleared
             | Event::ToolCallStarted { .. }
             | Event::ToolOutputDelta { .. }

@@ -53,6 +53,9 @@ pub struct Turn {
     compact_line: Option<usize>,
     /// Until when a Ctrl-C on an empty input quits (the first one says so).
     quit_armed_until: Option<Instant>,
+    /// Until when an Esc on an empty input opens the rewind picker (one came shortly
+    /// before, with nothing else to do).
+    rewind_armed_until: Option<Instant>,
     /// The latest notice, shown in the status bar until the next turn.
     last_notice: Option<(NoticeKind, String)>,
     /// What to tell once the turn's error is shown: the agent gave its message back.
@@ -70,6 +73,7 @@ impl Default for Turn {
             step_calls: Vec::new(),
             compact_line: None,
             quit_armed_until: None,
+            rewind_armed_until: None,
             last_notice: None,
             returned: None,
         }
@@ -276,6 +280,22 @@ impl Turn {
     /// Whether a Ctrl-C now quits (one came shortly before).
     pub(crate) fn quit_armed(&self, now: Instant) -> bool {
         self.quit_armed_until.is_some_and(|until| now < until)
+    }
+
+    /// Whether an Esc now is the second of Esc Esc (the first came shortly before); it
+    /// counts once.
+    pub(crate) fn take_rewind_armed(&mut self, now: Instant) -> bool {
+        self.rewind_armed_until.take().is_some_and(|until| now < until)
+    }
+
+    /// An Esc that did nothing else: another one before `until` opens the rewind picker.
+    pub(crate) fn arm_rewind(&mut self, until: Instant) {
+        self.rewind_armed_until = Some(until);
+    }
+
+    /// A key other than Esc came between: the next Esc is a first one again.
+    pub(crate) fn disarm_rewind(&mut self) {
+        self.rewind_armed_until = None;
     }
 
     pub(crate) fn arm_quit(&mut self, until: Instant) {

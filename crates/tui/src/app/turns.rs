@@ -10,7 +10,7 @@ impl App {
     pub(crate) fn on_turn_started(&mut self, text: String) {
         self.turn.started(self.now);
         self.figures.turn_started();
-        self.conversation.push(Entry::User(text));
+        self.conversation.push_turn(text);
         self.conversation.scroll_to_bottom();
     }
 

@@ -18,6 +18,10 @@ use miniagent_protocol::Op;
 /// laying out megabytes in the input box would stall the workbench for seconds.
 pub const MAX_PASTE_BYTES: usize = 1024 * 1024;
 
+/// How soon a second Esc on an empty input must follow the first to open the rewind
+/// picker: a deliberate double press, not two presses a thought apart.
+pub const ESCAPE_AGAIN: std::time::Duration = std::time::Duration::from_millis(600);
+
 impl App {
     /// Applies a key.
     pub fn on_key(&mut self, key: KeyEvent) -> Outcome {
@@ -82,18 +86,44 @@ impl App {
     }
 
     /// Esc on the workbench: closes an open side pane, else interrupts the turn, else
-    /// restores a maximised pane. Returns whether anything changed.
+    /// restores a maximised pane; with none of those to do, on an empty input between
+    /// turns, a second Esc within [`ESCAPE_AGAIN`] opens the rewind picker. Returns
+    /// whether anything changed.
     pub(crate) fn escape(&mut self) -> bool {
         // A side pane open over the conversation is put away first (as `q` does), before
         // Esc interrupts: it is what the person looks at.
         if self.layout.close_side_popup() {
+            self.turn.disarm_rewind();
             return true;
         }
         if self.turn.running() {
+            self.turn.disarm_rewind();
             self.interrupt();
             return true;
         }
-        self.layout.restore()
+        if self.layout.restore() {
+            self.turn.disarm_rewind();
+            return true;
+        }
+        self.escape_on_empty_input()
+    }
+
+    /// An Esc with nothing else to do: the first arms, the second opens the rewind
+    /// picker. Only between turns (a rewind waits for them; an Esc while one runs
+    /// interrupts it), on an empty input (a draft is not to be replaced by the message
+    /// rewound to), in a live session with a model.
+    fn escape_on_empty_input(&mut self) -> bool {
+        let idle = !self.turn.busy() && matches!(self.turn.activity(), crate::app::Activity::Idle);
+        if !idle || !self.input.is_empty() || self.replay.is_some() || self.welcome.is_some() {
+            self.turn.disarm_rewind();
+            return false;
+        }
+        if self.turn.take_rewind_armed(self.now) {
+            crate::layers::rewind::open(self);
+            return true;
+        }
+        self.turn.arm_rewind(self.now + ESCAPE_AGAIN);
+        false
     }
 
     /// F2/F3/F4, the same at every width and however often pressed: the side pane is

@@ -25,6 +25,10 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return false;
         }
+        if key.code != KeyCode::Esc {
+            // Esc Esc is two presses in a row: anything between starts it over.
+            self.turn.disarm_rewind();
+        }
         if let Some((held, presses)) = self.answers.take_held() {
             // Typing after it, however late the key is read (a stalled process reads a
             // burst long after it was typed), means it was not an answer: had it stood
@@ -95,7 +99,8 @@ impl App {
             return Some(true);
         }
         let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        if self.question_arming() && !ctrl_c {
+        let leaves = self.layers.top().is_some_and(|top| top.leaves_while_arming(key));
+        if self.question_arming() && !ctrl_c && !leaves {
             // Not yet readable: the key answers nothing and the question arms later; what
             // was typed goes on into the input, where it was meant to go.
             return Some(self.key_while_arming(key));

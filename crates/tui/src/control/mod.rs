@@ -12,3 +12,6 @@ mod new;
 mod overlays;
 mod reading;
 mod resume;
+
+#[cfg(test)]
+pub(crate) use keys::ESCAPE_AGAIN;

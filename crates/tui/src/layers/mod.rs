@@ -22,6 +22,7 @@ pub mod mcp;
 pub mod model;
 pub mod notes;
 pub mod resume_question;
+pub mod rewind;
 pub mod sessions;
 pub mod skills;
 pub mod stats;

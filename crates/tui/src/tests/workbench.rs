@@ -348,5 +348,7 @@ mod plan;
 mod project_context;
 #[path = "workbench/reading.rs"]
 mod reading;
+#[path = "workbench/rewind.rs"]
+mod rewind;
 #[path = "workbench/seam.rs"]
 mod seam;

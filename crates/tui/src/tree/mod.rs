@@ -204,6 +204,20 @@ impl FileTree {
                 .any(|row| row.entry.recent && row.entry.path == path)
     }
 
+    /// A rewind put `paths` (relative to the workspace) back as they were: the agent's
+    /// marks on them go, and the folders are read again (a file the rewind removed
+    /// leaves, one it brought back shows). A file whose time on disk is still after the
+    /// session's start keeps its `●` from that, as any recent file does.
+    pub fn put_back(&mut self, paths: &[String]) {
+        for path in paths {
+            let path = self.root.join(path);
+            let resolved = path.canonicalize().unwrap_or(path);
+            self.marked.remove(&resolved);
+        }
+        self.refresh();
+        self.update_touched_folders();
+    }
+
     /// Handles a key while the tree has focus.
     pub fn on_key(&mut self, key: KeyEvent) -> TreeAction {
         if !is_plain_press(&key) {
