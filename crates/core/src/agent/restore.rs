@@ -73,6 +73,9 @@ impl Restored {
 
     /// Applies one record.
     pub fn apply(&mut self, record: &Record) {
+        if let Record::Rewound { to, .. } = record {
+            super::turns_set_aside(&mut self.turns, *to);
+        }
         if let Some(change) = record.to_change() {
             self.context.apply(change);
             return;
@@ -94,6 +97,7 @@ impl Restored {
             | Record::Summary { .. }
             | Record::Masked { .. }
             | Record::Cleared { .. }
+            | Record::Rewound { .. }
             | Record::Decision { .. }
             | Record::Output { .. } => {}
         }
@@ -131,12 +135,15 @@ impl Restored {
             }),
             Event::TurnStarted { text } => {
                 let turn = self.turns.last().map_or(1, |last| last.turn.saturating_add(1));
-                self.turns.push(super::TurnMark {
-                    turn,
-                    text: text.clone(),
-                });
+                self.turns.push(super::TurnMark::new(turn, text));
+                // Its message is added right after (the log records the event first);
+                // `prompt_returned` says when it was not.
+                let index = self.context.messages().len();
+                super::turn_message(&mut self.turns, Some(index));
             }
+            Event::PromptReturned { .. } => super::turn_message(&mut self.turns, None),
             Event::HistoryCleared => {
+                super::turns_set_aside(&mut self.turns, 0);
                 // What was spent stays spent: the meter goes on.
                 self.compactions.clear();
                 self.usage = None;
