@@ -12,8 +12,9 @@ use crate::llm::Usage;
 use miniagent_protocol::{Event, RewindPoint, RewindScope};
 
 /// Answers `Op::ListRewindPoints`: one point per person's message of the conversation as
-/// it stands, oldest first, and, for the code alone, the turns a `/clear` or a rewind
-/// took out of the conversation whose file changes a code rewind would still put back.
+/// it stands, oldest first (one a summary replaced cannot take the conversation back),
+/// and, for the code alone, the turns a `/clear` or a rewind took out of the conversation
+/// whose file changes a code rewind would still put back.
 pub(super) async fn points(shared: &Shared) {
     let session = shared.session.lock().await;
     let points = session
@@ -23,7 +24,9 @@ pub(super) async fn points(shared: &Shared) {
         .filter_map(|mark| {
             let files = checkpoints::files_from(shared, &session, mark.turn);
             let conversation = conversation_index(&session, mark).is_ok();
-            (conversation || files > 0).then(|| RewindPoint {
+            // One inside a summarized range is listed too: the picker says why only its
+            // code can go back.
+            (mark.message.is_some() || files > 0).then(|| RewindPoint {
                 turn: mark.turn,
                 text: mark.text.clone(),
                 files,
