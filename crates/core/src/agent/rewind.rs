@@ -125,6 +125,9 @@ fn set_aside(shared: &Shared, session: &mut Session, index: usize, turn: u32) ->
         .context
         .rewind_to(index, turn)
         .map_err(|why| format!("the conversation cannot go back to turn {turn}: {why}"))?;
+    // Recorded ahead of the `rewound` event, so a replay's inspector at that event shows
+    // the shorter history and the branch.
+    shared.events.commit(session);
     super::turns_set_aside(&mut session.turns, index);
     // The provider's figures were for the longer history: the gauge counts anew.
     session.last_usage = Usage::default();
