@@ -280,7 +280,7 @@ fn summarized_log(data: &TempDir) -> std::path::PathBuf {
         from,
         messages: vec![Message::user(question), Message::assistant_text(answer)],
     };
-    let records = vec![
+    let records = [
         Record::Header(header),
         started("first question"),
         said(0, "first question", "first answer"),
