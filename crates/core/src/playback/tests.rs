@@ -316,9 +316,17 @@ fn a_recorded_rewind_plays_like_any_event_and_the_inspector_opens_the_branch() {
     let said = |ts, from, messages| Record::from_change(ts, Change::Messages { from, messages });
     let records = vec![
         event(1_000, Event::TurnStarted { text: "one".into() }),
-        said(1_000, 0, vec![Message::user("one"), Message::assistant_text("first")]),
+        said(
+            1_000,
+            0,
+            vec![Message::user("one"), Message::assistant_text("first")],
+        ),
         event(2_000, Event::TurnStarted { text: "two".into() }),
-        said(2_000, 2, vec![Message::user("two"), Message::assistant_text("second")]),
+        said(
+            2_000,
+            2,
+            vec![Message::user("two"), Message::assistant_text("second")],
+        ),
         Record::from_change(
             3_000,
             Change::Rewound {
@@ -361,11 +369,21 @@ fn a_recorded_rewind_plays_like_any_event_and_the_inspector_opens_the_branch() {
     let branch: Vec<(u32, u64, Vec<String>)> = snapshot
         .set_aside
         .iter()
-        .map(|b| (b.turn, b.from, b.entries.iter().map(|e| e.title.clone()).collect()))
+        .map(|b| {
+            (
+                b.turn,
+                b.from,
+                b.entries.iter().map(|e| e.title.clone()).collect(),
+            )
+        })
         .collect();
     assert_eq!(
         branch,
-        vec![(2, 3, vec!["message 3 · two".to_string(), "message 4 · second".to_string()])]
+        vec![(
+            2,
+            3,
+            vec!["message 3 · two".to_string(), "message 4 · second".to_string()]
+        )]
     );
 }
 
