@@ -7,6 +7,7 @@
 //! (memory stays flat over a long session) in `release`.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::history::{ContentBlock, Message, Role};
 use crate::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
@@ -72,7 +73,10 @@ pub struct ContextState {
     released: Vec<bool>,
     /// The masking (`masked_results`, `trimmed`) when each of the person's messages was
     /// added, by the message's index: what a rewind to just before it goes back to.
-    masking_at: HashMap<usize, (usize, BTreeSet<String>)>,
+    masking_at: HashMap<usize, (usize, Arc<BTreeSet<String>>)>,
+    /// `trimmed` as `masking_at` shares it, until it changes (it rarely does, and a long
+    /// session has many messages).
+    trimmed_shared: Option<Arc<BTreeSet<String>>>,
     /// What rewinds set aside, in the order they were made (a branch set aside again by
     /// a later rewind to an earlier message is nested in that one's).
     set_aside: Vec<SetAside>,
@@ -92,6 +96,7 @@ impl ContextState {
             masked_counts: HashMap::new(),
             released: Vec::new(),
             masking_at: HashMap::new(),
+            trimmed_shared: None,
             set_aside: Vec::new(),
         }
     }
@@ -204,8 +209,12 @@ impl ContextState {
     pub fn push(&mut self, message: Message) {
         self.mark_dirty(self.messages.len());
         if is_persons(&message) {
+            let trimmed = match &self.trimmed_shared {
+                Some(shared) => Arc::clone(shared),
+                None => Arc::clone(self.trimmed_shared.insert(Arc::new(self.trimmed.clone()))),
+            };
             self.masking_at
-                .insert(self.messages.len(), (self.masked_results, self.trimmed.clone()));
+                .insert(self.messages.len(), (self.masked_results, trimmed));
         }
         self.messages.push(message);
         self.counts.push(None);
@@ -289,6 +298,7 @@ impl ContextState {
         self.summaries.clear();
         self.masked_results = 0;
         self.trimmed.clear();
+        self.trimmed_shared = None;
         self.stub_counts.clear();
         self.masked_counts.clear();
         self.masking_at.clear();

@@ -71,7 +71,7 @@ impl ContextState {
     /// the messages that stay.
     fn masking_before(&self, to: usize) -> (usize, BTreeSet<String>) {
         if let Some((results, trimmed)) = self.masking_at.get(&to) {
-            return (*results, trimmed.clone());
+            return (*results, BTreeSet::clone(trimmed));
         }
         let kept = &self.messages[..to.min(self.messages.len())];
         let results = kept.iter().map(results_in).sum::<usize>();
@@ -120,6 +120,7 @@ impl ContextState {
         self.masked_results = results;
         if trimmed != self.trimmed {
             self.trimmed = trimmed;
+            self.trimmed_shared = None;
             self.masked_counts.clear();
         }
         self.journal.before = pending;
