@@ -50,6 +50,7 @@ mod permissions;
 mod project_context;
 mod provider_keys;
 mod providers;
+mod rewind;
 mod sandbox;
 mod sandbox_escapes;
 mod sandbox_kernel;

@@ -2,7 +2,8 @@
 //! one, the final answer on stdout.
 
 use miniagent_protocol::{
-    CompactionOutcome, Event, McpState, SandboxState, attached_line, plan_lines, sane_cost, turn_usage_line,
+    CompactionOutcome, Event, McpState, RewindScope, SandboxState, attached_line, plan_lines, sane_cost,
+    turn_usage_line,
 };
 use miniagent_text::{clean, preview_line, visible};
 
@@ -30,7 +31,10 @@ impl Printer {
             | Event::McpServerStatus { .. }
             | Event::SkillsLoaded { .. }
             | Event::HooksLoaded { .. }
-            | Event::CommandsLoaded { .. } => self.human_status(event),
+            | Event::CommandsLoaded { .. }
+            // A replay's, when the session was rewound.
+            | Event::Rewound { .. }
+            | Event::RewindRefused { .. } => self.human_status(event),
             Event::CompactionStarted { .. }
             | Event::CompactionEnded { .. }
             | Event::ContextCompacted { .. }
@@ -46,8 +50,6 @@ impl Printer {
             | Event::ContextReport { .. }
             | Event::DiffReport { .. }
             | Event::RewindPoints { .. }
-            | Event::Rewound { .. }
-            | Event::RewindRefused { .. }
             | Event::Notes { .. }
             | Event::RecordedCall { .. }
             | Event::ModelChoices { .. }
@@ -173,6 +175,19 @@ impl Printer {
                 }
             }
             Event::McpServerStatus { server, state } => self.mcp_status(server, state),
+            Event::Rewound {
+                turn,
+                scope,
+                files,
+                messages,
+                ..
+            } => self.line(&rewound_line(*turn, *scope, files, *messages)),
+            Event::RewindRefused { message, files } => {
+                self.line(&format!("rewind refused: {}", clean(message)));
+                for file in files {
+                    self.line(&format!("  changed outside miniagent: {}", clean(file)));
+                }
+            }
             Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),
             Event::HooksLoaded { hooks } => self.hooks_loaded(hooks),
             Event::CommandsLoaded { warnings, .. } => {
@@ -358,4 +373,28 @@ fn session_line(model: &str, provider: &str, workspace: &str, sandbox: &SandboxS
         clean(model),
         clean(workspace)
     )
+}
+
+/// What a rewind did, in one line: `rewound to before turn 3: 4 messages set aside; put
+/// back 2 files: a.rs, b.rs`.
+pub(super) fn rewound_line(turn: u32, scope: RewindScope, files: &[String], messages: usize) -> String {
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let conversation = format!("{} set aside", plural(messages, "message"));
+    let code = if files.is_empty() {
+        "no file to put back".to_string()
+    } else {
+        let names: Vec<String> = files.iter().map(|file| clean(file).into_owned()).collect();
+        format!("put back {}: {}", plural(files.len(), "file"), names.join(", "))
+    };
+    let what = match scope {
+        RewindScope::Conversation => conversation,
+        RewindScope::Code => code,
+        RewindScope::Both => format!("{conversation}; {code}"),
+    };
+    let subject = match scope {
+        RewindScope::Conversation => "the conversation",
+        RewindScope::Code => "the code",
+        RewindScope::Both => "the code and the conversation",
+    };
+    format!("rewound {subject} to before turn {turn}: {what}")
 }

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::agent::Restored;
+use crate::agent::context::SetAside;
 use crate::session::{Header, Loaded, Record};
 use crate::tokens::TokenCounter;
 use crate::tools::output;
@@ -33,6 +34,55 @@ pub struct Conversation {
     pub messages: Vec<Message>,
     /// The summaries standing in for ranges of `messages` when it ended.
     pub summaries: Vec<Summary>,
+    /// What rewinds set aside from it: each branch's `at` is the index in `messages`
+    /// where the conversation went on without it.
+    pub set_aside: Vec<SetAside>,
+}
+
+impl Conversation {
+    /// A set-aside branch as a conversation of its own: its messages, its summaries and
+    /// the branches set aside from among them, numbered from its first message.
+    pub fn of_branch(branch: &SetAside) -> Conversation {
+        let shift = |summary: &Summary| {
+            let mut summary = summary.clone();
+            fn move_back(summary: &mut Summary, by: usize) {
+                summary.start = summary.start.saturating_sub(by);
+                summary.end = summary.end.saturating_sub(by);
+                for nested in &mut summary.nested {
+                    move_back(nested, by);
+                }
+            }
+            move_back(&mut summary, branch.at);
+            summary
+        };
+        Conversation {
+            messages: branch.messages.clone(),
+            summaries: branch.summaries.iter().map(shift).collect(),
+            set_aside: branch
+                .nested
+                .iter()
+                .map(|nested| SetAside {
+                    at: nested.at.saturating_sub(branch.at),
+                    ..nested.clone()
+                })
+                .collect(),
+        }
+    }
+
+    /// The branches set aside where the conversation went on at message `index`.
+    pub(crate) fn set_aside_at(&self, index: usize) -> impl Iterator<Item = &SetAside> {
+        self.set_aside.iter().filter(move |branch| branch.at == index)
+    }
+}
+
+/// The line that opens a set-aside branch in `sessions show` and the markdown export.
+pub(crate) fn rewound_line(branch: &SetAside) -> String {
+    let count = branch.messages.len();
+    format!(
+        "rewound to before turn {}: {count} message{} set aside",
+        branch.turn,
+        if count == 1 { "" } else { "s" }
+    )
 }
 
 /// The session's conversations, oldest first; a session never cleared has one.
@@ -41,15 +91,20 @@ pub fn conversations(loaded: &Loaded) -> Vec<Conversation> {
     let mut restored = Restored::new(TokenCounter::estimate_only());
     let mut done = Vec::new();
     for record in &loaded.records {
-        if matches!(record, Record::Cleared { .. }) && !restored.context.messages().is_empty() {
+        if matches!(record, Record::Cleared { .. }) && !is_empty(&restored) {
             done.push(conversation_of(&restored));
         }
         restored.apply(record);
     }
-    if done.is_empty() || !restored.context.messages().is_empty() {
+    if done.is_empty() || !is_empty(&restored) {
         done.push(conversation_of(&restored));
     }
     done
+}
+
+/// Nothing was said in the conversation, nor set aside from it.
+fn is_empty(restored: &Restored) -> bool {
+    restored.context.messages().is_empty() && restored.context.set_aside().is_empty()
 }
 
 /// A snapshot of the conversation as it stands.
@@ -57,6 +112,7 @@ fn conversation_of(restored: &Restored) -> Conversation {
     Conversation {
         messages: restored.context.messages().to_vec(),
         summaries: restored.context.summaries().to_vec(),
+        set_aside: restored.context.set_aside().to_vec(),
     }
 }
 

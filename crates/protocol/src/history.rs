@@ -21,6 +21,26 @@ pub struct HistorySnapshot {
     /// Tool results the prompt shows trimmed to their first and last lines.
     #[serde(default)]
     pub trimmed_results: u64,
+    /// What rewinds set aside from this conversation (no longer in the prompt; the
+    /// session log keeps it too), oldest first, a branch set aside again with a later
+    /// one right after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<SetAsideBranch>,
+}
+
+/// Messages a rewind set aside ([`HistorySnapshot::set_aside`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SetAsideBranch {
+    /// The turn whose message the conversation went back to just before.
+    pub turn: u32,
+    /// The number (from 1) its first message had in the history.
+    pub from: u64,
+    /// The turn of a later rewind, to an earlier message, that set this branch aside
+    /// again with its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<u32>,
+    /// Its messages in order, each titled with its number.
+    pub entries: Vec<HistoryEntry>,
 }
 
 /// One item of a [`HistorySnapshot`].

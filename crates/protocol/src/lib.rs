@@ -22,7 +22,8 @@ pub use approval::{
 pub use checkpoint::{FileDiff, FileStatus, RewindPoint, RewindScope, TurnChanges};
 pub use context::{CommandInfo, ContextReport, instruction_files_line};
 pub use history::{
-    CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
+    CompactionOutcome, CompactionRecord, HistoryEntry, HistoryEntryKind, HistorySnapshot, SetAsideBranch,
+    SummaryDetail,
 };
 pub use playback::{PlayState, PlaybackControl, PlaybackStatus, RecordingInfo};
 pub use settings::{ApprovalMode, CompactionStrategy, Encoding, NotifySetting, SandboxSetting};

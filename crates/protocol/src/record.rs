@@ -54,4 +54,15 @@ pub enum Change {
     Masked { results: usize, trimmed: Vec<String> },
     /// The conversation started over.
     Cleared,
+    /// A rewind: the history went back to just before message `to` (turn `turn`'s
+    /// message). The messages from there on, and the summaries that start among them,
+    /// are set aside (the context keeps them as a branch, the log keeps everything); the
+    /// prompt then shows the first `results` tool results as stubs and the results of
+    /// `trimmed` trimmed, as it did when that message was added.
+    Rewound {
+        to: usize,
+        turn: u32,
+        results: usize,
+        trimmed: Vec<String>,
+    },
 }

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use super::context::{ContextState, Summary, ViewItem};
+use super::context::{ContextState, SetAside, Summary, ViewItem};
 use super::history::{ContentBlock, Message, Role};
 use super::{AgentOptions, Session};
 use miniagent_protocol::{
-    CompactionRecord, ContextReport, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, SummaryDetail,
-    message_range,
+    CompactionRecord, ContextReport, Event, HistoryEntry, HistoryEntryKind, HistorySnapshot, SetAsideBranch,
+    SummaryDetail, message_range,
 };
 
 /// Characters of one entry's body sent to the front end; longer ones are cut in the middle.
@@ -170,7 +170,48 @@ pub(crate) fn snapshot_of(
         compactions: compactions.to_vec(),
         masked_results: context.shown_masked_results() as u64,
         trimmed_results: context.shown_trimmed_results() as u64,
+        set_aside: set_aside(context),
     }
+}
+
+/// What rewinds set aside, flat: each branch, then those set aside again with it.
+fn set_aside(context: &ContextState) -> Vec<SetAsideBranch> {
+    fn walk(context: &ContextState, branch: &SetAside, within: Option<u32>, out: &mut Vec<SetAsideBranch>) {
+        let counter = context.counter();
+        let names = tool_names(&branch.messages);
+        let entries = branch
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(offset, message)| {
+                let number = branch.at + offset + 1;
+                let summarized = branch
+                    .summaries
+                    .iter()
+                    .any(|s| (s.start..s.end).contains(&(branch.at + offset)));
+                let mut entry = entry(message, counter.message(message), &names);
+                entry.title = format!("message {number} · {}", entry.title);
+                if summarized && entry.body.trim().is_empty() {
+                    entry.body = "A summary stood in for this message, so only the session log keeps its text (sessions show prints it).".to_string();
+                }
+                entry
+            })
+            .collect();
+        out.push(SetAsideBranch {
+            turn: branch.turn,
+            from: branch.at as u64 + 1,
+            within,
+            entries,
+        });
+        for nested in &branch.nested {
+            walk(context, nested, Some(branch.turn), out);
+        }
+    }
+    let mut out = Vec::new();
+    for branch in context.set_aside() {
+        walk(context, branch, None, &mut out);
+    }
+    out
 }
 
 fn tool_names(messages: &[Message]) -> std::collections::HashMap<String, String> {

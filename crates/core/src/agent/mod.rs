@@ -279,17 +279,48 @@ pub(crate) struct Session {
 pub struct TurnMark {
     pub turn: u32,
     pub text: String,
+    /// Its message went into the conversation (not refused, nor taken back).
+    pub sent: bool,
+    /// Where its message is in the history now; `None` once a rewind or `/clear` set it
+    /// aside (or when it was never sent).
+    pub message: Option<usize>,
+}
+
+impl TurnMark {
+    pub(crate) fn new(turn: u32, text: &str) -> Self {
+        Self {
+            turn,
+            text: text.to_string(),
+            sent: false,
+            message: None,
+        }
+    }
 }
 
 impl Session {
     /// Numbers the turn that starts now with `text` (the person's words).
     pub(crate) fn start_turn(&mut self, text: &str) -> u32 {
         let turn = self.turns.last().map_or(1, |last| last.turn.saturating_add(1));
-        self.turns.push(TurnMark {
-            turn,
-            text: text.to_string(),
-        });
+        self.turns.push(TurnMark::new(turn, text));
         turn
+    }
+}
+
+/// The turns' messages from history index `from` on left the conversation (a rewind set
+/// them aside, `/clear` started over from 0).
+pub(crate) fn turns_set_aside(turns: &mut [TurnMark], from: usize) {
+    for mark in turns {
+        if mark.message.is_some_and(|index| index >= from) {
+            mark.message = None;
+        }
+    }
+}
+
+/// The latest turn's message is in the history at `index` (`None`: it was taken back).
+pub(crate) fn turn_message(turns: &mut [TurnMark], index: Option<usize>) {
+    if let Some(mark) = turns.last_mut() {
+        mark.sent = index.is_some();
+        mark.message = index;
     }
 }
 

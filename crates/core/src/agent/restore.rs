@@ -24,6 +24,7 @@ impl Loaded {
         for record in &self.records {
             restored.apply(record);
         }
+        restored.unsent_turn_without_message();
         // These changes are the log's own; only what happens next is new.
         restored.context.take_changes();
         restored
@@ -73,6 +74,9 @@ impl Restored {
 
     /// Applies one record.
     pub fn apply(&mut self, record: &Record) {
+        if let Record::Rewound { to, .. } = record {
+            super::turns_set_aside(&mut self.turns, *to);
+        }
         if let Some(change) = record.to_change() {
             self.context.apply(change);
             return;
@@ -94,6 +98,7 @@ impl Restored {
             | Record::Summary { .. }
             | Record::Masked { .. }
             | Record::Cleared { .. }
+            | Record::Rewound { .. }
             | Record::Decision { .. }
             | Record::Output { .. } => {}
         }
@@ -130,18 +135,37 @@ impl Restored {
                 fallback: *fallback,
             }),
             Event::TurnStarted { text } => {
+                // A turn whose message never reached the history (the process died first)
+                // is no point to go back to.
+                self.unsent_turn_without_message();
                 let turn = self.turns.last().map_or(1, |last| last.turn.saturating_add(1));
-                self.turns.push(super::TurnMark {
-                    turn,
-                    text: text.clone(),
-                });
+                self.turns.push(super::TurnMark::new(turn, text));
+                // Its message is added right after (the log records the event first);
+                // `prompt_returned` says when it was not.
+                let index = self.context.messages().len();
+                super::turn_message(&mut self.turns, Some(index));
             }
+            Event::PromptReturned { .. } => super::turn_message(&mut self.turns, None),
             Event::HistoryCleared => {
+                super::turns_set_aside(&mut self.turns, 0);
                 // What was spent stays spent: the meter goes on.
                 self.compactions.clear();
                 self.usage = None;
             }
             _ => {}
+        }
+    }
+
+    /// The last turn's message, if it is not in the history where its start said it
+    /// would be (nothing was added after its `turn_started`), was never sent.
+    fn unsent_turn_without_message(&mut self) {
+        let len = self.context.messages().len();
+        if self
+            .turns
+            .last()
+            .is_some_and(|mark| mark.message.is_some_and(|index| index >= len))
+        {
+            super::turn_message(&mut self.turns, None);
         }
     }
 
@@ -260,3 +284,7 @@ impl Restored {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("its history is not one a model provider would accept: {0}")]
 pub struct Unsendable(super::history::PromptError);
+
+#[cfg(test)]
+#[path = "restore/turn_tests.rs"]
+mod turn_tests;

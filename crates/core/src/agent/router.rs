@@ -230,6 +230,7 @@ impl Router {
         }
         let mut session = self.shared.session.lock().await;
         session.context.clear();
+        super::turns_set_aside(&mut session.turns, 0);
         session.last_usage = Usage::default();
         session.compaction_log.clear();
         self.notify(Event::HistoryCleared);

@@ -60,6 +60,7 @@ pub(crate) async fn run_turn(session: &mut Session, text: String, context: &Turn
     stub_earlier_large_arguments(session, context);
     session.context.push(message);
     let pushed = session.context.messages().len();
+    super::turn_message(&mut session.turns, pushed.checked_sub(1));
     context.events.commit(session);
     if !mcp_settled(context).await {
         context.events.emit_closing(Event::TurnAborted {

@@ -203,7 +203,9 @@ impl SessionLog {
             | Record::Summary { .. }
             | Record::Masked { .. }
             | Record::Output { .. }
-            | Record::Resumed { .. } => None,
+            | Record::Resumed { .. }
+            // Its `rewound` event says it.
+            | Record::Rewound { .. } => None,
         })
     }
 

@@ -70,6 +70,9 @@ fn conversation_markdown(out: &mut String, conversation: &Conversation, ends: &C
     let summaries = placed_summaries(&conversation.summaries);
     let mut speaker = Speaker::Nobody;
     for (index, message) in messages.iter().enumerate() {
+        if set_aside_markdown(out, conversation, index, ends) {
+            speaker = Speaker::Nobody;
+        }
         for placed in summaries.iter().filter(|p| p.summary.start == index) {
             summary_markdown(out, placed);
             speaker = Speaker::Nobody;
@@ -123,6 +126,23 @@ fn conversation_markdown(out: &mut String, conversation: &Conversation, ends: &C
             speaker = Speaker::Nobody;
         }
     }
+    set_aside_markdown(out, conversation, messages.len(), ends);
+}
+
+/// The branches rewinds set aside where the conversation went on at `index`, each folded
+/// under a line saying so. Returns whether there was one.
+fn set_aside_markdown(out: &mut String, conversation: &Conversation, index: usize, ends: &CallEnds) -> bool {
+    let mut any = false;
+    for branch in conversation.set_aside_at(index) {
+        any = true;
+        out.push_str(&format!(
+            "\n<details><summary>↩️ {}; the conversation went on without them</summary>\n",
+            super::rewound_line(branch)
+        ));
+        conversation_markdown(out, &Conversation::of_branch(branch), ends);
+        out.push_str("\n</details>\n");
+    }
+    any
 }
 
 /// The opening of a summary's range: the summary, quoted.

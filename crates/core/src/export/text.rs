@@ -184,6 +184,7 @@ fn conversation_text(out: &mut String, conversation: &Conversation, ends: &CallE
     let requested = requested_calls(messages);
     let summaries = placed_summaries(&conversation.summaries);
     for (index, message) in messages.iter().enumerate() {
+        set_aside_text(out, conversation, index, ends);
         for placed in summaries.iter().filter(|p| p.summary.start == index) {
             let s = placed.summary;
             let what = if placed.depth == 0 {
@@ -257,6 +258,26 @@ fn conversation_text(out: &mut String, conversation: &Conversation, ends: &CallE
             out.push_str("└ end of the summarized messages\n");
         }
     }
+    set_aside_text(out, conversation, messages.len(), ends);
+}
+
+/// The branches rewinds set aside where the conversation went on at `index`, each framed
+/// under a line saying so, its messages marked down the side.
+fn set_aside_text(out: &mut String, conversation: &Conversation, index: usize, ends: &CallEnds) {
+    for branch in conversation.set_aside_at(index) {
+        let mut inner = String::new();
+        conversation_text(&mut inner, &Conversation::of_branch(branch), ends);
+        blank_line(out);
+        out.push_str(&format!("╭ {}:\n", super::rewound_line(branch)));
+        for line in inner.trim_matches('\n').lines() {
+            out.push_str(if line.is_empty() { "┆\n" } else { "┆ " });
+            if !line.is_empty() {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out.push_str("╰ end of what was set aside; the conversation went on without it\n");
+    }
 }
 
 #[cfg(test)]
@@ -293,6 +314,72 @@ mod tests {
              └ end of the summarized messages\n\
              Two files.\n"
         );
+    }
+
+    #[test]
+    fn show_prints_what_a_rewind_set_aside_where_the_conversation_went_on_without_it() {
+        use crate::session::Record;
+        use miniagent_protocol::message::Message;
+        use miniagent_protocol::record::Change;
+        let rewound = |ts, to, turn| {
+            Record::from_change(
+                ts,
+                Change::Rewound {
+                    to,
+                    turn,
+                    results: 0,
+                    trimmed: vec![],
+                },
+            )
+        };
+        let session = loaded(vec![
+            messages(1, 0, vec![Message::user("one"), Message::assistant_text("first")]),
+            messages(
+                2,
+                2,
+                vec![
+                    Message::user("two"),
+                    assistant(vec![call("c1", "ls")]),
+                    result("c1", "a.txt"),
+                    Message::assistant_text("second"),
+                ],
+            ),
+            messages(
+                3,
+                6,
+                vec![Message::user("three"), Message::assistant_text("third")],
+            ),
+            rewound(4, 6, 3),
+            rewound(5, 2, 2),
+            messages(
+                6,
+                2,
+                vec![Message::user("two again"), Message::assistant_text("again")],
+            ),
+        ]);
+        let text = show(&session, Path::new("/d/s.jsonl"));
+        let conversation = text.split_once("file       /d/s.jsonl\n").expect("details").1;
+        assert_eq!(
+            conversation,
+            "\n› one\n\
+             \nfirst\n\
+             \n╭ rewound to before turn 2: 4 messages set aside:\n\
+             ┆ › two\n\
+             ┆\n\
+             ┆   ✓ bash ls (ok) → a.txt\n\
+             ┆ second\n\
+             ┆\n\
+             ┆ ╭ rewound to before turn 3: 2 messages set aside:\n\
+             ┆ ┆ › three\n\
+             ┆ ┆\n\
+             ┆ ┆ third\n\
+             ┆ ╰ end of what was set aside; the conversation went on without it\n\
+             ╰ end of what was set aside; the conversation went on without it\n\
+             \n› two again\n\
+             \nagain\n"
+        );
+        // The details count the conversation as it stands.
+        assert!(text.contains("\nmessages   4\n"), "{text}");
     }
 
     fn info(id: &str, workspace: &str, steps: u32, tokens: u64, prompt: &str) -> SessionInfo {

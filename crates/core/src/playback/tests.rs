@@ -311,6 +311,82 @@ fn the_inspector_sees_the_history_at_the_cursor_including_summaries() {
     assert!(snapshot.prompt_tokens > 100, "{snapshot:?}");
 }
 
+#[test]
+fn a_recorded_rewind_plays_like_any_event_and_the_inspector_opens_the_branch() {
+    let said = |ts, from, messages| Record::from_change(ts, Change::Messages { from, messages });
+    let records = vec![
+        event(1_000, Event::TurnStarted { text: "one".into() }),
+        said(
+            1_000,
+            0,
+            vec![Message::user("one"), Message::assistant_text("first")],
+        ),
+        event(2_000, Event::TurnStarted { text: "two".into() }),
+        said(
+            2_000,
+            2,
+            vec![Message::user("two"), Message::assistant_text("second")],
+        ),
+        Record::from_change(
+            3_000,
+            Change::Rewound {
+                to: 2,
+                turn: 2,
+                results: 0,
+                trimmed: vec![],
+            },
+        ),
+        event(
+            3_000,
+            Event::Rewound {
+                turn: 2,
+                scope: miniagent_protocol::RewindScope::Conversation,
+                files: vec![],
+                messages: 2,
+                text: "two".into(),
+            },
+        ),
+    ];
+    let mut playback = Playback::new(&log(&records), TokenCounter::estimate_only());
+    let now = Instant::now();
+    for _ in 0..2 {
+        playback.on_op(control(PlaybackControl::Step), now);
+    }
+    let played = replayed(&playback.on_op(control(PlaybackControl::Step), now));
+    assert_eq!(
+        played,
+        vec![Event::Rewound {
+            turn: 2,
+            scope: miniagent_protocol::RewindScope::Conversation,
+            files: vec![],
+            messages: 2,
+            text: "two".into(),
+        }]
+    );
+    let snapshot = playback.snapshot();
+    use HistoryEntryKind::{Assistant, User};
+    assert_eq!(kinds(&snapshot), vec![User, Assistant]);
+    let branch: Vec<(u32, u64, Vec<String>)> = snapshot
+        .set_aside
+        .iter()
+        .map(|b| {
+            (
+                b.turn,
+                b.from,
+                b.entries.iter().map(|e| e.title.clone()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        branch,
+        vec![(
+            2,
+            3,
+            vec!["message 3 · two".to_string(), "message 4 · second".to_string()]
+        )]
+    );
+}
+
 fn control(control: PlaybackControl) -> Op {
     Op::Playback { control }
 }

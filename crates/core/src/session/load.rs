@@ -49,8 +49,8 @@ fn read(path: &Path) -> Result<Vec<u8>, SessionError> {
     std::fs::read(path).map_err(|err| SessionError::io("read", path, err))
 }
 
-/// The history's messages as the log at `path` last recorded them: only its `messages`
-/// and `cleared` records are parsed (the inspector reads back what the agent let go of;
+/// The history's messages as the log at `path` last recorded them: only its `messages`,
+/// `blocks`, `cleared` and `rewound` records are parsed (the inspector reads back what the agent let go of;
 /// the events, most of a log's bytes, are skipped unread). Stops at a damaged line.
 pub fn messages(path: &Path) -> Result<Vec<Message>, SessionError> {
     let bytes = read(path)?;
@@ -59,6 +59,7 @@ pub fn messages(path: &Path) -> Result<Vec<Message>, SessionError> {
         &b"{\"kind\":\"messages\""[..],
         b"{\"kind\":\"blocks\"",
         b"{\"kind\":\"cleared\"",
+        b"{\"kind\":\"rewound\"",
     ];
     let mut history: Vec<Message> = Vec::new();
     for line in bytes.split(|&b| b == b'\n') {
@@ -85,6 +86,8 @@ pub fn messages(path: &Path) -> Result<Vec<Message>, SessionError> {
                 }
             }
             Record::Cleared { .. } => history.clear(),
+            // What a rewind set aside is no longer the history's.
+            Record::Rewound { to, .. } => history.truncate(to),
             _ => {}
         }
     }

@@ -208,6 +208,9 @@ impl SessionLog {
             if let Change::Messages { from, messages } = &change {
                 writer.info.messages = from + messages.len();
             }
+            if let Change::Rewound { to, .. } = &change {
+                writer.info.messages = writer.info.messages.min(*to);
+            }
             writer.push(&Record::from_change(ts, change));
         }
         writer.flush();

@@ -106,6 +106,17 @@ pub enum Record {
         provider: String,
         version: String,
     },
+    /// A rewind: the history went back to just before message `to`, turn `turn`'s; the
+    /// messages from there on (still in the records above) were set aside, and the
+    /// masking became `results` and `trimmed`.
+    Rewound {
+        ts: u64,
+        to: usize,
+        turn: u32,
+        results: usize,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        trimmed: Vec<String>,
+    },
 }
 
 impl Record {
@@ -121,7 +132,8 @@ impl Record {
             | Record::Cleared { ts }
             | Record::Decision { ts, .. }
             | Record::Output { ts, .. }
-            | Record::Resumed { ts, .. } => Some(*ts),
+            | Record::Resumed { ts, .. }
+            | Record::Rewound { ts, .. } => Some(*ts),
         }
     }
 
@@ -142,6 +154,18 @@ impl Record {
             Change::Summary(summary) => Record::Summary { ts, summary },
             Change::Masked { results, trimmed } => Record::Masked { ts, results, trimmed },
             Change::Cleared => Record::Cleared { ts },
+            Change::Rewound {
+                to,
+                turn,
+                results,
+                trimmed,
+            } => Record::Rewound {
+                ts,
+                to,
+                turn,
+                results,
+                trimmed,
+            },
         }
     }
 
@@ -168,6 +192,18 @@ impl Record {
                 trimmed: trimmed.clone(),
             }),
             Record::Cleared { .. } => Some(Change::Cleared),
+            Record::Rewound {
+                to,
+                turn,
+                results,
+                trimmed,
+                ..
+            } => Some(Change::Rewound {
+                to: *to,
+                turn: *turn,
+                results: *results,
+                trimmed: trimmed.clone(),
+            }),
             Record::Header(_)
             | Record::Event { .. }
             | Record::Decision { .. }

@@ -97,6 +97,7 @@ impl SessionInfo {
                 Record::Event { event, .. } => info.observe(event),
                 Record::Messages { from, messages, .. } => info.messages = from + messages.len(),
                 Record::Cleared { .. } => info.messages = 0,
+                Record::Rewound { to, .. } => info.messages = info.messages.min(*to),
                 Record::Resumed { model, provider, .. } => {
                     info.model = model.clone();
                     info.provider = provider.clone();

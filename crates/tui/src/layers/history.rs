@@ -2,7 +2,8 @@
 //! with the selected entry's text below (or beside, when wide). On a summary, Enter or
 //! Tab swaps its text for the original messages it replaced; when those hold an earlier
 //! summary (summaries nest as compaction repeats), Enter opens it, and so on down to the
-//! original messages at any depth; Backspace goes back up.
+//! original messages at any depth; Backspace goes back up. After the prompt's entries,
+//! one row per branch a rewind set aside: selected, it shows the messages it holds.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
@@ -16,7 +17,9 @@ use crate::popup::{clear_for_popup, tokens};
 use crate::text::wrap::{display_width, truncate, wrap_lines};
 use crate::theme::Theme;
 pub use miniagent_protocol::message_range;
-use miniagent_protocol::{HistoryEntry, HistoryEntryKind, HistorySnapshot, Op, SummaryDetail};
+use miniagent_protocol::{
+    HistoryEntry, HistoryEntryKind, HistorySnapshot, Op, SetAsideBranch, SummaryDetail,
+};
 
 /// The inspector's keys, for the bottom bar and the help overlay (closing first, so it
 /// stays in the bottom bar at 80 columns).
@@ -80,7 +83,7 @@ impl HistoryInspector {
     /// A snapshot arrived: stop waiting and keep the selection inside it.
     pub fn snapshot_arrived(&mut self, snapshot: &HistorySnapshot) {
         self.waiting = false;
-        let last = snapshot.entries.len().saturating_sub(1);
+        let last = rows(snapshot).saturating_sub(1);
         if self.selected > last {
             self.select(last);
         }
@@ -107,7 +110,7 @@ impl HistoryInspector {
 
     /// Applies a key; `snapshot` is the app's latest one, if any.
     pub fn on_key(&mut self, key: KeyEvent, snapshot: Option<&HistorySnapshot>) -> OverlayAction {
-        let count = snapshot.map_or(0, |s| s.entries.len());
+        let count = snapshot.map_or(0, rows);
         let last = count.saturating_sub(1);
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::F(6) => return OverlayAction::Close,
@@ -222,7 +225,7 @@ impl HistoryInspector {
                 },
             )
         } else {
-            let entries = u16::try_from(snapshot.entries.len()).unwrap_or(u16::MAX);
+            let entries = u16::try_from(rows(snapshot)).unwrap_or(u16::MAX);
             // The rule above the list, then at most two fifths of the rest for the list.
             let list_rows = entries.clamp(1, ((body.height - 1) * 2 / 5).max(3)) + 1;
             let list_rows = list_rows.min(body.height.saturating_sub(3));
@@ -243,14 +246,19 @@ impl HistoryInspector {
     }
 
     fn draw_list(&self, snapshot: &HistorySnapshot, theme: &Theme, area: Rect, buf: &mut Buffer) {
-        let count = snapshot.entries.len();
+        let entries = snapshot.entries.len();
+        let count = rows(snapshot);
+        let branches = match snapshot.set_aside.len() {
+            0 => String::new(),
+            n => format!(" · {n} set aside by rewinds"),
+        };
         let block = Block::default()
             .borders(Borders::TOP)
             .border_style(theme.border)
             .title(Span::styled(
                 format!(
-                    " Prompt, oldest first · {count} entr{} ",
-                    if count == 1 { "y" } else { "ies" }
+                    " Prompt, oldest first · {entries} entr{}{branches} ",
+                    if entries == 1 { "y" } else { "ies" }
                 ),
                 theme.dim,
             ));
@@ -273,15 +281,16 @@ impl HistoryInspector {
         }
         offset = offset.min(count.saturating_sub(rows));
         self.list_offset.set(offset);
-        for (row, (index, entry)) in snapshot
-            .entries
-            .iter()
-            .enumerate()
-            .skip(offset)
-            .take(rows)
-            .enumerate()
-        {
-            let line = list_row(entry, index == self.selected, usize::from(inner.width), theme);
+        let width = usize::from(inner.width);
+        for (row, index) in (offset..count).take(rows).enumerate() {
+            let selected = index == self.selected;
+            let line = match snapshot.entries.get(index) {
+                Some(entry) => list_row(entry, selected, width, theme),
+                None => match snapshot.set_aside.get(index - entries) {
+                    Some(branch) => branch_row(branch, selected, width, theme),
+                    None => continue,
+                },
+            };
             let y = inner.y + u16::try_from(row).unwrap_or(0);
             buf.set_line(inner.x, y, &line, inner.width);
         }
@@ -295,13 +304,24 @@ impl HistoryInspector {
         beside: bool,
         buf: &mut Buffer,
     ) {
-        let Some(entry) = node(snapshot, self.selected, &self.path) else {
-            return;
-        };
         let width = area.width.saturating_sub(u16::from(beside));
+        let (title, hint, lines) = match node(snapshot, self.selected, &self.path) {
+            Some(entry) => self.entry_text(entry, theme, width),
+            None => match self.selected.checked_sub(snapshot.entries.len()) {
+                Some(index) if index < snapshot.set_aside.len() => {
+                    branch_text(&snapshot.set_aside[index], theme, width)
+                }
+                _ => return,
+            },
+        };
+        self.draw_scrolled((title, hint, lines), area, beside, theme, buf);
+    }
+
+    /// The selected prompt entry's title, key hint and text (a summary's, or its originals).
+    fn entry_text(&self, entry: &HistoryEntry, theme: &Theme, width: u16) -> Text {
         let nested = !self.path.is_empty();
         let back = if nested { " · ⌫ back" } else { "" };
-        let (title, hint, lines) = match (&entry.summary, self.originals) {
+        match (&entry.summary, self.originals) {
             (Some(detail), true) => {
                 let earlier = if detail.originals.iter().any(|e| e.summary.is_some()) {
                     " · Enter: earlier summary"
@@ -355,7 +375,14 @@ impl HistoryInspector {
                 String::new(),
                 body_lines(&entry.body, theme),
             ),
-        };
+        }
+    }
+
+    /// `text`'s lines under a frame with its title and hint, scrolled as far as the person
+    /// scrolled.
+    fn draw_scrolled(&self, text: Text, area: Rect, beside: bool, theme: &Theme, buf: &mut Buffer) {
+        let (title, hint, lines) = text;
+        let width = area.width.saturating_sub(u16::from(beside));
         let borders = if beside {
             Borders::TOP | Borders::LEFT
         } else {
@@ -428,6 +455,14 @@ fn changed(moved: bool) -> OverlayAction {
     } else {
         OverlayAction::Ignored
     }
+}
+
+/// The text pane's title, key hint and lines.
+type Text = (String, String, Vec<Line<'static>>);
+
+/// Rows of the list: the prompt's entries, then what rewinds set aside.
+fn rows(snapshot: &HistorySnapshot) -> usize {
+    snapshot.entries.len() + snapshot.set_aside.len()
 }
 
 /// The entry shown: the selected one, or the earlier summary `path` leads to from it.
@@ -515,6 +550,63 @@ fn list_row(entry: &HistoryEntry, selected: bool, width: usize, theme: &Theme) -
     if selected { theme.selected(line) } else { line }
 }
 
+/// What a rewind set aside, as a row under the prompt's: marked `aside`, with what it
+/// held in tokens (none of them in the prompt).
+fn branch_row(branch: &SetAsideBranch, selected: bool, width: usize, theme: &Theme) -> Line<'static> {
+    let title_width = width.saturating_sub(2 + MARK_COLUMNS + 1 + COUNT_COLUMNS);
+    let title = truncate(&branch_title(branch), title_width);
+    let padding = title_width.saturating_sub(display_width(&title));
+    let held: u64 = branch.entries.iter().map(|entry| entry.tokens).sum();
+    let line = Line::from(vec![
+        Span::styled(if selected { "▸ " } else { "  " }, theme.strong),
+        Span::styled(pad("aside", MARK_COLUMNS), theme.dim),
+        Span::styled(format!("{title}{} ", " ".repeat(padding)), theme.dim),
+        Span::styled(format!("{:>COUNT_COLUMNS$}", tokens(held)), theme.dim),
+    ]);
+    if selected { theme.selected(line) } else { line }
+}
+
+/// `rewound to before turn 3 · 4 messages`, and the later rewind's branch it is inside.
+fn branch_title(branch: &SetAsideBranch) -> String {
+    let count = branch.entries.len();
+    let within = branch
+        .within
+        .map(|turn| format!(" · inside turn {turn}'s"))
+        .unwrap_or_default();
+    format!(
+        "rewound to before turn {} · {count} message{}{within}",
+        branch.turn,
+        if count == 1 { "" } else { "s" }
+    )
+}
+
+/// A set-aside branch's title, hint and text: what it is, then its messages.
+fn branch_text(branch: &SetAsideBranch, theme: &Theme, width: u16) -> Text {
+    let mut lines = vec![
+        Line::from(Span::styled(
+            format!(
+                "The conversation went back to just before turn {}'s message; these messages followed it (from message {}) and are no longer in the prompt.{} The session log keeps them.",
+                branch.turn,
+                branch.from,
+                branch
+                    .within
+                    .map(|turn| format!(
+                        " A later rewind, to before turn {turn}, set them aside again with its own."
+                    ))
+                    .unwrap_or_default()
+            ),
+            theme.dim,
+        )),
+        Line::default(),
+    ];
+    lines.extend(entries_lines(&branch.entries, theme, width));
+    (
+        format!("Set aside by a rewind to before turn {}", branch.turn),
+        "not in the prompt".to_string(),
+        lines,
+    )
+}
+
 /// A mark readable without colour.
 fn kind_mark(kind: HistoryEntryKind) -> &'static str {
     match kind {
@@ -574,8 +666,13 @@ fn originals_lines(detail: &SummaryDetail, theme: &Theme, width: u16) -> Vec<Lin
             theme.dim,
         ))];
     }
+    entries_lines(&detail.originals, theme, width)
+}
+
+/// Entries one after another: a heading row each (kind, title, tokens), then its text.
+fn entries_lines(entries: &[HistoryEntry], theme: &Theme, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    for (index, original) in detail.originals.iter().enumerate() {
+    for (index, original) in entries.iter().enumerate() {
         if index > 0 {
             lines.push(Line::default());
         }

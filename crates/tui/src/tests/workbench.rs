@@ -289,6 +289,7 @@ fn summarized_history() -> HistorySnapshot {
             .collect(),
         masked_results: 3,
         trimmed_results: 0,
+        set_aside: Vec::new(),
     }
 }
 

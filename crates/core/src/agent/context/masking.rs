@@ -187,6 +187,7 @@ impl ContextState {
     pub(super) fn set_trimmed(&mut self, trimmed: BTreeSet<String>) {
         if trimmed != self.trimmed {
             self.trimmed = trimmed;
+            self.trimmed_shared = None;
             // Rare (a compaction): every message's count under the new trimming is redone.
             self.masked_counts.clear();
         }

@@ -7,6 +7,7 @@
 //! (memory stays flat over a long session) in `release`.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::history::{ContentBlock, Message, Role};
 use crate::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
@@ -14,9 +15,11 @@ use crate::tokens::{PER_MESSAGE_TOKENS, TokenCounter};
 mod arguments;
 mod masking;
 mod release;
+mod rewind;
 
 pub use arguments::{argument_stub, stub_arguments};
 pub use masking::{stub, trimmed};
+pub use rewind::{RewindError, SetAside};
 
 pub use miniagent_protocol::record::{Change, SUMMARY_MARK, Summary};
 
@@ -32,6 +35,9 @@ pub enum ViewItem {
 /// What changed since the session log last took the changes.
 #[derive(Clone, Debug, Default)]
 struct Journal {
+    /// Changes made before a rewind, in order, then the rewind itself: what follows is
+    /// journaled against the shorter history.
+    before: Vec<Change>,
     cleared: bool,
     /// The first message appended or changed.
     dirty_from: Option<usize>,
@@ -65,6 +71,15 @@ pub struct ContextState {
     masked_counts: HashMap<usize, (usize, usize, u64)>,
     /// Per message: its text was let go of (the session log has it).
     released: Vec<bool>,
+    /// The masking (`masked_results`, `trimmed`) when each of the person's messages was
+    /// added, by the message's index: what a rewind to just before it goes back to.
+    masking_at: HashMap<usize, (usize, Arc<BTreeSet<String>>)>,
+    /// `trimmed` as `masking_at` shares it, until it changes (it rarely does, and a long
+    /// session has many messages).
+    trimmed_shared: Option<Arc<BTreeSet<String>>>,
+    /// What rewinds set aside, in the order they were made (a branch set aside again by
+    /// a later rewind to an earlier message is nested in that one's).
+    set_aside: Vec<SetAside>,
 }
 
 impl ContextState {
@@ -80,13 +95,16 @@ impl ContextState {
             stub_counts: HashMap::new(),
             masked_counts: HashMap::new(),
             released: Vec::new(),
+            masking_at: HashMap::new(),
+            trimmed_shared: None,
+            set_aside: Vec::new(),
         }
     }
 
     /// The changes since the last call, oldest first, for the session log.
     pub fn take_changes(&mut self) -> Vec<Change> {
         let journal = std::mem::take(&mut self.journal);
-        let mut changes = Vec::new();
+        let mut changes = journal.before;
         if journal.cleared {
             changes.push(Change::Cleared);
         }
@@ -125,6 +143,7 @@ impl ContextState {
                 self.messages.truncate(from);
                 self.counts.truncate(from);
                 self.released.truncate(from);
+                self.masking_at.retain(|index, _| *index < from);
                 for message in messages {
                     self.push(message);
                 }
@@ -148,6 +167,12 @@ impl ContextState {
                 self.set_trimmed(trimmed.into_iter().collect());
             }
             Change::Cleared => self.clear(),
+            Change::Rewound {
+                to,
+                turn,
+                results,
+                trimmed,
+            } => self.set_aside_from(to, turn, results, trimmed.into_iter().collect()),
         }
     }
 
@@ -183,6 +208,14 @@ impl ContextState {
 
     pub fn push(&mut self, message: Message) {
         self.mark_dirty(self.messages.len());
+        if is_persons(&message) {
+            let trimmed = match &self.trimmed_shared {
+                Some(shared) => Arc::clone(shared),
+                None => Arc::clone(self.trimmed_shared.insert(Arc::new(self.trimmed.clone()))),
+            };
+            self.masking_at
+                .insert(self.messages.len(), (self.masked_results, trimmed));
+        }
         self.messages.push(message);
         self.counts.push(None);
         self.released.push(false);
@@ -254,6 +287,7 @@ impl ContextState {
         self.mark_dirty(last);
         self.counts.truncate(last);
         self.released.truncate(last);
+        self.masking_at.remove(&last);
         self.messages.pop()
     }
 
@@ -264,9 +298,15 @@ impl ContextState {
         self.summaries.clear();
         self.masked_results = 0;
         self.trimmed.clear();
+        self.trimmed_shared = None;
         self.stub_counts.clear();
         self.masked_counts.clear();
+        self.masking_at.clear();
+        // The log has them; a new conversation has no branches of the old one.
+        self.set_aside.clear();
         self.journal = Journal {
+            // A rewind's changes still go to the log, ahead of the clearing.
+            before: std::mem::take(&mut self.journal.before),
             cleared: true,
             ..Journal::default()
         };

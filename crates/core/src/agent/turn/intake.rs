@@ -153,6 +153,7 @@ pub(super) fn too_large(session: &mut Session, context: &TurnContext, pushed: us
             message: format!("the request was not sent: {why}"),
         };
     };
+    super::super::turn_message(&mut session.turns, None);
     context.events.commit(session);
     // The person's own words, without the files their mentions attached.
     give_back(context, attach::persons_words(&message));

@@ -7,6 +7,9 @@ use super::*;
 #[path = "history/stats.rs"]
 mod stats;
 
+#[path = "history/set_aside.rs"]
+mod set_aside;
+
 #[test]
 fn f6_and_slash_history_open_the_inspector_and_ask_for_a_snapshot() {
     let workspace = TempDir::new();
