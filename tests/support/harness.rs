@@ -118,6 +118,7 @@ impl Harness {
             models: Some(Arc::new(miniagent_core::startup::KeyedModels::new(
                 miniagent_core::config::Env::empty(),
             ))),
+            checkpoints: Some(data.join("checkpoints")),
         };
         Harness {
             handle: agent::spawn(options),

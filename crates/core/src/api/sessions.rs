@@ -203,7 +203,9 @@ impl SessionLog {
             | Record::Summary { .. }
             | Record::Masked { .. }
             | Record::Output { .. }
-            | Record::Resumed { .. } => None,
+            | Record::Resumed { .. }
+            | Record::FileChanged { .. }
+            | Record::CodeRestored { .. } => None,
         })
     }
 

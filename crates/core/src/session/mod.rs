@@ -106,6 +106,18 @@ pub enum Record {
         provider: String,
         version: String,
     },
+    /// A call changed a file in the workspace (what it was before and after, by the
+    /// content ids of the session's checkpoint store).
+    FileChanged {
+        ts: u64,
+        change: crate::checkpoint::Change,
+    },
+    /// A rewind put back the files changed from turn `turn` on (`changes`: what it wrote).
+    CodeRestored {
+        ts: u64,
+        turn: u32,
+        changes: Vec<crate::checkpoint::Change>,
+    },
 }
 
 impl Record {
@@ -121,7 +133,9 @@ impl Record {
             | Record::Cleared { ts }
             | Record::Decision { ts, .. }
             | Record::Output { ts, .. }
-            | Record::Resumed { ts, .. } => Some(*ts),
+            | Record::Resumed { ts, .. }
+            | Record::FileChanged { ts, .. }
+            | Record::CodeRestored { ts, .. } => Some(*ts),
         }
     }
 
@@ -172,7 +186,9 @@ impl Record {
             | Record::Event { .. }
             | Record::Decision { .. }
             | Record::Output { .. }
-            | Record::Resumed { .. } => None,
+            | Record::Resumed { .. }
+            | Record::FileChanged { .. }
+            | Record::CodeRestored { .. } => None,
         }
     }
 }

@@ -1,0 +1,1 @@
+//! Unit tests of the ledger, the store and the look at the workspace.
