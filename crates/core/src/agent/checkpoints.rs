@@ -7,7 +7,9 @@ use super::{AgentOptions, Session, Shared, TurnContext};
 use crate::checkpoint::{Change, Checkpoints, Content, Ledger};
 use crate::tools::files::{CHANGE_LIMIT_BYTES, text_change};
 use crate::tools::paths::{Access, Workspace};
-use miniagent_protocol::{CallEffect, Event, FileDiff, FileStatus, RewindScope, TextChange, ToolKind, TurnChanges};
+use miniagent_protocol::{
+    CallEffect, Event, FileDiff, FileStatus, RewindScope, TextChange, ToolKind, TurnChanges,
+};
 
 pub(crate) use crate::checkpoint::Refusal;
 
@@ -17,7 +19,11 @@ pub(super) fn for_session(options: &AgentOptions) -> Arc<Checkpoints> {
     let (dir, temporary) = match (&options.checkpoints, options.session_log.id()) {
         (Some(root), Some(id)) => (Some(root.join(id)), false),
         (Some(root), None) => (
-            Some(root.join(format!("unrecorded-{}-{:08x}", std::process::id(), fastrand::u32(..)))),
+            Some(root.join(format!(
+                "unrecorded-{}-{:08x}",
+                std::process::id(),
+                fastrand::u32(..)
+            ))),
             true,
         ),
         (None, _) => (None, false),
@@ -175,7 +181,11 @@ pub(super) fn diff(shared: &Shared, turn: Option<u32>) {
 }
 
 /// One file's diff: its texts when both sides are small UTF-8 text, else why not.
-fn file_diff(checkpoints: &Checkpoints, span: crate::checkpoint::ledger::Span, changed_outside: bool) -> FileDiff {
+fn file_diff(
+    checkpoints: &Checkpoints,
+    span: crate::checkpoint::ledger::Span,
+    changed_outside: bool,
+) -> FileDiff {
     let status = match (&span.before, &span.after) {
         (Content::Absent, _) => FileStatus::Added,
         (_, Content::Absent) => FileStatus::Deleted,
@@ -242,7 +252,11 @@ pub(super) async fn undo(shared: &Shared) {
 /// just before that turn; refuses (changing nothing) when one was changed outside
 /// miniagent since. Gives the files put back, relative to the workspace. What it wrote
 /// is recorded, so a later rewind or undo goes on from what is on disk now.
-pub(super) async fn restore_code(shared: &Shared, _session: &mut Session, turn: u32) -> Result<Vec<String>, Refusal> {
+pub(super) async fn restore_code(
+    shared: &Shared,
+    _session: &mut Session,
+    turn: u32,
+) -> Result<Vec<String>, Refusal> {
     let checkpoints = Arc::clone(&shared.checkpoints);
     let workspace = Arc::clone(&shared.workspace);
     let (changes, refused) = tokio::task::spawn_blocking(move || checkpoints.restore(&workspace, turn))

@@ -71,7 +71,10 @@ pub enum Step {
     Changed(Change),
     /// The changes of turns `turn` and later still in place were put back (`changes`:
     /// what was written, each from what was on disk to what it was before).
-    Restored { turn: u32, changes: Vec<Change> },
+    Restored {
+        turn: u32,
+        changes: Vec<Change>,
+    },
 }
 
 /// What a file comes to over a span of changes.
@@ -123,9 +126,9 @@ impl Ledger {
     fn in_place(&self) -> impl Iterator<Item = &Change> {
         self.steps.iter().enumerate().filter_map(|(at, step)| match step {
             Step::Changed(change) => {
-                let undone = self.steps[at + 1..].iter().any(|later| {
-                    matches!(later, Step::Restored { turn, .. } if *turn <= change.turn)
-                });
+                let undone = self.steps[at + 1..]
+                    .iter()
+                    .any(|later| matches!(later, Step::Restored { turn, .. } if *turn <= change.turn));
                 (!undone).then_some(change)
             }
             Step::Restored { .. } => None,
@@ -178,7 +181,9 @@ impl Ledger {
                     .any(|pair| !pair[1].before.same_as(&pair[0].after) && !unknown_both(pair[0], pair[1]));
                 Some(Planned {
                     target: first.before.clone(),
-                    last: chain.last().map_or(Content::Absent, |change| change.after.clone()),
+                    last: chain
+                        .last()
+                        .map_or(Content::Absent, |change| change.after.clone()),
                     path,
                     gap,
                 })

@@ -63,7 +63,12 @@ struct State {
 impl Checkpoints {
     /// Checkpoints kept in `dir` (`<data>/checkpoints/<session id>`; `None`: nothing can
     /// be kept). A `temporary` folder is removed when the session ends.
-    pub fn new(settings: CheckpointSettings, skip: Vec<PathBuf>, dir: Option<PathBuf>, temporary: bool) -> Self {
+    pub fn new(
+        settings: CheckpointSettings,
+        skip: Vec<PathBuf>,
+        dir: Option<PathBuf>,
+        temporary: bool,
+    ) -> Self {
         let store = dir
             .filter(|_| settings.enabled)
             .map(|dir| Store::open(dir, settings.max_session_bytes));
@@ -130,7 +135,12 @@ impl Checkpoints {
 
     /// The changes a file tool made to what [`Self::before_files`] kept, recorded in the
     /// ledger (files it did not change are left out).
-    pub fn after_files(&self, workspace: &Workspace, call: &str, befores: Vec<(String, Content)>) -> Vec<Change> {
+    pub fn after_files(
+        &self,
+        workspace: &Workspace,
+        call: &str,
+        befores: Vec<(String, Content)>,
+    ) -> Vec<Change> {
         let mut state = self.state();
         let turn = state.turn;
         let mut changes = Vec::new();
@@ -164,7 +174,8 @@ impl Checkpoints {
             let content = match state.index.files.remove(&path) {
                 Some((seen, content)) if seen == stat => content,
                 _ => {
-                    let found = snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
+                    let found =
+                        snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
                     self.keep(&mut state, found)
                 }
             };
@@ -191,11 +202,13 @@ impl Checkpoints {
                 Some((seen, content)) if seen == stat => (None, content),
                 // Past the cap before, it cannot be told whether it is new.
                 None if before.truncated => {
-                    let found = snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
+                    let found =
+                        snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
                     (None, self.keep(&mut state, found))
                 }
                 seen => {
-                    let found = snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
+                    let found =
+                        snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
                     let was = seen.map_or(Content::Absent, |(_, content)| content);
                     (Some(was), self.keep(&mut state, found))
                 }
@@ -302,7 +315,12 @@ impl Checkpoints {
     pub fn restore(&self, workspace: &Workspace, turn: u32) -> (Vec<Change>, Option<Refusal>) {
         let mut state = self.state();
         let plan = state.ledger.plan(turn);
-        let writes = match disk::check(workspace, &plan, state.store.as_ref(), self.settings.max_file_bytes) {
+        let writes = match disk::check(
+            workspace,
+            &plan,
+            state.store.as_ref(),
+            self.settings.max_file_bytes,
+        ) {
             Ok(writes) => writes,
             Err(refusal) => return (Vec::new(), Some(refusal)),
         };

@@ -114,7 +114,11 @@ impl Store {
 
     /// Only a digest names a file here (a log edited by hand cannot name another path).
     fn path_of(&self, id: &str) -> Result<PathBuf, StoreError> {
-        if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+        if id.len() != 64
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        {
             return Err(StoreError::Damaged(id.to_string()));
         }
         Ok(self.dir.join(id))

@@ -262,7 +262,8 @@ impl Located {
             return Ok(());
         }
         self.protection.check_path(&self.path)?;
-        self.protection.check(self.folder.as_fd(), &self.root, &self.path)?;
+        self.protection
+            .check(self.folder.as_fd(), &self.root, &self.path)?;
         match at::remove_file_at(self.folder.as_fd(), &self.name) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
             result => result,

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::agent::approval::Verdict;
 use crate::agent::history::{ContentBlock, Message, Role};
-use crate::agent::{checkpoints, hooks};
 use crate::agent::{Session, TurnContext};
+use crate::agent::{checkpoints, hooks};
 use crate::config::ApprovalMode;
 use crate::hooks::HookEvent;
 use crate::llm::{InvalidArguments, ModelResponse};
