@@ -406,3 +406,62 @@ async fn undo_takes_back_one_turn_at_a_time_also_after_a_resume() {
     assert!(removed.contains(&kept), "{removed:?}");
     assert!(!kept.exists());
 }
+
+/// The real binary: `exec` runs a command that changes a file; what it replaced is kept in
+/// the data folder's `checkpoints/<id>/` (private), never in the workspace, recorded in
+/// the log; `sessions rm` removes it with the session.
+#[test]
+fn the_binary_keeps_checkpoints_in_the_data_folder_and_sessions_rm_removes_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = ScriptedServer::start_blocking(vec![
+        call("b", "bash", json!({"command": "printf 'new\\n' > a.txt"})),
+        Reply::text("done"),
+    ]);
+    let (home, workspace) = (TempDir::new(), TempDir::new());
+    std::fs::write(workspace.join("a.txt"), "old\n").unwrap();
+    let out = support::cli::exec(&home, &workspace, &server, &["change a.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", support::cli::text(&out.stderr));
+    // What was sent: the command's result went back to the model.
+    let last = server.requests().last().unwrap().body["messages"].clone();
+    let results = last.as_array().unwrap().last().unwrap()["content"][0]["tool_use_id"].clone();
+    assert_eq!(results, json!("b"));
+
+    let log = session_logs(&home).pop().expect("recorded");
+    let id = support::cli::session_id(&log);
+    let kept = home.join("checkpoints").join(&id);
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&kept), 0o700);
+    let mut stored: Vec<(u32, Vec<u8>)> = std::fs::read_dir(&kept)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            (mode(&path), std::fs::read(&path).unwrap())
+        })
+        .collect();
+    stored.sort();
+    assert_eq!(stored, vec![(0o600, b"new\n".to_vec()), (0o600, b"old\n".to_vec())]);
+    // The workspace holds only the change itself.
+    let names: Vec<String> = std::fs::read_dir(workspace.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["a.txt".to_string()]);
+    let recorded: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|record| record["kind"] == "file_changed")
+        .map(|record| {
+            let change = &record["change"];
+            json!([change["turn"], change["call"], change["path"], change["before"]["state"], change["after"]["state"]])
+        })
+        .collect();
+    assert_eq!(recorded, vec![json!([1, "b", "a.txt", "kept", "kept"])]);
+
+    let removed = support::cli::miniagent(&home)
+        .args(["sessions", "rm", &id])
+        .output()
+        .unwrap();
+    assert_eq!(removed.status.code(), Some(0), "{}", support::cli::text(&removed.stderr));
+    assert!(!kept.exists());
+}
