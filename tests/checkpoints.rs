@@ -439,7 +439,10 @@ fn the_binary_keeps_checkpoints_in_the_data_folder_and_sessions_rm_removes_them(
         })
         .collect();
     stored.sort();
-    assert_eq!(stored, vec![(0o600, b"new\n".to_vec()), (0o600, b"old\n".to_vec())]);
+    assert_eq!(
+        stored,
+        vec![(0o600, b"new\n".to_vec()), (0o600, b"old\n".to_vec())]
+    );
     // The workspace holds only the change itself.
     let names: Vec<String> = std::fs::read_dir(workspace.path())
         .unwrap()
@@ -453,7 +456,13 @@ fn the_binary_keeps_checkpoints_in_the_data_folder_and_sessions_rm_removes_them(
         .filter(|record| record["kind"] == "file_changed")
         .map(|record| {
             let change = &record["change"];
-            json!([change["turn"], change["call"], change["path"], change["before"]["state"], change["after"]["state"]])
+            json!([
+                change["turn"],
+                change["call"],
+                change["path"],
+                change["before"]["state"],
+                change["after"]["state"]
+            ])
         })
         .collect();
     assert_eq!(recorded, vec![json!([1, "b", "a.txt", "kept", "kept"])]);
@@ -462,6 +471,11 @@ fn the_binary_keeps_checkpoints_in_the_data_folder_and_sessions_rm_removes_them(
         .args(["sessions", "rm", &id])
         .output()
         .unwrap();
-    assert_eq!(removed.status.code(), Some(0), "{}", support::cli::text(&removed.stderr));
+    assert_eq!(
+        removed.status.code(),
+        Some(0),
+        "{}",
+        support::cli::text(&removed.stderr)
+    );
     assert!(!kept.exists());
 }
