@@ -421,3 +421,33 @@ fn bench_a_look_at_the_workspace() {
         println!("{name}: {kept} bytes kept");
     }
 }
+
+#[test]
+fn a_folder_swapped_for_a_symlink_to_an_identical_copy_outside_is_refused() {
+    let (root, data) = scratch("folder-swap");
+    let workspace = Workspace::new(&root, &[]);
+    let checkpoints = checkpoints(&data, settings());
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    write(&root.join("sub/a.txt"), b"before");
+    checkpoints.before_command(&workspace);
+    std::fs::write(root.join("sub/a.txt"), b"after").unwrap();
+    assert_eq!(checkpoints.after_command(&workspace, "call").len(), 1);
+    // Outside, a folder whose a.txt holds exactly what the session left; `sub` now leads
+    // there (and, in a second try, to such a folder inside the workspace).
+    let outside = data.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("a.txt"), b"after").unwrap();
+    std::fs::rename(root.join("sub"), root.join("inside")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+    let refused = Some(Refusal {
+        message: "nothing was put back; changed outside miniagent since the session changed it: sub/a.txt"
+            .into(),
+        files: vec!["sub/a.txt".into()],
+    });
+    assert_eq!(checkpoints.restore(&workspace, 0), (Vec::new(), refused.clone()));
+    std::fs::remove_file(root.join("sub")).unwrap();
+    std::os::unix::fs::symlink(root.join("inside"), root.join("sub")).unwrap();
+    assert_eq!(checkpoints.restore(&workspace, 0), (Vec::new(), refused));
+    assert_eq!(std::fs::read(outside.join("a.txt")).unwrap(), b"after");
+    assert_eq!(std::fs::read(root.join("inside/a.txt")).unwrap(), b"after");
+}
