@@ -370,11 +370,42 @@ async fn undo_takes_back_one_turn_at_a_time_also_after_a_resume() {
     assert_eq!(ask(&mut agent, Op::Undo, is_rewind_answer).await, undone(2));
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "first\n");
     agent.turn("write third").await;
+    let turn = |turn: u32, text: &str| TurnChanges {
+        turn,
+        text: text.into(),
+        files: 1,
+    };
+    assert_eq!(
+        ask(&mut agent, Op::Diff { turn: None }, is_diff).await,
+        Event::DiffReport {
+            turn: None,
+            files: vec![FileDiff {
+                path: "a.txt".into(),
+                status: FileStatus::Added,
+                change: text(None, "third\n"),
+                note: None,
+                changed_outside: false,
+            }],
+            turns: vec![
+                turn(1, "write first"),
+                turn(2, "write second"),
+                turn(3, "write third"),
+            ],
+        }
+    );
     agent.send(Op::Shutdown);
     agent.wait_for(|event| *event == Event::ShutdownComplete).await;
 
     let Harness { workspace, data, .. } = agent;
     let log = session_logs(&data).pop().expect("the session was recorded");
+    // The diff was an answer about files, not recorded (each change is, once).
+    let recorded = std::fs::read_to_string(&log).unwrap();
+    assert!(!recorded.contains("diff_report"));
+    let changes = recorded
+        .lines()
+        .filter(|line| line.starts_with(r#"{"kind":"file_changed""#))
+        .count();
+    assert_eq!(changes, 3);
     let config = test_config(Provider::Anthropic, &server);
     let registry = ToolRegistry::builtin(&config);
     let mut resumed = Harness::start_in(config, session_log_in(&data), workspace, data, registry);

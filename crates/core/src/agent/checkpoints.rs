@@ -176,7 +176,9 @@ pub(super) fn diff(shared: &Shared, turn: Option<u32>) {
                 files,
             })
             .collect();
-        events.emit(Event::DiffReport { turn, files, turns });
+        // An answer about files on disk (and the kept copies): not recorded again in the
+        // log, where each change is already.
+        events.show(Event::DiffReport { turn, files, turns });
     });
 }
 
