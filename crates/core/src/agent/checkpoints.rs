@@ -28,8 +28,14 @@ pub(super) fn for_session(options: &AgentOptions) -> Arc<Checkpoints> {
         ),
         (None, _) => (None, false),
     };
-    let mut skip = options.protected.clone();
-    skip.push(options.workspace.join(".miniagent"));
+    // Compared with the paths of a walk from the resolved workspace: resolved too.
+    let skip = options
+        .protected
+        .iter()
+        .cloned()
+        .chain(std::iter::once(options.workspace.join(".miniagent")))
+        .map(|folder| folder.canonicalize().unwrap_or(folder))
+        .collect();
     Arc::new(Checkpoints::new(
         options.config.checkpoints.clone(),
         skip,
