@@ -1,5 +1,6 @@
 //! The session's kept file contents: one file per content, named by its SHA-256, in a
-//! private folder of the data folder (`checkpoints/<session id>/`), written atomically.
+//! private folder of the data folder (`checkpoints/<session id>/`), each written whole
+//! under a temporary name and renamed into place.
 //! Never in the workspace.
 
 use std::io::Write;
@@ -91,7 +92,9 @@ impl Store {
                 .mode(0o600)
                 .open(&temp)?;
             file.write_all(bytes)?;
-            file.sync_all()?;
+            // Not flushed to disk one by one: the first look keeps thousands of files, and
+            // a flush each made it seconds long. A copy a crash cut short no longer matches
+            // its name, and `get` then refuses it (a rewind says it was not kept).
             std::fs::rename(&temp, &path)
         })();
         if let Err(err) = written {

@@ -362,6 +362,9 @@ fn a_session_not_recorded_removes_its_store_at_the_end() {
 /// What a look costs before and after a command: on this repository, and on a generated
 /// tree of 10,000 files (the first look reads and keeps every file; later ones stat).
 /// `cargo test --release -p miniagent-core checkpoint::tests::bench -- --ignored --nocapture`
+/// On a 2-core machine: this repository (681 files, 6.5 MB) 43–56 ms for the first look,
+/// 2–4 ms for later ones; 10,000 files 0.30–0.33 s, then 21–27 ms. (With each kept copy
+/// flushed to disk, the first looks took 2.4 s and 6.5 s.)
 #[test]
 #[ignore = "a measurement, run by hand"]
 fn bench_a_look_at_the_workspace() {
