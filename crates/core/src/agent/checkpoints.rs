@@ -108,11 +108,14 @@ pub(super) async fn finish(context: &TurnContext, id: &str, watch: Watch) -> Vec
             Vec::new()
         };
         changes.extend(detected.iter().cloned());
+        // A command may change thousands of files: their texts ride along only up to a
+        // budget, so the event (and its record in the log) stays bounded.
+        let mut budget = EFFECT_TEXT_BYTES;
         let effects: Vec<CallEffect> = detected
             .iter()
             .map(|change| CallEffect::FileChanged {
                 path: workspace.root().join(&change.path).display().to_string(),
-                change: effect_text(&checkpoints, change),
+                change: effect_text(&checkpoints, change, &mut budget),
             })
             .collect();
         (changes, effects, checkpoints.take_notices())
@@ -132,20 +135,31 @@ pub(super) async fn finish(context: &TurnContext, id: &str, watch: Watch) -> Vec
     effects
 }
 
+/// The most text (before and after together) one command's effects carry.
+const EFFECT_TEXT_BYTES: u64 = 1024 * 1024;
+
 /// A command's change to one file as text, for the tree's diff, when both sides are
-/// small text.
-fn effect_text(checkpoints: &Checkpoints, change: &Change) -> Option<TextChange> {
-    if change.after == Content::Absent {
+/// small text and `budget` has room for them (what they take is taken from it).
+fn effect_text(checkpoints: &Checkpoints, change: &Change, budget: &mut u64) -> Option<TextChange> {
+    let size = |content: &Content| match content {
+        Content::Kept { size, .. } => Some(*size),
+        Content::Absent => Some(0),
+        Content::NotKept { .. } => None,
+    };
+    let needed = size(&change.before)?.saturating_add(size(&change.after)?);
+    if change.after == Content::Absent || needed > *budget {
         return None;
     }
     let after = String::from_utf8(checkpoints.bytes_of(&change.after)?).ok()?;
-    match &change.before {
+    let text = match &change.before {
         Content::Absent => text_change(None, &after),
         before => {
             let before = String::from_utf8(checkpoints.bytes_of(before)?).ok()?;
             text_change(Some(&before), &after)
         }
-    }
+    }?;
+    *budget -= needed;
+    Some(text)
 }
 
 /// `path` as a tool names it, relative to the workspace, when it is inside.
@@ -287,4 +301,42 @@ pub(super) async fn restore_code(
 /// How many files a code rewind to turn `turn` would put back.
 pub(super) fn files_from(shared: &Shared, _session: &Session, turn: u32) -> u32 {
     u32::try_from(shared.checkpoints.ledger().files_from(turn).len()).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// A command that rewrites many files: their texts ride along on the call's effects
+    /// only up to [`EFFECT_TEXT_BYTES`].
+    #[test]
+    fn a_command_s_effects_carry_texts_only_up_to_a_budget() {
+        let dir = std::env::temp_dir().join(format!("miniagent-effects-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("workspace")).unwrap();
+        let root = dir.join("workspace").canonicalize().unwrap();
+        let workspace = Workspace::new(&root, &[]);
+        let settings = crate::config::CheckpointSettings {
+            enabled: true,
+            max_file_bytes: 1 << 20,
+            max_files: 100,
+            max_session_bytes: 64 << 20,
+        };
+        let checkpoints = Checkpoints::new(settings, Vec::new(), Some(dir.join("kept")), false);
+        checkpoints.before_command(&workspace);
+        let text = "x".repeat(200 * 1024);
+        for n in 0..8 {
+            std::fs::write(root.join(format!("f{n}.txt")), &text).unwrap();
+        }
+        let changes = checkpoints.after_command(&workspace, "call");
+        let mut budget = EFFECT_TEXT_BYTES;
+        let carried: Vec<bool> = changes
+            .iter()
+            .map(|change| effect_text(&checkpoints, change, &mut budget).is_some())
+            .collect();
+        assert_eq!(carried, vec![true, true, true, true, true, false, false, false]);
+        assert_eq!(budget, EFFECT_TEXT_BYTES - 5 * 200 * 1024);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -454,3 +454,45 @@ fn a_folder_swapped_for_a_symlink_to_an_identical_copy_outside_is_refused() {
     assert_eq!(std::fs::read(outside.join("a.txt")).unwrap(), b"after");
     assert_eq!(std::fs::read(root.join("inside/a.txt")).unwrap(), b"after");
 }
+
+/// A log edited by hand cannot make a rewind write or remove outside the workspace: the
+/// paths it names are found through the workspace's confinement, and a content id names
+/// only a file of the store.
+#[test]
+fn a_hostile_log_cannot_reach_outside_the_workspace() {
+    let (root, data) = scratch("hostile");
+    let workspace = Workspace::new(&root, &[]);
+    let victim = data.join("victim.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+    let checkpoints = checkpoints(&data, settings());
+    let mut ledger = Ledger::default();
+    let escape = "../data/victim.txt".to_string();
+    ledger.push(changed(1, &escape, kept(b"precious"), Content::Absent));
+    ledger.push(changed(
+        1,
+        &victim.display().to_string(),
+        Content::Absent,
+        kept(b"precious"),
+    ));
+    ledger.push(changed(
+        1,
+        "inside.txt",
+        Content::Kept {
+            id: "../../victim".into(),
+            size: 1,
+            mode: 0,
+        },
+        Content::Absent,
+    ));
+    checkpoints.resume(ledger, Some(data.join("session")));
+    let (written, refused) = checkpoints.restore(&workspace, 1);
+    assert_eq!(written, Vec::new());
+    let refused = refused.expect("refused");
+    let mut files = refused.files.clone();
+    files.sort();
+    let mut expected = vec![escape, victim.display().to_string(), "inside.txt".to_string()];
+    expected.sort();
+    assert_eq!(files, expected);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(!root.join("inside.txt").exists());
+}
