@@ -510,3 +510,64 @@ fn the_binary_keeps_checkpoints_in_the_data_folder_and_sessions_rm_removes_them(
     );
     assert!(!kept.exists());
 }
+
+/// A sub-agent's calls run through the same path: what its command changes is kept as
+/// the parent's turn's, listed by `/diff` and taken back by `/undo`.
+#[tokio::test]
+async fn a_sub_agent_s_changes_count_as_its_parent_s_turn() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "d",
+            "delegate",
+            json!({"task": "rewrite notes.txt", "tools": ["bash"]}),
+        ),
+        call(
+            "s",
+            "bash",
+            json!({"command": "printf 'by the sub-agent\\n' > notes.txt"}),
+        ),
+        Reply::text("rewritten"),
+        Reply::text("the sub-agent rewrote it"),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    let root = agent.workspace.path().to_path_buf();
+    std::fs::write(root.join("notes.txt"), "mine\n").unwrap();
+    agent.turn("have notes.txt rewritten").await;
+    // What was sent: the sub-agent's request carried its task, and its command ran.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let sub_result = requests[2].body["messages"].as_array().unwrap().last().unwrap()["content"][0].clone();
+    assert_eq!(sub_result["tool_use_id"], json!("s"));
+    assert_eq!(sub_result["is_error"], json!(false));
+
+    assert_eq!(
+        ask(&mut agent, Op::Diff { turn: None }, is_diff).await,
+        Event::DiffReport {
+            turn: None,
+            files: vec![FileDiff {
+                path: "notes.txt".into(),
+                status: FileStatus::Modified,
+                change: text(Some("mine\n"), "by the sub-agent\n"),
+                note: None,
+                changed_outside: false,
+            }],
+            turns: vec![TurnChanges {
+                turn: 1,
+                text: "have notes.txt rewritten".into(),
+                files: 1,
+            }],
+        }
+    );
+    assert_eq!(
+        ask(&mut agent, Op::Undo, is_rewind_answer).await,
+        Event::Rewound {
+            turn: 1,
+            scope: RewindScope::Code,
+            files: vec!["notes.txt".into()],
+            messages: 0,
+            text: String::new(),
+        }
+    );
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "mine\n");
+}
