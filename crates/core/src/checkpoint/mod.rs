@@ -128,7 +128,7 @@ impl Checkpoints {
             .iter()
             .map(|path| {
                 let found = snapshot::read_file(&workspace.root().join(path), self.settings.max_file_bytes);
-                (path.clone(), self.keep(&mut state, found))
+                (path.clone(), self.keep(&mut state, path, found))
             })
             .collect()
     }
@@ -146,7 +146,7 @@ impl Checkpoints {
         let mut changes = Vec::new();
         for (path, before) in befores {
             let found = snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
-            let after = self.keep(&mut state, found);
+            let after = self.keep(&mut state, &path, found);
             if before.same_as(&after) {
                 continue;
             }
@@ -176,7 +176,7 @@ impl Checkpoints {
                 _ => {
                     let found =
                         snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
-                    self.keep(&mut state, found)
+                    self.keep(&mut state, &path, found)
                 }
             };
             files.insert(path, (stat, content));
@@ -204,13 +204,13 @@ impl Checkpoints {
                 None if before.truncated => {
                     let found =
                         snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
-                    (None, self.keep(&mut state, found))
+                    (None, self.keep(&mut state, &path, found))
                 }
                 seen => {
                     let found =
                         snapshot::read_file(&workspace.root().join(&path), self.settings.max_file_bytes);
                     let was = seen.map_or(Content::Absent, |(_, content)| content);
-                    (Some(was), self.keep(&mut state, found))
+                    (Some(was), self.keep(&mut state, &path, found))
                 }
             };
             if let Some(was) = was
@@ -243,7 +243,7 @@ impl Checkpoints {
 
     /// Kept in the store when it can be, else recorded as not kept with the reason (said
     /// once per limit).
-    fn keep(&self, state: &mut State, found: Found) -> Content {
+    fn keep(&self, state: &mut State, path: &str, found: Found) -> Content {
         let (bytes, mode) = match found {
             Found::Absent => return Content::Absent,
             Found::Bytes(bytes, mode) => (bytes, mode),
@@ -251,7 +251,7 @@ impl Checkpoints {
                 state.say_once(
                     "file",
                     format!(
-                        "a file of {} is larger than checkpoints.max_file_bytes ({}): its earlier content is not kept, and a rewind will not put it back",
+                        "{path} ({}) is larger than checkpoints.max_file_bytes ({}): it is not kept, so a rewind will not put it back (other files over the limit are not said again)",
                         crate::tools::files::human_size(size),
                         crate::tools::files::human_size(self.settings.max_file_bytes)
                     ),

@@ -292,7 +292,7 @@ fn a_file_over_the_cap_is_not_kept_said_once_and_refused_by_name() {
     assert_eq!(
         checkpoints.take_notices(),
         vec![
-            "a file of 2 KiB is larger than checkpoints.max_file_bytes (1 KiB): its earlier content is not kept, and a rewind will not put it back"
+            "big.bin (2 KiB) is larger than checkpoints.max_file_bytes (1 KiB): it is not kept, so a rewind will not put it back (other files over the limit are not said again)"
                 .to_string()
         ]
     );
