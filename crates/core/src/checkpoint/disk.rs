@@ -74,10 +74,16 @@ pub(super) fn check(
 ) -> Result<Vec<Write>, Refusal> {
     let mut outside = Vec::new();
     let mut not_kept = Vec::new();
+    let mut own = Vec::new();
     let mut writes = Vec::new();
     for planned in plan {
         if planned.gap || differs(workspace, &planned.path, &planned.last, limit) {
             outside.push(planned.path.clone());
+            continue;
+        }
+        // A write there would be refused halfway through: said before anything is written.
+        if workspace.protects(&workspace.root().join(&planned.path)) {
+            own.push(planned.path.clone());
             continue;
         }
         let bytes = match &planned.target {
@@ -101,7 +107,7 @@ pub(super) fn check(
             bytes,
         });
     }
-    if outside.is_empty() && not_kept.is_empty() {
+    if outside.is_empty() && not_kept.is_empty() && own.is_empty() {
         return Ok(writes);
     }
     let mut reasons = Vec::new();
@@ -118,9 +124,15 @@ pub(super) fn check(
             not_kept.join(", ")
         ));
     }
+    if !own.is_empty() {
+        reasons.push(format!(
+            "in miniagent's own folders, which a rewind does not write: {}",
+            own.join(", ")
+        ));
+    }
     Err(Refusal {
         message: format!("nothing was put back; {}", reasons.join("; ")),
-        files: outside.into_iter().chain(not_kept).collect(),
+        files: outside.into_iter().chain(not_kept).chain(own).collect(),
     })
 }
 

@@ -496,3 +496,29 @@ fn a_hostile_log_cannot_reach_outside_the_workspace() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     assert!(!root.join("inside.txt").exists());
 }
+
+/// A change the person approved in the workspace's `.miniagent/` is not written back by a
+/// rewind (the write would be refused midway): it refuses first, naming it.
+#[test]
+fn a_change_in_miniagent_s_own_folder_refuses_the_rewind_before_anything_is_written() {
+    let (root, data) = scratch("own");
+    let workspace = Workspace::new(&root, &[]);
+    let checkpoints = checkpoints(&data, settings());
+    std::fs::create_dir_all(root.join(".miniagent")).unwrap();
+    write(&root.join("a.txt"), b"a0");
+    let paths = vec![".miniagent/config.toml".to_string(), "a.txt".to_string()];
+    let before = checkpoints.before_files(&workspace, &paths);
+    std::fs::write(root.join(".miniagent/config.toml"), b"x = 1\n").unwrap();
+    std::fs::write(root.join("a.txt"), b"a1").unwrap();
+    assert_eq!(checkpoints.after_files(&workspace, "call", before).len(), 2);
+    let (written, refused) = checkpoints.restore(&workspace, 0);
+    assert_eq!(written, Vec::new());
+    assert_eq!(
+        refused,
+        Some(Refusal {
+            message: "nothing was put back; in miniagent's own folders, which a rewind does not write: .miniagent/config.toml".into(),
+            files: vec![".miniagent/config.toml".into()],
+        })
+    );
+    assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"a1");
+}
