@@ -18,6 +18,7 @@ mod agent_ops;
 #[path = "bad_input/main.rs"]
 mod bad_input;
 mod caching;
+mod checkpoints;
 mod cli_words;
 mod compaction;
 mod delegate;

@@ -90,9 +90,19 @@ impl Harness {
         log: miniagent_core::session::SessionLog,
         tools: ToolRegistry,
     ) -> Harness {
-        let workspace = TempDir::new();
+        Self::start_in(config, log, TempDir::new(), TempDir::new(), tools)
+    }
+
+    /// A session in an earlier harness's `workspace` and `data` folders (a resume that
+    /// finds what the first session kept there).
+    pub fn start_in(
+        config: Config,
+        log: miniagent_core::session::SessionLog,
+        workspace: TempDir,
         // Large results are saved here, as in a data folder's results/.
-        let data = TempDir::new();
+        data: TempDir,
+        tools: ToolRegistry,
+    ) -> Harness {
         let results = data.join("results");
         let client =
             miniagent_core::llm::build_client(&config.model, TEST_KEY.to_string()).expect("client builds");
@@ -118,6 +128,7 @@ impl Harness {
             models: Some(Arc::new(miniagent_core::startup::KeyedModels::new(
                 miniagent_core::config::Env::empty(),
             ))),
+            checkpoints: Some(data.join("checkpoints")),
         };
         Harness {
             handle: agent::spawn(options),

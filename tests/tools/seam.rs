@@ -218,7 +218,8 @@ async fn finished_calls_name_the_files_they_changed_and_requests_carry_a_summary
             }),
         }]
     };
-    // A failed edit changed nothing; `bash` cannot tell what it changed.
+    // A failed edit changed nothing; what `bash` changed is found by looking at the
+    // workspace before and after it (checkpoints).
     assert_eq!(
         effects,
         vec![
@@ -226,7 +227,13 @@ async fn finished_calls_name_the_files_they_changed_and_requests_carry_a_summary
             changed(Some("one\n"), "two\n"),
             vec![],
             vec![],
-            vec![]
+            vec![CallEffect::FileChanged {
+                path: root.join("b.txt").display().to_string(),
+                change: Some(TextChange {
+                    old_text: None,
+                    new_text: "hi\n".into(),
+                }),
+            }]
         ]
     );
     assert!(

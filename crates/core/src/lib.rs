@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod api;
+pub mod checkpoint;
 pub mod commands;
 pub mod config;
 pub mod export;

@@ -509,6 +509,7 @@ pub fn build(
         client_files: None,
         hooks: Arc::default(),
         models: Some(Arc::new(KeyedModels { env: env.clone() })),
+        checkpoints: checkpoints_dir(env),
     };
     // Every face starts sessions here: each hears of it.
     if let Some(notice) = own_folders_notice(&options) {
@@ -573,6 +574,11 @@ pub(crate) fn results_dir(env: &crate::config::Env) -> Option<PathBuf> {
     session::store::sessions_dir(env).map(|sessions| sessions.with_file_name("results"))
 }
 
+/// The data folder's `checkpoints`, beside `sessions` (each session's kept file contents).
+pub(crate) fn checkpoints_dir(env: &crate::config::Env) -> Option<PathBuf> {
+    session::store::sessions_dir(env).map(|sessions| sessions.with_file_name("checkpoints"))
+}
+
 /// miniagent's own folders, which file tools change only with approval each time: the
 /// configuration (trust, MCP servers, skills), the session logs (their remembered
 /// approvals are restored on resume), the log folder, and the bundled skills' files
@@ -582,6 +588,7 @@ fn own_folders(env: &crate::config::Env) -> Vec<PathBuf> {
         config::config_dir(env),
         session::store::sessions_dir(env),
         results_dir(env),
+        checkpoints_dir(env),
         log_dir(env),
         skills::default_install_dir(env).and_then(|dir| dir.parent().map(std::path::Path::to_path_buf)),
     ]

@@ -73,6 +73,7 @@ async fn run(parent: &TurnContext, call_id: &str, task: String, asked: Option<Ve
         sub_agents: None,
         meter: parent.meter.clone(),
         cost_limit: parent.cost_limit,
+        checkpoints: Arc::clone(&parent.checkpoints),
     };
     let system = format!(
         "{SUB_AGENT_PROMPT}\n\nThe workspace is `{}`.",

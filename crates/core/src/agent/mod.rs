@@ -88,6 +88,9 @@ pub struct AgentOptions {
     /// Builds a client for another model mid-session (`/model`); `None`: the session
     /// keeps the model it started with.
     pub models: Option<Arc<dyn ModelSource>>,
+    /// The data folder's `checkpoints`, where each session keeps what it needs to put the
+    /// workspace back (`checkpoints/<session id>`); `None`: nothing is kept.
+    pub checkpoints: Option<PathBuf>,
 }
 
 impl AgentOptions {
@@ -116,6 +119,7 @@ impl AgentOptions {
             commands: self.commands.clone(),
             instructions: self.instructions.clone(),
             hooks: self.hooks.clone(),
+            checkpoints: self.checkpoints.clone(),
         }
     }
 }
@@ -346,6 +350,8 @@ pub(crate) struct TurnContext {
     pub meter: meter::SharedMeter,
     /// `agent.max_cost` for the turn this context runs (its sub-agents share it).
     pub cost_limit: Option<meter::CostLimit>,
+    /// What calls change in the workspace, kept (the sub-agents' calls too).
+    pub checkpoints: Arc<crate::checkpoint::Checkpoints>,
 }
 
 /// What every turn of a session shares, and the router too.
@@ -359,6 +365,7 @@ struct Shared {
     policy: SharedPolicy,
     inspect_requested: Arc<std::sync::atomic::AtomicU8>,
     meter: meter::SharedMeter,
+    checkpoints: Arc<crate::checkpoint::Checkpoints>,
 }
 
 fn read_roots(options: &AgentOptions) -> Vec<PathBuf> {
@@ -523,6 +530,7 @@ impl Shared {
             approvals: PendingApprovals::default(),
             inspect_requested: Arc::default(),
             meter: meter::SharedMeter::default(),
+            checkpoints: checkpoints::for_session(&options),
             events,
             options,
         }

@@ -53,6 +53,8 @@ pub struct Restored {
     /// Every turn the session started (its `turn_started` events), numbered as it
     /// numbered them.
     pub(crate) turns: Vec<super::TurnMark>,
+    /// The file changes it recorded (checkpoints), for `/diff` and rewinds after a resume.
+    pub(crate) file_changes: crate::checkpoint::Ledger,
 }
 
 impl Restored {
@@ -69,6 +71,7 @@ impl Restored {
             recorded_model: String::new(),
             recorded_provider: String::new(),
             turns: Vec::new(),
+            file_changes: Default::default(),
         }
     }
 
@@ -93,6 +96,16 @@ impl Restored {
                 self.provider = provider.clone();
             }
             Record::Event { event, .. } => self.apply_event(event),
+            Record::FileChanged { change, .. } => {
+                self.file_changes
+                    .push(crate::checkpoint::Step::Changed(change.clone()));
+            }
+            Record::CodeRestored { turn, changes, .. } => {
+                self.file_changes.push(crate::checkpoint::Step::Restored {
+                    turn: *turn,
+                    changes: changes.clone(),
+                });
+            }
             Record::Messages { .. }
             | Record::Blocks { .. }
             | Record::Summary { .. }
@@ -144,6 +157,7 @@ impl Restored {
                 // `prompt_returned` says when it was not.
                 let index = self.context.messages().len();
                 super::turn_message(&mut self.turns, Some(index));
+                self.file_changes.name_turn(turn, text);
             }
             Event::PromptReturned { .. } => super::turn_message(&mut self.turns, None),
             Event::HistoryCleared => {

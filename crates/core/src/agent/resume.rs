@@ -57,6 +57,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     shared.meter.set(restored.meter);
     session.compaction_log = restored.compactions;
     session.turns = restored.turns;
+    super::checkpoints::resumed(shared, restored.file_changes);
     let rules = restore_rules(shared, path, restored.rules, restored.refused);
     // Calls and a turn the log left open are closed, and the closing is recorded.
     for event in closing {

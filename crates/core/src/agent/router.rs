@@ -373,6 +373,7 @@ fn start_job(shared: &Shared, job: Job) -> RunningTurn {
         sub_agents: Some(delegate::start),
         meter: shared.meter.clone(),
         cost_limit: meter::CostLimit::for_turn(&shared.options.config, &shared.meter),
+        checkpoints: Arc::clone(&shared.checkpoints),
     };
     let session = Arc::clone(&shared.session);
     let closed_before = shared.events.jobs_closed();

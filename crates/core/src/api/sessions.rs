@@ -204,6 +204,8 @@ impl SessionLog {
             | Record::Masked { .. }
             | Record::Output { .. }
             | Record::Resumed { .. }
+            | Record::FileChanged { .. }
+            | Record::CodeRestored { .. }
             // Its `rewound` event says it.
             | Record::Rewound { .. } => None,
         })

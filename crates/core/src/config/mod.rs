@@ -184,6 +184,20 @@ pub struct InstructionSettings {
     pub max_bytes: usize,
 }
 
+/// `[checkpoints]`: what is kept to put the workspace back (`/diff`, `/undo`, `/rewind`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointSettings {
+    /// Whether anything is kept.
+    pub enabled: bool,
+    /// A larger file is recorded as not kept.
+    pub max_file_bytes: u64,
+    /// The most files one look at the workspace (before or after a command) reads.
+    pub max_files: usize,
+    /// The most bytes one session keeps.
+    pub max_session_bytes: u64,
+}
+
 /// `[tools.read_file]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -231,6 +245,7 @@ pub struct Config {
     pub tools: ToolSettings,
     pub serve: ServeConfig,
     pub instructions: InstructionSettings,
+    pub checkpoints: CheckpointSettings,
     /// Prices by model name; a name also prices its dated versions (the name, a dash and
     /// a date).
     pub prices: std::collections::BTreeMap<String, ModelPrice>,

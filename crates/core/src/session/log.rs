@@ -229,6 +229,32 @@ impl SessionLog {
         writer.take_failure()
     }
 
+    /// Records file changes a call made (checkpoints), and writes them out.
+    pub fn file_changes(&self, changes: &[crate::checkpoint::Change]) -> Option<String> {
+        let mut writer = self.writer()?;
+        let ts = now_ms();
+        for change in changes {
+            writer.push(&Record::FileChanged {
+                ts,
+                change: change.clone(),
+            });
+        }
+        writer.flush();
+        writer.take_failure()
+    }
+
+    /// Records what a rewind wrote back, and writes it out.
+    pub fn code_restored(&self, turn: u32, changes: &[crate::checkpoint::Change]) -> Option<String> {
+        let mut writer = self.writer()?;
+        writer.push(&Record::CodeRestored {
+            ts: now_ms(),
+            turn,
+            changes: changes.to_vec(),
+        });
+        writer.flush();
+        writer.take_failure()
+    }
+
     /// Writes everything buffered and the session's index entry (at the end of a turn
     /// and when the session ends).
     pub fn checkpoint(&self) -> Option<String> {

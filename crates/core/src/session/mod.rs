@@ -117,6 +117,18 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         trimmed: Vec<String>,
     },
+    /// A call changed a file in the workspace (what it was before and after, by the
+    /// content ids of the session's checkpoint store).
+    FileChanged {
+        ts: u64,
+        change: crate::checkpoint::Change,
+    },
+    /// A rewind put back the files changed from turn `turn` on (`changes`: what it wrote).
+    CodeRestored {
+        ts: u64,
+        turn: u32,
+        changes: Vec<crate::checkpoint::Change>,
+    },
 }
 
 impl Record {
@@ -133,6 +145,8 @@ impl Record {
             | Record::Decision { ts, .. }
             | Record::Output { ts, .. }
             | Record::Resumed { ts, .. }
+            | Record::FileChanged { ts, .. }
+            | Record::CodeRestored { ts, .. }
             | Record::Rewound { ts, .. } => Some(*ts),
         }
     }
@@ -208,7 +222,9 @@ impl Record {
             | Record::Event { .. }
             | Record::Decision { .. }
             | Record::Output { .. }
-            | Record::Resumed { .. } => None,
+            | Record::Resumed { .. }
+            | Record::FileChanged { .. }
+            | Record::CodeRestored { .. } => None,
         }
     }
 }

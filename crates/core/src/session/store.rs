@@ -107,7 +107,9 @@ impl SessionInfo {
                 | Record::Summary { .. }
                 | Record::Masked { .. }
                 | Record::Decision { .. }
-                | Record::Output { .. } => {}
+                | Record::Output { .. }
+                | Record::FileChanged { .. }
+                | Record::CodeRestored { .. } => {}
             }
             if let Some(ts) = record.ts() {
                 info.updated = crate::tools::files::iso8601(ts / 1000);
@@ -421,6 +423,13 @@ pub fn remove(log: &Path) -> Result<Vec<PathBuf>, RemoveError> {
         let results = dir.with_file_name("results").join(id);
         if results.is_dir() && std::fs::remove_dir_all(&results).is_ok() {
             removed.push(results);
+        }
+    }
+    // What its checkpoints kept: `checkpoints/ID` beside the sessions folder.
+    if let (Some(dir), Some(id)) = (log.parent(), log.file_stem()) {
+        let kept = dir.with_file_name("checkpoints").join(id);
+        if kept.is_dir() && std::fs::remove_dir_all(&kept).is_ok() {
+            removed.push(kept);
         }
     }
     drop(file);

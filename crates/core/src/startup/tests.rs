@@ -28,6 +28,7 @@ fn folders_and_skills_come_from_the_environment_given() {
             "config",
             "data/sessions",
             "data/results",
+            "data/checkpoints",
             "logs",
             "data/cache/skills"
         ]

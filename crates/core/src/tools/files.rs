@@ -96,6 +96,17 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
 /// name (a symlink or hard link there is replaced, not written through). An existing
 /// file's permissions are kept.
 pub fn write_atomic_in(folder: BorrowedFd<'_>, name: &OsStr, content: &[u8]) -> std::io::Result<()> {
+    write_atomic_in_mode(folder, name, content, None)
+}
+
+/// [`write_atomic_in`], giving a new file `mode` (permission bits) when there is no file
+/// there whose permissions to keep.
+pub fn write_atomic_in_mode(
+    folder: BorrowedFd<'_>,
+    name: &OsStr,
+    content: &[u8],
+    mode: Option<u32>,
+) -> std::io::Result<()> {
     let temp = temp_name(name);
     let file = at::open_at(
         folder,
@@ -106,10 +117,15 @@ pub fn write_atomic_in(folder: BorrowedFd<'_>, name: &OsStr, content: &[u8]) -> 
     let result = (|| {
         let mut file = std::fs::File::from(file);
         file.write_all(content)?;
-        if let Ok(stat) = at::stat_at(folder, name)
-            && at::kind_of(&stat) == Kind::File
-        {
-            at::set_mode(file.as_fd(), stat.st_mode & 0o7777)?;
+        match at::stat_at(folder, name) {
+            Ok(stat) if at::kind_of(&stat) == Kind::File => {
+                at::set_mode(file.as_fd(), stat.st_mode & 0o7777)?;
+            }
+            _ => {
+                if let Some(mode) = mode {
+                    at::set_mode(file.as_fd(), mode & 0o7777)?;
+                }
+            }
         }
         file.sync_all()?;
         at::rename_at(folder, &temp, name)

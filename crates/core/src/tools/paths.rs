@@ -248,6 +248,28 @@ impl Located {
         super::files::write_atomic_in(self.folder.as_fd(), &self.name, content)
     }
 
+    /// [`Self::write_atomic`], giving a file that is not there yet `mode` (a rewind
+    /// recreating a deleted file as it was); an existing file keeps its own.
+    pub fn write_atomic_with_mode(&mut self, content: &[u8], mode: Option<u32>) -> io::Result<()> {
+        self.prepare_write()?;
+        super::files::write_atomic_in_mode(self.folder.as_fd(), &self.name, content, mode)
+    }
+
+    /// Removes the file (or a symlink, never what it points to) at the path; nothing
+    /// there is not an error. Protected folders are refused as for a write.
+    pub fn remove_file(&mut self) -> io::Result<()> {
+        if !self.missing.is_empty() {
+            return Ok(());
+        }
+        self.protection.check_path(&self.path)?;
+        self.protection
+            .check(self.folder.as_fd(), &self.root, &self.path)?;
+        match at::remove_file_at(self.folder.as_fd(), &self.name) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            result => result,
+        }
+    }
+
     /// What a write checks and makes before it writes: the path names a file, no
     /// protected folder is on the way, and the missing folders exist. A write the editor
     /// makes ([`super::client_files`]) is handed over after this.

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::agent::approval::Verdict;
 use crate::agent::history::{ContentBlock, Message, Role};
-use crate::agent::hooks;
 use crate::agent::{Session, TurnContext};
+use crate::agent::{checkpoints, hooks};
 use crate::config::ApprovalMode;
 use crate::hooks::HookEvent;
 use crate::llm::{InvalidArguments, ModelResponse};
@@ -74,6 +74,8 @@ struct Ran {
     from: Option<Instant>,
     /// The paths its tool said it would change, as the model named them.
     changed: Vec<String>,
+    /// The files a command changed, found by looking at the workspace before and after.
+    detected: Vec<CallEffect>,
 }
 
 /// Runs every tool call of the reply in order, appending one tool message with all
@@ -97,6 +99,10 @@ pub(in crate::agent) async fn run_tools(
         role: Role::Tool,
         content: Vec::with_capacity(calls.len()),
     });
+    // A sub-agent's session numbers no turns: its calls count as its parent's turn's.
+    if let Some(mark) = session.turns.last() {
+        context.checkpoints.set_turn(mark.turn, &mark.text);
+    }
     for (id, name, arguments) in calls {
         let (kind, locations) = match context.options.tools.get(&name) {
             Some(tool) => (tool.kind(), tool.locations(&arguments, &context.workspace)),
@@ -126,10 +132,12 @@ pub(in crate::agent) async fn run_tools(
         if ran.from.is_some() && phase.is_none() {
             after_call(context, (&id, &name, &arguments), &settled, &mut content).await;
         }
-        let effects = match settled.outcome {
+        let mut effects = match settled.outcome {
             ToolOutcome::Ok => effects_of(context, ran.changed, settled.output.change.take()),
             _ => Vec::new(),
         };
+        // What a command changed, whether it succeeded or not.
+        effects.append(&mut ran.detected);
         // The plan the call set, before the call is reported finished.
         if let (ToolOutcome::Ok, Some(entries)) = (settled.outcome, settled.output.plan.take()) {
             context.events.emit(Event::PlanUpdated { entries });
@@ -611,13 +619,15 @@ async fn run_one(
         }
     };
     ran.changed = call.changed_paths();
+    // What the call may change is kept before it runs (checkpoints).
+    let watch = checkpoints::watch(context, tool.kind(), &ran.changed).await;
     context.events.emit(Event::ToolCallStarted {
         id: id.to_string(),
         name: name.to_string(),
     });
     ran.from = Some(Instant::now());
     let tool_context = tool_context(context, id, unasked, protected_approved);
-    tokio::select! {
+    let outcome = tokio::select! {
         // An interrupt wins over a result that came in at the same moment (a sub-agent
         // stops with one when its parent's turn is interrupted).
         biased;
@@ -625,7 +635,9 @@ async fn run_one(
         // (bash kills its process group).
         _ = context.cancel.cancelled() => CallOutcome::Interrupted,
         output = call.run(tool_context) => Finished(output),
-    }
+    };
+    ran.detected = checkpoints::finish(context, id, watch).await;
+    outcome
 }
 
 /// What the tool gets besides its arguments for call `id`. File tools may read this

@@ -111,7 +111,7 @@ fn errors_name_the_file_and_key() {
         ),
         (
             "model_provider = \"openai\"\n",
-            "unknown key `model_provider` (known in the top level: agent, instructions, model, permissions, prices, profiles, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
+            "unknown key `model_provider` (known in the top level: agent, checkpoints, instructions, model, permissions, prices, profiles, retry, serve, session, tools, ui); miniagent's is `provider` under [model]",
         ),
         // Codex's way of naming the model.
         (
