@@ -400,7 +400,15 @@ async fn both_refused_by_the_code_leaves_the_conversation_as_it_was() {
     std::fs::write(agent.workspace.join("notes.txt"), "the person's own words\n").unwrap();
     let before = agent.inspect().await;
     let answer = rewind(&mut agent, 2, RewindScope::Both).await;
-    assert!(matches!(answer, Event::RewindRefused { .. }), "{answer:?}");
+    assert_eq!(
+        answer,
+        Event::RewindRefused {
+            message:
+                "nothing was put back; changed outside miniagent since the session changed it: notes.txt"
+                    .into(),
+            files: vec!["notes.txt".into()],
+        }
+    );
     assert_eq!(agent.inspect().await, before);
     assert_eq!(
         std::fs::read_to_string(agent.workspace.join("notes.txt")).unwrap(),
@@ -418,4 +426,67 @@ async fn both_refused_by_the_code_leaves_the_conversation_as_it_was() {
         json!("write_file"),
         "the call is in the history: {sent}"
     );
+}
+
+/// A plan call as the model sends it.
+fn plan_call(id: &str, steps: &[(&str, &str)]) -> Reply {
+    let entries: Vec<Value> = steps
+        .iter()
+        .map(|(content, status)| json!({"content": content, "status": status}))
+        .collect();
+    Reply::tool(id, "update_plan", json!({ "entries": entries }).to_string())
+}
+
+fn entries(steps: &[(&str, miniagent_protocol::PlanStatus)]) -> Vec<miniagent_protocol::PlanEntry> {
+    steps
+        .iter()
+        .map(|(content, status)| miniagent_protocol::PlanEntry {
+            content: content.to_string(),
+            status: *status,
+            priority: None,
+            note: None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_conversation_rewind_gives_back_the_plan_the_kept_history_set() {
+    use miniagent_protocol::PlanStatus::{InProgress, Pending};
+    let server = ScriptedServer::start(vec![
+        plan_call("p1", &[("read", "in_progress"), ("fix", "pending")]),
+        Reply::text("planned"),
+        plan_call("p2", &[("read", "completed"), ("fix", "in_progress")]),
+        Reply::text("going on"),
+        Reply::text("plain answer"),
+    ])
+    .await;
+    let mut agent = Harness::start(test_config(Provider::Anthropic, &server));
+    agent.turn("plan it").await;
+    agent.turn("go on").await;
+    agent.turn("no plan here").await;
+
+    // Turn 3 set no plan: going back before it leaves the plan alone (no event).
+    assert!(matches!(
+        rewind(&mut agent, 3, RewindScope::Conversation).await,
+        Event::Rewound { .. }
+    ));
+    assert!(matches!(agent.next().await, Event::TokenUsage { .. }));
+    // Turn 2 moved the plan on: going back before it gives back turn 1's plan.
+    assert!(matches!(
+        rewind(&mut agent, 2, RewindScope::Conversation).await,
+        Event::Rewound { .. }
+    ));
+    assert_eq!(
+        agent.next().await,
+        Event::PlanUpdated {
+            entries: entries(&[("read", InProgress), ("fix", Pending)])
+        }
+    );
+    // Before turn 1 there was no plan: the plan is cleared.
+    assert!(matches!(agent.next().await, Event::TokenUsage { .. }));
+    assert!(matches!(
+        rewind(&mut agent, 1, RewindScope::Conversation).await,
+        Event::Rewound { .. }
+    ));
+    assert_eq!(agent.next().await, Event::PlanUpdated { entries: vec![] });
 }

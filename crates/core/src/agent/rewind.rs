@@ -3,8 +3,9 @@
 //! through `checkpoints::restore_code`.
 //!
 //! Only the history moves. The session's notes are workspace files (a code rewind puts
-//! them back when the session changed them); the plan stays as the model last set it;
-//! no queued message can be waiting (a rewind is refused while a turn runs, and the
+//! them back when the session changed them); the plan goes back to the one the kept
+//! history last set (`Event::PlanUpdated`, empty when it set none) when the set-aside
+//! messages changed it; no queued message can be waiting (a rewind is refused while a turn runs, and the
 //! queue only holds messages while one does).
 
 use super::{Session, Shared, TurnMark, checkpoints, compaction};
@@ -64,9 +65,16 @@ pub(super) async fn rewind(shared: &Shared, turn: u32, scope: RewindScope) {
             }
         }
     };
+    let mut plan = None;
     let (messages, text) = match index {
         Some(index) => match set_aside(shared, &mut session, index, turn) {
-            Ok(messages) => (messages, mark.text.clone()),
+            Ok((messages, changed_plan)) => {
+                if changed_plan {
+                    let kept = session.context.messages();
+                    plan = Some(crate::tools::plan::plan_in(kept).unwrap_or_default());
+                }
+                (messages, mark.text.clone())
+            }
             // Checked above under the same lock: only a broken history gets here.
             Err(why) => return refuse(shared, why, Vec::new()),
         },
@@ -79,6 +87,9 @@ pub(super) async fn rewind(shared: &Shared, turn: u32, scope: RewindScope) {
         messages,
         text,
     });
+    if let Some(entries) = plan {
+        shared.events.emit(Event::PlanUpdated { entries });
+    }
     if index.is_some() {
         // The gauge shows the shorter context at once (as after `/clear`).
         let usage = compaction::usage_event(&mut session, &shared.options, shared.meter.get());
@@ -117,8 +128,16 @@ fn conversation_index(session: &Session, mark: &TurnMark) -> Result<usize, Strin
         .map_err(|why| format!("the conversation cannot go back to turn {turn}: {why}"))
 }
 
-/// Sets the history from `index` (turn `turn`'s message) on aside and records it.
-fn set_aside(shared: &Shared, session: &mut Session, index: usize, turn: u32) -> Result<usize, String> {
+/// Sets the history from `index` (turn `turn`'s message) on aside and records it; also
+/// says whether what was set aside changed the plan.
+fn set_aside(
+    shared: &Shared,
+    session: &mut Session,
+    index: usize,
+    turn: u32,
+) -> Result<(usize, bool), String> {
+    let changed_plan =
+        crate::tools::plan::calls_plan(session.context.messages().get(index..).unwrap_or_default());
     // What the context holds that the log does not yet goes first, in its order.
     shared.events.commit(session);
     let messages = session
@@ -132,7 +151,7 @@ fn set_aside(shared: &Shared, session: &mut Session, index: usize, turn: u32) ->
     // The provider's figures were for the longer history: the gauge counts anew.
     session.last_usage = Usage::default();
     session.last_usage_estimated = true;
-    Ok(messages)
+    Ok((messages, changed_plan))
 }
 
 fn refuse(shared: &Shared, message: String, files: Vec<String>) {

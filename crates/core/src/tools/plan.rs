@@ -174,6 +174,27 @@ fn entry_of(number: usize, entry: EntryArgs) -> Result<PlanEntry, String> {
     })
 }
 
+/// The plan the last of `messages`' `update_plan` calls with a valid plan set (what the
+/// model last saw of its plan there), if any call set one.
+pub fn plan_in(messages: &[miniagent_protocol::message::Message]) -> Option<Vec<PlanEntry>> {
+    messages
+        .iter()
+        .rev()
+        .flat_map(|message| message.tool_uses().collect::<Vec<_>>().into_iter().rev())
+        .filter(|call| call.name == NAME)
+        .find_map(|call| {
+            let args = serde_json::from_value::<PlanArgs>(call.input.clone()).ok()?;
+            plan_of(args).ok()
+        })
+}
+
+/// Whether any of `messages` calls `update_plan`.
+pub fn calls_plan(messages: &[miniagent_protocol::message::Message]) -> bool {
+    messages
+        .iter()
+        .any(|message| message.tool_uses().any(|call| call.name == NAME))
+}
+
 /// `text` on one line: every run of white space (line breaks included) one space.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -53,7 +53,7 @@ pub(crate) use layout::is_side;
 pub use layout::{PaneLayout, SidePanes};
 pub use look::Look;
 pub use resume::Playback;
-pub(crate) use rewind::{named, one_line};
+pub(crate) use rewind::{files_not_named, one_line};
 pub use session::{Session, SessionView};
 pub use settings::AppSettings;
 pub use turn::{Activity, Turn};

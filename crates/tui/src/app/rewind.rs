@@ -49,6 +49,8 @@ impl App {
                 self.input.replace_undoably(text);
             }
             self.conversation.scroll_to_bottom();
+            // An inspector open beneath shows the shorter history and the branch.
+            self.refresh_history_views();
         }
         if matches!(scope, RewindScope::Code | RewindScope::Both) {
             self.notice(NoticeKind::Info, put_back_line(turn, files));
@@ -64,10 +66,7 @@ impl App {
         let Event::RewindRefused { message, files } = event else {
             return;
         };
-        let mut line = format!("rewind refused: {message}");
-        if !files.is_empty() {
-            line.push_str(&format!(" (changed outside miniagent since: {})", named(files)));
-        }
+        let line = format!("rewind refused: {message}{}", files_not_named(message, files));
         self.turn.agent_noticed();
         self.notice(NoticeKind::Error, line);
         self.layers_take(event);
@@ -88,6 +87,15 @@ fn put_back_line(turn: u32, files: &[String]) -> String {
 
 /// File names for one line of text: each cleaned (a name may hold any character but
 /// `/` and NUL), at most [`FILES_NAMED`], the rest counted.
+/// What a refusal adds to its `message`: the files that stopped it, unless the message
+/// already names every one (the agent's own words usually do).
+pub(crate) fn files_not_named(message: &str, files: &[String]) -> String {
+    if files.iter().all(|file| message.contains(file.as_str())) {
+        return String::new();
+    }
+    format!(" (changed outside miniagent since: {})", named(files))
+}
+
 pub(crate) fn named(files: &[String]) -> String {
     let mut shown: Vec<String> = files
         .iter()

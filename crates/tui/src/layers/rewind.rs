@@ -260,16 +260,8 @@ impl RewindPicker {
         };
         let theme = app.look.theme();
         // The list stays in view under it: the whole message is in the transcript.
-        let mut text = format!(
-            "refused: {}",
-            truncate(&crate::app::one_line(&head(message)), REFUSAL_COLUMNS)
-        );
-        if !files.is_empty() {
-            text.push_str(&format!(
-                " (changed outside miniagent since: {})",
-                crate::app::named(files)
-            ));
-        }
+        let shown = truncate(&crate::app::one_line(&head(message)), REFUSAL_COLUMNS);
+        let text = format!("refused: {shown}{}", crate::app::files_not_named(&shown, files));
         // Set in by a column on every row, clear of the frame on both sides.
         let mut lines: Vec<Line<'static>> = wrap_lines(
             &[Line::styled(text, theme.error)],

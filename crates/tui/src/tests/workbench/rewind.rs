@@ -434,6 +434,25 @@ fn a_refusal_names_the_files_in_the_transcript_and_in_the_open_picker() {
 }
 
 #[test]
+fn a_refusal_that_names_its_files_does_not_name_them_twice() {
+    let (_workspace, mut app) = app_after(three_turns());
+    app.on_agent_event(Event::RewindRefused {
+        message: "nothing was put back; changed outside miniagent since the session changed it: c.txt".into(),
+        files: vec!["c.txt".into()],
+    });
+    let said =
+        "rewind refused: nothing was put back; changed outside miniagent since the session changed it: c.txt";
+    assert!(
+        matches!(
+            app.conversation.entries().last(),
+            Some(Entry::Notice { kind: NoticeKind::Error, text }) if text == said
+        ),
+        "{:?}",
+        app.conversation.entries().last()
+    );
+}
+
+#[test]
 fn a_resumed_session_shows_the_rewind_as_the_live_one_did() {
     let mut events = three_turns();
     events.push(Event::Rewound {
