@@ -214,6 +214,8 @@ fn numbers_after(screen: &str, prefix: &str) -> Vec<u32> {
 
 #[path = "tmux_workbench/bursts.rs"]
 mod bursts;
+#[path = "tmux_workbench/checkpoints.rs"]
+mod checkpoints;
 #[path = "tmux_workbench/commands.rs"]
 mod commands;
 #[path = "tmux_workbench/diff.rs"]
