@@ -40,7 +40,13 @@ fn diff_and_rewind_put_a_turns_files_back_in_tmux() {
     std::fs::write(workspace.path().join("edit.txt"), EDITED).unwrap();
     std::fs::write(workspace.path().join("c.txt"), COMMANDED).unwrap();
     let tmux = Tmux::start(&workspace);
-    launch_and_ask(&tmux, &home, &server, "change three files", "Changed three files.");
+    launch_and_ask(
+        &tmux,
+        &home,
+        &server,
+        "change three files",
+        "Changed three files.",
+    );
     assert_eq!(file(&workspace, "c.txt").as_deref(), Some("c after\n"));
 
     // /diff: the three files, and `]` moves from the first to the second.
@@ -97,7 +103,10 @@ fn diff_and_rewind_put_a_turns_files_back_in_tmux() {
     assert_eq!(file(&workspace, "edit.txt").as_deref(), Some(EDITED));
     assert_eq!(file(&workspace, "new.txt"), None);
     // The message is back in the input, to send again.
-    let input = rewound.lines().rev().find(|line| line.contains("change three files"));
+    let input = rewound
+        .lines()
+        .rev()
+        .find(|line| line.contains("change three files"));
     assert!(input.is_some(), "{rewound}");
     // None of it went to the model: one turn, four requests.
     assert_eq!(server.requests().len(), 4);

@@ -107,25 +107,8 @@ pub fn compute(size: Rect, app: &App) -> Areas {
         panes.push((Pane::Tree, columns[0]));
     }
     with_input(&mut panes, Pane::Conversation, columns[1]);
-    // The plan stands above the tools: as tall as it needs, at most half the column
-    // while a pane shares it.
     let mut right_column = columns[2];
-    let mut plan = None;
-    if show_plan {
-        let alone = !(app.layout.side().thinking || app.layout.side().timeline);
-        let most = if alone {
-            right_column.height
-        } else {
-            right_column.height / 2
-        };
-        let height = app.plan.wanted_height(right_column.width).min(most);
-        plan = Some(Rect {
-            height,
-            ..right_column
-        });
-        right_column.y += height;
-        right_column.height -= height;
-    }
+    let plan = show_plan.then(|| plan_above_tools(app, &mut right_column));
     match (app.layout.side().thinking, app.layout.side().timeline) {
         (true, true) => {
             let right = split(
@@ -147,4 +130,16 @@ pub fn compute(size: Rect, app: &App) -> Areas {
         panes,
         plan,
     }
+}
+
+/// The plan stands above the tools in the right column: as tall as it needs, at most half
+/// the column while a pane shares it. Gives its area; `column` keeps what is left.
+fn plan_above_tools(app: &App, column: &mut Rect) -> Rect {
+    let alone = !(app.layout.side().thinking || app.layout.side().timeline);
+    let most = if alone { column.height } else { column.height / 2 };
+    let height = app.plan.wanted_height(column.width).min(most);
+    let plan = Rect { height, ..*column };
+    column.y += height;
+    column.height -= height;
+    plan
 }
