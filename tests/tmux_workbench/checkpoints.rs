@@ -20,6 +20,21 @@ fn listing(screen: &str) -> bool {
     screen.contains(" Rewind ") && screen.contains("1  change three files") && screen.contains("3 files")
 }
 
+/// Esc Esc, Enter on turn 1's message, then `choice` (`c`, `v` or `b`). The picker and
+/// its choice arm before they take a key (a burst cannot pick by accident), so each
+/// step waits for its screen and a moment more.
+fn rewind_turn_one(tmux: &Tmux, choice: &str) {
+    tmux.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(150));
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the rewind picker", listing);
+    std::thread::sleep(Duration::from_millis(700));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_text("b  both");
+    std::thread::sleep(Duration::from_millis(700));
+    tmux.keys(&[choice]);
+}
+
 #[test]
 fn diff_and_rewind_put_a_turns_files_back_in_tmux() {
     let server = ScriptedServer::start_blocking(vec![
@@ -66,16 +81,7 @@ fn diff_and_rewind_put_a_turns_files_back_in_tmux() {
 
     // A hand edit since: the code rewind refuses by name and nothing changes.
     std::fs::write(workspace.path().join("c.txt"), "the person's edit\n").unwrap();
-    tmux.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(150));
-    tmux.keys(&["Escape"]);
-    tmux.wait_for("the rewind picker", listing);
-    // The picker arms before it takes a key (a burst cannot pick by accident).
-    std::thread::sleep(Duration::from_millis(700));
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("c  code");
-    std::thread::sleep(Duration::from_millis(700));
-    tmux.keys(&["c"]);
+    rewind_turn_one(&tmux, "c");
     let refused = tmux.wait_for("the refusal", |s| s.contains("rewind refused:"));
     assert!(refused.contains("c.txt"), "{refused}");
     assert_eq!(file(&workspace, "c.txt").as_deref(), Some("the person's edit\n"));
@@ -87,15 +93,7 @@ fn diff_and_rewind_put_a_turns_files_back_in_tmux() {
     // The edit undone, both go back: every file byte for byte, the message in the input.
     std::fs::write(workspace.path().join("c.txt"), "c after\n").unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    tmux.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(150));
-    tmux.keys(&["Escape"]);
-    tmux.wait_for("the rewind picker", listing);
-    std::thread::sleep(Duration::from_millis(700));
-    tmux.keys(&["Enter"]);
-    tmux.wait_for_text("b  both");
-    std::thread::sleep(Duration::from_millis(700));
-    tmux.keys(&["b"]);
+    rewind_turn_one(&tmux, "b");
     let rewound = tmux.wait_for("the rewind", |s| s.contains("put back 3 files"));
     assert!(rewound.contains("rewound to before turn 1"), "{rewound}");
     assert!(!rewound.contains("Changed three files."), "{rewound}");

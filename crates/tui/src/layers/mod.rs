@@ -66,6 +66,23 @@ pub fn choice_key(
     }
 }
 
+/// Where the keys that move through a list of `len` entries (↑/↓, k/j, PgUp/PgDn by
+/// `page`, Home/End, g/G) take the highlight from `selected`; `None` for any other key.
+pub fn list_move(selected: usize, len: usize, page: usize, key: KeyEvent) -> Option<usize> {
+    use crossterm::event::KeyCode;
+    let last = len.saturating_sub(1);
+    let page = page.max(1);
+    Some(match key.code {
+        KeyCode::Up | KeyCode::Char('k') => selected.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => (selected + 1).min(last),
+        KeyCode::PageUp => selected.saturating_sub(page),
+        KeyCode::PageDown => (selected + page).min(last),
+        KeyCode::Home | KeyCode::Char('g') => 0,
+        KeyCode::End | KeyCode::Char('G') => last,
+        _ => return None,
+    })
+}
+
 /// The keys every scrolled text layer shares: arrows, pages, ends; Esc or q closes.
 pub fn scroll_key(scroll: &mut super::scroll::Scroll, key: KeyEvent) -> OverlayAction {
     use crossterm::event::KeyCode;

@@ -126,16 +126,12 @@ impl RewindPicker {
     }
 
     fn list_key(&mut self, key: KeyEvent) -> OverlayAction {
-        let last = self.points.len().saturating_sub(1);
-        let page = self.page.get().max(1);
-        self.selected = match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => return OverlayAction::Close,
-            KeyCode::Up | KeyCode::Char('k') => self.selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => (self.selected + 1).min(last),
-            KeyCode::PageUp => self.selected.saturating_sub(page),
-            KeyCode::PageDown => (self.selected + page).min(last),
-            KeyCode::Home | KeyCode::Char('g') => 0,
-            KeyCode::End | KeyCode::Char('G') => last,
+        if let Some(selected) = super::list_move(self.selected, self.points.len(), self.page.get(), key) {
+            self.selected = selected;
+            return OverlayAction::Changed;
+        }
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => OverlayAction::Close,
             KeyCode::Enter => {
                 let Some(point) = self.point() else {
                     return OverlayAction::Close;
@@ -147,11 +143,10 @@ impl RewindPicker {
                     .unwrap_or(RewindScope::Code);
                 self.refused = None;
                 self.to(Step::Choice { scope });
-                return OverlayAction::Changed;
+                OverlayAction::Changed
             }
-            _ => return OverlayAction::Ignored,
-        };
-        OverlayAction::Changed
+            _ => OverlayAction::Ignored,
+        }
     }
 
     fn choice_key(&mut self, key: KeyEvent, scope: RewindScope) -> OverlayAction {

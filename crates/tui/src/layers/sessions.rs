@@ -109,9 +109,10 @@ impl SessionPicker {
 
     /// Applies a key.
     pub fn on_key(&mut self, key: KeyEvent) -> OverlayAction {
-        let count = self.shown().len();
-        let last = count.saturating_sub(1);
-        let page = self.page.get().max(1);
+        if let Some(selected) = super::list_move(self.selected, self.shown().len(), self.page.get(), key) {
+            self.selected = selected;
+            return OverlayAction::Changed;
+        }
         self.selected = match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return OverlayAction::Close,
             KeyCode::Enter => {
@@ -128,12 +129,6 @@ impl SessionPicker {
                 self.offset.set(0);
                 0
             }
-            KeyCode::Up | KeyCode::Char('k') => self.selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => (self.selected + 1).min(last),
-            KeyCode::PageUp => self.selected.saturating_sub(page),
-            KeyCode::PageDown => (self.selected + page).min(last),
-            KeyCode::Home | KeyCode::Char('g') => 0,
-            KeyCode::End | KeyCode::Char('G') => last,
             _ => return OverlayAction::Ignored,
         };
         OverlayAction::Changed
