@@ -122,8 +122,10 @@ pub fn write_atomic_in_mode(
                 at::set_mode(file.as_fd(), stat.st_mode & 0o7777)?;
             }
             _ => {
+                // Read and write bits only: a recorded mode (a session log can be
+                // edited) never makes a file set-user-id, set-group-id or sticky.
                 if let Some(mode) = mode {
-                    at::set_mode(file.as_fd(), mode & 0o7777)?;
+                    at::set_mode(file.as_fd(), mode & 0o777)?;
                 }
             }
         }
