@@ -571,3 +571,52 @@ async fn a_sub_agent_s_changes_count_as_its_parent_s_turn() {
     );
     assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "mine\n");
 }
+
+/// A log from outside the person's sessions folder (one a repository ships) brings no
+/// changes to take back: it could claim it made any file, which `/undo` would remove.
+#[tokio::test]
+async fn a_foreign_log_s_changes_are_not_taken_back() {
+    let server = ScriptedServer::start(vec![
+        call("w", "write_file", json!({"path": "a.txt", "content": "made\n"})),
+        Reply::text("written"),
+    ])
+    .await;
+    let data = TempDir::new();
+    let config = test_config(Provider::Anthropic, &server);
+    let registry = ToolRegistry::builtin(&config);
+    let mut agent = Harness::start_in(config, session_log_in(&data), TempDir::new(), data, registry);
+    agent.turn("write a").await;
+    agent.send(Op::Shutdown);
+    agent.wait_for(|event| *event == Event::ShutdownComplete).await;
+    let Harness { workspace, data, .. } = agent;
+    let root = workspace.path().to_path_buf();
+    // The log, shipped in the workspace, is resumed by someone else.
+    let shipped = root.join("shipped.jsonl");
+    std::fs::copy(session_logs(&data).pop().expect("recorded"), &shipped).unwrap();
+    let (other, config) = (TempDir::new(), test_config(Provider::Anthropic, &server));
+    let registry = ToolRegistry::builtin(&config);
+    let mut resumed = Harness::start_in(config, session_log_in(&other), workspace, other, registry);
+    resumed.send(Op::Resume {
+        path: shipped.clone(),
+    });
+    let said = resumed
+        .wait_for(|event| matches!(event, Event::Notice { message } if message.contains("file changes")))
+        .await;
+    assert_eq!(
+        said,
+        Event::Notice {
+            message: format!(
+                "{} is not one of your recorded sessions, so the file changes it records cannot be taken back here (/undo and /rewind start from this point)",
+                shipped.display()
+            )
+        }
+    );
+    assert_eq!(
+        ask(&mut resumed, Op::Undo, is_rewind_answer).await,
+        Event::RewindRefused {
+            message: "there are no file changes of this session to take back".into(),
+            files: Vec::new(),
+        }
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "made\n");
+}

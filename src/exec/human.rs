@@ -183,9 +183,11 @@ impl Printer {
                 ..
             } => self.line(&rewound_line(*turn, *scope, files, *messages)),
             Event::RewindRefused { message, files } => {
-                self.line(&format!("rewind refused: {}", clean(message)));
+                // Names shown with their control characters as symbols (as the
+                // workbench shows them), so each names the file it is.
+                self.line(&format!("rewind refused: {}", visible(message)));
                 for file in files {
-                    self.line(&format!("  changed outside miniagent: {}", clean(file)));
+                    self.line(&format!("  not put back: {}", visible(file)));
                 }
             }
             Event::SkillsLoaded { warnings, .. } => self.skill_warnings(warnings),
@@ -383,7 +385,7 @@ pub(super) fn rewound_line(turn: u32, scope: RewindScope, files: &[String], mess
     let code = if files.is_empty() {
         "no file to put back".to_string()
     } else {
-        let names: Vec<String> = files.iter().map(|file| clean(file).into_owned()).collect();
+        let names: Vec<String> = files.iter().map(|file| visible(file).into_owned()).collect();
         format!("put back {}: {}", plural(files.len(), "file"), names.join(", "))
     };
     let what = match scope {
@@ -397,4 +399,20 @@ pub(super) fn rewound_line(turn: u32, scope: RewindScope, files: &[String], mess
         RewindScope::Both => "the code and the conversation",
     };
     format!("rewound {subject} to before turn {turn}: {what}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file named with control characters is named as itself (its controls shown as
+    /// symbols), not as another file's name with them taken out.
+    #[test]
+    fn a_rewind_names_each_file_as_it_is() {
+        let files = vec!["e\u{1b}[2Jvil.txt".to_string(), "evil.txt".to_string()];
+        assert_eq!(
+            rewound_line(3, RewindScope::Code, &files, 0),
+            "rewound the code to before turn 3: put back 2 files: e␛[2Jvil.txt, evil.txt"
+        );
+    }
 }

@@ -57,7 +57,7 @@ pub(super) async fn resume(shared: &Shared, path: &Path) {
     shared.meter.set(restored.meter);
     session.compaction_log = restored.compactions;
     session.turns = restored.turns;
-    super::checkpoints::resumed(shared, restored.file_changes);
+    super::checkpoints::resumed(shared, own_file_changes(shared, path, restored.file_changes));
     let rules = restore_rules(shared, path, restored.rules, restored.refused);
     // Calls and a turn the log left open are closed, and the closing is recorded.
     for event in closing {
@@ -109,6 +109,29 @@ fn sendable(
         }
     }
     Some((restored, mended))
+}
+
+/// The file changes a resumed log recorded, which `/undo` and `/rewind` may take back:
+/// only from this user's own logs. A log from anywhere else could claim it created any
+/// file (a rewind would delete it) or name contents to write back.
+fn own_file_changes(
+    shared: &Shared,
+    path: &Path,
+    recorded: crate::checkpoint::Ledger,
+) -> crate::checkpoint::Ledger {
+    let own = session::store::is_own_log(shared.options.session_log.sessions_folder().as_deref(), path);
+    if own {
+        return recorded;
+    }
+    if !recorded.steps().is_empty() {
+        shared.events.emit(Event::Notice {
+            message: format!(
+                "{} is not one of your recorded sessions, so the file changes it records cannot be taken back here (/undo and /rewind start from this point)",
+                path.display()
+            ),
+        });
+    }
+    crate::checkpoint::Ledger::default()
 }
 
 /// Puts the log's remembered approvals and refusals in place of the current ones, and

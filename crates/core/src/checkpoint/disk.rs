@@ -46,11 +46,27 @@ fn now(workspace: &Workspace, path: &str, limit: u64) -> Now {
 
 /// Whether the disk no longer holds `content` at `path`.
 pub(super) fn differs(workspace: &Workspace, path: &str, content: &Content, limit: u64) -> bool {
-    match (now(workspace, path, limit), content.identity()) {
-        (Now::Absent, Identity::Absent) => false,
-        (Now::Digest(found), Identity::Digest(recorded)) => found != recorded,
-        _ => true,
+    !same(&now(workspace, path, limit), content)
+}
+
+/// Whether what is on disk is known to be `content`.
+fn same(now: &Now, content: &Content) -> bool {
+    match (now, content.identity()) {
+        (Now::Absent, Identity::Absent) => true,
+        (Now::Digest(found), Identity::Digest(recorded)) => found == recorded,
+        _ => false,
     }
+}
+
+/// A path checkpoints can have recorded: relative, plain names only (no `..`, no root),
+/// none of them `.git` (a command's changes there are never looked at, and a file tool's
+/// write there is not taken back).
+fn recordable(path: &str) -> bool {
+    use std::path::Component;
+    !path.is_empty()
+        && std::path::Path::new(path)
+            .components()
+            .all(|part| matches!(part, Component::Normal(name) if name != ".git"))
 }
 
 /// One file a rewind writes back.
@@ -61,6 +77,8 @@ pub(super) struct Write {
     to: Content,
     /// `None`: the file is removed.
     bytes: Option<Vec<u8>>,
+    /// False when the disk already holds `to`: only recorded, nothing written.
+    needed: bool,
 }
 
 /// Checks every file of `plan` before anything is written: each must still hold what
@@ -76,8 +94,34 @@ pub(super) fn check(
     let mut not_kept = Vec::new();
     let mut own = Vec::new();
     let mut writes = Vec::new();
+    let mut foreign = Vec::new();
+    let mut unread = Vec::new();
     for planned in plan {
-        if planned.gap || differs(workspace, &planned.path, &planned.last, limit) {
+        // Checkpoints never record such a path: only an edited log names one.
+        if !recordable(&planned.path) {
+            foreign.push(planned.path.clone());
+            continue;
+        }
+        let now = now(workspace, &planned.path, limit);
+        // Already as it was (the person put it back, or removed a file the turn made):
+        // nothing to write, whatever happened to it between.
+        if same(&now, &planned.target) {
+            writes.push(Write {
+                path: planned.path.clone(),
+                from: planned.last.clone(),
+                to: planned.target.clone(),
+                bytes: None,
+                needed: false,
+            });
+            continue;
+        }
+        // What the session left was never read (too large to keep): whether the file is
+        // still that cannot be told, so it is not written over.
+        if planned.last.identity() == Identity::Unknown {
+            unread.push(planned.path.clone());
+            continue;
+        }
+        if planned.gap || !same(&now, &planned.last) {
             outside.push(planned.path.clone());
             continue;
         }
@@ -105,12 +149,22 @@ pub(super) fn check(
             from: planned.last.clone(),
             to: planned.target.clone(),
             bytes,
+            needed: true,
         });
     }
-    if outside.is_empty() && not_kept.is_empty() && own.is_empty() {
+    if [&outside, &not_kept, &unread, &own, &foreign]
+        .iter()
+        .all(|files| files.is_empty())
+    {
         return Ok(writes);
     }
     let mut reasons = Vec::new();
+    if !foreign.is_empty() {
+        reasons.push(format!(
+            "the session log names places checkpoints never record (inside a .git folder, or leading out of the workspace): {}",
+            foreign.join(", ")
+        ));
+    }
     if !outside.is_empty() {
         reasons.push(format!(
             "changed outside miniagent since the session changed {}: {}",
@@ -124,6 +178,12 @@ pub(super) fn check(
             not_kept.join(", ")
         ));
     }
+    if !unread.is_empty() {
+        reasons.push(format!(
+            "what the session left there was too large to keep, so whether it changed since cannot be told (put it back by hand, or remove a file the session made, and rewind again): {}",
+            unread.join(", ")
+        ));
+    }
     if !own.is_empty() {
         reasons.push(format!(
             "in miniagent's own folders, which a rewind does not write: {}",
@@ -132,7 +192,7 @@ pub(super) fn check(
     }
     Err(Refusal {
         message: format!("nothing was put back; {}", reasons.join("; ")),
-        files: outside.into_iter().chain(not_kept).chain(own).collect(),
+        files: [outside, not_kept, unread, own, foreign].concat(),
     })
 }
 
@@ -140,7 +200,17 @@ pub(super) fn check(
 /// a write that fails stops it (the files before it stay put back, and are said).
 pub(super) fn write(workspace: &Workspace, turn: u32, writes: Vec<Write>) -> (Vec<Change>, Option<Refusal>) {
     let mut done = Vec::new();
-    for write in writes {
+    for write in writes.into_iter() {
+        if !write.needed {
+            done.push(Change {
+                turn,
+                call: "rewind".to_string(),
+                path: write.path,
+                before: write.from,
+                after: write.to,
+            });
+            continue;
+        }
         let result = workspace
             .locate(&write.path, Access::Write)
             .map_err(|err| std::io::Error::other(err.to_string()))

@@ -335,9 +335,11 @@ impl Checkpoints {
         (changes, failed)
     }
 
-    /// What is on disk at `path` now, compared with `content`: `true` when it differs.
+    /// What is on disk at `path` now, compared with `content`: `true` when it is known to
+    /// differ (a content never read, too large to keep, cannot be compared: `false`).
     pub fn changed_since(&self, workspace: &Workspace, path: &str, content: &Content) -> bool {
-        disk::differs(workspace, path, content, self.settings.max_file_bytes)
+        content.identity() != ledger::Identity::Unknown
+            && disk::differs(workspace, path, content, self.settings.max_file_bytes)
     }
 }
 

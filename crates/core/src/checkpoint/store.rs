@@ -13,7 +13,11 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// Keeping it would pass `checkpoints.max_session_bytes`.
-    #[error("the session keeps {kept} bytes already, and {max} is the most (checkpoints.max_session_bytes)")]
+    #[error(
+        "the session keeps {} already, and {} is the most (checkpoints.max_session_bytes)",
+        crate::tools::files::human_size(*kept),
+        crate::tools::files::human_size(*max)
+    )]
     Full { kept: u64, max: u64 },
     #[error("the checkpoint store {path}: {source}")]
     Io {

@@ -325,7 +325,7 @@ fn past_the_session_cap_contents_are_not_kept_and_it_is_said_once() {
     assert_eq!(
         checkpoints.take_notices(),
         vec![
-            "file contents are no longer kept for this session: the session keeps 8 bytes already, and 10 is the most (checkpoints.max_session_bytes); a rewind will not put those files back"
+            "file contents are no longer kept for this session: the session keeps 8 bytes already, and 10 bytes is the most (checkpoints.max_session_bytes); a rewind will not put those files back"
                 .to_string()
         ]
     );
@@ -338,7 +338,7 @@ fn past_the_session_cap_contents_are_not_kept_and_it_is_said_once() {
         .collect();
     let full = Content::NotKept {
         id: Some(digest(b"ABCDEFGH")),
-        reason: "the session keeps 8 bytes already, and 10 is the most (checkpoints.max_session_bytes)"
+        reason: "the session keeps 8 bytes already, and 10 bytes is the most (checkpoints.max_session_bytes)"
             .into(),
     };
     assert_eq!(befores, vec![("a", &kept(b"12345678")), ("c", &full)]);
@@ -521,4 +521,77 @@ fn a_change_in_miniagent_s_own_folder_refuses_the_rewind_before_anything_is_writ
         })
     );
     assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"a1");
+}
+
+/// A log edited by hand may say the session made `.git/HEAD` or a tracked file: a rewind
+/// would then remove it. Checkpoints never record a `.git` folder, so such a change is
+/// refused by name and nothing is written.
+#[test]
+fn a_change_a_log_claims_in_a_git_folder_is_refused_by_name() {
+    let (root, data) = scratch("git-claim");
+    let workspace = Workspace::new(&root, &[]);
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+    write(&root.join(".git/HEAD"), b"ref: refs/heads/main\n");
+    write(&root.join("sub/.git/config"), b"[core]\n");
+    let checkpoints = checkpoints(&data, settings());
+    let mut ledger = Ledger::default();
+    ledger.push(changed(
+        1,
+        ".git/HEAD",
+        Content::Absent,
+        kept(b"ref: refs/heads/main\n"),
+    ));
+    ledger.push(changed(1, "sub/.git/config", Content::Absent, kept(b"[core]\n")));
+    checkpoints.resume(ledger, Some(data.join("session")));
+    let (written, refused) = checkpoints.restore(&workspace, 1);
+    assert_eq!(written, Vec::new());
+    assert_eq!(
+        refused,
+        Some(Refusal {
+            message: "nothing was put back; the session log names places checkpoints never record (inside a .git folder, or leading out of the workspace): .git/HEAD, sub/.git/config".into(),
+            files: vec![".git/HEAD".into(), "sub/.git/config".into()],
+        })
+    );
+    assert_eq!(
+        std::fs::read(root.join(".git/HEAD")).unwrap(),
+        b"ref: refs/heads/main\n"
+    );
+    assert_eq!(std::fs::read(root.join("sub/.git/config")).unwrap(), b"[core]\n");
+}
+
+/// A file a command made that was too large to keep: while it is there the rewind says
+/// it cannot tell whether it changed since (not that someone changed it); once the
+/// person removed it (it is as it was before the turn), the rewind goes through.
+#[test]
+fn a_made_file_too_large_to_keep_stops_the_rewind_until_it_is_gone() {
+    let (root, data) = scratch("made-big");
+    let workspace = Workspace::new(&root, &[]);
+    let checkpoints = checkpoints(&data, settings());
+    checkpoints.set_turn(1, "t");
+    write(&root.join("small.txt"), b"before");
+    checkpoints.before_command(&workspace);
+    std::fs::write(root.join("small.txt"), b"after").unwrap();
+    std::fs::write(root.join("huge.bin"), vec![1; 2000]).unwrap();
+    assert_eq!(checkpoints.after_command(&workspace, "call").len(), 2);
+    let (written, refused) = checkpoints.restore(&workspace, 1);
+    assert_eq!(written, Vec::new());
+    assert_eq!(
+        refused,
+        Some(Refusal {
+            message: "nothing was put back; what the session left there was too large to keep, so whether it changed since cannot be told (put it back by hand, or remove a file the session made, and rewind again): huge.bin".into(),
+            files: vec!["huge.bin".into()],
+        })
+    );
+    assert_eq!(std::fs::read(root.join("small.txt")).unwrap(), b"after");
+    std::fs::remove_file(root.join("huge.bin")).unwrap();
+    let (written, refused) = checkpoints.restore(&workspace, 1);
+    assert_eq!(refused, None);
+    let mut paths: Vec<String> = written.iter().map(|change| change.path.clone()).collect();
+    paths.sort();
+    assert_eq!(paths, vec!["huge.bin".to_string(), "small.txt".to_string()]);
+    assert_eq!(std::fs::read(root.join("small.txt")).unwrap(), b"before");
+    assert!(!root.join("huge.bin").exists());
+    // The ledger knows: nothing is left to take back, and the session's diff is empty.
+    assert_eq!(checkpoints.ledger().latest_in_place(), None);
 }

@@ -124,6 +124,8 @@ pub struct App {
     /// While no model is set up (no API key): the welcome panel's facts, to open it again
     /// when a prompt cannot be sent.
     pub(crate) welcome: Option<FirstRun>,
+    /// `/undo` was sent and not answered yet: its answer is named as an undo's.
+    pub(crate) undo_asked: bool,
     /// Whether the terminal is focused, and how a notification reaches the person when
     /// it is not.
     pub(crate) attention: Attention,

@@ -34,6 +34,7 @@ impl App {
             return;
         };
         let (turn, scope) = (*turn, *scope);
+        self.undo_asked = false;
         if matches!(scope, RewindScope::Conversation | RewindScope::Both) {
             self.conversation.set_aside_from(turn);
             let plural = if *messages == 1 { "message" } else { "messages" };
@@ -66,7 +67,11 @@ impl App {
         let Event::RewindRefused { message, files } = event else {
             return;
         };
-        let line = format!("rewind refused: {message}{}", files_not_named(message, files));
+        let what = match std::mem::take(&mut self.undo_asked) {
+            true => "undo",
+            false => "rewind",
+        };
+        let line = format!("{what} refused: {message}{}", files_not_named(message, files));
         self.turn.agent_noticed();
         self.notice(NoticeKind::Error, line);
         self.layers_take(event);

@@ -44,6 +44,7 @@ impl App {
             replay: None,
             replay_origin: now,
             welcome: None,
+            undo_asked: false,
             attention: crate::app::Attention::default(),
         }
     }

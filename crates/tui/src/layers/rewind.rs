@@ -42,7 +42,10 @@ pub const UNDO: Command = Command {
     aliases: &[],
     args: "",
     help: "take back the file changes of the last turn that made any",
-    run: |app, _| app.send(Op::Undo),
+    run: |app, _| {
+        app.undo_asked = true;
+        app.send(Op::Undo);
+    },
 };
 
 /// Opens the picker and asks the agent for the messages to list.

@@ -453,6 +453,31 @@ fn a_refusal_that_names_its_files_does_not_name_them_twice() {
 }
 
 #[test]
+fn an_undo_s_refusal_is_named_as_an_undo_s() {
+    let (_workspace, mut app) = app_after(three_turns());
+    app.submit("/undo".into());
+    let refusal = Event::RewindRefused {
+        message: "there are no file changes of this session to take back".into(),
+        files: vec![],
+    };
+    app.on_agent_event(refusal.clone());
+    let last = |app: &App| match app.conversation.entries().last() {
+        Some(Entry::Notice { text, .. }) => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        last(&app),
+        "undo refused: there are no file changes of this session to take back"
+    );
+    // The next refusal answers a rewind.
+    app.on_agent_event(refusal);
+    assert_eq!(
+        last(&app),
+        "rewind refused: there are no file changes of this session to take back"
+    );
+}
+
+#[test]
 fn a_resumed_session_shows_the_rewind_as_the_live_one_did() {
     let mut events = three_turns();
     events.push(Event::Rewound {
