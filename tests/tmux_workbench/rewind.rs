@@ -61,7 +61,7 @@ fn esc_esc_and_slash_rewind_open_the_rewind_picker_in_tmux() {
     // `/undo` sends the agent its op; its answer is shown in the transcript.
     tmux.type_text("/undo");
     tmux.keys(&["Enter"]);
-    tmux.wait_for_text("rewind refused:");
+    tmux.wait_for_text("undo refused:");
     // None of it went to the model.
     assert_eq!(server.requests().len(), 1);
     tmux.quit_with_ctrl_d();
