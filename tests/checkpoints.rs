@@ -620,3 +620,27 @@ async fn a_foreign_log_s_changes_are_not_taken_back() {
     );
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "made\n");
 }
+
+/// An undo is in the session log as soon as it is answered (not at the next turn or at
+/// the end): a process killed right after still says what was put back.
+#[tokio::test]
+async fn an_undo_is_written_to_the_log_at_once() {
+    let server = ScriptedServer::start(vec![
+        call("w", "write_file", json!({"path": "a.txt", "content": "made\n"})),
+        Reply::text("written"),
+    ])
+    .await;
+    let data = TempDir::new();
+    let config = test_config(Provider::Anthropic, &server);
+    let registry = ToolRegistry::builtin(&config);
+    let mut agent = Harness::start_in(config, session_log_in(&data), TempDir::new(), data, registry);
+    agent.turn("write a").await;
+    assert!(matches!(
+        ask(&mut agent, Op::Undo, is_rewind_answer).await,
+        Event::Rewound { .. }
+    ));
+    let log = session_logs(&agent.data).pop().expect("recorded");
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(written.contains(r#""type":"rewound""#), "{written}");
+    assert!(written.contains(r#"{"kind":"code_restored""#), "{written}");
+}

@@ -239,7 +239,7 @@ async fn a_rewind_while_a_turn_runs_is_refused_and_the_turn_goes_on() {
     assert_eq!(
         rewind(&mut agent, 1, RewindScope::Conversation).await,
         Event::RewindRefused {
-            message: "a turn is running: rewind between turns (interrupt it first)".into(),
+            message: "a turn is running: /rewind and /undo work between turns (interrupt it first)".into(),
             files: vec![],
         }
     );

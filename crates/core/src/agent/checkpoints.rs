@@ -268,6 +268,9 @@ pub(super) async fn undo(shared: &Shared) {
             files: refusal.files,
         }),
     }
+    // Written out now, as a rewind is: the log says what was put back even if the
+    // process ends before anything else happens.
+    shared.events.checkpoint(&mut session);
 }
 
 /// Puts back every workspace file the session changed from turn `turn` on, as it was

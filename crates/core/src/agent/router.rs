@@ -111,7 +111,8 @@ impl Router {
             Op::Diff { turn } => checkpoints::diff(&self.shared, turn),
             Op::ListRewindPoints | Op::Rewind { .. } | Op::Undo if self.running.is_some() => {
                 self.notify(Event::RewindRefused {
-                    message: "a turn is running: rewind between turns (interrupt it first)".to_string(),
+                    message: "a turn is running: /rewind and /undo work between turns (interrupt it first)"
+                        .to_string(),
                     files: Vec::new(),
                 });
             }

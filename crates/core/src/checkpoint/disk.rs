@@ -132,7 +132,7 @@ pub(super) fn check(
         }
         let bytes = match &planned.target {
             Content::Absent => None,
-            Content::Kept { id, .. } => match store.map(|store| store.get(id)) {
+            Content::Kept { id, size, .. } => match store.map(|store| store.get(id, *size)) {
                 Some(Ok(bytes)) => Some(bytes),
                 Some(Err(_)) | None => {
                     not_kept.push(planned.path.clone());

@@ -303,10 +303,10 @@ impl Checkpoints {
 
     /// The content kept as `content`, when it was kept.
     pub fn bytes_of(&self, content: &Content) -> Option<Vec<u8>> {
-        let Content::Kept { id, .. } = content else {
+        let Content::Kept { id, size, .. } = content else {
             return None;
         };
-        self.state().store.as_ref()?.get(id).ok()
+        self.state().store.as_ref()?.get(id, *size).ok()
     }
 
     /// Puts back every file changed from turn `turn` on as it was before that turn, or

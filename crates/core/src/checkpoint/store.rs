@@ -73,7 +73,8 @@ impl Store {
     /// Keeps `bytes` whose SHA-256 is `id`; kept already costs nothing.
     pub fn put(&mut self, id: &str, bytes: &[u8]) -> Result<(), StoreError> {
         let path = self.path_of(id)?;
-        if path.is_file() {
+        // Kept already (not through a symlink: one swapped in is replaced below).
+        if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_file()) {
             return Ok(());
         }
         let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
@@ -109,10 +110,31 @@ impl Store {
         Ok(())
     }
 
-    /// The content kept as `id`, checked against its name.
-    pub fn get(&self, id: &str) -> Result<Vec<u8>, StoreError> {
+    /// The content kept as `id` (`size` bytes, as recorded), checked against its name.
+    /// Only a regular file is read, never through a symlink and never more than `size`
+    /// bytes and one: whoever can write the data folder could have put a FIFO or a link to
+    /// `/dev/zero` in its place.
+    pub fn get(&self, id: &str, size: u64) -> Result<Vec<u8>, StoreError> {
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
         let path = self.path_of(id)?;
-        let bytes = std::fs::read(&path).map_err(|source| StoreError::Io { path, source })?;
+        let io = |source| StoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() || meta.size() != size {
+            return Err(StoreError::Damaged(id.to_string()));
+        }
+        let mut bytes = Vec::new();
+        file.take(size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
         if digest(&bytes) != id {
             return Err(StoreError::Damaged(id.to_string()));
         }

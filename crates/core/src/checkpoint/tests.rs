@@ -132,18 +132,18 @@ fn the_store_keeps_contents_privately_by_digest_and_within_its_cap() {
         store.put(&digest(b"too much"), b"too much"),
         Err(StoreError::Full { kept: 5, max: 10 })
     ));
-    assert_eq!(store.get(&digest(b"hello")).unwrap(), b"hello".to_vec());
+    assert_eq!(store.get(&digest(b"hello"), 5).unwrap(), b"hello".to_vec());
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&dir.join(digest(b"hello"))), 0o600);
     // Only a digest names a file; a damaged copy is not given back.
     assert!(matches!(
-        store.get("../../etc/passwd"),
+        store.get("../../etc/passwd", 5),
         Err(StoreError::Damaged(_))
     ));
     std::fs::write(dir.join(digest(b"hello")), b"HELLO").unwrap();
     assert!(matches!(
-        store.get(&digest(b"hello")),
+        store.get(&digest(b"hello"), 5),
         Err(StoreError::Damaged(_))
     ));
     // Opened again, it counts what it holds.
@@ -594,4 +594,32 @@ fn a_made_file_too_large_to_keep_stops_the_rewind_until_it_is_gone() {
     assert!(!root.join("huge.bin").exists());
     // The ledger knows: nothing is left to take back, and the session's diff is empty.
     assert_eq!(checkpoints.ledger().latest_in_place(), None);
+}
+
+/// Whoever can write the data folder may put a link to `/dev/zero`, a FIFO or a larger
+/// file where a kept copy was: reading it back never follows the link, never blocks and
+/// never reads past the recorded size.
+#[test]
+fn a_kept_copy_swapped_for_a_link_a_fifo_or_more_bytes_is_not_read() {
+    let (_root, data) = scratch("store-swap");
+    let dir = data.join("s");
+    let mut store = Store::open(dir.clone(), 1 << 20);
+    let id = digest(b"hello");
+    store.put(&id, b"hello").unwrap();
+    let kept = dir.join(&id);
+    std::fs::remove_file(&kept).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &kept).unwrap();
+    assert!(matches!(store.get(&id, 5), Err(StoreError::Io { .. })));
+    std::fs::remove_file(&kept).unwrap();
+    let fifo = std::ffi::CString::new(kept.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    assert!(matches!(store.get(&id, 5), Err(StoreError::Damaged(_))));
+    std::fs::remove_file(&kept).unwrap();
+    std::fs::write(&kept, vec![b'h'; 1 << 16]).unwrap();
+    assert!(matches!(store.get(&id, 5), Err(StoreError::Damaged(_))));
+    // Kept again, the copy is whole once more.
+    std::fs::remove_file(&kept).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &kept).unwrap();
+    store.put(&id, b"hello").unwrap();
+    assert_eq!(store.get(&id, 5).unwrap(), b"hello".to_vec());
 }

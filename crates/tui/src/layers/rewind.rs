@@ -195,8 +195,9 @@ impl RewindPicker {
 /// Why `scope` cannot apply to going back before `point`; `None`: it can.
 fn unavailable(point: &RewindPoint, scope: RewindScope) -> Option<&'static str> {
     let code = (point.files == 0).then_some("no file was changed from this message on");
-    let conversation = (!point.conversation)
-        .then_some("a summary replaced this part of the conversation (compacted): it cannot go back there");
+    let conversation = (!point.conversation).then_some(
+        "the conversation cannot go back there (a summary replaced it, or /clear or a rewind set it aside)",
+    );
     match scope {
         RewindScope::Code => code,
         RewindScope::Conversation => conversation,
@@ -302,7 +303,7 @@ impl RewindPicker {
             let conversation = if point.conversation {
                 Span::styled(format!("{:<CONVERSATION_COLUMNS$}", "conversation"), theme.text)
             } else {
-                Span::styled(format!("{:<CONVERSATION_COLUMNS$}", "compacted"), theme.dim)
+                Span::styled(format!("{:<CONVERSATION_COLUMNS$}", "code only"), theme.dim)
             };
             let files_style = if point.files == 0 { theme.dim } else { theme.text };
             let line = Line::from(vec![

@@ -246,7 +246,10 @@ fn options_that_cannot_apply_are_disabled_with_why() {
     let choice = screen(&mut app, 80, 24);
     assert!(choice.contains("Before turn 1:"), "{choice}");
     assert!(choice.contains("(not available)"), "{choice}");
-    assert!(choice.contains("a summary replaced this part of the"), "{choice}");
+    assert!(
+        choice.contains("the conversation cannot go back there"),
+        "{choice}"
+    );
     assert_screen!("rewind_choice_compacted_80x24", choice);
     // Neither `v` nor `b` sends; `c` (3 files) does.
     app.now += APPROVAL_GRACE;
@@ -489,7 +492,7 @@ fn a_resumed_session_shows_the_rewind_as_the_live_one_did() {
     });
     events.extend(turn("add a --quiet flag instead", "Added it."));
     events.push(Event::RewindRefused {
-        message: "a turn is running: rewind between turns (interrupt it first)".into(),
+        message: "a turn is running: /rewind and /undo work between turns (interrupt it first)".into(),
         files: Vec::new(),
     });
     let (_workspace, mut live) = app_after(events.clone());
