@@ -28,7 +28,7 @@ pub const ROWS: usize = 8;
 /// Files the walk hands over at a time while it runs.
 const BATCH: usize = 2_000;
 
-/// What the background walk found so far.
+/// What the background walk found and the picker has not taken yet.
 #[derive(Default)]
 struct Found {
     paths: Vec<String>,
@@ -122,15 +122,15 @@ pub fn mention_of(path: &str) -> String {
 pub struct Picker {
     root: Option<PathBuf>,
     walk: Option<Walk>,
-    /// A copy of the walk's paths, taken when it had more to give.
+    /// The walk's paths, moved over from it as it finds them.
     paths: Vec<String>,
     done: bool,
     cut: bool,
     /// The query ranked, and its results.
     query: Option<String>,
     best: Vec<usize>,
+    /// Every match of the query (its count shows under the picker).
     all: Vec<usize>,
-    matched: usize,
     selected: usize,
     /// How many paths the last ranking looked at: its matches narrow the next query's
     /// only while no more were listed since.
@@ -148,7 +148,6 @@ impl Picker {
             query: None,
             best: Vec::new(),
             all: Vec::new(),
-            matched: 0,
             selected: 0,
             ranked_over: 0,
         }
@@ -207,17 +206,14 @@ impl Picker {
         let Some(walk) = &self.walk else {
             return;
         };
-        let found = lock(&walk.found);
-        if found.paths.len() > self.paths.len() {
-            self.paths.extend_from_slice(&found.paths[self.paths.len()..]);
-        }
+        let mut found = lock(&walk.found);
+        self.paths.append(&mut found.paths);
         self.done = found.done;
         self.cut = found.cut;
     }
 
     fn rank(&mut self, query: &str, among: Option<&[usize]>) {
         let ranked = fuzzy::rank(&fuzzy::Query::new(query), &self.paths, among, ROWS);
-        self.matched = ranked.all.len();
         self.best = ranked.best;
         self.all = ranked.all;
         self.query = Some(query.to_string());
@@ -284,7 +280,7 @@ impl Picker {
     /// The line under the matches: how many, and how the listing stands.
     fn status(&self) -> String {
         let total = self.paths.len();
-        let mut status = format!("{} of {total} files", self.matched);
+        let mut status = format!("{} of {total} files", self.all.len());
         if !self.done {
             status.push_str(" · listing…");
         } else if self.cut {
