@@ -50,16 +50,8 @@ pub fn osc52(text: &str) -> Result<String, CopyError> {
 pub fn sent_notice(what: &str, bytes: usize) -> String {
     format!(
         "copied {what} ({}): sent to the terminal's clipboard (OSC 52); if nothing was copied, your terminal does not allow it",
-        size(bytes)
+        crate::tree::human_size(u64::try_from(bytes).unwrap_or(u64::MAX))
     )
-}
-
-fn size(bytes: usize) -> String {
-    if bytes < 1024 {
-        format!("{bytes} bytes")
-    } else {
-        format!("{:.1} KB", bytes as f64 / 1024.0)
-    }
 }
 
 #[cfg(test)]

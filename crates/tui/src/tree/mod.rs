@@ -676,7 +676,7 @@ fn needs_escape(c: char) -> bool {
 
 mod preview;
 pub use preview::FilePreview;
-pub(crate) use preview::slice_columns;
+pub(crate) use preview::{human_size, slice_columns};
 
 #[cfg(test)]
 mod tests;

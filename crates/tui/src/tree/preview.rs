@@ -365,7 +365,8 @@ pub(crate) fn slice_columns(line: &Line<'_>, skip: usize, width: usize) -> Line<
     Line::from(spans).style(line.style)
 }
 
-fn human_size(bytes: u64) -> String {
+/// A size as the workbench says it: `512 bytes`, `40.0 KB`, `3.1 MB`.
+pub(crate) fn human_size(bytes: u64) -> String {
     const KB: f64 = 1024.0;
     let size = bytes as f64;
     if size < KB {
