@@ -54,6 +54,18 @@ fn screen(app: &mut Bench, width: u16, height: u16) -> String {
     text
 }
 
+/// The app showing a replay, paused at its start: no agent to ask.
+fn paused_replay(app: &mut Bench) {
+    app.replay = Some(miniagent_protocol::PlaybackStatus {
+        state: miniagent_protocol::PlayState::Paused,
+        speed: 1.0,
+        played: 0,
+        events: 0,
+        position_ms: 0,
+        length_ms: 0,
+    });
+}
+
 /// The front approval on screen for the grace period with no key pressed: keys answer it.
 fn arm(app: &mut Bench) {
     screen(app, 80, 24);

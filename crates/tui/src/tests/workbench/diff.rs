@@ -248,14 +248,7 @@ fn diff_of_an_unchanged_session() {
 fn diff_in_a_replay_says_why_not() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
-    app.replay = Some(miniagent_protocol::PlaybackStatus {
-        state: miniagent_protocol::PlayState::Paused,
-        speed: 1.0,
-        played: 0,
-        events: 0,
-        position_ms: 0,
-        length_ms: 0,
-    });
+    paused_replay(&mut app);
     app.sent.clear();
     app.submit("/diff".into());
     assert_eq!(app.sent, Vec::<Op>::new());

@@ -191,14 +191,7 @@ fn context_overlay_shows_what_fills_the_prompt() {
 fn context_in_a_replay_says_why_not() {
     let workspace = TempDir::new();
     let mut app = app_in(&workspace);
-    app.replay = Some(miniagent_protocol::PlaybackStatus {
-        state: miniagent_protocol::PlayState::Paused,
-        speed: 1.0,
-        played: 0,
-        events: 0,
-        position_ms: 0,
-        length_ms: 0,
-    });
+    paused_replay(&mut app);
     app.sent.clear();
     app.submit("/context".into());
     assert_eq!(app.sent, Vec::<Op>::new());
