@@ -81,10 +81,7 @@ impl Query {
             }
             return found;
         }
-        let chars: Vec<(usize, char)> = haystack
-            .char_indices()
-            .map(|(at, c)| (at, if self.exact_case { c } else { fold(c) }))
-            .collect();
+        let chars: Vec<(usize, char)> = haystack.char_indices().map(|(at, c)| (at, fold(c))).collect();
         let n = self.chars.len();
         let mut start = 0;
         while start + n <= chars.len() {
