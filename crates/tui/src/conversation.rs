@@ -602,7 +602,6 @@ fn settled_boundary(text: &str, from: usize) -> usize {
     boundary
 }
 
-/// An entry's lines, and (for a finished reply) where its code blocks are among them.
 /// The most lines of one call's result a search shows under it.
 const RESULT_MATCHES_SHOWN: usize = 20;
 
@@ -635,6 +634,7 @@ fn result_matches(result: &str, query: &Query, width: u16, theme: &Theme) -> Vec
     lines
 }
 
+/// An entry's lines, and (for a finished reply) where its code blocks are among them.
 fn render_entry(
     entry: &Entry,
     width: u16,

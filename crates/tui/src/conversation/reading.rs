@@ -89,7 +89,6 @@ impl Reading {
         self.selected = None;
     }
 
-    /// Whether the pane's last row shows the search line.
     /// The search's query, while there is one to look for.
     pub(super) fn query(&self) -> Option<&Query> {
         self.search
@@ -98,6 +97,7 @@ impl Reading {
             .filter(|query| !query.is_empty())
     }
 
+    /// Whether the pane's last row shows the search line.
     pub(super) fn search_line_shown(&self) -> bool {
         self.search.is_some()
     }
