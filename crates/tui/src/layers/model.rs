@@ -76,6 +76,8 @@ impl Layer for ModelLayer {
             .max()
             .unwrap_or(0);
         let mut heading = None;
+        // How many lines down to the selected one, it included.
+        let mut through_selected = 0;
         for (index, choice) in self.choices.iter().enumerate() {
             let section = if choice.profile {
                 "profiles".to_string()
@@ -105,6 +107,7 @@ impl Layer for ModelLayer {
                 Span::styled(in_use, theme.dim),
             ]);
             lines.push(if index == self.selected {
+                through_selected = lines.len() + 1;
                 theme.selected(line)
             } else {
                 line
@@ -117,16 +120,9 @@ impl Layer for ModelLayer {
         );
         // Keeps the selected line in view on a short screen.
         let inner = area.height.saturating_sub(2);
-        let selected_line = self
-            .choices
-            .iter()
-            .take(self.selected + 1)
-            .fold((0u16, None::<bool>), |(line, last), choice| {
-                let heading = u16::from(last != Some(choice.profile));
-                (line + heading + 1, Some(choice.profile))
-            })
-            .0;
-        let scroll = selected_line.saturating_sub(inner);
+        let scroll = u16::try_from(through_selected)
+            .unwrap_or(u16::MAX)
+            .saturating_sub(inner);
         popup(buf, area, &self.title(), lines, scroll, app, false);
     }
 }
