@@ -189,10 +189,11 @@ fn rule_lines(app: &App, selected: usize) -> Vec<Line<'static>> {
                     Span::styled(rule.to_string(), theme.text),
                 ]),
                 Row::Permanent(rule) => {
-                    let (list, style) = match rule.list {
-                        RuleList::Allow => ("allow", theme.ok),
-                        RuleList::Ask => ("ask", theme.warning),
-                        RuleList::Deny => ("deny", theme.error),
+                    let list = rule.list.key();
+                    let style = match rule.list {
+                        RuleList::Allow => theme.ok,
+                        RuleList::Ask => theme.warning,
+                        RuleList::Deny => theme.error,
                     };
                     let source = match rule.source {
                         RuleSource::User => "your config",
