@@ -41,12 +41,9 @@ pub const COMMANDS: &[Command] = &[
         aliases: &[],
         args: "[FOCUS]",
         help: "have the model write a starting AGENTS.md",
-        run: |app, _| {
-            app.send(Op::RunCommand {
-                name: "init".to_string(),
-                arguments: String::new(),
-            })
-        },
+        // Never called: [`run`] sends `/init` to the agent with the rest of its line, as
+        // it does any prompt command.
+        run: |_, _| {},
     },
     super::layers::context::COMMAND,
     super::layers::diff::COMMAND,
