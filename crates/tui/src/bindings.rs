@@ -51,7 +51,7 @@ fn always<S>(_: &S) -> bool {
 /// The input's completion popup (and its `@` file picker) uses Esc, Tab and the arrows
 /// while it shows.
 fn completing(app: &App) -> bool {
-    app.layout.focus() == Pane::Input && (!app.input.completions().is_empty() || app.input.picking())
+    app.layout.focus() == Pane::Input && (app.input.completing() || app.input.picking())
 }
 
 fn open_help(app: &mut App, _: KeyEvent) -> bool {

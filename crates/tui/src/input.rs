@@ -129,19 +129,29 @@ impl InputBox {
 
     /// Slash commands matching what is typed, while the input is a bare `/word`.
     pub fn completions(&self) -> Vec<CommandHint> {
-        if self.popup_dismissed {
-            return Vec::new();
-        }
-        let text = self.text();
-        if !text.starts_with('/') || text.contains(char::is_whitespace) {
-            return Vec::new();
-        }
+        self.matching_commands().cloned().collect()
+    }
+
+    /// Whether any slash command completes what is typed (asked on every key, so the
+    /// input's text is not joined or the matches copied for it).
+    pub fn completing(&self) -> bool {
+        self.matching_commands().next().is_some()
+    }
+
+    fn matching_commands(&self) -> impl Iterator<Item = &CommandHint> {
+        // A bare `/word` is one line: a line break is whitespace too.
+        let word = match self.editor.lines() {
+            [line]
+                if !self.popup_dismissed && line.starts_with('/') && !line.contains(char::is_whitespace) =>
+            {
+                Some(line.as_str())
+            }
+            _ => None,
+        };
         self.commands
             .iter()
             .chain(&self.prompt_commands)
-            .filter(|c| c.name.starts_with(text.as_str()))
-            .cloned()
-            .collect()
+            .filter(move |c| word.is_some_and(|word| c.name.starts_with(word)))
     }
 
     pub fn selected_completion(&self) -> usize {
@@ -270,7 +280,7 @@ impl InputBox {
 
     /// Whether the `@` picker shows.
     pub fn picking(&self) -> bool {
-        self.completions().is_empty()
+        !self.completing()
             && self
                 .mention_at_cursor()
                 .is_some_and(|(row, at, _)| self.picker_dismissed != Some((row, at)))
