@@ -54,6 +54,32 @@ fn screen(app: &mut Bench, width: u16, height: u16) -> String {
     text
 }
 
+/// A `cargo ARGS…` command waiting for approval, `a` covering cargo for the session.
+fn cargo_approval(id: &str, args: &[&str]) -> Event {
+    let argv: Vec<String> = std::iter::once("cargo")
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
+    let command = argv.join(" ");
+    Event::ApprovalRequested {
+        id: id.into(),
+        name: "bash".into(),
+        preview: format!("$ {command}\n(in /home/dev/project, timeout 120 s)"),
+        session_rule: Some(ApprovalRule::Command {
+            program: "cargo".into(),
+        }),
+        request: Some(miniagent_protocol::ApprovalRequest::Command {
+            command,
+            program: Some("cargo".into()),
+            argv,
+            cwd: "/home/dev/project".into(),
+            timeout_s: Some(120),
+            compound: false,
+        }),
+        notes: Vec::new(),
+    }
+}
+
 /// The app showing a replay, paused at its start: no agent to ask.
 fn paused_replay(app: &mut Bench) {
     app.replay = Some(miniagent_protocol::PlaybackStatus {

@@ -74,23 +74,7 @@ fn approval_overlays_for_an_edit_and_a_command() {
         kind: Default::default(),
         locations: Vec::new(),
     });
-    app.on_agent_event(Event::ApprovalRequested {
-        id: "b1".into(),
-        name: "bash".into(),
-        preview: "$ cargo fmt\n(in /home/dev/project, timeout 120 s)".into(),
-        session_rule: Some(ApprovalRule::Command {
-            program: "cargo".into(),
-        }),
-        request: Some(ApprovalRequest::Command {
-            command: "cargo fmt".into(),
-            program: Some("cargo".into()),
-            argv: vec!["cargo".into(), "fmt".into()],
-            cwd: "/home/dev/project".into(),
-            timeout_s: Some(120),
-            compound: false,
-        }),
-        notes: Vec::new(),
-    });
+    app.on_agent_event(cargo_approval("b1", &["fmt"]));
     // Just opened: arming, the keys not shown yet.
     assert_screen!("approval_edit_arming_80x24", screen(&mut app, 80, 24));
     assert_screen!("approval_edit_arming_160x48", screen(&mut app, 160, 48));

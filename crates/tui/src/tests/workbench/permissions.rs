@@ -9,23 +9,7 @@ fn cargo_test_request(app: &mut Bench) {
     app.on_agent_event(Event::TurnStarted {
         text: "run the tests".into(),
     });
-    app.on_agent_event(Event::ApprovalRequested {
-        id: "b1".into(),
-        name: "bash".into(),
-        preview: "$ cargo test -q\n(in /home/dev/project, timeout 120 s)".into(),
-        session_rule: Some(ApprovalRule::Command {
-            program: "cargo".into(),
-        }),
-        request: Some(ApprovalRequest::Command {
-            command: "cargo test -q".into(),
-            program: Some("cargo".into()),
-            argv: vec!["cargo".into(), "test".into(), "-q".into()],
-            cwd: "/home/dev/project".into(),
-            timeout_s: Some(120),
-            compound: false,
-        }),
-        notes: Vec::new(),
-    });
+    app.on_agent_event(cargo_approval("b1", &["test", "-q"]));
 }
 
 #[test]
