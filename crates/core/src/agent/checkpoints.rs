@@ -301,11 +301,6 @@ pub(super) async fn restore_code(
     }
 }
 
-/// How many files a code rewind to turn `turn` would put back.
-pub(super) fn files_from(shared: &Shared, _session: &Session, turn: u32) -> u32 {
-    u32::try_from(shared.checkpoints.ledger().files_from(turn).len()).unwrap_or(u32::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
