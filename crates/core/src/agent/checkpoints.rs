@@ -67,17 +67,22 @@ pub(super) struct Watch {
 /// it runs.
 pub(super) async fn watch(context: &TurnContext, kind: ToolKind, changed: &[String]) -> Watch {
     let checkpoints = Arc::clone(&context.checkpoints);
+    let nothing = Watch {
+        files: Vec::new(),
+        command: false,
+    };
     if !checkpoints.enabled() {
-        return Watch {
-            files: Vec::new(),
-            command: false,
-        };
+        return nothing;
     }
     let command = kind == ToolKind::Execute;
     let paths: Vec<String> = changed
         .iter()
         .filter_map(|path| relative(&context.workspace, path))
         .collect();
+    // Most calls neither run a command nor write a file: no task, no lock.
+    if !command && paths.is_empty() {
+        return nothing;
+    }
     let workspace = Arc::clone(&context.workspace);
     let files = tokio::task::spawn_blocking(move || {
         if command {
@@ -299,11 +304,6 @@ pub(super) async fn restore_code(
         Some(refusal) => Err(refusal),
         None => Ok(changes.into_iter().map(|change| change.path).collect()),
     }
-}
-
-/// How many files a code rewind to turn `turn` would put back.
-pub(super) fn files_from(shared: &Shared, _session: &Session, turn: u32) -> u32 {
-    u32::try_from(shared.checkpoints.ledger().files_from(turn).len()).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

@@ -304,10 +304,15 @@ impl TurnMark {
 impl Session {
     /// Numbers the turn that starts now with `text` (the person's words).
     pub(crate) fn start_turn(&mut self, text: &str) -> u32 {
-        let turn = self.turns.last().map_or(1, |last| last.turn.saturating_add(1));
-        self.turns.push(TurnMark::new(turn, text));
-        turn
+        start_turn(&mut self.turns, text)
     }
+}
+
+/// Numbers a new turn with `text` after the last of `turns` (from 1, never reused).
+pub(crate) fn start_turn(turns: &mut Vec<TurnMark>, text: &str) -> u32 {
+    let turn = turns.last().map_or(1, |last| last.turn.saturating_add(1));
+    turns.push(TurnMark::new(turn, text));
+    turn
 }
 
 /// The turns' messages from history index `from` on left the conversation (a rewind set

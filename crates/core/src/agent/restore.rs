@@ -151,8 +151,7 @@ impl Restored {
                 // A turn whose message never reached the history (the process died first)
                 // is no point to go back to.
                 self.unsent_turn_without_message();
-                let turn = self.turns.last().map_or(1, |last| last.turn.saturating_add(1));
-                self.turns.push(super::TurnMark::new(turn, text));
+                let turn = super::start_turn(&mut self.turns, text);
                 // Its message is added right after (the log records the event first);
                 // `prompt_returned` says when it was not.
                 let index = self.context.messages().len();

@@ -18,12 +18,14 @@ use miniagent_protocol::{Event, RewindPoint, RewindScope};
 /// whose file changes a code rewind would still put back.
 pub(super) async fn points(shared: &Shared) {
     let session = shared.session.lock().await;
+    // One copy of the ledger for the whole list.
+    let ledger = shared.checkpoints.ledger();
     let points = session
         .turns
         .iter()
         .filter(|mark| mark.sent)
         .filter_map(|mark| {
-            let files = checkpoints::files_from(shared, &session, mark.turn);
+            let files = u32::try_from(ledger.files_from(mark.turn).len()).unwrap_or(u32::MAX);
             let conversation = conversation_index(&session, mark).is_ok();
             // One inside a summarized range is listed too: the picker says why only its
             // code can go back.

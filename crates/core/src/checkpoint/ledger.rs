@@ -135,15 +135,17 @@ impl Ledger {
         })
     }
 
+    /// Every change, the rewinds' writes included, in order.
+    fn every_change(&self) -> impl Iterator<Item = &Change> {
+        self.steps.iter().flat_map(|step| match step {
+            Step::Changed(change) => std::slice::from_ref(change),
+            Step::Restored { changes, .. } => changes.as_slice(),
+        })
+    }
+
     /// Every change of `path`, the rewinds' writes included, in order.
     fn chain<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a Change> + 'a {
-        self.steps
-            .iter()
-            .flat_map(|step| match step {
-                Step::Changed(change) => std::slice::from_ref(change),
-                Step::Restored { changes, .. } => changes.as_slice(),
-            })
-            .filter(move |change| change.path == path)
+        self.every_change().filter(move |change| change.path == path)
     }
 
     /// What the session last left at `path`, if it changed it.
@@ -197,14 +199,7 @@ impl Ledger {
     pub fn spans(&self, turn: Option<u32>) -> Vec<Span> {
         let mut spans: BTreeMap<&str, Span> = BTreeMap::new();
         let changes: Vec<&Change> = match turn {
-            None => self
-                .steps
-                .iter()
-                .flat_map(|step| match step {
-                    Step::Changed(change) => std::slice::from_ref(change),
-                    Step::Restored { changes, .. } => changes.as_slice(),
-                })
-                .collect(),
+            None => self.every_change().collect(),
             Some(turn) => self
                 .steps
                 .iter()

@@ -150,13 +150,7 @@ impl Checkpoints {
             if before.same_as(&after) {
                 continue;
             }
-            let change = Change {
-                turn,
-                call: call.to_string(),
-                path,
-                before,
-                after,
-            };
+            let change = change(turn, call, &path, before, after);
             state.ledger.push(Step::Changed(change.clone()));
             changes.push(change);
         }
