@@ -2,7 +2,7 @@
 //! are generated from the components themselves, never kept by hand; and what a
 //! component did with a key.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// Whether `key` types a character: a `Char` with neither Ctrl nor Alt held.
 pub fn types_char(key: KeyEvent) -> bool {
@@ -10,6 +10,14 @@ pub fn types_char(key: KeyEvent) -> bool {
         && !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
+/// Whether `key` is a press a pane or an overlay reads as its own: not a release, and
+/// no Ctrl, Alt or Super chord (those belong to the workbench). Shift is part of a
+/// character (`G`).
+pub fn is_plain_press(key: &KeyEvent) -> bool {
+    let chord = KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER;
+    key.kind != KeyEventKind::Release && !key.modifiers.intersects(chord)
 }
 
 /// One binding a component offers.

@@ -4,6 +4,8 @@
 //! conversation. Either way Ctrl-T toggles it, and the title bar says how far it got.
 //! It holds no focus: it is read, not driven.
 
+use std::cell::Cell;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -29,6 +31,9 @@ pub struct PlanView {
     /// since it covers what is being said. Each width keeps its own choice, so closing
     /// the narrow popup does not take the section away from the wide layout.
     narrow: bool,
+    /// The last [`PlanView::wanted_height`]'s width and answer: the layout asks at every
+    /// frame, and the rows only change with the plan or the width.
+    height: Cell<Option<(u16, u16)>>,
 }
 
 impl PlanView {
@@ -47,11 +52,13 @@ impl PlanView {
                 ..entry.clone()
             })
             .collect();
+        self.height.set(None);
     }
 
     /// The session's plan is gone (a fresh view, `/clear`); what Ctrl-T chose stays.
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.height.set(None);
     }
 
     /// Whether the section shows in a layout that is `narrow` or not.
@@ -95,8 +102,15 @@ impl PlanView {
 
     /// Rows the section wants at `width` columns, borders included.
     pub fn wanted_height(&self, width: u16) -> u16 {
+        if let Some((measured, height)) = self.height.get()
+            && measured == width
+        {
+            return height;
+        }
         let rows = self.rows(width.saturating_sub(2), &Theme::monochrome()).len();
-        u16::try_from(rows.max(1)).unwrap_or(u16::MAX).saturating_add(2)
+        let height = u16::try_from(rows.max(1)).unwrap_or(u16::MAX).saturating_add(2);
+        self.height.set(Some((width, height)));
+        height
     }
 
     /// Draws the section in `area`, `narrow` saying how Ctrl-T reads in its title.

@@ -38,7 +38,6 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(area) = areas.plan {
         if areas.narrow {
             clear_for_popup(area, buf);
-            ratatui::widgets::Clear.render(area, buf);
         }
         app.plan.render(area, buf, app.look.theme(), areas.narrow);
     }

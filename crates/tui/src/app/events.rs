@@ -99,17 +99,8 @@ impl App {
                 endpoint,
                 context_window,
                 ..
-            } => {
-                let line = format!("model: {model} ({provider}), a window of {context_window} tokens");
-                self.session.model_changed(model, provider, endpoint);
-                let token_limit = self.figures.tokens().token_limit;
-                self.figures.set_budget(token_limit, context_window);
-                self.on_notice(line);
-            }
-            Event::ModelChangeRefused { message, .. } => {
-                self.turn.agent_noticed();
-                self.notice(crate::conversation::NoticeKind::Warning, message);
-            }
+            } => self.on_model_changed(model, provider, endpoint, context_window),
+            Event::ModelChangeRefused { message, .. } => self.on_model_change_refused(message),
         }
         true
     }

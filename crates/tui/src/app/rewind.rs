@@ -90,8 +90,6 @@ fn put_back_line(turn: u32, files: &[String]) -> String {
     }
 }
 
-/// File names for one line of text: each cleaned (a name may hold any character but
-/// `/` and NUL), at most [`FILES_NAMED`], the rest counted.
 /// What a refusal adds to its `message`: the files that stopped it, unless the message
 /// already names every one (the agent's own words usually do).
 pub(crate) fn files_not_named(message: &str, files: &[String]) -> String {
@@ -101,6 +99,8 @@ pub(crate) fn files_not_named(message: &str, files: &[String]) -> String {
     format!(" (changed outside miniagent since: {})", named(files))
 }
 
+/// File names for one line of text: each cleaned (a name may hold any character but
+/// `/` and NUL), at most [`FILES_NAMED`], the rest counted.
 pub(crate) fn named(files: &[String]) -> String {
     let mut shown: Vec<String> = files
         .iter()

@@ -377,6 +377,28 @@ impl App {
         self.session.set_prompt_commands(commands);
     }
 
+    /// `/model` switched the model: the title, the window the gauge measures against,
+    /// and a line saying so.
+    pub(crate) fn on_model_changed(
+        &mut self,
+        model: String,
+        provider: String,
+        endpoint: String,
+        window: u64,
+    ) {
+        let line = format!("model: {model} ({provider}), a window of {window} tokens");
+        self.session.model_changed(model, provider, endpoint);
+        let token_limit = self.figures.tokens().token_limit;
+        self.figures.set_budget(token_limit, window);
+        self.on_notice(line);
+    }
+
+    /// `/model` was refused: the session stays on its model.
+    pub(crate) fn on_model_change_refused(&mut self, message: String) {
+        self.turn.agent_noticed();
+        self.notice(NoticeKind::Warning, message);
+    }
+
     pub(crate) fn on_approval_mode_changed(&mut self, mode: ApprovalMode) {
         self.session.set_approval_mode(mode);
         self.notice(NoticeKind::Info, format!("approval mode: {mode}"));

@@ -92,20 +92,20 @@ impl App {
     pub(crate) fn escape(&mut self) -> bool {
         // A side pane open over the conversation is put away first (as `q` does), before
         // Esc interrupts: it is what the person looks at.
-        if self.layout.close_side_popup() {
-            self.turn.disarm_rewind();
-            return true;
-        }
-        if self.turn.running() {
-            self.turn.disarm_rewind();
+        let done = if self.layout.close_side_popup() {
+            true
+        } else if self.turn.running() {
             self.interrupt();
-            return true;
+            true
+        } else {
+            self.layout.restore()
+        };
+        if !done {
+            return self.escape_on_empty_input();
         }
-        if self.layout.restore() {
-            self.turn.disarm_rewind();
-            return true;
-        }
-        self.escape_on_empty_input()
+        // It did something else: the next Esc is a first one again.
+        self.turn.disarm_rewind();
+        true
     }
 
     /// An Esc with nothing else to do: the first arms, the second opens the rewind

@@ -9,7 +9,7 @@ pub mod file;
 
 use std::cell::Cell;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -18,7 +18,7 @@ use super::{Layer, text_area};
 use crate::app::App;
 use crate::command::Command;
 use crate::conversation::NoticeKind;
-use crate::keys::{KeyHint, OverlayAction, OverlayContext};
+use crate::keys::{KeyHint, OverlayAction, OverlayContext, is_plain_press};
 use crate::popup::popup;
 use crate::text::wrap::{display_width, truncate, truncate_spans};
 use crate::theme::Theme;
@@ -403,8 +403,7 @@ impl Layer for DiffOverlay {
     }
 
     fn on_key(&mut self, key: KeyEvent, _context: OverlayContext<'_>) -> OverlayAction {
-        let chord = KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER;
-        if key.kind == KeyEventKind::Release || key.modifiers.intersects(chord) {
+        if !is_plain_press(&key) {
             return OverlayAction::Ignored;
         }
         if let Some(at) = self.picker {

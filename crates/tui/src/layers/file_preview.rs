@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::diff::file::{FileView, MAX_FILE_ROWS};
+use super::diff::file::FileView;
 use super::{Layer, text_area};
 use crate::app::App;
 use crate::keys::KeyHint;
@@ -152,11 +152,7 @@ impl Layer for FilePreviewLayer {
         };
         self.changes = match files.iter().find(|file| file.path == *relative) {
             Some(file) => Changes::Shown {
-                view: Box::new(FileView::of(
-                    file,
-                    MAX_FILE_ROWS,
-                    std::time::Instant::now() + std::time::Duration::from_millis(500),
-                )),
+                view: Box::new(super::diff::file::view(file)),
                 showing: true,
             },
             None => Changes::None,

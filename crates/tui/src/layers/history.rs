@@ -284,12 +284,12 @@ impl HistoryInspector {
         let width = usize::from(inner.width);
         for (row, index) in (offset..count).take(rows).enumerate() {
             let selected = index == self.selected;
-            let line = match snapshot.entries.get(index) {
-                Some(entry) => list_row(entry, selected, width, theme),
-                None => match snapshot.set_aside.get(index - entries) {
-                    Some(branch) => branch_row(branch, selected, width, theme),
-                    None => continue,
-                },
+            let line = if let Some(entry) = snapshot.entries.get(index) {
+                list_row(entry, selected, width, theme)
+            } else if let Some(branch) = branch(snapshot, index) {
+                branch_row(branch, selected, width, theme)
+            } else {
+                continue;
             };
             let y = inner.y + u16::try_from(row).unwrap_or(0);
             buf.set_line(inner.x, y, &line, inner.width);
@@ -305,16 +305,14 @@ impl HistoryInspector {
         buf: &mut Buffer,
     ) {
         let width = area.width.saturating_sub(u16::from(beside));
-        let (title, hint, lines) = match node(snapshot, self.selected, &self.path) {
-            Some(entry) => self.entry_text(entry, theme, width),
-            None => match self.selected.checked_sub(snapshot.entries.len()) {
-                Some(index) if index < snapshot.set_aside.len() => {
-                    branch_text(&snapshot.set_aside[index], theme, width)
-                }
-                _ => return,
-            },
+        let text = if let Some(entry) = node(snapshot, self.selected, &self.path) {
+            self.entry_text(entry, theme, width)
+        } else if let Some(branch) = branch(snapshot, self.selected) {
+            branch_text(branch, theme, width)
+        } else {
+            return;
         };
-        self.draw_scrolled((title, hint, lines), area, beside, theme, buf);
+        self.draw_scrolled(text, area, beside, theme, buf);
     }
 
     /// The selected prompt entry's title, key hint and text (a summary's, or its originals).
@@ -463,6 +461,11 @@ type Text = (String, String, Vec<Line<'static>>);
 /// Rows of the list: the prompt's entries, then what rewinds set aside.
 fn rows(snapshot: &HistorySnapshot) -> usize {
     snapshot.entries.len() + snapshot.set_aside.len()
+}
+
+/// Row `index`'s branch, when it is one of what rewinds set aside (after the prompt's).
+fn branch(snapshot: &HistorySnapshot, index: usize) -> Option<&SetAsideBranch> {
+    snapshot.set_aside.get(index.checked_sub(snapshot.entries.len())?)
 }
 
 /// The entry shown: the selected one, or the earlier summary `path` leads to from it.

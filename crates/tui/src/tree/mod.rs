@@ -10,14 +10,14 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ignore::WalkBuilder;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::keys::KeyHint;
+use crate::keys::{KeyHint, is_plain_press};
 use crate::text::wrap::truncate_spans;
 use crate::theme::Theme;
 
@@ -580,12 +580,6 @@ fn keep_end(text: &str, width: usize) -> String {
         kept.push(c);
     }
     std::iter::once('…').chain(kept.into_iter().rev()).collect()
-}
-
-fn is_plain_press(key: &KeyEvent) -> bool {
-    // Shift is part of a character (`G`); Ctrl and Alt chords belong to the workbench.
-    let chord = KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER;
-    key.kind != KeyEventKind::Release && !key.modifiers.intersects(chord)
 }
 
 /// A folder's modification time, when it can be read.

@@ -4,6 +4,7 @@ use super::preview::{PREVIEW_LIMIT, PreviewBody, slice_columns};
 use super::*;
 use crate::text::highlight;
 use crate::text::wrap::display_width;
+use crossterm::event::KeyModifiers;
 use pretty_assertions::assert_eq;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

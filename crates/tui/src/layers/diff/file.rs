@@ -66,6 +66,12 @@ pub fn views(files: &[FileDiff]) -> Vec<FileView> {
         .collect()
 }
 
+/// One file's view alone (the tree's preview): its diff within one file's cap and the
+/// time a whole report may take.
+pub fn view(file: &FileDiff) -> FileView {
+    FileView::of(file, MAX_FILE_ROWS, Instant::now() + REPORT_DIFF_TIME)
+}
+
 /// `text` on one line with nothing a terminal would act on: controls as their pictures,
 /// a newline as `⏎`, a tab as a space.
 pub fn one_line(text: &str) -> String {
