@@ -192,12 +192,7 @@ fn edits(a: &str, b: &str) -> usize {
 }
 
 fn resume(app: &mut App, _: Option<&str>) {
-    if app.replay.is_some() {
-        app.notice(
-            NoticeKind::Info,
-            "this is a replay: `miniagent --resume ID` continues a session".to_string(),
-        );
-    } else {
+    if !app.refused_in_replay("`miniagent --resume ID` continues a session") {
         app.open_session_picker();
     }
 }

@@ -184,6 +184,16 @@ impl App {
         self.thinking.invalidate_all();
     }
 
+    /// In a replay (a recording holds no agent to ask, which would never answer), says
+    /// "this is a replay: `why`" and gives true; a live session gives false.
+    pub(crate) fn refused_in_replay(&mut self, why: &str) -> bool {
+        if self.replay.is_none() {
+            return false;
+        }
+        self.notice(NoticeKind::Info, format!("this is a replay: {why}"));
+        true
+    }
+
     /// Shows a notice in the conversation and the status bar.
     pub fn notice(&mut self, kind: NoticeKind, text: String) {
         let entry = Entry::Notice {

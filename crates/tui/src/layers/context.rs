@@ -20,13 +20,7 @@ pub const COMMAND: Command = Command {
     args: "",
     help: "what fills the prompt, and the room left",
     run: |app, _| {
-        // A recording holds no agent to count its prompt (it would never answer).
-        if app.replay.is_some() {
-            app.notice(
-                crate::conversation::NoticeKind::Info,
-                "this is a replay: /context counts a live session's prompt (F6 shows the recorded history)"
-                    .to_string(),
-            );
+        if app.refused_in_replay("/context counts a live session's prompt (F6 shows the recorded history)") {
             return;
         }
         app.open_layer(Box::new(TextLayer::new(ContextView::default())));

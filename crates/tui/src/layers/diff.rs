@@ -57,12 +57,7 @@ const MAX_FILES: usize = 1_000;
 const MAX_TURNS: usize = 1_000;
 
 fn open(app: &mut App, argument: Option<&str>) {
-    // A recording holds no agent to ask (it would never answer).
-    if app.replay.is_some() {
-        app.notice(
-            NoticeKind::Info,
-            "this is a replay: /diff shows what a live session changed".to_string(),
-        );
+    if app.refused_in_replay("/diff shows what a live session changed") {
         return;
     }
     let turn = match argument.map(str::trim).filter(|text| !text.is_empty()) {

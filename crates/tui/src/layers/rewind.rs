@@ -20,7 +20,6 @@ use ratatui::text::{Line, Span};
 use super::Layer;
 use crate::app::App;
 use crate::command::Command;
-use crate::conversation::NoticeKind;
 use crate::keys::{KeyHint, OverlayAction, OverlayContext};
 use crate::popup::{between_bars, centered, popup};
 use crate::question::Arming;
@@ -50,12 +49,9 @@ pub const UNDO: Command = Command {
 
 /// Opens the picker and asks the agent for the messages to list.
 pub fn open(app: &mut App) {
-    if app.replay.is_some() {
-        app.notice(
-            NoticeKind::Info,
-            "this is a replay: a rewind goes back in a live session (`miniagent --resume ID` continues this one)"
-                .to_string(),
-        );
+    if app.refused_in_replay(
+        "a rewind goes back in a live session (`miniagent --resume ID` continues this one)",
+    ) {
         return;
     }
     if app.welcome.is_some() {
