@@ -307,14 +307,7 @@ const SYSTEM_PREFIXES: &[&str] = &[
 /// an `=` (`--config=srv.toml`). What those files load in turn is not followed.
 fn program_files(workspace: &Path, mcp: &McpConfig) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut add = |path: PathBuf| {
-        if let Ok(real) = path.canonicalize()
-            && real.is_file()
-            && !files.contains(&real)
-        {
-            files.push(real);
-        }
-    };
+    let mut add = |path: PathBuf| add_real_file(&mut files, &path);
     for server in &mcp.servers {
         let McpTransport::Stdio {
             command,
@@ -399,14 +392,7 @@ fn hook_commands(hooks: &[u8]) -> Vec<(String, String)> {
 fn hook_files(workspace: &Path, hooks: &[u8]) -> Vec<PathBuf> {
     let commands = hook_commands(hooks);
     let mut files = Vec::new();
-    let mut add = |path: PathBuf| {
-        if let Ok(real) = path.canonicalize()
-            && real.is_file()
-            && !files.contains(&real)
-        {
-            files.push(real);
-        }
-    };
+    let mut add = |path: PathBuf| add_real_file(&mut files, &path);
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut words = 0;
     for (_, command) in &commands {
@@ -427,6 +413,16 @@ fn hook_files(workspace: &Path, hooks: &[u8]) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// Adds `path`'s real path to `files` when it is a file not there yet.
+fn add_real_file(files: &mut Vec<PathBuf>, path: &Path) {
+    if let Ok(real) = path.canonicalize()
+        && real.is_file()
+        && !files.contains(&real)
+    {
+        files.push(real);
+    }
 }
 
 /// `word`, its part after the first `=`, and its pieces between shell separators.

@@ -58,12 +58,12 @@ pub(crate) fn persons_words(message: &Message) -> String {
     }
 }
 
-/// `text` as a user message, with the files its mentions name attached. Reads files:
-/// call it off the async workers.
 /// Why the `[permissions]` rules keep a file from being attached (a deny or ask rule for
 /// reading it), given its path as the message named it; `None`: nothing keeps it.
 pub(crate) type RuleCheck = Box<dyn Fn(&str) -> Option<String> + Send>;
 
+/// `text` as a user message, with the files its mentions name attached. Reads files:
+/// call it off the async workers.
 pub(crate) fn attach(
     workspace: &Workspace,
     secrets: &Secrets,

@@ -22,15 +22,15 @@ pub trait ModelSource: Send + Sync {
     fn client_for(&self, config: &Config) -> Result<Arc<dyn crate::llm::ModelClient>, String>;
 }
 
-/// The configuration `name` stands for over the session's (`None` in `Err`: it names
-/// nothing), and the profile it names, if one.
-fn chosen(config: &Config, name: &str) -> Result<(Option<String>, Config), String> {
+/// The configuration `name` stands for over the session's (its `profile` is the profile
+/// `name` names, if one), or why it names nothing.
+fn chosen(config: &Config, name: &str) -> Result<Config, String> {
     let mut next = config.clone();
     if let Some(profile) = config.profiles.get(name) {
         next.model = profile.model.clone();
         next.base_url_source = profile.base_url_source.clone();
         next.profile = Some(name.to_string());
-        return Ok((Some(name.to_string()), next));
+        return Ok(next);
     }
     let usable = !name.is_empty()
         && name.chars().count() <= MAX_MODEL_CHARS
@@ -50,7 +50,7 @@ fn chosen(config: &Config, name: &str) -> Result<(Option<String>, Config), Strin
             "agent.max_cost needs the price of model `{name}`: add [prices.\"{name}\"] to the config"
         ));
     }
-    Ok((None, next))
+    Ok(next)
 }
 
 /// Switches the session to `name`, or says why it stays on its model. The caller made
@@ -71,8 +71,8 @@ pub(super) async fn switch(shared: &mut Shared, name: &str) {
         refuse("this session cannot change its model".to_string());
         return;
     };
-    let (profile, config) = match chosen(&shared.options.config, name) {
-        Ok(chosen) => chosen,
+    let config = match chosen(&shared.options.config, name) {
+        Ok(config) => config,
         Err(why) => return refuse(why),
     };
     let client = match source.client_for(&config) {
@@ -81,14 +81,14 @@ pub(super) async fn switch(shared: &mut Shared, name: &str) {
     };
     // A name that is no profile and no model whose price the config knows may be a typo:
     // the switch stands (new models come before their prices), and the person is told.
-    let unknown = (profile.is_none() && config.price().is_none()).then(|| Event::Notice {
+    let unknown = (config.profile.is_none() && config.price().is_none()).then(|| Event::Notice {
         message: format!(
             "`{}` is not a profile or a model miniagent knows the price of: requests go to it as named, with the window of [model]; /model lists the ones it knows",
             miniagent_text::visible(name)
         ),
     });
     let changed = Event::ModelChanged {
-        profile,
+        profile: config.profile.clone(),
         model: client.model().to_string(),
         provider: client.provider().to_string(),
         endpoint: crate::llm::endpoint::shown_endpoint(config.model.provider, &config.model.base_url),
@@ -181,12 +181,14 @@ mod tests {
     #[test]
     fn a_name_is_a_profile_first_then_a_model_of_the_provider() {
         let config = with_profiles();
-        let (profile, next) = chosen(&config, "fast").unwrap();
+        let next = chosen(&config, "fast").unwrap();
+        let profile = next.profile.clone();
         assert_eq!(
             (profile.as_deref(), next.model.model.as_str()),
             (Some("fast"), "claude-haiku-4-5")
         );
-        let (profile, next) = chosen(&config, "claude-opus-4-5").unwrap();
+        let next = chosen(&config, "claude-opus-4-5").unwrap();
+        let profile = next.profile.clone();
         assert_eq!(
             (profile, next.model.model.as_str(), next.model.base_url.as_str()),
             (None, "claude-opus-4-5", config.model.base_url.as_str())
@@ -201,7 +203,7 @@ mod tests {
         let mut config = with_profiles();
         config.agent.max_cost = 1.0;
         assert_eq!(
-            chosen(&config, "unpriced-model").map(|(_, next)| next.model.model),
+            chosen(&config, "unpriced-model").map(|next| next.model.model),
             Err("agent.max_cost needs the price of model `unpriced-model`: add [prices.\"unpriced-model\"] to the config".to_string())
         );
     }

@@ -17,33 +17,10 @@ pub fn set_value(
     value: &str,
 ) -> Result<std::path::PathBuf, EditError> {
     let path = config_dir.join("config.toml");
-    let original = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(err) => return Err(EditError(format!("cannot read {}: {err}", path.display()))),
-    };
-    let before: Table = toml::from_str(&original)
-        .map_err(|err| EditError(format!("{} does not parse: {}", path.display(), err.message())))?;
-    let edited = with_value(
-        &original,
-        table,
-        key,
-        &Value::String(value.to_string()).to_string(),
-    );
-    let after: Table = toml::from_str(&edited).map_err(|_| cannot_edit(&path, table, key, value))?;
-    let mut expected = before;
-    if let Value::Table(section) = expected
-        .entry(table.to_string())
-        .or_insert_with(|| Value::Table(Table::new()))
-    {
-        section.insert(key.to_string(), Value::String(value.to_string()));
-    } else {
-        return Err(cannot_edit(&path, table, key, value));
-    }
-    if after != expected {
-        return Err(cannot_edit(&path, table, key, value));
-    }
-    write_replacing(&path, &edited)?;
+    let (original, before) = read_table(&path)?;
+    let setting = Value::String(value.to_string());
+    let cannot = || cannot_edit(&path, table, key, value);
+    write_checked(&path, &original, before, (table, key), setting, cannot)?;
     Ok(path)
 }
 
@@ -56,13 +33,7 @@ pub fn change_list(
     key: &str,
     change: impl FnOnce(&mut Vec<String>),
 ) -> Result<bool, EditError> {
-    let original = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(err) => return Err(EditError(format!("cannot read {}: {err}", path.display()))),
-    };
-    let before: Table = toml::from_str(&original)
-        .map_err(|err| EditError(format!("{} does not parse: {}", path.display(), err.message())))?;
+    let (original, before) = read_table(path)?;
     let not_a_list = || {
         EditError(format!(
             "`{key}` under `[{table}]` in {} is not a list of strings",
@@ -83,23 +54,41 @@ pub fn change_list(
     if items == unchanged {
         return Ok(false);
     }
-    let rendered = match items.as_slice() {
-        [] => "[]".to_string(),
-        items => format!(
-            "[\n{}]",
-            items
-                .iter()
-                .map(|item| format!("    {},\n", Value::String(item.clone())))
-                .collect::<String>()
-        ),
-    };
-    let edited = with_value(&original, table, key, &rendered);
+    let list = Value::Array(items.into_iter().map(Value::String).collect());
     let cannot = || {
         EditError(format!(
             "cannot change {} safely; set `{key}` under `[{table}]` yourself",
             path.display()
         ))
     };
+    write_checked(path, &original, before, (table, key), list, cannot)?;
+    Ok(true)
+}
+
+/// The config file at `path` (empty when missing) and what it says.
+fn read_table(path: &Path) -> Result<(String, Table), EditError> {
+    let original = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(EditError(format!("cannot read {}: {err}", path.display()))),
+    };
+    let before: Table = toml::from_str(&original)
+        .map_err(|err| EditError(format!("{} does not parse: {}", path.display(), err.message())))?;
+    Ok((original, before))
+}
+
+/// Writes `original` (which says `before`) with `[table] key = value`, once the edited
+/// text is checked to parse, say `value` there and hold every other setting unchanged;
+/// else the file is left alone and the error is `cannot`'s.
+fn write_checked(
+    path: &Path,
+    original: &str,
+    before: Table,
+    (table, key): (&str, &str),
+    value: Value,
+    cannot: impl Fn() -> EditError,
+) -> Result<(), EditError> {
+    let edited = with_value(original, table, key, &rendered(&value));
     let after: Table = toml::from_str(&edited).map_err(|_| cannot())?;
     let mut expected = before;
     let Value::Table(section) = expected
@@ -108,15 +97,26 @@ pub fn change_list(
     else {
         return Err(cannot());
     };
-    section.insert(
-        key.to_string(),
-        Value::Array(items.into_iter().map(Value::String).collect()),
-    );
+    section.insert(key.to_string(), value);
     if after != expected {
         return Err(cannot());
     }
-    write_replacing(path, &edited)?;
-    Ok(true)
+    write_replacing(path, &edited)
+}
+
+/// `value` as written in the file: a list one item a line.
+fn rendered(value: &Value) -> String {
+    match value {
+        Value::Array(items) if items.is_empty() => "[]".to_string(),
+        Value::Array(items) => format!(
+            "[\n{}]",
+            items
+                .iter()
+                .map(|item| format!("    {item},\n"))
+                .collect::<String>()
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// Writes `text` beside `path` and renames it over it: a crash leaves the old file or

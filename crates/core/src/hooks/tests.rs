@@ -15,15 +15,7 @@ impl Scratch {
     fn env(&self) -> HookEnv {
         HookEnv {
             workspace: self.0.clone(),
-            bash: crate::config::BashSettings {
-                default_timeout_s: 120,
-                max_timeout_s: 600,
-                output_limit_bytes: 1000,
-                sandbox: crate::tools::sandbox::SandboxSetting::Auto,
-                pass_env: Vec::new(),
-                unix_sockets: false,
-                network: true,
-            },
+            bash: crate::tools::bash::tests::settings(),
             key_vars: Vec::new(),
         }
     }

@@ -510,7 +510,7 @@ async fn collect<R: AsyncRead + Unpin>(
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tools::Tool;
     use serde_json::json;

@@ -751,7 +751,7 @@ fn components(path: &Path) -> VecDeque<OsString> {
 
 /// Folds `.` and `..` without touching the file system (`..` at the root stays at the
 /// root); only for messages and for paths with no symlink on the way.
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -19,12 +19,12 @@
 //! either form matches, `allow` only when both do, so `src/../.git/config` or a link in
 //! `src/` to elsewhere does not pass as `src/**`.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use miniagent_protocol::{PermanentRule, RuleList, RuleSource};
 
 use super::command_rule;
-use super::paths::{Access, Workspace};
+use super::paths::{Access, Workspace, normalize};
 use super::skills::glob_matches;
 use super::typed::ToolCall;
 use crate::config::permissions::{PATH_TOOLS, Pattern};
@@ -292,27 +292,12 @@ fn path_subjects(raw: &str, workspace: &Workspace, access: Access) -> Vec<PathFo
     } else {
         root.join(written)
     };
-    let mut subjects = vec![PathForm::new(&folded(&written), roots)];
+    let mut subjects = vec![PathForm::new(&normalize(&written), roots)];
     if let Ok(real) = workspace.resolve(raw, access) {
         subjects.push(PathForm::new(&real, roots));
     }
     subjects.dedup();
     subjects
-}
-
-/// `path` with `.` and `..` folded away, without looking at the disk.
-fn folded(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Whether a `bash(…)` spec covers `command`, for `list`.

@@ -4,7 +4,7 @@
 
 use super::CallOutcome;
 use crate::agent::TurnContext;
-use crate::agent::approval::Verdict;
+use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::tools::{ToolCall, ToolOutput};
 use miniagent_protocol::{ApprovalRule, Decision, Event, PermanentRule, RuleList, RuleSource};
 
@@ -111,18 +111,12 @@ pub(super) async fn ask(
 
 /// "Approve for this session": remember the call's rule, or say why it cannot be.
 fn remember(context: &TurnContext, rule: Option<ApprovalRule>) {
-    let Some(rule) = rule else {
-        context.events.emit(Event::Notice {
-            message: "approved once: this call cannot be remembered for the session".to_string(),
-        });
-        return;
-    };
-    let changed = context
-        .policy
-        .with(|policy| policy.remember(rule).then(|| policy.rules_event()));
-    if let Some(event) = changed {
-        context.events.emit(event);
-    }
+    session_rule(
+        context,
+        rule,
+        "approved once: this call cannot be remembered for the session",
+        ApprovalPolicy::remember,
+    );
 }
 
 /// "Always": save `pattern` to the `allow` list of the user's config and apply it, or
@@ -185,15 +179,31 @@ fn save_rule(
 /// "Refuse for this session": refuse what the call's rule covers from now on, without
 /// asking, or say why it cannot be.
 fn refuse_for_session(context: &TurnContext, rule: Option<ApprovalRule>) {
+    session_rule(
+        context,
+        rule,
+        "refused once: this call cannot be refused for the session as a rule",
+        ApprovalPolicy::refuse,
+    );
+}
+
+/// Applies the call's session `rule` with `apply` (telling front ends when the rules
+/// changed), or says `unusable` when the call has none.
+fn session_rule(
+    context: &TurnContext,
+    rule: Option<ApprovalRule>,
+    unusable: &str,
+    apply: fn(&mut ApprovalPolicy, ApprovalRule) -> bool,
+) {
     let Some(rule) = rule else {
         context.events.emit(Event::Notice {
-            message: "refused once: this call cannot be refused for the session as a rule".to_string(),
+            message: unusable.to_string(),
         });
         return;
     };
     let changed = context
         .policy
-        .with(|policy| policy.refuse(rule).then(|| policy.rules_event()));
+        .with(|policy| apply(policy, rule).then(|| policy.rules_event()));
     if let Some(event) = changed {
         context.events.emit(event);
     }
