@@ -10,11 +10,10 @@ use miniagent_protocol::{CallEffect, Event, RecordedOutput};
 impl App {
     /// Marks the files a finished call changed.
     pub(crate) fn apply_effects(&mut self, effects: &[CallEffect]) {
-        for effect in effects {
-            match effect {
-                CallEffect::FileChanged { path, .. } => self.tree.mark_touched(std::path::Path::new(path)),
-            }
-        }
+        let paths = effects.iter().map(|effect| match effect {
+            CallEffect::FileChanged { path, .. } => std::path::Path::new(path),
+        });
+        self.tree.mark_all_touched(paths);
     }
 
     /// An answer the open layers may be waiting for (the notes).

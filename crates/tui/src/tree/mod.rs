@@ -182,14 +182,23 @@ impl FileTree {
     }
 
     /// Marks a file as created/modified by the agent in this session.
+    #[cfg(test)]
     pub fn mark_touched(&mut self, path: &Path) {
-        let path = if path.is_relative() {
-            self.root.join(path)
-        } else {
-            path.to_path_buf()
-        };
-        let path = path.canonicalize().unwrap_or(path);
-        self.marked.insert(path);
+        self.mark_all_touched([path]);
+    }
+
+    /// [`Self::mark_touched`] for many files at once: the folders are worked out once,
+    /// not once per file (a command that made 20,000 files made it quadratic).
+    pub fn mark_all_touched<'a>(&mut self, paths: impl IntoIterator<Item = &'a Path>) {
+        for path in paths {
+            let path = if path.is_relative() {
+                self.root.join(path)
+            } else {
+                path.to_path_buf()
+            };
+            let path = path.canonicalize().unwrap_or(path);
+            self.marked.insert(path);
+        }
         self.update_touched_folders();
     }
 
