@@ -48,8 +48,7 @@ struct Face {
     editor_files: Mutex<bool>,
 }
 
-/// `mutex` locked, whatever a panic left in it.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 

@@ -13,7 +13,6 @@ use miniagent_api::Handle;
 use miniagent_protocol::{ApprovalMode, CallId, Decision, Event, Op};
 use tokio::sync::mpsc;
 
-use crate::connection::lock;
 use crate::permission;
 use crate::prompt::Prompt;
 use crate::translate::{self, Live};
@@ -78,6 +77,10 @@ pub struct Session {
 /// The `model` config option's state, which the session's events change and the
 /// connection's handlers read.
 pub type SharedModels = std::sync::Arc<std::sync::Mutex<translate::Models>>;
+
+fn models_of(shared: &SharedModels) -> std::sync::MutexGuard<'_, translate::Models> {
+    shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 impl Session {
     pub fn new(
@@ -274,12 +277,12 @@ impl Session {
                 ));
             }
             Event::ModelChoices { choices } => {
-                lock(&self.models).choices = choices.clone();
+                models_of(&self.models).choices = choices.clone();
                 // After a switch the choices mark the new model: the option's answer.
                 self.answer_switch();
             }
             Event::ModelChanged { model, .. } => {
-                lock(&self.models).model = model.clone();
+                models_of(&self.models).model = model.clone();
                 self.notice(&format!("the model is now {model}"));
             }
             Event::ModelChangeRefused { message, .. } => match self.switching.take() {
@@ -337,7 +340,7 @@ impl Session {
     }
 
     fn config_options(&self, mode: ApprovalMode) -> Vec<acp::SessionConfigOption> {
-        translate::config_options(mode, &lock(&self.models))
+        translate::config_options(mode, &models_of(&self.models))
     }
 
     /// The switch's answer, once the choices that follow `ModelChanged` mark the new one.

@@ -97,6 +97,18 @@ pub(super) fn start_layer(profiles: &Table, name: &str) -> Result<Table, ConfigE
     }
 }
 
+/// `layer`'s keys over `into`'s, tables merged key by key.
+fn overlay(into: &mut Table, layer: &Table) {
+    for (key, value) in layer {
+        match (into.get_mut(key), value) {
+            (Some(Value::Table(existing)), Value::Table(inner)) => overlay(existing, inner),
+            _ => {
+                into.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
 fn unknown(profiles: &Table, name: &str) -> ConfigError {
     let mut names: Vec<&str> = profiles.keys().map(String::as_str).collect();
     if !names.contains(&DEFAULT_PROFILE) {
@@ -129,9 +141,7 @@ pub(super) fn resolve(
     for (name, keys) in names {
         let within = |err: ConfigError| ConfigError(format!("profile `{name}`: {}", err.0));
         let mut table = base.clone();
-        // Tables merged key by key, as the loader merges its layers (where each key came
-        // from is `source_of`'s to say, not this merge's).
-        super::load::merge(&mut table, &model_layer(keys), "", 0, &mut Default::default());
+        overlay(&mut table, &model_layer(keys));
         let mut config: Config = serde_path_to_error::deserialize(Value::Table(table)).map_err(|err| {
             within(ConfigError(format!(
                 "{}: key `profiles.{name}.{}`: {}",
